@@ -1,0 +1,512 @@
+//! The blob's byte format: the one implementation that `Blob`, `BlobRef` and the store's arena
+//! slots all use.
+//!
+//! A blob is a region of 32-bit words (so it is 4-byte aligned and float payloads can be lent as
+//! `&[f32]` without copying). The crate builds only for little-endian targets, so a word in
+//! memory is a little-endian `u32` on disk and a region is written out as it is.
+//!
+//! ```text
+//!  word:  0     1        2          2+n                   2+n+⌈n/4⌉
+//!        ┌─────┬────────┬──────────┬──────────────────────┬───────────┬────────────┬─────────────────────────┐
+//!        │  n  │ pstart │ keys[n]  │ tags[n] (u8, 0-pad)  │ values[n] │ ...free... │ [len│data] … [len│data] │
+//!        └─────┴────────┴──────────┴──────────────────────┴───────────┴────────────┴─────────────────────────┘
+//!        ─────────────────── header: grows up ──────────────────────▶              ◀─ payload: grows down ──
+//!                                                                                  ^pstart          byte_len^
+//! ```
+//!
+//! - `keys` are [`Key`](crate::Key) hashes; a lookup scans only this array.
+//! - `tags` are [`ValueType`] discriminants, one byte each, padded with zeros to a whole word.
+//! - `values` hold a bool (0 or 1) or an f32's bits inline, or, for a string or float array, the
+//!   byte offset of its payload block.
+//! - A payload block is a `u32` length (bytes of a string, elements of a float array) followed by
+//!   the data, padded to a whole word. Blocks are allocated top-down from `pstart`.
+//! - A block that no value points at any more is a hole. A hole at `pstart` is given back at
+//!   once; others are reclaimed when the region is repacked (on growth, or by `compact`).
+//!
+//! Functions here that read (`find`, `entry`, ...) assume a region that passed [`validate`];
+//! those that write keep it valid.
+
+use zerocopy::IntoBytes;
+
+use crate::value::{Value, ValueType};
+use crate::{BlobError, Key};
+
+/// Words before the key array: the key count and the start of the payload region.
+pub(crate) const HEADER_WORDS: usize = 2;
+
+/// The largest blob, in bytes: offsets are `u32`s and everything is word-aligned.
+pub const MAX_BYTES: usize = (u32::MAX - 3) as usize;
+
+/// The encoding of the empty blob: no keys, payload region empty at the end of 8 bytes.
+pub(crate) const EMPTY: [u32; HEADER_WORDS] = [0, 8];
+
+/// Word index where the tag array of an `n`-key header starts.
+const fn tags_at(n: usize) -> usize {
+    HEADER_WORDS + n
+}
+
+/// Word index where the value array of an `n`-key header starts.
+const fn values_at(n: usize) -> usize {
+    tags_at(n) + n.div_ceil(4)
+}
+
+/// Bytes taken by the header of a blob with `n` keys.
+pub(crate) const fn header_bytes(n: usize) -> usize {
+    4 * (values_at(n) + n)
+}
+
+/// Bytes of a blob with room for `keys` entries and `payload_bytes` of payload, if that is
+/// within [`MAX_BYTES`].
+pub(crate) fn capacity_bytes(keys: usize, payload_bytes: usize) -> Option<usize> {
+    // 9 header bytes a key at most (key, value, tag) plus 3 of tag padding and the 8 of counts.
+    let header = keys.checked_mul(9)?.checked_add(11)?;
+    let bytes = header.checked_add(payload_bytes.checked_next_multiple_of(4)?)?;
+    (bytes <= MAX_BYTES).then(|| header_bytes(keys) + payload_bytes.next_multiple_of(4))
+}
+
+/// Bytes taken in the payload region by a payload of `len` (string bytes or float elements).
+const fn block_bytes(ty: ValueType, len: u64) -> u64 {
+    match ty {
+        ValueType::Str => 4 + len.next_multiple_of(4),
+        ValueType::Floats => 4 + 4 * len,
+        ValueType::Bool | ValueType::Float => 0,
+    }
+}
+
+/// Not enough free space for a write; nothing was changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct NeedSpace {
+    /// Bytes a region needs for the write to succeed once this one is repacked into it.
+    pub required: u64,
+}
+
+/// Number of keys.
+pub(crate) fn len(w: &[u32]) -> usize {
+    w[0] as usize
+}
+
+/// Byte offset of the lowest payload block (the end of free space).
+pub(crate) fn payload_start(w: &[u32]) -> usize {
+    w[1] as usize
+}
+
+/// The key array.
+pub(crate) fn keys(w: &[u32]) -> &[u32] {
+    &w[HEADER_WORDS..HEADER_WORDS + len(w)]
+}
+
+fn tag(w: &[u32], i: usize) -> ValueType {
+    let tag = w[tags_at(len(w))..].as_bytes()[i];
+    match ValueType::from_tag(tag) {
+        Some(ty) => ty,
+        None => unreachable!("INVARIANT: validated regions hold known tags only"),
+    }
+}
+
+fn raw_value(w: &[u32], i: usize) -> u32 {
+    w[values_at(len(w)) + i]
+}
+
+/// Position of `key` in the header.
+#[inline]
+pub(crate) fn find(w: &[u32], key: Key) -> Option<usize> {
+    let raw = key.raw();
+    keys(w).iter().position(|&k| k == raw)
+}
+
+/// The payload block of entry `i`, as (byte offset, bytes), if its value has one.
+fn block(w: &[u32], i: usize) -> Option<(usize, usize)> {
+    let ty = tag(w, i);
+    match ty {
+        ValueType::Bool | ValueType::Float => None,
+        ValueType::Str | ValueType::Floats => {
+            let offset = raw_value(w, i) as usize;
+            let len = u64::from(w[offset / 4]);
+            Some((offset, block_bytes(ty, len) as usize))
+        }
+    }
+}
+
+/// The value of entry `i`.
+pub(crate) fn entry(w: &[u32], i: usize) -> Value<'_> {
+    let raw = raw_value(w, i);
+    match tag(w, i) {
+        ValueType::Bool => Value::Bool(raw != 0),
+        ValueType::Float => Value::Float(f32::from_bits(raw)),
+        ValueType::Str => {
+            let data = raw as usize / 4 + 1;
+            let len = w[data - 1] as usize;
+            let bytes = &w[data..data + len.div_ceil(4)].as_bytes()[..len];
+            match std::str::from_utf8(bytes) {
+                Ok(s) => Value::Str(s),
+                Err(_) => unreachable!("INVARIANT: validated regions hold UTF-8 strings"),
+            }
+        }
+        ValueType::Floats => {
+            let data = raw as usize / 4 + 1;
+            let len = w[data - 1] as usize;
+            let words: &[u32] = &w[data..data + len];
+            Value::Floats(zerocopy::transmute_ref!(words))
+        }
+    }
+}
+
+/// Bytes of the payload region that live values use.
+fn live_payload_bytes(w: &[u32]) -> usize {
+    (0..len(w)).filter_map(|i| block(w, i)).map(|(_, bytes)| bytes).sum()
+}
+
+/// Bytes the blob needs if repacked: header plus live payloads.
+pub(crate) fn used_bytes(w: &[u32]) -> usize {
+    header_bytes(len(w)) + live_payload_bytes(w)
+}
+
+/// Bytes between the header and the payload region.
+pub(crate) fn free_bytes(w: &[u32]) -> usize {
+    payload_start(w) - header_bytes(len(w))
+}
+
+/// Bytes of the payload region that no value points at.
+pub(crate) fn hole_bytes(w: &[u32]) -> usize {
+    w.len() * 4 - payload_start(w) - live_payload_bytes(w)
+}
+
+/// Writes the empty blob over the whole region: no keys, all of it free.
+pub(crate) fn init_empty(w: &mut [u32]) {
+    w[0] = 0;
+    w[1] = (w.len() * 4) as u32;
+}
+
+/// Sets `key` to `value`, reusing the old payload's place when the new one fits in it.
+///
+/// # Errors
+///
+/// [`NeedSpace`] if the free space is too small; the region is then unchanged.
+pub(crate) fn set(w: &mut [u32], key: Key, value: Value<'_>) -> Result<(), NeedSpace> {
+    let n = len(w);
+    let free = free_bytes(w) as u64;
+    let new_block = block_bytes(value.value_type(), payload_len(value));
+    let Some(i) = find(w, key) else {
+        let growth = (header_bytes(n + 1) - header_bytes(n)) as u64;
+        if growth + new_block > free {
+            return Err(NeedSpace { required: used_bytes(w) as u64 + growth + new_block });
+        }
+        push_entry(w, key);
+        write_value(w, n, value);
+        return Ok(());
+    };
+    let old = block(w, i);
+    if let Some((offset, old_bytes)) = old
+        && new_block > 0
+        && new_block <= old_bytes as u64
+    {
+        // Overwrite in place; the old block's tail becomes a hole.
+        write_payload(w, offset, value);
+        write_entry(w, i, value.value_type(), offset as u32);
+        return Ok(());
+    }
+    // A block at the bottom of the payload region is given back before allocating.
+    let reclaimable = match old {
+        Some((offset, bytes)) if offset == payload_start(w) => bytes as u64,
+        _ => 0,
+    };
+    if new_block > free + reclaimable {
+        return Err(NeedSpace { required: used_bytes(w) as u64 + new_block });
+    }
+    if let Some(old) = old {
+        release(w, old);
+    }
+    write_value(w, i, value);
+    Ok(())
+}
+
+/// Removes `key`, keeping the order of the other entries. Returns whether it was there.
+pub(crate) fn remove(w: &mut [u32], key: Key) -> bool {
+    let Some(i) = find(w, key) else {
+        return false;
+    };
+    if let Some(old) = block(w, i) {
+        release(w, old);
+    }
+    let n = len(w);
+    let (t0, v0) = (tags_at(n), values_at(n));
+    let (t1, v1) = (tags_at(n - 1), values_at(n - 1));
+    // Every array moves down, lowest first, so nothing is overwritten before it has moved:
+    // the new key array ends at t1 < t0, the new tag array ends at v1 < v0.
+    w.copy_within(HEADER_WORDS + i + 1..HEADER_WORDS + n, HEADER_WORDS + i);
+    let bytes = w.as_mut_bytes();
+    bytes.copy_within(4 * t0..4 * t0 + i, 4 * t1);
+    bytes.copy_within(4 * t0 + i + 1..4 * t0 + n, 4 * t1 + i);
+    bytes[4 * t1 + n - 1..4 * v1].fill(0);
+    w.copy_within(v0..v0 + i, v1);
+    w.copy_within(v0 + i + 1..v0 + n, v1 + i);
+    w[0] = (n - 1) as u32;
+    true
+}
+
+/// Copies the blob in `src` into `dst`, packing the live payloads against `dst`'s end in entry
+/// order and zeroing the free space: holes are dropped.
+///
+/// `dst` must hold at least [`used_bytes`]`(src)` bytes and must not be `src`.
+pub(crate) fn repack(src: &[u32], dst: &mut [u32]) {
+    let n = len(src);
+    let header = header_bytes(n) / 4;
+    dst[..header].copy_from_slice(&src[..header]);
+    let mut top = dst.len();
+    let values = values_at(n);
+    for i in 0..n {
+        if let Some((offset, bytes)) = block(src, i) {
+            let (from, words) = (offset / 4, bytes / 4);
+            top -= words;
+            dst[top..top + words].copy_from_slice(&src[from..from + words]);
+            dst[values + i] = (top * 4) as u32;
+        }
+    }
+    dst[1] = (top * 4) as u32;
+    dst[header..top].fill(0);
+}
+
+/// Length stored in a payload block: bytes of a string, elements of a float array.
+fn payload_len(value: Value<'_>) -> u64 {
+    match value {
+        Value::Bool(_) | Value::Float(_) => 0,
+        Value::Str(s) => s.len() as u64,
+        Value::Floats(f) => f.len() as u64,
+    }
+}
+
+/// Frees a payload block: at the bottom of the region it is given back, elsewhere it becomes a
+/// hole.
+fn release(w: &mut [u32], (offset, bytes): (usize, usize)) {
+    if offset == payload_start(w) {
+        w[1] = (offset + bytes) as u32;
+    }
+}
+
+/// Appends `key` as entry `n`, moving the tag and value arrays up to make room. The caller has
+/// checked there is room and writes the entry's tag and value next.
+fn push_entry(w: &mut [u32], key: Key) {
+    let n = len(w);
+    let (t0, v0) = (tags_at(n), values_at(n));
+    let (t1, v1) = (tags_at(n + 1), values_at(n + 1));
+    // Every array moves up, highest first: the values land above the old tags' end, the tags
+    // land where the old values started, the new key lands where the old tags started.
+    w.copy_within(v0..v0 + n, v1);
+    w.copy_within(t0..t0 + n.div_ceil(4), t1);
+    if n.is_multiple_of(4) {
+        // A new tag word: clear whatever free space held, so its padding is zero.
+        w[t1 + n / 4] = 0;
+    }
+    w[HEADER_WORDS + n] = key.raw();
+    w[0] = (n + 1) as u32;
+}
+
+/// Writes `value` as entry `i`, allocating its payload block below the payload region if it
+/// has one. The caller has checked there is room.
+fn write_value(w: &mut [u32], i: usize, value: Value<'_>) {
+    let ty = value.value_type();
+    let raw = match value {
+        Value::Bool(b) => u32::from(b),
+        Value::Float(f) => f.to_bits(),
+        Value::Str(_) | Value::Floats(_) => {
+            let bytes = block_bytes(ty, payload_len(value)) as usize;
+            let offset = payload_start(w) - bytes;
+            write_payload(w, offset, value);
+            w[1] = offset as u32;
+            offset as u32
+        }
+    };
+    write_entry(w, i, ty, raw);
+}
+
+fn write_entry(w: &mut [u32], i: usize, ty: ValueType, raw: u32) {
+    let n = len(w);
+    w[tags_at(n)..].as_mut_bytes()[i] = ty as u8;
+    w[values_at(n) + i] = raw;
+}
+
+/// Writes the payload block of a string or float array at byte `offset`, zeroing its padding.
+fn write_payload(w: &mut [u32], offset: usize, value: Value<'_>) {
+    let data = offset / 4 + 1;
+    w[data - 1] = payload_len(value) as u32;
+    match value {
+        Value::Str(s) => {
+            let words = &mut w[data..data + s.len().div_ceil(4)];
+            let bytes = words.as_mut_bytes();
+            bytes[..s.len()].copy_from_slice(s.as_bytes());
+            bytes[s.len()..].fill(0);
+        }
+        Value::Floats(f) => {
+            let floats: &[u32] = zerocopy::transmute_ref!(f);
+            w[data..data + f.len()].copy_from_slice(floats);
+        }
+        Value::Bool(_) | Value::Float(_) => {}
+    }
+}
+
+/// Reusable buffers for [`validate`], so that validating many blobs allocates once.
+#[derive(Default)]
+pub(crate) struct Scratch {
+    keys: Vec<(u32, u32)>,
+    blocks: Vec<(u32, u32, u32)>,
+}
+
+/// Checks that `w` is a well-formed blob: every count, offset and length is in bounds, tags are
+/// known, booleans are 0 or 1, strings are UTF-8, keys are unique and payloads do not overlap.
+///
+/// `w` is untrusted: this reads only through checked accesses and never panics.
+///
+/// # Errors
+///
+/// The first problem found, as a [`BlobError`] naming the entry or byte.
+pub(crate) fn validate(w: &[u32], scratch: &mut Scratch) -> Result<(), BlobError> {
+    let byte_len = w.len() * 4;
+    if byte_len > MAX_BYTES {
+        return Err(BlobError::TooLarge { required: byte_len as u64 });
+    }
+    let ([n, payload_start], _) = w.split_first_chunk().map(|(h, rest)| (*h, rest)).ok_or(
+        BlobError::Truncated { byte_len },
+    )?;
+    // n < 2^32 and byte_len <= MAX_BYTES, so none of this overflows u64.
+    let n64 = u64::from(n);
+    let header_end = 4 * (HEADER_WORDS as u64 + 2 * n64 + n64.div_ceil(4));
+    if header_end > byte_len as u64 {
+        return Err(BlobError::HeaderOutOfBounds { keys: n, header_end, byte_len });
+    }
+    if payload_start % 4 != 0
+        || u64::from(payload_start) < header_end
+        || payload_start as usize > byte_len
+    {
+        return Err(BlobError::BadPayloadStart { payload_start, header_end, byte_len });
+    }
+    // The header fits, so these slices are in bounds.
+    let n = n as usize;
+    let keys = &w[HEADER_WORDS..HEADER_WORDS + n];
+    let tags = &w[tags_at(n)..values_at(n)].as_bytes()[..n];
+    let values = &w[values_at(n)..values_at(n) + n];
+
+    scratch.blocks.clear();
+    for (i, ((&key, &tag), &raw)) in keys.iter().zip(tags).zip(values).enumerate() {
+        let key = Key::from_raw(key);
+        let ty = ValueType::from_tag(tag).ok_or(BlobError::UnknownTag { index: i, key, tag })?;
+        match ty {
+            ValueType::Bool if raw > 1 => {
+                return Err(BlobError::InvalidBool { index: i, key, raw });
+            }
+            ValueType::Bool | ValueType::Float => {}
+            ValueType::Str | ValueType::Floats => {
+                let out_of_bounds = |end: u64| BlobError::PayloadOutOfBounds {
+                    index: i,
+                    key,
+                    offset: raw,
+                    end,
+                    payload_start,
+                    byte_len,
+                };
+                if raw % 4 != 0 || raw < payload_start {
+                    return Err(out_of_bounds(u64::from(raw) + 4));
+                }
+                let len = w.get(raw as usize / 4).ok_or(out_of_bounds(u64::from(raw) + 4))?;
+                let end = u64::from(raw) + block_bytes(ty, u64::from(*len));
+                if end > byte_len as u64 {
+                    return Err(out_of_bounds(end));
+                }
+                if ty == ValueType::Str {
+                    let start = raw as usize + 4;
+                    let bytes = &w.as_bytes()[start..start + *len as usize];
+                    if let Err(e) = std::str::from_utf8(bytes) {
+                        let valid_up_to = e.valid_up_to();
+                        return Err(BlobError::InvalidUtf8 { index: i, key, offset: raw, valid_up_to });
+                    }
+                }
+                scratch.blocks.push((raw, end as u32, i as u32));
+            }
+        }
+    }
+
+    scratch.keys.clear();
+    scratch.keys.extend(keys.iter().enumerate().map(|(i, &k)| (k, i as u32)));
+    scratch.keys.sort_unstable();
+    for pair in scratch.keys.windows(2) {
+        if pair[0].0 == pair[1].0 {
+            let (first, second) = (pair[0].1 as usize, pair[1].1 as usize);
+            return Err(BlobError::DuplicateKey { key: Key::from_raw(pair[0].0), first, second });
+        }
+    }
+
+    scratch.blocks.sort_unstable();
+    for pair in scratch.blocks.windows(2) {
+        let ((_, first_end, first), (second_start, _, second)) = (pair[0], pair[1]);
+        if second_start < first_end {
+            let (first, second) = (first as usize, second as usize);
+            return Err(BlobError::OverlappingPayloads { first, second, offset: second_start });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fresh(bytes: usize) -> Vec<u32> {
+        let mut w = vec![0xdead_beef; bytes / 4];
+        init_empty(&mut w);
+        w
+    }
+
+    fn check(w: &[u32]) {
+        validate(w, &mut Scratch::default()).expect("region stays valid");
+    }
+
+    #[test]
+    fn header_sizes() {
+        assert_eq!(header_bytes(0), 8);
+        assert_eq!(header_bytes(1), 8 + 4 + 4 + 4);
+        assert_eq!(header_bytes(4), 8 + 16 + 4 + 16);
+        assert_eq!(header_bytes(5), 8 + 20 + 8 + 20);
+    }
+
+    #[test]
+    fn push_and_remove_keep_arrays_in_step_across_tag_word_boundaries() {
+        let mut w = fresh(1024);
+        for k in 0..9u32 {
+            set(&mut w, Key::from_raw(k), Value::Float(f32::from(k as u8))).unwrap();
+            check(&w);
+        }
+        for k in [4u32, 0, 8, 3] {
+            assert!(remove(&mut w, Key::from_raw(k)));
+            check(&w);
+        }
+        let left: Vec<u32> = keys(&w).to_vec();
+        assert_eq!(left, [1, 2, 5, 6, 7]);
+        for (i, &k) in left.iter().enumerate() {
+            assert_eq!(entry(&w, i), Value::Float(f32::from(k as u8)));
+        }
+    }
+
+    #[test]
+    fn need_space_leaves_the_region_unchanged() {
+        let mut w = fresh(32);
+        set(&mut w, Key::from_raw(1), Value::Str("abcd")).unwrap();
+        let before = w.clone();
+        let err = set(&mut w, Key::from_raw(2), Value::Str("too long for the rest")).unwrap_err();
+        assert_eq!(w, before);
+        // header of 2 keys (28) + "abcd" block (8) + new block (4 + 24).
+        assert_eq!(err.required, 28 + 8 + 28);
+    }
+
+    #[test]
+    fn a_freed_block_at_the_bottom_is_given_back() {
+        let mut w = fresh(256);
+        set(&mut w, Key::from_raw(1), Value::Str("first")).unwrap();
+        set(&mut w, Key::from_raw(2), Value::Str("second")).unwrap();
+        let start = payload_start(&w);
+        set(&mut w, Key::from_raw(2), Value::Str("second, longer than before")).unwrap();
+        assert_eq!(hole_bytes(&w), 0);
+        assert_eq!(payload_start(&w), start + 12 - 4 - 28);
+        set(&mut w, Key::from_raw(1), Value::Str("first, now longer")).unwrap();
+        assert_eq!(hole_bytes(&w), 12, "the old 'first' block in the middle is a hole");
+        check(&w);
+    }
+}

@@ -1,0 +1,738 @@
+//! [`Blob`]: one entity's data in one byte buffer.
+
+mod layout;
+mod view;
+
+use std::fmt;
+
+use zerocopy::IntoBytes;
+
+pub use layout::MAX_BYTES;
+pub use view::{BlobRef, Iter, Keys};
+
+use crate::{AsValue, BlobError, Key, Value};
+
+/// Bytes a blob takes on its first growth: room for a small character sheet.
+const MIN_GROWTH_BYTES: usize = 128;
+
+/// One entity's data (a character sheet) in one contiguous buffer with no pointers inside.
+///
+/// Keys map to a bool, an f32, a string or an f32 array. The header grows up from the start as
+/// a structure of arrays (keys, type tags, inline values); string and array payloads grow down
+/// from the end; both share the free space in the middle, and the buffer grows (geometrically,
+/// repacking away holes) only when they meet.
+///
+/// ```text
+/// ┌───┬──────┬─────────────┬──────┬─────────────────┬────────────┬────────────────────────────┐
+/// │ n │pstart│ keys[n] u32 │ tags │ values[n] u32   │ ...free... │ [3│"Bob"] [2│1.0 2.0] ...│
+/// └───┴──────┴─────────────┴──────┴─────────────────┴────────────┴────────────────────────────┘
+///  header (grows up) ─────────────────────────────────▶          ◀──── payload (grows down)
+/// ```
+///
+/// Offsets are 32-bit and relative to the buffer, so a blob is copied, moved and written to disk
+/// as it is ([`as_bytes`](Blob::as_bytes)), and read back with validation
+/// ([`from_bytes`](Blob::from_bytes)). A blob holds at most [`MAX_BYTES`] bytes (4 GiB).
+///
+/// Lookups scan the key array, which for the few dozen keys of an entity beats a hash map.
+/// Equality compares the entries, not the bytes.
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{Blob, Key};
+///
+/// let mut sheet = Blob::new();
+/// sheet.set("name", "The One");
+/// sheet.set("stats.health", 100);
+/// sheet.set("stats.mana", 200);
+/// sheet.set("status_effects.drunk", true);
+/// sheet.set("position", [1.0, 2.0, 0.5]);
+///
+/// const HEALTH: Key = Key::path(&["stats", "health"]);
+/// assert_eq!(sheet.get_float(HEALTH), Some(100.0));
+/// assert_eq!(sheet.get_str("name"), Some("The One"));
+/// assert_eq!(sheet.get_floats("position"), Some(&[1.0, 2.0, 0.5][..]));
+///
+/// let copy = Blob::from_bytes(sheet.as_bytes()).unwrap();
+/// assert_eq!(copy, sheet);
+/// ```
+#[derive(Clone, Default)]
+pub struct Blob {
+    // INVARIANT: empty (the empty blob, `layout::EMPTY`, with no allocation) or a region that
+    // passes `layout::validate`.
+    words: Vec<u32>,
+}
+
+impl Blob {
+    /// An empty blob. It does not allocate until the first value is set.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Blob;
+    ///
+    /// let blob = Blob::new();
+    /// assert!(blob.is_empty());
+    /// assert_eq!(blob.byte_len(), 8);
+    /// ```
+    #[must_use]
+    pub const fn new() -> Blob {
+        Blob { words: Vec::new() }
+    }
+
+    /// An empty blob with room for `keys` entries and `payload_bytes` of payload, in one
+    /// allocation.
+    ///
+    /// A string or float array takes [`Value::payload_bytes`] of payload: 4 bytes of length plus
+    /// its data rounded up to 4 bytes. Filling the blob within that room does not allocate.
+    ///
+    /// # Panics
+    ///
+    /// If the blob would exceed [`MAX_BYTES`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, Value};
+    ///
+    /// let name = Value::Str("The One");
+    /// let mut sheet = Blob::with_capacity(2, name.payload_bytes());
+    /// let bytes = sheet.byte_len();
+    /// sheet.set("name", name);
+    /// sheet.set("stats.health", 100.0);
+    /// assert_eq!(sheet.byte_len(), bytes, "no growth");
+    /// assert_eq!(sheet.free_bytes(), 0);
+    /// ```
+    #[must_use]
+    pub fn with_capacity(keys: usize, payload_bytes: usize) -> Blob {
+        let Some(bytes) = layout::capacity_bytes(keys, payload_bytes) else {
+            panic!(
+                "Blob::with_capacity({keys}, {payload_bytes}) exceeds the format's limit of \
+                 {MAX_BYTES} bytes"
+            );
+        };
+        if bytes == layout::header_bytes(0) {
+            return Blob::new();
+        }
+        let mut words = vec![0; bytes / 4];
+        layout::init_empty(&mut words);
+        Blob { words }
+    }
+
+    /// Reads a blob from bytes written by [`as_bytes`](Blob::as_bytes), checking every count,
+    /// offset, length, type tag and string. The bytes are copied into an aligned buffer.
+    ///
+    /// # Errors
+    ///
+    /// A [`BlobError`] that names the first problem and where it is. Any input gives `Ok` or
+    /// `Err`; none panics or reads out of bounds.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, BlobError};
+    ///
+    /// let mut sheet = Blob::new();
+    /// sheet.set("name", "The One");
+    /// let bytes = sheet.as_bytes().to_vec();
+    /// assert_eq!(Blob::from_bytes(&bytes).unwrap(), sheet);
+    ///
+    /// let mut bad = bytes.clone();
+    /// bad[0] = 200; // claims 200 keys
+    /// assert!(matches!(Blob::from_bytes(&bad), Err(BlobError::HeaderOutOfBounds { keys: 200, .. })));
+    /// ```
+    pub fn from_bytes(bytes: &[u8]) -> Result<Blob, BlobError> {
+        let byte_len = bytes.len();
+        if byte_len < layout::header_bytes(0) {
+            return Err(BlobError::Truncated { byte_len });
+        }
+        if !byte_len.is_multiple_of(4) {
+            return Err(BlobError::UnalignedLength { byte_len });
+        }
+        if byte_len > MAX_BYTES {
+            return Err(BlobError::TooLarge { required: byte_len as u64 });
+        }
+        let mut words = vec![0u32; byte_len / 4];
+        words.as_mut_bytes().copy_from_slice(bytes);
+        layout::validate(&words, &mut layout::Scratch::default())?;
+        Ok(Blob { words })
+    }
+
+    /// Wraps words that are known to hold a valid blob.
+    pub(crate) fn from_valid_words(words: Vec<u32>) -> Blob {
+        if words.as_slice() == layout::EMPTY {
+            return Blob::new();
+        }
+        Blob { words }
+    }
+
+    /// The blob's words (the empty blob's constant encoding when nothing is allocated).
+    fn words(&self) -> &[u32] {
+        if self.words.is_empty() { &layout::EMPTY } else { &self.words }
+    }
+
+    /// Borrows the blob as a [`BlobRef`], the read API it shares with the store's entities.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, BlobRef};
+    ///
+    /// fn health(sheet: BlobRef<'_>) -> f32 {
+    ///     sheet.get_float("stats.health").unwrap_or(0.0)
+    /// }
+    /// let mut sheet = Blob::new();
+    /// sheet.set("stats.health", 42);
+    /// assert_eq!(health(sheet.as_blob_ref()), 42.0);
+    /// ```
+    #[must_use]
+    pub fn as_blob_ref(&self) -> BlobRef<'_> {
+        BlobRef::from_valid(self.words())
+    }
+
+    /// The blob's bytes as they are stored: write them anywhere and read them back with
+    /// [`from_bytes`](Blob::from_bytes).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Blob;
+    ///
+    /// let mut sheet = Blob::new();
+    /// sheet.set("stats.health", 100.0);
+    /// let bytes = sheet.as_bytes();
+    /// assert_eq!(bytes.len(), sheet.byte_len());
+    /// assert_eq!(&bytes[0..4], &1u32.to_le_bytes(), "one key");
+    /// ```
+    #[must_use]
+    pub fn as_bytes(&self) -> &[u8] {
+        self.words().as_bytes()
+    }
+
+    /// Sets `key` to `value`, replacing any old value of any type.
+    ///
+    /// `value` may be a `bool`, `f32`, `f64` or `i32` (stored as `f32`), a `&str` or `&String`,
+    /// a `&[f32]`, `&Vec<f32>` or `[f32; N]`, or a [`Value`]. A new payload that fits in the old
+    /// one's place reuses it; otherwise it takes free space, and the buffer grows when there is
+    /// none.
+    ///
+    /// # Panics
+    ///
+    /// If the blob would exceed [`MAX_BYTES`] (4 GiB); [`try_set`](Blob::try_set) returns an
+    /// error instead.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Blob;
+    ///
+    /// let mut sheet = Blob::new();
+    /// sheet.set("stats.health", 100);
+    /// sheet.set("stats.health", "full"); // the type may change
+    /// assert_eq!(sheet.get_str("stats.health"), Some("full"));
+    /// assert_eq!(sheet.len(), 1);
+    /// ```
+    #[track_caller]
+    pub fn set(&mut self, key: impl Into<Key>, value: impl AsValue) {
+        if let Err(e) = self.try_set(key, value) {
+            panic!("Blob::set: {e}");
+        }
+    }
+
+    /// Sets `key` to `value`, as [`set`](Blob::set) does.
+    ///
+    /// # Errors
+    ///
+    /// [`BlobError::TooLarge`] if the blob would exceed [`MAX_BYTES`]; the blob is unchanged.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Blob;
+    ///
+    /// let mut sheet = Blob::new();
+    /// sheet.try_set("name", "The One")?;
+    /// assert_eq!(sheet.get_str("name"), Some("The One"));
+    /// # Ok::<(), datacomp::BlobError>(())
+    /// ```
+    #[allow(clippy::missing_panics_doc)] // The one `expect` states an invariant.
+    pub fn try_set(&mut self, key: impl Into<Key>, value: impl AsValue) -> Result<(), BlobError> {
+        let (key, value) = (key.into(), value.as_value());
+        let mut empty = layout::EMPTY;
+        let words = if self.words.is_empty() { &mut empty[..] } else { &mut self.words[..] };
+        if let Err(need) = layout::set(words, key, value) {
+            self.grow(need.required)?;
+            layout::set(&mut self.words, key, value)
+                .expect("INVARIANT: a write fits once the blob is repacked into its requirement");
+        }
+        Ok(())
+    }
+
+    /// Repacks the blob into a new buffer of at least `required` bytes: the same size when
+    /// dropping holes leaves a quarter of it free, else geometrically larger.
+    fn grow(&mut self, required: u64) -> Result<(), BlobError> {
+        if required > MAX_BYTES as u64 {
+            return Err(BlobError::TooLarge { required });
+        }
+        let required = required as usize;
+        let current = self.byte_len();
+        let bytes = if self.words.is_empty() {
+            required.max(MIN_GROWTH_BYTES)
+        } else if required <= current / 4 * 3 {
+            current
+        } else {
+            required.max(current.saturating_mul(2)).min(MAX_BYTES)
+        };
+        let mut words = vec![0; bytes / 4];
+        layout::repack(self.words(), &mut words);
+        self.words = words;
+        Ok(())
+    }
+
+    /// Removes `key`, returning whether it was there. Its payload becomes a hole (or free
+    /// space, when it was the last one allocated). The other entries keep their order.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Blob;
+    ///
+    /// let mut sheet = Blob::new();
+    /// sheet.set("status_effects.drunk", true);
+    /// assert!(sheet.remove("status_effects.drunk"));
+    /// assert!(!sheet.remove("status_effects.drunk"));
+    /// assert!(sheet.is_empty());
+    /// ```
+    pub fn remove(&mut self, key: impl Into<Key>) -> bool {
+        !self.words.is_empty() && layout::remove(&mut self.words, key.into())
+    }
+
+    /// Removes every entry, keeping the buffer.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Blob;
+    ///
+    /// let mut sheet = Blob::new();
+    /// sheet.set("name", "The One");
+    /// let bytes = sheet.byte_len();
+    /// sheet.clear();
+    /// assert!(sheet.is_empty());
+    /// assert_eq!(sheet.byte_len(), bytes);
+    /// ```
+    pub fn clear(&mut self) {
+        if !self.words.is_empty() {
+            layout::init_empty(&mut self.words);
+        }
+    }
+
+    /// Drops the holes left by overwrites and removals, keeping the buffer's size: the payloads
+    /// are repacked against the end, and the reclaimed bytes join the free space.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Blob;
+    ///
+    /// let mut sheet = Blob::new();
+    /// sheet.set("name", "The One");
+    /// sheet.set("title", "Lord of the Keys");
+    /// sheet.set("name", "The One and Only"); // outgrows its place: a hole
+    /// assert_eq!(sheet.hole_bytes(), 12);
+    /// let free = sheet.free_bytes();
+    /// sheet.compact();
+    /// assert_eq!(sheet.hole_bytes(), 0);
+    /// assert_eq!(sheet.free_bytes(), free + 12);
+    /// assert_eq!(sheet.get_str("name"), Some("The One and Only"));
+    /// ```
+    pub fn compact(&mut self) {
+        if self.hole_bytes() > 0 {
+            let mut words = vec![0; self.words.len()];
+            layout::repack(&self.words, &mut words);
+            self.words = words;
+        }
+    }
+
+    /// Repacks the blob into a buffer of exactly [`used_bytes`](Blob::used_bytes): no free
+    /// space, no holes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Blob;
+    ///
+    /// let mut sheet = Blob::with_capacity(100, 4096);
+    /// sheet.set("stats.health", 100);
+    /// sheet.shrink_to_fit();
+    /// assert_eq!(sheet.free_bytes(), 0);
+    /// assert_eq!(sheet.byte_len(), 20);
+    /// ```
+    pub fn shrink_to_fit(&mut self) {
+        let used = self.used_bytes();
+        if used != self.byte_len() {
+            let mut words = vec![0; used / 4];
+            layout::repack(self.words(), &mut words);
+            *self = Blob::from_valid_words(words);
+        }
+    }
+
+    /// Makes sure that `additional` more bytes of keys and payloads fit without growing,
+    /// repacking once if they do not.
+    ///
+    /// # Panics
+    ///
+    /// If the blob would exceed [`MAX_BYTES`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Blob;
+    ///
+    /// let mut sheet = Blob::new();
+    /// sheet.reserve(1000);
+    /// assert!(sheet.free_bytes() >= 1000);
+    /// ```
+    #[track_caller]
+    pub fn reserve(&mut self, additional: usize) {
+        if self.free_bytes() < additional {
+            let required = self.used_bytes() as u64 + additional as u64;
+            if let Err(e) = self.grow(required) {
+                panic!("Blob::reserve: {e}");
+            }
+        }
+    }
+
+    /// The value of `key`, if the blob has it.
+    ///
+    /// `key` may be a [`Key`] (fastest: a scan of the key array) or a dotted path (`&str`),
+    /// which is hashed first.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, Key, Value};
+    ///
+    /// let mut sheet = Blob::new();
+    /// sheet.set("stats.mana", 200);
+    /// assert_eq!(sheet.get(Key::path(&["stats", "mana"])), Some(Value::Float(200.0)));
+    /// assert_eq!(sheet.get("stats.health"), None);
+    /// ```
+    #[inline]
+    #[must_use]
+    pub fn get(&self, key: impl Into<Key>) -> Option<Value<'_>> {
+        self.as_blob_ref().get(key)
+    }
+
+    /// The boolean at `key`; `None` if it is missing or of another type.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Blob;
+    ///
+    /// let mut sheet = Blob::new();
+    /// sheet.set("status_effects.drunk", true);
+    /// assert_eq!(sheet.get_bool("status_effects.drunk"), Some(true));
+    /// assert_eq!(sheet.get_float("status_effects.drunk"), None);
+    /// ```
+    #[must_use]
+    pub fn get_bool(&self, key: impl Into<Key>) -> Option<bool> {
+        self.as_blob_ref().get_bool(key)
+    }
+
+    /// The float at `key`; `None` if it is missing or of another type.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Blob;
+    ///
+    /// let mut sheet = Blob::new();
+    /// sheet.set("stats.health", 99.5);
+    /// assert_eq!(sheet.get_float("stats.health"), Some(99.5));
+    /// ```
+    #[must_use]
+    pub fn get_float(&self, key: impl Into<Key>) -> Option<f32> {
+        self.as_blob_ref().get_float(key)
+    }
+
+    /// The string at `key`; `None` if it is missing or of another type.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Blob;
+    ///
+    /// let mut sheet = Blob::new();
+    /// sheet.set("name", "The One");
+    /// assert_eq!(sheet.get_str("name"), Some("The One"));
+    /// ```
+    #[must_use]
+    pub fn get_str(&self, key: impl Into<Key>) -> Option<&str> {
+        self.as_blob_ref().get_str(key)
+    }
+
+    /// The float array at `key`, borrowed from the buffer without copying; `None` if it is
+    /// missing or of another type.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Blob;
+    ///
+    /// let mut sheet = Blob::new();
+    /// sheet.set("color", [0.0, 0.5, 0.5, 0.7]);
+    /// assert_eq!(sheet.get_floats("color"), Some(&[0.0, 0.5, 0.5, 0.7][..]));
+    /// ```
+    #[must_use]
+    pub fn get_floats(&self, key: impl Into<Key>) -> Option<&[f32]> {
+        self.as_blob_ref().get_floats(key)
+    }
+
+    /// Whether the blob has a value at `key`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Blob;
+    ///
+    /// let mut sheet = Blob::new();
+    /// sheet.set("name", "The One");
+    /// assert!(sheet.contains_key("name"));
+    /// assert!(!sheet.contains_key("title"));
+    /// ```
+    #[must_use]
+    pub fn contains_key(&self, key: impl Into<Key>) -> bool {
+        self.as_blob_ref().contains_key(key)
+    }
+
+    /// Number of keys.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Blob;
+    ///
+    /// let mut sheet = Blob::new();
+    /// sheet.set("a", 1);
+    /// sheet.set("b", 2);
+    /// sheet.set("a", 3);
+    /// assert_eq!(sheet.len(), 2);
+    /// ```
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.as_blob_ref().len()
+    }
+
+    /// Whether the blob has no keys.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Blob;
+    ///
+    /// assert!(Blob::new().is_empty());
+    /// ```
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Iterates over `(Key, Value)` entries in header order: insertion order, less the removed
+    /// ones.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, Key, Value};
+    ///
+    /// let mut sheet = Blob::new();
+    /// sheet.set("name", "The One");
+    /// sheet.set("stats.health", 100);
+    /// let entries: Vec<_> = sheet.iter().collect();
+    /// assert_eq!(entries, [
+    ///     (Key::parse("name"), Value::Str("The One")),
+    ///     (Key::parse("stats.health"), Value::Float(100.0)),
+    /// ]);
+    /// ```
+    #[must_use]
+    pub fn iter(&self) -> Iter<'_> {
+        self.as_blob_ref().iter()
+    }
+
+    /// Iterates over the keys in header order.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, Key};
+    ///
+    /// let mut sheet = Blob::new();
+    /// sheet.set("stats.mana", 200);
+    /// assert_eq!(sheet.keys().collect::<Vec<_>>(), [Key::parse("stats.mana")]);
+    /// ```
+    #[must_use]
+    pub fn keys(&self) -> Keys<'_> {
+        self.as_blob_ref().keys()
+    }
+
+    /// Size of the buffer in bytes: header, free space and payload region.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Blob;
+    ///
+    /// let blob = Blob::with_capacity(4, 64);
+    /// assert_eq!(blob.byte_len(), blob.header_bytes() + blob.free_bytes() + blob.payload_bytes());
+    /// ```
+    #[must_use]
+    pub fn byte_len(&self) -> usize {
+        self.as_blob_ref().byte_len()
+    }
+
+    /// Bytes taken by the header: counts, keys, type tags and inline values.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Blob;
+    ///
+    /// let mut sheet = Blob::new();
+    /// sheet.set("stats.health", 100);
+    /// // 8 bytes of counts, then a 4-byte key, a tag padded to 4 bytes and a 4-byte value.
+    /// assert_eq!(sheet.header_bytes(), 20);
+    /// ```
+    #[must_use]
+    pub fn header_bytes(&self) -> usize {
+        self.as_blob_ref().header_bytes()
+    }
+
+    /// Bytes between the header and the payload region: room to grow without reallocating.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Blob;
+    ///
+    /// let blob = Blob::with_capacity(0, 100);
+    /// assert_eq!(blob.free_bytes(), 100);
+    /// ```
+    #[must_use]
+    pub fn free_bytes(&self) -> usize {
+        self.as_blob_ref().free_bytes()
+    }
+
+    /// Bytes of the payload region: string and float-array blocks, holes included.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Blob;
+    ///
+    /// let mut sheet = Blob::new();
+    /// sheet.set("name", "The One");
+    /// assert_eq!(sheet.payload_bytes(), 4 + 8);
+    /// ```
+    #[must_use]
+    pub fn payload_bytes(&self) -> usize {
+        self.as_blob_ref().payload_bytes()
+    }
+
+    /// Bytes of the payload region that no value uses: left by overwrites and removals, and
+    /// reclaimed when the buffer regrows or by [`compact`](Blob::compact).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Blob;
+    ///
+    /// let mut sheet = Blob::new();
+    /// sheet.set("name", "The One");
+    /// sheet.set("title", "Sir");
+    /// sheet.remove("name"); // not the last payload allocated: leaves a hole
+    /// assert_eq!(sheet.hole_bytes(), 12);
+    /// ```
+    #[must_use]
+    pub fn hole_bytes(&self) -> usize {
+        self.as_blob_ref().hole_bytes()
+    }
+
+    /// Bytes the blob would take with no free space and no holes, as after
+    /// [`shrink_to_fit`](Blob::shrink_to_fit).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Blob;
+    ///
+    /// let mut sheet = Blob::with_capacity(10, 100);
+    /// sheet.set("name", "The One");
+    /// assert_eq!(sheet.used_bytes(), sheet.header_bytes() + 12);
+    /// ```
+    #[must_use]
+    pub fn used_bytes(&self) -> usize {
+        self.as_blob_ref().used_bytes()
+    }
+}
+
+impl fmt::Debug for Blob {
+    /// The entries, as a map from key to value: `{#1a2b3c4d: Float(100.0)}`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.as_blob_ref(), f)
+    }
+}
+
+impl PartialEq for Blob {
+    /// Equal when both hold the same keys with identical values (floats compared by bit
+    /// pattern, so a NaN equals itself), whatever the order of entries and the layout of
+    /// bytes.
+    fn eq(&self, other: &Blob) -> bool {
+        self.as_blob_ref().same_entries(other.as_blob_ref())
+    }
+}
+
+impl Eq for Blob {}
+
+impl PartialEq<BlobRef<'_>> for Blob {
+    fn eq(&self, other: &BlobRef<'_>) -> bool {
+        self.as_blob_ref().same_entries(*other)
+    }
+}
+
+impl<'a> IntoIterator for &'a Blob {
+    type Item = (Key, Value<'a>);
+    type IntoIter = Iter<'a>;
+
+    fn into_iter(self) -> Iter<'a> {
+        self.iter()
+    }
+}
+
+impl<K: Into<Key>, V: AsValue> Extend<(K, V)> for Blob {
+    /// Sets each entry in turn, as [`Blob::set`] does.
+    fn extend<I: IntoIterator<Item = (K, V)>>(&mut self, entries: I) {
+        for (key, value) in entries {
+            self.set(key, value);
+        }
+    }
+}
+
+impl<K: Into<Key>, V: AsValue> FromIterator<(K, V)> for Blob {
+    /// A blob holding the entries; a later entry for the same key replaces an earlier one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Blob;
+    ///
+    /// let sheet: Blob = [("stats.health", 100.0), ("stats.mana", 200.0)].into_iter().collect();
+    /// assert_eq!(sheet.get_float("stats.mana"), Some(200.0));
+    /// ```
+    fn from_iter<I: IntoIterator<Item = (K, V)>>(entries: I) -> Blob {
+        let mut blob = Blob::new();
+        blob.extend(entries);
+        blob
+    }
+}

@@ -1,0 +1,273 @@
+//! [`BlobRef`]: the read API of a blob, over borrowed words.
+
+use std::fmt;
+use std::iter::FusedIterator;
+
+use zerocopy::IntoBytes;
+
+use super::{Blob, layout};
+use crate::{Key, Value};
+
+/// A borrowed, validated blob: the read API shared by [`Blob`] and the store's entities.
+///
+/// It is a thin `Copy` wrapper around a 4-byte aligned word slice; its values borrow from that
+/// slice, so strings and float arrays are returned without copying.
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::Blob;
+///
+/// let mut sheet = Blob::new();
+/// sheet.set("stats.health", 100.0);
+/// let view = sheet.as_blob_ref();
+/// assert_eq!(view.get_float("stats.health"), Some(100.0));
+/// assert_eq!(view.len(), 1);
+/// ```
+#[derive(Clone, Copy)]
+pub struct BlobRef<'a> {
+    // INVARIANT: `words` passes `layout::validate`.
+    words: &'a [u32],
+}
+
+impl<'a> BlobRef<'a> {
+    /// Wraps a region that passed [`layout::validate`] or was written by `layout` functions.
+    pub(crate) fn from_valid(words: &'a [u32]) -> BlobRef<'a> {
+        BlobRef { words }
+    }
+
+    /// The value of `key`, if the blob has it.
+    ///
+    /// `key` may be a [`Key`] (fastest: a scan of the key array) or a dotted path (`&str`),
+    /// which is hashed first.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, Key, Value};
+    ///
+    /// const MANA: Key = Key::path(&["stats", "mana"]);
+    /// let mut sheet = Blob::new();
+    /// sheet.set(MANA, 200);
+    /// assert_eq!(sheet.as_blob_ref().get(MANA), Some(Value::Float(200.0)));
+    /// assert_eq!(sheet.as_blob_ref().get("stats.health"), None);
+    /// ```
+    #[inline]
+    #[must_use]
+    pub fn get(self, key: impl Into<Key>) -> Option<Value<'a>> {
+        let i = layout::find(self.words, key.into())?;
+        Some(layout::entry(self.words, i))
+    }
+
+    /// The boolean at `key`; `None` if it is missing or of another type.
+    #[must_use]
+    pub fn get_bool(self, key: impl Into<Key>) -> Option<bool> {
+        self.get(key)?.as_bool()
+    }
+
+    /// The float at `key`; `None` if it is missing or of another type.
+    #[must_use]
+    pub fn get_float(self, key: impl Into<Key>) -> Option<f32> {
+        self.get(key)?.as_float()
+    }
+
+    /// The string at `key`; `None` if it is missing or of another type.
+    #[must_use]
+    pub fn get_str(self, key: impl Into<Key>) -> Option<&'a str> {
+        self.get(key)?.as_str()
+    }
+
+    /// The float array at `key`, borrowed from the blob; `None` if it is missing or of
+    /// another type.
+    #[must_use]
+    pub fn get_floats(self, key: impl Into<Key>) -> Option<&'a [f32]> {
+        self.get(key)?.as_floats()
+    }
+
+    /// Whether the blob has a value at `key`.
+    #[must_use]
+    pub fn contains_key(self, key: impl Into<Key>) -> bool {
+        layout::find(self.words, key.into()).is_some()
+    }
+
+    /// Number of keys.
+    #[must_use]
+    pub fn len(self) -> usize {
+        layout::len(self.words)
+    }
+
+    /// Whether the blob has no keys.
+    #[must_use]
+    pub fn is_empty(self) -> bool {
+        self.len() == 0
+    }
+
+    /// Iterates over the entries in header order: insertion order, less the removed ones.
+    #[must_use]
+    pub fn iter(self) -> Iter<'a> {
+        Iter { words: self.words, front: 0, back: self.len() }
+    }
+
+    /// Iterates over the keys in header order.
+    #[must_use]
+    pub fn keys(self) -> Keys<'a> {
+        Keys { keys: layout::keys(self.words).iter() }
+    }
+
+    /// Copies the blob into an owned [`Blob`] (one allocation, the same bytes).
+    #[must_use]
+    pub fn to_blob(self) -> Blob {
+        Blob::from_valid_words(self.words.to_vec())
+    }
+
+    /// The blob's bytes as they are stored: header, free space and payloads.
+    #[must_use]
+    pub fn as_bytes(self) -> &'a [u8] {
+        self.words.as_bytes()
+    }
+
+    /// Size of the buffer in bytes.
+    #[must_use]
+    pub fn byte_len(self) -> usize {
+        self.words.len() * 4
+    }
+
+    /// Bytes taken by the header (counts, keys, tags, inline values).
+    #[must_use]
+    pub fn header_bytes(self) -> usize {
+        layout::header_bytes(self.len())
+    }
+
+    /// Bytes between the header and the payload region: room to grow without reallocating.
+    #[must_use]
+    pub fn free_bytes(self) -> usize {
+        layout::free_bytes(self.words)
+    }
+
+    /// Bytes of the payload region (string and float-array blocks, holes included).
+    #[must_use]
+    pub fn payload_bytes(self) -> usize {
+        self.byte_len() - layout::payload_start(self.words)
+    }
+
+    /// Bytes of the payload region that no value uses: left by overwrites and removals,
+    /// reclaimed when the blob regrows or is compacted.
+    #[must_use]
+    pub fn hole_bytes(self) -> usize {
+        layout::hole_bytes(self.words)
+    }
+
+    /// Bytes the blob would take if repacked with no free space and no holes.
+    #[must_use]
+    pub fn used_bytes(self) -> usize {
+        layout::used_bytes(self.words)
+    }
+
+    /// Whether both blobs hold the same keys with identical values (floats by bit pattern),
+    /// whatever the order of their entries and the layout of their bytes.
+    pub(crate) fn same_entries(self, other: BlobRef<'_>) -> bool {
+        self.len() == other.len()
+            && self.iter().all(|(key, value)| other.get(key).is_some_and(|o| value.is_identical(&o)))
+    }
+}
+
+impl fmt::Debug for BlobRef<'_> {
+    /// The entries, as a map from key to value.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+impl PartialEq for BlobRef<'_> {
+    /// Equal when both hold the same keys with identical values (floats compared by bit
+    /// pattern), whatever the order of entries and the layout of bytes.
+    fn eq(&self, other: &Self) -> bool {
+        self.same_entries(*other)
+    }
+}
+
+impl<'a> IntoIterator for BlobRef<'a> {
+    type Item = (Key, Value<'a>);
+    type IntoIter = Iter<'a>;
+
+    fn into_iter(self) -> Iter<'a> {
+        self.iter()
+    }
+}
+
+/// Iterator over a blob's `(Key, Value)` entries in header order.
+///
+/// Returned by [`Blob::iter`] and [`BlobRef::iter`].
+#[derive(Clone)]
+pub struct Iter<'a> {
+    words: &'a [u32],
+    front: usize,
+    back: usize,
+}
+
+impl<'a> Iterator for Iter<'a> {
+    type Item = (Key, Value<'a>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.front == self.back {
+            return None;
+        }
+        let i = self.front;
+        self.front += 1;
+        Some((Key::from_raw(layout::keys(self.words)[i]), layout::entry(self.words, i)))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = self.back - self.front;
+        (left, Some(left))
+    }
+}
+
+impl DoubleEndedIterator for Iter<'_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        if self.front == self.back {
+            return None;
+        }
+        self.back -= 1;
+        let i = self.back;
+        Some((Key::from_raw(layout::keys(self.words)[i]), layout::entry(self.words, i)))
+    }
+}
+
+impl ExactSizeIterator for Iter<'_> {}
+impl FusedIterator for Iter<'_> {}
+
+impl fmt::Debug for Iter<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.clone()).finish()
+    }
+}
+
+/// Iterator over a blob's keys in header order.
+///
+/// Returned by [`Blob::keys`] and [`BlobRef::keys`].
+#[derive(Clone, Debug)]
+pub struct Keys<'a> {
+    keys: std::slice::Iter<'a, u32>,
+}
+
+impl Iterator for Keys<'_> {
+    type Item = Key;
+
+    fn next(&mut self) -> Option<Key> {
+        self.keys.next().copied().map(Key::from_raw)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.keys.size_hint()
+    }
+}
+
+impl DoubleEndedIterator for Keys<'_> {
+    fn next_back(&mut self) -> Option<Key> {
+        self.keys.next_back().copied().map(Key::from_raw)
+    }
+}
+
+impl ExactSizeIterator for Keys<'_> {}
+impl FusedIterator for Keys<'_> {}

@@ -1,0 +1,20 @@
+#![doc = include_str!("../README.md")]
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+#![warn(clippy::pedantic)]
+#![allow(clippy::cast_possible_truncation, clippy::module_name_repetitions)]
+
+// A blob is written to disk as its in-memory words, and float payloads are lent as `&[f32]`
+// straight from those words: both need the words to be little-endian.
+#[cfg(not(target_endian = "little"))]
+compile_error!("datacomp stores blobs as little-endian words and supports little-endian targets only");
+
+mod blob;
+mod error;
+mod key;
+mod value;
+
+pub use blob::{Blob, BlobRef, Iter, Keys, MAX_BYTES};
+pub use error::{BlobError, Error};
+pub use key::Key;
+pub use value::{AsValue, OwnedValue, Value, ValueType};

@@ -1,0 +1,356 @@
+//! The four value types a blob stores, borrowed ([`Value`]) and owned ([`OwnedValue`]).
+
+use std::fmt;
+
+/// A value read from a blob, borrowing the blob's bytes.
+///
+/// The restricted format of Bitsquid's `DataComponent`: booleans, floats, UTF-8 strings and arrays of
+/// floats. Objects are flattened into dotted keys, so there is no object value.
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{Blob, Value};
+///
+/// let mut sheet = Blob::new();
+/// sheet.set("name", "The One");
+/// sheet.set("stats.health", 100.0);
+/// assert_eq!(sheet.get("name"), Some(Value::Str("The One")));
+/// assert_eq!(sheet.get("stats.health"), Some(Value::Float(100.0)));
+/// ```
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub enum Value<'a> {
+    /// A boolean.
+    Bool(bool),
+    /// A 32-bit float (every JSON number is stored as one).
+    Float(f32),
+    /// A UTF-8 string.
+    Str(&'a str),
+    /// An array of 32-bit floats.
+    Floats(&'a [f32]),
+}
+
+/// The type of a [`Value`], without its data.
+///
+/// Its discriminant is the type tag stored in a blob's header.
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{Value, ValueType};
+///
+/// assert_eq!(Value::Str("x").value_type(), ValueType::Str);
+/// assert_eq!(ValueType::Floats.to_string(), "floats");
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+#[repr(u8)]
+pub enum ValueType {
+    /// [`Value::Bool`].
+    Bool = 1,
+    /// [`Value::Float`].
+    Float = 2,
+    /// [`Value::Str`].
+    Str = 3,
+    /// [`Value::Floats`].
+    Floats = 4,
+}
+
+impl ValueType {
+    /// The type with the given stored tag, if the tag is one.
+    pub(crate) const fn from_tag(tag: u8) -> Option<ValueType> {
+        match tag {
+            1 => Some(ValueType::Bool),
+            2 => Some(ValueType::Float),
+            3 => Some(ValueType::Str),
+            4 => Some(ValueType::Floats),
+            _ => None,
+        }
+    }
+
+    /// The lowercase name used in messages and on the command line.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::ValueType;
+    ///
+    /// assert_eq!(ValueType::Bool.name(), "bool");
+    /// ```
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            ValueType::Bool => "bool",
+            ValueType::Float => "float",
+            ValueType::Str => "string",
+            ValueType::Floats => "floats",
+        }
+    }
+}
+
+impl fmt::Display for ValueType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl<'a> Value<'a> {
+    /// The type of this value.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Value, ValueType};
+    ///
+    /// assert_eq!(Value::Float(1.0).value_type(), ValueType::Float);
+    /// ```
+    #[must_use]
+    pub const fn value_type(&self) -> ValueType {
+        match self {
+            Value::Bool(_) => ValueType::Bool,
+            Value::Float(_) => ValueType::Float,
+            Value::Str(_) => ValueType::Str,
+            Value::Floats(_) => ValueType::Floats,
+        }
+    }
+
+    /// How many bytes this value takes in a blob's payload region.
+    ///
+    /// Booleans and floats live in the header and take none. A string or float array takes a
+    /// 4-byte length and its data, rounded up to a multiple of 4 bytes. Summing this over the
+    /// values gives the `payload_bytes` for [`Blob::with_capacity`](crate::Blob::with_capacity).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Value;
+    ///
+    /// assert_eq!(Value::Float(1.0).payload_bytes(), 0);
+    /// assert_eq!(Value::Str("The One").payload_bytes(), 4 + 8);
+    /// assert_eq!(Value::Floats(&[1.0, 2.0]).payload_bytes(), 4 + 8);
+    /// ```
+    #[must_use]
+    pub const fn payload_bytes(&self) -> usize {
+        match self {
+            Value::Bool(_) | Value::Float(_) => 0,
+            Value::Str(s) => 4 + s.len().next_multiple_of(4),
+            Value::Floats(f) => 4 + 4 * f.len(),
+        }
+    }
+
+    /// The boolean, if this is one.
+    #[must_use]
+    pub const fn as_bool(&self) -> Option<bool> {
+        match *self {
+            Value::Bool(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// The float, if this is one.
+    #[must_use]
+    pub const fn as_float(&self) -> Option<f32> {
+        match *self {
+            Value::Float(f) => Some(f),
+            _ => None,
+        }
+    }
+
+    /// The string, if this is one.
+    #[must_use]
+    pub const fn as_str(&self) -> Option<&'a str> {
+        match *self {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The float array, if this is one.
+    #[must_use]
+    pub const fn as_floats(&self) -> Option<&'a [f32]> {
+        match *self {
+            Value::Floats(f) => Some(f),
+            _ => None,
+        }
+    }
+
+    /// Copies the value into an [`OwnedValue`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{OwnedValue, Value};
+    ///
+    /// assert_eq!(Value::Str("hi").to_owned_value(), OwnedValue::Str("hi".to_owned()));
+    /// ```
+    #[must_use]
+    pub fn to_owned_value(&self) -> OwnedValue {
+        match *self {
+            Value::Bool(b) => OwnedValue::Bool(b),
+            Value::Float(f) => OwnedValue::Float(f),
+            Value::Str(s) => OwnedValue::Str(s.to_owned()),
+            Value::Floats(f) => OwnedValue::Floats(f.to_vec()),
+        }
+    }
+
+    /// Whether two values are the same data: floats compare by bit pattern, so a NaN equals
+    /// itself and `0.0` differs from `-0.0`. This is what a blob's equality uses.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Value;
+    ///
+    /// assert!(Value::Float(f32::NAN).is_identical(&Value::Float(f32::NAN)));
+    /// assert!(!Value::Float(0.0).is_identical(&Value::Float(-0.0)));
+    /// ```
+    #[must_use]
+    pub fn is_identical(&self, other: &Value<'_>) -> bool {
+        match (*self, *other) {
+            (Value::Bool(a), Value::Bool(b)) => a == b,
+            (Value::Float(a), Value::Float(b)) => a.to_bits() == b.to_bits(),
+            (Value::Str(a), Value::Str(b)) => a == b,
+            (Value::Floats(a), Value::Floats(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+            }
+            _ => false,
+        }
+    }
+}
+
+/// An owned copy of a [`Value`]: what a `HashMap<Key, _>` model or an edit buffer holds.
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{Blob, OwnedValue};
+///
+/// let mut sheet = Blob::new();
+/// sheet.set("name", &OwnedValue::Str("The One".into()));
+/// assert_eq!(sheet.get("name").map(|v| v.to_owned_value()), Some(OwnedValue::Str("The One".into())));
+/// ```
+#[derive(Clone, PartialEq, Debug)]
+pub enum OwnedValue {
+    /// A boolean.
+    Bool(bool),
+    /// A 32-bit float.
+    Float(f32),
+    /// A UTF-8 string.
+    Str(String),
+    /// An array of 32-bit floats.
+    Floats(Vec<f32>),
+}
+
+impl OwnedValue {
+    /// Borrows the value as a [`Value`].
+    #[must_use]
+    pub fn as_value(&self) -> Value<'_> {
+        match self {
+            OwnedValue::Bool(b) => Value::Bool(*b),
+            OwnedValue::Float(f) => Value::Float(*f),
+            OwnedValue::Str(s) => Value::Str(s),
+            OwnedValue::Floats(f) => Value::Floats(f),
+        }
+    }
+}
+
+impl From<Value<'_>> for OwnedValue {
+    fn from(value: Value<'_>) -> OwnedValue {
+        value.to_owned_value()
+    }
+}
+
+/// Anything [`Blob::set`](crate::Blob::set) accepts: it lends itself as a [`Value`].
+///
+/// Implemented for `bool`, `f32`, `f64` and `i32` (stored as `f32`), `str`, `String`,
+/// `[f32]`, `Vec<f32>`, `[f32; N]`, [`Value`] and [`OwnedValue`], and for references to any of
+/// them.
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{AsValue, Value};
+///
+/// assert_eq!(3_i32.as_value(), Value::Float(3.0));
+/// assert_eq!([1.0_f32, 2.0].as_value(), Value::Floats(&[1.0, 2.0]));
+/// assert_eq!(String::from("hi").as_value(), Value::Str("hi"));
+/// ```
+pub trait AsValue {
+    /// This value as a [`Value`].
+    fn as_value(&self) -> Value<'_>;
+}
+
+impl AsValue for bool {
+    fn as_value(&self) -> Value<'_> {
+        Value::Bool(*self)
+    }
+}
+
+impl AsValue for f32 {
+    fn as_value(&self) -> Value<'_> {
+        Value::Float(*self)
+    }
+}
+
+#[allow(clippy::cast_precision_loss)]
+impl AsValue for f64 {
+    /// Rounds to the nearest `f32`.
+    fn as_value(&self) -> Value<'_> {
+        Value::Float(*self as f32)
+    }
+}
+
+#[allow(clippy::cast_precision_loss)]
+impl AsValue for i32 {
+    /// Rounds to the nearest `f32` (exact up to 2^24 in magnitude).
+    fn as_value(&self) -> Value<'_> {
+        Value::Float(*self as f32)
+    }
+}
+
+impl AsValue for str {
+    fn as_value(&self) -> Value<'_> {
+        Value::Str(self)
+    }
+}
+
+impl AsValue for String {
+    fn as_value(&self) -> Value<'_> {
+        Value::Str(self)
+    }
+}
+
+impl AsValue for [f32] {
+    fn as_value(&self) -> Value<'_> {
+        Value::Floats(self)
+    }
+}
+
+impl AsValue for Vec<f32> {
+    fn as_value(&self) -> Value<'_> {
+        Value::Floats(self)
+    }
+}
+
+impl<const N: usize> AsValue for [f32; N] {
+    fn as_value(&self) -> Value<'_> {
+        Value::Floats(self)
+    }
+}
+
+impl AsValue for Value<'_> {
+    fn as_value(&self) -> Value<'_> {
+        *self
+    }
+}
+
+impl AsValue for OwnedValue {
+    fn as_value(&self) -> Value<'_> {
+        OwnedValue::as_value(self)
+    }
+}
+
+impl<T: AsValue + ?Sized> AsValue for &T {
+    fn as_value(&self) -> Value<'_> {
+        (**self).as_value()
+    }
+}
