@@ -274,7 +274,8 @@ impl Blob {
         if required > MAX_BYTES as u64 {
             return Err(BlobError::TooLarge { required });
         }
-        let required = required as usize;
+        // Whole words; MAX_BYTES is one, so this stays within it.
+        let required = (required as usize).next_multiple_of(4);
         let current = self.byte_len();
         let bytes = if self.words.is_empty() {
             required.max(MIN_GROWTH_BYTES)

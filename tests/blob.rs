@@ -1,0 +1,546 @@
+//! `Blob`: a model test against a `HashMap`, the byte layout, exact errors, and truncation and
+//! corruption sweeps of `from_bytes`.
+
+use std::collections::HashMap;
+
+use datacomp::{Blob, BlobError, Key, OwnedValue, Value};
+use proptest::prelude::*;
+
+// ---------------------------------------------------------------------------------------------
+// Model test
+
+#[derive(Clone, Debug)]
+enum Op {
+    Set(usize, OwnedValue),
+    Remove(usize),
+    Compact,
+    ShrinkToFit,
+    Reserve(usize),
+    Clear,
+    /// `as_bytes` -> `from_bytes`.
+    RoundTrip,
+    Clone,
+}
+
+/// A small pool, so that sets overwrite and removes hit.
+const KEY_POOL: usize = 12;
+
+fn pool_key(i: usize) -> Key {
+    Key::path(&["pool", ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"][i]])
+}
+
+fn float() -> impl Strategy<Value = f32> {
+    // Every bit pattern, NaNs and signed zeros included: a blob stores bits.
+    any::<u32>().prop_map(f32::from_bits)
+}
+
+fn value() -> impl Strategy<Value = OwnedValue> {
+    prop_oneof![
+        2 => any::<bool>().prop_map(OwnedValue::Bool),
+        2 => float().prop_map(OwnedValue::Float),
+        3 => "\\PC{0,20}".prop_map(OwnedValue::Str),
+        1 => (0..10_000usize, any::<char>())
+            .prop_map(|(n, c)| OwnedValue::Str(c.to_string().repeat(n / c.len_utf8()))),
+        2 => prop::collection::vec(float(), 0..16).prop_map(OwnedValue::Floats),
+        1 => (0..2_500usize).prop_map(|n| OwnedValue::Floats((0..n).map(|i| i as f32).collect())),
+    ]
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        12 => (0..KEY_POOL, value()).prop_map(|(k, v)| Op::Set(k, v)),
+        4 => (0..KEY_POOL).prop_map(Op::Remove),
+        1 => Just(Op::Compact),
+        1 => Just(Op::ShrinkToFit),
+        1 => (0..4096usize).prop_map(Op::Reserve),
+        1 => Just(Op::Clear),
+        2 => Just(Op::RoundTrip),
+        1 => Just(Op::Clone),
+    ]
+}
+
+/// The model: values by key, and the keys in insertion order (a blob keeps that order).
+#[derive(Default)]
+struct Model {
+    values: HashMap<Key, OwnedValue>,
+    order: Vec<Key>,
+}
+
+impl Model {
+    fn set(&mut self, key: Key, value: OwnedValue) {
+        if self.values.insert(key, value).is_none() {
+            self.order.push(key);
+        }
+    }
+
+    fn remove(&mut self, key: Key) -> bool {
+        self.order.retain(|&k| k != key);
+        self.values.remove(&key).is_some()
+    }
+}
+
+fn assert_matches(blob: &Blob, model: &Model) {
+    assert_eq!(blob.len(), model.values.len());
+    assert_eq!(blob.is_empty(), model.values.is_empty());
+    assert_eq!(blob.keys().collect::<Vec<_>>(), model.order, "keys in insertion order");
+    for (key, value) in blob.iter() {
+        let expected = &model.values[&key];
+        assert!(value.is_identical(&expected.as_value()), "{key}: {value:?} != {expected:?}");
+    }
+    for i in 0..KEY_POOL {
+        let key = pool_key(i);
+        let expected = model.values.get(&key);
+        assert_eq!(blob.contains_key(key), expected.is_some());
+        match (blob.get(key), expected) {
+            (None, None) => {}
+            (Some(got), Some(want)) => assert!(got.is_identical(&want.as_value())),
+            (got, want) => panic!("{key}: {got:?} != {want:?}"),
+        }
+        // The typed getters agree with `get`.
+        let got = blob.get(key);
+        assert_eq!(blob.get_bool(key), got.and_then(|v| v.as_bool()));
+        assert_eq!(blob.get_str(key), got.and_then(|v| v.as_str()));
+        assert_eq!(blob.get_floats(key).map(<[f32]>::len), got.and_then(|v| v.as_floats()).map(<[f32]>::len));
+    }
+    // The regions account for every byte, and the bytes are a valid blob.
+    assert_eq!(blob.byte_len(), blob.header_bytes() + blob.free_bytes() + blob.payload_bytes());
+    assert!(blob.hole_bytes() <= blob.payload_bytes());
+    assert_eq!(blob.used_bytes(), blob.byte_len() - blob.free_bytes() - blob.hole_bytes());
+    let reread = Blob::from_bytes(blob.as_bytes()).expect("a blob's own bytes are valid");
+    assert_eq!(&reread, blob);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn blob_matches_a_hashmap_model(ops in prop::collection::vec(op(), 1..60)) {
+        let mut blob = Blob::new();
+        let mut model = Model::default();
+        for op in ops {
+            match op {
+                Op::Set(k, value) => {
+                    blob.set(pool_key(k), &value);
+                    model.set(pool_key(k), value);
+                }
+                Op::Remove(k) => prop_assert_eq!(blob.remove(pool_key(k)), model.remove(pool_key(k))),
+                Op::Compact => {
+                    let (len, free, holes) = (blob.byte_len(), blob.free_bytes(), blob.hole_bytes());
+                    blob.compact();
+                    prop_assert_eq!(blob.hole_bytes(), 0);
+                    prop_assert_eq!(blob.byte_len(), len);
+                    prop_assert_eq!(blob.free_bytes(), free + holes);
+                }
+                Op::ShrinkToFit => {
+                    let used = blob.used_bytes();
+                    blob.shrink_to_fit();
+                    prop_assert_eq!(blob.byte_len(), used);
+                    prop_assert_eq!(blob.free_bytes(), 0);
+                }
+                Op::Reserve(n) => {
+                    blob.reserve(n);
+                    prop_assert!(blob.free_bytes() >= n);
+                }
+                Op::Clear => {
+                    blob.clear();
+                    model = Model::default();
+                }
+                Op::RoundTrip => blob = Blob::from_bytes(blob.as_bytes()).unwrap(),
+                Op::Clone => blob = blob.clone(),
+            }
+            assert_matches(&blob, &model);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Layout
+
+fn word(bytes: &[u8], index: usize) -> u32 {
+    u32::from_le_bytes(bytes[4 * index..4 * index + 4].try_into().unwrap())
+}
+
+/// The classic sheet with exactly the room it needs: 48 bytes, laid out as
+/// `[n=3][pstart=36][3 keys][tags 3,2,1,pad][value 36][100.0][1][len 7]["The One\0"]`.
+fn classic() -> Blob {
+    let name = Value::Str("The One");
+    let mut blob = Blob::with_capacity(3, name.payload_bytes());
+    blob.set("name", name);
+    blob.set("stats.health", 100.0);
+    blob.set("status_effects.drunk", true);
+    blob
+}
+
+#[test]
+fn keys_sit_at_the_front_and_payloads_at_the_back() {
+    let blob = classic();
+    let bytes = blob.as_bytes();
+    assert_eq!(bytes.len(), 48);
+    assert_eq!(word(bytes, 0), 3, "key count");
+    assert_eq!(word(bytes, 1), 36, "payload start");
+    let keys: Vec<u32> = (2..5).map(|i| word(bytes, i)).collect();
+    let expected = ["name", "stats.health", "status_effects.drunk"].map(|p| Key::parse(p).raw());
+    assert_eq!(keys, expected, "keys: one contiguous array right after the counts");
+    assert_eq!(&bytes[20..24], &[3, 2, 1, 0], "tags: string, float, bool, padding");
+    assert_eq!(word(bytes, 6), 36, "the string's value is its payload offset");
+    assert_eq!(f32::from_bits(word(bytes, 7)), 100.0, "floats are inline");
+    assert_eq!(word(bytes, 8), 1, "booleans are inline");
+    assert_eq!(word(bytes, 9), 7, "payload block: length first");
+    assert_eq!(&bytes[40..48], b"The One\0", "then the bytes, zero-padded, at the very end");
+}
+
+#[test]
+fn payloads_grow_down_and_the_header_grows_up_into_shared_free_space() {
+    let mut blob = Blob::with_capacity(8, 64);
+    let len = blob.byte_len();
+    blob.set("a", "aaaa");
+    blob.set("b", "bbbb");
+    let bytes = blob.as_bytes();
+    assert_eq!(&bytes[len - 8..], &[4, 0, 0, 0, b'a', b'a', b'a', b'a'], "first payload at the end");
+    assert_eq!(&bytes[len - 16..len - 8], &[4, 0, 0, 0, b'b', b'b', b'b', b'b'], "second below it");
+    let free = blob.free_bytes();
+    blob.set("c", 1.0);
+    assert_eq!(blob.free_bytes(), free - 8, "a new inline key takes header room from free space");
+    assert_eq!(blob.byte_len(), len, "no growth while both fit");
+}
+
+#[test]
+fn float_arrays_are_lent_from_the_buffer_without_copying() {
+    let mut blob = Blob::new();
+    blob.set("position", [1.0, 2.0, 3.0]);
+    let floats = blob.get_floats("position").unwrap();
+    let bytes = blob.as_bytes().as_ptr_range();
+    assert!(bytes.contains(&floats.as_ptr().cast()), "the slice points into the blob");
+    assert_eq!(floats, [1.0, 2.0, 3.0]);
+}
+
+#[test]
+fn an_overwrite_that_fits_reuses_its_place() {
+    let mut blob = Blob::new();
+    blob.set("name", "The One and Only");
+    blob.set("title", "Sir");
+    let before = blob.get_str("name").unwrap().as_ptr();
+    blob.set("name", "The One");
+    assert_eq!(blob.get_str("name").unwrap().as_ptr(), before, "same place");
+    assert_eq!(blob.hole_bytes(), 8, "the tail of the old block");
+    // A block's size is its current length: the 8 bytes left over are a hole, not spare room.
+    blob.set("name", [1.0, 2.0]);
+    assert_eq!(blob.get_floats("name").unwrap().as_ptr().cast(), before, "another type fits too");
+}
+
+#[test]
+fn a_larger_overwrite_leaves_a_hole_that_compact_reclaims() {
+    let mut blob = Blob::with_capacity(2, 256);
+    blob.set("name", "The One");
+    blob.set("title", "Sir");
+    blob.set("name", "The One and Only");
+    assert_eq!(blob.hole_bytes(), 12);
+    blob.compact();
+    assert_eq!(blob.hole_bytes(), 0);
+    assert_eq!(blob.get_str("name"), Some("The One and Only"));
+    assert_eq!(blob.get_str("title"), Some("Sir"));
+}
+
+#[test]
+fn growing_repacks_geometrically_and_drops_holes() {
+    let mut blob = Blob::with_capacity(2, 24);
+    assert_eq!(blob.byte_len(), 28 + 24);
+    blob.set("a", "0123456789ab");
+    blob.set("b", "x");
+    blob.remove("a"); // a's block is not the lowest: a hole
+    assert_eq!(blob.hole_bytes(), 16);
+    blob.set("c", "0123456789abcdef"); // needs 28 bytes, 8 are free: repacks
+    assert_eq!(blob.byte_len(), 2 * 52, "doubled");
+    assert_eq!(blob.hole_bytes(), 0, "the hole did not survive the repack");
+    assert_eq!(blob.get_str("b"), Some("x"));
+    assert_eq!(blob.get_str("c"), Some("0123456789abcdef"));
+}
+
+#[test]
+fn removing_keeps_the_order_of_the_rest() {
+    let mut blob: Blob = (0..10).map(|i| (Key::from_raw(i), i as f32)).collect();
+    assert!(blob.remove(Key::from_raw(0)));
+    assert!(blob.remove(Key::from_raw(5)));
+    assert!(blob.remove(Key::from_raw(9)));
+    let keys: Vec<u32> = blob.keys().map(Key::raw).collect();
+    assert_eq!(keys, [1, 2, 3, 4, 6, 7, 8]);
+    assert_eq!(blob.get_float(Key::from_raw(8)), Some(8.0));
+}
+
+#[test]
+fn one_megabyte_string_needs_no_64k_limit() {
+    let big = "x".repeat(1 << 20);
+    let mut blob = Blob::new();
+    blob.set("big", big.as_str());
+    blob.set("after", 1.0);
+    assert_eq!(blob.get_str("big").map(str::len), Some(1 << 20));
+    assert_eq!(Blob::from_bytes(blob.as_bytes()).unwrap(), blob);
+}
+
+#[test]
+fn values_convert_from_the_usual_types() {
+    let mut blob = Blob::new();
+    let owned = String::from("owned");
+    let floats = vec![1.5_f32];
+    blob.set("f64", 0.1_f64);
+    blob.set("i32", -7);
+    blob.set("string", &owned);
+    blob.set("vec", &floats);
+    blob.set("slice", &floats[..]);
+    blob.set("array", [2.5_f32; 2]);
+    assert_eq!(blob.get_float("f64"), Some(0.1_f32));
+    assert_eq!(blob.get_float("i32"), Some(-7.0));
+    assert_eq!(blob.get_str("string"), Some("owned"));
+    assert_eq!(blob.get_floats("vec"), Some(&[1.5][..]));
+    assert_eq!(blob.get_floats("slice"), Some(&[1.5][..]));
+    assert_eq!(blob.get_floats("array"), Some(&[2.5, 2.5][..]));
+}
+
+#[test]
+fn equality_is_by_entries_not_bytes() {
+    let mut a = Blob::with_capacity(10, 100);
+    a.set("x", 1.0);
+    a.set("y", "why");
+    let mut b = Blob::new();
+    b.set("y", "why");
+    b.set("x", 1.0);
+    assert_ne!(a.as_bytes(), b.as_bytes());
+    assert_eq!(a, b);
+    b.set("x", f32::NAN);
+    assert_ne!(a, b);
+    a.set("x", f32::NAN);
+    assert_eq!(a, b, "floats compare by bits, so NaN equals NaN");
+}
+
+#[test]
+fn debug_shows_keys_and_values() {
+    let mut blob = Blob::new();
+    blob.set("stats.health", 100);
+    blob.set("name", "The One");
+    assert_eq!(format!("{blob:?}"), r#"{#2dd391b7: Float(100.0), #01140106: Str("The One")}"#);
+}
+
+#[test]
+fn try_set_past_four_gigabytes_fails_and_changes_nothing() {
+    let mut blob = classic();
+    let before = blob.as_bytes().to_vec();
+    // Zeroed memory is mapped lazily: this costs address space, not 4 GiB of writes.
+    let huge = vec![0.0_f32; 1 << 30];
+    let err = blob.try_set("huge", &huge).unwrap_err();
+    // 48 bytes in use, 8 more of header for a fourth key, 4 of length and 4 GiB of floats.
+    assert_eq!(err, BlobError::TooLarge { required: 48 + 8 + 4 + (4 << 30) });
+    assert_eq!(blob.as_bytes(), before);
+}
+
+#[test]
+#[should_panic(expected = "past the format's limit")]
+fn set_past_four_gigabytes_panics_with_the_reason() {
+    let huge = vec![0.0_f32; 1 << 30];
+    Blob::new().set("huge", &huge);
+}
+
+#[test]
+#[should_panic(expected = "exceeds the format's limit")]
+fn with_capacity_past_four_gigabytes_panics_with_the_reason() {
+    let _ = Blob::with_capacity(1 << 30, 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Untrusted bytes: exact errors
+
+fn with_word(bytes: &[u8], index: usize, value: u32) -> Vec<u8> {
+    let mut bytes = bytes.to_vec();
+    bytes[4 * index..4 * index + 4].copy_from_slice(&value.to_le_bytes());
+    bytes
+}
+
+#[test]
+fn each_malformation_gets_its_own_error() {
+    let good = classic();
+    let bytes = good.as_bytes();
+    let name = Key::parse("name");
+    let health = Key::parse("stats.health");
+    let drunk = Key::parse("status_effects.drunk");
+    let cases: Vec<(Vec<u8>, BlobError)> = vec![
+        (bytes[..6].to_vec(), BlobError::Truncated { byte_len: 6 }),
+        (bytes[..10].to_vec(), BlobError::UnalignedLength { byte_len: 10 }),
+        (
+            with_word(bytes, 0, 200),
+            BlobError::HeaderOutOfBounds { keys: 200, header_end: 8 + 800 + 200 + 800, byte_len: 48 },
+        ),
+        (
+            with_word(bytes, 1, 38),
+            BlobError::BadPayloadStart { payload_start: 38, header_end: 36, byte_len: 48 },
+        ),
+        (
+            with_word(bytes, 1, 32),
+            BlobError::BadPayloadStart { payload_start: 32, header_end: 36, byte_len: 48 },
+        ),
+        (
+            with_word(bytes, 1, 52),
+            BlobError::BadPayloadStart { payload_start: 52, header_end: 36, byte_len: 48 },
+        ),
+        (
+            with_word(bytes, 5, u32::from_le_bytes([3, 9, 1, 0])),
+            BlobError::UnknownTag { index: 1, key: health, tag: 9 },
+        ),
+        (with_word(bytes, 8, 2), BlobError::InvalidBool { index: 2, key: drunk, raw: 2 }),
+        (
+            with_word(bytes, 6, 38),
+            BlobError::PayloadOutOfBounds {
+                index: 0,
+                key: name,
+                offset: 38,
+                end: 42,
+                payload_start: 36,
+                byte_len: 48,
+            },
+        ),
+        (
+            with_word(bytes, 6, 44),
+            BlobError::PayloadOutOfBounds {
+                index: 0,
+                key: name,
+                offset: 44,
+                // The "length" read there is the string's last word.
+                end: 48 + u64::from(u32::from_le_bytes(*b"One\0")).next_multiple_of(4),
+                payload_start: 36,
+                byte_len: 48,
+            },
+        ),
+        (
+            with_word(bytes, 6, 48),
+            BlobError::PayloadOutOfBounds {
+                index: 0,
+                key: name,
+                offset: 48,
+                end: 52,
+                payload_start: 36,
+                byte_len: 48,
+            },
+        ),
+        (
+            with_word(bytes, 9, 9),
+            BlobError::PayloadOutOfBounds {
+                index: 0,
+                key: name,
+                offset: 36,
+                end: 52,
+                payload_start: 36,
+                byte_len: 48,
+            },
+        ),
+        (
+            with_word(bytes, 10, u32::from_le_bytes([b'T', 0xff, b'e', b' '])),
+            BlobError::InvalidUtf8 { index: 0, key: name, offset: 36, valid_up_to: 1 },
+        ),
+        (with_word(bytes, 4, name.raw()), BlobError::DuplicateKey { key: name, first: 0, second: 2 }),
+    ];
+    for (input, expected) in cases {
+        assert_eq!(Blob::from_bytes(&input), Err(expected.clone()), "{expected}");
+    }
+}
+
+#[test]
+fn overlapping_payloads_are_rejected() {
+    let mut blob = Blob::with_capacity(2, 16);
+    blob.set("a", "abcd");
+    blob.set("b", "efgh");
+    // Point b's value (word 2 + 2 keys + 1 tag word + 1) at a's block.
+    let a_offset = 4 * (blob.byte_len() / 4 - 2) as u32;
+    let bad = with_word(blob.as_bytes(), 6, a_offset);
+    assert_eq!(
+        Blob::from_bytes(&bad),
+        Err(BlobError::OverlappingPayloads { first: 0, second: 1, offset: a_offset })
+    );
+}
+
+#[test]
+fn error_messages_say_what_and_where() {
+    let bytes = with_word(classic().as_bytes(), 8, 7);
+    let err = Blob::from_bytes(&bytes).unwrap_err();
+    assert_eq!(err.to_string(), "entry 2 (key #093c6f30): boolean stored as 7, not 0 or 1");
+    let bytes = with_word(classic().as_bytes(), 9, 9);
+    let err = Blob::from_bytes(&bytes).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "entry 0 (key #01140106): payload at bytes 36..52 is not a 4-aligned range inside the \
+         payload region 36..48"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Untrusted bytes: sweeps
+
+/// A blob with every type, holes and free space: the input for the sweeps.
+fn rich() -> Blob {
+    let mut blob = Blob::with_capacity(4, 64);
+    blob.set("name", "The One");
+    blob.set("stats.health", 100.0);
+    blob.set("stats.mana", 200.0);
+    blob.set("status_effects.drunk", true);
+    blob.set("position", [1.0, 2.0, 3.0]);
+    blob.set("bio", "Once upon a time, in a buffer far away");
+    blob.set("name", "The One and Only, longer");
+    blob.remove("stats.mana");
+    blob
+}
+
+/// What any input must give: an error, or a blob that reads fully and writes back the bytes it
+/// was read from.
+fn check_untrusted(bytes: &[u8]) {
+    if let Ok(blob) = Blob::from_bytes(bytes) {
+        assert_eq!(blob.as_bytes(), bytes);
+        for (key, value) in blob.iter() {
+            assert_eq!(blob.get(key), Some(value));
+        }
+        let _ = blob.hole_bytes() + blob.free_bytes() + blob.used_bytes();
+        let mut blob = blob;
+        blob.set("after", "a write to an accepted blob keeps it valid");
+        assert!(Blob::from_bytes(blob.as_bytes()).is_ok());
+    }
+}
+
+#[test]
+fn every_truncation_is_an_error_or_a_valid_blob() {
+    let blob = rich();
+    let bytes = blob.as_bytes();
+    for len in 0..bytes.len() {
+        check_untrusted(&bytes[..len]);
+    }
+    for len in 0..blob.header_bytes() {
+        assert!(Blob::from_bytes(&bytes[..len]).is_err(), "cut inside the header at {len}");
+    }
+}
+
+#[test]
+fn every_single_byte_corruption_is_an_error_or_a_valid_blob() {
+    let blob = rich();
+    let bytes = blob.as_bytes().to_vec();
+    for at in 0..bytes.len() {
+        for flip in [0x01, 0x02, 0x10, 0x80, 0xff] {
+            let mut bad = bytes.clone();
+            bad[at] ^= flip;
+            check_untrusted(&bad);
+        }
+    }
+}
+
+proptest! {
+    #[test]
+    fn arbitrary_bytes_are_an_error_or_a_valid_blob(bytes in prop::collection::vec(any::<u8>(), 0..256)) {
+        check_untrusted(&bytes);
+    }
+
+    #[test]
+    fn random_multi_byte_corruptions_are_an_error_or_a_valid_blob(
+        edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..8),
+    ) {
+        let mut bytes = rich().as_bytes().to_vec();
+        for (at, value) in edits {
+            let at = at.index(bytes.len());
+            bytes[at] = value;
+        }
+        check_untrusted(&bytes);
+    }
+}
