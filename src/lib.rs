@@ -7,7 +7,9 @@
 // A blob is written to disk as its in-memory words, and float payloads are lent as `&[f32]`
 // straight from those words: both need the words to be little-endian.
 #[cfg(not(target_endian = "little"))]
-compile_error!("datacomp stores blobs as little-endian words and supports little-endian targets only");
+compile_error!(
+    "datacomp stores blobs as little-endian words and supports little-endian targets only"
+);
 
 mod blob;
 mod error;

@@ -57,6 +57,7 @@ pub enum ValueType {
 
 impl ValueType {
     /// The type with the given stored tag, if the tag is one.
+    #[inline]
     pub(crate) const fn from_tag(tag: u8) -> Option<ValueType> {
         match tag {
             1 => Some(ValueType::Bool),

@@ -100,7 +100,10 @@ fn assert_matches(blob: &Blob, model: &Model) {
         let got = blob.get(key);
         assert_eq!(blob.get_bool(key), got.and_then(|v| v.as_bool()));
         assert_eq!(blob.get_str(key), got.and_then(|v| v.as_str()));
-        assert_eq!(blob.get_floats(key).map(<[f32]>::len), got.and_then(|v| v.as_floats()).map(<[f32]>::len));
+        assert_eq!(
+            blob.get_floats(key).map(<[f32]>::len),
+            got.and_then(|v| v.as_floats()).map(<[f32]>::len)
+        );
     }
     // The regions account for every byte, and the bytes are a valid blob.
     assert_eq!(blob.byte_len(), blob.header_bytes() + blob.free_bytes() + blob.payload_bytes());
@@ -196,7 +199,11 @@ fn payloads_grow_down_and_the_header_grows_up_into_shared_free_space() {
     blob.set("a", "aaaa");
     blob.set("b", "bbbb");
     let bytes = blob.as_bytes();
-    assert_eq!(&bytes[len - 8..], &[4, 0, 0, 0, b'a', b'a', b'a', b'a'], "first payload at the end");
+    assert_eq!(
+        &bytes[len - 8..],
+        &[4, 0, 0, 0, b'a', b'a', b'a', b'a'],
+        "first payload at the end"
+    );
     assert_eq!(&bytes[len - 16..len - 8], &[4, 0, 0, 0, b'b', b'b', b'b', b'b'], "second below it");
     let free = blob.free_bytes();
     blob.set("c", 1.0);
@@ -366,7 +373,11 @@ fn each_malformation_gets_its_own_error() {
         (bytes[..10].to_vec(), BlobError::UnalignedLength { byte_len: 10 }),
         (
             with_word(bytes, 0, 200),
-            BlobError::HeaderOutOfBounds { keys: 200, header_end: 8 + 800 + 200 + 800, byte_len: 48 },
+            BlobError::HeaderOutOfBounds {
+                keys: 200,
+                header_end: 8 + 800 + 200 + 800,
+                byte_len: 48,
+            },
         ),
         (
             with_word(bytes, 1, 38),
@@ -434,7 +445,10 @@ fn each_malformation_gets_its_own_error() {
             with_word(bytes, 10, u32::from_le_bytes([b'T', 0xff, b'e', b' '])),
             BlobError::InvalidUtf8 { index: 0, key: name, offset: 36, valid_up_to: 1 },
         ),
-        (with_word(bytes, 4, name.raw()), BlobError::DuplicateKey { key: name, first: 0, second: 2 }),
+        (
+            with_word(bytes, 4, name.raw()),
+            BlobError::DuplicateKey { key: name, first: 0, second: 2 },
+        ),
     ];
     for (input, expected) in cases {
         assert_eq!(Blob::from_bytes(&input), Err(expected.clone()), "{expected}");
@@ -453,6 +467,28 @@ fn overlapping_payloads_are_rejected() {
         Blob::from_bytes(&bad),
         Err(BlobError::OverlappingPayloads { first: 0, second: 1, offset: a_offset })
     );
+}
+
+#[test]
+fn uniqueness_and_overlap_are_checked_on_both_sides_of_the_stack_limit() {
+    // Up to 32 keys validation sorts on the stack, past that in scratch buffers.
+    for n in [2, 31, 32, 33, 40] {
+        let blob: Blob = (0..n).map(|i| (Key::from_raw(i), "abcd")).collect();
+        let bytes = blob.as_bytes();
+        let n = n as usize;
+        let (first_key, first_value) = (2, 2 + n + n.div_ceil(4));
+        let last_key = first_key + n - 1;
+        let last_value = first_value + n - 1;
+
+        let duplicate = with_word(bytes, last_key, 0);
+        let expected = BlobError::DuplicateKey { key: Key::from_raw(0), first: 0, second: n - 1 };
+        assert_eq!(Blob::from_bytes(&duplicate), Err(expected), "{n} keys");
+
+        let shared = word(bytes, first_value);
+        let overlap = with_word(bytes, last_value, shared);
+        let expected = BlobError::OverlappingPayloads { first: 0, second: n - 1, offset: shared };
+        assert_eq!(Blob::from_bytes(&overlap), Err(expected), "{n} keys");
+    }
 }
 
 #[test]

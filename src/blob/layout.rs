@@ -41,16 +41,19 @@ pub const MAX_BYTES: usize = (u32::MAX - 3) as usize;
 pub(crate) const EMPTY: [u32; HEADER_WORDS] = [0, 8];
 
 /// Word index where the tag array of an `n`-key header starts.
+#[inline]
 const fn tags_at(n: usize) -> usize {
     HEADER_WORDS + n
 }
 
 /// Word index where the value array of an `n`-key header starts.
+#[inline]
 const fn values_at(n: usize) -> usize {
     tags_at(n) + n.div_ceil(4)
 }
 
 /// Bytes taken by the header of a blob with `n` keys.
+#[inline]
 pub(crate) const fn header_bytes(n: usize) -> usize {
     4 * (values_at(n) + n)
 }
@@ -81,28 +84,33 @@ pub(crate) struct NeedSpace {
 }
 
 /// Number of keys.
+#[inline]
 pub(crate) fn len(w: &[u32]) -> usize {
     w[0] as usize
 }
 
 /// Byte offset of the lowest payload block (the end of free space).
+#[inline]
 pub(crate) fn payload_start(w: &[u32]) -> usize {
     w[1] as usize
 }
 
 /// The key array.
+#[inline]
 pub(crate) fn keys(w: &[u32]) -> &[u32] {
     &w[HEADER_WORDS..HEADER_WORDS + len(w)]
 }
 
+#[inline]
 fn tag(w: &[u32], i: usize) -> ValueType {
-    let tag = w[tags_at(len(w))..].as_bytes()[i];
+    let tag = (w[tags_at(len(w)) + i / 4] >> (8 * (i % 4))) as u8;
     match ValueType::from_tag(tag) {
         Some(ty) => ty,
         None => unreachable!("INVARIANT: validated regions hold known tags only"),
     }
 }
 
+#[inline]
 fn raw_value(w: &[u32], i: usize) -> u32 {
     w[values_at(len(w)) + i]
 }
@@ -110,8 +118,42 @@ fn raw_value(w: &[u32], i: usize) -> u32 {
 /// Position of `key` in the header.
 #[inline]
 pub(crate) fn find(w: &[u32], key: Key) -> Option<usize> {
-    let raw = key.raw();
-    keys(w).iter().position(|&k| k == raw)
+    position(keys(w), key.raw())
+}
+
+/// Position of `raw` in `keys`, four keys at a time.
+///
+/// Each group of four becomes a 4-bit match mask (one SSE compare and a movemask on x86), so a
+/// lookup takes one branch per four keys instead of one per key: the exit branch, which depends
+/// on where the key is, mispredicts a quarter as often. Measured on the bare scan of 15 keys
+/// (see BENCHMARKS.md): a plain `position` scan took 41 ns to find each key once, this 26 ns.
+#[inline]
+fn position(keys: &[u32], raw: u32) -> Option<usize> {
+    let mut groups = keys.chunks_exact(4);
+    let mut base = 0;
+    for group in &mut groups {
+        let mask = u32::from(group[0] == raw)
+            | u32::from(group[1] == raw) << 1
+            | u32::from(group[2] == raw) << 2
+            | u32::from(group[3] == raw) << 3;
+        if mask != 0 {
+            return Some(base + mask.trailing_zeros() as usize);
+        }
+        base += 4;
+    }
+    groups.remainder().iter().position(|&k| k == raw).map(|i| base + i)
+}
+
+/// The type tag and the 32-bit header value of `key`'s entry: one pass that reads the key
+/// count once. A typed getter compares the tag with its [`ValueType`]; [`decode`] turns the
+/// pair into a [`Value`].
+#[inline]
+pub(crate) fn lookup(w: &[u32], key: Key) -> Option<(u8, u32)> {
+    let n = len(w);
+    let (keys, rest) = w[HEADER_WORDS..].split_at(n);
+    let (tags, values) = rest.split_at(n.div_ceil(4));
+    let i = position(keys, key.raw())?;
+    Some((tags.as_bytes()[i], values[i]))
 }
 
 /// The payload block of entry `i`, as (byte offset, bytes), if its value has one.
@@ -128,26 +170,35 @@ fn block(w: &[u32], i: usize) -> Option<(usize, usize)> {
 }
 
 /// The value of entry `i`.
+#[inline]
 pub(crate) fn entry(w: &[u32], i: usize) -> Value<'_> {
-    let raw = raw_value(w, i);
-    match tag(w, i) {
-        ValueType::Bool => Value::Bool(raw != 0),
-        ValueType::Float => Value::Float(f32::from_bits(raw)),
-        ValueType::Str => {
-            let data = raw as usize / 4 + 1;
-            let len = w[data - 1] as usize;
-            let bytes = &w[data..data + len.div_ceil(4)].as_bytes()[..len];
-            match std::str::from_utf8(bytes) {
-                Ok(s) => Value::Str(s),
-                Err(_) => unreachable!("INVARIANT: validated regions hold UTF-8 strings"),
-            }
+    decode(w, tag(w, i) as u8, raw_value(w, i))
+}
+
+/// The value with type tag `tag` and 32-bit header value `raw`.
+#[inline]
+pub(crate) fn decode(w: &[u32], tag: u8, raw: u32) -> Value<'_> {
+    // Inline types first, with plain compares: cheaper than a jump table on the hot path.
+    if tag == ValueType::Float as u8 {
+        return Value::Float(f32::from_bits(raw));
+    }
+    if tag == ValueType::Bool as u8 {
+        return Value::Bool(raw != 0);
+    }
+    let data = raw as usize / 4 + 1;
+    let len = w[data - 1] as usize;
+    if tag == ValueType::Str as u8 {
+        let bytes = &w[data..data + len.div_ceil(4)].as_bytes()[..len];
+        // Safe Rust re-checks UTF-8 here (a few ns for a short string); `validate` guarantees
+        // it passes.
+        match std::str::from_utf8(bytes) {
+            Ok(s) => Value::Str(s),
+            Err(_) => unreachable!("INVARIANT: validated regions hold UTF-8 strings"),
         }
-        ValueType::Floats => {
-            let data = raw as usize / 4 + 1;
-            let len = w[data - 1] as usize;
-            let words: &[u32] = &w[data..data + len];
-            Value::Floats(zerocopy::transmute_ref!(words))
-        }
+    } else {
+        debug_assert_eq!(tag, ValueType::Floats as u8, "INVARIANT: validated tags");
+        let words: &[u32] = &w[data..data + len];
+        Value::Floats(zerocopy::transmute_ref!(words))
     }
 }
 
@@ -344,11 +395,31 @@ fn write_payload(w: &mut [u32], offset: usize, value: Value<'_>) {
     }
 }
 
-/// Reusable buffers for [`validate`], so that validating many blobs allocates once.
+/// Blobs with up to this many keys are validated without allocating: their uniqueness and
+/// overlap checks sort arrays on the stack.
+const STACK_ENTRIES: usize = 32;
+
+/// Reusable buffers for [`validate`] of blobs with more than [`STACK_ENTRIES`] keys, so that
+/// validating many blobs allocates once.
 #[derive(Default)]
 pub(crate) struct Scratch {
     keys: Vec<(u32, u32)>,
     blocks: Vec<(u32, u32, u32)>,
+}
+
+/// `n` entries of `stack`, or of `heap` resized to `n` when the stack is too small.
+fn sort_space<'a, T: Copy + Default>(
+    stack: &'a mut [T],
+    heap: &'a mut Vec<T>,
+    n: usize,
+) -> &'a mut [T] {
+    if n <= stack.len() {
+        &mut stack[..n]
+    } else {
+        heap.clear();
+        heap.resize(n, T::default());
+        heap
+    }
 }
 
 /// Checks that `w` is a well-formed blob: every count, offset and length is in bounds, tags are
@@ -364,9 +435,10 @@ pub(crate) fn validate(w: &[u32], scratch: &mut Scratch) -> Result<(), BlobError
     if byte_len > MAX_BYTES {
         return Err(BlobError::TooLarge { required: byte_len as u64 });
     }
-    let ([n, payload_start], _) = w.split_first_chunk().map(|(h, rest)| (*h, rest)).ok_or(
-        BlobError::Truncated { byte_len },
-    )?;
+    let ([n, payload_start], _) = w
+        .split_first_chunk()
+        .map(|(h, rest)| (*h, rest))
+        .ok_or(BlobError::Truncated { byte_len })?;
     // n < 2^32 and byte_len <= MAX_BYTES, so none of this overflows u64.
     let n64 = u64::from(n);
     let header_end = 4 * (HEADER_WORDS as u64 + 2 * n64 + n64.div_ceil(4));
@@ -385,7 +457,9 @@ pub(crate) fn validate(w: &[u32], scratch: &mut Scratch) -> Result<(), BlobError
     let tags = &w[tags_at(n)..values_at(n)].as_bytes()[..n];
     let values = &w[values_at(n)..values_at(n) + n];
 
-    scratch.blocks.clear();
+    let mut block_stack = [(0, 0, 0); STACK_ENTRIES];
+    let blocks = sort_space(&mut block_stack, &mut scratch.blocks, n);
+    let mut block_count = 0;
     for (i, ((&key, &tag), &raw)) in keys.iter().zip(tags).zip(values).enumerate() {
         let key = Key::from_raw(key);
         let ty = ValueType::from_tag(tag).ok_or(BlobError::UnknownTag { index: i, key, tag })?;
@@ -416,26 +490,36 @@ pub(crate) fn validate(w: &[u32], scratch: &mut Scratch) -> Result<(), BlobError
                     let bytes = &w.as_bytes()[start..start + *len as usize];
                     if let Err(e) = std::str::from_utf8(bytes) {
                         let valid_up_to = e.valid_up_to();
-                        return Err(BlobError::InvalidUtf8 { index: i, key, offset: raw, valid_up_to });
+                        return Err(BlobError::InvalidUtf8 {
+                            index: i,
+                            key,
+                            offset: raw,
+                            valid_up_to,
+                        });
                     }
                 }
-                scratch.blocks.push((raw, end as u32, i as u32));
+                blocks[block_count] = (raw, end as u32, i as u32);
+                block_count += 1;
             }
         }
     }
 
-    scratch.keys.clear();
-    scratch.keys.extend(keys.iter().enumerate().map(|(i, &k)| (k, i as u32)));
-    scratch.keys.sort_unstable();
-    for pair in scratch.keys.windows(2) {
+    let blocks = &mut blocks[..block_count];
+    let mut key_stack = [(0, 0); STACK_ENTRIES];
+    let sorted_keys = sort_space(&mut key_stack, &mut scratch.keys, n);
+    for (slot, (i, &key)) in sorted_keys.iter_mut().zip(keys.iter().enumerate()) {
+        *slot = (key, i as u32);
+    }
+    sorted_keys.sort_unstable();
+    for pair in sorted_keys.windows(2) {
         if pair[0].0 == pair[1].0 {
             let (first, second) = (pair[0].1 as usize, pair[1].1 as usize);
             return Err(BlobError::DuplicateKey { key: Key::from_raw(pair[0].0), first, second });
         }
     }
 
-    scratch.blocks.sort_unstable();
-    for pair in scratch.blocks.windows(2) {
+    blocks.sort_unstable();
+    for pair in blocks.windows(2) {
         let ((_, first_end, first), (second_start, _, second)) = (pair[0], pair[1]);
         if second_start < first_end {
             let (first, second) = (first as usize, second as usize);

@@ -6,7 +6,7 @@ use std::iter::FusedIterator;
 use zerocopy::IntoBytes;
 
 use super::{Blob, layout};
-use crate::{Key, Value};
+use crate::{Key, Value, ValueType};
 
 /// A borrowed, validated blob: the read API shared by [`Blob`] and the store's entities.
 ///
@@ -55,33 +55,49 @@ impl<'a> BlobRef<'a> {
     #[inline]
     #[must_use]
     pub fn get(self, key: impl Into<Key>) -> Option<Value<'a>> {
-        let i = layout::find(self.words, key.into())?;
-        Some(layout::entry(self.words, i))
+        let (tag, raw) = layout::lookup(self.words, key.into())?;
+        Some(layout::decode(self.words, tag, raw))
     }
 
     /// The boolean at `key`; `None` if it is missing or of another type.
     #[must_use]
     pub fn get_bool(self, key: impl Into<Key>) -> Option<bool> {
-        self.get(key)?.as_bool()
+        match layout::lookup(self.words, key.into())? {
+            (tag, raw) if tag == ValueType::Bool as u8 => Some(raw != 0),
+            _ => None,
+        }
     }
 
     /// The float at `key`; `None` if it is missing or of another type.
     #[must_use]
     pub fn get_float(self, key: impl Into<Key>) -> Option<f32> {
-        self.get(key)?.as_float()
+        match layout::lookup(self.words, key.into())? {
+            (tag, raw) if tag == ValueType::Float as u8 => Some(f32::from_bits(raw)),
+            _ => None,
+        }
     }
 
     /// The string at `key`; `None` if it is missing or of another type.
     #[must_use]
     pub fn get_str(self, key: impl Into<Key>) -> Option<&'a str> {
-        self.get(key)?.as_str()
+        match layout::lookup(self.words, key.into())? {
+            (tag, raw) if tag == ValueType::Str as u8 => {
+                layout::decode(self.words, tag, raw).as_str()
+            }
+            _ => None,
+        }
     }
 
     /// The float array at `key`, borrowed from the blob; `None` if it is missing or of
     /// another type.
     #[must_use]
     pub fn get_floats(self, key: impl Into<Key>) -> Option<&'a [f32]> {
-        self.get(key)?.as_floats()
+        match layout::lookup(self.words, key.into())? {
+            (tag, raw) if tag == ValueType::Floats as u8 => {
+                layout::decode(self.words, tag, raw).as_floats()
+            }
+            _ => None,
+        }
     }
 
     /// Whether the blob has a value at `key`.
@@ -167,7 +183,9 @@ impl<'a> BlobRef<'a> {
     /// whatever the order of their entries and the layout of their bytes.
     pub(crate) fn same_entries(self, other: BlobRef<'_>) -> bool {
         self.len() == other.len()
-            && self.iter().all(|(key, value)| other.get(key).is_some_and(|o| value.is_identical(&o)))
+            && self
+                .iter()
+                .all(|(key, value)| other.get(key).is_some_and(|o| value.is_identical(&o)))
     }
 }
 

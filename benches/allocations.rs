@@ -1,0 +1,63 @@
+//! Allocation counts for the blob benchmarks' operations, beside the same peers: time is half
+//! the cost of scattered data, the allocator's work and the heap's fragmentation the other.
+//!
+//! Run: `cargo bench --bench allocations`. Prints a table; `tests/alloc.rs` asserts datacomp's
+//! own counts.
+
+#[path = "common/sheet.rs"]
+mod sheet;
+
+use std::hint::black_box;
+
+use datacomp::Blob;
+
+#[global_allocator]
+static ALLOC: dhat::Alloc = dhat::Alloc;
+
+fn count<T>(f: impl FnOnce() -> T) -> u64 {
+    let before = dhat::HeapStats::get().total_blocks;
+    let out = black_box(f());
+    let after = dhat::HeapStats::get().total_blocks;
+    drop(out);
+    after - before
+}
+
+fn main() {
+    let _profiler = dhat::Profiler::builder().testing().build();
+    let blob = sheet::build_blob();
+    let bytes = blob.as_bytes().to_vec();
+    let fx = sheet::build_fxhashmap();
+    let strings = sheet::build_string_hashmap();
+    let json = sheet::build_json();
+    let text = serde_json::to_string(&json).expect("the sheet serializes");
+    let keys = sheet::keys();
+
+    let rows: [(&str, &str, u64); 13] = [
+        ("build/15_keys", "datacomp_with_capacity", count(sheet::build_blob)),
+        ("build/15_keys", "datacomp_new", count(|| sheet::SHEET.into_iter().collect::<Blob>())),
+        ("build/15_keys", "fxhashmap_u32", count(sheet::build_fxhashmap)),
+        ("build/15_keys", "hashmap_string", count(sheet::build_string_hashmap)),
+        ("build/15_keys", "serde_json", count(sheet::build_json)),
+        ("clone/15_keys", "datacomp", count(|| blob.clone())),
+        ("clone/15_keys", "fxhashmap_u32", count(|| fx.clone())),
+        ("clone/15_keys", "hashmap_string", count(|| strings.clone())),
+        ("clone/15_keys", "serde_json", count(|| json.clone())),
+        ("from_bytes/15_keys", "memcpy", count(|| bytes.clone())),
+        ("from_bytes/15_keys", "datacomp", count(|| Blob::from_bytes(&bytes))),
+        (
+            "from_bytes/15_keys",
+            "serde_json_from_str",
+            count(|| serde_json::from_str::<serde_json::Value>(&text)),
+        ),
+        (
+            "get/15_keys",
+            "datacomp",
+            count(|| keys.iter().filter(|&&k| blob.get(k).is_some()).count()),
+        ),
+    ];
+    println!("| operation | implementation | allocations |");
+    println!("|---|---|---:|");
+    for (operation, name, allocations) in rows {
+        println!("| {operation} | {name} | {allocations} |");
+    }
+}

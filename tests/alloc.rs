@@ -1,0 +1,81 @@
+//! Allocation counts: a blob is one buffer, so it costs one allocation, not one per value.
+//!
+//! dhat's heap profiler counts every allocation in this process, so this file holds a single
+//! test: parallel tests would count each other's allocations.
+
+use datacomp::{Blob, Key, Value};
+
+#[global_allocator]
+static ALLOC: dhat::Alloc = dhat::Alloc;
+
+/// Allocations made by `f`, which must not free what it returns before the count is taken.
+fn allocations<T>(f: impl FnOnce() -> T) -> (T, u64) {
+    let before = dhat::HeapStats::get().total_blocks;
+    let out = std::hint::black_box(f());
+    (out, dhat::HeapStats::get().total_blocks - before)
+}
+
+const NAME: Value<'static> = Value::Str("The One");
+const POSITION: Value<'static> = Value::Floats(&[1.0, 2.0, 0.5]);
+
+fn fill(sheet: &mut Blob) {
+    sheet.set("name", NAME);
+    sheet.set("stats.health", 100.0);
+    sheet.set("stats.mana", 200.0);
+    sheet.set("status_effects.drunk", true);
+    sheet.set("status_effects.delirious", true);
+    sheet.set("position", POSITION);
+}
+
+#[test]
+fn allocation_counts() {
+    let _profiler = dhat::Profiler::builder().testing().build();
+
+    let (_, count) = allocations(Blob::new);
+    assert_eq!(count, 0, "an empty blob allocates nothing");
+
+    let (sheet, count) = allocations(|| {
+        let mut sheet = Blob::with_capacity(6, NAME.payload_bytes() + POSITION.payload_bytes());
+        fill(&mut sheet);
+        sheet
+    });
+    assert_eq!(count, 1, "a sheet of known size is one allocation");
+    assert_eq!(sheet.free_bytes(), 0);
+
+    let (_, count) = allocations(|| {
+        let mut sheet = Blob::new();
+        fill(&mut sheet);
+        sheet
+    });
+    assert_eq!(count, 1, "the first growth leaves room for a small sheet");
+
+    let (_, count) = allocations(|| {
+        let health = Key::parse("stats.health");
+        (
+            sheet.get(health),
+            sheet.get_str("name"),
+            sheet.get_floats("position"),
+            sheet.iter().count(),
+        )
+    });
+    assert_eq!(count, 0, "reads borrow from the buffer");
+
+    let (mut copy, count) = allocations(|| sheet.clone());
+    assert_eq!(count, 1, "a clone is one memcpy'd buffer");
+
+    let (_, count) = allocations(|| {
+        copy.set("name", "Another"); // fits in place
+        copy.remove("status_effects.drunk");
+        copy.set("stats.health", 50.0);
+    });
+    assert_eq!(count, 0, "edits that fit do not allocate");
+
+    let (read, count) = allocations(|| Blob::from_bytes(sheet.as_bytes()).unwrap());
+    assert_eq!(read, sheet);
+    assert_eq!(count, 1, "from_bytes: the aligned copy, and nothing for validation");
+
+    let (big, _) =
+        allocations(|| (0..100).map(|i| (Key::from_raw(i), "payload")).collect::<Blob>());
+    let (_, count) = allocations(|| Blob::from_bytes(big.as_bytes()).unwrap());
+    assert_eq!(count, 3, "past 32 keys, validation sorts in two scratch buffers");
+}
