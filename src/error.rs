@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::Key;
+use crate::{Id, Key};
 
 /// Why a blob could not be read from bytes, or could not grow.
 ///
@@ -173,6 +173,217 @@ impl fmt::Display for BlobError {
 
 impl std::error::Error for BlobError {}
 
+/// Why a handle did not resolve in a [`HandleMap`](crate::HandleMap).
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{HandleError, HandleMap};
+///
+/// let mut map = HandleMap::new(1);
+/// let id = map.insert("x");
+/// map.remove(id);
+/// let err = map.try_get(id).unwrap_err();
+/// assert_eq!(err, HandleError::Stale { id, current: Some(1) });
+/// assert_eq!(err.to_string(), "handle 0v0t1 is stale: its slot is at generation 1 now");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HandleError {
+    /// [`Id::NULL`](crate::Id::NULL).
+    Null,
+    /// The handle's slot holds no item, or the handle has its free bit set: no map issued it.
+    Free {
+        /// The handle.
+        id: Id,
+    },
+    /// The handle belongs to a map of another type id.
+    WrongType {
+        /// The handle.
+        id: Id,
+        /// The type id of the map it was used with.
+        expected: u16,
+    },
+    /// The handle's index is past every slot the map has.
+    OutOfRange {
+        /// The handle.
+        id: Id,
+        /// One past the map's highest slot index.
+        slots: u64,
+    },
+    /// The handle's item was removed (or the map cleared or reset) since it was issued.
+    Stale {
+        /// The handle.
+        id: Id,
+        /// The slot's generation now: `None` when the slot was reset away or retired.
+        current: Option<u16>,
+    },
+}
+
+impl fmt::Display for HandleError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            HandleError::Null => f.write_str("the null handle never resolves"),
+            HandleError::Free { id } => write!(f, "handle {id} names a free slot"),
+            HandleError::WrongType { id, expected } => write!(
+                f,
+                "handle {id} has type id {}, but this map's type id is {expected}",
+                id.type_id()
+            ),
+            HandleError::OutOfRange { id, slots } => {
+                write!(f, "handle {id} is out of range: the map has slot indices below {slots}")
+            }
+            HandleError::Stale { id, current: Some(generation) } => {
+                write!(f, "handle {id} is stale: its slot is at generation {generation} now")
+            }
+            HandleError::Stale { id, current: None } => {
+                write!(f, "handle {id} is stale: its slot was reset or retired")
+            }
+        }
+    }
+}
+
+impl std::error::Error for HandleError {}
+
+/// Why saved bytes could not be loaded: which section, and what in it is wrong.
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{HandleMap, LoadError};
+///
+/// let mut map = HandleMap::new(0);
+/// map.insert(1_u64);
+/// let raw = map.as_raw();
+/// let short = datacomp::RawHandleMap { items: &raw.items[..4], ..raw };
+/// let err = HandleMap::<u64>::from_raw(&short).unwrap_err();
+/// assert_eq!(err, LoadError::SectionSize { section: "items", expected: 8, found: 4 });
+/// assert_eq!(err.to_string(), "section 'items' is 4 bytes; its header says 8");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LoadError {
+    /// A section's size disagrees with the counts that describe it.
+    SectionSize {
+        /// The section.
+        section: &'static str,
+        /// Bytes the counts call for.
+        expected: u64,
+        /// Bytes found.
+        found: u64,
+    },
+    /// A handle map's type id is past 15 bits.
+    HandleTypeId {
+        /// The type id found.
+        type_id: u16,
+    },
+    /// A handle map has not one slot entry in `meta` for each item.
+    HandleMeta {
+        /// Items.
+        items: u64,
+        /// Entries of `meta`.
+        meta: u64,
+    },
+    /// A handle map's slots run past the 32-bit handle index space.
+    HandleIndexSpace {
+        /// Index of the first slot.
+        base: u32,
+        /// Number of slots.
+        slots: u64,
+    },
+    /// A slot carries another type id than its map.
+    HandleSlotType {
+        /// The slot.
+        slot: u32,
+        /// The type id in the slot.
+        found: u16,
+        /// The map's type id.
+        type_id: u16,
+    },
+    /// A live slot whose item does not point back at it, or that carries the retired
+    /// generation.
+    HandleSlotLink {
+        /// The slot.
+        slot: u32,
+        /// The dense index it names.
+        dense: u32,
+        /// The slot that `meta` gives for that dense index, if it has one.
+        back: Option<u32>,
+    },
+    /// The number of live slots differs from the number of items.
+    HandleLiveCount {
+        /// Live slots.
+        live: u64,
+        /// Items.
+        len: u64,
+    },
+    /// A free-list link leads outside the free, unretired slots.
+    HandleFreeList {
+        /// Steps taken from the head.
+        step: u64,
+        /// The slot the link names.
+        slot: u32,
+        /// Free, unretired slots.
+        free: u64,
+    },
+    /// The free list does not end where it must: after every free slot, at its tail.
+    HandleFreeListEnd {
+        /// Free, unretired slots.
+        free: u64,
+        /// The stored tail.
+        tail: u32,
+        /// The last slot walked.
+        last: u32,
+        /// The link after it (`u32::MAX` ends the list).
+        next: u32,
+    },
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            LoadError::SectionSize { section, expected, found } => {
+                write!(f, "section '{section}' is {found} bytes; its header says {expected}")
+            }
+            LoadError::HandleTypeId { type_id } => {
+                write!(f, "handle map: type id {type_id} is past the 15-bit limit of 32767")
+            }
+            LoadError::HandleMeta { items, meta } => {
+                write!(f, "handle map: {items} items but {meta} entries in section 'meta'")
+            }
+            LoadError::HandleIndexSpace { base, slots } => write!(
+                f,
+                "handle map: slots {base}..{base}+{slots} run past the 32-bit handle index space"
+            ),
+            LoadError::HandleSlotType { slot, found, type_id } => {
+                write!(f, "handle map: slot {slot} has type id {found}, the map {type_id}")
+            }
+            LoadError::HandleSlotLink { slot, dense, back: Some(back) } => {
+                write!(f, "handle map: live slot {slot} names item {dense}, whose slot is {back}")
+            }
+            LoadError::HandleSlotLink { slot, dense, back: None } => write!(
+                f,
+                "handle map: live slot {slot} names item {dense}, past the items or retired"
+            ),
+            LoadError::HandleLiveCount { live, len } => {
+                write!(f, "handle map: {live} live slots for {len} items")
+            }
+            LoadError::HandleFreeList { step, slot, free } => write!(
+                f,
+                "handle map: free list step {step} names slot {slot}, which is not one of the \
+                 {free} free slots"
+            ),
+            LoadError::HandleFreeListEnd { free, tail, last, next } => write!(
+                f,
+                "handle map: free list of {free} slots should end at tail {tail}, but slot \
+                 {last} links on to {next}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for LoadError {}
+
 /// Any error of this crate: what the whole-file operations return.
 ///
 /// # Examples
@@ -190,6 +401,8 @@ impl std::error::Error for BlobError {}
 pub enum Error {
     /// A blob was malformed or too large.
     Blob(BlobError),
+    /// Saved bytes were malformed.
+    Load(LoadError),
     /// Reading or writing a file failed.
     Io(std::io::Error),
 }
@@ -198,6 +411,7 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Blob(e) => e.fmt(f),
+            Error::Load(e) => e.fmt(f),
             Error::Io(e) => e.fmt(f),
         }
     }
@@ -207,6 +421,7 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Blob(e) => Some(e),
+            Error::Load(e) => Some(e),
             Error::Io(e) => Some(e),
         }
     }
@@ -215,6 +430,12 @@ impl std::error::Error for Error {
 impl From<BlobError> for Error {
     fn from(e: BlobError) -> Error {
         Error::Blob(e)
+    }
+}
+
+impl From<LoadError> for Error {
+    fn from(e: LoadError) -> Error {
+        Error::Load(e)
     }
 }
 

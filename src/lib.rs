@@ -11,12 +11,17 @@ compile_error!(
     "datacomp stores blobs as little-endian words and supports little-endian targets only"
 );
 
-mod blob;
+pub mod blob;
 mod error;
+pub mod handle_map;
 mod key;
 mod value;
 
-pub use blob::{Blob, BlobRef, Iter, Keys, MAX_BYTES};
-pub use error::{BlobError, Error};
+pub use blob::{Blob, BlobRef, Iter as BlobIter, Keys as BlobKeys, MAX_BYTES};
+pub use error::{BlobError, Error, HandleError, LoadError};
+pub use handle_map::{
+    Drain as HandleMapDrain, HandleMap, Id, Iter as HandleMapIter, IterMut as HandleMapIterMut,
+    ParseIdError, RawHandleMap, RawHeader,
+};
 pub use key::Key;
 pub use value::{AsValue, OwnedValue, Value, ValueType};

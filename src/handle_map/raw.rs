@@ -1,0 +1,286 @@
+//! A [`HandleMap`]'s state as raw byte sections (for save files) and as serde data: both are
+//! read back through one validator, [`HandleMap::from_parts`].
+
+use zerocopy::little_endian::{U16, U32};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
+
+use super::{Defrag, HandleMap, Id, NONE, RETIRED, Slot};
+use crate::LoadError;
+
+/// The fixed part of a [`HandleMap`]'s raw sections: counts, free-list ends, type id.
+///
+/// Little-endian and unaligned, so it is read from any byte offset of a file.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned,
+)]
+#[repr(C)]
+pub struct RawHeader {
+    /// The map's type id.
+    pub type_id: U16,
+    /// Zero.
+    pub reserved: U16,
+    /// Index of slot 0 in handles (raised by `reset`).
+    pub base: U32,
+    /// Number of items.
+    pub len: U32,
+    /// Number of slots.
+    pub slots: U32,
+    /// First slot of the free list, or `u32::MAX`.
+    pub free_head: U32,
+    /// Last slot of the free list, or `u32::MAX`.
+    pub free_tail: U32,
+    /// `size_of::<T>()`, checked on load so that a map of one item type is not read as
+    /// another.
+    pub item_size: U32,
+}
+
+/// A [`HandleMap`]'s whole state as a header and three byte sections, written and read with no
+/// per-item encoding.
+///
+/// - `items`: the dense items, `len * size_of::<T>()` bytes;
+/// - `meta`: each item's slot, `len` little-endian `u32`s;
+/// - `slots`: `slots` little-endian `u64`s, each the bits of the handle its slot would issue,
+///   with the index replaced by the item's dense index (live) or the next free slot (free bit
+///   set).
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{HandleMap, RawHandleMap};
+///
+/// let mut map = HandleMap::new(1);
+/// let id = map.insert(42_u64);
+/// let raw = map.as_raw();
+/// let copy: HandleMap<u64> = HandleMap::from_raw(&raw).unwrap();
+/// assert_eq!(copy[id], 42);
+///
+/// let mut bad_slots = raw.slots.to_vec();
+/// bad_slots[0] = 7; // item 0's slot now points at item 7
+/// let bad = RawHandleMap { slots: &bad_slots, ..raw };
+/// assert!(HandleMap::<u64>::from_raw(&bad).is_err());
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct RawHandleMap<'a> {
+    /// Counts, free-list ends and type id.
+    pub header: RawHeader,
+    /// The dense items' bytes.
+    pub items: &'a [u8],
+    /// Each item's slot.
+    pub meta: &'a [u8],
+    /// The sparse slots.
+    pub slots: &'a [u8],
+}
+
+/// The typed parts that both raw sections and serde data are read into, then checked by
+/// [`HandleMap::from_parts`].
+#[cfg_attr(feature = "serde", derive(serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename = "HandleMap", deny_unknown_fields))]
+struct Parts<T> {
+    type_id: u16,
+    base: u32,
+    free_head: u32,
+    free_tail: u32,
+    items: Vec<T>,
+    meta: Vec<u32>,
+    slots: Vec<Slot>,
+}
+
+impl<T> HandleMap<T> {
+    /// Checks every invariant of `parts` and builds the map.
+    fn from_parts(parts: Parts<T>) -> Result<HandleMap<T>, LoadError> {
+        let Parts { type_id, base, free_head, free_tail, items, meta, slots } = parts;
+        if type_id > Id::MAX_TYPE_ID {
+            return Err(LoadError::HandleTypeId { type_id });
+        }
+        let len = items.len() as u64;
+        if meta.len() as u64 != len {
+            return Err(LoadError::HandleMeta { items: len, meta: meta.len() as u64 });
+        }
+        let slot_count = slots.len() as u64;
+        if u64::from(base) + slot_count > u64::from(u32::MAX) || len >= u64::from(u32::MAX) - 1 {
+            return Err(LoadError::HandleIndexSpace { base, slots: slot_count });
+        }
+        let mut live = 0_u64;
+        let mut retired = 0_u64;
+        for (s, slot) in slots.iter().enumerate() {
+            let s = s as u32;
+            if slot.type_id() != type_id {
+                return Err(LoadError::HandleSlotType { slot: s, found: slot.type_id(), type_id });
+            }
+            if slot.is_free() {
+                retired += u64::from(slot.generation() == RETIRED);
+                continue;
+            }
+            live += 1;
+            let dense = slot.index();
+            if slot.generation() == RETIRED || meta.get(dense as usize) != Some(&s) {
+                let back = meta.get(dense as usize).copied();
+                return Err(LoadError::HandleSlotLink { slot: s, dense, back });
+            }
+        }
+        if live != len {
+            return Err(LoadError::HandleLiveCount { live, len });
+        }
+        // The free list must visit each free, unretired slot once and end at the tail. A walk
+        // that revisits a slot never ends, so reaching the end in exactly that many steps
+        // proves the list acyclic and complete.
+        let free = slot_count - len - retired;
+        let (mut at, mut last) = (free_head, NONE);
+        for step in 0..free {
+            let slot = slots.get(at as usize).filter(|s| s.is_free() && s.generation() != RETIRED);
+            let Some(slot) = slot else {
+                return Err(LoadError::HandleFreeList { step, slot: at, free });
+            };
+            last = at;
+            at = slot.index();
+        }
+        if at != NONE || free_tail != last {
+            return Err(LoadError::HandleFreeListEnd { free, tail: free_tail, last, next: at });
+        }
+        let sorted = items.len();
+        Ok(HandleMap {
+            items,
+            meta,
+            slots,
+            free_head,
+            free_tail,
+            base,
+            type_id,
+            defrag: Defrag { next: sorted, moving: None },
+        })
+    }
+}
+
+impl<T: IntoBytes + FromBytes + Immutable + KnownLayout> HandleMap<T> {
+    /// The map's whole state as raw byte sections, borrowed: no per-item encoding.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::HandleMap;
+    ///
+    /// let mut map = HandleMap::new(0);
+    /// map.insert_batch([1_u32, 2, 3]);
+    /// let raw = map.as_raw();
+    /// assert_eq!(raw.header.len.get(), 3);
+    /// assert_eq!(raw.items, [1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0]);
+    /// ```
+    #[must_use]
+    pub fn as_raw(&self) -> RawHandleMap<'_> {
+        RawHandleMap {
+            header: RawHeader {
+                type_id: U16::new(self.type_id),
+                reserved: U16::ZERO,
+                base: U32::new(self.base),
+                len: U32::new(self.items.len() as u32),
+                slots: U32::new(self.slots.len() as u32),
+                free_head: U32::new(self.free_head),
+                free_tail: U32::new(self.free_tail),
+                item_size: U32::new(size_of::<T>() as u32),
+            },
+            items: self.items.as_bytes(),
+            meta: self.meta.as_bytes(),
+            slots: self.slots.as_bytes(),
+        }
+    }
+
+    /// Reads a map back from [`as_raw`](HandleMap::as_raw) sections, copying them into aligned
+    /// buffers and checking everything: section sizes, ranges, the dense <-> slot bijection,
+    /// generations, and that the free list is acyclic and holds every free slot.
+    ///
+    /// # Errors
+    ///
+    /// A [`LoadError`] that says which section and which slot or item is wrong.
+    pub fn from_raw(raw: &RawHandleMap<'_>) -> Result<HandleMap<T>, LoadError> {
+        let header = &raw.header;
+        let item_size = size_of::<T>() as u64;
+        if u64::from(header.item_size.get()) != item_size || header.reserved.get() != 0 {
+            let found = u64::from(header.item_size.get());
+            return Err(LoadError::SectionSize {
+                section: "item size",
+                expected: item_size,
+                found,
+            });
+        }
+        let len = u64::from(header.len.get());
+        let slots = u64::from(header.slots.get());
+        let sizes = [
+            ("items", raw.items, len * item_size),
+            ("meta", raw.meta, len * 4),
+            ("slots", raw.slots, slots * 8),
+        ];
+        for (section, bytes, expected) in sizes {
+            if bytes.len() as u64 != expected {
+                return Err(LoadError::SectionSize {
+                    section,
+                    expected,
+                    found: bytes.len() as u64,
+                });
+            }
+        }
+        // The sizes match the counts, so the counts fit in usize.
+        let items = copy_aligned::<T>(raw.items, len as usize);
+        let meta = copy_aligned::<u32>(raw.meta, len as usize);
+        let slots = copy_aligned::<Slot>(raw.slots, slots as usize);
+        HandleMap::from_parts(Parts {
+            type_id: header.type_id.get(),
+            base: header.base.get(),
+            free_head: header.free_head.get(),
+            free_tail: header.free_tail.get(),
+            items,
+            meta,
+            slots,
+        })
+    }
+}
+
+/// `bytes` as `count` values of `T` (zero-sized ones included): one zeroed allocation and one
+/// copy. `bytes` holds exactly `count` of them.
+fn copy_aligned<T: IntoBytes + FromBytes>(bytes: &[u8], count: usize) -> Vec<T> {
+    let mut out: Vec<T> = std::iter::repeat_with(T::new_zeroed).take(count).collect();
+    out.as_mut_bytes().copy_from_slice(bytes);
+    out
+}
+
+#[cfg(feature = "serde")]
+mod serde_impl {
+    use serde::de::Error as _;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::{HandleMap, Parts};
+
+    #[derive(Serialize)]
+    #[serde(rename = "HandleMap")]
+    struct Out<'a, T> {
+        type_id: u16,
+        base: u32,
+        free_head: u32,
+        free_tail: u32,
+        items: &'a [T],
+        meta: &'a [u32],
+        slots: Vec<u64>,
+    }
+
+    impl<T: Serialize> Serialize for HandleMap<T> {
+        /// The whole state: items, meta, slots and free-list ends, as one struct.
+        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            Out {
+                type_id: self.type_id,
+                base: self.base,
+                free_head: self.free_head,
+                free_tail: self.free_tail,
+                items: &self.items,
+                meta: &self.meta,
+                slots: self.slots.iter().map(|s| s.0).collect(),
+            }
+            .serialize(serializer)
+        }
+    }
+
+    impl<'de, T: Deserialize<'de>> Deserialize<'de> for HandleMap<T> {
+        /// Reads the serialized state and checks it as [`HandleMap::from_raw`] does.
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<HandleMap<T>, D::Error> {
+            HandleMap::from_parts(Parts::deserialize(deserializer)?).map_err(D::Error::custom)
+        }
+    }
+}
