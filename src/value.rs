@@ -131,11 +131,8 @@ impl<'a> Value<'a> {
     /// ```
     #[must_use]
     pub const fn payload_bytes(&self) -> usize {
-        match self {
-            Value::Bool(_) | Value::Float(_) => 0,
-            Value::Str(s) => 4 + s.len().next_multiple_of(4),
-            Value::Floats(f) => 4 + 4 * f.len(),
-        }
+        crate::blob::layout::block_bytes(self.value_type(), crate::blob::layout::payload_len(*self))
+            as usize
     }
 
     /// The boolean, if this is one.

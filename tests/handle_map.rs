@@ -97,8 +97,6 @@ fn assert_matches(map: &HandleMap<u64>, model: &Model) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
-
     #[test]
     fn handle_map_matches_a_hashmap_model(ops in prop::collection::vec(op(), 1..80)) {
         let mut map: HandleMap<u64> = HandleMap::new(5);

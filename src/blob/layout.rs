@@ -68,7 +68,7 @@ pub(crate) fn capacity_bytes(keys: usize, payload_bytes: usize) -> Option<usize>
 }
 
 /// Bytes taken in the payload region by a payload of `len` (string bytes or float elements).
-const fn block_bytes(ty: ValueType, len: u64) -> u64 {
+pub(crate) const fn block_bytes(ty: ValueType, len: u64) -> u64 {
     match ty {
         ValueType::Str => 4 + len.next_multiple_of(4),
         ValueType::Floats => 4 + 4 * len,
@@ -103,7 +103,7 @@ pub(crate) fn keys(w: &[u32]) -> &[u32] {
 
 #[inline]
 fn tag(w: &[u32], i: usize) -> ValueType {
-    let tag = (w[tags_at(len(w)) + i / 4] >> (8 * (i % 4))) as u8;
+    let tag = w[tags_at(len(w))..].as_bytes()[i];
     match ValueType::from_tag(tag) {
         Some(ty) => ty,
         None => unreachable!("INVARIANT: validated regions hold known tags only"),
@@ -318,7 +318,7 @@ pub(crate) fn repack(src: &[u32], dst: &mut [u32]) {
 }
 
 /// Length stored in a payload block: bytes of a string, elements of a float array.
-fn payload_len(value: Value<'_>) -> u64 {
+pub(crate) const fn payload_len(value: Value<'_>) -> u64 {
     match value {
         Value::Bool(_) | Value::Float(_) => 0,
         Value::Str(s) => s.len() as u64,

@@ -1,6 +1,6 @@
 //! [`Blob`]: one entity's data in one byte buffer.
 
-mod layout;
+pub(crate) mod layout;
 mod view;
 
 use std::fmt;

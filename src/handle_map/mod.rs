@@ -50,6 +50,11 @@ impl Slot {
         Id::from_bits(self.0).type_id()
     }
 
+    /// The handle of this live slot, which sits at handle index `index`.
+    const fn id(self, index: u32) -> Id {
+        Id::from_bits(self.0 & !0xffff_ffff | index as u64)
+    }
+
     const fn index(self) -> u32 {
         self.0 as u32
     }
@@ -531,7 +536,7 @@ impl<T> HandleMap<T> {
 
     /// The handle of live slot `slot`.
     fn id_of_slot(&self, slot: usize) -> Id {
-        Id::new(self.base + slot as u32, self.slots[slot].generation(), self.type_id)
+        self.slots[slot].id(self.base + slot as u32)
     }
 
     /// Frees a live slot: bumps its generation and puts it at the back of the free list, or
@@ -844,7 +849,7 @@ impl<T> HandleMap<T> {
     /// ```
     pub fn iter_mut(&mut self) -> IterMut<'_, T> {
         IterMut {
-            ids: IdsOf { slots: &self.slots, base: self.base, type_id: self.type_id },
+            ids: IdsOf { slots: &self.slots, base: self.base },
             inner: self.meta.iter().zip(self.items.iter_mut()),
         }
     }
@@ -1016,12 +1021,11 @@ impl<T: fmt::Debug> fmt::Debug for Iter<'_, T> {
 struct IdsOf<'a> {
     slots: &'a [Slot],
     base: u32,
-    type_id: u16,
 }
 
 impl IdsOf<'_> {
     fn id(&self, slot: u32) -> Id {
-        Id::new(self.base + slot, self.slots[slot as usize].generation(), self.type_id)
+        self.slots[slot as usize].id(self.base + slot)
     }
 }
 
