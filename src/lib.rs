@@ -15,6 +15,7 @@ pub mod blob;
 mod error;
 pub mod handle_map;
 mod key;
+mod store;
 mod value;
 
 pub use blob::{Blob, BlobRef, Iter as BlobIter, Keys as BlobKeys, MAX_BYTES};
@@ -24,4 +25,5 @@ pub use handle_map::{
     ParseIdError, RawHandleMap, RawHeader,
 };
 pub use key::Key;
+pub use store::{BlobMut, Store, StoreStats};
 pub use value::{AsValue, OwnedValue, Value, ValueType};

@@ -142,6 +142,11 @@ impl<'a> BlobRef<'a> {
         self.words.as_bytes()
     }
 
+    /// The blob's words, as the store's arena holds them.
+    pub(crate) fn as_words(self) -> &'a [u32] {
+        self.words
+    }
+
     /// Size of the buffer in bytes.
     #[must_use]
     pub fn byte_len(self) -> usize {
@@ -201,6 +206,12 @@ impl PartialEq for BlobRef<'_> {
     /// pattern), whatever the order of entries and the layout of bytes.
     fn eq(&self, other: &Self) -> bool {
         self.same_entries(*other)
+    }
+}
+
+impl PartialEq<Blob> for BlobRef<'_> {
+    fn eq(&self, other: &Blob) -> bool {
+        self.same_entries(other.as_blob_ref())
     }
 }
 

@@ -1,0 +1,414 @@
+//! [`Store`]: every entity's blob in one arena, reached through [`Id`] handles.
+
+use std::fmt;
+
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+
+use crate::blob::layout;
+use crate::{AsValue, Blob, BlobError, BlobRef, HandleMap, Id, Key, Value};
+
+/// The handle map type id of a store's entities.
+const STORE_TYPE_ID: u16 = 1;
+/// Words a blob gets at least when it moves to the end of the arena to grow: 128 bytes.
+const MIN_GROWTH_WORDS: usize = 32;
+/// Compaction runs when garbage passes half the arena and the arena is at least this big.
+const MIN_COMPACT_WORDS: usize = 4096;
+
+/// Where one entity's blob lives in the arena, in 32-bit words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+struct Span {
+    /// First word of the blob.
+    offset: u32,
+    /// Words reserved for it: the blob's whole buffer, free space included.
+    words: u32,
+}
+
+impl Span {
+    fn range(self) -> std::ops::Range<usize> {
+        self.offset as usize..self.offset as usize + self.words as usize
+    }
+}
+
+/// Every entity's data in one arena: a [`HandleMap`] of spans over ONE buffer that holds every
+/// blob, in the byte format of [`Blob`]. No allocation per entity, no pointer anywhere.
+///
+/// ```text
+///  index: HandleMap<Span>   ┌────────┬────────┬────────┐
+///  (dense, by Id)           │ 0..12  │ 40..72 │ 12..28 │
+///                           └───┬────┴───┬────┴───┬────┘
+///  arena: [u32]  ┌──────────────▼─┬──────┼─────────▼──┬──────────┬──▼───────────────────────┐
+///                │ blob A         │ blob C           │ garbage  │ blob B (moved to grow)   │
+///                └────────────────┴──────────────────┴──────────┴──────────────────────────┘
+/// ```
+///
+/// A blob that outgrows its span moves to the end of the arena with room to grow; its old span
+/// becomes garbage. When garbage passes half the arena, the arena is compacted in one pass in
+/// dense order, so that iteration walks memory linearly. Offsets are relative, so a move is a
+/// memcpy.
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{Blob, Store};
+///
+/// let mut world = Store::new();
+/// let mut sheet = Blob::new();
+/// sheet.set("name", "The One");
+/// sheet.set("stats.health", 100);
+/// let hero = world.insert(&sheet);
+///
+/// world.get_mut(hero).unwrap().set("stats.health", 95);
+/// assert_eq!(world.get(hero).unwrap().get_float("stats.health"), Some(95.0));
+/// assert!(world.remove(hero));
+/// assert!(world.get(hero).is_none());
+/// ```
+#[derive(Clone, Default)]
+pub struct Store {
+    // INVARIANT: every span lies inside `arena`, no two spans overlap, and each span's words
+    // pass `layout::validate`.
+    index: HandleMap<Span>,
+    arena: Vec<u32>,
+    // INVARIANT: the arena words that no span covers.
+    garbage_words: usize,
+}
+
+/// A store's memory use: what [`Store::stats`] returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct StoreStats {
+    /// Entities (blobs).
+    pub entities: usize,
+    /// Bytes of the arena.
+    pub arena_bytes: usize,
+    /// Bytes the blobs would take repacked: headers and live payloads.
+    pub live_bytes: usize,
+    /// Bytes inside blobs that are free space or holes: room to grow in place.
+    pub slack_bytes: usize,
+    /// Bytes of the arena that no blob uses: left by removed and moved blobs, reclaimed by
+    /// compaction.
+    pub garbage_bytes: usize,
+}
+
+impl Store {
+    /// An empty store. It does not allocate.
+    #[must_use]
+    pub const fn new() -> Store {
+        Store { index: HandleMap::new(STORE_TYPE_ID), arena: Vec::new(), garbage_words: 0 }
+    }
+
+    /// An empty store with room for `entities` blobs taking `bytes` in all.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Store;
+    ///
+    /// let store = Store::with_capacity(1000, 256 * 1000);
+    /// assert!(store.is_empty());
+    /// ```
+    #[must_use]
+    pub fn with_capacity(entities: usize, bytes: usize) -> Store {
+        Store {
+            index: HandleMap::with_capacity(STORE_TYPE_ID, entities),
+            arena: Vec::with_capacity(bytes.div_ceil(4)),
+            garbage_words: 0,
+        }
+    }
+
+    /// Number of entities.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    /// Whether the store has no entities.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.index.is_empty()
+    }
+
+    /// Appends `words` words of arena and returns their span.
+    ///
+    /// # Panics
+    ///
+    /// If the arena would pass 2^32 words (16 GiB): spans are 32-bit.
+    fn allocate(&mut self, words: usize) -> Span {
+        let offset = self.arena.len();
+        let end = offset + words;
+        assert!(u32::try_from(end).is_ok(), "Store: the arena would pass 2^32 words (16 GiB)");
+        self.arena.resize(end, 0);
+        Span { offset: offset as u32, words: words as u32 }
+    }
+
+    /// Adds a copy of `blob` (repacked: no free space, no holes) and returns its handle.
+    ///
+    /// # Panics
+    ///
+    /// If the arena would pass 16 GiB.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, Store};
+    ///
+    /// let mut store = Store::new();
+    /// let mut sheet = Blob::with_capacity(100, 10_000);
+    /// sheet.set("name", "Bob");
+    /// let id = store.insert(&sheet);
+    /// assert_eq!(store.get(id).unwrap(), sheet);
+    /// assert_eq!(store.stats().arena_bytes, sheet.used_bytes());
+    /// ```
+    pub fn insert(&mut self, blob: &Blob) -> Id {
+        let source = blob.as_blob_ref();
+        let span = self.allocate(source.used_bytes() / 4);
+        layout::repack(source.as_words(), &mut self.arena[span.range()]);
+        self.index.insert(span)
+    }
+
+    /// Adds an empty entity and returns its handle.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Store;
+    ///
+    /// let mut store = Store::new();
+    /// let id = store.insert_empty();
+    /// assert!(store.get(id).unwrap().is_empty());
+    /// ```
+    pub fn insert_empty(&mut self) -> Id {
+        let span = self.allocate(layout::EMPTY.len());
+        self.arena[span.range()].copy_from_slice(&layout::EMPTY);
+        self.index.insert(span)
+    }
+
+    /// The blob of `id`, if it is live.
+    #[must_use]
+    pub fn get(&self, id: Id) -> Option<BlobRef<'_>> {
+        let span = *self.index.get(id)?;
+        Some(BlobRef::from_valid(&self.arena[span.range()]))
+    }
+
+    /// The blob of `id` for editing, if it is live.
+    pub fn get_mut(&mut self, id: Id) -> Option<BlobMut<'_>> {
+        self.index.contains(id).then_some(BlobMut { store: self, id })
+    }
+
+    /// Whether `id` is a live entity.
+    #[must_use]
+    pub fn contains(&self, id: Id) -> bool {
+        self.index.contains(id)
+    }
+
+    /// Removes the entity of `id`; returns whether it was there. Its span becomes garbage.
+    pub fn remove(&mut self, id: Id) -> bool {
+        let Some(span) = self.index.remove(id) else {
+            return false;
+        };
+        self.garbage_words += span.words as usize;
+        self.compact_if_wasteful();
+        true
+    }
+
+    /// Removes every entity, keeping the arena's allocation. Old handles never resolve.
+    pub fn clear(&mut self) {
+        self.index.clear();
+        self.arena.clear();
+        self.garbage_words = 0;
+    }
+
+    /// Iterates over `(Id, BlobRef)` in dense order, which after [`compact`](Store::compact)
+    /// is memory order.
+    #[must_use]
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (Id, BlobRef<'_>)> + '_ {
+        self.index.iter().map(|(id, span)| (id, BlobRef::from_valid(&self.arena[span.range()])))
+    }
+
+    /// Rewrites the arena without garbage, blobs in dense order, each keeping its span's size.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, Store};
+    ///
+    /// let mut store = Store::new();
+    /// let ids: Vec<_> = (0..3).map(|_| store.insert(&Blob::new())).collect();
+    /// store.remove(ids[1]);
+    /// assert_eq!(store.stats().garbage_bytes, 8);
+    /// store.compact();
+    /// assert_eq!(store.stats().garbage_bytes, 0);
+    /// assert_eq!(store.stats().arena_bytes, 16);
+    /// ```
+    pub fn compact(&mut self) {
+        let live = self.arena.len() - self.garbage_words;
+        let mut arena = Vec::with_capacity(live);
+        for span in self.index.values_mut() {
+            let offset = arena.len() as u32;
+            arena.extend_from_slice(&self.arena[span.range()]);
+            span.offset = offset;
+        }
+        self.arena = arena;
+        self.garbage_words = 0;
+    }
+
+    fn compact_if_wasteful(&mut self) {
+        if self.arena.len() >= MIN_COMPACT_WORDS && self.garbage_words * 2 > self.arena.len() {
+            self.compact();
+        }
+    }
+
+    /// Memory use: entities, arena size, live bytes, slack inside blobs, garbage.
+    #[must_use]
+    pub fn stats(&self) -> StoreStats {
+        let (live_bytes, slack_bytes) = self.iter().fold((0, 0), |(live, slack), (_, blob)| {
+            (live + blob.used_bytes(), slack + blob.byte_len() - blob.used_bytes())
+        });
+        StoreStats {
+            entities: self.len(),
+            arena_bytes: self.arena.len() * 4,
+            live_bytes,
+            slack_bytes,
+            garbage_bytes: self.garbage_words * 4,
+        }
+    }
+}
+
+impl fmt::Debug for Store {
+    /// The entities by handle, each as its entries.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        struct Display(Id);
+        impl fmt::Debug for Display {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                fmt::Display::fmt(&self.0, f)
+            }
+        }
+        f.debug_map().entries(self.iter().map(|(id, blob)| (Display(id), blob))).finish()
+    }
+}
+
+/// One entity's blob inside a [`Store`], for editing: returned by [`Store::get_mut`].
+///
+/// Writes go straight into the arena; a blob that outgrows its span moves to the end of the
+/// arena first.
+pub struct BlobMut<'a> {
+    store: &'a mut Store,
+    // INVARIANT: live in `store.index` for the whole borrow.
+    id: Id,
+}
+
+impl BlobMut<'_> {
+    fn span(&self) -> Span {
+        *self.store.index.get(self.id).expect("INVARIANT: a BlobMut's id stays live")
+    }
+
+    /// The blob, read-only.
+    #[must_use]
+    pub fn as_blob_ref(&self) -> BlobRef<'_> {
+        BlobRef::from_valid(&self.store.arena[self.span().range()])
+    }
+
+    /// The value of `key`, as [`Blob::get`] reads it.
+    #[must_use]
+    pub fn get(&self, key: impl Into<Key>) -> Option<Value<'_>> {
+        self.as_blob_ref().get(key)
+    }
+
+    /// The boolean at `key`, as [`Blob::get_bool`] reads it.
+    #[must_use]
+    pub fn get_bool(&self, key: impl Into<Key>) -> Option<bool> {
+        self.as_blob_ref().get_bool(key)
+    }
+
+    /// The float at `key`, as [`Blob::get_float`] reads it.
+    #[must_use]
+    pub fn get_float(&self, key: impl Into<Key>) -> Option<f32> {
+        self.as_blob_ref().get_float(key)
+    }
+
+    /// The string at `key`, as [`Blob::get_str`] reads it.
+    #[must_use]
+    pub fn get_str(&self, key: impl Into<Key>) -> Option<&str> {
+        self.as_blob_ref().get_str(key)
+    }
+
+    /// The float array at `key`, as [`Blob::get_floats`] reads it.
+    #[must_use]
+    pub fn get_floats(&self, key: impl Into<Key>) -> Option<&[f32]> {
+        self.as_blob_ref().get_floats(key)
+    }
+
+    /// Whether the blob has a value at `key`.
+    #[must_use]
+    pub fn contains_key(&self, key: impl Into<Key>) -> bool {
+        self.as_blob_ref().contains_key(key)
+    }
+
+    /// Number of keys.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.as_blob_ref().len()
+    }
+
+    /// Whether the blob has no keys.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.as_blob_ref().is_empty()
+    }
+
+    /// Sets `key` to `value`, as [`Blob::set`] does.
+    ///
+    /// # Panics
+    ///
+    /// If the blob would pass 4 GiB or the arena 16 GiB.
+    #[track_caller]
+    pub fn set(&mut self, key: impl Into<Key>, value: impl AsValue) {
+        if let Err(e) = self.try_set(key, value) {
+            panic!("BlobMut::set: {e}");
+        }
+    }
+
+    /// Sets `key` to `value`, as [`Blob::try_set`] does.
+    ///
+    /// # Errors
+    ///
+    /// [`BlobError::TooLarge`] past 4 GiB for one blob; the store is unchanged.
+    ///
+    /// # Panics
+    ///
+    /// If the arena would pass 16 GiB.
+    pub fn try_set(&mut self, key: impl Into<Key>, value: impl AsValue) -> Result<(), BlobError> {
+        let (key, value) = (key.into(), value.as_value());
+        let span = self.span();
+        let Err(need) = layout::set(&mut self.store.arena[span.range()], key, value) else {
+            return Ok(());
+        };
+        if need.required > layout::MAX_BYTES as u64 {
+            return Err(BlobError::TooLarge { required: need.required });
+        }
+        let required = (need.required as usize).div_ceil(4);
+        let words = required.max(2 * span.words as usize).max(MIN_GROWTH_WORDS);
+        let words = words.min(layout::MAX_BYTES / 4);
+        let moved = self.store.allocate(words);
+        let (old, new) = self.store.arena.split_at_mut(moved.offset as usize);
+        layout::repack(&old[span.range()], new);
+        *self.store.index.get_mut(self.id).expect("INVARIANT: a BlobMut's id stays live") = moved;
+        self.store.garbage_words += span.words as usize;
+        layout::set(&mut self.store.arena[moved.range()], key, value)
+            .expect("INVARIANT: a write fits once the blob is repacked into its requirement");
+        self.store.compact_if_wasteful();
+        Ok(())
+    }
+
+    /// Removes `key`; returns whether it was there.
+    pub fn remove(&mut self, key: impl Into<Key>) -> bool {
+        let span = self.span();
+        layout::remove(&mut self.store.arena[span.range()], key.into())
+    }
+}
+
+impl fmt::Debug for BlobMut<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.as_blob_ref(), f)
+    }
+}

@@ -1,0 +1,214 @@
+//! `Store` in memory: a model test against a `HashMap` of `HashMap`s, and the arena's
+//! bookkeeping (relocation on growth, garbage, compaction).
+
+use std::collections::HashMap;
+
+use datacomp::{Blob, BlobRef, Id, Key, OwnedValue, Store};
+use proptest::prelude::*;
+
+#[derive(Clone, Debug)]
+enum Op {
+    Insert(Vec<(usize, OwnedValue)>),
+    InsertEmpty,
+    /// Sets a key of the entity at this position of every handle ever issued.
+    Set(prop::sample::Index, usize, OwnedValue),
+    RemoveKey(prop::sample::Index, usize),
+    Remove(prop::sample::Index),
+    Compact,
+    Clear,
+    Clone,
+}
+
+const KEYS: usize = 8;
+
+fn key(i: usize) -> Key {
+    Key::new("k").child_key(Key::from_raw(i as u32))
+}
+
+fn value() -> impl Strategy<Value = OwnedValue> {
+    prop_oneof![
+        any::<bool>().prop_map(OwnedValue::Bool),
+        any::<u32>().prop_map(|b| OwnedValue::Float(f32::from_bits(b))),
+        "\\PC{0,12}".prop_map(OwnedValue::Str),
+        // Strings that grow past any blob's room, to force moves to the arena's end.
+        (0..3000usize).prop_map(|n| OwnedValue::Str("x".repeat(n))),
+        prop::collection::vec(any::<f32>(), 0..40).prop_map(OwnedValue::Floats),
+    ]
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        3 => prop::collection::vec((0..KEYS, value()), 0..6).prop_map(Op::Insert),
+        1 => Just(Op::InsertEmpty),
+        10 => (any::<prop::sample::Index>(), 0..KEYS, value()).prop_map(|(e, k, v)| Op::Set(e, k, v)),
+        3 => (any::<prop::sample::Index>(), 0..KEYS).prop_map(|(e, k)| Op::RemoveKey(e, k)),
+        2 => any::<prop::sample::Index>().prop_map(Op::Remove),
+        1 => Just(Op::Compact),
+        1 => Just(Op::Clear),
+        1 => Just(Op::Clone),
+    ]
+}
+
+type Model = HashMap<Id, HashMap<Key, OwnedValue>>;
+
+fn assert_blob_matches(blob: BlobRef<'_>, expected: &HashMap<Key, OwnedValue>) {
+    assert_eq!(blob.len(), expected.len());
+    for (key, value) in expected {
+        let got = blob.get(*key).unwrap_or_else(|| panic!("{key} missing"));
+        assert!(got.is_identical(&value.as_value()), "{key}: {got:?} != {value:?}");
+    }
+}
+
+fn assert_matches(store: &Store, model: &Model, issued: &[Id]) {
+    assert_eq!(store.len(), model.len());
+    for &id in issued {
+        match model.get(&id) {
+            Some(entries) => assert_blob_matches(store.get(id).expect("live"), entries),
+            None => assert!(store.get(id).is_none() && !store.contains(id), "dead {id}"),
+        }
+    }
+    let iterated: Vec<Id> = store.iter().map(|(id, _)| id).collect();
+    assert_eq!(iterated.len(), model.len());
+    assert!(iterated.iter().all(|id| model.contains_key(id)));
+    let stats = store.stats();
+    assert_eq!(stats.entities, model.len());
+    assert_eq!(stats.live_bytes + stats.slack_bytes + stats.garbage_bytes, stats.arena_bytes);
+    for (_, blob) in store.iter() {
+        assert!(Blob::from_bytes(blob.as_bytes()).is_ok(), "every span holds a valid blob");
+    }
+}
+
+proptest! {
+    #[test]
+    fn store_matches_a_hashmap_model(ops in prop::collection::vec(op(), 1..60)) {
+        let mut store = Store::new();
+        let mut model = Model::new();
+        let mut issued: Vec<Id> = Vec::new();
+        let pick = |issued: &[Id], i: &prop::sample::Index| {
+            if issued.is_empty() { Id::NULL } else { issued[i.index(issued.len())] }
+        };
+        for op in ops {
+            match op {
+                Op::Insert(entries) => {
+                    let mut blob = Blob::new();
+                    let mut expected = HashMap::new();
+                    for (k, v) in entries {
+                        blob.set(key(k), &v);
+                        expected.insert(key(k), v);
+                    }
+                    let id = store.insert(&blob);
+                    prop_assert!(!issued.contains(&id));
+                    issued.push(id);
+                    model.insert(id, expected);
+                }
+                Op::InsertEmpty => {
+                    let id = store.insert_empty();
+                    issued.push(id);
+                    model.insert(id, HashMap::new());
+                }
+                Op::Set(e, k, v) => {
+                    let id = pick(&issued, &e);
+                    match (store.get_mut(id), model.get_mut(&id)) {
+                        (Some(mut blob), Some(entries)) => {
+                            blob.set(key(k), &v);
+                            prop_assert!(blob.get(key(k)).unwrap().is_identical(&v.as_value()));
+                            entries.insert(key(k), v);
+                        }
+                        (None, None) => {}
+                        _ => prop_assert!(false, "liveness of {} disagrees", id),
+                    }
+                }
+                Op::RemoveKey(e, k) => {
+                    let id = pick(&issued, &e);
+                    if let (Some(mut blob), Some(entries)) = (store.get_mut(id), model.get_mut(&id)) {
+                        prop_assert_eq!(blob.remove(key(k)), entries.remove(&key(k)).is_some());
+                    }
+                }
+                Op::Remove(e) => {
+                    let id = pick(&issued, &e);
+                    prop_assert_eq!(store.remove(id), model.remove(&id).is_some());
+                }
+                Op::Compact => {
+                    store.compact();
+                    prop_assert_eq!(store.stats().garbage_bytes, 0);
+                }
+                Op::Clear => {
+                    store.clear();
+                    model.clear();
+                }
+                Op::Clone => store = store.clone(),
+            }
+            assert_matches(&store, &model, &issued);
+        }
+    }
+}
+
+#[test]
+fn a_blob_that_outgrows_its_span_moves_and_leaves_garbage() {
+    let mut store = Store::new();
+    let a = store.insert(&[("name", "a")].into_iter().collect());
+    let b = store.insert(&[("name", "b")].into_iter().collect());
+    let before = store.stats();
+    assert_eq!(before.garbage_bytes, 0);
+    assert_eq!(
+        before.arena_bytes,
+        2 * 28,
+        "each stored repacked: 20 bytes of header, 8 of payload"
+    );
+    store.get_mut(a).unwrap().set("name", "a name far too long for the span it had");
+    let after = store.stats();
+    assert_eq!(after.garbage_bytes, 28, "a's old span");
+    assert!(after.arena_bytes >= before.arena_bytes + 128, "moved to the end with room to grow");
+    assert_eq!(
+        store.get(a).unwrap().get_str("name"),
+        Some("a name far too long for the span it had")
+    );
+    assert_eq!(store.get(b).unwrap().get_str("name"), Some("b"));
+    // The moved blob lies after b in memory; compaction puts them back in dense order.
+    let addr = |id| store.get(id).unwrap().as_bytes().as_ptr() as usize;
+    assert!(addr(a) > addr(b));
+    store.compact();
+    let addr = |id| store.get(id).unwrap().as_bytes().as_ptr() as usize;
+    assert!(addr(a) < addr(b), "iteration walks memory in order after compact");
+    assert_eq!(store.stats().garbage_bytes, 0);
+}
+
+#[test]
+fn garbage_never_passes_half_of_a_large_arena() {
+    let mut store = Store::new();
+    let ids: Vec<Id> = (0..500).map(|_| store.insert_empty()).collect();
+    for round in 1..40 {
+        for &id in &ids {
+            store.get_mut(id).unwrap().set("bio", "x".repeat(round * 8).as_str());
+        }
+        let stats = store.stats();
+        if stats.arena_bytes >= 4 * 4096 {
+            assert!(stats.garbage_bytes * 2 <= stats.arena_bytes, "round {round}: {stats:?}");
+        }
+    }
+    assert!(
+        ids.iter().all(|&id| store.get(id).unwrap().get_str("bio").map(str::len) == Some(39 * 8))
+    );
+}
+
+#[test]
+fn handles_of_removed_and_cleared_entities_stay_dead() {
+    let mut store = Store::new();
+    let a = store.insert_empty();
+    assert!(store.remove(a));
+    assert!(!store.remove(a));
+    assert!(store.get_mut(a).is_none());
+    let b = store.insert_empty();
+    assert_ne!(a, b);
+    store.clear();
+    assert!(store.get(b).is_none());
+    let c = store.insert_empty();
+    assert!(store.get(a).is_none() && store.get(b).is_none() && store.get(c).is_some());
+}
+
+#[test]
+fn debug_shows_entities_and_their_entries() {
+    let mut store = Store::new();
+    store.insert(&[("stats.health", 100.0)].into_iter().collect());
+    assert_eq!(format!("{store:?}"), "{0v0t1: {#2dd391b7: Float(100.0)}}");
+}
