@@ -337,6 +337,103 @@ pub enum LoadError {
         /// The link after it (`u32::MAX` ends the list).
         next: u32,
     },
+    /// The file ends before the part named.
+    Truncated {
+        /// What was being read.
+        what: &'static str,
+        /// Bytes it needs.
+        needed: u64,
+        /// Bytes the file has.
+        len: u64,
+    },
+    /// The file does not start with "DATACOMP".
+    BadMagic {
+        /// The first 8 bytes found.
+        found: [u8; 8],
+    },
+    /// A major format version this build cannot read.
+    UnsupportedVersion {
+        /// Major version found.
+        major: u16,
+        /// Minor version found.
+        minor: u16,
+    },
+    /// A key hash this build does not compute.
+    UnsupportedKeyHash {
+        /// The key-hash id found.
+        key_hash: u16,
+    },
+    /// The file is not as long as its header says.
+    FileLength {
+        /// Length in the header.
+        expected: u64,
+        /// Length found.
+        found: u64,
+    },
+    /// A section's checksum does not match: its bytes changed.
+    Crc {
+        /// The section.
+        section: &'static str,
+        /// Where it starts.
+        offset: u64,
+        /// The checksum stored.
+        expected: u32,
+        /// The checksum of the bytes found.
+        found: u32,
+    },
+    /// A section runs past the end of the file.
+    SectionBounds {
+        /// The section.
+        section: &'static str,
+        /// Where it starts.
+        offset: u64,
+        /// Its length.
+        len: u64,
+        /// The file's length.
+        file_len: u64,
+    },
+    /// A section is repeated, not 8-aligned, or overlaps what comes before it.
+    SectionPlacement {
+        /// The section.
+        section: &'static str,
+        /// Where it starts.
+        offset: u64,
+    },
+    /// A section the format requires is missing.
+    MissingSection {
+        /// The section.
+        section: &'static str,
+    },
+    /// A padding byte is not zero.
+    Padding {
+        /// Its offset in the file.
+        offset: u64,
+    },
+    /// An entity's span runs past the arena.
+    SpanOutOfArena {
+        /// The entity.
+        id: Id,
+        /// First word of the span.
+        offset: u32,
+        /// Words in the span.
+        words: u32,
+        /// Words in the arena.
+        arena_words: u64,
+    },
+    /// Two entities' spans share arena words.
+    SpansOverlap {
+        /// The entity whose span starts first.
+        first: Id,
+        /// The entity whose span starts inside it.
+        second: Id,
+    },
+    /// An entity's blob is malformed.
+    Blob {
+        /// The entity.
+        id: Id,
+        /// What is wrong with its blob.
+        error: BlobError,
+    },
 }
 
 impl fmt::Display for LoadError {
@@ -378,11 +475,61 @@ impl fmt::Display for LoadError {
                 "handle map: free list of {free} slots should end at tail {tail}, but slot \
                  {last} links on to {next}"
             ),
+            LoadError::Truncated { what, needed, len } => {
+                write!(f, "file of {len} bytes ends inside the {what}, which needs {needed}")
+            }
+            LoadError::BadMagic { found } => {
+                write!(f, "not a datacomp save: starts with {found:02x?}, not \"DATACOMP\"")
+            }
+            LoadError::UnsupportedVersion { major, minor } => write!(
+                f,
+                "save format {major}.{minor} is not supported: this build reads format {}.x",
+                crate::save::FORMAT_MAJOR
+            ),
+            LoadError::UnsupportedKeyHash { key_hash } => {
+                write!(f, "save uses key hash {key_hash}, which this build does not compute")
+            }
+            LoadError::FileLength { expected, found } => {
+                write!(f, "file is {found} bytes; its header says {expected}")
+            }
+            LoadError::Crc { section, offset, expected, found } => write!(
+                f,
+                "section '{section}' at byte {offset}: crc32 {found:08x} does not match the \
+                 stored {expected:08x}"
+            ),
+            LoadError::SectionBounds { section, offset, len, file_len } => write!(
+                f,
+                "section '{section}' at bytes {offset}..{offset}+{len} runs past the file's \
+                 {file_len} bytes"
+            ),
+            LoadError::SectionPlacement { section, offset } => write!(
+                f,
+                "section '{section}' at byte {offset} is repeated, not 8-aligned, or overlaps \
+                 the part before it"
+            ),
+            LoadError::MissingSection { section } => write!(f, "section '{section}' is missing"),
+            LoadError::Padding { offset } => write!(f, "padding byte {offset} is not zero"),
+            LoadError::SpanOutOfArena { id, offset, words, arena_words } => write!(
+                f,
+                "entity {id}: span of {words} words at word {offset} runs past the arena's \
+                 {arena_words} words"
+            ),
+            LoadError::SpansOverlap { first, second } => {
+                write!(f, "entities {first} and {second} share arena bytes")
+            }
+            LoadError::Blob { id, ref error } => write!(f, "entity {id}: {error}"),
         }
     }
 }
 
-impl std::error::Error for LoadError {}
+impl std::error::Error for LoadError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            LoadError::Blob { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}
 
 /// Any error of this crate: what the whole-file operations return.
 ///

@@ -15,6 +15,7 @@ pub mod blob;
 mod error;
 pub mod handle_map;
 mod key;
+pub mod save;
 mod store;
 mod value;
 

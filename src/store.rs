@@ -17,11 +17,11 @@ const MIN_COMPACT_WORDS: usize = 4096;
 /// Where one entity's blob lives in the arena, in 32-bit words.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
-struct Span {
+pub(crate) struct Span {
     /// First word of the blob.
-    offset: u32,
+    pub(crate) offset: u32,
     /// Words reserved for it: the blob's whole buffer, free space included.
-    words: u32,
+    pub(crate) words: u32,
 }
 
 impl Span {
@@ -67,10 +67,10 @@ impl Span {
 pub struct Store {
     // INVARIANT: every span lies inside `arena`, no two spans overlap, and each span's words
     // pass `layout::validate`.
-    index: HandleMap<Span>,
-    arena: Vec<u32>,
+    pub(crate) index: HandleMap<Span>,
+    pub(crate) arena: Vec<u32>,
     // INVARIANT: the arena words that no span covers.
-    garbage_words: usize,
+    pub(crate) garbage_words: usize,
 }
 
 /// A store's memory use: what [`Store::stats`] returns.

@@ -17,6 +17,8 @@ enum Op {
     Compact,
     Clear,
     Clone,
+    /// `to_bytes` -> `from_bytes`.
+    SaveLoad,
 }
 
 const KEYS: usize = 8;
@@ -46,6 +48,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => Just(Op::Compact),
         1 => Just(Op::Clear),
         1 => Just(Op::Clone),
+        2 => Just(Op::SaveLoad),
     ]
 }
 
@@ -137,6 +140,11 @@ proptest! {
                     model.clear();
                 }
                 Op::Clone => store = store.clone(),
+                Op::SaveLoad => {
+                    let stats = store.stats();
+                    store = Store::from_bytes(&store.to_bytes()).expect("a store's own save loads");
+                    prop_assert_eq!(store.stats(), stats);
+                }
             }
             assert_matches(&store, &model, &issued);
         }

@@ -1,0 +1,351 @@
+//! The save file: a header, a section table and a [`Store`]'s raw buffers, little-endian.
+//!
+//! ```text
+//!  offset 0   ┌──────────────────────────────────────────────────────────┐
+//!             │ FileHeader (32 B): magic "DATACOMP", format 1.0, key hash, │
+//!             │ section count, file length, crc32 of header + table       │
+//!  32         ├──────────────────────────────────────────────────────────┤
+//!             │ SectionEntry × n (24 B each): kind, crc32, offset, length │
+//!             ├──────── zero padding to 8 ───────────────────────────────┤
+//!             │ index header │ index items (spans) │ index meta │ slots   │  each 8-aligned,
+//!             │ arena (every blob, as stored)      │ key names            │  zero-padded
+//!             └──────────────────────────────────────────────────────────┘
+//! ```
+//!
+//! Saving is a few large writes with no per-entity encoding; loading checks the header, the
+//! table, every section's crc32 and that all padding is zero (so a change to any byte of the
+//! file is caught), then the handle map's invariants, that every span lies inside the arena and
+//! no two overlap, and every blob, as `Blob::from_bytes` would.
+
+use std::io::{Read, Write};
+use std::path::Path;
+
+use zerocopy::little_endian::{U16, U32, U64};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
+
+use crate::blob::layout;
+use crate::handle_map::{RawHandleMap, RawHeader};
+use crate::store::Span;
+use crate::{Error, HandleMap, LoadError, Store};
+
+/// The first 8 bytes of every save file.
+pub const MAGIC: [u8; 8] = *b"DATACOMP";
+/// The format's major version: a reader refuses a newer one.
+pub const FORMAT_MAJOR: u16 = 1;
+/// The format's minor version: additions an older reader may ignore.
+pub const FORMAT_MINOR: u16 = 0;
+/// The key hash: fxhash's 32-bit algorithm per segment, segments combined in order.
+pub const KEY_HASH_FX32_SEGMENTS: u16 = 1;
+/// Sections start at multiples of this.
+const ALIGN: usize = 8;
+
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+struct FileHeader {
+    magic: [u8; 8],
+    major: U16,
+    minor: U16,
+    key_hash: U16,
+    sections: U16,
+    file_len: U64,
+    /// crc32 of this header (with this field zero) and the section table.
+    table_crc: U32,
+    reserved: U32,
+}
+
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+struct SectionEntry {
+    kind: U32,
+    crc: U32,
+    offset: U64,
+    len: U64,
+}
+
+/// The sections of a save file, in file order.
+const KINDS: [(u32, &str); 6] = [
+    (1, "index header"),
+    (2, "index items"),
+    (3, "index meta"),
+    (4, "index slots"),
+    (5, "arena"),
+    (6, "key names"),
+];
+
+/// The byte sections of a valid-looking file, by kind, in the order of [`KINDS`].
+struct Sections<'a>([&'a [u8]; KINDS.len()]);
+
+impl Store {
+    /// The header and section table for these sections.
+    fn file_head(sections: &[&[u8]; KINDS.len()]) -> Vec<u8> {
+        let table_end = size_of::<FileHeader>() + KINDS.len() * size_of::<SectionEntry>();
+        let mut offset = table_end.next_multiple_of(ALIGN);
+        let mut table = Vec::with_capacity(KINDS.len());
+        for ((kind, _), bytes) in KINDS.iter().zip(sections) {
+            table.push(SectionEntry {
+                kind: U32::new(*kind),
+                crc: U32::new(crc32fast::hash(bytes)),
+                offset: U64::new(offset as u64),
+                len: U64::new(bytes.len() as u64),
+            });
+            offset = (offset + bytes.len()).next_multiple_of(ALIGN);
+        }
+        let mut header = FileHeader {
+            magic: MAGIC,
+            major: U16::new(FORMAT_MAJOR),
+            minor: U16::new(FORMAT_MINOR),
+            key_hash: U16::new(KEY_HASH_FX32_SEGMENTS),
+            sections: U16::new(KINDS.len() as u16),
+            file_len: U64::new(offset as u64),
+            table_crc: U32::ZERO,
+            reserved: U32::ZERO,
+        };
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(header.as_bytes());
+        crc.update(table.as_bytes());
+        header.table_crc = U32::new(crc.finalize());
+        let mut head = Vec::with_capacity(table_end.next_multiple_of(ALIGN));
+        head.extend_from_slice(header.as_bytes());
+        head.extend_from_slice(table.as_bytes());
+        head.resize(table_end.next_multiple_of(ALIGN), 0);
+        head
+    }
+
+    /// Writes the save file: the header and table, then each section and its padding. A few
+    /// large writes; no per-entity encoding.
+    ///
+    /// # Errors
+    ///
+    /// Whatever `out` returns.
+    pub fn write_to(&self, mut out: impl Write) -> std::io::Result<()> {
+        let raw = self.index.as_raw();
+        // In the order of KINDS; the key-name table stays empty until JSON import fills it.
+        let sections =
+            [raw.header.as_bytes(), raw.items, raw.meta, raw.slots, self.arena.as_bytes(), &[]];
+        out.write_all(&Store::file_head(&sections))?;
+        for bytes in sections {
+            out.write_all(bytes)?;
+            out.write_all(&[0; ALIGN][..bytes.len().next_multiple_of(ALIGN) - bytes.len()])?;
+        }
+        Ok(())
+    }
+
+    /// The save file as bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, Store};
+    ///
+    /// let mut store = Store::new();
+    /// let id = store.insert(&[("stats.health", 100.0)].into_iter().collect::<Blob>());
+    /// let bytes = store.to_bytes();
+    /// let loaded = Store::from_bytes(&bytes).unwrap();
+    /// assert_eq!(loaded.get(id).unwrap().get_float("stats.health"), Some(100.0));
+    /// ```
+    #[must_use]
+    #[allow(clippy::missing_panics_doc)] // Writing to a Vec cannot fail.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        self.write_to(&mut bytes).expect("writing to a Vec cannot fail");
+        bytes
+    }
+
+    /// Reads a store from save-file bytes, checking everything (see the [`save`](crate::save)
+    /// module). Handles saved with the store resolve in the loaded one, and stale ones stay
+    /// stale.
+    ///
+    /// # Errors
+    ///
+    /// A [`LoadError`] that names the section, offset or entity at fault.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Store, LoadError> {
+        let Sections([header, items, meta, slots, arena, _names]) = parse(bytes)?;
+        let header = RawHeader::read_from_bytes(header).map_err(|_| LoadError::SectionSize {
+            section: "index header",
+            expected: size_of::<RawHeader>() as u64,
+            found: header.len() as u64,
+        })?;
+        let index: HandleMap<Span> =
+            HandleMap::from_raw(&RawHandleMap { header, items, meta, slots })?;
+        if arena.len() % 4 != 0 {
+            let found = arena.len() as u64;
+            return Err(LoadError::SectionSize { section: "arena", expected: found & !3, found });
+        }
+        let mut words = vec![0_u32; arena.len() / 4];
+        words.as_mut_bytes().copy_from_slice(arena);
+        check_spans(&index, &words)?;
+        let used: usize = index.values().map(|s| s.words as usize).sum();
+        Ok(Store { garbage_words: words.len() - used, index, arena: words })
+    }
+
+    /// Reads a whole save file from `input`, as [`from_bytes`](Store::from_bytes) does.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] if reading fails, [`Error::Load`] if the bytes are not a valid save.
+    pub fn read_from(mut input: impl Read) -> Result<Store, Error> {
+        let mut bytes = Vec::new();
+        input.read_to_end(&mut bytes)?;
+        Ok(Store::from_bytes(&bytes)?)
+    }
+
+    /// Saves to `path` atomically: writes a temporary file in the same directory, flushes it
+    /// to disk, then renames it over `path`. A crash at any moment leaves either the old file
+    /// or the new one, complete.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] if any step fails; the temporary file is removed and `path` is untouched.
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<(), Error> {
+        let path = path.as_ref();
+        let mut name = path.file_name().unwrap_or_default().to_os_string();
+        name.push(format!(".tmp-{}", std::process::id()));
+        let temp = path.with_file_name(name);
+        let written = (|| {
+            let mut file = std::fs::File::create(&temp)?;
+            self.write_to(std::io::BufWriter::new(&mut file))?;
+            file.sync_all()?;
+            std::fs::rename(&temp, path)?;
+            // Make the rename itself durable where directories can be synced.
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+                && let Ok(dir) = std::fs::File::open(dir)
+            {
+                let _ = dir.sync_all();
+            }
+            Ok(())
+        })();
+        if written.is_err() {
+            let _ = std::fs::remove_file(&temp);
+        }
+        written.map_err(Error::Io)
+    }
+
+    /// Loads a store saved with [`save`](Store::save).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] if the file cannot be read, [`Error::Load`] if it is not a valid save.
+    pub fn load(path: impl AsRef<Path>) -> Result<Store, Error> {
+        Ok(Store::from_bytes(&std::fs::read(path)?)?)
+    }
+}
+
+/// Checks the header, the table, padding and crcs, and returns the sections.
+fn parse(bytes: &[u8]) -> Result<Sections<'_>, LoadError> {
+    let len = bytes.len() as u64;
+    let (header, rest) = FileHeader::read_from_prefix(bytes).map_err(|_| LoadError::Truncated {
+        what: "file header",
+        needed: 32,
+        len,
+    })?;
+    if header.magic != MAGIC {
+        return Err(LoadError::BadMagic { found: header.magic });
+    }
+    let (major, minor) = (header.major.get(), header.minor.get());
+    if major != FORMAT_MAJOR {
+        return Err(LoadError::UnsupportedVersion { major, minor });
+    }
+    if header.key_hash.get() != KEY_HASH_FX32_SEGMENTS {
+        return Err(LoadError::UnsupportedKeyHash { key_hash: header.key_hash.get() });
+    }
+    if header.file_len.get() != len {
+        return Err(LoadError::FileLength { expected: header.file_len.get(), found: len });
+    }
+    let count = usize::from(header.sections.get());
+    let table_len = count * size_of::<SectionEntry>();
+    let table_bytes = rest.get(..table_len).ok_or(LoadError::Truncated {
+        what: "section table",
+        needed: (32 + table_len) as u64,
+        len,
+    })?;
+    let mut crc = crc32fast::Hasher::new();
+    crc.update(FileHeader { table_crc: U32::ZERO, ..header }.as_bytes());
+    crc.update(table_bytes);
+    let found = crc.finalize();
+    if found != header.table_crc.get() {
+        let expected = header.table_crc.get();
+        return Err(LoadError::Crc { section: "header and table", offset: 0, expected, found });
+    }
+    let table = <[SectionEntry]>::ref_from_bytes(table_bytes)
+        .map_err(|_| LoadError::Truncated { what: "section table", needed: 0, len })?;
+
+    let mut sections = [&bytes[..0]; KINDS.len()];
+    let mut seen = [false; KINDS.len()];
+    // Everything between the table and the first section, and between sections, is padding.
+    let mut end = size_of::<FileHeader>() + table_len;
+    for entry in table {
+        // A newer minor version may add sections: they are checked like the others, then
+        // skipped.
+        let slot = KINDS.iter().position(|&(k, _)| k == entry.kind.get());
+        let name = slot.map_or("unknown", |slot| KINDS[slot].1);
+        let (offset, section_len) = (entry.offset.get(), entry.len.get());
+        let section_end = offset.checked_add(section_len).filter(|&e| e <= len);
+        let Some(section_end) = section_end else {
+            return Err(LoadError::SectionBounds {
+                section: name,
+                offset,
+                len: section_len,
+                file_len: len,
+            });
+        };
+        let repeated = slot.is_some_and(|slot| seen[slot]);
+        if repeated || offset % ALIGN as u64 != 0 || offset < end as u64 {
+            return Err(LoadError::SectionPlacement { section: name, offset });
+        }
+        check_zero(bytes, end, offset as usize)?;
+        end = section_end as usize;
+        let section = &bytes[offset as usize..end];
+        let found = crc32fast::hash(section);
+        if found != entry.crc.get() {
+            let expected = entry.crc.get();
+            return Err(LoadError::Crc { section: name, offset, expected, found });
+        }
+        if let Some(slot) = slot {
+            seen[slot] = true;
+            sections[slot] = section;
+        }
+    }
+    check_zero(bytes, end, bytes.len())?;
+    if let Some(missing) = seen.iter().position(|&s| !s) {
+        return Err(LoadError::MissingSection { section: KINDS[missing].1 });
+    }
+    Ok(Sections(sections))
+}
+
+/// Padding, `bytes[start..end]`, must be zero, so that a change to any byte of a file is
+/// caught.
+fn check_zero(bytes: &[u8], start: usize, end: usize) -> Result<(), LoadError> {
+    match bytes[start..end].iter().position(|&b| b != 0) {
+        Some(at) => Err(LoadError::Padding { offset: (start + at) as u64 }),
+        None => Ok(()),
+    }
+}
+
+/// Every span inside the arena, no two overlapping, each holding a valid blob.
+fn check_spans(index: &HandleMap<Span>, arena: &[u32]) -> Result<(), LoadError> {
+    let mut spans: Vec<(u32, u32, crate::Id)> = Vec::with_capacity(index.len());
+    let mut scratch = layout::Scratch::default();
+    for (id, span) in index {
+        let end = u64::from(span.offset) + u64::from(span.words);
+        let Some(words) = arena.get(span.offset as usize..end as usize) else {
+            let arena_words = arena.len() as u64;
+            return Err(LoadError::SpanOutOfArena {
+                id,
+                offset: span.offset,
+                words: span.words,
+                arena_words,
+            });
+        };
+        layout::validate(words, &mut scratch).map_err(|error| LoadError::Blob { id, error })?;
+        spans.push((span.offset, span.words, id));
+    }
+    // By offset; equal offsets in handle order, so that errors name the same pair each time.
+    spans.sort_unstable();
+    for pair in spans.windows(2) {
+        let ((offset, words, first), (next, _, second)) = (pair[0], pair[1]);
+        if u64::from(offset) + u64::from(words) > u64::from(next) {
+            return Err(LoadError::SpansOverlap { first, second });
+        }
+    }
+    Ok(())
+}

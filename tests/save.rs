@@ -1,0 +1,257 @@
+//! The save file: round trips, exact errors, and truncation and corruption sweeps (with the
+//! checksums left as they are, and re-sealed so that the checks behind them are reached).
+
+use datacomp::{Blob, BlobError, Error, Id, LoadError, Store};
+use proptest::prelude::*;
+
+/// A store with history: removed entities (stale handles), a moved blob (garbage), floats.
+fn world() -> (Store, Vec<Id>, Vec<Id>) {
+    let mut store = Store::new();
+    let mut live = Vec::new();
+    let mut dead = Vec::new();
+    for i in 0..8_u16 {
+        let mut sheet = Blob::new();
+        sheet.set("name", format!("entity {i}").as_str());
+        sheet.set("stats.health", f32::from(i) * 10.0);
+        sheet.set("position", [f32::from(i), 0.5, -1.0]);
+        live.push(store.insert(&sheet));
+    }
+    for id in [live.remove(6), live.remove(2)] {
+        store.remove(id);
+        dead.push(id);
+    }
+    store.get_mut(live[0]).unwrap().set("bio", "a much longer string that makes this blob move");
+    (store, live, dead)
+}
+
+fn assert_same(a: &Store, b: &Store, live: &[Id], dead: &[Id]) {
+    assert_eq!(a.len(), b.len());
+    for &id in live {
+        assert_eq!(b.get(id).expect("live handles survive"), a.get(id).unwrap().to_blob());
+    }
+    for &id in dead {
+        assert!(b.get(id).is_none(), "stale handles stay stale");
+    }
+    assert_eq!(a.stats(), b.stats());
+}
+
+#[test]
+fn handles_and_blobs_survive_a_round_trip() {
+    let (store, live, dead) = world();
+    let bytes = store.to_bytes();
+    assert_eq!(bytes.len() % 8, 0);
+    assert_eq!(&bytes[..8], b"DATACOMP");
+    let loaded = Store::from_bytes(&bytes).unwrap();
+    assert_same(&store, &loaded, &live, &dead);
+    assert_eq!(loaded.to_bytes(), bytes, "a loaded store saves to the same bytes");
+
+    let mut written = Vec::new();
+    store.write_to(&mut written).unwrap();
+    assert_eq!(written, bytes);
+    let read = Store::read_from(&bytes[..]).unwrap();
+    assert_same(&store, &read, &live, &dead);
+
+    // New entities after loading never reuse a stale handle.
+    let mut loaded = loaded;
+    let fresh = loaded.insert_empty();
+    assert!(!dead.contains(&fresh));
+}
+
+#[test]
+fn save_and_load_a_file() {
+    let (store, live, dead) = world();
+    let dir = std::env::temp_dir().join(format!("datacomp-save-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("world.dcmp");
+    store.save(&path).unwrap();
+    store.save(&path).unwrap(); // over an existing file
+    let loaded = Store::load(&path).unwrap();
+    assert_same(&store, &loaded, &live, &dead);
+    let leftovers: Vec<_> =
+        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(leftovers, ["world.dcmp"], "no temporary file is left behind");
+    assert!(matches!(Store::load(dir.join("missing.dcmp")), Err(Error::Io(_))));
+    std::fs::write(&path, b"not a save").unwrap();
+    assert!(matches!(Store::load(&path), Err(Error::Load(LoadError::Truncated { .. }))));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn every_truncation_is_an_error() {
+    let (store, _, _) = world();
+    let bytes = store.to_bytes();
+    for len in 0..bytes.len() {
+        assert!(Store::from_bytes(&bytes[..len]).is_err(), "cut to {len} of {}", bytes.len());
+    }
+}
+
+#[test]
+fn a_change_to_any_byte_is_detected() {
+    let mut store = Store::new();
+    store.insert(&[("name", "The One")].into_iter().collect());
+    store.insert(&[("stats.health", 100.0)].into_iter().collect());
+    let bytes = store.to_bytes();
+    for at in 0..bytes.len() {
+        for bit in 0..8 {
+            let mut bad = bytes.clone();
+            bad[at] ^= 1 << bit;
+            assert!(Store::from_bytes(&bad).is_err(), "bit {bit} of byte {at} flipped");
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Re-sealing: recompute every checksum, so that the checks behind them are reached.
+
+fn u32_at(bytes: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap())
+}
+
+fn u64_at(bytes: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap())
+}
+
+/// (kind, offset, len) of each section, from the table at byte 32.
+fn table(bytes: &[u8]) -> Vec<(u32, usize, usize)> {
+    let count = usize::from(u16::from_le_bytes([bytes[14], bytes[15]]));
+    (0..count)
+        .map(|i| {
+            let at = 32 + 24 * i;
+            (u32_at(bytes, at), u64_at(bytes, at + 8) as usize, u64_at(bytes, at + 16) as usize)
+        })
+        .collect()
+}
+
+fn section(bytes: &[u8], kind: u32) -> (usize, usize) {
+    let (_, offset, len) = *table(bytes).iter().find(|(k, _, _)| *k == kind).unwrap();
+    (offset, len)
+}
+
+fn reseal(bytes: &mut [u8]) {
+    let entries = table(bytes);
+    for (i, (_, offset, len)) in entries.iter().enumerate() {
+        let crc = crc32fast::hash(&bytes[*offset..offset + len]);
+        bytes[32 + 24 * i + 4..32 + 24 * i + 8].copy_from_slice(&crc.to_le_bytes());
+    }
+    bytes[24..28].fill(0);
+    let crc = crc32fast::hash(&bytes[..32 + 24 * entries.len()]);
+    bytes[24..28].copy_from_slice(&crc.to_le_bytes());
+}
+
+const ITEMS: u32 = 2;
+const ARENA: u32 = 5;
+
+#[test]
+fn each_malformation_gets_its_own_error() {
+    let (store, live, _) = world();
+    let good = store.to_bytes();
+    let edit = |f: &dyn Fn(&mut Vec<u8>)| {
+        let mut bytes = good.clone();
+        f(&mut bytes);
+        reseal(&mut bytes);
+        Store::from_bytes(&bytes).err()
+    };
+
+    assert_eq!(edit(&|b| b[0] = b'X'), Some(LoadError::BadMagic { found: *b"XATACOMP" }));
+    assert_eq!(edit(&|b| b[8] = 2), Some(LoadError::UnsupportedVersion { major: 2, minor: 0 }));
+    assert_eq!(edit(&|b| b[12] = 7), Some(LoadError::UnsupportedKeyHash { key_hash: 7 }));
+    let len = good.len() as u64;
+    assert_eq!(
+        edit(&|b| b.extend_from_slice(&[0; 8])),
+        Some(LoadError::FileLength { expected: len, found: len + 8 })
+    );
+    // A section kind the reader does not know, in place of the arena: checked, then skipped.
+    assert_eq!(
+        edit(&|b| b[32 + 24 * 4] = 99),
+        Some(LoadError::MissingSection { section: "arena" })
+    );
+
+    let (arena, arena_len) = section(&good, ARENA);
+    let mut unsealed = good.clone();
+    unsealed[arena + 9] ^= 0x40;
+    assert!(matches!(
+        Store::from_bytes(&unsealed),
+        Err(LoadError::Crc { section: "arena", offset, .. }) if offset == arena as u64
+    ));
+    // The index header is 28 bytes, followed by 4 bytes of padding to the next section.
+    let (index_header, index_header_len) = section(&good, 1);
+    assert_eq!(index_header_len, 28);
+    let padding = index_header + 28;
+    assert_eq!(edit(&|b| b[padding] = 1), Some(LoadError::Padding { offset: padding as u64 }));
+
+    // Spans: live[0] is the entity at dense index 0 (its span is the items section's first).
+    let (items, _) = section(&good, ITEMS);
+    let arena_words = (arena_len / 4) as u64;
+    let span_offset = u32_at(&good, items);
+    let span_words = u32_at(&good, items + 4);
+    assert_eq!(
+        edit(&|b| b[items + 4..items + 8].copy_from_slice(&(arena_words as u32).to_le_bytes())),
+        Some(LoadError::SpanOutOfArena {
+            id: live[0],
+            offset: span_offset,
+            words: arena_words as u32,
+            arena_words,
+        })
+    );
+    // Give the second entity the first one's span: both blobs are valid, and they overlap.
+    assert_eq!(
+        edit(&|b| b.copy_within(items..items + 8, items + 8)),
+        Some(LoadError::SpansOverlap { first: live[0], second: live[1] })
+    );
+    // A blob whose key count claims more than its span holds.
+    let blob_start = arena + 4 * span_offset as usize;
+    assert_eq!(
+        edit(&|b| b[blob_start..blob_start + 4].copy_from_slice(&1000_u32.to_le_bytes())),
+        Some(LoadError::Blob {
+            id: live[0],
+            error: BlobError::HeaderOutOfBounds {
+                keys: 1000,
+                header_end: 4 * (2 + 2000 + 250),
+                byte_len: 4 * span_words as usize,
+            },
+        })
+    );
+}
+
+#[test]
+fn error_messages_say_what_and_where() {
+    let (store, _, _) = world();
+    let mut bytes = store.to_bytes();
+    bytes[8] = 3;
+    reseal(&mut bytes);
+    assert_eq!(
+        Store::from_bytes(&bytes).unwrap_err().to_string(),
+        "save format 3.0 is not supported: this build reads format 1.x"
+    );
+}
+
+/// What any accepted input must give: a store whose every entity reads fully and that saves
+/// and loads again.
+fn check_loaded(store: &Store) {
+    for (id, blob) in store.iter() {
+        assert_eq!(store.get(id).unwrap().len(), blob.len());
+        assert!(Blob::from_bytes(blob.as_bytes()).is_ok());
+    }
+    let again = Store::from_bytes(&store.to_bytes()).expect("a loaded store saves and loads");
+    assert_eq!(again.len(), store.len());
+}
+
+proptest! {
+    #[test]
+    fn resealed_corruptions_are_an_error_or_a_valid_store(
+        edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..6),
+    ) {
+        let (store, _, _) = world();
+        let mut bytes = store.to_bytes();
+        // Past the header and table: the sections, where only the structural checks remain.
+        let body = 32 + 24 * 6;
+        for (at, value) in edits {
+            let at = body + at.index(bytes.len() - body);
+            bytes[at] = value;
+        }
+        reseal(&mut bytes);
+        if let Ok(loaded) = Store::from_bytes(&bytes) {
+            check_loaded(&loaded);
+        }
+    }
+}
