@@ -434,6 +434,13 @@ pub enum LoadError {
         /// What is wrong with its blob.
         error: BlobError,
     },
+    /// A section that is read in place is not aligned in memory for its elements.
+    Misaligned {
+        /// The section.
+        section: &'static str,
+        /// Its address in memory.
+        address: usize,
+    },
 }
 
 impl fmt::Display for LoadError {
@@ -518,6 +525,11 @@ impl fmt::Display for LoadError {
                 write!(f, "entities {first} and {second} share arena bytes")
             }
             LoadError::Blob { id, ref error } => write!(f, "entity {id}: {error}"),
+            LoadError::Misaligned { section, address } => write!(
+                f,
+                "section '{section}' lies at address {address:#x}, not 4-byte aligned: read the \
+                 file into an aligned buffer"
+            ),
         }
     }
 }

@@ -26,5 +26,6 @@ pub use handle_map::{
     ParseIdError, RawHandleMap, RawHeader,
 };
 pub use key::Key;
+pub use save::StoreView;
 pub use store::{BlobMut, Store, StoreStats};
 pub use value::{AsValue, OwnedValue, Value, ValueType};

@@ -24,9 +24,9 @@ use zerocopy::little_endian::{U16, U32, U64};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use crate::blob::layout;
-use crate::handle_map::{RawHandleMap, RawHeader};
+use crate::handle_map::{HandleMapView, RawHandleMap, RawHeader};
 use crate::store::Span;
-use crate::{Error, HandleMap, LoadError, Store};
+use crate::{BlobRef, Error, HandleMap, Id, LoadError, Store};
 
 /// The first 8 bytes of every save file.
 pub const MAGIC: [u8; 8] = *b"DATACOMP";
@@ -159,22 +159,12 @@ impl Store {
     ///
     /// A [`LoadError`] that names the section, offset or entity at fault.
     pub fn from_bytes(bytes: &[u8]) -> Result<Store, LoadError> {
-        let Sections([header, items, meta, slots, arena, _names]) = parse(bytes)?;
-        let header = RawHeader::read_from_bytes(header).map_err(|_| LoadError::SectionSize {
-            section: "index header",
-            expected: size_of::<RawHeader>() as u64,
-            found: header.len() as u64,
-        })?;
-        let index: HandleMap<Span> =
-            HandleMap::from_raw(&RawHandleMap { header, items, meta, slots })?;
-        if arena.len() % 4 != 0 {
-            let found = arena.len() as u64;
-            return Err(LoadError::SectionSize { section: "arena", expected: found & !3, found });
-        }
+        let (raw_index, arena) = index_and_arena(bytes)?;
+        let index: HandleMap<Span> = HandleMap::from_raw(&raw_index)?;
         let mut words = vec![0_u32; arena.len() / 4];
         words.as_mut_bytes().copy_from_slice(arena);
-        check_spans(&index, &words)?;
-        let used: usize = index.values().map(|s| s.words as usize).sum();
+        check_spans(index.iter().map(|(id, &span)| (id, span)), index.len(), &words)?;
+        let used: usize = index.values().map(|s| s.words()).sum();
         Ok(Store { garbage_words: words.len() - used, index, arena: words })
     }
 
@@ -227,6 +217,116 @@ impl Store {
     /// [`Error::Io`] if the file cannot be read, [`Error::Load`] if it is not a valid save.
     pub fn load(path: impl AsRef<Path>) -> Result<Store, Error> {
         Ok(Store::from_bytes(&std::fs::read(path)?)?)
+    }
+}
+
+/// The handle map's sections and the arena's bytes of a save file, after [`parse`] and the
+/// checks of their sizes.
+fn index_and_arena(bytes: &[u8]) -> Result<(RawHandleMap<'_>, &[u8]), LoadError> {
+    let Sections([header, items, meta, slots, arena, _names]) = parse(bytes)?;
+    let header = RawHeader::read_from_bytes(header).map_err(|_| LoadError::SectionSize {
+        section: "index header",
+        expected: size_of::<RawHeader>() as u64,
+        found: header.len() as u64,
+    })?;
+    if arena.len() % 4 != 0 {
+        let found = arena.len() as u64;
+        return Err(LoadError::SectionSize { section: "arena", expected: found & !3, found });
+    }
+    Ok((RawHandleMap { header, items, meta, slots }, arena))
+}
+
+/// A save file read in place: validated once, as [`Store::from_bytes`] would, then every read
+/// borrows straight from the bytes. Nothing is copied, so it works over a memory-mapped file.
+///
+/// The arena's floats are lent as `&[f32]`, so the bytes must be 4-byte aligned in memory: a
+/// memory map or a `Vec` from the global allocator is; a sub-slice at an odd offset is not.
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{Blob, Store, StoreView};
+///
+/// let mut store = Store::new();
+/// let id = store.insert(&[("name", "The One")].into_iter().collect::<Blob>());
+/// let bytes = store.to_bytes();
+///
+/// let view = StoreView::new(&bytes).unwrap();
+/// assert_eq!(view.get(id).unwrap().get_str("name"), Some("The One"));
+/// assert_eq!(view.len(), 1);
+/// ```
+#[derive(Clone, Copy)]
+pub struct StoreView<'a> {
+    index: HandleMapView<'a>,
+    // INVARIANT: one span per item of `index`, each inside `arena` holding a valid blob.
+    spans: &'a [Span],
+    arena: &'a [u32],
+}
+
+impl<'a> StoreView<'a> {
+    /// Validates `bytes` as a save file and reads it in place.
+    ///
+    /// # Errors
+    ///
+    /// As [`Store::from_bytes`], and [`LoadError::Misaligned`] if the arena is not 4-byte
+    /// aligned in memory.
+    pub fn new(bytes: &'a [u8]) -> Result<StoreView<'a>, LoadError> {
+        let (raw_index, arena_bytes) = index_and_arena(bytes)?;
+        let index = HandleMapView::new(&raw_index, size_of::<Span>())?;
+        // Span is unaligned, and the items section's size was checked against the count.
+        let spans =
+            <[Span]>::ref_from_bytes(raw_index.items).map_err(|_| LoadError::SectionSize {
+                section: "index items",
+                expected: (index.len() * size_of::<Span>()) as u64,
+                found: raw_index.items.len() as u64,
+            })?;
+        let arena = <[u32]>::ref_from_bytes(arena_bytes).map_err(|_| LoadError::Misaligned {
+            section: "arena",
+            address: arena_bytes.as_ptr() as usize,
+        })?;
+        check_spans((0..index.len()).map(|d| (index.id_at(d), spans[d])), index.len(), arena)?;
+        Ok(StoreView { index, spans, arena })
+    }
+
+    /// The blob of `id`, if it is live in the saved store.
+    #[must_use]
+    pub fn get(&self, id: Id) -> Option<BlobRef<'a>> {
+        let dense = self.index.dense_index(id)?;
+        Some(BlobRef::from_valid(&self.arena[self.spans[dense].range()]))
+    }
+
+    /// Whether `id` is live in the saved store.
+    #[must_use]
+    pub fn contains(&self, id: Id) -> bool {
+        self.index.dense_index(id).is_some()
+    }
+
+    /// Number of entities.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    /// Whether the saved store has no entities.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Iterates over `(Id, BlobRef)` in the saved dense order.
+    #[must_use]
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (Id, BlobRef<'a>)> + '_ {
+        (0..self.len())
+            .map(|d| (self.index.id_at(d), BlobRef::from_valid(&self.arena[self.spans[d].range()])))
+    }
+}
+
+impl std::fmt::Debug for StoreView<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoreView")
+            .field("entities", &self.len())
+            .field("arena_bytes", &(self.arena.len() * 4))
+            .finish()
     }
 }
 
@@ -322,28 +422,27 @@ fn check_zero(bytes: &[u8], start: usize, end: usize) -> Result<(), LoadError> {
 }
 
 /// Every span inside the arena, no two overlapping, each holding a valid blob.
-fn check_spans(index: &HandleMap<Span>, arena: &[u32]) -> Result<(), LoadError> {
-    let mut spans: Vec<(u32, u32, crate::Id)> = Vec::with_capacity(index.len());
+fn check_spans(
+    spans: impl Iterator<Item = (Id, Span)>,
+    count: usize,
+    arena: &[u32],
+) -> Result<(), LoadError> {
+    let mut sorted: Vec<(usize, usize, Id)> = Vec::with_capacity(count);
     let mut scratch = layout::Scratch::default();
-    for (id, span) in index {
-        let end = u64::from(span.offset) + u64::from(span.words);
-        let Some(words) = arena.get(span.offset as usize..end as usize) else {
+    for (id, span) in spans {
+        let Some(words) = arena.get(span.range()) else {
+            let (offset, words) = (span.offset() as u32, span.words() as u32);
             let arena_words = arena.len() as u64;
-            return Err(LoadError::SpanOutOfArena {
-                id,
-                offset: span.offset,
-                words: span.words,
-                arena_words,
-            });
+            return Err(LoadError::SpanOutOfArena { id, offset, words, arena_words });
         };
         layout::validate(words, &mut scratch).map_err(|error| LoadError::Blob { id, error })?;
-        spans.push((span.offset, span.words, id));
+        sorted.push((span.offset(), span.words(), id));
     }
     // By offset; equal offsets in handle order, so that errors name the same pair each time.
-    spans.sort_unstable();
-    for pair in spans.windows(2) {
+    sorted.sort_unstable();
+    for pair in sorted.windows(2) {
         let ((offset, words, first), (next, _, second)) = (pair[0], pair[1]);
-        if u64::from(offset) + u64::from(words) > u64::from(next) {
+        if offset + words > next {
             return Err(LoadError::SpansOverlap { first, second });
         }
     }

@@ -2,7 +2,8 @@
 
 use std::fmt;
 
-use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+use zerocopy::little_endian::U32;
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use crate::blob::layout;
 use crate::{AsValue, Blob, BlobError, BlobRef, HandleMap, Id, Key, Value};
@@ -14,19 +15,35 @@ const MIN_GROWTH_WORDS: usize = 32;
 /// Compaction runs when garbage passes half the arena and the arena is at least this big.
 const MIN_COMPACT_WORDS: usize = 4096;
 
-/// Where one entity's blob lives in the arena, in 32-bit words.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
+/// Where one entity's blob lives in the arena, in 32-bit words: the first word and the words
+/// reserved for it (its whole buffer, free space included).
+///
+/// Little-endian and unaligned, so a save file's index is read in place as `&[Span]`.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout, Unaligned,
+)]
 #[repr(C)]
 pub(crate) struct Span {
-    /// First word of the blob.
-    pub(crate) offset: u32,
-    /// Words reserved for it: the blob's whole buffer, free space included.
-    pub(crate) words: u32,
+    offset: U32,
+    words: U32,
 }
 
 impl Span {
-    fn range(self) -> std::ops::Range<usize> {
-        self.offset as usize..self.offset as usize + self.words as usize
+    /// A span; both fit in 32 bits (the arena's size is checked when it grows).
+    pub(crate) fn new(offset: usize, words: usize) -> Span {
+        Span { offset: U32::new(offset as u32), words: U32::new(words as u32) }
+    }
+
+    pub(crate) fn offset(self) -> usize {
+        self.offset.get() as usize
+    }
+
+    pub(crate) fn words(self) -> usize {
+        self.words.get() as usize
+    }
+
+    pub(crate) fn range(self) -> std::ops::Range<usize> {
+        self.offset()..self.offset() + self.words()
     }
 }
 
@@ -138,7 +155,7 @@ impl Store {
         let end = offset + words;
         assert!(u32::try_from(end).is_ok(), "Store: the arena would pass 2^32 words (16 GiB)");
         self.arena.resize(end, 0);
-        Span { offset: offset as u32, words: words as u32 }
+        Span::new(offset, words)
     }
 
     /// Adds a copy of `blob` (repacked: no free space, no holes) and returns its handle.
@@ -206,7 +223,7 @@ impl Store {
         let Some(span) = self.index.remove(id) else {
             return false;
         };
-        self.garbage_words += span.words as usize;
+        self.garbage_words += span.words();
         self.compact_if_wasteful();
         true
     }
@@ -244,9 +261,9 @@ impl Store {
         let live = self.arena.len() - self.garbage_words;
         let mut arena = Vec::with_capacity(live);
         for span in self.index.values_mut() {
-            let offset = arena.len() as u32;
+            let moved = Span::new(arena.len(), span.words());
             arena.extend_from_slice(&self.arena[span.range()]);
-            span.offset = offset;
+            *span = moved;
         }
         self.arena = arena;
         self.garbage_words = 0;
@@ -387,13 +404,13 @@ impl BlobMut<'_> {
             return Err(BlobError::TooLarge { required: need.required });
         }
         let required = (need.required as usize).div_ceil(4);
-        let words = required.max(2 * span.words as usize).max(MIN_GROWTH_WORDS);
+        let words = required.max(2 * span.words()).max(MIN_GROWTH_WORDS);
         let words = words.min(layout::MAX_BYTES / 4);
         let moved = self.store.allocate(words);
-        let (old, new) = self.store.arena.split_at_mut(moved.offset as usize);
+        let (old, new) = self.store.arena.split_at_mut(moved.offset());
         layout::repack(&old[span.range()], new);
         *self.store.index.get_mut(self.id).expect("INVARIANT: a BlobMut's id stays live") = moved;
-        self.store.garbage_words += span.words as usize;
+        self.store.garbage_words += span.words();
         layout::set(&mut self.store.arena[moved.range()], key, value)
             .expect("INVARIANT: a write fits once the blob is repacked into its requirement");
         self.store.compact_if_wasteful();

@@ -1,7 +1,7 @@
 //! The save file: round trips, exact errors, and truncation and corruption sweeps (with the
 //! checksums left as they are, and re-sealed so that the checks behind them are reached).
 
-use datacomp::{Blob, BlobError, Error, Id, LoadError, Store};
+use datacomp::{Blob, BlobError, Error, Id, LoadError, Store, StoreView};
 use proptest::prelude::*;
 
 /// A store with history: removed entities (stale handles), a moved blob (garbage), floats.
@@ -58,6 +58,41 @@ fn handles_and_blobs_survive_a_round_trip() {
 }
 
 #[test]
+fn a_view_reads_the_save_in_place() {
+    let (store, live, dead) = world();
+    let bytes = store.to_bytes();
+    let view = StoreView::new(&bytes).unwrap();
+    assert_eq!(view.len(), store.len());
+    for &id in &live {
+        let blob = view.get(id).expect("live handles resolve in the view");
+        assert_eq!(blob, store.get(id).unwrap().to_blob());
+        let range = bytes.as_ptr_range();
+        assert!(range.contains(&blob.as_bytes().as_ptr()), "read in place, not copied");
+    }
+    assert!(dead.iter().all(|&id| view.get(id).is_none() && !view.contains(id)));
+    let ids: Vec<Id> = view.iter().map(|(id, _)| id).collect();
+    assert_eq!(ids, store.iter().map(|(id, _)| id).collect::<Vec<_>>(), "same dense order");
+}
+
+#[test]
+fn a_view_needs_an_aligned_buffer() {
+    let (store, _, _) = world();
+    let bytes = store.to_bytes();
+    let mut shifted = vec![0_u8; bytes.len() + 1];
+    shifted[1..].copy_from_slice(&bytes);
+    let err = StoreView::new(&shifted[1..]).unwrap_err();
+    assert!(matches!(err, LoadError::Misaligned { section: "arena", .. }), "{err}");
+    assert!(Store::from_bytes(&shifted[1..]).is_ok(), "a copy does not care");
+}
+
+/// Both readers accept exactly the same inputs: one validator, two ways to read.
+fn assert_readers_agree(bytes: &[u8]) {
+    let store = Store::from_bytes(bytes);
+    let view = StoreView::new(bytes);
+    assert_eq!(view.as_ref().err(), store.as_ref().err(), "view and copy disagree");
+}
+
+#[test]
 fn save_and_load_a_file() {
     let (store, live, dead) = world();
     let dir = std::env::temp_dir().join(format!("datacomp-save-test-{}", std::process::id()));
@@ -82,6 +117,7 @@ fn every_truncation_is_an_error() {
     let bytes = store.to_bytes();
     for len in 0..bytes.len() {
         assert!(Store::from_bytes(&bytes[..len]).is_err(), "cut to {len} of {}", bytes.len());
+        assert_readers_agree(&bytes[..len]);
     }
 }
 
@@ -96,6 +132,7 @@ fn a_change_to_any_byte_is_detected() {
             let mut bad = bytes.clone();
             bad[at] ^= 1 << bit;
             assert!(Store::from_bytes(&bad).is_err(), "bit {bit} of byte {at} flipped");
+            assert_readers_agree(&bad);
         }
     }
 }
@@ -250,6 +287,7 @@ proptest! {
             bytes[at] = value;
         }
         reseal(&mut bytes);
+        assert_readers_agree(&bytes);
         if let Ok(loaded) = Store::from_bytes(&bytes) {
             check_loaded(&loaded);
         }

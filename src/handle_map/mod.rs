@@ -8,6 +8,7 @@ use std::fmt;
 use std::ops::{Index, IndexMut};
 
 pub use id::{Id, ParseIdError};
+pub(crate) use raw::HandleMapView;
 pub use raw::{RawHandleMap, RawHeader};
 
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};

@@ -1,7 +1,7 @@
 //! A [`HandleMap`]'s state as raw byte sections (for save files) and as serde data: both are
 //! read back through one validator, [`HandleMap::from_parts`].
 
-use zerocopy::little_endian::{U16, U32};
+use zerocopy::little_endian::{U16, U32, U64};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use super::{Defrag, HandleMap, Id, NONE, RETIRED, Slot};
@@ -85,58 +85,108 @@ struct Parts<T> {
     slots: Vec<Slot>,
 }
 
+/// The fixed fields that, with the meta and slot arrays, make a handle map's state.
+#[derive(Clone, Copy)]
+struct Fields {
+    type_id: u16,
+    base: u32,
+    free_head: u32,
+    free_tail: u32,
+}
+
+/// Checks every invariant of a handle map's state, wherever it lives: owned vectors (cast to
+/// these little-endian slices at no cost) or sections of a file read in place.
+fn check(fields: Fields, len: usize, meta: &[U32], slots: &[U64]) -> Result<(), LoadError> {
+    let Fields { type_id, base, free_head, free_tail } = fields;
+    if type_id > Id::MAX_TYPE_ID {
+        return Err(LoadError::HandleTypeId { type_id });
+    }
+    let len = len as u64;
+    if meta.len() as u64 != len {
+        return Err(LoadError::HandleMeta { items: len, meta: meta.len() as u64 });
+    }
+    let slot_count = slots.len() as u64;
+    if u64::from(base) + slot_count > u64::from(u32::MAX) || len >= u64::from(u32::MAX) - 1 {
+        return Err(LoadError::HandleIndexSpace { base, slots: slot_count });
+    }
+    let slot_at = |s: usize| slots.get(s).map(|bits| Slot(bits.get()));
+    let mut live = 0_u64;
+    let mut retired = 0_u64;
+    for (s, bits) in slots.iter().enumerate() {
+        let slot = Slot(bits.get());
+        let s = s as u32;
+        if slot.type_id() != type_id {
+            return Err(LoadError::HandleSlotType { slot: s, found: slot.type_id(), type_id });
+        }
+        if slot.is_free() {
+            retired += u64::from(slot.generation() == RETIRED);
+            continue;
+        }
+        live += 1;
+        let dense = slot.index();
+        let back = meta.get(dense as usize).map(|m| m.get());
+        if slot.generation() == RETIRED || back != Some(s) {
+            return Err(LoadError::HandleSlotLink { slot: s, dense, back });
+        }
+    }
+    if live != len {
+        return Err(LoadError::HandleLiveCount { live, len });
+    }
+    // The free list must visit each free, unretired slot once and end at the tail. A walk
+    // that revisits a slot never ends, so reaching the end in exactly that many steps proves
+    // the list acyclic and complete.
+    let free = slot_count - len - retired;
+    let (mut at, mut last) = (free_head, NONE);
+    for step in 0..free {
+        let slot = slot_at(at as usize).filter(|s| s.is_free() && s.generation() != RETIRED);
+        let Some(slot) = slot else {
+            return Err(LoadError::HandleFreeList { step, slot: at, free });
+        };
+        last = at;
+        at = slot.index();
+    }
+    if at != NONE || free_tail != last {
+        return Err(LoadError::HandleFreeListEnd { free, tail: free_tail, last, next: at });
+    }
+    Ok(())
+}
+
+/// Checks the header's item size and each section's size against the header's counts.
+fn check_sizes(raw: &RawHandleMap<'_>, item_size: usize) -> Result<Fields, LoadError> {
+    let header = &raw.header;
+    let item_size = item_size as u64;
+    if u64::from(header.item_size.get()) != item_size || header.reserved.get() != 0 {
+        let found = u64::from(header.item_size.get());
+        return Err(LoadError::SectionSize { section: "item size", expected: item_size, found });
+    }
+    let len = u64::from(header.len.get());
+    let slots = u64::from(header.slots.get());
+    let sizes = [
+        ("items", raw.items, len * item_size),
+        ("meta", raw.meta, len * 4),
+        ("slots", raw.slots, slots * 8),
+    ];
+    for (section, bytes, expected) in sizes {
+        if bytes.len() as u64 != expected {
+            return Err(LoadError::SectionSize { section, expected, found: bytes.len() as u64 });
+        }
+    }
+    Ok(Fields {
+        type_id: header.type_id.get(),
+        base: header.base.get(),
+        free_head: header.free_head.get(),
+        free_tail: header.free_tail.get(),
+    })
+}
+
 impl<T> HandleMap<T> {
     /// Checks every invariant of `parts` and builds the map.
     fn from_parts(parts: Parts<T>) -> Result<HandleMap<T>, LoadError> {
         let Parts { type_id, base, free_head, free_tail, items, meta, slots } = parts;
-        if type_id > Id::MAX_TYPE_ID {
-            return Err(LoadError::HandleTypeId { type_id });
-        }
-        let len = items.len() as u64;
-        if meta.len() as u64 != len {
-            return Err(LoadError::HandleMeta { items: len, meta: meta.len() as u64 });
-        }
-        let slot_count = slots.len() as u64;
-        if u64::from(base) + slot_count > u64::from(u32::MAX) || len >= u64::from(u32::MAX) - 1 {
-            return Err(LoadError::HandleIndexSpace { base, slots: slot_count });
-        }
-        let mut live = 0_u64;
-        let mut retired = 0_u64;
-        for (s, slot) in slots.iter().enumerate() {
-            let s = s as u32;
-            if slot.type_id() != type_id {
-                return Err(LoadError::HandleSlotType { slot: s, found: slot.type_id(), type_id });
-            }
-            if slot.is_free() {
-                retired += u64::from(slot.generation() == RETIRED);
-                continue;
-            }
-            live += 1;
-            let dense = slot.index();
-            if slot.generation() == RETIRED || meta.get(dense as usize) != Some(&s) {
-                let back = meta.get(dense as usize).copied();
-                return Err(LoadError::HandleSlotLink { slot: s, dense, back });
-            }
-        }
-        if live != len {
-            return Err(LoadError::HandleLiveCount { live, len });
-        }
-        // The free list must visit each free, unretired slot once and end at the tail. A walk
-        // that revisits a slot never ends, so reaching the end in exactly that many steps
-        // proves the list acyclic and complete.
-        let free = slot_count - len - retired;
-        let (mut at, mut last) = (free_head, NONE);
-        for step in 0..free {
-            let slot = slots.get(at as usize).filter(|s| s.is_free() && s.generation() != RETIRED);
-            let Some(slot) = slot else {
-                return Err(LoadError::HandleFreeList { step, slot: at, free });
-            };
-            last = at;
-            at = slot.index();
-        }
-        if at != NONE || free_tail != last {
-            return Err(LoadError::HandleFreeListEnd { free, tail: free_tail, last, next: at });
-        }
+        let fields = Fields { type_id, base, free_head, free_tail };
+        let (meta_le, slots_le): (&[U32], &[U64]) =
+            (zerocopy::transmute_ref!(meta.as_slice()), zerocopy::transmute_ref!(slots.as_slice()));
+        check(fields, items.len(), meta_le, slots_le)?;
         let sorted = items.len();
         Ok(HandleMap {
             items,
@@ -148,6 +198,47 @@ impl<T> HandleMap<T> {
             type_id,
             defrag: Defrag { next: sorted, moving: None },
         })
+    }
+}
+
+/// A handle map's sections, validated and read in place: how a view of a save file resolves
+/// handles without copying.
+#[derive(Clone, Copy)]
+pub(crate) struct HandleMapView<'a> {
+    base: u32,
+    // INVARIANT: with `slots`, passes `check`.
+    meta: &'a [U32],
+    slots: &'a [U64],
+}
+
+impl<'a> HandleMapView<'a> {
+    /// Checks `raw` as [`HandleMap::from_raw`] does, for items of `item_size` bytes, without
+    /// copying it.
+    pub(crate) fn new(raw: &RawHandleMap<'a>, item_size: usize) -> Result<Self, LoadError> {
+        let fields = check_sizes(raw, item_size)?;
+        // Unaligned element types: only the sizes could fail, and they were checked.
+        let size_error = |section| LoadError::SectionSize { section, expected: 0, found: 0 };
+        let meta = <[U32]>::ref_from_bytes(raw.meta).map_err(|_| size_error("meta"))?;
+        let slots = <[U64]>::ref_from_bytes(raw.slots).map_err(|_| size_error("slots"))?;
+        check(fields, meta.len(), meta, slots)?;
+        Ok(HandleMapView { base: fields.base, meta, slots })
+    }
+
+    /// Number of items.
+    pub(crate) fn len(self) -> usize {
+        self.meta.len()
+    }
+
+    /// The dense index of `id`, if it is live.
+    pub(crate) fn dense_index(self, id: Id) -> Option<usize> {
+        let slot = Slot(self.slots.get(id.index().wrapping_sub(self.base) as usize)?.get());
+        slot.is_live_for(id).then_some(slot.index() as usize)
+    }
+
+    /// The handle of the item at `dense`.
+    pub(crate) fn id_at(self, dense: usize) -> Id {
+        let slot = self.meta[dense].get();
+        Slot(self.slots[slot as usize].get()).id(self.base + slot)
     }
 }
 
@@ -192,44 +283,17 @@ impl<T: IntoBytes + FromBytes + Immutable + KnownLayout> HandleMap<T> {
     ///
     /// A [`LoadError`] that says which section and which slot or item is wrong.
     pub fn from_raw(raw: &RawHandleMap<'_>) -> Result<HandleMap<T>, LoadError> {
-        let header = &raw.header;
-        let item_size = size_of::<T>() as u64;
-        if u64::from(header.item_size.get()) != item_size || header.reserved.get() != 0 {
-            let found = u64::from(header.item_size.get());
-            return Err(LoadError::SectionSize {
-                section: "item size",
-                expected: item_size,
-                found,
-            });
-        }
-        let len = u64::from(header.len.get());
-        let slots = u64::from(header.slots.get());
-        let sizes = [
-            ("items", raw.items, len * item_size),
-            ("meta", raw.meta, len * 4),
-            ("slots", raw.slots, slots * 8),
-        ];
-        for (section, bytes, expected) in sizes {
-            if bytes.len() as u64 != expected {
-                return Err(LoadError::SectionSize {
-                    section,
-                    expected,
-                    found: bytes.len() as u64,
-                });
-            }
-        }
-        // The sizes match the counts, so the counts fit in usize.
-        let items = copy_aligned::<T>(raw.items, len as usize);
-        let meta = copy_aligned::<u32>(raw.meta, len as usize);
-        let slots = copy_aligned::<Slot>(raw.slots, slots as usize);
+        let Fields { type_id, base, free_head, free_tail } = check_sizes(raw, size_of::<T>())?;
+        let len = raw.header.len.get() as usize;
+        let slots = raw.header.slots.get() as usize;
         HandleMap::from_parts(Parts {
-            type_id: header.type_id.get(),
-            base: header.base.get(),
-            free_head: header.free_head.get(),
-            free_tail: header.free_tail.get(),
-            items,
-            meta,
-            slots,
+            type_id,
+            base,
+            free_head,
+            free_tail,
+            items: copy_aligned::<T>(raw.items, len),
+            meta: copy_aligned::<u32>(raw.meta, len),
+            slots: copy_aligned::<Slot>(raw.slots, slots),
         })
     }
 }
