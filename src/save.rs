@@ -146,7 +146,11 @@ impl Store {
     #[must_use]
     #[allow(clippy::missing_panics_doc)] // Writing to a Vec cannot fail.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut bytes = Vec::new();
+        // Room for every section and its padding, so the buffer is allocated once.
+        let raw = self.index.as_raw();
+        let sections = [raw.items.len(), raw.meta.len(), raw.slots.len(), self.arena.len() * 4];
+        let head = size_of::<FileHeader>() + KINDS.len() * (size_of::<SectionEntry>() + ALIGN);
+        let mut bytes = Vec::with_capacity(head + 64 + sections.iter().sum::<usize>());
         self.write_to(&mut bytes).expect("writing to a Vec cannot fail");
         bytes
     }

@@ -373,6 +373,24 @@ impl BlobMut<'_> {
         self.as_blob_ref().is_empty()
     }
 
+    /// Iterates over the entries in header order, as [`Blob::iter`] does.
+    #[must_use]
+    pub fn iter(&self) -> crate::BlobIter<'_> {
+        self.as_blob_ref().iter()
+    }
+
+    /// Iterates over the keys in header order.
+    #[must_use]
+    pub fn keys(&self) -> crate::BlobKeys<'_> {
+        self.as_blob_ref().keys()
+    }
+
+    /// Copies the blob out of the store.
+    #[must_use]
+    pub fn to_blob(&self) -> Blob {
+        self.as_blob_ref().to_blob()
+    }
+
     /// Sets `key` to `value`, as [`Blob::set`] does.
     ///
     /// # Panics
@@ -421,6 +439,15 @@ impl BlobMut<'_> {
     pub fn remove(&mut self, key: impl Into<Key>) -> bool {
         let span = self.span();
         layout::remove(&mut self.store.arena[span.range()], key.into())
+    }
+}
+
+impl<'b> IntoIterator for &'b BlobMut<'_> {
+    type Item = (Key, Value<'b>);
+    type IntoIter = crate::BlobIter<'b>;
+
+    fn into_iter(self) -> crate::BlobIter<'b> {
+        self.iter()
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use datacomp::{Blob, BlobRef, Id, Key, OwnedValue, Store};
+use datacomp::{Blob, BlobRef, Id, Key, OwnedValue, Store, StoreView};
 use proptest::prelude::*;
 
 #[derive(Clone, Debug)]
@@ -19,6 +19,8 @@ enum Op {
     Clone,
     /// `to_bytes` -> `from_bytes`.
     SaveLoad,
+    /// `to_bytes` -> `StoreView::new`, checked against the model.
+    View,
 }
 
 const KEYS: usize = 8;
@@ -49,6 +51,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => Just(Op::Clear),
         1 => Just(Op::Clone),
         2 => Just(Op::SaveLoad),
+        1 => Just(Op::View),
     ]
 }
 
@@ -140,6 +143,18 @@ proptest! {
                     model.clear();
                 }
                 Op::Clone => store = store.clone(),
+                Op::View => {
+                    let bytes = store.to_bytes();
+                    let view = StoreView::new(&bytes).expect("a store's own save is viewable");
+                    prop_assert_eq!(view.len(), model.len());
+                    for &id in &issued {
+                        match (view.get(id), model.get(&id)) {
+                            (Some(blob), Some(entries)) => assert_blob_matches(blob, entries),
+                            (None, None) => {}
+                            _ => prop_assert!(false, "view and model disagree on {}", id),
+                        }
+                    }
+                }
                 Op::SaveLoad => {
                     let stats = store.stats();
                     store = Store::from_bytes(&store.to_bytes()).expect("a store's own save loads");

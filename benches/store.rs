@@ -1,0 +1,146 @@
+//! Saving and loading 100,000 character sheets, beside memcpy of the same bytes (the physical
+//! limit), serde_json of the usual `Vec<HashMap<String, serde_json::Value>>`, and postcard of the
+//! equivalent typed `Vec<HashMap<String, V>>`.
+//!
+//! Run: `cargo bench --bench store`. It prints the save sizes and the arena's garbage after a
+//! churn workload before timing.
+
+#[path = "common/sheet.rs"]
+mod sheet;
+
+use std::collections::HashMap;
+use std::hint::black_box;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use datacomp::{Store, StoreView, Value};
+use serde::{Deserialize, Serialize};
+
+const ENTITIES: usize = 100_000;
+
+/// A value for formats that are not self-describing (postcard cannot decode serde_json::Value).
+#[derive(Serialize, Deserialize)]
+enum V {
+    Bool(bool),
+    Float(f32),
+    Str(String),
+    Floats(Vec<f32>),
+}
+
+fn typed(value: Value<'_>) -> V {
+    match value {
+        Value::Bool(b) => V::Bool(b),
+        Value::Float(f) => V::Float(f),
+        Value::Str(s) => V::Str(s.to_owned()),
+        Value::Floats(f) => V::Floats(f.to_vec()),
+    }
+}
+
+fn store() -> Store {
+    let sheet = sheet::build_blob();
+    let mut store = Store::with_capacity(ENTITIES, ENTITIES * sheet.used_bytes());
+    for _ in 0..ENTITIES {
+        store.insert(&sheet);
+    }
+    store
+}
+
+fn report_sizes(store: &Store, json: &[u8], postcard: &[u8]) {
+    let save = store.to_bytes().len();
+    println!("save file: {save} bytes, {:.1} per entity", save as f64 / ENTITIES as f64);
+    println!(
+        "serde_json: {} bytes, {:.1} per entity",
+        json.len(),
+        json.len() as f64 / ENTITIES as f64
+    );
+    println!(
+        "postcard: {} bytes, {:.1} per entity",
+        postcard.len(),
+        postcard.len() as f64 / ENTITIES as f64
+    );
+
+    // Churn: every entity's bio grows and shrinks over 10 rounds, and 10% are replaced.
+    let mut churned = store.clone();
+    let mut ids: Vec<_> = churned.iter().map(|(id, _)| id).collect();
+    let template = sheet::build_blob();
+    for round in 0..10_usize {
+        for (i, id) in ids.iter_mut().enumerate() {
+            if (i + round) % 10 == 0 {
+                churned.remove(*id);
+                *id = churned.insert(&template);
+            } else {
+                let bio = "x".repeat(40 + (i * 7 + round * 13) % 200);
+                churned.get_mut(*id).unwrap().set("bio", bio.as_str());
+            }
+        }
+    }
+    let stats = churned.stats();
+    println!(
+        "after churn: arena {} bytes, {:.1}% garbage, {:.1}% slack inside blobs, {:.1}% live",
+        stats.arena_bytes,
+        100.0 * stats.garbage_bytes as f64 / stats.arena_bytes as f64,
+        100.0 * stats.slack_bytes as f64 / stats.arena_bytes as f64,
+        100.0 * stats.live_bytes as f64 / stats.arena_bytes as f64,
+    );
+}
+
+fn save_and_load(c: &mut Criterion) {
+    let store = store();
+    let bytes = store.to_bytes();
+    let json_world: Vec<HashMap<String, serde_json::Value>> =
+        (0..ENTITIES).map(|_| sheet::build_string_hashmap()).collect();
+    let typed_world: Vec<HashMap<String, V>> = (0..ENTITIES)
+        .map(|_| sheet::SHEET.iter().map(|(p, v)| ((*p).to_owned(), typed(*v))).collect())
+        .collect();
+    let json = serde_json::to_vec(&json_world).unwrap();
+    let postcard = postcard::to_allocvec(&typed_world).unwrap();
+    report_sizes(&store, &json, &postcard);
+
+    let mut group = c.benchmark_group("save/100k_sheets");
+    group.sample_size(10);
+    group.bench_function("memcpy", |b| b.iter(|| black_box(&bytes).clone()));
+    group.bench_function("datacomp_to_bytes", |b| b.iter(|| black_box(&store).to_bytes()));
+    group.bench_function("memcpy_into_reused_buffer", |b| {
+        let mut out = Vec::with_capacity(bytes.len());
+        b.iter(|| {
+            out.clear();
+            out.extend_from_slice(black_box(&bytes));
+        })
+    });
+    group.bench_function("datacomp_write_to", |b| {
+        let mut out = Vec::with_capacity(bytes.len());
+        b.iter(|| {
+            out.clear();
+            black_box(&store).write_to(&mut out).unwrap();
+        })
+    });
+    group.bench_function("serde_json", |b| {
+        b.iter(|| serde_json::to_vec(black_box(&json_world)).unwrap())
+    });
+    group.bench_function("postcard", |b| {
+        b.iter(|| postcard::to_allocvec(black_box(&typed_world)).unwrap())
+    });
+    group.finish();
+
+    let mut group = c.benchmark_group("load/100k_sheets");
+    group.sample_size(10);
+    group.bench_function("memcpy", |b| b.iter(|| black_box(&bytes[..]).to_vec()));
+    group.bench_function("datacomp_from_bytes", |b| {
+        b.iter(|| Store::from_bytes(black_box(&bytes)).unwrap())
+    });
+    group.bench_function("datacomp_store_view", |b| {
+        b.iter(|| StoreView::new(black_box(&bytes)).unwrap().len())
+    });
+    group.bench_function("serde_json", |b| {
+        b.iter(|| {
+            serde_json::from_slice::<Vec<HashMap<String, serde_json::Value>>>(black_box(&json))
+                .unwrap()
+        })
+    });
+    group.bench_function("postcard", |b| {
+        b.iter(|| postcard::from_bytes::<Vec<HashMap<String, V>>>(black_box(&postcard)).unwrap())
+    });
+    group.finish();
+}
+
+criterion_group!(benches, save_and_load);
+criterion_main!(benches);
