@@ -441,6 +441,13 @@ pub enum LoadError {
         /// Its address in memory.
         address: usize,
     },
+    /// A store's index carries another type id than every store's handles do.
+    StoreTypeId {
+        /// The type id of store handles.
+        expected: u16,
+        /// The type id found.
+        found: u16,
+    },
 }
 
 impl fmt::Display for LoadError {
@@ -525,6 +532,10 @@ impl fmt::Display for LoadError {
                 write!(f, "entities {first} and {second} share arena bytes")
             }
             LoadError::Blob { id, ref error } => write!(f, "entity {id}: {error}"),
+            LoadError::StoreTypeId { expected, found } => write!(
+                f,
+                "section 'index header': type id {found}, but store handles carry type id {expected}"
+            ),
             LoadError::Misaligned { section, address } => write!(
                 f,
                 "section '{section}' lies at address {address:#x}, not 4-byte aligned: read the \

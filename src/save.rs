@@ -25,7 +25,7 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use crate::blob::layout;
 use crate::handle_map::{HandleMapView, RawHandleMap, RawHeader};
-use crate::store::Span;
+use crate::store::{STORE_TYPE_ID, Span};
 use crate::{BlobRef, Error, HandleMap, Id, LoadError, Store};
 
 /// The first 8 bytes of every save file.
@@ -236,6 +236,11 @@ fn index_and_arena(bytes: &[u8]) -> Result<(RawHandleMap<'_>, &[u8]), LoadError>
     if arena.len() % 4 != 0 {
         let found = arena.len() as u64;
         return Err(LoadError::SectionSize { section: "arena", expected: found & !3, found });
+    }
+    // A store's handles always carry its type id.
+    if header.type_id.get() != STORE_TYPE_ID {
+        let found = header.type_id.get();
+        return Err(LoadError::StoreTypeId { expected: STORE_TYPE_ID, found });
     }
     Ok((RawHandleMap { header, items, meta, slots }, arena))
 }

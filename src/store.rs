@@ -9,7 +9,7 @@ use crate::blob::layout;
 use crate::{AsValue, Blob, BlobError, BlobRef, HandleMap, Id, Key, Value};
 
 /// The handle map type id of a store's entities.
-const STORE_TYPE_ID: u16 = 1;
+pub(crate) const STORE_TYPE_ID: u16 = 1;
 /// Words a blob gets at least when it moves to the end of the arena to grow: 128 bytes.
 const MIN_GROWTH_WORDS: usize = 32;
 /// Compaction runs when garbage passes half the arena and the arena is at least this big.

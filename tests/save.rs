@@ -199,6 +199,12 @@ fn each_malformation_gets_its_own_error() {
     assert_eq!(edit(&|b| b[0] = b'X'), Some(LoadError::BadMagic { found: *b"XATACOMP" }));
     assert_eq!(edit(&|b| b[8] = 2), Some(LoadError::UnsupportedVersion { major: 2, minor: 0 }));
     assert_eq!(edit(&|b| b[12] = 7), Some(LoadError::UnsupportedKeyHash { key_hash: 7 }));
+    let (index_header, _) = section(&good, 1);
+    assert_eq!(
+        edit(&|b| b[index_header] = 5),
+        Some(LoadError::StoreTypeId { expected: 1, found: 5 }),
+        "the index header's type id"
+    );
     let len = good.len() as u64;
     assert_eq!(
         edit(&|b| b.extend_from_slice(&[0; 8])),
