@@ -14,6 +14,7 @@ compile_error!(
 pub mod blob;
 mod error;
 pub mod handle_map;
+mod json;
 mod key;
 pub mod save;
 mod store;
@@ -25,6 +26,7 @@ pub use handle_map::{
     Drain as HandleMapDrain, HandleMap, Id, Iter as HandleMapIter, IterMut as HandleMapIterMut,
     ParseIdError, RawHandleMap, RawHeader,
 };
+pub use json::{JsonError, JsonErrorKind};
 pub use key::Key;
 pub use save::StoreView;
 pub use store::{BlobMut, Store, StoreStats};

@@ -1,0 +1,495 @@
+//! JSON fixtures: streaming import of the restricted format into blobs.
+//!
+//! The format is the `DataComponent`'s: values are booleans, numbers (stored as `f32`), strings,
+//! objects (flattened into dotted keys: `{"stats": {"health": 100}}` is `stats.health`) and
+//! arrays of numbers. The importer is a serde visitor that writes each value straight into the
+//! blob as `serde_json` reads it: no `serde_json::Value` tree is built.
+
+use std::fmt::{self, Write as _};
+
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+
+use crate::{Blob, BlobError, Key, Value};
+
+/// What is wrong with a JSON document, and where: the JSON path (a JSON Pointer such as
+/// `/stats/health`) and the line and column where reading stopped.
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{Blob, JsonErrorKind};
+///
+/// let err = Blob::from_json("{\"stats\": {\"health\": null}}").unwrap_err();
+/// assert_eq!(err.kind(), &JsonErrorKind::Null);
+/// assert_eq!(err.path(), "/stats/health");
+/// assert_eq!((err.line(), err.column()), (1, 25));
+/// assert_eq!(err.to_string(), "/stats/health (line 1, column 25): null is not a value");
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct JsonError {
+    kind: JsonErrorKind,
+    path: String,
+    line: usize,
+    column: usize,
+}
+
+/// The kinds of [`JsonError`].
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum JsonErrorKind {
+    /// Not JSON: `serde_json`'s description.
+    Syntax(String),
+    /// The document is not an object.
+    NotAnObject,
+    /// `null`, which the format has no value for.
+    Null,
+    /// An array element that is not a number: arrays hold numbers only.
+    NotANumber,
+    /// A number past the range of `f32`.
+    NumberOutOfRange(f64),
+    /// The same path twice in one document.
+    DuplicatePath(String),
+    /// Two different paths whose keys hash to the same [`Key`].
+    KeyCollision {
+        /// The path seen first.
+        first: String,
+        /// The path seen second.
+        second: String,
+        /// Their key.
+        key: Key,
+    },
+    /// The blob would pass its 4 GiB limit.
+    Blob(BlobError),
+}
+
+impl JsonError {
+    /// What is wrong.
+    #[must_use]
+    pub fn kind(&self) -> &JsonErrorKind {
+        &self.kind
+    }
+
+    /// Where in the document: a JSON Pointer (`/stats/health`, `/position/2`; `""` is the top).
+    #[must_use]
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The line (from 1) where reading stopped.
+    #[must_use]
+    pub fn line(&self) -> usize {
+        self.line
+    }
+
+    /// The column (from 1) where reading stopped.
+    #[must_use]
+    pub fn column(&self) -> usize {
+        self.column
+    }
+}
+
+impl fmt::Display for JsonErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            JsonErrorKind::Syntax(message) => f.write_str(message),
+            JsonErrorKind::NotAnObject => f.write_str("an entity must be a JSON object"),
+            JsonErrorKind::Null => f.write_str("null is not a value"),
+            JsonErrorKind::NotANumber => f.write_str("arrays may hold numbers only"),
+            JsonErrorKind::NumberOutOfRange(n) => write!(f, "{n:e} is past the range of f32"),
+            JsonErrorKind::DuplicatePath(path) => write!(f, "{path} is set twice"),
+            JsonErrorKind::KeyCollision { first, second, key } => {
+                write!(f, "{second} and {first} hash to the same key {key}")
+            }
+            JsonErrorKind::Blob(e) => e.fmt(f),
+        }
+    }
+}
+
+impl fmt::Display for JsonError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let path = if self.path.is_empty() { "/" } else { &self.path };
+        write!(f, "{path} (line {}, column {}): {}", self.line, self.column, self.kind)
+    }
+}
+
+impl std::error::Error for JsonError {}
+
+impl Blob {
+    /// Imports one entity from a JSON object, strictly: `null`, arrays holding anything but
+    /// numbers, numbers past `f32`, a top level that is not an object, a path set twice and
+    /// two paths whose keys collide are errors. An empty array is an empty float array.
+    ///
+    /// # Errors
+    ///
+    /// A [`JsonError`] with the JSON path and line and column.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Blob;
+    ///
+    /// let sheet = Blob::from_json(r#"{
+    ///     "name": "The One",
+    ///     "stats": { "health": 100, "mana": 200 },
+    ///     "status_effects": { "drunk": true },
+    ///     "position": [12.5, 0, -3.25]
+    /// }"#)?;
+    /// assert_eq!(sheet.get_float("stats.mana"), Some(200.0));
+    /// assert_eq!(sheet.get_floats("position"), Some(&[12.5, 0.0, -3.25][..]));
+    /// # Ok::<(), datacomp::JsonError>(())
+    /// ```
+    pub fn from_json(text: &str) -> Result<Blob, JsonError> {
+        let mut importer = Importer::default();
+        // The text's size bounds the payloads, so the blob seldom regrows while reading.
+        let mut blob = Blob::new();
+        blob.reserve(text.len());
+        let mut reader = serde_json::Deserializer::from_str(text);
+        let read = Entity { importer: &mut importer, blob: &mut blob }
+            .deserialize(&mut reader)
+            .and_then(|()| reader.end());
+        match read {
+            Ok(()) => Ok(blob),
+            Err(e) => Err(importer.error(&e)),
+        }
+    }
+}
+
+/// Where the importer is, what it has seen, and why it stopped.
+#[derive(Default)]
+struct Importer {
+    /// The key of each open object (none at the top level).
+    parents: Vec<Key>,
+    /// The member names on the current path, back to back, and where each one ends.
+    path: String,
+    path_ends: Vec<usize>,
+    /// The index of the array element being read, if one is.
+    element: Option<usize>,
+    /// The dotted path of every key set so far, back to back: (key, start, end) in `names`.
+    /// Looked up only when a key is set twice, to name both paths.
+    name_spans: Vec<(Key, usize, usize)>,
+    names: String,
+    /// The member name being read.
+    segment: String,
+    /// Numbers of the array being read.
+    floats: Vec<f32>,
+    /// Why the import stopped, when it is the format's rule and not JSON's.
+    failure: Option<JsonErrorKind>,
+}
+
+impl Importer {
+    /// Records why the import stops, as an error `serde_json` places in the text.
+    fn fail<E: de::Error>(&mut self, kind: JsonErrorKind) -> E {
+        self.failure = Some(kind);
+        E::custom("datacomp format rule")
+    }
+
+    fn error(&mut self, e: &serde_json::Error) -> JsonError {
+        let kind = self.failure.take().unwrap_or_else(|| {
+            let message = e.to_string();
+            let message = message.rsplit_once(" at line ").map_or(&*message, |(m, _)| m);
+            JsonErrorKind::Syntax(message.to_owned())
+        });
+        JsonError { kind, path: self.pointer(), line: e.line(), column: e.column() }
+    }
+
+    /// The member names on the current path.
+    fn segments(&self) -> impl Iterator<Item = &str> {
+        let starts = std::iter::once(0).chain(self.path_ends.iter().copied());
+        starts.zip(self.path_ends.iter().copied()).map(|(start, end)| &self.path[start..end])
+    }
+
+    /// The current path as a JSON Pointer: `/stats/health`, `/position/2`.
+    fn pointer(&self) -> String {
+        let mut pointer = String::new();
+        for segment in self.segments() {
+            pointer.push('/');
+            pointer.push_str(&segment.replace('~', "~0").replace('/', "~1"));
+        }
+        if let Some(index) = self.element {
+            let _ = write!(pointer, "/{index}");
+        }
+        pointer
+    }
+
+    /// Appends the current path, dotted, to `out`.
+    fn write_dotted(&self, out: &mut String) {
+        for (i, segment) in self.segments().enumerate() {
+            if i > 0 {
+                out.push('.');
+            }
+            out.push_str(segment);
+        }
+    }
+
+    /// Enters the member named `self.segment`, returning its key.
+    fn enter(&mut self) -> Key {
+        let key = match self.parents.last() {
+            Some(parent) => parent.child(&self.segment),
+            None => Key::new(&self.segment),
+        };
+        self.path.push_str(&self.segment);
+        self.path_ends.push(self.path.len());
+        key
+    }
+
+    fn leave(&mut self) {
+        self.path_ends.pop();
+        self.path.truncate(self.path_ends.last().copied().unwrap_or(0));
+    }
+
+    /// Sets `key` (the current path) in `blob`. A key the blob already has was set before in
+    /// this document: by the same path, or by another whose key collides.
+    fn set<E: de::Error>(&mut self, blob: &mut Blob, key: Key, value: Value<'_>) -> Result<(), E> {
+        let start = self.names.len();
+        let mut names = std::mem::take(&mut self.names);
+        self.write_dotted(&mut names);
+        self.names = names;
+        if blob.contains_key(key) {
+            let current = self.names[start..].to_owned();
+            let first = self
+                .name_spans
+                .iter()
+                .find(|(k, _, _)| *k == key)
+                .map(|&(_, s, e)| self.names[s..e].to_owned())
+                .unwrap_or_default();
+            let kind = if first == current {
+                JsonErrorKind::DuplicatePath(first)
+            } else {
+                JsonErrorKind::KeyCollision { first, second: current, key }
+            };
+            return Err(self.fail(kind));
+        }
+        self.name_spans.push((key, start, self.names.len()));
+        blob.try_set(key, value).map_err(|e| self.fail(JsonErrorKind::Blob(e)))
+    }
+
+    fn number<E: de::Error>(&mut self, n: f64) -> Result<f32, E> {
+        if n.abs() > f64::from(f32::MAX) {
+            return Err(self.fail(JsonErrorKind::NumberOutOfRange(n)));
+        }
+        Ok(n as f32)
+    }
+}
+
+/// The top level: one entity, which must be an object.
+struct Entity<'i> {
+    importer: &'i mut Importer,
+    blob: &'i mut Blob,
+}
+
+impl<'de> DeserializeSeed<'de> for Entity<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Entity<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
+        read_members(self.importer, self.blob, map)
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
+        Err(self.importer.fail(JsonErrorKind::NotAnObject))
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+        Err(self.importer.fail(JsonErrorKind::NotAnObject))
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+        Err(self.importer.fail(JsonErrorKind::NotAnObject))
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+        Err(self.importer.fail(JsonErrorKind::NotAnObject))
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
+        Err(self.importer.fail(JsonErrorKind::NotAnObject))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Err(self.importer.fail(JsonErrorKind::NotAnObject))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<(), A::Error> {
+        Err(self.importer.fail(JsonErrorKind::NotAnObject))
+    }
+}
+
+/// Reads the members of an object into `blob`, under the importer's current path.
+fn read_members<'de, A: MapAccess<'de>>(
+    importer: &mut Importer,
+    blob: &mut Blob,
+    mut map: A,
+) -> Result<(), A::Error> {
+    while map.next_key_seed(Segment { importer: &mut *importer })?.is_some() {
+        let key = importer.enter();
+        map.next_value_seed(Member { importer: &mut *importer, blob: &mut *blob, key })?;
+        importer.leave();
+    }
+    Ok(())
+}
+
+/// A member's name, copied into the importer's reusable buffer.
+struct Segment<'i> {
+    importer: &'i mut Importer,
+}
+
+impl<'de> DeserializeSeed<'de> for Segment<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl Visitor<'_> for Segment<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a member name")
+    }
+
+    fn visit_str<E: de::Error>(self, name: &str) -> Result<(), E> {
+        self.importer.segment.clear();
+        self.importer.segment.push_str(name);
+        Ok(())
+    }
+}
+
+/// A member's value, written into the blob at `key`.
+struct Member<'i> {
+    importer: &'i mut Importer,
+    blob: &'i mut Blob,
+    key: Key,
+}
+
+impl<'de> DeserializeSeed<'de> for Member<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Member<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a boolean, number, string, object or array of numbers")
+    }
+
+    fn visit_bool<E: de::Error>(self, b: bool) -> Result<(), E> {
+        self.importer.set(self.blob, self.key, Value::Bool(b))
+    }
+
+    fn visit_f64<E: de::Error>(self, n: f64) -> Result<(), E> {
+        let n = self.importer.number(n)?;
+        self.importer.set(self.blob, self.key, Value::Float(n))
+    }
+
+    #[allow(clippy::cast_precision_loss)] // Numbers are stored as f32: that is the format.
+    fn visit_i64<E: de::Error>(self, n: i64) -> Result<(), E> {
+        self.visit_f64(n as f64)
+    }
+
+    #[allow(clippy::cast_precision_loss)]
+    fn visit_u64<E: de::Error>(self, n: u64) -> Result<(), E> {
+        self.visit_f64(n as f64)
+    }
+
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<(), E> {
+        self.importer.set(self.blob, self.key, Value::Str(s))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Err(self.importer.fail(JsonErrorKind::Null))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
+        self.importer.parents.push(self.key);
+        read_members(self.importer, self.blob, map)?;
+        self.importer.parents.pop();
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut floats = std::mem::take(&mut self.importer.floats);
+        floats.clear();
+        loop {
+            self.importer.element = Some(floats.len());
+            match seq.next_element_seed(Number { importer: &mut *self.importer })? {
+                Some(n) => floats.push(n),
+                None => break,
+            }
+        }
+        self.importer.element = None;
+        let set = self.importer.set(self.blob, self.key, Value::Floats(&floats));
+        self.importer.floats = floats;
+        set
+    }
+}
+
+/// An array element, which must be a number.
+struct Number<'i> {
+    importer: &'i mut Importer,
+}
+
+impl<'de> DeserializeSeed<'de> for Number<'_> {
+    type Value = f32;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<f32, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Number<'_> {
+    type Value = f32;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a number")
+    }
+
+    fn visit_f64<E: de::Error>(self, n: f64) -> Result<f32, E> {
+        self.importer.number(n)
+    }
+
+    #[allow(clippy::cast_precision_loss)]
+    fn visit_i64<E: de::Error>(self, n: i64) -> Result<f32, E> {
+        self.importer.number(n as f64)
+    }
+
+    #[allow(clippy::cast_precision_loss)]
+    fn visit_u64<E: de::Error>(self, n: u64) -> Result<f32, E> {
+        self.importer.number(n as f64)
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<f32, E> {
+        Err(self.importer.fail(JsonErrorKind::NotANumber))
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<f32, E> {
+        Err(self.importer.fail(JsonErrorKind::NotANumber))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<f32, E> {
+        Err(self.importer.fail(JsonErrorKind::NotANumber))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<f32, A::Error> {
+        Err(self.importer.fail(JsonErrorKind::NotANumber))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<f32, A::Error> {
+        Err(self.importer.fail(JsonErrorKind::NotANumber))
+    }
+}

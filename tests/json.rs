@@ -1,0 +1,192 @@
+//! JSON import: the fixtures read back with exact values, each invalid fixture fails at its exact
+//! place, and random documents import as a model says.
+
+use std::collections::BTreeMap;
+
+use datacomp::{Blob, JsonErrorKind, Key, OwnedValue};
+use proptest::prelude::*;
+
+fn fixture(path: &str) -> String {
+    let full = format!("{}/fixtures/{path}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{full}: {e}"))
+}
+
+#[test]
+fn the_classic_sheet() {
+    let sheet = Blob::from_json(&fixture("sheets/classic.json")).unwrap();
+    assert_eq!(sheet.len(), 5);
+    assert_eq!(sheet.get_str("name"), Some("The One"));
+    assert_eq!(sheet.get_float("stats.health"), Some(100.0));
+    assert_eq!(sheet.get_float("stats.mana"), Some(200.0));
+    assert_eq!(sheet.get_bool("status_effects.drunk"), Some(true));
+    assert_eq!(sheet.get_bool("status_effects.delirious"), Some(true));
+    let order: Vec<Key> = sheet.keys().collect();
+    let expected =
+        ["name", "stats.health", "stats.mana", "status_effects.drunk", "status_effects.delirious"];
+    assert_eq!(order, expected.map(Key::parse), "document order");
+}
+
+#[test]
+#[allow(clippy::approx_constant)] // The fixture's 0.7071068, as written: not f32's 1/sqrt(2).
+fn a_rich_sheet() {
+    let sheet = Blob::from_json(&fixture("sheets/wizard.json")).unwrap();
+    // 4 top-level, 8 stats, 3 resistances, 3 effects, 3 transforms, color, 3 inventory,
+    // 9 spellbook, bio, motto.
+    assert_eq!(sheet.len(), 36);
+    assert_eq!(sheet.get_str("class"), Some("Wizard"));
+    assert_eq!(sheet.get_float("experience"), Some(48_250.5));
+    assert_eq!(sheet.get_float("resistances.frost"), Some(-0.1));
+    assert_eq!(
+        sheet.get_floats("transform.rotation"),
+        Some(&[0.0, 0.707_106_8, 0.0, 0.707_106_8][..])
+    );
+    assert_eq!(
+        sheet.get_floats("inventory.slots_free"),
+        Some(&[][..]),
+        "an empty array is an empty float array"
+    );
+    assert_eq!(sheet.get_floats("inventory.weights").map(<[f32]>::len), Some(12));
+    assert_eq!(sheet.get_float("spellbook.fireball.cooldown"), Some(8.5));
+    assert_eq!(sheet.get_bool("spellbook.polymorph.known"), Some(false));
+    assert_eq!(sheet.get_str("motto"), Some("Ünïcödé is just bytes ✓"));
+    assert!(sheet.get_str("bio").is_some_and(|bio| bio.len() > 300 && bio.ends_with("linearly.")));
+    assert_eq!(Blob::from_bytes(sheet.as_bytes()).unwrap(), sheet);
+}
+
+#[test]
+fn each_invalid_fixture_fails_at_its_place() {
+    let cases: [(&str, JsonErrorKind, &str, usize, usize); 8] = [
+        ("null_value", JsonErrorKind::Null, "/stats/health", 4, 22),
+        ("array_of_objects", JsonErrorKind::NotANumber, "/armor_class/0", 3, 22),
+        ("mixed_array", JsonErrorKind::NotANumber, "/position/2", 2, 30),
+        ("number_too_big", JsonErrorKind::NumberOutOfRange(1e39), "/stats/gold", 2, 27),
+        ("trailing_comma", JsonErrorKind::Syntax("trailing comma".into()), "", 4, 1),
+        ("not_an_object", JsonErrorKind::NotAnObject, "", 1, 1),
+        (
+            "duplicate_path",
+            JsonErrorKind::DuplicatePath("stats.health".into()),
+            "/stats/health",
+            3,
+            27,
+        ),
+        (
+            "key_collision",
+            JsonErrorKind::KeyCollision {
+                first: "item_1409".into(),
+                second: "item_1482".into(),
+                key: Key::from_raw(0x674c_f0ce),
+            },
+            "/item_1482",
+            3,
+            18,
+        ),
+    ];
+    for (name, kind, path, line, column) in cases {
+        let err = Blob::from_json(&fixture(&format!("invalid/{name}.json"))).unwrap_err();
+        assert_eq!(
+            (err.kind(), err.path(), err.line(), err.column()),
+            (&kind, path, line, column),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn messages_say_where_and_what() {
+    let err = Blob::from_json(&fixture("invalid/number_too_big.json")).unwrap_err();
+    assert_eq!(err.to_string(), "/stats/gold (line 2, column 27): 1e39 is past the range of f32");
+    let err = Blob::from_json(&fixture("invalid/key_collision.json")).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "/item_1482 (line 3, column 18): item_1482 and item_1409 hash to the same key #674cf0ce"
+    );
+    let err = Blob::from_json("{\"a/b~c\": null}").unwrap_err();
+    assert_eq!(err.path(), "/a~1b~0c", "JSON Pointer escapes");
+}
+
+#[test]
+fn every_truncation_of_a_fixture_is_an_error() {
+    let text = fixture("sheets/wizard.json");
+    let closing_brace = text.trim_end().len() - 1;
+    for len in (0..=closing_brace).filter(|&l| text.is_char_boundary(l)) {
+        let err = Blob::from_json(&text[..len]).unwrap_err();
+        assert!(matches!(err.kind(), JsonErrorKind::Syntax(_)), "cut at {len}: {err}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Random documents against a model
+
+#[derive(Clone, Debug)]
+enum Node {
+    Leaf(OwnedValue),
+    Object(BTreeMap<String, Node>),
+}
+
+fn leaf() -> impl Strategy<Value = OwnedValue> {
+    prop_oneof![
+        any::<bool>().prop_map(OwnedValue::Bool),
+        (-1e6_f32..1e6).prop_map(OwnedValue::Float),
+        "\\PC{0,24}".prop_map(OwnedValue::Str),
+        prop::collection::vec(-1e6_f32..1e6, 0..8).prop_map(OwnedValue::Floats),
+    ]
+}
+
+fn node() -> impl Strategy<Value = Node> {
+    leaf().prop_map(Node::Leaf).prop_recursive(3, 24, 6, |inner| {
+        prop::collection::btree_map("[a-z]{1,6}", inner, 0..6).prop_map(Node::Object)
+    })
+}
+
+fn to_json(node: &Node) -> serde_json::Value {
+    match node {
+        Node::Leaf(OwnedValue::Bool(b)) => serde_json::Value::Bool(*b),
+        Node::Leaf(OwnedValue::Float(f)) => serde_json::json!(f),
+        Node::Leaf(OwnedValue::Str(s)) => serde_json::Value::String(s.clone()),
+        Node::Leaf(OwnedValue::Floats(f)) => serde_json::json!(f),
+        Node::Object(members) => members.iter().map(|(k, v)| (k.clone(), to_json(v))).collect(),
+    }
+}
+
+/// The (key, value) pairs a document flattens to.
+fn flatten(
+    members: &BTreeMap<String, Node>,
+    parent: Option<Key>,
+    out: &mut Vec<(Key, OwnedValue)>,
+) {
+    for (name, node) in members {
+        let key = parent.map_or_else(|| Key::new(name), |p| p.child(name));
+        match node {
+            Node::Leaf(value) => out.push((key, value.clone())),
+            Node::Object(inner) => flatten(inner, Some(key), out),
+        }
+    }
+}
+
+proptest! {
+    #[test]
+    fn random_documents_import_as_the_model_says(
+        members in prop::collection::btree_map("[a-z]{1,6}", node(), 0..8),
+    ) {
+        let text = to_json(&Node::Object(members.clone())).to_string();
+        let mut expected = Vec::new();
+        flatten(&members, None, &mut expected);
+        match Blob::from_json(&text) {
+            Ok(blob) => {
+                prop_assert_eq!(blob.len(), expected.len());
+                for (key, value) in &expected {
+                    let got = blob.get(*key).unwrap();
+                    // f32 -> JSON -> f32 round-trips exactly.
+                    prop_assert!(got.is_identical(&value.as_value()), "{}: {:?} vs {:?}", key, got, value);
+                }
+            }
+            // Short random names can collide: then both paths must be in the model.
+            Err(e) => match e.kind() {
+                JsonErrorKind::KeyCollision { key, .. } => {
+                    prop_assert!(expected.iter().filter(|(k, _)| k == key).count() >= 2);
+                }
+                other => prop_assert!(false, "{other:?}: {e}"),
+            },
+        }
+    }
+}
