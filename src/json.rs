@@ -114,6 +114,62 @@ impl fmt::Display for JsonError {
 
 impl std::error::Error for JsonError {}
 
+/// How strictly to read JSON: [`ImportOptions::strict`] (the default) or
+/// [`ImportOptions::lenient`].
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{Blob, ImportOptions};
+///
+/// let text = r#"{"armor_class": [{"type": "natural", "value": 17}], "title": null}"#;
+/// assert!(Blob::from_json(text).is_err());
+/// let (sheet, report) = Blob::from_json_with(text, &ImportOptions::lenient())?;
+/// assert_eq!(sheet.get_str("armor_class.0.type"), Some("natural"));
+/// assert_eq!(sheet.get_float("armor_class.0.value"), Some(17.0));
+/// assert_eq!((report.converted_arrays, report.skipped_nulls), (1, 1));
+/// # Ok::<(), datacomp::JsonError>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ImportOptions {
+    lenient: bool,
+}
+
+impl ImportOptions {
+    /// The restricted format only: `null`, arrays of anything but numbers and numbers past
+    /// `f32` are errors.
+    #[must_use]
+    pub const fn strict() -> ImportOptions {
+        ImportOptions { lenient: false }
+    }
+
+    /// For existing data: an array holding anything but numbers becomes an object keyed by
+    /// decimal index (`armor_class.0.value`), `null` is skipped, and a number past `f32` is
+    /// stored as the largest `f32` of its sign. [`ImportReport`] counts each change.
+    #[must_use]
+    pub const fn lenient() -> ImportOptions {
+        ImportOptions { lenient: true }
+    }
+
+    /// Whether this is the lenient policy.
+    #[must_use]
+    pub const fn is_lenient(&self) -> bool {
+        self.lenient
+    }
+}
+
+/// What a lenient import changed to fit the format.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ImportReport {
+    /// Arrays of other things than numbers, turned into objects keyed by index.
+    pub converted_arrays: usize,
+    /// `null` values skipped.
+    pub skipped_nulls: usize,
+    /// Numbers past `f32`, stored as the largest `f32` of their sign.
+    pub rounded_numbers: usize,
+}
+
 impl Blob {
     /// Imports one entity from a JSON object, strictly: `null`, arrays holding anything but
     /// numbers, numbers past `f32`, a top level that is not an object, a path set twice and
@@ -139,7 +195,31 @@ impl Blob {
     /// # Ok::<(), datacomp::JsonError>(())
     /// ```
     pub fn from_json(text: &str) -> Result<Blob, JsonError> {
-        let mut importer = Importer::default();
+        Blob::from_json_with(text, &ImportOptions::strict()).map(|(blob, _)| blob)
+    }
+
+    /// Imports one entity from a JSON object under `options`, and reports what a lenient
+    /// import changed.
+    ///
+    /// # Errors
+    ///
+    /// A [`JsonError`] with the JSON path and line and column.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, ImportOptions};
+    ///
+    /// let (sheet, report) = Blob::from_json_with(r#"{"gold": 1e39}"#, &ImportOptions::lenient())?;
+    /// assert_eq!(sheet.get_float("gold"), Some(f32::MAX));
+    /// assert_eq!(report.rounded_numbers, 1);
+    /// # Ok::<(), datacomp::JsonError>(())
+    /// ```
+    pub fn from_json_with(
+        text: &str,
+        options: &ImportOptions,
+    ) -> Result<(Blob, ImportReport), JsonError> {
+        let mut importer = Importer { lenient: options.lenient, ..Importer::default() };
         // The text's size bounds the payloads, so the blob seldom regrows while reading.
         let mut blob = Blob::new();
         blob.reserve(text.len());
@@ -148,7 +228,7 @@ impl Blob {
             .deserialize(&mut reader)
             .and_then(|()| reader.end());
         match read {
-            Ok(()) => Ok(blob),
+            Ok(()) => Ok((blob, importer.report)),
             Err(e) => Err(importer.error(&e)),
         }
     }
@@ -174,6 +254,9 @@ struct Importer {
     floats: Vec<f32>,
     /// Why the import stopped, when it is the format's rule and not JSON's.
     failure: Option<JsonErrorKind>,
+    /// The lenient policy, and what it changed.
+    lenient: bool,
+    report: ImportReport,
 }
 
 impl Importer {
@@ -264,10 +347,28 @@ impl Importer {
     }
 
     fn number<E: de::Error>(&mut self, n: f64) -> Result<f32, E> {
-        if n.abs() > f64::from(f32::MAX) {
+        if n.abs() <= f64::from(f32::MAX) {
+            return Ok(n as f32);
+        }
+        if !self.lenient {
             return Err(self.fail(JsonErrorKind::NumberOutOfRange(n)));
         }
-        Ok(n as f32)
+        self.report.rounded_numbers += 1;
+        Ok(f32::MAX.copysign(n as f32))
+    }
+
+    /// Enters the member named by decimal `index` of the array at `key`: lenient arrays become
+    /// objects keyed by index.
+    fn enter_index(&mut self, key: Key, index: usize) -> Key {
+        self.segment.clear();
+        let _ = write!(self.segment, "{index}");
+        self.parents.push(key);
+        self.enter()
+    }
+
+    fn leave_index(&mut self) {
+        self.leave();
+        self.parents.pop();
     }
 }
 
@@ -412,7 +513,11 @@ impl<'de> Visitor<'de> for Member<'_> {
     }
 
     fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-        Err(self.importer.fail(JsonErrorKind::Null))
+        if !self.importer.lenient {
+            return Err(self.importer.fail(JsonErrorKind::Null));
+        }
+        self.importer.report.skipped_nulls += 1;
+        Ok(())
     }
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
@@ -423,19 +528,149 @@ impl<'de> Visitor<'de> for Member<'_> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        let mut floats = std::mem::take(&mut self.importer.floats);
+        let Member { importer, blob, key } = self;
+        let mut floats = std::mem::take(&mut importer.floats);
         floats.clear();
+        let mut converted = false;
         loop {
-            self.importer.element = Some(floats.len());
-            match seq.next_element_seed(Number { importer: &mut *self.importer })? {
-                Some(n) => floats.push(n),
+            let index = floats.len();
+            importer.element = Some(index);
+            let element = if importer.lenient {
+                let seed = LenientElement {
+                    importer: &mut *importer,
+                    blob: &mut *blob,
+                    key,
+                    floats: &floats,
+                };
+                seq.next_element_seed(seed)?
+            } else {
+                seq.next_element_seed(Number { importer: &mut *importer })?.map(Element::Number)
+            };
+            importer.element = None;
+            match element {
+                Some(Element::Number(n)) => floats.push(n),
+                Some(Element::Converted) => {
+                    converted = true;
+                    break;
+                }
                 None => break,
             }
         }
+        let result = if converted {
+            // The rest of the array, member by member at its index.
+            importer.report.converted_arrays += 1;
+            let mut index = floats.len() + 1;
+            loop {
+                let member = importer.enter_index(key, index);
+                let seed = Member { importer: &mut *importer, blob: &mut *blob, key: member };
+                let read = seq.next_element_seed(seed);
+                importer.leave_index();
+                if read?.is_none() {
+                    break Ok(());
+                }
+                index += 1;
+            }
+        } else {
+            importer.set(blob, key, Value::Floats(&floats))
+        };
+        importer.floats = floats;
+        result
+    }
+}
+
+/// What reading one element of a lenient array gave.
+enum Element {
+    /// A number, while every element so far was one.
+    Number(f32),
+    /// The first element that is not a number: the array is now an object keyed by index, and
+    /// the numbers before it and this element are written as its members.
+    Converted,
+}
+
+/// An element of an array read leniently.
+struct LenientElement<'i> {
+    importer: &'i mut Importer,
+    blob: &'i mut Blob,
+    /// The array's key.
+    key: Key,
+    /// The numbers read so far.
+    floats: &'i [f32],
+}
+
+impl LenientElement<'_> {
+    /// Writes the numbers read so far as members `0..`, then returns the member for this
+    /// element.
+    fn convert<E: de::Error>(&mut self) -> Result<Member<'_>, E> {
+        for (index, &n) in self.floats.iter().enumerate() {
+            let member = self.importer.enter_index(self.key, index);
+            let set = self.importer.set(self.blob, member, Value::Float(n));
+            self.importer.leave_index();
+            set?;
+        }
+        let index = self.floats.len();
         self.importer.element = None;
-        let set = self.importer.set(self.blob, self.key, Value::Floats(&floats));
-        self.importer.floats = floats;
-        set
+        let key = self.importer.enter_index(self.key, index);
+        Ok(Member { importer: &mut *self.importer, blob: &mut *self.blob, key })
+    }
+
+    /// Reads this element as a member of the converted array.
+    fn read_as_member<E: de::Error>(
+        mut self,
+        read: impl FnOnce(Member<'_>) -> Result<(), E>,
+    ) -> Result<Element, E> {
+        let member = self.convert()?;
+        let result = read(member);
+        self.importer.leave_index();
+        result.map(|()| Element::Converted)
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for LenientElement<'_> {
+    type Value = Element;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Element, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for LenientElement<'_> {
+    type Value = Element;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an array element")
+    }
+
+    // Numbers follow the one rule for array numbers, in `Number`.
+    fn visit_f64<E: de::Error>(self, n: f64) -> Result<Element, E> {
+        Number { importer: self.importer }.visit_f64(n).map(Element::Number)
+    }
+
+    fn visit_i64<E: de::Error>(self, n: i64) -> Result<Element, E> {
+        Number { importer: self.importer }.visit_i64(n).map(Element::Number)
+    }
+
+    fn visit_u64<E: de::Error>(self, n: u64) -> Result<Element, E> {
+        Number { importer: self.importer }.visit_u64(n).map(Element::Number)
+    }
+
+    fn visit_bool<E: de::Error>(self, b: bool) -> Result<Element, E> {
+        self.read_as_member(|m| m.visit_bool(b))
+    }
+
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<Element, E> {
+        self.read_as_member(|m| m.visit_str(s))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Element, E> {
+        self.read_as_member(|m| m.visit_unit())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Element, A::Error> {
+        self.read_as_member(|m| m.visit_map(map))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Element, A::Error> {
+        self.read_as_member(|m| m.visit_seq(seq))
     }
 }
 

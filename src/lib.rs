@@ -26,7 +26,7 @@ pub use handle_map::{
     Drain as HandleMapDrain, HandleMap, Id, Iter as HandleMapIter, IterMut as HandleMapIterMut,
     ParseIdError, RawHandleMap, RawHeader,
 };
-pub use json::{JsonError, JsonErrorKind};
+pub use json::{ImportOptions, ImportReport, JsonError, JsonErrorKind};
 pub use key::Key;
 pub use save::StoreView;
 pub use store::{BlobMut, Store, StoreStats};

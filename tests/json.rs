@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use datacomp::{Blob, JsonErrorKind, Key, OwnedValue};
+use datacomp::{Blob, ImportOptions, ImportReport, JsonErrorKind, Key, OwnedValue, Value};
 use proptest::prelude::*;
 
 fn fixture(path: &str) -> String {
@@ -115,6 +115,76 @@ fn every_truncation_of_a_fixture_is_an_error() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Lenient
+
+fn lenient(text: &str) -> (Blob, ImportReport) {
+    Blob::from_json_with(text, &ImportOptions::lenient()).unwrap()
+}
+
+fn report(converted_arrays: usize, skipped_nulls: usize, rounded_numbers: usize) -> ImportReport {
+    let mut report = ImportReport::default();
+    report.converted_arrays = converted_arrays;
+    report.skipped_nulls = skipped_nulls;
+    report.rounded_numbers = rounded_numbers;
+    report
+}
+
+#[test]
+fn lenient_turns_the_invalid_fixtures_into_data() {
+    let (owlbear, r) = lenient(&fixture("invalid/array_of_objects.json"));
+    assert_eq!(r, report(1, 0, 0));
+    assert_eq!(owlbear.get_str("name"), Some("Owlbear"));
+    assert_eq!(owlbear.get_str("armor_class.0.type"), Some("natural"));
+    assert_eq!(owlbear.get_float("armor_class.0.value"), Some(17.0));
+    assert_eq!(owlbear.len(), 3);
+
+    let (mixed, r) = lenient(&fixture("invalid/mixed_array.json"));
+    assert_eq!(r, report(1, 0, 0));
+    assert_eq!(mixed.get("position.0"), Some(Value::Float(1.0)), "numbers before the first other");
+    assert_eq!(mixed.get("position.1"), Some(Value::Float(2.0)));
+    assert_eq!(mixed.get("position.2"), Some(Value::Str("three")));
+    assert!(!mixed.contains_key("position"));
+
+    let (nobody, r) = lenient(&fixture("invalid/null_value.json"));
+    assert_eq!(r, report(0, 1, 0));
+    assert_eq!(nobody.len(), 1);
+    assert!(!nobody.contains_key("stats.health"), "null is skipped");
+
+    let (rich, r) = lenient(&fixture("invalid/number_too_big.json"));
+    assert_eq!(r, report(0, 0, 1));
+    assert_eq!(rich.get_float("stats.gold"), Some(f32::MAX));
+
+    // What JSON itself forbids stays an error.
+    let err =
+        Blob::from_json_with(&fixture("invalid/trailing_comma.json"), &ImportOptions::lenient());
+    assert!(matches!(err.unwrap_err().kind(), JsonErrorKind::Syntax(_)));
+}
+
+#[test]
+fn lenient_arrays_of_every_shape() {
+    let (blob, r) = lenient(
+        r#"{"a": [1, null, 2], "b": [[1, 2], [3]], "c": [{"x": 1}, 5, true], "d": [-1e39]}"#,
+    );
+    assert_eq!(r, report(3, 1, 1));
+    assert_eq!(blob.get_float("a.0"), Some(1.0));
+    assert!(!blob.contains_key("a.1"), "the null is skipped");
+    assert_eq!(blob.get_float("a.2"), Some(2.0));
+    assert_eq!(blob.get_floats("b.0"), Some(&[1.0, 2.0][..]));
+    assert_eq!(blob.get_floats("b.1"), Some(&[3.0][..]));
+    assert_eq!(blob.get_float("c.0.x"), Some(1.0));
+    assert_eq!(blob.get_float("c.1"), Some(5.0));
+    assert_eq!(blob.get_bool("c.2"), Some(true));
+    assert_eq!(blob.get_floats("d"), Some(&[-f32::MAX][..]), "a number array stays one");
+    assert_eq!(blob.len(), 8);
+
+    // The format's rules still hold for the members a conversion makes.
+    let text = r#"{"a": [1, {"b": 2}], "a": {"1": {"b": 3}}}"#;
+    let err = Blob::from_json_with(text, &ImportOptions::lenient()).unwrap_err();
+    assert_eq!(err.kind(), &JsonErrorKind::DuplicatePath("a.1.b".into()), "{err}");
+    assert_eq!(err.path(), "/a/1/b");
+}
+
+// ---------------------------------------------------------------------------------------------
 // Random documents against a model
 
 #[derive(Clone, Debug)]
@@ -171,6 +241,12 @@ proptest! {
         let text = to_json(&Node::Object(members.clone())).to_string();
         let mut expected = Vec::new();
         flatten(&members, None, &mut expected);
+        // A document in the restricted format reads the same under both policies.
+        let lenient = Blob::from_json_with(&text, &ImportOptions::lenient());
+        prop_assert_eq!(
+            lenient.as_ref().map(|(blob, r)| (blob.clone(), *r)).map_err(Clone::clone),
+            Blob::from_json(&text).map(|blob| (blob, ImportReport::default()))
+        );
         match Blob::from_json(&text) {
             Ok(blob) => {
                 prop_assert_eq!(blob.len(), expected.len());
@@ -186,6 +262,81 @@ proptest! {
                     prop_assert!(expected.iter().filter(|(k, _)| k == key).count() >= 2);
                 }
                 other => prop_assert!(false, "{other:?}: {e}"),
+            },
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lenient: arbitrary JSON against a model of the lenient rules
+
+fn any_json() -> impl Strategy<Value = serde_json::Value> {
+    let leaf = prop_oneof![
+        Just(serde_json::Value::Null),
+        any::<bool>().prop_map(serde_json::Value::Bool),
+        (-1e6_f64..1e6).prop_map(|f| serde_json::json!(f as f32)),
+        Just(serde_json::json!(1e39)),
+        "[a-z]{0,8}".prop_map(serde_json::Value::String),
+    ];
+    leaf.prop_recursive(3, 32, 5, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..5).prop_map(serde_json::Value::Array),
+            prop::collection::btree_map("[a-z]{1,5}", inner, 0..5)
+                .prop_map(|m| serde_json::Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+/// The lenient rules, written plainly: what each path becomes.
+fn flatten_lenient(value: &serde_json::Value, key: Key, out: &mut Vec<(Key, OwnedValue)>) {
+    let number = |n: f64| (n.clamp(-f64::from(f32::MAX), f64::from(f32::MAX))) as f32;
+    match value {
+        serde_json::Value::Null => {}
+        serde_json::Value::Bool(b) => out.push((key, OwnedValue::Bool(*b))),
+        serde_json::Value::Number(n) => {
+            out.push((key, OwnedValue::Float(number(n.as_f64().unwrap()))))
+        }
+        serde_json::Value::String(s) => out.push((key, OwnedValue::Str(s.clone()))),
+        serde_json::Value::Array(items) if items.iter().all(serde_json::Value::is_number) => {
+            let floats = items.iter().map(|n| number(n.as_f64().unwrap())).collect();
+            out.push((key, OwnedValue::Floats(floats)));
+        }
+        serde_json::Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                flatten_lenient(item, key.child(&i.to_string()), out);
+            }
+        }
+        serde_json::Value::Object(members) => {
+            for (name, member) in members {
+                flatten_lenient(member, key.child(name), out);
+            }
+        }
+    }
+}
+
+proptest! {
+    #[test]
+    fn lenient_import_follows_the_lenient_rules(
+        members in prop::collection::btree_map("[a-z]{1,5}", any_json(), 0..6),
+    ) {
+        let text = serde_json::Value::Object(members.clone().into_iter().collect()).to_string();
+        let mut expected = Vec::new();
+        for (name, value) in &members {
+            flatten_lenient(value, Key::new(name), &mut expected);
+        }
+        match Blob::from_json_with(&text, &ImportOptions::lenient()) {
+            Ok((blob, _)) => {
+                prop_assert_eq!(blob.len(), expected.len(), "{}", text);
+                for (key, value) in &expected {
+                    let got = blob.get(*key);
+                    prop_assert!(got.is_some_and(|g| g.is_identical(&value.as_value())), "{}: {:?} vs {:?} in {}", key, got, value, text);
+                }
+            }
+            Err(e) => match e.kind() {
+                JsonErrorKind::KeyCollision { key, .. } => {
+                    prop_assert!(expected.iter().filter(|(k, _)| k == key).count() >= 2);
+                }
+                other => prop_assert!(false, "{other:?}: {e} in {text}"),
             },
         }
     }
