@@ -1,9 +1,10 @@
-//! Allocation counts: a blob is one buffer, so it costs one allocation, not one per value.
+//! Allocation counts: a blob is one buffer, so it costs one allocation, not one per value; and
+//! loading a store costs a constant number, not one per entity.
 //!
 //! dhat's heap profiler counts every allocation in this process, so this file holds a single
 //! test: parallel tests would count each other's allocations.
 
-use datacomp::{Blob, Key, Value};
+use datacomp::{Blob, Key, Store, StoreView, Value};
 
 #[global_allocator]
 static ALLOC: dhat::Alloc = dhat::Alloc;
@@ -30,7 +31,11 @@ fn fill(sheet: &mut Blob) {
 #[test]
 fn allocation_counts() {
     let _profiler = dhat::Profiler::builder().testing().build();
+    blob_allocations();
+    store_load_allocations();
+}
 
+fn blob_allocations() {
     let (_, count) = allocations(Blob::new);
     assert_eq!(count, 0, "an empty blob allocates nothing");
 
@@ -78,4 +83,31 @@ fn allocation_counts() {
         allocations(|| (0..100).map(|i| (Key::from_raw(i), "payload")).collect::<Blob>());
     let (_, count) = allocations(|| Blob::from_bytes(big.as_bytes()).unwrap());
     assert_eq!(count, 3, "past 32 keys, validation sorts in two scratch buffers");
+}
+
+fn world(entities: usize) -> Vec<u8> {
+    let mut store = Store::with_capacity(entities, entities * 128);
+    let mut sheet = Blob::new();
+    sheet.set("name", "The One");
+    sheet.set("stats.health", 100);
+    sheet.set("position", [1.0, 2.0, 3.0]);
+    for _ in 0..entities {
+        store.insert(&sheet);
+    }
+    store.to_bytes()
+}
+
+fn store_load_allocations() {
+    for entities in [1_000, 100_000] {
+        let bytes = world(entities);
+        let (store, count) = allocations(|| Store::from_bytes(&bytes).unwrap());
+        assert_eq!(store.len(), entities);
+        // The index's items, meta and slots, the arena, and the span list that the overlap
+        // check sorts: five, not one per entity.
+        assert_eq!(count, 5, "Store::from_bytes of {entities} entities");
+
+        let (view, count) = allocations(|| StoreView::new(&bytes).unwrap().len());
+        assert_eq!(view, entities);
+        assert_eq!(count, 1, "StoreView::new of {entities} entities: the sorted span list only");
+    }
 }
