@@ -5,11 +5,14 @@
 //! arrays of numbers. The importer is a serde visitor that writes each value straight into the
 //! blob as `serde_json` reads it: no `serde_json::Value` tree is built.
 
+use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
-use crate::{Blob, BlobError, Key, Value};
+use crate::blob::layout;
+use crate::store::Span;
+use crate::{Blob, BlobError, Id, Key, Store, Value};
 
 /// What is wrong with a JSON document, and where: the JSON path (a JSON Pointer such as
 /// `/stats/health`) and the line and column where reading stopped.
@@ -224,13 +227,154 @@ impl Blob {
         let mut blob = Blob::new();
         blob.reserve(text.len());
         let mut reader = serde_json::Deserializer::from_str(text);
-        let read = Entity { importer: &mut importer, blob: &mut blob }
+        let read = Entity { importer: &mut importer, blob: &mut blob, staging: None }
             .deserialize(&mut reader)
             .and_then(|()| reader.end());
         match read {
             Ok(()) => Ok((blob, importer.report)),
             Err(e) => Err(importer.error(&e)),
         }
+    }
+}
+
+impl Store {
+    /// Imports entities from JSON: a top-level object is one entity, a top-level array of
+    /// objects gives one entity each. Returns their handles in document order.
+    ///
+    /// The import is atomic: on any error the store is unchanged. The store remembers the
+    /// dotted name of every key it imports ([`key_name`](Store::key_name)); a key that it
+    /// already knows under another name is a [`JsonErrorKind::KeyCollision`].
+    ///
+    /// # Errors
+    ///
+    /// A [`JsonError`] with the JSON path (led by the entity's position in an array) and line
+    /// and column.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{ImportOptions, Key, Store};
+    ///
+    /// let mut store = Store::new();
+    /// let ids = store.import_json(
+    ///     r#"[{"name": "Orc", "stats": {"health": 30}}, {"name": "Troll"}]"#,
+    ///     &ImportOptions::strict(),
+    /// )?;
+    /// assert_eq!(store.get(ids[1]).unwrap().get_str("name"), Some("Troll"));
+    /// assert_eq!(store.key_name(Key::parse("stats.health")), Some("stats.health"));
+    ///
+    /// let err = store.import_json(r#"[{"name": "Imp"}, {"name": null}]"#, &ImportOptions::strict());
+    /// assert_eq!(err.unwrap_err().path(), "/1/name");
+    /// assert_eq!(store.len(), 2, "nothing of the failed import is kept");
+    /// # Ok::<(), datacomp::JsonError>(())
+    /// ```
+    pub fn import_json(
+        &mut self,
+        text: &str,
+        options: &ImportOptions,
+    ) -> Result<Vec<Id>, JsonError> {
+        self.import_json_with_report(text, options).map(|(ids, _)| ids)
+    }
+
+    /// As [`import_json`](Store::import_json), also reporting what a lenient import changed.
+    ///
+    /// # Errors
+    ///
+    /// As [`import_json`](Store::import_json).
+    pub fn import_json_with_report(
+        &mut self,
+        text: &str,
+        options: &ImportOptions,
+    ) -> Result<(Vec<Id>, ImportReport), JsonError> {
+        let mut importer = Importer {
+            lenient: options.lenient,
+            track_names: true,
+            known: std::mem::take(&mut self.names),
+            ..Importer::default()
+        };
+        let mut staging = Staging::default();
+        let mut reader = serde_json::Deserializer::from_str(text);
+        let mut unused = Blob::new();
+        let top =
+            Entity { importer: &mut importer, blob: &mut unused, staging: Some(&mut staging) };
+        let read = top.deserialize(&mut reader).and_then(|()| reader.end());
+        if let Err(e) = read {
+            let error = importer.error(&e);
+            for key in importer.added {
+                importer.known.remove(&key);
+            }
+            self.names = importer.known;
+            return Err(error);
+        }
+        let base = self.arena.len();
+        if u32::try_from(base + staging.arena.len()).is_err() {
+            let required = 4 * (base + staging.arena.len()) as u64;
+            for key in importer.added {
+                importer.known.remove(&key);
+            }
+            self.names = importer.known;
+            let (line, column) = (text.lines().count(), 1);
+            let kind = JsonErrorKind::Blob(BlobError::TooLarge { required });
+            return Err(JsonError { kind, path: String::new(), line, column });
+        }
+        self.names = importer.known;
+        self.arena.extend_from_slice(&staging.arena);
+        let ids = staging
+            .spans
+            .iter()
+            .map(|&(offset, words)| self.index.insert(Span::new(base + offset, words)))
+            .collect();
+        Ok((ids, importer.report))
+    }
+
+    /// The dotted name of `key`, if an import gave it one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{ImportOptions, Key, Store};
+    ///
+    /// let mut store = Store::new();
+    /// store.import_json(r#"{"status_effects": {"drunk": true}}"#, &ImportOptions::strict())?;
+    /// assert_eq!(store.key_name(Key::parse("status_effects.drunk")), Some("status_effects.drunk"));
+    /// assert_eq!(store.key_name(Key::parse("stats.health")), None);
+    /// # Ok::<(), datacomp::JsonError>(())
+    /// ```
+    #[must_use]
+    pub fn key_name(&self, key: Key) -> Option<&str> {
+        self.names.get(&key).map(String::as_str)
+    }
+}
+
+/// Entities read so far by a store import, repacked back to back: committed to the store only
+/// when the whole document has been read.
+#[derive(Default)]
+struct Staging {
+    /// The entity being read; cleared, not reallocated, between entities.
+    blob: Blob,
+    arena: Vec<u32>,
+    /// (offset, words) of each entity in `arena`.
+    spans: Vec<(usize, usize)>,
+}
+
+impl Staging {
+    /// Reads one entity's members and stages its blob.
+    fn entity<'de, A: MapAccess<'de>>(
+        &mut self,
+        importer: &mut Importer,
+        map: A,
+    ) -> Result<(), A::Error> {
+        self.blob.clear();
+        importer.name_spans.clear();
+        importer.names.clear();
+        read_members(importer, &mut self.blob, map)?;
+        let words = self.blob.as_blob_ref().as_words();
+        let used = layout::used_bytes(words) / 4;
+        let offset = self.arena.len();
+        self.arena.resize(offset + used, 0);
+        layout::repack(words, &mut self.arena[offset..]);
+        self.spans.push((offset, used));
+        Ok(())
     }
 }
 
@@ -257,6 +401,13 @@ struct Importer {
     /// The lenient policy, and what it changed.
     lenient: bool,
     report: ImportReport,
+    /// The position of the entity being read in a top-level array, if it is in one.
+    entity: Option<usize>,
+    /// When importing into a store: every key's dotted name, the store's and this import's,
+    /// and the keys this import added (removed again if it fails).
+    track_names: bool,
+    known: BTreeMap<Key, String>,
+    added: Vec<Key>,
 }
 
 impl Importer {
@@ -284,6 +435,9 @@ impl Importer {
     /// The current path as a JSON Pointer: `/stats/health`, `/position/2`.
     fn pointer(&self) -> String {
         let mut pointer = String::new();
+        if let Some(entity) = self.entity {
+            let _ = write!(pointer, "/{entity}");
+        }
         for segment in self.segments() {
             pointer.push('/');
             pointer.push_str(&segment.replace('~', "~0").replace('/', "~1"));
@@ -342,6 +496,20 @@ impl Importer {
             };
             return Err(self.fail(kind));
         }
+        if self.track_names {
+            let current = &self.names[start..];
+            match self.known.get(&key) {
+                Some(first) if first != current => {
+                    let (first, second) = (first.clone(), current.to_owned());
+                    return Err(self.fail(JsonErrorKind::KeyCollision { first, second, key }));
+                }
+                Some(_) => {}
+                None => {
+                    self.known.insert(key, current.to_owned());
+                    self.added.push(key);
+                }
+            }
+        }
         self.name_spans.push((key, start, self.names.len()));
         blob.try_set(key, value).map_err(|e| self.fail(JsonErrorKind::Blob(e)))
     }
@@ -372,10 +540,13 @@ impl Importer {
     }
 }
 
-/// The top level: one entity, which must be an object.
+/// One entity, which must be an object: the top level of `Blob::from_json`, or of a store
+/// import (where it may also be an array of entities).
 struct Entity<'i> {
     importer: &'i mut Importer,
     blob: &'i mut Blob,
+    /// In a store import: stage the entity there instead of reading into `blob`.
+    staging: Option<&'i mut Staging>,
 }
 
 impl<'de> DeserializeSeed<'de> for Entity<'_> {
@@ -394,7 +565,10 @@ impl<'de> Visitor<'de> for Entity<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
-        read_members(self.importer, self.blob, map)
+        match self.staging {
+            Some(staging) => staging.entity(self.importer, map),
+            None => read_members(self.importer, self.blob, map),
+        }
     }
 
     fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
@@ -421,8 +595,24 @@ impl<'de> Visitor<'de> for Entity<'_> {
         Err(self.importer.fail(JsonErrorKind::NotAnObject))
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<(), A::Error> {
-        Err(self.importer.fail(JsonErrorKind::NotAnObject))
+    /// A store import's top level may be an array of entities; nothing else may be one.
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let Some(staging) = self.staging.filter(|_| self.importer.entity.is_none()) else {
+            return Err(self.importer.fail(JsonErrorKind::NotAnObject));
+        };
+        loop {
+            self.importer.entity = Some(staging.spans.len());
+            let seed = Entity {
+                importer: &mut *self.importer,
+                blob: &mut *self.blob,
+                staging: Some(&mut *staging),
+            };
+            if seq.next_element_seed(seed)?.is_none() {
+                break;
+            }
+        }
+        self.importer.entity = None;
+        Ok(())
     }
 }
 

@@ -17,6 +17,7 @@
 //! file is caught), then the handle map's invariants, that every span lies inside the arena and
 //! no two overlap, and every blob, as `Blob::from_bytes` would.
 
+use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::path::Path;
 
@@ -169,7 +170,8 @@ impl Store {
         words.as_mut_bytes().copy_from_slice(arena);
         check_spans(index.iter().map(|(id, &span)| (id, span)), index.len(), &words)?;
         let used: usize = index.values().map(|s| s.words()).sum();
-        Ok(Store { garbage_words: words.len() - used, index, arena: words })
+        // FIXME(issue 5): read the key-name section back once import fills it.
+        Ok(Store { garbage_words: words.len() - used, index, arena: words, names: BTreeMap::new() })
     }
 
     /// Reads a whole save file from `input`, as [`from_bytes`](Store::from_bytes) does.

@@ -1,5 +1,6 @@
 //! [`Store`]: every entity's blob in one arena, reached through [`Id`] handles.
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use zerocopy::little_endian::U32;
@@ -88,6 +89,8 @@ pub struct Store {
     pub(crate) arena: Vec<u32>,
     // INVARIANT: the arena words that no span covers.
     pub(crate) garbage_words: usize,
+    /// The dotted name of every key that a JSON import met (one name per key).
+    pub(crate) names: BTreeMap<Key, String>,
 }
 
 /// A store's memory use: what [`Store::stats`] returns.
@@ -111,7 +114,12 @@ impl Store {
     /// An empty store. It does not allocate.
     #[must_use]
     pub const fn new() -> Store {
-        Store { index: HandleMap::new(STORE_TYPE_ID), arena: Vec::new(), garbage_words: 0 }
+        Store {
+            index: HandleMap::new(STORE_TYPE_ID),
+            arena: Vec::new(),
+            garbage_words: 0,
+            names: BTreeMap::new(),
+        }
     }
 
     /// An empty store with room for `entities` blobs taking `bytes` in all.
@@ -130,6 +138,7 @@ impl Store {
             index: HandleMap::with_capacity(STORE_TYPE_ID, entities),
             arena: Vec::with_capacity(bytes.div_ceil(4)),
             garbage_words: 0,
+            names: BTreeMap::new(),
         }
     }
 

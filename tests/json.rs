@@ -341,3 +341,78 @@ proptest! {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Importing into a store
+
+use datacomp::Store;
+
+fn party() -> String {
+    format!("[{}, {}]", fixture("sheets/classic.json"), fixture("sheets/wizard.json"))
+}
+
+#[test]
+fn a_store_imports_an_array_of_entities_in_order_with_their_names() {
+    let mut store = Store::new();
+    let ids = store.import_json(&party(), &ImportOptions::strict()).unwrap();
+    assert_eq!(ids.len(), 2);
+    for (id, name) in ids.iter().zip(["classic", "wizard"]) {
+        let expected = Blob::from_json(&fixture(&format!("sheets/{name}.json"))).unwrap();
+        assert_eq!(store.get(*id).unwrap(), expected, "{name}: as Blob::from_json reads it");
+    }
+    assert_eq!(
+        store.key_name(Key::parse("spellbook.blink.cooldown")),
+        Some("spellbook.blink.cooldown")
+    );
+    assert_eq!(store.key_name(Key::parse("name")), Some("name"));
+    assert_eq!(store.key_name(Key::parse("no.such.key")), None);
+
+    let one = store.import_json(&fixture("sheets/classic.json"), &ImportOptions::strict()).unwrap();
+    assert_eq!(one.len(), 1, "a top-level object is one entity");
+    assert_eq!(store.len(), 3);
+    assert_eq!(store.stats().garbage_bytes, 0, "staged blobs are stored repacked");
+}
+
+#[test]
+fn a_failed_import_changes_nothing() {
+    let mut store = Store::new();
+    store.import_json(&fixture("sheets/classic.json"), &ImportOptions::strict()).unwrap();
+    let (stats, bytes) = (store.stats(), store.to_bytes());
+    let text = format!(
+        "[{}, {{\"fresh.key\": 1}}, {}]",
+        fixture("sheets/wizard.json"),
+        fixture("invalid/null_value.json")
+    );
+    let err = store.import_json(&text, &ImportOptions::strict()).unwrap_err();
+    assert_eq!((err.kind(), err.path()), (&JsonErrorKind::Null, "/2/stats/health"));
+    assert_eq!(store.stats(), stats);
+    assert_eq!(store.to_bytes(), bytes, "not one byte of the store changed");
+    assert_eq!(store.key_name(Key::parse("class")), None, "no name of the failed import is kept");
+
+    let err = store.import_json("[{\"a\": 1}, 42]", &ImportOptions::strict()).unwrap_err();
+    assert_eq!((err.kind(), err.path()), (&JsonErrorKind::NotAnObject, "/1"));
+    assert_eq!(store.len(), 1);
+}
+
+#[test]
+fn a_key_known_under_another_name_is_a_collision() {
+    let mut store = Store::new();
+    store.import_json("{\"item_1409\": 1}", &ImportOptions::strict()).unwrap();
+    let err = store
+        .import_json("{\"other\": true,\n \"item_1482\": 2}", &ImportOptions::strict())
+        .unwrap_err();
+    let expected = JsonErrorKind::KeyCollision {
+        first: "item_1409".into(),
+        second: "item_1482".into(),
+        key: Key::from_raw(0x674c_f0ce),
+    };
+    assert_eq!(
+        (err.kind(), err.path(), err.line(), err.column()),
+        (&expected, "/item_1482", 2, 15)
+    );
+    assert_eq!(store.len(), 1);
+    assert_eq!(store.key_name(Key::parse("other")), None);
+    // The same name again is no collision.
+    store.import_json("{\"item_1409\": 2}", &ImportOptions::strict()).unwrap();
+    assert_eq!(store.len(), 2);
+}
