@@ -11,7 +11,7 @@ use std::fmt::{self, Write as _};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use crate::blob::layout;
-use crate::store::Span;
+use crate::store::{KeyName, Span};
 use crate::{Blob, BlobError, Id, Key, Store, Value};
 
 /// What is wrong with a JSON document, and where: the JSON path (a JSON Pointer such as
@@ -342,7 +342,114 @@ impl Store {
     /// ```
     #[must_use]
     pub fn key_name(&self, key: Key) -> Option<&str> {
-        self.names.get(&key).map(String::as_str)
+        self.names.get(&key).map(|name| name.dotted.as_str())
+    }
+}
+
+impl Store {
+    /// The entity of `id` as a JSON object, nested again by its keys' names: the inverse of
+    /// [`import_json`](Store::import_json). A key without a name appears at the top level as
+    /// `"#1a2b3c4d"`. Floats are written in their shortest form that reads back as the same
+    /// `f32` (a NaN or infinity, which JSON cannot hold, as `null`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, ImportOptions, Key, Store};
+    ///
+    /// let mut store = Store::new();
+    /// let text = r#"{"name":"The One","stats":{"health":100,"mana":0.1},"position":[1,2]}"#;
+    /// let id = store.import_json(text, &ImportOptions::strict())?[0];
+    /// assert_eq!(
+    ///     store.export_json(id).unwrap(),
+    ///     r#"{"name":"The One","stats":{"health":100.0,"mana":0.1},"position":[1.0,2.0]}"#
+    /// );
+    ///
+    /// let unnamed = store.insert(&[(Key::from_raw(42), true)].into_iter().collect::<Blob>());
+    /// assert_eq!(store.export_json(unnamed).unwrap(), r##"{"#0000002a":true}"##);
+    /// # Ok::<(), datacomp::JsonError>(())
+    /// ```
+    #[must_use]
+    pub fn export_json(&self, id: Id) -> Option<String> {
+        let blob = self.get(id)?;
+        let mut root = Vec::new();
+        for (key, value) in blob {
+            let placed = self.names.get(&key).is_some_and(|name| {
+                let segments: Vec<String> = name
+                    .pointer
+                    .split('/')
+                    .skip(1)
+                    .map(|s| s.replace("~1", "/").replace("~0", "~"))
+                    .collect();
+                place(&mut root, &segments, value)
+            });
+            if !placed {
+                // Unnamed, or its path runs through another key's value: at the top, by hash.
+                root.push((key.to_string(), Node::Leaf(value)));
+            }
+        }
+        Some(serde_json::to_string(&Node::Object(root)).unwrap_or_default())
+    }
+}
+
+/// An exported entity: objects keep the order their first member was met in.
+enum Node<'a> {
+    Leaf(Value<'a>),
+    Object(Vec<(String, Node<'a>)>),
+}
+
+/// Puts `value` at the path `segments` under `object`, creating objects on the way. Returns
+/// false, changing nothing, where the path meets a value or ends on an object.
+fn place<'a>(object: &mut Vec<(String, Node<'a>)>, segments: &[String], value: Value<'a>) -> bool {
+    let Some((segment, rest)) = segments.split_first() else {
+        return false;
+    };
+    let position = object.iter().position(|(name, _)| name == segment);
+    if rest.is_empty() {
+        if position.is_some() {
+            return false;
+        }
+        object.push((segment.clone(), Node::Leaf(value)));
+        return true;
+    }
+    let index = position.unwrap_or_else(|| {
+        object.push((segment.clone(), Node::Object(Vec::new())));
+        object.len() - 1
+    });
+    match &mut object[index].1 {
+        Node::Object(inner) => {
+            let placed = place(inner, rest, value);
+            if !placed && inner.is_empty() {
+                object.remove(index);
+            }
+            placed
+        }
+        Node::Leaf(_) => false,
+    }
+}
+
+impl serde::Serialize for Node<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        match self {
+            Node::Leaf(Value::Bool(b)) => serializer.serialize_bool(*b),
+            Node::Leaf(Value::Float(f)) => serializer.serialize_f32(*f),
+            Node::Leaf(Value::Str(s)) => serializer.serialize_str(s),
+            Node::Leaf(Value::Floats(floats)) => {
+                let mut seq = serializer.serialize_seq(Some(floats.len()))?;
+                for f in *floats {
+                    seq.serialize_element(f)?;
+                }
+                seq.end()
+            }
+            Node::Object(members) => {
+                let mut map = serializer.serialize_map(Some(members.len()))?;
+                for (name, node) in members {
+                    map.serialize_entry(name, node)?;
+                }
+                map.end()
+            }
+        }
     }
 }
 
@@ -406,7 +513,7 @@ struct Importer {
     /// When importing into a store: every key's dotted name, the store's and this import's,
     /// and the keys this import added (removed again if it fails).
     track_names: bool,
-    known: BTreeMap<Key, String>,
+    known: BTreeMap<Key, KeyName>,
     added: Vec<Key>,
 }
 
@@ -432,18 +539,26 @@ impl Importer {
         starts.zip(self.path_ends.iter().copied()).map(|(start, end)| &self.path[start..end])
     }
 
-    /// The current path as a JSON Pointer: `/stats/health`, `/position/2`.
+    /// The current path as a JSON Pointer into the document: `/stats/health`, `/position/2`,
+    /// `/1/name` for the second entity of an array.
     fn pointer(&self) -> String {
         let mut pointer = String::new();
         if let Some(entity) = self.entity {
             let _ = write!(pointer, "/{entity}");
         }
+        pointer.push_str(&self.member_pointer());
+        if let Some(index) = self.element {
+            let _ = write!(pointer, "/{index}");
+        }
+        pointer
+    }
+
+    /// The member path within the entity as a JSON Pointer: the key's exact segments.
+    fn member_pointer(&self) -> String {
+        let mut pointer = String::new();
         for segment in self.segments() {
             pointer.push('/');
             pointer.push_str(&segment.replace('~', "~0").replace('/', "~1"));
-        }
-        if let Some(index) = self.element {
-            let _ = write!(pointer, "/{index}");
         }
         pointer
     }
@@ -497,15 +612,16 @@ impl Importer {
             return Err(self.fail(kind));
         }
         if self.track_names {
-            let current = &self.names[start..];
+            let pointer = self.member_pointer();
             match self.known.get(&key) {
-                Some(first) if first != current => {
-                    let (first, second) = (first.clone(), current.to_owned());
+                Some(first) if first.pointer != pointer => {
+                    let (first, second) = (first.dotted.clone(), self.names[start..].to_owned());
                     return Err(self.fail(JsonErrorKind::KeyCollision { first, second, key }));
                 }
                 Some(_) => {}
                 None => {
-                    self.known.insert(key, current.to_owned());
+                    let dotted = self.names[start..].to_owned();
+                    self.known.insert(key, KeyName { dotted, pointer });
                     self.added.push(key);
                 }
             }
@@ -515,8 +631,11 @@ impl Importer {
     }
 
     fn number<E: de::Error>(&mut self, n: f64) -> Result<f32, E> {
-        if n.abs() <= f64::from(f32::MAX) {
-            return Ok(n as f32);
+        // Past f32's range means rounding to infinity: the shortest decimal form of f32::MAX,
+        // 3.4028235e38, is a little above it as an f64 and must still read back.
+        let rounded = n as f32;
+        if rounded.is_finite() {
+            return Ok(rounded);
         }
         if !self.lenient {
             return Err(self.fail(JsonErrorKind::NumberOutOfRange(n)));

@@ -89,8 +89,17 @@ pub struct Store {
     pub(crate) arena: Vec<u32>,
     // INVARIANT: the arena words that no span covers.
     pub(crate) garbage_words: usize,
-    /// The dotted name of every key that a JSON import met (one name per key).
-    pub(crate) names: BTreeMap<Key, String>,
+    /// The name of every key that a JSON import met (one name per key).
+    pub(crate) names: BTreeMap<Key, KeyName>,
+}
+
+/// A key's name, as a JSON import met it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct KeyName {
+    /// `stats.health`: what users read and pass to [`Key::parse`].
+    pub(crate) dotted: String,
+    /// `/stats/health`: the exact segments (a member name may contain '.'), for export.
+    pub(crate) pointer: String,
 }
 
 /// A store's memory use: what [`Store::stats`] returns.

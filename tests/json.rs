@@ -92,6 +92,16 @@ fn each_invalid_fixture_fails_at_its_place() {
 }
 
 #[test]
+fn numbers_past_f32_are_those_that_round_to_infinity() {
+    // Found by the export property test: f32::MAX's shortest form is above it as an f64.
+    let blob = Blob::from_json(r#"{"max": 3.4028235e38, "min": -3.4028235e38}"#).unwrap();
+    assert_eq!(blob.get_float("max"), Some(f32::MAX));
+    assert_eq!(blob.get_float("min"), Some(-f32::MAX));
+    let err = Blob::from_json(r#"{"big": 3.5e38}"#).unwrap_err();
+    assert_eq!(err.kind(), &JsonErrorKind::NumberOutOfRange(3.5e38));
+}
+
+#[test]
 fn messages_say_where_and_what() {
     let err = Blob::from_json(&fixture("invalid/number_too_big.json")).unwrap_err();
     assert_eq!(err.to_string(), "/stats/gold (line 2, column 27): 1e39 is past the range of f32");
@@ -415,4 +425,64 @@ fn a_key_known_under_another_name_is_a_collision() {
     // The same name again is no collision.
     store.import_json("{\"item_1409\": 2}", &ImportOptions::strict()).unwrap();
     assert_eq!(store.len(), 2);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Export
+
+#[test]
+fn import_export_import_gives_the_same_entities() {
+    let mut store = Store::new();
+    let ids = store.import_json(&party(), &ImportOptions::strict()).unwrap();
+    for id in ids {
+        let exported = store.export_json(id).unwrap();
+        let again = Blob::from_json(&exported).unwrap();
+        assert_eq!(again, store.get(id).unwrap(), "{exported}");
+    }
+    let classic =
+        store.import_json(&fixture("sheets/classic.json"), &ImportOptions::strict()).unwrap()[0];
+    assert_eq!(
+        store.export_json(classic).unwrap(),
+        r#"{"name":"The One","stats":{"health":100.0,"mana":200.0},"status_effects":{"drunk":true,"delirious":true}}"#,
+        "nested again, in document order"
+    );
+}
+
+#[test]
+fn member_names_with_dots_slashes_and_tildes_survive_export() {
+    let mut store = Store::new();
+    let text = r#"{"a.b":{"c/d~e":1,"f":[1.5]},"g":"h"}"#;
+    let id = store.import_json(text, &ImportOptions::strict()).unwrap()[0];
+    assert_eq!(store.export_json(id).unwrap(), r#"{"a.b":{"c/d~e":1.0,"f":[1.5]},"g":"h"}"#);
+    assert_eq!(store.key_name(Key::new("a.b").child("f")), Some("a.b.f"));
+}
+
+#[test]
+fn keys_without_a_place_export_by_hash() {
+    let mut store = Store::new();
+    let id = store.import_json(r#"{"a": 1}"#, &ImportOptions::strict()).unwrap()[0];
+    store.import_json(r#"{"a": {"b": 2}}"#, &ImportOptions::strict()).unwrap();
+    let mut blob = store.get_mut(id).unwrap();
+    blob.set("a.b", 2.0); // named a.b, but a is a value here
+    blob.set(Key::from_raw(7), "unnamed");
+    let exported = store.export_json(id).unwrap();
+    let a_b = Key::parse("a.b");
+    assert_eq!(exported, format!(r##"{{"a":1.0,"{a_b}":2.0,"#00000007":"unnamed"}}"##));
+    assert_eq!(store.export_json(datacomp::Id::NULL), None);
+}
+
+proptest! {
+    #[test]
+    fn whatever_imports_leniently_exports_as_the_restricted_format(
+        members in prop::collection::btree_map("[a-z]{1,5}", any_json(), 0..6),
+    ) {
+        let text = serde_json::Value::Object(members.into_iter().collect()).to_string();
+        let mut store = Store::new();
+        if let Ok(ids) = store.import_json(&text, &ImportOptions::lenient()) {
+            let exported = store.export_json(ids[0]).unwrap();
+            let again = Blob::from_json(&exported);
+            prop_assert!(again.is_ok(), "{} -> {}: {:?}", text, exported, again);
+            prop_assert_eq!(again.unwrap(), store.get(ids[0]).unwrap().to_blob());
+        }
+    }
 }
