@@ -448,6 +448,13 @@ pub enum LoadError {
         /// The type id found.
         found: u16,
     },
+    /// The key-name section is malformed.
+    KeyName {
+        /// The entry at fault (its position in key order).
+        index: u64,
+        /// What is wrong with it.
+        problem: &'static str,
+    },
 }
 
 impl fmt::Display for LoadError {
@@ -532,6 +539,9 @@ impl fmt::Display for LoadError {
                 write!(f, "entities {first} and {second} share arena bytes")
             }
             LoadError::Blob { id, ref error } => write!(f, "entity {id}: {error}"),
+            LoadError::KeyName { index, problem } => {
+                write!(f, "section 'key names', entry {index}: {problem}")
+            }
             LoadError::StoreTypeId { expected, found } => write!(
                 f,
                 "section 'index header': type id {found}, but store handles carry type id {expected}"

@@ -375,12 +375,8 @@ impl Store {
         let mut root = Vec::new();
         for (key, value) in blob {
             let placed = self.names.get(&key).is_some_and(|name| {
-                let segments: Vec<String> = name
-                    .pointer
-                    .split('/')
-                    .skip(1)
-                    .map(|s| s.replace("~1", "/").replace("~0", "~"))
-                    .collect();
+                let segments: Vec<String> =
+                    name.pointer.split('/').skip(1).map(|s| unescape(s).into_owned()).collect();
                 place(&mut root, &segments, value)
             });
             if !placed {
@@ -389,6 +385,16 @@ impl Store {
             }
         }
         Some(serde_json::to_string(&Node::Object(root)).unwrap_or_default())
+    }
+}
+
+/// A JSON Pointer segment's text: `~1` is `/`, `~0` is `~` (the inverse of the escaping in
+/// `Importer::member_pointer`).
+pub(crate) fn unescape(segment: &str) -> std::borrow::Cow<'_, str> {
+    if segment.contains('~') {
+        segment.replace("~1", "/").replace("~0", "~").into()
+    } else {
+        segment.into()
     }
 }
 

@@ -26,8 +26,8 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use crate::blob::layout;
 use crate::handle_map::{HandleMapView, RawHandleMap, RawHeader};
-use crate::store::{STORE_TYPE_ID, Span};
-use crate::{BlobRef, Error, HandleMap, Id, LoadError, Store};
+use crate::store::{KeyName, STORE_TYPE_ID, Span};
+use crate::{BlobRef, Error, HandleMap, Id, Key, LoadError, Store};
 
 /// The first 8 bytes of every save file.
 pub const MAGIC: [u8; 8] = *b"DATACOMP";
@@ -121,8 +121,9 @@ impl Store {
     pub fn write_to(&self, mut out: impl Write) -> std::io::Result<()> {
         let raw = self.index.as_raw();
         // In the order of KINDS; the key-name table stays empty until JSON import fills it.
+        let names = encode_names(&self.names);
         let sections =
-            [raw.header.as_bytes(), raw.items, raw.meta, raw.slots, self.arena.as_bytes(), &[]];
+            [raw.header.as_bytes(), raw.items, raw.meta, raw.slots, self.arena.as_bytes(), &names];
         out.write_all(&Store::file_head(&sections))?;
         for bytes in sections {
             out.write_all(bytes)?;
@@ -149,7 +150,9 @@ impl Store {
     pub fn to_bytes(&self) -> Vec<u8> {
         // Room for every section and its padding, so the buffer is allocated once.
         let raw = self.index.as_raw();
-        let sections = [raw.items.len(), raw.meta.len(), raw.slots.len(), self.arena.len() * 4];
+        let names: usize = self.names.values().map(|n| 8 + n.pointer.len()).sum();
+        let sections =
+            [raw.items.len(), raw.meta.len(), raw.slots.len(), self.arena.len() * 4, 4 + names];
         let head = size_of::<FileHeader>() + KINDS.len() * (size_of::<SectionEntry>() + ALIGN);
         let mut bytes = Vec::with_capacity(head + 64 + sections.iter().sum::<usize>());
         self.write_to(&mut bytes).expect("writing to a Vec cannot fail");
@@ -164,14 +167,14 @@ impl Store {
     ///
     /// A [`LoadError`] that names the section, offset or entity at fault.
     pub fn from_bytes(bytes: &[u8]) -> Result<Store, LoadError> {
-        let (raw_index, arena) = index_and_arena(bytes)?;
+        let (raw_index, arena, names) = index_and_arena(bytes)?;
+        let names = decode_names(names, true)?;
         let index: HandleMap<Span> = HandleMap::from_raw(&raw_index)?;
         let mut words = vec![0_u32; arena.len() / 4];
         words.as_mut_bytes().copy_from_slice(arena);
         check_spans(index.iter().map(|(id, &span)| (id, span)), index.len(), &words)?;
         let used: usize = index.values().map(|s| s.words()).sum();
-        // FIXME(issue 5): read the key-name section back once import fills it.
-        Ok(Store { garbage_words: words.len() - used, index, arena: words, names: BTreeMap::new() })
+        Ok(Store { garbage_words: words.len() - used, index, arena: words, names })
     }
 
     /// Reads a whole save file from `input`, as [`from_bytes`](Store::from_bytes) does.
@@ -228,8 +231,8 @@ impl Store {
 
 /// The handle map's sections and the arena's bytes of a save file, after [`parse`] and the
 /// checks of their sizes.
-fn index_and_arena(bytes: &[u8]) -> Result<(RawHandleMap<'_>, &[u8]), LoadError> {
-    let Sections([header, items, meta, slots, arena, _names]) = parse(bytes)?;
+fn index_and_arena(bytes: &[u8]) -> Result<(RawHandleMap<'_>, &[u8], &[u8]), LoadError> {
+    let Sections([header, items, meta, slots, arena, names]) = parse(bytes)?;
     let header = RawHeader::read_from_bytes(header).map_err(|_| LoadError::SectionSize {
         section: "index header",
         expected: size_of::<RawHeader>() as u64,
@@ -244,7 +247,77 @@ fn index_and_arena(bytes: &[u8]) -> Result<(RawHandleMap<'_>, &[u8]), LoadError>
         let found = header.type_id.get();
         return Err(LoadError::StoreTypeId { expected: STORE_TYPE_ID, found });
     }
-    Ok((RawHandleMap { header, items, meta, slots }, arena))
+    Ok((RawHandleMap { header, items, meta, slots }, arena, names))
+}
+
+/// The key-name section: empty when there are no names; else a `u32` count, then a `u32` key
+/// and a `u32` length for each name in ascending key order, then the names back to back, each
+/// a JSON Pointer whose segments hash to its key (`/stats/health`).
+fn encode_names(names: &BTreeMap<Key, KeyName>) -> Vec<u8> {
+    if names.is_empty() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    out.extend_from_slice(&(names.len() as u32).to_le_bytes());
+    for (key, name) in names {
+        out.extend_from_slice(&key.raw().to_le_bytes());
+        out.extend_from_slice(&(name.pointer.len() as u32).to_le_bytes());
+    }
+    for name in names.values() {
+        out.extend_from_slice(name.pointer.as_bytes());
+    }
+    out
+}
+
+/// Reads the key-name section, checking that every name is a JSON Pointer that hashes to its
+/// key, in ascending key order, with no byte left over. With `keep` false it only checks, and
+/// allocates nothing.
+fn decode_names(bytes: &[u8], keep: bool) -> Result<BTreeMap<Key, KeyName>, LoadError> {
+    let mut names = BTreeMap::new();
+    if bytes.is_empty() {
+        return Ok(names);
+    }
+    let bad = |index: u64, problem: &'static str| LoadError::KeyName { index, problem };
+    let (count, rest) =
+        U32::read_from_prefix(bytes).map_err(|_| bad(0, "the count is cut short"))?;
+    let count = u64::from(count.get());
+    let table_len = usize::try_from(count * 8).map_err(|_| bad(0, "the count is too large"))?;
+    let (table, mut text) = (rest.get(..table_len), rest.get(table_len..).unwrap_or_default());
+    let table = table.ok_or(bad(0, "the table runs past the section"))?;
+    let mut previous: Option<Key> = None;
+    for (index, entry) in table.chunks_exact(8).enumerate() {
+        let index = index as u64;
+        let key = Key::from_raw(u32::from_le_bytes([entry[0], entry[1], entry[2], entry[3]]));
+        let len = u32::from_le_bytes([entry[4], entry[5], entry[6], entry[7]]) as usize;
+        if previous.is_some_and(|p| p >= key) {
+            return Err(bad(index, "keys are not in ascending order"));
+        }
+        previous = Some(key);
+        let pointer = text.get(..len).ok_or(bad(index, "the name runs past the section"))?;
+        text = &text[len..];
+        let pointer =
+            std::str::from_utf8(pointer).map_err(|_| bad(index, "the name is not UTF-8"))?;
+        let Some(path) = pointer.strip_prefix('/') else {
+            return Err(bad(index, "the name is not a JSON Pointer"));
+        };
+        let mut hashed: Option<Key> = None;
+        for segment in path.split('/') {
+            let segment = crate::json::unescape(segment);
+            hashed = Some(hashed.map_or_else(|| Key::new(&segment), |k| k.child(&segment)));
+        }
+        if hashed != Some(key) {
+            return Err(bad(index, "the name does not hash to its key"));
+        }
+        if keep {
+            let segments: Vec<_> = path.split('/').map(crate::json::unescape).collect();
+            let dotted = segments.join(".");
+            names.insert(key, KeyName { dotted, pointer: pointer.to_owned() });
+        }
+    }
+    if !text.is_empty() {
+        return Err(bad(count, "bytes are left after the last name"));
+    }
+    Ok(names)
 }
 
 /// A save file read in place: validated once, as [`Store::from_bytes`] would, then every read
@@ -282,7 +355,9 @@ impl<'a> StoreView<'a> {
     /// As [`Store::from_bytes`], and [`LoadError::Misaligned`] if the arena is not 4-byte
     /// aligned in memory.
     pub fn new(bytes: &'a [u8]) -> Result<StoreView<'a>, LoadError> {
-        let (raw_index, arena_bytes) = index_and_arena(bytes)?;
+        let (raw_index, arena_bytes, names) = index_and_arena(bytes)?;
+        // Checked as a load checks them; a view reads blobs, not names.
+        decode_names(names, false)?;
         let index = HandleMapView::new(&raw_index, size_of::<Span>())?;
         // Span is unaligned, and the items section's size was checked against the count.
         let spans =

@@ -1,7 +1,7 @@
 //! The save file: round trips, exact errors, and truncation and corruption sweeps (with the
 //! checksums left as they are, and re-sealed so that the checks behind them are reached).
 
-use datacomp::{Blob, BlobError, Error, Id, LoadError, Store, StoreView};
+use datacomp::{Blob, BlobError, Error, Id, ImportOptions, Key, LoadError, Store, StoreView};
 use proptest::prelude::*;
 
 /// A store with history: removed entities (stale handles), a moved blob (garbage), floats.
@@ -343,4 +343,71 @@ proptest! {
             check_loaded(&loaded);
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Key names
+
+const NAMES: u32 = 6;
+
+fn named_world() -> (Store, Vec<Id>) {
+    let mut store = Store::new();
+    let text = r#"[{"name": "Orc", "stats": {"health": 30}}, {"a.b": {"c/d~e": [1, 2]}}]"#;
+    let ids = store.import_json(text, &ImportOptions::strict()).unwrap();
+    (store, ids)
+}
+
+#[test]
+fn key_names_survive_save_and_load() {
+    let (store, ids) = named_world();
+    let bytes = store.to_bytes();
+    let loaded = Store::from_bytes(&bytes).unwrap();
+    for key in ["name", "stats.health"] {
+        assert_eq!(loaded.key_name(Key::parse(key)), Some(key));
+    }
+    assert_eq!(loaded.key_name(Key::new("a.b").child("c/d~e")), Some("a.b.c/d~e"));
+    for &id in &ids {
+        assert_eq!(loaded.export_json(id), store.export_json(id), "export reads the saved names");
+    }
+    assert_eq!(loaded.to_bytes(), bytes);
+    assert_eq!(StoreView::new(&bytes).unwrap().len(), 2);
+}
+
+#[test]
+fn each_key_name_malformation_gets_its_own_error() {
+    let (store, _) = named_world();
+    let good = store.to_bytes();
+    let (names, len) = section(&good, NAMES);
+    let edit = |f: &dyn Fn(&mut Vec<u8>)| {
+        let mut bytes = good.clone();
+        f(&mut bytes);
+        reseal(&mut bytes);
+        let view = StoreView::new(&bytes).err();
+        let load = Store::from_bytes(&bytes).err();
+        assert_eq!(view, load, "view and copy agree");
+        load
+    };
+    let count = u32_at(&good, names) as usize;
+    assert_eq!(count, 3, "name, stats.health and the one with a dot in a segment");
+    let text = names + 4 + 8 * count;
+    // Change one letter of the first name: it no longer hashes to its key.
+    assert_eq!(
+        edit(&|b| b[text + 1] ^= 0x01),
+        Some(LoadError::KeyName { index: 0, problem: "the name does not hash to its key" })
+    );
+    // The second entry repeats the first one's key: not in ascending order.
+    assert_eq!(
+        edit(&|b| b.copy_within(names + 4..names + 8, names + 12)),
+        Some(LoadError::KeyName { index: 1, problem: "keys are not in ascending order" })
+    );
+    // One name fewer in the count: the last name's bytes are left over.
+    let fewer = (count as u32 - 1).to_le_bytes();
+    let result = edit(&|b| b[names..names + 4].copy_from_slice(&fewer));
+    assert!(matches!(result, Some(LoadError::KeyName { .. })), "{result:?}");
+    // A name that is not a JSON Pointer.
+    assert_eq!(
+        edit(&|b| b[text] = b'x'),
+        Some(LoadError::KeyName { index: 0, problem: "the name is not a JSON Pointer" })
+    );
+    assert!(len > text - names);
 }
