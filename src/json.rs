@@ -12,7 +12,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visit
 
 use crate::blob::layout;
 use crate::store::{KeyName, Span};
-use crate::{Blob, BlobError, Id, Key, Store, Value};
+use crate::{Blob, BlobError, BlobRef, Id, Key, Store, Value};
 
 /// What is wrong with a JSON document, and where: the JSON path (a JSON Pointer such as
 /// `/stats/health`) and the line and column where reading stopped.
@@ -371,7 +371,26 @@ impl Store {
     /// ```
     #[must_use]
     pub fn export_json(&self, id: Id) -> Option<String> {
-        let blob = self.get(id)?;
+        Some(self.export_blob_json(self.get(id)?))
+    }
+
+    /// Any blob as a JSON object, nested by the names this store knows for its keys, as
+    /// [`export_json`](Store::export_json) writes the store's own entities.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, ImportOptions, Store};
+    ///
+    /// let mut store = Store::new();
+    /// store.import_json(r#"{"stats": {"health": 1}}"#, &ImportOptions::strict())?;
+    /// let mut sheet = Blob::new();
+    /// sheet.set("stats.health", 75);
+    /// assert_eq!(store.export_blob_json(sheet.as_blob_ref()), r#"{"stats":{"health":75.0}}"#);
+    /// # Ok::<(), datacomp::JsonError>(())
+    /// ```
+    #[must_use]
+    pub fn export_blob_json(&self, blob: BlobRef<'_>) -> String {
         let mut root = Vec::new();
         for (key, value) in blob {
             let placed = self.names.get(&key).is_some_and(|name| {
@@ -384,7 +403,7 @@ impl Store {
                 root.push((key.to_string(), Node::Leaf(value)));
             }
         }
-        Some(serde_json::to_string(&Node::Object(root)).unwrap_or_default())
+        serde_json::to_string(&Node::Object(root)).unwrap_or_default()
     }
 }
 

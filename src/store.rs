@@ -310,15 +310,27 @@ impl Store {
 }
 
 impl fmt::Debug for Store {
-    /// The entities by handle, each as its entries.
+    /// The entities by handle, each as its entries, keys by name where an import named them:
+    /// `{0v0t1: {stats.health: Float(100.0), #0000002a: Bool(true)}}`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        struct Display(Id);
-        impl fmt::Debug for Display {
+        /// Prints with `Display`, for map keys.
+        struct Plain<T>(T);
+        impl<T: fmt::Display> fmt::Debug for Plain<T> {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 fmt::Display::fmt(&self.0, f)
             }
         }
-        f.debug_map().entries(self.iter().map(|(id, blob)| (Display(id), blob))).finish()
+        struct Named<'a>(&'a Store, BlobRef<'a>);
+        impl fmt::Debug for Named<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                let entries = self.1.iter().map(|(key, value)| {
+                    let name = self.0.key_name(key).map_or_else(|| key.to_string(), str::to_owned);
+                    (Plain(name), value)
+                });
+                f.debug_map().entries(entries).finish()
+            }
+        }
+        f.debug_map().entries(self.iter().map(|(id, blob)| (Plain(id), Named(self, blob)))).finish()
     }
 }
 

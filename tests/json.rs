@@ -486,3 +486,49 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn the_party_file_imports_four_entities() {
+    let mut store = Store::new();
+    let ids = store.import_json(&fixture("party.json"), &ImportOptions::strict()).unwrap();
+    assert_eq!(ids.len(), 4);
+    let names: Vec<_> =
+        ids.iter().map(|&id| store.get(id).unwrap().get_str("name").unwrap().to_owned()).collect();
+    assert_eq!(names, ["The One", "Orc Raider", "Cave Troll", "Mirabel"], "document order");
+    let troll = store.get(ids[2]).unwrap();
+    assert_eq!(troll.get_float("stats.regeneration"), Some(2.5));
+    assert_eq!(troll.get_floats("transform.scale"), Some(&[2.2, 2.2, 2.2][..]));
+    let merchant = store.get(ids[3]).unwrap();
+    assert_eq!(merchant.get_float("shop.stock.rope"), Some(40.0));
+    assert_eq!(merchant.get_floats("shop.prices"), Some(&[2.5, 40.0, 0.75][..]));
+    assert_eq!(store.key_name(Key::parse("shop.stock.potion")), Some("shop.stock.potion"));
+    for id in ids {
+        let again = Blob::from_json(&store.export_json(id).unwrap()).unwrap();
+        assert_eq!(again, store.get(id).unwrap());
+    }
+}
+
+#[test]
+fn a_sheet_with_many_keys_and_long_strings() {
+    let golem = Blob::from_json(&fixture("sheets/golem.json")).unwrap();
+    assert_eq!(golem.len(), 58, "3 + 10 stats + 8 resistances + 24 rune fields + 6 joints + 3 + 4");
+    assert_eq!(golem.get_float("stats.speed"), Some(0.6));
+    assert_eq!(golem.get_float("resistances.lightning"), Some(-0.25));
+    assert_eq!(golem.get_bool("runes.rune_03.active"), Some(true));
+    assert_eq!(golem.get_float("runes.rune_04.charge"), Some(0.48));
+    assert_eq!(golem.get_floats("joints.neck"), Some(&[0.0, 0.1, 0.2, 0.3][..]));
+    assert_eq!(
+        golem.get_str("inscriptions.base"),
+        Some("Do not feed the golem. It does not eat, but it remembers.")
+    );
+    assert!(golem.get_str("inscriptions.chest").is_some_and(|s| s.len() > 140));
+    assert_eq!(golem.get_bool("patrol.loop"), Some(true));
+    assert_eq!(
+        Blob::from_bytes(golem.as_bytes()).unwrap(),
+        golem,
+        "past 32 keys: scratch validation"
+    );
+    let mut store = Store::new();
+    let id = store.import_json(&fixture("sheets/golem.json"), &ImportOptions::strict()).unwrap()[0];
+    assert_eq!(Blob::from_json(&store.export_json(id).unwrap()).unwrap(), golem);
+}

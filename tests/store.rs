@@ -230,8 +230,14 @@ fn handles_of_removed_and_cleared_entities_stay_dead() {
 }
 
 #[test]
-fn debug_shows_entities_and_their_entries() {
+fn debug_shows_entities_and_their_entries_by_name_where_known() {
     let mut store = Store::new();
     store.insert(&[("stats.health", 100.0)].into_iter().collect());
     assert_eq!(format!("{store:?}"), "{0v0t1: {#2dd391b7: Float(100.0)}}");
+    store.import_json(r#"{"stats": {"health": 5}}"#, &datacomp::ImportOptions::strict()).unwrap();
+    assert_eq!(
+        format!("{store:?}"),
+        "{0v0t1: {stats.health: Float(100.0)}, 1v0t1: {stats.health: Float(5.0)}}",
+        "an import names the key for every entity"
+    );
 }
