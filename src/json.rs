@@ -298,24 +298,22 @@ impl Store {
         let top =
             Entity { importer: &mut importer, blob: &mut unused, staging: Some(&mut staging) };
         let read = top.deserialize(&mut reader).and_then(|()| reader.end());
-        if let Err(e) = read {
-            let error = importer.error(&e);
+        let base = self.arena.len();
+        let fits = |()| {
+            if u32::try_from(base + staging.arena.len()).is_ok() {
+                return Ok(());
+            }
+            let required = 4 * (base + staging.arena.len()) as u64;
+            let kind = JsonErrorKind::Blob(BlobError::TooLarge { required });
+            Err(JsonError { kind, path: String::new(), line: text.lines().count(), column: 1 })
+        };
+        if let Err(error) = read.map_err(|e| importer.error(&e)).and_then(fits) {
+            // Nothing of a failed import stays: not even the names it met.
             for key in importer.added {
                 importer.known.remove(&key);
             }
             self.names = importer.known;
             return Err(error);
-        }
-        let base = self.arena.len();
-        if u32::try_from(base + staging.arena.len()).is_err() {
-            let required = 4 * (base + staging.arena.len()) as u64;
-            for key in importer.added {
-                importer.known.remove(&key);
-            }
-            self.names = importer.known;
-            let (line, column) = (text.lines().count(), 1);
-            let kind = JsonErrorKind::Blob(BlobError::TooLarge { required });
-            return Err(JsonError { kind, path: String::new(), line, column });
         }
         self.names = importer.known;
         self.arena.extend_from_slice(&staging.arena);
@@ -588,6 +586,13 @@ impl Importer {
         pointer
     }
 
+    /// Whether `pointer` (a key's stored JSON Pointer) names the current member path.
+    fn is_current_path(&self, pointer: &str) -> bool {
+        pointer.strip_prefix('/').is_some_and(|path| {
+            path.split('/').map(unescape).eq(self.segments().map(std::borrow::Cow::Borrowed))
+        })
+    }
+
     /// Appends the current path, dotted, to `out`.
     fn write_dotted(&self, out: &mut String) {
         for (i, segment) in self.segments().enumerate() {
@@ -637,15 +642,17 @@ impl Importer {
             return Err(self.fail(kind));
         }
         if self.track_names {
-            let pointer = self.member_pointer();
             match self.known.get(&key) {
-                Some(first) if first.pointer != pointer => {
+                // Compared segment by segment: most keys are met again under the same name,
+                // and that costs no allocation.
+                Some(first) if !self.is_current_path(&first.pointer) => {
                     let (first, second) = (first.dotted.clone(), self.names[start..].to_owned());
                     return Err(self.fail(JsonErrorKind::KeyCollision { first, second, key }));
                 }
                 Some(_) => {}
                 None => {
                     let dotted = self.names[start..].to_owned();
+                    let pointer = self.member_pointer();
                     self.known.insert(key, KeyName { dotted, pointer });
                     self.added.push(key);
                 }
