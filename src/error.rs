@@ -624,3 +624,23 @@ impl From<std::io::Error> for Error {
         Error::Io(e)
     }
 }
+
+/// A name whose key a [`Store`](crate::Store) already knows under another name: two paths that
+/// hash to the same [`Key`]. See [`Store::insert_key_name`](crate::Store::insert_key_name).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyCollision {
+    /// The key both names hash to.
+    pub key: Key,
+    /// The name given.
+    pub name: String,
+    /// The name the store knows.
+    pub known: String,
+}
+
+impl fmt::Display for KeyCollision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} and {} hash to the same key {}", self.name, self.known, self.key)
+    }
+}
+
+impl std::error::Error for KeyCollision {}

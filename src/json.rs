@@ -12,7 +12,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visit
 
 use crate::blob::layout;
 use crate::store::{KeyName, Span};
-use crate::{Blob, BlobError, BlobRef, Id, Key, Store, Value};
+use crate::{Blob, BlobError, BlobRef, Id, Key, KeyCollision, Store, Value};
 
 /// What is wrong with a JSON document, and where: the JSON path (a JSON Pointer such as
 /// `/stats/health`) and the line and column where reading stopped.
@@ -342,6 +342,50 @@ impl Store {
     pub fn key_name(&self, key: Key) -> Option<&str> {
         self.names.get(&key).map(|name| name.dotted.as_str())
     }
+
+    /// Names the key of the dotted `path`, as an import of a document with that path would,
+    /// and returns the key. Use it before setting a key by hand that export should write by
+    /// name, not as `"#1a2b3c4d"`.
+    ///
+    /// # Errors
+    ///
+    /// [`KeyCollision`] if the store knows the key under another name; nothing is changed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, Key, Store};
+    ///
+    /// let mut store = Store::new();
+    /// let id = store.insert(&Blob::new());
+    /// let key = store.insert_key_name("stats.luck")?;
+    /// store.get_mut(id).unwrap().set(key, 7);
+    /// assert_eq!(store.key_name(key), Some("stats.luck"));
+    /// assert_eq!(store.export_json(id).unwrap(), r#"{"stats":{"luck":7.0}}"#);
+    ///
+    /// // fxhash's 32-bit hash mixes similar short names poorly:
+    /// store.insert_key_name("item_1409")?;
+    /// let err = store.insert_key_name("item_1482").unwrap_err();
+    /// assert_eq!(err.to_string(), "item_1482 and item_1409 hash to the same key #674cf0ce");
+    /// # Ok::<(), datacomp::KeyCollision>(())
+    /// ```
+    pub fn insert_key_name(&mut self, path: &str) -> Result<Key, KeyCollision> {
+        let key = Key::parse(path);
+        let mut pointer = String::with_capacity(path.len() + 1);
+        for segment in path.split('.') {
+            push_pointer_segment(&mut pointer, segment);
+        }
+        match self.names.get(&key) {
+            Some(known) if known.pointer != pointer => {
+                Err(KeyCollision { key, name: path.to_owned(), known: known.dotted.clone() })
+            }
+            Some(_) => Ok(key),
+            None => {
+                self.names.insert(key, KeyName { dotted: path.to_owned(), pointer });
+                Ok(key)
+            }
+        }
+    }
 }
 
 impl Store {
@@ -389,6 +433,81 @@ impl Store {
     /// ```
     #[must_use]
     pub fn export_blob_json(&self, blob: BlobRef<'_>) -> String {
+        serde_json::to_string(&self.export_node(blob)).unwrap_or_default()
+    }
+
+    /// The entity of `id` as [`export_json`](Store::export_json) writes it, indented two
+    /// spaces a level, as designers write fixtures.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{ImportOptions, Store};
+    ///
+    /// let mut store = Store::new();
+    /// let id = store.import_json(r#"{"stats": {"health": 100}}"#, &ImportOptions::strict())?[0];
+    /// assert_eq!(
+    ///     store.export_json_pretty(id).unwrap(),
+    ///     "{\n  \"stats\": {\n    \"health\": 100.0\n  }\n}"
+    /// );
+    /// # Ok::<(), datacomp::JsonError>(())
+    /// ```
+    #[must_use]
+    pub fn export_json_pretty(&self, id: Id) -> Option<String> {
+        Some(serde_json::to_string_pretty(&self.export_node(self.get(id)?)).unwrap_or_default())
+    }
+
+    /// Every entity, in iteration order, as a JSON array of objects: a document that
+    /// [`import_json`](Store::import_json) reads back into the same entities (under new ids).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{ImportOptions, Store};
+    ///
+    /// let mut store = Store::new();
+    /// let text = r#"[{"name": "Orc"}, {"name": "Troll", "stats": {"health": 3}}]"#;
+    /// store.import_json(text, &ImportOptions::strict())?;
+    /// let exported = store.export_all_json();
+    /// assert_eq!(exported, r#"[{"name":"Orc"},{"name":"Troll","stats":{"health":3.0}}]"#);
+    ///
+    /// let mut copy = Store::new();
+    /// copy.import_json(&exported, &ImportOptions::strict())?;
+    /// assert_eq!(copy.export_all_json(), exported);
+    /// # Ok::<(), datacomp::JsonError>(())
+    /// ```
+    #[must_use]
+    pub fn export_all_json(&self) -> String {
+        serde_json::to_string(&self.export_all_nodes()).unwrap_or_default()
+    }
+
+    /// Every entity as [`export_all_json`](Store::export_all_json) writes them, indented two
+    /// spaces a level.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{ImportOptions, Store};
+    ///
+    /// let mut store = Store::new();
+    /// store.import_json(r#"[{"alive": true}, {"alive": false}]"#, &ImportOptions::strict())?;
+    /// assert_eq!(
+    ///     store.export_all_json_pretty(),
+    ///     "[\n  {\n    \"alive\": true\n  },\n  {\n    \"alive\": false\n  }\n]"
+    /// );
+    /// # Ok::<(), datacomp::JsonError>(())
+    /// ```
+    #[must_use]
+    pub fn export_all_json_pretty(&self) -> String {
+        serde_json::to_string_pretty(&self.export_all_nodes()).unwrap_or_default()
+    }
+
+    fn export_all_nodes(&self) -> Vec<Node<'_>> {
+        self.iter().map(|(_, blob)| self.export_node(blob)).collect()
+    }
+
+    /// The blob as a tree of objects, nested by the names this store knows for its keys.
+    fn export_node<'b>(&self, blob: BlobRef<'b>) -> Node<'b> {
         let mut root = Vec::new();
         for (key, value) in blob {
             let placed = self.names.get(&key).is_some_and(|name| {
@@ -401,12 +520,24 @@ impl Store {
                 root.push((key.to_string(), Node::Leaf(value)));
             }
         }
-        serde_json::to_string(&Node::Object(root)).unwrap_or_default()
+        Node::Object(root)
     }
 }
 
-/// A JSON Pointer segment's text: `~1` is `/`, `~0` is `~` (the inverse of the escaping in
-/// `Importer::member_pointer`).
+/// Appends `/segment` to a JSON Pointer, escaping `~` as `~0` and `/` as `~1`.
+fn push_pointer_segment(pointer: &mut String, segment: &str) {
+    pointer.push('/');
+    for c in segment.chars() {
+        match c {
+            '~' => pointer.push_str("~0"),
+            '/' => pointer.push_str("~1"),
+            c => pointer.push(c),
+        }
+    }
+}
+
+/// A JSON Pointer segment's text: `~1` is `/`, `~0` is `~` (the inverse of
+/// [`push_pointer_segment`]).
 pub(crate) fn unescape(segment: &str) -> std::borrow::Cow<'_, str> {
     if segment.contains('~') {
         segment.replace("~1", "/").replace("~0", "~").into()
@@ -580,8 +711,7 @@ impl Importer {
     fn member_pointer(&self) -> String {
         let mut pointer = String::new();
         for segment in self.segments() {
-            pointer.push('/');
-            pointer.push_str(&segment.replace('~', "~0").replace('/', "~1"));
+            push_pointer_segment(&mut pointer, segment);
         }
         pointer
     }

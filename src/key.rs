@@ -164,6 +164,30 @@ impl Key {
         segments.fold(first, Key::child)
     }
 
+    /// Parses a JSON Pointer (RFC 6901): `"/stats/health"` is `Key::path(&["stats", "health"])`.
+    /// Unlike a dotted path, a segment may hold any text: `~1` stands for `/` and `~0` for `~`.
+    /// This is how a save file names keys, and how a member name containing `.` is reached.
+    ///
+    /// Returns `None` for a string that does not start with `/` (`""` points at a whole
+    /// document, not at a key).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Key;
+    ///
+    /// assert_eq!(Key::from_pointer("/stats/health"), Some(Key::parse("stats.health")));
+    /// assert_eq!(Key::from_pointer("/a.b/c~1d"), Some(Key::path(&["a.b", "c/d"])));
+    /// assert_eq!(Key::from_pointer("stats"), None);
+    /// ```
+    #[must_use]
+    pub fn from_pointer(pointer: &str) -> Option<Key> {
+        let mut segments = pointer.strip_prefix('/')?.split('/').map(crate::json::unescape);
+        // `split` always yields at least one segment.
+        let first = Key::new(&segments.next().unwrap_or_default());
+        Some(segments.fold(first, |key, segment| key.child(&segment)))
+    }
+
     /// The 32-bit hash value, as stored in a blob.
     ///
     /// # Examples

@@ -20,8 +20,8 @@ pub mod save;
 mod store;
 mod value;
 
-pub use blob::{Blob, BlobRef, Iter as BlobIter, Keys as BlobKeys, MAX_BYTES};
-pub use error::{BlobError, Error, HandleError, LoadError};
+pub use blob::{Blob, BlobRef, Iter as BlobIter, Keys as BlobKeys, MAX_BYTES, RegionKind};
+pub use error::{BlobError, Error, HandleError, KeyCollision, LoadError};
 pub use handle_map::{
     Drain as HandleMapDrain, HandleMap, Id, Iter as HandleMapIter, IterMut as HandleMapIterMut,
     ParseIdError, RawHandleMap, RawHeader,

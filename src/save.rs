@@ -297,19 +297,14 @@ fn decode_names(bytes: &[u8], keep: bool) -> Result<BTreeMap<Key, KeyName>, Load
         text = &text[len..];
         let pointer =
             std::str::from_utf8(pointer).map_err(|_| bad(index, "the name is not UTF-8"))?;
-        let Some(path) = pointer.strip_prefix('/') else {
+        let Some(hashed) = Key::from_pointer(pointer) else {
             return Err(bad(index, "the name is not a JSON Pointer"));
         };
-        let mut hashed: Option<Key> = None;
-        for segment in path.split('/') {
-            let segment = crate::json::unescape(segment);
-            hashed = Some(hashed.map_or_else(|| Key::new(&segment), |k| k.child(&segment)));
-        }
-        if hashed != Some(key) {
+        if hashed != key {
             return Err(bad(index, "the name does not hash to its key"));
         }
         if keep {
-            let segments: Vec<_> = path.split('/').map(crate::json::unescape).collect();
+            let segments: Vec<_> = pointer[1..].split('/').map(crate::json::unescape).collect();
             let dotted = segments.join(".");
             names.insert(key, KeyName { dotted, pointer: pointer.to_owned() });
         }
@@ -414,6 +409,92 @@ impl std::fmt::Debug for StoreView<'_> {
             .field("arena_bytes", &(self.arena.len() * 4))
             .finish()
     }
+}
+
+/// A save file's header and section table: what `datacomp inspect` prints.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct FileInfo {
+    /// The format's major version ([`FORMAT_MAJOR`]).
+    pub major: u16,
+    /// The format's minor version.
+    pub minor: u16,
+    /// The key hash ([`KEY_HASH_FX32_SEGMENTS`]).
+    pub key_hash: u16,
+    /// The file's length in bytes.
+    pub file_len: u64,
+    /// The section table, in table order.
+    pub sections: Vec<SectionInfo>,
+}
+
+/// One entry of a save file's section table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SectionInfo {
+    /// The section kind: 1 to 6 in format 1.0.
+    pub kind: u32,
+    /// What the kind holds (`"arena"`, `"key names"`), or `"unknown"` for a kind from a newer
+    /// minor version.
+    pub name: &'static str,
+    /// Where the section starts in the file (a multiple of 8).
+    pub offset: u64,
+    /// The section's length in bytes, without padding.
+    pub len: u64,
+    /// The crc32 of the section's bytes.
+    pub crc: u32,
+}
+
+/// Reads a save file's header and section table, after checking them, every section's crc
+/// and the padding, as a load does first. It does not check the sections' contents: use
+/// [`Store::from_bytes`] or [`StoreView::new`] for that.
+///
+/// # Errors
+///
+/// The [`LoadError`] of the first check that fails.
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{save, Store};
+///
+/// let info = save::describe(&Store::new().to_bytes())?;
+/// assert_eq!((info.major, info.minor), (1, 0));
+/// let names: Vec<&str> = info.sections.iter().map(|s| s.name).collect();
+/// assert_eq!(
+///     names,
+///     ["index header", "index items", "index meta", "index slots", "arena", "key names"]
+/// );
+/// # Ok::<(), datacomp::LoadError>(())
+/// ```
+pub fn describe(bytes: &[u8]) -> Result<FileInfo, LoadError> {
+    parse(bytes)?;
+    // `parse` checked that the header and the table are there.
+    let (header, rest) = FileHeader::read_from_prefix(bytes).map_err(|_| LoadError::Truncated {
+        what: "file header",
+        needed: 32,
+        len: bytes.len() as u64,
+    })?;
+    let table_len = usize::from(header.sections.get()) * size_of::<SectionEntry>();
+    let table = <[SectionEntry]>::ref_from_bytes(&rest[..table_len]).map_err(|_| {
+        LoadError::Truncated { what: "section table", needed: 0, len: bytes.len() as u64 }
+    })?;
+    let sections = table
+        .iter()
+        .map(|entry| SectionInfo {
+            kind: entry.kind.get(),
+            name: KINDS.iter().find(|&&(k, _)| k == entry.kind.get()).map_or("unknown", |k| k.1),
+            offset: entry.offset.get(),
+            len: entry.len.get(),
+            crc: entry.crc.get(),
+        })
+        .collect();
+    Ok(FileInfo {
+        major: header.major.get(),
+        minor: header.minor.get(),
+        key_hash: header.key_hash.get(),
+        file_len: header.file_len.get(),
+        sections,
+    })
 }
 
 /// Checks the header, the table, padding and crcs, and returns the sections.

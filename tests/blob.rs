@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use datacomp::{Blob, BlobError, Key, OwnedValue, Value};
+use datacomp::{Blob, BlobError, BlobRef, Key, OwnedValue, RegionKind, Value};
 use proptest::prelude::*;
 
 // ---------------------------------------------------------------------------------------------
@@ -79,6 +79,43 @@ impl Model {
     }
 }
 
+/// `regions()` tiles the buffer in address order, one payload block per string or float array,
+/// and its sums agree with the byte counters.
+fn assert_regions_add_up(blob: BlobRef<'_>) {
+    let regions = blob.regions();
+    let mut at = 0;
+    let mut sums = HashMap::new();
+    let mut payload_keys = Vec::new();
+    for &(kind, offset, len) in &regions {
+        assert_eq!(offset, at, "{regions:?} leaves a gap or overlaps at byte {at}");
+        assert!(len > 0, "{regions:?} has an empty region");
+        at += len;
+        match kind {
+            RegionKind::Payload(key) => {
+                payload_keys.push(key);
+                *sums.entry("payload").or_default() += len;
+            }
+            RegionKind::Header => *sums.entry("header").or_default() += len,
+            RegionKind::Free => *sums.entry("free").or_default() += len,
+            RegionKind::Hole => *sums.entry("hole").or_default() += len,
+        }
+    }
+    assert_eq!(at, blob.byte_len());
+    let sum = |name| sums.get(name).copied().unwrap_or(0);
+    assert_eq!(sum("header"), blob.header_bytes());
+    assert_eq!(sum("free"), blob.free_bytes());
+    assert_eq!(sum("hole"), blob.hole_bytes());
+    assert_eq!(sum("payload") + sum("hole"), blob.payload_bytes());
+    payload_keys.sort();
+    let mut with_payload: Vec<Key> = blob
+        .iter()
+        .filter(|(_, value)| matches!(value, Value::Str(_) | Value::Floats(_)))
+        .map(|(key, _)| key)
+        .collect();
+    with_payload.sort();
+    assert_eq!(payload_keys, with_payload);
+}
+
 fn assert_matches(blob: &Blob, model: &Model) {
     assert_eq!(blob.len(), model.values.len());
     assert_eq!(blob.is_empty(), model.values.is_empty());
@@ -106,8 +143,7 @@ fn assert_matches(blob: &Blob, model: &Model) {
         );
     }
     // The regions account for every byte, and the bytes are a valid blob.
-    assert_eq!(blob.byte_len(), blob.header_bytes() + blob.free_bytes() + blob.payload_bytes());
-    assert!(blob.hole_bytes() <= blob.payload_bytes());
+    assert_regions_add_up(blob.as_blob_ref());
     assert_eq!(blob.used_bytes(), blob.byte_len() - blob.free_bytes() - blob.hole_bytes());
     let reread = Blob::from_bytes(blob.as_bytes()).expect("a blob's own bytes are valid");
     assert_eq!(&reread, blob);
@@ -529,12 +565,7 @@ fn check_untrusted(bytes: &[u8]) {
             // Floats compare by bits: a corrupted float may well be a NaN.
             assert!(blob.get(key).is_some_and(|v| v.is_identical(&value)), "{key}: {value:?}");
         }
-        assert_eq!(
-            blob.byte_len(),
-            blob.header_bytes() + blob.free_bytes() + blob.payload_bytes(),
-            "the regions account for every byte"
-        );
-        assert!(blob.hole_bytes() <= blob.payload_bytes());
+        assert_regions_add_up(blob.as_blob_ref());
         let mut blob = blob;
         blob.set("after", "a write to an accepted blob keeps it valid");
         assert!(Blob::from_bytes(blob.as_bytes()).is_ok());

@@ -3,7 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use datacomp::{Blob, ImportOptions, ImportReport, JsonErrorKind, Key, OwnedValue, Value};
+use datacomp::{
+    Blob, ImportOptions, ImportReport, JsonErrorKind, Key, KeyCollision, OwnedValue, Value,
+};
 use proptest::prelude::*;
 
 fn fixture(path: &str) -> String {
@@ -427,6 +429,37 @@ fn a_key_known_under_another_name_is_a_collision() {
     assert_eq!(store.len(), 2);
 }
 
+#[test]
+fn names_given_by_hand_follow_the_import_rules_and_are_saved() {
+    let mut store = Store::new();
+    store.import_json(r#"{"a": {"b~/": 1}}"#, &ImportOptions::strict()).unwrap();
+    // The name an import gave, given again: no change.
+    assert_eq!(store.insert_key_name("a.b~/"), Ok(Key::path(&["a", "b~/"])));
+    let luck = store.insert_key_name("stats.luck").unwrap();
+    assert_eq!(luck, Key::parse("stats.luck"));
+    assert_eq!(
+        store.insert_key_name("item_1482"),
+        Ok(Key::from_raw(0x674c_f0ce)),
+        "no collision while the other name is unknown"
+    );
+    let err = store.insert_key_name("item_1409").unwrap_err();
+    assert_eq!(
+        err,
+        KeyCollision {
+            key: Key::from_raw(0x674c_f0ce),
+            name: "item_1409".into(),
+            known: "item_1482".into()
+        }
+    );
+    assert_eq!(store.key_name(err.key), Some("item_1482"), "unchanged");
+    // An import meets the hand-given name like one it gave itself.
+    let err = store.import_json(r#"{"item_1409": 1}"#, &ImportOptions::strict()).unwrap_err();
+    assert!(matches!(err.kind(), JsonErrorKind::KeyCollision { .. }), "{err}");
+    let loaded = Store::from_bytes(&store.to_bytes()).unwrap();
+    assert_eq!(loaded.key_name(luck), Some("stats.luck"));
+    assert_eq!(loaded.key_name(Key::path(&["a", "b~/"])), Some("a.b~/"));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Export
 
@@ -446,6 +479,29 @@ fn import_export_import_gives_the_same_entities() {
         r#"{"name":"The One","stats":{"health":100.0,"mana":200.0},"status_effects":{"drunk":true,"delirious":true}}"#,
         "nested again, in document order"
     );
+}
+
+#[test]
+fn a_whole_store_exports_as_an_array_that_imports_back() {
+    let mut store = Store::new();
+    let ids = store.import_json(&fixture("party.json"), &ImportOptions::strict()).unwrap();
+    store.remove(ids[1]);
+    for exported in [store.export_all_json(), store.export_all_json_pretty()] {
+        let mut again = Store::new();
+        let new_ids = again.import_json(&exported, &ImportOptions::strict()).unwrap();
+        assert_eq!(new_ids.len(), 3);
+        for ((_, before), (_, after)) in store.iter().zip(again.iter()) {
+            assert_eq!(before, after, "in iteration order");
+        }
+        assert_eq!(again.export_all_json(), store.export_all_json());
+    }
+    // Pretty output is the compact output, indented.
+    let pretty = store.export_json_pretty(ids[0]).unwrap();
+    assert!(pretty.starts_with("{\n  \"name\": \"The One\",\n"), "{pretty}");
+    let squeezed: String = pretty.lines().map(str::trim_start).collect();
+    assert_eq!(squeezed.replace("\": ", "\":"), store.export_json(ids[0]).unwrap());
+    assert_eq!(store.export_json_pretty(ids[1]), None, "removed");
+    assert_eq!(Store::new().export_all_json(), "[]");
 }
 
 #[test]

@@ -167,6 +167,30 @@ fn section(bytes: &[u8], kind: u32) -> (usize, usize) {
     (offset, len)
 }
 
+#[test]
+fn describe_reads_the_header_and_table_a_load_checks() {
+    let (store, _, _) = world();
+    let bytes = store.to_bytes();
+    let info = datacomp::save::describe(&bytes).unwrap();
+    assert_eq!((info.major, info.minor, info.key_hash), (1, 0, 1));
+    assert_eq!(info.file_len, bytes.len() as u64);
+    let expected: Vec<(u32, usize, usize)> = table(&bytes);
+    let got: Vec<(u32, usize, usize)> =
+        info.sections.iter().map(|s| (s.kind, s.offset as usize, s.len as usize)).collect();
+    assert_eq!(got, expected);
+    for s in &info.sections {
+        let (offset, len) = (s.offset as usize, s.len as usize);
+        assert_eq!(s.crc, crc32fast::hash(&bytes[offset..offset + len]), "{}", s.name);
+    }
+    let arena = info.sections.iter().find(|s| s.name == "arena").unwrap();
+    assert_eq!(arena.len as usize, store.stats().arena_bytes);
+    // A file that fails the first checks fails them here too, with the same error.
+    let mut bad = bytes.clone();
+    bad[40] ^= 1;
+    assert_eq!(datacomp::save::describe(&bad), Err(Store::from_bytes(&bad).unwrap_err()));
+    assert!(datacomp::save::describe(&bytes[..31]).is_err());
+}
+
 /// Recomputes every checksum that the (possibly corrupted) table lets us find.
 fn reseal(bytes: &mut [u8]) {
     let entries = table(bytes);

@@ -222,6 +222,51 @@ pub(crate) fn hole_bytes(w: &[u32]) -> usize {
     w.len() * 4 - payload_start(w) - live_payload_bytes(w)
 }
 
+/// The region's bytes from first to last as `(kind, offset, len)`: the header, the free
+/// space (if any), then each payload block and each hole between them in address order.
+/// Adjacent holes are merged; empty regions are left out.
+pub(crate) fn regions(w: &[u32]) -> Vec<(RegionKind, usize, usize)> {
+    let header = header_bytes(len(w));
+    let mut out = vec![(RegionKind::Header, 0, header)];
+    let start = payload_start(w);
+    if start > header {
+        out.push((RegionKind::Free, header, start - header));
+    }
+    let mut blocks: Vec<(usize, usize, Key)> = (0..len(w))
+        .filter_map(|i| {
+            block(w, i).map(|(offset, bytes)| (offset, bytes, Key::from_raw(keys(w)[i])))
+        })
+        .collect();
+    blocks.sort_unstable_by_key(|&(offset, ..)| offset);
+    let mut at = start;
+    for (offset, bytes, key) in blocks {
+        // INVARIANT (validate): blocks lie inside the payload region and are disjoint.
+        if offset > at {
+            out.push((RegionKind::Hole, at, offset - at));
+        }
+        out.push((RegionKind::Payload(key), offset, bytes));
+        at = offset + bytes;
+    }
+    if w.len() * 4 > at {
+        out.push((RegionKind::Hole, at, w.len() * 4 - at));
+    }
+    out
+}
+
+/// What a stretch of a blob's buffer holds: see [`BlobRef::regions`](crate::BlobRef::regions).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RegionKind {
+    /// Counts, keys, tags and inline values.
+    Header,
+    /// Unused bytes between the header and the payload region: room to grow in place.
+    Free,
+    /// The payload block (length and data) of the string or float array of this key.
+    Payload(Key),
+    /// Payload bytes no value points at: left by an overwrite or a removal, reclaimed by
+    /// `compact` or the next regrowth.
+    Hole,
+}
+
 /// Writes the empty blob over the whole region: no keys, all of it free.
 pub(crate) fn init_empty(w: &mut [u32]) {
     w[0] = 0;

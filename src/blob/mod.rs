@@ -7,7 +7,7 @@ use std::fmt;
 
 use zerocopy::IntoBytes;
 
-pub use layout::MAX_BYTES;
+pub use layout::{MAX_BYTES, RegionKind};
 pub use view::{BlobRef, Iter, Keys};
 
 use crate::{AsValue, BlobError, Key, Value};

@@ -5,6 +5,7 @@ use std::iter::FusedIterator;
 
 use zerocopy::IntoBytes;
 
+use super::layout::RegionKind;
 use super::{Blob, layout};
 use crate::{Key, Value, ValueType};
 
@@ -182,6 +183,36 @@ impl<'a> BlobRef<'a> {
     #[must_use]
     pub fn used_bytes(self) -> usize {
         layout::used_bytes(self.words)
+    }
+
+    /// The buffer's layout from its first byte to its last: the header, the free space, each
+    /// payload block and each hole, as `(kind, byte offset, bytes)`. The lengths add up to
+    /// [`byte_len`](BlobRef::byte_len). For diagrams and tools; reads do not need it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, Key, RegionKind};
+    ///
+    /// let mut sheet = Blob::with_capacity(2, 48);
+    /// sheet.set("name", "Ann");
+    /// sheet.set("title", "Queen");
+    /// sheet.set("name", "Annabel"); // outgrows its block: the old one becomes a hole
+    /// let kinds: Vec<RegionKind> = sheet.as_blob_ref().regions().iter().map(|r| r.0).collect();
+    /// assert_eq!(
+    ///     kinds,
+    ///     [
+    ///         RegionKind::Header,
+    ///         RegionKind::Free,
+    ///         RegionKind::Payload(Key::parse("name")),
+    ///         RegionKind::Payload(Key::parse("title")),
+    ///         RegionKind::Hole,
+    ///     ]
+    /// );
+    /// ```
+    #[must_use]
+    pub fn regions(self) -> Vec<(RegionKind, usize, usize)> {
+        layout::regions(self.words)
     }
 
     /// Whether both blobs hold the same keys with identical values (floats by bit pattern),
