@@ -343,6 +343,24 @@ impl Store {
         self.names.get(&key).map(|name| name.dotted.as_str())
     }
 
+    /// Every key name the store knows, as `(key, dotted name)` in ascending key order.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{ImportOptions, Key, Store};
+    ///
+    /// let mut store = Store::new();
+    /// store.import_json(r#"{"b": 1, "a": {"c": true}}"#, &ImportOptions::strict())?;
+    /// let mut names: Vec<&str> = store.key_names().map(|(_, name)| name).collect();
+    /// names.sort();
+    /// assert_eq!(names, ["a.c", "b"]);
+    /// # Ok::<(), datacomp::JsonError>(())
+    /// ```
+    pub fn key_names(&self) -> impl ExactSizeIterator<Item = (Key, &str)> + '_ {
+        self.names.iter().map(|(&key, name)| (key, name.dotted.as_str()))
+    }
+
     /// Names the key of the dotted `path`, as an import of a document with that path would,
     /// and returns the key. Use it before setting a key by hand that export should write by
     /// name, not as `"#1a2b3c4d"`.

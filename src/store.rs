@@ -7,7 +7,7 @@ use zerocopy::little_endian::U32;
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use crate::blob::layout;
-use crate::{AsValue, Blob, BlobError, BlobRef, HandleMap, Id, Key, Value};
+use crate::{AsValue, Blob, BlobError, BlobRef, HandleError, HandleMap, Id, Key, Value};
 
 /// The handle map type id of a store's entities.
 pub(crate) const STORE_TYPE_ID: u16 = 1;
@@ -225,9 +225,58 @@ impl Store {
         Some(BlobRef::from_valid(&self.arena[span.range()]))
     }
 
+    /// The blob of `id`, or why there is none: for messages that say which handle was bad and
+    /// how.
+    ///
+    /// # Errors
+    ///
+    /// A [`HandleError`]: the null handle, another map's handle, one past the slots, a free
+    /// slot, or a stale generation.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, HandleError, Store};
+    ///
+    /// let mut store = Store::new();
+    /// let id = store.insert(&Blob::new());
+    /// assert!(store.try_get(id).is_ok());
+    /// store.remove(id);
+    /// let err = store.try_get(id).unwrap_err();
+    /// assert_eq!(err, HandleError::Stale { id, current: Some(1) });
+    /// assert_eq!(err.to_string(), "handle 0v0t1 is stale: its slot is at generation 1 now");
+    /// ```
+    pub fn try_get(&self, id: Id) -> Result<BlobRef<'_>, HandleError> {
+        let span = *self.index.try_get(id)?;
+        Ok(BlobRef::from_valid(&self.arena[span.range()]))
+    }
+
     /// The blob of `id` for editing, if it is live.
     pub fn get_mut(&mut self, id: Id) -> Option<BlobMut<'_>> {
         self.index.contains(id).then_some(BlobMut { store: self, id })
+    }
+
+    /// The blob of `id` for editing, or why there is none.
+    ///
+    /// # Errors
+    ///
+    /// As [`try_get`](Store::try_get).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, HandleError, Id, Store};
+    ///
+    /// let mut store = Store::new();
+    /// let id = store.insert(&Blob::new());
+    /// store.try_get_mut(id)?.set("stats.health", 95);
+    /// assert_eq!(store.get(id).unwrap().get_float("stats.health"), Some(95.0));
+    /// assert_eq!(store.try_get_mut(Id::NULL).unwrap_err(), HandleError::Null);
+    /// # Ok::<(), HandleError>(())
+    /// ```
+    pub fn try_get_mut(&mut self, id: Id) -> Result<BlobMut<'_>, HandleError> {
+        self.index.try_get(id)?;
+        Ok(BlobMut { store: self, id })
     }
 
     /// Whether `id` is a live entity.
@@ -306,6 +355,17 @@ impl Store {
             slack_bytes,
             garbage_bytes: self.garbage_words * 4,
         }
+    }
+}
+
+impl PartialEq for Store {
+    /// Equal when both hold the same live handles, each with equal entries (as
+    /// [`BlobRef`]'s `==`), and the same key names: the same contents, whatever the order of
+    /// entities, the arena's layout or garbage.
+    fn eq(&self, other: &Store) -> bool {
+        self.len() == other.len()
+            && self.names == other.names
+            && self.iter().all(|(id, blob)| other.get(id).is_some_and(|o| o == blob))
     }
 }
 
