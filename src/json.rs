@@ -357,6 +357,7 @@ impl Store {
     /// assert_eq!(names, ["a.c", "b"]);
     /// # Ok::<(), datacomp::JsonError>(())
     /// ```
+    #[must_use]
     pub fn key_names(&self) -> impl ExactSizeIterator<Item = (Key, &str)> + '_ {
         self.names.iter().map(|(&key, name)| (key, name.dotted.as_str()))
     }
