@@ -473,7 +473,9 @@ impl Store {
     /// ```
     #[must_use]
     pub fn export_json_pretty(&self, id: Id) -> Option<String> {
-        Some(serde_json::to_string_pretty(&self.export_node(self.get(id)?)).unwrap_or_default())
+        let mut out = String::new();
+        self.export_node(self.get(id)?).write_pretty(0, &mut out);
+        Some(out)
     }
 
     /// Every entity, in iteration order, as a JSON array of objects: a document that
@@ -518,7 +520,17 @@ impl Store {
     /// ```
     #[must_use]
     pub fn export_all_json_pretty(&self) -> String {
-        serde_json::to_string_pretty(&self.export_all_nodes()).unwrap_or_default()
+        let nodes = self.export_all_nodes();
+        if nodes.is_empty() {
+            return "[]".to_owned();
+        }
+        let mut out = String::from("[\n");
+        for (i, node) in nodes.iter().enumerate() {
+            out.push_str(if i == 0 { "  " } else { ",\n  " });
+            node.write_pretty(1, &mut out);
+        }
+        out.push_str("\n]");
+        out
     }
 
     fn export_all_nodes(&self) -> Vec<Node<'_>> {
@@ -569,6 +581,52 @@ pub(crate) fn unescape(segment: &str) -> std::borrow::Cow<'_, str> {
 enum Node<'a> {
     Leaf(Value<'a>),
     Object(Vec<(String, Node<'a>)>),
+}
+
+impl Node<'_> {
+    /// Writes the node as designers write fixtures: one member a line, indented two spaces a
+    /// level, and float arrays on one line (`[12.0, 0.0, -40.5]`).
+    fn write_pretty(&self, depth: usize, out: &mut String) {
+        match self {
+            Node::Leaf(Value::Bool(b)) => out.push_str(&leaf_json(b)),
+            Node::Leaf(Value::Float(f)) => out.push_str(&leaf_json(f)),
+            Node::Leaf(Value::Str(s)) => out.push_str(&leaf_json(s)),
+            Node::Leaf(Value::Floats(floats)) => {
+                out.push('[');
+                for (i, f) in floats.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    out.push_str(&leaf_json(f));
+                }
+                out.push(']');
+            }
+            Node::Object(members) if members.is_empty() => out.push_str("{}"),
+            Node::Object(members) => {
+                out.push('{');
+                for (i, (name, node)) in members.iter().enumerate() {
+                    out.push_str(if i == 0 { "\n" } else { ",\n" });
+                    push_indent(out, depth + 1);
+                    out.push_str(&leaf_json(name));
+                    out.push_str(": ");
+                    node.write_pretty(depth + 1, out);
+                }
+                out.push('\n');
+                push_indent(out, depth);
+                out.push('}');
+            }
+        }
+    }
+}
+
+fn push_indent(out: &mut String, depth: usize) {
+    out.extend(std::iter::repeat_n("  ", depth));
+}
+
+/// A leaf or member name written by `serde_json`, so that escapes and float forms match the
+/// compact export. Serializing a bool, a float or a string to a `String` cannot fail.
+fn leaf_json<T: serde::Serialize + ?Sized>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_default()
 }
 
 /// Puts `value` at the path `segments` under `object`, creating objects on the way. Returns

@@ -495,11 +495,35 @@ fn a_whole_store_exports_as_an_array_that_imports_back() {
         }
         assert_eq!(again.export_all_json(), store.export_all_json());
     }
-    // Pretty output is the compact output, indented.
-    let pretty = store.export_json_pretty(ids[0]).unwrap();
-    assert!(pretty.starts_with("{\n  \"name\": \"The One\",\n"), "{pretty}");
-    let squeezed: String = pretty.lines().map(str::trim_start).collect();
-    assert_eq!(squeezed.replace("\": ", "\":"), store.export_json(ids[0]).unwrap());
+    // Pretty output is the compact output, indented, with float arrays on one line.
+    assert_eq!(
+        store.export_json_pretty(ids[2]).unwrap(),
+        r#"{
+  "name": "Cave Troll",
+  "kind": "monster",
+  "stats": {
+    "health": 140.0,
+    "mana": 0.0,
+    "armor": 9.0,
+    "regeneration": 2.5
+  },
+  "transform": {
+    "position": [12.0, 0.0, -40.5],
+    "scale": [2.2, 2.2, 2.2]
+  },
+  "status_effects": {
+    "enraged": true,
+    "stunned": false
+  }
+}"#
+    );
+    for (id, _) in store.iter() {
+        let pretty: serde_json::Value =
+            serde_json::from_str(&store.export_json_pretty(id).unwrap()).unwrap();
+        let compact: serde_json::Value =
+            serde_json::from_str(&store.export_json(id).unwrap()).unwrap();
+        assert_eq!(pretty, compact);
+    }
     assert_eq!(store.export_json_pretty(ids[1]), None, "removed");
     assert_eq!(Store::new().export_all_json(), "[]");
 }
@@ -539,6 +563,8 @@ proptest! {
             let again = Blob::from_json(&exported);
             prop_assert!(again.is_ok(), "{} -> {}: {:?}", text, exported, again);
             prop_assert_eq!(again.unwrap(), store.get(ids[0]).unwrap().to_blob());
+            let pretty = store.export_json_pretty(ids[0]).unwrap();
+            prop_assert_eq!(Blob::from_json(&pretty).unwrap(), store.get(ids[0]).unwrap().to_blob());
         }
     }
 }

@@ -1,0 +1,268 @@
+//! `get`, `set` and `rm`, and how the command reads IDs, keys and values.
+
+use std::io::Write;
+use std::path::Path;
+
+use datacomp::{Id, Key, OwnedValue, Store};
+
+use crate::TypeArg;
+use crate::files::{entity, load, save};
+use crate::inspect::{entries_json, print_entries};
+use crate::output::{Failure, Plain, value_json};
+
+/// An entity id as `Id`'s `Display` writes it (`0v0t1`).
+pub fn parse_id(text: &str) -> Result<Id, Failure> {
+    text.parse::<Id>().map_err(|e| Failure::Message(format!("bad entity id: {e}")))
+}
+
+/// A key as the command line gives it, and the dotted name to record for it, if any.
+#[derive(Debug, PartialEq, Eq)]
+pub struct KeyArg<'a> {
+    pub key: Key,
+    /// The dotted path given, which a new key is named by.
+    pub dotted: Option<&'a str>,
+}
+
+/// A dotted path (`stats.health`), a JSON Pointer (`/a.b/c`) or a raw hash (`#1a2b3c4d`).
+pub fn parse_key(text: &str) -> Result<KeyArg<'_>, Failure> {
+    let bad = |why: &str| Failure::Message(format!("bad key {text:?}: {why}"));
+    if text.is_empty() {
+        return Err(bad("a key is a dotted path, a JSON Pointer or # and 8 hex digits"));
+    }
+    if let Some(hex) = text.strip_prefix('#') {
+        // `from_str_radix` alone would take a sign.
+        let raw = (hex.len() == 8 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+            .then(|| u32::from_str_radix(hex, 16).ok())
+            .flatten()
+            .ok_or_else(|| bad("a raw key is # and 8 hex digits, as in #1a2b3c4d"))?;
+        return Ok(KeyArg { key: Key::from_raw(raw), dotted: None });
+    }
+    if let Some(key) = Key::from_pointer(text) {
+        return Ok(KeyArg { key, dotted: None });
+    }
+    Ok(KeyArg { key: Key::parse(text), dotted: Some(text) })
+}
+
+/// How a key is shown: by the store's name for it, else by the text given.
+fn key_label(store: &Store, key: Key, given: &str) -> String {
+    store.key_name(key).map_or_else(|| given.to_owned(), str::to_owned)
+}
+
+/// Why `entity` has no key `given`: names the keys under it, if it is an object's path.
+fn no_such_key(store: &Store, id: Id, given: &str) -> String {
+    let prefix = format!("{given}.");
+    let under: Vec<&str> = store
+        .get(id)
+        .into_iter()
+        .flat_map(|blob| blob.keys())
+        .filter_map(|key| store.key_name(key))
+        .filter(|name| name.starts_with(&prefix))
+        .collect();
+    if under.is_empty() {
+        format!("entity {id} has no key {given}")
+    } else {
+        format!("entity {id} has no key {given}; it has {}", under.join(", "))
+    }
+}
+
+/// `datacomp get`.
+pub fn get(
+    path: &Path,
+    id: &str,
+    key: Option<&str>,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<(), Failure> {
+    let store = load(path)?;
+    let id = entity(&store, path, id)?;
+    let blob = store.get(id).ok_or_else(|| Failure::at(path.display(), "entity vanished"))?;
+    let Some(given) = key else {
+        if json {
+            let entries = entries_json(&store, blob);
+            writeln!(out, "{}", serde_json::json!({ "id": id.to_string(), "entries": entries }))?;
+        } else {
+            print_entries(&store, blob, out)?;
+        }
+        return Ok(());
+    };
+    let KeyArg { key, .. } = parse_key(given)?;
+    let value =
+        blob.get(key).ok_or_else(|| Failure::at(path.display(), no_such_key(&store, id, given)))?;
+    if json {
+        let line = serde_json::json!({
+            "id": id.to_string(),
+            "key": key_label(&store, key, given),
+            "hash": key.to_string(),
+            "type": value.value_type().name(),
+            "value": value_json(value),
+        });
+        writeln!(out, "{line}")?;
+    } else {
+        writeln!(out, "{}", Plain(value))?;
+    }
+    Ok(())
+}
+
+/// The value `text` means, as `set` reads it: with `ty`, that type; without, `true`/`false`
+/// is a bool, a number a float, `[...]` an array of floats, and anything else a string.
+pub fn parse_value(text: &str, ty: Option<TypeArg>) -> Result<OwnedValue, Failure> {
+    let bad = |what: &str| Failure::Message(format!("bad value {text:?}: {what}"));
+    let number = |text: &str| -> Result<f32, Failure> {
+        let wide: f64 = text.trim().parse().map_err(|_| bad("not a number"))?;
+        let narrow = wide as f32;
+        if !wide.is_finite() || !narrow.is_finite() {
+            return Err(bad("past the range of f32"));
+        }
+        Ok(narrow)
+    };
+    let floats = |text: &str| -> Result<Vec<f32>, Failure> {
+        let inner = text.trim().strip_prefix('[').and_then(|t| t.strip_suffix(']'));
+        let inner = inner.unwrap_or(text).trim();
+        if inner.is_empty() {
+            return Ok(Vec::new());
+        }
+        inner.split(',').map(number).collect()
+    };
+    Ok(match ty {
+        Some(TypeArg::Bool) => match text {
+            "true" => OwnedValue::Bool(true),
+            "false" => OwnedValue::Bool(false),
+            _ => return Err(bad("a bool is true or false")),
+        },
+        Some(TypeArg::Float) => OwnedValue::Float(number(text)?),
+        Some(TypeArg::Str) => OwnedValue::Str(text.to_owned()),
+        Some(TypeArg::Floats) => OwnedValue::Floats(floats(text)?),
+        None => match text {
+            "true" => OwnedValue::Bool(true),
+            "false" => OwnedValue::Bool(false),
+            _ if text.trim_start().starts_with('[') => OwnedValue::Floats(floats(text)?),
+            // A number is finite as an f64: "inf" and "NaN" are names, not numbers.
+            _ if text.trim().parse::<f64>().is_ok_and(f64::is_finite) => {
+                OwnedValue::Float(number(text)?)
+            }
+            _ => OwnedValue::Str(text.to_owned()),
+        },
+    })
+}
+
+/// `datacomp set`.
+pub fn set(
+    path: &Path,
+    id: &str,
+    key: &str,
+    value: &str,
+    ty: Option<TypeArg>,
+    out: &mut dyn Write,
+) -> Result<(), Failure> {
+    let mut store = load(path)?;
+    let id = entity(&store, path, id)?;
+    let KeyArg { key: parsed, dotted } = parse_key(key)?;
+    let value = parse_value(value, ty)?;
+    if let Some(dotted) = dotted {
+        store.insert_key_name(dotted).map_err(|e| Failure::at(path.display(), e))?;
+    }
+    let label = key_label(&store, parsed, key);
+    let old = store.get(id).and_then(|blob| blob.get(parsed)).map(|v| Plain(v).to_string());
+    let mut blob = store.try_get_mut(id).map_err(|e| Failure::at(path.display(), e))?;
+    blob.try_set(parsed, &value).map_err(|e| Failure::at(path.display(), e))?;
+    save(&store, path)?;
+    let new = Plain(value.as_value());
+    match old {
+        Some(old) => writeln!(out, "{id} {label}: {old} -> {new}")?,
+        None => writeln!(out, "{id} {label}: {new} (new key)")?,
+    }
+    Ok(())
+}
+
+/// `datacomp rm`.
+pub fn rm(path: &Path, id: &str, key: Option<&str>, out: &mut dyn Write) -> Result<(), Failure> {
+    let mut store = load(path)?;
+    let id = entity(&store, path, id)?;
+    match key {
+        Some(given) => {
+            let KeyArg { key, .. } = parse_key(given)?;
+            let label = key_label(&store, key, given);
+            let removed = store.try_get_mut(id).is_ok_and(|mut blob| blob.remove(key));
+            if !removed {
+                return Err(Failure::at(path.display(), no_such_key(&store, id, given)));
+            }
+            save(&store, path)?;
+            writeln!(out, "{id}: removed {label}")?;
+        }
+        None => {
+            store.remove(id);
+            save(&store, path)?;
+            writeln!(out, "removed entity {id}; {} left", store.len())?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(failure: Failure) -> String {
+        match failure {
+            Failure::Message(m) => m,
+            Failure::BrokenPipe => "broken pipe".into(),
+        }
+    }
+
+    #[test]
+    fn keys_are_paths_pointers_or_hashes() {
+        assert_eq!(
+            parse_key("stats.health").unwrap(),
+            KeyArg { key: Key::parse("stats.health"), dotted: Some("stats.health") }
+        );
+        assert_eq!(
+            parse_key("/a.b/c~1d").unwrap(),
+            KeyArg { key: Key::path(&["a.b", "c/d"]), dotted: None }
+        );
+        assert_eq!(
+            parse_key("#674cf0ce").unwrap(),
+            KeyArg { key: Key::from_raw(0x674c_f0ce), dotted: None }
+        );
+        for bad in ["", "#674cf0c", "#674cf0cez", "#xyzxyzxy", "#+74cf0ce"] {
+            assert!(parse_key(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(
+            message(parse_key("#12").unwrap_err()),
+            "bad key \"#12\": a raw key is # and 8 hex digits, as in #1a2b3c4d"
+        );
+    }
+
+    #[test]
+    fn values_take_their_type_from_their_text() {
+        let infer = |text| parse_value(text, None).unwrap();
+        assert_eq!(infer("true"), OwnedValue::Bool(true));
+        assert_eq!(infer("95"), OwnedValue::Float(95.0));
+        assert_eq!(infer("-0.5e1"), OwnedValue::Float(-5.0));
+        assert_eq!(infer("[1, 2.5]"), OwnedValue::Floats(vec![1.0, 2.5]));
+        assert_eq!(infer("[]"), OwnedValue::Floats(vec![]));
+        assert_eq!(infer("The One"), OwnedValue::Str("The One".into()));
+        assert_eq!(infer("inf"), OwnedValue::Str("inf".into()));
+        assert_eq!(infer("NaN"), OwnedValue::Str("NaN".into()));
+        assert_eq!(infer(""), OwnedValue::Str(String::new()));
+        assert_eq!(
+            message(parse_value("1e39", None).unwrap_err()),
+            "bad value \"1e39\": past the range of f32"
+        );
+        assert!(parse_value("[1, x]", None).is_err());
+    }
+
+    #[test]
+    fn a_type_given_is_the_type_stored() {
+        let typed = |text, ty| parse_value(text, Some(ty));
+        assert_eq!(typed("95", TypeArg::Str).unwrap(), OwnedValue::Str("95".into()));
+        assert_eq!(typed("1,2", TypeArg::Floats).unwrap(), OwnedValue::Floats(vec![1.0, 2.0]));
+        assert_eq!(typed("", TypeArg::Floats).unwrap(), OwnedValue::Floats(vec![]));
+        assert_eq!(typed("3", TypeArg::Float).unwrap(), OwnedValue::Float(3.0));
+        assert_eq!(
+            message(typed("yes", TypeArg::Bool).unwrap_err()),
+            "bad value \"yes\": a bool is true or false"
+        );
+        assert!(typed("abc", TypeArg::Float).is_err());
+        assert!(typed("inf", TypeArg::Float).is_err());
+    }
+}

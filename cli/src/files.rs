@@ -1,0 +1,81 @@
+//! Reading and writing save files, and the `export` and `verify` commands.
+
+use std::io::Write;
+use std::path::Path;
+
+use datacomp::{Error, Id, Store, save};
+
+use crate::edit::parse_id;
+use crate::output::{Bytes, Failure};
+
+/// Reads a save file's bytes.
+pub fn read(path: &Path) -> Result<Vec<u8>, Failure> {
+    std::fs::read(path).map_err(|e| Failure::at(path.display(), format!("cannot read: {e}")))
+}
+
+/// Loads a save file with full validation.
+pub fn load(path: &Path) -> Result<Store, Failure> {
+    Store::load(path).map_err(|e| match e {
+        Error::Io(e) => Failure::at(path.display(), format!("cannot read: {e}")),
+        e => Failure::at(path.display(), e),
+    })
+}
+
+/// Saves atomically: the file is either the old one or the new one, never half of each.
+pub fn save(store: &Store, path: &Path) -> Result<(), Failure> {
+    store.save(path).map_err(|e| Failure::at(path.display(), format!("cannot write: {e}")))
+}
+
+/// The live entity `id` of `store`, or why `id` names none.
+pub fn entity(store: &Store, path: &Path, id: &str) -> Result<Id, Failure> {
+    let parsed = parse_id(id)?;
+    store.try_get(parsed).map_err(|e| Failure::at(path.display(), e))?;
+    Ok(parsed)
+}
+
+/// `datacomp export`.
+pub fn export(
+    path: &Path,
+    entity_id: Option<&str>,
+    output: Option<&Path>,
+    compact: bool,
+    out: &mut dyn Write,
+) -> Result<(), Failure> {
+    let store = load(path)?;
+    let mut text = match entity_id {
+        Some(id) => {
+            let id = entity(&store, path, id)?;
+            let exported =
+                if compact { store.export_json(id) } else { store.export_json_pretty(id) };
+            exported.unwrap_or_default()
+        }
+        None if compact => store.export_all_json(),
+        None => store.export_all_json_pretty(),
+    };
+    text.push('\n');
+    match output {
+        Some(output) => std::fs::write(output, text)
+            .map_err(|e| Failure::at(output.display(), format!("cannot write: {e}"))),
+        None => Ok(out.write_all(text.as_bytes())?),
+    }
+}
+
+/// `datacomp verify`: every check a load makes, then a one-line summary.
+pub fn verify(path: &Path, out: &mut dyn Write) -> Result<(), Failure> {
+    let bytes = read(path)?;
+    let info = save::describe(&bytes).map_err(|e| Failure::at(path.display(), e))?;
+    let store = Store::from_bytes(&bytes).map_err(|e| Failure::at(path.display(), e))?;
+    writeln!(
+        out,
+        "{}: ok: format {}.{}, {} ({} bytes), {} sections, {} entities, {} key names",
+        path.display(),
+        info.major,
+        info.minor,
+        Bytes(bytes.len()),
+        bytes.len(),
+        info.sections.len(),
+        store.len(),
+        store.key_names().len(),
+    )?;
+    Ok(())
+}

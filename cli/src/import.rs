@@ -1,0 +1,139 @@
+//! `datacomp import`: JSON fixtures into a new save file, all or nothing.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use datacomp::{ImportOptions, ImportReport, Store};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::files::save;
+use crate::output::{Bytes, Failure};
+
+/// An import shorter than this shows no progress bar.
+const QUIET_FOR: Duration = Duration::from_millis(300);
+
+/// The JSON files named by `inputs`: files as given, directories searched recursively for
+/// `*.json`, each directory's files in name order.
+pub fn collect_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, Failure> {
+    let mut files = Vec::new();
+    for input in inputs {
+        let meta = std::fs::metadata(input)
+            .map_err(|e| Failure::at(input.display(), format!("cannot read: {e}")))?;
+        if meta.is_dir() {
+            find_json(input, &mut files)?;
+        } else {
+            files.push(input.clone());
+        }
+    }
+    Ok(files)
+}
+
+fn find_json(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), Failure> {
+    let cannot = |e: std::io::Error| Failure::at(dir.display(), format!("cannot read: {e}"));
+    let mut entries = std::fs::read_dir(dir)
+        .map_err(cannot)?
+        .map(|entry| entry.map(|e| e.path()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(cannot)?;
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            find_json(&path, files)?;
+        } else if path.extension().is_some_and(|ext| ext == "json") {
+            files.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// `datacomp import`.
+pub fn run(
+    inputs: &[PathBuf],
+    output: &Path,
+    lenient: bool,
+    out: &mut dyn Write,
+) -> Result<(), Failure> {
+    let files = collect_files(inputs)?;
+    if files.is_empty() {
+        return Err(Failure::Message("no JSON files among the inputs".into()));
+    }
+    let options = if lenient { ImportOptions::lenient() } else { ImportOptions::strict() };
+    let sizes: Vec<u64> =
+        files.iter().map(|f| std::fs::metadata(f).map_or(0, |m| m.len())).collect();
+    let total: u64 = sizes.iter().sum();
+
+    let start = Instant::now();
+    let mut progress: Option<ProgressBar> = None;
+    let mut store = Store::new();
+    let mut report = ImportReport::default();
+    let mut json_bytes = 0;
+    for (file, size) in files.iter().zip(&sizes) {
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| Failure::at(file.display(), format!("cannot read: {e}")))?;
+        json_bytes += text.len();
+        // One document is all or nothing in the store; and nothing is written unless every
+        // document imports.
+        let (_, file_report) = store
+            .import_json_with_report(&text, &options)
+            .map_err(|e| Failure::at(file.display(), e))?;
+        add(&mut report, &file_report);
+        if progress.is_none() && start.elapsed() > QUIET_FOR {
+            progress = Some(progress_bar(total));
+        }
+        if let Some(bar) = &progress {
+            bar.inc(*size);
+        }
+    }
+    let read_time = start.elapsed();
+    if let Some(bar) = progress {
+        bar.finish_and_clear();
+    }
+
+    let start = Instant::now();
+    save(&store, output)?;
+    let save_time = start.elapsed();
+    let file_len = std::fs::metadata(output).map_or(0, |m| m.len() as usize);
+
+    let documents = if files.len() == 1 { "document" } else { "documents" };
+    writeln!(
+        out,
+        "imported {} entities from {} JSON {documents} ({}) in {read_time:.1?}",
+        store.len(),
+        files.len(),
+        Bytes(json_bytes),
+    )?;
+    if lenient {
+        writeln!(
+            out,
+            "lenient: {} arrays converted to objects, {} nulls skipped, {} numbers clamped",
+            report.converted_arrays, report.skipped_nulls, report.rounded_numbers
+        )?;
+    }
+    let per_entity = file_len.checked_div(store.len()).unwrap_or(0);
+    writeln!(
+        out,
+        "wrote {} ({}, {per_entity} bytes an entity, {} key names) in {save_time:.1?}",
+        output.display(),
+        Bytes(file_len),
+        store.key_names().len(),
+    )?;
+    Ok(())
+}
+
+fn add(total: &mut ImportReport, more: &ImportReport) {
+    total.converted_arrays += more.converted_arrays;
+    total.skipped_nulls += more.skipped_nulls;
+    total.rounded_numbers += more.rounded_numbers;
+}
+
+/// A bar on stderr, in bytes of JSON read; indicatif hides it when stderr is not a terminal.
+fn progress_bar(total: u64) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+    if let Ok(style) =
+        ProgressStyle::with_template("importing {bar:40} {bytes}/{total_bytes} ({eta} left)")
+    {
+        bar.set_style(style);
+    }
+    bar
+}

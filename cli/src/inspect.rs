@@ -1,0 +1,243 @@
+//! `list` and `inspect`: what a save file holds, and how one entity's buffer is laid out.
+
+use std::io::Write;
+use std::path::Path;
+
+use datacomp::{BlobRef, Id, RegionKind, Store, save};
+use serde_json::json;
+
+use crate::files::{entity, read};
+use crate::output::{Bytes, Failure, Plain, percent, value_json};
+
+/// `datacomp list`.
+pub fn list(path: &Path, out: &mut dyn Write) -> Result<(), Failure> {
+    let store = crate::files::load(path)?;
+    writeln!(out, "{:<12} {:>5} {:>8}  name", "id", "keys", "bytes")?;
+    for (id, blob) in store.iter() {
+        let name = blob.get_str("name").unwrap_or("");
+        writeln!(out, "{:<12} {:>5} {:>8}  {name}", id.to_string(), blob.len(), blob.byte_len())?;
+    }
+    writeln!(out, "{} entities", store.len())?;
+    Ok(())
+}
+
+/// `datacomp inspect`.
+pub fn run(
+    path: &Path,
+    entity_id: Option<&str>,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<(), Failure> {
+    let bytes = read(path)?;
+    let info = save::describe(&bytes).map_err(|e| Failure::at(path.display(), e))?;
+    let store = Store::from_bytes(&bytes).map_err(|e| Failure::at(path.display(), e))?;
+    match entity_id {
+        Some(id) => {
+            let id = entity(&store, path, id)?;
+            let blob = store.get(id).ok_or_else(|| Failure::at(path.display(), "no entity"))?;
+            if json {
+                writeln!(out, "{}", entity_json(&store, id, blob))?;
+            } else {
+                print_entity(&store, id, blob, out)?;
+            }
+        }
+        None if json => writeln!(out, "{}", file_json(path, &info, &store))?,
+        None => print_file(path, &info, &store, out)?,
+    }
+    Ok(())
+}
+
+fn print_file(
+    path: &Path,
+    info: &save::FileInfo,
+    store: &Store,
+    out: &mut dyn Write,
+) -> Result<(), Failure> {
+    writeln!(
+        out,
+        "{}: datacomp save, format {}.{}, key hash {}, {} ({} bytes)",
+        path.display(),
+        info.major,
+        info.minor,
+        info.key_hash,
+        Bytes(info.file_len as usize),
+        info.file_len
+    )?;
+    writeln!(out, "\nsections:")?;
+    writeln!(out, "  {:>4}  {:<13} {:>10} {:>10}  crc32", "kind", "name", "offset", "bytes")?;
+    for s in &info.sections {
+        writeln!(
+            out,
+            "  {:>4}  {:<13} {:>10} {:>10}  {:08x}",
+            s.kind, s.name, s.offset, s.len, s.crc
+        )?;
+    }
+    let stats = store.stats();
+    let arena = stats.arena_bytes;
+    writeln!(out, "\nentities: {}", stats.entities)?;
+    if let Some(bytes) = arena.checked_div(stats.entities) {
+        writeln!(out, "bytes per entity: {bytes} (arena only)")?;
+    }
+    writeln!(out, "arena: {} ({arena} bytes)", Bytes(arena))?;
+    let rows = [
+        ("live", stats.live_bytes, "headers and values in use"),
+        ("slack", stats.slack_bytes, "free space and holes inside blobs: room to grow in place"),
+        (
+            "garbage",
+            stats.garbage_bytes,
+            "left by moved and removed blobs: reclaimed by compaction",
+        ),
+    ];
+    for (name, bytes, what) in rows {
+        writeln!(out, "  {name:<8} {bytes:>10} bytes {:>5.1}%  {what}", percent(bytes, arena))?;
+    }
+    writeln!(out, "key names: {}", store.key_names().len())?;
+    Ok(())
+}
+
+fn file_json(path: &Path, info: &save::FileInfo, store: &Store) -> serde_json::Value {
+    let stats = store.stats();
+    let sections: Vec<_> = info
+        .sections
+        .iter()
+        .map(|s| {
+            json!({ "kind": s.kind, "name": s.name, "offset": s.offset, "bytes": s.len,
+                    "crc32": format!("{:08x}", s.crc) })
+        })
+        .collect();
+    json!({
+        "file": path.display().to_string(),
+        "format": format!("{}.{}", info.major, info.minor),
+        "key_hash": info.key_hash,
+        "file_bytes": info.file_len,
+        "sections": sections,
+        "entities": stats.entities,
+        "arena": {
+            "bytes": stats.arena_bytes,
+            "live": stats.live_bytes,
+            "slack": stats.slack_bytes,
+            "garbage": stats.garbage_bytes,
+        },
+        "key_names": store.key_names().len(),
+    })
+}
+
+/// A key's name in `store`, else its hash (`#1a2b3c4d`).
+fn key_name(store: &Store, key: datacomp::Key) -> String {
+    store.key_name(key).map_or_else(|| key.to_string(), str::to_owned)
+}
+
+/// One line per entry: name, type, value.
+pub fn print_entries(store: &Store, blob: BlobRef<'_>, out: &mut dyn Write) -> Result<(), Failure> {
+    let names: Vec<String> = blob.keys().map(|key| key_name(store, key)).collect();
+    let width = names.iter().map(String::len).max().unwrap_or(0).max(3);
+    writeln!(out, "  {:<width$}  {:<6}  value", "key", "type")?;
+    for (name, (_, value)) in names.iter().zip(blob.iter()) {
+        writeln!(out, "  {name:<width$}  {:<6}  {}", value.value_type().name(), Plain(value))?;
+    }
+    Ok(())
+}
+
+/// The entries as a JSON array of `{key, hash, type, value}`.
+pub fn entries_json(store: &Store, blob: BlobRef<'_>) -> serde_json::Value {
+    blob.iter()
+        .map(|(key, value)| {
+            json!({
+                "key": key_name(store, key),
+                "hash": key.to_string(),
+                "type": value.value_type().name(),
+                "value": value_json(value),
+            })
+        })
+        .collect()
+}
+
+fn print_entity(
+    store: &Store,
+    id: Id,
+    blob: BlobRef<'_>,
+    out: &mut dyn Write,
+) -> Result<(), Failure> {
+    let name = blob.get_str("name").map(|n| format!(" {n:?}")).unwrap_or_default();
+    writeln!(out, "entity {id}{name}: {} keys, {} bytes", blob.len(), blob.byte_len())?;
+    print_entries(store, blob, out)?;
+    writeln!(out)?;
+    print_buffer(store, blob, out)
+}
+
+fn entity_json(store: &Store, id: Id, blob: BlobRef<'_>) -> serde_json::Value {
+    let regions: Vec<_> = blob
+        .regions()
+        .into_iter()
+        .map(|(kind, offset, bytes)| match kind {
+            RegionKind::Payload(key) => json!({
+                "kind": "payload", "key": key_name(store, key), "offset": offset, "bytes": bytes
+            }),
+            kind => json!({ "kind": region_name(kind), "offset": offset, "bytes": bytes }),
+        })
+        .collect();
+    json!({
+        "id": id.to_string(),
+        "bytes": blob.byte_len(),
+        "header_bytes": blob.header_bytes(),
+        "free_bytes": blob.free_bytes(),
+        "payload_bytes": blob.payload_bytes(),
+        "hole_bytes": blob.hole_bytes(),
+        "entries": entries_json(store, blob),
+        "regions": regions,
+    })
+}
+
+fn region_name(kind: RegionKind) -> &'static str {
+    match kind {
+        RegionKind::Header => "header",
+        RegionKind::Free => "free",
+        RegionKind::Payload(_) => "payload",
+        RegionKind::Hole => "hole",
+    }
+}
+
+/// Cells of the buffer diagram.
+const WIDTH: usize = 64;
+/// Labels of payload blocks in the diagram, in address order (then they repeat).
+const LABELS: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+
+/// The blob's buffer drawn to scale: `H` header, `.` free, a letter for each payload block,
+/// `_` holes; then a legend.
+pub fn print_buffer(store: &Store, blob: BlobRef<'_>, out: &mut dyn Write) -> Result<(), Failure> {
+    let len = blob.byte_len();
+    let cell = |byte: usize| (byte * WIDTH + len / 2) / len;
+    let mut bar = String::with_capacity(WIDTH + 8);
+    let mut legend = Vec::new();
+    let mut next_label = 0;
+    for (kind, offset, bytes) in blob.regions() {
+        // Every region shows, however small.
+        let cells = (cell(offset + bytes) - cell(offset)).max(1);
+        let label = match kind {
+            RegionKind::Header => 'H',
+            RegionKind::Free => '.',
+            RegionKind::Hole => '_',
+            RegionKind::Payload(key) => {
+                let label = char::from(LABELS[next_label % LABELS.len()]);
+                next_label += 1;
+                legend.push(format!("{label} {} ({bytes} B)", key_name(store, key)));
+                label
+            }
+        };
+        bar.extend(std::iter::repeat_n(label, cells));
+    }
+    writeln!(out, "buffer, {len} bytes, to scale:")?;
+    writeln!(out, "  |{bar}|")?;
+    writeln!(
+        out,
+        "  H header {} B, . free {} B, payload {} B (_ holes {} B)",
+        blob.header_bytes(),
+        blob.free_bytes(),
+        blob.payload_bytes(),
+        blob.hole_bytes()
+    )?;
+    for chunk in legend.chunks(4) {
+        writeln!(out, "  {}", chunk.join("   "))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,183 @@
+//! `datacomp`: import, inspect, edit, export and verify datacomp save files.
+//!
+//! With no subcommand it runs a demo on the fixtures bundled into the binary. Every failure is
+//! one line on stderr, `datacomp: <where>: <what>`, and a non-zero exit code: 1 for a bad
+//! file, handle, key or value, 2 for bad usage (clap's own code).
+
+#![forbid(unsafe_code)]
+
+mod demo;
+mod edit;
+mod files;
+mod import;
+mod inspect;
+mod output;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use crate::output::Failure;
+
+/// Per-entity game data, one pointerless buffer per entity, every entity in one arena.
+///
+/// An ID names an entity as `datacomp list` prints it: `<index>v<generation>t<type>`, e.g.
+/// `0v0t1`. A KEY is a dotted path (`stats.health`), a JSON Pointer for member names that
+/// contain dots (`/a.b/c`), or a raw hash (`#1a2b3c4d`).
+#[derive(Parser, Debug)]
+#[command(name = "datacomp", version, after_help = EXAMPLES)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+const EXAMPLES: &str = "\
+With no command, runs a demo on the bundled fixtures.
+
+Examples:
+  datacomp import fixtures/party.json fixtures/sheets -o world.dcmp
+  datacomp list world.dcmp
+  datacomp inspect world.dcmp --entity 0v0t1
+  datacomp set world.dcmp 0v0t1 stats.health 95
+  datacomp export world.dcmp --entity 0v0t1";
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run the demo on the bundled fixtures (what running with no command does).
+    Demo,
+    /// Import JSON fixtures (files, or directories of *.json, searched recursively) into a new
+    /// save file. All or nothing: if one document fails, no file is written.
+    Import {
+        /// JSON files, or directories to search for *.json files.
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+        /// The save file to write (replaced atomically if it exists).
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Convert arrays of non-numbers to objects keyed by index, skip nulls and clamp
+        /// numbers past f32's range, and report what changed, instead of refusing them.
+        #[arg(long)]
+        lenient: bool,
+    },
+    /// List the entities of a save file: ID, key count, bytes and name.
+    List {
+        /// The save file.
+        file: PathBuf,
+    },
+    /// Show a save file's header, sections and arena use; or one entity's entries and a
+    /// diagram of its buffer.
+    Inspect {
+        /// The save file.
+        file: PathBuf,
+        /// Show this entity.
+        #[arg(long, value_name = "ID")]
+        entity: Option<String>,
+        /// Print JSON, for scripts.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print one value of an entity, or all of them without a KEY.
+    Get {
+        /// The save file.
+        file: PathBuf,
+        /// The entity.
+        id: String,
+        /// The key.
+        key: Option<String>,
+        /// Print JSON, for scripts.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Set a value and save the file. The type follows from the value (true/false, a number,
+    /// [numbers], else a string) unless --type says it.
+    Set {
+        /// The save file.
+        file: PathBuf,
+        /// The entity.
+        id: String,
+        /// The key.
+        key: String,
+        /// The value.
+        #[arg(allow_hyphen_values = true)]
+        value: String,
+        /// The value's type.
+        #[arg(long = "type", value_name = "TYPE")]
+        ty: Option<TypeArg>,
+    },
+    /// Remove a key from an entity, or the entity itself without a KEY, and save the file.
+    Rm {
+        /// The save file.
+        file: PathBuf,
+        /// The entity.
+        id: String,
+        /// The key.
+        key: Option<String>,
+    },
+    /// Write entities as JSON: all of them as an array, or one as an object.
+    Export {
+        /// The save file.
+        file: PathBuf,
+        /// Export only this entity.
+        #[arg(long, value_name = "ID")]
+        entity: Option<String>,
+        /// Write here instead of stdout.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// One line, no indentation.
+        #[arg(long)]
+        compact: bool,
+    },
+    /// Validate a save file fully: header, table, checksums, padding, handles, spans and every
+    /// blob. Exits non-zero with the reason if anything is wrong.
+    Verify {
+        /// The save file.
+        file: PathBuf,
+    },
+}
+
+/// The value types, as `set --type` names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum TypeArg {
+    Bool,
+    Float,
+    Str,
+    Floats,
+}
+
+fn run(cli: Cli, out: &mut dyn Write) -> Result<(), Failure> {
+    match cli.command.unwrap_or(Command::Demo) {
+        Command::Demo => demo::run(out),
+        Command::Import { inputs, output, lenient } => import::run(&inputs, &output, lenient, out),
+        Command::List { file } => inspect::list(&file, out),
+        Command::Inspect { file, entity, json } => {
+            inspect::run(&file, entity.as_deref(), json, out)
+        }
+        Command::Get { file, id, key, json } => edit::get(&file, &id, key.as_deref(), json, out),
+        Command::Set { file, id, key, value, ty } => edit::set(&file, &id, &key, &value, ty, out),
+        Command::Rm { file, id, key } => edit::rm(&file, &id, key.as_deref(), out),
+        Command::Export { file, entity, output, compact } => {
+            files::export(&file, entity.as_deref(), output.as_deref(), compact, out)
+        }
+        Command::Verify { file } => files::verify(&file, out),
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let result = run(cli, &mut out).and_then(|()| out.flush().map_err(Failure::from));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        // A reader that stopped early (`datacomp export world.dcmp | head`) is not an error.
+        Err(Failure::BrokenPipe) => ExitCode::SUCCESS,
+        Err(Failure::Message(message)) => {
+            // What was printed before the failure goes out first, then the reason.
+            drop(out);
+            eprintln!("datacomp: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}

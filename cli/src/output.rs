@@ -1,0 +1,125 @@
+//! What the command prints: its one error type, and the forms of sizes and values.
+
+use std::fmt::{self, Display};
+use std::io;
+
+use datacomp::Value;
+
+/// Why a command failed.
+#[derive(Debug)]
+pub enum Failure {
+    /// One line for stderr: where, then what (`world.dcmp: file is 31 bytes, ...`).
+    Message(String),
+    /// Stdout's reader went away; not worth a message.
+    BrokenPipe,
+}
+
+impl Failure {
+    /// A failure at `place` (a path, an id): `place: what`.
+    pub fn at(place: impl Display, what: impl Display) -> Failure {
+        Failure::Message(format!("{place}: {what}"))
+    }
+}
+
+impl From<io::Error> for Failure {
+    /// A failed write to stdout.
+    fn from(e: io::Error) -> Failure {
+        if e.kind() == io::ErrorKind::BrokenPipe {
+            Failure::BrokenPipe
+        } else {
+            Failure::at("stdout", e)
+        }
+    }
+}
+
+/// A byte count for people: `812 B`, `8.3 KiB`, `40.1 MiB`.
+pub struct Bytes(pub usize);
+
+impl Display for Bytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+        if self.0 < 1024 {
+            return write!(f, "{} B", self.0);
+        }
+        let mut size = self.0 as f64 / 1024.0;
+        let mut unit = 0;
+        while size >= 1024.0 && unit + 1 < UNITS.len() {
+            size /= 1024.0;
+            unit += 1;
+        }
+        write!(f, "{size:.1} {}", UNITS[unit])
+    }
+}
+
+/// A value as the command prints it: a float in its shortest form that reads back as the same
+/// `f32` (`95`, `0.1`), a string as it is, an array as `[1, 2.5]`.
+pub struct Plain<'a>(pub Value<'a>);
+
+impl Display for Plain<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Value::Bool(b) => write!(f, "{b}"),
+            Value::Float(x) => write!(f, "{x}"),
+            Value::Str(s) => f.write_str(s),
+            Value::Floats(xs) => {
+                f.write_str("[")?;
+                for (i, x) in xs.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{x}")?;
+                }
+                f.write_str("]")
+            }
+        }
+    }
+}
+
+/// A value as JSON, floats in their shortest `f32` form (`0.1`, not `0.10000000149011612`).
+/// JSON has no NaN or infinity: those are `null`.
+pub fn value_json(value: Value<'_>) -> serde_json::Value {
+    match value {
+        Value::Bool(b) => b.into(),
+        Value::Float(x) => float_json(x),
+        Value::Str(s) => s.into(),
+        Value::Floats(xs) => xs.iter().map(|&x| float_json(x)).collect(),
+    }
+}
+
+fn float_json(x: f32) -> serde_json::Value {
+    // `x`'s shortest decimal, read as an f64, is the f64 nearest it: printed back, that is the
+    // same short decimal.
+    x.to_string()
+        .parse::<f64>()
+        .ok()
+        .and_then(serde_json::Number::from_f64)
+        .map_or(serde_json::Value::Null, serde_json::Value::Number)
+}
+
+/// A ratio as a percentage with one decimal; 0 of 0 is 0.
+pub fn percent(part: usize, whole: usize) -> f64 {
+    if whole == 0 { 0.0 } else { 100.0 * part as f64 / whole as f64 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_read_as_people_write_them() {
+        let shown: Vec<String> =
+            [0, 1023, 1024, 8_500, 42_000_000].iter().map(|&n| Bytes(n).to_string()).collect();
+        assert_eq!(shown, ["0 B", "1023 B", "1.0 KiB", "8.3 KiB", "40.1 MiB"]);
+    }
+
+    #[test]
+    fn floats_print_short_in_text_and_json() {
+        assert_eq!(Plain(Value::Float(0.1)).to_string(), "0.1");
+        assert_eq!(Plain(Value::Float(95.0)).to_string(), "95");
+        assert_eq!(Plain(Value::Floats(&[1.0, -2.5])).to_string(), "[1, -2.5]");
+        assert_eq!(Plain(Value::Str("a b")).to_string(), "a b");
+        assert_eq!(value_json(Value::Float(0.1)).to_string(), "0.1");
+        assert_eq!(value_json(Value::Floats(&[0.1, f32::NAN])).to_string(), "[0.1,null]");
+        assert_eq!(value_json(Value::Float(f32::MAX)).to_string(), "3.4028235e38");
+    }
+}
