@@ -120,6 +120,6 @@ mod tests {
         assert_eq!(Plain(Value::Str("a b")).to_string(), "a b");
         assert_eq!(value_json(Value::Float(0.1)).to_string(), "0.1");
         assert_eq!(value_json(Value::Floats(&[0.1, f32::NAN])).to_string(), "[0.1,null]");
-        assert_eq!(value_json(Value::Float(f32::MAX)).to_string(), "3.4028235e38");
+        assert_eq!(value_json(Value::Float(f32::MAX)).to_string(), "3.4028235e+38");
     }
 }

@@ -1,0 +1,522 @@
+//! The `datacomp` command, run as a process: every subcommand with good input, and with bad
+//! files, bad IDs, bad keys and bad values. A failure is one line on stderr and exit code 1
+//! (2 for usage), never a panic, and a failed command leaves its files as they were.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use datacomp::{Blob, Store};
+use tempfile::TempDir;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures")
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_datacomp")).args(args).output().expect("the binary runs")
+}
+
+/// Runs a command that must succeed; returns its stdout.
+fn ok(args: &[&str]) -> String {
+    let out = run(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{args:?} failed: {stderr}");
+    assert_eq!(stderr, "", "{args:?}");
+    String::from_utf8(out.stdout).expect("UTF-8 output")
+}
+
+/// Runs a command that must fail with exit code 1 and one line on stderr; returns the line
+/// without the `datacomp: ` prefix.
+fn fails(args: &[&str]) -> String {
+    let out = run(args);
+    let stderr = String::from_utf8(out.stderr).expect("UTF-8 errors");
+    assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    let line = stderr.strip_suffix('\n').unwrap_or_else(|| panic!("{args:?}: {stderr:?}"));
+    assert!(!line.contains('\n'), "{args:?}: more than one line: {stderr}");
+    line.strip_prefix("datacomp: ").unwrap_or_else(|| panic!("{args:?}: {stderr}")).to_owned()
+}
+
+/// A temporary directory with `world.dcmp`, imported from the party and the three sheets:
+/// ids 0v0t1..3v0t1 are the party (The One, Orc Raider, Cave Troll, Mirabel), then the
+/// classic sheet, the golem and the wizard.
+struct World {
+    dir: TempDir,
+    path: String,
+}
+
+impl World {
+    fn new() -> World {
+        let dir = TempDir::new().unwrap();
+        let path = dir.path().join("world.dcmp").to_str().unwrap().to_owned();
+        let party = fixtures().join("party.json");
+        let sheets = fixtures().join("sheets");
+        ok(&["import", party.to_str().unwrap(), sheets.to_str().unwrap(), "-o", &path]);
+        World { dir, path }
+    }
+
+    fn bytes(&self) -> Vec<u8> {
+        std::fs::read(&self.path).unwrap()
+    }
+
+    fn store(&self) -> Store {
+        Store::load(&self.path).unwrap()
+    }
+
+    fn file(&self, name: &str) -> String {
+        self.dir.path().join(name).to_str().unwrap().to_owned()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// import, list, verify
+
+#[test]
+fn import_writes_a_save_of_every_document_in_order() {
+    let world = World::new();
+    let store = world.store();
+    let names: Vec<&str> = store.iter().map(|(_, b)| b.get_str("name").unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "The One",
+            "Orc Raider",
+            "Cave Troll",
+            "Mirabel",
+            "The One",
+            "Granite Warden",
+            "Aldric the Grey"
+        ],
+        "files as given, a directory's files in name order"
+    );
+    let listed = ok(&["list", &world.path]);
+    let lines: Vec<&str> = listed.lines().collect();
+    assert_eq!(lines.len(), 9, "{listed}");
+    assert_eq!(lines[0], "id            keys    bytes  name");
+    assert_eq!(lines[3], "2v0t1           10      160  Cave Troll");
+    assert_eq!(lines[8], "7 entities");
+    let verified = ok(&["verify", &world.path]);
+    let len = world.bytes().len();
+    assert!(verified.starts_with(&format!("{}: ok: format 1.0, ", world.path)), "{verified}");
+    assert!(verified.ends_with(&format!("({len} bytes), 6 sections, 7 entities, 91 key names\n")));
+}
+
+#[test]
+fn import_prints_a_summary() {
+    let dir = TempDir::new().unwrap();
+    let out = dir.path().join("w.dcmp");
+    let classic = fixtures().join("sheets/classic.json");
+    let summary = ok(&["import", classic.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    let lines: Vec<&str> = summary.lines().collect();
+    assert_eq!(lines.len(), 2, "{summary}");
+    assert!(lines[0].starts_with("imported 1 entities from 1 JSON document ("), "{summary}");
+    let file_len = std::fs::metadata(&out).unwrap().len();
+    assert!(
+        lines[1].starts_with(&format!("wrote {} (", out.display()))
+            && lines[1].contains(&format!("{file_len} bytes an entity, 5 key names)")),
+        "{summary}"
+    );
+}
+
+#[test]
+fn a_failed_import_writes_nothing() {
+    let world = World::new();
+    let before = world.bytes();
+    let invalid = fixtures().join("invalid");
+    let classic = fixtures().join("sheets/classic.json");
+    let message =
+        fails(&["import", classic.to_str().unwrap(), invalid.to_str().unwrap(), "-o", &world.path]);
+    let first = invalid.join("array_of_objects.json");
+    assert_eq!(
+        message,
+        format!(
+            "{}: /armor_class/0 (line 3, column 22): arrays may hold numbers only",
+            first.display()
+        )
+    );
+    assert_eq!(world.bytes(), before, "the old save is untouched");
+}
+
+#[test]
+fn a_lenient_import_reports_what_it_changed() {
+    let dir = TempDir::new().unwrap();
+    let out = dir.path().join("lenient.dcmp");
+    let lenient_ok = fixtures().join("invalid/array_of_objects.json");
+    let summary =
+        ok(&["import", "--lenient", lenient_ok.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert!(
+        summary.contains(
+            "\nlenient: 1 arrays converted to objects, 0 nulls skipped, 0 numbers clamped\n"
+        ),
+        "{summary}"
+    );
+    assert_eq!(Store::load(&out).unwrap().len(), 1);
+}
+
+#[test]
+fn import_refuses_bad_inputs_by_name() {
+    let dir = TempDir::new().unwrap();
+    let out = dir.path().join("w.dcmp");
+    let out = out.to_str().unwrap();
+    let missing = dir.path().join("missing.json");
+    let message = fails(&["import", missing.to_str().unwrap(), "-o", out]);
+    assert!(message.starts_with(&format!("{}: cannot read: ", missing.display())), "{message}");
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    assert_eq!(
+        fails(&["import", empty.to_str().unwrap(), "-o", out]),
+        "no JSON files among the inputs"
+    );
+    let not_json = dir.path().join("x.json");
+    std::fs::write(&not_json, "{\"a\": ").unwrap();
+    assert_eq!(
+        fails(&["import", not_json.to_str().unwrap(), "-o", out]),
+        format!("{}: /a (line 1, column 6): EOF while parsing a value", not_json.display())
+    );
+    let unwritable = dir.path().join("no/such/dir/w.dcmp");
+    let classic = fixtures().join("sheets/classic.json");
+    let message = fails(&["import", classic.to_str().unwrap(), "-o", unwritable.to_str().unwrap()]);
+    assert!(message.starts_with(&format!("{}: cannot write: ", unwritable.display())));
+    assert!(!Path::new(out).exists());
+}
+
+// ---------------------------------------------------------------------------------------------
+// get, set, rm
+
+#[test]
+fn get_prints_one_value_or_all_of_them() {
+    let world = World::new();
+    let w = world.path.as_str();
+    assert_eq!(ok(&["get", w, "2v0t1", "stats.health"]), "140\n");
+    assert_eq!(ok(&["get", w, "2v0t1", "stats.regeneration"]), "2.5\n");
+    assert_eq!(ok(&["get", w, "2v0t1", "name"]), "Cave Troll\n");
+    assert_eq!(ok(&["get", w, "2v0t1", "status_effects.enraged"]), "true\n");
+    assert_eq!(ok(&["get", w, "2v0t1", "transform.scale"]), "[2.2, 2.2, 2.2]\n");
+    assert_eq!(ok(&["get", w, "2v0t1", "/transform/scale"]), "[2.2, 2.2, 2.2]\n", "a pointer");
+    assert_eq!(ok(&["get", w, "2v0t1", "#680339ad"]), "[2.2, 2.2, 2.2]\n", "a hash");
+    assert_eq!(
+        ok(&["get", w, "2v0t1", "transform.scale", "--json"]),
+        r##"{"hash":"#680339ad","id":"2v0t1","key":"transform.scale","type":"floats","value":[2.2,2.2,2.2]}"##
+            .to_owned()
+            + "\n"
+    );
+    assert_eq!(
+        ok(&["get", w, "0v0t1"]),
+        "  key                       type    value
+  name                      string  The One
+  stats.health              float   100
+  stats.mana                float   200
+  status_effects.drunk      bool    true
+  status_effects.delirious  bool    true
+"
+    );
+    let all: serde_json::Value = serde_json::from_str(&ok(&["get", w, "0v0t1", "--json"])).unwrap();
+    assert_eq!(all["id"], "0v0t1");
+    assert_eq!(all["entries"][1]["key"], "stats.health");
+    assert_eq!(all["entries"][1]["value"], 100.0);
+    assert_eq!(all["entries"].as_array().unwrap().len(), 5);
+}
+
+#[test]
+fn set_infers_the_type_and_saves() {
+    let world = World::new();
+    let w = world.path.as_str();
+    assert_eq!(ok(&["set", w, "2v0t1", "stats.health", "95"]), "2v0t1 stats.health: 140 -> 95\n");
+    assert_eq!(ok(&["set", w, "2v0t1", "stats.luck", "-3"]), "2v0t1 stats.luck: -3 (new key)\n");
+    ok(&["set", w, "2v0t1", "title", "Bane of Bridges"]);
+    ok(&["set", w, "2v0t1", "code", "42", "--type", "str"]);
+    ok(&["set", w, "2v0t1", "transform.position", "[1, 2.5, -3]"]);
+    ok(&["set", w, "2v0t1", "status_effects.stunned", "true"]);
+    let store = world.store();
+    let troll = store.get("2v0t1".parse().unwrap()).unwrap();
+    assert_eq!(troll.get_float("stats.health"), Some(95.0));
+    assert_eq!(troll.get_float("stats.luck"), Some(-3.0));
+    assert_eq!(troll.get_str("title"), Some("Bane of Bridges"));
+    assert_eq!(troll.get_str("code"), Some("42"));
+    assert_eq!(troll.get_floats("transform.position"), Some(&[1.0, 2.5, -3.0][..]));
+    assert_eq!(troll.get_bool("status_effects.stunned"), Some(true));
+    // New keys are named, so that export nests them.
+    assert_eq!(store.key_name(datacomp::Key::parse("stats.luck")), Some("stats.luck"));
+    let exported: serde_json::Value =
+        serde_json::from_str(&ok(&["export", w, "--entity", "2v0t1"])).unwrap();
+    assert_eq!(exported["stats"]["luck"], -3.0);
+    ok(&["verify", w]);
+}
+
+#[test]
+fn rm_removes_a_key_or_an_entity() {
+    let world = World::new();
+    let w = world.path.as_str();
+    assert_eq!(ok(&["rm", w, "2v0t1", "stats.armor"]), "2v0t1: removed stats.armor\n");
+    assert_eq!(world.store().get("2v0t1".parse().unwrap()).unwrap().get("stats.armor"), None);
+    assert_eq!(ok(&["rm", w, "1v0t1"]), "removed entity 1v0t1; 6 left\n");
+    assert_eq!(world.store().len(), 6);
+    assert_eq!(
+        fails(&["get", w, "1v0t1"]),
+        format!("{w}: handle 1v0t1 is stale: its slot is at generation 1 now")
+    );
+}
+
+#[test]
+fn bad_ids_keys_and_values_change_nothing() {
+    let world = World::new();
+    let w = world.path.as_str();
+    let before = world.bytes();
+    let id_form = "expected INDEXvGENERATION, then tTYPE and f if set (as in 12v3t7), or null";
+    let cases: Vec<(Vec<&str>, String)> = vec![
+        (
+            vec!["get", w, "troll", "name"],
+            format!("bad entity id: \"troll\" is not an id: {id_form}"),
+        ),
+        (vec!["set", w, "", "a", "1"], format!("bad entity id: \"\" is not an id: {id_form}")),
+        (
+            vec!["get", w, "99v0t1", "name"],
+            format!("{w}: handle 99v0t1 is out of range: the map has slot indices below 7"),
+        ),
+        (
+            vec!["get", w, "0v0t2", "name"],
+            format!("{w}: handle 0v0t2 has type id 2, but this map's type id is 1"),
+        ),
+        (vec!["get", w, "null", "name"], format!("{w}: the null handle never resolves")),
+        (
+            vec!["rm", w, "0v5t1"],
+            format!("{w}: handle 0v5t1 is stale: its slot is at generation 0 now"),
+        ),
+        (vec!["get", w, "2v0t1", "stats.luck"], format!("{w}: entity 2v0t1 has no key stats.luck")),
+        (
+            vec!["get", w, "2v0t1", "stats"],
+            format!(
+                "{w}: entity 2v0t1 has no key stats; it has stats.health, stats.mana, stats.armor, stats.regeneration"
+            ),
+        ),
+        (vec!["rm", w, "2v0t1", "stats.luck"], format!("{w}: entity 2v0t1 has no key stats.luck")),
+        (
+            vec!["get", w, "2v0t1", ""],
+            "bad key \"\": a key is a dotted path, a JSON Pointer or # and 8 hex digits".into(),
+        ),
+        (
+            vec!["get", w, "2v0t1", "#12"],
+            "bad key \"#12\": a raw key is # and 8 hex digits, as in #1a2b3c4d".into(),
+        ),
+        (vec!["set", w, "2v0t1", "a", "1e39"], "bad value \"1e39\": past the range of f32".into()),
+        (vec!["set", w, "2v0t1", "a", "[1, x]"], "bad value \"[1, x]\": not a number".into()),
+        (
+            vec!["set", w, "2v0t1", "a", "yes", "--type", "bool"],
+            "bad value \"yes\": a bool is true or false".into(),
+        ),
+    ];
+    for (args, expected) in cases {
+        assert_eq!(fails(&args), expected, "{args:?}");
+    }
+    assert_eq!(world.bytes(), before, "no failed command wrote the file");
+}
+
+#[test]
+fn a_name_that_collides_with_a_known_one_is_refused() {
+    let world = World::new();
+    let w = world.path.as_str();
+    ok(&["set", w, "0v0t1", "item_1409", "1"]);
+    let before = world.bytes();
+    assert_eq!(
+        fails(&["set", w, "0v0t1", "item_1482", "2"]),
+        format!("{w}: item_1482 and item_1409 hash to the same key #674cf0ce")
+    );
+    assert_eq!(world.bytes(), before);
+}
+
+// ---------------------------------------------------------------------------------------------
+// export, inspect
+
+#[test]
+fn export_writes_json_that_imports_back() {
+    let world = World::new();
+    let w = world.path.as_str();
+    let all = ok(&["export", w]);
+    let mut again = Store::new();
+    again.import_json(&all, &datacomp::ImportOptions::strict()).unwrap();
+    let store = world.store();
+    assert_eq!(again.len(), store.len());
+    for ((_, a), (_, b)) in store.iter().zip(again.iter()) {
+        assert_eq!(a, b);
+    }
+    let compact = ok(&["export", w, "--compact"]);
+    assert_eq!(compact, store.export_all_json() + "\n");
+    assert_eq!(all, store.export_all_json_pretty() + "\n");
+    let out = world.file("troll.json");
+    assert_eq!(ok(&["export", w, "--entity", "2v0t1", "-o", &out]), "");
+    let troll = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(troll, store.export_json_pretty("2v0t1".parse().unwrap()).unwrap() + "\n");
+    let message = fails(&["export", w, "-o", &world.file("no/dir/x.json")]);
+    assert!(message.contains(": cannot write: "), "{message}");
+}
+
+#[test]
+fn inspect_shows_the_file_and_its_arena() {
+    let world = World::new();
+    let w = world.path.as_str();
+    let text = ok(&["inspect", w]);
+    assert!(text.starts_with(&format!("{w}: datacomp save, format 1.0, key hash 1, ")), "{text}");
+    for line in ["     5  arena ", "     6  key names ", "\nentities: 7\n", "\nkey names: 91\n"] {
+        assert!(text.contains(line), "{line:?} in {text}");
+    }
+    let json: serde_json::Value = serde_json::from_str(&ok(&["inspect", w, "--json"])).unwrap();
+    assert_eq!(json["format"], "1.0");
+    assert_eq!(json["entities"], 7);
+    assert_eq!(json["file_bytes"], world.bytes().len());
+    assert_eq!(json["sections"].as_array().unwrap().len(), 6);
+    let arena = &json["arena"];
+    let sum = ["live", "slack", "garbage"].iter().map(|k| arena[k].as_u64().unwrap()).sum::<u64>();
+    assert_eq!(Some(sum), arena["bytes"].as_u64());
+    assert_eq!(arena["bytes"].as_u64(), Some(world.store().stats().arena_bytes as u64));
+}
+
+#[test]
+fn inspect_draws_an_entity_s_buffer() {
+    let world = World::new();
+    let w = world.path.as_str();
+    // A longer name moves the blob to the arena's end, with free space to grow into.
+    ok(&["set", w, "0v0t1", "name", "The One and Only, Keeper of Offsets"]);
+    let text = ok(&["inspect", w, "--entity", "0v0t1"]);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "entity 0v0t1 \"The One and Only, Keeper of Offsets\": 5 keys, 136 bytes");
+    let bar = lines.iter().find(|l| l.starts_with("  |")).expect("a diagram");
+    assert!(bar.starts_with("  |HHH") && bar.contains("...") && bar.ends_with("aaa|"), "{text}");
+    assert!(text.contains("  H header 56 B, . free 40 B, payload 40 B (_ holes 0 B)\n"), "{text}");
+    assert!(text.contains("  a name (40 B)\n"), "{text}");
+
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&["inspect", w, "--entity", "0v0t1", "--json"])).unwrap();
+    let regions = json["regions"].as_array().unwrap();
+    let kinds: Vec<&str> = regions.iter().map(|r| r["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["header", "free", "payload"]);
+    assert_eq!(regions[2]["key"], "name");
+    let total: u64 = regions.iter().map(|r| r["bytes"].as_u64().unwrap()).sum();
+    assert_eq!(json["bytes"], total);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bad files
+
+#[test]
+fn bad_files_get_one_line_and_exit_code_1() {
+    let world = World::new();
+    let bytes = world.bytes();
+    let write = |name: &str, contents: &[u8]| {
+        let path = world.file(name);
+        std::fs::write(&path, contents).unwrap();
+        path
+    };
+    let empty = write("empty.dcmp", b"");
+    let json = write("party.json", &std::fs::read(fixtures().join("party.json")).unwrap());
+    let mut flipped = bytes.clone();
+    let last = flipped.len() - 1;
+    flipped[last - 10] ^= 0x40;
+    let flipped = write("flipped.dcmp", &flipped);
+    let cut = write("cut.dcmp", &bytes[..bytes.len() / 2]);
+    let missing = world.file("missing.dcmp");
+    let expected = [
+        (
+            empty.clone(),
+            format!("{empty}: file of 0 bytes ends inside the file header, which needs 32"),
+        ),
+        (
+            json.clone(),
+            format!(
+                "{json}: not a datacomp save: starts with [5b, 0a, 20, 20, 20, 20, 7b, 0a], \
+                 not \"DATACOMP\""
+            ),
+        ),
+        (
+            cut.clone(),
+            format!("{cut}: file is {} bytes; its header says {}", bytes.len() / 2, bytes.len()),
+        ),
+    ];
+    for (path, message) in &expected {
+        for command in ["verify", "inspect", "list", "export"] {
+            assert_eq!(&fails(&[command, path]), message, "{command}");
+        }
+        assert_eq!(&fails(&["get", path, "0v0t1", "name"]), message);
+        assert_eq!(&fails(&["set", path, "0v0t1", "name", "x"]), message);
+    }
+    let message = fails(&["verify", &flipped]);
+    assert!(message.starts_with(&format!("{flipped}: section 'key names'")), "{message}");
+    assert!(message.contains("crc32"), "{message}");
+    let message = fails(&["verify", &missing]);
+    assert!(message.starts_with(&format!("{missing}: cannot read: ")), "{message}");
+    assert_eq!(std::fs::read(&cut).unwrap(), &bytes[..bytes.len() / 2], "set wrote nothing");
+}
+
+#[test]
+fn every_truncation_and_sampled_corruption_fails_cleanly() {
+    // A small save, so that the sweep stays quick as processes.
+    let dir = TempDir::new().unwrap();
+    let mut store = Store::new();
+    store.insert(&[("name", "Orc")].into_iter().collect::<Blob>());
+    let bytes = store.to_bytes();
+    let path = dir.path().join("bad.dcmp");
+    let path = path.to_str().unwrap();
+    for len in (0..bytes.len()).step_by(5) {
+        std::fs::write(path, &bytes[..len]).unwrap();
+        fails(&["verify", path]);
+        fails(&["inspect", path, "--entity", "0v0t1"]);
+    }
+    for at in (0..bytes.len()).step_by(7) {
+        let mut bad = bytes.clone();
+        bad[at] ^= 0x11;
+        std::fs::write(path, &bad).unwrap();
+        fails(&["verify", path]);
+        fails(&["get", path, "0v0t1", "name"]);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The process
+
+#[test]
+fn usage_errors_exit_with_2() {
+    for args in
+        [&["frobnicate"][..], &["get"], &["set", "w.dcmp", "0v0t1", "k"], &["import", "a.json"]]
+    {
+        let out = run(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("Usage: datacomp"), "{args:?}");
+    }
+    let help = ok(&["--help"]);
+    assert!(help.contains("<index>v<generation>t<type>"), "{help}");
+    for command in ["import", "list", "inspect", "get", "set", "rm", "export", "verify", "demo"] {
+        assert!(help.contains(&format!("\n  {command} ")), "{command} in {help}");
+    }
+}
+
+#[test]
+fn a_reader_that_stops_early_is_not_an_error() {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("big.dcmp");
+    let mut store = Store::new();
+    let sheet: Blob = [("name", "A name long enough to fill a pipe quickly")].into_iter().collect();
+    for _ in 0..20_000 {
+        store.insert(&sheet);
+    }
+    store.save(&path).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_datacomp"))
+        .args(["export", path.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // the reader goes away at once, as `| head -0` would
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    assert!(out.status.success());
+}
+
+#[test]
+fn the_demo_runs_on_the_bundled_fixtures() {
+    let out = ok(&[]);
+    assert!(out.contains("1. Imported the bundled fixtures"), "{out}");
+    assert!(out.contains("7 entities and 91 key names"), "{out}");
+    assert!(out.contains("  transform.position        floats  [12.5, 0, -3.25]\n"), "{out}");
+    assert!(out.contains("4. A world of 100000 entities"), "{out}");
+    assert!(out.contains("the loaded world equals the saved one"), "{out}");
+    assert_eq!(ok(&["demo"]).lines().next(), out.lines().next());
+}
