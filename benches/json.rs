@@ -1,5 +1,5 @@
-//! JSON import beside `serde_json::from_str::<serde_json::Value>` of the same text: the tree a
-//! user would otherwise parse into.
+//! JSON import beside `serde_json::from_str::<serde_json::Value>` of the same text (the tree a
+//! user would otherwise parse into), and export beside `serde_json` writing that tree.
 //!
 //! Run: `cargo bench --bench json`.
 
@@ -24,7 +24,7 @@ fn import(c: &mut Criterion) {
 }
 
 /// 10,000 character sheets (the classic and the wizard, alternating) in one JSON array.
-fn import_many(c: &mut Criterion) {
+fn ten_thousand_sheets() -> String {
     let sheet = |name: &str| {
         let path = format!("{}/fixtures/sheets/{name}.json", env!("CARGO_MANIFEST_DIR"));
         std::fs::read_to_string(path).expect("the fixture exists")
@@ -32,7 +32,11 @@ fn import_many(c: &mut Criterion) {
     let (classic, wizard) = (sheet("classic"), sheet("wizard"));
     let sheets: Vec<&str> =
         (0..10_000).map(|i| if i % 2 == 0 { &*classic } else { &*wizard }).collect();
-    let text = format!("[{}]", sheets.join(","));
+    format!("[{}]", sheets.join(","))
+}
+
+fn import_many(c: &mut Criterion) {
+    let text = ten_thousand_sheets();
     println!("import/10000_sheets: {} bytes of JSON", text.len());
     let mut group = c.benchmark_group("import/10000_sheets");
     group.sample_size(10);
@@ -49,5 +53,27 @@ fn import_many(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, import, import_many);
+/// The same 10,000 sheets written back as JSON, beside `serde_json` writing the `Value` tree
+/// it parsed them into.
+fn export_many(c: &mut Criterion) {
+    let text = ten_thousand_sheets();
+    let mut store = Store::new();
+    store.import_json(&text, &ImportOptions::strict()).unwrap();
+    let tree: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut group = c.benchmark_group("export/10000_sheets");
+    group.sample_size(10);
+    group.bench_function("datacomp_compact", |b| b.iter(|| black_box(&store).export_all_json()));
+    group.bench_function("serde_json_compact", |b| {
+        b.iter(|| serde_json::to_string(black_box(&tree)).unwrap())
+    });
+    group.bench_function("datacomp_pretty", |b| {
+        b.iter(|| black_box(&store).export_all_json_pretty())
+    });
+    group.bench_function("serde_json_pretty", |b| {
+        b.iter(|| serde_json::to_string_pretty(black_box(&tree)).unwrap())
+    });
+    group.finish();
+}
+
+criterion_group!(benches, import, import_many, export_many);
 criterion_main!(benches);

@@ -5,6 +5,7 @@
 //! arrays of numbers. The importer is a serde visitor that writes each value straight into the
 //! blob as `serde_json` reads it: no `serde_json::Value` tree is built.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
 
@@ -452,7 +453,9 @@ impl Store {
     /// ```
     #[must_use]
     pub fn export_blob_json(&self, blob: BlobRef<'_>) -> String {
-        serde_json::to_string(&self.export_node(blob)).unwrap_or_default()
+        let mut out = Vec::new();
+        self.export_node(blob, &mut Vec::new()).write_compact(&mut out);
+        into_string(out)
     }
 
     /// The entity of `id` as [`export_json`](Store::export_json) writes it, indented two
@@ -473,9 +476,9 @@ impl Store {
     /// ```
     #[must_use]
     pub fn export_json_pretty(&self, id: Id) -> Option<String> {
-        let mut out = String::new();
-        self.export_node(self.get(id)?).write_pretty(0, &mut out);
-        Some(out)
+        let mut out = Vec::new();
+        self.export_node(self.get(id)?, &mut Vec::new()).write_pretty(0, &mut out);
+        Some(into_string(out))
     }
 
     /// Every entity, in iteration order, as a JSON array of objects: a document that
@@ -499,7 +502,7 @@ impl Store {
     /// ```
     #[must_use]
     pub fn export_all_json(&self) -> String {
-        serde_json::to_string(&self.export_all_nodes()).unwrap_or_default()
+        self.export_all(false)
     }
 
     /// Every entity as [`export_all_json`](Store::export_all_json) writes them, indented two
@@ -520,35 +523,48 @@ impl Store {
     /// ```
     #[must_use]
     pub fn export_all_json_pretty(&self) -> String {
-        let nodes = self.export_all_nodes();
-        if nodes.is_empty() {
+        if self.is_empty() {
             return "[]".to_owned();
         }
-        let mut out = String::from("[\n");
-        for (i, node) in nodes.iter().enumerate() {
-            out.push_str(if i == 0 { "  " } else { ",\n  " });
-            node.write_pretty(1, &mut out);
-        }
-        out.push_str("\n]");
-        out
+        self.export_all(true)
     }
 
-    fn export_all_nodes(&self) -> Vec<Node<'_>> {
-        self.iter().map(|(_, blob)| self.export_node(blob)).collect()
+    /// Every entity as a JSON array, one entity's tree at a time.
+    fn export_all(&self, pretty: bool) -> String {
+        let (open, separator, close): (&[u8], &[u8], &[u8]) =
+            if pretty { (b"[\n  ", b",\n  ", b"\n]") } else { (b"[", b",", b"]") };
+        let mut out = Vec::with_capacity(self.stats().live_bytes * 2);
+        let mut segments = Vec::new();
+        out.extend_from_slice(open);
+        for (i, (_, blob)) in self.iter().enumerate() {
+            if i > 0 {
+                out.extend_from_slice(separator);
+            }
+            let node = self.export_node(blob, &mut segments);
+            if pretty {
+                node.write_pretty(1, &mut out);
+            } else {
+                node.write_compact(&mut out);
+            }
+        }
+        out.extend_from_slice(close);
+        into_string(out)
     }
 
     /// The blob as a tree of objects, nested by the names this store knows for its keys.
-    fn export_node<'b>(&self, blob: BlobRef<'b>) -> Node<'b> {
+    /// `segments` is scratch space, kept between calls so that it is allocated once.
+    fn export_node<'a>(&'a self, blob: BlobRef<'a>, segments: &mut Vec<Cow<'a, str>>) -> Node<'a> {
         let mut root = Vec::new();
         for (key, value) in blob {
             let placed = self.names.get(&key).is_some_and(|name| {
-                let segments: Vec<String> =
-                    name.pointer.split('/').skip(1).map(|s| unescape(s).into_owned()).collect();
-                place(&mut root, &segments, value)
+                segments.clear();
+                // Borrowed from the name unless a segment holds an escape.
+                segments.extend(name.pointer.split('/').skip(1).map(unescape));
+                place(&mut root, segments, value)
             });
             if !placed {
                 // Unnamed, or its path runs through another key's value: at the top, by hash.
-                root.push((key.to_string(), Node::Leaf(value)));
+                root.push((Cow::Owned(key.to_string()), Node::Leaf(value)));
             }
         }
         Node::Object(root)
@@ -569,7 +585,7 @@ fn push_pointer_segment(pointer: &mut String, segment: &str) {
 
 /// A JSON Pointer segment's text: `~1` is `/`, `~0` is `~` (the inverse of
 /// [`push_pointer_segment`]).
-pub(crate) fn unescape(segment: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn unescape(segment: &str) -> Cow<'_, str> {
     if segment.contains('~') {
         segment.replace("~1", "/").replace("~0", "~").into()
     } else {
@@ -580,58 +596,72 @@ pub(crate) fn unescape(segment: &str) -> std::borrow::Cow<'_, str> {
 /// An exported entity: objects keep the order their first member was met in.
 enum Node<'a> {
     Leaf(Value<'a>),
-    Object(Vec<(String, Node<'a>)>),
+    Object(Vec<(Cow<'a, str>, Node<'a>)>),
+}
+
+/// The bytes an export wrote: JSON from `serde_json` and ASCII punctuation, so always UTF-8.
+fn into_string(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes).unwrap_or_default()
 }
 
 impl Node<'_> {
+    fn write_compact(&self, out: &mut Vec<u8>) {
+        // Writing to a Vec cannot fail.
+        let _ = serde_json::to_writer(out, self);
+    }
+
     /// Writes the node as designers write fixtures: one member a line, indented two spaces a
     /// level, and float arrays on one line (`[12.0, 0.0, -40.5]`).
-    fn write_pretty(&self, depth: usize, out: &mut String) {
+    fn write_pretty(&self, depth: usize, out: &mut Vec<u8>) {
         match self {
-            Node::Leaf(Value::Bool(b)) => out.push_str(&leaf_json(b)),
-            Node::Leaf(Value::Float(f)) => out.push_str(&leaf_json(f)),
-            Node::Leaf(Value::Str(s)) => out.push_str(&leaf_json(s)),
             Node::Leaf(Value::Floats(floats)) => {
-                out.push('[');
+                out.push(b'[');
                 for (i, f) in floats.iter().enumerate() {
                     if i > 0 {
-                        out.push_str(", ");
+                        out.extend_from_slice(b", ");
                     }
-                    out.push_str(&leaf_json(f));
+                    write_leaf(out, f);
                 }
-                out.push(']');
+                out.push(b']');
             }
-            Node::Object(members) if members.is_empty() => out.push_str("{}"),
+            Node::Leaf(_) => self.write_compact(out),
+            Node::Object(members) if members.is_empty() => out.extend_from_slice(b"{}"),
             Node::Object(members) => {
-                out.push('{');
+                out.push(b'{');
                 for (i, (name, node)) in members.iter().enumerate() {
-                    out.push_str(if i == 0 { "\n" } else { ",\n" });
+                    out.extend_from_slice(if i == 0 { b"\n" } else { b",\n" });
                     push_indent(out, depth + 1);
-                    out.push_str(&leaf_json(name));
-                    out.push_str(": ");
+                    write_leaf(out, name);
+                    out.extend_from_slice(b": ");
                     node.write_pretty(depth + 1, out);
                 }
-                out.push('\n');
+                out.push(b'\n');
                 push_indent(out, depth);
-                out.push('}');
+                out.push(b'}');
             }
         }
     }
 }
 
-fn push_indent(out: &mut String, depth: usize) {
-    out.extend(std::iter::repeat_n("  ", depth));
+/// A float or a member name written by `serde_json`, so that escapes and float forms match the
+/// compact export. Writing to a Vec cannot fail.
+fn write_leaf<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
+    let _ = serde_json::to_writer(out, value);
 }
 
-/// A leaf or member name written by `serde_json`, so that escapes and float forms match the
-/// compact export. Serializing a bool, a float or a string to a `String` cannot fail.
-fn leaf_json<T: serde::Serialize + ?Sized>(value: &T) -> String {
-    serde_json::to_string(value).unwrap_or_default()
+fn push_indent(out: &mut Vec<u8>, depth: usize) {
+    for _ in 0..depth {
+        out.extend_from_slice(b"  ");
+    }
 }
 
 /// Puts `value` at the path `segments` under `object`, creating objects on the way. Returns
 /// false, changing nothing, where the path meets a value or ends on an object.
-fn place<'a>(object: &mut Vec<(String, Node<'a>)>, segments: &[String], value: Value<'a>) -> bool {
+fn place<'a>(
+    object: &mut Vec<(Cow<'a, str>, Node<'a>)>,
+    segments: &[Cow<'a, str>],
+    value: Value<'a>,
+) -> bool {
     let Some((segment, rest)) = segments.split_first() else {
         return false;
     };
