@@ -533,7 +533,9 @@ impl Store {
     fn export_all(&self, pretty: bool) -> String {
         let (open, separator, close): (&[u8], &[u8], &[u8]) =
             if pretty { (b"[\n  ", b",\n  ", b"\n]") } else { (b"[", b",", b"]") };
-        let mut out = Vec::with_capacity(self.stats().live_bytes * 2);
+        // JSON takes about twice the bytes of the blobs; a guess that saves most regrowth
+        // without a pass over every blob to measure them.
+        let mut out = Vec::with_capacity(self.arena.len() * 4 * 2);
         let mut segments = Vec::new();
         out.extend_from_slice(open);
         for (i, (_, blob)) in self.iter().enumerate() {

@@ -76,6 +76,18 @@ const KINDS: [(u32, &str); 6] = [
 /// The byte sections of a valid-looking file, by kind, in the order of [`KINDS`].
 struct Sections<'a>([&'a [u8]; KINDS.len()]);
 
+/// A file that passed [`parse`]: its header, its section table, and the known sections.
+struct Parsed<'a> {
+    header: FileHeader,
+    table: &'a [SectionEntry],
+    sections: Sections<'a>,
+}
+
+/// What a section kind holds, or `"unknown"` for a kind from a newer minor version.
+fn kind_name(kind: u32) -> &'static str {
+    KINDS.iter().find(|&&(k, _)| k == kind).map_or("unknown", |&(_, name)| name)
+}
+
 impl Store {
     /// The header and section table for these sections.
     fn file_head(sections: &[&[u8]; KINDS.len()]) -> Vec<u8> {
@@ -232,7 +244,7 @@ impl Store {
 /// The handle map's sections and the arena's bytes of a save file, after [`parse`] and the
 /// checks of their sizes.
 fn index_and_arena(bytes: &[u8]) -> Result<(RawHandleMap<'_>, &[u8], &[u8]), LoadError> {
-    let Sections([header, items, meta, slots, arena, names]) = parse(bytes)?;
+    let Sections([header, items, meta, slots, arena, names]) = parse(bytes)?.sections;
     let header = RawHeader::read_from_bytes(header).map_err(|_| LoadError::SectionSize {
         section: "index header",
         expected: size_of::<RawHeader>() as u64,
@@ -467,22 +479,12 @@ pub struct SectionInfo {
 /// # Ok::<(), datacomp::LoadError>(())
 /// ```
 pub fn describe(bytes: &[u8]) -> Result<FileInfo, LoadError> {
-    parse(bytes)?;
-    // `parse` checked that the header and the table are there.
-    let (header, rest) = FileHeader::read_from_prefix(bytes).map_err(|_| LoadError::Truncated {
-        what: "file header",
-        needed: 32,
-        len: bytes.len() as u64,
-    })?;
-    let table_len = usize::from(header.sections.get()) * size_of::<SectionEntry>();
-    let table = <[SectionEntry]>::ref_from_bytes(&rest[..table_len]).map_err(|_| {
-        LoadError::Truncated { what: "section table", needed: 0, len: bytes.len() as u64 }
-    })?;
+    let Parsed { header, table, .. } = parse(bytes)?;
     let sections = table
         .iter()
         .map(|entry| SectionInfo {
             kind: entry.kind.get(),
-            name: KINDS.iter().find(|&&(k, _)| k == entry.kind.get()).map_or("unknown", |k| k.1),
+            name: kind_name(entry.kind.get()),
             offset: entry.offset.get(),
             len: entry.len.get(),
             crc: entry.crc.get(),
@@ -497,8 +499,8 @@ pub fn describe(bytes: &[u8]) -> Result<FileInfo, LoadError> {
     })
 }
 
-/// Checks the header, the table, padding and crcs, and returns the sections.
-fn parse(bytes: &[u8]) -> Result<Sections<'_>, LoadError> {
+/// Checks the header, the table, padding and crcs, and returns them with the sections.
+fn parse(bytes: &[u8]) -> Result<Parsed<'_>, LoadError> {
     let len = bytes.len() as u64;
     let (header, rest) = FileHeader::read_from_prefix(bytes).map_err(|_| LoadError::Truncated {
         what: "file header",
@@ -544,7 +546,7 @@ fn parse(bytes: &[u8]) -> Result<Sections<'_>, LoadError> {
         // A newer minor version may add sections: they are checked like the others, then
         // skipped.
         let slot = KINDS.iter().position(|&(k, _)| k == entry.kind.get());
-        let name = slot.map_or("unknown", |slot| KINDS[slot].1);
+        let name = kind_name(entry.kind.get());
         let (offset, section_len) = (entry.offset.get(), entry.len.get());
         let section_end = offset.checked_add(section_len).filter(|&e| e <= len);
         let Some(section_end) = section_end else {
@@ -576,7 +578,7 @@ fn parse(bytes: &[u8]) -> Result<Sections<'_>, LoadError> {
     if let Some(missing) = seen.iter().position(|&s| !s) {
         return Err(LoadError::MissingSection { section: KINDS[missing].1 });
     }
-    Ok(Sections(sections))
+    Ok(Parsed { header, table, sections: Sections(sections) })
 }
 
 /// Padding, `bytes[start..end]`, must be zero, so that a change to any byte of a file is
