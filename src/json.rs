@@ -476,9 +476,32 @@ impl Store {
     /// ```
     #[must_use]
     pub fn export_json_pretty(&self, id: Id) -> Option<String> {
+        Some(self.export_blob_json_pretty(self.get(id)?))
+    }
+
+    /// Any blob as [`export_blob_json`](Store::export_blob_json) writes it, indented as
+    /// [`export_json_pretty`](Store::export_json_pretty) writes the store's own entities.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, ImportOptions, Store};
+    ///
+    /// let mut store = Store::new();
+    /// store.import_json(r#"{"stats": {"health": 1}}"#, &ImportOptions::strict())?;
+    /// let mut sheet = Blob::new();
+    /// sheet.set("stats.health", 75);
+    /// assert_eq!(
+    ///     store.export_blob_json_pretty(sheet.as_blob_ref()),
+    ///     "{\n  \"stats\": {\n    \"health\": 75.0\n  }\n}"
+    /// );
+    /// # Ok::<(), datacomp::JsonError>(())
+    /// ```
+    #[must_use]
+    pub fn export_blob_json_pretty(&self, blob: BlobRef<'_>) -> String {
         let mut out = Vec::new();
-        self.export_node(self.get(id)?, &mut Vec::new()).write_pretty(0, &mut out);
-        Some(into_string(out))
+        self.export_node(blob, &mut Vec::new()).write_pretty(0, &mut out);
+        into_string(out)
     }
 
     /// Every entity, in iteration order, as a JSON array of objects: a document that

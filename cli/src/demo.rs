@@ -51,11 +51,10 @@ pub fn run(out: &mut dyn Write) -> Result<(), Failure> {
     )?;
 
     // 2. One sheet.
-    let (hero, _) = store
+    let (hero, sheet) = store
         .iter()
         .find(|(_, blob)| blob.get_str("name") == Some("The One"))
         .ok_or_else(|| Failure::Message("the party fixture has no \"The One\"".into()))?;
-    let sheet = store.get(hero).ok_or_else(|| Failure::at(hero, "not in the store"))?;
     writeln!(out, "2. The character sheet of \"The One\", entity {hero}:")?;
     print_entries(&store, sheet, out)?;
     print_buffer(&store, sheet, out)?;
@@ -66,7 +65,7 @@ pub fn run(out: &mut dyn Write) -> Result<(), Failure> {
     sheet.set("name", "The One, Bane of the Cave Troll");
     sheet.remove("status_effects.drunk");
     sheet.set(position, [12.5, 0.0, -3.25]);
-    let sheet = store.get(hero).ok_or_else(|| Failure::at(hero, "not in the store"))?;
+    let sheet = store.try_get(hero).map_err(|e| Failure::at(hero, e))?;
     writeln!(
         out,
         "\n3. Edited in the store: the name grew, \"status_effects.drunk\" was removed and a\n   \

@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use datacomp::{Id, Key, OwnedValue, Store};
+use datacomp::{BlobRef, Id, Key, OwnedValue, Store};
 
 use crate::TypeArg;
 use crate::files::{entity, load, save};
@@ -48,13 +48,12 @@ fn key_label(store: &Store, key: Key, given: &str) -> String {
     store.key_name(key).map_or_else(|| given.to_owned(), str::to_owned)
 }
 
-/// Why `entity` has no key `given`: names the keys under it, if it is an object's path.
-fn no_such_key(store: &Store, id: Id, given: &str) -> String {
+/// Why entity `id` (`blob`) has no key `given`: names the keys under it, if it is an object's
+/// path.
+fn no_such_key(store: &Store, blob: BlobRef<'_>, id: Id, given: &str) -> String {
     let prefix = format!("{given}.");
-    let under: Vec<&str> = store
-        .get(id)
-        .into_iter()
-        .flat_map(|blob| blob.keys())
+    let under: Vec<&str> = blob
+        .keys()
         .filter_map(|key| store.key_name(key))
         .filter(|name| name.starts_with(&prefix))
         .collect();
@@ -74,8 +73,7 @@ pub fn get(
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
     let store = load(path)?;
-    let id = entity(&store, path, id)?;
-    let blob = store.get(id).ok_or_else(|| Failure::at(path.display(), "entity vanished"))?;
+    let (id, blob) = entity(&store, path, id)?;
     let Some(given) = key else {
         if json {
             let entries = entries_json(&store, blob);
@@ -86,8 +84,9 @@ pub fn get(
         return Ok(());
     };
     let KeyArg { key, .. } = parse_key(given)?;
-    let value =
-        blob.get(key).ok_or_else(|| Failure::at(path.display(), no_such_key(&store, id, given)))?;
+    let value = blob
+        .get(key)
+        .ok_or_else(|| Failure::at(path.display(), no_such_key(&store, blob, id, given)))?;
     if json {
         let line = serde_json::json!({
             "id": id.to_string(),
@@ -155,14 +154,14 @@ pub fn set(
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
     let mut store = load(path)?;
-    let id = entity(&store, path, id)?;
+    let (id, blob) = entity(&store, path, id)?;
     let KeyArg { key: parsed, dotted } = parse_key(key)?;
     let value = parse_value(value, ty)?;
+    let old = blob.get(parsed).map(|v| Plain(v).to_string());
     if let Some(dotted) = dotted {
         store.insert_key_name(dotted).map_err(|e| Failure::at(path.display(), e))?;
     }
     let label = key_label(&store, parsed, key);
-    let old = store.get(id).and_then(|blob| blob.get(parsed)).map(|v| Plain(v).to_string());
     let mut blob = store.try_get_mut(id).map_err(|e| Failure::at(path.display(), e))?;
     blob.try_set(parsed, &value).map_err(|e| Failure::at(path.display(), e))?;
     save(&store, path)?;
@@ -177,15 +176,15 @@ pub fn set(
 /// `datacomp rm`.
 pub fn rm(path: &Path, id: &str, key: Option<&str>, out: &mut dyn Write) -> Result<(), Failure> {
     let mut store = load(path)?;
-    let id = entity(&store, path, id)?;
+    let (id, blob) = entity(&store, path, id)?;
     match key {
         Some(given) => {
             let KeyArg { key, .. } = parse_key(given)?;
-            let label = key_label(&store, key, given);
-            let removed = store.try_get_mut(id).is_ok_and(|mut blob| blob.remove(key));
-            if !removed {
-                return Err(Failure::at(path.display(), no_such_key(&store, id, given)));
+            if !blob.contains_key(key) {
+                return Err(Failure::at(path.display(), no_such_key(&store, blob, id, given)));
             }
+            let label = key_label(&store, key, given);
+            store.try_get_mut(id).map_err(|e| Failure::at(path.display(), e))?.remove(key);
             save(&store, path)?;
             writeln!(out, "{id}: removed {label}")?;
         }

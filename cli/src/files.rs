@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use datacomp::{Error, Id, Store, save};
+use datacomp::{BlobRef, Error, Id, Store, save};
 
 use crate::edit::parse_id;
 use crate::output::{Bytes, Failure};
@@ -26,11 +26,11 @@ pub fn save(store: &Store, path: &Path) -> Result<(), Failure> {
     store.save(path).map_err(|e| Failure::at(path.display(), format!("cannot write: {e}")))
 }
 
-/// The live entity `id` of `store`, or why `id` names none.
-pub fn entity(store: &Store, path: &Path, id: &str) -> Result<Id, Failure> {
+/// The live entity `id` of `store` and its blob, or why `id` names none.
+pub fn entity<'s>(store: &'s Store, path: &Path, id: &str) -> Result<(Id, BlobRef<'s>), Failure> {
     let parsed = parse_id(id)?;
-    store.try_get(parsed).map_err(|e| Failure::at(path.display(), e))?;
-    Ok(parsed)
+    let blob = store.try_get(parsed).map_err(|e| Failure::at(path.display(), e))?;
+    Ok((parsed, blob))
 }
 
 /// `datacomp export`.
@@ -44,10 +44,8 @@ pub fn export(
     let store = load(path)?;
     let mut text = match entity_id {
         Some(id) => {
-            let id = entity(&store, path, id)?;
-            let exported =
-                if compact { store.export_json(id) } else { store.export_json_pretty(id) };
-            exported.unwrap_or_default()
+            let (_, blob) = entity(&store, path, id)?;
+            if compact { store.export_blob_json(blob) } else { store.export_blob_json_pretty(blob) }
         }
         None if compact => store.export_all_json(),
         None => store.export_all_json_pretty(),

@@ -33,8 +33,7 @@ pub fn run(
     let store = Store::from_bytes(&bytes).map_err(|e| Failure::at(path.display(), e))?;
     match entity_id {
         Some(id) => {
-            let id = entity(&store, path, id)?;
-            let blob = store.get(id).ok_or_else(|| Failure::at(path.display(), "no entity"))?;
+            let (id, blob) = entity(&store, path, id)?;
             if json {
                 writeln!(out, "{}", entity_json(&store, id, blob))?;
             } else {
