@@ -9,6 +9,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
 
+use fxhash::FxHashSet;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use crate::blob::layout;
@@ -51,7 +52,8 @@ pub enum JsonErrorKind {
     NotANumber,
     /// A number past the range of `f32`.
     NumberOutOfRange(f64),
-    /// The same path twice in one document.
+    /// The same path twice in one entity: as two values, as two objects, or as a value and
+    /// an object (which JSON could not write back).
     DuplicatePath(String),
     /// Two different paths whose keys hash to the same [`Key`].
     KeyCollision {
@@ -760,6 +762,7 @@ impl Staging {
         self.blob.clear();
         importer.name_spans.clear();
         importer.names.clear();
+        importer.objects.clear();
         read_members(importer, &mut self.blob, map)?;
         let words = self.blob.as_blob_ref().as_words();
         let used = layout::used_bytes(words) / 4;
@@ -781,10 +784,14 @@ struct Importer {
     path_ends: Vec<usize>,
     /// The index of the array element being read, if one is.
     element: Option<usize>,
-    /// The dotted path of every key set so far, back to back: (key, start, end) in `names`.
-    /// Looked up only when a key is set twice, to name both paths.
+    /// The dotted path of every key claimed so far, as a value or an object, back to back:
+    /// (key, start, end) in `names`. Looked up only when a key is claimed twice, to name both
+    /// paths.
     name_spans: Vec<(Key, usize, usize)>,
     names: String,
+    /// The key of every object of the entity so far: a path may hold a value or an object, not
+    /// both, or export could not write the entity back.
+    objects: FxHashSet<Key>,
     /// The member name being read.
     segment: String,
     /// Numbers of the array being read.
@@ -881,14 +888,15 @@ impl Importer {
         self.path.truncate(self.path_ends.last().copied().unwrap_or(0));
     }
 
-    /// Sets `key` (the current path) in `blob`. A key the blob already has was set before in
-    /// this document: by the same path, or by another whose key collides.
-    fn set<E: de::Error>(&mut self, blob: &mut Blob, key: Key, value: Value<'_>) -> Result<(), E> {
+    /// Claims `key` (the current path) for a value or an object, and returns where its dotted
+    /// path starts in `names`. A key the entity already holds as a value or an object was
+    /// claimed before in this document: by the same path, or by another whose key collides.
+    fn claim<E: de::Error>(&mut self, blob: &Blob, key: Key) -> Result<usize, E> {
         let start = self.names.len();
         let mut names = std::mem::take(&mut self.names);
         self.write_dotted(&mut names);
         self.names = names;
-        if blob.contains_key(key) {
+        if blob.contains_key(key) || self.objects.contains(&key) {
             let current = self.names[start..].to_owned();
             let first = self
                 .name_spans
@@ -903,6 +911,20 @@ impl Importer {
             };
             return Err(self.fail(kind));
         }
+        self.name_spans.push((key, start, self.names.len()));
+        Ok(start)
+    }
+
+    /// Opens the object at `key` (the current path): later members are its children.
+    fn open_object<E: de::Error>(&mut self, blob: &Blob, key: Key) -> Result<(), E> {
+        self.claim(blob, key)?;
+        self.objects.insert(key);
+        Ok(())
+    }
+
+    /// Sets `key` (the current path) in `blob`.
+    fn set<E: de::Error>(&mut self, blob: &mut Blob, key: Key, value: Value<'_>) -> Result<(), E> {
+        let start = self.claim(blob, key)?;
         if self.track_names {
             match self.known.get(&key) {
                 // Compared segment by segment: most keys are met again under the same name,
@@ -920,7 +942,6 @@ impl Importer {
                 }
             }
         }
-        self.name_spans.push((key, start, self.names.len()));
         blob.try_set(key, value).map_err(|e| self.fail(JsonErrorKind::Blob(e)))
     }
 
@@ -1124,6 +1145,7 @@ impl<'de> Visitor<'de> for Member<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
+        self.importer.open_object(self.blob, self.key)?;
         self.importer.parents.push(self.key);
         read_members(self.importer, self.blob, map)?;
         self.importer.parents.pop();
@@ -1204,6 +1226,9 @@ impl LenientElement<'_> {
     /// Writes the numbers read so far as members `0..`, then returns the member for this
     /// element.
     fn convert<E: de::Error>(&mut self) -> Result<Member<'_>, E> {
+        // From here on the path names members by index, not elements.
+        self.importer.element = None;
+        self.importer.open_object(self.blob, self.key)?;
         for (index, &n) in self.floats.iter().enumerate() {
             let member = self.importer.enter_index(self.key, index);
             let set = self.importer.set(self.blob, member, Value::Float(n));
@@ -1211,7 +1236,6 @@ impl LenientElement<'_> {
             set?;
         }
         let index = self.floats.len();
-        self.importer.element = None;
         let key = self.importer.enter_index(self.key, index);
         Ok(Member { importer: &mut *self.importer, blob: &mut *self.blob, key })
     }
