@@ -1,0 +1,98 @@
+//! Writes the seed corpora into `fuzz/seeds/<target>/`: valid blobs and saves built from the
+//! fixtures, so that the fuzzers start from inputs deep inside the format rather than having to
+//! find the magic and a matching crc32 by chance. `run.sh` runs it before each run.
+//!
+//! Usage: `seeds FIXTURES_DIR OUT_DIR`
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use datacomp::{Blob, ImportOptions, Store};
+
+fn main() {
+    let args: Vec<PathBuf> = std::env::args_os().skip(1).map(PathBuf::from).collect();
+    let [fixtures, out] = &args[..] else {
+        eprintln!("usage: seeds FIXTURES_DIR OUT_DIR");
+        std::process::exit(2);
+    };
+    let documents = json_files(fixtures);
+    let mut store = Store::new();
+    for (_, text) in &documents {
+        // The invalid fixtures are seeds for the JSON target only.
+        let _ = store.import_json(text, &ImportOptions::lenient());
+    }
+
+    // Blobs: each entity as stored, and compacted to its smallest form.
+    let blobs = out.join("blob_from_bytes");
+    for (i, (_, blob)) in store.iter().enumerate() {
+        write(&blobs, &format!("entity{i}"), blob.as_bytes());
+        let mut small = blob.to_blob();
+        small.shrink_to_fit();
+        write(&blobs, &format!("entity{i}_small"), small.as_bytes());
+    }
+    write(&blobs, "empty", Blob::new().as_bytes());
+
+    // Saves: the fixtures as imported; after edits (holes, a moved blob, a free slot); with
+    // no names; empty; and the golden file the format tests pin.
+    let mut saves = vec![("fixtures", store.to_bytes())];
+    let mut edited = store.clone();
+    let ids: Vec<_> = edited.iter().map(|(id, _)| id).collect();
+    edited
+        .get_mut(ids[0])
+        .unwrap()
+        .set("name", "a name long enough to move the blob".repeat(4).as_str());
+    edited.get_mut(ids[1]).unwrap().remove("name");
+    edited.remove(ids[2]);
+    saves.push(("edited", edited.to_bytes()));
+    let mut unnamed = Store::new();
+    for (_, blob) in store.iter().take(2) {
+        unnamed.insert(&blob.to_blob());
+    }
+    saves.push(("unnamed", unnamed.to_bytes()));
+    saves.push(("empty", Store::new().to_bytes()));
+    if let Ok(golden) = fs::read(fixtures.join("world_v1.dcmp")) {
+        saves.push(("world_v1", golden));
+    }
+    for target in ["store_from_bytes", "store_view"] {
+        for (name, bytes) in &saves {
+            write(&out.join(target), name, bytes);
+        }
+    }
+
+    // JSON: every fixture, valid or not.
+    for (name, text) in &documents {
+        write(&out.join("json_import"), name, text.as_bytes());
+    }
+    println!(
+        "seeds: {} blobs, {} saves, {} JSON documents in {}",
+        store.len() * 2 + 1,
+        saves.len(),
+        documents.len(),
+        out.display()
+    );
+}
+
+/// Every `*.json` under `dir`, recursively, with a name for its seed file.
+fn json_files(dir: &Path) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).expect("the fixtures folder is readable") {
+            let path = entry.expect("a readable entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "json") {
+                let name =
+                    path.strip_prefix(&*dir).unwrap_or(&path).to_string_lossy().replace('/', "_");
+                found.push((name, fs::read_to_string(&path).expect("a fixture is UTF-8")));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) {
+    fs::create_dir_all(dir).expect("the seeds folder can be made");
+    fs::write(dir.join(name), bytes).expect("a seed can be written");
+}
