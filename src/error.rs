@@ -173,6 +173,82 @@ impl fmt::Display for BlobError {
 
 impl std::error::Error for BlobError {}
 
+/// Why a [`Patch`](crate::Patch) could not be read from bytes.
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{Patch, PatchError};
+///
+/// let err = Patch::from_bytes(&[9, 0, 0, 0]).unwrap_err();
+/// assert_eq!(err, PatchError::RemovalsOutOfBounds { removals: 9, byte_len: 4 });
+/// assert_eq!(err.to_string(), "patch of 4 bytes claims 9 keys to remove, past its end");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PatchError {
+    /// Fewer bytes than the count of keys to remove.
+    Truncated {
+        /// Bytes given.
+        byte_len: usize,
+    },
+    /// A length that is not a whole number of 4-byte words.
+    UnalignedLength {
+        /// Bytes given.
+        byte_len: usize,
+    },
+    /// The keys to remove run past the end.
+    RemovalsOutOfBounds {
+        /// Keys to remove, as stated.
+        removals: u32,
+        /// The patch's size in bytes.
+        byte_len: usize,
+    },
+    /// A key to remove is not greater than the one before it (so a duplicate or out of order).
+    RemovalsNotAscending {
+        /// Position of the key among the keys to remove.
+        index: usize,
+    },
+    /// The values to set are not a valid blob.
+    Sets(BlobError),
+    /// A key is both set and removed.
+    SetAndRemoved {
+        /// The key.
+        key: Key,
+    },
+}
+
+impl fmt::Display for PatchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PatchError::Truncated { byte_len } => {
+                write!(f, "patch is {byte_len} bytes, shorter than its 4-byte count")
+            }
+            PatchError::UnalignedLength { byte_len } => {
+                write!(f, "patch is {byte_len} bytes, not a whole number of 4-byte words")
+            }
+            PatchError::RemovalsOutOfBounds { removals, byte_len } => write!(
+                f,
+                "patch of {byte_len} bytes claims {removals} keys to remove, past its end"
+            ),
+            PatchError::RemovalsNotAscending { index } => {
+                write!(f, "key {index} to remove is not greater than the one before it")
+            }
+            PatchError::Sets(e) => write!(f, "the values to set: {e}"),
+            PatchError::SetAndRemoved { key } => write!(f, "key {key} is both set and removed"),
+        }
+    }
+}
+
+impl std::error::Error for PatchError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            PatchError::Sets(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
 /// Why a handle did not resolve in a [`HandleMap`](crate::HandleMap).
 ///
 /// # Examples
@@ -455,9 +531,54 @@ pub enum LoadError {
         /// What is wrong with it.
         problem: &'static str,
     },
+    /// A file of the other kind: a delta save read as a full save, or the reverse.
+    FileKind {
+        /// `"save"` or `"delta"`: what was asked for.
+        expected: &'static str,
+        /// What the file is.
+        found: &'static str,
+    },
+    /// A delta applied to a store that is not the base it was made from.
+    DeltaBase {
+        /// The crc32 of the base the delta was made from.
+        expected: u32,
+        /// The crc32 of the store it was applied to.
+        found: u32,
+    },
+    /// An entry of a delta's slot or meta changes is out of order or out of range.
+    DeltaChange {
+        /// The section.
+        section: &'static str,
+        /// The entry's position in the section.
+        index: u64,
+        /// What is wrong with it.
+        problem: &'static str,
+    },
+    /// A record of a delta's entities section is malformed.
+    DeltaRecord {
+        /// Where the record starts in the section, in bytes.
+        offset: u64,
+        /// What is wrong with it.
+        problem: &'static str,
+    },
+    /// A delta's patch of an entity is not a valid patch.
+    DeltaPatch {
+        /// The entity.
+        id: Id,
+        /// Why.
+        error: PatchError,
+    },
+    /// A delta and its base disagree about an entity.
+    DeltaEntity {
+        /// The entity.
+        id: Id,
+        /// What is wrong.
+        problem: &'static str,
+    },
 }
 
 impl fmt::Display for LoadError {
+    #[allow(clippy::too_many_lines)] // One arm a variant.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             LoadError::SectionSize { section, expected, found } => {
@@ -542,6 +663,24 @@ impl fmt::Display for LoadError {
             LoadError::KeyName { index, problem } => {
                 write!(f, "section 'key names', entry {index}: {problem}")
             }
+            LoadError::FileKind { expected, found } => {
+                write!(f, "this is a {found} file, not a {expected} file")
+            }
+            LoadError::DeltaBase { expected, found } => write!(
+                f,
+                "the delta was made from a base with crc32 {expected:08x}, not this store \
+                 ({found:08x})"
+            ),
+            LoadError::DeltaChange { section, index, problem } => {
+                write!(f, "section '{section}', entry {index}: {problem}")
+            }
+            LoadError::DeltaRecord { offset, problem } => {
+                write!(f, "section 'delta entities', record at byte {offset}: {problem}")
+            }
+            LoadError::DeltaPatch { id, ref error } => {
+                write!(f, "the patch of entity {id}: {error}")
+            }
+            LoadError::DeltaEntity { id, problem } => write!(f, "entity {id}: {problem}"),
             LoadError::StoreTypeId { expected, found } => write!(
                 f,
                 "section 'index header': type id {found}, but store handles carry type id {expected}"
@@ -559,6 +698,7 @@ impl std::error::Error for LoadError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             LoadError::Blob { error, .. } => Some(error),
+            LoadError::DeltaPatch { error, .. } => Some(error),
             _ => None,
         }
     }

@@ -12,6 +12,7 @@ compile_error!(
 );
 
 pub mod blob;
+mod delta;
 mod error;
 pub mod handle_map;
 mod json;
@@ -20,8 +21,12 @@ pub mod save;
 mod store;
 mod value;
 
-pub use blob::{Blob, BlobRef, Iter as BlobIter, Keys as BlobKeys, MAX_BYTES, RegionKind};
-pub use error::{BlobError, Error, HandleError, KeyCollision, LoadError};
+pub use blob::{
+    Blob, BlobRef, Conflict, Conflicts, Iter as BlobIter, Keys as BlobKeys, MAX_BYTES, Patch,
+    PatchTarget, RegionKind, Side,
+};
+pub use delta::StorePatch;
+pub use error::{BlobError, Error, HandleError, KeyCollision, LoadError, PatchError};
 pub use handle_map::{
     Drain as HandleMapDrain, HandleMap, Id, Iter as HandleMapIter, IterMut as HandleMapIterMut,
     ParseIdError, RawHandleMap, RawHeader,

@@ -63,85 +63,157 @@ struct SectionEntry {
     len: U64,
 }
 
-/// The sections of a save file, in file order.
-const KINDS: [(u32, &str); 6] = [
-    (1, "index header"),
-    (2, "index items"),
-    (3, "index meta"),
-    (4, "index slots"),
-    (5, "arena"),
-    (6, "key names"),
-];
+/// The sections of a file, in file order, and what the file is.
+pub(crate) struct FileKind<const N: usize> {
+    name: &'static str,
+    sections: [(u32, &'static str); N],
+}
 
-/// The byte sections of a valid-looking file, by kind, in the order of [`KINDS`].
-struct Sections<'a>([&'a [u8]; KINDS.len()]);
+/// A full save: a store's index and arena.
+const SAVE: FileKind<6> = FileKind {
+    name: "save",
+    sections: [
+        (1, "index header"),
+        (2, "index items"),
+        (3, "index meta"),
+        (4, "index slots"),
+        (5, "arena"),
+        (6, "key names"),
+    ],
+};
 
-/// A file that passed [`parse`]: its header, its section table, and the known sections.
-struct Parsed<'a> {
+/// A delta save: what changed since a base save (see [`StorePatch`](crate::StorePatch)).
+pub(crate) const DELTA: FileKind<6> = FileKind {
+    name: "delta",
+    sections: [
+        (7, "delta base"),
+        (8, "delta index header"),
+        (9, "delta slot changes"),
+        (10, "delta meta changes"),
+        (11, "delta entities"),
+        (6, "key names"),
+    ],
+};
+
+/// A file that passed [`parse`]: its header, its section table, and the known sections, in
+/// the order of its kind's list.
+pub(crate) struct Parsed<'a, const N: usize> {
     header: FileHeader,
     table: &'a [SectionEntry],
-    sections: Sections<'a>,
+    pub(crate) sections: [&'a [u8]; N],
 }
 
 /// What a section kind holds, or `"unknown"` for a kind from a newer minor version.
 fn kind_name(kind: u32) -> &'static str {
-    KINDS.iter().find(|&&(k, _)| k == kind).map_or("unknown", |&(_, name)| name)
+    SAVE.sections
+        .iter()
+        .chain(&DELTA.sections)
+        .find(|&&(k, _)| k == kind)
+        .map_or("unknown", |&(_, name)| name)
+}
+
+/// Writes a file of `kind`: the header and table, then each section and its padding.
+pub(crate) fn write_file<const N: usize>(
+    kind: &FileKind<N>,
+    sections: &[&[u8]; N],
+    mut out: impl Write,
+) -> std::io::Result<()> {
+    out.write_all(&file_head(kind, sections))?;
+    for bytes in sections {
+        out.write_all(bytes)?;
+        out.write_all(&[0; ALIGN][..bytes.len().next_multiple_of(ALIGN) - bytes.len()])?;
+    }
+    Ok(())
+}
+
+/// Bytes of a file of `kind` with sections of these lengths.
+pub(crate) fn file_len<const N: usize>(section_lens: [usize; N]) -> usize {
+    let head = size_of::<FileHeader>() + N * size_of::<SectionEntry>();
+    head.next_multiple_of(ALIGN)
+        + section_lens.iter().map(|l| l.next_multiple_of(ALIGN)).sum::<usize>()
+}
+
+/// Writes a file to `path` atomically: a temporary file in the same directory, flushed to
+/// disk, then renamed over `path`. A crash at any moment leaves either the old file or the new
+/// one, complete; on an error the temporary file is removed and `path` is untouched.
+pub(crate) fn save_atomically(
+    path: &Path,
+    write: impl FnOnce(&mut std::io::BufWriter<&mut std::fs::File>) -> std::io::Result<()>,
+) -> Result<(), Error> {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".tmp-{}", std::process::id()));
+    let temp = path.with_file_name(name);
+    let written = (|| {
+        let mut file = std::fs::File::create(&temp)?;
+        let mut out = std::io::BufWriter::new(&mut file);
+        write(&mut out)?;
+        out.into_inner().map_err(std::io::IntoInnerError::into_error)?;
+        file.sync_all()?;
+        std::fs::rename(&temp, path)?;
+        // Make the rename itself durable where directories can be synced.
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+            && let Ok(dir) = std::fs::File::open(dir)
+        {
+            let _ = dir.sync_all();
+        }
+        Ok(())
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    written.map_err(Error::Io)
+}
+
+/// The header and section table for these sections.
+fn file_head<const N: usize>(kind: &FileKind<N>, sections: &[&[u8]; N]) -> Vec<u8> {
+    let table_end = size_of::<FileHeader>() + N * size_of::<SectionEntry>();
+    let mut offset = table_end.next_multiple_of(ALIGN);
+    let mut table = Vec::with_capacity(N);
+    for ((kind, _), bytes) in kind.sections.iter().zip(sections) {
+        table.push(SectionEntry {
+            kind: U32::new(*kind),
+            crc: U32::new(crc32fast::hash(bytes)),
+            offset: U64::new(offset as u64),
+            len: U64::new(bytes.len() as u64),
+        });
+        offset = (offset + bytes.len()).next_multiple_of(ALIGN);
+    }
+    let mut header = FileHeader {
+        magic: MAGIC,
+        major: U16::new(FORMAT_MAJOR),
+        minor: U16::new(FORMAT_MINOR),
+        key_hash: U16::new(KEY_HASH_FX32_SEGMENTS),
+        sections: U16::new(N as u16),
+        file_len: U64::new(offset as u64),
+        table_crc: U32::ZERO,
+        reserved: U32::ZERO,
+    };
+    let mut crc = crc32fast::Hasher::new();
+    crc.update(header.as_bytes());
+    crc.update(table.as_bytes());
+    header.table_crc = U32::new(crc.finalize());
+    let mut head = Vec::with_capacity(table_end.next_multiple_of(ALIGN));
+    head.extend_from_slice(header.as_bytes());
+    head.extend_from_slice(table.as_bytes());
+    head.resize(table_end.next_multiple_of(ALIGN), 0);
+    head
 }
 
 impl Store {
-    /// The header and section table for these sections.
-    fn file_head(sections: &[&[u8]; KINDS.len()]) -> Vec<u8> {
-        let table_end = size_of::<FileHeader>() + KINDS.len() * size_of::<SectionEntry>();
-        let mut offset = table_end.next_multiple_of(ALIGN);
-        let mut table = Vec::with_capacity(KINDS.len());
-        for ((kind, _), bytes) in KINDS.iter().zip(sections) {
-            table.push(SectionEntry {
-                kind: U32::new(*kind),
-                crc: U32::new(crc32fast::hash(bytes)),
-                offset: U64::new(offset as u64),
-                len: U64::new(bytes.len() as u64),
-            });
-            offset = (offset + bytes.len()).next_multiple_of(ALIGN);
-        }
-        let mut header = FileHeader {
-            magic: MAGIC,
-            major: U16::new(FORMAT_MAJOR),
-            minor: U16::new(FORMAT_MINOR),
-            key_hash: U16::new(KEY_HASH_FX32_SEGMENTS),
-            sections: U16::new(KINDS.len() as u16),
-            file_len: U64::new(offset as u64),
-            table_crc: U32::ZERO,
-            reserved: U32::ZERO,
-        };
-        let mut crc = crc32fast::Hasher::new();
-        crc.update(header.as_bytes());
-        crc.update(table.as_bytes());
-        header.table_crc = U32::new(crc.finalize());
-        let mut head = Vec::with_capacity(table_end.next_multiple_of(ALIGN));
-        head.extend_from_slice(header.as_bytes());
-        head.extend_from_slice(table.as_bytes());
-        head.resize(table_end.next_multiple_of(ALIGN), 0);
-        head
-    }
-
     /// Writes the save file: the header and table, then each section and its padding. A few
     /// large writes; no per-entity encoding.
     ///
     /// # Errors
     ///
     /// Whatever `out` returns.
-    pub fn write_to(&self, mut out: impl Write) -> std::io::Result<()> {
+    pub fn write_to(&self, out: impl Write) -> std::io::Result<()> {
         let raw = self.index.as_raw();
-        // In the order of KINDS; the key-name table stays empty until JSON import fills it.
+        // In the order of SAVE's sections; the key-name table stays empty until JSON import
+        // fills it.
         let names = encode_names(&self.names);
         let sections =
             [raw.header.as_bytes(), raw.items, raw.meta, raw.slots, self.arena.as_bytes(), &names];
-        out.write_all(&Store::file_head(&sections))?;
-        for bytes in sections {
-            out.write_all(bytes)?;
-            out.write_all(&[0; ALIGN][..bytes.len().next_multiple_of(ALIGN) - bytes.len()])?;
-        }
-        Ok(())
+        write_file(&SAVE, &sections, out)
     }
 
     /// The save file as bytes.
@@ -162,11 +234,15 @@ impl Store {
     pub fn to_bytes(&self) -> Vec<u8> {
         // Room for every section and its padding, so the buffer is allocated once.
         let raw = self.index.as_raw();
-        let names: usize = self.names.values().map(|n| 8 + n.pointer.len()).sum();
-        let sections =
-            [raw.items.len(), raw.meta.len(), raw.slots.len(), self.arena.len() * 4, 4 + names];
-        let head = size_of::<FileHeader>() + KINDS.len() * (size_of::<SectionEntry>() + ALIGN);
-        let mut bytes = Vec::with_capacity(head + 64 + sections.iter().sum::<usize>());
+        let sections = [
+            size_of::<RawHeader>(),
+            raw.items.len(),
+            raw.meta.len(),
+            raw.slots.len(),
+            self.arena.len() * 4,
+            names_len(&self.names),
+        ];
+        let mut bytes = Vec::with_capacity(file_len(sections));
         self.write_to(&mut bytes).expect("writing to a Vec cannot fail");
         bytes
     }
@@ -208,27 +284,7 @@ impl Store {
     ///
     /// [`Error::Io`] if any step fails; the temporary file is removed and `path` is untouched.
     pub fn save(&self, path: impl AsRef<Path>) -> Result<(), Error> {
-        let path = path.as_ref();
-        let mut name = path.file_name().unwrap_or_default().to_os_string();
-        name.push(format!(".tmp-{}", std::process::id()));
-        let temp = path.with_file_name(name);
-        let written = (|| {
-            let mut file = std::fs::File::create(&temp)?;
-            self.write_to(std::io::BufWriter::new(&mut file))?;
-            file.sync_all()?;
-            std::fs::rename(&temp, path)?;
-            // Make the rename itself durable where directories can be synced.
-            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
-                && let Ok(dir) = std::fs::File::open(dir)
-            {
-                let _ = dir.sync_all();
-            }
-            Ok(())
-        })();
-        if written.is_err() {
-            let _ = std::fs::remove_file(&temp);
-        }
-        written.map_err(Error::Io)
+        save_atomically(path.as_ref(), |out| self.write_to(out))
     }
 
     /// Loads a store saved with [`save`](Store::save).
@@ -244,7 +300,7 @@ impl Store {
 /// The handle map's sections and the arena's bytes of a save file, after [`parse`] and the
 /// checks of their sizes.
 fn index_and_arena(bytes: &[u8]) -> Result<(RawHandleMap<'_>, &[u8], &[u8]), LoadError> {
-    let Sections([header, items, meta, slots, arena, names]) = parse(bytes)?.sections;
+    let [header, items, meta, slots, arena, names] = parse(bytes, &SAVE)?.sections;
     let header = RawHeader::read_from_bytes(header).map_err(|_| LoadError::SectionSize {
         section: "index header",
         expected: size_of::<RawHeader>() as u64,
@@ -265,7 +321,7 @@ fn index_and_arena(bytes: &[u8]) -> Result<(RawHandleMap<'_>, &[u8], &[u8]), Loa
 /// The key-name section: empty when there are no names; else a `u32` count, then a `u32` key
 /// and a `u32` length for each name in ascending key order, then the names back to back, each
 /// a JSON Pointer whose segments hash to its key (`/stats/health`).
-fn encode_names(names: &BTreeMap<Key, KeyName>) -> Vec<u8> {
+pub(crate) fn encode_names(names: &BTreeMap<Key, KeyName>) -> Vec<u8> {
     if names.is_empty() {
         return Vec::new();
     }
@@ -281,10 +337,19 @@ fn encode_names(names: &BTreeMap<Key, KeyName>) -> Vec<u8> {
     out
 }
 
+/// Bytes of the key-name section of `names`.
+fn names_len(names: &BTreeMap<Key, KeyName>) -> usize {
+    if names.is_empty() {
+        0
+    } else {
+        4 + names.values().map(|n| 8 + n.pointer.len()).sum::<usize>()
+    }
+}
+
 /// Reads the key-name section, checking that every name is a JSON Pointer that hashes to its
 /// key, in ascending key order, with no byte left over. With `keep` false it only checks, and
 /// allocates nothing.
-fn decode_names(bytes: &[u8], keep: bool) -> Result<BTreeMap<Key, KeyName>, LoadError> {
+pub(crate) fn decode_names(bytes: &[u8], keep: bool) -> Result<BTreeMap<Key, KeyName>, LoadError> {
     let mut names = BTreeMap::new();
     if bytes.is_empty() {
         return Ok(names);
@@ -427,6 +492,8 @@ impl std::fmt::Debug for StoreView<'_> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct FileInfo {
+    /// `"save"` for a full save, `"delta"` for a delta save.
+    pub kind: &'static str,
     /// The format's major version ([`FORMAT_MAJOR`]).
     pub major: u16,
     /// The format's minor version.
@@ -479,7 +546,14 @@ pub struct SectionInfo {
 /// # Ok::<(), datacomp::LoadError>(())
 /// ```
 pub fn describe(bytes: &[u8]) -> Result<FileInfo, LoadError> {
-    let Parsed { header, table, .. } = parse(bytes)?;
+    let (kind, header, table) = match parse(bytes, &SAVE) {
+        Ok(Parsed { header, table, .. }) => (SAVE.name, header, table),
+        Err(LoadError::FileKind { found, .. }) if found == DELTA.name => {
+            let Parsed { header, table, .. } = parse(bytes, &DELTA)?;
+            (DELTA.name, header, table)
+        }
+        Err(e) => return Err(e),
+    };
     let sections = table
         .iter()
         .map(|entry| SectionInfo {
@@ -491,6 +565,7 @@ pub fn describe(bytes: &[u8]) -> Result<FileInfo, LoadError> {
         })
         .collect();
     Ok(FileInfo {
+        kind,
         major: header.major.get(),
         minor: header.minor.get(),
         key_hash: header.key_hash.get(),
@@ -499,8 +574,12 @@ pub fn describe(bytes: &[u8]) -> Result<FileInfo, LoadError> {
     })
 }
 
-/// Checks the header, the table, padding and crcs, and returns them with the sections.
-fn parse(bytes: &[u8]) -> Result<Parsed<'_>, LoadError> {
+/// Checks the header, the table, padding and crcs, and returns them with the sections of
+/// `kind`, all of which must be there.
+pub(crate) fn parse<'a, const N: usize>(
+    bytes: &'a [u8],
+    kind: &FileKind<N>,
+) -> Result<Parsed<'a, N>, LoadError> {
     let len = bytes.len() as u64;
     let (header, rest) = FileHeader::read_from_prefix(bytes).map_err(|_| LoadError::Truncated {
         what: "file header",
@@ -538,14 +617,14 @@ fn parse(bytes: &[u8]) -> Result<Parsed<'_>, LoadError> {
     let table = <[SectionEntry]>::ref_from_bytes(table_bytes)
         .map_err(|_| LoadError::Truncated { what: "section table", needed: 0, len })?;
 
-    let mut sections = [&bytes[..0]; KINDS.len()];
-    let mut seen = [false; KINDS.len()];
+    let mut sections = [&bytes[..0]; N];
+    let mut seen = [false; N];
     // Everything between the table and the first section, and between sections, is padding.
     let mut end = size_of::<FileHeader>() + table_len;
     for entry in table {
         // A newer minor version may add sections: they are checked like the others, then
         // skipped.
-        let slot = KINDS.iter().position(|&(k, _)| k == entry.kind.get());
+        let slot = kind.sections.iter().position(|&(k, _)| k == entry.kind.get());
         let name = kind_name(entry.kind.get());
         let (offset, section_len) = (entry.offset.get(), entry.len.get());
         let section_end = offset.checked_add(section_len).filter(|&e| e <= len);
@@ -576,9 +655,16 @@ fn parse(bytes: &[u8]) -> Result<Parsed<'_>, LoadError> {
     }
     check_zero(bytes, end, bytes.len())?;
     if let Some(missing) = seen.iter().position(|&s| !s) {
-        return Err(LoadError::MissingSection { section: KINDS[missing].1 });
+        // The other kind of file, told apart by its first section.
+        let other = [&SAVE, &DELTA].into_iter().find(|other| {
+            other.name != kind.name && table.first().is_some_and(|e| e.kind == other.sections[0].0)
+        });
+        if let Some(other) = other {
+            return Err(LoadError::FileKind { expected: kind.name, found: other.name });
+        }
+        return Err(LoadError::MissingSection { section: kind.sections[missing].1 });
     }
-    Ok(Parsed { header, table, sections: Sections(sections) })
+    Ok(Parsed { header, table, sections })
 }
 
 /// Padding, `bytes[start..end]`, must be zero, so that a change to any byte of a file is

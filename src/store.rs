@@ -508,10 +508,22 @@ impl BlobMut<'_> {
         let Err(need) = layout::set(&mut self.store.arena[span.range()], key, value) else {
             return Ok(());
         };
-        if need.required > layout::MAX_BYTES as u64 {
-            return Err(BlobError::TooLarge { required: need.required });
+        self.regrow(need.required)?;
+        let span = self.span();
+        layout::set(&mut self.store.arena[span.range()], key, value)
+            .expect("INVARIANT: a write fits once the blob is repacked into its requirement");
+        self.store.compact_if_wasteful();
+        Ok(())
+    }
+
+    /// Moves the blob to the arena's end, repacked into at least `required` bytes (and at
+    /// least twice its size, so that a run of growing writes moves it O(log n) times).
+    fn regrow(&mut self, required: u64) -> Result<(), BlobError> {
+        if required > layout::MAX_BYTES as u64 {
+            return Err(BlobError::TooLarge { required });
         }
-        let required = (need.required as usize).div_ceil(4);
+        let span = self.span();
+        let required = (required as usize).div_ceil(4);
         let words = required.max(2 * span.words()).max(MIN_GROWTH_WORDS);
         let words = words.min(layout::MAX_BYTES / 4);
         let moved = self.store.allocate(words);
@@ -519,9 +531,6 @@ impl BlobMut<'_> {
         layout::repack(&old[span.range()], new);
         *self.store.index.get_mut(self.id).expect("INVARIANT: a BlobMut's id stays live") = moved;
         self.store.garbage_words += span.words();
-        layout::set(&mut self.store.arena[moved.range()], key, value)
-            .expect("INVARIANT: a write fits once the blob is repacked into its requirement");
-        self.store.compact_if_wasteful();
         Ok(())
     }
 
@@ -529,6 +538,27 @@ impl BlobMut<'_> {
     pub fn remove(&mut self, key: impl Into<Key>) -> bool {
         let span = self.span();
         layout::remove(&mut self.store.arena[span.range()], key.into())
+    }
+}
+
+impl crate::blob::PatchTarget for BlobMut<'_> {
+    fn reserve_bytes(&mut self, additional: usize) -> Result<(), BlobError> {
+        let span = self.span();
+        let words = &self.store.arena[span.range()];
+        if layout::free_bytes(words) < additional {
+            self.regrow(layout::used_bytes(words) as u64 + additional as u64)?;
+        }
+        Ok(())
+    }
+
+    fn remove_key(&mut self, key: Key) -> bool {
+        self.remove(key)
+    }
+
+    fn set_reserved(&mut self, key: Key, value: Value<'_>) {
+        let span = self.span();
+        layout::set(&mut self.store.arena[span.range()], key, value)
+            .expect("INVARIANT: the patch reserved its room");
     }
 }
 

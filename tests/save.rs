@@ -4,6 +4,9 @@
 use datacomp::{Blob, BlobError, Error, Id, ImportOptions, Key, LoadError, Store, StoreView};
 use proptest::prelude::*;
 
+mod common;
+use common::{reseal, table, u32_at};
+
 /// A store with history: removed entities (stale handles), a moved blob (garbage), floats.
 fn world() -> (Store, Vec<Id>, Vec<Id>) {
     let mut store = Store::new();
@@ -140,28 +143,6 @@ fn a_change_to_any_byte_is_detected() {
 // ---------------------------------------------------------------------------------------------
 // Re-sealing: recompute every checksum, so that the checks behind them are reached.
 
-fn u32_at(bytes: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap())
-}
-
-fn u64_at(bytes: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap())
-}
-
-/// (kind, offset, len) of each section, from the table at byte 32, as far as the file holds it.
-fn table(bytes: &[u8]) -> Vec<(u32, usize, usize)> {
-    let count = usize::from(u16::from_le_bytes([bytes[14], bytes[15]]));
-    (0..count)
-        .take_while(|i| 32 + 24 * (i + 1) <= bytes.len())
-        .map(|i| {
-            let at = 32 + 24 * i;
-            let offset = usize::try_from(u64_at(bytes, at + 8)).unwrap_or(usize::MAX);
-            let len = usize::try_from(u64_at(bytes, at + 16)).unwrap_or(usize::MAX);
-            (u32_at(bytes, at), offset, len)
-        })
-        .collect()
-}
-
 fn section(bytes: &[u8], kind: u32) -> (usize, usize) {
     let (_, offset, len) = *table(bytes).iter().find(|(k, _, _)| *k == kind).unwrap();
     (offset, len)
@@ -189,21 +170,6 @@ fn describe_reads_the_header_and_table_a_load_checks() {
     bad[40] ^= 1;
     assert_eq!(datacomp::save::describe(&bad), Err(Store::from_bytes(&bad).unwrap_err()));
     assert!(datacomp::save::describe(&bytes[..31]).is_err());
-}
-
-/// Recomputes every checksum that the (possibly corrupted) table lets us find.
-fn reseal(bytes: &mut [u8]) {
-    let entries = table(bytes);
-    for (i, &(_, offset, len)) in entries.iter().enumerate() {
-        let Some(section) = offset.checked_add(len).and_then(|end| bytes.get(offset..end)) else {
-            continue;
-        };
-        let crc = crc32fast::hash(section);
-        bytes[32 + 24 * i + 4..32 + 24 * i + 8].copy_from_slice(&crc.to_le_bytes());
-    }
-    bytes[24..28].fill(0);
-    let crc = crc32fast::hash(&bytes[..32 + 24 * entries.len()]);
-    bytes[24..28].copy_from_slice(&crc.to_le_bytes());
 }
 
 const ITEMS: u32 = 2;

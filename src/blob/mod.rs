@@ -1,6 +1,7 @@
 //! [`Blob`]: one entity's data in one byte buffer.
 
 pub(crate) mod layout;
+pub(crate) mod patch;
 mod view;
 
 use std::fmt;
@@ -8,6 +9,7 @@ use std::fmt;
 use zerocopy::IntoBytes;
 
 pub use layout::{MAX_BYTES, RegionKind};
+pub use patch::{Conflict, Conflicts, Patch, PatchTarget, Side};
 pub use view::{BlobRef, Iter, Keys};
 
 use crate::{AsValue, BlobError, Key, Value};
@@ -164,6 +166,14 @@ impl Blob {
             return Blob::new();
         }
         Blob { words }
+    }
+
+    /// Makes this blob a copy of the valid blob in `words`, reusing its allocation.
+    pub(crate) fn copy_from_valid_words(&mut self, words: &[u32]) {
+        self.words.clear();
+        if words != layout::EMPTY {
+            self.words.extend_from_slice(words);
+        }
     }
 
     /// The blob's words (the empty blob's constant encoding when nothing is allocated).

@@ -331,3 +331,9 @@ impl DoubleEndedIterator for Keys<'_> {
 
 impl ExactSizeIterator for Keys<'_> {}
 impl FusedIterator for Keys<'_> {}
+
+impl<'a> From<&'a Blob> for BlobRef<'a> {
+    fn from(blob: &'a Blob) -> BlobRef<'a> {
+        blob.as_blob_ref()
+    }
+}

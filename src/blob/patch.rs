@@ -1,0 +1,558 @@
+//! [`Patch`]: the difference between two blobs, as keys to set and keys to remove; and the
+//! merges built on it, [`Blob::merge`] and [`Blob::merge3`].
+//!
+//! Every change to an entity is "set a key" or "remove a key", and strings and float arrays
+//! are replaced whole, so a difference is a set of keys and nothing finer: no text diffs, no
+//! array splices.
+
+use std::fmt;
+
+use zerocopy::IntoBytes;
+
+use super::layout;
+use crate::{Blob, BlobError, BlobRef, Key, OwnedValue, PatchError, Value};
+
+/// The changes that turn one blob into another: values to set and keys to remove.
+///
+/// Like a [`Blob`], a patch is one pointerless buffer, written out by
+/// [`as_bytes`](Patch::as_bytes) and read back, checked, by [`from_bytes`](Patch::from_bytes),
+/// so it goes to disk or over the network as it is. Its words, little-endian:
+///
+/// ```text
+/// ┌───┬──────────────────────────┬───────────────────────────────────────────┐
+/// │ r │ r keys to remove, sorted │ a blob of the values to set (Blob format) │
+/// └───┴──────────────────────────┴───────────────────────────────────────────┘
+/// ```
+///
+/// `apply(base, diff(base, target))` gives `target`, for every pair of blobs.
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{Blob, Patch};
+///
+/// let mut before = Blob::new();
+/// before.set("name", "The One");
+/// before.set("stats.health", 100);
+/// before.set("status_effects.drunk", true);
+///
+/// let mut after = before.clone();
+/// after.set("stats.health", 95);
+/// after.remove("status_effects.drunk");
+///
+/// let patch = Blob::diff(&before, &after);
+/// assert_eq!(patch.len(), 2);
+/// assert_eq!(patch.sets().get_float("stats.health"), Some(95.0));
+///
+/// // Sent as bytes, and applied on the other side.
+/// let received = Patch::from_bytes(patch.as_bytes())?;
+/// let mut copy = before.clone();
+/// received.apply(&mut copy);
+/// assert_eq!(copy, after);
+/// # Ok::<(), datacomp::PatchError>(())
+/// ```
+#[derive(Clone)]
+pub struct Patch {
+    // INVARIANT: `words[0]` is the number r of keys to remove, `words[1..=r]` those keys in
+    // strictly ascending order, and `words[r + 1..]` a region that passes `layout::validate`
+    // and holds none of them.
+    words: Vec<u32>,
+}
+
+impl Patch {
+    /// The patch that changes nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Patch;
+    ///
+    /// assert!(Patch::new().is_empty());
+    /// ```
+    #[must_use]
+    pub fn new() -> Patch {
+        let mut words = vec![0; 1 + layout::HEADER_WORDS];
+        layout::init_empty(&mut words[1..]);
+        Patch { words }
+    }
+
+    /// The changes that turn `base` into `target`: every key of `target` that `base` lacks or
+    /// holds with another value (floats compared by bit pattern), and every key of `base` that
+    /// `target` lacks. [`Blob::diff`] is the same for two `Blob`s.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, Patch};
+    ///
+    /// let base: Blob = [("a", 1.0), ("b", 2.0)].into_iter().collect();
+    /// let target: Blob = [("b", 3.0), ("c", 4.0)].into_iter().collect();
+    /// let patch = Patch::between(base.as_blob_ref(), target.as_blob_ref());
+    /// assert_eq!(patch.sets().len(), 2);
+    /// assert_eq!(patch.removals().collect::<Vec<_>>(), ["a".into()]);
+    /// ```
+    #[must_use]
+    #[allow(clippy::missing_panics_doc)] // The one `expect` states an invariant.
+    pub fn between(base: BlobRef<'_>, target: BlobRef<'_>) -> Patch {
+        let changed = || {
+            target
+                .iter()
+                .filter(move |(key, value)| !base.get(*key).is_some_and(|b| b.is_identical(value)))
+        };
+        let (count, payload) =
+            changed().fold((0, 0), |(n, bytes), (_, value)| (n + 1, bytes + value.payload_bytes()));
+        let mut removals: Vec<u32> =
+            base.keys().filter(|&key| !target.contains_key(key)).map(Key::raw).collect();
+        removals.sort_unstable();
+
+        // A part of `target`'s entries: within the format's limit as `target` is.
+        let sets_bytes = layout::header_bytes(count) + payload;
+        let mut words = Vec::with_capacity(1 + removals.len() + sets_bytes / 4);
+        words.push(removals.len() as u32);
+        words.extend_from_slice(&removals);
+        let start = words.len();
+        words.resize(start + sets_bytes / 4, 0);
+        let sets = &mut words[start..];
+        layout::init_empty(sets);
+        for (key, value) in changed() {
+            layout::set(sets, key, value).expect("INVARIANT: sized for every change");
+        }
+        Patch { words }
+    }
+
+    /// Reads a patch written by [`as_bytes`](Patch::as_bytes), checking it as
+    /// [`Blob::from_bytes`] checks a blob, and that the keys to remove are in ascending order
+    /// and are not also set. The bytes are copied into an aligned buffer.
+    ///
+    /// # Errors
+    ///
+    /// A [`PatchError`] naming the first problem. Any input gives `Ok` or `Err`; none panics
+    /// or reads out of bounds.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, Patch, PatchError};
+    ///
+    /// let base: Blob = [("a", 1.0)].into_iter().collect();
+    /// let patch = Blob::diff(&base, &Blob::new());
+    /// assert_eq!(Patch::from_bytes(patch.as_bytes()).unwrap(), patch);
+    /// assert_eq!(
+    ///     Patch::from_bytes(&patch.as_bytes()[..6]),
+    ///     Err(PatchError::UnalignedLength { byte_len: 6 })
+    /// );
+    /// ```
+    pub fn from_bytes(bytes: &[u8]) -> Result<Patch, PatchError> {
+        let byte_len = bytes.len();
+        if !byte_len.is_multiple_of(4) {
+            return Err(PatchError::UnalignedLength { byte_len });
+        }
+        if byte_len < 4 {
+            return Err(PatchError::Truncated { byte_len });
+        }
+        let mut words = vec![0_u32; byte_len / 4];
+        words.as_mut_bytes().copy_from_slice(bytes);
+        validate(&words, &mut layout::Scratch::default())?;
+        Ok(Patch { words })
+    }
+
+    /// The patch's words, for the store's delta, which keeps patches in one buffer.
+    pub(crate) fn as_words(&self) -> &[u32] {
+        &self.words
+    }
+
+    /// The patch's bytes: what [`from_bytes`](Patch::from_bytes) reads.
+    #[must_use]
+    pub fn as_bytes(&self) -> &[u8] {
+        self.words.as_bytes()
+    }
+
+    fn removal_words(&self) -> &[u32] {
+        split(&self.words).0
+    }
+
+    /// The values to set, as a blob.
+    #[must_use]
+    pub fn sets(&self) -> BlobRef<'_> {
+        split(&self.words).1
+    }
+
+    /// The keys to remove, in ascending order of their raw value.
+    #[must_use]
+    pub fn removals(&self) -> impl ExactSizeIterator<Item = Key> + '_ {
+        self.removal_words().iter().map(|&raw| Key::from_raw(raw))
+    }
+
+    /// Number of changes: keys set plus keys removed.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.sets().len() + self.removal_words().len()
+    }
+
+    /// Whether the patch changes nothing.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Applies the patch to a [`Blob`] or to a store's entity ([`BlobMut`](crate::BlobMut)):
+    /// removes its removals, sets its values. The target grows at most once.
+    ///
+    /// # Panics
+    ///
+    /// If the target would pass [`MAX_BYTES`](crate::MAX_BYTES); [`try_apply`](Patch::try_apply)
+    /// returns an error instead.
+    #[track_caller]
+    pub fn apply(&self, target: &mut impl PatchTarget) {
+        if let Err(e) = self.try_apply(target) {
+            panic!("Patch::apply: {e}");
+        }
+    }
+
+    /// Applies the patch, as [`apply`](Patch::apply) does, or changes nothing.
+    ///
+    /// # Errors
+    ///
+    /// [`BlobError::TooLarge`] if the target would pass [`MAX_BYTES`](crate::MAX_BYTES); the
+    /// target is unchanged.
+    pub fn try_apply(&self, target: &mut impl PatchTarget) -> Result<(), BlobError> {
+        apply(&self.words, target)
+    }
+}
+
+/// Checks that `words` hold a patch: the count of removals, the removals in strictly
+/// ascending order, then a valid blob of values, none of whose keys is also removed.
+pub(crate) fn validate(words: &[u32], scratch: &mut layout::Scratch) -> Result<(), PatchError> {
+    let byte_len = words.len() * 4;
+    let Some(&removals) = words.first() else {
+        return Err(PatchError::Truncated { byte_len });
+    };
+    let sets_start = (removals as usize).checked_add(1).filter(|&end| end <= words.len());
+    let Some(sets_start) = sets_start else {
+        return Err(PatchError::RemovalsOutOfBounds { removals, byte_len });
+    };
+    let (head, sets) = words.split_at(sets_start);
+    let removed = &head[1..];
+    if let Some(index) = removed.windows(2).position(|pair| pair[0] >= pair[1]) {
+        return Err(PatchError::RemovalsNotAscending { index: index + 1 });
+    }
+    layout::validate(sets, scratch).map_err(PatchError::Sets)?;
+    if let Some(key) = layout::keys(sets).iter().find(|k| removed.binary_search(k).is_ok()) {
+        return Err(PatchError::SetAndRemoved { key: Key::from_raw(*key) });
+    }
+    Ok(())
+}
+
+/// A valid patch's removals and values.
+fn split(words: &[u32]) -> (&[u32], BlobRef<'_>) {
+    let (head, sets) = words.split_at(1 + words[0] as usize);
+    (&head[1..], BlobRef::from_valid(sets))
+}
+
+/// Applies the valid patch in `words` to `target`, growing it at most once, or changes
+/// nothing.
+pub(crate) fn apply(words: &[u32], target: &mut impl PatchTarget) -> Result<(), BlobError> {
+    let (removals, sets) = split(words);
+    target.reserve_bytes(room_for(sets))?;
+    for &key in removals {
+        target.remove_key(Key::from_raw(key));
+    }
+    for (key, value) in sets {
+        target.set_reserved(key, value);
+    }
+    Ok(())
+}
+
+impl Default for Patch {
+    fn default() -> Patch {
+        Patch::new()
+    }
+}
+
+impl PartialEq for Patch {
+    /// Equal when both set the same keys to identical values and remove the same keys,
+    /// whatever the layout of their bytes.
+    fn eq(&self, other: &Patch) -> bool {
+        self.removal_words() == other.removal_words() && self.sets().same_entries(other.sets())
+    }
+}
+
+impl Eq for Patch {}
+
+impl fmt::Debug for Patch {
+    /// `Patch { set: {#1a2b3c4d: Float(95.0)}, remove: [#5e6f7a8b] }`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Patch")
+            .field("set", &self.sets())
+            .field("remove", &self.removals().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+/// Free bytes that setting every entry of `values` takes at most, in any blob: its header
+/// entries (with tag padding) and payloads, which `values`' own used bytes bound (its 8-byte
+/// header is to spare for the padding).
+fn room_for(values: BlobRef<'_>) -> usize {
+    if values.is_empty() { 0 } else { values.used_bytes() }
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for crate::Blob {}
+    impl Sealed for crate::BlobMut<'_> {}
+}
+
+/// What a [`Patch`] applies to: a [`Blob`], or a store's entity through
+/// [`BlobMut`](crate::BlobMut). Sealed: the crate implements it for those two only.
+pub trait PatchTarget: sealed::Sealed {
+    /// Makes sure `additional` bytes of keys and payloads fit without growing, growing at most
+    /// once.
+    #[doc(hidden)]
+    fn reserve_bytes(&mut self, additional: usize) -> Result<(), BlobError>;
+    /// Removes `key`; returns whether it was there.
+    #[doc(hidden)]
+    fn remove_key(&mut self, key: Key) -> bool;
+    /// Sets `key` within the room `reserve_bytes` made.
+    #[doc(hidden)]
+    fn set_reserved(&mut self, key: Key, value: Value<'_>);
+}
+
+impl PatchTarget for Blob {
+    fn reserve_bytes(&mut self, additional: usize) -> Result<(), BlobError> {
+        if self.free_bytes() < additional {
+            self.grow(self.used_bytes() as u64 + additional as u64)?;
+        }
+        Ok(())
+    }
+
+    fn remove_key(&mut self, key: Key) -> bool {
+        self.remove(key)
+    }
+
+    fn set_reserved(&mut self, key: Key, value: Value<'_>) {
+        layout::set(&mut self.words, key, value).expect("INVARIANT: the patch reserved its room");
+    }
+}
+
+impl Blob {
+    /// The changes that turn `base` into `target`: see [`Patch`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Blob;
+    ///
+    /// let base: Blob = [("health", 100.0)].into_iter().collect();
+    /// let mut target = base.clone();
+    /// target.set("health", 95.0);
+    /// let patch = Blob::diff(&base, &target);
+    /// let mut copy = base.clone();
+    /// patch.apply(&mut copy);
+    /// assert_eq!(copy, target);
+    /// ```
+    #[must_use]
+    pub fn diff(base: &Blob, target: &Blob) -> Patch {
+        Patch::between(base.as_blob_ref(), target.as_blob_ref())
+    }
+
+    /// Sets every key of `other` to its value there, overwriting this blob's: a two-way merge
+    /// where `other` wins. Keys only this blob has stay. The blob grows at most once.
+    ///
+    /// # Panics
+    ///
+    /// If the blob would pass [`MAX_BYTES`](crate::MAX_BYTES).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Blob;
+    ///
+    /// let mut sheet: Blob = [("health", 100.0), ("mana", 50.0)].into_iter().collect();
+    /// let buff: Blob = [("mana", 80.0), ("haste", 1.5)].into_iter().collect();
+    /// sheet.merge(&buff);
+    /// let expected: Blob = [("health", 100.0), ("mana", 80.0), ("haste", 1.5)].into_iter().collect();
+    /// assert_eq!(sheet, expected);
+    /// ```
+    #[track_caller]
+    pub fn merge<'a>(&mut self, other: impl Into<BlobRef<'a>>) {
+        let other = other.into();
+        if let Err(e) = self.reserve_bytes(room_for(other)) {
+            panic!("Blob::merge: {e}");
+        }
+        for (key, value) in other {
+            self.set_reserved(key, value);
+        }
+    }
+
+    /// A three-way merge: the changes `ours` and `theirs` each made to `base`, combined.
+    ///
+    /// Key by key: a change made on one side only is taken; the same change made on both
+    /// sides is taken once. **Remove beats change**: a key one side removed and the other
+    /// changed is removed. A key both sides set to different values (changed, or added where
+    /// `base` lacks it) is a [`Conflict`]; floats are compared by bit pattern.
+    ///
+    /// # Errors
+    ///
+    /// [`Conflicts`]: every conflicting key with its three values, and the merge of every
+    /// other key, to finish with [`Conflicts::into_ours`], [`Conflicts::into_theirs`] or
+    /// [`Conflicts::resolve`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, OwnedValue};
+    ///
+    /// let base: Blob = [("health", 100.0), ("mana", 50.0), ("gold", 10.0)].into_iter().collect();
+    /// let mut ours = base.clone();
+    /// ours.set("health", 90.0); // only we changed it
+    /// ours.remove("gold"); // we removed it...
+    /// let mut theirs = base.clone();
+    /// theirs.set("mana", 70.0); // only they changed it
+    /// theirs.set("gold", 20.0); // ...they changed it: remove beats change
+    ///
+    /// let merged = Blob::merge3(&base, &ours, &theirs)?;
+    /// assert_eq!(merged, [("health", 90.0), ("mana", 70.0)].into_iter().collect::<Blob>());
+    ///
+    /// theirs.set("health", 80.0); // now both changed it, differently
+    /// let conflicts = Blob::merge3(&base, &ours, &theirs).unwrap_err();
+    /// assert_eq!(conflicts.conflicts()[0].ours, OwnedValue::Float(90.0));
+    /// assert_eq!(conflicts.into_theirs().get_float("health"), Some(80.0));
+    /// # Ok::<(), datacomp::Conflicts>(())
+    /// ```
+    pub fn merge3(base: &Blob, ours: &Blob, theirs: &Blob) -> Result<Blob, Conflicts> {
+        let (base, ours_ref, theirs_ref) =
+            (base.as_blob_ref(), ours.as_blob_ref(), theirs.as_blob_ref());
+        let same = |a: Option<Value<'_>>, b: Option<Value<'_>>| match (a, b) {
+            (Some(a), Some(b)) => a.is_identical(&b),
+            (a, b) => a.is_none() && b.is_none(),
+        };
+        // Every key of the three once: base's, then ours' new ones, then theirs' new ones.
+        let keys = base.keys().chain(ours_ref.keys().filter(|&k| !base.contains_key(k))).chain(
+            theirs_ref.keys().filter(|&k| !base.contains_key(k) && !ours_ref.contains_key(k)),
+        );
+
+        let mut merged = ours.clone();
+        let mut conflicts = Vec::new();
+        for key in keys {
+            let (b, o, t) = (base.get(key), ours_ref.get(key), theirs_ref.get(key));
+            if same(o, t) || same(t, b) {
+                // Both agree, or only ours changed it: ours stands.
+                continue;
+            }
+            match (o, t) {
+                // Theirs removed it: only theirs changed it, or remove beats our change.
+                (_, None) => {
+                    merged.remove(key);
+                }
+                // Only theirs changed (or added) it.
+                (_, Some(t)) if same(o, b) => merged.set(key, t),
+                // We removed what they changed: remove beats change.
+                (None, Some(_)) => {}
+                (Some(o), Some(t)) => conflicts.push(Conflict {
+                    key,
+                    base: b.map(|v| v.to_owned_value()),
+                    ours: o.to_owned_value(),
+                    theirs: t.to_owned_value(),
+                }),
+            }
+        }
+        if conflicts.is_empty() { Ok(merged) } else { Err(Conflicts { merged, conflicts }) }
+    }
+}
+
+/// A key both sides of a [`Blob::merge3`] set to different values.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Conflict {
+    /// The key.
+    pub key: Key,
+    /// Its value in the base, if the base had it.
+    pub base: Option<OwnedValue>,
+    /// Our value.
+    pub ours: OwnedValue,
+    /// Their value.
+    pub theirs: OwnedValue,
+}
+
+/// Why a [`Blob::merge3`] stopped: the conflicting keys, and the merge of every other key.
+#[derive(Clone, Debug)]
+pub struct Conflicts {
+    // INVARIANT: every key merged; each conflicting key holds ours.
+    merged: Blob,
+    conflicts: Vec<Conflict>,
+}
+
+/// Which side wins a [`Conflict`], for [`Conflicts::resolve`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// Our value.
+    Ours,
+    /// Their value.
+    Theirs,
+}
+
+impl Conflicts {
+    /// The conflicting keys, in the order the merge met them.
+    #[must_use]
+    pub fn conflicts(&self) -> &[Conflict] {
+        &self.conflicts
+    }
+
+    /// The merge, with our value for every conflicting key.
+    #[must_use]
+    pub fn into_ours(self) -> Blob {
+        self.merged
+    }
+
+    /// The merge, with their value for every conflicting key.
+    #[must_use]
+    pub fn into_theirs(self) -> Blob {
+        self.resolve(|_| Side::Theirs)
+    }
+
+    /// The merge, with the value of the side `choose` picks for each conflicting key.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, OwnedValue, Side};
+    ///
+    /// let base: Blob = [("health", 100.0), ("mana", 50.0)].into_iter().collect();
+    /// let ours: Blob = [("health", 90.0), ("mana", 40.0)].into_iter().collect();
+    /// let theirs: Blob = [("health", 80.0), ("mana", 60.0)].into_iter().collect();
+    /// let conflicts = Blob::merge3(&base, &ours, &theirs).unwrap_err();
+    /// assert_eq!(conflicts.conflicts().len(), 2);
+    ///
+    /// // The higher value wins.
+    /// let merged = conflicts.resolve(|c| match (&c.ours, &c.theirs) {
+    ///     (OwnedValue::Float(o), OwnedValue::Float(t)) if t > o => Side::Theirs,
+    ///     _ => Side::Ours,
+    /// });
+    /// assert_eq!(merged, [("health", 90.0), ("mana", 60.0)].into_iter().collect::<Blob>());
+    /// ```
+    #[must_use]
+    pub fn resolve(self, mut choose: impl FnMut(&Conflict) -> Side) -> Blob {
+        let Conflicts { mut merged, conflicts } = self;
+        for conflict in &conflicts {
+            if choose(conflict) == Side::Theirs {
+                merged.set(conflict.key, &conflict.theirs);
+            }
+        }
+        merged
+    }
+}
+
+impl fmt::Display for Conflicts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.conflicts.len();
+        write!(f, "{n} key{} changed differently on both sides:", if n == 1 { "" } else { "s" })?;
+        for c in self.conflicts.iter().take(5) {
+            write!(f, " {} (ours {:?}, theirs {:?})", c.key, c.ours, c.theirs)?;
+        }
+        if n > 5 {
+            write!(f, " and {} more", n - 5)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Conflicts {}

@@ -1,0 +1,527 @@
+//! [`StorePatch`]: what changed between two stores, and the delta save file that holds it.
+//!
+//! A delta names its base by a crc32 of the base's contents, records the target's handle map
+//! as the slots and dense entries that differ from the base's, and records each entity the
+//! target changed: a [`Patch`](crate::Patch) for one the base has, the whole blob for one it
+//! does not. Removed entities need no record: the target's handle map no longer has them.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::io::Write;
+use std::path::Path;
+
+use zerocopy::little_endian::{U32, U64};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
+
+use crate::blob::{layout, patch};
+use crate::handle_map::{RawHandleMap, RawHeader};
+use crate::save::{
+    DELTA, decode_names, encode_names, file_len, parse, save_atomically, write_file,
+};
+use crate::store::{KeyName, STORE_TYPE_ID, Span};
+use crate::{Blob, Error, HandleMap, Id, Key, LoadError, Patch, Store};
+
+/// A record of the entities section: an entity the base does not have, whole.
+const INSERTED: u32 = 1;
+/// A record of the entities section: a patch of the base's entity.
+const CHANGED: u32 = 2;
+/// Words of a record's head: the id (two words), the kind, the data's length in words.
+const RECORD_HEAD: usize = 4;
+
+/// A slot of the target's handle map that differs from the base's.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned,
+)]
+#[repr(C)]
+struct SlotChange {
+    slot: U32,
+    value: U64,
+}
+
+/// A dense entry (its slot) of the target's handle map that differs from the base's.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned,
+)]
+#[repr(C)]
+struct MetaChange {
+    dense: U32,
+    slot: U32,
+}
+
+/// The changes that turn one [`Store`] into another: entities inserted, removed and changed,
+/// each changed entity as a [`Patch`], with the target's handles exactly.
+///
+/// Made by [`Store::diff`], applied by [`apply`](StorePatch::apply) to the base it was made
+/// from, and saved as a delta file ([`save`](StorePatch::save), [`to_bytes`](StorePatch::to_bytes)):
+/// the save file's header and checks, with sections of its own. For a world where 1% of
+/// entities changed, the delta is about 1% of a full save.
+///
+/// Applying gives a store equal to the target (`==`: the same handles and entries) whose
+/// handle map is the target's, slot for slot: the same handles resolve, stale ones stay stale,
+/// and the next insert gets the handle the target would give. The blobs' bytes may be laid out
+/// differently (a patched blob is repacked).
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{Blob, Store, StorePatch};
+///
+/// let mut base = Store::new();
+/// let hero = base.insert(&[("stats.health", 100.0)].into_iter().collect::<Blob>());
+/// let orc = base.insert(&[("stats.health", 30.0)].into_iter().collect::<Blob>());
+/// let saved = base.to_bytes();
+///
+/// let mut now = base.clone();
+/// now.get_mut(hero).unwrap().set("stats.health", 95.0);
+/// now.remove(orc);
+/// let imp = now.insert(&[("stats.health", 5.0)].into_iter().collect::<Blob>());
+///
+/// let delta = Store::diff(&base, &now);
+/// assert_eq!((delta.inserted(), delta.changed()), (1, 1));
+/// let bytes = delta.to_bytes();
+///
+/// // Later: load the base, then the delta.
+/// let mut world = Store::from_bytes(&saved)?;
+/// StorePatch::from_bytes(&bytes)?.apply(&mut world)?;
+/// assert_eq!(world, now);
+/// assert!(!world.contains(orc));
+/// assert_eq!(world.get(imp).unwrap().get_float("stats.health"), Some(5.0));
+/// # Ok::<(), datacomp::LoadError>(())
+/// ```
+#[derive(Clone)]
+pub struct StorePatch {
+    /// The crc32 of the base's contents ([`Store::content_crc`]).
+    base_crc: u32,
+    /// The target's handle map header.
+    header: RawHeader,
+    // INVARIANT (for patches `diff` makes; `from_bytes` checks the order, `apply` the range):
+    // ascending slot and dense positions.
+    slots: Vec<SlotChange>,
+    meta: Vec<MetaChange>,
+    /// Records in the target's dense order: `[id low, id high, kind, n, n words of data]`,
+    /// the data a valid blob (`INSERTED`) or patch (`CHANGED`).
+    entities: Vec<u32>,
+    inserted: usize,
+    changed: usize,
+    /// The target's key names, whole.
+    names: BTreeMap<Key, KeyName>,
+}
+
+impl Store {
+    /// The changes that turn `base` into `target`: see [`StorePatch`].
+    ///
+    /// Entities are matched by handle: one live in both is changed (when its entries differ),
+    /// one live only in `target` is inserted, one live only in `base` removed. Unchanged
+    /// entities cost a comparison of their bytes (and of their entries, when the bytes
+    /// differ) and nothing in the patch.
+    #[must_use]
+    pub fn diff(base: &Store, target: &Store) -> StorePatch {
+        let (old, new) = (base.index.as_raw(), target.index.as_raw());
+        let slots = changed_entries(old.slots, new.slots, |slot, value: U64| SlotChange {
+            slot: U32::new(slot),
+            value,
+        });
+        let meta = changed_entries(old.meta, new.meta, |dense, slot: U32| MetaChange {
+            dense: U32::new(dense),
+            slot,
+        });
+
+        let mut entities = Vec::new();
+        let (mut inserted, mut changed) = (0, 0);
+        for (id, blob) in target.iter() {
+            let words = blob.as_words();
+            match base.get(id) {
+                Some(old) if old.as_bytes() == blob.as_bytes() || old.same_entries(blob) => {}
+                Some(old) => {
+                    let patch = Patch::between(old, blob);
+                    push_record_head(&mut entities, id, CHANGED, patch.as_words().len());
+                    entities.extend_from_slice(patch.as_words());
+                    changed += 1;
+                }
+                None => {
+                    // Repacked: no free space or holes travel in the delta.
+                    let used = layout::used_bytes(words) / 4;
+                    push_record_head(&mut entities, id, INSERTED, used);
+                    let start = entities.len();
+                    entities.resize(start + used, 0);
+                    layout::repack(words, &mut entities[start..]);
+                    inserted += 1;
+                }
+            }
+        }
+        StorePatch {
+            base_crc: base.content_crc(),
+            header: new.header,
+            slots,
+            meta,
+            entities,
+            inserted,
+            changed,
+            names: target.names.clone(),
+        }
+    }
+
+    /// A crc32 of the store's contents: its handle map (without the arena offsets) and every
+    /// blob's bytes in dense order, and its key names. A store and the store loaded from its
+    /// save have the same; a delta checks its base by it. Equal stores whose blobs are laid out
+    /// differently (one compacted, say) have different ones.
+    fn content_crc(&self) -> u32 {
+        let raw = self.index.as_raw();
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(raw.header.as_bytes());
+        crc.update(raw.meta);
+        crc.update(raw.slots);
+        for (_, blob) in self.iter() {
+            crc.update(blob.as_bytes());
+        }
+        crc.update(&encode_names(&self.names));
+        crc.finalize()
+    }
+}
+
+/// The entries of `new` (an array of `T`s as bytes) that `old` lacks or holds differently,
+/// made into changes by `change(position, entry)`.
+fn changed_entries<T, C>(old: &[u8], new: &[u8], change: impl Fn(u32, T) -> C) -> Vec<C>
+where
+    T: FromBytes + Immutable + Unaligned + PartialEq + Copy,
+{
+    let old = <[T]>::ref_from_bytes(old).expect("INVARIANT: a handle map's own sections");
+    let new = <[T]>::ref_from_bytes(new).expect("INVARIANT: a handle map's own sections");
+    new.iter()
+        .enumerate()
+        .filter(|&(i, entry)| old.get(i) != Some(entry))
+        .map(|(i, &entry)| change(i as u32, entry))
+        .collect()
+}
+
+/// Appends a record's head; its `words` of data follow.
+fn push_record_head(entities: &mut Vec<u32>, id: Id, kind: u32, words: usize) {
+    let bits = id.to_bits();
+    entities.extend_from_slice(&[bits as u32, (bits >> 32) as u32, kind, words as u32]);
+}
+
+/// One record of the entities section.
+struct Record<'a> {
+    id: Id,
+    kind: u32,
+    data: &'a [u32],
+}
+
+/// Walks the records of a checked entities section.
+fn records(mut words: &[u32]) -> impl Iterator<Item = Record<'_>> {
+    std::iter::from_fn(move || {
+        let (head, rest) = words.split_at_checked(RECORD_HEAD)?;
+        let (data, rest) = rest.split_at(head[3] as usize);
+        words = rest;
+        let id = Id::from_bits(u64::from(head[0]) | u64::from(head[1]) << 32);
+        Some(Record { id, kind: head[2], data })
+    })
+}
+
+impl StorePatch {
+    /// Entities the patch inserts (live in the target, not in the base).
+    #[must_use]
+    pub fn inserted(&self) -> usize {
+        self.inserted
+    }
+
+    /// Entities the patch changes (live in both, with other entries).
+    #[must_use]
+    pub fn changed(&self) -> usize {
+        self.changed
+    }
+
+    /// Applies the patch to the store it was made from, giving the target; or changes
+    /// nothing.
+    ///
+    /// # Errors
+    ///
+    /// [`LoadError::DeltaBase`] if `base` is not the store the patch was made from (its
+    /// [contents' crc32](StorePatch) differs), and the errors of a load for a handle map or
+    /// entity that does not check out.
+    pub fn apply(&self, base: &mut Store) -> Result<(), LoadError> {
+        let found = base.content_crc();
+        if found != self.base_crc {
+            return Err(LoadError::DeltaBase { expected: self.base_crc, found });
+        }
+        let index = self.target_index(base)?;
+
+        let mut arena: Vec<u32> = Vec::with_capacity(base.arena.len() + self.entities.len());
+        let mut spans = Vec::with_capacity(index.len());
+        let mut records = records(&self.entities).peekable();
+        let mut scratch = Blob::new();
+        for (id, _) in &index {
+            let start = arena.len();
+            match records.next_if(|record| record.id == id) {
+                Some(Record { kind: INSERTED, data, .. }) => arena.extend_from_slice(data),
+                Some(Record { data, .. }) => {
+                    let Some(old) = base.get(id) else {
+                        let problem = "the delta patches it, but the base does not have it";
+                        return Err(LoadError::DeltaEntity { id, problem });
+                    };
+                    scratch.copy_from_valid_words(old.as_words());
+                    patch::apply(data, &mut scratch)
+                        .map_err(|error| LoadError::Blob { id, error })?;
+                    let words = scratch.as_blob_ref().as_words();
+                    arena.resize(start + layout::used_bytes(words) / 4, 0);
+                    layout::repack(words, &mut arena[start..]);
+                }
+                None => {
+                    let Some(old) = base.get(id) else {
+                        let problem = "neither the base nor the delta has it";
+                        return Err(LoadError::DeltaEntity { id, problem });
+                    };
+                    arena.extend_from_slice(old.as_words());
+                }
+            }
+            if u32::try_from(arena.len()).is_err() {
+                let problem = "the arena would pass 2^32 words (16 GiB)";
+                return Err(LoadError::DeltaEntity { id, problem });
+            }
+            spans.push(Span::new(start, arena.len() - start));
+        }
+        if let Some(record) = records.next() {
+            let problem = "the delta has a record for it out of the target's order, or for a \
+                           handle the target does not have";
+            return Err(LoadError::DeltaEntity { id: record.id, problem });
+        }
+        let mut index = index;
+        for (span, new) in index.values_mut().zip(spans) {
+            *span = new;
+        }
+        *base = Store { index, arena, garbage_words: 0, names: self.names.clone() };
+        Ok(())
+    }
+
+    /// The target's handle map: the base's raw sections with the patch's changes written
+    /// over them, checked as a load checks them. Its spans are placeholders.
+    fn target_index(&self, base: &Store) -> Result<HandleMap<Span>, LoadError> {
+        let old = base.index.as_raw();
+        let (len, slot_count) = (self.header.len.get() as usize, self.header.slots.get() as usize);
+        // Every entry past the base's is a change, so the changes bound the sizes, before
+        // anything is allocated for them.
+        let out_of_range = |section, index: usize, problem| LoadError::DeltaChange {
+            section,
+            index: index as u64,
+            problem,
+        };
+        if slot_count > old.slots.len() / 8 + self.slots.len() {
+            return Err(out_of_range(
+                "delta slot changes",
+                self.slots.len(),
+                "too few for the slots",
+            ));
+        }
+        if len > old.meta.len() / 4 + self.meta.len() {
+            return Err(out_of_range(
+                "delta meta changes",
+                self.meta.len(),
+                "too few for the entities",
+            ));
+        }
+        let mut slots = old.slots.to_vec();
+        slots.resize(slot_count * 8, 0);
+        for (i, change) in self.slots.iter().enumerate() {
+            let at = change.slot.get() as usize * 8;
+            let slot = slots.get_mut(at..at + 8);
+            let slot = slot.ok_or(out_of_range("delta slot changes", i, "past the last slot"))?;
+            slot.copy_from_slice(change.value.as_bytes());
+        }
+        let mut meta = old.meta.to_vec();
+        meta.resize(len * 4, 0);
+        for (i, change) in self.meta.iter().enumerate() {
+            let at = change.dense.get() as usize * 4;
+            let entry = meta.get_mut(at..at + 4);
+            let entry =
+                entry.ok_or(out_of_range("delta meta changes", i, "past the last entity"))?;
+            entry.copy_from_slice(change.slot.as_bytes());
+        }
+        let items = vec![0; len * size_of::<Span>()];
+        let raw = RawHandleMap { header: self.header, items: &items, meta: &meta, slots: &slots };
+        HandleMap::from_raw(&raw)
+    }
+
+    /// Writes the delta file: the save file's header and checks, with the sections `delta
+    /// base`, `delta index header`, `delta slot changes`, `delta meta changes`, `delta
+    /// entities` and `key names`.
+    ///
+    /// # Errors
+    ///
+    /// Whatever `out` returns.
+    pub fn write_to(&self, out: impl Write) -> std::io::Result<()> {
+        let base = [self.base_crc, 0];
+        let names = encode_names(&self.names);
+        let sections = [
+            base.as_bytes(),
+            self.header.as_bytes(),
+            self.slots.as_bytes(),
+            self.meta.as_bytes(),
+            self.entities.as_bytes(),
+            &names,
+        ];
+        write_file(&DELTA, &sections, out)
+    }
+
+    /// The delta file as bytes.
+    #[must_use]
+    #[allow(clippy::missing_panics_doc)] // Writing to a Vec cannot fail.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut bytes = Vec::with_capacity(self.file_len());
+        self.write_to(&mut bytes).expect("writing to a Vec cannot fail");
+        bytes
+    }
+
+    /// The delta file's size in bytes.
+    #[must_use]
+    pub fn file_len(&self) -> usize {
+        file_len([
+            8,
+            size_of::<RawHeader>(),
+            self.slots.as_bytes().len(),
+            self.meta.as_bytes().len(),
+            self.entities.len() * 4,
+            encode_names(&self.names).len(),
+        ])
+    }
+
+    /// Saves the delta file to `path` atomically, as [`Store::save`] saves a store.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] if any step fails; `path` is untouched.
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<(), Error> {
+        save_atomically(path.as_ref(), |out| self.write_to(out))
+    }
+
+    /// Loads a delta file saved with [`save`](StorePatch::save).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] if the file cannot be read, [`Error::Load`] if it is not a valid delta.
+    pub fn load(path: impl AsRef<Path>) -> Result<StorePatch, Error> {
+        Ok(StorePatch::from_bytes(&std::fs::read(path)?)?)
+    }
+
+    /// Reads a delta file, checking the header, table, crcs and padding as a load does, that
+    /// the changes are in order, and every record, blob and patch. What can only be checked
+    /// against the base (the handle map, that each record's entity is where the target has
+    /// it) [`apply`](StorePatch::apply) checks.
+    ///
+    /// # Errors
+    ///
+    /// A [`LoadError`] that names the section, entry or record at fault;
+    /// [`LoadError::FileKind`] for a full save.
+    pub fn from_bytes(bytes: &[u8]) -> Result<StorePatch, LoadError> {
+        let [base, header, slots, meta, entities, names] = parse(bytes, &DELTA)?.sections;
+        let size = |section, expected: usize, found: &[u8]| LoadError::SectionSize {
+            section,
+            expected: expected as u64,
+            found: found.len() as u64,
+        };
+        let [crc, reserved] = <[U32; 2]>::read_from_bytes(base)
+            .map_err(|_| size("delta base", 8, base))?
+            .map(U32::get);
+        if reserved != 0 {
+            let problem = "the reserved word is not zero";
+            return Err(LoadError::DeltaChange { section: "delta base", index: 1, problem });
+        }
+        let header = RawHeader::read_from_bytes(header)
+            .map_err(|_| size("delta index header", size_of::<RawHeader>(), header))?;
+        if header.type_id.get() != STORE_TYPE_ID {
+            let found = header.type_id.get();
+            return Err(LoadError::StoreTypeId { expected: STORE_TYPE_ID, found });
+        }
+        let slots = ascending("delta slot changes", slots, |c: &SlotChange| c.slot.get())?;
+        let meta = ascending("delta meta changes", meta, |c: &MetaChange| c.dense.get())?;
+        let (entities, inserted, changed) = check_records(entities)?;
+        Ok(StorePatch {
+            base_crc: crc,
+            header,
+            slots,
+            meta,
+            entities,
+            inserted,
+            changed,
+            names: decode_names(names, true)?,
+        })
+    }
+}
+
+/// The entries of a changes section, checked to be in strictly ascending order of `position`.
+fn ascending<T: FromBytes + Immutable + KnownLayout + Unaligned + Copy>(
+    section: &'static str,
+    bytes: &[u8],
+    position: impl Fn(&T) -> u32,
+) -> Result<Vec<T>, LoadError> {
+    let entries = <[T]>::ref_from_bytes(bytes).map_err(|_| LoadError::SectionSize {
+        section,
+        expected: (bytes.len() / size_of::<T>() * size_of::<T>()) as u64,
+        found: bytes.len() as u64,
+    })?;
+    if let Some(i) = entries.windows(2).position(|w| position(&w[0]) >= position(&w[1])) {
+        let problem = "not after the entry before it";
+        return Err(LoadError::DeltaChange { section, index: i as u64 + 1, problem });
+    }
+    Ok(entries.to_vec())
+}
+
+/// The entities section as words, with each record's head, blob or patch checked; and the
+/// number of records of each kind.
+fn check_records(bytes: &[u8]) -> Result<(Vec<u32>, usize, usize), LoadError> {
+    let bad = |offset: usize, problem| LoadError::DeltaRecord { offset: offset as u64, problem };
+    let mut words = vec![0_u32; bytes.len() / 4];
+    if !bytes.len().is_multiple_of(4) {
+        return Err(bad(bytes.len() & !3, "the section is not a whole number of words"));
+    }
+    words.as_mut_bytes().copy_from_slice(bytes);
+    let (mut inserted, mut changed) = (0, 0);
+    let mut scratch = layout::Scratch::default();
+    let mut at = 0;
+    while at < words.len() {
+        let Some(head) = words.get(at..at + RECORD_HEAD) else {
+            return Err(bad(at * 4, "the record's head runs past the section"));
+        };
+        let id = Id::from_bits(u64::from(head[0]) | u64::from(head[1]) << 32);
+        let (kind, len) = (head[2], head[3] as usize);
+        let data_at = at + RECORD_HEAD;
+        let Some(data) = words.get(data_at..data_at + len) else {
+            return Err(bad(at * 4, "the record's data runs past the section"));
+        };
+        match kind {
+            INSERTED => {
+                layout::validate(data, &mut scratch)
+                    .map_err(|error| LoadError::Blob { id, error })?;
+                inserted += 1;
+            }
+            CHANGED => {
+                patch::validate(data, &mut scratch)
+                    .map_err(|error| LoadError::DeltaPatch { id, error })?;
+                changed += 1;
+            }
+            _ => {
+                return Err(bad(
+                    at * 4,
+                    "the record's kind is neither 1 (inserted) nor 2 (changed)",
+                ));
+            }
+        }
+        at = data_at + len;
+    }
+    Ok((words, inserted, changed))
+}
+
+impl fmt::Debug for StorePatch {
+    /// Counts: `StorePatch { base_crc: 1a2b3c4d, entities: 100000, inserted: 10, changed: 990,
+    /// slot_changes: 20, meta_changes: 20, file_len: 123456 }`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StorePatch")
+            .field("base_crc", &format_args!("{:08x}", self.base_crc))
+            .field("entities", &self.header.len.get())
+            .field("inserted", &self.inserted)
+            .field("changed", &self.changed)
+            .field("slot_changes", &self.slots.len())
+            .field("meta_changes", &self.meta.len())
+            .field("file_len", &self.file_len())
+            .finish_non_exhaustive()
+    }
+}

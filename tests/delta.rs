@@ -1,0 +1,319 @@
+//! `Store::diff` and `StorePatch`: the diff/apply identity against random edits (through the
+//! delta file, onto a loaded base), the handle map restored slot for slot, a wrong base
+//! refused, exact errors, and truncation and corruption sweeps of the delta file.
+
+use datacomp::{Blob, Error, Id, ImportOptions, Key, LoadError, OwnedValue, Store, StorePatch};
+use proptest::prelude::*;
+
+mod common;
+use common::{reseal, table};
+
+#[derive(Clone, Debug)]
+enum Edit {
+    Insert(Vec<(usize, OwnedValue)>),
+    Set(prop::sample::Index, usize, OwnedValue),
+    RemoveKey(prop::sample::Index, usize),
+    Remove(prop::sample::Index),
+    Compact,
+    Name(usize),
+}
+
+const KEYS: usize = 6;
+
+fn key(i: usize) -> Key {
+    Key::parse(&format!("pool.k{i}"))
+}
+
+fn value() -> impl Strategy<Value = OwnedValue> {
+    prop_oneof![
+        any::<bool>().prop_map(OwnedValue::Bool),
+        any::<u32>().prop_map(|b| OwnedValue::Float(f32::from_bits(b))),
+        "\\PC{0,10}".prop_map(OwnedValue::Str),
+        (0..400_usize).prop_map(|n| OwnedValue::Str("x".repeat(n))),
+        prop::collection::vec(any::<f32>(), 0..12).prop_map(OwnedValue::Floats),
+    ]
+}
+
+fn edit() -> impl Strategy<Value = Edit> {
+    prop_oneof![
+        3 => prop::collection::vec((0..KEYS, value()), 0..5).prop_map(Edit::Insert),
+        6 => (any::<prop::sample::Index>(), 0..KEYS, value()).prop_map(|(e, k, v)| Edit::Set(e, k, v)),
+        2 => (any::<prop::sample::Index>(), 0..KEYS).prop_map(|(e, k)| Edit::RemoveKey(e, k)),
+        3 => any::<prop::sample::Index>().prop_map(Edit::Remove),
+        1 => Just(Edit::Compact),
+        1 => (0..KEYS).prop_map(Edit::Name),
+    ]
+}
+
+fn run(store: &mut Store, edits: &[Edit]) {
+    for edit in edits {
+        let ids: Vec<Id> = store.iter().map(|(id, _)| id).collect();
+        match edit {
+            Edit::Insert(entries) => {
+                store.insert(&entries.iter().map(|(k, v)| (key(*k), v)).collect::<Blob>());
+            }
+            Edit::Set(e, k, v) if !ids.is_empty() => {
+                store.get_mut(*e.get(&ids)).unwrap().set(key(*k), v);
+            }
+            Edit::RemoveKey(e, k) if !ids.is_empty() => {
+                store.get_mut(*e.get(&ids)).unwrap().remove(key(*k));
+            }
+            Edit::Remove(e) if !ids.is_empty() => {
+                store.remove(*e.get(&ids));
+            }
+            Edit::Compact => store.compact(),
+            Edit::Name(k) => {
+                store.insert_key_name(&format!("pool.k{k}")).unwrap();
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The handle maps behave the same from here on: the same handles for the same inserts.
+fn assert_same_future(mut a: Store, mut b: Store) {
+    for _ in 0..4 {
+        assert_eq!(a.insert_empty(), b.insert_empty());
+    }
+    let first = a.iter().next().map(|(id, _)| id);
+    if let Some(id) = first {
+        assert!(a.remove(id) && b.remove(id));
+        assert_eq!(a.insert_empty(), b.insert_empty());
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// A delta of any edits, saved and read back, applied to the loaded base, gives the
+    /// target, with the target's handle map.
+    #[test]
+    fn apply_of_diff_gives_the_target(
+        before in prop::collection::vec(edit(), 0..30),
+        after in prop::collection::vec(edit(), 0..30),
+    ) {
+        let mut base = Store::new();
+        run(&mut base, &before);
+        let mut target = base.clone();
+        run(&mut target, &after);
+
+        let delta = Store::diff(&base, &target);
+        let bytes = delta.to_bytes();
+        prop_assert_eq!(bytes.len(), delta.file_len());
+        let read = StorePatch::from_bytes(&bytes).unwrap();
+        prop_assert_eq!((read.inserted(), read.changed()), (delta.inserted(), delta.changed()));
+
+        let mut loaded = Store::from_bytes(&base.to_bytes()).unwrap();
+        read.apply(&mut loaded).unwrap();
+        prop_assert_eq!(&loaded, &target);
+        // The result saves and loads like any store.
+        prop_assert_eq!(&Store::from_bytes(&loaded.to_bytes()).unwrap(), &target);
+        assert_same_future(loaded, target.clone());
+
+        // In memory, onto the base itself.
+        let mut in_memory = base.clone();
+        delta.apply(&mut in_memory).unwrap();
+        prop_assert_eq!(&in_memory, &target);
+
+        // Nothing changed: nothing in the delta but the header, and applying changes nothing.
+        let none = Store::diff(&target, &target);
+        prop_assert_eq!((none.inserted(), none.changed()), (0, 0));
+        let mut same = target.clone();
+        none.apply(&mut same).unwrap();
+        prop_assert_eq!(&same, &target);
+    }
+}
+
+fn worlds() -> (Store, Store, Vec<Id>) {
+    let mut base = Store::new();
+    let sheets = r#"[
+        {"name": "Ann", "stats": {"health": 10, "mana": 5}, "pos": [1, 2]},
+        {"name": "Bob", "stats": {"health": 20, "mana": 6}, "pos": [3, 4]},
+        {"name": "Cid", "stats": {"health": 30, "mana": 7}, "pos": [5, 6]},
+        {"name": "Dee", "stats": {"health": 40, "mana": 8}, "pos": [7, 8]}
+    ]"#;
+    let ids = base.import_json(sheets, &ImportOptions::strict()).unwrap();
+    let mut target = base.clone();
+    target.get_mut(ids[0]).unwrap().set("stats.health", 11);
+    target.get_mut(ids[1]).unwrap().remove("pos");
+    target.remove(ids[2]);
+    let new =
+        target.import_json(r#"{"name": "Eve", "stats": {"luck": 1}}"#, &ImportOptions::strict());
+    assert_eq!(new.unwrap().len(), 1);
+    (base, target, ids)
+}
+
+#[test]
+fn a_delta_counts_its_changes_and_is_small() {
+    let (base, target, _) = worlds();
+    let delta = Store::diff(&base, &target);
+    assert_eq!((delta.inserted(), delta.changed()), (1, 2));
+    let debug = format!("{delta:?}");
+    assert!(debug.starts_with("StorePatch { base_crc: "), "{debug}");
+    assert!(debug.contains("entities: 4, inserted: 1, changed: 2"), "{debug}");
+    assert!(delta.file_len() < base.to_bytes().len(), "{} bytes", delta.file_len());
+}
+
+#[test]
+fn a_delta_refuses_another_base_and_changes_nothing() {
+    let (base, target, ids) = worlds();
+    let delta = Store::diff(&base, &target);
+    let mut other = base.clone();
+    other.get_mut(ids[3]).unwrap().set("stats.mana", 9);
+    let before = other.clone();
+    let err = delta.apply(&mut other).unwrap_err();
+    assert!(matches!(err, LoadError::DeltaBase { .. }), "{err}");
+    assert!(err.to_string().starts_with("the delta was made from a base with crc32 "), "{err}");
+    assert_eq!(other, before);
+    // A compacted copy is equal, but laid out differently: a delta needs the exact base.
+    let mut compacted = base.clone();
+    compacted.get_mut(ids[0]).unwrap().set("name", "A much longer name that moves the blob");
+    compacted.get_mut(ids[0]).unwrap().set("name", "Ann");
+    assert_eq!(compacted, base);
+    assert!(matches!(delta.apply(&mut compacted), Err(LoadError::DeltaBase { .. })));
+}
+
+#[test]
+fn a_delta_and_a_save_are_told_apart() {
+    let (base, target, _) = worlds();
+    let delta = Store::diff(&base, &target).to_bytes();
+    let kind = |expected, found| LoadError::FileKind { expected, found };
+    assert_eq!(Store::from_bytes(&delta).unwrap_err(), kind("save", "delta"));
+    assert_eq!(StorePatch::from_bytes(&base.to_bytes()).unwrap_err(), kind("delta", "save"));
+    assert_eq!(kind("save", "delta").to_string(), "this is a delta file, not a save file");
+    let info = datacomp::save::describe(&delta).unwrap();
+    assert_eq!(info.kind, "delta");
+    let names: Vec<&str> = info.sections.iter().map(|s| s.name).collect();
+    assert_eq!(
+        names,
+        [
+            "delta base",
+            "delta index header",
+            "delta slot changes",
+            "delta meta changes",
+            "delta entities",
+            "key names"
+        ]
+    );
+    assert_eq!(datacomp::save::describe(&base.to_bytes()).unwrap().kind, "save");
+}
+
+#[test]
+fn save_and_load_a_delta_file() {
+    let (base, target, _) = worlds();
+    let dir = std::env::temp_dir().join(format!("datacomp-delta-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (base_path, delta_path) = (dir.join("base.dcmp"), dir.join("delta.dcmp"));
+    base.save(&base_path).unwrap();
+    Store::diff(&base, &target).save(&delta_path).unwrap();
+    let mut world = Store::load(&base_path).unwrap();
+    StorePatch::load(&delta_path).unwrap().apply(&mut world).unwrap();
+    assert_eq!(world, target);
+    assert!(matches!(StorePatch::load(dir.join("missing")), Err(Error::Io(_))));
+    assert!(matches!(StorePatch::load(&base_path), Err(Error::Load(LoadError::FileKind { .. }))));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The byte range of the section of `kind`.
+fn section(bytes: &[u8], kind: u32) -> std::ops::Range<usize> {
+    let (_, offset, len) = *table(bytes).iter().find(|(k, _, _)| *k == kind).unwrap();
+    offset..offset + len
+}
+
+#[test]
+fn each_delta_malformation_gets_its_own_error() {
+    let (base, target, ids) = worlds();
+    let good = Store::diff(&base, &target).to_bytes();
+    let edit = |f: &dyn Fn(&mut Vec<u8>)| {
+        let mut bytes = good.clone();
+        f(&mut bytes);
+        reseal(&mut bytes);
+        StorePatch::from_bytes(&bytes).err()
+    };
+    let entities = section(&good, 11);
+    let slots = section(&good, 9);
+    let first_record = entities.start;
+    let word = |b: &mut Vec<u8>, at: usize, value: u32| {
+        b[at..at + 4].copy_from_slice(&value.to_le_bytes());
+    };
+
+    assert_eq!(
+        edit(&|b| word(b, first_record + 8, 3)),
+        Some(LoadError::DeltaRecord {
+            offset: 0,
+            problem: "the record's kind is neither 1 (inserted) nor 2 (changed)"
+        })
+    );
+    assert_eq!(
+        edit(&|b| word(b, first_record + 12, 1_000_000)),
+        Some(LoadError::DeltaRecord {
+            offset: 0,
+            problem: "the record's data runs past the section"
+        })
+    );
+    // The first record is the patch of ids[0]; its removal count now claims 1000 keys.
+    let err = edit(&|b| word(b, first_record + 16, 1000)).unwrap();
+    assert!(matches!(err, LoadError::DeltaPatch { id, .. } if id == ids[0]), "{err}");
+    assert_eq!(
+        edit(&|b| b.copy_within(slots.start + 12..slots.start + 24, slots.start)),
+        Some(LoadError::DeltaChange {
+            section: "delta slot changes",
+            index: 1,
+            problem: "not after the entry before it"
+        })
+    );
+    assert_eq!(
+        edit(&|b| word(b, section(&good, 7).start + 4, 1)),
+        Some(LoadError::DeltaChange {
+            section: "delta base",
+            index: 1,
+            problem: "the reserved word is not zero"
+        })
+    );
+
+    // Checks that need the base: applied, they fail and change nothing.
+    let apply = |bytes: &[u8]| {
+        let mut world = base.clone();
+        let result = StorePatch::from_bytes(bytes).unwrap().apply(&mut world);
+        assert_eq!(world, base, "a failed apply changed the store");
+        result.err()
+    };
+    let mut moved = good.clone();
+    // The last changed slot now lies past the target's last slot.
+    moved[slots.end - 12..slots.end - 8].copy_from_slice(&1_000_u32.to_le_bytes());
+    reseal(&mut moved);
+    let err = apply(&moved).unwrap();
+    assert!(matches!(err, LoadError::DeltaChange { section: "delta slot changes", .. }), "{err}");
+    // The first record now names an entity the target does not have.
+    let mut stray = good.clone();
+    stray[first_record..first_record + 8].copy_from_slice(&ids[2].to_bits().to_le_bytes());
+    reseal(&mut stray);
+    let err = apply(&stray).unwrap();
+    assert!(matches!(err, LoadError::DeltaEntity { .. }), "{err}");
+}
+
+/// Every truncation of a delta file, and every bit flip, is an error; re-sealed after each
+/// flip, so that the flip reaches the checks behind the crc32s, a flip gives an error (and an
+/// unchanged store) or a delta that applies to a valid store; none panics.
+#[test]
+fn delta_truncation_and_corruption_sweeps() {
+    let (base, target, _) = worlds();
+    let good = Store::diff(&base, &target).to_bytes();
+    for len in 0..good.len() {
+        assert!(StorePatch::from_bytes(&good[..len]).is_err(), "{len}");
+    }
+    for at in 0..good.len() {
+        for bit in 0..8 {
+            let mut bad = good.clone();
+            bad[at] ^= 1 << bit;
+            assert!(StorePatch::from_bytes(&bad).is_err(), "bit {bit} of byte {at}");
+            reseal(&mut bad);
+            let Ok(delta) = StorePatch::from_bytes(&bad) else { continue };
+            let mut world = base.clone();
+            match delta.apply(&mut world) {
+                Ok(()) => assert_eq!(Store::from_bytes(&world.to_bytes()).unwrap(), world),
+                Err(_) => assert_eq!(world, base),
+            }
+        }
+    }
+}
