@@ -4,12 +4,14 @@
 //! Run: `cargo bench --bench allocations`. Prints a table; `tests/alloc.rs` asserts datacomp's
 //! own counts.
 
+#[path = "common/changed_world.rs"]
+mod changed_world;
 #[path = "common/sheet.rs"]
 mod sheet;
 
 use std::hint::black_box;
 
-use datacomp::Blob;
+use datacomp::{Blob, Store, StorePatch};
 
 #[global_allocator]
 static ALLOC: dhat::Alloc = dhat::Alloc;
@@ -32,7 +34,20 @@ fn main() {
     let text = serde_json::to_string(&json).expect("the sheet serializes");
     let keys = sheet::keys();
 
-    let rows: [(&str, &str, u64); 13] = [
+    let mut changed = blob.clone();
+    changed.set("stats.health", 95.0);
+    changed.set("bio", "Changed.");
+    changed.remove("status_effects.drunk");
+    let patch = Blob::diff(&blob, &changed);
+
+    let (base, target) = changed_world::worlds();
+    let (base_json, target_json) =
+        (changed_world::json_world(&base), changed_world::json_world(&target));
+    let delta = Store::diff(&base, &target).to_bytes();
+    let target_bytes = target.to_bytes();
+    let mut world = base.clone();
+
+    let rows = [
         ("build/15_keys", "datacomp_with_capacity", count(sheet::build_blob)),
         ("build/15_keys", "datacomp_new", count(|| sheet::SHEET.into_iter().collect::<Blob>())),
         ("build/15_keys", "fxhashmap_u32", count(sheet::build_fxhashmap)),
@@ -53,6 +68,32 @@ fn main() {
             "get/15_keys",
             "datacomp",
             count(|| keys.iter().filter(|&&k| blob.get(k).is_some()).count()),
+        ),
+        ("patch/15_key_sheet_3_changes", "datacomp_diff", count(|| Blob::diff(&blob, &changed))),
+        (
+            "patch/15_key_sheet_3_changes",
+            "datacomp_apply (to a blob with no room)",
+            count(|| patch.apply(&mut blob.clone())) - 1,
+        ),
+        (
+            "diff/100k_sheets_1pct_changed",
+            "datacomp_store_diff",
+            count(|| Store::diff(&base, &target)),
+        ),
+        (
+            "diff/100k_sheets_1pct_changed",
+            "json_maps_diff",
+            count(|| changed_world::json_diff(&base_json, &target_json)),
+        ),
+        (
+            "apply/100k_sheets_1pct_changed",
+            "datacomp_delta_from_bytes_and_apply",
+            count(|| StorePatch::from_bytes(&delta).unwrap().apply(&mut world).unwrap()),
+        ),
+        (
+            "apply/100k_sheets_1pct_changed",
+            "datacomp_full_from_bytes",
+            count(|| Store::from_bytes(&target_bytes).unwrap()),
         ),
     ];
     println!("| operation | implementation | allocations |");

@@ -19,7 +19,7 @@ use crate::save::{
     DELTA, decode_names, encode_names, file_len, parse, save_atomically, write_file,
 };
 use crate::store::{KeyName, STORE_TYPE_ID, Span};
-use crate::{Blob, Error, HandleMap, Id, Key, LoadError, Patch, Store};
+use crate::{Blob, Error, HandleMap, Id, Key, LoadError, Store};
 
 /// A record of the entities section: an entity the base does not have, whole.
 const INSERTED: u32 = 1;
@@ -49,7 +49,7 @@ struct MetaChange {
 }
 
 /// The changes that turn one [`Store`] into another: entities inserted, removed and changed,
-/// each changed entity as a [`Patch`], with the target's handles exactly.
+/// each changed entity as a [`Patch`](crate::Patch), with the target's handles exactly.
 ///
 /// Made by [`Store::diff`], applied by [`apply`](StorePatch::apply) to the base it was made
 /// from, and saved as a delta file ([`save`](StorePatch::save), [`to_bytes`](StorePatch::to_bytes)):
@@ -127,15 +127,17 @@ impl Store {
         });
 
         let mut entities = Vec::new();
+        let mut removals = Vec::new();
         let (mut inserted, mut changed) = (0, 0);
         for (id, blob) in target.iter() {
             let words = blob.as_words();
             match base.get(id) {
                 Some(old) if old.as_bytes() == blob.as_bytes() || old.same_entries(blob) => {}
                 Some(old) => {
-                    let patch = Patch::between(old, blob);
-                    push_record_head(&mut entities, id, CHANGED, patch.as_words().len());
-                    entities.extend_from_slice(patch.as_words());
+                    push_record_head(&mut entities, id, CHANGED, 0);
+                    let start = entities.len();
+                    patch::write_between(old, blob, &mut entities, &mut removals);
+                    entities[start - 1] = (entities.len() - start) as u32;
                     changed += 1;
                 }
                 None => {
@@ -244,53 +246,79 @@ impl StorePatch {
         if found != self.base_crc {
             return Err(LoadError::DeltaBase { expected: self.base_crc, found });
         }
-        let index = self.target_index(base)?;
+        let mut index = self.target_index(base)?;
+        // Unchanged entities stay where they are in the base's arena; changed and inserted
+        // ones are appended, and the appended words are cut off again on an error.
+        let base_words = base.arena.len();
+        let spans = match self.place_entities(&index, base) {
+            Ok(spans) => spans,
+            Err(e) => {
+                base.arena.truncate(base_words);
+                return Err(e);
+            }
+        };
+        let used: usize = spans.iter().map(|s| s.words()).sum();
+        for (span, new) in index.values_mut().zip(spans) {
+            *span = new;
+        }
+        base.index = index;
+        base.garbage_words = base.arena.len() - used;
+        base.names.clone_from(&self.names);
+        base.compact_if_wasteful();
+        Ok(())
+    }
 
-        let mut arena: Vec<u32> = Vec::with_capacity(base.arena.len() + self.entities.len());
+    /// The span of each entity of the target's `index`, in dense order: the base's own for an
+    /// unchanged entity, and one appended to the base's arena for a changed or inserted one.
+    fn place_entities(
+        &self,
+        index: &HandleMap<Span>,
+        base: &mut Store,
+    ) -> Result<Vec<Span>, LoadError> {
         let mut spans = Vec::with_capacity(index.len());
         let mut records = records(&self.entities).peekable();
         let mut scratch = Blob::new();
-        for (id, _) in &index {
-            let start = arena.len();
-            match records.next_if(|record| record.id == id) {
-                Some(Record { kind: INSERTED, data, .. }) => arena.extend_from_slice(data),
-                Some(Record { data, .. }) => {
-                    let Some(old) = base.get(id) else {
-                        let problem = "the delta patches it, but the base does not have it";
-                        return Err(LoadError::DeltaEntity { id, problem });
-                    };
-                    scratch.copy_from_valid_words(old.as_words());
+        for (id, _) in index {
+            let old = base.index.get(id).copied();
+            let start = base.arena.len();
+            match (records.next_if(|record| record.id == id), old) {
+                (Some(Record { kind: INSERTED, data, .. }), _) => {
+                    base.arena.extend_from_slice(data);
+                }
+                (Some(Record { data, .. }), Some(old)) => {
+                    // Repacked with the patch's room, so that applying it does not regrow.
+                    scratch.repack_from(&base.arena[old.range()], patch::room_needed(data));
                     patch::apply(data, &mut scratch)
                         .map_err(|error| LoadError::Blob { id, error })?;
                     let words = scratch.as_blob_ref().as_words();
-                    arena.resize(start + layout::used_bytes(words) / 4, 0);
-                    layout::repack(words, &mut arena[start..]);
+                    base.arena.resize(start + layout::used_bytes(words) / 4, 0);
+                    layout::repack(words, &mut base.arena[start..]);
                 }
-                None => {
-                    let Some(old) = base.get(id) else {
-                        let problem = "neither the base nor the delta has it";
-                        return Err(LoadError::DeltaEntity { id, problem });
-                    };
-                    arena.extend_from_slice(old.as_words());
+                (None, Some(old)) => {
+                    spans.push(old);
+                    continue;
+                }
+                (Some(_), None) => {
+                    let problem = "the delta patches it, but the base does not have it";
+                    return Err(LoadError::DeltaEntity { id, problem });
+                }
+                (None, None) => {
+                    let problem = "neither the base nor the delta has it";
+                    return Err(LoadError::DeltaEntity { id, problem });
                 }
             }
-            if u32::try_from(arena.len()).is_err() {
+            if u32::try_from(base.arena.len()).is_err() {
                 let problem = "the arena would pass 2^32 words (16 GiB)";
                 return Err(LoadError::DeltaEntity { id, problem });
             }
-            spans.push(Span::new(start, arena.len() - start));
+            spans.push(Span::new(start, base.arena.len() - start));
         }
         if let Some(record) = records.next() {
             let problem = "the delta has a record for it out of the target's order, or for a \
                            handle the target does not have";
             return Err(LoadError::DeltaEntity { id: record.id, problem });
         }
-        let mut index = index;
-        for (span, new) in index.values_mut().zip(spans) {
-            *span = new;
-        }
-        *base = Store { index, arena, garbage_words: 0, names: self.names.clone() };
-        Ok(())
+        Ok(spans)
     }
 
     /// The target's handle map: the base's raw sections with the patch's changes written

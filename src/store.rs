@@ -336,7 +336,7 @@ impl Store {
         self.garbage_words = 0;
     }
 
-    fn compact_if_wasteful(&mut self) {
+    pub(crate) fn compact_if_wasteful(&mut self) {
         if self.arena.len() >= MIN_COMPACT_WORDS && self.garbage_words * 2 > self.arena.len() {
             self.compact();
         }

@@ -168,12 +168,13 @@ impl Blob {
         Blob { words }
     }
 
-    /// Makes this blob a copy of the valid blob in `words`, reusing its allocation.
-    pub(crate) fn copy_from_valid_words(&mut self, words: &[u32]) {
+    /// Makes this blob a copy of the valid blob in `words`, repacked with `room` free bytes,
+    /// reusing its allocation.
+    pub(crate) fn repack_from(&mut self, words: &[u32], room: usize) {
+        let len = (layout::used_bytes(words) + room).div_ceil(4);
         self.words.clear();
-        if words != layout::EMPTY {
-            self.words.extend_from_slice(words);
-        }
+        self.words.resize(len, 0);
+        layout::repack(words, &mut self.words);
     }
 
     /// The blob's words (the empty blob's constant encoding when nothing is allocated).

@@ -94,29 +94,8 @@ impl Patch {
     #[must_use]
     #[allow(clippy::missing_panics_doc)] // The one `expect` states an invariant.
     pub fn between(base: BlobRef<'_>, target: BlobRef<'_>) -> Patch {
-        let changed = || {
-            target
-                .iter()
-                .filter(move |(key, value)| !base.get(*key).is_some_and(|b| b.is_identical(value)))
-        };
-        let (count, payload) =
-            changed().fold((0, 0), |(n, bytes), (_, value)| (n + 1, bytes + value.payload_bytes()));
-        let mut removals: Vec<u32> =
-            base.keys().filter(|&key| !target.contains_key(key)).map(Key::raw).collect();
-        removals.sort_unstable();
-
-        // A part of `target`'s entries: within the format's limit as `target` is.
-        let sets_bytes = layout::header_bytes(count) + payload;
-        let mut words = Vec::with_capacity(1 + removals.len() + sets_bytes / 4);
-        words.push(removals.len() as u32);
-        words.extend_from_slice(&removals);
-        let start = words.len();
-        words.resize(start + sets_bytes / 4, 0);
-        let sets = &mut words[start..];
-        layout::init_empty(sets);
-        for (key, value) in changed() {
-            layout::set(sets, key, value).expect("INVARIANT: sized for every change");
-        }
+        let mut words = Vec::new();
+        write_between(base, target, &mut words, &mut Vec::new());
         Patch { words }
     }
 
@@ -154,11 +133,6 @@ impl Patch {
         words.as_mut_bytes().copy_from_slice(bytes);
         validate(&words, &mut layout::Scratch::default())?;
         Ok(Patch { words })
-    }
-
-    /// The patch's words, for the store's delta, which keeps patches in one buffer.
-    pub(crate) fn as_words(&self) -> &[u32] {
-        &self.words
     }
 
     /// The patch's bytes: what [`from_bytes`](Patch::from_bytes) reads.
@@ -218,6 +192,44 @@ impl Patch {
     pub fn try_apply(&self, target: &mut impl PatchTarget) -> Result<(), BlobError> {
         apply(&self.words, target)
     }
+}
+
+/// Appends to `out` the words of the patch from `base` to `target` ([`Patch::between`]).
+/// `removals` is scratch space, kept between calls so that a store's diff allocates once.
+pub(crate) fn write_between(
+    base: BlobRef<'_>,
+    target: BlobRef<'_>,
+    out: &mut Vec<u32>,
+    removals: &mut Vec<u32>,
+) {
+    let changed = || {
+        target
+            .iter()
+            .filter(move |(key, value)| !base.get(*key).is_some_and(|b| b.is_identical(value)))
+    };
+    let (count, payload) =
+        changed().fold((0, 0), |(n, bytes), (_, value)| (n + 1, bytes + value.payload_bytes()));
+    removals.clear();
+    removals.extend(base.keys().filter(|&key| !target.contains_key(key)).map(Key::raw));
+    removals.sort_unstable();
+
+    // A part of `target`'s entries: within the format's limit as `target` is.
+    let sets_bytes = layout::header_bytes(count) + payload;
+    out.reserve(1 + removals.len() + sets_bytes / 4);
+    out.push(removals.len() as u32);
+    out.extend_from_slice(removals);
+    let start = out.len();
+    out.resize(start + sets_bytes / 4, 0);
+    let sets = &mut out[start..];
+    layout::init_empty(sets);
+    for (key, value) in changed() {
+        layout::set(sets, key, value).expect("INVARIANT: sized for every change");
+    }
+}
+
+/// Free bytes that applying the valid patch in `words` takes at most.
+pub(crate) fn room_needed(words: &[u32]) -> usize {
+    room_for(split(words).1)
 }
 
 /// Checks that `words` hold a patch: the count of removals, the removals in strictly
