@@ -103,8 +103,9 @@ pub struct StorePatch {
     entities: Vec<u32>,
     inserted: usize,
     changed: usize,
-    /// The target's key names, whole.
-    names: BTreeMap<Key, KeyName>,
+    /// The target's key names, whole; `None` when they are the base's (most deltas), which
+    /// the file marks with flag bit 0 of its `delta base` section.
+    names: Option<BTreeMap<Key, KeyName>>,
 }
 
 impl Store {
@@ -159,7 +160,7 @@ impl Store {
             entities,
             inserted,
             changed,
-            names: target.names.clone(),
+            names: (target.names != base.names).then(|| target.names.clone()),
         }
     }
 
@@ -263,7 +264,9 @@ impl StorePatch {
         }
         base.index = index;
         base.garbage_words = base.arena.len() - used;
-        base.names.clone_from(&self.names);
+        if let Some(names) = &self.names {
+            base.names.clone_from(names);
+        }
         base.compact_if_wasteful();
         Ok(())
     }
@@ -377,8 +380,8 @@ impl StorePatch {
     ///
     /// Whatever `out` returns.
     pub fn write_to(&self, out: impl Write) -> std::io::Result<()> {
-        let base = [self.base_crc, 0];
-        let names = encode_names(&self.names);
+        let base = [self.base_crc, u32::from(self.names.is_none())];
+        let names = self.names.as_ref().map(encode_names).unwrap_or_default();
         let sections = [
             base.as_bytes(),
             self.header.as_bytes(),
@@ -408,7 +411,7 @@ impl StorePatch {
             self.slots.as_bytes().len(),
             self.meta.as_bytes().len(),
             self.entities.len() * 4,
-            encode_names(&self.names).len(),
+            self.names.as_ref().map_or(0, |names| encode_names(names).len()),
         ])
     }
 
@@ -446,13 +449,21 @@ impl StorePatch {
             expected: expected as u64,
             found: found.len() as u64,
         };
-        let [crc, reserved] = <[U32; 2]>::read_from_bytes(base)
+        let [crc, flags] = <[U32; 2]>::read_from_bytes(base)
             .map_err(|_| size("delta base", 8, base))?
             .map(U32::get);
-        if reserved != 0 {
-            let problem = "the reserved word is not zero";
-            return Err(LoadError::DeltaChange { section: "delta base", index: 1, problem });
-        }
+        let base_names = match flags {
+            0 => false,
+            1 if names.is_empty() => true,
+            1 => {
+                let problem = "the names are the base's, yet the key names section is not empty";
+                return Err(LoadError::DeltaChange { section: "delta base", index: 1, problem });
+            }
+            _ => {
+                let problem = "flags other than bit 0 (names are the base's) are set";
+                return Err(LoadError::DeltaChange { section: "delta base", index: 1, problem });
+            }
+        };
         let header = RawHeader::read_from_bytes(header)
             .map_err(|_| size("delta index header", size_of::<RawHeader>(), header))?;
         if header.type_id.get() != STORE_TYPE_ID {
@@ -470,7 +481,7 @@ impl StorePatch {
             entities,
             inserted,
             changed,
-            names: decode_names(names, true)?,
+            names: if base_names { None } else { Some(decode_names(names, true)?) },
         })
     }
 }

@@ -155,6 +155,25 @@ fn a_delta_counts_its_changes_and_is_small() {
 }
 
 #[test]
+fn a_delta_carries_the_key_names_only_when_they_changed() {
+    let (base, target, ids) = worlds();
+    assert!(target.key_names().len() > base.key_names().len());
+    let mut edited = base.clone();
+    edited.get_mut(ids[0]).unwrap().set("stats.mana", 1);
+    let (renamed, same) = (Store::diff(&base, &target), Store::diff(&base, &edited));
+    let names_len = |delta: &StorePatch| {
+        let bytes = delta.to_bytes();
+        table(&bytes).iter().find(|(kind, _, _)| *kind == 6).unwrap().2
+    };
+    assert!(names_len(&renamed) > 0);
+    assert_eq!(names_len(&same), 0);
+    let mut world = base.clone();
+    StorePatch::from_bytes(&same.to_bytes()).unwrap().apply(&mut world).unwrap();
+    assert_eq!(world, edited);
+    assert_eq!(world.key_names().len(), base.key_names().len());
+}
+
+#[test]
 fn a_delta_refuses_another_base_and_changes_nothing() {
     let (base, target, ids) = worlds();
     let delta = Store::diff(&base, &target);
@@ -263,11 +282,20 @@ fn each_delta_malformation_gets_its_own_error() {
         })
     );
     assert_eq!(
+        edit(&|b| word(b, section(&good, 7).start + 4, 2)),
+        Some(LoadError::DeltaChange {
+            section: "delta base",
+            index: 1,
+            problem: "flags other than bit 0 (names are the base's) are set"
+        })
+    );
+    // `good` carries the target's names (it has a new one); flag 1 says they are the base's.
+    assert_eq!(
         edit(&|b| word(b, section(&good, 7).start + 4, 1)),
         Some(LoadError::DeltaChange {
             section: "delta base",
             index: 1,
-            problem: "the reserved word is not zero"
+            problem: "the names are the base's, yet the key names section is not empty"
         })
     );
 

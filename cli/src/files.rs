@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use datacomp::{BlobRef, Error, Id, Store, save};
+use datacomp::{BlobRef, Error, Id, Store, StorePatch, save};
 
 use crate::edit::parse_id;
 use crate::output::{Bytes, Failure};
@@ -58,10 +58,27 @@ pub fn export(
     }
 }
 
-/// `datacomp verify`: every check a load makes, then a one-line summary.
+/// `datacomp verify`: every check a load makes (of a save or a delta), then a one-line
+/// summary.
 pub fn verify(path: &Path, out: &mut dyn Write) -> Result<(), Failure> {
     let bytes = read(path)?;
     let info = save::describe(&bytes).map_err(|e| Failure::at(path.display(), e))?;
+    if info.kind == "delta" {
+        let delta = StorePatch::from_bytes(&bytes).map_err(|e| Failure::at(path.display(), e))?;
+        writeln!(
+            out,
+            "{}: ok: delta, format {}.{}, {} ({} bytes), {} entities inserted, {} changed; \
+             its base is checked when it is applied",
+            path.display(),
+            info.major,
+            info.minor,
+            Bytes(bytes.len()),
+            bytes.len(),
+            delta.inserted(),
+            delta.changed(),
+        )?;
+        return Ok(());
+    }
     let store = Store::from_bytes(&bytes).map_err(|e| Failure::at(path.display(), e))?;
     writeln!(
         out,

@@ -6,6 +6,7 @@
 
 #![forbid(unsafe_code)]
 
+mod delta;
 mod demo;
 mod edit;
 mod files;
@@ -41,7 +42,10 @@ Examples:
   datacomp list world.dcmp
   datacomp inspect world.dcmp --entity 0v0t1
   datacomp set world.dcmp 0v0t1 stats.health 95
-  datacomp export world.dcmp --entity 0v0t1";
+  datacomp export world.dcmp --entity 0v0t1
+  datacomp diff base.dcmp now.dcmp -o changes.delta
+  datacomp apply base.dcmp changes.delta -o now.dcmp
+  datacomp merge base.dcmp ours.dcmp theirs.dcmp -o merged.dcmp";
 
 #[derive(Subcommand, Debug)]
 enum Command {
@@ -129,12 +133,61 @@ enum Command {
         #[arg(long)]
         compact: bool,
     },
+    /// Print what changed from BASE to TARGET as JSON, keys by name: entities inserted
+    /// (with their entries), removed, and changed (keys set, keys removed).
+    Diff {
+        /// The save file before.
+        base: PathBuf,
+        /// The save file after.
+        target: PathBuf,
+        /// Also write the changes as a delta file, which `apply` turns BASE into TARGET with.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// One line, no indentation.
+        #[arg(long)]
+        compact: bool,
+    },
+    /// Apply a delta file (from `diff -o`) to the save file it was made from.
+    Apply {
+        /// The save file the delta was made from.
+        base: PathBuf,
+        /// The delta file.
+        delta: PathBuf,
+        /// The save file to write.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+    /// Merge the changes THEIRS made to BASE into OURS, entity by entity and key by key. A key
+    /// changed on one side takes that change; removing beats changing; a key both sides changed
+    /// differently is a conflict, which fails the merge (nothing is written) unless --prefer
+    /// picks a side. Entities THEIRS inserted get new IDs, which are printed.
+    Merge {
+        /// The common ancestor.
+        base: PathBuf,
+        /// Our version.
+        ours: PathBuf,
+        /// Their version.
+        theirs: PathBuf,
+        /// The save file to write.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Resolve conflicts with this side's value.
+        #[arg(long)]
+        prefer: Option<PreferArg>,
+    },
     /// Validate a save file fully: header, table, checksums, padding, handles, spans and every
     /// blob. Exits non-zero with the reason if anything is wrong.
     Verify {
         /// The save file.
         file: PathBuf,
     },
+}
+
+/// The sides of a merge, as `merge --prefer` names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum PreferArg {
+    Ours,
+    Theirs,
 }
 
 /// The value types, as `set --type` names them.
@@ -159,6 +212,17 @@ fn run(cli: Cli, out: &mut dyn Write) -> Result<(), Failure> {
         Command::Rm { file, id, key } => edit::rm(&file, &id, key.as_deref(), out),
         Command::Export { file, entity, output, compact } => {
             files::export(&file, entity.as_deref(), output.as_deref(), compact, out)
+        }
+        Command::Diff { base, target, output, compact } => {
+            delta::diff(&base, &target, output.as_deref(), compact, out)
+        }
+        Command::Apply { base, delta, output } => delta::apply(&base, &delta, &output, out),
+        Command::Merge { base, ours, theirs, output, prefer } => {
+            let prefer = prefer.map(|p| match p {
+                PreferArg::Ours => datacomp::Side::Ours,
+                PreferArg::Theirs => datacomp::Side::Theirs,
+            });
+            delta::merge([&base, &ours, &theirs], &output, prefer, out)
         }
         Command::Verify { file } => files::verify(&file, out),
     }

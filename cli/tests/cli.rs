@@ -510,6 +510,140 @@ fn a_reader_that_stops_early_is_not_an_error() {
     assert!(out.status.success());
 }
 
+// ---------------------------------------------------------------------------------------------
+// diff, apply, merge
+
+/// The world, and two edited copies of it: `ours.dcmp` and `theirs.dcmp`.
+fn three_worlds() -> (World, String, String) {
+    let world = World::new();
+    let (ours, theirs) = (world.file("ours.dcmp"), world.file("theirs.dcmp"));
+    std::fs::copy(&world.path, &ours).unwrap();
+    std::fs::copy(&world.path, &theirs).unwrap();
+    ok(&["set", &ours, "0v0t1", "stats.health", "90"]);
+    ok(&["set", &ours, "1v0t1", "name", "Ours"]);
+    ok(&["set", &theirs, "0v0t1", "stats.mana", "7"]);
+    ok(&["rm", &theirs, "0v0t1", "status_effects.drunk"]);
+    ok(&["set", &theirs, "1v0t1", "name", "Theirs"]);
+    ok(&["rm", &theirs, "2v0t1"]);
+    (world, ours, theirs)
+}
+
+#[test]
+fn diff_prints_the_changes_by_key_name_and_writes_a_delta() {
+    let (world, _, theirs) = three_worlds();
+    let delta = world.file("changes.delta");
+    let printed = ok(&["diff", &world.path, &theirs, "-o", &delta, "--compact"]);
+    assert_eq!(
+        printed,
+        "{\"changed\":[\
+         {\"id\":\"0v0t1\",\"removed\":[\"status_effects.drunk\"],\"set\":{\"stats.mana\":7.0}},\
+         {\"id\":\"1v0t1\",\"removed\":[],\"set\":{\"name\":\"Theirs\"}}],\
+         \"inserted\":[],\"removed\":[\"2v0t1\"]}\n"
+    );
+    // The same as a library diff, and it turns the base into theirs.
+    let verified = ok(&["verify", &delta]);
+    assert!(verified.contains(": ok: delta, format 1.0, "), "{verified}");
+    assert!(verified.contains("0 entities inserted, 2 changed"), "{verified}");
+    let applied = world.file("applied.dcmp");
+    let printed = ok(&["apply", &world.path, &delta, "-o", &applied]);
+    assert!(
+        printed.starts_with(&format!("{applied}: 6 entities (0 inserted, 2 changed")),
+        "{printed}"
+    );
+    assert_eq!(Store::load(&applied).unwrap(), Store::load(&theirs).unwrap());
+    assert_eq!(
+        ok(&["diff", &applied, &theirs, "--compact"]),
+        "{\"changed\":[],\"inserted\":[],\"removed\":[]}\n"
+    );
+
+    // A new entity is listed with its entries.
+    let grown = world.file("grown.dcmp");
+    std::fs::copy(&theirs, &grown).unwrap();
+    let mut store = Store::load(&grown).unwrap();
+    let id = store.insert(&[("name", "Newcomer")].into_iter().collect::<Blob>());
+    store.save(&grown).unwrap();
+    let printed = ok(&["diff", &theirs, &grown, "--compact"]);
+    assert!(
+        printed.contains(&format!(
+            "\"inserted\":[{{\"entries\":{{\"name\":\"Newcomer\"}},\"id\":\"{id}\"}}]"
+        )),
+        "{printed}"
+    );
+}
+
+#[test]
+fn apply_refuses_another_base_and_the_wrong_kind_of_file() {
+    let (world, ours, theirs) = three_worlds();
+    let delta = world.file("changes.delta");
+    ok(&["diff", &world.path, &theirs, "-o", &delta]);
+    let out = world.file("out.dcmp");
+    let line = fails(&["apply", &ours, &delta, "-o", &out]);
+    assert!(
+        line.starts_with(&format!("{delta}: the delta was made from a base with crc32 ")),
+        "{line}"
+    );
+    assert_eq!(
+        fails(&["apply", &world.path, &world.path, "-o", &out]),
+        format!("{}: this is a save file, not a delta file", world.path)
+    );
+    assert_eq!(fails(&["list", &delta]), format!("{delta}: this is a delta file, not a save file"));
+    // Cut or corrupted deltas: one line each, and nothing written.
+    let bytes = std::fs::read(&delta).unwrap();
+    let bad = world.file("bad.delta");
+    for len in (0..bytes.len()).step_by(97) {
+        std::fs::write(&bad, &bytes[..len]).unwrap();
+        fails(&["apply", &world.path, &bad, "-o", &out]);
+    }
+    for at in (0..bytes.len()).step_by(89) {
+        let mut corrupt = bytes.clone();
+        corrupt[at] ^= 0x10;
+        std::fs::write(&bad, &corrupt).unwrap();
+        fails(&["apply", &world.path, &bad, "-o", &out]);
+        fails(&["verify", &bad]);
+    }
+    assert!(
+        fails(&["apply", &world.path, &world.file("missing"), "-o", &out]).contains("cannot read")
+    );
+    assert!(!Path::new(&out).exists(), "a failed apply writes nothing");
+}
+
+#[test]
+fn merge_takes_both_sides_and_stops_at_conflicts() {
+    let (world, ours, theirs) = three_worlds();
+    let merged = world.file("merged.dcmp");
+    // Both renamed 1v0t1: a conflict, and nothing is written.
+    let line = fails(&["merge", &world.path, &ours, &theirs, "-o", &merged]);
+    assert_eq!(
+        line,
+        format!(
+            "{ours}: 1 conflicting keys (changed differently on both sides; --prefer ours|theirs \
+             picks a side): 1v0t1: name: ours \"Ours\", theirs \"Theirs\""
+        )
+    );
+    assert!(!Path::new(&merged).exists());
+
+    let printed = ok(&["merge", &world.path, &ours, &theirs, "-o", &merged, "--prefer", "theirs"]);
+    assert_eq!(
+        printed,
+        format!(
+            "0v0t1: merged\n1v0t1: merged\n2v0t1: removed by theirs\n\
+             1v0t1: name: ours \"Ours\", theirs \"Theirs\"\n\
+             {merged}: 6 entities, 1 conflicting keys (theirs taken)\n"
+        )
+    );
+    let store = Store::load(&merged).unwrap();
+    let one = store.get("0v0t1".parse().unwrap()).unwrap();
+    assert_eq!(one.get_float("stats.health"), Some(90.0), "ours");
+    assert_eq!(one.get_float("stats.mana"), Some(7.0), "theirs");
+    assert!(!one.contains_key("status_effects.drunk"), "theirs removed it");
+    assert_eq!(store.get("1v0t1".parse().unwrap()).unwrap().get_str("name"), Some("Theirs"));
+    assert!(!store.contains("2v0t1".parse().unwrap()));
+
+    ok(&["merge", &world.path, &ours, &theirs, "-o", &merged, "--prefer", "ours"]);
+    let store = Store::load(&merged).unwrap();
+    assert_eq!(store.get("1v0t1".parse().unwrap()).unwrap().get_str("name"), Some("Ours"));
+}
+
 #[test]
 fn the_demo_runs_on_the_bundled_fixtures() {
     let out = ok(&[]);
