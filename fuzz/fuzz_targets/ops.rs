@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use datacomp::{Blob, HandleMap, Id, Key, OwnedValue, Store, StoreView};
+use datacomp::{Blob, HandleMap, Id, Key, OwnedValue, Store, StorePatch, StoreView};
 use datacomp_fuzz::{
     Entries, aligned, assert_entries, assert_view_matches, check_store, probe_handle,
 };
@@ -65,6 +65,11 @@ enum Op {
     SaveLoad,
     /// `to_bytes` -> `StoreView::new`.
     View,
+    /// Remembers the store, as a base save.
+    Checkpoint,
+    /// `Store::diff` from the checkpoint -> delta file -> applied to the checkpoint's save,
+    /// carrying on with the result.
+    DeltaFromCheckpoint,
 
     MapInsert(u32),
     MapInsertBatch(Vec<u32>),
@@ -159,6 +164,7 @@ fuzz_target!(|ops: Vec<Op>| {
     let mut model = StoreModel::default();
     let mut map: HandleMap<u32> = HandleMap::new(7);
     let mut map_model = MapModel::default();
+    let mut checkpoint: Option<Store> = None;
 
     for op in ops {
         match op {
@@ -232,6 +238,16 @@ fuzz_target!(|ops: Vec<Op>| {
                 let words = aligned(&bytes);
                 let view = StoreView::new(&words.as_bytes()[..bytes.len()]).expect("it views");
                 assert_view_matches(&view, &store);
+            }
+            Op::Checkpoint => checkpoint = Some(store.clone()),
+            Op::DeltaFromCheckpoint => {
+                let Some(base) = &checkpoint else { continue };
+                let delta = Store::diff(base, &store).to_bytes();
+                let mut applied = Store::from_bytes(&base.to_bytes()).expect("a base loads");
+                let delta = StorePatch::from_bytes(&delta).expect("a delta's own bytes load");
+                delta.apply(&mut applied).expect("a delta applies to its own base");
+                assert!(applied == store, "the delta did not give the target");
+                store = applied;
             }
 
             Op::MapInsert(item) => {

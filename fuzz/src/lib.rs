@@ -235,3 +235,40 @@ pub fn as_mutated_and_resealed(data: &[u8], check: impl Fn(&[u8])) {
         check(&resealed);
     }
 }
+
+/// The base store that the `delta_apply` seeds are made from and applied to: the character
+/// sheets of `fixtures/`, built in code so that the target needs no files.
+#[must_use]
+pub fn seed_base() -> Store {
+    let mut store = Store::new();
+    let sheets = r#"[
+        {"name": "Ann", "stats": {"health": 10, "mana": 5}, "pos": [1, 2], "alive": true},
+        {"name": "Bob", "stats": {"health": 20, "mana": 6}, "pos": [3, 4], "alive": true},
+        {"name": "Cid", "stats": {"health": 30, "mana": 7}, "pos": [5, 6], "alive": false},
+        {"name": "Dee", "stats": {"health": 40, "mana": 8}, "pos": [7, 8], "alive": true}
+    ]"#;
+    store.import_json(sheets, &datacomp::ImportOptions::strict()).expect("the seed sheets import");
+    store
+}
+
+/// Deltas from [`seed_base`]: each kind of change, for the `delta_apply` seeds.
+#[must_use]
+pub fn seed_deltas() -> Vec<(&'static str, Vec<u8>)> {
+    let base = seed_base();
+    let ids: Vec<Id> = base.iter().map(|(id, _)| id).collect();
+    let mut changed = base.clone();
+    changed.get_mut(ids[0]).unwrap().set("stats.health", 11.0);
+    changed.get_mut(ids[1]).unwrap().remove("pos");
+    changed.get_mut(ids[2]).unwrap().set("name", "a name long enough to move the blob");
+    let mut removed = changed.clone();
+    removed.remove(ids[3]);
+    let mut inserted = removed.clone();
+    inserted
+        .import_json(r#"{"name": "Eve", "stats": {"luck": 1}}"#, &datacomp::ImportOptions::strict())
+        .expect("a new sheet imports");
+    inserted.insert(&Blob::new());
+    [("changed", changed), ("removed", removed), ("inserted", inserted), ("none", base.clone())]
+        .into_iter()
+        .map(|(name, target)| (name, Store::diff(&base, &target).to_bytes()))
+        .collect()
+}

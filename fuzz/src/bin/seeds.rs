@@ -7,7 +7,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use datacomp::{Blob, ImportOptions, Store};
+use datacomp::{Blob, ImportOptions, Patch, Store};
 
 fn main() {
     let args: Vec<PathBuf> = std::env::args_os().skip(1).map(PathBuf::from).collect();
@@ -57,6 +57,26 @@ fn main() {
         for (name, bytes) in &saves {
             write(&out.join(target), name, bytes);
         }
+    }
+
+    // Patches: between each pair of neighbouring entities, and from each to nothing.
+    let blobs_in_order: Vec<_> = store.iter().map(|(_, blob)| blob).collect();
+    for (i, pair) in blobs_in_order.windows(2).enumerate() {
+        write(
+            &out.join("patch_from_bytes"),
+            &format!("between{i}"),
+            Patch::between(pair[0], pair[1]).as_bytes(),
+        );
+        write(
+            &out.join("patch_from_bytes"),
+            &format!("clear{i}"),
+            Patch::between(pair[0], Blob::new().as_blob_ref()).as_bytes(),
+        );
+    }
+
+    // Deltas from the base that the delta_apply target applies them to.
+    for (name, bytes) in datacomp_fuzz::seed_deltas() {
+        write(&out.join("delta_apply"), name, &bytes);
     }
 
     // JSON: every fixture, valid or not.
