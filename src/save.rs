@@ -16,6 +16,11 @@
 //! table, every section's crc32 and that all padding is zero (so a change to any byte of the
 //! file is caught), then the handle map's invariants, that every span lies inside the arena and
 //! no two overlap, and every blob, as `Blob::from_bytes` would.
+//!
+//! A delta save ([`StorePatch`](crate::StorePatch)) is the same header and table over sections
+//! of its own (`delta base`, `delta index header`, `delta slot changes`, `delta meta changes`,
+//! `delta entities`, and `key names` when they changed), with the same checks; reading either
+//! kind of file as the other is a [`LoadError::FileKind`].
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
