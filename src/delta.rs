@@ -61,6 +61,11 @@ struct MetaChange {
 /// and the next insert gets the handle the target would give. The blobs' bytes may be laid out
 /// differently (a patched blob is repacked).
 ///
+/// The base must be the very store the delta was made from, byte for byte: loaded from that
+/// store's save, or kept in memory. An equal store laid out differently (compacted, say) is
+/// refused. So the usual pattern is one base save and each later save a delta from it; to
+/// chain deltas instead, make each one from the store the previous apply produced.
+///
 /// # Examples
 ///
 /// ```
