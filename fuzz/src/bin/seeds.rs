@@ -83,13 +83,11 @@ fn main() {
     for (name, text) in &documents {
         write(&out.join("json_import"), name, text.as_bytes());
     }
-    println!(
-        "seeds: {} blobs, {} saves, {} JSON documents in {}",
-        store.len() * 2 + 1,
-        saves.len(),
-        documents.len(),
-        out.display()
-    );
+    let count = |target: &str| fs::read_dir(out.join(target)).map_or(0, Iterator::count);
+    let targets =
+        ["blob_from_bytes", "store_from_bytes", "patch_from_bytes", "delta_apply", "json_import"];
+    let counts: Vec<String> = targets.iter().map(|t| format!("{} {t}", count(t))).collect();
+    println!("seeds in {}: {}", out.display(), counts.join(", "));
 }
 
 /// Every `*.json` under `dir`, recursively, with a name for its seed file.
