@@ -6,12 +6,14 @@
 
 #[path = "common/changed_world.rs"]
 mod changed_world;
+#[path = "common/fixtures.rs"]
+mod fixtures;
 #[path = "common/sheet.rs"]
 mod sheet;
 
 use std::hint::black_box;
 
-use datacomp::{Blob, Store, StorePatch};
+use datacomp::{Blob, ImportOptions, Store, StorePatch};
 
 #[global_allocator]
 static ALLOC: dhat::Alloc = dhat::Alloc;
@@ -46,6 +48,10 @@ fn main() {
     let delta = Store::diff(&base, &target).to_bytes();
     let target_bytes = target.to_bytes();
     let mut world = base.clone();
+    let sheets = fixtures::ten_thousand_sheets();
+    let mut imported = Store::new();
+    imported.import_json(&sheets, &ImportOptions::strict()).expect("the sheets import");
+    let tree: serde_json::Value = serde_json::from_str(&sheets).expect("the sheets parse");
 
     let rows = [
         ("build/15_keys", "datacomp_with_capacity", count(sheet::build_blob)),
@@ -95,6 +101,20 @@ fn main() {
             "datacomp_full_from_bytes",
             count(|| Store::from_bytes(&target_bytes).unwrap()),
         ),
+        (
+            "import/10000_sheets",
+            "datacomp_store",
+            count(|| Store::new().import_json(&sheets, &ImportOptions::strict())),
+        ),
+        (
+            "import/10000_sheets",
+            "serde_json_value",
+            count(|| serde_json::from_str::<serde_json::Value>(&sheets)),
+        ),
+        ("export/10000_sheets", "datacomp_compact", count(|| imported.export_all_json())),
+        ("export/10000_sheets", "serde_json_compact", count(|| serde_json::to_string(&tree))),
+        ("export/10000_sheets", "datacomp_pretty", count(|| imported.export_all_json_pretty())),
+        ("export/10000_sheets", "serde_json_pretty", count(|| serde_json::to_string_pretty(&tree))),
     ];
     println!("| operation | implementation | allocations |");
     println!("|---|---|---:|");

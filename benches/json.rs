@@ -3,6 +3,9 @@
 //!
 //! Run: `cargo bench --bench json`.
 
+#[path = "common/fixtures.rs"]
+mod fixtures;
+
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -10,8 +13,7 @@ use datacomp::{Blob, ImportOptions, Store};
 
 fn import(c: &mut Criterion) {
     for name in ["classic", "wizard"] {
-        let path = format!("{}/fixtures/sheets/{name}.json", env!("CARGO_MANIFEST_DIR"));
-        let text = std::fs::read_to_string(path).expect("the fixture exists");
+        let text = fixtures::sheet(name);
         let mut group = c.benchmark_group(format!("import/{name}_sheet"));
         group.bench_function("datacomp_blob", |b| {
             b.iter(|| Blob::from_json(black_box(&text)).unwrap())
@@ -23,20 +25,8 @@ fn import(c: &mut Criterion) {
     }
 }
 
-/// 10,000 character sheets (the classic and the wizard, alternating) in one JSON array.
-fn ten_thousand_sheets() -> String {
-    let sheet = |name: &str| {
-        let path = format!("{}/fixtures/sheets/{name}.json", env!("CARGO_MANIFEST_DIR"));
-        std::fs::read_to_string(path).expect("the fixture exists")
-    };
-    let (classic, wizard) = (sheet("classic"), sheet("wizard"));
-    let sheets: Vec<&str> =
-        (0..10_000).map(|i| if i % 2 == 0 { &*classic } else { &*wizard }).collect();
-    format!("[{}]", sheets.join(","))
-}
-
 fn import_many(c: &mut Criterion) {
-    let text = ten_thousand_sheets();
+    let text = fixtures::ten_thousand_sheets();
     println!("import/10000_sheets: {} bytes of JSON", text.len());
     let mut group = c.benchmark_group("import/10000_sheets");
     group.sample_size(10);
@@ -56,7 +46,7 @@ fn import_many(c: &mut Criterion) {
 /// The same 10,000 sheets written back as JSON, beside `serde_json` writing the `Value` tree
 /// it parsed them into.
 fn export_many(c: &mut Criterion) {
-    let text = ten_thousand_sheets();
+    let text = fixtures::ten_thousand_sheets();
     let mut store = Store::new();
     store.import_json(&text, &ImportOptions::strict()).unwrap();
     let tree: serde_json::Value = serde_json::from_str(&text).unwrap();

@@ -455,8 +455,10 @@ impl Store {
     /// ```
     #[must_use]
     pub fn export_blob_json(&self, blob: BlobRef<'_>) -> String {
+        let mut tree = Tree::default();
+        self.export_tree(blob, &mut Vec::new(), &mut tree);
         let mut out = Vec::new();
-        self.export_node(blob, &mut Vec::new()).write_compact(&mut out);
+        tree.write_compact(&mut out);
         into_string(out)
     }
 
@@ -501,8 +503,10 @@ impl Store {
     /// ```
     #[must_use]
     pub fn export_blob_json_pretty(&self, blob: BlobRef<'_>) -> String {
+        let mut tree = Tree::default();
+        self.export_tree(blob, &mut Vec::new(), &mut tree);
         let mut out = Vec::new();
-        self.export_node(blob, &mut Vec::new()).write_pretty(0, &mut out);
+        tree.write_pretty(ROOT, 0, &mut out);
         into_string(out)
     }
 
@@ -554,47 +558,53 @@ impl Store {
         self.export_all(true)
     }
 
-    /// Every entity as a JSON array, one entity's tree at a time.
+    /// Every entity as a JSON array, one entity's tree at a time, in one tree kept between
+    /// entities: an export allocates per document, not per entity.
     fn export_all(&self, pretty: bool) -> String {
         let (open, separator, close): (&[u8], &[u8], &[u8]) =
             if pretty { (b"[\n  ", b",\n  ", b"\n]") } else { (b"[", b",", b"]") };
         // JSON takes about twice the bytes of the blobs; a guess that saves most regrowth
         // without a pass over every blob to measure them.
         let mut out = Vec::with_capacity(self.arena.len() * 4 * 2);
-        let mut segments = Vec::new();
+        let (mut segments, mut tree) = (Vec::new(), Tree::default());
         out.extend_from_slice(open);
         for (i, (_, blob)) in self.iter().enumerate() {
             if i > 0 {
                 out.extend_from_slice(separator);
             }
-            let node = self.export_node(blob, &mut segments);
+            self.export_tree(blob, &mut segments, &mut tree);
             if pretty {
-                node.write_pretty(1, &mut out);
+                tree.write_pretty(ROOT, 1, &mut out);
             } else {
-                node.write_compact(&mut out);
+                tree.write_compact(&mut out);
             }
         }
         out.extend_from_slice(close);
         into_string(out)
     }
 
-    /// The blob as a tree of objects, nested by the names this store knows for its keys.
-    /// `segments` is scratch space, kept between calls so that it is allocated once.
-    fn export_node<'a>(&'a self, blob: BlobRef<'a>, segments: &mut Vec<Cow<'a, str>>) -> Node<'a> {
-        let mut root = Vec::new();
+    /// Builds in `tree` the blob as a tree of objects, nested by the names this store knows
+    /// for its keys. `segments` is scratch space, kept between calls so that it is allocated
+    /// once.
+    fn export_tree<'a>(
+        &'a self,
+        blob: BlobRef<'a>,
+        segments: &mut Vec<Cow<'a, str>>,
+        tree: &mut Tree<'a>,
+    ) {
+        tree.clear();
         for (key, value) in blob {
             let placed = self.names.get(&key).is_some_and(|name| {
                 segments.clear();
                 // Borrowed from the name unless a segment holds an escape.
                 segments.extend(name.pointer.split('/').skip(1).map(unescape));
-                place(&mut root, segments, value)
+                tree.place(ROOT, segments, value)
             });
             if !placed {
                 // Unnamed, or its path runs through another key's value: at the top, by hash.
-                root.push((Cow::Owned(key.to_string()), Node::Leaf(value)));
+                tree.push_member(ROOT, Cow::Owned(key.to_string()), Some(value));
             }
         }
-        Node::Object(root)
     }
 }
 
@@ -620,28 +630,108 @@ pub(crate) fn unescape(segment: &str) -> Cow<'_, str> {
     }
 }
 
-/// An exported entity: objects keep the order their first member was met in.
-enum Node<'a> {
-    Leaf(Value<'a>),
-    Object(Vec<(Cow<'a, str>, Node<'a>)>),
+/// An exported entity, as one flat list of nodes: node [`ROOT`] is the entity's object, and
+/// each object's members are linked in the order they were met. Cleared, not freed, between
+/// entities.
+#[derive(Default)]
+struct Tree<'a> {
+    nodes: Vec<TreeNode<'a>>,
 }
+
+/// A member of an object: a value, or an object whose members start at `first`.
+struct TreeNode<'a> {
+    name: Cow<'a, str>,
+    leaf: Option<Value<'a>>,
+    /// The first and last members of an object; [`NO_NODE`] when it has none.
+    first: u32,
+    last: u32,
+    /// The next member of the same object; [`NO_NODE`] after the last.
+    next: u32,
+}
+
+/// The entity's own object in a [`Tree`].
+const ROOT: u32 = 0;
+/// No node: the end of a list of members.
+const NO_NODE: u32 = u32::MAX;
 
 /// The bytes an export wrote: JSON from `serde_json` and ASCII punctuation, so always UTF-8.
 fn into_string(bytes: Vec<u8>) -> String {
     String::from_utf8(bytes).unwrap_or_default()
 }
 
-impl Node<'_> {
-    fn write_compact(&self, out: &mut Vec<u8>) {
-        // Writing to a Vec cannot fail.
-        let _ = serde_json::to_writer(out, self);
+impl<'a> Tree<'a> {
+    /// Empties the tree down to the entity's object, with no members.
+    fn clear(&mut self) {
+        self.nodes.clear();
+        let root = TreeNode {
+            name: Cow::Borrowed(""),
+            leaf: None,
+            first: NO_NODE,
+            last: NO_NODE,
+            next: NO_NODE,
+        };
+        self.nodes.push(root);
     }
 
-    /// Writes the node as designers write fixtures: one member a line, indented two spaces a
+    /// The members of object `object`, in order.
+    fn members(&self, object: u32) -> impl Iterator<Item = u32> + '_ {
+        let first = self.nodes[object as usize].first;
+        std::iter::successors((first != NO_NODE).then_some(first), |&node| {
+            let next = self.nodes[node as usize].next;
+            (next != NO_NODE).then_some(next)
+        })
+    }
+
+    /// Adds a member (a value, or with `leaf` `None` an empty object) after the last member of
+    /// `object`, and returns it.
+    fn push_member(&mut self, object: u32, name: Cow<'a, str>, leaf: Option<Value<'a>>) -> u32 {
+        let node = self.nodes.len() as u32;
+        self.nodes.push(TreeNode { name, leaf, first: NO_NODE, last: NO_NODE, next: NO_NODE });
+        let parent = &mut self.nodes[object as usize];
+        let last = std::mem::replace(&mut parent.last, node);
+        if last == NO_NODE {
+            parent.first = node;
+        } else {
+            self.nodes[last as usize].next = node;
+        }
+        node
+    }
+
+    /// Puts `value` at the path `segments` under `object`, creating objects on the way.
+    /// Returns false, changing nothing, where the path meets a value or ends on an object.
+    fn place(&mut self, object: u32, segments: &[Cow<'a, str>], value: Value<'a>) -> bool {
+        let Some((segment, rest)) = segments.split_first() else {
+            return false;
+        };
+        let found = self.members(object).find(|&m| self.nodes[m as usize].name == *segment);
+        if rest.is_empty() {
+            if found.is_some() {
+                return false;
+            }
+            self.push_member(object, segment.clone(), Some(value));
+            return true;
+        }
+        match found {
+            Some(member) if self.nodes[member as usize].leaf.is_some() => false,
+            Some(member) => self.place(member, rest, value),
+            // Under a new, empty object the rest of the path meets nothing: placing succeeds.
+            None => {
+                let member = self.push_member(object, segment.clone(), None);
+                self.place(member, rest, value)
+            }
+        }
+    }
+
+    fn write_compact(&self, out: &mut Vec<u8>) {
+        // Writing to a Vec cannot fail.
+        let _ = serde_json::to_writer(out, &TreeRef { tree: self, node: ROOT });
+    }
+
+    /// Writes `node` as designers write fixtures: one member a line, indented two spaces a
     /// level, and float arrays on one line (`[12.0, 0.0, -40.5]`).
-    fn write_pretty(&self, depth: usize, out: &mut Vec<u8>) {
-        match self {
-            Node::Leaf(Value::Floats(floats)) => {
+    fn write_pretty(&self, node: u32, depth: usize, out: &mut Vec<u8>) {
+        match self.nodes[node as usize].leaf {
+            Some(Value::Floats(floats)) => {
                 out.push(b'[');
                 for (i, f) in floats.iter().enumerate() {
                     if i > 0 {
@@ -651,20 +741,52 @@ impl Node<'_> {
                 }
                 out.push(b']');
             }
-            Node::Leaf(_) => self.write_compact(out),
-            Node::Object(members) if members.is_empty() => out.extend_from_slice(b"{}"),
-            Node::Object(members) => {
+            Some(_) => write_leaf(out, &TreeRef { tree: self, node }),
+            None if self.members(node).next().is_none() => out.extend_from_slice(b"{}"),
+            None => {
                 out.push(b'{');
-                for (i, (name, node)) in members.iter().enumerate() {
+                for (i, member) in self.members(node).enumerate() {
                     out.extend_from_slice(if i == 0 { b"\n" } else { b",\n" });
                     push_indent(out, depth + 1);
-                    write_leaf(out, name);
+                    write_leaf(out, &self.nodes[member as usize].name);
                     out.extend_from_slice(b": ");
-                    node.write_pretty(depth + 1, out);
+                    self.write_pretty(member, depth + 1, out);
                 }
                 out.push(b'\n');
                 push_indent(out, depth);
                 out.push(b'}');
+            }
+        }
+    }
+}
+
+/// A node of a [`Tree`], to serialize.
+struct TreeRef<'t, 'a> {
+    tree: &'t Tree<'a>,
+    node: u32,
+}
+
+impl serde::Serialize for TreeRef<'_, '_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        match self.tree.nodes[self.node as usize].leaf {
+            Some(Value::Bool(b)) => serializer.serialize_bool(b),
+            Some(Value::Float(f)) => serializer.serialize_f32(f),
+            Some(Value::Str(s)) => serializer.serialize_str(s),
+            Some(Value::Floats(floats)) => {
+                let mut seq = serializer.serialize_seq(Some(floats.len()))?;
+                for f in floats {
+                    seq.serialize_element(f)?;
+                }
+                seq.end()
+            }
+            None => {
+                let mut map = serializer.serialize_map(None)?;
+                for member in self.tree.members(self.node) {
+                    let name = &self.tree.nodes[member as usize].name;
+                    map.serialize_entry(name, &TreeRef { tree: self.tree, node: member })?;
+                }
+                map.end()
             }
         }
     }
@@ -679,65 +801,6 @@ fn write_leaf<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
 fn push_indent(out: &mut Vec<u8>, depth: usize) {
     for _ in 0..depth {
         out.extend_from_slice(b"  ");
-    }
-}
-
-/// Puts `value` at the path `segments` under `object`, creating objects on the way. Returns
-/// false, changing nothing, where the path meets a value or ends on an object.
-fn place<'a>(
-    object: &mut Vec<(Cow<'a, str>, Node<'a>)>,
-    segments: &[Cow<'a, str>],
-    value: Value<'a>,
-) -> bool {
-    let Some((segment, rest)) = segments.split_first() else {
-        return false;
-    };
-    let position = object.iter().position(|(name, _)| name == segment);
-    if rest.is_empty() {
-        if position.is_some() {
-            return false;
-        }
-        object.push((segment.clone(), Node::Leaf(value)));
-        return true;
-    }
-    let index = position.unwrap_or_else(|| {
-        object.push((segment.clone(), Node::Object(Vec::new())));
-        object.len() - 1
-    });
-    match &mut object[index].1 {
-        Node::Object(inner) => {
-            let placed = place(inner, rest, value);
-            if !placed && inner.is_empty() {
-                object.remove(index);
-            }
-            placed
-        }
-        Node::Leaf(_) => false,
-    }
-}
-
-impl serde::Serialize for Node<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::{SerializeMap, SerializeSeq};
-        match self {
-            Node::Leaf(Value::Bool(b)) => serializer.serialize_bool(*b),
-            Node::Leaf(Value::Float(f)) => serializer.serialize_f32(*f),
-            Node::Leaf(Value::Str(s)) => serializer.serialize_str(s),
-            Node::Leaf(Value::Floats(floats)) => {
-                let mut seq = serializer.serialize_seq(Some(floats.len()))?;
-                for f in *floats {
-                    seq.serialize_element(f)?;
-                }
-                seq.end()
-            }
-            Node::Object(members) => {
-                let mut map = serializer.serialize_map(Some(members.len()))?;
-                for (name, node) in members {
-                    map.serialize_entry(name, node)?;
-                }
-                map.end()
-            }
-        }
     }
 }
 
