@@ -16,7 +16,7 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 use crate::blob::{layout, patch};
 use crate::handle_map::{RawHandleMap, RawHeader};
 use crate::save::{
-    DELTA, decode_names, encode_names, file_len, parse, save_atomically, write_file,
+    DELTA, decode_names, encode_names, file_len, names_len, parse, save_atomically, write_file,
 };
 use crate::store::{KeyName, STORE_TYPE_ID, Span};
 use crate::{Blob, Error, HandleMap, Id, Key, LoadError, Store};
@@ -416,7 +416,7 @@ impl StorePatch {
             self.slots.as_bytes().len(),
             self.meta.as_bytes().len(),
             self.entities.len() * 4,
-            self.names.as_ref().map_or(0, |names| encode_names(names).len()),
+            self.names.as_ref().map_or(0, names_len),
         ])
     }
 

@@ -131,7 +131,8 @@ pub(crate) fn write_file<const N: usize>(
     Ok(())
 }
 
-/// Bytes of a file of `kind` with sections of these lengths.
+/// Bytes of a file whose sections have these lengths: the header, the table, and each
+/// section padded to 8.
 pub(crate) fn file_len<const N: usize>(section_lens: [usize; N]) -> usize {
     let head = size_of::<FileHeader>() + N * size_of::<SectionEntry>();
     head.next_multiple_of(ALIGN)
@@ -343,7 +344,7 @@ pub(crate) fn encode_names(names: &BTreeMap<Key, KeyName>) -> Vec<u8> {
 }
 
 /// Bytes of the key-name section of `names`.
-fn names_len(names: &BTreeMap<Key, KeyName>) -> usize {
+pub(crate) fn names_len(names: &BTreeMap<Key, KeyName>) -> usize {
     if names.is_empty() {
         0
     } else {
