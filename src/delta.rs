@@ -138,7 +138,7 @@ impl Store {
         for (id, blob) in target.iter() {
             let words = blob.as_words();
             match base.get(id) {
-                Some(old) if old.as_bytes() == blob.as_bytes() || old.same_entries(blob) => {}
+                Some(old) if old == blob => {}
                 Some(old) => {
                     push_record_head(&mut entities, id, CHANGED, 0);
                     let start = entities.len();

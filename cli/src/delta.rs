@@ -8,12 +8,7 @@ use datacomp::{Blob, BlobRef, Error, Id, Key, Patch, Side, Store, StorePatch};
 use serde_json::json;
 
 use crate::files::{load, save};
-use crate::output::{Bytes, Failure, value_json};
-
-/// A key's name in the first store that knows it, else its hash (`#1a2b3c4d`).
-fn name(stores: &[&Store], key: Key) -> String {
-    stores.iter().find_map(|s| s.key_name(key)).map_or_else(|| key.to_string(), str::to_owned)
-}
+use crate::output::{Bytes, Failure, key_name as name, value_json};
 
 /// Entries as a JSON object by key name (sorted).
 fn entries_by_name(
@@ -134,7 +129,7 @@ pub fn merge(
             }
             continue;
         };
-        if new.as_bytes() == old.as_bytes() || Patch::between(old, new).is_empty() {
+        if new == old {
             continue;
         }
         let Some(mine) = merged.get(id).map(BlobRef::to_blob) else {

@@ -123,7 +123,7 @@ fn file_json(path: &Path, info: &save::FileInfo, store: &Store) -> serde_json::V
 
 /// A key's name in `store`, else its hash (`#1a2b3c4d`).
 fn key_name(store: &Store, key: datacomp::Key) -> String {
-    store.key_name(key).map_or_else(|| key.to_string(), str::to_owned)
+    crate::output::key_name(&[store], key)
 }
 
 /// One line per entry: name, type, value.

@@ -3,7 +3,7 @@
 use std::fmt::{self, Display};
 use std::io;
 
-use datacomp::Value;
+use datacomp::{Key, Store, Value};
 
 /// Why a command failed.
 #[derive(Debug)]
@@ -94,6 +94,11 @@ fn float_json(x: f32) -> serde_json::Value {
         .ok()
         .and_then(serde_json::Number::from_f64)
         .map_or(serde_json::Value::Null, serde_json::Value::Number)
+}
+
+/// A key's name in the first store that knows it, else its hash (`#1a2b3c4d`).
+pub fn key_name(stores: &[&Store], key: Key) -> String {
+    stores.iter().find_map(|s| s.key_name(key)).map_or_else(|| key.to_string(), str::to_owned)
 }
 
 /// A ratio as a percentage with one decimal; 0 of 0 is 0.
