@@ -12,11 +12,14 @@ compile_error!(
 );
 
 pub mod blob;
+mod column;
+mod cursor;
 mod delta;
 mod error;
 pub mod handle_map;
 mod json;
 mod key;
+mod query;
 pub mod save;
 mod store;
 mod value;
@@ -25,6 +28,7 @@ pub use blob::{
     Blob, BlobRef, Conflict, Conflicts, Iter as BlobIter, Keys as BlobKeys, MAX_BYTES, Patch,
     PatchTarget, RegionKind, Side,
 };
+pub use cursor::KeyCursor;
 pub use delta::StorePatch;
 pub use error::{BlobError, Error, HandleError, KeyCollision, LoadError, PatchError};
 pub use handle_map::{
@@ -33,6 +37,7 @@ pub use handle_map::{
 };
 pub use json::{ImportOptions, ImportReport, JsonError, JsonErrorKind};
 pub use key::Key;
+pub use query::{Query, QueryError, QueryErrorKind};
 pub use save::StoreView;
 pub use store::{BlobMut, Store, StoreStats};
 pub use value::{AsValue, OwnedValue, Value, ValueType};

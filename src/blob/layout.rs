@@ -156,6 +156,18 @@ pub(crate) fn lookup(w: &[u32], key: Key) -> Option<(u8, u32)> {
     Some((tags.as_bytes()[i], values[i]))
 }
 
+/// As [`lookup`], trying position `hint` first (one load, one compare) and scanning only when
+/// `key` is not there; also returns the position where `key` was found. Any `hint` is safe: a
+/// stale or out-of-range one costs the scan, never a wrong entry, since keys are unique.
+#[inline]
+pub(crate) fn lookup_from(w: &[u32], key: Key, hint: usize) -> Option<(u8, u32, usize)> {
+    let n = len(w);
+    let (keys, rest) = w[HEADER_WORDS..].split_at(n);
+    let (tags, values) = rest.split_at(n.div_ceil(4));
+    let i = if keys.get(hint) == Some(&key.raw()) { hint } else { position(keys, key.raw())? };
+    Some((tags.as_bytes()[i], values[i], i))
+}
+
 /// The payload block of entry `i`, as (byte offset, bytes), if its value has one.
 fn block(w: &[u32], i: usize) -> Option<(usize, usize)> {
     let ty = tag(w, i);

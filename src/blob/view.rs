@@ -56,32 +56,62 @@ impl<'a> BlobRef<'a> {
     #[inline]
     #[must_use]
     pub fn get(self, key: impl Into<Key>) -> Option<Value<'a>> {
-        let (tag, raw) = layout::lookup(self.words, key.into())?;
-        Some(layout::decode(self.words, tag, raw))
+        self.value_of(layout::lookup(self.words, key.into()))
     }
 
     /// The boolean at `key`; `None` if it is missing or of another type.
     #[must_use]
     pub fn get_bool(self, key: impl Into<Key>) -> Option<bool> {
-        match layout::lookup(self.words, key.into())? {
-            (tag, raw) if tag == ValueType::Bool as u8 => Some(raw != 0),
-            _ => None,
-        }
+        Self::bool_of(layout::lookup(self.words, key.into()))
     }
 
     /// The float at `key`; `None` if it is missing or of another type.
     #[must_use]
     pub fn get_float(self, key: impl Into<Key>) -> Option<f32> {
-        match layout::lookup(self.words, key.into())? {
-            (tag, raw) if tag == ValueType::Float as u8 => Some(f32::from_bits(raw)),
-            _ => None,
-        }
+        Self::float_of(layout::lookup(self.words, key.into()))
     }
 
     /// The string at `key`; `None` if it is missing or of another type.
     #[must_use]
     pub fn get_str(self, key: impl Into<Key>) -> Option<&'a str> {
-        match layout::lookup(self.words, key.into())? {
+        self.str_of(layout::lookup(self.words, key.into()))
+    }
+
+    /// The float array at `key`, borrowed from the blob; `None` if it is missing or of
+    /// another type.
+    #[must_use]
+    pub fn get_floats(self, key: impl Into<Key>) -> Option<&'a [f32]> {
+        self.floats_of(layout::lookup(self.words, key.into()))
+    }
+
+    // The typed reads of an entry found by a lookup, as `(tag, header value)`: shared by the
+    // getters above and by `KeyCursor`, which finds entries its own way.
+
+    #[inline]
+    pub(crate) fn value_of(self, found: Option<(u8, u32)>) -> Option<Value<'a>> {
+        let (tag, raw) = found?;
+        Some(layout::decode(self.words, tag, raw))
+    }
+
+    #[inline]
+    pub(crate) fn bool_of(found: Option<(u8, u32)>) -> Option<bool> {
+        match found? {
+            (tag, raw) if tag == ValueType::Bool as u8 => Some(raw != 0),
+            _ => None,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn float_of(found: Option<(u8, u32)>) -> Option<f32> {
+        match found? {
+            (tag, raw) if tag == ValueType::Float as u8 => Some(f32::from_bits(raw)),
+            _ => None,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn str_of(self, found: Option<(u8, u32)>) -> Option<&'a str> {
+        match found? {
             (tag, raw) if tag == ValueType::Str as u8 => {
                 layout::decode(self.words, tag, raw).as_str()
             }
@@ -89,11 +119,9 @@ impl<'a> BlobRef<'a> {
         }
     }
 
-    /// The float array at `key`, borrowed from the blob; `None` if it is missing or of
-    /// another type.
-    #[must_use]
-    pub fn get_floats(self, key: impl Into<Key>) -> Option<&'a [f32]> {
-        match layout::lookup(self.words, key.into())? {
+    #[inline]
+    pub(crate) fn floats_of(self, found: Option<(u8, u32)>) -> Option<&'a [f32]> {
+        match found? {
             (tag, raw) if tag == ValueType::Floats as u8 => {
                 layout::decode(self.words, tag, raw).as_floats()
             }

@@ -1,0 +1,244 @@
+//! [`KeyCursor`]: one key read from many blobs, remembering where it last found it.
+
+use std::cell::Cell;
+use std::fmt;
+
+use crate::blob::layout;
+use crate::{BlobRef, Key, Value};
+
+/// A key that remembers its position in the last blob it was found in, and tries that position
+/// first in the next: inline caching, as JavaScript engines do for object shapes.
+///
+/// Entities made from the same fixture share a key layout, so a system that reads the same key
+/// from every entity each frame finds it at the same position almost every time. A read then
+/// costs one load and one compare before the value is read; only a miss (another layout, or a
+/// blob edited since) scans the key array, and moves the cursor to where the key is now.
+///
+/// The remembered position is a hint, never trusted: the key stored there is compared with the
+/// cursor's, and keys in a blob are unique, so a stale position costs a scan and can never
+/// give another key's value. Reads take `&self` (the position is a [`Cell`]), so a cursor
+/// serves inside iterator closures; a cursor is not `Sync`, so each thread needs its own
+/// (clone one).
+///
+/// ```text
+///  cursor { key: stats.health, at: 3 }
+///                                    ▼ one compare: keys[3] == stats.health?
+///  blob   │ n │pstart│ k0 │ k1 │ k2 │ k3 │ ... │ tags │ values │   yes: tags[3], values[3]
+///                                                                 no: scan, then at = where found
+/// ```
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{Blob, KeyCursor};
+///
+/// let sheets: Vec<Blob> = (0..100)
+///     .map(|i| [("stats.mana", 10.0), ("stats.health", i as f32)].into_iter().collect())
+///     .collect();
+/// let health = KeyCursor::new("stats.health");
+/// let total: f32 = sheets.iter().filter_map(|s| health.get_float(s)).sum();
+/// assert_eq!(total, 4950.0);
+/// assert_eq!(health.position(), 1); // found at entry 1 of the first sheet, then hit every time
+/// ```
+#[derive(Clone)]
+pub struct KeyCursor {
+    key: Key,
+    /// Where `key` was last found: a hint, checked on every read.
+    at: Cell<u32>,
+}
+
+impl KeyCursor {
+    /// A cursor for `key` (a [`Key`], or a dotted path that is hashed once, here), with no
+    /// position yet: its first read scans.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Key, KeyCursor};
+    ///
+    /// assert_eq!(KeyCursor::new("stats.health").key(), Key::parse("stats.health"));
+    /// ```
+    #[must_use]
+    pub fn new(key: impl Into<Key>) -> KeyCursor {
+        KeyCursor { key: key.into(), at: Cell::new(0) }
+    }
+
+    /// The key this cursor reads.
+    #[must_use]
+    pub fn key(&self) -> Key {
+        self.key
+    }
+
+    /// The entry position the next read tries first: where the key was last found.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, KeyCursor};
+    ///
+    /// let sheet: Blob = [("a", 1.0), ("b", 2.0), ("c", 3.0)].into_iter().collect();
+    /// let c = KeyCursor::new("c");
+    /// assert_eq!(c.position(), 0);
+    /// assert_eq!(c.get_float(&sheet), Some(3.0));
+    /// assert_eq!(c.position(), 2);
+    /// ```
+    #[must_use]
+    pub fn position(&self) -> usize {
+        self.at.get() as usize
+    }
+
+    /// The entry of `self.key()` in `blob` as (tag, header value), trying the remembered
+    /// position first and remembering where it was found.
+    #[inline]
+    fn find(&self, blob: BlobRef<'_>) -> Option<(u8, u32)> {
+        let (tag, raw, at) = layout::lookup_from(blob.as_words(), self.key, self.position())?;
+        // A blob holds at most 2^30 entries (4 GiB of 4-byte keys), so `at` fits.
+        self.at.set(at as u32);
+        Some((tag, raw))
+    }
+
+    /// The value at this cursor's key in `blob`, if it has one. As
+    /// [`BlobRef::get`], but trying the remembered position first.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, KeyCursor, Value};
+    ///
+    /// let sheet: Blob = [("name", "Orc")].into_iter().collect();
+    /// assert_eq!(KeyCursor::new("name").get(&sheet), Some(Value::Str("Orc")));
+    /// assert_eq!(KeyCursor::new("title").get(&sheet), None);
+    /// ```
+    #[inline]
+    #[must_use]
+    pub fn get<'a>(&self, blob: impl Into<BlobRef<'a>>) -> Option<Value<'a>> {
+        let blob = blob.into();
+        blob.value_of(self.find(blob))
+    }
+
+    /// The boolean at this cursor's key in `blob`; `None` if it is missing or of another
+    /// type.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, KeyCursor};
+    ///
+    /// let sheet: Blob = [("poisoned", true)].into_iter().collect();
+    /// assert_eq!(KeyCursor::new("poisoned").get_bool(&sheet), Some(true));
+    /// ```
+    #[inline]
+    #[must_use]
+    pub fn get_bool<'a>(&self, blob: impl Into<BlobRef<'a>>) -> Option<bool> {
+        BlobRef::bool_of(self.find(blob.into()))
+    }
+
+    /// The float at this cursor's key in `blob`; `None` if it is missing or of another type.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, KeyCursor, Store};
+    ///
+    /// let mut world = Store::new();
+    /// let orc = world.insert(&[("stats.health", 30.0)].into_iter().collect::<Blob>());
+    /// let health = KeyCursor::new("stats.health");
+    /// assert_eq!(health.get_float(world.get(orc).unwrap()), Some(30.0));
+    /// ```
+    #[inline]
+    #[must_use]
+    pub fn get_float<'a>(&self, blob: impl Into<BlobRef<'a>>) -> Option<f32> {
+        BlobRef::float_of(self.find(blob.into()))
+    }
+
+    /// The string at this cursor's key in `blob`; `None` if it is missing or of another type.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, KeyCursor};
+    ///
+    /// let sheet: Blob = [("name", "Orc")].into_iter().collect();
+    /// assert_eq!(KeyCursor::new("name").get_str(&sheet), Some("Orc"));
+    /// ```
+    #[inline]
+    #[must_use]
+    pub fn get_str<'a>(&self, blob: impl Into<BlobRef<'a>>) -> Option<&'a str> {
+        let blob = blob.into();
+        blob.str_of(self.find(blob))
+    }
+
+    /// The float array at this cursor's key in `blob`, borrowed from it; `None` if it is
+    /// missing or of another type.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, KeyCursor};
+    ///
+    /// let mut sheet = Blob::new();
+    /// sheet.set("position", [1.0, 2.0]);
+    /// assert_eq!(KeyCursor::new("position").get_floats(&sheet), Some(&[1.0, 2.0][..]));
+    /// ```
+    #[inline]
+    #[must_use]
+    pub fn get_floats<'a>(&self, blob: impl Into<BlobRef<'a>>) -> Option<&'a [f32]> {
+        let blob = blob.into();
+        blob.floats_of(self.find(blob))
+    }
+
+    /// Whether `blob` has a value at this cursor's key.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, KeyCursor};
+    ///
+    /// let sheet: Blob = [("gold", 10.0)].into_iter().collect();
+    /// assert!(KeyCursor::new("gold").contains_key(&sheet));
+    /// ```
+    #[inline]
+    #[must_use]
+    pub fn contains_key<'a>(&self, blob: impl Into<BlobRef<'a>>) -> bool {
+        self.find(blob.into()).is_some()
+    }
+}
+
+impl fmt::Debug for KeyCursor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KeyCursor").field("key", &self.key).field("at", &self.at.get()).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Blob;
+
+    #[test]
+    fn a_stale_position_costs_a_scan_never_a_wrong_value() {
+        let mut sheet: Blob = [("a", 1.0), ("b", 2.0), ("c", 3.0)].into_iter().collect();
+        let c = KeyCursor::new("c");
+        assert_eq!(c.get_float(&sheet), Some(3.0));
+        assert_eq!(c.position(), 2);
+        // "a" removed: "c" moves to position 1, and position 2 is past the key array.
+        sheet.remove("a");
+        assert_eq!(c.get_float(&sheet), Some(3.0));
+        assert_eq!(c.position(), 1);
+        // "c" removed: position 1 now holds "b", which must not be returned.
+        sheet.remove("c");
+        assert_eq!(c.get_float(&sheet), None);
+        assert_eq!(c.get(&sheet), None);
+        assert_eq!(c.position(), 1, "a miss keeps the last position");
+        sheet.set("c", "now a string");
+        assert_eq!(c.get_float(&sheet), None, "wrong type");
+        assert_eq!(c.get_str(&sheet), Some("now a string"));
+    }
+
+    #[test]
+    fn the_empty_blob_has_no_position_to_try() {
+        let c = KeyCursor::new("x");
+        assert_eq!(c.get(&Blob::new()), None);
+        assert!(!c.contains_key(&Blob::new()));
+    }
+}

@@ -1,0 +1,678 @@
+//! [`Query`]: a small filter language over entities' keys, run over a [`Store`] or a
+//! [`StoreView`] with one [`KeyCursor`] per test.
+//!
+//! ```text
+//! query   := or
+//! or      := and ('or' and)*
+//! and     := unary ('and' unary)*
+//! unary   := 'not' unary | primary
+//! primary := '(' query ')' | 'has' KEY | KEY | KEY op literal
+//! op      := '<' | '<=' | '>' | '>=' | '==' | '!='
+//! literal := number | "string" | 'true' | 'false'
+//! ```
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::{BlobRef, Id, Key, KeyCursor, Store, StoreView};
+
+/// A filter over an entity's keys, parsed once and run over many entities.
+///
+/// | form | holds for an entity that |
+/// |---|---|
+/// | `status_effects.poisoned` | holds the boolean `true` at that key |
+/// | `has name` | has the key, whatever its type |
+/// | `stats.health < 20` (and `<=`, `>`, `>=`, `==`, `!=`) | holds a float there that compares so with 20 |
+/// | `name == "Orc"`, `name != "Orc"` | holds a string there, equal (or not) to `Orc` |
+/// | `flying == true`, `flying != false` | holds a boolean there, equal (or not) to the literal |
+/// | `a and b`, `a or b`, `not a`, `( ... )` | as in logic; `not` binds tightest, then `and`, then `or` |
+///
+/// A comparison holds only if the key holds a value of the literal's type: `health != 0` is
+/// false for an entity without `health`, while `not health == 0` is true for it. Floats compare
+/// as IEEE 754 `f32`s (a NaN equals nothing). Numbers are read as Rust reads an `f32`
+/// (`20`, `-1.5`, `2e3`).
+///
+/// A KEY is a dotted path (`stats.health`), a JSON Pointer (`/a.b/c`, for member names that
+/// contain dots) or a raw hash (`#1a2b3c4d`); it runs to the next space or one of `( ) < > = !
+/// "`, and the words `and`, `or`, `not`, `has`, `true` and `false` are not keys (write a key
+/// named so as a pointer: `/not`). Strings are in double quotes, with `\"` and `\\` as the only
+/// escapes.
+///
+/// Parsing takes time linear in the text and nests at most [`Query::MAX_DEPTH`] parentheses and
+/// `not`s. Each test reads its key with its own [`KeyCursor`], so a query over entities that
+/// share a layout costs about one compare per key per entity to find its keys. A query holds
+/// cursors, whose remembered positions change as it runs: it is not `Sync`; clone it for each
+/// thread.
+///
+/// # Errors
+///
+/// [`Query::parse`] says where the text went wrong: [`QueryError`] has the 1-based column (in
+/// characters) and what was expected there.
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{Blob, Query, Store};
+///
+/// let mut world = Store::new();
+/// let mut orc = Blob::new();
+/// orc.set("name", "Orc");
+/// orc.set("stats.health", 12.0);
+/// orc.set("status_effects.poisoned", true);
+/// let orc = world.insert(&orc);
+/// world.insert(&[("name", "Elf"), ("title", "Queen")].into_iter().collect::<Blob>());
+///
+/// let query = Query::parse("status_effects.poisoned and stats.health < 20")?;
+/// let found: Vec<_> = world.query(&query).map(|(id, _)| id).collect();
+/// assert_eq!(found, [orc]);
+///
+/// let err = Query::parse("stats.health < twenty").unwrap_err();
+/// assert_eq!(err.to_string(), "column 16: expected a number, found 'twenty'");
+/// # Ok::<(), datacomp::QueryError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Query {
+    // INVARIANT: nests at most `MAX_DEPTH` `And`/`Or`/`Not` levels per parenthesis or `not`, so
+    // evaluating and dropping it recurse a bounded depth.
+    root: Expr,
+}
+
+#[derive(Clone, Debug)]
+enum Expr {
+    /// Every one holds (two or more).
+    And(Vec<Expr>),
+    /// One holds (two or more).
+    Or(Vec<Expr>),
+    Not(Box<Expr>),
+    Test(KeyCursor, Test),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Test {
+    /// A bare key: it holds `true`.
+    IsTrue,
+    /// `has KEY`.
+    Has,
+    Float(Cmp, f32),
+    Bool {
+        value: bool,
+        equal: bool,
+    },
+    Str {
+        value: String,
+        equal: bool,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cmp {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+}
+
+impl Cmp {
+    fn holds(self, a: f32, b: f32) -> bool {
+        match self {
+            Cmp::Lt => a < b,
+            Cmp::Le => a <= b,
+            Cmp::Gt => a > b,
+            Cmp::Ge => a >= b,
+            Cmp::Eq => a == b,
+            Cmp::Ne => a != b,
+        }
+    }
+
+    fn is_equality(self) -> bool {
+        matches!(self, Cmp::Eq | Cmp::Ne)
+    }
+}
+
+impl Expr {
+    fn matches(&self, blob: BlobRef<'_>) -> bool {
+        match self {
+            Expr::And(all) => all.iter().all(|e| e.matches(blob)),
+            Expr::Or(any) => any.iter().any(|e| e.matches(blob)),
+            Expr::Not(e) => !e.matches(blob),
+            Expr::Test(cursor, test) => match test {
+                Test::IsTrue => cursor.get_bool(blob) == Some(true),
+                Test::Has => cursor.contains_key(blob),
+                Test::Float(cmp, x) => cursor.get_float(blob).is_some_and(|v| cmp.holds(v, *x)),
+                Test::Bool { value, equal } => {
+                    cursor.get_bool(blob).is_some_and(|v| (v == *value) == *equal)
+                }
+                Test::Str { value, equal } => {
+                    cursor.get_str(blob).is_some_and(|v| (v == value) == *equal)
+                }
+            },
+        }
+    }
+}
+
+impl Query {
+    /// The deepest nesting of parentheses and `not`s a query may have. Real filters use a
+    /// handful; the limit keeps parsing and evaluation from recursing without bound.
+    pub const MAX_DEPTH: usize = 64;
+
+    /// Parses `text` as a filter (see [`Query`] for the language).
+    ///
+    /// # Errors
+    ///
+    /// A [`QueryError`] with the 1-based column of the first problem and what was expected
+    /// there.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Query, QueryErrorKind};
+    ///
+    /// assert!(Query::parse(r#"name == "Orc" or not (has title)"#).is_ok());
+    /// let err = Query::parse("(stats.health > 3").unwrap_err();
+    /// assert_eq!(err.column(), 18);
+    /// assert_eq!(err.to_string(), "column 18: expected 'and', 'or' or ')', found end of query");
+    /// ```
+    pub fn parse(text: &str) -> Result<Query, QueryError> {
+        let mut parser = Parser { lexer: Lexer { text, pos: 0 }, at: 0, tok: Tok::End, depth: 0 };
+        parser.advance()?;
+        let root = parser.or()?;
+        if parser.tok != Tok::End {
+            return Err(parser.expected("'and', 'or' or the end of the query"));
+        }
+        Ok(Query { root })
+    }
+
+    /// Whether `blob` passes this filter.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, Query};
+    ///
+    /// let sheet: Blob = [("stats.health", 12.0)].into_iter().collect();
+    /// assert!(Query::parse("stats.health <= 12")?.matches(&sheet));
+    /// assert!(!Query::parse("stats.health != 12")?.matches(&sheet));
+    /// # Ok::<(), datacomp::QueryError>(())
+    /// ```
+    #[must_use]
+    pub fn matches<'a>(&self, blob: impl Into<BlobRef<'a>>) -> bool {
+        self.root.matches(blob.into())
+    }
+}
+
+impl FromStr for Query {
+    type Err = QueryError;
+
+    /// As [`Query::parse`].
+    fn from_str(text: &str) -> Result<Query, QueryError> {
+        Query::parse(text)
+    }
+}
+
+/// Queries over a [`Store`].
+impl Store {
+    /// The entities that pass `query`, with their blobs, in dense order.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, Query, Store};
+    ///
+    /// let mut world = Store::new();
+    /// let orc = world.insert(&[("name", "Orc")].into_iter().collect::<Blob>());
+    /// world.insert(&[("name", "Elf")].into_iter().collect::<Blob>());
+    /// let orcs = Query::parse(r#"name == "Orc""#)?;
+    /// assert_eq!(world.query(&orcs).map(|(id, _)| id).collect::<Vec<_>>(), [orc]);
+    /// # Ok::<(), datacomp::QueryError>(())
+    /// ```
+    pub fn query<'s>(&'s self, query: &'s Query) -> impl Iterator<Item = (Id, BlobRef<'s>)> + 's {
+        self.iter().filter(|(_, blob)| query.matches(*blob))
+    }
+}
+
+/// Queries over a [`StoreView`].
+impl<'a> StoreView<'a> {
+    /// The entities of the saved store that pass `query`, with their blobs, in the saved
+    /// dense order. As [`Store::query`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, Query, Store, StoreView};
+    ///
+    /// let mut world = Store::new();
+    /// let orc = world.insert(&[("stats.health", 5.0)].into_iter().collect::<Blob>());
+    /// let bytes = world.to_bytes();
+    /// let view = StoreView::new(&bytes)?;
+    /// let weak = Query::parse("stats.health < 10")?;
+    /// assert_eq!(view.query(&weak).map(|(id, _)| id).collect::<Vec<_>>(), [orc]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn query<'s>(&'s self, query: &'s Query) -> impl Iterator<Item = (Id, BlobRef<'a>)> + 's {
+        self.iter().filter(|(_, blob)| query.matches(*blob))
+    }
+}
+
+/// Why a query's text does not parse: where (the 1-based column, in characters) and what.
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{Query, QueryErrorKind};
+///
+/// let err = Query::parse("has").unwrap_err();
+/// assert_eq!(err.column(), 4);
+/// assert!(matches!(err.kind(), QueryErrorKind::Expected { expected: "a key", .. }));
+/// assert_eq!(err.to_string(), "column 4: expected a key, found end of query");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QueryError {
+    column: usize,
+    kind: QueryErrorKind,
+}
+
+/// The kinds of [`QueryError`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum QueryErrorKind {
+    /// A token that cannot stand where it is.
+    Expected {
+        /// What could have stood there.
+        expected: &'static str,
+        /// What did, as the message shows it (long text cut short).
+        found: String,
+    },
+    /// Parentheses and `not`s nested deeper than [`Query::MAX_DEPTH`].
+    TooDeep {
+        /// [`Query::MAX_DEPTH`].
+        limit: usize,
+    },
+    /// A string with no closing quote.
+    UnterminatedString,
+    /// A backslash in a string followed by something other than `"` or `\`.
+    BadEscape {
+        /// The character after the backslash.
+        escape: char,
+    },
+    /// `#` followed by something other than 8 hex digits.
+    BadHash {
+        /// The key as written (long text cut short).
+        key: String,
+    },
+}
+
+impl QueryError {
+    /// The 1-based column, in characters, where the problem starts.
+    #[must_use]
+    pub fn column(&self) -> usize {
+        self.column
+    }
+
+    /// What the problem is.
+    #[must_use]
+    pub fn kind(&self) -> &QueryErrorKind {
+        &self.kind
+    }
+}
+
+impl fmt::Display for QueryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "column {}: ", self.column)?;
+        match &self.kind {
+            QueryErrorKind::Expected { expected, found } => {
+                write!(f, "expected {expected}, found {found}")
+            }
+            QueryErrorKind::TooDeep { limit } => {
+                write!(f, "parentheses and 'not's nest deeper than {limit} levels")
+            }
+            QueryErrorKind::UnterminatedString => f.write_str("the string has no closing quote"),
+            QueryErrorKind::BadEscape { escape } => {
+                write!(f, "unknown escape '\\{escape}' (a string knows only \\\" and \\\\)")
+            }
+            QueryErrorKind::BadHash { key } => {
+                write!(f, "bad key '{key}': a raw key is # and 8 hex digits, as in #1a2b3c4d")
+            }
+        }
+    }
+}
+
+impl std::error::Error for QueryError {}
+
+/// At most this many characters of the query are quoted in an error.
+const QUOTE_CHARS: usize = 24;
+
+/// `text`, cut to [`QUOTE_CHARS`] characters with `...` if it is longer.
+fn quote(text: &str) -> String {
+    match text.char_indices().nth(QUOTE_CHARS) {
+        Some((end, _)) => format!("{}...", &text[..end]),
+        None => text.to_owned(),
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Tok<'q> {
+    LParen,
+    RParen,
+    Op(Cmp),
+    /// A string literal's text between its quotes, escapes not yet undone.
+    Str(&'q str),
+    /// A key, a keyword or a number.
+    Word(&'q str),
+    End,
+}
+
+impl Tok<'_> {
+    /// The token as an error message names it.
+    fn describe(self) -> String {
+        let op = |cmp| match cmp {
+            Cmp::Lt => "<",
+            Cmp::Le => "<=",
+            Cmp::Gt => ">",
+            Cmp::Ge => ">=",
+            Cmp::Eq => "==",
+            Cmp::Ne => "!=",
+        };
+        match self {
+            Tok::LParen => "'('".to_owned(),
+            Tok::RParen => "')'".to_owned(),
+            Tok::Op(cmp) => format!("'{}'", op(cmp)),
+            Tok::Str(s) => format!("\"{}\"", quote(s)),
+            Tok::Word(w) => format!("'{}'", quote(w)),
+            Tok::End => "end of query".to_owned(),
+        }
+    }
+}
+
+/// Characters that end a word.
+fn is_delimiter(c: char) -> bool {
+    c.is_whitespace() || matches!(c, '(' | ')' | '<' | '>' | '=' | '!' | '"')
+}
+
+const KEYWORDS: [&str; 6] = ["and", "or", "not", "has", "true", "false"];
+
+struct Lexer<'q> {
+    text: &'q str,
+    /// Byte offset of the next character.
+    pos: usize,
+}
+
+impl<'q> Lexer<'q> {
+    /// The 1-based character column of byte offset `at`.
+    fn column(&self, at: usize) -> usize {
+        self.text[..at].chars().count() + 1
+    }
+
+    fn error(&self, at: usize, kind: QueryErrorKind) -> QueryError {
+        QueryError { column: self.column(at), kind }
+    }
+
+    /// The next token and the byte offset where it starts.
+    fn next(&mut self) -> Result<(usize, Tok<'q>), QueryError> {
+        let rest = &self.text[self.pos..];
+        let trimmed = rest.trim_start();
+        let start = self.pos + (rest.len() - trimmed.len());
+        let mut chars = trimmed.chars();
+        let Some(first) = chars.next() else {
+            self.pos = start;
+            return Ok((start, Tok::End));
+        };
+        let second = chars.next();
+        let (tok, len) = match (first, second) {
+            ('(', _) => (Tok::LParen, 1),
+            (')', _) => (Tok::RParen, 1),
+            ('<', Some('=')) => (Tok::Op(Cmp::Le), 2),
+            ('<', _) => (Tok::Op(Cmp::Lt), 1),
+            ('>', Some('=')) => (Tok::Op(Cmp::Ge), 2),
+            ('>', _) => (Tok::Op(Cmp::Gt), 1),
+            ('=', Some('=')) => (Tok::Op(Cmp::Eq), 2),
+            ('!', Some('=')) => (Tok::Op(Cmp::Ne), 2),
+            ('=' | '!', _) => {
+                let found = format!("'{first}'");
+                let expected = if first == '=' { "'==' (equality is ==)" } else { "'!='" };
+                return Err(self.error(start, QueryErrorKind::Expected { expected, found }));
+            }
+            ('"', _) => {
+                let len = self.string_len(start)?;
+                (Tok::Str(&self.text[start + 1..start + len - 1]), len)
+            }
+            _ => {
+                let len = trimmed.find(is_delimiter).unwrap_or(trimmed.len());
+                (Tok::Word(&trimmed[..len]), len)
+            }
+        };
+        self.pos = start + len;
+        Ok((start, tok))
+    }
+
+    /// Bytes of the string literal starting with the quote at `start`, both quotes included.
+    fn string_len(&self, start: usize) -> Result<usize, QueryError> {
+        let body = &self.text[start + 1..];
+        let mut chars = body.char_indices();
+        while let Some((i, c)) = chars.next() {
+            match c {
+                '"' => return Ok(i + 2),
+                '\\' => match chars.next() {
+                    Some((_, '"' | '\\')) => {}
+                    Some((_, escape)) => {
+                        let at = start + 1 + i;
+                        return Err(self.error(at, QueryErrorKind::BadEscape { escape }));
+                    }
+                    None => break,
+                },
+                _ => {}
+            }
+        }
+        Err(self.error(start, QueryErrorKind::UnterminatedString))
+    }
+}
+
+/// A recursive-descent parser whose recursion is bounded by [`Query::MAX_DEPTH`]: only `(` and
+/// `not` recurse, and each counts one level.
+struct Parser<'q> {
+    lexer: Lexer<'q>,
+    /// The current token, and the byte offset where it starts.
+    tok: Tok<'q>,
+    at: usize,
+    depth: usize,
+}
+
+impl Parser<'_> {
+    fn advance(&mut self) -> Result<(), QueryError> {
+        (self.at, self.tok) = self.lexer.next()?;
+        Ok(())
+    }
+
+    fn expected(&self, expected: &'static str) -> QueryError {
+        let found = self.tok.describe();
+        self.lexer.error(self.at, QueryErrorKind::Expected { expected, found })
+    }
+
+    /// One more level of nesting, refused past [`Query::MAX_DEPTH`].
+    fn enter(&mut self) -> Result<(), QueryError> {
+        self.depth += 1;
+        if self.depth > Query::MAX_DEPTH {
+            let limit = Query::MAX_DEPTH;
+            return Err(self.lexer.error(self.at, QueryErrorKind::TooDeep { limit }));
+        }
+        Ok(())
+    }
+
+    fn or(&mut self) -> Result<Expr, QueryError> {
+        let mut terms = vec![self.and()?];
+        while self.tok == Tok::Word("or") {
+            self.advance()?;
+            terms.push(self.and()?);
+        }
+        Ok(if terms.len() == 1 { terms.swap_remove(0) } else { Expr::Or(terms) })
+    }
+
+    fn and(&mut self) -> Result<Expr, QueryError> {
+        let mut terms = vec![self.unary()?];
+        while self.tok == Tok::Word("and") {
+            self.advance()?;
+            terms.push(self.unary()?);
+        }
+        Ok(if terms.len() == 1 { terms.swap_remove(0) } else { Expr::And(terms) })
+    }
+
+    fn unary(&mut self) -> Result<Expr, QueryError> {
+        match self.tok {
+            Tok::Word("not") => {
+                self.enter()?;
+                self.advance()?;
+                let inner = self.unary()?;
+                self.depth -= 1;
+                Ok(Expr::Not(Box::new(inner)))
+            }
+            Tok::LParen => {
+                self.enter()?;
+                self.advance()?;
+                let inner = self.or()?;
+                if self.tok != Tok::RParen {
+                    return Err(self.expected("'and', 'or' or ')'"));
+                }
+                self.advance()?;
+                self.depth -= 1;
+                Ok(inner)
+            }
+            Tok::Word("has") => {
+                self.advance()?;
+                let key = self.key("a key")?;
+                Ok(Expr::Test(KeyCursor::new(key), Test::Has))
+            }
+            _ => self.test(),
+        }
+    }
+
+    /// The key at the current token, which is then passed.
+    fn key(&mut self, expected: &'static str) -> Result<Key, QueryError> {
+        let Tok::Word(word) = self.tok else {
+            return Err(self.expected(expected));
+        };
+        if KEYWORDS.contains(&word) {
+            return Err(self.expected(expected));
+        }
+        let key = if let Some(hex) = word.strip_prefix('#') {
+            // `from_str_radix` alone would take a sign.
+            let raw = (hex.len() == 8 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+                .then(|| u32::from_str_radix(hex, 16).ok())
+                .flatten()
+                .ok_or_else(|| {
+                    self.lexer.error(self.at, QueryErrorKind::BadHash { key: quote(word) })
+                })?;
+            Key::from_raw(raw)
+        } else if let Some(key) = Key::from_pointer(word) {
+            key
+        } else {
+            Key::parse(word)
+        };
+        self.advance()?;
+        Ok(key)
+    }
+
+    /// `KEY` or `KEY op literal`.
+    fn test(&mut self) -> Result<Expr, QueryError> {
+        let cursor = KeyCursor::new(self.key("a key, 'not', 'has' or '('")?);
+        let Tok::Op(cmp) = self.tok else {
+            return Ok(Expr::Test(cursor, Test::IsTrue));
+        };
+        self.advance()?;
+        let equal = cmp == Cmp::Eq;
+        let test = match self.tok {
+            Tok::Word(word @ ("true" | "false")) if cmp.is_equality() => {
+                Test::Bool { value: word == "true", equal }
+            }
+            Tok::Str(text) if cmp.is_equality() => Test::Str { value: unescape(text), equal },
+            Tok::Word(word) if !KEYWORDS.contains(&word) => match word.parse::<f32>() {
+                Ok(x) => Test::Float(cmp, x),
+                Err(_) => return Err(self.expected(literal_expected(cmp))),
+            },
+            _ => return Err(self.expected(literal_expected(cmp))),
+        };
+        self.advance()?;
+        Ok(Expr::Test(cursor, test))
+    }
+}
+
+/// What may follow `cmp`.
+fn literal_expected(cmp: Cmp) -> &'static str {
+    if cmp.is_equality() { "a number, a string, true or false" } else { "a number" }
+}
+
+/// A string literal's text with `\"` and `\\` undone (the lexer checked there are no others).
+fn unescape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        out.push(if c == '\\' { chars.next().unwrap_or('\\') } else { c });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> String {
+        Query::parse(text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn errors_name_the_column_and_what_was_expected() {
+        assert_eq!(err(""), "column 1: expected a key, 'not', 'has' or '(', found end of query");
+        assert_eq!(err("a <"), "column 4: expected a number, found end of query");
+        assert_eq!(
+            err("a == and"),
+            "column 6: expected a number, a string, true or false, found 'and'"
+        );
+        assert_eq!(err("a < \"x\""), "column 5: expected a number, found \"x\"");
+        assert_eq!(err("a b"), "column 3: expected 'and', 'or' or the end of the query, found 'b'");
+        assert_eq!(err("a = 1"), "column 3: expected '==' (equality is ==), found '='");
+        assert_eq!(err("a ! b"), "column 3: expected '!=', found '!'");
+        assert_eq!(err("(a"), "column 3: expected 'and', 'or' or ')', found end of query");
+        assert_eq!(err("a)"), "column 2: expected 'and', 'or' or the end of the query, found ')'");
+        assert_eq!(err("not"), "column 4: expected a key, 'not', 'has' or '(', found end of query");
+        assert_eq!(err("a == \"open"), "column 6: the string has no closing quote");
+        assert_eq!(
+            err(r#"a == "x\n""#),
+            "column 8: unknown escape '\\n' (a string knows only \\\" and \\\\)"
+        );
+        assert_eq!(
+            err("#12 and b"),
+            "column 1: bad key '#12': a raw key is # and 8 hex digits, as in #1a2b3c4d"
+        );
+        // Columns count characters, not bytes.
+        assert_eq!(err("é < x"), "column 5: expected a number, found 'x'");
+        // Long text is cut short.
+        let long = format!("a < {}", "x".repeat(1000));
+        assert_eq!(
+            err(&long),
+            format!("column 5: expected a number, found '{}...'", "x".repeat(24))
+        );
+    }
+
+    #[test]
+    fn nesting_stops_at_the_limit_with_a_clear_error() {
+        let ok = format!("{}a{}", "(".repeat(Query::MAX_DEPTH), ")".repeat(Query::MAX_DEPTH));
+        assert!(Query::parse(&ok).is_ok());
+        let deep =
+            format!("{}a{}", "(".repeat(Query::MAX_DEPTH + 1), ")".repeat(Query::MAX_DEPTH + 1));
+        let e = Query::parse(&deep).unwrap_err();
+        assert_eq!(e.column(), Query::MAX_DEPTH + 1);
+        assert_eq!(*e.kind(), QueryErrorKind::TooDeep { limit: Query::MAX_DEPTH });
+        let nots = format!("{}a", "not ".repeat(Query::MAX_DEPTH + 1));
+        assert_eq!(Query::parse(&nots).unwrap_err().column(), 4 * Query::MAX_DEPTH + 1);
+        // Sequences do not nest: a long chain of `and`s is one level.
+        let chain = vec!["a"; 10_000].join(" and ");
+        assert!(Query::parse(&chain).is_ok());
+    }
+
+    #[test]
+    fn strings_undo_their_escapes() {
+        let q = Query::parse(r#"name == "say \"hi\" \\ bye""#).unwrap();
+        let Expr::Test(_, Test::Str { value, equal: true }) = q.root else { panic!("{q:?}") };
+        assert_eq!(value, r#"say "hi" \ bye"#);
+    }
+}
