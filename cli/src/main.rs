@@ -13,6 +13,7 @@ mod files;
 mod import;
 mod inspect;
 mod output;
+mod query;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -43,6 +44,7 @@ Examples:
   datacomp inspect world.dcmp --entity 0v0t1
   datacomp set world.dcmp 0v0t1 stats.health 95
   datacomp export world.dcmp --entity 0v0t1
+  datacomp query world.dcmp 'status_effects.poisoned and stats.health < 20' --keys name
   datacomp diff base.dcmp now.dcmp -o changes.delta
   datacomp apply base.dcmp changes.delta -o now.dcmp
   datacomp merge base.dcmp ours.dcmp theirs.dcmp -o merged.dcmp";
@@ -175,6 +177,22 @@ enum Command {
         #[arg(long)]
         prefer: Option<PreferArg>,
     },
+    /// Print the entities that pass a filter, one per line: the ID, then the value of each of
+    /// --keys (`-` where there is none). A filter tests keys: `stats.health < 20` (also <=, >,
+    /// >=, ==, !=), `name == "Orc"`, `flying` (holds true), `has title`, joined with and, or,
+    /// not and parentheses. The file is read in place, not loaded.
+    Query {
+        /// The save file.
+        file: PathBuf,
+        /// The filter, e.g. 'status_effects.poisoned and stats.health < 20'.
+        filter: String,
+        /// Keys whose values to print after each ID, comma-separated.
+        #[arg(long, value_name = "KEY,...", value_delimiter = ',')]
+        keys: Vec<String>,
+        /// Print one JSON object per line, for scripts: {"id": ..., "keys": {KEY: value}}.
+        #[arg(long)]
+        json: bool,
+    },
     /// Validate a save file fully: header, table, checksums, padding, handles, spans and every
     /// blob. Exits non-zero with the reason if anything is wrong.
     Verify {
@@ -224,6 +242,7 @@ fn run(cli: Cli, out: &mut dyn Write) -> Result<(), Failure> {
             });
             delta::merge([&base, &ours, &theirs], &output, prefer, out)
         }
+        Command::Query { file, filter, keys, json } => query::run(&file, &filter, &keys, json, out),
         Command::Verify { file } => files::verify(&file, out),
     }
 }

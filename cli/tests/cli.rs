@@ -483,7 +483,9 @@ fn usage_errors_exit_with_2() {
     }
     let help = ok(&["--help"]);
     assert!(help.contains("<index>v<generation>t<type>"), "{help}");
-    for command in ["import", "list", "inspect", "get", "set", "rm", "export", "verify", "demo"] {
+    for command in
+        ["import", "list", "inspect", "get", "set", "rm", "export", "query", "verify", "demo"]
+    {
         assert!(help.contains(&format!("\n  {command} ")), "{command} in {help}");
     }
 }
@@ -653,4 +655,67 @@ fn the_demo_runs_on_the_bundled_fixtures() {
     assert!(out.contains("4. A world of 100000 entities"), "{out}");
     assert!(out.contains("the loaded world equals the saved one"), "{out}");
     assert_eq!(ok(&["demo"]).lines().next(), out.lines().next());
+}
+
+// ---------------------------------------------------------------------------------------------
+// query
+
+#[test]
+fn query_prints_the_entities_that_pass_with_the_chosen_keys() {
+    let world = World::new();
+    let w = world.path.as_str();
+    assert_eq!(
+        ok(&[
+            "query",
+            w,
+            "stats.health <= 30 or status_effects.enraged",
+            "--keys",
+            "name,stats.health"
+        ]),
+        "id\tname\tstats.health\n1v0t1\tOrc Raider\t30\n2v0t1\tCave Troll\t140\n3v0t1\tMirabel\t20\n"
+    );
+    assert_eq!(ok(&["query", w, r#"name == "Cave Troll""#]), "id\n2v0t1\n");
+    assert_eq!(ok(&["query", w, "has nothing.here"]), "id\n");
+    // A missing value is `-` in text and null in JSON; keys may be pointers or hashes.
+    assert_eq!(
+        ok(&["query", w, "status_effects.enraged", "--keys", "/transform/scale,kind,title"]),
+        "id\t/transform/scale\tkind\ttitle\n2v0t1\t[2.2, 2.2, 2.2]\tmonster\t-\n"
+    );
+    let hash = datacomp::Key::parse("transform.scale").to_string(); // `#` and 8 hex digits
+    let line =
+        ok(&["query", w, "not stats.health > 20", "--keys", &format!("name,{hash}"), "--json"]);
+    assert_eq!(
+        line,
+        format!(r#"{{"id":"3v0t1","keys":{{"{hash}":null,"name":"Mirabel"}}}}"#) + "\n"
+    );
+    let scale = ok(&["query", w, &format!("has {hash}"), "--keys", &hash]);
+    assert_eq!(scale, format!("id\t{hash}\n2v0t1\t[2.2, 2.2, 2.2]\n"));
+}
+
+#[test]
+fn query_refuses_a_bad_filter_key_or_file_by_name() {
+    let world = World::new();
+    let w = world.path.as_str();
+    assert_eq!(
+        fails(&["query", w, "stats.health < twenty"]),
+        "query: column 16: expected a number, found 'twenty'"
+    );
+    let deep = "(".repeat(100_000);
+    assert_eq!(
+        fails(&["query", w, &deep]),
+        "query: column 65: parentheses and 'not's nest deeper than 64 levels"
+    );
+    assert_eq!(
+        fails(&["query", w, "has name", "--keys", "name,#xyz"]),
+        "bad key \"#xyz\": a raw key is # and 8 hex digits, as in #1a2b3c4d"
+    );
+    let missing = world.file("missing.dcmp");
+    assert!(
+        fails(&["query", &missing, "has name"]).starts_with(&format!("{missing}: cannot read"))
+    );
+    let mut damaged = world.bytes();
+    damaged[400] ^= 1;
+    let path = world.file("damaged.dcmp");
+    std::fs::write(&path, damaged).unwrap();
+    assert!(fails(&["query", &path, "has name"]).contains("crc32"), "a view checks as a load does");
 }
