@@ -689,7 +689,7 @@ fn query_prints_the_entities_that_pass_with_the_chosen_keys() {
         format!(r#"{{"id":"3v0t1","keys":{{"{hash}":null,"name":"Mirabel"}}}}"#) + "\n"
     );
     let scale = ok(&["query", w, &format!("has {hash}"), "--keys", &hash]);
-    assert_eq!(scale, format!("id\t{hash}\n2v0t1\t[2.2, 2.2, 2.2]\n"));
+    assert_eq!(scale, format!("id\t{hash}\n2v0t1\t[2.2, 2.2, 2.2]\n6v0t1\t[1, 1, 1]\n"));
 }
 
 #[test]
