@@ -3,7 +3,7 @@
 use std::cell::Cell;
 use std::fmt;
 
-use crate::blob::layout;
+use crate::blob::layout::{self, Shape};
 use crate::{BlobRef, Key, Value};
 
 /// A key that remembers its position in the last blob it was found in, and tries that position
@@ -43,8 +43,9 @@ use crate::{BlobRef, Key, Value};
 #[derive(Clone)]
 pub struct KeyCursor {
     key: Key,
-    /// Where `key` was last found: a hint, checked on every read.
-    at: Cell<u32>,
+    /// The key count of the blob where `key` was last found, and its position there: a hint,
+    /// checked on every read.
+    shape: Cell<Shape>,
 }
 
 impl KeyCursor {
@@ -60,7 +61,7 @@ impl KeyCursor {
     /// ```
     #[must_use]
     pub fn new(key: impl Into<Key>) -> KeyCursor {
-        KeyCursor { key: key.into(), at: Cell::new(0) }
+        KeyCursor { key: key.into(), shape: Cell::new(Shape::default()) }
     }
 
     /// The key this cursor reads.
@@ -84,16 +85,19 @@ impl KeyCursor {
     /// ```
     #[must_use]
     pub fn position(&self) -> usize {
-        self.at.get() as usize
+        self.shape.get().at as usize
     }
 
     /// The entry of `self.key()` in `blob` as (tag, header value), trying the remembered
     /// position first and remembering where it was found.
     #[inline]
     fn find(&self, blob: BlobRef<'_>) -> Option<(u8, u32)> {
-        let (tag, raw, at) = layout::lookup_from(blob.as_words(), self.key, self.position())?;
-        // A blob holds at most 2^30 entries (4 GiB of 4-byte keys), so `at` fits.
-        self.at.set(at as u32);
+        let words = blob.as_words();
+        if let Some(hit) = layout::lookup_at(words, self.key, self.shape.get()) {
+            return Some(hit);
+        }
+        let (tag, raw, shape) = layout::lookup_shape(words, self.key)?;
+        self.shape.set(shape);
         Some((tag, raw))
     }
 
@@ -206,7 +210,12 @@ impl KeyCursor {
 
 impl fmt::Debug for KeyCursor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("KeyCursor").field("key", &self.key).field("at", &self.at.get()).finish()
+        let Shape { keys, at } = self.shape.get();
+        f.debug_struct("KeyCursor")
+            .field("key", &self.key)
+            .field("at", &at)
+            .field("of", &keys)
+            .finish()
     }
 }
 

@@ -156,16 +156,45 @@ pub(crate) fn lookup(w: &[u32], key: Key) -> Option<(u8, u32)> {
     Some((tags.as_bytes()[i], values[i]))
 }
 
-/// As [`lookup`], trying position `hint` first (one load, one compare) and scanning only when
-/// `key` is not there; also returns the position where `key` was found. Any `hint` is safe: a
-/// stale or out-of-range one costs the scan, never a wrong entry, since keys are unique.
+/// Where a [`KeyCursor`](crate::KeyCursor) last found its key: the blob's key count and the
+/// key's position. Any value is safe to pass to [`lookup_at`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Shape {
+    pub keys: u32,
+    pub at: u32,
+}
+
+/// The tag and header value of `key` if the blob has `shape.keys` keys and `key` at
+/// `shape.at`; `None` if not (whether or not it has `key` elsewhere).
+///
+/// Entities made from one fixture share a layout, so this usually answers. The key, tag and
+/// value are read at addresses known before the key count is loaded, so the CPU issues all
+/// those loads at once; two compares then confirm them. Any `shape` is safe: it is checked
+/// against the blob, and keys are unique, so a stale one never gives another key's entry.
 #[inline]
-pub(crate) fn lookup_from(w: &[u32], key: Key, hint: usize) -> Option<(u8, u32, usize)> {
+pub(crate) fn lookup_at(w: &[u32], key: Key, shape: Shape) -> Option<(u8, u32)> {
+    let (n, at) = (shape.keys as usize, shape.at as usize);
+    let (t0, v0) = (tags_at(n), values_at(n));
+    let header = w.get(..v0 + n)?;
+    if at < n && header[0] == shape.keys && header[HEADER_WORDS + at] == key.raw() {
+        Some((header[t0..v0].as_bytes()[at], header[v0 + at]))
+    } else {
+        None
+    }
+}
+
+/// As [`lookup`], and the shape `key` was found in, for [`lookup_at`] to try next time.
+#[inline(never)]
+pub(crate) fn lookup_shape(w: &[u32], key: Key) -> Option<(u8, u32, Shape)> {
     let n = len(w);
-    let (keys, rest) = w[HEADER_WORDS..].split_at(n);
-    let (tags, values) = rest.split_at(n.div_ceil(4));
-    let i = if keys.get(hint) == Some(&key.raw()) { hint } else { position(keys, key.raw())? };
-    Some((tags.as_bytes()[i], values[i], i))
+    let (t0, v0) = (tags_at(n), values_at(n));
+    // One bounds check for the whole header: the arrays cut from it have known lengths.
+    let header = &w[..v0 + n];
+    let i = position(&header[HEADER_WORDS..t0], key.raw())?;
+    let tags = &header[t0..v0].as_bytes()[..n];
+    let values = &header[v0..];
+    // n < 2^30: a blob holds at most 4 GiB.
+    Some((tags[i], values[i], Shape { keys: n as u32, at: i as u32 }))
 }
 
 /// The payload block of entry `i`, as (byte offset, bytes), if its value has one.
