@@ -329,6 +329,7 @@ impl fmt::Display for QueryError {
             }
             QueryErrorKind::UnterminatedString => f.write_str("the string has no closing quote"),
             QueryErrorKind::BadEscape { escape } => {
+                let escape = escape.escape_debug();
                 write!(f, "unknown escape '\\{escape}' (a string knows only \\\" and \\\\)")
             }
             QueryErrorKind::BadHash { key } => {
@@ -343,12 +344,22 @@ impl std::error::Error for QueryError {}
 /// At most this many characters of the query are quoted in an error.
 const QUOTE_CHARS: usize = 24;
 
-/// `text`, cut to [`QUOTE_CHARS`] characters with `...` if it is longer.
+/// `text` for an error message: control characters escaped (`\n`, `\u{0}`), so the message
+/// stays one line, and cut to [`QUOTE_CHARS`] characters with `...` if it is longer.
 fn quote(text: &str) -> String {
-    match text.char_indices().nth(QUOTE_CHARS) {
-        Some((end, _)) => format!("{}...", &text[..end]),
-        None => text.to_owned(),
+    let mut out = String::new();
+    for (i, c) in text.chars().enumerate() {
+        if i == QUOTE_CHARS {
+            out.push_str("...");
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
     }
+    out
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -645,6 +656,15 @@ mod tests {
         );
         // Columns count characters, not bytes.
         assert_eq!(err("é < x"), "column 5: expected a number, found 'x'");
+        // Control characters are escaped: a message is one line.
+        assert_eq!(
+            err("a\u{1} b == \"x\ny\u{0}\""),
+            "column 4: expected 'and', 'or' or the end of the query, found 'b'"
+        );
+        assert_eq!(
+            err("a \"x\ny\u{0}\""),
+            "column 3: expected 'and', 'or' or the end of the query, found \"x\\ny\\0\""
+        );
         // Long text is cut short.
         let long = format!("a < {}", "x".repeat(1000));
         assert_eq!(

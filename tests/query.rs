@@ -403,3 +403,20 @@ fn huge_and_hostile_queries_fail_fast_or_run() {
     assert!(Query::parse(&path).unwrap().matches(&blob));
     assert!(Query::parse(&format!("has {path}x")).is_ok_and(|q| !q.matches(&blob)));
 }
+
+#[test]
+fn fuzz_crash_an_error_quoting_a_newline_stays_one_line() {
+    // query_parse found this: the quoted string held a newline, and the message broke in two.
+    let text = "\u{1}\0\0\u{1}\u{1}\0\"\n\0\"\n";
+    let err = Query::parse(text).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "column 7: expected 'and', 'or' or the end of the query, found \"\\n\\0\""
+    );
+}
+
+#[test]
+fn fuzz_crash_an_escape_of_a_newline_stays_one_line() {
+    let err = Query::parse("a == \"\\\n\"").unwrap_err();
+    assert_eq!(err.to_string(), "column 7: unknown escape '\\\\n' (a string knows only \\\" and \\\\)");
+}

@@ -83,9 +83,31 @@ fn main() {
     for (name, text) in &documents {
         write(&out.join("json_import"), name, text.as_bytes());
     }
+    // Queries: each form of the filter language, and a few broken ones.
+    let queries = [
+        "a",
+        "has a",
+        "a < 2 and b >= -1",
+        "not (a == 1 or b != 2.5e0)",
+        r#"a == "x" or d.e == false"#,
+        r#"/d/e or #00000000 and c != "q\"""#,
+        "((a) and (not b))",
+        "a <",
+        "(a",
+        r#"a == "open"#,
+    ];
+    for (i, text) in queries.iter().enumerate() {
+        write(&out.join("query_parse"), &format!("query{i}"), text.as_bytes());
+    }
     let count = |target: &str| fs::read_dir(out.join(target)).map_or(0, Iterator::count);
-    let targets =
-        ["blob_from_bytes", "store_from_bytes", "patch_from_bytes", "delta_apply", "json_import"];
+    let targets = [
+        "blob_from_bytes",
+        "store_from_bytes",
+        "patch_from_bytes",
+        "delta_apply",
+        "json_import",
+        "query_parse",
+    ];
     let counts: Vec<String> = targets.iter().map(|t| format!("{} {t}", count(t))).collect();
     println!("seeds in {}: {}", out.display(), counts.join(", "));
 }
