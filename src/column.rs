@@ -38,7 +38,7 @@ impl Store {
     /// assert_eq!(total, 110.0);
     /// ```
     pub fn column_f32(&self, key: impl Into<Key>) -> impl Iterator<Item = (Id, f32)> + '_ {
-        column(self.iter(), key.into(), |c, b| c.get_float(b))
+        column(self.iter(), key.into(), KeyCursor::get_float)
     }
 
     /// Every entity that holds a boolean at `key`, with that boolean, in dense order.
@@ -55,7 +55,7 @@ impl Store {
     /// assert_eq!(poisoned, [(orc, true), (elf, false)]);
     /// ```
     pub fn column_bool(&self, key: impl Into<Key>) -> impl Iterator<Item = (Id, bool)> + '_ {
-        column(self.iter(), key.into(), |c, b| c.get_bool(b))
+        column(self.iter(), key.into(), KeyCursor::get_bool)
     }
 
     /// Every entity that holds a string at `key`, with that string, in dense order.
@@ -70,7 +70,7 @@ impl Store {
     /// assert_eq!(world.column_str("name").collect::<Vec<_>>(), [(orc, "Orc")]);
     /// ```
     pub fn column_str(&self, key: impl Into<Key>) -> impl Iterator<Item = (Id, &str)> + '_ {
-        column(self.iter(), key.into(), |c, b| c.get_str(b))
+        column(self.iter(), key.into(), KeyCursor::get_str)
     }
 
     /// Every entity that holds a float array at `key`, with that array, in dense order.
@@ -87,7 +87,7 @@ impl Store {
     /// assert_eq!(world.column_floats("position").collect::<Vec<_>>(), [(orc, &[1.0, 2.0][..])]);
     /// ```
     pub fn column_floats(&self, key: impl Into<Key>) -> impl Iterator<Item = (Id, &[f32])> + '_ {
-        column(self.iter(), key.into(), |c, b| c.get_floats(b))
+        column(self.iter(), key.into(), KeyCursor::get_floats)
     }
 }
 
@@ -109,7 +109,7 @@ impl<'a> StoreView<'a> {
     /// # Ok::<(), datacomp::LoadError>(())
     /// ```
     pub fn column_f32(&self, key: impl Into<Key>) -> impl Iterator<Item = (Id, f32)> + '_ {
-        column(self.iter(), key.into(), |c, b| c.get_float(b))
+        column(self.iter(), key.into(), KeyCursor::get_float)
     }
 
     /// Every entity that holds a boolean at `key`, with that boolean, in the saved dense
@@ -128,7 +128,7 @@ impl<'a> StoreView<'a> {
     /// # Ok::<(), datacomp::LoadError>(())
     /// ```
     pub fn column_bool(&self, key: impl Into<Key>) -> impl Iterator<Item = (Id, bool)> + '_ {
-        column(self.iter(), key.into(), |c, b| c.get_bool(b))
+        column(self.iter(), key.into(), KeyCursor::get_bool)
     }
 
     /// Every entity that holds a string at `key`, with that string (borrowed from the saved
@@ -147,7 +147,7 @@ impl<'a> StoreView<'a> {
     /// # Ok::<(), datacomp::LoadError>(())
     /// ```
     pub fn column_str(&self, key: impl Into<Key>) -> impl Iterator<Item = (Id, &'a str)> + '_ {
-        column(self.iter(), key.into(), |c, b| c.get_str(b))
+        column(self.iter(), key.into(), KeyCursor::get_str)
     }
 
     /// Every entity that holds a float array at `key`, with that array (borrowed from the
@@ -168,6 +168,6 @@ impl<'a> StoreView<'a> {
     /// # Ok::<(), datacomp::LoadError>(())
     /// ```
     pub fn column_floats(&self, key: impl Into<Key>) -> impl Iterator<Item = (Id, &'a [f32])> + '_ {
-        column(self.iter(), key.into(), |c, b| c.get_floats(b))
+        column(self.iter(), key.into(), KeyCursor::get_floats)
     }
 }

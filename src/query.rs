@@ -115,6 +115,8 @@ enum Cmp {
 }
 
 impl Cmp {
+    // A filter compares exactly, as IEEE 754 does: `hp == 0.1` matches what was stored as 0.1.
+    #[allow(clippy::float_cmp)]
     fn holds(self, a: f32, b: f32) -> bool {
         match self {
             Cmp::Lt => a < b,

@@ -88,11 +88,11 @@ impl ModelExpr {
         match self {
             ModelExpr::And(all) => join(all, " and "),
             // `(a)or(b)`: parentheses end words without spaces.
-            ModelExpr::Or(all) => join(all, if style % 2 == 0 { " or " } else { "or" }),
+            ModelExpr::Or(all) => join(all, if style.is_multiple_of(2) { " or " } else { "or" }),
             ModelExpr::Not(e) => format!("not ({})", e.print(style + 1)),
             ModelExpr::IsTrue(k) => spell(*k, style),
             ModelExpr::Has(k) => format!("has {}", spell(*k, style)),
-            ModelExpr::Float(k, op, x) if style % 2 == 0 => {
+            ModelExpr::Float(k, op, x) if style.is_multiple_of(2) => {
                 format!("{}{op}{x:?}", spell(*k, style))
             }
             ModelExpr::Float(k, op, x) => format!("{} {op} {x}", spell(*k, style)),
@@ -418,5 +418,8 @@ fn fuzz_crash_an_error_quoting_a_newline_stays_one_line() {
 #[test]
 fn fuzz_crash_an_escape_of_a_newline_stays_one_line() {
     let err = Query::parse("a == \"\\\n\"").unwrap_err();
-    assert_eq!(err.to_string(), "column 7: unknown escape '\\\\n' (a string knows only \\\" and \\\\)");
+    assert_eq!(
+        err.to_string(),
+        "column 7: unknown escape '\\\\n' (a string knows only \\\" and \\\\)"
+    );
 }

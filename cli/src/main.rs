@@ -178,9 +178,9 @@ enum Command {
         prefer: Option<PreferArg>,
     },
     /// Print the entities that pass a filter, one per line: the ID, then the value of each of
-    /// --keys (`-` where there is none). A filter tests keys: `stats.health < 20` (also <=, >,
-    /// >=, ==, !=), `name == "Orc"`, `flying` (holds true), `has title`, joined with and, or,
-    /// not and parentheses. The file is read in place, not loaded.
+    /// --keys (`-` where there is none). A filter tests keys: `stats.health < 20` (or `<=`,
+    /// `>`, `>=`, `==`, `!=`), `name == "Orc"`, `flying` (holds true), `has title`, joined
+    /// with and, or, not and parentheses. The file is read in place, not loaded.
     Query {
         /// The save file.
         file: PathBuf,
