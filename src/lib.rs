@@ -14,11 +14,13 @@ compile_error!(
 pub mod blob;
 mod delta;
 mod error;
+pub mod file;
 pub mod handle_map;
 mod json;
 mod key;
 pub mod save;
 mod store;
+pub mod text;
 mod value;
 
 pub use blob::{
@@ -27,6 +29,7 @@ pub use blob::{
 };
 pub use delta::StorePatch;
 pub use error::{BlobError, Error, HandleError, KeyCollision, LoadError, PatchError};
+pub use file::SaveFile;
 pub use handle_map::{
     Drain as HandleMapDrain, HandleMap, Id, Iter as HandleMapIter, IterMut as HandleMapIterMut,
     ParseIdError, RawHandleMap, RawHeader,

@@ -6,7 +6,7 @@ use std::path::Path;
 use datacomp::{BlobRef, Id, Key, OwnedValue, Store};
 
 use crate::TypeArg;
-use crate::files::{entity, load, save};
+use crate::files::{entity, load, lock, save};
 use crate::inspect::{entries_json, print_entries};
 use crate::output::{Failure, Plain, value_json};
 
@@ -153,6 +153,7 @@ pub fn set(
     ty: Option<TypeArg>,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
+    let file = lock(path)?;
     let mut store = load(path)?;
     let (id, blob) = entity(&store, path, id)?;
     let KeyArg { key: parsed, dotted } = parse_key(key)?;
@@ -164,7 +165,7 @@ pub fn set(
     let label = key_label(&store, parsed, key);
     let mut blob = store.try_get_mut(id).map_err(|e| Failure::at(path.display(), e))?;
     blob.try_set(parsed, &value).map_err(|e| Failure::at(path.display(), e))?;
-    save(&store, path)?;
+    save(&file, &mut store, path)?;
     let new = Plain(value.as_value());
     match old {
         Some(old) => writeln!(out, "{id} {label}: {old} -> {new}")?,
@@ -175,6 +176,7 @@ pub fn set(
 
 /// `datacomp rm`.
 pub fn rm(path: &Path, id: &str, key: Option<&str>, out: &mut dyn Write) -> Result<(), Failure> {
+    let file = lock(path)?;
     let mut store = load(path)?;
     let (id, blob) = entity(&store, path, id)?;
     match key {
@@ -185,12 +187,12 @@ pub fn rm(path: &Path, id: &str, key: Option<&str>, out: &mut dyn Write) -> Resu
             }
             let label = key_label(&store, key, given);
             store.try_get_mut(id).map_err(|e| Failure::at(path.display(), e))?.remove(key);
-            save(&store, path)?;
+            save(&file, &mut store, path)?;
             writeln!(out, "{id}: removed {label}")?;
         }
         None => {
             store.remove(id);
-            save(&store, path)?;
+            save(&file, &mut store, path)?;
             writeln!(out, "removed entity {id}; {} left", store.len())?;
         }
     }
