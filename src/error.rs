@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use crate::text::Shortened;
 use crate::{Id, Key};
 
 /// Why a blob could not be read from bytes, or could not grow.
@@ -793,7 +794,8 @@ pub struct KeyCollision {
 
 impl fmt::Display for KeyCollision {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} and {} hash to the same key {}", self.name, self.known, self.key)
+        let (name, known) = (Shortened(&self.name), Shortened(&self.known));
+        write!(f, "{name} and {known} hash to the same key {}", self.key)
     }
 }
 

@@ -144,6 +144,7 @@ pub fn merge(
             Err(found) => {
                 for c in found.conflicts() {
                     let key = name(&[&merged, &theirs, &base], c.key);
+                    let key = datacomp::text::Shortened(&key);
                     conflicts.push(format!(
                         "{id}: {key}: ours {}, theirs {}",
                         value_json(c.ours.as_value()),

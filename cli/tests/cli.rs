@@ -756,3 +756,96 @@ fn a_bare_file_name_saves_in_the_current_directory() {
     let store = world.store();
     assert_eq!(store.get("0v0t1".parse().unwrap()).unwrap().get_float("stats.health"), Some(7.0));
 }
+
+/// Imports one JSON document into `world.dcmp` in a new directory.
+fn import_one(json: &str) -> (TempDir, String) {
+    let dir = TempDir::new().unwrap();
+    let input = dir.path().join("in.json");
+    std::fs::write(&input, json).unwrap();
+    let path = dir.path().join("world.dcmp").to_str().unwrap().to_owned();
+    ok(&["import", input.to_str().unwrap(), "-o", &path]);
+    (dir, path)
+}
+
+/// A key name over 64 KiB used to make `get` and `inspect --entity` exit 101 ("Formatting
+/// argument out of range": the key column's width came from the name).
+#[test]
+fn a_huge_key_name_prints() {
+    let long = "x".repeat(70_000);
+    let (_dir, path) = import_one(&format!("{{\"{long}\":1,\"name\":\"n\"}}"));
+    let got = ok(&["get", &path, "0v0t1"]);
+    assert!(got.contains(&format!("  {long}  float   1\n")), "the name, whole");
+    assert!(got.starts_with(&format!("  {:<40}  type    value\n", "key")), "the column capped");
+    let inspected = ok(&["inspect", &path, "--entity", "0v0t1"]);
+    assert!(inspected.contains(&long));
+    assert_eq!(ok(&["get", &path, "0v0t1", "name"]), "n\n");
+}
+
+/// Names and strings that hold terminal escape sequences are printed escaped in text output
+/// (JSON output escapes them as JSON does).
+#[test]
+fn control_characters_are_escaped_in_text_output() {
+    let evil = r"\u001b]0;pwned\u0007\u001b[2J";
+    let (_dir, path) =
+        import_one(&format!("{{\"name\":\"{evil}\",\"k{evil}\":\"v{evil}\",\"line\":\"a\\nb\"}}"));
+    let shown = r"\u{1b}]0;pwned\u{7}\u{1b}[2J";
+    let outputs = [
+        ok(&["list", &path]),
+        ok(&["get", &path, "0v0t1"]),
+        ok(&["get", &path, "0v0t1", "name"]),
+        ok(&["inspect", &path, "--entity", "0v0t1"]),
+        ok(&["set", &path, "0v0t1", "name", "\u{1b}[31mred"]),
+        ok(&["rm", &path, "0v0t1", "k\u{1b}]0;pwned\u{7}\u{1b}[2J"]),
+    ];
+    for output in &outputs {
+        assert!(!output.contains(['\u{1b}', '\u{7}']), "{output:?}");
+    }
+    assert!(outputs[0].contains(&format!("  {shown}\n")), "{}", outputs[0]);
+    assert!(outputs[1].contains(&format!("k{shown}  string  v{shown}\n")), "{}", outputs[1]);
+    assert!(
+        outputs[1].contains("line                           string  a\\nb\n"),
+        "{}",
+        outputs[1]
+    );
+    assert_eq!(outputs[2], format!("{shown}\n"));
+    assert_eq!(outputs[4], format!("0v0t1 name: {shown} -> \\u{{1b}}[31mred\n"));
+    assert_eq!(outputs[5], format!("0v0t1: removed k{shown}\n"));
+    // Errors too.
+    let message = fails(&["get", &path, "0v0t1", "no\u{1b}[2Jsuch"]);
+    assert_eq!(message, format!("{path}: entity 0v0t1 has no key no\\u{{1b}}[2Jsuch"));
+    // JSON keeps the exact text.
+    let json = ok(&["get", &path, "0v0t1", "name", "--json"]);
+    assert!(json.contains(r#""value":"\u001b[31mred""#), "{json}");
+}
+
+/// A 20,000-byte name in an error is cut to its ends and a count: the error stays one short
+/// line.
+#[test]
+fn long_names_are_cut_in_errors() {
+    let dir = TempDir::new().unwrap();
+    let long = "a".repeat(20_000);
+    let input = dir.path().join("in.json");
+    std::fs::write(&input, format!("{{\"{long}\": null}}")).unwrap();
+    let out = dir.path().join("w.dcmp");
+    let message = fails(&["import", input.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    let cut = format!("/{}[...19809 bytes cut...]{}", "a".repeat(95), "a".repeat(96));
+    assert_eq!(
+        message,
+        format!("{}: {cut} (line 1, column 20009): null is not a value", input.display())
+    );
+
+    let world = World::new();
+    for args in [
+        vec!["get", &world.path, "0v0t1", &long],
+        vec!["rm", &world.path, "0v0t1", &long],
+        vec!["set", &world.path, "0v0t1", &long, &long, "--type", "float"],
+        vec!["get", &world.path, &long],
+    ] {
+        let message = fails(&args);
+        assert!(message.len() < 600, "{} bytes: {message}", message.len());
+        assert!(message.contains("bytes cut...]"), "{message}");
+    }
+    let long_path = format!("{}/{}", world.dir.path().display(), "p".repeat(5000));
+    let message = fails(&["list", &long_path]);
+    assert!(message.len() < 400 && message.contains("bytes cut...]"), "{message}");
+}
