@@ -70,8 +70,26 @@ pub fn export(
 }
 
 /// `datacomp verify`: every check a load makes (of a save or a delta), then a one-line
-/// summary.
+/// summary, and a line naming any temporary files of the file that a killed writer left.
 pub fn verify(path: &Path, out: &mut dyn Write) -> Result<(), Failure> {
+    check(path, out)?;
+    // Best effort: a directory that cannot be listed has nothing to report.
+    let stale = datacomp::file::stale_temps(path).unwrap_or_default();
+    if !stale.is_empty() {
+        let names: Vec<String> = stale.iter().map(|p| p.display().to_string()).collect();
+        writeln!(
+            out,
+            "{}: {} temporary files left by an interrupted save (the next save removes them): {}",
+            path.display(),
+            stale.len(),
+            names.join(", ")
+        )?;
+    }
+    Ok(())
+}
+
+/// The checks and the summary line of `verify`.
+fn check(path: &Path, out: &mut dyn Write) -> Result<(), Failure> {
     let bytes = read(path)?;
     let info = save::describe(&bytes).map_err(|e| Failure::at(path.display(), e))?;
     if info.kind == "delta" {

@@ -742,6 +742,27 @@ fn export_to_a_file_is_atomic() {
     assert_eq!(std::fs::read_to_string(&target).unwrap(), json);
 }
 
+/// `verify` lists the temporary files a killed writer left; the next save removes them.
+#[test]
+fn verify_lists_stale_temporary_files() {
+    let world = World::new();
+    let stale = world.file("world.dcmp.tmp-4000000-3");
+    std::fs::write(&stale, "half a save").unwrap();
+    let verified = ok(&["verify", &world.path]);
+    let lines: Vec<&str> = verified.lines().collect();
+    assert_eq!(lines.len(), 2, "{verified}");
+    assert_eq!(
+        lines[1],
+        format!(
+            "{}: 1 temporary files left by an interrupted save (the next save removes them): {stale}",
+            world.path
+        )
+    );
+    ok(&["set", &world.path, "0v0t1", "stats.health", "1"]);
+    assert!(!Path::new(&stale).exists());
+    assert_eq!(ok(&["verify", &world.path]).lines().count(), 1);
+}
+
 /// A save named without a directory is saved in the current one (its directory is flushed
 /// too: `file`'s unit tests check that `.` is the directory synced).
 #[test]
