@@ -90,21 +90,18 @@ pub fn write_atomically(
 }
 
 fn write_file(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
+    if is_special(path) {
+        // A device or a pipe (`/dev/stdout` is a link to one): nothing to rename over.
+        let mut out = io::BufWriter::new(OpenOptions::new().write(true).open(path)?);
+        write(&mut out)?;
+        return out.flush();
+    }
     let target = follow_links(path)?;
     let existing = match std::fs::metadata(&target) {
         Ok(meta) => Some(meta),
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
         Err(e) => return Err(e),
     };
-    if let Some(meta) = &existing
-        && !meta.is_file()
-        && !meta.is_dir()
-    {
-        // A device or a pipe: nothing to rename over.
-        let mut out = io::BufWriter::new(OpenOptions::new().write(true).open(&target)?);
-        write(&mut out)?;
-        return out.flush();
-    }
     let name = target.file_name().ok_or_else(|| {
         io::Error::new(io::ErrorKind::InvalidInput, "the path names no file to write")
     })?;
@@ -134,6 +131,12 @@ fn write_file(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>)
     })?;
     remove_stale_temps(dir, name);
     Ok(())
+}
+
+/// Whether `path` (links followed) is neither a regular file nor a directory: a device, a pipe
+/// or a socket, which is written in place.
+fn is_special(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|meta| !meta.is_file() && !meta.is_dir())
 }
 
 /// `path` with every symbolic link at its end followed: the file a write must replace. A
@@ -374,8 +377,9 @@ pub fn stale_temps(path: impl AsRef<Path>) -> Result<Vec<PathBuf>, Error> {
 pub struct SaveFile {
     /// The save, symbolic links followed.
     path: PathBuf,
-    /// Open and locked for as long as `self` lives.
-    _lock: File,
+    /// Open and locked for as long as `self` lives; `None` for a device or a pipe, which is
+    /// written in place and has no save to guard.
+    _lock: Option<File>,
 }
 
 impl SaveFile {
@@ -387,6 +391,9 @@ impl SaveFile {
     /// [`Error::Io`] if the lock file cannot be created or opened (a read-only directory), is
     /// a symbolic link, or cannot be locked.
     pub fn lock(path: impl AsRef<Path>) -> Result<SaveFile, Error> {
+        if is_special(path.as_ref()) {
+            return Ok(SaveFile { path: path.as_ref().to_path_buf(), _lock: None });
+        }
         let path = follow_links(path.as_ref())?;
         let lock_path = lock_path(&path)?;
         if std::fs::symlink_metadata(&lock_path).is_ok_and(|m| m.file_type().is_symlink()) {
@@ -405,7 +412,7 @@ impl SaveFile {
             .truncate(false)
             .open(&lock_path)?;
         lock.lock()?;
-        Ok(SaveFile { path, _lock: lock })
+        Ok(SaveFile { path, _lock: Some(lock) })
     }
 
     /// The save's path, symbolic links followed.

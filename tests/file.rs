@@ -153,11 +153,21 @@ fn a_read_only_directory_is_an_error_that_changes_nothing() {
     assert_eq!(name_of(&path), "old");
 }
 
+/// A device, or a link to one (`/dev/stdout`), is written in place: there is nothing to
+/// rename over, and no lock file is made beside it.
+#[cfg(unix)]
 #[test]
-fn a_device_is_written_directly() {
-    if Path::new("/dev/null").exists() {
-        named("x").save("/dev/null").unwrap();
+fn a_device_is_written_in_place() {
+    let dir = TempDir::new().unwrap();
+    let link = dir.path().join("null.dcmp");
+    std::os::unix::fs::symlink("/dev/null", &link).unwrap();
+    for path in [Path::new("/dev/null"), &link] {
+        let file = SaveFile::lock(path).unwrap();
+        file.save(&named("x")).unwrap();
+        assert_eq!(file.path(), path);
     }
+    assert!(!Path::new("/dev/null.lock").exists());
+    assert_eq!(listing(dir.path()), ["null.dcmp"]);
 }
 
 #[cfg(unix)]
