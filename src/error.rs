@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use crate::text::Shortened;
 use crate::{Id, Key};
 
 /// Why a blob could not be read from bytes, or could not grow.
@@ -367,6 +368,15 @@ pub enum LoadError {
         /// Number of slots.
         slots: u64,
     },
+    /// The index of the first slot is past what [`HandleMap::reset`](crate::HandleMap::reset)
+    /// ever gives (half of the index space), which could leave no index for new handles: a
+    /// map that loaded would then panic on insert.
+    HandleBase {
+        /// Index of the first slot.
+        base: u32,
+        /// The highest index of a first slot.
+        max: u32,
+    },
     /// A slot carries another type id than its map.
     HandleSlotType {
         /// The slot.
@@ -594,6 +604,11 @@ impl fmt::Display for LoadError {
                 f,
                 "handle map: slots {base}..{base}+{slots} run past the 32-bit handle index space"
             ),
+            LoadError::HandleBase { base, max } => write!(
+                f,
+                "handle map: the first slot's index {base} is past {max}, the highest a reset \
+                 gives, and could leave no index for new handles"
+            ),
             LoadError::HandleSlotType { slot, found, type_id } => {
                 write!(f, "handle map: slot {slot} has type id {found}, the map {type_id}")
             }
@@ -779,7 +794,8 @@ pub struct KeyCollision {
 
 impl fmt::Display for KeyCollision {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} and {} hash to the same key {}", self.name, self.known, self.key)
+        let (name, known) = (Shortened(&self.name), Shortened(&self.known));
+        write!(f, "{name} and {known} hash to the same key {}", self.key)
     }
 }
 

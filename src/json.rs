@@ -14,6 +14,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visit
 
 use crate::blob::layout;
 use crate::store::{KeyName, Span};
+use crate::text::Shortened;
 use crate::{Blob, BlobError, BlobRef, Id, Key, KeyCollision, Store, Value};
 
 /// What is wrong with a JSON document, and where: the JSON path (a JSON Pointer such as
@@ -102,8 +103,9 @@ impl fmt::Display for JsonErrorKind {
             JsonErrorKind::Null => f.write_str("null is not a value"),
             JsonErrorKind::NotANumber => f.write_str("arrays may hold numbers only"),
             JsonErrorKind::NumberOutOfRange(n) => write!(f, "{n:e} is past the range of f32"),
-            JsonErrorKind::DuplicatePath(path) => write!(f, "{path} is set twice"),
+            JsonErrorKind::DuplicatePath(path) => write!(f, "{} is set twice", Shortened(path)),
             JsonErrorKind::KeyCollision { first, second, key } => {
+                let (first, second) = (Shortened(first), Shortened(second));
                 write!(f, "{second} and {first} hash to the same key {key}")
             }
             JsonErrorKind::Blob(e) => e.fmt(f),
@@ -113,7 +115,8 @@ impl fmt::Display for JsonErrorKind {
 
 impl fmt::Display for JsonError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let path = if self.path.is_empty() { "/" } else { &self.path };
+        // Names are cut and escaped, so that a message is one short line.
+        let path = Shortened(if self.path.is_empty() { "/" } else { &self.path });
         write!(f, "{path} (line {}, column {}): {}", self.line, self.column, self.kind)
     }
 }

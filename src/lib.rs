@@ -16,12 +16,14 @@ mod column;
 mod cursor;
 mod delta;
 mod error;
+pub mod file;
 pub mod handle_map;
 mod json;
 mod key;
 mod query;
 pub mod save;
 mod store;
+pub mod text;
 mod value;
 
 pub use blob::{
@@ -31,6 +33,7 @@ pub use blob::{
 pub use cursor::KeyCursor;
 pub use delta::StorePatch;
 pub use error::{BlobError, Error, HandleError, KeyCollision, LoadError, PatchError};
+pub use file::SaveFile;
 pub use handle_map::{
     Drain as HandleMapDrain, HandleMap, Id, Iter as HandleMapIter, IterMut as HandleMapIterMut,
     ParseIdError, RawHandleMap, RawHeader,

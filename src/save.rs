@@ -139,36 +139,8 @@ pub(crate) fn file_len<const N: usize>(section_lens: [usize; N]) -> usize {
         + section_lens.iter().map(|l| l.next_multiple_of(ALIGN)).sum::<usize>()
 }
 
-/// Writes a file to `path` atomically: a temporary file in the same directory, flushed to
-/// disk, then renamed over `path`. A crash at any moment leaves either the old file or the new
-/// one, complete; on an error the temporary file is removed and `path` is untouched.
-pub(crate) fn save_atomically(
-    path: &Path,
-    write: impl FnOnce(&mut std::io::BufWriter<&mut std::fs::File>) -> std::io::Result<()>,
-) -> Result<(), Error> {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(format!(".tmp-{}", std::process::id()));
-    let temp = path.with_file_name(name);
-    let written = (|| {
-        let mut file = std::fs::File::create(&temp)?;
-        let mut out = std::io::BufWriter::new(&mut file);
-        write(&mut out)?;
-        out.into_inner().map_err(std::io::IntoInnerError::into_error)?;
-        file.sync_all()?;
-        std::fs::rename(&temp, path)?;
-        // Make the rename itself durable where directories can be synced.
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
-            && let Ok(dir) = std::fs::File::open(dir)
-        {
-            let _ = dir.sync_all();
-        }
-        Ok(())
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(&temp);
-    }
-    written.map_err(Error::Io)
-}
+/// Saves and deltas are written through the one implementation of atomic writes.
+pub(crate) use crate::file::write_atomically as save_atomically;
 
 /// The header and section table for these sections.
 fn file_head<const N: usize>(kind: &FileKind<N>, sections: &[&[u8]; N]) -> Vec<u8> {
@@ -283,14 +255,56 @@ impl Store {
     }
 
     /// Saves to `path` atomically: writes a temporary file in the same directory, flushes it
-    /// to disk, then renames it over `path`. A crash at any moment leaves either the old file
-    /// or the new one, complete.
+    /// to disk, then renames it over `path` and flushes the directory. A crash at any moment
+    /// leaves either the old file or the new one, complete. A symbolic link at `path` is
+    /// followed and kept, the old file's permissions are kept, and a planted file or link at
+    /// the temporary name is never written through: see
+    /// [`file::write_atomically`](crate::file::write_atomically).
+    ///
+    /// The arena is written as it is in memory, so bytes that no entity uses any more reach
+    /// the disk: removed entities and old copies of moved ones (until compaction, which runs
+    /// on its own only once garbage passes half of an arena of 16 KiB or more), and, inside a
+    /// blob, removed and overwritten values. Use [`save_compacted`](Store::save_compacted)
+    /// when the file must hold none of them.
+    ///
+    /// Two saves to one path at once both succeed and leave one of the two files, complete.
+    /// For a load-change-save that another writer must not interleave with, hold a
+    /// [`SaveFile`](crate::SaveFile) lock.
     ///
     /// # Errors
     ///
     /// [`Error::Io`] if any step fails; the temporary file is removed and `path` is untouched.
     pub fn save(&self, path: impl AsRef<Path>) -> Result<(), Error> {
         save_atomically(path.as_ref(), |out| self.write_to(out))
+    }
+
+    /// [`compact`](Store::compact)s the store, then [`save`](Store::save)s it: the file holds
+    /// no byte of a removed entity, removed key or overwritten value.
+    ///
+    /// # Errors
+    ///
+    /// As [`save`](Store::save).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, Store};
+    ///
+    /// let mut store = Store::new();
+    /// let secret = store.insert(&[("name", "Secret Agent")].into_iter().collect::<Blob>());
+    /// store.insert(&[("name", "Bob")].into_iter().collect::<Blob>());
+    /// store.remove(secret);
+    ///
+    /// let path = std::env::temp_dir().join(format!("doc-compacted-{}.dcmp", std::process::id()));
+    /// store.save_compacted(&path)?;
+    /// let bytes = std::fs::read(&path)?;
+    /// assert!(!bytes.windows(6).any(|w| w == b"Secret"));
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn save_compacted(&mut self, path: impl AsRef<Path>) -> Result<(), Error> {
+        self.compact();
+        self.save(path)
     }
 
     /// Loads a store saved with [`save`](Store::save).

@@ -309,7 +309,9 @@ impl Store {
         self.index.iter().map(|(id, span)| (id, BlobRef::from_valid(&self.arena[span.range()])))
     }
 
-    /// Rewrites the arena without garbage, blobs in dense order, each keeping its span's size.
+    /// Rewrites the arena without garbage, blobs in dense order, each keeping its span's size
+    /// and repacked: holes left by removed and overwritten values are dropped and free space
+    /// is zeroed, so no byte of a removed entity or value is left in the arena.
     ///
     /// # Examples
     ///
@@ -326,10 +328,13 @@ impl Store {
     /// ```
     pub fn compact(&mut self) {
         let live = self.arena.len() - self.garbage_words;
-        let mut arena = Vec::with_capacity(live);
+        let mut arena = vec![0; live];
+        let mut end = 0;
         for span in self.index.values_mut() {
-            let moved = Span::new(arena.len(), span.words());
-            arena.extend_from_slice(&self.arena[span.range()]);
+            let moved = Span::new(end, span.words());
+            // INVARIANT: a span holds a valid blob, so its used bytes fit in its own size.
+            layout::repack(&self.arena[span.range()], &mut arena[moved.range()]);
+            end += span.words();
             *span = moved;
         }
         self.arena = arena;

@@ -1,6 +1,6 @@
 //! A crash while saving never leaves a broken save: a child process saves one state after
 //! another and is killed at random moments; the file on disk always loads, and is exactly one
-//! of the states saved.
+//! of the states saved; the temporary files the kills leave are removed by the next save.
 
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -65,5 +65,12 @@ fn saves_survive_being_killed() {
         generations.push(g);
     }
     assert!(generations.iter().any(|&g| g > 0), "the child saved: {generations:?}");
+    // A kill mid-save leaves the child's temporary file; the next save removes every one.
+    let stale = datacomp::file::stale_temps(&path).unwrap();
+    let on_disk = std::fs::read_dir(&dir).unwrap().count();
+    assert_eq!(on_disk, 1 + stale.len(), "the save and the stale temporary files: {stale:?}");
+    state(0).save(&path).unwrap();
+    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left, ["world.dcmp"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }

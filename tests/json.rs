@@ -641,3 +641,26 @@ fn a_sheet_with_many_keys_and_long_strings() {
     let id = store.import_json(&fixture("sheets/golem.json"), &ImportOptions::strict()).unwrap()[0];
     assert_eq!(Blob::from_json(&store.export_json(id).unwrap()).unwrap(), golem);
 }
+
+/// A 20,000-byte member name in an error is cut to its ends and a count, and control
+/// characters in it are escaped: the message stays one short line.
+#[test]
+fn long_and_hostile_names_are_cut_and_escaped_in_errors() {
+    let long = "m".repeat(20_000);
+    let err = Blob::from_json(&format!("{{\"{long}\": null}}")).unwrap_err();
+    assert_eq!(err.path().len(), 20_001, "the path itself is whole");
+    let cut = format!("/{}[...19809 bytes cut...]{}", "m".repeat(95), "m".repeat(96));
+    assert_eq!(err.to_string(), format!("{cut} (line 1, column 20009): null is not a value"));
+
+    let err = Blob::from_json(&format!("{{\"{long}\": 1, \"{long}\": 2}}")).unwrap_err();
+    assert!(err.to_string().len() < 600, "{err}");
+
+    let err = Blob::from_json("{\"a\\u001b[2J\\nb\": null}").unwrap_err();
+    assert_eq!(err.to_string(), r"/a\u{1b}[2J\nb (line 1, column 22): null is not a value");
+
+    let key = datacomp::Key::parse("k");
+    let err = datacomp::KeyCollision { key, name: long.clone(), known: format!("{long}\n") };
+    let cut = format!("{}[...19808 bytes cut...]{}", "m".repeat(96), "m".repeat(96));
+    let cut_too = format!("{}[...19809 bytes cut...]{}\\n", "m".repeat(96), "m".repeat(95));
+    assert_eq!(err.to_string(), format!("{cut} and {cut_too} hash to the same key {key}"));
+}

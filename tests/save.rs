@@ -401,3 +401,36 @@ fn each_key_name_malformation_gets_its_own_error() {
     );
     assert!(len > text - names);
 }
+
+/// A save whose handle map starts its slots near `u32::MAX` (checksums resealed) would load,
+/// then panic on the next insert: a load refuses a base past what `reset` gives.
+#[test]
+fn a_handle_base_that_leaves_no_room_is_refused() {
+    let mut store = Store::new();
+    store.insert(&Blob::new());
+    let bytes = store.to_bytes();
+    let (_, header, _) = table(&bytes)[0];
+    for (base, ok) in [(u32::MAX - 2, false), (u32::MAX / 2 + 1, false), (u32::MAX / 2, true)] {
+        let mut bad = bytes.clone();
+        bad[header + 4..header + 8].copy_from_slice(&base.to_le_bytes());
+        reseal(&mut bad);
+        match Store::from_bytes(&bad) {
+            Err(err) => {
+                assert!(!ok, "{base}: {err}");
+                assert_eq!(err, LoadError::HandleBase { base, max: u32::MAX / 2 });
+                assert_eq!(StoreView::new(&bad).unwrap_err(), err);
+            }
+            Ok(mut loaded) => {
+                assert!(ok, "{base} loaded");
+                let id = loaded.insert(&Blob::new());
+                assert_eq!(id.index(), base + 1);
+            }
+        }
+    }
+    let err = LoadError::HandleBase { base: u32::MAX - 2, max: u32::MAX / 2 };
+    assert_eq!(
+        err.to_string(),
+        "handle map: the first slot's index 4294967293 is past 2147483647, the highest a reset \
+         gives, and could leave no index for new handles"
+    );
+}

@@ -273,3 +273,34 @@ fn stores_are_equal_by_contents_not_by_layout() {
     assert_ne!(c, d);
     assert_eq!(c.try_get(Id::NULL).unwrap_err(), datacomp::HandleError::Null);
 }
+
+/// `compact` leaves no byte of a removed entity, a removed key or an overwritten value in the
+/// arena: holes inside blobs are dropped and free space is zeroed, not only the garbage
+/// between blobs.
+#[test]
+fn compaction_leaves_no_removed_bytes() {
+    let mut store = Store::new();
+    let gone = store.insert(&[("name", "Removed Entity")].into_iter().collect::<Blob>());
+    let id = store.insert(
+        &[("name", "A Very Long Old Name Indeed"), ("note", "Removed Key")]
+            .into_iter()
+            .collect::<Blob>(),
+    );
+    store.remove(gone);
+    let mut blob = store.get_mut(id).unwrap();
+    blob.set("name", "Short"); // in place: the old tail is a hole
+    blob.remove("note"); // its block is given back as free space, unzeroed
+    let kept = store.get(id).unwrap().to_blob();
+    let has = |store: &Store, text: &str| {
+        store.to_bytes().windows(text.len()).any(|w| w == text.as_bytes())
+    };
+    for text in ["Removed Entity", "Old Name", "Removed Key"] {
+        assert!(has(&store, text), "before: {text}");
+    }
+    store.compact();
+    for text in ["Removed", "Old Name", "Key"] {
+        assert!(!has(&store, text), "{text}");
+    }
+    assert_eq!(store.get(id).unwrap(), kept);
+    assert_eq!(Store::from_bytes(&store.to_bytes()).unwrap(), store);
+}

@@ -7,7 +7,7 @@ use std::path::Path;
 use datacomp::{Blob, BlobRef, Error, Id, Key, Patch, Side, Store, StorePatch};
 use serde_json::json;
 
-use crate::files::{load, save};
+use crate::files::{load, lock, save};
 use crate::output::{Bytes, Failure, key_name as name, value_json};
 
 /// Entries as a JSON object by key name (sorted).
@@ -37,6 +37,7 @@ pub fn diff(
     compact: bool,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
+    let file = output.map(lock).transpose()?;
     let (base, target) = (load(base_path)?, load(target_path)?);
     let stores = [&target, &base];
     let mut inserted = Vec::new();
@@ -59,9 +60,9 @@ pub fn diff(
     }
     let removed: Vec<String> =
         base.iter().filter(|(id, _)| !target.contains(*id)).map(|(id, _)| id.to_string()).collect();
-    if let Some(output) = output {
+    if let (Some(output), Some(file)) = (output, &file) {
         Store::diff(&base, &target)
-            .save(output)
+            .save(file.path())
             .map_err(|e| Failure::at(output.display(), format!("cannot write: {e}")))?;
     }
     let doc = json!({ "inserted": inserted, "removed": removed, "changed": changed });
@@ -81,13 +82,14 @@ pub fn apply(
     output: &Path,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
+    let file = lock(output)?;
     let mut store = load(base_path)?;
     let delta = StorePatch::load(delta_path).map_err(|e| match e {
         Error::Io(e) => Failure::at(delta_path.display(), format!("cannot read: {e}")),
         e => Failure::at(delta_path.display(), e),
     })?;
     delta.apply(&mut store).map_err(|e| Failure::at(delta_path.display(), e))?;
-    save(&store, output)?;
+    save(&file, &mut store, output)?;
     writeln!(
         out,
         "{}: {} entities ({} inserted, {} changed by the delta), {}",
@@ -112,6 +114,7 @@ pub fn merge(
     prefer: Option<Side>,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
+    let file = lock(output)?;
     let [base, ours, theirs] = paths.map(load);
     let (base, mut merged, theirs) = (base?, ours?, theirs?);
     let mut conflicts = Vec::new();
@@ -141,6 +144,7 @@ pub fn merge(
             Err(found) => {
                 for c in found.conflicts() {
                     let key = name(&[&merged, &theirs, &base], c.key);
+                    let key = datacomp::text::Shortened(&key);
                     conflicts.push(format!(
                         "{id}: {key}: ours {}, theirs {}",
                         value_json(c.ours.as_value()),
@@ -173,7 +177,7 @@ pub fn merge(
             ),
         ));
     }
-    save(&merged, output)?;
+    save(&file, &mut merged, output)?;
     for line in report.iter().chain(&conflicts) {
         writeln!(out, "{line}")?;
     }

@@ -3,10 +3,11 @@
 use std::io::Write;
 use std::path::Path;
 
+use datacomp::text::{Escaped, Shortened};
 use datacomp::{BlobRef, Id, Key, OwnedValue, Store};
 
 use crate::TypeArg;
-use crate::files::{entity, load, save};
+use crate::files::{entity, load, lock, save};
 use crate::inspect::{entries_json, print_entries};
 use crate::output::{Failure, Plain, value_json};
 
@@ -25,7 +26,7 @@ pub struct KeyArg<'a> {
 
 /// A dotted path (`stats.health`), a JSON Pointer (`/a.b/c`) or a raw hash (`#1a2b3c4d`).
 pub fn parse_key(text: &str) -> Result<KeyArg<'_>, Failure> {
-    let bad = |why: &str| Failure::Message(format!("bad key {text:?}: {why}"));
+    let bad = |why: &str| Failure::Message(format!("bad key \"{}\": {why}", Shortened(text)));
     if text.is_empty() {
         return Err(bad("a key is a dotted path, a JSON Pointer or # and 8 hex digits"));
     }
@@ -48,8 +49,11 @@ fn key_label(store: &Store, key: Key, given: &str) -> String {
     store.key_name(key).map_or_else(|| given.to_owned(), str::to_owned)
 }
 
-/// Why entity `id` (`blob`) has no key `given`: names the keys under it, if it is an object's
-/// path.
+/// Keys under an object's path that a "no such key" message lists before "and N more".
+const LISTED_KEYS: usize = 10;
+
+/// Why entity `id` (`blob`) has no key `given`: names the keys under it (the first few), if
+/// it is an object's path. Long names are cut, so the message stays one short line.
 fn no_such_key(store: &Store, blob: BlobRef<'_>, id: Id, given: &str) -> String {
     let prefix = format!("{given}.");
     let under: Vec<&str> = blob
@@ -57,11 +61,17 @@ fn no_such_key(store: &Store, blob: BlobRef<'_>, id: Id, given: &str) -> String 
         .filter_map(|key| store.key_name(key))
         .filter(|name| name.starts_with(&prefix))
         .collect();
+    let given = Shortened(given);
     if under.is_empty() {
-        format!("entity {id} has no key {given}")
-    } else {
-        format!("entity {id} has no key {given}; it has {}", under.join(", "))
+        return format!("entity {id} has no key {given}");
     }
+    let listed: Vec<String> =
+        under.iter().take(LISTED_KEYS).map(|name| Shortened(name).to_string()).collect();
+    let more = match under.len().saturating_sub(LISTED_KEYS) {
+        0 => String::new(),
+        more => format!(" and {more} more"),
+    };
+    format!("entity {id} has no key {given}; it has {}{more}", listed.join(", "))
 }
 
 /// `datacomp get`.
@@ -105,7 +115,7 @@ pub fn get(
 /// The value `text` means, as `set` reads it: with `ty`, that type; without, `true`/`false`
 /// is a bool, a number a float, `[...]` an array of floats, and anything else a string.
 pub fn parse_value(text: &str, ty: Option<TypeArg>) -> Result<OwnedValue, Failure> {
-    let bad = |what: &str| Failure::Message(format!("bad value {text:?}: {what}"));
+    let bad = |what: &str| Failure::Message(format!("bad value \"{}\": {what}", Shortened(text)));
     let number = |text: &str| -> Result<f32, Failure> {
         let wide: f64 = text.trim().parse().map_err(|_| bad("not a number"))?;
         let narrow = wide as f32;
@@ -153,6 +163,7 @@ pub fn set(
     ty: Option<TypeArg>,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
+    let file = lock(path)?;
     let mut store = load(path)?;
     let (id, blob) = entity(&store, path, id)?;
     let KeyArg { key: parsed, dotted } = parse_key(key)?;
@@ -161,10 +172,10 @@ pub fn set(
     if let Some(dotted) = dotted {
         store.insert_key_name(dotted).map_err(|e| Failure::at(path.display(), e))?;
     }
-    let label = key_label(&store, parsed, key);
+    let label = Escaped(&key_label(&store, parsed, key)).to_string();
     let mut blob = store.try_get_mut(id).map_err(|e| Failure::at(path.display(), e))?;
     blob.try_set(parsed, &value).map_err(|e| Failure::at(path.display(), e))?;
-    save(&store, path)?;
+    save(&file, &mut store, path)?;
     let new = Plain(value.as_value());
     match old {
         Some(old) => writeln!(out, "{id} {label}: {old} -> {new}")?,
@@ -175,6 +186,7 @@ pub fn set(
 
 /// `datacomp rm`.
 pub fn rm(path: &Path, id: &str, key: Option<&str>, out: &mut dyn Write) -> Result<(), Failure> {
+    let file = lock(path)?;
     let mut store = load(path)?;
     let (id, blob) = entity(&store, path, id)?;
     match key {
@@ -183,14 +195,14 @@ pub fn rm(path: &Path, id: &str, key: Option<&str>, out: &mut dyn Write) -> Resu
             if !blob.contains_key(key) {
                 return Err(Failure::at(path.display(), no_such_key(&store, blob, id, given)));
             }
-            let label = key_label(&store, key, given);
+            let label = Escaped(&key_label(&store, key, given)).to_string();
             store.try_get_mut(id).map_err(|e| Failure::at(path.display(), e))?.remove(key);
-            save(&store, path)?;
+            save(&file, &mut store, path)?;
             writeln!(out, "{id}: removed {label}")?;
         }
         None => {
             store.remove(id);
-            save(&store, path)?;
+            save(&file, &mut store, path)?;
             writeln!(out, "removed entity {id}; {} left", store.len())?;
         }
     }

@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use datacomp::{BlobRef, Error, Id, Store, StorePatch, save};
+use datacomp::{BlobRef, Error, Id, SaveFile, Store, StorePatch, save};
 
 use crate::edit::parse_id;
 use crate::output::{Bytes, Failure};
@@ -21,9 +21,18 @@ pub fn load(path: &Path) -> Result<Store, Failure> {
     })
 }
 
-/// Saves atomically: the file is either the old one or the new one, never half of each.
-pub fn save(store: &Store, path: &Path) -> Result<(), Failure> {
-    store.save(path).map_err(|e| Failure::at(path.display(), format!("cannot write: {e}")))
+/// Takes the exclusive lock of the save at `path` (waiting for another writer to finish),
+/// for a command that writes it: held from before it reads anything until it has written.
+pub fn lock(path: &Path) -> Result<SaveFile, Failure> {
+    SaveFile::lock(path).map_err(|e| Failure::at(path.display(), format!("cannot lock: {e}")))
+}
+
+/// Saves atomically under the lock: the file is either the old one or the new one, never
+/// half of each. The store is compacted first, so no byte of a removed entity, key or value
+/// reaches the file.
+pub fn save(file: &SaveFile, store: &mut Store, path: &Path) -> Result<(), Failure> {
+    store.compact();
+    file.save(store).map_err(|e| Failure::at(path.display(), format!("cannot write: {e}")))
 }
 
 /// The live entity `id` of `store` and its blob, or why `id` names none.
@@ -52,15 +61,35 @@ pub fn export(
     };
     text.push('\n');
     match output {
-        Some(output) => std::fs::write(output, text)
-            .map_err(|e| Failure::at(output.display(), format!("cannot write: {e}"))),
+        Some(output) => {
+            datacomp::file::write_atomically(output, |out| out.write_all(text.as_bytes()))
+                .map_err(|e| Failure::at(output.display(), format!("cannot write: {e}")))
+        }
         None => Ok(out.write_all(text.as_bytes())?),
     }
 }
 
 /// `datacomp verify`: every check a load makes (of a save or a delta), then a one-line
-/// summary.
+/// summary, and a line naming any temporary files of the file that a killed writer left.
 pub fn verify(path: &Path, out: &mut dyn Write) -> Result<(), Failure> {
+    check(path, out)?;
+    // Best effort: a directory that cannot be listed has nothing to report.
+    let stale = datacomp::file::stale_temps(path).unwrap_or_default();
+    if !stale.is_empty() {
+        let names: Vec<String> = stale.iter().map(|p| p.display().to_string()).collect();
+        writeln!(
+            out,
+            "{}: {} temporary files left by an interrupted save (the next save removes them): {}",
+            path.display(),
+            stale.len(),
+            names.join(", ")
+        )?;
+    }
+    Ok(())
+}
+
+/// The checks and the summary line of `verify`.
+fn check(path: &Path, out: &mut dyn Write) -> Result<(), Failure> {
     let bytes = read(path)?;
     let info = save::describe(&bytes).map_err(|e| Failure::at(path.display(), e))?;
     if info.kind == "delta" {

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use datacomp::{ImportOptions, ImportReport, Store};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::files::save;
+use crate::files::{lock, save};
 use crate::output::{Bytes, Failure};
 
 /// An import shorter than this shows no progress bar.
@@ -91,7 +91,9 @@ pub fn run(
     }
 
     let start = Instant::now();
-    save(&store, output)?;
+    // The save replaces the file whole, so the lock is needed only around the write.
+    let file = lock(output)?;
+    save(&file, &mut store, output)?;
     let save_time = start.elapsed();
     let file_len = std::fs::metadata(output).map_or(0, |m| m.len() as usize);
 

@@ -3,6 +3,7 @@
 use std::io::Write;
 use std::path::Path;
 
+use datacomp::text::Escaped;
 use datacomp::{BlobRef, Id, RegionKind, Store, save};
 use serde_json::json;
 
@@ -14,7 +15,7 @@ pub fn list(path: &Path, out: &mut dyn Write) -> Result<(), Failure> {
     let store = crate::files::load(path)?;
     writeln!(out, "{:<12} {:>5} {:>8}  name", "id", "keys", "bytes")?;
     for (id, blob) in store.iter() {
-        let name = blob.get_str("name").unwrap_or("");
+        let name = Escaped(blob.get_str("name").unwrap_or(""));
         writeln!(out, "{:<12} {:>5} {:>8}  {name}", id.to_string(), blob.len(), blob.byte_len())?;
     }
     writeln!(out, "{} entities", store.len())?;
@@ -126,10 +127,15 @@ fn key_name(store: &Store, key: datacomp::Key) -> String {
     crate::output::key_name(&[store], key)
 }
 
+/// The widest the key column of [`print_entries`] grows: a longer name runs past it (and a
+/// width from the input could pass what `format!` allows).
+const KEY_COLUMN: usize = 40;
+
 /// One line per entry: name, type, value.
 pub fn print_entries(store: &Store, blob: BlobRef<'_>, out: &mut dyn Write) -> Result<(), Failure> {
-    let names: Vec<String> = blob.keys().map(|key| key_name(store, key)).collect();
-    let width = names.iter().map(String::len).max().unwrap_or(0).max(3);
+    let names: Vec<String> =
+        blob.keys().map(|key| Escaped(&key_name(store, key)).to_string()).collect();
+    let width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0).clamp(3, KEY_COLUMN);
     writeln!(out, "  {:<width$}  {:<6}  value", "key", "type")?;
     for (name, (_, value)) in names.iter().zip(blob.iter()) {
         writeln!(out, "  {name:<width$}  {:<6}  {}", value.value_type().name(), Plain(value))?;
@@ -219,7 +225,7 @@ pub fn print_buffer(store: &Store, blob: BlobRef<'_>, out: &mut dyn Write) -> Re
             RegionKind::Payload(key) => {
                 let label = char::from(LABELS[next_label % LABELS.len()]);
                 next_label += 1;
-                legend.push(format!("{label} {} ({bytes} B)", key_name(store, key)));
+                legend.push(format!("{label} {} ({bytes} B)", Escaped(&key_name(store, key))));
                 label
             }
         };

@@ -259,7 +259,8 @@ fn main() -> ExitCode {
         Err(Failure::Message(message)) => {
             // What was printed before the failure goes out first, then the reason.
             drop(out);
-            eprintln!("datacomp: {message}");
+            // Whatever a message quotes, it cannot drive the terminal or break the line.
+            eprintln!("datacomp: {}", datacomp::text::Escaped(&message));
             ExitCode::FAILURE
         }
     }

@@ -3,6 +3,7 @@
 use std::fmt::{self, Display};
 use std::io;
 
+use datacomp::text::{Escaped, Shortened};
 use datacomp::{Key, Store, Value};
 
 /// Why a command failed.
@@ -15,9 +16,10 @@ pub enum Failure {
 }
 
 impl Failure {
-    /// A failure at `place` (a path, an id): `place: what`.
+    /// A failure at `place` (a path, an id): `place: what`, the place cut short if it is
+    /// long.
     pub fn at(place: impl Display, what: impl Display) -> Failure {
-        Failure::Message(format!("{place}: {what}"))
+        Failure::Message(format!("{}: {what}", Shortened(&place.to_string())))
     }
 }
 
@@ -52,7 +54,8 @@ impl Display for Bytes {
 }
 
 /// A value as the command prints it: a float in its shortest form that reads back as the same
-/// `f32` (`95`, `0.1`), a string as it is, an array as `[1, 2.5]`.
+/// `f32` (`95`, `0.1`), a string as it is but for control characters, which are escaped
+/// ([`Escaped`]), an array as `[1, 2.5]`.
 pub struct Plain<'a>(pub Value<'a>);
 
 impl Display for Plain<'_> {
@@ -60,7 +63,7 @@ impl Display for Plain<'_> {
         match self.0 {
             Value::Bool(b) => write!(f, "{b}"),
             Value::Float(x) => write!(f, "{x}"),
-            Value::Str(s) => f.write_str(s),
+            Value::Str(s) => Escaped(s).fmt(f),
             Value::Floats(xs) => {
                 f.write_str("[")?;
                 for (i, x) in xs.iter().enumerate() {
@@ -123,6 +126,7 @@ mod tests {
         assert_eq!(Plain(Value::Float(95.0)).to_string(), "95");
         assert_eq!(Plain(Value::Floats(&[1.0, -2.5])).to_string(), "[1, -2.5]");
         assert_eq!(Plain(Value::Str("a b")).to_string(), "a b");
+        assert_eq!(Plain(Value::Str("\u{1b}[2J\n")).to_string(), "\\u{1b}[2J\\n");
         assert_eq!(value_json(Value::Float(0.1)).to_string(), "0.1");
         assert_eq!(value_json(Value::Floats(&[0.1, f32::NAN])).to_string(), "[0.1,null]");
         assert_eq!(value_json(Value::Float(f32::MAX)).to_string(), "3.4028235e+38");

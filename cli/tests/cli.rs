@@ -176,7 +176,10 @@ fn import_refuses_bad_inputs_by_name() {
     let unwritable = dir.path().join("no/such/dir/w.dcmp");
     let classic = fixtures().join("sheets/classic.json");
     let message = fails(&["import", classic.to_str().unwrap(), "-o", unwritable.to_str().unwrap()]);
-    assert!(message.starts_with(&format!("{}: cannot write: ", unwritable.display())));
+    assert_eq!(
+        message,
+        format!("{}: cannot lock: No such file or directory (os error 2)", unwritable.display())
+    );
     assert!(!Path::new(out).exists());
 }
 
@@ -718,4 +721,217 @@ fn query_refuses_a_bad_filter_key_or_file_by_name() {
     let path = world.file("damaged.dcmp");
     std::fs::write(&path, damaged).unwrap();
     assert!(fails(&["query", &path, "has name"]).contains("crc32"), "a view checks as a load does");
+}
+
+// ---------------------------------------------------------------------------------------------
+// hardening: concurrent writers, privacy, the file system, hostile names
+
+/// Two processes, 100 `set`s each of keys of their own: the lock makes each load-change-save
+/// whole, so all 200 keys are there (without it, 62 of 80 survived).
+#[test]
+fn two_writers_lose_no_change() {
+    let world = World::new();
+    let writers: Vec<_> = ["a", "b"]
+        .into_iter()
+        .map(|writer| {
+            let path = world.path.clone();
+            std::thread::spawn(move || {
+                for i in 0..100 {
+                    ok(&["set", &path, "0v0t1", &format!("{writer}.k{i}"), &i.to_string()]);
+                }
+            })
+        })
+        .collect();
+    for writer in writers {
+        writer.join().unwrap();
+    }
+    let store = world.store();
+    let blob = store.get("0v0t1".parse().unwrap()).unwrap();
+    for writer in ["a", "b"] {
+        for i in 0..100_u8 {
+            let key = format!("{writer}.k{i}");
+            assert_eq!(blob.get_float(key.as_str()), Some(f32::from(i)), "{key}");
+        }
+    }
+    let mut files: Vec<_> = std::fs::read_dir(world.dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    files.sort();
+    assert_eq!(files, ["world.dcmp", "world.dcmp.lock"]);
+}
+
+/// `rm` and a `set` that shrinks a value leave none of the old bytes in the file.
+#[test]
+fn removed_and_overwritten_bytes_do_not_reach_the_file() {
+    let world = World::new();
+    let has = |text: &str| world.bytes().windows(text.len()).any(|w| w == text.as_bytes());
+    assert!(has("Mirabel"));
+    ok(&["rm", &world.path, "3v0t1"]);
+    assert!(!has("Mirabel"), "a removed entity's name");
+
+    ok(&["set", &world.path, "1v0t1", "secret", "Hidden Treasure Map"]);
+    assert!(has("Hidden Treasure Map"));
+    ok(&["rm", &world.path, "1v0t1", "secret"]);
+    assert!(!has("Hidden Treasure"), "a removed key's value");
+
+    // Overwritten in place: the old tail would be left as a hole.
+    ok(&["set", &world.path, "2v0t1", "name", "Cave"]);
+    assert!(!has("Tro"), "an entity's old name");
+    // Moved to a new block: the old one would be left whole.
+    ok(&["set", &world.path, "2v0t1", "name", "A Name Longer Than The Old One"]);
+    ok(&["set", &world.path, "2v0t1", "stats.health", "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]"]);
+    ok(&["set", &world.path, "2v0t1", "name", "X"]);
+    assert!(!has("Longer"), "a renamed entity's old name");
+    ok(&["verify", &world.path]);
+}
+
+/// `export -o` writes through the same atomic write as saves: a symlink is kept, the file's
+/// permissions are kept, and a failed export leaves the old file.
+#[cfg(unix)]
+#[test]
+fn export_to_a_file_is_atomic() {
+    use std::os::unix::fs::PermissionsExt;
+    let world = World::new();
+    let target = world.file("real.json");
+    std::fs::write(&target, "old").unwrap();
+    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let link = world.file("export.json");
+    std::os::unix::fs::symlink("real.json", &link).unwrap();
+    ok(&["export", &world.path, "--entity", "0v0t1", "-o", &link]);
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    let json = std::fs::read_to_string(&target).unwrap();
+    assert!(json.contains("\"The One\""), "{json}");
+    assert_eq!(std::fs::metadata(&target).unwrap().permissions().mode() & 0o777, 0o600);
+    fails(&["export", &world.path, "--entity", "9v0t1", "-o", &link]);
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), json);
+}
+
+/// `verify` lists the temporary files a killed writer left; the next save removes them.
+#[test]
+fn verify_lists_stale_temporary_files() {
+    let world = World::new();
+    let stale = world.file("world.dcmp.tmp-4000000-3");
+    std::fs::write(&stale, "half a save").unwrap();
+    let verified = ok(&["verify", &world.path]);
+    let lines: Vec<&str> = verified.lines().collect();
+    assert_eq!(lines.len(), 2, "{verified}");
+    assert_eq!(
+        lines[1],
+        format!(
+            "{}: 1 temporary files left by an interrupted save (the next save removes them): {stale}",
+            world.path
+        )
+    );
+    ok(&["set", &world.path, "0v0t1", "stats.health", "1"]);
+    assert!(!Path::new(&stale).exists());
+    assert_eq!(ok(&["verify", &world.path]).lines().count(), 1);
+}
+
+/// A save named without a directory is saved in the current one (its directory is flushed
+/// too: `file`'s unit tests check that `.` is the directory synced).
+#[test]
+fn a_bare_file_name_saves_in_the_current_directory() {
+    let world = World::new();
+    let out = Command::new(env!("CARGO_BIN_EXE_datacomp"))
+        .args(["set", "world.dcmp", "0v0t1", "stats.health", "7"])
+        .current_dir(world.dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let store = world.store();
+    assert_eq!(store.get("0v0t1".parse().unwrap()).unwrap().get_float("stats.health"), Some(7.0));
+}
+
+/// Imports one JSON document into `world.dcmp` in a new directory.
+fn import_one(json: &str) -> (TempDir, String) {
+    let dir = TempDir::new().unwrap();
+    let input = dir.path().join("in.json");
+    std::fs::write(&input, json).unwrap();
+    let path = dir.path().join("world.dcmp").to_str().unwrap().to_owned();
+    ok(&["import", input.to_str().unwrap(), "-o", &path]);
+    (dir, path)
+}
+
+/// A key name over 64 KiB used to make `get` and `inspect --entity` exit 101 ("Formatting
+/// argument out of range": the key column's width came from the name).
+#[test]
+fn a_huge_key_name_prints() {
+    let long = "x".repeat(70_000);
+    let (_dir, path) = import_one(&format!("{{\"{long}\":1,\"name\":\"n\"}}"));
+    let got = ok(&["get", &path, "0v0t1"]);
+    assert!(got.contains(&format!("  {long}  float   1\n")), "the name, whole");
+    assert!(got.starts_with(&format!("  {:<40}  type    value\n", "key")), "the column capped");
+    let inspected = ok(&["inspect", &path, "--entity", "0v0t1"]);
+    assert!(inspected.contains(&long));
+    assert_eq!(ok(&["get", &path, "0v0t1", "name"]), "n\n");
+}
+
+/// Names and strings that hold terminal escape sequences are printed escaped in text output
+/// (JSON output escapes them as JSON does).
+#[test]
+fn control_characters_are_escaped_in_text_output() {
+    let evil = r"\u001b]0;pwned\u0007\u001b[2J";
+    let (_dir, path) =
+        import_one(&format!("{{\"name\":\"{evil}\",\"k{evil}\":\"v{evil}\",\"line\":\"a\\nb\"}}"));
+    let shown = r"\u{1b}]0;pwned\u{7}\u{1b}[2J";
+    let outputs = [
+        ok(&["list", &path]),
+        ok(&["get", &path, "0v0t1"]),
+        ok(&["get", &path, "0v0t1", "name"]),
+        ok(&["inspect", &path, "--entity", "0v0t1"]),
+        ok(&["set", &path, "0v0t1", "name", "\u{1b}[31mred"]),
+        ok(&["rm", &path, "0v0t1", "k\u{1b}]0;pwned\u{7}\u{1b}[2J"]),
+    ];
+    for output in &outputs {
+        assert!(!output.contains(['\u{1b}', '\u{7}']), "{output:?}");
+    }
+    assert!(outputs[0].contains(&format!("  {shown}\n")), "{}", outputs[0]);
+    assert!(outputs[1].contains(&format!("k{shown}  string  v{shown}\n")), "{}", outputs[1]);
+    assert!(
+        outputs[1].contains("line                           string  a\\nb\n"),
+        "{}",
+        outputs[1]
+    );
+    assert_eq!(outputs[2], format!("{shown}\n"));
+    assert_eq!(outputs[4], format!("0v0t1 name: {shown} -> \\u{{1b}}[31mred\n"));
+    assert_eq!(outputs[5], format!("0v0t1: removed k{shown}\n"));
+    // Errors too.
+    let message = fails(&["get", &path, "0v0t1", "no\u{1b}[2Jsuch"]);
+    assert_eq!(message, format!("{path}: entity 0v0t1 has no key no\\u{{1b}}[2Jsuch"));
+    // JSON keeps the exact text.
+    let json = ok(&["get", &path, "0v0t1", "name", "--json"]);
+    assert!(json.contains(r#""value":"\u001b[31mred""#), "{json}");
+}
+
+/// A 20,000-byte name in an error is cut to its ends and a count: the error stays one short
+/// line.
+#[test]
+fn long_names_are_cut_in_errors() {
+    let dir = TempDir::new().unwrap();
+    let long = "a".repeat(20_000);
+    let input = dir.path().join("in.json");
+    std::fs::write(&input, format!("{{\"{long}\": null}}")).unwrap();
+    let out = dir.path().join("w.dcmp");
+    let message = fails(&["import", input.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    let cut = format!("/{}[...19809 bytes cut...]{}", "a".repeat(95), "a".repeat(96));
+    assert_eq!(
+        message,
+        format!("{}: {cut} (line 1, column 20009): null is not a value", input.display())
+    );
+
+    let world = World::new();
+    for args in [
+        vec!["get", &world.path, "0v0t1", &long],
+        vec!["rm", &world.path, "0v0t1", &long],
+        vec!["set", &world.path, "0v0t1", &long, &long, "--type", "float"],
+        vec!["get", &world.path, &long],
+    ] {
+        let message = fails(&args);
+        assert!(message.len() < 600, "{} bytes: {message}", message.len());
+        assert!(message.contains("bytes cut...]"), "{message}");
+    }
+    let long_path = format!("{}/{}", world.dir.path().display(), "p".repeat(5000));
+    let message = fails(&["list", &long_path]);
+    assert!(message.len() < 400 && message.contains("bytes cut...]"), "{message}");
 }

@@ -136,9 +136,9 @@ impl fmt::Display for ParseIdError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{:?} is not an id: expected INDEXvGENERATION, then tTYPE and f if set (as in 12v3t7), \
-             or null",
-            self.input
+            "\"{}\" is not an id: expected INDEXvGENERATION, then tTYPE and f if set (as in \
+             12v3t7), or null",
+            crate::text::Shortened(&self.input)
         )
     }
 }

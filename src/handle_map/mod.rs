@@ -19,6 +19,10 @@ use crate::HandleError;
 const NONE: u32 = u32::MAX;
 /// The generation of a retired slot: no handle carries it, and the slot is never reused.
 const RETIRED: u16 = u16::MAX;
+/// The highest index of slot 0 (`base`): `reset` keeps half of the index space for the slots
+/// after it, and a load refuses more, so a loaded map has room for new handles (unless it
+/// already has 2^31 slots: a 16 GiB index).
+const MAX_BASE: u32 = u32::MAX / 2;
 
 /// A slot of the sparse array: the 64 bits of the handle it would issue now, with the index
 /// replaced by the dense index of its item (live) or by the next slot of the free list (free,
@@ -695,7 +699,7 @@ impl<T> HandleMap<T> {
     pub fn reset(&mut self) {
         let next_base = u64::from(self.base) + self.slots.len() as u64;
         // Keep half of the index space for slots after the reset.
-        if next_base > u64::from(u32::MAX / 2) {
+        if next_base > u64::from(MAX_BASE) {
             self.clear();
             return;
         }

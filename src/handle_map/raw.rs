@@ -4,7 +4,7 @@
 use zerocopy::little_endian::{U16, U32, U64};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
-use super::{Defrag, HandleMap, Id, NONE, RETIRED, Slot};
+use super::{Defrag, HandleMap, Id, MAX_BASE, NONE, RETIRED, Slot};
 use crate::LoadError;
 
 /// The fixed part of a [`HandleMap`]'s raw sections: counts, free-list ends, type id.
@@ -104,6 +104,9 @@ fn check(fields: Fields, len: usize, meta: &[U32], slots: &[U64]) -> Result<(), 
     let len = len as u64;
     if meta.len() as u64 != len {
         return Err(LoadError::HandleMeta { items: len, meta: meta.len() as u64 });
+    }
+    if base > MAX_BASE {
+        return Err(LoadError::HandleBase { base, max: MAX_BASE });
     }
     let slot_count = slots.len() as u64;
     if u64::from(base) + slot_count > u64::from(u32::MAX) || len >= u64::from(u32::MAX) - 1 {
