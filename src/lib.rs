@@ -17,8 +17,10 @@ mod error;
 pub mod handle_map;
 mod json;
 mod key;
+mod names;
 pub mod save;
 mod store;
+mod upgrade;
 mod value;
 
 pub use blob::{
@@ -32,7 +34,8 @@ pub use handle_map::{
     ParseIdError, RawHandleMap, RawHeader,
 };
 pub use json::{ImportOptions, ImportReport, JsonError, JsonErrorKind};
-pub use key::Key;
+pub use key::{AsKey, Key, KeyPath};
 pub use save::StoreView;
 pub use store::{BlobMut, Store, StoreStats};
+pub use upgrade::LoadOptions;
 pub use value::{AsValue, OwnedValue, Value, ValueType};

@@ -315,11 +315,11 @@ fn bad_ids_keys_and_values_change_nothing() {
 fn a_name_that_collides_with_a_known_one_is_refused() {
     let world = World::new();
     let w = world.path.as_str();
-    ok(&["set", w, "0v0t1", "item_1409", "1"]);
+    ok(&["set", w, "0v0t1", "sleep_haste_8", "1"]);
     let before = world.bytes();
     assert_eq!(
-        fails(&["set", w, "0v0t1", "item_1482", "2"]),
-        format!("{w}: item_1482 and item_1409 hash to the same key #674cf0ce")
+        fails(&["set", w, "0v0t1", "fury_sleep_272", "2"]),
+        format!("{w}: fury_sleep_272 and sleep_haste_8 hash to the same key #316ec2d7")
     );
     assert_eq!(world.bytes(), before);
 }
