@@ -13,6 +13,7 @@ mod files;
 mod import;
 mod inspect;
 mod output;
+mod upgrade;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -45,7 +46,8 @@ Examples:
   datacomp export world.dcmp --entity 0v0t1
   datacomp diff base.dcmp now.dcmp -o changes.delta
   datacomp apply base.dcmp changes.delta -o now.dcmp
-  datacomp merge base.dcmp ours.dcmp theirs.dcmp -o merged.dcmp";
+  datacomp merge base.dcmp ours.dcmp theirs.dcmp -o merged.dcmp
+  datacomp upgrade old.dcmp -o world.dcmp --keys keys.txt";
 
 #[derive(Subcommand, Debug)]
 enum Command {
@@ -175,6 +177,20 @@ enum Command {
         #[arg(long)]
         prefer: Option<PreferArg>,
     },
+    /// Rewrite a save of an older key hash (1) with this build's (2). Each key is rehashed
+    /// from its name in the save, else from the path in --keys that had its old hash; a key
+    /// neither explains fails the upgrade, naming its entity and hash (nothing is written).
+    Upgrade {
+        /// The old save file.
+        old: PathBuf,
+        /// The save file to write (replaced atomically if it exists).
+        #[arg(short, long)]
+        output: PathBuf,
+        /// The paths the save's unnamed keys may have, one a line: dotted (stats.health), or a
+        /// JSON Pointer (/a.b/c) for a member name that holds a dot.
+        #[arg(long, value_name = "FILE")]
+        keys: Option<PathBuf>,
+    },
     /// Validate a save file fully: header, table, checksums, padding, handles, spans and every
     /// blob. Exits non-zero with the reason if anything is wrong.
     Verify {
@@ -225,6 +241,7 @@ fn run(cli: Cli, out: &mut dyn Write) -> Result<(), Failure> {
             delta::merge([&base, &ours, &theirs], &output, prefer, out)
         }
         Command::Verify { file } => files::verify(&file, out),
+        Command::Upgrade { old, output, keys } => upgrade::run(&old, &output, keys.as_deref(), out),
     }
 }
 
