@@ -2,6 +2,7 @@
 //! or from a path the caller knows.
 
 use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
 
 use crate::blob::layout;
 use crate::key::v1;
@@ -47,14 +48,26 @@ impl LoadOptions {
 }
 
 /// A key hash 1 key that a name or a known path explains.
-struct Explained {
-    name: KeyName,
-    /// From the save's key names (kept even when no entity holds it), not a known path.
-    saved: bool,
-    /// Another known path with the same old hash, if there is one.
-    rival: Option<String>,
+struct Explained<'a> {
+    /// Its name in the save, which a store recorded: kept even when no entity holds it.
+    saved: Option<&'a KeyName>,
+    /// Else the first known path with its old hash, and another one, if there is one. Names
+    /// are built only for paths an entity uses, so a long list of paths costs little.
+    known: Option<KeyPath<'a>>,
+    rival: Option<KeyPath<'a>>,
     /// Whether an entity holds it.
     used: bool,
+}
+
+impl Explained<'_> {
+    /// The key's name (a saved one, else its known path's).
+    fn name(&self) -> KeyName {
+        match (self.saved, &self.known) {
+            (Some(name), _) => name.clone(),
+            (None, Some(path)) => KeyName::from_path(path),
+            (None, None) => unreachable!("INVARIANT: an entry has a saved name or a known path"),
+        }
+    }
 }
 
 /// Rehashes the keys of every entity of `index` in `arena` (checked spans, valid blobs) from key
@@ -67,25 +80,29 @@ pub(crate) fn rehash(
     options: &LoadOptions,
 ) -> Result<BTreeMap<Key, KeyName>, LoadError> {
     // Old key -> its name: the save's names first, since they are what the store recorded.
-    let mut explained: BTreeMap<Key, Explained> = names
+    let mut explained: BTreeMap<Key, Explained<'_>> = names
         .iter()
         .map(|(&old, name)| {
-            let name = name.clone();
-            (old, Explained { name, saved: true, rival: None, used: false })
+            (old, Explained { saved: Some(name), known: None, rival: None, used: false })
         })
         .collect();
     for text in &options.known {
         let path = KeyPath::pointer(text).unwrap_or_else(|| KeyPath::dotted(text));
         let old = v1::path(path.segments());
-        match explained.get_mut(&old) {
-            None => {
-                let name = KeyName::from_path(&path);
-                explained.insert(old, Explained { name, saved: false, rival: None, used: false });
+        let entry = explained.entry(old).or_insert(Explained {
+            saved: None,
+            known: None,
+            rival: None,
+            used: false,
+        });
+        match (entry.saved, &entry.known) {
+            (Some(_), _) => {}
+            (None, None) => entry.known = Some(path),
+            (None, Some(first)) => {
+                if entry.rival.is_none() && !first.segments().eq(path.segments()) {
+                    entry.rival = Some(path);
+                }
             }
-            Some(known) if !known.saved && !known.name.is_path(&path) => {
-                known.rival.get_or_insert_with(|| KeyName::from_path(&path).label().to_owned());
-            }
-            Some(_) => {}
         }
     }
 
@@ -108,18 +125,25 @@ pub(crate) fn rehash(
 
     let mut new_names = BTreeMap::new();
     let mut map = BTreeMap::new();
-    for (&old, known) in &explained {
-        if !(known.saved || known.used) {
+    for (&old, entry) in &explained {
+        if !(entry.saved.is_some() || entry.used) {
             continue;
         }
-        if let (true, Some(rival)) = (known.used, &known.rival) {
-            let (first, second) = (known.name.label().to_owned(), rival.clone());
+        let name = entry.name();
+        if let (true, Some(rival)) = (entry.used, &entry.rival) {
+            let (first, second) =
+                (name.label().to_owned(), KeyName::from_path(rival).label().to_owned());
             return Err(LoadError::AmbiguousKnownKeys { key: old, first, second });
         }
-        let key = Key::from_pointer(&known.name.pointer).unwrap_or_default();
-        if let Some(other) = new_names.insert(key, known.name.clone()) {
-            let (first, second) = (other.label().to_owned(), known.name.label().to_owned());
-            return Err(LoadError::UpgradeCollision { key, first, second });
+        let key = Key::from_pointer(&name.pointer).unwrap_or_default();
+        match new_names.entry(key) {
+            Entry::Vacant(vacant) => {
+                vacant.insert(name);
+            }
+            Entry::Occupied(other) => {
+                let (first, second) = (other.get().label().to_owned(), name.label().to_owned());
+                return Err(LoadError::UpgradeCollision { key, first, second });
+            }
         }
         map.insert(old, key);
     }
