@@ -48,7 +48,7 @@ pub const FORMAT_MAJOR: u16 = 1;
 pub const FORMAT_MINOR: u16 = 0;
 /// Key hash 1: fxhash's 32-bit round fed each segment four bytes (a word) at a time, segments
 /// combined in order. Retired: numbered names such as `item_1409` and `item_1482` collided. A
-/// save of it loads by rehashing its keys (see [`LoadOptions`](crate::LoadOptions)).
+/// save of it loads by rehashing its keys (see [`LoadOptions`]).
 pub const KEY_HASH_FX32_WORDS: u16 = 1;
 /// Key hash 2, the one [`Key`] computes and every save of this build names: fxhash's 32-bit
 /// round fed each segment's bytes one at a time, segments combined in order.
