@@ -192,11 +192,22 @@ impl Key {
     /// assert_eq!(Key::parse("status_effects.drunk"), Key::path(&["status_effects", "drunk"]));
     /// ```
     #[must_use]
-    pub fn parse(path: &str) -> Key {
-        let mut segments = path.split('.');
-        // `split` always yields at least one segment.
-        let first = Key::new(segments.next().unwrap_or(""));
-        segments.fold(first, Key::child)
+    pub const fn parse(path: &str) -> Key {
+        // One pass over the bytes: each segment's hash is built as its bytes go by, and
+        // combined with the path so far at each '.' (as `Key::path` over the split would).
+        let bytes = path.as_bytes();
+        let (mut key, mut segment, mut first) = (0, 0, true);
+        let mut i = 0;
+        while i < bytes.len() {
+            if bytes[i] == b'.' {
+                key = if first { segment } else { mix(key, segment) };
+                (segment, first) = (0, false);
+            } else {
+                segment = mix(segment, bytes[i] as u32);
+            }
+            i += 1;
+        }
+        Key(if first { segment } else { mix(key, segment) })
     }
 
     /// Parses a JSON Pointer (RFC 6901): `"/stats/health"` is `Key::path(&["stats", "health"])`.
@@ -389,6 +400,11 @@ impl<'a> KeyPath<'a> {
     #[must_use]
     pub fn as_str(&self) -> &'a str {
         self.text
+    }
+
+    /// Whether the text is a JSON Pointer (else a dotted path).
+    pub(crate) fn is_pointer(&self) -> bool {
+        self.pointer
     }
 
     /// The path's segments, unescaped: a JSON Pointer's `~1` is `/`, `~0` is `~`.

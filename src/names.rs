@@ -28,9 +28,24 @@ impl KeyName {
     /// Whether `path` has this name's segments. No allocation unless a segment holds an
     /// escape.
     pub(crate) fn is_path(&self, path: &KeyPath<'_>) -> bool {
-        self.pointer
-            .strip_prefix('/')
-            .is_some_and(|rest| rest.split('/').map(crate::json::unescape).eq(path.segments()))
+        // Most writes name a known key by its usual text: compared byte for byte, `.` in a
+        // dotted path against `/` in the pointer, when no byte needs an escape.
+        let (given, stored) = (path.as_str().as_bytes(), self.pointer.as_bytes());
+        let same_text = if path.is_pointer() {
+            given == stored
+        } else {
+            stored.len() == given.len() + 1
+                && stored[1..].iter().zip(given).all(|(&s, &g)| match g {
+                    b'.' => s == b'/',
+                    b'/' | b'~' => false,
+                    g => s == g,
+                })
+        };
+        same_text
+            || self
+                .pointer
+                .strip_prefix('/')
+                .is_some_and(|rest| rest.split('/').map(crate::json::unescape).eq(path.segments()))
     }
 
     /// Whether `path` may use this name's key `key`: it is this name, or a collision.

@@ -619,13 +619,19 @@ impl BlobMut<'_> {
     /// ```
     pub fn try_set(&mut self, key: impl AsKey, value: impl AsValue) -> Result<(), Error> {
         let path = key.as_path();
-        let key = match &path {
-            Some(path) => self.store.check_path(path)?,
-            None => key.as_key(),
+        let (key, named) = match &path {
+            Some(path) => {
+                let key = path.key();
+                match self.store.names.get(&key) {
+                    Some(known) => (known.check(key, path).map(|()| key)?, true),
+                    None => (key, false),
+                }
+            }
+            None => (key.as_key(), true),
         };
         self.write(key, value.as_value())?;
-        if let Some(path) = &path {
-            self.store.names.entry(key).or_insert_with(|| KeyName::from_path(path));
+        if let (Some(path), false) = (&path, named) {
+            self.store.names.insert(key, KeyName::from_path(path));
         }
         Ok(())
     }
