@@ -176,5 +176,48 @@ fn copy(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, get, get_many, build, copy);
+/// Hashing the sheet's 15 dotted paths into keys: key hash 2 (`Key::parse`, one Fx round per
+/// byte) beside key hash 1 (`FxHasher32::write`, four bytes a round, per segment), and std's
+/// SipHash over each whole path (what a `HashMap<String, _>` computes per lookup).
+fn key(c: &mut Criterion) {
+    use std::hash::{BuildHasher, Hasher};
+    let paths: Vec<&str> = sheet::SHEET.iter().map(|(p, _)| *p).collect();
+    let mut group = c.benchmark_group("key/parse_15_paths");
+    group.bench_function("datacomp_key_hash_2", |b| {
+        b.iter(|| {
+            for path in black_box(&paths) {
+                black_box(Key::parse(path));
+            }
+        });
+    });
+    group.bench_function("fxhasher32_write_key_hash_1", |b| {
+        let segment = |s: &str| {
+            let mut hasher = fxhash::FxHasher32::default();
+            hasher.write(s.as_bytes());
+            hasher.finish() as u32
+        };
+        b.iter(|| {
+            for path in black_box(&paths) {
+                let mut segments = path.split('.');
+                let first = segment(segments.next().unwrap_or(""));
+                black_box(
+                    segments.fold(first, |h, s| {
+                        (h.rotate_left(5) ^ segment(s)).wrapping_mul(0x2722_0a95)
+                    }),
+                );
+            }
+        });
+    });
+    let sip = std::collections::hash_map::RandomState::new();
+    group.bench_function("std_siphash_whole_path", |b| {
+        b.iter(|| {
+            for path in black_box(&paths) {
+                black_box(sip.hash_one(path));
+            }
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, get, get_many, build, copy, key);
 criterion_main!(benches);

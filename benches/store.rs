@@ -142,5 +142,33 @@ fn save_and_load(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, save_and_load);
+/// One write into a stored sheet: by a path given as text (hashed, and its name checked against
+/// and recorded in the store's names), by a path hashed without a name, and by a precomputed
+/// `Key`; beside an `FxHashMap<u32, _>` insert over the precomputed hash.
+fn set(c: &mut Criterion) {
+    let mut store = Store::new();
+    let id = store.insert(&sheet::build_blob());
+    store.get_mut(id).unwrap().set(sheet::ONE_KEY, 1.0);
+    let key = datacomp::Key::parse(sheet::ONE_KEY);
+    let mut fx = sheet::build_fxhashmap();
+    let mut group = c.benchmark_group("set/one_key");
+    group.bench_function("datacomp_path_named", |b| {
+        b.iter(|| store.get_mut(id).unwrap().set(black_box(sheet::ONE_KEY), 95.0));
+    });
+    group.bench_function("datacomp_path_unnamed", |b| {
+        b.iter(|| {
+            let key = datacomp::Key::parse(black_box(sheet::ONE_KEY));
+            store.get_mut(id).unwrap().set(key, 95.0);
+        });
+    });
+    group.bench_function("datacomp_key", |b| {
+        b.iter(|| store.get_mut(id).unwrap().set(black_box(key), 95.0));
+    });
+    group.bench_function("fxhashmap_u32", |b| {
+        b.iter(|| fx.insert(black_box(key.raw()), datacomp::OwnedValue::Float(95.0)));
+    });
+    group.finish();
+}
+
+criterion_group!(benches, save_and_load, set);
 criterion_main!(benches);

@@ -16,7 +16,8 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 use crate::blob::{layout, patch};
 use crate::handle_map::{RawHandleMap, RawHeader};
 use crate::save::{
-    DELTA, decode_names, encode_names, file_len, names_len, parse, save_atomically, write_file,
+    DELTA, KEY_HASH_FX32_BYTES, decode_names, encode_names, file_len, names_len, parse,
+    save_atomically, write_file,
 };
 use crate::store::{KeyName, STORE_TYPE_ID, Span};
 use crate::{Blob, Error, HandleMap, Id, Key, LoadError, Store};
@@ -446,9 +447,17 @@ impl StorePatch {
     /// # Errors
     ///
     /// A [`LoadError`] that names the section, entry or record at fault;
-    /// [`LoadError::FileKind`] for a full save.
+    /// [`LoadError::FileKind`] for a full save; [`LoadError::DeltaKeyHash`] for a delta of key
+    /// hash 1, whose keys no store of this build has (apply it to its base with the release
+    /// that wrote it, then load that save here to upgrade it).
     pub fn from_bytes(bytes: &[u8]) -> Result<StorePatch, LoadError> {
-        let [base, header, slots, meta, entities, names] = parse(bytes, &DELTA)?.sections;
+        let parsed = parse(bytes, &DELTA)?;
+        // Its keys, in patches, blobs and names, are of the delta's key hash: applied to a
+        // store of another, its patches would set and remove keys the base does not have.
+        if parsed.key_hash() != KEY_HASH_FX32_BYTES {
+            return Err(LoadError::DeltaKeyHash { key_hash: parsed.key_hash() });
+        }
+        let [base, header, slots, meta, entities, names] = parsed.sections;
         let size = |section, expected: usize, found: &[u8]| LoadError::SectionSize {
             section,
             expected: expected as u64,
@@ -486,7 +495,11 @@ impl StorePatch {
             entities,
             inserted,
             changed,
-            names: if base_names { None } else { Some(decode_names(names, true)?) },
+            names: if base_names {
+                None
+            } else {
+                Some(decode_names(names, KEY_HASH_FX32_BYTES, true)?)
+            },
         })
     }
 }

@@ -548,6 +548,44 @@ pub enum LoadError {
         /// What the file is.
         found: &'static str,
     },
+    /// A save of key hash 1 read in place: its keys must be rehashed into a
+    /// [`Store`](crate::Store) first.
+    KeyHashView {
+        /// The key-hash id found.
+        key_hash: u16,
+    },
+    /// A save of key hash 1 holds keys that neither its key names nor the known paths
+    /// ([`LoadOptions::known_keys`](crate::LoadOptions::known_keys)) explain, so they cannot be
+    /// rehashed.
+    UnexplainedKeys {
+        /// Each such key (its key hash 1 value), in key order, with the first entity that holds
+        /// it.
+        keys: Vec<(Id, Key)>,
+    },
+    /// Two known paths had the key hash 1 value of a key the save holds: which one it is
+    /// cannot be told.
+    AmbiguousKnownKeys {
+        /// The key's key hash 1 value.
+        key: Key,
+        /// One path.
+        first: String,
+        /// The other.
+        second: String,
+    },
+    /// Two keys of a key hash 1 save rehash to one key.
+    UpgradeCollision {
+        /// The key both rehash to.
+        key: Key,
+        /// One path.
+        first: String,
+        /// The other.
+        second: String,
+    },
+    /// A delta of another key hash than this build's stores (key hash 2).
+    DeltaKeyHash {
+        /// The key-hash id found.
+        key_hash: u16,
+    },
     /// A delta applied to a store that is not the base it was made from.
     DeltaBase {
         /// The crc32 of the base the delta was made from.
@@ -681,6 +719,41 @@ impl fmt::Display for LoadError {
             LoadError::FileKind { expected, found } => {
                 write!(f, "this is a {found} file, not a {expected} file")
             }
+            LoadError::KeyHashView { key_hash } => write!(
+                f,
+                "save uses key hash {key_hash}: a view cannot rehash keys in place; load it into a \
+                 store, which upgrades it"
+            ),
+            LoadError::UnexplainedKeys { ref keys } => {
+                /// Keys listed in the message; the rest are counted.
+                const SHOWN: usize = 8;
+                write!(
+                    f,
+                    "save uses key hash 1, and {} keys have no name in it to rehash them from: ",
+                    keys.len()
+                )?;
+                for (i, (id, key)) in keys.iter().take(SHOWN).enumerate() {
+                    let separator = if i > 0 { ", " } else { "" };
+                    write!(f, "{separator}{key} (entity {id})")?;
+                }
+                if keys.len() > SHOWN {
+                    write!(f, " and {} more", keys.len() - SHOWN)?;
+                }
+                f.write_str("; give their paths as known keys")
+            }
+            LoadError::AmbiguousKnownKeys { key, ref first, ref second } => write!(
+                f,
+                "known keys {first} and {second} both had key hash 1 value {key}, which the save \
+                 holds: which one it is cannot be told"
+            ),
+            LoadError::UpgradeCollision { key, ref first, ref second } => {
+                write!(f, "{first} and {second} rehash to the same key {key} under key hash 2")
+            }
+            LoadError::DeltaKeyHash { key_hash } => write!(
+                f,
+                "the delta uses key hash {key_hash}, and stores now use key hash 2: apply it to \
+                 its base with the release that wrote it, then load that save to upgrade it"
+            ),
             LoadError::DeltaBase { expected, found } => write!(
                 f,
                 "the delta was made from a base with crc32 {expected:08x}, not this store \
@@ -740,6 +813,8 @@ pub enum Error {
     Load(LoadError),
     /// Reading or writing a file failed.
     Io(std::io::Error),
+    /// A key given as text is recorded in the store under another name.
+    KeyCollision(KeyCollision),
 }
 
 impl fmt::Display for Error {
@@ -748,6 +823,7 @@ impl fmt::Display for Error {
             Error::Blob(e) => e.fmt(f),
             Error::Load(e) => e.fmt(f),
             Error::Io(e) => e.fmt(f),
+            Error::KeyCollision(e) => e.fmt(f),
         }
     }
 }
@@ -758,6 +834,7 @@ impl std::error::Error for Error {
             Error::Blob(e) => Some(e),
             Error::Load(e) => Some(e),
             Error::Io(e) => Some(e),
+            Error::KeyCollision(e) => Some(e),
         }
     }
 }
@@ -771,6 +848,12 @@ impl From<BlobError> for Error {
 impl From<LoadError> for Error {
     fn from(e: LoadError) -> Error {
         Error::Load(e)
+    }
+}
+
+impl From<KeyCollision> for Error {
+    fn from(e: KeyCollision) -> Error {
+        Error::KeyCollision(e)
     }
 }
 

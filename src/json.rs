@@ -15,7 +15,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visit
 use crate::blob::layout;
 use crate::store::{KeyName, Span};
 use crate::text::Shortened;
-use crate::{Blob, BlobError, BlobRef, Id, Key, KeyCollision, Store, Value};
+use crate::{Blob, BlobError, BlobRef, Id, Key, Store, Value};
 
 /// What is wrong with a JSON document, and where: the JSON path (a JSON Pointer such as
 /// `/stats/health`) and the line and column where reading stopped.
@@ -330,87 +330,6 @@ impl Store {
             .collect();
         Ok((ids, importer.report))
     }
-
-    /// The dotted name of `key`, if an import gave it one.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::{ImportOptions, Key, Store};
-    ///
-    /// let mut store = Store::new();
-    /// store.import_json(r#"{"status_effects": {"drunk": true}}"#, &ImportOptions::strict())?;
-    /// assert_eq!(store.key_name(Key::parse("status_effects.drunk")), Some("status_effects.drunk"));
-    /// assert_eq!(store.key_name(Key::parse("stats.health")), None);
-    /// # Ok::<(), datacomp::JsonError>(())
-    /// ```
-    #[must_use]
-    pub fn key_name(&self, key: Key) -> Option<&str> {
-        self.names.get(&key).map(|name| name.dotted.as_str())
-    }
-
-    /// Every key name the store knows, as `(key, dotted name)` in ascending key order.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::{ImportOptions, Key, Store};
-    ///
-    /// let mut store = Store::new();
-    /// store.import_json(r#"{"b": 1, "a": {"c": true}}"#, &ImportOptions::strict())?;
-    /// let mut names: Vec<&str> = store.key_names().map(|(_, name)| name).collect();
-    /// names.sort();
-    /// assert_eq!(names, ["a.c", "b"]);
-    /// # Ok::<(), datacomp::JsonError>(())
-    /// ```
-    #[must_use]
-    pub fn key_names(&self) -> impl ExactSizeIterator<Item = (Key, &str)> + '_ {
-        self.names.iter().map(|(&key, name)| (key, name.dotted.as_str()))
-    }
-
-    /// Names the key of the dotted `path`, as an import of a document with that path would,
-    /// and returns the key. Use it before setting a key by hand that export should write by
-    /// name, not as `"#1a2b3c4d"`.
-    ///
-    /// # Errors
-    ///
-    /// [`KeyCollision`] if the store knows the key under another name; nothing is changed.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::{Blob, Key, Store};
-    ///
-    /// let mut store = Store::new();
-    /// let id = store.insert(&Blob::new());
-    /// let key = store.insert_key_name("stats.luck")?;
-    /// store.get_mut(id).unwrap().set(key, 7);
-    /// assert_eq!(store.key_name(key), Some("stats.luck"));
-    /// assert_eq!(store.export_json(id).unwrap(), r#"{"stats":{"luck":7.0}}"#);
-    ///
-    /// // fxhash's 32-bit hash mixes similar short names poorly:
-    /// store.insert_key_name("item_1409")?;
-    /// let err = store.insert_key_name("item_1482").unwrap_err();
-    /// assert_eq!(err.to_string(), "item_1482 and item_1409 hash to the same key #674cf0ce");
-    /// # Ok::<(), datacomp::KeyCollision>(())
-    /// ```
-    pub fn insert_key_name(&mut self, path: &str) -> Result<Key, KeyCollision> {
-        let key = Key::parse(path);
-        let mut pointer = String::with_capacity(path.len() + 1);
-        for segment in path.split('.') {
-            push_pointer_segment(&mut pointer, segment);
-        }
-        match self.names.get(&key) {
-            Some(known) if known.pointer != pointer => {
-                Err(KeyCollision { key, name: path.to_owned(), known: known.dotted.clone() })
-            }
-            Some(_) => Ok(key),
-            None => {
-                self.names.insert(key, KeyName { dotted: path.to_owned(), pointer });
-                Ok(key)
-            }
-        }
-    }
 }
 
 impl Store {
@@ -612,7 +531,7 @@ impl Store {
 }
 
 /// Appends `/segment` to a JSON Pointer, escaping `~` as `~0` and `/` as `~1`.
-fn push_pointer_segment(pointer: &mut String, segment: &str) {
+pub(crate) fn push_pointer_segment(pointer: &mut String, segment: &str) {
     pointer.push('/');
     for c in segment.chars() {
         match c {
@@ -829,6 +748,7 @@ impl Staging {
         importer.name_spans.clear();
         importer.names.clear();
         importer.objects.clear();
+        importer.value_depths.clear();
         read_members(importer, &mut self.blob, map)?;
         let words = self.blob.as_blob_ref().as_words();
         let used = layout::used_bytes(words) / 4;
@@ -854,10 +774,15 @@ struct Importer {
     /// (key, start, end) in `names`. Looked up only when a key is claimed twice, to name both
     /// paths.
     name_spans: Vec<(Key, usize, usize)>,
+    /// The depth (member names on the path) of each value set so far, in the blob's key order.
+    /// A value and an object clash only at one depth: a key of another depth is another path
+    /// (`inventory.2241.count` and the object `inventory.18937` share a key, harmlessly, since
+    /// an object's key is never stored).
+    value_depths: Vec<usize>,
     names: String,
-    /// The key of every object of the entity so far: a path may hold a value or an object, not
-    /// both, or export could not write the entity back.
-    objects: FxHashSet<Key>,
+    /// The key and depth of every object of the entity so far: a path may hold a value or an
+    /// object, not both, or export could not write the entity back.
+    objects: FxHashSet<(Key, usize)>,
     /// The member name being read.
     segment: String,
     /// Numbers of the array being read.
@@ -955,19 +880,29 @@ impl Importer {
     }
 
     /// Claims `key` (the current path) for a value or an object, and returns where its dotted
-    /// path starts in `names`. A key the entity already holds as a value or an object was
-    /// claimed before in this document: by the same path, or by another whose key collides.
-    fn claim<E: de::Error>(&mut self, blob: &Blob, key: Key) -> Result<usize, E> {
+    /// path starts in `names`. A key the entity already holds as a value, or as an object at
+    /// this depth, was claimed before in this document: by the same path, or by another whose
+    /// key collides. Two values always clash (the blob holds one value a key); an object's key
+    /// is never stored, so it clashes only with a value or object of its own depth.
+    fn claim<E: de::Error>(&mut self, blob: &Blob, key: Key, object: bool) -> Result<usize, E> {
         let start = self.names.len();
         let mut names = std::mem::take(&mut self.names);
         self.write_dotted(&mut names);
         self.names = names;
-        if blob.contains_key(key) || self.objects.contains(&key) {
+        let depth = self.path_ends.len();
+        let value = if object {
+            let words = blob.as_blob_ref().as_words();
+            layout::find(words, key).is_some_and(|i| self.value_depths.get(i) == Some(&depth))
+        } else {
+            blob.contains_key(key)
+        };
+        if value || self.objects.contains(&(key, depth)) {
             let current = self.names[start..].to_owned();
             let first = self
                 .name_spans
                 .iter()
-                .find(|(k, _, _)| *k == key)
+                .find(|(k, s, e)| *k == key && (!object || self.names[*s..*e] == current))
+                .or_else(|| self.name_spans.iter().find(|(k, _, _)| *k == key))
                 .map(|&(_, s, e)| self.names[s..e].to_owned())
                 .unwrap_or_default();
             let kind = if first == current {
@@ -983,20 +918,23 @@ impl Importer {
 
     /// Opens the object at `key` (the current path): later members are its children.
     fn open_object<E: de::Error>(&mut self, blob: &Blob, key: Key) -> Result<(), E> {
-        self.claim(blob, key)?;
-        self.objects.insert(key);
+        self.claim(blob, key, true)?;
+        self.objects.insert((key, self.path_ends.len()));
         Ok(())
     }
 
     /// Sets `key` (the current path) in `blob`.
     fn set<E: de::Error>(&mut self, blob: &mut Blob, key: Key, value: Value<'_>) -> Result<(), E> {
-        let start = self.claim(blob, key)?;
+        let start = self.claim(blob, key, false)?;
         if self.track_names {
             match self.known.get(&key) {
                 // Compared segment by segment: most keys are met again under the same name,
                 // and that costs no allocation.
                 Some(first) if !self.is_current_path(&first.pointer) => {
-                    let (first, second) = (first.dotted.clone(), self.names[start..].to_owned());
+                    // As the store shows them: a dotted name only where it reads back.
+                    let dotted = self.names[start..].to_owned();
+                    let second = KeyName { dotted, pointer: self.member_pointer() };
+                    let (first, second) = (first.label().to_owned(), second.label().to_owned());
                     return Err(self.fail(JsonErrorKind::KeyCollision { first, second, key }));
                 }
                 Some(_) => {}
@@ -1008,7 +946,10 @@ impl Importer {
                 }
             }
         }
-        blob.try_set(key, value).map_err(|e| self.fail(JsonErrorKind::Blob(e)))
+        blob.try_set(key, value).map_err(|e| self.fail(JsonErrorKind::Blob(e)))?;
+        // A new key, since `claim` refused one the blob holds: it is the blob's last.
+        self.value_depths.push(self.path_ends.len());
+        Ok(())
     }
 
     fn number<E: de::Error>(&mut self, n: f64) -> Result<f32, E> {

@@ -9,23 +9,23 @@ const ROTATE: u32 = 5;
 
 /// One Fx round: mixes `word` into `hash`.
 ///
-/// This is `fxhash::FxHasher32::write_u32`, written out so that it is `const` and cannot change
-/// under us: keys are saved to disk.
+/// This is `fxhash::FxHasher32::write_u32` (and `write_u8`, for a byte), written out so that
+/// it is `const` and cannot change under us: keys are saved to disk.
 const fn mix(hash: u32, word: u32) -> u32 {
     (hash.rotate_left(ROTATE) ^ word).wrapping_mul(SEED)
 }
 
-/// Hashes one path segment: fxhash's 32-bit algorithm over its UTF-8 bytes, read as
-/// little-endian words, then the tail one byte at a time.
+/// Hashes one path segment: one Fx round per UTF-8 byte, exactly `fxhash::FxHasher32` fed
+/// each byte with `write_u8`.
+///
+/// Every round is a bijection of the hash for a fixed byte, and of the byte for a fixed hash,
+/// so two segments of one length that differ in one byte never collide. (Fed four bytes a
+/// word, as key hash 1 was, a difference in a word's top byte reached only the hash's top
+/// bits, and the next word's low byte could cancel it: `item_1409` and `item_1482` collided.)
 const fn hash_segment(segment: &str) -> u32 {
     let bytes = segment.as_bytes();
     let mut hash = 0;
     let mut i = 0;
-    while i + 4 <= bytes.len() {
-        let word = u32::from_le_bytes([bytes[i], bytes[i + 1], bytes[i + 2], bytes[i + 3]]);
-        hash = mix(hash, word);
-        i += 4;
-    }
     while i < bytes.len() {
         hash = mix(hash, bytes[i] as u32);
         i += 1;
@@ -33,19 +33,53 @@ const fn hash_segment(segment: &str) -> u32 {
     hash
 }
 
+/// Key hash 1, which saves written before key hash 2 use: each segment fed to the Fx round
+/// four bytes (a little-endian word) at a time, then the tail one byte at a time; segments
+/// combined as now. Kept only to read those saves (see [`crate::save`]'s upgrade).
+pub(crate) mod v1 {
+    use super::{Key, mix};
+
+    /// One segment's key-hash-1 value.
+    fn segment(segment: &str) -> u32 {
+        let bytes = segment.as_bytes();
+        let mut words = bytes.chunks_exact(4);
+        let mut hash = 0;
+        for word in &mut words {
+            hash = mix(hash, u32::from_le_bytes([word[0], word[1], word[2], word[3]]));
+        }
+        for &byte in words.remainder() {
+            hash = mix(hash, u32::from(byte));
+        }
+        hash
+    }
+
+    /// The key-hash-1 key of a path given as segments (at least one).
+    pub(crate) fn path<S: AsRef<str>>(mut segments: impl Iterator<Item = S>) -> Key {
+        let first = segments.next().map_or(0, |s| segment(s.as_ref()));
+        Key(segments.fold(first, |hash, s| mix(hash, segment(s.as_ref()))))
+    }
+}
+
 /// The 32-bit hash of a path such as `stats.health`: the name of one value in a blob.
 ///
-/// Each segment is hashed on its own with fxhash's 32-bit algorithm over its UTF-8 bytes, and
-/// the segment hashes are combined in order, so `stats.health` differs from `health.stats`, and a
+/// Each segment is hashed on its own with fxhash's 32-bit round fed its UTF-8 bytes one at a
+/// time, and the segment hashes are combined in order, so `stats.health` differs from `health.stats`, and a
 /// segment may itself contain a `.` when built with [`Key::path`] or [`Key::child`].
 ///
 /// Keys are saved to disk, so the function is fixed: it gives the same value on every platform
-/// and in every release of this crate (golden values are pinned in the tests). Blobs store only
-/// the hash; names are kept elsewhere (for export and debugging) when they are kept at all.
+/// and in every release of this crate (golden values are pinned in the tests; a save names its
+/// key hash, and one of the older key hash 1 is rehashed when it loads). Blobs store only the
+/// hash; a [`Store`](crate::Store) keeps the name of every key it was given as text, for
+/// export, display and upgrades.
+///
+/// Two different paths can still hash to one key (32 bits: about 4.7 colliding pairs among
+/// 200,000 random names, and none among numbered names such as `item_0` .. `item_199999`, which
+/// differ in few bytes). A store refuses a name whose key it records under another name.
 ///
 /// ```text
 /// Key::parse("stats.health") = child(new("stats"), "health")
 ///                            = fx_round(fx("stats"), fx("health"))
+/// fx("name") = fx_round(fx_round(fx_round(fx_round(0, 'n'), 'a'), 'm'), 'e')
 /// ```
 ///
 /// # Examples
@@ -65,7 +99,8 @@ pub struct Key(u32);
 impl Key {
     /// The key of a single segment, hashed as a whole (a `.` inside it is not a separator).
     ///
-    /// Its raw value equals `fxhash::FxHasher32` fed the segment's bytes with `Hasher::write`.
+    /// Its raw value equals `fxhash::FxHasher32` fed the segment's bytes one at a time with
+    /// `Hasher::write_u8`.
     ///
     /// # Examples
     ///
@@ -157,11 +192,22 @@ impl Key {
     /// assert_eq!(Key::parse("status_effects.drunk"), Key::path(&["status_effects", "drunk"]));
     /// ```
     #[must_use]
-    pub fn parse(path: &str) -> Key {
-        let mut segments = path.split('.');
-        // `split` always yields at least one segment.
-        let first = Key::new(segments.next().unwrap_or(""));
-        segments.fold(first, Key::child)
+    pub const fn parse(path: &str) -> Key {
+        // One pass over the bytes: each segment's hash is built as its bytes go by, and
+        // combined with the path so far at each '.' (as `Key::path` over the split would).
+        let bytes = path.as_bytes();
+        let (mut key, mut segment, mut first) = (0, 0, true);
+        let mut i = 0;
+        while i < bytes.len() {
+            if bytes[i] == b'.' {
+                key = if first { segment } else { mix(key, segment) };
+                (segment, first) = (0, false);
+            } else {
+                segment = mix(segment, bytes[i] as u32);
+            }
+            i += 1;
+        }
+        Key(if first { segment } else { mix(key, segment) })
     }
 
     /// Parses a JSON Pointer (RFC 6901): `"/stats/health"` is `Key::path(&["stats", "health"])`.
@@ -232,6 +278,145 @@ impl From<&String> for Key {
     }
 }
 
+/// A key as a write takes it: a [`Key`], or text that names it (a dotted path `&str`, a
+/// [`KeyPath`]).
+///
+/// A [`Store`](crate::Store) records the name of a key given as text
+/// ([`BlobMut::set`](crate::BlobMut::set)), so that it exports, shows and upgrades the key by
+/// name; a key given as a `Key` value has no name to record.
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{AsKey, Key, KeyPath};
+///
+/// assert_eq!("stats.health".as_key(), Key::parse("stats.health"));
+/// assert_eq!("stats.health".as_path(), Some(KeyPath::dotted("stats.health")));
+/// assert_eq!(Key::parse("stats.health").as_path(), None);
+/// ```
+pub trait AsKey {
+    /// The key.
+    fn as_key(&self) -> Key;
+
+    /// The text that names the key, if it was given as text.
+    fn as_path(&self) -> Option<KeyPath<'_>> {
+        None
+    }
+}
+
+impl AsKey for Key {
+    fn as_key(&self) -> Key {
+        *self
+    }
+}
+
+impl AsKey for str {
+    /// Parses a dotted path, as [`Key::parse`] does.
+    fn as_key(&self) -> Key {
+        Key::parse(self)
+    }
+
+    fn as_path(&self) -> Option<KeyPath<'_>> {
+        Some(KeyPath::dotted(self))
+    }
+}
+
+impl AsKey for String {
+    /// Parses a dotted path, as [`Key::parse`] does.
+    fn as_key(&self) -> Key {
+        Key::parse(self)
+    }
+
+    fn as_path(&self) -> Option<KeyPath<'_>> {
+        Some(KeyPath::dotted(self))
+    }
+}
+
+impl AsKey for KeyPath<'_> {
+    fn as_key(&self) -> Key {
+        self.key
+    }
+
+    fn as_path(&self) -> Option<KeyPath<'_>> {
+        Some(*self)
+    }
+}
+
+impl<T: AsKey + ?Sized> AsKey for &T {
+    fn as_key(&self) -> Key {
+        (**self).as_key()
+    }
+
+    fn as_path(&self) -> Option<KeyPath<'_>> {
+        (**self).as_path()
+    }
+}
+
+/// A path and its key: a dotted path (`stats.health`) or a JSON Pointer (`/a.b/c`, for member
+/// names that hold a dot), hashed once.
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{Key, KeyPath};
+///
+/// let dotted = KeyPath::dotted("stats.health");
+/// assert_eq!(dotted.key(), Key::parse("stats.health"));
+/// let pointer = KeyPath::pointer("/a.b/c").unwrap();
+/// assert_eq!(pointer.key(), Key::path(&["a.b", "c"]));
+/// assert_eq!(pointer.segments().collect::<Vec<_>>(), ["a.b", "c"]);
+/// assert_eq!(KeyPath::pointer("a.b"), None);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyPath<'a> {
+    // INVARIANT: `key` is the key of `text`, read as a JSON Pointer when `pointer` (and then
+    // `text` starts with '/'), else as a dotted path.
+    key: Key,
+    text: &'a str,
+    pointer: bool,
+}
+
+impl<'a> KeyPath<'a> {
+    /// A dotted path: `"stats.health"` is the segments `stats` and `health`.
+    #[must_use]
+    pub fn dotted(path: &'a str) -> KeyPath<'a> {
+        KeyPath { key: Key::parse(path), text: path, pointer: false }
+    }
+
+    /// A JSON Pointer (RFC 6901), as [`Key::from_pointer`] reads it; `None` for text that does
+    /// not start with `/`.
+    #[must_use]
+    pub fn pointer(pointer: &'a str) -> Option<KeyPath<'a>> {
+        Some(KeyPath { key: Key::from_pointer(pointer)?, text: pointer, pointer: true })
+    }
+
+    /// The path's key.
+    #[must_use]
+    pub fn key(&self) -> Key {
+        self.key
+    }
+
+    /// The text as given.
+    #[must_use]
+    pub fn as_str(&self) -> &'a str {
+        self.text
+    }
+
+    /// Whether the text is a JSON Pointer (else a dotted path).
+    pub(crate) fn is_pointer(&self) -> bool {
+        self.pointer
+    }
+
+    /// The path's segments, unescaped: a JSON Pointer's `~1` is `/`, `~0` is `~`.
+    pub fn segments(&self) -> impl Iterator<Item = std::borrow::Cow<'a, str>> + 'a {
+        let (text, pointer) = (self.text, self.pointer);
+        let (rest, separator) = if pointer { (&text[1..], '/') } else { (text, '.') };
+        rest.split(separator).map(move |s| {
+            if pointer { crate::json::unescape(s) } else { std::borrow::Cow::Borrowed(s) }
+        })
+    }
+}
+
 /// `#` and eight hex digits: the form export uses for a key whose name is unknown.
 impl fmt::Debug for Key {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -251,24 +436,81 @@ mod tests {
     use super::*;
     use std::hash::Hasher;
 
-    fn fxhash32(bytes: &[u8]) -> u32 {
+    /// `FxHasher32` fed each byte with `write_u8`: what key hash 2 promises a segment is.
+    fn fx_bytes(bytes: &[u8]) -> u32 {
         let mut hasher = fxhash::FxHasher32::default();
-        hasher.write(bytes);
+        for &byte in bytes {
+            hasher.write_u8(byte);
+        }
         hasher.finish() as u32
     }
 
+    const SEGMENTS: [&str; 12] = [
+        "",
+        "a",
+        "ab",
+        "abc",
+        "abcd",
+        "abcde",
+        "name",
+        "stats",
+        "health",
+        "status_effects",
+        "item_1409",
+        "é✓ü",
+    ];
+
     #[test]
-    fn segment_hash_is_fxhasher32_write() {
-        for s in ["", "a", "ab", "abc", "name", "stats", "health", "status_effects", "é✓ü"] {
-            assert_eq!(Key::new(s).raw(), fxhash32(s.as_bytes()), "segment {s:?}");
+    fn segment_hash_is_fxhasher32_write_u8_per_byte() {
+        for s in SEGMENTS {
+            assert_eq!(Key::new(s).raw(), fx_bytes(s.as_bytes()), "segment {s:?}");
         }
+        // 64 KiB of every byte value, so every round's input is covered.
+        let long: Vec<u8> = (0..65_536_u32).map(|i| (i * 7 + i / 256) as u8).collect();
+        let text = String::from_utf8_lossy(&long).into_owned();
+        assert_eq!(Key::new(&text).raw(), fx_bytes(text.as_bytes()));
     }
 
     #[test]
     fn child_is_an_fx_round_over_the_segment_hash() {
         let mut hasher = fxhash::FxHasher32::default();
-        hasher.write(b"stats");
+        for &byte in b"stats" {
+            hasher.write_u8(byte);
+        }
         hasher.write_u32(Key::new("health").raw());
         assert_eq!(Key::parse("stats.health").raw(), hasher.finish() as u32);
+    }
+
+    #[test]
+    fn key_hash_1_is_fxhasher32_write_per_segment() {
+        let fx_words = |bytes: &[u8]| {
+            let mut hasher = fxhash::FxHasher32::default();
+            hasher.write(bytes);
+            hasher.finish() as u32
+        };
+        for s in SEGMENTS {
+            assert_eq!(v1::path([s].into_iter()).raw(), fx_words(s.as_bytes()), "segment {s:?}");
+        }
+        let mut hasher = fxhash::FxHasher32::default();
+        hasher.write(b"stats");
+        hasher.write_u32(fx_words(b"health"));
+        assert_eq!(v1::path("stats.health".split('.')).raw(), hasher.finish() as u32);
+        // The golden values key hash 1 pinned, and the collision that retired it.
+        assert_eq!(v1::path(["stats", "health"].into_iter()).raw(), 0x2dd3_91b7);
+        assert_eq!(v1::path(["item_1409"].into_iter()), v1::path(["item_1482"].into_iter()));
+        assert_ne!(Key::new("item_1409"), Key::new("item_1482"));
+    }
+
+    #[test]
+    fn a_key_path_hashes_once_and_keeps_its_segments() {
+        let path = KeyPath::pointer("/a~1b/c~0d/e.f").unwrap();
+        assert_eq!(path.key(), Key::path(&["a/b", "c~d", "e.f"]));
+        assert_eq!(path.segments().collect::<Vec<_>>(), ["a/b", "c~d", "e.f"]);
+        assert_eq!(path.as_str(), "/a~1b/c~0d/e.f");
+        let dotted = KeyPath::dotted("a/b.c~d");
+        assert_eq!(dotted.segments().collect::<Vec<_>>(), ["a/b", "c~d"]);
+        assert_eq!(dotted.key(), Key::path(&["a/b", "c~d"]));
+        assert_eq!(KeyPath::dotted("").segments().collect::<Vec<_>>(), [""]);
+        assert_eq!(KeyPath::pointer("/").unwrap().key(), Key::new(""));
     }
 }

@@ -20,10 +20,12 @@ pub mod file;
 pub mod handle_map;
 mod json;
 mod key;
+mod names;
 mod query;
 pub mod save;
 mod store;
 pub mod text;
+mod upgrade;
 mod value;
 
 pub use blob::{
@@ -39,8 +41,9 @@ pub use handle_map::{
     ParseIdError, RawHandleMap, RawHeader,
 };
 pub use json::{ImportOptions, ImportReport, JsonError, JsonErrorKind};
-pub use key::Key;
+pub use key::{AsKey, Key, KeyPath};
 pub use query::{Query, QueryError, QueryErrorKind};
 pub use save::StoreView;
 pub use store::{BlobMut, Store, StoreStats};
+pub use upgrade::LoadOptions;
 pub use value::{AsValue, OwnedValue, Value, ValueType};

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //!  offset 0   ┌──────────────────────────────────────────────────────────┐
-//!             │ FileHeader (32 B): magic "DATACOMP", format 1.0, key hash, │
+//!             │ FileHeader (32 B): magic "DATACOMP", format 1.0, key hash 2,│
 //!             │ section count, file length, crc32 of header + table       │
 //!  32         ├──────────────────────────────────────────────────────────┤
 //!             │ SectionEntry × n (24 B each): kind, crc32, offset, length │
@@ -16,6 +16,12 @@
 //! table, every section's crc32 and that all padding is zero (so a change to any byte of the
 //! file is caught), then the handle map's invariants, that every span lies inside the arena and
 //! no two overlap, and every blob, as `Blob::from_bytes` would.
+//!
+//! The header names the key hash its keys were made with. A save of key hash 1
+//! ([`KEY_HASH_FX32_WORDS`]) loads into a [`Store`] by rehashing every key from its name, or from
+//! a path the caller knows ([`LoadOptions::known_keys`](crate::LoadOptions::known_keys)); a key
+//! neither explains is an error, and nothing loads half-upgraded. A [`StoreView`] reads in place
+//! and cannot rehash, so it reads key hash 2 only.
 //!
 //! A delta save ([`StorePatch`](crate::StorePatch)) is the same header and table over sections
 //! of its own (`delta base`, `delta index header`, `delta slot changes`, `delta meta changes`,
@@ -32,7 +38,7 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 use crate::blob::layout;
 use crate::handle_map::{HandleMapView, RawHandleMap, RawHeader};
 use crate::store::{KeyName, STORE_TYPE_ID, Span};
-use crate::{BlobRef, Error, HandleMap, Id, Key, LoadError, Store};
+use crate::{BlobRef, Error, HandleMap, Id, Key, LoadError, LoadOptions, Store};
 
 /// The first 8 bytes of every save file.
 pub const MAGIC: [u8; 8] = *b"DATACOMP";
@@ -40,8 +46,13 @@ pub const MAGIC: [u8; 8] = *b"DATACOMP";
 pub const FORMAT_MAJOR: u16 = 1;
 /// The format's minor version: additions an older reader may ignore.
 pub const FORMAT_MINOR: u16 = 0;
-/// The key hash: fxhash's 32-bit algorithm per segment, segments combined in order.
-pub const KEY_HASH_FX32_SEGMENTS: u16 = 1;
+/// Key hash 1: fxhash's 32-bit round fed each segment four bytes (a word) at a time, segments
+/// combined in order. Retired: numbered names such as `item_1409` and `item_1482` collided. A
+/// save of it loads by rehashing its keys (see [`LoadOptions`]).
+pub const KEY_HASH_FX32_WORDS: u16 = 1;
+/// Key hash 2, the one [`Key`] computes and every save of this build names: fxhash's 32-bit
+/// round fed each segment's bytes one at a time, segments combined in order.
+pub const KEY_HASH_FX32_BYTES: u16 = 2;
 /// Sections start at multiples of this.
 const ALIGN: usize = 8;
 
@@ -108,6 +119,14 @@ pub(crate) struct Parsed<'a, const N: usize> {
     pub(crate) sections: [&'a [u8]; N],
 }
 
+impl<const N: usize> Parsed<'_, N> {
+    /// The key hash the file's keys were made with: [`KEY_HASH_FX32_WORDS`] or
+    /// [`KEY_HASH_FX32_BYTES`] (`parse` refuses others).
+    pub(crate) fn key_hash(&self) -> u16 {
+        self.header.key_hash.get()
+    }
+}
+
 /// What a section kind holds, or `"unknown"` for a kind from a newer minor version.
 fn kind_name(kind: u32) -> &'static str {
     SAVE.sections
@@ -160,7 +179,7 @@ fn file_head<const N: usize>(kind: &FileKind<N>, sections: &[&[u8]; N]) -> Vec<u
         magic: MAGIC,
         major: U16::new(FORMAT_MAJOR),
         minor: U16::new(FORMAT_MINOR),
-        key_hash: U16::new(KEY_HASH_FX32_SEGMENTS),
+        key_hash: U16::new(KEY_HASH_FX32_BYTES),
         sections: U16::new(N as u16),
         file_len: U64::new(offset as u64),
         table_crc: U32::ZERO,
@@ -227,18 +246,61 @@ impl Store {
 
     /// Reads a store from save-file bytes, checking everything (see the [`save`](crate::save)
     /// module). Handles saved with the store resolve in the loaded one, and stale ones stay
-    /// stale.
+    /// stale. A save of key hash 1 is rehashed from its key names; one with keys it never named
+    /// needs their paths: see [`from_bytes_with`](Store::from_bytes_with).
     ///
     /// # Errors
     ///
     /// A [`LoadError`] that names the section, offset or entity at fault.
     pub fn from_bytes(bytes: &[u8]) -> Result<Store, LoadError> {
-        let (raw_index, arena, names) = index_and_arena(bytes)?;
-        let names = decode_names(names, true)?;
+        Store::from_bytes_with(bytes, &LoadOptions::new())
+    }
+
+    /// Reads a store from save-file bytes as [`from_bytes`](Store::from_bytes) does, and
+    /// upgrades a save of key hash 1 with the help of `options`: every key is rehashed from
+    /// its name in the save, else from the known path that hashed to it under key hash 1.
+    ///
+    /// # Errors
+    ///
+    /// As [`from_bytes`](Store::from_bytes); for a key hash 1 save also
+    /// [`LoadError::UnexplainedKeys`] listing every key (with an entity that holds it) that
+    /// neither a name nor a known path explains, [`LoadError::AmbiguousKnownKeys`] when two
+    /// known paths had the hash of a key the save holds, and [`LoadError::UpgradeCollision`]
+    /// when two keys rehash to one. Nothing loads half-upgraded.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{LoadError, LoadOptions, Store};
+    ///
+    /// // A key hash 1 save, written before key hash 2, whose keys were set without names.
+    /// let old = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/world_v1.dcmp"))?;
+    /// let err = Store::from_bytes(&old).unwrap_err();
+    /// assert!(matches!(err, LoadError::UnexplainedKeys { .. }));
+    ///
+    /// let known = [
+    ///     "name", "stats.health", "stats.mana", "status_effects.drunk",
+    ///     "status_effects.delirious", "position", "color", "bio",
+    /// ];
+    /// let world = Store::from_bytes_with(&old, &LoadOptions::new().known_keys(known))?;
+    /// let hero = "0v0t1".parse()?;
+    /// assert_eq!(world.get(hero).unwrap().get_float("stats.health"), Some(100.0));
+    /// // Now it knows every name: its next save upgrades by itself.
+    /// assert_eq!(world.key_names().len(), known.len());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_bytes_with(bytes: &[u8], options: &LoadOptions) -> Result<Store, LoadError> {
+        let SaveParts { key_hash, index: raw_index, arena, names } = index_and_arena(bytes)?;
+        let names = decode_names(names, key_hash, true)?;
         let index: HandleMap<Span> = HandleMap::from_raw(&raw_index)?;
         let mut words = vec![0_u32; arena.len() / 4];
         words.as_mut_bytes().copy_from_slice(arena);
         check_spans(index.iter().map(|(id, &span)| (id, span)), index.len(), &words)?;
+        let names = if key_hash == KEY_HASH_FX32_WORDS {
+            crate::upgrade::rehash(&index, &mut words, &names, options)?
+        } else {
+            names
+        };
         let used: usize = index.values().map(|s| s.words()).sum();
         Ok(Store { garbage_words: words.len() - used, index, arena: words, names })
     }
@@ -313,14 +375,45 @@ impl Store {
     ///
     /// [`Error::Io`] if the file cannot be read, [`Error::Load`] if it is not a valid save.
     pub fn load(path: impl AsRef<Path>) -> Result<Store, Error> {
-        Ok(Store::from_bytes(&std::fs::read(path)?)?)
+        Store::load_with(path, &LoadOptions::new())
+    }
+
+    /// Loads a store saved with [`save`](Store::save), upgrading a save of key hash 1 as
+    /// [`from_bytes_with`](Store::from_bytes_with) does.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] if the file cannot be read, [`Error::Load`] if it is not a valid save or
+    /// cannot be upgraded.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{LoadOptions, Store};
+    ///
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/world_v2.dcmp");
+    /// let world = Store::load_with(path, &LoadOptions::new().known_keys(["name"]))?;
+    /// assert_eq!(world.len(), 3);
+    /// # Ok::<(), datacomp::Error>(())
+    /// ```
+    pub fn load_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Store, Error> {
+        Ok(Store::from_bytes_with(&std::fs::read(path)?, options)?)
     }
 }
 
-/// The handle map's sections and the arena's bytes of a save file, after [`parse`] and the
-/// checks of their sizes.
-fn index_and_arena(bytes: &[u8]) -> Result<(RawHandleMap<'_>, &[u8], &[u8]), LoadError> {
-    let [header, items, meta, slots, arena, names] = parse(bytes, &SAVE)?.sections;
+/// A save file's parts, as [`index_and_arena`] reads them.
+struct SaveParts<'a> {
+    key_hash: u16,
+    index: RawHandleMap<'a>,
+    arena: &'a [u8],
+    names: &'a [u8],
+}
+
+/// The key hash, the handle map's sections, the arena's bytes and the key names of a save
+/// file, after [`parse`] and the checks of their sizes.
+fn index_and_arena(bytes: &[u8]) -> Result<SaveParts<'_>, LoadError> {
+    let parsed = parse(bytes, &SAVE)?;
+    let [header, items, meta, slots, arena, names] = parsed.sections;
     let header = RawHeader::read_from_bytes(header).map_err(|_| LoadError::SectionSize {
         section: "index header",
         expected: size_of::<RawHeader>() as u64,
@@ -335,7 +428,8 @@ fn index_and_arena(bytes: &[u8]) -> Result<(RawHandleMap<'_>, &[u8], &[u8]), Loa
         let found = header.type_id.get();
         return Err(LoadError::StoreTypeId { expected: STORE_TYPE_ID, found });
     }
-    Ok((RawHandleMap { header, items, meta, slots }, arena, names))
+    let index = RawHandleMap { header, items, meta, slots };
+    Ok(SaveParts { key_hash: parsed.key_hash(), index, arena, names })
 }
 
 /// The key-name section: empty when there are no names; else a `u32` count, then a `u32` key
@@ -367,9 +461,13 @@ pub(crate) fn names_len(names: &BTreeMap<Key, KeyName>) -> usize {
 }
 
 /// Reads the key-name section, checking that every name is a JSON Pointer that hashes to its
-/// key, in ascending key order, with no byte left over. With `keep` false it only checks, and
-/// allocates nothing.
-pub(crate) fn decode_names(bytes: &[u8], keep: bool) -> Result<BTreeMap<Key, KeyName>, LoadError> {
+/// key under `key_hash`, in ascending key order, with no byte left over. With `keep` false it
+/// only checks, and allocates nothing.
+pub(crate) fn decode_names(
+    bytes: &[u8],
+    key_hash: u16,
+    keep: bool,
+) -> Result<BTreeMap<Key, KeyName>, LoadError> {
     let mut names = BTreeMap::new();
     if bytes.is_empty() {
         return Ok(names);
@@ -394,8 +492,12 @@ pub(crate) fn decode_names(bytes: &[u8], keep: bool) -> Result<BTreeMap<Key, Key
         text = &text[len..];
         let pointer =
             std::str::from_utf8(pointer).map_err(|_| bad(index, "the name is not UTF-8"))?;
-        let Some(hashed) = Key::from_pointer(pointer) else {
-            return Err(bad(index, "the name is not a JSON Pointer"));
+        let hashed = match pointer.strip_prefix('/') {
+            None => return Err(bad(index, "the name is not a JSON Pointer")),
+            Some(path) if key_hash == KEY_HASH_FX32_WORDS => {
+                crate::key::v1::path(path.split('/').map(crate::json::unescape))
+            }
+            Some(_) => Key::from_pointer(pointer).unwrap_or_default(),
         };
         if hashed != key {
             return Err(bad(index, "the name does not hash to its key"));
@@ -444,12 +546,17 @@ impl<'a> StoreView<'a> {
     ///
     /// # Errors
     ///
-    /// As [`Store::from_bytes`], and [`LoadError::Misaligned`] if the arena is not 4-byte
-    /// aligned in memory.
+    /// As [`Store::from_bytes`], [`LoadError::Misaligned`] if the arena is not 4-byte aligned
+    /// in memory, and [`LoadError::KeyHashView`] for a save of key hash 1, whose keys must be
+    /// rehashed into a [`Store`] first.
     pub fn new(bytes: &'a [u8]) -> Result<StoreView<'a>, LoadError> {
-        let (raw_index, arena_bytes, names) = index_and_arena(bytes)?;
+        let SaveParts { key_hash, index: raw_index, arena: arena_bytes, names } =
+            index_and_arena(bytes)?;
+        if key_hash != KEY_HASH_FX32_BYTES {
+            return Err(LoadError::KeyHashView { key_hash });
+        }
         // Checked as a load checks them; a view reads blobs, not names.
-        decode_names(names, false)?;
+        decode_names(names, key_hash, false)?;
         let index = HandleMapView::new(&raw_index, size_of::<Span>())?;
         // Span is unaligned, and the items section's size was checked against the count.
         let spans =
@@ -518,7 +625,7 @@ pub struct FileInfo {
     pub major: u16,
     /// The format's minor version.
     pub minor: u16,
-    /// The key hash ([`KEY_HASH_FX32_SEGMENTS`]).
+    /// The key hash ([`KEY_HASH_FX32_BYTES`], or [`KEY_HASH_FX32_WORDS`] for an old save).
     pub key_hash: u16,
     /// The file's length in bytes.
     pub file_len: u64,
@@ -613,7 +720,7 @@ pub(crate) fn parse<'a, const N: usize>(
     if major != FORMAT_MAJOR {
         return Err(LoadError::UnsupportedVersion { major, minor });
     }
-    if header.key_hash.get() != KEY_HASH_FX32_SEGMENTS {
+    if ![KEY_HASH_FX32_WORDS, KEY_HASH_FX32_BYTES].contains(&header.key_hash.get()) {
         return Err(LoadError::UnsupportedKeyHash { key_hash: header.key_hash.get() });
     }
     if header.file_len.get() != len {

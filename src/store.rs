@@ -7,7 +7,9 @@ use zerocopy::little_endian::U32;
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use crate::blob::layout;
-use crate::{AsValue, Blob, BlobError, BlobRef, HandleError, HandleMap, Id, Key, Value};
+use crate::{
+    AsKey, AsValue, Blob, BlobError, BlobRef, Error, HandleError, HandleMap, Id, Key, Value,
+};
 
 /// The handle map type id of a store's entities.
 pub(crate) const STORE_TYPE_ID: u16 = 1;
@@ -89,11 +91,12 @@ pub struct Store {
     pub(crate) arena: Vec<u32>,
     // INVARIANT: the arena words that no span covers.
     pub(crate) garbage_words: usize,
-    /// The name of every key that a JSON import met (one name per key).
+    /// The name of every key the store was given as text: by a JSON import, a write, or by
+    /// hand (one name per key).
     pub(crate) names: BTreeMap<Key, KeyName>,
 }
 
-/// A key's name, as a JSON import met it.
+/// A key's name, as the store was given it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct KeyName {
     /// `stats.health`: what users read and pass to [`Key::parse`].
@@ -216,6 +219,85 @@ impl Store {
         let span = self.allocate(layout::EMPTY.len());
         self.arena[span.range()].copy_from_slice(&layout::EMPTY);
         self.index.insert(span)
+    }
+
+    /// Adds an entity with these entries, set in order as [`Blob::set`] sets them, and
+    /// records the name of every key given as text (as [`BlobMut::set`] does).
+    ///
+    /// # Panics
+    ///
+    /// As [`try_insert_entries`](Store::try_insert_entries) fails.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Key, Store};
+    ///
+    /// let mut store = Store::new();
+    /// let id = store.insert_entries([("name", "Orc")]);
+    /// assert_eq!(store.get(id).unwrap().get_str("name"), Some("Orc"));
+    /// assert_eq!(store.key_name(Key::parse("name")), Some("name"));
+    /// ```
+    #[track_caller]
+    pub fn insert_entries<K: AsKey, V: AsValue>(
+        &mut self,
+        entries: impl IntoIterator<Item = (K, V)>,
+    ) -> Id {
+        match self.try_insert_entries(entries) {
+            Ok(id) => id,
+            Err(e) => panic!("Store::insert_entries: {e}"),
+        }
+    }
+
+    /// Adds an entity with these entries as [`insert_entries`](Store::insert_entries) does,
+    /// or changes nothing.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::KeyCollision`] if a key given as text is recorded (in the store, or by an
+    /// earlier entry) under another name; [`Error::Blob`] if the entity would pass 4 GiB.
+    ///
+    /// # Panics
+    ///
+    /// If the arena would pass 16 GiB.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Error, Store};
+    ///
+    /// let mut store = Store::new();
+    /// let err = store.try_insert_entries([("sleep_haste_8", 1), ("fury_sleep_272", 2)]);
+    /// assert!(matches!(err, Err(Error::KeyCollision(_))));
+    /// assert!(store.is_empty() && store.key_names().len() == 0);
+    /// ```
+    pub fn try_insert_entries<K: AsKey, V: AsValue>(
+        &mut self,
+        entries: impl IntoIterator<Item = (K, V)>,
+    ) -> Result<Id, Error> {
+        let mut blob = Blob::new();
+        let mut named = BTreeMap::new();
+        for (key, value) in entries {
+            let key = match key.as_path() {
+                Some(path) => {
+                    let key = self.check_path(&path)?;
+                    match named.get(&key) {
+                        Some(known) => KeyName::check(known, key, &path)?,
+                        None => {
+                            named.insert(key, KeyName::from_path(&path));
+                        }
+                    }
+                    key
+                }
+                None => key.as_key(),
+            };
+            blob.try_set(key, value)?;
+        }
+        let id = self.insert(&blob);
+        for (key, name) in named {
+            self.names.entry(key).or_insert(name);
+        }
+        Ok(id)
     }
 
     /// The blob of `id`, if it is live.
@@ -388,10 +470,8 @@ impl fmt::Debug for Store {
         struct Named<'a>(&'a Store, BlobRef<'a>);
         impl fmt::Debug for Named<'_> {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                let entries = self.1.iter().map(|(key, value)| {
-                    let name = self.0.key_name(key).map_or_else(|| key.to_string(), str::to_owned);
-                    (Plain(name), value)
-                });
+                let entries =
+                    self.1.iter().map(|(key, value)| (Plain(self.0.key_label(key)), value));
                 f.debug_map().entries(entries).finish()
             }
         }
@@ -486,29 +566,83 @@ impl BlobMut<'_> {
         self.as_blob_ref().to_blob()
     }
 
-    /// Sets `key` to `value`, as [`Blob::set`] does.
+    /// Sets `key` to `value`, as [`Blob::set`] does, and records the name of a key given as
+    /// text (`"stats.health"`, a [`KeyPath`](crate::KeyPath)) in the store, so that export,
+    /// tools and upgrades know it. A key given as a [`Key`] records no name.
     ///
     /// # Panics
     ///
-    /// If the blob would pass 4 GiB or the arena 16 GiB.
+    /// If the store records the key's hash under another name (see
+    /// [`try_set`](BlobMut::try_set)), or the blob would pass 4 GiB or the arena 16 GiB.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Key, Store};
+    ///
+    /// let mut store = Store::new();
+    /// let id = store.insert_empty();
+    /// store.get_mut(id).unwrap().set("stats.health", 95);
+    /// store.get_mut(id).unwrap().set(Key::parse("stats.mana"), 10);
+    /// assert_eq!(store.key_name(Key::parse("stats.health")), Some("stats.health"));
+    /// assert_eq!(store.key_name(Key::parse("stats.mana")), None);
+    /// ```
     #[track_caller]
-    pub fn set(&mut self, key: impl Into<Key>, value: impl AsValue) {
+    pub fn set(&mut self, key: impl AsKey, value: impl AsValue) {
         if let Err(e) = self.try_set(key, value) {
             panic!("BlobMut::set: {e}");
         }
     }
 
-    /// Sets `key` to `value`, as [`Blob::try_set`] does.
+    /// Sets `key` to `value` as [`set`](BlobMut::set) does, or changes nothing: neither the
+    /// entity nor the store's names.
     ///
     /// # Errors
     ///
-    /// [`BlobError::TooLarge`] past 4 GiB for one blob; the store is unchanged.
+    /// [`Error::KeyCollision`] if the key is given as text and the store records its hash under
+    /// another name (writing would overwrite that name's value); [`Error::Blob`] with
+    /// [`BlobError::TooLarge`] past 4 GiB for one blob.
     ///
     /// # Panics
     ///
     /// If the arena would pass 16 GiB.
-    pub fn try_set(&mut self, key: impl Into<Key>, value: impl AsValue) -> Result<(), BlobError> {
-        let (key, value) = (key.into(), value.as_value());
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Error, Store};
+    ///
+    /// let mut store = Store::new();
+    /// let id = store.insert_empty();
+    /// let mut entity = store.get_mut(id).unwrap();
+    /// entity.try_set("sleep_haste_8", 1)?;
+    /// // Another name with the same 32-bit hash.
+    /// let err = entity.try_set("fury_sleep_272", 2).unwrap_err();
+    /// assert!(matches!(err, Error::KeyCollision(_)));
+    /// assert_eq!(entity.get_float("sleep_haste_8"), Some(1.0), "unchanged");
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn try_set(&mut self, key: impl AsKey, value: impl AsValue) -> Result<(), Error> {
+        let path = key.as_path();
+        let (key, named) = match &path {
+            Some(path) => {
+                let key = path.key();
+                match self.store.names.get(&key) {
+                    Some(known) => (known.check(key, path).map(|()| key)?, true),
+                    None => (key, false),
+                }
+            }
+            None => (key.as_key(), true),
+        };
+        self.write(key, value.as_value())?;
+        if let (Some(path), false) = (&path, named) {
+            self.store.names.insert(key, KeyName::from_path(path));
+        }
+        Ok(())
+    }
+
+    /// Writes `key` in place, or after moving the blob to the arena's end with room.
+    fn write(&mut self, key: Key, value: Value<'_>) -> Result<(), BlobError> {
         let span = self.span();
         let Err(need) = layout::set(&mut self.store.arena[span.range()], key, value) else {
             return Ok(());

@@ -358,7 +358,7 @@ fn debug_shows_keys_and_values() {
     let mut blob = Blob::new();
     blob.set("stats.health", 100);
     blob.set("name", "The One");
-    assert_eq!(format!("{blob:?}"), r#"{#2dd391b7: Float(100.0), #01140106: Str("The One")}"#);
+    assert_eq!(format!("{blob:?}"), r#"{#761767e6: Float(100.0), #de9577cc: Str("The One")}"#);
 }
 
 #[test]
@@ -529,12 +529,12 @@ fn uniqueness_and_overlap_are_checked_on_both_sides_of_the_stack_limit() {
 fn error_messages_say_what_and_where() {
     let bytes = with_word(classic().as_bytes(), 8, 7);
     let err = Blob::from_bytes(&bytes).unwrap_err();
-    assert_eq!(err.to_string(), "entry 2 (key #093c6f30): boolean stored as 7, not 0 or 1");
+    assert_eq!(err.to_string(), "entry 2 (key #8b91e3ff): boolean stored as 7, not 0 or 1");
     let bytes = with_word(classic().as_bytes(), 9, 9);
     let err = Blob::from_bytes(&bytes).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "entry 0 (key #01140106): payload at bytes 36..52 is not a 4-aligned range inside the \
+        "entry 0 (key #de9577cc): payload at bytes 36..52 is not a 4-aligned range inside the \
          payload region 36..48"
     );
 }

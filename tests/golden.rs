@@ -1,43 +1,46 @@
-//! A save written by format 1.0, committed as `fixtures/world_v1.dcmp`: if a change to the code
-//! cannot read it, or reads it differently, old saves would break.
+//! Saves written by earlier builds, committed in `fixtures/`: if a change to the code cannot read
+//! one, or reads it differently, old saves would break.
 //!
-//! Regenerate only when the format's major version changes, as a new file:
-//! `cargo test --test golden -- --ignored write_golden`.
+//! - `world_v1.dcmp`: format 1.0, key hash 1, keys set without names (so it loads with the
+//!   paths of its keys, rehashed to key hash 2).
+//! - `world_v2.dcmp`: format 1.0, key hash 2, with key names. Written by [`write_golden_v2`]:
+//!   regenerate only for a new format or key hash, as a new file:
+//!   `cargo test --test golden -- --ignored write_golden_v2`.
 
-use datacomp::{Blob, Id, Store, StoreView};
+use datacomp::{Blob, Id, ImportOptions, Key, LoadError, LoadOptions, Store, StoreView, save};
 
-const GOLDEN: &[u8] = include_bytes!("../fixtures/world_v1.dcmp");
-const PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/world_v1.dcmp");
+const GOLDEN_V1: &[u8] = include_bytes!("../fixtures/world_v1.dcmp");
+const GOLDEN_V2: &[u8] = include_bytes!("../fixtures/world_v2.dcmp");
+const PATH_V2: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/world_v2.dcmp");
 
-/// The world the golden file holds: the classic sheet, a richer one, a removed entity (its
-/// handle stale) and a sheet that grew (so the arena holds garbage).
-fn golden_world() -> Store {
-    let mut store = Store::new();
-    let mut classic = Blob::new();
-    classic.set("name", "The One");
-    classic.set("stats.health", 100);
-    classic.set("stats.mana", 200);
-    classic.set("status_effects.drunk", true);
-    classic.set("status_effects.delirious", true);
-    store.insert(&classic);
-    let mut wizard = Blob::new();
-    wizard.set("name", "Wizard");
-    wizard.set("position", [12.5, 0.0, -3.25]);
-    wizard.set("color", [0.0, 0.5, 0.5, 0.7]);
-    let wizard = store.insert(&wizard);
-    let goblin = store.insert(&[("name", "Goblin")].into_iter().collect());
-    store.remove(goblin);
-    store.get_mut(wizard).unwrap().set("bio", "Keeper of offsets, breaker of pointers.");
-    store
-}
+/// The paths of every key in `world_v1.dcmp`.
+const V1_KEYS: [&str; 8] = [
+    "name",
+    "stats.health",
+    "stats.mana",
+    "status_effects.drunk",
+    "status_effects.delirious",
+    "position",
+    "color",
+    "bio",
+];
 
 fn id(text: &str) -> Id {
     text.parse().unwrap()
 }
 
+/// `bytes` copied into 8-byte aligned memory (include_bytes! promises no alignment).
+fn aligned(bytes: &[u8]) -> Vec<u64> {
+    bytes.chunks(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect()
+}
+
 #[test]
-fn the_golden_save_loads_with_its_contents() {
-    let store = Store::from_bytes(GOLDEN).expect("format 1.0 saves load");
+fn the_v1_save_loads_with_its_known_keys_and_every_value_reads_back_by_name() {
+    let info = save::describe(GOLDEN_V1).unwrap();
+    assert_eq!((info.major, info.minor, info.key_hash), (1, 0, save::KEY_HASH_FX32_WORDS));
+
+    let store = Store::from_bytes_with(GOLDEN_V1, &LoadOptions::new().known_keys(V1_KEYS))
+        .expect("format 1.0 saves of key hash 1 load with their keys' paths");
     assert_eq!(store.len(), 2);
     let classic = store.get(id("0v0t1")).unwrap();
     assert_eq!(classic.get_str("name"), Some("The One"));
@@ -51,21 +54,133 @@ fn the_golden_save_loads_with_its_contents() {
     assert_eq!(wizard.get_floats("position"), Some(&[12.5, 0.0, -3.25][..]));
     assert_eq!(wizard.get_floats("color"), Some(&[0.0, 0.5, 0.5, 0.7][..]));
     assert_eq!(wizard.get_str("bio"), Some("Keeper of offsets, breaker of pointers."));
+    assert_eq!(wizard.len(), 4);
     assert!(store.get(id("2v0t1")).is_none(), "the removed goblin stays stale");
     assert!(store.stats().garbage_bytes > 0, "the wizard's old span is still garbage");
 
-    assert_eq!(store.to_bytes(), GOLDEN, "a loaded golden save writes back byte for byte");
-    assert_eq!(golden_world().to_bytes(), GOLDEN, "this build writes the golden bytes");
-
-    // In place: copy into 8-byte aligned memory first (include_bytes! promises no alignment).
-    let words: Vec<u64> =
-        GOLDEN.chunks(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
-    let view = StoreView::new(zerocopy::IntoBytes::as_bytes(words.as_slice())).unwrap();
-    assert_eq!(view.get(id("1v0t1")).unwrap(), wizard.to_blob());
+    // The paths it used are now its names: its next save upgrades by itself.
+    let mut names: Vec<&str> = store.key_names().map(|(_, name)| name).collect();
+    names.sort_unstable();
+    let mut expected = V1_KEYS;
+    expected.sort_unstable();
+    assert_eq!(names, expected);
+    let again = Store::from_bytes(&store.to_bytes()).unwrap();
+    assert_eq!(again, store);
+    assert_eq!(save::describe(&store.to_bytes()).unwrap().key_hash, save::KEY_HASH_FX32_BYTES);
 }
 
 #[test]
-#[ignore = "writes fixtures/world_v1.dcmp: only for a new format version"]
-fn write_golden() {
-    golden_world().save(PATH).unwrap();
+fn the_v1_save_without_its_keys_names_every_unexplained_key() {
+    let err = Store::from_bytes(GOLDEN_V1).unwrap_err();
+    let raw = |r: u32| Key::from_raw(r);
+    let (classic, wizard) = (id("0v0t1"), id("1v0t1"));
+    // In key order (of key hash 1), each with the first entity that holds it.
+    let keys = vec![
+        (classic, raw(0x0114_0106)), // name
+        (classic, raw(0x093c_6f30)), // status_effects.drunk
+        (classic, raw(0x1321_b8fc)), // status_effects.delirious
+        (classic, raw(0x2dd3_91b7)), // stats.health
+        (wizard, raw(0x725a_187c)),  // color
+        (wizard, raw(0xcada_97f2)),  // bio
+        (wizard, raw(0xd053_329f)),  // position
+        (classic, raw(0xf78b_ecf6)), // stats.mana
+    ];
+    assert_eq!(err, LoadError::UnexplainedKeys { keys });
+    assert_eq!(
+        err.to_string(),
+        "save uses key hash 1, and 8 keys have no name in it to rehash them from: #01140106 \
+         (entity 0v0t1), #093c6f30 (entity 0v0t1), #1321b8fc (entity 0v0t1), #2dd391b7 (entity \
+         0v0t1), #725a187c (entity 1v0t1), #cada97f2 (entity 1v0t1), #d053329f (entity 1v0t1), \
+         #f78becf6 (entity 0v0t1); give their paths as known keys"
+    );
+
+    // All but one path: only that key is unexplained.
+    let options = LoadOptions::new().known_keys(V1_KEYS.iter().copied().filter(|&k| k != "bio"));
+    let err = Store::from_bytes_with(GOLDEN_V1, &options).unwrap_err();
+    assert_eq!(err, LoadError::UnexplainedKeys { keys: vec![(wizard, raw(0xcada_97f2))] });
+
+    // Paths the save does not use cost nothing and are not recorded.
+    let options = LoadOptions::new().known_keys(V1_KEYS).known_keys(["unused", "/a.b/c"]);
+    let store = Store::from_bytes_with(GOLDEN_V1, &options).unwrap();
+    assert_eq!(store.key_names().len(), V1_KEYS.len());
+
+    // A view reads in place and cannot rehash.
+    let words = aligned(GOLDEN_V1);
+    let view = StoreView::new(zerocopy::IntoBytes::as_bytes(words.as_slice()));
+    assert_eq!(view.unwrap_err(), LoadError::KeyHashView { key_hash: 1 });
+}
+
+/// The world `world_v2.dcmp` holds: an imported sheet (names recorded, one member name with a
+/// dot), a sheet built by library calls with keys as text (names recorded) and one key given
+/// as a raw `Key` (no name), a removed entity (its handle stale) whose slot was reused, and a
+/// sheet that grew (so the arena holds garbage).
+fn golden_world_v2() -> Store {
+    let mut store = Store::new();
+    let text = r#"{"name": "The One", "stats": {"health": 100, "mana": 200},
+                   "status_effects": {"drunk": true}, "a.b": {"c": 1}, "a": {"b": {"c": 2}}}"#;
+    store.import_json(text, &ImportOptions::strict()).unwrap();
+    let wizard = store.insert_empty();
+    let mut sheet = store.get_mut(wizard).unwrap();
+    sheet.set("name", "Wizard");
+    sheet.set("transform.position", [12.5, 0.0, -3.25]);
+    sheet.set(Key::from_raw(0xdead_beef), true);
+    let goblin = store.insert(&[("name", "Goblin")].into_iter().collect::<Blob>());
+    store.remove(goblin);
+    store.insert_entries([("name", "Orc"), ("kind", "monster")]);
+    store.get_mut(wizard).unwrap().set("bio", "Keeper of offsets, breaker of pointers.");
+    store
+}
+
+#[test]
+fn the_v2_save_loads_with_its_contents_and_names() {
+    let info = save::describe(GOLDEN_V2).unwrap();
+    assert_eq!((info.major, info.minor, info.key_hash), (1, 0, save::KEY_HASH_FX32_BYTES));
+    let store = Store::from_bytes(GOLDEN_V2).expect("format 1.0 saves of key hash 2 load");
+    assert_eq!(store.len(), 3);
+
+    let classic = store.get(id("0v0t1")).unwrap();
+    assert_eq!(classic.get_str("name"), Some("The One"));
+    assert_eq!(classic.get_float("stats.health"), Some(100.0));
+    assert_eq!(classic.get_float("stats.mana"), Some(200.0));
+    assert_eq!(classic.get_bool("status_effects.drunk"), Some(true));
+    assert_eq!(classic.get_float(Key::path(&["a.b", "c"])), Some(1.0));
+    assert_eq!(classic.get_float("a.b.c"), Some(2.0));
+    assert_eq!(classic.len(), 6);
+    let wizard = store.get(id("1v0t1")).unwrap();
+    assert_eq!(wizard.get_str("name"), Some("Wizard"));
+    assert_eq!(wizard.get_floats("transform.position"), Some(&[12.5, 0.0, -3.25][..]));
+    assert_eq!(wizard.get_bool(Key::from_raw(0xdead_beef)), Some(true));
+    assert_eq!(wizard.get_str("bio"), Some("Keeper of offsets, breaker of pointers."));
+    assert_eq!(wizard.len(), 4);
+    assert!(store.get(id("2v0t1")).is_none(), "the removed goblin stays stale");
+    let orc = store.get(id("2v1t1")).unwrap();
+    assert_eq!((orc.get_str("name"), orc.get_str("kind")), (Some("Orc"), Some("monster")));
+    assert!(store.stats().garbage_bytes > 0, "the wizard's old span is still garbage");
+
+    // Names: each shown dotted only where that reads back as the key.
+    let labels: Vec<String> = classic.keys().map(|k| store.key_label(k).into_owned()).collect();
+    assert_eq!(
+        labels,
+        ["name", "stats.health", "stats.mana", "status_effects.drunk", "/a.b/c", "a.b.c"]
+    );
+    assert_eq!(store.key_label(Key::from_raw(0xdead_beef)), "#deadbeef");
+    assert_eq!(
+        store.export_json(id("1v0t1")).unwrap(),
+        r##"{"name":"Wizard","transform":{"position":[12.5,0.0,-3.25]},"#deadbeef":true,"bio":"Keeper of offsets, breaker of pointers."}"##
+    );
+    assert_eq!(store.key_names().len(), 9);
+
+    assert_eq!(store.to_bytes(), GOLDEN_V2, "a loaded golden save writes back byte for byte");
+    assert_eq!(golden_world_v2().to_bytes(), GOLDEN_V2, "this build writes the golden bytes");
+
+    let words = aligned(GOLDEN_V2);
+    let view = StoreView::new(zerocopy::IntoBytes::as_bytes(words.as_slice())).unwrap();
+    assert_eq!(view.get(id("1v0t1")).unwrap(), wizard.to_blob());
+    assert_eq!(view.len(), 3);
+}
+
+#[test]
+#[ignore = "writes fixtures/world_v2.dcmp: only for a new format version or key hash"]
+fn write_golden_v2() {
+    golden_world_v2().save(PATH_V2).unwrap();
 }

@@ -68,13 +68,13 @@ fn each_invalid_fixture_fails_at_its_place() {
         (
             "key_collision",
             JsonErrorKind::KeyCollision {
-                first: "item_1409".into(),
-                second: "item_1482".into(),
-                key: Key::from_raw(0x674c_f0ce),
+                first: "sleep_haste_8".into(),
+                second: "fury_sleep_272".into(),
+                key: Key::from_raw(0x316e_c2d7),
             },
-            "/item_1482",
+            "/fury_sleep_272",
             3,
-            18,
+            23,
         ),
     ];
     for (name, kind, path, line, column) in cases {
@@ -104,7 +104,7 @@ fn messages_say_where_and_what() {
     let err = Blob::from_json(&fixture("invalid/key_collision.json")).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "/item_1482 (line 3, column 18): item_1482 and item_1409 hash to the same key #674cf0ce"
+        "/fury_sleep_272 (line 3, column 23): fury_sleep_272 and sleep_haste_8 hash to the same key #316ec2d7"
     );
     let err = Blob::from_json("{\"a/b~c\": null}").unwrap_err();
     assert_eq!(err.path(), "/a~1b~0c", "JSON Pointer escapes");
@@ -436,23 +436,23 @@ fn a_failed_import_changes_nothing() {
 #[test]
 fn a_key_known_under_another_name_is_a_collision() {
     let mut store = Store::new();
-    store.import_json("{\"item_1409\": 1}", &ImportOptions::strict()).unwrap();
+    store.import_json("{\"sleep_haste_8\": 1}", &ImportOptions::strict()).unwrap();
     let err = store
-        .import_json("{\"other\": true,\n \"item_1482\": 2}", &ImportOptions::strict())
+        .import_json("{\"other\": true,\n \"fury_sleep_272\": 2}", &ImportOptions::strict())
         .unwrap_err();
     let expected = JsonErrorKind::KeyCollision {
-        first: "item_1409".into(),
-        second: "item_1482".into(),
-        key: Key::from_raw(0x674c_f0ce),
+        first: "sleep_haste_8".into(),
+        second: "fury_sleep_272".into(),
+        key: Key::from_raw(0x316e_c2d7),
     };
     assert_eq!(
         (err.kind(), err.path(), err.line(), err.column()),
-        (&expected, "/item_1482", 2, 15)
+        (&expected, "/fury_sleep_272", 2, 20)
     );
     assert_eq!(store.len(), 1);
     assert_eq!(store.key_name(Key::parse("other")), None);
     // The same name again is no collision.
-    store.import_json("{\"item_1409\": 2}", &ImportOptions::strict()).unwrap();
+    store.import_json("{\"sleep_haste_8\": 2}", &ImportOptions::strict()).unwrap();
     assert_eq!(store.len(), 2);
 }
 
@@ -465,22 +465,22 @@ fn names_given_by_hand_follow_the_import_rules_and_are_saved() {
     let luck = store.insert_key_name("stats.luck").unwrap();
     assert_eq!(luck, Key::parse("stats.luck"));
     assert_eq!(
-        store.insert_key_name("item_1482"),
-        Ok(Key::from_raw(0x674c_f0ce)),
+        store.insert_key_name("fury_sleep_272"),
+        Ok(Key::from_raw(0x316e_c2d7)),
         "no collision while the other name is unknown"
     );
-    let err = store.insert_key_name("item_1409").unwrap_err();
+    let err = store.insert_key_name("sleep_haste_8").unwrap_err();
     assert_eq!(
         err,
         KeyCollision {
-            key: Key::from_raw(0x674c_f0ce),
-            name: "item_1409".into(),
-            known: "item_1482".into()
+            key: Key::from_raw(0x316e_c2d7),
+            name: "sleep_haste_8".into(),
+            known: "fury_sleep_272".into()
         }
     );
-    assert_eq!(store.key_name(err.key), Some("item_1482"), "unchanged");
+    assert_eq!(store.key_name(err.key), Some("fury_sleep_272"), "unchanged");
     // An import meets the hand-given name like one it gave itself.
-    let err = store.import_json(r#"{"item_1409": 1}"#, &ImportOptions::strict()).unwrap_err();
+    let err = store.import_json(r#"{"sleep_haste_8": 1}"#, &ImportOptions::strict()).unwrap_err();
     assert!(matches!(err.kind(), JsonErrorKind::KeyCollision { .. }), "{err}");
     let loaded = Store::from_bytes(&store.to_bytes()).unwrap();
     assert_eq!(loaded.key_name(luck), Some("stats.luck"));
@@ -663,4 +663,27 @@ fn long_and_hostile_names_are_cut_and_escaped_in_errors() {
     let cut = format!("{}[...19808 bytes cut...]{}", "m".repeat(96), "m".repeat(96));
     let cut_too = format!("{}[...19809 bytes cut...]{}\\n", "m".repeat(96), "m".repeat(95));
     assert_eq!(err.to_string(), format!("{cut} and {cut_too} hash to the same key {key}"));
+}
+
+#[test]
+fn a_lenient_import_of_twenty_thousand_objects_keeps_every_key() {
+    // Key hash 1 collided on such arrays past about 10,000 elements. Key hash 2 gives
+    // `inventory.2241.count` the key of the object `inventory.18937`: harmless, since an
+    // object's key is never stored, and not a collision.
+    assert_eq!(Key::parse("inventory.2241.count"), Key::parse("inventory.18937"));
+    let items: Vec<String> = (0..20_000).map(|i| format!(r#"{{"count": {i}}}"#)).collect();
+    let text = format!(r#"{{"inventory": [{}]}}"#, items.join(","));
+    let mut store = Store::new();
+    let (ids, report) = store.import_json_with_report(&text, &ImportOptions::lenient()).unwrap();
+    assert_eq!(report.converted_arrays, 1);
+    let sheet = store.get(ids[0]).unwrap();
+    assert_eq!(sheet.len(), 20_000);
+    assert_eq!(sheet.get_float("inventory.19999.count"), Some(19_999.0));
+    assert_eq!(sheet.get_float("inventory.2241.count"), Some(2241.0));
+    assert_eq!(store.key_names().len(), 20_000);
+    // A value and an object of one path still clash, at any depth.
+    for text in [r#"{"a": {"b": 1, "b": {"c": 2}}}"#, r#"{"a": {"b": {"c": 2}, "b": 1}}"#] {
+        let err = Blob::from_json(text).unwrap_err();
+        assert_eq!(err.kind(), &JsonErrorKind::DuplicatePath("a.b".into()), "{text}");
+    }
 }

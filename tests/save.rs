@@ -153,7 +153,7 @@ fn describe_reads_the_header_and_table_a_load_checks() {
     let (store, _, _) = world();
     let bytes = store.to_bytes();
     let info = datacomp::save::describe(&bytes).unwrap();
-    assert_eq!((info.major, info.minor, info.key_hash), (1, 0, 1));
+    assert_eq!((info.major, info.minor, info.key_hash), (1, 0, 2));
     assert_eq!(info.file_len, bytes.len() as u64);
     let expected: Vec<(u32, usize, usize)> = table(&bytes);
     let got: Vec<(u32, usize, usize)> =

@@ -233,7 +233,7 @@ fn handles_of_removed_and_cleared_entities_stay_dead() {
 fn debug_shows_entities_and_their_entries_by_name_where_known() {
     let mut store = Store::new();
     store.insert(&[("stats.health", 100.0)].into_iter().collect());
-    assert_eq!(format!("{store:?}"), "{0v0t1: {#2dd391b7: Float(100.0)}}");
+    assert_eq!(format!("{store:?}"), "{0v0t1: {#761767e6: Float(100.0)}}");
     store.import_json(r#"{"stats": {"health": 5}}"#, &datacomp::ImportOptions::strict()).unwrap();
     assert_eq!(
         format!("{store:?}"),
@@ -253,9 +253,11 @@ fn stores_are_equal_by_contents_not_by_layout() {
     assert_eq!(a, b);
     b.compact();
     assert_eq!(a, b, "compaction moves bytes, not contents");
-    b.get_mut(ids[2]).unwrap().set("xp", f32::from_bits(0.5f32.to_bits() + 1));
+    // Given as a `Key`, so that no name is recorded: only the value differs.
+    let xp = Key::parse("xp");
+    b.get_mut(ids[2]).unwrap().set(xp, f32::from_bits(0.5f32.to_bits() + 1));
     assert_ne!(a, b, "one float bit");
-    b.get_mut(ids[2]).unwrap().set("xp", 0.5);
+    b.get_mut(ids[2]).unwrap().set(xp, 0.5);
     assert_eq!(a, b);
     b.insert_key_name("xp").unwrap();
     assert_ne!(a, b, "key names are contents: export writes them");
@@ -303,4 +305,131 @@ fn compaction_leaves_no_removed_bytes() {
     }
     assert_eq!(store.get(id).unwrap(), kept);
     assert_eq!(Store::from_bytes(&store.to_bytes()).unwrap(), store);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Key names: every write with a key given as text records its name
+
+use datacomp::{Error, ImportOptions, KeyCollision, KeyPath};
+
+/// Two names with one key hash 2 value.
+const FIRST: &str = "sleep_haste_8";
+const SECOND: &str = "fury_sleep_272";
+
+#[test]
+fn writes_with_keys_given_as_text_record_their_names() {
+    let mut store = Store::new();
+    let id = store.insert_empty();
+    let mut entity = store.get_mut(id).unwrap();
+    entity.set("stats.health", 95);
+    let mana = String::from("stats.mana");
+    entity.set(&mana, 5);
+    entity.set(KeyPath::pointer("/a.b/c").unwrap(), true);
+    entity.set(Key::parse("unnamed"), 1);
+    let mut names: Vec<String> = store.key_names().map(|(_, n)| n.to_owned()).collect();
+    names.sort();
+    assert_eq!(names, ["a.b.c", "stats.health", "stats.mana"]);
+    assert_eq!(store.key_label(Key::path(&["a.b", "c"])), "/a.b/c");
+    assert_eq!(store.key_name(Key::parse("unnamed")), None, "a Key value has no name");
+    assert_eq!(
+        store.export_json(id).unwrap(),
+        format!(
+            r#"{{"stats":{{"health":95.0,"mana":5.0}},"a.b":{{"c":true}},"{}":1.0}}"#,
+            Key::parse("unnamed")
+        )
+    );
+
+    let orc = store.insert_entries([("name", "Orc"), ("kind", "monster")]);
+    assert_eq!(store.get(orc).unwrap().get_str("kind"), Some("monster"));
+    assert_eq!(store.key_name(Key::parse("kind")), Some("kind"));
+    // Saved and loaded, the names come back: the next key hash upgrade needs no help.
+    let loaded = Store::from_bytes(&store.to_bytes()).unwrap();
+    assert_eq!(loaded, store);
+}
+
+#[test]
+fn a_write_whose_name_collides_changes_nothing() {
+    assert_eq!(Key::parse(FIRST), Key::parse(SECOND), "the pair collides");
+    let mut store = Store::new();
+    let id = store.insert_empty();
+    store.get_mut(id).unwrap().set(FIRST, 1);
+    let before = (store.clone(), store.to_bytes());
+    let err = store.get_mut(id).unwrap().try_set(SECOND, "a long string that would regrow");
+    let Err(Error::KeyCollision(collision)) = err else { panic!("{err:?}") };
+    assert_eq!(
+        collision,
+        KeyCollision { key: Key::parse(FIRST), name: SECOND.into(), known: FIRST.into() }
+    );
+    assert_eq!(store, before.0);
+    assert_eq!(store.to_bytes(), before.1, "not one byte changed");
+    // A pointer that names the other path collides too; the raw key is the caller's choice.
+    let pointer = format!("/{SECOND}");
+    let err = store.get_mut(id).unwrap().try_set(KeyPath::pointer(&pointer).unwrap(), 2);
+    assert!(matches!(err, Err(Error::KeyCollision(_))));
+    assert_eq!(store.check_key(SECOND).unwrap_err().known, FIRST);
+    assert_eq!(store.check_key(FIRST), Ok(Key::parse(FIRST)));
+    // A whole insert is refused as one: no entity, no name.
+    let err = store.try_insert_entries([("fresh", 1), (SECOND, 2)]);
+    assert!(matches!(err, Err(Error::KeyCollision(_))));
+    let err = store.try_insert_entries([("x", 1), ("y.z", 2), ("x", 3)]).map(|_| ());
+    assert!(err.is_ok(), "the same name twice is no collision");
+    let mut again = Store::new();
+    let err = again.try_insert_entries([(FIRST, 1), (SECOND, 2)]);
+    assert!(matches!(err, Err(Error::KeyCollision(_))), "within one insert");
+    assert!(again.is_empty() && again.key_names().len() == 0);
+}
+
+#[test]
+#[should_panic(expected = "BlobMut::set: fury_sleep_272 and sleep_haste_8 hash to the same key")]
+fn set_panics_on_a_collision() {
+    let mut store = Store::new();
+    let id = store.insert_empty();
+    store.get_mut(id).unwrap().set(FIRST, 1);
+    store.get_mut(id).unwrap().set(SECOND, 2);
+}
+
+#[test]
+fn names_that_differ_only_in_their_dots_show_apart() {
+    let mut store = Store::new();
+    let id = store.import_json(r#"{"a.b": 1, "a": {"b": 2}}"#, &ImportOptions::strict()).unwrap();
+    let labels: Vec<String> =
+        store.get(id[0]).unwrap().keys().map(|k| store.key_label(k).into_owned()).collect();
+    assert_eq!(labels, ["/a.b", "a.b"]);
+    assert_eq!(store.key_name(Key::new("a.b")), Some("a.b"), "the dotted name is ambiguous");
+    assert_eq!(
+        format!("{store:?}"),
+        "{0v0t1: {/a.b: Float(1.0), a.b: Float(2.0)}}",
+        "Debug shows labels"
+    );
+    // Names that would read as a pointer or a hash, or as nothing, show as pointers.
+    let mut odd = Store::new();
+    odd.import_json(r##"{"": 1, "#x": 2, "/y": 3, "k": {"": 4}}"##, &ImportOptions::strict())
+        .unwrap();
+    let mut labels: Vec<String> = odd.key_names().map(|(k, _)| odd.key_label(k).into()).collect();
+    labels.sort();
+    assert_eq!(labels, ["/", "/#x", "/~1y", "k."], "k. is k and an empty member: it reads back");
+}
+
+#[test]
+fn merging_names_keeps_dots_and_refuses_two_names_for_one_key() {
+    let mut ours = Store::new();
+    ours.import_json(r#"{"x": 1}"#, &ImportOptions::strict()).unwrap();
+    let mut theirs = Store::new();
+    theirs.import_json(r#"{"x": 1, "a.b": 5}"#, &ImportOptions::strict()).unwrap();
+    ours.merge_key_names(&theirs).unwrap();
+    assert_eq!(ours.key_label(Key::new("a.b")), "/a.b");
+    let id = ours.insert(&theirs.iter().next().unwrap().1.to_blob());
+    assert_eq!(ours.export_json(id).unwrap(), r#"{"x":1.0,"a.b":5.0}"#);
+
+    ours.insert_key_name(FIRST).unwrap();
+    let mut other = Store::new();
+    other.insert_key_name("fresh").unwrap();
+    other.insert_key_name(SECOND).unwrap();
+    let before = ours.clone();
+    let err = ours.merge_key_names(&other).unwrap_err();
+    assert_eq!(
+        err,
+        KeyCollision { key: Key::parse(FIRST), name: SECOND.into(), known: FIRST.into() }
+    );
+    assert_eq!(ours, before, "all or nothing: fresh was not taken either");
 }

@@ -120,11 +120,10 @@ pub fn merge(
     let mut conflicts = Vec::new();
     let mut report = Vec::new();
 
-    for (key, name) in theirs.key_names() {
-        if merged.key_name(key).is_none() {
-            merged.insert_key_name(name).map_err(|e| Failure::at(paths[2].display(), e))?;
-        }
-    }
+    // The same hash under two names is two keys that one blob cannot tell apart: refused
+    // before any entity is merged. Names are taken whole (a name may hold a dot).
+    merged.merge_key_names(&base).map_err(|e| Failure::at(paths[0].display(), e))?;
+    merged.merge_key_names(&theirs).map_err(|e| Failure::at(paths[2].display(), e))?;
     for (id, old) in base.iter() {
         let Some(new) = theirs.get(id) else {
             if merged.remove(id) {

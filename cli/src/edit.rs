@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::Path;
 
 use datacomp::text::{Escaped, Shortened};
-use datacomp::{BlobRef, Id, Key, OwnedValue, Store};
+use datacomp::{BlobRef, Id, Key, KeyPath, OwnedValue, Store};
 
 use crate::TypeArg;
 use crate::files::{entity, load, lock, save};
@@ -16,12 +16,32 @@ pub fn parse_id(text: &str) -> Result<Id, Failure> {
     text.parse::<Id>().map_err(|e| Failure::Message(format!("bad entity id: {e}")))
 }
 
-/// A key as the command line gives it, and the dotted name to record for it, if any.
+/// A key as the command line gives it: a path, whose name the store's names are checked
+/// against (and a write records), or a raw hash.
 #[derive(Debug, PartialEq, Eq)]
-pub struct KeyArg<'a> {
-    pub key: Key,
-    /// The dotted path given, which a new key is named by.
-    pub dotted: Option<&'a str>,
+pub enum KeyArg<'a> {
+    /// A dotted path (`stats.health`) or a JSON Pointer (`/a.b/c`).
+    Path(KeyPath<'a>),
+    /// A raw hash (`#1a2b3c4d`): the caller's choice of key, checked against no name.
+    Raw(Key),
+}
+
+impl KeyArg<'_> {
+    /// The key, unchecked: for reads that have no name table to check it against.
+    pub fn key(&self) -> Key {
+        match self {
+            KeyArg::Path(path) => path.key(),
+            KeyArg::Raw(key) => *key,
+        }
+    }
+
+    /// The key, if `store` does not record its hash under another name.
+    fn check(&self, store: &Store, path: &Path) -> Result<Key, Failure> {
+        match self {
+            KeyArg::Path(key) => store.check_key(key).map_err(|e| Failure::at(path.display(), e)),
+            KeyArg::Raw(key) => Ok(*key),
+        }
+    }
 }
 
 /// A dotted path (`stats.health`), a JSON Pointer (`/a.b/c`) or a raw hash (`#1a2b3c4d`).
@@ -36,17 +56,9 @@ pub fn parse_key(text: &str) -> Result<KeyArg<'_>, Failure> {
             .then(|| u32::from_str_radix(hex, 16).ok())
             .flatten()
             .ok_or_else(|| bad("a raw key is # and 8 hex digits, as in #1a2b3c4d"))?;
-        return Ok(KeyArg { key: Key::from_raw(raw), dotted: None });
+        return Ok(KeyArg::Raw(Key::from_raw(raw)));
     }
-    if let Some(key) = Key::from_pointer(text) {
-        return Ok(KeyArg { key, dotted: None });
-    }
-    Ok(KeyArg { key: Key::parse(text), dotted: Some(text) })
-}
-
-/// How a key is shown: by the store's name for it, else by the text given.
-fn key_label(store: &Store, key: Key, given: &str) -> String {
-    store.key_name(key).map_or_else(|| given.to_owned(), str::to_owned)
+    Ok(KeyArg::Path(KeyPath::pointer(text).unwrap_or_else(|| KeyPath::dotted(text))))
 }
 
 /// Keys under an object's path that a "no such key" message lists before "and N more".
@@ -56,10 +68,10 @@ const LISTED_KEYS: usize = 10;
 /// it is an object's path. Long names are cut, so the message stays one short line.
 fn no_such_key(store: &Store, blob: BlobRef<'_>, id: Id, given: &str) -> String {
     let prefix = format!("{given}.");
-    let under: Vec<&str> = blob
+    let under: Vec<_> = blob
         .keys()
-        .filter_map(|key| store.key_name(key))
-        .filter(|name| name.starts_with(&prefix))
+        .filter(|&key| store.key_name(key).is_some_and(|name| name.starts_with(&prefix)))
+        .map(|key| store.key_label(key))
         .collect();
     let given = Shortened(given);
     if under.is_empty() {
@@ -93,14 +105,14 @@ pub fn get(
         }
         return Ok(());
     };
-    let KeyArg { key, .. } = parse_key(given)?;
+    let key = parse_key(given)?.check(&store, path)?;
     let value = blob
         .get(key)
         .ok_or_else(|| Failure::at(path.display(), no_such_key(&store, blob, id, given)))?;
     if json {
         let line = serde_json::json!({
             "id": id.to_string(),
-            "key": key_label(&store, key, given),
+            "key": store.key_label(key),
             "hash": key.to_string(),
             "type": value.value_type().name(),
             "value": value_json(value),
@@ -166,15 +178,18 @@ pub fn set(
     let file = lock(path)?;
     let mut store = load(path)?;
     let (id, blob) = entity(&store, path, id)?;
-    let KeyArg { key: parsed, dotted } = parse_key(key)?;
+    let arg = parse_key(key)?;
+    let parsed = arg.check(&store, path)?;
     let value = parse_value(value, ty)?;
     let old = blob.get(parsed).map(|v| Plain(v).to_string());
-    if let Some(dotted) = dotted {
-        store.insert_key_name(dotted).map_err(|e| Failure::at(path.display(), e))?;
-    }
-    let label = Escaped(&key_label(&store, parsed, key)).to_string();
     let mut blob = store.try_get_mut(id).map_err(|e| Failure::at(path.display(), e))?;
-    blob.try_set(parsed, &value).map_err(|e| Failure::at(path.display(), e))?;
+    // A path's name is recorded with the value, or neither is.
+    match arg {
+        KeyArg::Path(key) => blob.try_set(key, &value),
+        KeyArg::Raw(key) => blob.try_set(key, &value),
+    }
+    .map_err(|e| Failure::at(path.display(), e))?;
+    let label = Escaped(&store.key_label(parsed)).to_string();
     save(&file, &mut store, path)?;
     let new = Plain(value.as_value());
     match old {
@@ -191,11 +206,11 @@ pub fn rm(path: &Path, id: &str, key: Option<&str>, out: &mut dyn Write) -> Resu
     let (id, blob) = entity(&store, path, id)?;
     match key {
         Some(given) => {
-            let KeyArg { key, .. } = parse_key(given)?;
+            let key = parse_key(given)?.check(&store, path)?;
             if !blob.contains_key(key) {
                 return Err(Failure::at(path.display(), no_such_key(&store, blob, id, given)));
             }
-            let label = Escaped(&key_label(&store, key, given)).to_string();
+            let label = Escaped(&store.key_label(key)).to_string();
             store.try_get_mut(id).map_err(|e| Failure::at(path.display(), e))?.remove(key);
             save(&file, &mut store, path)?;
             writeln!(out, "{id}: removed {label}")?;
@@ -224,16 +239,11 @@ mod tests {
     fn keys_are_paths_pointers_or_hashes() {
         assert_eq!(
             parse_key("stats.health").unwrap(),
-            KeyArg { key: Key::parse("stats.health"), dotted: Some("stats.health") }
+            KeyArg::Path(KeyPath::dotted("stats.health"))
         );
-        assert_eq!(
-            parse_key("/a.b/c~1d").unwrap(),
-            KeyArg { key: Key::path(&["a.b", "c/d"]), dotted: None }
-        );
-        assert_eq!(
-            parse_key("#674cf0ce").unwrap(),
-            KeyArg { key: Key::from_raw(0x674c_f0ce), dotted: None }
-        );
+        let KeyArg::Path(pointer) = parse_key("/a.b/c~1d").unwrap() else { panic!("a path") };
+        assert_eq!(pointer.key(), Key::path(&["a.b", "c/d"]));
+        assert_eq!(parse_key("#674cf0ce").unwrap(), KeyArg::Raw(Key::from_raw(0x674c_f0ce)));
         for bad in ["", "#674cf0c", "#674cf0cez", "#xyzxyzxy", "#+74cf0ce"] {
             assert!(parse_key(bad).is_err(), "{bad:?}");
         }

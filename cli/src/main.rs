@@ -14,6 +14,7 @@ mod import;
 mod inspect;
 mod output;
 mod query;
+mod upgrade;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -47,7 +48,8 @@ Examples:
   datacomp query world.dcmp 'status_effects.poisoned and stats.health < 20' --keys name
   datacomp diff base.dcmp now.dcmp -o changes.delta
   datacomp apply base.dcmp changes.delta -o now.dcmp
-  datacomp merge base.dcmp ours.dcmp theirs.dcmp -o merged.dcmp";
+  datacomp merge base.dcmp ours.dcmp theirs.dcmp -o merged.dcmp
+  datacomp upgrade old.dcmp -o world.dcmp --keys keys.txt";
 
 #[derive(Subcommand, Debug)]
 enum Command {
@@ -193,6 +195,20 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Rewrite a save of an older key hash (1) with this build's (2). Each key is rehashed
+    /// from its name in the save, else from the path in --keys that had its old hash; a key
+    /// neither explains fails the upgrade, naming its entity and hash (nothing is written).
+    Upgrade {
+        /// The old save file.
+        old: PathBuf,
+        /// The save file to write (replaced atomically if it exists).
+        #[arg(short, long)]
+        output: PathBuf,
+        /// The paths the save's unnamed keys may have, one a line: dotted (stats.health), or a
+        /// JSON Pointer (/a.b/c) for a member name that holds a dot.
+        #[arg(long, value_name = "FILE")]
+        keys: Option<PathBuf>,
+    },
     /// Validate a save file fully: header, table, checksums, padding, handles, spans and every
     /// blob. Exits non-zero with the reason if anything is wrong.
     Verify {
@@ -244,6 +260,7 @@ fn run(cli: Cli, out: &mut dyn Write) -> Result<(), Failure> {
         }
         Command::Query { file, filter, keys, json } => query::run(&file, &filter, &keys, json, out),
         Command::Verify { file } => files::verify(&file, out),
+        Command::Upgrade { old, output, keys } => upgrade::run(&old, &output, keys.as_deref(), out),
     }
 }
 

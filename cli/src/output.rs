@@ -99,9 +99,13 @@ fn float_json(x: f32) -> serde_json::Value {
         .map_or(serde_json::Value::Null, serde_json::Value::Number)
 }
 
-/// A key's name in the first store that knows it, else its hash (`#1a2b3c4d`).
+/// A key as the first store that names it shows it ([`Store::key_label`]: dotted where that
+/// reads back as the key, else its JSON Pointer), else its hash (`#1a2b3c4d`).
 pub fn key_name(stores: &[&Store], key: Key) -> String {
-    stores.iter().find_map(|s| s.key_name(key)).map_or_else(|| key.to_string(), str::to_owned)
+    stores
+        .iter()
+        .find(|s| s.key_name(key).is_some())
+        .map_or_else(|| key.to_string(), |s| s.key_label(key).into_owned())
 }
 
 /// A ratio as a percentage with one decimal; 0 of 0 is 0.

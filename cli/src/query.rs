@@ -5,7 +5,7 @@ use std::path::Path;
 
 use datacomp::{Key, Query, StoreView};
 
-use crate::edit::{KeyArg, parse_key};
+use crate::edit::parse_key;
 use crate::files::read;
 use crate::output::{Failure, Plain, value_json};
 
@@ -23,7 +23,7 @@ pub fn run(
     let query = Query::parse(filter).map_err(|e| Failure::at("query", e))?;
     let keys: Vec<(Key, &str)> = keys
         .iter()
-        .map(|text| parse_key(text).map(|KeyArg { key, .. }| (key, text.as_str())))
+        .map(|text| parse_key(text).map(|arg| (arg.key(), text.as_str())))
         .collect::<Result<_, _>>()?;
     let bytes = read(path)?;
     let view = StoreView::new(&bytes).map_err(|e| Failure::at(path.display(), e))?;

@@ -196,10 +196,10 @@ fn get_prints_one_value_or_all_of_them() {
     assert_eq!(ok(&["get", w, "2v0t1", "status_effects.enraged"]), "true\n");
     assert_eq!(ok(&["get", w, "2v0t1", "transform.scale"]), "[2.2, 2.2, 2.2]\n");
     assert_eq!(ok(&["get", w, "2v0t1", "/transform/scale"]), "[2.2, 2.2, 2.2]\n", "a pointer");
-    assert_eq!(ok(&["get", w, "2v0t1", "#680339ad"]), "[2.2, 2.2, 2.2]\n", "a hash");
+    assert_eq!(ok(&["get", w, "2v0t1", "#1a0f4bcd"]), "[2.2, 2.2, 2.2]\n", "a hash");
     assert_eq!(
         ok(&["get", w, "2v0t1", "transform.scale", "--json"]),
-        r##"{"hash":"#680339ad","id":"2v0t1","key":"transform.scale","type":"floats","value":[2.2,2.2,2.2]}"##
+        r##"{"hash":"#1a0f4bcd","id":"2v0t1","key":"transform.scale","type":"floats","value":[2.2,2.2,2.2]}"##
             .to_owned()
             + "\n"
     );
@@ -318,11 +318,11 @@ fn bad_ids_keys_and_values_change_nothing() {
 fn a_name_that_collides_with_a_known_one_is_refused() {
     let world = World::new();
     let w = world.path.as_str();
-    ok(&["set", w, "0v0t1", "item_1409", "1"]);
+    ok(&["set", w, "0v0t1", "sleep_haste_8", "1"]);
     let before = world.bytes();
     assert_eq!(
-        fails(&["set", w, "0v0t1", "item_1482", "2"]),
-        format!("{w}: item_1482 and item_1409 hash to the same key #674cf0ce")
+        fails(&["set", w, "0v0t1", "fury_sleep_272", "2"]),
+        format!("{w}: fury_sleep_272 and sleep_haste_8 hash to the same key #316ec2d7")
     );
     assert_eq!(world.bytes(), before);
 }
@@ -358,7 +358,7 @@ fn inspect_shows_the_file_and_its_arena() {
     let world = World::new();
     let w = world.path.as_str();
     let text = ok(&["inspect", w]);
-    assert!(text.starts_with(&format!("{w}: datacomp save, format 1.0, key hash 1, ")), "{text}");
+    assert!(text.starts_with(&format!("{w}: datacomp save, format 1.0, key hash 2, ")), "{text}");
     for line in ["     5  arena ", "     6  key names ", "\nentities: 7\n", "\nkey names: 91\n"] {
         assert!(text.contains(line), "{line:?} in {text}");
     }
@@ -934,4 +934,166 @@ fn long_names_are_cut_in_errors() {
     let long_path = format!("{}/{}", world.dir.path().display(), "p".repeat(5000));
     let message = fails(&["list", &long_path]);
     assert!(message.len() < 400 && message.contains("bytes cut...]"), "{message}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Key names: collisions, ambiguous names and upgrades
+
+/// Two names with one key hash 2 value, `#316ec2d7`.
+const FIRST: &str = "sleep_haste_8";
+const SECOND: &str = "fury_sleep_272";
+
+#[test]
+fn get_rm_and_set_refuse_a_path_whose_hash_has_another_name() {
+    let world = World::new();
+    let w = world.path.as_str();
+    ok(&["set", w, "0v0t1", FIRST, "1"]);
+    let before = world.bytes();
+    let refused = format!("{w}: {SECOND} and {FIRST} hash to the same key #316ec2d7");
+    let pointer = format!("/{SECOND}");
+    for args in [
+        vec!["get", w, "0v0t1", SECOND],
+        vec!["get", w, "0v0t1", &pointer],
+        vec!["get", w, "0v0t1", SECOND, "--json"],
+        vec!["rm", w, "0v0t1", SECOND],
+        vec!["rm", w, "0v0t1", &pointer],
+        vec!["set", w, "0v0t1", SECOND, "2"],
+        vec!["set", w, "0v0t1", &pointer, "2"],
+    ] {
+        assert_eq!(fails(&args), refused, "{args:?}");
+    }
+    assert_eq!(world.bytes(), before, "nothing written");
+    // The raw hash is the key itself, and the name it is shown by is the recorded one.
+    assert_eq!(ok(&["get", w, "0v0t1", "#316ec2d7"]), "1\n");
+    assert_eq!(ok(&["get", w, "0v0t1", &format!("/{FIRST}")]), "1\n");
+    assert_eq!(ok(&["set", w, "0v0t1", "#316ec2d7", "3"]), format!("0v0t1 {FIRST}: 1 -> 3\n"));
+    assert_eq!(ok(&["rm", w, "0v0t1", "#316ec2d7"]), format!("0v0t1: removed {FIRST}\n"));
+}
+
+#[test]
+fn a_key_given_as_a_pointer_is_named_and_shown_apart_from_its_dotted_twin() {
+    let world = World::new();
+    let w = world.path.as_str();
+    assert_eq!(ok(&["set", w, "4v0t1", "/a.b/c", "5"]), "4v0t1 /a.b/c: 5 (new key)\n");
+    assert_eq!(ok(&["set", w, "4v0t1", "a.b.c", "6"]), "4v0t1 a.b.c: 6 (new key)\n");
+    let listed = ok(&["get", w, "4v0t1"]);
+    assert!(listed.contains("\n  /a.b/c  ") && listed.contains("\n  a.b.c  "), "{listed}");
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&["get", w, "4v0t1", "--json"])).unwrap();
+    let keys: Vec<&str> =
+        json["entries"].as_array().unwrap().iter().map(|e| e["key"].as_str().unwrap()).collect();
+    assert_eq!(&keys[keys.len() - 2..], ["/a.b/c", "a.b.c"]);
+    let exported: serde_json::Value =
+        serde_json::from_str(&ok(&["export", w, "--entity", "4v0t1"])).unwrap();
+    assert_eq!((&exported["a.b"]["c"], &exported["a"]["b"]["c"]), (&5.0.into(), &6.0.into()));
+    assert_eq!(
+        ok(&["get", w, "4v0t1", "/a.b/c", "--json"]),
+        format!(
+            "{{\"hash\":\"{}\",\"id\":\"4v0t1\",\"key\":\"/a.b/c\",\"type\":\"float\",\"value\":5.0}}\n",
+            datacomp::Key::path(&["a.b", "c"])
+        )
+    );
+}
+
+/// A save of one entity imported from `json`.
+fn save_json(path: &str, json: &str) {
+    let mut store = Store::new();
+    store.import_json(json, &datacomp::ImportOptions::strict()).unwrap();
+    store.save(path).unwrap();
+}
+
+#[test]
+fn diff_and_get_show_names_that_differ_only_in_their_dots_apart() {
+    let world = World::new();
+    let (base, target) = (world.file("base.dcmp"), world.file("target.dcmp"));
+    save_json(&base, r#"{"a.b": 1, "a": {"b": 2}}"#);
+    save_json(&target, r#"{"a.b": 1, "a": {"b": 2}}"#);
+    ok(&["set", &target, "0v0t1", "/a.b", "10"]);
+    ok(&["set", &target, "0v0t1", "a.b", "20"]);
+    assert_eq!(
+        ok(&["diff", &base, &target, "--compact"]),
+        "{\"changed\":[{\"id\":\"0v0t1\",\"removed\":[],\"set\":{\"/a.b\":10.0,\"a.b\":20.0}}],\
+         \"inserted\":[],\"removed\":[]}\n",
+        "both changes, each by its own name"
+    );
+    let rows: Vec<Vec<String>> = ok(&["get", &target, "0v0t1"])
+        .lines()
+        .map(|line| line.split_whitespace().map(str::to_owned).collect())
+        .collect();
+    assert_eq!(rows, [["key", "type", "value"], ["/a.b", "float", "10"], ["a.b", "float", "20"]]);
+    assert_eq!(ok(&["rm", &target, "0v0t1", "/a.b"]), "0v0t1: removed /a.b\n");
+}
+
+#[test]
+fn merge_keeps_names_with_dots_and_refuses_one_hash_under_two_names() {
+    let world = World::new();
+    let [base, ours, theirs, merged] =
+        ["base.dcmp", "ours.dcmp", "theirs.dcmp", "merged.dcmp"].map(|f| world.file(f));
+    save_json(&base, r#"{"x": 1}"#);
+    std::fs::copy(&base, &ours).unwrap();
+    let mut store = Store::load(&base).unwrap();
+    store.import_json(r#"{"x": 1, "a.b": 5}"#, &datacomp::ImportOptions::strict()).unwrap();
+    store.save(&theirs).unwrap();
+    let printed = ok(&["merge", &base, &ours, &theirs, "-o", &merged]);
+    assert!(printed.contains("1v0t1: inserted by theirs, as 1v0t1"), "{printed}");
+    assert_eq!(
+        ok(&["export", &merged, "--entity", "1v0t1", "--compact"]),
+        "{\"x\":1.0,\"a.b\":5.0}\n"
+    );
+
+    // Theirs named the hash of ours' key otherwise: a conflict, nothing written.
+    std::fs::remove_file(&merged).unwrap();
+    ok(&["set", &ours, "0v0t1", FIRST, "1"]);
+    let mut store = Store::load(&base).unwrap();
+    store.get_mut("0v0t1".parse().unwrap()).unwrap().set(SECOND, 2);
+    store.save(&theirs).unwrap();
+    assert_eq!(
+        fails(&["merge", &base, &ours, &theirs, "-o", &merged]),
+        format!("{theirs}: {SECOND} and {FIRST} hash to the same key #316ec2d7")
+    );
+    assert!(!Path::new(&merged).exists());
+}
+
+#[test]
+fn upgrade_rehashes_a_key_hash_1_save_with_the_keys_it_is_given() {
+    let world = World::new();
+    let (old, new, keys) = (world.file("old.dcmp"), world.file("new.dcmp"), world.file("keys"));
+    std::fs::copy(fixtures().join("world_v1.dcmp"), &old).unwrap();
+    let refused = fails(&["upgrade", &old, "-o", &new]);
+    assert!(
+        refused.starts_with(&format!(
+            "{old}: save uses key hash 1, and 8 keys have no name in it to rehash them from: \
+             #01140106 (entity 0v0t1), "
+        )) && refused
+            .ends_with("give their paths as known keys (with --keys FILE, one path a line)"),
+        "{refused}"
+    );
+    std::fs::write(&keys, "name\nstats.health\r\nstats.mana\n\nstatus_effects.drunk\n").unwrap();
+    let refused = fails(&["upgrade", &old, "-o", &new, "--keys", &keys]);
+    assert!(refused.contains("and 4 keys have no name") && refused.contains("(entity 1v0t1)"));
+    assert!(!Path::new(&new).exists(), "nothing written");
+
+    std::fs::write(
+        &keys,
+        "name\nstats.health\r\nstats.mana\n\nstatus_effects.drunk\nstatus_effects.delirious\n\
+         position\ncolor\nbio\nnot.in.the.save\n",
+    )
+    .unwrap();
+    let printed = ok(&["upgrade", &old, "-o", &new, "--keys", &keys]);
+    assert!(
+        printed.starts_with(&format!("{new}: key hash 1 -> 2, 2 entities, 8 key names, ")),
+        "{printed}"
+    );
+    assert_eq!(ok(&["get", &new, "0v0t1", "stats.health"]), "100\n");
+    assert_eq!(ok(&["get", &new, "1v0t1", "bio"]), "Keeper of offsets, breaker of pointers.\n");
+    assert!(ok(&["inspect", &new]).contains("key hash 2"));
+    ok(&["verify", &new]);
+    // Upgraded once, it needs no keys again, and a save of key hash 2 passes unchanged.
+    let again = world.file("again.dcmp");
+    ok(&["upgrade", &new, "-o", &again]);
+    assert_eq!(std::fs::read(&again).unwrap(), std::fs::read(&new).unwrap());
+    assert!(
+        fails(&["upgrade", &old, "-o", &new, "--keys", &world.file("missing")])
+            .contains("cannot read")
+    );
 }

@@ -14,16 +14,29 @@ fn check(data: &[u8]) {
     let view = StoreView::new(&words.as_bytes()[..data.len()]);
     match Store::from_bytes(data) {
         Ok(mut store) => {
-            datacomp::save::describe(data).expect("a file that loads is described");
-            let view = view.expect("a file that loads is viewed");
-            datacomp_fuzz::assert_view_matches(&view, &store);
+            let info = datacomp::save::describe(data).expect("a file that loads is described");
+            if info.key_hash == datacomp::save::KEY_HASH_FX32_WORDS {
+                // Rehashed into the store; a view cannot rehash in place.
+                let key_hash = info.key_hash;
+                assert_eq!(view.err(), Some(datacomp::LoadError::KeyHashView { key_hash }));
+                let again = Store::from_bytes(&store.to_bytes()).expect("an upgraded store saves");
+                assert_eq!(again, store);
+            } else {
+                let view = view.expect("a file that loads is viewed");
+                datacomp_fuzz::assert_view_matches(&view, &store);
+            }
             check_store(&store);
 
             // The loaded store keeps working: grow one entity past its room, remove another,
             // add one, compact.
             let ids: Vec<_> = store.iter().map(|(id, _)| id).collect();
             if let Some(&first) = ids.first() {
-                store.get_mut(first).unwrap().set("fuzz.name", "x".repeat(64).as_str());
+                // A saved name may collide with this one: then nothing changes.
+                let mut entity = store.get_mut(first).unwrap();
+                match entity.try_set("fuzz.name", "x".repeat(64).as_str()) {
+                    Ok(()) | Err(datacomp::Error::KeyCollision(_)) => {}
+                    Err(e) => panic!("{e}"),
+                }
             }
             if let Some(&last) = ids.last() {
                 assert!(store.remove(last));

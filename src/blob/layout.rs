@@ -101,6 +101,12 @@ pub(crate) fn keys(w: &[u32]) -> &[u32] {
     &w[HEADER_WORDS..HEADER_WORDS + len(w)]
 }
 
+/// The key array, to rehash every key in place (a save's upgrade).
+pub(crate) fn keys_mut(w: &mut [u32]) -> &mut [u32] {
+    let n = len(w);
+    &mut w[HEADER_WORDS..HEADER_WORDS + n]
+}
+
 #[inline]
 fn tag(w: &[u32], i: usize) -> ValueType {
     let tag = w[tags_at(len(w))..].as_bytes()[i];

@@ -1,0 +1,46 @@
+//! `upgrade`: a save of an older key hash rewritten with this build's.
+
+use std::io::Write;
+use std::path::Path;
+
+use datacomp::{LoadOptions, Store, save};
+
+use crate::files::{lock, read, save};
+use crate::output::{Bytes, Failure};
+
+/// `datacomp upgrade`: loads `old` (rehashing a key hash 1 save's keys from its key names and
+/// the paths in `keys`, one a line) and saves it to `output` with this build's key hash.
+pub fn run(
+    old: &Path,
+    output: &Path,
+    keys: Option<&Path>,
+    out: &mut dyn Write,
+) -> Result<(), Failure> {
+    // Held from the read to the save, so that upgrading a file in place races no other writer.
+    let file = lock(output)?;
+    let bytes = read(old)?;
+    let from = save::describe(&bytes).map_err(|e| Failure::at(old.display(), e))?.key_hash;
+    let text = match keys {
+        Some(keys) => std::fs::read_to_string(keys)
+            .map_err(|e| Failure::at(keys.display(), format!("cannot read: {e}")))?,
+        None => String::new(),
+    };
+    // One path a line, as a KEY is given: dotted, or a JSON Pointer; blank lines are skipped.
+    let paths = text.lines().map(|line| line.strip_suffix('\r').unwrap_or(line));
+    let options = LoadOptions::new().known_keys(paths.filter(|line| !line.trim().is_empty()));
+    let mut store = Store::from_bytes_with(&bytes, &options).map_err(|e| {
+        let hint = if keys.is_none() { " (with --keys FILE, one path a line)" } else { "" };
+        Failure::at(old.display(), format!("{e}{hint}"))
+    })?;
+    save(&file, &mut store, output)?;
+    writeln!(
+        out,
+        "{}: key hash {from} -> {}, {} entities, {} key names, {}",
+        output.display(),
+        save::KEY_HASH_FX32_BYTES,
+        store.len(),
+        store.key_names().len(),
+        Bytes(store.to_bytes().len()),
+    )?;
+    Ok(())
+}

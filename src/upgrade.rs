@@ -1,0 +1,222 @@
+//! Loading a save of key hash 1: every key rehashed to key hash 2, from its name in the save
+//! or from a path the caller knows.
+
+use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
+
+use crate::blob::layout;
+use crate::key::v1;
+use crate::store::{KeyName, Span};
+use crate::{HandleMap, Key, KeyPath, LoadError};
+
+/// How to load a save: the paths of keys that a save of key hash 1 holds without names.
+///
+/// A store of key hash 1 recorded names only for keys a JSON import met; keys set with
+/// `Blob::set` or `BlobMut::set` were saved as bare hashes. To rehash such a key, the loader
+/// hashes each known path the old way, and the path that gives the key's old hash is its name.
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{LoadOptions, Store};
+///
+/// let options = LoadOptions::new().known_keys(["name", "stats.health", "/a.b/c"]);
+/// let store = Store::from_bytes_with(&Store::new().to_bytes(), &options)?;
+/// assert!(store.is_empty());
+/// # Ok::<(), datacomp::LoadError>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LoadOptions {
+    known: Vec<String>,
+}
+
+impl LoadOptions {
+    /// Options that know no paths: a save of key hash 1 loads only if it names every key.
+    #[must_use]
+    pub fn new() -> LoadOptions {
+        LoadOptions::default()
+    }
+
+    /// Adds paths that keys of a key hash 1 save may have: dotted (`stats.health`), or JSON
+    /// Pointers (`/a.b/c`) for member names that hold a dot. A path the save does not use
+    /// costs nothing and is not recorded; one it uses becomes the key's name in the store.
+    #[must_use]
+    pub fn known_keys<'a>(mut self, paths: impl IntoIterator<Item = &'a str>) -> LoadOptions {
+        self.known.extend(paths.into_iter().map(str::to_owned));
+        self
+    }
+}
+
+/// A key hash 1 key that a name or a known path explains.
+struct Explained<'a> {
+    /// Its name in the save, which a store recorded: kept even when no entity holds it.
+    saved: Option<&'a KeyName>,
+    /// Else the first known path with its old hash, and another one, if there is one. Names
+    /// are built only for paths an entity uses, so a long list of paths costs little.
+    known: Option<KeyPath<'a>>,
+    rival: Option<KeyPath<'a>>,
+    /// Whether an entity holds it.
+    used: bool,
+}
+
+impl Explained<'_> {
+    /// The key's name (a saved one, else its known path's).
+    fn name(&self) -> KeyName {
+        match (self.saved, &self.known) {
+            (Some(name), _) => name.clone(),
+            (None, Some(path)) => KeyName::from_path(path),
+            (None, None) => unreachable!("INVARIANT: an entry has a saved name or a known path"),
+        }
+    }
+}
+
+/// Rehashes the keys of every entity of `index` in `arena` (checked spans, valid blobs) from key
+/// hash 1 to key hash 2, and returns the key names under their new keys. On an error `arena`
+/// is unchanged.
+pub(crate) fn rehash(
+    index: &HandleMap<Span>,
+    arena: &mut [u32],
+    names: &BTreeMap<Key, KeyName>,
+    options: &LoadOptions,
+) -> Result<BTreeMap<Key, KeyName>, LoadError> {
+    // Old key -> its name: the save's names first, since they are what the store recorded.
+    let mut explained: BTreeMap<Key, Explained<'_>> = names
+        .iter()
+        .map(|(&old, name)| {
+            (old, Explained { saved: Some(name), known: None, rival: None, used: false })
+        })
+        .collect();
+    for text in &options.known {
+        let path = KeyPath::pointer(text).unwrap_or_else(|| KeyPath::dotted(text));
+        let old = v1::path(path.segments());
+        let entry = explained.entry(old).or_insert(Explained {
+            saved: None,
+            known: None,
+            rival: None,
+            used: false,
+        });
+        match (entry.saved, &entry.known) {
+            (Some(_), _) => {}
+            (None, None) => entry.known = Some(path),
+            (None, Some(first)) => {
+                if entry.rival.is_none() && !first.segments().eq(path.segments()) {
+                    entry.rival = Some(path);
+                }
+            }
+        }
+    }
+
+    let mut unexplained = BTreeMap::new();
+    for (id, span) in index {
+        for &raw in layout::keys(&arena[span.range()]) {
+            let old = Key::from_raw(raw);
+            match explained.get_mut(&old) {
+                Some(known) => known.used = true,
+                None => {
+                    unexplained.entry(old).or_insert(id);
+                }
+            }
+        }
+    }
+    if !unexplained.is_empty() {
+        let keys = unexplained.into_iter().map(|(key, id)| (id, key)).collect();
+        return Err(LoadError::UnexplainedKeys { keys });
+    }
+
+    let mut new_names = BTreeMap::new();
+    let mut map = BTreeMap::new();
+    for (&old, entry) in &explained {
+        if !(entry.saved.is_some() || entry.used) {
+            continue;
+        }
+        let name = entry.name();
+        if let (true, Some(rival)) = (entry.used, &entry.rival) {
+            let (first, second) =
+                (name.label().to_owned(), KeyName::from_path(rival).label().to_owned());
+            return Err(LoadError::AmbiguousKnownKeys { key: old, first, second });
+        }
+        let key = Key::from_pointer(&name.pointer).unwrap_or_default();
+        match new_names.entry(key) {
+            Entry::Vacant(vacant) => {
+                vacant.insert(name);
+            }
+            Entry::Occupied(other) => {
+                let (first, second) = (other.get().label().to_owned(), name.label().to_owned());
+                return Err(LoadError::UpgradeCollision { key, first, second });
+            }
+        }
+        map.insert(old, key);
+    }
+
+    // Every key an entity holds is in `map`, and `map` is one to one: each blob keeps distinct
+    // keys. Spans do not overlap (checked), so each key is rehashed once.
+    for span in index.values() {
+        for raw in layout::keys_mut(&mut arena[span.range()]) {
+            *raw =
+                map.get(&Key::from_raw(*raw)).expect("INVARIANT: every held key is mapped").raw();
+        }
+    }
+    Ok(new_names)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Blob, Store};
+
+    /// A key hash 1 save whose entity holds `held` and whose names table names `named`.
+    fn old_save(held: &[&str], named: &[&str]) -> Vec<u8> {
+        let v1_key = |pointer: &str| v1::path(KeyPath::pointer(pointer).unwrap().segments());
+        let mut store = Store::new();
+        store.insert(&held.iter().map(|p| (v1_key(p), 1.0)).collect::<Blob>());
+        for pointer in named {
+            let name = KeyName::from_path(&KeyPath::pointer(pointer).unwrap());
+            store.names.insert(v1_key(pointer), name);
+        }
+        let mut bytes = store.to_bytes();
+        bytes[12] = 1;
+        let sections = usize::from(bytes[14]);
+        bytes[24..28].fill(0);
+        let crc = crc32fast::hash(&bytes[..32 + 24 * sections]);
+        bytes[24..28].copy_from_slice(&crc.to_le_bytes());
+        bytes
+    }
+
+    #[test]
+    fn keys_named_in_the_save_rehash_from_their_names_and_names_win_over_known_paths() {
+        let bytes =
+            old_save(&["/stats/health", "/a.b/c~1d"], &["/stats/health", "/a.b/c~1d", "/x"]);
+        // A known path is ignored for a key the save names.
+        let options = LoadOptions::new().known_keys(["stats.health", "a.b.c/d"]);
+        for store in [Store::from_bytes(&bytes), Store::from_bytes_with(&bytes, &options)] {
+            let store = store.unwrap();
+            let (_, blob) = store.iter().next().unwrap();
+            assert_eq!(blob.get_float("stats.health"), Some(1.0));
+            assert_eq!(blob.get_float(Key::path(&["a.b", "c/d"])), Some(1.0));
+            assert_eq!(store.key_label(Key::path(&["a.b", "c/d"])), "/a.b/c~1d");
+            assert_eq!(store.key_name(Key::parse("x")), Some("x"), "unheld names are kept");
+            assert_eq!(store.key_names().len(), 3);
+        }
+    }
+
+    #[test]
+    fn a_corrupt_old_name_is_refused_as_it_hashes_under_key_hash_1() {
+        let mut bytes = old_save(&["/name"], &["/name"]);
+        // The names section is the last; its one name is its last 5 bytes before padding.
+        let at = bytes.windows(5).rposition(|w| w == b"/name").unwrap();
+        bytes[at + 1] = b'N';
+        // Fix the names section's crc: entry 6 of the table.
+        let entry = 32 + 24 * 5;
+        let offset = u64::from_le_bytes(bytes[entry + 8..entry + 16].try_into().unwrap());
+        let len = u64::from_le_bytes(bytes[entry + 16..entry + 24].try_into().unwrap());
+        let crc = crc32fast::hash(&bytes[offset as usize..(offset + len) as usize]);
+        bytes[entry + 4..entry + 8].copy_from_slice(&crc.to_le_bytes());
+        bytes[24..28].fill(0);
+        let crc = crc32fast::hash(&bytes[..32 + 24 * 6]);
+        bytes[24..28].copy_from_slice(&crc.to_le_bytes());
+        assert_eq!(
+            Store::from_bytes(&bytes).unwrap_err(),
+            LoadError::KeyName { index: 0, problem: "the name does not hash to its key" }
+        );
+    }
+}

@@ -1,0 +1,190 @@
+//! Saves of key hash 1 load by rehashing every key, or not at all; deltas of key hash 1 are
+//! refused. The saves here are made as key hash 1 wrote them: keys are key-hash-1 values, and
+//! the header's key hash id is 1.
+
+use std::hash::Hasher;
+
+use datacomp::{Blob, Error, Id, Key, LoadError, LoadOptions, Store, StorePatch, StoreView, save};
+
+/// A path's key under key hash 1: `FxHasher32::write` per segment, segments combined with
+/// `write_u32`.
+fn v1(path: &str) -> Key {
+    let segment = |s: &str| {
+        let mut hasher = fxhash::FxHasher32::default();
+        hasher.write(s.as_bytes());
+        hasher.finish() as u32
+    };
+    let mut segments = path.split('.');
+    let first = segment(segments.next().unwrap());
+    Key::from_raw(
+        segments
+            .fold(first, |hash, s| (hash.rotate_left(5) ^ segment(s)).wrapping_mul(0x2722_0a95)),
+    )
+}
+
+/// `bytes` (a save or delta of this build, without key names) as key hash 1 wrote it: key hash
+/// id 1 in the header, its crc updated.
+fn as_key_hash_1(mut bytes: Vec<u8>) -> Vec<u8> {
+    bytes[12..14].copy_from_slice(&1_u16.to_le_bytes());
+    let sections = usize::from(u16::from_le_bytes([bytes[14], bytes[15]]));
+    bytes[24..28].fill(0);
+    let crc = crc32fast::hash(&bytes[..32 + 24 * sections]);
+    bytes[24..28].copy_from_slice(&crc.to_le_bytes());
+    bytes
+}
+
+/// A key hash 1 save of one entity per list, each path's value its position.
+fn old_save(entities: &[&[&str]]) -> Vec<u8> {
+    let mut store = Store::new();
+    for paths in entities {
+        let blob: Blob = paths.iter().enumerate().map(|(i, path)| (v1(path), i as f32)).collect();
+        store.insert(&blob);
+    }
+    as_key_hash_1(store.to_bytes())
+}
+
+fn id(text: &str) -> Id {
+    text.parse().unwrap()
+}
+
+#[test]
+fn known_paths_rehash_every_key_and_become_its_names() {
+    let bytes = old_save(&[&["name", "stats.health"], &["stats.health", "a.b"]]);
+    let options = LoadOptions::new().known_keys(["stats.health", "name", "a.b", "x.y"]);
+    let store = Store::from_bytes_with(&bytes, &options).unwrap();
+    assert_eq!(store.get(id("0v0t1")).unwrap().get_float("name"), Some(0.0));
+    assert_eq!(store.get(id("0v0t1")).unwrap().get_float("stats.health"), Some(1.0));
+    assert_eq!(store.get(id("1v0t1")).unwrap().get_float("stats.health"), Some(0.0));
+    assert_eq!(store.get(id("1v0t1")).unwrap().get_float("a.b"), Some(1.0));
+    let names: Vec<&str> = store.key_names().map(|(_, n)| n).collect();
+    assert_eq!(names.len(), 3, "{names:?}: the unused x.y is not recorded");
+    assert_eq!(store.key_name(Key::parse("a.b")), Some("a.b"));
+
+    // A member name with a dot, given as a JSON Pointer.
+    let dotted = old_save(&[&[]]);
+    assert!(Store::from_bytes_with(&dotted, &LoadOptions::new()).is_ok(), "no keys, no paths");
+    let mut store = Store::new();
+    let mut segment = fxhash::FxHasher32::default();
+    segment.write(b"a.b");
+    store.insert(&[(Key::from_raw(segment.finish() as u32), true)].into_iter().collect::<Blob>());
+    let bytes = as_key_hash_1(store.to_bytes());
+    let store = Store::from_bytes_with(&bytes, &LoadOptions::new().known_keys(["/a.b"])).unwrap();
+    assert_eq!(store.get(id("0v0t1")).unwrap().get_bool(Key::new("a.b")), Some(true));
+    assert_eq!(store.key_label(Key::new("a.b")), "/a.b");
+}
+
+#[test]
+fn a_key_no_path_explains_is_an_error_naming_entity_and_hash() {
+    let bytes = old_save(&[&["name"], &["name", "secret"]]);
+    let err = Store::from_bytes_with(&bytes, &LoadOptions::new().known_keys(["name"]));
+    let err = err.unwrap_err();
+    assert_eq!(err, LoadError::UnexplainedKeys { keys: vec![(id("1v0t1"), v1("secret"))] });
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "save uses key hash 1, and 1 keys have no name in it to rehash them from: {} \
+             (entity 1v0t1); give their paths as known keys",
+            v1("secret")
+        )
+    );
+    // Through a file too, as Error::Load.
+    let path = std::env::temp_dir().join(format!("upgrade-{}.dcmp", std::process::id()));
+    std::fs::write(&path, &bytes).unwrap();
+    let loaded = Store::load_with(&path, &LoadOptions::new().known_keys(["name", "secret"]));
+    assert_eq!(loaded.unwrap().len(), 2);
+    assert!(matches!(Store::load(&path), Err(Error::Load(LoadError::UnexplainedKeys { .. }))));
+    std::fs::remove_file(&path).unwrap();
+}
+
+#[test]
+fn many_unexplained_keys_are_listed_in_the_error_and_counted_in_its_message() {
+    let paths: Vec<String> = (0..20).map(|i| format!("k{i}")).collect();
+    let refs: Vec<&str> = paths.iter().map(String::as_str).collect();
+    let bytes = old_save(&[&refs]);
+    let Err(LoadError::UnexplainedKeys { keys }) = Store::from_bytes(&bytes) else {
+        panic!("unexplained keys");
+    };
+    assert_eq!(keys.len(), 20);
+    assert!(keys.windows(2).all(|w| w[0].1 < w[1].1), "in key order");
+    let message = Store::from_bytes(&bytes).unwrap_err().to_string();
+    assert!(message.contains("20 keys") && message.contains(" and 12 more;"), "{message}");
+}
+
+#[test]
+fn two_known_paths_with_the_old_hash_of_a_held_key_are_ambiguous() {
+    // Key hash 1 gave these one key; key hash 2 gives them two.
+    assert_eq!(v1("item_1409"), v1("item_1482"));
+    let bytes = old_save(&[&["item_1409"]]);
+    let options = LoadOptions::new().known_keys(["item_1409", "item_1482"]);
+    assert_eq!(
+        Store::from_bytes_with(&bytes, &options).unwrap_err(),
+        LoadError::AmbiguousKnownKeys {
+            key: v1("item_1409"),
+            first: "item_1409".into(),
+            second: "item_1482".into()
+        }
+    );
+    // Unless the save does not hold that key.
+    let bytes = old_save(&[&["name"]]);
+    let options = options.known_keys(["name"]);
+    assert_eq!(Store::from_bytes_with(&bytes, &options).unwrap().key_names().len(), 1);
+}
+
+#[test]
+fn two_keys_that_rehash_to_one_are_an_error_naming_both_paths() {
+    assert_ne!(v1("sleep_haste_8"), v1("fury_sleep_272"));
+    assert_eq!(Key::parse("sleep_haste_8"), Key::parse("fury_sleep_272"));
+    let bytes = old_save(&[&["sleep_haste_8"], &["fury_sleep_272"]]);
+    let options = LoadOptions::new().known_keys(["sleep_haste_8", "fury_sleep_272"]);
+    let err = Store::from_bytes_with(&bytes, &options).unwrap_err();
+    assert_eq!(
+        err,
+        LoadError::UpgradeCollision {
+            key: Key::parse("sleep_haste_8"),
+            first: "sleep_haste_8".into(),
+            second: "fury_sleep_272".into()
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        "sleep_haste_8 and fury_sleep_272 rehash to the same key #316ec2d7 under key hash 2"
+    );
+}
+
+#[test]
+fn key_hashes_other_than_1_and_2_are_refused_and_views_read_key_hash_2_only() {
+    let mut bytes = old_save(&[&["name"]]);
+    assert_eq!(save::describe(&bytes).unwrap().key_hash, 1);
+    assert_eq!(StoreView::new(&bytes).unwrap_err(), LoadError::KeyHashView { key_hash: 1 });
+    bytes[12] = 3;
+    let bytes = {
+        let sections = usize::from(bytes[14]);
+        bytes[24..28].fill(0);
+        let crc = crc32fast::hash(&bytes[..32 + 24 * sections]);
+        bytes[24..28].copy_from_slice(&crc.to_le_bytes());
+        bytes
+    };
+    assert_eq!(
+        Store::from_bytes(&bytes).unwrap_err(),
+        LoadError::UnsupportedKeyHash { key_hash: 3 }
+    );
+}
+
+#[test]
+fn a_delta_of_key_hash_1_is_refused_before_it_touches_a_store() {
+    let mut base = Store::new();
+    let hero = base.insert(&[("health", 100.0)].into_iter().collect::<Blob>());
+    let mut now = base.clone();
+    now.get_mut(hero).unwrap().set(Key::parse("health"), 95.0);
+    let delta = Store::diff(&base, &now).to_bytes();
+    assert!(StorePatch::from_bytes(&delta).is_ok());
+    let old = as_key_hash_1(delta);
+    let err = StorePatch::from_bytes(&old).unwrap_err();
+    assert_eq!(err, LoadError::DeltaKeyHash { key_hash: 1 });
+    assert_eq!(
+        err.to_string(),
+        "the delta uses key hash 1, and stores now use key hash 2: apply it to its base with the \
+         release that wrote it, then load that save to upgrade it"
+    );
+    assert_eq!(save::describe(&old).unwrap().kind, "delta");
+}
