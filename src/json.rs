@@ -15,7 +15,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visit
 use crate::blob::layout;
 use crate::store::{KeyName, Span};
 use crate::text::Shortened;
-use crate::{Blob, BlobError, BlobRef, Id, Key, Store, Value};
+use crate::{Blob, BlobError, BlobRef, Id, Key, MAX_PATH_SEGMENTS, Store, Value};
 
 /// What is wrong with a JSON document, and where: the JSON path (a JSON Pointer such as
 /// `/stats/health`) and the line and column where reading stopped.
@@ -380,7 +380,7 @@ impl Store {
         let mut tree = Tree::default();
         self.export_tree(blob, &mut Vec::new(), &mut tree);
         let mut out = Vec::new();
-        tree.write_compact(&mut out);
+        tree.write(false, 0, &mut out);
         into_string(out)
     }
 
@@ -428,7 +428,7 @@ impl Store {
         let mut tree = Tree::default();
         self.export_tree(blob, &mut Vec::new(), &mut tree);
         let mut out = Vec::new();
-        tree.write_pretty(ROOT, 0, &mut out);
+        tree.write(true, 0, &mut out);
         into_string(out)
     }
 
@@ -495,11 +495,7 @@ impl Store {
                 out.extend_from_slice(separator);
             }
             self.export_tree(blob, &mut segments, &mut tree);
-            if pretty {
-                tree.write_pretty(ROOT, 1, &mut out);
-            } else {
-                tree.write_compact(&mut out);
-            }
+            tree.write(pretty, usize::from(pretty), &mut out);
         }
         out.extend_from_slice(close);
         into_string(out)
@@ -517,13 +513,20 @@ impl Store {
         tree.clear();
         for (key, value) in blob {
             let placed = self.names.get(&key).is_some_and(|name| {
+                // A name deeper than an import takes (only an old save holds one) is written
+                // by hash, so that the export always imports back.
+                let depth = name.pointer.bytes().filter(|&b| b == b'/').count();
+                if depth > MAX_PATH_SEGMENTS {
+                    return false;
+                }
                 segments.clear();
                 // Borrowed from the name unless a segment holds an escape.
                 segments.extend(name.pointer.split('/').skip(1).map(unescape));
-                tree.place(ROOT, segments, value)
+                tree.place(segments, value)
             });
             if !placed {
-                // Unnamed, or its path runs through another key's value: at the top, by hash.
+                // Unnamed, too deep, or its path runs through another key's value: at the
+                // top, by hash.
                 tree.push_member(ROOT, Cow::Owned(key.to_string()), Some(value));
             }
         }
@@ -555,9 +558,19 @@ pub(crate) fn unescape(segment: &str) -> Cow<'_, str> {
 /// An exported entity, as one flat list of nodes: node [`ROOT`] is the entity's object, and
 /// each object's members are linked in the order they were met. Cleared, not freed, between
 /// entities.
+///
+/// Nothing here recurses: a path is placed by a loop and the tree is written with an explicit
+/// stack, so a name of any depth (an old save may hold one past [`MAX_PATH_SEGMENTS`]) costs
+/// heap, not stack. An object's members are found by a scan while it has few of them, and
+/// through `index` (a search, not a walk) once it has more, so that placing n keys under one
+/// object is O(n log n), not O(n²).
 #[derive(Default)]
 struct Tree<'a> {
     nodes: Vec<TreeNode<'a>>,
+    /// The members of every object past [`SCAN_MEMBERS`] members, by (object, name).
+    index: BTreeMap<(u32, Cow<'a, str>), u32>,
+    /// While writing: each open object and the next of its members to write.
+    open: Vec<(u32, u32)>,
 }
 
 /// A member of an object: a value, or an object whose members start at `first`.
@@ -569,12 +582,16 @@ struct TreeNode<'a> {
     last: u32,
     /// The next member of the same object; [`NO_NODE`] after the last.
     next: u32,
+    /// How many members an object has.
+    members: u32,
 }
 
 /// The entity's own object in a [`Tree`].
 const ROOT: u32 = 0;
 /// No node: the end of a list of members.
 const NO_NODE: u32 = u32::MAX;
+/// Members of an object found by a scan of its list; past this many, through the tree's index.
+const SCAN_MEMBERS: u32 = 16;
 
 /// The bytes an export wrote: JSON from `serde_json` and ASCII punctuation, so always UTF-8.
 fn into_string(bytes: Vec<u8>) -> String {
@@ -585,14 +602,8 @@ impl<'a> Tree<'a> {
     /// Empties the tree down to the entity's object, with no members.
     fn clear(&mut self) {
         self.nodes.clear();
-        let root = TreeNode {
-            name: Cow::Borrowed(""),
-            leaf: None,
-            first: NO_NODE,
-            last: NO_NODE,
-            next: NO_NODE,
-        };
-        self.nodes.push(root);
+        self.index.clear();
+        self.nodes.push(TreeNode::new(Cow::Borrowed(""), None));
     }
 
     /// The members of object `object`, in order.
@@ -604,118 +615,154 @@ impl<'a> Tree<'a> {
         })
     }
 
+    /// The member of `object` named `name`, if it has one (the first, if several).
+    #[allow(clippy::ptr_arg)] // The index is searched with a key of its own type.
+    fn member(&self, object: u32, name: &Cow<'a, str>) -> Option<u32> {
+        if self.nodes[object as usize].members <= SCAN_MEMBERS {
+            self.members(object).find(|&m| self.nodes[m as usize].name == *name)
+        } else {
+            self.index.get(&(object, name.clone())).copied()
+        }
+    }
+
     /// Adds a member (a value, or with `leaf` `None` an empty object) after the last member of
     /// `object`, and returns it.
     fn push_member(&mut self, object: u32, name: Cow<'a, str>, leaf: Option<Value<'a>>) -> u32 {
         let node = self.nodes.len() as u32;
-        self.nodes.push(TreeNode { name, leaf, first: NO_NODE, last: NO_NODE, next: NO_NODE });
+        self.nodes.push(TreeNode::new(name, leaf));
         let parent = &mut self.nodes[object as usize];
         let last = std::mem::replace(&mut parent.last, node);
+        parent.members += 1;
+        let members = parent.members;
         if last == NO_NODE {
             parent.first = node;
         } else {
             self.nodes[last as usize].next = node;
         }
+        if members == SCAN_MEMBERS + 1 {
+            // From now on this object's members are searched for: index the ones it has.
+            let listed: Vec<u32> = self.members(object).collect();
+            for member in listed {
+                let name = self.nodes[member as usize].name.clone();
+                self.index.entry((object, name)).or_insert(member);
+            }
+        } else if members > SCAN_MEMBERS {
+            let name = self.nodes[node as usize].name.clone();
+            self.index.entry((object, name)).or_insert(node);
+        }
         node
     }
 
-    /// Puts `value` at the path `segments` under `object`, creating objects on the way.
-    /// Returns false, changing nothing, where the path meets a value or ends on an object.
-    fn place(&mut self, object: u32, segments: &[Cow<'a, str>], value: Value<'a>) -> bool {
-        let Some((segment, rest)) = segments.split_first() else {
+    /// Puts `value` at the path `segments` under the entity's object, creating objects on the
+    /// way. Returns false, changing nothing, where the path meets a value or ends on an
+    /// existing member.
+    fn place(&mut self, segments: &[Cow<'a, str>], value: Value<'a>) -> bool {
+        let Some((last, parents)) = segments.split_last() else {
             return false;
         };
-        let found = self.members(object).find(|&m| self.nodes[m as usize].name == *segment);
-        if rest.is_empty() {
-            if found.is_some() {
-                return false;
-            }
-            self.push_member(object, segment.clone(), Some(value));
-            return true;
+        let mut object = ROOT;
+        // Once an object is created, the rest of the path meets nothing: placing succeeds,
+        // and nothing was changed before it.
+        let mut created = false;
+        for segment in parents {
+            let found = if created { None } else { self.member(object, segment) };
+            object = match found {
+                Some(member) if self.nodes[member as usize].leaf.is_some() => return false,
+                Some(member) => member,
+                None => {
+                    created = true;
+                    self.push_member(object, segment.clone(), None)
+                }
+            };
         }
-        match found {
-            Some(member) if self.nodes[member as usize].leaf.is_some() => false,
-            Some(member) => self.place(member, rest, value),
-            // Under a new, empty object the rest of the path meets nothing: placing succeeds.
-            None => {
-                let member = self.push_member(object, segment.clone(), None);
-                self.place(member, rest, value)
-            }
+        if !created && self.member(object, last).is_some() {
+            return false;
         }
+        self.push_member(object, last.clone(), Some(value));
+        true
     }
 
-    fn write_compact(&self, out: &mut Vec<u8>) {
-        // Writing to a Vec cannot fail.
-        let _ = serde_json::to_writer(out, &TreeRef { tree: self, node: ROOT });
-    }
-
-    /// Writes `node` as designers write fixtures: one member a line, indented two spaces a
-    /// level, and float arrays on one line (`[12.0, 0.0, -40.5]`).
-    fn write_pretty(&self, node: u32, depth: usize, out: &mut Vec<u8>) {
-        match self.nodes[node as usize].leaf {
-            Some(Value::Floats(floats)) => {
-                out.push(b'[');
-                for (i, f) in floats.iter().enumerate() {
-                    if i > 0 {
-                        out.extend_from_slice(b", ");
+    /// Writes the entity's object: compact as `serde_json` writes it, or `pretty` as designers
+    /// write fixtures (one member a line, indented two spaces a level from `depth`, float
+    /// arrays on one line: `[12.0, 0.0, -40.5]`). A loop over an explicit stack of open
+    /// objects, so that no depth of nesting can overflow the call stack.
+    fn write(&mut self, pretty: bool, depth: usize, out: &mut Vec<u8>) {
+        let mut open = std::mem::take(&mut self.open);
+        open.clear();
+        let mut node = ROOT;
+        loop {
+            // `node`'s value, or the opening of its object.
+            let TreeNode { leaf, first, .. } = self.nodes[node as usize];
+            match leaf {
+                Some(value) => write_value(out, value, pretty),
+                None if first == NO_NODE => out.extend_from_slice(b"{}"),
+                None => {
+                    out.push(b'{');
+                    open.push((node, first));
+                }
+            }
+            // The next member to write, closing every object that has none left.
+            node = loop {
+                let level = depth + open.len();
+                let Some((object, next)) = open.last_mut() else {
+                    self.open = open;
+                    return;
+                };
+                if *next == NO_NODE {
+                    open.pop();
+                    if pretty {
+                        out.push(b'\n');
+                        push_indent(out, level - 1);
                     }
-                    write_leaf(out, f);
+                    out.push(b'}');
+                    continue;
                 }
-                out.push(b']');
-            }
-            Some(_) => write_leaf(out, &TreeRef { tree: self, node }),
-            None if self.members(node).next().is_none() => out.extend_from_slice(b"{}"),
-            None => {
-                out.push(b'{');
-                for (i, member) in self.members(node).enumerate() {
-                    out.extend_from_slice(if i == 0 { b"\n" } else { b",\n" });
-                    push_indent(out, depth + 1);
-                    write_leaf(out, &self.nodes[member as usize].name);
-                    out.extend_from_slice(b": ");
-                    self.write_pretty(member, depth + 1, out);
+                let member = *next;
+                if member != self.nodes[*object as usize].first {
+                    out.push(b',');
                 }
-                out.push(b'\n');
-                push_indent(out, depth);
-                out.push(b'}');
-            }
+                *next = self.nodes[member as usize].next;
+                if pretty {
+                    out.push(b'\n');
+                    push_indent(out, level);
+                }
+                write_leaf(out, &self.nodes[member as usize].name);
+                out.extend_from_slice(if pretty { b": " } else { b":" });
+                break member;
+            };
         }
     }
 }
 
-/// A node of a [`Tree`], to serialize.
-struct TreeRef<'t, 'a> {
-    tree: &'t Tree<'a>,
-    node: u32,
+impl<'a> TreeNode<'a> {
+    fn new(name: Cow<'a, str>, leaf: Option<Value<'a>>) -> TreeNode<'a> {
+        TreeNode { name, leaf, first: NO_NODE, last: NO_NODE, next: NO_NODE, members: 0 }
+    }
 }
 
-impl serde::Serialize for TreeRef<'_, '_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::{SerializeMap, SerializeSeq};
-        match self.tree.nodes[self.node as usize].leaf {
-            Some(Value::Bool(b)) => serializer.serialize_bool(b),
-            Some(Value::Float(f)) => serializer.serialize_f32(f),
-            Some(Value::Str(s)) => serializer.serialize_str(s),
-            Some(Value::Floats(floats)) => {
-                let mut seq = serializer.serialize_seq(Some(floats.len()))?;
-                for f in floats {
-                    seq.serialize_element(f)?;
+/// Writes one value: floats in their shortest form that reads back as the same `f32` (a NaN
+/// or infinity as `null`), by `serde_json`, and float arrays on one line (with a space after
+/// each comma when `pretty`).
+fn write_value(out: &mut Vec<u8>, value: Value<'_>, pretty: bool) {
+    match value {
+        Value::Bool(b) => write_leaf(out, &b),
+        Value::Float(f) => write_leaf(out, &f),
+        Value::Str(s) => write_leaf(out, s),
+        Value::Floats(floats) => {
+            out.push(b'[');
+            for (i, f) in floats.iter().enumerate() {
+                if i > 0 {
+                    out.extend_from_slice(if pretty { b", " } else { b"," });
                 }
-                seq.end()
+                write_leaf(out, f);
             }
-            None => {
-                let mut map = serializer.serialize_map(None)?;
-                for member in self.tree.members(self.node) {
-                    let name = &self.tree.nodes[member as usize].name;
-                    map.serialize_entry(name, &TreeRef { tree: self.tree, node: member })?;
-                }
-                map.end()
-            }
+            out.push(b']');
         }
     }
 }
 
-/// A float or a member name written by `serde_json`, so that escapes and float forms match the
-/// compact export. Writing to a Vec cannot fail.
+/// A float, string or member name written by `serde_json`, so that escapes and float forms
+/// are its own. Writing to a Vec cannot fail.
 fn write_leaf<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
     let _ = serde_json::to_writer(out, value);
 }
@@ -1360,5 +1407,78 @@ impl<'de> Visitor<'de> for Number<'_> {
 
     fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<f32, A::Error> {
         Err(self.importer.fail(JsonErrorKind::NotANumber))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs `f` on a thread with a 64 KiB stack: enough for a loop, far too little for a
+    /// recursion per level of a deep tree.
+    fn on_a_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+        let thread = std::thread::Builder::new().stack_size(64 * 1024).spawn(f).unwrap();
+        thread.join().expect("no stack overflow")
+    }
+
+    #[test]
+    fn a_path_of_100_000_segments_is_placed_and_written_without_recursion() {
+        let compact = on_a_small_stack(|| {
+            let segments = vec![Cow::Borrowed("a"); 100_000];
+            let mut tree = Tree::default();
+            tree.clear();
+            assert!(tree.place(&segments, Value::Float(1.0)));
+            assert!(!tree.place(&segments, Value::Float(2.0)), "the path is taken");
+            assert!(!tree.place(&segments[..50_000], Value::Float(3.0)), "ends on an object");
+            assert!(!tree.place(&[segments.clone(), vec!["b".into()]].concat(), Value::Bool(true)));
+            let mut out = Vec::new();
+            tree.write(false, 0, &mut out);
+            into_string(out)
+        });
+        assert_eq!(compact, format!("{}1.0{}", "{\"a\":".repeat(100_000), "}".repeat(100_000)));
+
+        // Pretty output indents each level, so it grows with the square of the depth: 1,000.
+        let pretty = on_a_small_stack(|| {
+            let segments = vec![Cow::Borrowed("a"); 1_000];
+            let mut tree = Tree::default();
+            tree.clear();
+            assert!(tree.place(&segments, Value::Floats(&[1.0, 2.0])));
+            let mut out = Vec::new();
+            tree.write(true, 0, &mut out);
+            into_string(out)
+        });
+        let mut expected = String::from("{");
+        for depth in 1..=1_000 {
+            let _ = write!(expected, "\n{}\"a\": ", "  ".repeat(depth));
+            expected.push(if depth == 1_000 { '[' } else { '{' });
+        }
+        expected.push_str("1.0, 2.0]");
+        for depth in (0..1_000).rev() {
+            let _ = write!(expected, "\n{}}}", "  ".repeat(depth));
+        }
+        assert_eq!(pretty, expected);
+    }
+
+    #[test]
+    fn members_past_the_scan_are_found_through_the_index_in_order() {
+        let mut tree = Tree::default();
+        tree.clear();
+        let names: Vec<String> = (0..40).map(|i| format!("m{i}")).collect();
+        for name in &names {
+            let path = [Cow::Borrowed(name.as_str()), Cow::Borrowed("x")];
+            assert!(tree.place(&path, Value::Float(1.0)));
+        }
+        // Runs through a value, ends on an existing member, or nests into member 35.
+        assert!(!tree.place(&[Cow::Borrowed("m30"), "x".into(), "y".into()], Value::Bool(true)));
+        assert!(!tree.place(&[Cow::Borrowed("m30")], Value::Bool(true)));
+        assert!(tree.place(&[Cow::Borrowed("m35"), "y".into()], Value::Bool(true)));
+        assert!(tree.place(&[Cow::Borrowed("m40")], Value::Bool(false)));
+        let mut out = Vec::new();
+        tree.write(false, 0, &mut out);
+        let mut expected: Vec<String> =
+            (0..40).map(|i| format!("\"m{i}\":{{\"x\":1.0}}")).collect();
+        expected[35] = "\"m35\":{\"x\":1.0,\"y\":true}".to_owned();
+        expected.push("\"m40\":false".to_owned());
+        assert_eq!(into_string(out), format!("{{{}}}", expected.join(",")));
     }
 }

@@ -2,6 +2,28 @@
 
 use std::fmt;
 
+/// The most segments a key's name may have (`a.b.c` has 3): deeper paths are refused where a
+/// name enters a store (a JSON import, a write with a key given as text), naming the count and
+/// this limit.
+///
+/// 125 is what keeps every export importable: a key of 125 segments holding a float array,
+/// written inside the array of every entity, nests 127 levels of JSON, the most `serde_json`
+/// (and so the import) reads before its recursion limit. A name deeper than this (only a save written before the limit can hold
+/// one) is exported at the top level by its hash, `"#1a2b3c4d"`, and nothing that walks a
+/// name recurses, so no depth can overflow the stack.
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{Blob, MAX_PATH_SEGMENTS};
+///
+/// let deepest = vec!["a"; MAX_PATH_SEGMENTS].join(".");
+/// let mut sheet = Blob::new();
+/// sheet.set(deepest.as_str(), 1.0);
+/// assert_eq!(sheet.get_float(deepest.as_str()), Some(1.0));
+/// ```
+pub const MAX_PATH_SEGMENTS: usize = 125;
+
 /// The Fx multiplier for 32-bit hashes (the low half of fxhash's 64-bit seed).
 const SEED: u32 = 0x2722_0a95;
 /// The Fx rotation.

@@ -41,7 +41,7 @@ pub use handle_map::{
     ParseIdError, RawHandleMap, RawHeader,
 };
 pub use json::{ImportOptions, ImportReport, JsonError, JsonErrorKind};
-pub use key::{AsKey, Key, KeyPath};
+pub use key::{AsKey, Key, KeyPath, MAX_PATH_SEGMENTS};
 pub use query::{Query, QueryError, QueryErrorKind};
 pub use save::StoreView;
 pub use store::{BlobMut, Store, StoreStats};

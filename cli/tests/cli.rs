@@ -867,6 +867,27 @@ fn a_huge_key_name_prints() {
     assert_eq!(ok(&["get", &path, "0v0t1", "name"]), "n\n");
 }
 
+/// A save holding a key named by 20,000 segments (`fixtures/deep_name.dcmp`, written before
+/// names had a depth limit) made `export` overflow the stack (issue 15, item 2). Past
+/// `MAX_PATH_SEGMENTS` a name is exported by its hash, so that the export imports back.
+#[test]
+fn a_name_of_20_000_segments_exports_by_hash() {
+    let deep = fixtures().join("deep_name.dcmp");
+    let deep = deep.to_str().unwrap();
+    ok(&["verify", deep]);
+    assert_eq!(
+        ok(&["export", deep, "--compact"]),
+        "[{\"#de9577cc\":\"Deep\",\"#76077a0b\":1.0,\"stats\":{\"health\":7.0}}]\n"
+    );
+    assert_eq!(
+        ok(&["export", deep, "--entity", "0v0t1"]),
+        "{\n  \"#de9577cc\": \"Deep\",\n  \"#76077a0b\": 1.0,\n  \"stats\": {\n    \"health\": \
+         7.0\n  }\n}\n"
+    );
+    let path = vec!["a"; 20_000].join(".");
+    assert_eq!(ok(&["get", deep, "0v0t1", &path]), "1\n");
+}
+
 /// Names and strings that hold terminal escape sequences are printed escaped in text output
 /// (JSON output escapes them as JSON does).
 #[test]
