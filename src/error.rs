@@ -815,6 +815,8 @@ pub enum Error {
     Io(std::io::Error),
     /// A key given as text is recorded in the store under another name.
     KeyCollision(KeyCollision),
+    /// A key given as text has more segments than a name may have.
+    PathTooDeep(PathTooDeep),
 }
 
 impl fmt::Display for Error {
@@ -824,6 +826,7 @@ impl fmt::Display for Error {
             Error::Load(e) => e.fmt(f),
             Error::Io(e) => e.fmt(f),
             Error::KeyCollision(e) => e.fmt(f),
+            Error::PathTooDeep(e) => e.fmt(f),
         }
     }
 }
@@ -835,6 +838,7 @@ impl std::error::Error for Error {
             Error::Load(e) => Some(e),
             Error::Io(e) => Some(e),
             Error::KeyCollision(e) => Some(e),
+            Error::PathTooDeep(e) => Some(e),
         }
     }
 }
@@ -854,6 +858,12 @@ impl From<LoadError> for Error {
 impl From<KeyCollision> for Error {
     fn from(e: KeyCollision) -> Error {
         Error::KeyCollision(e)
+    }
+}
+
+impl From<PathTooDeep> for Error {
+    fn from(e: PathTooDeep) -> Error {
+        Error::PathTooDeep(e)
     }
 }
 
@@ -883,3 +893,39 @@ impl fmt::Display for KeyCollision {
 }
 
 impl std::error::Error for KeyCollision {}
+
+/// A key path with more segments than [`MAX_PATH_SEGMENTS`](crate::MAX_PATH_SEGMENTS), given
+/// where a store records names: such a name could not be exported as JSON that imports back.
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{Error, MAX_PATH_SEGMENTS, PathTooDeep, Store};
+///
+/// let mut store = Store::new();
+/// let id = store.insert_empty();
+/// let path = vec!["a"; 200].join(".");
+/// let err = store.get_mut(id).unwrap().try_set(path.as_str(), 1).unwrap_err();
+/// let Error::PathTooDeep(deep) = &err else { panic!("{err}") };
+/// assert_eq!((deep.segments, deep.limit), (200, MAX_PATH_SEGMENTS));
+/// assert!(err.to_string().ends_with("has 200 segments, past the limit of 125"));
+/// assert!(store.get(id).unwrap().is_empty() && store.key_names().len() == 0, "unchanged");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PathTooDeep {
+    /// The path as given (cut in the middle when shown).
+    pub path: String,
+    /// Its segments.
+    pub segments: usize,
+    /// The most a name may have: [`MAX_PATH_SEGMENTS`](crate::MAX_PATH_SEGMENTS).
+    pub limit: usize,
+}
+
+impl fmt::Display for PathTooDeep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (path, segments, limit) = (Shortened(&self.path), self.segments, self.limit);
+        write!(f, "key path {path} has {segments} segments, past the limit of {limit}")
+    }
+}
+
+impl std::error::Error for PathTooDeep {}

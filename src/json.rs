@@ -67,6 +67,14 @@ pub enum JsonErrorKind {
     },
     /// The blob would pass its 4 GiB limit.
     Blob(BlobError),
+    /// A member nested deeper than a key's name may be: its path has `segments` member names,
+    /// past `limit` ([`MAX_PATH_SEGMENTS`]).
+    TooDeep {
+        /// Member names on the path.
+        segments: usize,
+        /// The most a name may have.
+        limit: usize,
+    },
 }
 
 impl JsonError {
@@ -109,6 +117,9 @@ impl fmt::Display for JsonErrorKind {
                 write!(f, "{second} and {first} hash to the same key {key}")
             }
             JsonErrorKind::Blob(e) => e.fmt(f),
+            JsonErrorKind::TooDeep { segments, limit } => {
+                write!(f, "the path has {segments} segments, past the limit of {limit}")
+            }
         }
     }
 }
@@ -515,7 +526,7 @@ impl Store {
             let placed = self.names.get(&key).is_some_and(|name| {
                 // A name deeper than an import takes (only an old save holds one) is written
                 // by hash, so that the export always imports back.
-                let depth = name.pointer.bytes().filter(|&b| b == b'/').count();
+                let depth = name.pointer.matches('/').count();
                 if depth > MAX_PATH_SEGMENTS {
                     return false;
                 }
@@ -910,15 +921,20 @@ impl Importer {
         }
     }
 
-    /// Enters the member named `self.segment`, returning its key.
-    fn enter(&mut self) -> Key {
+    /// Enters the member named `self.segment`, returning its key; refuses a member deeper
+    /// than a name may be ([`MAX_PATH_SEGMENTS`]).
+    fn enter<E: de::Error>(&mut self) -> Result<Key, E> {
         let key = match self.parents.last() {
             Some(parent) => parent.child(&self.segment),
             None => Key::new(&self.segment),
         };
         self.path.push_str(&self.segment);
         self.path_ends.push(self.path.len());
-        key
+        let segments = self.path_ends.len();
+        if segments > MAX_PATH_SEGMENTS {
+            return Err(self.fail(JsonErrorKind::TooDeep { segments, limit: MAX_PATH_SEGMENTS }));
+        }
+        Ok(key)
     }
 
     fn leave(&mut self) {
@@ -1015,7 +1031,7 @@ impl Importer {
 
     /// Enters the member named by decimal `index` of the array at `key`: lenient arrays become
     /// objects keyed by index.
-    fn enter_index(&mut self, key: Key, index: usize) -> Key {
+    fn enter_index<E: de::Error>(&mut self, key: Key, index: usize) -> Result<Key, E> {
         self.segment.clear();
         let _ = write!(self.segment, "{index}");
         self.parents.push(key);
@@ -1111,7 +1127,7 @@ fn read_members<'de, A: MapAccess<'de>>(
     mut map: A,
 ) -> Result<(), A::Error> {
     while map.next_key_seed(Segment { importer: &mut *importer })?.is_some() {
-        let key = importer.enter();
+        let key = importer.enter()?;
         map.next_value_seed(Member { importer: &mut *importer, blob: &mut *blob, key })?;
         importer.leave();
     }
@@ -1240,7 +1256,7 @@ impl<'de> Visitor<'de> for Member<'_> {
             importer.report.converted_arrays += 1;
             let mut index = floats.len() + 1;
             loop {
-                let member = importer.enter_index(key, index);
+                let member = importer.enter_index(key, index)?;
                 let seed = Member { importer: &mut *importer, blob: &mut *blob, key: member };
                 let read = seq.next_element_seed(seed);
                 importer.leave_index();
@@ -1284,13 +1300,13 @@ impl LenientElement<'_> {
         self.importer.element = None;
         self.importer.open_object(self.blob, self.key)?;
         for (index, &n) in self.floats.iter().enumerate() {
-            let member = self.importer.enter_index(self.key, index);
+            let member = self.importer.enter_index(self.key, index)?;
             let set = self.importer.set(self.blob, member, Value::Float(n));
             self.importer.leave_index();
             set?;
         }
         let index = self.floats.len();
-        let key = self.importer.enter_index(self.key, index);
+        let key = self.importer.enter_index(self.key, index)?;
         Ok(Member { importer: &mut *self.importer, blob: &mut *self.blob, key })
     }
 

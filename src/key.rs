@@ -15,12 +15,20 @@ use std::fmt;
 /// # Examples
 ///
 /// ```
-/// use datacomp::{Blob, MAX_PATH_SEGMENTS};
+/// use datacomp::{Error, ImportOptions, JsonErrorKind, MAX_PATH_SEGMENTS, Store};
 ///
+/// let mut store = Store::new();
+/// let id = store.insert_empty();
 /// let deepest = vec!["a"; MAX_PATH_SEGMENTS].join(".");
-/// let mut sheet = Blob::new();
-/// sheet.set(deepest.as_str(), 1.0);
-/// assert_eq!(sheet.get_float(deepest.as_str()), Some(1.0));
+/// store.get_mut(id).unwrap().try_set(deepest.as_str(), 1.0)?;
+/// let deeper = format!("{deepest}.a");
+/// let err = store.get_mut(id).unwrap().try_set(deeper.as_str(), 1.0).unwrap_err();
+/// assert!(matches!(err, Error::PathTooDeep(_)));
+///
+/// let json = format!("{}1{}", r#"{"a":"#.repeat(126), "}".repeat(126));
+/// let err = store.import_json(&json, &ImportOptions::strict()).unwrap_err();
+/// assert_eq!(err.kind(), &JsonErrorKind::TooDeep { segments: 126, limit: 125 });
+/// # Ok::<(), Error>(())
 /// ```
 pub const MAX_PATH_SEGMENTS: usize = 125;
 
@@ -427,6 +435,20 @@ impl<'a> KeyPath<'a> {
     /// Whether the text is a JSON Pointer (else a dotted path).
     pub(crate) fn is_pointer(&self) -> bool {
         self.pointer
+    }
+
+    /// The path, unless it has more segments than a name may have ([`MAX_PATH_SEGMENTS`]).
+    pub(crate) fn check_depth(&self) -> Result<(), crate::PathTooDeep> {
+        let segments = if self.pointer {
+            self.text.matches('/').count()
+        } else {
+            self.text.matches('.').count() + 1
+        };
+        if segments <= MAX_PATH_SEGMENTS {
+            return Ok(());
+        }
+        let path = self.text.to_owned();
+        Err(crate::PathTooDeep { path, segments, limit: MAX_PATH_SEGMENTS })
     }
 
     /// The path's segments, unescaped: a JSON Pointer's `~1` is `/`, `~0` is `~`.

@@ -34,7 +34,7 @@ pub use blob::{
 };
 pub use cursor::KeyCursor;
 pub use delta::StorePatch;
-pub use error::{BlobError, Error, HandleError, KeyCollision, LoadError, PatchError};
+pub use error::{BlobError, Error, HandleError, KeyCollision, LoadError, PatchError, PathTooDeep};
 pub use file::SaveFile;
 pub use handle_map::{
     Drain as HandleMapDrain, HandleMap, Id, Iter as HandleMapIter, IterMut as HandleMapIterMut,

@@ -9,7 +9,7 @@
 use std::borrow::Cow;
 
 use crate::store::KeyName;
-use crate::{AsKey, Key, KeyCollision, KeyPath, Store};
+use crate::{AsKey, Error, Key, KeyCollision, KeyPath, Store};
 
 impl KeyName {
     /// The name of `path`, in both forms.
@@ -144,7 +144,9 @@ impl Store {
     ///
     /// # Errors
     ///
-    /// [`KeyCollision`] if the store knows the key under another name; nothing is changed.
+    /// [`Error::KeyCollision`] if the store knows the key under another name, and
+    /// [`Error::PathTooDeep`] for a path of more than [`MAX_PATH_SEGMENTS`](crate::MAX_PATH_SEGMENTS)
+    /// segments; nothing is changed.
     ///
     /// # Examples
     ///
@@ -165,10 +167,12 @@ impl Store {
     ///     err.to_string(),
     ///     "fury_sleep_272 and sleep_haste_8 hash to the same key #316ec2d7"
     /// );
-    /// # Ok::<(), datacomp::KeyCollision>(())
+    /// # Ok::<(), datacomp::Error>(())
     /// ```
-    pub fn insert_key_name(&mut self, path: &str) -> Result<Key, KeyCollision> {
-        self.record_name(&KeyPath::dotted(path))
+    pub fn insert_key_name(&mut self, path: &str) -> Result<Key, Error> {
+        let path = KeyPath::dotted(path);
+        path.check_depth()?;
+        Ok(self.record_name(&path)?)
     }
 
     /// The key of `key`, after checking it against the names the store records: a path whose
@@ -190,7 +194,7 @@ impl Store {
     /// assert!(store.check_key("fury_sleep_272").is_err());
     /// assert!(store.check_key(KeyPath::pointer("/fury_sleep_272").unwrap()).is_err());
     /// assert_eq!(store.check_key(Key::from_raw(0x316e_c2d7))?, Key::from_raw(0x316e_c2d7));
-    /// # Ok::<(), datacomp::KeyCollision>(())
+    /// # Ok::<(), datacomp::Error>(())
     /// ```
     pub fn check_key(&self, key: impl AsKey) -> Result<Key, KeyCollision> {
         let Some(path) = key.as_path() else {

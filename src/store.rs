@@ -255,7 +255,9 @@ impl Store {
     /// # Errors
     ///
     /// [`Error::KeyCollision`] if a key given as text is recorded (in the store, or by an
-    /// earlier entry) under another name; [`Error::Blob`] if the entity would pass 4 GiB.
+    /// earlier entry) under another name; [`Error::PathTooDeep`] for a key given as text of
+    /// more than [`MAX_PATH_SEGMENTS`](crate::MAX_PATH_SEGMENTS) segments; [`Error::Blob`] if
+    /// the entity would pass 4 GiB.
     ///
     /// # Panics
     ///
@@ -280,6 +282,7 @@ impl Store {
         for (key, value) in entries {
             let key = match key.as_path() {
                 Some(path) => {
+                    path.check_depth()?;
                     let key = self.check_path(&path)?;
                     match named.get(&key) {
                         Some(known) => KeyName::check(known, key, &path)?,
@@ -600,8 +603,9 @@ impl BlobMut<'_> {
     /// # Errors
     ///
     /// [`Error::KeyCollision`] if the key is given as text and the store records its hash under
-    /// another name (writing would overwrite that name's value); [`Error::Blob`] with
-    /// [`BlobError::TooLarge`] past 4 GiB for one blob.
+    /// another name (writing would overwrite that name's value); [`Error::PathTooDeep`] for a
+    /// key given as text of more than [`MAX_PATH_SEGMENTS`](crate::MAX_PATH_SEGMENTS)
+    /// segments; [`Error::Blob`] with [`BlobError::TooLarge`] past 4 GiB for one blob.
     ///
     /// # Panics
     ///
@@ -626,6 +630,7 @@ impl BlobMut<'_> {
         let path = key.as_path();
         let (key, named) = match &path {
             Some(path) => {
+                path.check_depth()?;
                 let key = path.key();
                 match self.store.names.get(&key) {
                     Some(known) => (known.check(key, path).map(|()| key)?, true),

@@ -888,6 +888,22 @@ fn a_name_of_20_000_segments_exports_by_hash() {
     assert_eq!(ok(&["get", deep, "0v0t1", &path]), "1\n");
 }
 
+/// The reproduction: `set` of a path of 60,001 segments passed `verify`, then `export`
+/// overflowed the stack. Now `set` refuses it, naming the count and the limit, and writes
+/// nothing.
+#[test]
+fn set_refuses_a_path_of_60_001_segments() {
+    let world = World::new();
+    let before = world.bytes();
+    let path = format!("{}a", "a.".repeat(60_000));
+    let err = fails(&["set", &world.path, "0v0t1", &path, "1"]);
+    assert!(err.starts_with(&format!("{}: key path a.a.a.", world.path)), "{err}");
+    assert!(err.ends_with(" has 60001 segments, past the limit of 125"), "{err}");
+    assert!(err.len() < 500, "the path is cut: {} bytes", err.len());
+    assert_eq!(world.bytes(), before, "unchanged");
+    ok(&["export", &world.path, "--compact"]);
+}
+
 /// Names and strings that hold terminal escape sequences are printed escaped in text output
 /// (JSON output escapes them as JSON does).
 #[test]
