@@ -13,6 +13,7 @@ use fxhash::FxHashSet;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use crate::blob::layout;
+use crate::number::{self, Fit, JsonF32, JsonF64};
 use crate::store::{KeyName, Span};
 use crate::text::Shortened;
 use crate::{Blob, BlobError, BlobRef, Id, Key, MAX_PATH_SEGMENTS, Store, Value};
@@ -53,6 +54,15 @@ pub enum JsonErrorKind {
     NotANumber,
     /// A number past the range of `f32`.
     NumberOutOfRange(f64),
+    /// A number that the nearest `f32` changes beyond its rounding: a whole number it does not
+    /// hold (and that is not written as that `f32` is written), or a nonzero number it holds
+    /// only as zero. A fraction rounded to `f32`'s precision (`0.1`) is not refused.
+    NotHeld {
+        /// The number as written (`16777217`, `1e-50`).
+        number: String,
+        /// What it would be stored as (`16777216`, `0`).
+        becomes: f32,
+    },
     /// The same path twice in one entity: as two values, as two objects, or as a value and
     /// an object (which JSON could not write back).
     DuplicatePath(String),
@@ -111,6 +121,10 @@ impl fmt::Display for JsonErrorKind {
             JsonErrorKind::Null => f.write_str("null is not a value"),
             JsonErrorKind::NotANumber => f.write_str("arrays may hold numbers only"),
             JsonErrorKind::NumberOutOfRange(n) => write!(f, "{n:e} is past the range of f32"),
+            JsonErrorKind::NotHeld { number, becomes } => {
+                let number = Shortened(number);
+                write!(f, "{number} would be stored as {}: f32 cannot hold it", JsonF32(*becomes))
+            }
             JsonErrorKind::DuplicatePath(path) => write!(f, "{} is set twice", Shortened(path)),
             JsonErrorKind::KeyCollision { first, second, key } => {
                 let (first, second) = (Shortened(first), Shortened(second));
@@ -156,16 +170,20 @@ pub struct ImportOptions {
 }
 
 impl ImportOptions {
-    /// The restricted format only: `null`, arrays of anything but numbers and numbers past
-    /// `f32` are errors.
+    /// The restricted format only: `null`, arrays of anything but numbers, numbers past `f32`
+    /// and numbers `f32` cannot hold within its rounding ([`JsonErrorKind::NotHeld`]: a whole
+    /// number beyond 2^24 that it does not hold, a nonzero number that would be zero) are
+    /// errors.
     #[must_use]
     pub const fn strict() -> ImportOptions {
         ImportOptions { lenient: false }
     }
 
     /// For existing data: an array holding anything but numbers becomes an object keyed by
-    /// decimal index (`armor_class.0.value`), `null` is skipped, and a number past `f32` is
-    /// stored as the largest `f32` of its sign. [`ImportReport`] counts each change.
+    /// decimal index (`armor_class.0.value`), `null` is skipped, a number past `f32` (even
+    /// past `f64`, as `1e400`) is stored as the largest `f32` of its sign, and a number `f32`
+    /// cannot hold is stored as the nearest `f32` (`16777217` as `16777216`, `1e-50` as `0`).
+    /// [`ImportReport`] counts each change.
     #[must_use]
     pub const fn lenient() -> ImportOptions {
         ImportOptions { lenient: true }
@@ -179,15 +197,33 @@ impl ImportOptions {
 }
 
 /// What a lenient import changed to fit the format.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{Blob, ImportOptions};
+///
+/// let text = r#"{"gold": [1, 16777217], "dust": 1e-50, "stars": 1e400}"#;
+/// let (sheet, report) = Blob::from_json_with(text, &ImportOptions::lenient())?;
+/// assert_eq!(sheet.get_floats("gold"), Some(&[1.0, 16_777_216.0][..]));
+/// assert_eq!((sheet.get_float("dust"), sheet.get_float("stars")), (Some(0.0), Some(f32::MAX)));
+/// assert_eq!(report.rounded_numbers, 3);
+/// assert_eq!(report.first_rounded.as_deref(), Some("/gold/1"));
+/// # Ok::<(), datacomp::JsonError>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ImportReport {
     /// Arrays of other things than numbers, turned into objects keyed by index.
     pub converted_arrays: usize,
     /// `null` values skipped.
     pub skipped_nulls: usize,
-    /// Numbers past `f32`, stored as the largest `f32` of their sign.
+    /// Numbers stored as other than they were written, beyond `f32`'s rounding of a fraction:
+    /// past `f32` (stored as the largest `f32` of their sign), whole numbers `f32` does not
+    /// hold, and nonzero numbers too small for it (stored as the nearest `f32`, zero).
     pub rounded_numbers: usize,
+    /// The JSON path (a JSON Pointer, as [`JsonError::path`]) of the first such number.
+    pub first_rounded: Option<String>,
 }
 
 impl Blob {
@@ -239,19 +275,70 @@ impl Blob {
         text: &str,
         options: &ImportOptions,
     ) -> Result<(Blob, ImportReport), JsonError> {
-        let mut importer = Importer { lenient: options.lenient, ..Importer::default() };
-        // The text's size bounds the payloads, so the blob seldom regrows while reading.
-        let mut blob = Blob::new();
-        blob.reserve(text.len());
-        let mut reader = serde_json::Deserializer::from_str(text);
-        let read = Entity { importer: &mut importer, blob: &mut blob, staging: None }
-            .deserialize(&mut reader)
-            .and_then(|()| reader.end());
-        match read {
-            Ok(()) => Ok((blob, importer.report)),
-            Err(e) => Err(importer.error(&e)),
-        }
+        read_with_extremes(text, options.lenient, |text| {
+            let mut importer = Importer { lenient: options.lenient, ..Importer::default() };
+            // The text's size bounds the payloads, so the blob seldom regrows while reading.
+            let mut blob = Blob::new();
+            blob.reserve(text.len());
+            let mut reader = serde_json::Deserializer::from_str(text);
+            let read = Entity { importer: &mut importer, blob: &mut blob, staging: None }
+                .deserialize(&mut reader)
+                .and_then(|()| reader.end());
+            match read {
+                Ok(()) => Ok(((blob, importer.report), importer.saw_zero)),
+                Err(e) => Err(importer.error(&e)),
+            }
+        })
     }
+}
+
+/// `serde_json`'s message for a number past `f64`'s range.
+const PAST_F64: &str = "number out of range";
+
+/// Reads `text` with `read` (which returns what it read and whether it met an `f64` zero).
+/// `serde_json` cannot hand some numbers over as written: one past `f64`'s range is an error,
+/// and a nonzero one past its precision (`1e-400`) reads as zero. When the first read meets
+/// either (a lenient one the first, any the second), the literals are found in one pass over
+/// the text and the text is read again with a stand-in for each that keeps its fit (past
+/// `f32`, or nonzero but zero as an `f32`) and its place: so the rules for numbers apply to
+/// them too, with the right path, line and column. At most two reads, so O(n) still.
+fn read_with_extremes<T>(
+    text: &str,
+    lenient: bool,
+    mut read: impl FnMut(&str) -> Result<(T, bool), JsonError>,
+) -> Result<T, JsonError> {
+    let first = read(text);
+    let past_f64 = match &first {
+        Ok((_, false)) => return first.map(|(value, _)| value),
+        Ok((_, true)) => false,
+        Err(e) if lenient && e.kind == JsonErrorKind::Syntax(PAST_F64.to_owned()) => true,
+        Err(_) => return first.map(|(value, _)| value),
+    };
+    let found = number::extremes(text, true);
+    if !found.iter().any(|e| e.huge == past_f64) {
+        return first.map(|(value, _)| value);
+    }
+    let stand_ins = number::replace_extremes(text, &found);
+    read(&stand_ins).map(|(value, _)| value).map_err(|mut e| {
+        // A refused stand-in is named by the literal it stands in for, and placed at its last
+        // byte, as serde_json places a number.
+        if let JsonErrorKind::NotHeld { number, .. } = &mut e.kind
+            && let Some(at) = byte_offset(text, e.line, e.column)
+            && let Some(x) = found.iter().find(|x| (x.start..x.end).contains(&at))
+        {
+            text[x.start..x.end].clone_into(number);
+            e.column += x.end - 1 - at;
+        }
+        e
+    })
+}
+
+/// The byte of `text` at `serde_json`'s `line` and `column` (both from 1; a column counts
+/// bytes), if there is one.
+fn byte_offset(text: &str, line: usize, column: usize) -> Option<usize> {
+    let start = if line <= 1 { 0 } else { text.match_indices('\n').nth(line - 2)?.0 + 1 };
+    let at = start + column.checked_sub(1)?;
+    (at < text.len()).then_some(at)
 }
 
 impl Store {
@@ -303,43 +390,53 @@ impl Store {
         text: &str,
         options: &ImportOptions,
     ) -> Result<(Vec<Id>, ImportReport), JsonError> {
-        let mut importer = Importer {
-            lenient: options.lenient,
-            track_names: true,
-            known: std::mem::take(&mut self.names),
-            ..Importer::default()
-        };
-        let mut staging = Staging::default();
-        let mut reader = serde_json::Deserializer::from_str(text);
-        let mut unused = Blob::new();
-        let top =
-            Entity { importer: &mut importer, blob: &mut unused, staging: Some(&mut staging) };
-        let read = top.deserialize(&mut reader).and_then(|()| reader.end());
-        let base = self.arena.len();
-        let fits = |()| {
-            if u32::try_from(base + staging.arena.len()).is_ok() {
-                return Ok(());
+        // The names a successful read added, taken back if the text is read again.
+        let mut added = Vec::new();
+        let (staging, report) = read_with_extremes(text, options.lenient, |text| {
+            for key in added.drain(..) {
+                self.names.remove(&key);
             }
-            let required = 4 * (base + staging.arena.len()) as u64;
-            let kind = JsonErrorKind::Blob(BlobError::TooLarge { required });
-            Err(JsonError { kind, path: String::new(), line: text.lines().count(), column: 1 })
-        };
-        if let Err(error) = read.map_err(|e| importer.error(&e)).and_then(fits) {
-            // Nothing of a failed import stays: not even the names it met.
-            for key in importer.added {
-                importer.known.remove(&key);
+            let mut importer = Importer {
+                lenient: options.lenient,
+                track_names: true,
+                known: std::mem::take(&mut self.names),
+                ..Importer::default()
+            };
+            let mut staging = Staging::default();
+            let mut reader = serde_json::Deserializer::from_str(text);
+            let mut unused = Blob::new();
+            let top =
+                Entity { importer: &mut importer, blob: &mut unused, staging: Some(&mut staging) };
+            let read = top.deserialize(&mut reader).and_then(|()| reader.end());
+            let base = self.arena.len();
+            let fits = |()| {
+                if u32::try_from(base + staging.arena.len()).is_ok() {
+                    return Ok(());
+                }
+                let required = 4 * (base + staging.arena.len()) as u64;
+                let kind = JsonErrorKind::Blob(BlobError::TooLarge { required });
+                Err(JsonError { kind, path: String::new(), line: text.lines().count(), column: 1 })
+            };
+            if let Err(error) = read.map_err(|e| importer.error(&e)).and_then(fits) {
+                // Nothing of a failed import stays: not even the names it met.
+                for key in importer.added {
+                    importer.known.remove(&key);
+                }
+                self.names = importer.known;
+                return Err(error);
             }
             self.names = importer.known;
-            return Err(error);
-        }
-        self.names = importer.known;
+            added = importer.added;
+            Ok(((staging, importer.report), importer.saw_zero))
+        })?;
+        let base = self.arena.len();
         self.arena.extend_from_slice(&staging.arena);
         let ids = staging
             .spans
             .iter()
             .map(|&(offset, words)| self.index.insert(Span::new(base + offset, words)))
             .collect();
-        Ok((ids, importer.report))
+        Ok((ids, report))
     }
 }
 
@@ -359,7 +456,7 @@ impl Store {
     /// let id = store.import_json(text, &ImportOptions::strict())?[0];
     /// assert_eq!(
     ///     store.export_json(id).unwrap(),
-    ///     r#"{"name":"The One","stats":{"health":100.0,"mana":0.1},"position":[1.0,2.0]}"#
+    ///     r#"{"name":"The One","stats":{"health":100,"mana":0.1},"position":[1,2]}"#
     /// );
     ///
     /// let unnamed = store.insert(&[(Key::from_raw(42), true)].into_iter().collect::<Blob>());
@@ -383,7 +480,7 @@ impl Store {
     /// store.import_json(r#"{"stats": {"health": 1}}"#, &ImportOptions::strict())?;
     /// let mut sheet = Blob::new();
     /// sheet.set("stats.health", 75);
-    /// assert_eq!(store.export_blob_json(sheet.as_blob_ref()), r#"{"stats":{"health":75.0}}"#);
+    /// assert_eq!(store.export_blob_json(sheet.as_blob_ref()), r#"{"stats":{"health":75}}"#);
     /// # Ok::<(), datacomp::JsonError>(())
     /// ```
     #[must_use]
@@ -407,7 +504,7 @@ impl Store {
     /// let id = store.import_json(r#"{"stats": {"health": 100}}"#, &ImportOptions::strict())?[0];
     /// assert_eq!(
     ///     store.export_json_pretty(id).unwrap(),
-    ///     "{\n  \"stats\": {\n    \"health\": 100.0\n  }\n}"
+    ///     "{\n  \"stats\": {\n    \"health\": 100\n  }\n}"
     /// );
     /// # Ok::<(), datacomp::JsonError>(())
     /// ```
@@ -430,7 +527,7 @@ impl Store {
     /// sheet.set("stats.health", 75);
     /// assert_eq!(
     ///     store.export_blob_json_pretty(sheet.as_blob_ref()),
-    ///     "{\n  \"stats\": {\n    \"health\": 75.0\n  }\n}"
+    ///     "{\n  \"stats\": {\n    \"health\": 75\n  }\n}"
     /// );
     /// # Ok::<(), datacomp::JsonError>(())
     /// ```
@@ -455,7 +552,7 @@ impl Store {
     /// let text = r#"[{"name": "Orc"}, {"name": "Troll", "stats": {"health": 3}}]"#;
     /// store.import_json(text, &ImportOptions::strict())?;
     /// let exported = store.export_all_json();
-    /// assert_eq!(exported, r#"[{"name":"Orc"},{"name":"Troll","stats":{"health":3.0}}]"#);
+    /// assert_eq!(exported, r#"[{"name":"Orc"},{"name":"Troll","stats":{"health":3}}]"#);
     ///
     /// let mut copy = Store::new();
     /// copy.import_json(&exported, &ImportOptions::strict())?;
@@ -751,13 +848,12 @@ impl<'a> TreeNode<'a> {
     }
 }
 
-/// Writes one value: floats in their shortest form that reads back as the same `f32` (a NaN
-/// or infinity as `null`), by `serde_json`, and float arrays on one line (with a space after
-/// each comma when `pretty`).
+/// Writes one value: floats as [`JsonF32`] writes them (the exports refuse a NaN or infinity
+/// before writing), and float arrays on one line (with a space after each comma when `pretty`).
 fn write_value(out: &mut Vec<u8>, value: Value<'_>, pretty: bool) {
     match value {
         Value::Bool(b) => write_leaf(out, &b),
-        Value::Float(f) => write_leaf(out, &f),
+        Value::Float(f) => write_leaf(out, &JsonF32(f)),
         Value::Str(s) => write_leaf(out, s),
         Value::Floats(floats) => {
             out.push(b'[');
@@ -765,7 +861,7 @@ fn write_value(out: &mut Vec<u8>, value: Value<'_>, pretty: bool) {
                 if i > 0 {
                     out.extend_from_slice(if pretty { b", " } else { b"," });
                 }
-                write_leaf(out, f);
+                write_leaf(out, &JsonF32(*f));
             }
             out.push(b']');
         }
@@ -850,6 +946,9 @@ struct Importer {
     /// The lenient policy, and what it changed.
     lenient: bool,
     report: ImportReport,
+    /// Whether a number was read as an `f64` zero: written so, or nonzero but past `f64`'s
+    /// precision.
+    saw_zero: bool,
     /// The position of the entity being read in a top-level array, if it is in one.
     entity: Option<usize>,
     /// When importing into a store: every key's dotted name, the store's and this import's,
@@ -1015,18 +1114,47 @@ impl Importer {
         Ok(())
     }
 
-    fn number<E: de::Error>(&mut self, n: f64) -> Result<f32, E> {
-        // Past f32's range means rounding to infinity: the shortest decimal form of f32::MAX,
-        // 3.4028235e38, is a little above it as an f64 and must still read back.
-        let rounded = n as f32;
-        if rounded.is_finite() {
-            return Ok(rounded);
+    /// The `f32` a number read as an `f64` is stored as (see [`crate::number`]).
+    fn float<E: de::Error>(&mut self, n: f64) -> Result<f32, E> {
+        // serde_json reads a nonzero number past f64's precision as zero: such a zero sends
+        // the import to look for one in the text (see `read_with_extremes`).
+        self.saw_zero |= n == 0.0;
+        match number::fit_f64(n) {
+            Fit::Holds(x) => Ok(x),
+            Fit::Changes(x) => self.changed(x, || JsonF64(n).to_string()),
+            Fit::OutOfRange if self.lenient => {
+                self.changed(f32::MAX.copysign(n as f32), String::new)
+            }
+            Fit::OutOfRange => Err(self.fail(JsonErrorKind::NumberOutOfRange(n))),
         }
+    }
+
+    /// The `f32` an integer is stored as.
+    fn integer<E: de::Error>(&mut self, n: i128) -> Result<f32, E> {
+        match number::fit_integer(n) {
+            Fit::Holds(x) => Ok(x),
+            Fit::Changes(x) => self.changed(x, || n.to_string()),
+            // No 64-bit integer is past f32's range; the float rule would say so if one were.
+            #[allow(clippy::cast_precision_loss)]
+            Fit::OutOfRange => self.float(n as f64),
+        }
+    }
+
+    /// A number stored as `x`, which is not what was written (`written`): refused, or counted
+    /// by a lenient import.
+    fn changed<E: de::Error>(
+        &mut self,
+        x: f32,
+        written: impl FnOnce() -> String,
+    ) -> Result<f32, E> {
         if !self.lenient {
-            return Err(self.fail(JsonErrorKind::NumberOutOfRange(n)));
+            return Err(self.fail(JsonErrorKind::NotHeld { number: written(), becomes: x }));
         }
         self.report.rounded_numbers += 1;
-        Ok(f32::MAX.copysign(n as f32))
+        if self.report.first_rounded.is_none() {
+            self.report.first_rounded = Some(self.pointer());
+        }
+        Ok(x)
     }
 
     /// Enters the member named by decimal `index` of the array at `key`: lenient arrays become
@@ -1188,18 +1316,18 @@ impl<'de> Visitor<'de> for Member<'_> {
     }
 
     fn visit_f64<E: de::Error>(self, n: f64) -> Result<(), E> {
-        let n = self.importer.number(n)?;
+        let n = self.importer.float(n)?;
         self.importer.set(self.blob, self.key, Value::Float(n))
     }
 
-    #[allow(clippy::cast_precision_loss)] // Numbers are stored as f32: that is the format.
     fn visit_i64<E: de::Error>(self, n: i64) -> Result<(), E> {
-        self.visit_f64(n as f64)
+        let n = self.importer.integer(n.into())?;
+        self.importer.set(self.blob, self.key, Value::Float(n))
     }
 
-    #[allow(clippy::cast_precision_loss)]
     fn visit_u64<E: de::Error>(self, n: u64) -> Result<(), E> {
-        self.visit_f64(n as f64)
+        let n = self.importer.integer(n.into())?;
+        self.importer.set(self.blob, self.key, Value::Float(n))
     }
 
     fn visit_str<E: de::Error>(self, s: &str) -> Result<(), E> {
@@ -1392,17 +1520,15 @@ impl<'de> Visitor<'de> for Number<'_> {
     }
 
     fn visit_f64<E: de::Error>(self, n: f64) -> Result<f32, E> {
-        self.importer.number(n)
+        self.importer.float(n)
     }
 
-    #[allow(clippy::cast_precision_loss)]
     fn visit_i64<E: de::Error>(self, n: i64) -> Result<f32, E> {
-        self.importer.number(n as f64)
+        self.importer.integer(n.into())
     }
 
-    #[allow(clippy::cast_precision_loss)]
     fn visit_u64<E: de::Error>(self, n: u64) -> Result<f32, E> {
-        self.importer.number(n as f64)
+        self.importer.integer(n.into())
     }
 
     fn visit_bool<E: de::Error>(self, _: bool) -> Result<f32, E> {

@@ -21,6 +21,7 @@ pub mod handle_map;
 mod json;
 mod key;
 mod names;
+mod number;
 mod query;
 pub mod save;
 mod store;
@@ -42,6 +43,7 @@ pub use handle_map::{
 };
 pub use json::{ImportOptions, ImportReport, JsonError, JsonErrorKind};
 pub use key::{AsKey, Key, KeyPath, MAX_PATH_SEGMENTS};
+pub use number::JsonF32;
 pub use query::{Query, QueryError, QueryErrorKind};
 pub use save::StoreView;
 pub use store::{BlobMut, Store, StoreStats};

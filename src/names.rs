@@ -158,7 +158,7 @@ impl Store {
     /// let key = store.insert_key_name("stats.luck")?;
     /// store.get_mut(id).unwrap().set(key, 7);
     /// assert_eq!(store.key_name(key), Some("stats.luck"));
-    /// assert_eq!(store.export_json(id).unwrap(), r#"{"stats":{"luck":7.0}}"#);
+    /// assert_eq!(store.export_json(id).unwrap(), r#"{"stats":{"luck":7}}"#);
     ///
     /// // Two names with one 32-bit hash: rare, but they exist.
     /// store.insert_key_name("sleep_haste_8")?;

@@ -166,7 +166,7 @@ fn the_v2_save_loads_with_its_contents_and_names() {
     assert_eq!(store.key_label(Key::from_raw(0xdead_beef)), "#deadbeef");
     assert_eq!(
         store.export_json(id("1v0t1")).unwrap(),
-        r##"{"name":"Wizard","transform":{"position":[12.5,0.0,-3.25]},"#deadbeef":true,"bio":"Keeper of offsets, breaker of pointers."}"##
+        r##"{"name":"Wizard","transform":{"position":[12.5,0,-3.25]},"#deadbeef":true,"bio":"Keeper of offsets, breaker of pointers."}"##
     );
     assert_eq!(store.key_names().len(), 9);
 

@@ -146,11 +146,33 @@ fn a_lenient_import_reports_what_it_changed() {
         ok(&["import", "--lenient", lenient_ok.to_str().unwrap(), "-o", out.to_str().unwrap()]);
     assert!(
         summary.contains(
-            "\nlenient: 1 arrays converted to objects, 0 nulls skipped, 0 numbers clamped\n"
+            "\nlenient: 1 arrays converted to objects, 0 nulls skipped, 0 numbers rounded\n"
         ),
         "{summary}"
     );
     assert_eq!(Store::load(&out).unwrap().len(), 1);
+
+    let numbers = dir.path().join("numbers.json");
+    std::fs::write(&numbers, r#"{"hp": 135, "xp": [1, 16777217], "gold": 1e400}"#).unwrap();
+    let summary =
+        ok(&["import", "--lenient", numbers.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert!(
+        summary.contains(&format!(
+            "\nlenient: 0 arrays converted to objects, 0 nulls skipped, 2 numbers rounded \
+             (the first at /xp/1 in {})\n",
+            numbers.display()
+        )),
+        "{summary}"
+    );
+    let strict = fails(&["import", numbers.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert_eq!(
+        strict,
+        format!(
+            "{}: /xp/1 (line 1, column 30): 16777217 would be stored as 16777216: f32 cannot \
+             hold it",
+            numbers.display()
+        )
+    );
 }
 
 #[test]
@@ -541,7 +563,7 @@ fn diff_prints_the_changes_by_key_name_and_writes_a_delta() {
     assert_eq!(
         printed,
         "{\"changed\":[\
-         {\"id\":\"0v0t1\",\"removed\":[\"status_effects.drunk\"],\"set\":{\"stats.mana\":7.0}},\
+         {\"id\":\"0v0t1\",\"removed\":[\"status_effects.drunk\"],\"set\":{\"stats.mana\":7}},\
          {\"id\":\"1v0t1\",\"removed\":[],\"set\":{\"name\":\"Theirs\"}}],\
          \"inserted\":[],\"removed\":[\"2v0t1\"]}\n"
     );
@@ -1022,11 +1044,11 @@ fn a_key_given_as_a_pointer_is_named_and_shown_apart_from_its_dotted_twin() {
     assert_eq!(&keys[keys.len() - 2..], ["/a.b/c", "a.b.c"]);
     let exported: serde_json::Value =
         serde_json::from_str(&ok(&["export", w, "--entity", "4v0t1"])).unwrap();
-    assert_eq!((&exported["a.b"]["c"], &exported["a"]["b"]["c"]), (&5.0.into(), &6.0.into()));
+    assert_eq!((&exported["a.b"]["c"], &exported["a"]["b"]["c"]), (&5.into(), &6.into()));
     assert_eq!(
         ok(&["get", w, "4v0t1", "/a.b/c", "--json"]),
         format!(
-            "{{\"hash\":\"{}\",\"id\":\"4v0t1\",\"key\":\"/a.b/c\",\"type\":\"float\",\"value\":5.0}}\n",
+            "{{\"hash\":\"{}\",\"id\":\"4v0t1\",\"key\":\"/a.b/c\",\"type\":\"float\",\"value\":5}}\n",
             datacomp::Key::path(&["a.b", "c"])
         )
     );
@@ -1049,7 +1071,7 @@ fn diff_and_get_show_names_that_differ_only_in_their_dots_apart() {
     ok(&["set", &target, "0v0t1", "a.b", "20"]);
     assert_eq!(
         ok(&["diff", &base, &target, "--compact"]),
-        "{\"changed\":[{\"id\":\"0v0t1\",\"removed\":[],\"set\":{\"/a.b\":10.0,\"a.b\":20.0}}],\
+        "{\"changed\":[{\"id\":\"0v0t1\",\"removed\":[],\"set\":{\"/a.b\":10,\"a.b\":20}}],\
          \"inserted\":[],\"removed\":[]}\n",
         "both changes, each by its own name"
     );
@@ -1073,10 +1095,7 @@ fn merge_keeps_names_with_dots_and_refuses_one_hash_under_two_names() {
     store.save(&theirs).unwrap();
     let printed = ok(&["merge", &base, &ours, &theirs, "-o", &merged]);
     assert!(printed.contains("1v0t1: inserted by theirs, as 1v0t1"), "{printed}");
-    assert_eq!(
-        ok(&["export", &merged, "--entity", "1v0t1", "--compact"]),
-        "{\"x\":1.0,\"a.b\":5.0}\n"
-    );
+    assert_eq!(ok(&["export", &merged, "--entity", "1v0t1", "--compact"]), "{\"x\":1,\"a.b\":5}\n");
 
     // Theirs named the hash of ours' key otherwise: a conflict, nothing written.
     std::fs::remove_file(&merged).unwrap();
