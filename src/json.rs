@@ -228,18 +228,43 @@ impl Blob {
         text: &str,
         options: &ImportOptions,
     ) -> Result<(Blob, ImportReport), JsonError> {
-        let mut importer = Importer { lenient: options.lenient, ..Importer::default() };
-        // The text's size bounds the payloads, so the blob seldom regrows while reading.
-        let mut blob = Blob::new();
-        blob.reserve(text.len());
-        let mut reader = serde_json::Deserializer::from_str(text);
-        let read = Entity { importer: &mut importer, blob: &mut blob, staging: None }
-            .deserialize(&mut reader)
-            .and_then(|()| reader.end());
-        match read {
-            Ok(()) => Ok((blob, importer.report)),
-            Err(e) => Err(importer.error(&e)),
-        }
+        blob_from(text, *options, |entity| read_json(text, entity))
+    }
+}
+
+/// Runs `serde_json` over `text`, feeding the importer's `entity`.
+fn read_json(text: &str, entity: Entity<'_>) -> Result<(), ReadError> {
+    let mut reader = serde_json::Deserializer::from_str(text);
+    entity.deserialize(&mut reader).and_then(|()| reader.end()).map_err(|e| {
+        let message = e.to_string();
+        let message = message.rsplit_once(" at line ").map_or(&*message, |(m, _)| m);
+        ReadError { message: message.to_owned(), line: e.line(), column: e.column() }
+    })
+}
+
+/// Why a reader of text (`serde_json`, or the SJSON reader) stopped, and where: its own
+/// description, which the importer's reason replaces when it has one.
+pub(crate) struct ReadError {
+    pub(crate) message: String,
+    /// The line and column (from 1) where reading stopped.
+    pub(crate) line: usize,
+    pub(crate) column: usize,
+}
+
+/// Imports one entity from `text` with `read`, which runs a reader over the text and feeds
+/// the importer's [`Entity`]: the one import of JSON and SJSON.
+pub(crate) fn blob_from(
+    text: &str,
+    options: ImportOptions,
+    read: impl FnOnce(Entity<'_>) -> Result<(), ReadError>,
+) -> Result<(Blob, ImportReport), JsonError> {
+    let mut importer = Importer { lenient: options.lenient, ..Importer::default() };
+    // The text's size bounds the payloads, so the blob seldom regrows while reading.
+    let mut blob = Blob::new();
+    blob.reserve(text.len());
+    match read(Entity { importer: &mut importer, blob: &mut blob, staging: None }) {
+        Ok(()) => Ok((blob, importer.report)),
+        Err(e) => Err(importer.error(&e)),
     }
 }
 
@@ -292,6 +317,17 @@ impl Store {
         text: &str,
         options: &ImportOptions,
     ) -> Result<(Vec<Id>, ImportReport), JsonError> {
+        self.import_with(text, *options, |entity| read_json(text, entity))
+    }
+
+    /// Imports the entities of `text` with `read`, which runs a reader over the text and feeds
+    /// the importer's [`Entity`]: the one store import of JSON and SJSON.
+    pub(crate) fn import_with(
+        &mut self,
+        text: &str,
+        options: ImportOptions,
+        read: impl FnOnce(Entity<'_>) -> Result<(), ReadError>,
+    ) -> Result<(Vec<Id>, ImportReport), JsonError> {
         let mut importer = Importer {
             lenient: options.lenient,
             track_names: true,
@@ -299,11 +335,10 @@ impl Store {
             ..Importer::default()
         };
         let mut staging = Staging::default();
-        let mut reader = serde_json::Deserializer::from_str(text);
         let mut unused = Blob::new();
         let top =
             Entity { importer: &mut importer, blob: &mut unused, staging: Some(&mut staging) };
-        let read = top.deserialize(&mut reader).and_then(|()| reader.end());
+        let read = read(top);
         let base = self.arena.len();
         let fits = |()| {
             if u32::try_from(base + staging.arena.len()).is_ok() {
@@ -508,7 +543,7 @@ impl Store {
     /// Builds in `tree` the blob as a tree of objects, nested by the names this store knows
     /// for its keys. `segments` is scratch space, kept between calls so that it is allocated
     /// once.
-    fn export_tree<'a>(
+    pub(crate) fn export_tree<'a>(
         &'a self,
         blob: BlobRef<'a>,
         segments: &mut Vec<Cow<'a, str>>,
@@ -556,7 +591,7 @@ pub(crate) fn unescape(segment: &str) -> Cow<'_, str> {
 /// each object's members are linked in the order they were met. Cleared, not freed, between
 /// entities.
 #[derive(Default)]
-struct Tree<'a> {
+pub(crate) struct Tree<'a> {
     nodes: Vec<TreeNode<'a>>,
 }
 
@@ -572,7 +607,7 @@ struct TreeNode<'a> {
 }
 
 /// The entity's own object in a [`Tree`].
-const ROOT: u32 = 0;
+pub(crate) const ROOT: u32 = 0;
 /// No node: the end of a list of members.
 const NO_NODE: u32 = u32::MAX;
 
@@ -593,6 +628,28 @@ impl<'a> Tree<'a> {
             next: NO_NODE,
         };
         self.nodes.push(root);
+    }
+
+    /// The first member of object `object`, if it has one (for a walk without recursion).
+    pub(crate) fn first_member(&self, object: u32) -> Option<u32> {
+        let first = self.nodes[object as usize].first;
+        (first != NO_NODE).then_some(first)
+    }
+
+    /// The member after `node` in its object, if there is one.
+    pub(crate) fn next_member(&self, node: u32) -> Option<u32> {
+        let next = self.nodes[node as usize].next;
+        (next != NO_NODE).then_some(next)
+    }
+
+    /// The member name of `node`.
+    pub(crate) fn name(&self, node: u32) -> &str {
+        &self.nodes[node as usize].name
+    }
+
+    /// The value of `node`, or `None` for an object.
+    pub(crate) fn leaf(&self, node: u32) -> Option<Value<'a>> {
+        self.nodes[node as usize].leaf
     }
 
     /// The members of object `object`, in order.
@@ -808,13 +865,9 @@ impl Importer {
         E::custom("datacomp format rule")
     }
 
-    fn error(&mut self, e: &serde_json::Error) -> JsonError {
-        let kind = self.failure.take().unwrap_or_else(|| {
-            let message = e.to_string();
-            let message = message.rsplit_once(" at line ").map_or(&*message, |(m, _)| m);
-            JsonErrorKind::Syntax(message.to_owned())
-        });
-        JsonError { kind, path: self.pointer(), line: e.line(), column: e.column() }
+    fn error(&mut self, e: &ReadError) -> JsonError {
+        let kind = self.failure.take().unwrap_or_else(|| JsonErrorKind::Syntax(e.message.clone()));
+        JsonError { kind, path: self.pointer(), line: e.line, column: e.column }
     }
 
     /// The member names on the current path.
@@ -982,8 +1035,9 @@ impl Importer {
 }
 
 /// One entity, which must be an object: the top level of `Blob::from_json`, or of a store
-/// import (where it may also be an array of entities).
-struct Entity<'i> {
+/// import (where it may also be an array of entities). The seed that a reader of JSON or SJSON
+/// is given.
+pub(crate) struct Entity<'i> {
     importer: &'i mut Importer,
     blob: &'i mut Blob,
     /// In a store import: stage the entity there instead of reading into `blob`.

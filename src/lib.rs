@@ -23,6 +23,7 @@ mod key;
 mod names;
 mod query;
 pub mod save;
+mod sjson;
 mod store;
 pub mod text;
 mod upgrade;
