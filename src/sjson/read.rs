@@ -12,7 +12,7 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, IntoDeserializer, MapAccess, SeqAccess, Visitor};
 
 use crate::json::{Entity, ReadError};
-use crate::text::Shortened;
+use crate::text::{Escaped, Shortened};
 
 /// The deepest nesting of objects and arrays read, the top-level object or array included:
 /// `serde_json`'s recursion limit (it starts at 128 and fails when it reaches 0), so that SJSON
@@ -98,6 +98,27 @@ pub(crate) struct Reader<'t> {
     scratch: String,
 }
 
+/// Where the whitespace and comments from `pos` end; `Err` with where a `/*` opens that no
+/// `*/` closes.
+fn space_end(text: &str, mut pos: usize) -> Result<usize, usize> {
+    let bytes = text.as_bytes();
+    while let Some(&b) = bytes.get(pos) {
+        match b {
+            b' ' | b'\t' | b'\n' | b'\r' => pos += 1,
+            b'/' if bytes.get(pos + 1) == Some(&b'/') => {
+                let rest = &bytes[pos..];
+                pos += rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
+            }
+            b'/' if bytes.get(pos + 1) == Some(&b'*') => {
+                let len = text[pos + 2..].find("*/").ok_or(pos)?;
+                pos += 2 + len + 2;
+            }
+            _ => break,
+        }
+    }
+    Ok(pos)
+}
+
 /// Whether `b` may be part of an unquoted member name.
 fn is_name_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
@@ -132,31 +153,19 @@ impl<'t> Reader<'t> {
             Some(_) if is_name_byte(rest.as_bytes()[0]) => {
                 format!("`{}`", Shortened(self.name_ahead()))
             }
-            Some(c) => format!("`{}`", c.escape_debug()),
+            Some(c) => format!("`{}`", Escaped(c.encode_utf8(&mut [0; 4]))),
         }
     }
 
     /// Skips whitespace and comments (`// to the end of the line`, `/* to the next */`).
     fn skip_space(&mut self) -> Result<(), Error> {
-        let bytes = self.text.as_bytes();
-        while let Some(&b) = bytes.get(self.pos) {
-            match b {
-                b' ' | b'\t' | b'\n' | b'\r' => self.pos += 1,
-                b'/' if bytes.get(self.pos + 1) == Some(&b'/') => {
-                    let rest = &bytes[self.pos..];
-                    self.pos += rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
-                }
-                b'/' if bytes.get(self.pos + 1) == Some(&b'*') => {
-                    let Some(len) = self.text[self.pos + 2..].find("*/") else {
-                        let message = "unterminated comment: no `*/` closes this `/*`";
-                        return Err(Error::at(self.pos, message));
-                    };
-                    self.pos += 2 + len + 2;
-                }
-                _ => break,
+        match space_end(self.text, self.pos) {
+            Ok(end) => {
+                self.pos = end;
+                Ok(())
             }
+            Err(open) => Err(Error::at(open, "unterminated comment: no `*/` closes this `/*`")),
         }
-        Ok(())
     }
 
     /// After a braced object or an array at the top: nothing but whitespace and comments.
@@ -187,6 +196,13 @@ impl<'t> Reader<'t> {
         let rest = &self.text.as_bytes()[start..];
         self.pos += rest.iter().position(|&b| !is_name_byte(b)).unwrap_or(rest.len());
         Text::Span(start, self.pos)
+    }
+
+    /// Whether a member name that starts with a digit stands at the current position (`0 = 1`
+    /// opens a top level without braces; `0` is a number).
+    fn name_then_separator(&self) -> bool {
+        let after = space_end(self.text, self.pos + self.name_ahead().len());
+        matches!(after.map(|at| self.text.as_bytes().get(at)), Ok(Some(b'=' | b':')))
     }
 
     /// The run of name bytes at the current position (empty if there is none).
@@ -460,10 +476,12 @@ impl<'de> de::Deserializer<'de> for &mut Reader<'de> {
         let start = self.pos;
         let at_top = std::mem::replace(&mut self.at_top, false);
         let result = match self.peek() {
-            // The top level is an object without braces, unless it is braced or an array: a
-            // JSON document is an SJSON document.
-            None | Some(b'"') if at_top => self.object(None, visitor),
-            Some(b) if at_top && is_name_byte(b) && !b.is_ascii_digit() => {
+            // The top level is an object without braces, unless it is braced, an array or a
+            // number (which the importer refuses): a JSON document is an SJSON document.
+            next if at_top
+                && (!matches!(next, Some(b'{' | b'[' | b'-' | b'0'..=b'9'))
+                    || self.name_then_separator()) =>
+            {
                 self.object(None, visitor)
             }
             Some(b'{') => {
@@ -568,11 +586,15 @@ impl<'de> MapAccess<'de> for Members<'_, 'de> {
             }
         };
         if missing {
+            // A word before `=` is the next member's name: the value is missing, not unquoted.
+            let after = &reader.text.as_bytes()[reader.pos + word.len()..];
+            let next = after.iter().find(|&&b| b != b' ' && b != b'\t');
+            let hint = !word.is_empty() && !matches!(next, Some(b'=' | b':'));
             let message = format!(
                 "expected a value after `{}`, found {}{}",
                 char::from(self.separator),
                 reader.found(),
-                if word.is_empty() { "" } else { " (strings are written in double quotes)" }
+                if hint { " (strings are written in double quotes)" } else { "" }
             );
             return Err(Error::at(reader.pos, message));
         }
