@@ -27,10 +27,10 @@
 //!
 //! The reader is this crate's own (`read.rs`): a tokenizer that is a serde `Deserializer`, so
 //! that values go straight into blobs through the JSON importer. The `serde_sjson` crate was
-//! weighed and left: it reads no fractional number after the first element of an array (the
-//! sheet above fails at `0.5`), no `:`, no braced or array top level, decodes no escapes, has
-//! no nesting limit (deep input overflows the stack), and is GPL-3.0, which this crate's
-//! users could not take.
+//! weighed (1.2.2) and left: it reads no number with a fraction or an exponent (`0.5` stops
+//! at `.`, so the sheet above fails), no `:`, no braced or array top level (so no JSON
+//! document), decodes no escapes, has no nesting limit (deep input overflows the stack), and
+//! is GPL-3.0, which this crate's MIT/Apache users could not take.
 
 mod read;
 mod write;
