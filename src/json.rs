@@ -276,19 +276,45 @@ impl Blob {
         options: &ImportOptions,
     ) -> Result<(Blob, ImportReport), JsonError> {
         read_with_extremes(text, options.lenient, |text| {
-            let mut importer = Importer { lenient: options.lenient, ..Importer::default() };
-            // The text's size bounds the payloads, so the blob seldom regrows while reading.
-            let mut blob = Blob::new();
-            blob.reserve(text.len());
-            let mut reader = serde_json::Deserializer::from_str(text);
-            let read = Entity { importer: &mut importer, blob: &mut blob, staging: None }
-                .deserialize(&mut reader)
-                .and_then(|()| reader.end());
-            match read {
-                Ok(()) => Ok(((blob, importer.report), importer.saw_zero)),
-                Err(e) => Err(importer.error(&e)),
-            }
+            blob_from(text, *options, |entity| read_json(text, entity))
         })
+    }
+}
+
+/// Runs `serde_json` over `text`, feeding the importer's `entity`.
+fn read_json(text: &str, entity: Entity<'_>) -> Result<(), ReadError> {
+    let mut reader = serde_json::Deserializer::from_str(text);
+    entity.deserialize(&mut reader).and_then(|()| reader.end()).map_err(|e| {
+        let message = e.to_string();
+        let message = message.rsplit_once(" at line ").map_or(&*message, |(m, _)| m);
+        ReadError { message: message.to_owned(), line: e.line(), column: e.column() }
+    })
+}
+
+/// Why a reader of text (`serde_json`, or the SJSON reader) stopped, and where: its own
+/// description, which the importer's reason replaces when it has one.
+pub(crate) struct ReadError {
+    pub(crate) message: String,
+    /// The line and column (from 1) where reading stopped.
+    pub(crate) line: usize,
+    pub(crate) column: usize,
+}
+
+/// Imports one entity from `text` with `read`, which runs a reader over the text and feeds
+/// the importer's [`Entity`]: the one import of JSON and SJSON. Also says whether the
+/// importer met a zero (see [`read_with_extremes`]).
+pub(crate) fn blob_from(
+    text: &str,
+    options: ImportOptions,
+    read: impl FnOnce(Entity<'_>) -> Result<(), ReadError>,
+) -> Result<((Blob, ImportReport), bool), JsonError> {
+    let mut importer = Importer { lenient: options.lenient, ..Importer::default() };
+    // The text's size bounds the payloads, so the blob seldom regrows while reading.
+    let mut blob = Blob::new();
+    blob.reserve(text.len());
+    match read(Entity { importer: &mut importer, blob: &mut blob, staging: None }) {
+        Ok(()) => Ok(((blob, importer.report), importer.saw_zero)),
+        Err(e) => Err(importer.error(&e)),
     }
 }
 
@@ -390,9 +416,23 @@ impl Store {
         text: &str,
         options: &ImportOptions,
     ) -> Result<(Vec<Id>, ImportReport), JsonError> {
+        self.import_with(text, *options, true, read_json)
+    }
+
+    /// Imports the entities of `text` with `read`, which runs a reader over the text and feeds
+    /// the importer's [`Entity`]: the one store import of JSON and SJSON. With `extremes`, the
+    /// numbers the reader cannot hand over as written are read again (see
+    /// [`read_with_extremes`]).
+    pub(crate) fn import_with(
+        &mut self,
+        text: &str,
+        options: ImportOptions,
+        extremes: bool,
+        read: impl Fn(&str, Entity<'_>) -> Result<(), ReadError>,
+    ) -> Result<(Vec<Id>, ImportReport), JsonError> {
         // The names a successful read added, taken back if the text is read again.
         let mut added = Vec::new();
-        let (staging, report) = read_with_extremes(text, options.lenient, |text| {
+        let mut stage = |text: &str| {
             for key in added.drain(..) {
                 self.names.remove(&key);
             }
@@ -403,11 +443,10 @@ impl Store {
                 ..Importer::default()
             };
             let mut staging = Staging::default();
-            let mut reader = serde_json::Deserializer::from_str(text);
             let mut unused = Blob::new();
             let top =
                 Entity { importer: &mut importer, blob: &mut unused, staging: Some(&mut staging) };
-            let read = top.deserialize(&mut reader).and_then(|()| reader.end());
+            let read = read(text, top);
             let base = self.arena.len();
             let fits = |()| {
                 if u32::try_from(base + staging.arena.len()).is_ok() {
@@ -428,7 +467,12 @@ impl Store {
             self.names = importer.known;
             added = importer.added;
             Ok(((staging, importer.report), importer.saw_zero))
-        })?;
+        };
+        let (staging, report) = if extremes {
+            read_with_extremes(text, options.lenient, stage)?
+        } else {
+            stage(text)?.0
+        };
         let base = self.arena.len();
         self.arena.extend_from_slice(&staging.arena);
         let ids = staging
@@ -612,7 +656,7 @@ impl Store {
     /// Builds in `tree` the blob as a tree of objects, nested by the names this store knows
     /// for its keys. `segments` is scratch space, kept between calls so that it is allocated
     /// once.
-    fn export_tree<'a>(
+    pub(crate) fn export_tree<'a>(
         &'a self,
         blob: BlobRef<'a>,
         segments: &mut Vec<Cow<'a, str>>,
@@ -673,7 +717,7 @@ pub(crate) fn unescape(segment: &str) -> Cow<'_, str> {
 /// through `index` (a search, not a walk) once it has more, so that placing n keys under one
 /// object is O(n log n), not O(n²).
 #[derive(Default)]
-struct Tree<'a> {
+pub(crate) struct Tree<'a> {
     nodes: Vec<TreeNode<'a>>,
     /// The members of every object past [`SCAN_MEMBERS`] members, by (object, name).
     index: BTreeMap<(u32, Cow<'a, str>), u32>,
@@ -695,7 +739,7 @@ struct TreeNode<'a> {
 }
 
 /// The entity's own object in a [`Tree`].
-const ROOT: u32 = 0;
+pub(crate) const ROOT: u32 = 0;
 /// No node: the end of a list of members.
 const NO_NODE: u32 = u32::MAX;
 /// Members of an object found by a scan of its list; past this many, through the tree's index.
@@ -712,6 +756,28 @@ impl<'a> Tree<'a> {
         self.nodes.clear();
         self.index.clear();
         self.nodes.push(TreeNode::new(Cow::Borrowed(""), None));
+    }
+
+    /// The first member of object `object`, if it has one (for a walk without recursion).
+    pub(crate) fn first_member(&self, object: u32) -> Option<u32> {
+        let first = self.nodes[object as usize].first;
+        (first != NO_NODE).then_some(first)
+    }
+
+    /// The member after `node` in its object, if there is one.
+    pub(crate) fn next_member(&self, node: u32) -> Option<u32> {
+        let next = self.nodes[node as usize].next;
+        (next != NO_NODE).then_some(next)
+    }
+
+    /// The member name of `node`.
+    pub(crate) fn name(&self, node: u32) -> &str {
+        &self.nodes[node as usize].name
+    }
+
+    /// The value of `node`, or `None` for an object.
+    pub(crate) fn leaf(&self, node: u32) -> Option<Value<'a>> {
+        self.nodes[node as usize].leaf
     }
 
     /// The members of object `object`, in order.
@@ -965,13 +1031,9 @@ impl Importer {
         E::custom("datacomp format rule")
     }
 
-    fn error(&mut self, e: &serde_json::Error) -> JsonError {
-        let kind = self.failure.take().unwrap_or_else(|| {
-            let message = e.to_string();
-            let message = message.rsplit_once(" at line ").map_or(&*message, |(m, _)| m);
-            JsonErrorKind::Syntax(message.to_owned())
-        });
-        JsonError { kind, path: self.pointer(), line: e.line(), column: e.column() }
+    fn error(&mut self, e: &ReadError) -> JsonError {
+        let kind = self.failure.take().unwrap_or_else(|| JsonErrorKind::Syntax(e.message.clone()));
+        JsonError { kind, path: self.pointer(), line: e.line, column: e.column }
     }
 
     /// The member names on the current path.
@@ -1173,8 +1235,9 @@ impl Importer {
 }
 
 /// One entity, which must be an object: the top level of `Blob::from_json`, or of a store
-/// import (where it may also be an array of entities).
-struct Entity<'i> {
+/// import (where it may also be an array of entities). The seed that a reader of JSON or SJSON
+/// is given.
+pub(crate) struct Entity<'i> {
     importer: &'i mut Importer,
     blob: &'i mut Blob,
     /// In a store import: stage the entity there instead of reading into `blob`.

@@ -24,6 +24,7 @@ mod names;
 mod number;
 mod query;
 pub mod save;
+mod sjson;
 mod store;
 pub mod text;
 mod upgrade;

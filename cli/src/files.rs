@@ -5,6 +5,7 @@ use std::path::Path;
 
 use datacomp::{BlobRef, Error, Id, SaveFile, Store, StorePatch, save};
 
+use crate::FormatArg;
 use crate::edit::parse_id;
 use crate::output::{Bytes, Failure};
 
@@ -48,16 +49,24 @@ pub fn export(
     entity_id: Option<&str>,
     output: Option<&Path>,
     compact: bool,
+    format: FormatArg,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
+    if compact && format == FormatArg::Sjson {
+        return Err(Failure::Message(
+            "--compact is for JSON: SJSON is written one member a line".into(),
+        ));
+    }
     let store = load(path)?;
-    let mut text = match entity_id {
-        Some(id) => {
+    let mut text = match (entity_id, format) {
+        (Some(id), FormatArg::Json) => {
             let (_, blob) = entity(&store, path, id)?;
             if compact { store.export_blob_json(blob) } else { store.export_blob_json_pretty(blob) }
         }
-        None if compact => store.export_all_json(),
-        None => store.export_all_json_pretty(),
+        (Some(id), FormatArg::Sjson) => store.export_blob_sjson(entity(&store, path, id)?.1),
+        (None, FormatArg::Json) if compact => store.export_all_json(),
+        (None, FormatArg::Json) => store.export_all_json_pretty(),
+        (None, FormatArg::Sjson) => store.export_all_sjson(),
     };
     text.push('\n');
     match output {

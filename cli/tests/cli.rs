@@ -187,7 +187,7 @@ fn import_refuses_bad_inputs_by_name() {
     std::fs::create_dir(&empty).unwrap();
     assert_eq!(
         fails(&["import", empty.to_str().unwrap(), "-o", out]),
-        "no JSON files among the inputs"
+        "no JSON or SJSON files among the inputs"
     );
     let not_json = dir.path().join("x.json");
     std::fs::write(&not_json, "{\"a\": ").unwrap();
@@ -679,6 +679,11 @@ fn the_demo_runs_on_the_bundled_fixtures() {
     assert!(out.contains("  transform.position        floats  [12.5, 0, -3.25]\n"), "{out}");
     assert!(out.contains("4. A world of 100000 entities"), "{out}");
     assert!(out.contains("the loaded world equals the saved one"), "{out}");
+    // The sheet of issue 21, imported from SJSON as it is.
+    assert!(out.contains("\n5. The sheet as the designers of Bitsquid and Stingray write it"));
+    assert!(out.contains("\n   | color = [0 0.5 0.5 0.7]\n"), "{out}");
+    assert!(out.contains("\n  color                     floats  [0, 0.5, 0.5, 0.7]\n"), "{out}");
+    assert!(out.contains("writes it back: the same text."), "{out}");
     assert_eq!(ok(&["demo"]).lines().next(), out.lines().next());
 }
 
@@ -1152,4 +1157,92 @@ fn upgrade_rehashes_a_key_hash_1_save_with_the_keys_it_is_given() {
         fails(&["upgrade", &old, "-o", &new, "--keys", &world.file("missing")])
             .contains("cannot read")
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// SJSON
+
+#[test]
+fn import_reads_sjson_files_and_directories() {
+    let world = World::new();
+    let out = world.file("one.dcmp");
+    let sheet = fixtures().join("sjson/the_one.sjson");
+    let summary = ok(&["import", sheet.to_str().unwrap(), "-o", &out]);
+    assert!(summary.starts_with("imported 1 entities from 1 SJSON document ("), "{summary}");
+    assert_eq!(ok(&["get", &out, "0v0t1", "color"]), "[0, 0.5, 0.5, 0.7]\n");
+    assert_eq!(ok(&["get", &out, "0v0t1", "stats.mana"]), "200\n");
+    assert_eq!(ok(&["get", &out, "0v0t1", "status_effects.delirious"]), "true\n");
+
+    // A directory: *.json as JSON, *.sjson as SJSON, anything else left alone.
+    let dir = world.file("sheets");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(world.file("sheets/a.json"), r#"{"name": "Orc"}"#).unwrap();
+    std::fs::write(world.file("sheets/b.sjson"), "name = \"Troll\" // big\n").unwrap();
+    std::fs::write(world.file("sheets/c.txt"), "not a sheet").unwrap();
+    let summary = ok(&["import", &dir, "-o", &out]);
+    assert!(
+        summary.starts_with("imported 2 entities from 2 documents, 1 JSON and 1 SJSON ("),
+        "{summary}"
+    );
+    assert_eq!(ok(&["get", &out, "1v0t1", "name"]), "Troll\n");
+
+    // --format overrides the names: SJSON in a .txt file, and a .sjson file read as JSON.
+    std::fs::write(world.file("sheets/c.txt"), "a = [1 2]").unwrap();
+    ok(&["import", "--format", "sjson", &world.file("sheets/c.txt"), "-o", &out]);
+    assert_eq!(ok(&["get", &out, "0v0t1", "a"]), "[1, 2]\n");
+    let b = world.file("sheets/b.sjson");
+    assert_eq!(
+        fails(&["import", "--format", "json", &b, "-o", &out]),
+        format!("{b}: / (line 1, column 2): expected ident")
+    );
+
+    // Bad SJSON names the file, the path and the line and column; nothing is written.
+    let invalid = fixtures().join("sjson");
+    let before = std::fs::read(&out).unwrap();
+    let first = invalid.join("invalid/duplicate_path.sjson");
+    assert_eq!(
+        fails(&["import", invalid.to_str().unwrap(), "-o", &out]),
+        format!("{}: /stats (line 2, column 9): stats is set twice", first.display())
+    );
+    let unclosed = invalid.join("invalid/unclosed_object.sjson");
+    assert_eq!(
+        fails(&["import", unclosed.to_str().unwrap(), "-o", &out]),
+        format!(
+            "{}: /stats (line 2, column 9): unclosed object: this `{{` has no matching `}}`",
+            unclosed.display()
+        )
+    );
+    assert_eq!(std::fs::read(&out).unwrap(), before);
+}
+
+#[test]
+fn export_writes_sjson_that_imports_back() {
+    let world = World::new();
+    let w = world.path.as_str();
+    let store = world.store();
+    let all = ok(&["export", w, "--format", "sjson"]);
+    assert_eq!(all, store.export_all_sjson() + "\n");
+    let mut again = Store::new();
+    again.import_sjson(&all, &datacomp::ImportOptions::strict()).unwrap();
+    assert_eq!(again.len(), store.len());
+    for ((_, a), (_, b)) in store.iter().zip(again.iter()) {
+        assert_eq!(a, b);
+    }
+
+    let out = world.file("troll.sjson");
+    assert_eq!(ok(&["export", w, "--entity", "2v0t1", "--format", "sjson", "-o", &out]), "");
+    let troll = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(troll, store.export_sjson("2v0t1".parse().unwrap()).unwrap() + "\n");
+    assert!(troll.starts_with("name = \"Cave Troll\"\nkind = \"monster\"\nstats = {\n"), "{troll}");
+    assert!(troll.contains("\n    scale = [2.2 2.2 2.2]\n"), "{troll}");
+    // The exported file imports by its name.
+    let copy = world.file("troll.dcmp");
+    ok(&["import", &out, "-o", &copy]);
+    assert_eq!(ok(&["get", &copy, "0v0t1", "transform.position"]), "[12, 0, -40.5]\n");
+
+    assert_eq!(
+        fails(&["export", w, "--compact", "--format", "sjson"]),
+        "--compact is for JSON: SJSON is written one member a line"
+    );
+    assert_eq!(ok(&["export", w, "--format", "json", "--compact"]), store.export_all_json() + "\n");
 }
