@@ -94,6 +94,8 @@ pub struct Store {
     /// The name of every key the store was given as text: by a JSON import, a write, or by
     /// hand (one name per key).
     pub(crate) names: BTreeMap<Key, KeyName>,
+    /// The version of the game's data the entities follow (see [`Store::data_version`]).
+    pub(crate) data_version: u32,
 }
 
 /// A key's name, as the store was given it.
@@ -131,6 +133,7 @@ impl Store {
             arena: Vec::new(),
             garbage_words: 0,
             names: BTreeMap::new(),
+            data_version: 0,
         }
     }
 
@@ -151,6 +154,7 @@ impl Store {
             arena: Vec::with_capacity(bytes.div_ceil(4)),
             garbage_words: 0,
             names: BTreeMap::new(),
+            data_version: 0,
         }
     }
 
@@ -447,10 +451,11 @@ impl Store {
 
 impl PartialEq for Store {
     /// Equal when both hold the same live handles, each with equal entries (as
-    /// [`BlobRef`]'s `==`), and the same key names: the same contents, whatever the order of
-    /// entities, the arena's layout or garbage.
+    /// [`BlobRef`]'s `==`), the same key names and the same data version: the same contents,
+    /// whatever the order of entities, the arena's layout or garbage.
     fn eq(&self, other: &Store) -> bool {
         self.len() == other.len()
+            && self.data_version == other.data_version
             && self.names == other.names
             && self.iter().all(|(id, blob)| other.get(id).is_some_and(|o| o == blob))
     }

@@ -31,15 +31,44 @@ struct Golden {
     kind: &'static str,
     minor: u16,
     key_hash: u16,
+    data_version: u32,
 }
 
 /// Every golden file. A format change adds a row (and the file of the format it replaces);
 /// no row is ever removed.
 const GOLDEN: [Golden; 4] = [
-    Golden { name: "world_v1.dcmp", bytes: GOLDEN_V1, kind: "save", minor: 0, key_hash: 1 },
-    Golden { name: "world_v2.dcmp", bytes: GOLDEN_V2, kind: "save", minor: 0, key_hash: 2 },
-    Golden { name: "delta_v2.delta", bytes: GOLDEN_DELTA_V2, kind: "delta", minor: 0, key_hash: 2 },
-    Golden { name: "world_data0.dcmp", bytes: GOLDEN_DATA0, kind: "save", minor: 0, key_hash: 2 },
+    Golden {
+        name: "world_v1.dcmp",
+        bytes: GOLDEN_V1,
+        kind: "save",
+        minor: 0,
+        key_hash: 1,
+        data_version: 0,
+    },
+    Golden {
+        name: "world_v2.dcmp",
+        bytes: GOLDEN_V2,
+        kind: "save",
+        minor: 0,
+        key_hash: 2,
+        data_version: 0,
+    },
+    Golden {
+        name: "delta_v2.delta",
+        bytes: GOLDEN_DELTA_V2,
+        kind: "delta",
+        minor: 0,
+        key_hash: 2,
+        data_version: 0,
+    },
+    Golden {
+        name: "world_data0.dcmp",
+        bytes: GOLDEN_DATA0,
+        kind: "save",
+        minor: 0,
+        key_hash: 2,
+        data_version: 0,
+    },
 ];
 
 #[test]
@@ -47,17 +76,18 @@ fn every_golden_file_keeps_its_header_and_passes_every_check() {
     for golden in &GOLDEN {
         let info = save::describe(golden.bytes).unwrap_or_else(|e| panic!("{}: {e}", golden.name));
         assert_eq!(
-            (info.kind, info.major, info.minor, info.key_hash),
-            (golden.kind, 1, golden.minor, golden.key_hash),
+            (info.kind, info.major, info.minor, info.key_hash, info.data_version),
+            (golden.kind, 1, golden.minor, golden.key_hash, golden.data_version),
             "{}",
             golden.name
         );
-        let loaded = match golden.kind {
-            "delta" => StorePatch::from_bytes(golden.bytes).map(drop),
+        let data_version = match golden.kind {
+            "delta" => StorePatch::from_bytes(golden.bytes).map(|d| d.data_version()),
             _ => Store::from_bytes_with(golden.bytes, &LoadOptions::new().known_keys(V1_KEYS))
-                .map(drop),
+                .map(|s| s.data_version()),
         };
-        loaded.unwrap_or_else(|e| panic!("{}: {e}", golden.name));
+        let data_version = data_version.unwrap_or_else(|e| panic!("{}: {e}", golden.name));
+        assert_eq!(data_version, golden.data_version, "{}", golden.name);
     }
 }
 
@@ -75,6 +105,16 @@ const V1_KEYS: [&str; 8] = [
 
 fn id(text: &str) -> Id {
     text.parse().unwrap()
+}
+
+/// `written` is `golden` (a format 1.0 file of data version 0) byte for byte, but for the
+/// minor version this build writes and the header's crc32, which covers it.
+fn assert_same_but_minor(written: &[u8], golden: &[u8], what: &str) {
+    assert_eq!(written.len(), golden.len(), "{what}");
+    assert_eq!(written[..10], golden[..10], "{what}: magic and major version");
+    assert_eq!(written[10..12], save::FORMAT_MINOR.to_le_bytes(), "{what}: minor version");
+    assert_eq!(written[12..24], golden[12..24], "{what}: key hash, sections, file length");
+    assert_eq!(written[28..], golden[28..], "{what}: data version 0, table and sections");
 }
 
 /// `bytes` copied into 8-byte aligned memory (include_bytes! promises no alignment).
@@ -218,8 +258,8 @@ fn the_v2_save_loads_with_its_contents_and_names() {
     );
     assert_eq!(store.key_names().len(), 9);
 
-    assert_eq!(store.to_bytes(), GOLDEN_V2, "a loaded golden save writes back byte for byte");
-    assert_eq!(golden_world_v2().to_bytes(), GOLDEN_V2, "this build writes the golden bytes");
+    assert_same_but_minor(&store.to_bytes(), GOLDEN_V2, "a loaded golden save writes back");
+    assert_same_but_minor(&golden_world_v2().to_bytes(), GOLDEN_V2, "this build writes it");
 
     let words = aligned(GOLDEN_V2);
     let view = StoreView::new(zerocopy::IntoBytes::as_bytes(words.as_slice())).unwrap();
@@ -250,6 +290,7 @@ fn the_v2_delta_applies_to_the_v2_save() {
     assert_eq!((info.kind, info.major, info.minor), ("delta", 1, 0));
     let delta = StorePatch::from_bytes(GOLDEN_DELTA_V2).expect("format 1.0 deltas load");
     assert_eq!((delta.inserted(), delta.changed()), (1, 2));
+    assert_eq!((delta.base_data_version(), delta.data_version()), (0, 0));
     let mut world = Store::from_bytes(GOLDEN_V2).unwrap();
     delta.apply(&mut world).expect("it applies to the save it was made from");
     assert_eq!(world, golden_target_v2());
