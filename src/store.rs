@@ -427,6 +427,22 @@ impl Store {
         self.garbage_words = 0;
     }
 
+    /// Puts `arena` in place of the arena and `spans` (one per entity, in dense order) in place
+    /// of the entities' spans: for an operation that builds every blob anew aside and swaps
+    /// them in at the end, or changes nothing (a migration).
+    ///
+    /// The caller keeps the arena's invariant: each span lies inside `arena`, holds a valid
+    /// blob, and overlaps no other.
+    pub(crate) fn replace_arena(&mut self, arena: Vec<u32>, spans: Vec<Span>) {
+        debug_assert_eq!(spans.len(), self.len());
+        let used: usize = spans.iter().map(|span| span.words()).sum();
+        for (span, new) in self.index.values_mut().zip(spans) {
+            *span = new;
+        }
+        self.garbage_words = arena.len() - used;
+        self.arena = arena;
+    }
+
     pub(crate) fn compact_if_wasteful(&mut self) {
         if self.arena.len() >= MIN_COMPACT_WORDS && self.garbage_words * 2 > self.arena.len() {
             self.compact();

@@ -387,6 +387,37 @@ pub(crate) fn remove(w: &mut [u32], key: Key) -> bool {
     true
 }
 
+/// Removes the entries at `positions` (ascending, each below the key count), keeping the order
+/// of the others, in one pass however many go: their payload blocks become holes, which a
+/// repack drops.
+pub(crate) fn remove_at(w: &mut [u32], positions: &[usize]) {
+    if positions.is_empty() {
+        return;
+    }
+    let n = len(w);
+    let m = n - positions.len();
+    let (t0, v0) = (tags_at(n), values_at(n));
+    let (t1, v1) = (tags_at(m), values_at(m));
+    // The kept indices, ascending: each array moves down, lowest entry first, as in `remove`,
+    // so every entry is read before anything is written over it (t1 <= t0, v1 <= v0).
+    let kept = || {
+        let mut next = positions.iter().peekable();
+        (0..n).filter(move |&i| next.next_if_eq(&&i).is_none())
+    };
+    for (j, i) in kept().enumerate() {
+        w[HEADER_WORDS + j] = w[HEADER_WORDS + i];
+    }
+    let bytes = w.as_mut_bytes();
+    for (j, i) in kept().enumerate() {
+        bytes[4 * t1 + j] = bytes[4 * t0 + i];
+    }
+    bytes[4 * t1 + m..4 * v1].fill(0);
+    for (j, i) in kept().enumerate() {
+        w[v1 + j] = w[v0 + i];
+    }
+    w[0] = m as u32;
+}
+
 /// Copies the blob in `src` into `dst`, packing the live payloads against `dst`'s end in entry
 /// order and zeroing the free space: holes are dropped.
 ///
