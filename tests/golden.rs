@@ -9,11 +9,14 @@
 //! - `delta_v2.delta`: format 1.0, a delta from `world_v2.dcmp` (written by
 //!   [`write_golden_delta_v2`]).
 //! - `world_data0.dcmp`: format 1.0, key hash 2, data version 0 (before saves had one): the
-//!   sheets the README's migrations take to data version 3 (written by
-//!   [`write_golden_data0`]).
+//!   sheets the README's migrations (`fixtures/migrations_v3.json`) take to data version 3
+//!   (written by [`write_golden_data0`]).
+//! - `world_data3.dcmp`: format 1.1, data version 3: `world_data0.dcmp` migrated (written by
+//!   [`write_golden_data3`]).
 
 use datacomp::{
-    Blob, Id, ImportOptions, Key, LoadError, LoadOptions, Store, StorePatch, StoreView, save,
+    Blob, Id, ImportOptions, Key, LoadError, LoadOptions, Migrations, Store, StorePatch, StoreView,
+    save,
 };
 
 const GOLDEN_V1: &[u8] = include_bytes!("../fixtures/world_v1.dcmp");
@@ -23,6 +26,9 @@ const GOLDEN_DELTA_V2: &[u8] = include_bytes!("../fixtures/delta_v2.delta");
 const PATH_DELTA_V2: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/delta_v2.delta");
 const GOLDEN_DATA0: &[u8] = include_bytes!("../fixtures/world_data0.dcmp");
 const PATH_DATA0: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/world_data0.dcmp");
+const GOLDEN_DATA3: &[u8] = include_bytes!("../fixtures/world_data3.dcmp");
+const PATH_DATA3: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/world_data3.dcmp");
+const MIGRATIONS_V3: &str = include_str!("../fixtures/migrations_v3.json");
 
 /// A file in `fixtures/` written by an earlier build, and what its header says.
 struct Golden {
@@ -36,7 +42,7 @@ struct Golden {
 
 /// Every golden file. A format change adds a row (and the file of the format it replaces);
 /// no row is ever removed.
-const GOLDEN: [Golden; 4] = [
+const GOLDEN: [Golden; 5] = [
     Golden {
         name: "world_v1.dcmp",
         bytes: GOLDEN_V1,
@@ -68,6 +74,14 @@ const GOLDEN: [Golden; 4] = [
         minor: 0,
         key_hash: 2,
         data_version: 0,
+    },
+    Golden {
+        name: "world_data3.dcmp",
+        bytes: GOLDEN_DATA3,
+        kind: "save",
+        minor: 1,
+        key_hash: 2,
+        data_version: 3,
     },
 ];
 
@@ -350,4 +364,70 @@ fn the_data0_save_loads_with_its_contents() {
 #[ignore = "writes fixtures/world_data0.dcmp: only for a new format version"]
 fn write_golden_data0() {
     golden_world_data0().save(PATH_DATA0).unwrap();
+}
+
+/// `world_data0.dcmp` migrated by the README's migrations.
+fn golden_world_data3() -> Store {
+    let mut store = Store::from_bytes(GOLDEN_DATA0).unwrap();
+    store.migrate(&Migrations::from_json(MIGRATIONS_V3).unwrap()).unwrap();
+    store
+}
+
+#[test]
+fn the_data0_save_migrates_to_the_readme_version_3() {
+    let migrations = Migrations::from_json(MIGRATIONS_V3).unwrap();
+    let mut store = Store::from_bytes(GOLDEN_DATA0).unwrap();
+    let report = store.migrate(&migrations).unwrap();
+    assert_eq!((report.from, report.to, store.data_version()), (0, 3, 3));
+    let counts: Vec<_> = report
+        .steps
+        .iter()
+        .map(|s| (s.index, s.to, s.entities, s.renamed, s.removed, s.defaulted, s.set))
+        .collect();
+    // Step 0: Hero's hp and 2 inventory keys, the Orc's hp and club. Step 1: Hero's legacy, the
+    // Orc's 2 legacy keys; luck and tutorial_done where missing (3 each: not the Sage); a schema
+    // for all 4.
+    assert_eq!(counts, [(0, 2, 2, 5, 0, 0, 0), (1, 3, 4, 0, 3, 6, 4)]);
+
+    let export = |id: &str| store.export_json(self::id(id)).unwrap();
+    assert_eq!(
+        export("0v0t1"),
+        r#"{"name":"Hero","stats":{"health":100.0,"mana":50.0,"luck":1.0},"items":{"sword":1.0,"potion":3.0},"flags":{"tutorial_done":true},"schema":"v3"}"#
+    );
+    assert_eq!(
+        export("1v0t1"),
+        r#"{"name":"Orc","stats":{"health":30.0,"luck":1.0},"items":{"club":1.0},"flags":{"tutorial_done":true},"schema":"v3"}"#
+    );
+    assert_eq!(
+        export("2v0t1"),
+        r#"{"name":"Sage","stats":{"health":80.0,"luck":7.0},"flags":{"tutorial_done":false},"position":[1.0,2.0,3.0],"schema":"v3"}"#
+    );
+    // The key without a name stays where it was: only its own path could have moved it.
+    assert_eq!(
+        export("3v0t1"),
+        r##"{"name":"Odd","#deadbeef":true,"stats":{"luck":1.0},"flags":{"tutorial_done":true},"schema":"v3"}"##
+    );
+    assert!(store.get(id("4v0t1")).is_none(), "the removed entity stays stale");
+    for path in
+        ["stats.health", "items.sword", "items.potion", "items.club", "stats.luck", "schema"]
+    {
+        assert_eq!(store.key_name(Key::parse(path)), Some(path), "the new names are recorded");
+    }
+
+    // Saved and loaded: format 1.1, data version 3; migrating again is a no-op.
+    let mut loaded = Store::from_bytes(&store.to_bytes()).unwrap();
+    assert_eq!(loaded, store);
+    assert_eq!(save::describe(&store.to_bytes()).unwrap().data_version, 3);
+    let before = loaded.clone();
+    let again = loaded.migrate(&migrations).unwrap();
+    assert_eq!((again.from, again.to), (3, 3));
+    assert!(again.steps.is_empty());
+    assert_eq!(loaded, before);
+    assert_eq!(Store::from_bytes(GOLDEN_DATA3).unwrap(), store, "the golden result");
+}
+
+#[test]
+#[ignore = "writes fixtures/world_data3.dcmp: only for a new format version"]
+fn write_golden_data3() {
+    golden_world_data3().save(PATH_DATA3).unwrap();
 }
