@@ -675,6 +675,33 @@ mod tests {
     }
 
     #[test]
+    fn remove_at_is_remove_of_each_position_in_one_pass() {
+        // Every subset of 9 entries (tag words of 4, 4 and 1), strings among floats.
+        for mask in 0..1_u32 << 9 {
+            let mut w = fresh(1024);
+            for k in 0..9_u32 {
+                let value = if k % 3 == 0 {
+                    Value::Str("payload")
+                } else {
+                    Value::Float(f32::from(k as u8))
+                };
+                set(&mut w, Key::from_raw(k), value).unwrap();
+            }
+            let mut expected = w.clone();
+            let positions: Vec<usize> = (0..9).filter(|i| mask & 1 << i != 0).collect();
+            for &i in positions.iter().rev() {
+                assert!(remove(&mut expected, Key::from_raw(i as u32)));
+            }
+            remove_at(&mut w, &positions);
+            check(&w);
+            let entries = |w: &[u32]| -> Vec<(u32, crate::OwnedValue)> {
+                (0..len(w)).map(|i| (keys(w)[i], entry(w, i).to_owned_value())).collect()
+            };
+            assert_eq!(entries(&w), entries(&expected), "mask {mask:09b}");
+        }
+    }
+
+    #[test]
     fn push_and_remove_keep_arrays_in_step_across_tag_word_boundaries() {
         let mut w = fresh(1024);
         for k in 0..9u32 {

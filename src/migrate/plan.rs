@@ -277,6 +277,9 @@ struct Plan<'m> {
     above: Vec<(u32, u32)>,
     /// Bytes a blob may grow by in this step: the defaults and sets.
     room: usize,
+    /// The names known when the step was compiled (the first entries of [`Names`]): a key a
+    /// later step names is unnamed here.
+    known: usize,
 }
 
 impl<'m> Plan<'m> {
@@ -292,6 +295,7 @@ impl<'m> Plan<'m> {
             writes: Vec::new(),
             above: Vec::new(),
             room: 0,
+            known: 0,
         };
 
         if !step.renames.is_empty() {
@@ -372,23 +376,29 @@ impl<'m> Plan<'m> {
             });
         }
 
-        // Now that every name of the step is known: what lies above and under each write.
-        let mut prefixes = Vec::new();
-        for m in 0..plan.moves.len() {
-            prefixes.clear();
-            push_prefix_keys(&plan.moves[m].to_pointer, &mut prefixes);
-            let above = plan.push_above(&prefixes, &plan.moves[m].to_pointer.clone());
-            let has_under = prefixes.last().is_some_and(|key| names.objects.contains(key));
-            (plan.moves[m].above, plan.moves[m].has_under) = (above, has_under);
-        }
-        for w in 0..plan.writes.len() {
-            prefixes.clear();
-            push_prefix_keys(plan.writes[w].pointer, &mut prefixes);
-            let above = plan.push_above(&prefixes, plan.writes[w].pointer);
-            let has_under = prefixes.last().is_some_and(|key| names.objects.contains(key));
-            (plan.writes[w].above, plan.writes[w].has_under) = (above, has_under);
-        }
+        plan.locate_writes(names);
+        plan.known = names.entries.len();
         Ok(plan)
+    }
+
+    /// Now that every name of the step is known: records what lies above each written path
+    /// (a move's new path, a default, a set), and whether some name lies under it.
+    fn locate_writes(&mut self, names: &Names) {
+        let mut prefixes = Vec::new();
+        for m in 0..self.moves.len() {
+            prefixes.clear();
+            push_prefix_keys(&self.moves[m].to_pointer, &mut prefixes);
+            let above = self.push_above(&prefixes, &self.moves[m].to_pointer.clone());
+            let has_under = prefixes.last().is_some_and(|key| names.objects.contains(key));
+            (self.moves[m].above, self.moves[m].has_under) = (above, has_under);
+        }
+        for w in 0..self.writes.len() {
+            prefixes.clear();
+            push_prefix_keys(self.writes[w].pointer, &mut prefixes);
+            let above = self.push_above(&prefixes, self.writes[w].pointer);
+            let has_under = prefixes.last().is_some_and(|key| names.objects.contains(key));
+            (self.writes[w].above, self.writes[w].has_under) = (above, has_under);
+        }
     }
 
     /// The role of `key`, made if it has none.
@@ -636,7 +646,10 @@ impl Plan<'_> {
             if has_under {
                 let under = layout::keys(words).iter().find_map(|&raw| {
                     let entry = *names.by_key.get(&Key::from_raw(raw))?;
-                    let name = &names.entries[entry as usize].pointer;
+                    let name = &names.entries.get(entry as usize)?.pointer;
+                    if entry as usize >= self.known {
+                        return None;
+                    }
                     (name.len() > pointer.len() && under_or_at(name, pointer)).then_some(name)
                 });
                 if let Some(under) = under {
