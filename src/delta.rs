@@ -28,6 +28,9 @@ const INSERTED: u32 = 1;
 const CHANGED: u32 = 2;
 /// Words of a record's head: the id (two words), the kind, the data's length in words.
 const RECORD_HEAD: usize = 4;
+/// Bytes of the `delta base` section: the base's crc32, the flags, the base's data version
+/// (format 1.0 wrote the first two only).
+const DELTA_BASE_BYTES: usize = 12;
 
 /// A slot of the target's handle map that differs from the base's.
 #[derive(
@@ -112,6 +115,10 @@ pub struct StorePatch {
     /// The target's key names, whole; `None` when they are the base's (most deltas), which
     /// the file marks with flag bit 0 of its `delta base` section.
     names: Option<BTreeMap<Key, KeyName>>,
+    /// The base's data version: a store of another one is refused.
+    base_data_version: u32,
+    /// The target's data version, which applying gives the base.
+    data_version: u32,
 }
 
 impl Store {
@@ -167,12 +174,15 @@ impl Store {
             inserted,
             changed,
             names: (target.names != base.names).then(|| target.names.clone()),
+            base_data_version: base.data_version,
+            data_version: target.data_version,
         }
     }
 
     /// A crc32 of the store's contents: its handle map (without the arena offsets) and every
-    /// blob's bytes in dense order, and its key names. A store and the store loaded from its
-    /// save have the same; a delta checks its base by it. Equal stores whose blobs are laid out
+    /// blob's bytes in dense order, its key names, and its data version unless 0 (so that a
+    /// delta of format 1.0 keeps its base's crc). A store and the store loaded from its save
+    /// have the same; a delta checks its base by it. Equal stores whose blobs are laid out
     /// differently (one compacted, say) have different ones.
     fn content_crc(&self) -> u32 {
         let raw = self.index.as_raw();
@@ -184,6 +194,9 @@ impl Store {
             crc.update(blob.as_bytes());
         }
         crc.update(&encode_names(&self.names));
+        if self.data_version != 0 {
+            crc.update(&self.data_version.to_le_bytes());
+        }
         crc.finalize()
     }
 }
@@ -240,15 +253,55 @@ impl StorePatch {
         self.changed
     }
 
-    /// Applies the patch to the store it was made from, giving the target; or changes
-    /// nothing.
+    /// The data version of the store the patch was made from: it applies to no other.
+    #[must_use]
+    pub fn base_data_version(&self) -> u32 {
+        self.base_data_version
+    }
+
+    /// The data version of the target, which applying gives the base.
+    #[must_use]
+    pub fn data_version(&self) -> u32 {
+        self.data_version
+    }
+
+    /// Applies the patch to the store it was made from, giving the target (its data version
+    /// included); or changes nothing.
     ///
     /// # Errors
     ///
+    /// [`LoadError::DeltaDataVersion`] if `base` has another data version than the store the
+    /// patch was made from (migrate it, or apply the delta before migrating);
     /// [`LoadError::DeltaBase`] if `base` is not the store the patch was made from (its
     /// [contents' crc32](StorePatch) differs), and the errors of a load for a handle map or
     /// entity that does not check out.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{LoadError, Store};
+    ///
+    /// let base = Store::new();
+    /// let mut target = base.clone();
+    /// target.insert_entries([("name", "Orc")]);
+    /// target.set_data_version(2);
+    /// let delta = Store::diff(&base, &target);
+    ///
+    /// let mut migrated = base.clone();
+    /// migrated.set_data_version(1);
+    /// let err = delta.apply(&mut migrated).unwrap_err();
+    /// assert_eq!(err, LoadError::DeltaDataVersion { expected: 0, found: 1 });
+    ///
+    /// let mut world = base.clone();
+    /// delta.apply(&mut world)?;
+    /// assert_eq!((world.data_version(), world), (2, target));
+    /// # Ok::<(), LoadError>(())
+    /// ```
     pub fn apply(&self, base: &mut Store) -> Result<(), LoadError> {
+        if base.data_version != self.base_data_version {
+            let (expected, found) = (self.base_data_version, base.data_version);
+            return Err(LoadError::DeltaDataVersion { expected, found });
+        }
         let found = base.content_crc();
         if found != self.base_crc {
             return Err(LoadError::DeltaBase { expected: self.base_crc, found });
@@ -273,6 +326,7 @@ impl StorePatch {
         if let Some(names) = &self.names {
             base.names.clone_from(names);
         }
+        base.data_version = self.data_version;
         base.compact_if_wasteful();
         Ok(())
     }
@@ -378,15 +432,16 @@ impl StorePatch {
         HandleMap::from_raw(&raw)
     }
 
-    /// Writes the delta file: the save file's header and checks, with the sections `delta
-    /// base`, `delta index header`, `delta slot changes`, `delta meta changes`, `delta
-    /// entities` and `key names`.
+    /// Writes the delta file: the save file's header (with the target's data version) and
+    /// checks, with the sections `delta base` (the base's crc32, flags and data version),
+    /// `delta index header`, `delta slot changes`, `delta meta changes`, `delta entities` and
+    /// `key names`.
     ///
     /// # Errors
     ///
     /// Whatever `out` returns.
     pub fn write_to(&self, out: impl Write) -> std::io::Result<()> {
-        let base = [self.base_crc, u32::from(self.names.is_none())];
+        let base = [self.base_crc, u32::from(self.names.is_none()), self.base_data_version];
         let names = self.names.as_ref().map(encode_names).unwrap_or_default();
         let sections = [
             base.as_bytes(),
@@ -396,7 +451,7 @@ impl StorePatch {
             self.entities.as_bytes(),
             &names,
         ];
-        write_file(&DELTA, &sections, out)
+        write_file(&DELTA, &sections, self.data_version, out)
     }
 
     /// The delta file as bytes.
@@ -412,7 +467,7 @@ impl StorePatch {
     #[must_use]
     pub fn file_len(&self) -> usize {
         file_len([
-            8,
+            DELTA_BASE_BYTES,
             size_of::<RawHeader>(),
             self.slots.as_bytes().len(),
             self.meta.as_bytes().len(),
@@ -463,9 +518,15 @@ impl StorePatch {
             expected: expected as u64,
             found: found.len() as u64,
         };
-        let [crc, flags] = <[U32; 2]>::read_from_bytes(base)
-            .map_err(|_| size("delta base", 8, base))?
-            .map(U32::get);
+        // Format 1.0 wrote the crc32 and flags only: its base had data version 0.
+        let [crc, flags, base_data_version] = match base.len() {
+            8 => <[U32; 2]>::read_from_bytes(base)
+                .map(|[crc, flags]| [crc, flags, U32::ZERO])
+                .map_err(drop),
+            _ => <[U32; 3]>::read_from_bytes(base).map_err(drop),
+        }
+        .map_err(|()| size("delta base", DELTA_BASE_BYTES, base))?
+        .map(U32::get);
         let base_names = match flags {
             0 => false,
             1 if names.is_empty() => true,
@@ -488,6 +549,8 @@ impl StorePatch {
         let meta = ascending("delta meta changes", meta, |c: &MetaChange| c.dense.get())?;
         let (entities, inserted, changed) = check_records(entities)?;
         Ok(StorePatch {
+            base_data_version,
+            data_version: parsed.data_version(),
             base_crc: crc,
             header,
             slots,

@@ -586,6 +586,13 @@ pub enum LoadError {
         /// The key-hash id found.
         key_hash: u16,
     },
+    /// A delta applied to a store of another data version than its base's.
+    DeltaDataVersion {
+        /// The data version of the base the delta was made from.
+        expected: u32,
+        /// The data version of the store it was applied to.
+        found: u32,
+    },
     /// A delta applied to a store that is not the base it was made from.
     DeltaBase {
         /// The crc32 of the base the delta was made from.
@@ -753,6 +760,11 @@ impl fmt::Display for LoadError {
                 f,
                 "the delta uses key hash {key_hash}, and stores now use key hash 2: apply it to \
                  its base with the release that wrote it, then load that save to upgrade it"
+            ),
+            LoadError::DeltaDataVersion { expected, found } => write!(
+                f,
+                "the delta was made from a base of data version {expected}, not this store's \
+                 {found}: apply it before migrating, or make it from the migrated base"
             ),
             LoadError::DeltaBase { expected, found } => write!(
                 f,

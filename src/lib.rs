@@ -20,6 +20,7 @@ pub mod file;
 pub mod handle_map;
 mod json;
 mod key;
+mod migrate;
 mod names;
 mod number;
 mod query;
@@ -44,6 +45,7 @@ pub use handle_map::{
 };
 pub use json::{ImportOptions, ImportReport, JsonError, JsonErrorKind};
 pub use key::{AsKey, Key, KeyPath, MAX_PATH_SEGMENTS};
+pub use migrate::{MigrateError, MigrationReport, MigrationStep, Migrations, StepReport};
 pub use number::JsonF32;
 pub use query::{Query, QueryError, QueryErrorKind};
 pub use save::StoreView;

@@ -93,6 +93,27 @@ impl Store {
         self.names.get(&key).map(|name| name.dotted.as_str())
     }
 
+    /// The name of `key` as a JSON Pointer (`/stats/health`, `/a.b/c`), if the store was given
+    /// one: the exact segments, where the dotted name of [`key_name`](Store::key_name) cannot
+    /// tell a `.` inside a member name from a separator.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{ImportOptions, Key, Store};
+    ///
+    /// let mut store = Store::new();
+    /// store.import_json(r#"{"a.b": {"c": 1}, "a": {"b": {"c": 2}}}"#, &ImportOptions::strict())?;
+    /// assert_eq!(store.key_pointer(Key::path(&["a.b", "c"])), Some("/a.b/c"));
+    /// assert_eq!(store.key_pointer(Key::parse("a.b.c")), Some("/a/b/c"));
+    /// assert_eq!(store.key_name(Key::path(&["a.b", "c"])), Some("a.b.c"));
+    /// # Ok::<(), datacomp::JsonError>(())
+    /// ```
+    #[must_use]
+    pub fn key_pointer(&self, key: Key) -> Option<&str> {
+        self.names.get(&key).map(|name| name.pointer.as_str())
+    }
+
     /// How to show `key` to people, one text per key: its dotted name where that reads back
     /// as this key (`stats.health`), else its JSON Pointer (`/a.b/c`, when a member name holds
     /// a dot), else its hash (`#1a2b3c4d`) when the store has no name for it. Each form is one

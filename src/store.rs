@@ -94,6 +94,8 @@ pub struct Store {
     /// The name of every key the store was given as text: by a JSON import, a write, or by
     /// hand (one name per key).
     pub(crate) names: BTreeMap<Key, KeyName>,
+    /// The version of the game's data the entities follow (see [`Store::data_version`]).
+    pub(crate) data_version: u32,
 }
 
 /// A key's name, as the store was given it.
@@ -131,6 +133,7 @@ impl Store {
             arena: Vec::new(),
             garbage_words: 0,
             names: BTreeMap::new(),
+            data_version: 0,
         }
     }
 
@@ -151,6 +154,7 @@ impl Store {
             arena: Vec::with_capacity(bytes.div_ceil(4)),
             garbage_words: 0,
             names: BTreeMap::new(),
+            data_version: 0,
         }
     }
 
@@ -426,6 +430,22 @@ impl Store {
         self.garbage_words = 0;
     }
 
+    /// Puts `arena` in place of the arena and `spans` (one per entity, in dense order) in place
+    /// of the entities' spans: for an operation that builds every blob anew aside and swaps
+    /// them in at the end, or changes nothing (a migration).
+    ///
+    /// The caller keeps the arena's invariant: each span lies inside `arena`, holds a valid
+    /// blob, and overlaps no other.
+    pub(crate) fn replace_arena(&mut self, arena: Vec<u32>, spans: Vec<Span>) {
+        debug_assert_eq!(spans.len(), self.len());
+        let used: usize = spans.iter().map(|span| span.words()).sum();
+        for (span, new) in self.index.values_mut().zip(spans) {
+            *span = new;
+        }
+        self.garbage_words = arena.len() - used;
+        self.arena = arena;
+    }
+
     pub(crate) fn compact_if_wasteful(&mut self) {
         if self.arena.len() >= MIN_COMPACT_WORDS && self.garbage_words * 2 > self.arena.len() {
             self.compact();
@@ -450,10 +470,11 @@ impl Store {
 
 impl PartialEq for Store {
     /// Equal when both hold the same live handles, each with equal entries (as
-    /// [`BlobRef`]'s `==`), and the same key names: the same contents, whatever the order of
-    /// entities, the arena's layout or garbage.
+    /// [`BlobRef`]'s `==`), the same key names and the same data version: the same contents,
+    /// whatever the order of entities, the arena's layout or garbage.
     fn eq(&self, other: &Store) -> bool {
         self.len() == other.len()
+            && self.data_version == other.data_version
             && self.names == other.names
             && self.iter().all(|(id, blob)| other.get(id).is_some_and(|o| o == blob))
     }

@@ -97,7 +97,8 @@ fn import_writes_a_save_of_every_document_in_order() {
     assert_eq!(lines[8], "7 entities");
     let verified = ok(&["verify", &world.path]);
     let len = world.bytes().len();
-    assert!(verified.starts_with(&format!("{}: ok: format 1.0, ", world.path)), "{verified}");
+    let format = format!("format 1.{}, data version 0", datacomp::save::FORMAT_MINOR);
+    assert!(verified.starts_with(&format!("{}: ok: {format}, ", world.path)), "{verified}");
     assert!(verified.ends_with(&format!("({len} bytes), 6 sections, 7 entities, 91 key names\n")));
 }
 
@@ -380,12 +381,15 @@ fn inspect_shows_the_file_and_its_arena() {
     let world = World::new();
     let w = world.path.as_str();
     let text = ok(&["inspect", w]);
-    assert!(text.starts_with(&format!("{w}: datacomp save, format 1.0, key hash 2, ")), "{text}");
+    let minor = datacomp::save::FORMAT_MINOR;
+    let head = format!("{w}: datacomp save, format 1.{minor}, key hash 2, data version 0, ");
+    assert!(text.starts_with(&head), "{text}");
     for line in ["     5  arena ", "     6  key names ", "\nentities: 7\n", "\nkey names: 91\n"] {
         assert!(text.contains(line), "{line:?} in {text}");
     }
     let json: serde_json::Value = serde_json::from_str(&ok(&["inspect", w, "--json"])).unwrap();
-    assert_eq!(json["format"], "1.0");
+    assert_eq!(json["format"], format!("1.{minor}"));
+    assert_eq!(json["data_version"], 0);
     assert_eq!(json["entities"], 7);
     assert_eq!(json["file_bytes"], world.bytes().len());
     assert_eq!(json["sections"].as_array().unwrap().len(), 6);
@@ -569,7 +573,8 @@ fn diff_prints_the_changes_by_key_name_and_writes_a_delta() {
     );
     // The same as a library diff, and it turns the base into theirs.
     let verified = ok(&["verify", &delta]);
-    assert!(verified.contains(": ok: delta, format 1.0, "), "{verified}");
+    let format = format!("format 1.{}, data version 0 -> 0", datacomp::save::FORMAT_MINOR);
+    assert!(verified.contains(&format!(": ok: delta, {format}, ")), "{verified}");
     assert!(verified.contains("0 entities inserted, 2 changed"), "{verified}");
     let applied = world.file("applied.dcmp");
     let printed = ok(&["apply", &world.path, &delta, "-o", &applied]);

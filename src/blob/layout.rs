@@ -387,6 +387,37 @@ pub(crate) fn remove(w: &mut [u32], key: Key) -> bool {
     true
 }
 
+/// Removes the entries at `positions` (ascending, each below the key count), keeping the order
+/// of the others, in one pass however many go: their payload blocks become holes, which a
+/// repack drops.
+pub(crate) fn remove_at(w: &mut [u32], positions: &[usize]) {
+    if positions.is_empty() {
+        return;
+    }
+    let n = len(w);
+    let m = n - positions.len();
+    let (t0, v0) = (tags_at(n), values_at(n));
+    let (t1, v1) = (tags_at(m), values_at(m));
+    // The kept indices, ascending: each array moves down, lowest entry first, as in `remove`,
+    // so every entry is read before anything is written over it (t1 <= t0, v1 <= v0).
+    let kept = || {
+        let mut next = positions.iter().peekable();
+        (0..n).filter(move |&i| next.next_if_eq(&&i).is_none())
+    };
+    for (j, i) in kept().enumerate() {
+        w[HEADER_WORDS + j] = w[HEADER_WORDS + i];
+    }
+    let bytes = w.as_mut_bytes();
+    for (j, i) in kept().enumerate() {
+        bytes[4 * t1 + j] = bytes[4 * t0 + i];
+    }
+    bytes[4 * t1 + m..4 * v1].fill(0);
+    for (j, i) in kept().enumerate() {
+        w[v1 + j] = w[v0 + i];
+    }
+    w[0] = m as u32;
+}
+
 /// Copies the blob in `src` into `dst`, packing the live payloads against `dst`'s end in entry
 /// order and zeroing the free space: holes are dropped.
 ///
@@ -641,6 +672,33 @@ mod tests {
         assert_eq!(header_bytes(1), 8 + 4 + 4 + 4);
         assert_eq!(header_bytes(4), 8 + 16 + 4 + 16);
         assert_eq!(header_bytes(5), 8 + 20 + 8 + 20);
+    }
+
+    #[test]
+    fn remove_at_is_remove_of_each_position_in_one_pass() {
+        // Every subset of 9 entries (tag words of 4, 4 and 1), strings among floats.
+        for mask in 0..1_u32 << 9 {
+            let mut w = fresh(1024);
+            for k in 0..9_u32 {
+                let value = if k % 3 == 0 {
+                    Value::Str("payload")
+                } else {
+                    Value::Float(f32::from(k as u8))
+                };
+                set(&mut w, Key::from_raw(k), value).unwrap();
+            }
+            let mut expected = w.clone();
+            let positions: Vec<usize> = (0..9).filter(|i| mask & 1 << i != 0).collect();
+            for &i in positions.iter().rev() {
+                assert!(remove(&mut expected, Key::from_raw(i as u32)));
+            }
+            remove_at(&mut w, &positions);
+            check(&w);
+            let entries = |w: &[u32]| -> Vec<(u32, crate::OwnedValue)> {
+                (0..len(w)).map(|i| (keys(w)[i], entry(w, i).to_owned_value())).collect()
+            };
+            assert_eq!(entries(&w), entries(&expected), "mask {mask:09b}");
+        }
     }
 
     #[test]
