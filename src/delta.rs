@@ -140,43 +140,59 @@ impl Store {
             slot,
         });
 
-        let mut entities = Vec::new();
-        let mut removals = Vec::new();
-        let (mut inserted, mut changed) = (0, 0);
+        let mut records = Records::default();
         for (id, blob) in target.iter() {
-            let words = blob.as_words();
-            match base.get(id) {
-                Some(old) if old == blob => {}
-                Some(old) => {
-                    push_record_head(&mut entities, id, CHANGED, 0);
-                    let start = entities.len();
-                    patch::write_between(old, blob, &mut entities, &mut removals);
-                    entities[start - 1] = (entities.len() - start) as u32;
-                    changed += 1;
-                }
-                None => {
-                    // Repacked: no free space or holes travel in the delta.
-                    let used = layout::used_bytes(words) / 4;
-                    push_record_head(&mut entities, id, INSERTED, used);
-                    let start = entities.len();
-                    entities.resize(start + used, 0);
-                    layout::repack(words, &mut entities[start..]);
-                    inserted += 1;
-                }
-            }
+            records.push(base, id, blob);
         }
-        StorePatch {
-            base_crc: base.content_crc(),
-            header: new.header,
-            slots,
-            meta,
-            entities,
-            inserted,
-            changed,
-            names: (target.names != base.names).then(|| target.names.clone()),
-            base_data_version: base.data_version,
-            data_version: target.data_version,
+        records.into_patch(base, target, base.content_crc(), slots, meta)
+    }
+
+    /// [`Store::diff`] of two states of one store, looking only at `slots` (sorted), which
+    /// hold every slot whose bits or entity differ between them: the same patch in O(changed).
+    ///
+    /// A slot's dense position in `target` differs from `base`'s only where its bits differ,
+    /// so the dense positions whose slot changed are those of the changed slots live in
+    /// `target`.
+    pub(crate) fn diff_slots(
+        base: &Store,
+        target: &Store,
+        slots: &[u32],
+        base_crc: u32,
+    ) -> StorePatch {
+        let (old, new) = (base.index.as_raw(), target.index.as_raw());
+        let old_slots = <[U64]>::ref_from_bytes(old.slots).expect("INVARIANT: own sections");
+        let new_slots = <[U64]>::ref_from_bytes(new.slots).expect("INVARIANT: own sections");
+        let old_meta = <[U32]>::ref_from_bytes(old.meta).expect("INVARIANT: own sections");
+        let slot_changes = slots
+            .iter()
+            .filter_map(|&slot| {
+                let value = *new_slots.get(slot as usize)?;
+                (old_slots.get(slot as usize) != Some(&value))
+                    .then_some(SlotChange { slot: U32::new(slot), value })
+            })
+            .collect();
+        let mut live: Vec<(usize, u32, Id)> = slots
+            .iter()
+            .filter_map(|&slot| {
+                let (id, dense) = target.index.live_at_slot(slot as usize)?;
+                Some((dense, slot, id))
+            })
+            .collect();
+        live.sort_unstable_by_key(|&(dense, ..)| dense);
+        let meta = live
+            .iter()
+            .filter(|&&(dense, slot, _)| old_meta.get(dense) != Some(&U32::new(slot)))
+            .map(|&(dense, slot, _)| MetaChange {
+                dense: U32::new(dense as u32),
+                slot: U32::new(slot),
+            })
+            .collect();
+        let mut records = Records::default();
+        for (_, _, id) in live {
+            let blob = target.get(id).expect("INVARIANT: live in the target's index");
+            records.push(base, id, blob);
         }
+        records.into_patch(base, target, base_crc, slot_changes, meta)
     }
 
     /// A crc32 of the store's contents: its handle map (without the arena offsets) and every
@@ -184,7 +200,7 @@ impl Store {
     /// delta of format 1.0 keeps its base's crc). A store and the store loaded from its save
     /// have the same; a delta checks its base by it. Equal stores whose blobs are laid out
     /// differently (one compacted, say) have different ones.
-    fn content_crc(&self) -> u32 {
+    pub(crate) fn content_crc(&self) -> u32 {
         let raw = self.index.as_raw();
         let mut crc = crc32fast::Hasher::new();
         crc.update(raw.header.as_bytes());
@@ -216,10 +232,101 @@ where
         .collect()
 }
 
+/// The entities section of a patch as [`Store::diff`] builds it, in the target's dense order.
+#[derive(Default)]
+struct Records {
+    entities: Vec<u32>,
+    removals: Vec<u32>,
+    inserted: usize,
+    changed: usize,
+}
+
+impl Records {
+    /// The record of the target's entity `id`, if `base` does not hold it as it is.
+    fn push(&mut self, base: &Store, id: Id, blob: crate::BlobRef<'_>) {
+        let entities = &mut self.entities;
+        match base.get(id) {
+            Some(old) if old == blob => {}
+            Some(old) => {
+                push_record_head(entities, id, CHANGED, 0);
+                let start = entities.len();
+                patch::write_between(old, blob, entities, &mut self.removals);
+                entities[start - 1] = (entities.len() - start) as u32;
+                self.changed += 1;
+            }
+            None => {
+                // Repacked: no free space or holes travel in the delta.
+                let words = blob.as_words();
+                let used = layout::used_bytes(words) / 4;
+                push_record_head(entities, id, INSERTED, used);
+                let start = entities.len();
+                entities.resize(start + used, 0);
+                layout::repack(words, &mut entities[start..]);
+                self.inserted += 1;
+            }
+        }
+    }
+
+    fn into_patch(
+        self,
+        base: &Store,
+        target: &Store,
+        base_crc: u32,
+        slots: Vec<SlotChange>,
+        meta: Vec<MetaChange>,
+    ) -> StorePatch {
+        StorePatch {
+            base_crc,
+            header: target.index.as_raw().header,
+            slots,
+            meta,
+            entities: self.entities,
+            inserted: self.inserted,
+            changed: self.changed,
+            names: (target.names != base.names).then(|| target.names.clone()),
+            base_data_version: base.data_version,
+            data_version: target.data_version,
+        }
+    }
+}
+
 /// Appends a record's head; its `words` of data follow.
 fn push_record_head(entities: &mut Vec<u32>, id: Id, kind: u32, words: usize) {
     let bits = id.to_bits();
     entities.extend_from_slice(&[bits as u32, (bits >> 32) as u32, kind, words as u32]);
+}
+
+/// Appends the blob of `record` to the base's arena: an inserted entity's as it is, a changed
+/// one's patched from `old`, its span in the base. Returns its span.
+fn place_record(
+    record: &Record<'_>,
+    old: Option<Span>,
+    base: &mut Store,
+    scratch: &mut Blob,
+) -> Result<Span, LoadError> {
+    let (id, data) = (record.id, record.data);
+    let start = base.arena.len();
+    match (record.kind, old) {
+        (INSERTED, _) => base.arena.extend_from_slice(data),
+        (_, Some(old)) => {
+            // Repacked with the patch's room, so that applying it does not regrow.
+            scratch.repack_from(&base.arena[old.range()], patch::room_needed(data));
+            patch::apply(data, scratch).map_err(|error| LoadError::Blob { id, error })?;
+            let words = scratch.as_blob_ref().as_words();
+            base.arena.resize(start + layout::used_bytes(words) / 4, 0);
+            layout::repack(words, &mut base.arena[start..]);
+        }
+        (_, None) => {
+            let problem = "the delta patches it, but the base does not have it";
+            return Err(LoadError::DeltaEntity { id, problem });
+        }
+    }
+    if u32::try_from(base.arena.len()).is_err() {
+        base.arena.truncate(start);
+        let problem = "the arena would pass 2^32 words (16 GiB)";
+        return Err(LoadError::DeltaEntity { id, problem });
+    }
+    Ok(Span::new(start, base.arena.len() - start))
 }
 
 /// One record of the entities section.
@@ -245,6 +352,16 @@ impl StorePatch {
     #[must_use]
     pub fn inserted(&self) -> usize {
         self.inserted
+    }
+
+    /// Whether applying the patch changes nothing, given `back`, the patch from its target to
+    /// its base (whose header is the base's).
+    pub(crate) fn changes_nothing(&self, back: &StorePatch) -> bool {
+        self.slots.is_empty()
+            && self.meta.is_empty()
+            && self.entities.is_empty()
+            && self.names.is_none()
+            && self.header == back.header
     }
 
     /// Entities the patch changes (live in both, with other entries).
@@ -323,6 +440,7 @@ impl StorePatch {
         }
         base.index = index;
         base.garbage_words = base.arena.len() - used;
+        base.tracker.touch_all();
         if let Some(names) = &self.names {
             base.names.clone_from(names);
         }
@@ -343,38 +461,15 @@ impl StorePatch {
         let mut scratch = Blob::new();
         for (id, _) in index {
             let old = base.index.get(id).copied();
-            let start = base.arena.len();
-            match (records.next_if(|record| record.id == id), old) {
-                (Some(Record { kind: INSERTED, data, .. }), _) => {
-                    base.arena.extend_from_slice(data);
-                }
-                (Some(Record { data, .. }), Some(old)) => {
-                    // Repacked with the patch's room, so that applying it does not regrow.
-                    scratch.repack_from(&base.arena[old.range()], patch::room_needed(data));
-                    patch::apply(data, &mut scratch)
-                        .map_err(|error| LoadError::Blob { id, error })?;
-                    let words = scratch.as_blob_ref().as_words();
-                    base.arena.resize(start + layout::used_bytes(words) / 4, 0);
-                    layout::repack(words, &mut base.arena[start..]);
-                }
-                (None, Some(old)) => {
-                    spans.push(old);
-                    continue;
-                }
-                (Some(_), None) => {
-                    let problem = "the delta patches it, but the base does not have it";
-                    return Err(LoadError::DeltaEntity { id, problem });
-                }
+            let span = match (records.next_if(|record| record.id == id), old) {
+                (Some(record), old) => place_record(&record, old, base, &mut scratch)?,
+                (None, Some(old)) => old,
                 (None, None) => {
                     let problem = "neither the base nor the delta has it";
                     return Err(LoadError::DeltaEntity { id, problem });
                 }
-            }
-            if u32::try_from(base.arena.len()).is_err() {
-                let problem = "the arena would pass 2^32 words (16 GiB)";
-                return Err(LoadError::DeltaEntity { id, problem });
-            }
-            spans.push(Span::new(start, base.arena.len() - start));
+            };
+            spans.push(span);
         }
         if let Some(record) = records.next() {
             let problem = "the delta has a record for it out of the target's order, or for a \
@@ -382,6 +477,76 @@ impl StorePatch {
             return Err(LoadError::DeltaEntity { id: record.id, problem });
         }
         Ok(spans)
+    }
+
+    /// Applies the patch to a store it was made from, trusted (it was made here, from that
+    /// store's state, whatever the store's arena layout): O(changed), no base check. The result
+    /// is the one [`apply`](StorePatch::apply) gives, byte for byte.
+    ///
+    /// The slots to look at are the patch's own: a slot whose bits differ has a slot change,
+    /// an entity whose bytes differ has a record, and the base's slots past the target's last
+    /// are dropped.
+    pub(crate) fn apply_trusted(&self, base: &mut Store) {
+        let index_base = self.header.base.get();
+        // Slots past the target's last are dropped: their entities are removed too.
+        let dropped = self.header.slots.get()..base.index.slot_count() as u32;
+        let mut slots: Vec<u32> = self
+            .slots
+            .iter()
+            .map(|change| change.slot.get())
+            .chain(records(&self.entities).map(|record| record.id.index().wrapping_sub(index_base)))
+            .chain(dropped)
+            .collect();
+        slots.sort_unstable();
+        slots.dedup();
+        // Where each of those slots' entities is before the index changes.
+        let old: Vec<Option<(Id, Span)>> = slots
+            .iter()
+            .map(|&slot| {
+                let (id, dense) = base.index.live_at_slot(slot as usize)?;
+                Some((id, base.index.as_slice()[dense]))
+            })
+            .collect();
+        let used_before = base.arena.len() - base.garbage_words;
+        let freed: usize = old.iter().flatten().map(|(_, span)| span.words()).sum();
+
+        base.index.set_shape(&self.header, Span::new(0, 0));
+        for change in &self.slots {
+            base.index.set_slot(change.slot.get() as usize, change.value.get());
+        }
+        let mut live: Vec<(usize, usize, Id)> = slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &slot)| {
+                let (id, dense) = base.index.live_at_slot(slot as usize)?;
+                Some((dense, i, id))
+            })
+            .collect();
+        live.sort_unstable_by_key(|&(dense, ..)| dense);
+        let mut records = records(&self.entities).peekable();
+        let mut scratch = Blob::new();
+        let mut placed = 0;
+        for (dense, i, id) in live {
+            let kept = old[i].filter(|&(was, _)| was == id).map(|(_, span)| span);
+            let span = match records.next_if(|record| record.id == id) {
+                Some(record) => place_record(&record, kept, base, &mut scratch)
+                    .expect("INVARIANT: a trusted patch applies to its base"),
+                None => kept.expect("INVARIANT: an entity without a record is the base's"),
+            };
+            placed += span.words();
+            base.index.set_dense(dense, slots[i] as usize, span);
+        }
+        debug_assert!(records.next().is_none(), "every record is of a live entity");
+        base.garbage_words = base.arena.len() - (used_before - freed + placed);
+        if let Some(names) = &self.names {
+            base.names.clone_from(names);
+        }
+        if base.tracker.is_tracking() {
+            for &slot in &slots {
+                base.tracker.touch(slot as usize);
+            }
+        }
+        base.compact_if_wasteful();
     }
 
     /// The target's handle map: the base's raw sections with the patch's changes written

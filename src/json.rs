@@ -478,7 +478,7 @@ impl Store {
         let ids = staging
             .spans
             .iter()
-            .map(|&(offset, words)| self.index.insert(Span::new(base + offset, words)))
+            .map(|&(offset, words)| self.insert_span(Span::new(base + offset, words)))
             .collect();
         Ok((ids, report))
     }

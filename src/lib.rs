@@ -18,6 +18,7 @@ mod delta;
 mod error;
 pub mod file;
 pub mod handle_map;
+mod history;
 mod json;
 mod key;
 mod migrate;
@@ -43,6 +44,7 @@ pub use handle_map::{
     Drain as HandleMapDrain, HandleMap, Id, Iter as HandleMapIter, IterMut as HandleMapIterMut,
     ParseIdError, RawHandleMap, RawHeader,
 };
+pub use history::{Changes, History, Mark, Snapshot};
 pub use json::{ImportOptions, ImportReport, JsonError, JsonErrorKind};
 pub use key::{AsKey, Key, KeyPath, MAX_PATH_SEGMENTS};
 pub use migrate::{MigrateError, MigrationReport, MigrationStep, Migrations, StepReport};

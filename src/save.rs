@@ -322,7 +322,14 @@ impl Store {
             names
         };
         let used: usize = index.values().map(|s| s.words()).sum();
-        Ok(Store { garbage_words: words.len() - used, index, arena: words, names, data_version })
+        Ok(Store {
+            garbage_words: words.len() - used,
+            index,
+            arena: words,
+            names,
+            data_version,
+            ..Store::new()
+        })
     }
 
     /// Reads a whole save file from `input`, as [`from_bytes`](Store::from_bytes) does.

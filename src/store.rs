@@ -7,6 +7,7 @@ use zerocopy::little_endian::U32;
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use crate::blob::layout;
+use crate::history::Tracker;
 use crate::{
     AsKey, AsValue, Blob, BlobError, BlobRef, Error, HandleError, HandleMap, Id, Key, Value,
 };
@@ -96,6 +97,9 @@ pub struct Store {
     pub(crate) names: BTreeMap<Key, KeyName>,
     /// The version of the game's data the entities follow (see [`Store::data_version`]).
     pub(crate) data_version: u32,
+    // INVARIANT: every change to a slot of `index` or to its entity's bytes is stamped here
+    // (`touch`), or the tracker is told that everything changed (`Tracker::touch_all`).
+    pub(crate) tracker: Tracker,
 }
 
 /// A key's name, as the store was given it.
@@ -134,6 +138,7 @@ impl Store {
             garbage_words: 0,
             names: BTreeMap::new(),
             data_version: 0,
+            tracker: Tracker::new(),
         }
     }
 
@@ -155,6 +160,7 @@ impl Store {
             garbage_words: 0,
             names: BTreeMap::new(),
             data_version: 0,
+            tracker: Tracker::new(),
         }
     }
 
@@ -175,7 +181,7 @@ impl Store {
     /// # Panics
     ///
     /// If the arena would pass 2^32 words (16 GiB): spans are 32-bit.
-    fn allocate(&mut self, words: usize) -> Span {
+    pub(crate) fn allocate(&mut self, words: usize) -> Span {
         let offset = self.arena.len();
         let end = offset + words;
         assert!(u32::try_from(end).is_ok(), "Store: the arena would pass 2^32 words (16 GiB)");
@@ -205,7 +211,25 @@ impl Store {
         let source = blob.as_blob_ref();
         let span = self.allocate(source.used_bytes() / 4);
         layout::repack(source.as_words(), &mut self.arena[span.range()]);
-        self.index.insert(span)
+        self.insert_span(span)
+    }
+
+    /// Adds an entity whose blob is at `span` (already written) and returns its handle.
+    pub(crate) fn insert_span(&mut self, span: Span) -> Id {
+        let id = self.index.insert(span);
+        self.touch(id);
+        id
+    }
+
+    /// Stamps `id`'s slot as changed, for change tracking (`history`): O(1), and nothing at
+    /// all until a mark is taken.
+    #[inline]
+    pub(crate) fn touch(&mut self, id: Id) {
+        if self.tracker.is_tracking()
+            && let Some(slot) = self.index.slot_of(id)
+        {
+            self.tracker.touch(slot);
+        }
     }
 
     /// Adds an empty entity and returns its handle.
@@ -222,7 +246,7 @@ impl Store {
     pub fn insert_empty(&mut self) -> Id {
         let span = self.allocate(layout::EMPTY.len());
         self.arena[span.range()].copy_from_slice(&layout::EMPTY);
-        self.index.insert(span)
+        self.insert_span(span)
     }
 
     /// Adds an entity with these entries, set in order as [`Blob::set`] sets them, and
@@ -376,6 +400,12 @@ impl Store {
 
     /// Removes the entity of `id`; returns whether it was there. Its span becomes garbage.
     pub fn remove(&mut self, id: Id) -> bool {
+        let Some(rewrites) = self.index.slots_remove_rewrites(id) else {
+            return false;
+        };
+        for slot in rewrites {
+            self.tracker.touch(slot);
+        }
         let Some(span) = self.index.remove(id) else {
             return false;
         };
@@ -389,6 +419,7 @@ impl Store {
         self.index.clear();
         self.arena.clear();
         self.garbage_words = 0;
+        self.tracker.touch_all();
     }
 
     /// Iterates over `(Id, BlobRef)` in dense order, which after [`compact`](Store::compact)
@@ -669,6 +700,7 @@ impl BlobMut<'_> {
 
     /// Writes `key` in place, or after moving the blob to the arena's end with room.
     fn write(&mut self, key: Key, value: Value<'_>) -> Result<(), BlobError> {
+        self.store.touch(self.id);
         let span = self.span();
         let Err(need) = layout::set(&mut self.store.arena[span.range()], key, value) else {
             return Ok(());
@@ -701,6 +733,7 @@ impl BlobMut<'_> {
 
     /// Removes `key`; returns whether it was there.
     pub fn remove(&mut self, key: impl Into<Key>) -> bool {
+        self.store.touch(self.id);
         let span = self.span();
         layout::remove(&mut self.store.arena[span.range()], key.into())
     }
@@ -721,6 +754,7 @@ impl crate::blob::PatchTarget for BlobMut<'_> {
     }
 
     fn set_reserved(&mut self, key: Key, value: Value<'_>) {
+        self.store.touch(self.id);
         let span = self.span();
         layout::set(&mut self.store.arena[span.range()], key, value)
             .expect("INVARIANT: the patch reserved its room");
