@@ -807,7 +807,7 @@ mod tests {
                 let floats = [1.5_f32; 12];
                 let value = match kind {
                     0 => Value::Bool(len % 2 == 0),
-                    1 => Value::Float(len as f32),
+                    1 => Value::Float(f32::from(len as u8)),
                     2 => Value::Str(&text[..len]),
                     _ => Value::Floats(&floats[..len]),
                 };
