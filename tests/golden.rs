@@ -392,20 +392,20 @@ fn the_data0_save_migrates_to_the_readme_version_3() {
     let export = |id: &str| store.export_json(self::id(id)).unwrap();
     assert_eq!(
         export("0v0t1"),
-        r#"{"name":"Hero","stats":{"health":100.0,"mana":50.0,"luck":1.0},"items":{"sword":1.0,"potion":3.0},"flags":{"tutorial_done":true},"schema":"v3"}"#
+        r#"{"name":"Hero","stats":{"health":100,"mana":50,"luck":1},"items":{"sword":1,"potion":3},"flags":{"tutorial_done":true},"schema":"v3"}"#
     );
     assert_eq!(
         export("1v0t1"),
-        r#"{"name":"Orc","stats":{"health":30.0,"luck":1.0},"items":{"club":1.0},"flags":{"tutorial_done":true},"schema":"v3"}"#
+        r#"{"name":"Orc","stats":{"health":30,"luck":1},"items":{"club":1},"flags":{"tutorial_done":true},"schema":"v3"}"#
     );
     assert_eq!(
         export("2v0t1"),
-        r#"{"name":"Sage","stats":{"health":80.0,"luck":7.0},"flags":{"tutorial_done":false},"position":[1.0,2.0,3.0],"schema":"v3"}"#
+        r#"{"name":"Sage","stats":{"health":80,"luck":7},"flags":{"tutorial_done":false},"position":[1,2,3],"schema":"v3"}"#
     );
     // The key without a name stays where it was: only its own path could have moved it.
     assert_eq!(
         export("3v0t1"),
-        r##"{"name":"Odd","#deadbeef":true,"stats":{"luck":1.0},"flags":{"tutorial_done":true},"schema":"v3"}"##
+        r##"{"name":"Odd","#deadbeef":true,"stats":{"luck":1},"flags":{"tutorial_done":true},"schema":"v3"}"##
     );
     assert!(store.get(id("4v0t1")).is_none(), "the removed entity stays stale");
     for path in

@@ -234,7 +234,7 @@ fn renames_in_one_step_move_at_once_so_two_keys_can_swap() {
     let step = MigrationStep::to(1).rename("a", "b").rename("b", "a");
     let report = store.migrate(&one(1, step)).unwrap();
     assert_eq!(report.steps[0].renamed, 3);
-    assert_eq!(store.export_json(ids[0]).unwrap(), r#"{"b":1.0,"a":{"x":2.0,"y":"s"}}"#);
+    assert_eq!(store.export_json(ids[0]).unwrap(), r#"{"b":1,"a":{"x":2,"y":"s"}}"#);
 }
 
 #[test]
@@ -246,8 +246,8 @@ fn steps_chain_and_a_store_runs_only_the_steps_above_its_version() {
     let (mut old, ids) = imported(r#"[{"hp": 5}, {"name": "x"}]"#);
     let report = old.migrate(&migrations).unwrap();
     assert_eq!(report.steps.iter().map(|s| s.to).collect::<Vec<_>>(), [2, 3, 4]);
-    assert_eq!(old.export_json(ids[0]).unwrap(), r#"{"attributes":{"health":5.0}}"#);
-    assert_eq!(old.export_json(ids[1]).unwrap(), r#"{"name":"x","attributes":{"health":10.0}}"#);
+    assert_eq!(old.export_json(ids[0]).unwrap(), r#"{"attributes":{"health":5}}"#);
+    assert_eq!(old.export_json(ids[1]).unwrap(), r#"{"name":"x","attributes":{"health":10}}"#);
 
     // A store at version 3 holds version 3 keys: only the last step runs.
     let (mut newer, ids) = imported(r#"[{"hp": 5, "stats": {"mana": 1}}]"#);
@@ -256,7 +256,7 @@ fn steps_chain_and_a_store_runs_only_the_steps_above_its_version() {
     assert_eq!((report.from, report.steps.len(), report.steps[0].to), (3, 1, 4));
     assert_eq!(
         newer.export_json(ids[0]).unwrap(),
-        r#"{"hp":5.0,"stats":{"mana":1.0},"attributes":{"health":10.0}}"#
+        r#"{"hp":5,"stats":{"mana":1},"attributes":{"health":10}}"#
     );
     assert_eq!(newer.data_version(), 4);
 }
@@ -309,8 +309,8 @@ fn a_step_renames_then_removes_then_defaults_then_sets() {
     let report = store.migrate(&one(1, step)).unwrap();
     let s = report.steps[0];
     assert_eq!((s.entities, s.renamed, s.removed, s.defaulted, s.set), (2, 3, 2, 1, 2));
-    assert_eq!(store.export_json(ids[0]).unwrap(), r#"{"stats":{"health":5.0},"tag":"v1"}"#);
-    assert_eq!(store.export_json(ids[1]).unwrap(), r#"{"stats":{"health":100.0},"tag":"v1"}"#);
+    assert_eq!(store.export_json(ids[0]).unwrap(), r#"{"stats":{"health":5},"tag":"v1"}"#);
+    assert_eq!(store.export_json(ids[1]).unwrap(), r#"{"stats":{"health":100},"tag":"v1"}"#);
 }
 
 #[test]
@@ -344,9 +344,9 @@ fn a_key_without_a_name_moves_only_by_its_own_path() {
 fn paths_with_dots_in_member_names_are_json_pointers() {
     let (mut store, ids) = imported(r#"{"a.b": {"c": 1}, "a": {"b": {"c": 2}}}"#);
     store.migrate(&one(1, MigrationStep::to(1).rename("/a.b", "x"))).unwrap();
-    assert_eq!(store.export_json(ids[0]).unwrap(), r#"{"x":{"c":1.0},"a":{"b":{"c":2.0}}}"#);
+    assert_eq!(store.export_json(ids[0]).unwrap(), r#"{"x":{"c":1},"a":{"b":{"c":2}}}"#);
     store.migrate(&one(2, MigrationStep::to(2).rename("a.b", "/y.z"))).unwrap();
-    assert_eq!(store.export_json(ids[0]).unwrap(), r#"{"x":{"c":1.0},"y.z":{"c":2.0}}"#);
+    assert_eq!(store.export_json(ids[0]).unwrap(), r#"{"x":{"c":1},"y.z":{"c":2}}"#);
     assert_eq!(store.key_label(Key::path(&["y.z", "c"])), "/y.z/c");
 }
 

@@ -909,12 +909,12 @@ fn a_name_of_20_000_segments_exports_by_hash() {
     ok(&["verify", deep]);
     assert_eq!(
         ok(&["export", deep, "--compact"]),
-        "[{\"#de9577cc\":\"Deep\",\"#76077a0b\":1.0,\"stats\":{\"health\":7.0}}]\n"
+        "[{\"#de9577cc\":\"Deep\",\"#76077a0b\":1,\"stats\":{\"health\":7}}]\n"
     );
     assert_eq!(
         ok(&["export", deep, "--entity", "0v0t1"]),
-        "{\n  \"#de9577cc\": \"Deep\",\n  \"#76077a0b\": 1.0,\n  \"stats\": {\n    \"health\": \
-         7.0\n  }\n}\n"
+        "{\n  \"#de9577cc\": \"Deep\",\n  \"#76077a0b\": 1,\n  \"stats\": {\n    \"health\": \
+         7\n  }\n}\n"
     );
     let path = vec!["a"; 20_000].join(".");
     assert_eq!(ok(&["get", deep, "0v0t1", &path]), "1\n");

@@ -531,6 +531,16 @@ pub(crate) struct Scratch {
     blocks: Vec<(u32, u32, u32)>,
     // INVARIANT: holds no key twice.
     unique_keys: Vec<u32>,
+    /// For one blob only: no key array is remembered, so validation allocates nothing.
+    once: bool,
+}
+
+impl Scratch {
+    /// Scratch for validating a single blob: it keeps no key array for the next one, so a
+    /// blob of up to [`STACK_ENTRIES`] keys is validated without allocating.
+    pub(crate) fn once() -> Scratch {
+        Scratch { once: true, ..Scratch::default() }
+    }
 }
 
 /// `n` entries of `stack`, or of `heap` resized to `n` when the stack is too small.
@@ -645,8 +655,10 @@ pub(crate) fn validate(w: &[u32], scratch: &mut Scratch) -> Result<(), BlobError
 
     if keys != scratch.unique_keys.as_slice() {
         keys_unique(keys, scratch)?;
-        scratch.unique_keys.clear();
-        scratch.unique_keys.extend_from_slice(keys);
+        if !scratch.once {
+            scratch.unique_keys.clear();
+            scratch.unique_keys.extend_from_slice(keys);
+        }
     }
     if !top_down {
         blocks_disjoint(w, scratch)?;

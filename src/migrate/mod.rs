@@ -295,7 +295,7 @@ impl MigrationStep {
     /// let mut store = Store::new();
     /// let id = store.insert_entries([("inventory.sword", 1), ("inventory.potion", 3)]);
     /// store.migrate(&Migrations::new(1).step(MigrationStep::to(1).rename("inventory", "items")))?;
-    /// assert_eq!(store.export_json(id).unwrap(), r#"{"items":{"sword":1.0,"potion":3.0}}"#);
+    /// assert_eq!(store.export_json(id).unwrap(), r#"{"items":{"sword":1,"potion":3}}"#);
     /// # Ok::<(), datacomp::MigrateError>(())
     /// ```
     #[must_use]
