@@ -743,10 +743,13 @@ impl fmt::Display for LoadError {
             }
             LoadError::AmbiguousKnownKeys { key, ref first, ref second } => write!(
                 f,
-                "known keys {first} and {second} both had key hash 1 value {key}, which the save \
-                 holds: which one it is cannot be told"
+                "known keys {} and {} both had key hash 1 value {key}, which the save holds: \
+                 which one it is cannot be told",
+                Shortened(first),
+                Shortened(second)
             ),
             LoadError::UpgradeCollision { key, ref first, ref second } => {
+                let (first, second) = (Shortened(first), Shortened(second));
                 write!(f, "{first} and {second} rehash to the same key {key} under key hash 2")
             }
             LoadError::DeltaKeyHash { key_hash } => write!(

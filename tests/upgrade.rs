@@ -188,3 +188,32 @@ fn a_delta_of_key_hash_1_is_refused_before_it_touches_a_store() {
     );
     assert_eq!(save::describe(&old).unwrap().kind, "delta");
 }
+
+/// Attack: upgrade errors quote paths the caller or the save gave, which may be 100 KB long
+/// and hold control characters; the message must stay one short line.
+#[test]
+fn upgrade_errors_cut_long_paths_and_escape_control_characters() {
+    // The escape lands in the part a message keeps: the end.
+    let long = format!("{}\u{1b}[2J", "p".repeat(100_000));
+    let (sleep, fury) = (format!("{long}.sleep_haste_8"), format!("{long}.fury_sleep_272"));
+    let bytes = old_save(&[&[sleep.as_str()], &[fury.as_str()]]);
+    let options = LoadOptions::new().known_keys([sleep.as_str(), fury.as_str()]);
+    let err = Store::from_bytes_with(&bytes, &options).unwrap_err();
+    assert!(matches!(err, LoadError::UpgradeCollision { .. }), "{err:?}");
+    let message = err.to_string();
+    assert!(message.len() < 1000, "{} bytes", message.len());
+    assert!(message.contains("bytes cut") && !message.contains('\u{1b}'), "{message}");
+    assert!(message.contains(".sleep_haste_8") && message.contains(".fury_sleep_272"), "{message}");
+    assert!(message.contains(r"\u{1b}[2J.sleep_haste_8"), "{message}");
+    assert!(message.contains(" rehash to the same key #"), "{message}");
+
+    let (a, b) = (format!("{long}.item_1409"), format!("{long}.item_1482"));
+    let bytes = old_save(&[&[a.as_str()]]);
+    let options = LoadOptions::new().known_keys([a.as_str(), b.as_str()]);
+    let err = Store::from_bytes_with(&bytes, &options).unwrap_err();
+    assert!(matches!(err, LoadError::AmbiguousKnownKeys { .. }), "{err:?}");
+    let message = err.to_string();
+    assert!(message.len() < 1000, "{} bytes", message.len());
+    assert!(message.contains("bytes cut") && !message.contains('\u{1b}'), "{message}");
+    assert!(message.contains(r"\u{1b}[2J.item_14"), "{message}");
+}
