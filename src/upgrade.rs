@@ -131,7 +131,8 @@ pub(crate) fn rehash(
         return Err(LoadError::UnexplainedKeys { keys: unexplained });
     }
 
-    let mut new_names = BTreeMap::new();
+    // New key -> its name, and whether an entity holds it.
+    let mut new_names: BTreeMap<Key, (KeyName, bool)> = BTreeMap::new();
     let mut map = BTreeMap::new();
     for (&old, entry) in &explained {
         let name = entry.name();
@@ -143,14 +144,26 @@ pub(crate) fn rehash(
         let key = Key::from_pointer(&name.pointer).unwrap_or_default();
         match new_names.entry(key) {
             Entry::Vacant(vacant) => {
-                vacant.insert(name);
+                vacant.insert((name, entry.used));
             }
-            Entry::Occupied(other) => {
-                let (first, second) = (other.get().label().to_owned(), name.label().to_owned());
-                return Err(LoadError::UpgradeCollision { key, first, second });
-            }
+            Entry::Occupied(mut other) => match (other.get().1, entry.used) {
+                (true, true) => {
+                    let (first, second) =
+                        (other.get().0.label().to_owned(), name.label().to_owned());
+                    return Err(LoadError::UpgradeCollision { key, first, second });
+                }
+                // A saved name that no entity holds gives way to one that an entity does (or,
+                // both unheld, to the first): it names no value, so nothing is lost, and
+                // refusing would leave the save unloadable, since no option can drop it.
+                (false, true) => {
+                    other.insert((name, true));
+                }
+                (_, false) => continue,
+            },
         }
-        map.insert(old, key);
+        if entry.used {
+            map.insert(old, key);
+        }
     }
 
     // Every key an entity holds is in `map`, and `map` is one to one: each blob keeps distinct
@@ -161,7 +174,7 @@ pub(crate) fn rehash(
                 map.get(&Key::from_raw(*raw)).expect("INVARIANT: every held key is mapped").raw();
         }
     }
-    Ok(new_names)
+    Ok(new_names.into_iter().map(|(key, (name, _))| (key, name)).collect())
 }
 
 #[cfg(test)]
