@@ -572,7 +572,7 @@ pub enum LoadError {
         /// The other.
         second: String,
     },
-    /// Two keys of a key hash 1 save rehash to one key.
+    /// Two keys that entities of a key hash 1 save hold rehash to one key.
     UpgradeCollision {
         /// The key both rehash to.
         key: Key,

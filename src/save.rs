@@ -266,7 +266,8 @@ impl Store {
     /// [`LoadError::UnexplainedKeys`] listing every key (with an entity that holds it) that
     /// neither a name nor a known path explains, [`LoadError::AmbiguousKnownKeys`] when two
     /// known paths had the hash of a key the save holds, and [`LoadError::UpgradeCollision`]
-    /// when two keys rehash to one. Nothing loads half-upgraded.
+    /// when two keys that entities hold rehash to one (a saved name no entity holds gives way).
+    /// Nothing loads half-upgraded.
     ///
     /// # Examples
     ///
