@@ -7,7 +7,7 @@ use std::path::Path;
 use datacomp::{Blob, BlobRef, Error, Id, Key, Patch, Side, Store, StorePatch};
 use serde_json::json;
 
-use crate::files::{load, lock, save};
+use crate::files::{load, lock_if_exists, lock_later, save};
 use crate::output::{Bytes, Failure, key_name as name, value_json};
 
 /// Entries as a JSON object by key name (sorted).
@@ -37,8 +37,9 @@ pub fn diff(
     compact: bool,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
-    let file = output.map(lock).transpose()?;
+    let file = output.map(lock_if_exists).transpose()?.flatten();
     let (base, target) = (load(base_path)?, load(target_path)?);
+    let file = output.map(|output| lock_later(file, output)).transpose()?;
     let stores = [&target, &base];
     let mut inserted = Vec::new();
     let mut changed = Vec::new();
@@ -82,12 +83,13 @@ pub fn apply(
     output: &Path,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
-    let file = lock(output)?;
+    let file = lock_if_exists(output)?;
     let mut store = load(base_path)?;
     let delta = StorePatch::load(delta_path).map_err(|e| match e {
         Error::Io(e) => Failure::at(delta_path.display(), format!("cannot read: {e}")),
         e => Failure::at(delta_path.display(), e),
     })?;
+    let file = lock_later(file, output)?;
     delta.apply(&mut store).map_err(|e| Failure::at(delta_path.display(), e))?;
     save(&file, &mut store, output)?;
     writeln!(
@@ -114,9 +116,10 @@ pub fn merge(
     prefer: Option<Side>,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
-    let file = lock(output)?;
+    let file = lock_if_exists(output)?;
     let [base, ours, theirs] = paths.map(load);
     let (base, mut merged, theirs) = (base?, ours?, theirs?);
+    let file = lock_later(file, output)?;
     let mut conflicts = Vec::new();
     let mut report = Vec::new();
 

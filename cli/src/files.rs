@@ -27,6 +27,19 @@ pub fn lock(path: &Path) -> Result<SaveFile, Failure> {
     SaveFile::lock(path).map_err(|e| Failure::at(path.display(), format!("cannot lock: {e}")))
 }
 
+/// The lock of `path` if a file is there (it may be one of the command's inputs, to be read
+/// and replaced under the lock), else `None`: a command then reads its inputs first and takes
+/// the lock only to write (with [`lock_later`]), so that a missing or bad input leaves no lock
+/// file behind. An output that did not exist cannot be an input, which must exist.
+pub fn lock_if_exists(path: &Path) -> Result<Option<SaveFile>, Failure> {
+    if std::fs::metadata(path).is_ok() { lock(path).map(Some) } else { Ok(None) }
+}
+
+/// The lock taken by [`lock_if_exists`], or, if it took none, the lock taken now.
+pub fn lock_later(early: Option<SaveFile>, path: &Path) -> Result<SaveFile, Failure> {
+    early.map_or_else(|| lock(path), Ok)
+}
+
 /// Saves atomically under the lock: the file is either the old one or the new one, never
 /// half of each. The store is compacted first, so no byte of a removed entity, key or value
 /// reaches the file.

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use datacomp::{LoadOptions, Store, save};
 
-use crate::files::{lock, read, save};
+use crate::files::{lock_if_exists, lock_later, read, save};
 use crate::output::{Bytes, Failure};
 
 /// `datacomp upgrade`: loads `old` (rehashing a key hash 1 save's keys from its key names and
@@ -16,8 +16,9 @@ pub fn run(
     keys: Option<&Path>,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
-    // Held from the read to the save, so that upgrading a file in place races no other writer.
-    let file = lock(output)?;
+    // Held from the read to the save, so that upgrading a file in place races no other writer
+    // (a new output is locked only once the old save has loaded).
+    let file = lock_if_exists(output)?;
     let bytes = read(old)?;
     let from = save::describe(&bytes).map_err(|e| Failure::at(old.display(), e))?.key_hash;
     let text = match keys {
@@ -32,6 +33,7 @@ pub fn run(
         let hint = if keys.is_none() { " (with --keys FILE, one path a line)" } else { "" };
         Failure::at(old.display(), format!("{e}{hint}"))
     })?;
+    let file = lock_later(file, output)?;
     save(&file, &mut store, output)?;
     writeln!(
         out,

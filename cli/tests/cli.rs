@@ -1097,3 +1097,51 @@ fn upgrade_rehashes_a_key_hash_1_save_with_the_keys_it_is_given() {
             .contains("cannot read")
     );
 }
+
+/// The names of the files in `dir`, sorted.
+fn file_names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_str().unwrap().to_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Attack: a command that fails on a missing or bad input leaves no file behind, not even a
+/// lock file: a typo (`datacomp set wrld.dcmp ...`) left `wrld.dcmp.lock`, and so did every
+/// merge, apply, upgrade and diff -o whose input was missing or damaged.
+#[test]
+fn a_failed_command_leaves_no_lock_file_behind() {
+    let world = World::new();
+    let (missing, out, bad) = (world.file("wrld.dcmp"), world.file("out.dcmp"), world.file("bad"));
+    std::fs::write(&bad, b"DATACOMP but not a save").unwrap();
+    let path = world.path.as_str();
+    for args in [
+        &["set", &missing, "0v0t1", "x", "1"][..],
+        &["rm", &missing, "0v0t1"],
+        &["merge", path, path, &missing, "-o", &out],
+        &["merge", path, &bad, path, "-o", &out],
+        &["apply", path, &missing, "-o", &out],
+        &["apply", path, &bad, "-o", &out],
+        &["upgrade", &missing, "-o", &out],
+        &["upgrade", &bad, "-o", &out],
+        &["upgrade", path, "-o", &out, "--keys", &missing],
+        &["diff", path, &missing, "-o", &out],
+        &["diff", &bad, path, "-o", &out],
+    ] {
+        fails(args);
+        assert_eq!(
+            file_names(world.dir.path()),
+            ["bad", "world.dcmp", "world.dcmp.lock"],
+            "{args:?}"
+        );
+    }
+    // Upgrading in place still locks from the read to the write.
+    ok(&["upgrade", path, "-o", path]);
+    ok(&["merge", path, path, path, "-o", &out]);
+    assert_eq!(
+        file_names(world.dir.path()),
+        ["bad", "out.dcmp", "out.dcmp.lock", "world.dcmp", "world.dcmp.lock"]
+    );
+}
