@@ -27,6 +27,18 @@ pub fn lock(path: &Path) -> Result<SaveFile, Failure> {
     SaveFile::lock(path).map_err(|e| Failure::at(path.display(), format!("cannot lock: {e}")))
 }
 
+/// The save at `path` loaded under its lock, for a command that changes it in place. A missing
+/// save fails before a lock file is made beside it.
+pub fn lock_and_load(path: &Path) -> Result<(SaveFile, Store), Failure> {
+    if std::fs::metadata(path).is_err() {
+        // Fails; should the file have appeared meanwhile, it is loaded again under the lock.
+        load(path)?;
+    }
+    let file = lock(path)?;
+    let store = load(path)?;
+    Ok((file, store))
+}
+
 /// The lock of `path` if a file is there (it may be one of the command's inputs, to be read
 /// and replaced under the lock), else `None`: a command then reads its inputs first and takes
 /// the lock only to write (with [`lock_later`]), so that a missing or bad input leaves no lock
