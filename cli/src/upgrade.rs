@@ -22,8 +22,7 @@ pub fn run(
     let bytes = read(old)?;
     let from = save::describe(&bytes).map_err(|e| Failure::at(old.display(), e))?.key_hash;
     let text = match keys {
-        Some(keys) => std::fs::read_to_string(keys)
-            .map_err(|e| Failure::at(keys.display(), format!("cannot read: {e}")))?,
+        Some(keys) => read_keys(keys)?,
         None => String::new(),
     };
     // One path a line, as a KEY is given: dotted, or a JSON Pointer; blank lines are skipped.
@@ -45,4 +44,15 @@ pub fn run(
         Bytes(store.to_bytes().len()),
     )?;
     Ok(())
+}
+
+/// The text of a --keys file; one that is not UTF-8 is refused naming the line.
+fn read_keys(keys: &Path) -> Result<String, Failure> {
+    let bytes = std::fs::read(keys)
+        .map_err(|e| Failure::at(keys.display(), format!("cannot read: {e}")))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let line = 1 + e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count();
+        Failure::at(keys.display(), format!("line {line} is not UTF-8 (byte offset {at})"))
+    })
 }

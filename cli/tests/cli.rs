@@ -1145,3 +1145,18 @@ fn a_failed_command_leaves_no_lock_file_behind() {
         ["bad", "out.dcmp", "out.dcmp.lock", "world.dcmp", "world.dcmp.lock"]
     );
 }
+
+/// Attack: a --keys file with one byte that is not UTF-8 among a million good lines was
+/// refused as "stream did not contain valid UTF-8", with no line to look at.
+#[test]
+fn upgrade_names_the_line_of_a_keys_file_that_is_not_utf8() {
+    let world = World::new();
+    let (old, new, keys) = (world.file("old.dcmp"), world.file("new.dcmp"), world.file("keys"));
+    std::fs::copy(fixtures().join("world_v1.dcmp"), &old).unwrap();
+    std::fs::write(&keys, b"name\nstats.health\nstats.mana\ncaf\xe9\nbio\n").unwrap();
+    assert_eq!(
+        fails(&["upgrade", &old, "-o", &new, "--keys", &keys]),
+        format!("{keys}: line 4 is not UTF-8 (byte offset 32)")
+    );
+    assert!(!Path::new(&new).exists());
+}
