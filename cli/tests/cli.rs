@@ -178,7 +178,11 @@ fn import_refuses_bad_inputs_by_name() {
     let message = fails(&["import", classic.to_str().unwrap(), "-o", unwritable.to_str().unwrap()]);
     assert_eq!(
         message,
-        format!("{}: cannot lock: No such file or directory (os error 2)", unwritable.display())
+        format!(
+            "{0}: cannot lock: the lock file {0}.lock cannot be created or opened: No such file \
+             or directory (os error 2)",
+            unwritable.display()
+        )
     );
     assert!(!Path::new(out).exists());
 }
