@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 
-use datacomp::{Blob, BlobRef, Error, Id, Key, Patch, Side, Store, StorePatch};
+use datacomp::{Blob, BlobRef, Error, Id, Key, KeyCollision, Patch, Side, Store, StorePatch};
 use serde_json::json;
 
 use crate::files::{load, lock_if_exists, lock_later, save};
@@ -39,6 +39,16 @@ pub fn diff(
 ) -> Result<(), Failure> {
     let file = output.map(lock_if_exists).transpose()?.flatten();
     let (base, target) = (load(base_path)?, load(target_path)?);
+    // One hash under two names: its changes could be shown under neither name alone, so the
+    // two files are refused, as `merge` refuses them.
+    for (key, _) in base.key_names() {
+        let (before, after) = (base.key_label(key), target.key_label(key));
+        if target.key_name(key).is_some() && before != after {
+            let collision =
+                KeyCollision { key, name: after.into_owned(), known: before.into_owned() };
+            return Err(Failure::at(target_path.display(), collision));
+        }
+    }
     let file = output.map(|output| lock_later(file, output)).transpose()?;
     let stores = [&target, &base];
     let mut inserted = Vec::new();

@@ -138,7 +138,8 @@ enum Command {
         compact: bool,
     },
     /// Print what changed from BASE to TARGET as JSON, keys by name: entities inserted
-    /// (with their entries), removed, and changed (keys set, keys removed).
+    /// (with their entries), removed, and changed (keys set, keys removed). Two files that name
+    /// one hash differently are refused, as merge refuses them.
     Diff {
         /// The save file before.
         base: PathBuf,

@@ -1164,3 +1164,26 @@ fn upgrade_names_the_line_of_a_keys_file_that_is_not_utf8() {
     );
     assert!(!Path::new(&new).exists());
 }
+
+/// Attack: two saves that name one hash differently (`sleep_haste_8` in one,
+/// `fury_sleep_272` in the other, with one value) diffed as "no change", and with two values
+/// as a change of the second name only: the first name vanished from the report. Like
+/// `merge`, `diff` refuses one hash under two names.
+#[test]
+fn diff_refuses_one_hash_under_two_names() {
+    let world = World::new();
+    let (base, target) = (world.file("base.dcmp"), world.file("target.dcmp"));
+    save_json(&base, &format!(r#"{{"{FIRST}": 1}}"#));
+    save_json(&target, &format!(r#"{{"{SECOND}": 1}}"#));
+    let refused = format!("{target}: {SECOND} and {FIRST} hash to the same key #316ec2d7");
+    assert_eq!(fails(&["diff", &base, &target]), refused);
+    save_json(&target, &format!(r#"{{"{SECOND}": 2}}"#));
+    assert_eq!(fails(&["diff", &base, &target, "-o", &world.file("d.delta")]), refused);
+    assert!(!Path::new(&world.file("d.delta")).exists());
+    // One name on one side only is no conflict.
+    save_json(&target, r#"{"x": 2}"#);
+    let mut store = Store::load(&target).unwrap();
+    store.get_mut("0v0t1".parse().unwrap()).unwrap().set(datacomp::Key::parse(FIRST), 2);
+    store.save(&target).unwrap();
+    assert!(ok(&["diff", &base, &target, "--compact"]).contains(&format!("\"{FIRST}\":2.0")));
+}
