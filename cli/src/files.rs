@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use datacomp::{BlobRef, Error, Id, SaveFile, Store, StorePatch, save};
+use datacomp::{BlobRef, Error, Id, LoadError, SaveFile, Store, StorePatch, save};
 
 use crate::edit::parse_id;
 use crate::output::{Bytes, Failure};
@@ -17,8 +17,21 @@ pub fn read(path: &Path) -> Result<Vec<u8>, Failure> {
 pub fn load(path: &Path) -> Result<Store, Failure> {
     Store::load(path).map_err(|e| match e {
         Error::Io(e) => Failure::at(path.display(), format!("cannot read: {e}")),
+        Error::Load(e) => load_failure(path, &e),
         e => Failure::at(path.display(), e),
     })
+}
+
+/// Why the save at `path` did not load. A key hash 1 save that needs known keys is pointed at
+/// `upgrade`, the one command that takes them.
+pub fn load_failure(path: &Path, e: &LoadError) -> Failure {
+    match e {
+        LoadError::UnexplainedKeys { .. } => Failure::at(
+            path.display(),
+            format_args!("{e} (with datacomp upgrade OLD -o NEW --keys FILE)"),
+        ),
+        e => Failure::at(path.display(), e),
+    }
 }
 
 /// Takes the exclusive lock of the save at `path` (waiting for another writer to finish),
@@ -133,7 +146,7 @@ fn check(path: &Path, out: &mut dyn Write) -> Result<(), Failure> {
         )?;
         return Ok(());
     }
-    let store = Store::from_bytes(&bytes).map_err(|e| Failure::at(path.display(), e))?;
+    let store = Store::from_bytes(&bytes).map_err(|e| load_failure(path, &e))?;
     writeln!(
         out,
         "{}: ok: format {}.{}, {} ({} bytes), {} sections, {} entities, {} key names",

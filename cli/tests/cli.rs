@@ -1187,3 +1187,23 @@ fn diff_refuses_one_hash_under_two_names() {
     store.save(&target).unwrap();
     assert!(ok(&["diff", &base, &target, "--compact"]).contains(&format!("\"{FIRST}\":2.0")));
 }
+
+/// Attack: a key hash 1 save whose keys have no names made every command but `upgrade` fail
+/// with "give their paths as known keys", which none of them can take.
+#[test]
+fn commands_that_cannot_rehash_an_old_save_point_at_upgrade() {
+    let old = fixtures().join("world_v1.dcmp");
+    let old = old.to_str().unwrap();
+    let hint = "; give their paths as known keys (with datacomp upgrade OLD -o NEW --keys FILE)";
+    for args in [
+        &["verify", old][..],
+        &["list", old],
+        &["inspect", old],
+        &["get", old, "0v0t1"],
+        &["export", old],
+    ] {
+        let message = fails(args);
+        assert!(message.starts_with(&format!("{old}: save uses key hash 1")), "{message}");
+        assert!(message.ends_with(hint), "{args:?}: {message}");
+    }
+}
