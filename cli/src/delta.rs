@@ -8,7 +8,7 @@ use datacomp::{Blob, BlobRef, Error, Id, Key, KeyCollision, Patch, Side, Store, 
 use serde_json::json;
 
 use crate::files::{load, lock_if_exists, lock_later, save};
-use crate::output::{Bytes, Failure, key_name as name, value_json};
+use crate::output::{Bytes, Failure, key_name as name, shown, value_json};
 
 /// Entries as a JSON object by key name (sorted).
 fn entries_by_name(
@@ -105,7 +105,7 @@ pub fn apply(
     writeln!(
         out,
         "{}: {} entities ({} inserted, {} changed by the delta), {}",
-        output.display(),
+        shown(output),
         store.len(),
         delta.inserted(),
         delta.changed(),
@@ -196,7 +196,7 @@ pub fn merge(
     writeln!(
         out,
         "{}: {} entities, {} conflicting keys{}",
-        output.display(),
+        shown(output),
         merged.len(),
         conflicts.len(),
         match prefer {

@@ -6,7 +6,7 @@ use std::path::Path;
 use datacomp::{BlobRef, Error, Id, LoadError, SaveFile, Store, StorePatch, save};
 
 use crate::edit::parse_id;
-use crate::output::{Bytes, Failure};
+use crate::output::{Bytes, Failure, shown};
 
 /// Reads a save file's bytes.
 pub fn read(path: &Path) -> Result<Vec<u8>, Failure> {
@@ -114,11 +114,11 @@ pub fn verify(path: &Path, out: &mut dyn Write) -> Result<(), Failure> {
     // Best effort: a directory that cannot be listed has nothing to report.
     let stale = datacomp::file::stale_temps(path).unwrap_or_default();
     if !stale.is_empty() {
-        let names: Vec<String> = stale.iter().map(|p| p.display().to_string()).collect();
+        let names: Vec<String> = stale.iter().map(|p| shown(p)).collect();
         writeln!(
             out,
             "{}: {} temporary files left by an interrupted save (the next save removes them): {}",
-            path.display(),
+            shown(path),
             stale.len(),
             names.join(", ")
         )?;
@@ -136,7 +136,7 @@ fn check(path: &Path, out: &mut dyn Write) -> Result<(), Failure> {
             out,
             "{}: ok: delta, format {}.{}, {} ({} bytes), {} entities inserted, {} changed; \
              its base is checked when it is applied",
-            path.display(),
+            shown(path),
             info.major,
             info.minor,
             Bytes(bytes.len()),
@@ -150,7 +150,7 @@ fn check(path: &Path, out: &mut dyn Write) -> Result<(), Failure> {
     writeln!(
         out,
         "{}: ok: format {}.{}, {} ({} bytes), {} sections, {} entities, {} key names",
-        path.display(),
+        shown(path),
         info.major,
         info.minor,
         Bytes(bytes.len()),

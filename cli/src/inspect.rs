@@ -56,7 +56,7 @@ fn print_file(
     writeln!(
         out,
         "{}: datacomp save, format {}.{}, key hash {}, {} ({} bytes)",
-        path.display(),
+        crate::output::shown(path),
         info.major,
         info.minor,
         info.key_hash,

@@ -6,7 +6,7 @@ use std::path::Path;
 use datacomp::{LoadOptions, Store, save};
 
 use crate::files::{lock_if_exists, lock_later, read, save};
-use crate::output::{Bytes, Failure};
+use crate::output::{Bytes, Failure, shown};
 
 /// `datacomp upgrade`: loads `old` (rehashing a key hash 1 save's keys from its key names and
 /// the paths in `keys`, one a line) and saves it to `output` with this build's key hash.
@@ -37,7 +37,7 @@ pub fn run(
     writeln!(
         out,
         "{}: key hash {from} -> {}, {} entities, {} key names, {}",
-        output.display(),
+        shown(output),
         save::KEY_HASH_FX32_BYTES,
         store.len(),
         store.key_names().len(),

@@ -1207,3 +1207,34 @@ fn commands_that_cannot_rehash_an_old_save_point_at_upgrade() {
         assert!(message.ends_with(hint), "{args:?}: {message}");
     }
 }
+
+/// Attack: a save named by someone else (`mods/<ESC>]0;pwned<BEL>.dcmp`) drove the terminal
+/// of whoever ran `datacomp verify mods/*`: summaries printed file names raw, though errors
+/// escaped them.
+#[test]
+fn file_names_are_escaped_in_summaries() {
+    let world = World::new();
+    let hostile = world.file("w\u{1b}]0;pwned\u{7}.dcmp");
+    let other = world.file("o\u{1b}[2J.dcmp");
+    let delta = world.file("d\u{1b}[2J.delta");
+    let shown = |path: &str| path.replace('\u{1b}', r"\u{1b}").replace('\u{7}', r"\u{7}");
+    let classic = fixtures().join("sheets/classic.json");
+    for (args, path) in [
+        (vec!["import", classic.to_str().unwrap(), "-o", &hostile], &hostile),
+        (vec!["verify", &hostile], &hostile),
+        (vec!["inspect", &hostile], &hostile),
+        (vec!["upgrade", &hostile, "-o", &other], &other),
+        (vec!["diff", &world.path, &hostile, "-o", &delta], &delta),
+        (vec!["verify", &delta], &delta),
+        (vec!["apply", &world.path, &delta, "-o", &other], &other),
+        (vec!["merge", &hostile, &hostile, &hostile, "-o", &other], &other),
+    ] {
+        let printed = ok(&args);
+        assert!(!printed.contains(['\u{1b}', '\u{7}']), "{args:?}: {printed:?}");
+        assert!(printed.contains(&shown(path)) || args[0] == "diff", "{args:?}: {printed:?}");
+    }
+    std::fs::write(format!("{hostile}.tmp-1-2"), b"left by a killed writer").unwrap();
+    let printed = ok(&["verify", &hostile]);
+    assert!(!printed.contains(['\u{1b}', '\u{7}']), "{printed:?}");
+    assert!(printed.contains(&shown(&format!("{hostile}.tmp-1-2"))), "{printed:?}");
+}
