@@ -7,7 +7,7 @@ use std::path::Path;
 use datacomp::{Blob, BlobRef, Error, Id, Key, KeyCollision, Patch, Side, Store, StorePatch};
 use serde_json::json;
 
-use crate::files::{load, lock_if_exists, lock_later, save};
+use crate::files::{load, lock_if_exists, lock_later, save, saved_len};
 use crate::output::{Bytes, Failure, key_name as name, shown, value_json};
 
 /// Entries as a JSON object by key name (sorted).
@@ -109,7 +109,7 @@ pub fn apply(
         store.len(),
         delta.inserted(),
         delta.changed(),
-        Bytes(store.to_bytes().len()),
+        Bytes(saved_len(&file)),
     )?;
     Ok(())
 }

@@ -73,6 +73,12 @@ pub fn save(file: &SaveFile, store: &mut Store, path: &Path) -> Result<(), Failu
     file.save(store).map_err(|e| Failure::at(path.display(), format!("cannot write: {e}")))
 }
 
+/// The length of the file just saved under `file`'s lock, as the file system reports it:
+/// serializing the store again to count its bytes would need memory for a second copy.
+pub fn saved_len(file: &SaveFile) -> usize {
+    std::fs::metadata(file.path()).map_or(0, |meta| meta.len() as usize)
+}
+
 /// The live entity `id` of `store` and its blob, or why `id` names none.
 pub fn entity<'s>(store: &'s Store, path: &Path, id: &str) -> Result<(Id, BlobRef<'s>), Failure> {
     let parsed = parse_id(id)?;

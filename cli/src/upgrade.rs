@@ -5,7 +5,7 @@ use std::path::Path;
 
 use datacomp::{LoadOptions, Store, save};
 
-use crate::files::{lock_if_exists, lock_later, read, save};
+use crate::files::{lock_if_exists, lock_later, read, save, saved_len};
 use crate::output::{Bytes, Failure, shown};
 
 /// `datacomp upgrade`: loads `old` (rehashing a key hash 1 save's keys from its key names and
@@ -19,19 +19,24 @@ pub fn run(
     // Held from the read to the save, so that upgrading a file in place races no other writer
     // (a new output is locked only once the old save has loaded).
     let file = lock_if_exists(output)?;
-    let bytes = read(old)?;
-    let from = save::describe(&bytes).map_err(|e| Failure::at(old.display(), e))?.key_hash;
-    let text = match keys {
-        Some(keys) => read_keys(keys)?,
-        None => String::new(),
+    // The file's bytes and the path list are dropped once the store is built: a save of 1 GB
+    // needs room for the bytes and the store, not for a third copy.
+    let (from, mut store) = {
+        let bytes = read(old)?;
+        let from = save::describe(&bytes).map_err(|e| Failure::at(old.display(), e))?.key_hash;
+        let text = match keys {
+            Some(keys) => read_keys(keys)?,
+            None => String::new(),
+        };
+        // One path a line, as a KEY is given: dotted, or a JSON Pointer; blank lines skipped.
+        let paths = text.lines().map(|line| line.strip_suffix('\r').unwrap_or(line));
+        let options = LoadOptions::new().known_keys(paths.filter(|line| !line.trim().is_empty()));
+        let store = Store::from_bytes_with(&bytes, &options).map_err(|e| {
+            let hint = if keys.is_none() { " (with --keys FILE, one path a line)" } else { "" };
+            Failure::at(old.display(), format!("{e}{hint}"))
+        })?;
+        (from, store)
     };
-    // One path a line, as a KEY is given: dotted, or a JSON Pointer; blank lines are skipped.
-    let paths = text.lines().map(|line| line.strip_suffix('\r').unwrap_or(line));
-    let options = LoadOptions::new().known_keys(paths.filter(|line| !line.trim().is_empty()));
-    let mut store = Store::from_bytes_with(&bytes, &options).map_err(|e| {
-        let hint = if keys.is_none() { " (with --keys FILE, one path a line)" } else { "" };
-        Failure::at(old.display(), format!("{e}{hint}"))
-    })?;
     let file = lock_later(file, output)?;
     save(&file, &mut store, output)?;
     writeln!(
@@ -41,7 +46,7 @@ pub fn run(
         save::KEY_HASH_FX32_BYTES,
         store.len(),
         store.key_names().len(),
-        Bytes(store.to_bytes().len()),
+        Bytes(saved_len(&file)),
     )?;
     Ok(())
 }
