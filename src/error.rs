@@ -572,7 +572,7 @@ pub enum LoadError {
         /// The other.
         second: String,
     },
-    /// Two keys of a key hash 1 save rehash to one key.
+    /// Two keys that entities of a key hash 1 save hold rehash to one key.
     UpgradeCollision {
         /// The key both rehash to.
         key: Key,
@@ -750,10 +750,13 @@ impl fmt::Display for LoadError {
             }
             LoadError::AmbiguousKnownKeys { key, ref first, ref second } => write!(
                 f,
-                "known keys {first} and {second} both had key hash 1 value {key}, which the save \
-                 holds: which one it is cannot be told"
+                "known keys {} and {} both had key hash 1 value {key}, which the save holds: \
+                 which one it is cannot be told",
+                Shortened(first),
+                Shortened(second)
             ),
             LoadError::UpgradeCollision { key, ref first, ref second } => {
+                let (first, second) = (Shortened(first), Shortened(second));
                 write!(f, "{first} and {second} rehash to the same key {key} under key hash 2")
             }
             LoadError::DeltaKeyHash { key_hash } => write!(

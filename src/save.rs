@@ -285,7 +285,8 @@ impl Store {
     /// [`LoadError::UnexplainedKeys`] listing every key (with an entity that holds it) that
     /// neither a name nor a known path explains, [`LoadError::AmbiguousKnownKeys`] when two
     /// known paths had the hash of a key the save holds, and [`LoadError::UpgradeCollision`]
-    /// when two keys rehash to one. Nothing loads half-upgraded.
+    /// when two keys that entities hold rehash to one (a saved name no entity holds gives way).
+    /// Nothing loads half-upgraded.
     ///
     /// # Examples
     ///
@@ -526,6 +527,16 @@ pub(crate) fn decode_names(
         text = &text[len..];
         let pointer =
             std::str::from_utf8(pointer).map_err(|_| bad(index, "the name is not UTF-8"))?;
+        // One spelling per name: `~2` would read as the `~02` a store writes, and two
+        // spellings of one name compare unequal.
+        let bytes = pointer.as_bytes();
+        if bytes
+            .iter()
+            .enumerate()
+            .any(|(i, &b)| b == b'~' && !matches!(bytes.get(i + 1), Some(b'0' | b'1')))
+        {
+            return Err(bad(index, "the name holds a '~' that is neither '~0' nor '~1'"));
+        }
         let hashed = match pointer.strip_prefix('/') {
             None => return Err(bad(index, "the name is not a JSON Pointer")),
             Some(path) if key_hash == KEY_HASH_FX32_WORDS => {

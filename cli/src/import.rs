@@ -145,7 +145,7 @@ pub fn run(
     writeln!(
         out,
         "wrote {} ({}, {per_entity} bytes an entity, {} key names) in {save_time:.1?}",
-        output.display(),
+        crate::output::shown(output),
         Bytes(file_len),
         store.key_names().len(),
     )?;

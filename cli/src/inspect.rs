@@ -31,7 +31,7 @@ pub fn run(
 ) -> Result<(), Failure> {
     let bytes = read(path)?;
     let info = save::describe(&bytes).map_err(|e| Failure::at(path.display(), e))?;
-    let store = Store::from_bytes(&bytes).map_err(|e| Failure::at(path.display(), e))?;
+    let store = Store::from_bytes(&bytes).map_err(|e| crate::files::load_failure(path, &e))?;
     match entity_id {
         Some(id) => {
             let (id, blob) = entity(&store, path, id)?;
@@ -56,7 +56,7 @@ fn print_file(
     writeln!(
         out,
         "{}: datacomp save, format {}.{}, key hash {}, data version {}, {} ({} bytes)",
-        path.display(),
+        crate::output::shown(path),
         info.major,
         info.minor,
         info.key_hash,

@@ -149,7 +149,8 @@ enum Command {
         format: FormatArg,
     },
     /// Print what changed from BASE to TARGET as JSON, keys by name: entities inserted
-    /// (with their entries), removed, and changed (keys set, keys removed).
+    /// (with their entries), removed, and changed (keys set, keys removed). Two files that name
+    /// one hash differently are refused, as merge refuses them.
     Diff {
         /// The save file before.
         base: PathBuf,

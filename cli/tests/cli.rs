@@ -201,7 +201,11 @@ fn import_refuses_bad_inputs_by_name() {
     let message = fails(&["import", classic.to_str().unwrap(), "-o", unwritable.to_str().unwrap()]);
     assert_eq!(
         message,
-        format!("{}: cannot lock: No such file or directory (os error 2)", unwritable.display())
+        format!(
+            "{0}: cannot lock: the lock file {0}.lock cannot be created or opened: No such file \
+             or directory (os error 2)",
+            unwritable.display()
+        )
     );
     assert!(!Path::new(out).exists());
 }
@@ -1250,4 +1254,141 @@ fn export_writes_sjson_that_imports_back() {
         "--compact is for JSON: SJSON is written one member a line"
     );
     assert_eq!(ok(&["export", w, "--format", "json", "--compact"]), store.export_all_json() + "\n");
+}
+
+/// The names of the files in `dir`, sorted.
+fn file_names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_str().unwrap().to_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Attack: a command that fails on a missing or bad input leaves no file behind, not even a
+/// lock file: a typo (`datacomp set wrld.dcmp ...`) left `wrld.dcmp.lock`, and so did every
+/// merge, apply, upgrade and diff -o whose input was missing or damaged.
+#[test]
+fn a_failed_command_leaves_no_lock_file_behind() {
+    let world = World::new();
+    let (missing, out, bad) = (world.file("wrld.dcmp"), world.file("out.dcmp"), world.file("bad"));
+    std::fs::write(&bad, b"DATACOMP but not a save").unwrap();
+    let path = world.path.as_str();
+    for args in [
+        &["set", &missing, "0v0t1", "x", "1"][..],
+        &["rm", &missing, "0v0t1"],
+        &["merge", path, path, &missing, "-o", &out],
+        &["merge", path, &bad, path, "-o", &out],
+        &["apply", path, &missing, "-o", &out],
+        &["apply", path, &bad, "-o", &out],
+        &["upgrade", &missing, "-o", &out],
+        &["upgrade", &bad, "-o", &out],
+        &["upgrade", path, "-o", &out, "--keys", &missing],
+        &["diff", path, &missing, "-o", &out],
+        &["diff", &bad, path, "-o", &out],
+    ] {
+        fails(args);
+        assert_eq!(
+            file_names(world.dir.path()),
+            ["bad", "world.dcmp", "world.dcmp.lock"],
+            "{args:?}"
+        );
+    }
+    // Upgrading in place still locks from the read to the write.
+    ok(&["upgrade", path, "-o", path]);
+    ok(&["merge", path, path, path, "-o", &out]);
+    assert_eq!(
+        file_names(world.dir.path()),
+        ["bad", "out.dcmp", "out.dcmp.lock", "world.dcmp", "world.dcmp.lock"]
+    );
+}
+
+/// Attack: a --keys file with one byte that is not UTF-8 among a million good lines was
+/// refused as "stream did not contain valid UTF-8", with no line to look at.
+#[test]
+fn upgrade_names_the_line_of_a_keys_file_that_is_not_utf8() {
+    let world = World::new();
+    let (old, new, keys) = (world.file("old.dcmp"), world.file("new.dcmp"), world.file("keys"));
+    std::fs::copy(fixtures().join("world_v1.dcmp"), &old).unwrap();
+    std::fs::write(&keys, b"name\nstats.health\nstats.mana\ncaf\xe9\nbio\n").unwrap();
+    assert_eq!(
+        fails(&["upgrade", &old, "-o", &new, "--keys", &keys]),
+        format!("{keys}: line 4 is not UTF-8 (byte offset 32)")
+    );
+    assert!(!Path::new(&new).exists());
+}
+
+/// Attack: two saves that name one hash differently (`sleep_haste_8` in one,
+/// `fury_sleep_272` in the other, with one value) diffed as "no change", and with two values
+/// as a change of the second name only: the first name vanished from the report. Like
+/// `merge`, `diff` refuses one hash under two names.
+#[test]
+fn diff_refuses_one_hash_under_two_names() {
+    let world = World::new();
+    let (base, target) = (world.file("base.dcmp"), world.file("target.dcmp"));
+    save_json(&base, &format!(r#"{{"{FIRST}": 1}}"#));
+    save_json(&target, &format!(r#"{{"{SECOND}": 1}}"#));
+    let refused = format!("{target}: {SECOND} and {FIRST} hash to the same key #316ec2d7");
+    assert_eq!(fails(&["diff", &base, &target]), refused);
+    save_json(&target, &format!(r#"{{"{SECOND}": 2}}"#));
+    assert_eq!(fails(&["diff", &base, &target, "-o", &world.file("d.delta")]), refused);
+    assert!(!Path::new(&world.file("d.delta")).exists());
+    // One name on one side only is no conflict.
+    save_json(&target, r#"{"x": 2}"#);
+    let mut store = Store::load(&target).unwrap();
+    store.get_mut("0v0t1".parse().unwrap()).unwrap().set(datacomp::Key::parse(FIRST), 2);
+    store.save(&target).unwrap();
+    assert!(ok(&["diff", &base, &target, "--compact"]).contains(&format!("\"{FIRST}\":2")));
+}
+
+/// Attack: a key hash 1 save whose keys have no names made every command but `upgrade` fail
+/// with "give their paths as known keys", which none of them can take.
+#[test]
+fn commands_that_cannot_rehash_an_old_save_point_at_upgrade() {
+    let old = fixtures().join("world_v1.dcmp");
+    let old = old.to_str().unwrap();
+    let hint = "; give their paths as known keys (with datacomp upgrade OLD -o NEW --keys FILE)";
+    for args in [
+        &["verify", old][..],
+        &["list", old],
+        &["inspect", old],
+        &["get", old, "0v0t1"],
+        &["export", old],
+    ] {
+        let message = fails(args);
+        assert!(message.starts_with(&format!("{old}: save uses key hash 1")), "{message}");
+        assert!(message.ends_with(hint), "{args:?}: {message}");
+    }
+}
+
+/// Attack: a save named by someone else (`mods/<ESC>]0;pwned<BEL>.dcmp`) drove the terminal
+/// of whoever ran `datacomp verify mods/*`: summaries printed file names raw, though errors
+/// escaped them.
+#[test]
+fn file_names_are_escaped_in_summaries() {
+    let world = World::new();
+    let hostile = world.file("w\u{1b}]0;pwned\u{7}.dcmp");
+    let other = world.file("o\u{1b}[2J.dcmp");
+    let delta = world.file("d\u{1b}[2J.delta");
+    let shown = |path: &str| path.replace('\u{1b}', r"\u{1b}").replace('\u{7}', r"\u{7}");
+    let classic = fixtures().join("sheets/classic.json");
+    for (args, path) in [
+        (vec!["import", classic.to_str().unwrap(), "-o", &hostile], &hostile),
+        (vec!["verify", &hostile], &hostile),
+        (vec!["inspect", &hostile], &hostile),
+        (vec!["upgrade", &hostile, "-o", &other], &other),
+        (vec!["diff", &world.path, &hostile, "-o", &delta], &delta),
+        (vec!["verify", &delta], &delta),
+        (vec!["apply", &world.path, &delta, "-o", &other], &other),
+        (vec!["merge", &hostile, &hostile, &hostile, "-o", &other], &other),
+    ] {
+        let printed = ok(&args);
+        assert!(!printed.contains(['\u{1b}', '\u{7}']), "{args:?}: {printed:?}");
+        assert!(printed.contains(&shown(path)) || args[0] == "diff", "{args:?}: {printed:?}");
+    }
+    std::fs::write(format!("{hostile}.tmp-1-2"), b"left by a killed writer").unwrap();
+    let printed = ok(&["verify", &hostile]);
+    assert!(!printed.contains(['\u{1b}', '\u{7}']), "{printed:?}");
+    assert!(printed.contains(&shown(&format!("{hostile}.tmp-1-2"))), "{printed:?}");
 }
