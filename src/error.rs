@@ -586,6 +586,13 @@ pub enum LoadError {
         /// The key-hash id found.
         key_hash: u16,
     },
+    /// A delta applied to a store of another data version than its base's.
+    DeltaDataVersion {
+        /// The data version of the base the delta was made from.
+        expected: u32,
+        /// The data version of the store it was applied to.
+        found: u32,
+    },
     /// A delta applied to a store that is not the base it was made from.
     DeltaBase {
         /// The crc32 of the base the delta was made from.
@@ -754,6 +761,11 @@ impl fmt::Display for LoadError {
                 "the delta uses key hash {key_hash}, and stores now use key hash 2: apply it to \
                  its base with the release that wrote it, then load that save to upgrade it"
             ),
+            LoadError::DeltaDataVersion { expected, found } => write!(
+                f,
+                "the delta was made from a base of data version {expected}, not this store's \
+                 {found}: apply it before migrating, or make it from the migrated base"
+            ),
             LoadError::DeltaBase { expected, found } => write!(
                 f,
                 "the delta was made from a base with crc32 {expected:08x}, not this store \
@@ -815,6 +827,8 @@ pub enum Error {
     Io(std::io::Error),
     /// A key given as text is recorded in the store under another name.
     KeyCollision(KeyCollision),
+    /// A key given as text has more segments than a name may have.
+    PathTooDeep(PathTooDeep),
 }
 
 impl fmt::Display for Error {
@@ -824,6 +838,7 @@ impl fmt::Display for Error {
             Error::Load(e) => e.fmt(f),
             Error::Io(e) => e.fmt(f),
             Error::KeyCollision(e) => e.fmt(f),
+            Error::PathTooDeep(e) => e.fmt(f),
         }
     }
 }
@@ -835,6 +850,7 @@ impl std::error::Error for Error {
             Error::Load(e) => Some(e),
             Error::Io(e) => Some(e),
             Error::KeyCollision(e) => Some(e),
+            Error::PathTooDeep(e) => Some(e),
         }
     }
 }
@@ -854,6 +870,12 @@ impl From<LoadError> for Error {
 impl From<KeyCollision> for Error {
     fn from(e: KeyCollision) -> Error {
         Error::KeyCollision(e)
+    }
+}
+
+impl From<PathTooDeep> for Error {
+    fn from(e: PathTooDeep) -> Error {
+        Error::PathTooDeep(e)
     }
 }
 
@@ -883,3 +905,39 @@ impl fmt::Display for KeyCollision {
 }
 
 impl std::error::Error for KeyCollision {}
+
+/// A key path with more segments than [`MAX_PATH_SEGMENTS`](crate::MAX_PATH_SEGMENTS), given
+/// where a store records names: such a name could not be exported as JSON that imports back.
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{Error, MAX_PATH_SEGMENTS, PathTooDeep, Store};
+///
+/// let mut store = Store::new();
+/// let id = store.insert_empty();
+/// let path = vec!["a"; 200].join(".");
+/// let err = store.get_mut(id).unwrap().try_set(path.as_str(), 1).unwrap_err();
+/// let Error::PathTooDeep(deep) = &err else { panic!("{err}") };
+/// assert_eq!((deep.segments, deep.limit), (200, MAX_PATH_SEGMENTS));
+/// assert!(err.to_string().ends_with("has 200 segments, past the limit of 125"));
+/// assert!(store.get(id).unwrap().is_empty() && store.key_names().len() == 0, "unchanged");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PathTooDeep {
+    /// The path as given (cut in the middle when shown).
+    pub path: String,
+    /// Its segments.
+    pub segments: usize,
+    /// The most a name may have: [`MAX_PATH_SEGMENTS`](crate::MAX_PATH_SEGMENTS).
+    pub limit: usize,
+}
+
+impl fmt::Display for PathTooDeep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (path, segments, limit) = (Shortened(&self.path), self.segments, self.limit);
+        write!(f, "key path {path} has {segments} segments, past the limit of {limit}")
+    }
+}
+
+impl std::error::Error for PathTooDeep {}

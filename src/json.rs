@@ -13,9 +13,10 @@ use fxhash::FxHashSet;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use crate::blob::layout;
+use crate::number::{self, Fit, JsonF32, JsonF64};
 use crate::store::{KeyName, Span};
 use crate::text::Shortened;
-use crate::{Blob, BlobError, BlobRef, Id, Key, Store, Value};
+use crate::{Blob, BlobError, BlobRef, Id, Key, MAX_PATH_SEGMENTS, Store, Value};
 
 /// What is wrong with a JSON document, and where: the JSON path (a JSON Pointer such as
 /// `/stats/health`) and the line and column where reading stopped.
@@ -53,6 +54,15 @@ pub enum JsonErrorKind {
     NotANumber,
     /// A number past the range of `f32`.
     NumberOutOfRange(f64),
+    /// A number that the nearest `f32` changes beyond its rounding: a whole number it does not
+    /// hold (and that is not written as that `f32` is written), or a nonzero number it holds
+    /// only as zero. A fraction rounded to `f32`'s precision (`0.1`) is not refused.
+    NotHeld {
+        /// The number as written (`16777217`, `1e-50`).
+        number: String,
+        /// What it would be stored as (`16777216`, `0`).
+        becomes: f32,
+    },
     /// The same path twice in one entity: as two values, as two objects, or as a value and
     /// an object (which JSON could not write back).
     DuplicatePath(String),
@@ -67,6 +77,14 @@ pub enum JsonErrorKind {
     },
     /// The blob would pass its 4 GiB limit.
     Blob(BlobError),
+    /// A member nested deeper than a key's name may be: its path has `segments` member names,
+    /// past `limit` ([`MAX_PATH_SEGMENTS`]).
+    TooDeep {
+        /// Member names on the path.
+        segments: usize,
+        /// The most a name may have.
+        limit: usize,
+    },
 }
 
 impl JsonError {
@@ -103,12 +121,19 @@ impl fmt::Display for JsonErrorKind {
             JsonErrorKind::Null => f.write_str("null is not a value"),
             JsonErrorKind::NotANumber => f.write_str("arrays may hold numbers only"),
             JsonErrorKind::NumberOutOfRange(n) => write!(f, "{n:e} is past the range of f32"),
+            JsonErrorKind::NotHeld { number, becomes } => {
+                let number = Shortened(number);
+                write!(f, "{number} would be stored as {}: f32 cannot hold it", JsonF32(*becomes))
+            }
             JsonErrorKind::DuplicatePath(path) => write!(f, "{} is set twice", Shortened(path)),
             JsonErrorKind::KeyCollision { first, second, key } => {
                 let (first, second) = (Shortened(first), Shortened(second));
                 write!(f, "{second} and {first} hash to the same key {key}")
             }
             JsonErrorKind::Blob(e) => e.fmt(f),
+            JsonErrorKind::TooDeep { segments, limit } => {
+                write!(f, "the path has {segments} segments, past the limit of {limit}")
+            }
         }
     }
 }
@@ -145,16 +170,20 @@ pub struct ImportOptions {
 }
 
 impl ImportOptions {
-    /// The restricted format only: `null`, arrays of anything but numbers and numbers past
-    /// `f32` are errors.
+    /// The restricted format only: `null`, arrays of anything but numbers, numbers past `f32`
+    /// and numbers `f32` cannot hold within its rounding ([`JsonErrorKind::NotHeld`]: a whole
+    /// number beyond 2^24 that it does not hold, a nonzero number that would be zero) are
+    /// errors.
     #[must_use]
     pub const fn strict() -> ImportOptions {
         ImportOptions { lenient: false }
     }
 
     /// For existing data: an array holding anything but numbers becomes an object keyed by
-    /// decimal index (`armor_class.0.value`), `null` is skipped, and a number past `f32` is
-    /// stored as the largest `f32` of its sign. [`ImportReport`] counts each change.
+    /// decimal index (`armor_class.0.value`), `null` is skipped, a number past `f32` (even
+    /// past `f64`, as `1e400`) is stored as the largest `f32` of its sign, and a number `f32`
+    /// cannot hold is stored as the nearest `f32` (`16777217` as `16777216`, `1e-50` as `0`).
+    /// [`ImportReport`] counts each change.
     #[must_use]
     pub const fn lenient() -> ImportOptions {
         ImportOptions { lenient: true }
@@ -168,15 +197,33 @@ impl ImportOptions {
 }
 
 /// What a lenient import changed to fit the format.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{Blob, ImportOptions};
+///
+/// let text = r#"{"gold": [1, 16777217], "dust": 1e-50, "stars": 1e400}"#;
+/// let (sheet, report) = Blob::from_json_with(text, &ImportOptions::lenient())?;
+/// assert_eq!(sheet.get_floats("gold"), Some(&[1.0, 16_777_216.0][..]));
+/// assert_eq!((sheet.get_float("dust"), sheet.get_float("stars")), (Some(0.0), Some(f32::MAX)));
+/// assert_eq!(report.rounded_numbers, 3);
+/// assert_eq!(report.first_rounded.as_deref(), Some("/gold/1"));
+/// # Ok::<(), datacomp::JsonError>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ImportReport {
     /// Arrays of other things than numbers, turned into objects keyed by index.
     pub converted_arrays: usize,
     /// `null` values skipped.
     pub skipped_nulls: usize,
-    /// Numbers past `f32`, stored as the largest `f32` of their sign.
+    /// Numbers stored as other than they were written, beyond `f32`'s rounding of a fraction:
+    /// past `f32` (stored as the largest `f32` of their sign), whole numbers `f32` does not
+    /// hold, and nonzero numbers too small for it (stored as the nearest `f32`, zero).
     pub rounded_numbers: usize,
+    /// The JSON path (a JSON Pointer, as [`JsonError::path`]) of the first such number.
+    pub first_rounded: Option<String>,
 }
 
 impl Blob {
@@ -228,7 +275,9 @@ impl Blob {
         text: &str,
         options: &ImportOptions,
     ) -> Result<(Blob, ImportReport), JsonError> {
-        blob_from(text, *options, |entity| read_json(text, entity))
+        read_with_extremes(text, options.lenient, |text| {
+            blob_from(text, *options, |entity| read_json(text, entity))
+        })
     }
 }
 
@@ -252,20 +301,70 @@ pub(crate) struct ReadError {
 }
 
 /// Imports one entity from `text` with `read`, which runs a reader over the text and feeds
-/// the importer's [`Entity`]: the one import of JSON and SJSON.
+/// the importer's [`Entity`]: the one import of JSON and SJSON. Also says whether the
+/// importer met a zero (see [`read_with_extremes`]).
 pub(crate) fn blob_from(
     text: &str,
     options: ImportOptions,
     read: impl FnOnce(Entity<'_>) -> Result<(), ReadError>,
-) -> Result<(Blob, ImportReport), JsonError> {
+) -> Result<((Blob, ImportReport), bool), JsonError> {
     let mut importer = Importer { lenient: options.lenient, ..Importer::default() };
     // The text's size bounds the payloads, so the blob seldom regrows while reading.
     let mut blob = Blob::new();
     blob.reserve(text.len());
     match read(Entity { importer: &mut importer, blob: &mut blob, staging: None }) {
-        Ok(()) => Ok((blob, importer.report)),
+        Ok(()) => Ok(((blob, importer.report), importer.saw_zero)),
         Err(e) => Err(importer.error(&e)),
     }
+}
+
+/// `serde_json`'s message for a number past `f64`'s range.
+const PAST_F64: &str = "number out of range";
+
+/// Reads `text` with `read` (which returns what it read and whether it met an `f64` zero).
+/// `serde_json` cannot hand some numbers over as written: one past `f64`'s range is an error,
+/// and a nonzero one past its precision (`1e-400`) reads as zero. When the first read meets
+/// either (a lenient one the first, any the second), the literals are found in one pass over
+/// the text and the text is read again with a stand-in for each that keeps its fit (past
+/// `f32`, or nonzero but zero as an `f32`) and its place: so the rules for numbers apply to
+/// them too, with the right path, line and column. At most two reads, so O(n) still.
+fn read_with_extremes<T>(
+    text: &str,
+    lenient: bool,
+    mut read: impl FnMut(&str) -> Result<(T, bool), JsonError>,
+) -> Result<T, JsonError> {
+    let first = read(text);
+    let past_f64 = match &first {
+        Ok((_, false)) => return first.map(|(value, _)| value),
+        Ok((_, true)) => false,
+        Err(e) if lenient && e.kind == JsonErrorKind::Syntax(PAST_F64.to_owned()) => true,
+        Err(_) => return first.map(|(value, _)| value),
+    };
+    let found = number::extremes(text, true);
+    if !found.iter().any(|e| e.huge == past_f64) {
+        return first.map(|(value, _)| value);
+    }
+    let stand_ins = number::replace_extremes(text, &found);
+    read(&stand_ins).map(|(value, _)| value).map_err(|mut e| {
+        // A refused stand-in is named by the literal it stands in for, and placed at its last
+        // byte, as serde_json places a number.
+        if let JsonErrorKind::NotHeld { number, .. } = &mut e.kind
+            && let Some(at) = byte_offset(text, e.line, e.column)
+            && let Some(x) = found.iter().find(|x| (x.start..x.end).contains(&at))
+        {
+            text[x.start..x.end].clone_into(number);
+            e.column += x.end - 1 - at;
+        }
+        e
+    })
+}
+
+/// The byte of `text` at `serde_json`'s `line` and `column` (both from 1; a column counts
+/// bytes), if there is one.
+fn byte_offset(text: &str, line: usize, column: usize) -> Option<usize> {
+    let start = if line <= 1 { 0 } else { text.match_indices('\n').nth(line - 2)?.0 + 1 };
+    let at = start + column.checked_sub(1)?;
+    (at < text.len()).then_some(at)
 }
 
 impl Store {
@@ -317,53 +416,71 @@ impl Store {
         text: &str,
         options: &ImportOptions,
     ) -> Result<(Vec<Id>, ImportReport), JsonError> {
-        self.import_with(text, *options, |entity| read_json(text, entity))
+        self.import_with(text, *options, true, read_json)
     }
 
     /// Imports the entities of `text` with `read`, which runs a reader over the text and feeds
-    /// the importer's [`Entity`]: the one store import of JSON and SJSON.
+    /// the importer's [`Entity`]: the one store import of JSON and SJSON. With `extremes`, the
+    /// numbers the reader cannot hand over as written are read again (see
+    /// [`read_with_extremes`]).
     pub(crate) fn import_with(
         &mut self,
         text: &str,
         options: ImportOptions,
-        read: impl FnOnce(Entity<'_>) -> Result<(), ReadError>,
+        extremes: bool,
+        read: impl Fn(&str, Entity<'_>) -> Result<(), ReadError>,
     ) -> Result<(Vec<Id>, ImportReport), JsonError> {
-        let mut importer = Importer {
-            lenient: options.lenient,
-            track_names: true,
-            known: std::mem::take(&mut self.names),
-            ..Importer::default()
-        };
-        let mut staging = Staging::default();
-        let mut unused = Blob::new();
-        let top =
-            Entity { importer: &mut importer, blob: &mut unused, staging: Some(&mut staging) };
-        let read = read(top);
-        let base = self.arena.len();
-        let fits = |()| {
-            if u32::try_from(base + staging.arena.len()).is_ok() {
-                return Ok(());
+        // The names a successful read added, taken back if the text is read again.
+        let mut added = Vec::new();
+        let mut stage = |text: &str| {
+            for key in added.drain(..) {
+                self.names.remove(&key);
             }
-            let required = 4 * (base + staging.arena.len()) as u64;
-            let kind = JsonErrorKind::Blob(BlobError::TooLarge { required });
-            Err(JsonError { kind, path: String::new(), line: text.lines().count(), column: 1 })
-        };
-        if let Err(error) = read.map_err(|e| importer.error(&e)).and_then(fits) {
-            // Nothing of a failed import stays: not even the names it met.
-            for key in importer.added {
-                importer.known.remove(&key);
+            let mut importer = Importer {
+                lenient: options.lenient,
+                track_names: true,
+                known: std::mem::take(&mut self.names),
+                ..Importer::default()
+            };
+            let mut staging = Staging::default();
+            let mut unused = Blob::new();
+            let top =
+                Entity { importer: &mut importer, blob: &mut unused, staging: Some(&mut staging) };
+            let read = read(text, top);
+            let base = self.arena.len();
+            let fits = |()| {
+                if u32::try_from(base + staging.arena.len()).is_ok() {
+                    return Ok(());
+                }
+                let required = 4 * (base + staging.arena.len()) as u64;
+                let kind = JsonErrorKind::Blob(BlobError::TooLarge { required });
+                Err(JsonError { kind, path: String::new(), line: text.lines().count(), column: 1 })
+            };
+            if let Err(error) = read.map_err(|e| importer.error(&e)).and_then(fits) {
+                // Nothing of a failed import stays: not even the names it met.
+                for key in importer.added {
+                    importer.known.remove(&key);
+                }
+                self.names = importer.known;
+                return Err(error);
             }
             self.names = importer.known;
-            return Err(error);
-        }
-        self.names = importer.known;
+            added = importer.added;
+            Ok(((staging, importer.report), importer.saw_zero))
+        };
+        let (staging, report) = if extremes {
+            read_with_extremes(text, options.lenient, stage)?
+        } else {
+            stage(text)?.0
+        };
+        let base = self.arena.len();
         self.arena.extend_from_slice(&staging.arena);
         let ids = staging
             .spans
             .iter()
-            .map(|&(offset, words)| self.index.insert(Span::new(base + offset, words)))
+            .map(|&(offset, words)| self.insert_span(Span::new(base + offset, words)))
             .collect();
-        Ok((ids, importer.report))
+        Ok((ids, report))
     }
 }
 
@@ -383,7 +500,7 @@ impl Store {
     /// let id = store.import_json(text, &ImportOptions::strict())?[0];
     /// assert_eq!(
     ///     store.export_json(id).unwrap(),
-    ///     r#"{"name":"The One","stats":{"health":100.0,"mana":0.1},"position":[1.0,2.0]}"#
+    ///     r#"{"name":"The One","stats":{"health":100,"mana":0.1},"position":[1,2]}"#
     /// );
     ///
     /// let unnamed = store.insert(&[(Key::from_raw(42), true)].into_iter().collect::<Blob>());
@@ -407,7 +524,7 @@ impl Store {
     /// store.import_json(r#"{"stats": {"health": 1}}"#, &ImportOptions::strict())?;
     /// let mut sheet = Blob::new();
     /// sheet.set("stats.health", 75);
-    /// assert_eq!(store.export_blob_json(sheet.as_blob_ref()), r#"{"stats":{"health":75.0}}"#);
+    /// assert_eq!(store.export_blob_json(sheet.as_blob_ref()), r#"{"stats":{"health":75}}"#);
     /// # Ok::<(), datacomp::JsonError>(())
     /// ```
     #[must_use]
@@ -415,7 +532,7 @@ impl Store {
         let mut tree = Tree::default();
         self.export_tree(blob, &mut Vec::new(), &mut tree);
         let mut out = Vec::new();
-        tree.write_compact(&mut out);
+        tree.write(false, 0, &mut out);
         into_string(out)
     }
 
@@ -431,7 +548,7 @@ impl Store {
     /// let id = store.import_json(r#"{"stats": {"health": 100}}"#, &ImportOptions::strict())?[0];
     /// assert_eq!(
     ///     store.export_json_pretty(id).unwrap(),
-    ///     "{\n  \"stats\": {\n    \"health\": 100.0\n  }\n}"
+    ///     "{\n  \"stats\": {\n    \"health\": 100\n  }\n}"
     /// );
     /// # Ok::<(), datacomp::JsonError>(())
     /// ```
@@ -454,7 +571,7 @@ impl Store {
     /// sheet.set("stats.health", 75);
     /// assert_eq!(
     ///     store.export_blob_json_pretty(sheet.as_blob_ref()),
-    ///     "{\n  \"stats\": {\n    \"health\": 75.0\n  }\n}"
+    ///     "{\n  \"stats\": {\n    \"health\": 75\n  }\n}"
     /// );
     /// # Ok::<(), datacomp::JsonError>(())
     /// ```
@@ -463,7 +580,7 @@ impl Store {
         let mut tree = Tree::default();
         self.export_tree(blob, &mut Vec::new(), &mut tree);
         let mut out = Vec::new();
-        tree.write_pretty(ROOT, 0, &mut out);
+        tree.write(true, 0, &mut out);
         into_string(out)
     }
 
@@ -479,7 +596,7 @@ impl Store {
     /// let text = r#"[{"name": "Orc"}, {"name": "Troll", "stats": {"health": 3}}]"#;
     /// store.import_json(text, &ImportOptions::strict())?;
     /// let exported = store.export_all_json();
-    /// assert_eq!(exported, r#"[{"name":"Orc"},{"name":"Troll","stats":{"health":3.0}}]"#);
+    /// assert_eq!(exported, r#"[{"name":"Orc"},{"name":"Troll","stats":{"health":3}}]"#);
     ///
     /// let mut copy = Store::new();
     /// copy.import_json(&exported, &ImportOptions::strict())?;
@@ -530,11 +647,7 @@ impl Store {
                 out.extend_from_slice(separator);
             }
             self.export_tree(blob, &mut segments, &mut tree);
-            if pretty {
-                tree.write_pretty(ROOT, 1, &mut out);
-            } else {
-                tree.write_compact(&mut out);
-            }
+            tree.write(pretty, usize::from(pretty), &mut out);
         }
         out.extend_from_slice(close);
         into_string(out)
@@ -552,13 +665,20 @@ impl Store {
         tree.clear();
         for (key, value) in blob {
             let placed = self.names.get(&key).is_some_and(|name| {
+                // A name deeper than an import takes (only an old save holds one) is written
+                // by hash, so that the export always imports back.
+                let depth = name.pointer.matches('/').count();
+                if depth > MAX_PATH_SEGMENTS {
+                    return false;
+                }
                 segments.clear();
                 // Borrowed from the name unless a segment holds an escape.
                 segments.extend(name.pointer.split('/').skip(1).map(unescape));
-                tree.place(ROOT, segments, value)
+                tree.place(segments, value)
             });
             if !placed {
-                // Unnamed, or its path runs through another key's value: at the top, by hash.
+                // Unnamed, too deep, or its path runs through another key's value: at the
+                // top, by hash.
                 tree.push_member(ROOT, Cow::Owned(key.to_string()), Some(value));
             }
         }
@@ -590,9 +710,19 @@ pub(crate) fn unescape(segment: &str) -> Cow<'_, str> {
 /// An exported entity, as one flat list of nodes: node [`ROOT`] is the entity's object, and
 /// each object's members are linked in the order they were met. Cleared, not freed, between
 /// entities.
+///
+/// Nothing here recurses: a path is placed by a loop and the tree is written with an explicit
+/// stack, so a name of any depth (an old save may hold one past [`MAX_PATH_SEGMENTS`]) costs
+/// heap, not stack. An object's members are found by a scan while it has few of them, and
+/// through `index` (a search, not a walk) once it has more, so that placing n keys under one
+/// object is O(n log n), not O(n²).
 #[derive(Default)]
 pub(crate) struct Tree<'a> {
     nodes: Vec<TreeNode<'a>>,
+    /// The members of every object past [`SCAN_MEMBERS`] members, by (object, name).
+    index: BTreeMap<(u32, Cow<'a, str>), u32>,
+    /// While writing: each open object and the next of its members to write.
+    open: Vec<(u32, u32)>,
 }
 
 /// A member of an object: a value, or an object whose members start at `first`.
@@ -604,12 +734,16 @@ struct TreeNode<'a> {
     last: u32,
     /// The next member of the same object; [`NO_NODE`] after the last.
     next: u32,
+    /// How many members an object has.
+    members: u32,
 }
 
 /// The entity's own object in a [`Tree`].
 pub(crate) const ROOT: u32 = 0;
 /// No node: the end of a list of members.
 const NO_NODE: u32 = u32::MAX;
+/// Members of an object found by a scan of its list; past this many, through the tree's index.
+const SCAN_MEMBERS: u32 = 16;
 
 /// The bytes an export wrote: JSON from `serde_json` and ASCII punctuation, so always UTF-8.
 fn into_string(bytes: Vec<u8>) -> String {
@@ -620,14 +754,8 @@ impl<'a> Tree<'a> {
     /// Empties the tree down to the entity's object, with no members.
     fn clear(&mut self) {
         self.nodes.clear();
-        let root = TreeNode {
-            name: Cow::Borrowed(""),
-            leaf: None,
-            first: NO_NODE,
-            last: NO_NODE,
-            next: NO_NODE,
-        };
-        self.nodes.push(root);
+        self.index.clear();
+        self.nodes.push(TreeNode::new(Cow::Borrowed(""), None));
     }
 
     /// The first member of object `object`, if it has one (for a walk without recursion).
@@ -661,118 +789,153 @@ impl<'a> Tree<'a> {
         })
     }
 
+    /// The member of `object` named `name`, if it has one (the first, if several).
+    #[allow(clippy::ptr_arg)] // The index is searched with a key of its own type.
+    fn member(&self, object: u32, name: &Cow<'a, str>) -> Option<u32> {
+        if self.nodes[object as usize].members <= SCAN_MEMBERS {
+            self.members(object).find(|&m| self.nodes[m as usize].name == *name)
+        } else {
+            self.index.get(&(object, name.clone())).copied()
+        }
+    }
+
     /// Adds a member (a value, or with `leaf` `None` an empty object) after the last member of
     /// `object`, and returns it.
     fn push_member(&mut self, object: u32, name: Cow<'a, str>, leaf: Option<Value<'a>>) -> u32 {
         let node = self.nodes.len() as u32;
-        self.nodes.push(TreeNode { name, leaf, first: NO_NODE, last: NO_NODE, next: NO_NODE });
+        self.nodes.push(TreeNode::new(name, leaf));
         let parent = &mut self.nodes[object as usize];
         let last = std::mem::replace(&mut parent.last, node);
+        parent.members += 1;
+        let members = parent.members;
         if last == NO_NODE {
             parent.first = node;
         } else {
             self.nodes[last as usize].next = node;
         }
+        if members == SCAN_MEMBERS + 1 {
+            // From now on this object's members are searched for: index the ones it has.
+            let listed: Vec<u32> = self.members(object).collect();
+            for member in listed {
+                let name = self.nodes[member as usize].name.clone();
+                self.index.entry((object, name)).or_insert(member);
+            }
+        } else if members > SCAN_MEMBERS {
+            let name = self.nodes[node as usize].name.clone();
+            self.index.entry((object, name)).or_insert(node);
+        }
         node
     }
 
-    /// Puts `value` at the path `segments` under `object`, creating objects on the way.
-    /// Returns false, changing nothing, where the path meets a value or ends on an object.
-    fn place(&mut self, object: u32, segments: &[Cow<'a, str>], value: Value<'a>) -> bool {
-        let Some((segment, rest)) = segments.split_first() else {
+    /// Puts `value` at the path `segments` under the entity's object, creating objects on the
+    /// way. Returns false, changing nothing, where the path meets a value or ends on an
+    /// existing member.
+    fn place(&mut self, segments: &[Cow<'a, str>], value: Value<'a>) -> bool {
+        let Some((last, parents)) = segments.split_last() else {
             return false;
         };
-        let found = self.members(object).find(|&m| self.nodes[m as usize].name == *segment);
-        if rest.is_empty() {
-            if found.is_some() {
-                return false;
-            }
-            self.push_member(object, segment.clone(), Some(value));
-            return true;
+        let mut object = ROOT;
+        // Once an object is created, the rest of the path meets nothing: placing succeeds,
+        // and nothing was changed before it.
+        let mut created = false;
+        for segment in parents {
+            let found = if created { None } else { self.member(object, segment) };
+            object = match found {
+                Some(member) if self.nodes[member as usize].leaf.is_some() => return false,
+                Some(member) => member,
+                None => {
+                    created = true;
+                    self.push_member(object, segment.clone(), None)
+                }
+            };
         }
-        match found {
-            Some(member) if self.nodes[member as usize].leaf.is_some() => false,
-            Some(member) => self.place(member, rest, value),
-            // Under a new, empty object the rest of the path meets nothing: placing succeeds.
-            None => {
-                let member = self.push_member(object, segment.clone(), None);
-                self.place(member, rest, value)
-            }
+        if !created && self.member(object, last).is_some() {
+            return false;
         }
+        self.push_member(object, last.clone(), Some(value));
+        true
     }
 
-    fn write_compact(&self, out: &mut Vec<u8>) {
-        // Writing to a Vec cannot fail.
-        let _ = serde_json::to_writer(out, &TreeRef { tree: self, node: ROOT });
-    }
-
-    /// Writes `node` as designers write fixtures: one member a line, indented two spaces a
-    /// level, and float arrays on one line (`[12.0, 0.0, -40.5]`).
-    fn write_pretty(&self, node: u32, depth: usize, out: &mut Vec<u8>) {
-        match self.nodes[node as usize].leaf {
-            Some(Value::Floats(floats)) => {
-                out.push(b'[');
-                for (i, f) in floats.iter().enumerate() {
-                    if i > 0 {
-                        out.extend_from_slice(b", ");
+    /// Writes the entity's object: compact as `serde_json` writes it, or `pretty` as designers
+    /// write fixtures (one member a line, indented two spaces a level from `depth`, float
+    /// arrays on one line: `[12.0, 0.0, -40.5]`). A loop over an explicit stack of open
+    /// objects, so that no depth of nesting can overflow the call stack.
+    fn write(&mut self, pretty: bool, depth: usize, out: &mut Vec<u8>) {
+        let mut open = std::mem::take(&mut self.open);
+        open.clear();
+        let mut node = ROOT;
+        loop {
+            // `node`'s value, or the opening of its object.
+            let TreeNode { leaf, first, .. } = self.nodes[node as usize];
+            match leaf {
+                Some(value) => write_value(out, value, pretty),
+                None if first == NO_NODE => out.extend_from_slice(b"{}"),
+                None => {
+                    out.push(b'{');
+                    open.push((node, first));
+                }
+            }
+            // The next member to write, closing every object that has none left.
+            node = loop {
+                let level = depth + open.len();
+                let Some((object, next)) = open.last_mut() else {
+                    self.open = open;
+                    return;
+                };
+                if *next == NO_NODE {
+                    open.pop();
+                    if pretty {
+                        out.push(b'\n');
+                        push_indent(out, level - 1);
                     }
-                    write_leaf(out, f);
+                    out.push(b'}');
+                    continue;
                 }
-                out.push(b']');
-            }
-            Some(_) => write_leaf(out, &TreeRef { tree: self, node }),
-            None if self.members(node).next().is_none() => out.extend_from_slice(b"{}"),
-            None => {
-                out.push(b'{');
-                for (i, member) in self.members(node).enumerate() {
-                    out.extend_from_slice(if i == 0 { b"\n" } else { b",\n" });
-                    push_indent(out, depth + 1);
-                    write_leaf(out, &self.nodes[member as usize].name);
-                    out.extend_from_slice(b": ");
-                    self.write_pretty(member, depth + 1, out);
+                let member = *next;
+                if member != self.nodes[*object as usize].first {
+                    out.push(b',');
                 }
-                out.push(b'\n');
-                push_indent(out, depth);
-                out.push(b'}');
-            }
+                *next = self.nodes[member as usize].next;
+                if pretty {
+                    out.push(b'\n');
+                    push_indent(out, level);
+                }
+                write_leaf(out, &self.nodes[member as usize].name);
+                out.extend_from_slice(if pretty { b": " } else { b":" });
+                break member;
+            };
         }
     }
 }
 
-/// A node of a [`Tree`], to serialize.
-struct TreeRef<'t, 'a> {
-    tree: &'t Tree<'a>,
-    node: u32,
+impl<'a> TreeNode<'a> {
+    fn new(name: Cow<'a, str>, leaf: Option<Value<'a>>) -> TreeNode<'a> {
+        TreeNode { name, leaf, first: NO_NODE, last: NO_NODE, next: NO_NODE, members: 0 }
+    }
 }
 
-impl serde::Serialize for TreeRef<'_, '_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::{SerializeMap, SerializeSeq};
-        match self.tree.nodes[self.node as usize].leaf {
-            Some(Value::Bool(b)) => serializer.serialize_bool(b),
-            Some(Value::Float(f)) => serializer.serialize_f32(f),
-            Some(Value::Str(s)) => serializer.serialize_str(s),
-            Some(Value::Floats(floats)) => {
-                let mut seq = serializer.serialize_seq(Some(floats.len()))?;
-                for f in floats {
-                    seq.serialize_element(f)?;
+/// Writes one value: floats as [`JsonF32`] writes them (the exports refuse a NaN or infinity
+/// before writing), and float arrays on one line (with a space after each comma when `pretty`).
+fn write_value(out: &mut Vec<u8>, value: Value<'_>, pretty: bool) {
+    match value {
+        Value::Bool(b) => write_leaf(out, &b),
+        Value::Float(f) => write_leaf(out, &JsonF32(f)),
+        Value::Str(s) => write_leaf(out, s),
+        Value::Floats(floats) => {
+            out.push(b'[');
+            for (i, f) in floats.iter().enumerate() {
+                if i > 0 {
+                    out.extend_from_slice(if pretty { b", " } else { b"," });
                 }
-                seq.end()
+                write_leaf(out, &JsonF32(*f));
             }
-            None => {
-                let mut map = serializer.serialize_map(None)?;
-                for member in self.tree.members(self.node) {
-                    let name = &self.tree.nodes[member as usize].name;
-                    map.serialize_entry(name, &TreeRef { tree: self.tree, node: member })?;
-                }
-                map.end()
-            }
+            out.push(b']');
         }
     }
 }
 
-/// A float or a member name written by `serde_json`, so that escapes and float forms match the
-/// compact export. Writing to a Vec cannot fail.
+/// A float, string or member name written by `serde_json`, so that escapes and float forms
+/// are its own. Writing to a Vec cannot fail.
 fn write_leaf<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
     let _ = serde_json::to_writer(out, value);
 }
@@ -849,6 +1012,9 @@ struct Importer {
     /// The lenient policy, and what it changed.
     lenient: bool,
     report: ImportReport,
+    /// Whether a number was read as an `f64` zero: written so, or nonzero but past `f64`'s
+    /// precision.
+    saw_zero: bool,
     /// The position of the entity being read in a top-level array, if it is in one.
     entity: Option<usize>,
     /// When importing into a store: every key's dotted name, the store's and this import's,
@@ -916,15 +1082,20 @@ impl Importer {
         }
     }
 
-    /// Enters the member named `self.segment`, returning its key.
-    fn enter(&mut self) -> Key {
+    /// Enters the member named `self.segment`, returning its key; refuses a member deeper
+    /// than a name may be ([`MAX_PATH_SEGMENTS`]).
+    fn enter<E: de::Error>(&mut self) -> Result<Key, E> {
         let key = match self.parents.last() {
             Some(parent) => parent.child(&self.segment),
             None => Key::new(&self.segment),
         };
         self.path.push_str(&self.segment);
         self.path_ends.push(self.path.len());
-        key
+        let segments = self.path_ends.len();
+        if segments > MAX_PATH_SEGMENTS {
+            return Err(self.fail(JsonErrorKind::TooDeep { segments, limit: MAX_PATH_SEGMENTS }));
+        }
+        Ok(key)
     }
 
     fn leave(&mut self) {
@@ -1005,23 +1176,52 @@ impl Importer {
         Ok(())
     }
 
-    fn number<E: de::Error>(&mut self, n: f64) -> Result<f32, E> {
-        // Past f32's range means rounding to infinity: the shortest decimal form of f32::MAX,
-        // 3.4028235e38, is a little above it as an f64 and must still read back.
-        let rounded = n as f32;
-        if rounded.is_finite() {
-            return Ok(rounded);
+    /// The `f32` a number read as an `f64` is stored as (see [`crate::number`]).
+    fn float<E: de::Error>(&mut self, n: f64) -> Result<f32, E> {
+        // serde_json reads a nonzero number past f64's precision as zero: such a zero sends
+        // the import to look for one in the text (see `read_with_extremes`).
+        self.saw_zero |= n == 0.0;
+        match number::fit_f64(n) {
+            Fit::Holds(x) => Ok(x),
+            Fit::Changes(x) => self.changed(x, || JsonF64(n).to_string()),
+            Fit::OutOfRange if self.lenient => {
+                self.changed(f32::MAX.copysign(n as f32), String::new)
+            }
+            Fit::OutOfRange => Err(self.fail(JsonErrorKind::NumberOutOfRange(n))),
         }
+    }
+
+    /// The `f32` an integer is stored as.
+    fn integer<E: de::Error>(&mut self, n: i128) -> Result<f32, E> {
+        match number::fit_integer(n) {
+            Fit::Holds(x) => Ok(x),
+            Fit::Changes(x) => self.changed(x, || n.to_string()),
+            // No 64-bit integer is past f32's range; the float rule would say so if one were.
+            #[allow(clippy::cast_precision_loss)]
+            Fit::OutOfRange => self.float(n as f64),
+        }
+    }
+
+    /// A number stored as `x`, which is not what was written (`written`): refused, or counted
+    /// by a lenient import.
+    fn changed<E: de::Error>(
+        &mut self,
+        x: f32,
+        written: impl FnOnce() -> String,
+    ) -> Result<f32, E> {
         if !self.lenient {
-            return Err(self.fail(JsonErrorKind::NumberOutOfRange(n)));
+            return Err(self.fail(JsonErrorKind::NotHeld { number: written(), becomes: x }));
         }
         self.report.rounded_numbers += 1;
-        Ok(f32::MAX.copysign(n as f32))
+        if self.report.first_rounded.is_none() {
+            self.report.first_rounded = Some(self.pointer());
+        }
+        Ok(x)
     }
 
     /// Enters the member named by decimal `index` of the array at `key`: lenient arrays become
     /// objects keyed by index.
-    fn enter_index(&mut self, key: Key, index: usize) -> Key {
+    fn enter_index<E: de::Error>(&mut self, key: Key, index: usize) -> Result<Key, E> {
         self.segment.clear();
         let _ = write!(self.segment, "{index}");
         self.parents.push(key);
@@ -1118,7 +1318,7 @@ fn read_members<'de, A: MapAccess<'de>>(
     mut map: A,
 ) -> Result<(), A::Error> {
     while map.next_key_seed(Segment { importer: &mut *importer })?.is_some() {
-        let key = importer.enter();
+        let key = importer.enter()?;
         map.next_value_seed(Member { importer: &mut *importer, blob: &mut *blob, key })?;
         importer.leave();
     }
@@ -1179,18 +1379,18 @@ impl<'de> Visitor<'de> for Member<'_> {
     }
 
     fn visit_f64<E: de::Error>(self, n: f64) -> Result<(), E> {
-        let n = self.importer.number(n)?;
+        let n = self.importer.float(n)?;
         self.importer.set(self.blob, self.key, Value::Float(n))
     }
 
-    #[allow(clippy::cast_precision_loss)] // Numbers are stored as f32: that is the format.
     fn visit_i64<E: de::Error>(self, n: i64) -> Result<(), E> {
-        self.visit_f64(n as f64)
+        let n = self.importer.integer(n.into())?;
+        self.importer.set(self.blob, self.key, Value::Float(n))
     }
 
-    #[allow(clippy::cast_precision_loss)]
     fn visit_u64<E: de::Error>(self, n: u64) -> Result<(), E> {
-        self.visit_f64(n as f64)
+        let n = self.importer.integer(n.into())?;
+        self.importer.set(self.blob, self.key, Value::Float(n))
     }
 
     fn visit_str<E: de::Error>(self, s: &str) -> Result<(), E> {
@@ -1247,7 +1447,7 @@ impl<'de> Visitor<'de> for Member<'_> {
             importer.report.converted_arrays += 1;
             let mut index = floats.len() + 1;
             loop {
-                let member = importer.enter_index(key, index);
+                let member = importer.enter_index(key, index)?;
                 let seed = Member { importer: &mut *importer, blob: &mut *blob, key: member };
                 let read = seq.next_element_seed(seed);
                 importer.leave_index();
@@ -1291,13 +1491,13 @@ impl LenientElement<'_> {
         self.importer.element = None;
         self.importer.open_object(self.blob, self.key)?;
         for (index, &n) in self.floats.iter().enumerate() {
-            let member = self.importer.enter_index(self.key, index);
+            let member = self.importer.enter_index(self.key, index)?;
             let set = self.importer.set(self.blob, member, Value::Float(n));
             self.importer.leave_index();
             set?;
         }
         let index = self.floats.len();
-        let key = self.importer.enter_index(self.key, index);
+        let key = self.importer.enter_index(self.key, index)?;
         Ok(Member { importer: &mut *self.importer, blob: &mut *self.blob, key })
     }
 
@@ -1383,17 +1583,15 @@ impl<'de> Visitor<'de> for Number<'_> {
     }
 
     fn visit_f64<E: de::Error>(self, n: f64) -> Result<f32, E> {
-        self.importer.number(n)
+        self.importer.float(n)
     }
 
-    #[allow(clippy::cast_precision_loss)]
     fn visit_i64<E: de::Error>(self, n: i64) -> Result<f32, E> {
-        self.importer.number(n as f64)
+        self.importer.integer(n.into())
     }
 
-    #[allow(clippy::cast_precision_loss)]
     fn visit_u64<E: de::Error>(self, n: u64) -> Result<f32, E> {
-        self.importer.number(n as f64)
+        self.importer.integer(n.into())
     }
 
     fn visit_bool<E: de::Error>(self, _: bool) -> Result<f32, E> {
@@ -1414,5 +1612,77 @@ impl<'de> Visitor<'de> for Number<'_> {
 
     fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<f32, A::Error> {
         Err(self.importer.fail(JsonErrorKind::NotANumber))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs `f` on a thread with a 64 KiB stack: enough for a loop, far too little for a
+    /// recursion per level of a deep tree.
+    fn on_a_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+        let thread = std::thread::Builder::new().stack_size(64 * 1024).spawn(f).unwrap();
+        thread.join().expect("no stack overflow")
+    }
+
+    #[test]
+    fn a_path_of_100_000_segments_is_placed_and_written_without_recursion() {
+        let compact = on_a_small_stack(|| {
+            let segments = vec![Cow::Borrowed("a"); 100_000];
+            let mut tree = Tree::default();
+            tree.clear();
+            assert!(tree.place(&segments, Value::Float(1.0)));
+            assert!(!tree.place(&segments, Value::Float(2.0)), "the path is taken");
+            assert!(!tree.place(&segments[..50_000], Value::Float(3.0)), "ends on an object");
+            assert!(!tree.place(&[segments.clone(), vec!["b".into()]].concat(), Value::Bool(true)));
+            let mut out = Vec::new();
+            tree.write(false, 0, &mut out);
+            into_string(out)
+        });
+        assert_eq!(compact, format!("{}1{}", "{\"a\":".repeat(100_000), "}".repeat(100_000)));
+
+        // Pretty output indents each level, so it grows with the square of the depth: 1,000.
+        let pretty = on_a_small_stack(|| {
+            let segments = vec![Cow::Borrowed("a"); 1_000];
+            let mut tree = Tree::default();
+            tree.clear();
+            assert!(tree.place(&segments, Value::Floats(&[1.0, 2.0])));
+            let mut out = Vec::new();
+            tree.write(true, 0, &mut out);
+            into_string(out)
+        });
+        let mut expected = String::from("{");
+        for depth in 1..=1_000 {
+            let _ = write!(expected, "\n{}\"a\": ", "  ".repeat(depth));
+            expected.push(if depth == 1_000 { '[' } else { '{' });
+        }
+        expected.push_str("1, 2]");
+        for depth in (0..1_000).rev() {
+            let _ = write!(expected, "\n{}}}", "  ".repeat(depth));
+        }
+        assert_eq!(pretty, expected);
+    }
+
+    #[test]
+    fn members_past_the_scan_are_found_through_the_index_in_order() {
+        let mut tree = Tree::default();
+        tree.clear();
+        let names: Vec<String> = (0..40).map(|i| format!("m{i}")).collect();
+        for name in &names {
+            let path = [Cow::Borrowed(name.as_str()), Cow::Borrowed("x")];
+            assert!(tree.place(&path, Value::Float(1.0)));
+        }
+        // Runs through a value, ends on an existing member, or nests into member 35.
+        assert!(!tree.place(&[Cow::Borrowed("m30"), "x".into(), "y".into()], Value::Bool(true)));
+        assert!(!tree.place(&[Cow::Borrowed("m30")], Value::Bool(true)));
+        assert!(tree.place(&[Cow::Borrowed("m35"), "y".into()], Value::Bool(true)));
+        assert!(tree.place(&[Cow::Borrowed("m40")], Value::Bool(false)));
+        let mut out = Vec::new();
+        tree.write(false, 0, &mut out);
+        let mut expected: Vec<String> = (0..40).map(|i| format!("\"m{i}\":{{\"x\":1}}")).collect();
+        expected[35] = "\"m35\":{\"x\":1,\"y\":true}".to_owned();
+        expected.push("\"m40\":false".to_owned());
+        assert_eq!(into_string(out), format!("{{{}}}", expected.join(",")));
     }
 }

@@ -82,7 +82,10 @@ fn blob_allocations() {
     let (big, _) =
         allocations(|| (0..100).map(|i| (Key::from_raw(i), "payload")).collect::<Blob>());
     let (_, count) = allocations(|| Blob::from_bytes(big.as_bytes()).unwrap());
-    assert_eq!(count, 3, "past 32 keys, validation sorts in two scratch buffers");
+    assert_eq!(
+        count, 2,
+        "past 32 keys, the key check sorts in a scratch buffer; top-down payloads need no sort"
+    );
 }
 
 fn world(entities: usize) -> Vec<u8> {
@@ -102,12 +105,15 @@ fn store_load_allocations() {
         let bytes = world(entities);
         let (store, count) = allocations(|| Store::from_bytes(&bytes).unwrap());
         assert_eq!(store.len(), entities);
-        // The index's items, meta and slots, the arena, and the span list that the overlap
-        // check sorts: five, not one per entity.
-        assert_eq!(count, 5, "Store::from_bytes of {entities} entities");
+        // The index's items, meta and slots, the arena, the span list that the overlap check
+        // sorts, and the key array last proven unique: six, not one per entity.
+        assert_eq!(count, 6, "Store::from_bytes of {entities} entities");
 
         let (view, count) = allocations(|| StoreView::new(&bytes).unwrap().len());
         assert_eq!(view, entities);
-        assert_eq!(count, 1, "StoreView::new of {entities} entities: the sorted span list only");
+        assert_eq!(
+            count, 2,
+            "StoreView::new of {entities} entities: the sorted span list, the unique key array"
+        );
     }
 }

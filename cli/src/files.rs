@@ -105,11 +105,13 @@ fn check(path: &Path, out: &mut dyn Write) -> Result<(), Failure> {
         let delta = StorePatch::from_bytes(&bytes).map_err(|e| Failure::at(path.display(), e))?;
         writeln!(
             out,
-            "{}: ok: delta, format {}.{}, {} ({} bytes), {} entities inserted, {} changed; \
-             its base is checked when it is applied",
+            "{}: ok: delta, format {}.{}, data version {} -> {}, {} ({} bytes), {} entities \
+             inserted, {} changed; its base is checked when it is applied",
             path.display(),
             info.major,
             info.minor,
+            delta.base_data_version(),
+            delta.data_version(),
             Bytes(bytes.len()),
             bytes.len(),
             delta.inserted(),
@@ -120,10 +122,12 @@ fn check(path: &Path, out: &mut dyn Write) -> Result<(), Failure> {
     let store = Store::from_bytes(&bytes).map_err(|e| Failure::at(path.display(), e))?;
     writeln!(
         out,
-        "{}: ok: format {}.{}, {} ({} bytes), {} sections, {} entities, {} key names",
+        "{}: ok: format {}.{}, data version {}, {} ({} bytes), {} sections, {} entities, {} key \
+         names",
         path.display(),
         info.major,
         info.minor,
+        store.data_version(),
         Bytes(bytes.len()),
         bytes.len(),
         info.sections.len(),

@@ -4,6 +4,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use datacomp::text::Escaped;
 use datacomp::{ImportOptions, ImportReport, Store};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -78,6 +79,7 @@ pub fn run(
     let mut store = Store::new();
     let mut report = ImportReport::default();
     let mut json_bytes = 0;
+    let mut first_rounded = None;
     let mut sjson_documents = 0;
     for (file, size) in files.iter().zip(&sizes) {
         let text = std::fs::read_to_string(file)
@@ -92,6 +94,9 @@ pub fn run(
             store.import_json_with_report(&text, &options)
         };
         let (_, file_report) = imported.map_err(|e| Failure::at(file.display(), e))?;
+        if first_rounded.is_none() {
+            first_rounded = file_report.first_rounded.clone().map(|path| (file, path));
+        }
         add(&mut report, &file_report);
         if progress.is_none() && start.elapsed() > QUIET_FOR {
             progress = Some(progress_bar(total));
@@ -126,9 +131,13 @@ pub fn run(
         Bytes(json_bytes),
     )?;
     if lenient {
+        // The first rounded number's place, so that a user can look at what changed.
+        let first = first_rounded.map_or(String::new(), |(file, path)| {
+            format!(" (the first at {} in {})", Escaped(&path), file.display())
+        });
         writeln!(
             out,
-            "lenient: {} arrays converted to objects, {} nulls skipped, {} numbers clamped",
+            "lenient: {} arrays converted to objects, {} nulls skipped, {} numbers rounded{first}",
             report.converted_arrays, report.skipped_nulls, report.rounded_numbers
         )?;
     }

@@ -55,11 +55,12 @@ fn print_file(
 ) -> Result<(), Failure> {
     writeln!(
         out,
-        "{}: datacomp save, format {}.{}, key hash {}, {} ({} bytes)",
+        "{}: datacomp save, format {}.{}, key hash {}, data version {}, {} ({} bytes)",
         path.display(),
         info.major,
         info.minor,
         info.key_hash,
+        info.data_version,
         Bytes(info.file_len as usize),
         info.file_len
     )?;
@@ -109,6 +110,7 @@ fn file_json(path: &Path, info: &save::FileInfo, store: &Store) -> serde_json::V
         "file": path.display().to_string(),
         "format": format!("{}.{}", info.major, info.minor),
         "key_hash": info.key_hash,
+        "data_version": info.data_version,
         "file_bytes": info.file_len,
         "sections": sections,
         "entities": stats.entities,

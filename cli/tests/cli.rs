@@ -97,7 +97,8 @@ fn import_writes_a_save_of_every_document_in_order() {
     assert_eq!(lines[8], "7 entities");
     let verified = ok(&["verify", &world.path]);
     let len = world.bytes().len();
-    assert!(verified.starts_with(&format!("{}: ok: format 1.0, ", world.path)), "{verified}");
+    let format = format!("format 1.{}, data version 0", datacomp::save::FORMAT_MINOR);
+    assert!(verified.starts_with(&format!("{}: ok: {format}, ", world.path)), "{verified}");
     assert!(verified.ends_with(&format!("({len} bytes), 6 sections, 7 entities, 91 key names\n")));
 }
 
@@ -146,11 +147,33 @@ fn a_lenient_import_reports_what_it_changed() {
         ok(&["import", "--lenient", lenient_ok.to_str().unwrap(), "-o", out.to_str().unwrap()]);
     assert!(
         summary.contains(
-            "\nlenient: 1 arrays converted to objects, 0 nulls skipped, 0 numbers clamped\n"
+            "\nlenient: 1 arrays converted to objects, 0 nulls skipped, 0 numbers rounded\n"
         ),
         "{summary}"
     );
     assert_eq!(Store::load(&out).unwrap().len(), 1);
+
+    let numbers = dir.path().join("numbers.json");
+    std::fs::write(&numbers, r#"{"hp": 135, "xp": [1, 16777217], "gold": 1e400}"#).unwrap();
+    let summary =
+        ok(&["import", "--lenient", numbers.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert!(
+        summary.contains(&format!(
+            "\nlenient: 0 arrays converted to objects, 0 nulls skipped, 2 numbers rounded \
+             (the first at /xp/1 in {})\n",
+            numbers.display()
+        )),
+        "{summary}"
+    );
+    let strict = fails(&["import", numbers.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert_eq!(
+        strict,
+        format!(
+            "{}: /xp/1 (line 1, column 30): 16777217 would be stored as 16777216: f32 cannot \
+             hold it",
+            numbers.display()
+        )
+    );
 }
 
 #[test]
@@ -358,12 +381,15 @@ fn inspect_shows_the_file_and_its_arena() {
     let world = World::new();
     let w = world.path.as_str();
     let text = ok(&["inspect", w]);
-    assert!(text.starts_with(&format!("{w}: datacomp save, format 1.0, key hash 2, ")), "{text}");
+    let minor = datacomp::save::FORMAT_MINOR;
+    let head = format!("{w}: datacomp save, format 1.{minor}, key hash 2, data version 0, ");
+    assert!(text.starts_with(&head), "{text}");
     for line in ["     5  arena ", "     6  key names ", "\nentities: 7\n", "\nkey names: 91\n"] {
         assert!(text.contains(line), "{line:?} in {text}");
     }
     let json: serde_json::Value = serde_json::from_str(&ok(&["inspect", w, "--json"])).unwrap();
-    assert_eq!(json["format"], "1.0");
+    assert_eq!(json["format"], format!("1.{minor}"));
+    assert_eq!(json["data_version"], 0);
     assert_eq!(json["entities"], 7);
     assert_eq!(json["file_bytes"], world.bytes().len());
     assert_eq!(json["sections"].as_array().unwrap().len(), 6);
@@ -541,13 +567,14 @@ fn diff_prints_the_changes_by_key_name_and_writes_a_delta() {
     assert_eq!(
         printed,
         "{\"changed\":[\
-         {\"id\":\"0v0t1\",\"removed\":[\"status_effects.drunk\"],\"set\":{\"stats.mana\":7.0}},\
+         {\"id\":\"0v0t1\",\"removed\":[\"status_effects.drunk\"],\"set\":{\"stats.mana\":7}},\
          {\"id\":\"1v0t1\",\"removed\":[],\"set\":{\"name\":\"Theirs\"}}],\
          \"inserted\":[],\"removed\":[\"2v0t1\"]}\n"
     );
     // The same as a library diff, and it turns the base into theirs.
     let verified = ok(&["verify", &delta]);
-    assert!(verified.contains(": ok: delta, format 1.0, "), "{verified}");
+    let format = format!("format 1.{}, data version 0 -> 0", datacomp::save::FORMAT_MINOR);
+    assert!(verified.contains(&format!(": ok: delta, {format}, ")), "{verified}");
     assert!(verified.contains("0 entities inserted, 2 changed"), "{verified}");
     let applied = world.file("applied.dcmp");
     let printed = ok(&["apply", &world.path, &delta, "-o", &applied]);
@@ -872,6 +899,43 @@ fn a_huge_key_name_prints() {
     assert_eq!(ok(&["get", &path, "0v0t1", "name"]), "n\n");
 }
 
+/// A save holding a key named by 20,000 segments (`fixtures/deep_name.dcmp`, written before
+/// names had a depth limit) made `export` overflow the stack (issue 15, item 2). Past
+/// `MAX_PATH_SEGMENTS` a name is exported by its hash, so that the export imports back.
+#[test]
+fn a_name_of_20_000_segments_exports_by_hash() {
+    let deep = fixtures().join("deep_name.dcmp");
+    let deep = deep.to_str().unwrap();
+    ok(&["verify", deep]);
+    assert_eq!(
+        ok(&["export", deep, "--compact"]),
+        "[{\"#de9577cc\":\"Deep\",\"#76077a0b\":1,\"stats\":{\"health\":7}}]\n"
+    );
+    assert_eq!(
+        ok(&["export", deep, "--entity", "0v0t1"]),
+        "{\n  \"#de9577cc\": \"Deep\",\n  \"#76077a0b\": 1,\n  \"stats\": {\n    \"health\": \
+         7\n  }\n}\n"
+    );
+    let path = vec!["a"; 20_000].join(".");
+    assert_eq!(ok(&["get", deep, "0v0t1", &path]), "1\n");
+}
+
+/// The issue's reproduction: `set` of a path of 60,001 segments passed `verify`, then `export`
+/// overflowed the stack. Now `set` refuses it, naming the count and the limit, and writes
+/// nothing.
+#[test]
+fn set_refuses_a_path_of_60_001_segments() {
+    let world = World::new();
+    let before = world.bytes();
+    let path = format!("{}a", "a.".repeat(60_000));
+    let err = fails(&["set", &world.path, "0v0t1", &path, "1"]);
+    assert!(err.starts_with(&format!("{}: key path a.a.a.", world.path)), "{err}");
+    assert!(err.ends_with(" has 60001 segments, past the limit of 125"), "{err}");
+    assert!(err.len() < 500, "the path is cut: {} bytes", err.len());
+    assert_eq!(world.bytes(), before, "unchanged");
+    ok(&["export", &world.path, "--compact"]);
+}
+
 /// Names and strings that hold terminal escape sequences are printed escaped in text output
 /// (JSON output escapes them as JSON does).
 #[test]
@@ -990,11 +1054,11 @@ fn a_key_given_as_a_pointer_is_named_and_shown_apart_from_its_dotted_twin() {
     assert_eq!(&keys[keys.len() - 2..], ["/a.b/c", "a.b.c"]);
     let exported: serde_json::Value =
         serde_json::from_str(&ok(&["export", w, "--entity", "4v0t1"])).unwrap();
-    assert_eq!((&exported["a.b"]["c"], &exported["a"]["b"]["c"]), (&5.0.into(), &6.0.into()));
+    assert_eq!((&exported["a.b"]["c"], &exported["a"]["b"]["c"]), (&5.into(), &6.into()));
     assert_eq!(
         ok(&["get", w, "4v0t1", "/a.b/c", "--json"]),
         format!(
-            "{{\"hash\":\"{}\",\"id\":\"4v0t1\",\"key\":\"/a.b/c\",\"type\":\"float\",\"value\":5.0}}\n",
+            "{{\"hash\":\"{}\",\"id\":\"4v0t1\",\"key\":\"/a.b/c\",\"type\":\"float\",\"value\":5}}\n",
             datacomp::Key::path(&["a.b", "c"])
         )
     );
@@ -1017,7 +1081,7 @@ fn diff_and_get_show_names_that_differ_only_in_their_dots_apart() {
     ok(&["set", &target, "0v0t1", "a.b", "20"]);
     assert_eq!(
         ok(&["diff", &base, &target, "--compact"]),
-        "{\"changed\":[{\"id\":\"0v0t1\",\"removed\":[],\"set\":{\"/a.b\":10.0,\"a.b\":20.0}}],\
+        "{\"changed\":[{\"id\":\"0v0t1\",\"removed\":[],\"set\":{\"/a.b\":10,\"a.b\":20}}],\
          \"inserted\":[],\"removed\":[]}\n",
         "both changes, each by its own name"
     );
@@ -1041,10 +1105,7 @@ fn merge_keeps_names_with_dots_and_refuses_one_hash_under_two_names() {
     store.save(&theirs).unwrap();
     let printed = ok(&["merge", &base, &ours, &theirs, "-o", &merged]);
     assert!(printed.contains("1v0t1: inserted by theirs, as 1v0t1"), "{printed}");
-    assert_eq!(
-        ok(&["export", &merged, "--entity", "1v0t1", "--compact"]),
-        "{\"x\":1.0,\"a.b\":5.0}\n"
-    );
+    assert_eq!(ok(&["export", &merged, "--entity", "1v0t1", "--compact"]), "{\"x\":1,\"a.b\":5}\n");
 
     // Theirs named the hash of ours' key otherwise: a conflict, nothing written.
     std::fs::remove_file(&merged).unwrap();

@@ -100,6 +100,7 @@ impl Blob {
         options: &ImportOptions,
     ) -> Result<(Blob, ImportReport), JsonError> {
         json::blob_from(text, *options, |entity| read::read_sjson(text, entity))
+            .map(|(read, _)| read)
     }
 }
 
@@ -164,7 +165,7 @@ impl Store {
         text: &str,
         options: &ImportOptions,
     ) -> Result<(Vec<Id>, ImportReport), JsonError> {
-        self.import_with(text, *options, |entity| read::read_sjson(text, entity))
+        self.import_with(text, *options, false, read::read_sjson)
     }
 
     /// The entity of `id` as an SJSON document, nested by its keys' names as

@@ -350,9 +350,7 @@ impl<'t> Reader<'t> {
 
     /// A number at the current position (which holds `-` or a digit), in JSON's form:
     /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`, not followed by a letter, digit, `_`
-    /// or `.`. Read as the nearest `f32` (one rounding, not two through `f64`) and given to
-    /// the importer as that `f64`; a number past `f32`'s range is given as the nearest `f64`,
-    /// for the importer to refuse or clamp.
+    /// or `.`.
     fn number(&mut self) -> Result<f64, Error> {
         let bytes = self.text.as_bytes();
         let start = self.pos;
@@ -386,12 +384,18 @@ impl<'t> Reader<'t> {
         }
         self.pos = at;
         let literal = &self.text[start..at];
-        // The grammar above is Rust's too, so neither parse can fail; `f64::NAN` is unreachable.
-        let single = literal.parse::<f32>().map_or(f64::NAN, f64::from);
-        if single.is_finite() {
-            return Ok(single);
+        // Given to the importer as `serde_json` gives a JSON number, the nearest `f64`, so that
+        // JSON and SJSON follow one rule for numbers (`crate::number`). Past `f64`'s range it is
+        // an infinity, which the importer refuses or clamps as it does past `f32`'s; a nonzero
+        // number that `f64` cannot hold is given as a stand-in that is still nonzero, so that
+        // it is refused (or counted) as one that `f32` cannot hold, never stored as a silent 0.
+        // The grammar above is Rust's too, so the parse cannot fail; `f64::NAN` is unreachable.
+        let wide = literal.parse::<f64>().unwrap_or(f64::NAN);
+        let mantissa = literal.trim_start_matches('-').split(['e', 'E']).next().unwrap_or_default();
+        if wide == 0.0 && mantissa.bytes().any(|b| matches!(b, b'1'..=b'9')) {
+            return Ok(if literal.starts_with('-') { -1e-99 } else { 1e-99 });
         }
-        Ok(literal.parse::<f64>().unwrap_or(f64::NAN))
+        Ok(wide)
     }
 
     /// `true`, `false` or `null` at the current position (which holds a name byte), else an
