@@ -35,13 +35,13 @@ pub use blob::{
 };
 pub use cursor::KeyCursor;
 pub use delta::StorePatch;
-pub use error::{BlobError, Error, HandleError, KeyCollision, LoadError, PatchError};
+pub use error::{BlobError, Error, HandleError, KeyCollision, LoadError, PatchError, PathConflict};
 pub use file::SaveFile;
 pub use handle_map::{
     Drain as HandleMapDrain, HandleMap, Id, Iter as HandleMapIter, IterMut as HandleMapIterMut,
     ParseIdError, RawHandleMap, RawHeader,
 };
-pub use json::{ImportOptions, ImportReport, JsonError, JsonErrorKind};
+pub use json::{ExportError, ImportOptions, ImportReport, JsonError, JsonErrorKind, JsonStyle};
 pub use key::{AsKey, Key, KeyPath};
 pub use number::JsonF32;
 pub use query::{Query, QueryError, QueryErrorKind};

@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use datacomp::{BlobRef, Error, Id, SaveFile, Store, StorePatch, save};
+use datacomp::{BlobRef, Error, Id, JsonStyle, SaveFile, Store, StorePatch, save};
 
 use crate::edit::parse_id;
 use crate::output::{Bytes, Failure};
@@ -51,14 +51,16 @@ pub fn export(
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
     let store = load(path)?;
+    let style = if compact { JsonStyle::Compact } else { JsonStyle::Pretty };
+    // A NaN or infinity has no JSON form: the export fails naming it, and writes nothing.
     let mut text = match entity_id {
         Some(id) => {
-            let (_, blob) = entity(&store, path, id)?;
-            if compact { store.export_blob_json(blob) } else { store.export_blob_json_pretty(blob) }
+            let (id, _) = entity(&store, path, id)?;
+            store.try_export_json(id, style)
         }
-        None if compact => store.export_all_json(),
-        None => store.export_all_json_pretty(),
-    };
+        None => store.try_export_all_json(style),
+    }
+    .map_err(|e| Failure::at(path.display(), e))?;
     text.push('\n');
     match output {
         Some(output) => {
