@@ -8,7 +8,8 @@
 //! a round trip can be checked byte for byte. [`J::parse`] reads any JSON back with its member
 //! order, for comparisons with numbers rounded to `f32`.
 //!
-//! Shared by `tests/roundtrip.rs` and the command's tests (`cli/tests/cli.rs`).
+//! Shared by `tests/roundtrip.rs`, the command's tests (`cli/tests/cli.rs`) and
+//! `benches/json.rs`.
 
 #![allow(dead_code)] // Each test file uses its own part.
 
@@ -268,6 +269,12 @@ pub fn documents() -> Vec<(&'static str, J)> {
             ]),
         ),
     ]
+}
+
+/// `count` monster sheets in one array, as [`documents`]' `monsters` (for benchmarks).
+pub fn monsters(count: usize) -> J {
+    let mut rng = Rng::new(16);
+    J::Arr((0..count).map(|i| monster(&mut rng, i)).collect())
 }
 
 /// Documents in the shapes designers' files have that the format does not hold yet: arrays of
