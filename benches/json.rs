@@ -12,7 +12,9 @@ mod corpus;
 
 use std::hint::black_box;
 
-use criterion::{BenchmarkGroup, Criterion, criterion_group, criterion_main, measurement::WallTime};
+use criterion::{
+    BenchmarkGroup, Criterion, criterion_group, criterion_main, measurement::WallTime,
+};
 use datacomp::{Blob, ImportOptions, JsonStyle, Store};
 
 /// memcpy of `bytes` into a buffer reused between iterations, and into a fresh one.

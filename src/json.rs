@@ -578,11 +578,7 @@ impl Store {
     /// ```
     #[must_use]
     pub fn export_blob_json(&self, blob: BlobRef<'_>) -> String {
-        let mut tree = Tree::default();
-        self.export_tree(blob, &mut Vec::new(), &mut tree);
-        let mut out = Vec::new();
-        tree.write_compact(&mut out);
-        into_string(out)
+        self.write_blob(blob, JsonStyle::Compact, false).unwrap_or_default()
     }
 
     /// The entity of `id` as [`export_json`](Store::export_json) writes it, indented two
@@ -627,11 +623,26 @@ impl Store {
     /// ```
     #[must_use]
     pub fn export_blob_json_pretty(&self, blob: BlobRef<'_>) -> String {
+        self.write_blob(blob, JsonStyle::Pretty, false).unwrap_or_default()
+    }
+
+    /// The blob as JSON in `style`; with `checked`, the first NaN or infinity met instead.
+    fn write_blob(
+        &self,
+        blob: BlobRef<'_>,
+        style: JsonStyle,
+        checked: bool,
+    ) -> Result<String, (Key, f32)> {
         let mut tree = Tree::default();
-        self.export_tree(blob, &mut Vec::new(), &mut tree);
+        if let (true, Some(bad)) = (checked, self.export_tree(blob, &mut Vec::new(), &mut tree)) {
+            return Err(bad);
+        }
         let mut out = Vec::new();
-        tree.write_pretty(ROOT, 0, &mut out);
-        into_string(out)
+        match style {
+            JsonStyle::Compact => tree.write_compact(&mut out),
+            JsonStyle::Pretty => tree.write_pretty(ROOT, 0, &mut out),
+        }
+        Ok(into_string(out))
     }
 
     /// Every entity, in iteration order, as a JSON array of objects: a document that
@@ -657,7 +668,7 @@ impl Store {
     /// ```
     #[must_use]
     pub fn export_all_json(&self) -> String {
-        self.export_all(false)
+        self.export_all(false, false).unwrap_or_default()
     }
 
     /// Every entity as [`export_all_json`](Store::export_all_json) writes them, indented two
@@ -681,12 +692,12 @@ impl Store {
         if self.is_empty() {
             return "[]".to_owned();
         }
-        self.export_all(true)
+        self.export_all(true, false).unwrap_or_default()
     }
 
     /// Every entity as a JSON array, one entity's tree at a time, in one tree kept between
     /// entities: an export allocates per document, not per entity.
-    fn export_all(&self, pretty: bool) -> String {
+    fn export_all(&self, pretty: bool, checked: bool) -> Result<String, ExportError> {
         let (open, separator, close): (&[u8], &[u8], &[u8]) =
             if pretty { (b"[\n  ", b",\n  ", b"\n]") } else { (b"[", b",", b"]") };
         // JSON takes about twice the bytes of the blobs; a guess that saves most regrowth
@@ -694,11 +705,15 @@ impl Store {
         let mut out = Vec::with_capacity(self.arena.len() * 4 * 2);
         let (mut segments, mut tree) = (Vec::new(), Tree::default());
         out.extend_from_slice(open);
-        for (i, (_, blob)) in self.iter().enumerate() {
+        for (i, (id, blob)) in self.iter().enumerate() {
             if i > 0 {
                 out.extend_from_slice(separator);
             }
-            self.export_tree(blob, &mut segments, &mut tree);
+            if let (true, Some((key, x))) =
+                (checked, self.export_tree(blob, &mut segments, &mut tree))
+            {
+                return Err(self.not_finite(Some(id), key, x));
+            }
             if pretty {
                 tree.write_pretty(ROOT, 1, &mut out);
             } else {
@@ -706,20 +721,25 @@ impl Store {
             }
         }
         out.extend_from_slice(close);
-        into_string(out)
+        Ok(into_string(out))
     }
 
     /// Builds in `tree` the blob as a tree of objects, nested by the names this store knows
-    /// for its keys. `segments` is scratch space, kept between calls so that it is allocated
-    /// once.
+    /// for its keys, and returns the first float JSON has no number for (NaN, infinity), if
+    /// any. `segments` is scratch space, kept between calls so that it is allocated once.
     fn export_tree<'a>(
         &'a self,
         blob: BlobRef<'a>,
         segments: &mut Vec<Cow<'a, str>>,
         tree: &mut Tree<'a>,
-    ) {
+    ) -> Option<(Key, f32)> {
         tree.clear();
+        let mut not_finite = None;
         for (key, value) in blob {
+            // Checked as the tree is built: no second pass over the values.
+            if not_finite.is_none() {
+                not_finite = check_finite(value).err().map(|x| (key, x));
+            }
             let placed = self.names.get(&key).is_some_and(|name| {
                 segments.clear();
                 // Borrowed from the name unless a segment holds an escape.
@@ -731,6 +751,7 @@ impl Store {
                 tree.push_member(ROOT, Cow::Owned(key.to_string()), Some(value));
             }
         }
+        not_finite
     }
 }
 
@@ -762,11 +783,7 @@ impl Store {
     /// ```
     pub fn try_export_json(&self, id: Id, style: JsonStyle) -> Result<String, ExportError> {
         let blob = self.try_get(id).map_err(ExportError::Handle)?;
-        self.check_finite(blob, Some(id))?;
-        Ok(match style {
-            JsonStyle::Compact => self.export_blob_json(blob),
-            JsonStyle::Pretty => self.export_blob_json_pretty(blob),
-        })
+        self.write_blob(blob, style, true).map_err(|(key, x)| self.not_finite(Some(id), key, x))
     }
 
     /// Any blob as [`try_export_json`](Store::try_export_json) writes the store's own
@@ -793,11 +810,7 @@ impl Store {
         blob: BlobRef<'_>,
         style: JsonStyle,
     ) -> Result<String, ExportError> {
-        self.check_finite(blob, None)?;
-        Ok(match style {
-            JsonStyle::Compact => self.export_blob_json(blob),
-            JsonStyle::Pretty => self.export_blob_json_pretty(blob),
-        })
+        self.write_blob(blob, style, true).map_err(|(key, x)| self.not_finite(None, key, x))
     }
 
     /// Every entity as [`export_all_json`](Store::export_all_json) or
@@ -824,13 +837,10 @@ impl Store {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn try_export_all_json(&self, style: JsonStyle) -> Result<String, ExportError> {
-        for (id, blob) in self.iter() {
-            self.check_finite(blob, Some(id))?;
+        if self.is_empty() {
+            return Ok("[]".to_owned());
         }
-        Ok(match style {
-            JsonStyle::Compact => self.export_all_json(),
-            JsonStyle::Pretty => self.export_all_json_pretty(),
-        })
+        self.export_all(style == JsonStyle::Pretty, true)
     }
 
     /// What the entity of `id` holds at `path`, as JSON (as `jq` would print it): the value of
@@ -905,14 +915,6 @@ impl Store {
             JsonStyle::Pretty => tree.write_pretty(ROOT, 0, &mut out),
         }
         Ok(into_string(out))
-    }
-
-    /// The first float of `blob` that JSON has no number for, as an error.
-    fn check_finite(&self, blob: BlobRef<'_>, entity: Option<Id>) -> Result<(), ExportError> {
-        for (key, value) in blob {
-            check_finite(value).map_err(|x| self.not_finite(entity, key, x))?;
-        }
-        Ok(())
     }
 
     fn not_finite(&self, entity: Option<Id>, key: Key, value: f32) -> ExportError {
