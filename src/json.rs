@@ -16,7 +16,9 @@ use crate::blob::layout;
 use crate::number::{self, Fit, JsonF32, JsonF64};
 use crate::store::{KeyName, Span};
 use crate::text::Shortened;
-use crate::{Blob, BlobError, BlobRef, Id, Key, MAX_PATH_SEGMENTS, Store, Value};
+use crate::{
+    Blob, BlobError, BlobRef, HandleError, Id, Key, KeyPath, MAX_PATH_SEGMENTS, Store, Value,
+};
 
 /// What is wrong with a JSON document, and where: the JSON path (a JSON Pointer such as
 /// `/stats/health`) and the line and column where reading stopped.
@@ -147,6 +149,104 @@ impl fmt::Display for JsonError {
 }
 
 impl std::error::Error for JsonError {}
+
+/// How an export lays out its JSON: on one line, or indented two spaces a level as designers
+/// write fixtures (float arrays on one line).
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{ImportOptions, JsonStyle, Store};
+///
+/// let mut store = Store::new();
+/// let id = store.import_json(r#"{"stats": {"hp": 7}}"#, &ImportOptions::strict())?[0];
+/// assert_eq!(store.try_export_json(id, JsonStyle::Compact)?, r#"{"stats":{"hp":7}}"#);
+/// assert_eq!(
+///     store.try_export_json(id, JsonStyle::Pretty)?,
+///     "{\n  \"stats\": {\n    \"hp\": 7\n  }\n}"
+/// );
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum JsonStyle {
+    /// One line, no spaces.
+    #[default]
+    Compact,
+    /// One member a line, indented two spaces a level.
+    Pretty,
+}
+
+/// Why an entity cannot be written as JSON.
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{ExportError, JsonStyle, Store};
+///
+/// let mut store = Store::new();
+/// let id = store.insert_entries([("stats.luck", f32::NAN)]);
+/// let err = store.try_export_json(id, JsonStyle::Compact).unwrap_err();
+/// assert!(matches!(&err, ExportError::NotFinite { key, .. } if key == "stats.luck"));
+/// store.remove(id);
+/// assert!(matches!(store.try_export_json(id, JsonStyle::Compact), Err(ExportError::Handle(_))));
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum ExportError {
+    /// The handle names no live entity.
+    Handle(HandleError),
+    /// A float that JSON has no number for (NaN, infinity): any text written for it would not
+    /// read back as it.
+    NotFinite {
+        /// The entity, when the export is of a store's entity.
+        entity: Option<Id>,
+        /// The key, as [`Store::key_label`] shows it.
+        key: String,
+        /// The float.
+        value: f32,
+    },
+    /// The entity holds nothing at or under the path.
+    NoPath {
+        /// The entity.
+        entity: Option<Id>,
+        /// The path, as [`Store::key_label`] would show its key.
+        path: String,
+    },
+}
+
+impl fmt::Display for ExportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let entity = |id: &Option<Id>| id.map(|id| format!("entity {id}: ")).unwrap_or_default();
+        match self {
+            ExportError::Handle(e) => e.fmt(f),
+            ExportError::NotFinite { entity: id, key, value } => {
+                let (id, key) = (entity(id), Shortened(key));
+                write!(f, "{id}{key} is {}, which JSON has no number for", JsonF32(*value))
+            }
+            ExportError::NoPath { entity: Some(id), path } => {
+                write!(f, "entity {id} holds nothing at {}", Shortened(path))
+            }
+            ExportError::NoPath { entity: None, path } => {
+                write!(f, "nothing at {}", Shortened(path))
+            }
+        }
+    }
+}
+
+impl std::error::Error for ExportError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ExportError::Handle(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<HandleError> for ExportError {
+    fn from(e: HandleError) -> ExportError {
+        ExportError::Handle(e)
+    }
+}
 
 /// How strictly to read JSON: [`ImportOptions::strict`] (the default) or
 /// [`ImportOptions::lenient`].
@@ -487,8 +587,13 @@ impl Store {
 impl Store {
     /// The entity of `id` as a JSON object, nested again by its keys' names: the inverse of
     /// [`import_json`](Store::import_json). A key without a name appears at the top level as
-    /// `"#1a2b3c4d"`. Floats are written in their shortest form that reads back as the same
-    /// `f32` (a NaN or infinity, which JSON cannot hold, as `null`).
+    /// `"#1a2b3c4d"`. Floats are written as [`JsonF32`] writes them: whole ones without a
+    /// fraction, others in their shortest form that reads back as the same `f32`.
+    ///
+    /// A NaN or infinity, which JSON has no number for, is written as `null`, which does not
+    /// read back (strict import refuses it, lenient drops it):
+    /// [`try_export_json`](Store::try_export_json) refuses such an entity instead, naming the
+    /// key.
     ///
     /// # Examples
     ///
@@ -513,7 +618,8 @@ impl Store {
     }
 
     /// Any blob as a JSON object, nested by the names this store knows for its keys, as
-    /// [`export_json`](Store::export_json) writes the store's own entities.
+    /// [`export_json`](Store::export_json) writes the store's own entities (a NaN or infinity
+    /// as `null`: [`try_export_blob_json`](Store::try_export_blob_json) refuses it).
     ///
     /// # Examples
     ///
@@ -529,15 +635,12 @@ impl Store {
     /// ```
     #[must_use]
     pub fn export_blob_json(&self, blob: BlobRef<'_>) -> String {
-        let mut tree = Tree::default();
-        self.export_tree(blob, &mut Vec::new(), &mut tree);
-        let mut out = Vec::new();
-        tree.write(false, 0, &mut out);
-        into_string(out)
+        self.write_blob(blob, JsonStyle::Compact, false).unwrap_or_default()
     }
 
     /// The entity of `id` as [`export_json`](Store::export_json) writes it, indented two
-    /// spaces a level, as designers write fixtures.
+    /// spaces a level, as designers write fixtures (a NaN or infinity as `null`:
+    /// [`try_export_json`](Store::try_export_json) refuses it).
     ///
     /// # Examples
     ///
@@ -577,15 +680,29 @@ impl Store {
     /// ```
     #[must_use]
     pub fn export_blob_json_pretty(&self, blob: BlobRef<'_>) -> String {
+        self.write_blob(blob, JsonStyle::Pretty, false).unwrap_or_default()
+    }
+
+    /// The blob as JSON in `style`; with `checked`, the first NaN or infinity met instead.
+    fn write_blob(
+        &self,
+        blob: BlobRef<'_>,
+        style: JsonStyle,
+        checked: bool,
+    ) -> Result<String, (Key, f32)> {
         let mut tree = Tree::default();
-        self.export_tree(blob, &mut Vec::new(), &mut tree);
+        if let (true, Some(bad)) = (checked, self.export_tree(blob, &mut Vec::new(), &mut tree)) {
+            return Err(bad);
+        }
         let mut out = Vec::new();
-        tree.write(true, 0, &mut out);
-        into_string(out)
+        tree.write(style == JsonStyle::Pretty, 0, &mut out);
+        Ok(into_string(out))
     }
 
     /// Every entity, in iteration order, as a JSON array of objects: a document that
-    /// [`import_json`](Store::import_json) reads back into the same entities (under new ids).
+    /// [`import_json`](Store::import_json) reads back into the same entities (under new ids),
+    /// unless one holds a NaN or infinity, written as `null`
+    /// ([`try_export_all_json`](Store::try_export_all_json) refuses it).
     ///
     /// # Examples
     ///
@@ -605,7 +722,7 @@ impl Store {
     /// ```
     #[must_use]
     pub fn export_all_json(&self) -> String {
-        self.export_all(false)
+        self.export_all(false, false).unwrap_or_default()
     }
 
     /// Every entity as [`export_all_json`](Store::export_all_json) writes them, indented two
@@ -629,12 +746,12 @@ impl Store {
         if self.is_empty() {
             return "[]".to_owned();
         }
-        self.export_all(true)
+        self.export_all(true, false).unwrap_or_default()
     }
 
     /// Every entity as a JSON array, one entity's tree at a time, in one tree kept between
     /// entities: an export allocates per document, not per entity.
-    fn export_all(&self, pretty: bool) -> String {
+    fn export_all(&self, pretty: bool, checked: bool) -> Result<String, ExportError> {
         let (open, separator, close): (&[u8], &[u8], &[u8]) =
             if pretty { (b"[\n  ", b",\n  ", b"\n]") } else { (b"[", b",", b"]") };
         // JSON takes about twice the bytes of the blobs; a guess that saves most regrowth
@@ -642,28 +759,37 @@ impl Store {
         let mut out = Vec::with_capacity(self.arena.len() * 4 * 2);
         let (mut segments, mut tree) = (Vec::new(), Tree::default());
         out.extend_from_slice(open);
-        for (i, (_, blob)) in self.iter().enumerate() {
+        for (i, (id, blob)) in self.iter().enumerate() {
             if i > 0 {
                 out.extend_from_slice(separator);
             }
-            self.export_tree(blob, &mut segments, &mut tree);
+            if let (true, Some((key, x))) =
+                (checked, self.export_tree(blob, &mut segments, &mut tree))
+            {
+                return Err(self.not_finite(Some(id), key, x));
+            }
             tree.write(pretty, usize::from(pretty), &mut out);
         }
         out.extend_from_slice(close);
-        into_string(out)
+        Ok(into_string(out))
     }
 
     /// Builds in `tree` the blob as a tree of objects, nested by the names this store knows
-    /// for its keys. `segments` is scratch space, kept between calls so that it is allocated
-    /// once.
+    /// for its keys, and returns the first float JSON has no number for (NaN, infinity), if
+    /// any. `segments` is scratch space, kept between calls so that it is allocated once.
     pub(crate) fn export_tree<'a>(
         &'a self,
         blob: BlobRef<'a>,
         segments: &mut Vec<Cow<'a, str>>,
         tree: &mut Tree<'a>,
-    ) {
+    ) -> Option<(Key, f32)> {
         tree.clear();
+        let mut not_finite = None;
         for (key, value) in blob {
+            // Checked as the tree is built: no second pass over the values.
+            if not_finite.is_none() {
+                not_finite = check_finite(value).err().map(|x| (key, x));
+            }
             let placed = self.names.get(&key).is_some_and(|name| {
                 // A name deeper than an import takes (only an old save holds one) is written
                 // by hash, so that the export always imports back.
@@ -682,6 +808,180 @@ impl Store {
                 tree.push_member(ROOT, Cow::Owned(key.to_string()), Some(value));
             }
         }
+        not_finite
+    }
+}
+
+/// Exports that refuse what JSON cannot hold.
+impl Store {
+    /// The entity of `id` as JSON, as [`export_json`](Store::export_json) or
+    /// [`export_json_pretty`](Store::export_json_pretty) writes it, or why it cannot be
+    /// written: a float that JSON has no number for (NaN, infinity) is refused, naming the
+    /// entity and key, since any text written for it would not read back as it.
+    ///
+    /// # Errors
+    ///
+    /// [`ExportError::Handle`] if `id` names no live entity; [`ExportError::NotFinite`] for a
+    /// NaN or infinity, the first in the entity's key order.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{ExportError, ImportOptions, JsonStyle, Store};
+    ///
+    /// let mut store = Store::new();
+    /// let id = store.import_json(r#"{"hp": 135, "speed": 0.5}"#, &ImportOptions::strict())?[0];
+    /// assert_eq!(store.try_export_json(id, JsonStyle::Compact)?, r#"{"hp":135,"speed":0.5}"#);
+    ///
+    /// store.get_mut(id).unwrap().set("speed", f32::NAN);
+    /// let err = store.try_export_json(id, JsonStyle::Pretty).unwrap_err();
+    /// assert_eq!(err.to_string(), "entity 0v0t1: speed is NaN, which JSON has no number for");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn try_export_json(&self, id: Id, style: JsonStyle) -> Result<String, ExportError> {
+        let blob = self.try_get(id).map_err(ExportError::Handle)?;
+        self.write_blob(blob, style, true).map_err(|(key, x)| self.not_finite(Some(id), key, x))
+    }
+
+    /// Any blob as [`try_export_json`](Store::try_export_json) writes the store's own
+    /// entities.
+    ///
+    /// # Errors
+    ///
+    /// [`ExportError::NotFinite`] for a NaN or infinity, with no entity.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, ExportError, JsonStyle, Store};
+    ///
+    /// let store = Store::new();
+    /// let mut sheet = Blob::new();
+    /// sheet.set("position", [1.0, f32::INFINITY]);
+    /// let err = store.try_export_blob_json(sheet.as_blob_ref(), JsonStyle::Compact).unwrap_err();
+    /// assert!(matches!(err, ExportError::NotFinite { entity: None, value, .. } if value == f32::INFINITY));
+    /// assert_eq!(err.to_string(), "#38e2e10c is inf, which JSON has no number for");
+    /// ```
+    pub fn try_export_blob_json(
+        &self,
+        blob: BlobRef<'_>,
+        style: JsonStyle,
+    ) -> Result<String, ExportError> {
+        self.write_blob(blob, style, true).map_err(|(key, x)| self.not_finite(None, key, x))
+    }
+
+    /// Every entity as [`export_all_json`](Store::export_all_json) or
+    /// [`export_all_json_pretty`](Store::export_all_json_pretty) writes them, or the first
+    /// float (in iteration order) that JSON has no number for.
+    ///
+    /// # Errors
+    ///
+    /// [`ExportError::NotFinite`] naming the entity and key.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{ImportOptions, JsonStyle, Store};
+    ///
+    /// let mut store = Store::new();
+    /// let ids = store.import_json(r#"[{"x": 1}, {"x": 2.5}]"#, &ImportOptions::strict())?;
+    /// assert_eq!(store.try_export_all_json(JsonStyle::Compact)?, r#"[{"x":1},{"x":2.5}]"#);
+    /// store.get_mut(ids[1]).unwrap().set("x", f32::NEG_INFINITY);
+    /// assert_eq!(
+    ///     store.try_export_all_json(JsonStyle::Compact).unwrap_err().to_string(),
+    ///     "entity 1v0t1: x is -inf, which JSON has no number for"
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn try_export_all_json(&self, style: JsonStyle) -> Result<String, ExportError> {
+        if self.is_empty() {
+            return Ok("[]".to_owned());
+        }
+        self.export_all(style == JsonStyle::Pretty, true)
+    }
+
+    /// What the entity of `id` holds at `path`, as JSON (as `jq` would print it): the value of
+    /// the key `path`, or the object of every key under it, nested by their names as
+    /// [`try_export_json`](Store::try_export_json) nests a whole entity.
+    ///
+    /// # Errors
+    ///
+    /// [`ExportError::Handle`] if `id` names no live entity; [`ExportError::NoPath`] if the
+    /// entity holds nothing at or under `path`; [`ExportError::NotFinite`] for a NaN or
+    /// infinity there.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{ImportOptions, JsonStyle, KeyPath, Store};
+    ///
+    /// let mut store = Store::new();
+    /// let text = r#"{"name": "Orc", "stats": {"health": 30, "speed": {"walk": 1.5}}}"#;
+    /// let id = store.import_json(text, &ImportOptions::strict())?[0];
+    /// let stats = KeyPath::dotted("stats");
+    /// assert_eq!(
+    ///     store.try_export_json_at(id, &stats, JsonStyle::Compact)?,
+    ///     r#"{"health":30,"speed":{"walk":1.5}}"#
+    /// );
+    /// let walk = KeyPath::dotted("stats.speed.walk");
+    /// assert_eq!(store.try_export_json_at(id, &walk, JsonStyle::Compact)?, "1.5");
+    /// let err = store.try_export_json_at(id, &KeyPath::dotted("stat"), JsonStyle::Compact);
+    /// assert_eq!(err.unwrap_err().to_string(), "entity 0v0t1 holds nothing at stat");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn try_export_json_at(
+        &self,
+        id: Id,
+        path: &KeyPath<'_>,
+        style: JsonStyle,
+    ) -> Result<String, ExportError> {
+        let blob = self.try_get(id).map_err(ExportError::Handle)?;
+        let prefix: Vec<Cow<'_, str>> = path.segments().collect();
+        let mut tree = Tree::default();
+        tree.clear();
+        let mut segments = Vec::new();
+        let key = path.key();
+        let named = |key: Key| self.names.get(&key).is_some_and(|name| name.is_path(path));
+        if let Some(value) = blob.get(key).filter(|_| named(key)) {
+            check_finite(value).map_err(|x| self.not_finite(Some(id), key, x))?;
+            tree.nodes[ROOT as usize].leaf = Some(value);
+        } else {
+            let mut found = false;
+            for (key, value) in blob {
+                let Some(name) = self.names.get(&key) else { continue };
+                segments.clear();
+                segments.extend(name.pointer.split('/').skip(1).map(unescape));
+                if segments.len() <= prefix.len() || segments[..prefix.len()] != prefix[..] {
+                    continue;
+                }
+                check_finite(value).map_err(|x| self.not_finite(Some(id), key, x))?;
+                found = true;
+                if !tree.place(&segments[prefix.len()..], value) {
+                    // Its path runs through another key's value: by hash, as export does.
+                    tree.push_member(ROOT, Cow::Owned(key.to_string()), Some(value));
+                }
+            }
+            if !found {
+                let path = KeyName::from_path(path).label().to_owned();
+                return Err(ExportError::NoPath { entity: Some(id), path });
+            }
+        }
+        let mut out = Vec::new();
+        tree.write(style == JsonStyle::Pretty, 0, &mut out);
+        Ok(into_string(out))
+    }
+
+    fn not_finite(&self, entity: Option<Id>, key: Key, value: f32) -> ExportError {
+        ExportError::NotFinite { entity, key: self.key_label(key).into_owned(), value }
+    }
+}
+
+/// The first float of `value` that JSON has no number for.
+fn check_finite(value: Value<'_>) -> Result<(), f32> {
+    match value {
+        Value::Float(x) if !x.is_finite() => Err(x),
+        Value::Floats(xs) => xs.iter().find(|x| !x.is_finite()).map_or(Ok(()), |&x| Err(x)),
+        _ => Ok(()),
     }
 }
 

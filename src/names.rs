@@ -7,9 +7,12 @@
 //! tells apart from a separator.
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use fxhash::FxHashSet;
 
 use crate::store::KeyName;
-use crate::{AsKey, Error, Key, KeyCollision, KeyPath, Store};
+use crate::{AsKey, BlobRef, Error, Key, KeyCollision, KeyPath, PathConflict, Store};
 
 impl KeyName {
     /// The name of `path`, in both forms.
@@ -277,6 +280,82 @@ impl Store {
         }
         for (&key, theirs) in &other.names {
             self.names.entry(key).or_insert_with(|| theirs.clone());
+        }
+        Ok(())
+    }
+}
+
+/// Keeping each path of an entity a value or an object, never both: what export needs to write
+/// the entity back.
+impl Store {
+    /// Whether `blob`, an entity of this store, may take a new value at `path`: no value of it
+    /// is named as a path on the way to `path` (`stats` for `stats.health`), and none is named
+    /// under `path`. Keys without a name are not checked (their place is unknown; export
+    /// writes them by hash). O(segments + keys) lookups.
+    pub(crate) fn check_placement(
+        &self,
+        blob: BlobRef<'_>,
+        path: &KeyPath<'_>,
+    ) -> Result<(), PathConflict> {
+        let name = KeyName::from_path(path);
+        let conflict = |other: &KeyName, under| PathConflict {
+            path: name.label().to_owned(),
+            other: other.label().to_owned(),
+            under,
+        };
+        let segments: Vec<Cow<'_, str>> = path.segments().collect();
+        let on_the_way = &segments[..segments.len().saturating_sub(1)];
+        // A long path against a big entity: one set of its keys, not a scan a segment.
+        let keys: Option<FxHashSet<Key>> =
+            (on_the_way.len() * blob.len() > 4096).then(|| blob.keys().collect());
+        let holds =
+            |key: Key| keys.as_ref().map_or_else(|| blob.contains_key(key), |k| k.contains(&key));
+        let (mut key, mut prefix) = (None::<Key>, String::new());
+        for segment in on_the_way {
+            let next = key.map_or_else(|| Key::new(segment), |k| k.child(segment));
+            key = Some(next);
+            crate::json::push_pointer_segment(&mut prefix, segment);
+            if let Some(other) =
+                self.names.get(&next).filter(|n| holds(next) && n.pointer == prefix)
+            {
+                return Err(conflict(other, false));
+            }
+        }
+        let under = format!("{}/", name.pointer);
+        for key in blob.keys() {
+            if let Some(other) = self.names.get(&key).filter(|n| n.pointer.starts_with(&under)) {
+                return Err(conflict(other, true));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether every path of `blob`, a new entity, is a value or an object, never both, with
+    /// its keys named by `named` or else by the store. O(segments of its names) lookups.
+    pub(crate) fn check_entity_paths(
+        &self,
+        blob: BlobRef<'_>,
+        named: &BTreeMap<Key, KeyName>,
+    ) -> Result<(), PathConflict> {
+        let name_of = |key: Key| named.get(&key).or_else(|| self.names.get(&key));
+        let keys: FxHashSet<Key> = blob.keys().collect();
+        for key in blob.keys() {
+            let Some(name) = name_of(key) else { continue };
+            let (mut prefix_key, mut end) = (None::<Key>, 0);
+            let raw: Vec<&str> = name.pointer.split('/').skip(1).collect();
+            for raw_segment in &raw[..raw.len().saturating_sub(1)] {
+                let segment = crate::json::unescape(raw_segment);
+                let next = prefix_key.map_or_else(|| Key::new(&segment), |k| k.child(&segment));
+                prefix_key = Some(next);
+                end += 1 + raw_segment.len();
+                if !keys.contains(&next) {
+                    continue;
+                }
+                if let Some(other) = name_of(next).filter(|n| n.pointer == name.pointer[..end]) {
+                    let (path, other) = (name.label().to_owned(), other.label().to_owned());
+                    return Err(PathConflict { path, other, under: false });
+                }
+            }
         }
         Ok(())
     }

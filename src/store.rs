@@ -284,8 +284,9 @@ impl Store {
     ///
     /// [`Error::KeyCollision`] if a key given as text is recorded (in the store, or by an
     /// earlier entry) under another name; [`Error::PathTooDeep`] for a key given as text of
-    /// more than [`MAX_PATH_SEGMENTS`](crate::MAX_PATH_SEGMENTS) segments; [`Error::Blob`] if
-    /// the entity would pass 4 GiB.
+    /// more than [`MAX_PATH_SEGMENTS`](crate::MAX_PATH_SEGMENTS) segments;
+    /// [`Error::PathConflict`] if one path would be both a value and an object (`stats` and
+    /// `stats.health`); [`Error::Blob`] if the entity would pass 4 GiB.
     ///
     /// # Panics
     ///
@@ -324,6 +325,7 @@ impl Store {
             };
             blob.try_set(key, value)?;
         }
+        self.check_entity_paths(blob.as_blob_ref(), &named)?;
         let id = self.insert(&blob);
         for (key, name) in named {
             self.names.entry(key).or_insert(name);
@@ -627,8 +629,9 @@ impl BlobMut<'_> {
     ///
     /// # Panics
     ///
-    /// If the store records the key's hash under another name (see
-    /// [`try_set`](BlobMut::try_set)), or the blob would pass 4 GiB or the arena 16 GiB.
+    /// If the store records the key's hash under another name, or the write would make a path
+    /// both a value and an object (see [`try_set`](BlobMut::try_set)), or the blob would pass
+    /// 4 GiB or the arena 16 GiB.
     ///
     /// # Examples
     ///
@@ -657,7 +660,10 @@ impl BlobMut<'_> {
     /// [`Error::KeyCollision`] if the key is given as text and the store records its hash under
     /// another name (writing would overwrite that name's value); [`Error::PathTooDeep`] for a
     /// key given as text of more than [`MAX_PATH_SEGMENTS`](crate::MAX_PATH_SEGMENTS)
-    /// segments; [`Error::Blob`] with [`BlobError::TooLarge`] past 4 GiB for one blob.
+    /// segments; [`Error::PathConflict`] if the key is new to the entity and given as text, and
+    /// the entity holds a value named on its path (`stats` for `stats.health`) or keys named
+    /// under it (`stats.health` for `stats`): export could not write both; [`Error::Blob`] with
+    /// [`BlobError::TooLarge`] past 4 GiB for one blob.
     ///
     /// # Panics
     ///
@@ -676,6 +682,12 @@ impl BlobMut<'_> {
     /// let err = entity.try_set("fury_sleep_272", 2).unwrap_err();
     /// assert!(matches!(err, Error::KeyCollision(_)));
     /// assert_eq!(entity.get_float("sleep_haste_8"), Some(1.0), "unchanged");
+    ///
+    /// // A value where a path runs through, or the other way round.
+    /// entity.try_set("stats.health", 30)?;
+    /// assert!(matches!(entity.try_set("stats", 5), Err(Error::PathConflict(_))));
+    /// assert!(matches!(entity.try_set("stats.health.max", 5), Err(Error::PathConflict(_))));
+    /// assert_eq!(entity.len(), 2, "unchanged");
     /// # Ok::<(), Error>(())
     /// ```
     pub fn try_set(&mut self, key: impl AsKey, value: impl AsValue) -> Result<(), Error> {
@@ -684,10 +696,16 @@ impl BlobMut<'_> {
             Some(path) => {
                 path.check_depth()?;
                 let key = path.key();
-                match self.store.names.get(&key) {
+                let named = match self.store.names.get(&key) {
                     Some(known) => (known.check(key, path).map(|()| key)?, true),
                     None => (key, false),
+                };
+                // A new key may not make a path both a value and an object.
+                let blob = self.as_blob_ref();
+                if !blob.contains_key(key) {
+                    self.store.check_placement(blob, path)?;
                 }
+                named
             }
             None => (key.as_key(), true),
         };

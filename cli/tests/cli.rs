@@ -274,6 +274,60 @@ fn set_infers_the_type_and_saves() {
 }
 
 #[test]
+fn get_prints_an_objects_keys_as_json_as_jq_would() {
+    let world = World::new();
+    let w = world.path.as_str();
+    assert_eq!(
+        ok(&["get", w, "2v0t1", "stats"]),
+        "{\n  \"health\": 140,\n  \"mana\": 0,\n  \"armor\": 9,\n  \"regeneration\": 2.5\n}\n"
+    );
+    assert_eq!(
+        ok(&["get", w, "2v0t1", "transform", "--json"]),
+        "{\"id\":\"2v0t1\",\"key\":\"transform\",\"type\":\"object\",\
+         \"value\":{\"position\":[12,0,-40.5],\"scale\":[2.2,2.2,2.2]}}\n"
+    );
+    // The same text as the export's member.
+    let exported: serde_json::Value =
+        serde_json::from_str(&ok(&["export", w, "--entity", "2v0t1"])).unwrap();
+    let got: serde_json::Value = serde_json::from_str(&ok(&["get", w, "2v0t1", "stats"])).unwrap();
+    assert_eq!(got, exported["stats"]);
+    // A value is printed as before; a prefix that is no member's is no object.
+    assert_eq!(ok(&["get", w, "2v0t1", "stats.health"]), "140\n");
+    assert_eq!(fails(&["get", w, "2v0t1", "stat"]), format!("{w}: entity 2v0t1 has no key stat"));
+}
+
+#[test]
+fn export_refuses_a_float_json_has_no_number_for() {
+    let world = World::new();
+    let w = world.path.as_str();
+    let mut store = world.store();
+    let troll = "2v0t1".parse().unwrap();
+    store.get_mut(troll).unwrap().set("stats.mana", f32::NAN);
+    store.get_mut(troll).unwrap().set("transform.scale", [1.0, f32::NEG_INFINITY]);
+    store.save(w).unwrap();
+    let out = world.file("out.json");
+    for args in [
+        vec!["export", w, "-o", &out],
+        vec!["export", w, "--entity", "2v0t1", "--compact"],
+        vec!["get", w, "2v0t1", "stats"],
+    ] {
+        assert_eq!(
+            fails(&args),
+            format!("{w}: entity 2v0t1: stats.mana is NaN, which JSON has no number for"),
+            "{args:?}"
+        );
+    }
+    assert!(!Path::new(&out).exists(), "nothing written");
+    assert_eq!(
+        fails(&["get", w, "2v0t1", "transform"]),
+        format!("{w}: entity 2v0t1: transform.scale is -inf, which JSON has no number for")
+    );
+    // The value itself can be read, and the other entities exported.
+    assert_eq!(ok(&["get", w, "2v0t1", "transform.scale"]), "[1, -inf]\n");
+    ok(&["export", w, "--entity", "1v0t1"]);
+}
+
+#[test]
 fn rm_removes_a_key_or_an_entity() {
     let world = World::new();
     let w = world.path.as_str();
@@ -314,10 +368,28 @@ fn bad_ids_keys_and_values_change_nothing() {
         ),
         (vec!["get", w, "2v0t1", "stats.luck"], format!("{w}: entity 2v0t1 has no key stats.luck")),
         (
-            vec!["get", w, "2v0t1", "stats"],
+            vec!["rm", w, "2v0t1", "stats"],
             format!(
                 "{w}: entity 2v0t1 has no key stats; it has stats.health, stats.mana, stats.armor, stats.regeneration"
             ),
+        ),
+        (vec!["get", w, "2v0t1", "stat"], format!("{w}: entity 2v0t1 has no key stat")),
+        (
+            vec!["set", w, "2v0t1", "stats", "5"],
+            format!(
+                "{w}: entity 2v0t1: stats is an object (it holds stats.health), so it cannot hold a value"
+            ),
+        ),
+        (
+            vec!["set", w, "2v0t1", "stats.health.max", "5"],
+            format!(
+                "{w}: entity 2v0t1: stats.health holds a value, so stats.health.max cannot be set under it"
+            ),
+        ),
+        (
+            vec!["set", w, "2v0t1", "stats.health", "16777217"],
+            "bad value \"16777217\": 16777217 would be stored as 16777216: f32 cannot hold it"
+                .into(),
         ),
         (vec!["rm", w, "2v0t1", "stats.luck"], format!("{w}: entity 2v0t1 has no key stats.luck")),
         (
@@ -1391,4 +1463,82 @@ fn file_names_are_escaped_in_summaries() {
     let printed = ok(&["verify", &hostile]);
     assert!(!printed.contains(['\u{1b}', '\u{7}']), "{printed:?}");
     assert!(printed.contains(&shown(&format!("{hostile}.tmp-1-2"))), "{printed:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The round-trip corpus (issue 16), through the command
+
+#[path = "../../tests/common/corpus.rs"]
+mod corpus;
+
+use corpus::J;
+
+/// Writes each document to its own file, pretty, and returns the files in order with every
+/// entity they hold.
+fn corpus_files(dir: &Path, documents: &[(&str, J)]) -> (Vec<String>, Vec<J>) {
+    let mut files = Vec::new();
+    let mut entities = Vec::new();
+    for (name, doc) in documents {
+        let path = dir.join(format!("{name}.json"));
+        let text = match doc {
+            J::Arr(items) => J::pretty_all(items),
+            other => other.pretty(0),
+        };
+        std::fs::write(&path, text).unwrap();
+        files.push(path.to_str().unwrap().to_owned());
+        entities.extend(doc.entities());
+    }
+    (files, entities)
+}
+
+#[test]
+fn the_corpus_round_trips_through_the_command() {
+    let dir = TempDir::new().unwrap();
+    let (files, entities) = corpus_files(dir.path(), &corpus::documents());
+    let w = dir.path().join("w.dcmp");
+    let w = w.to_str().unwrap();
+    for lenient in [false, true] {
+        let mut args = vec!["import"];
+        if lenient {
+            args.push("--lenient");
+        }
+        args.extend(files.iter().map(String::as_str));
+        args.extend(["-o", w]);
+        let summary = ok(&args);
+        if lenient {
+            assert!(summary.contains(" 0 numbers rounded\n"), "{summary}");
+        }
+        let exported = ok(&["export", w]);
+        assert!(exported == J::pretty_all(&entities) + "\n", "pretty export differs");
+        let compact = ok(&["export", w, "--compact"]);
+        assert!(compact == J::Arr(entities.clone()).compact() + "\n", "compact export differs");
+    }
+    // One entity, a value changed and changed back, an object's keys: as written.
+    let last = format!("{}v0t1", entities.len() - 1);
+    assert_eq!(
+        ok(&["export", w, "--entity", &last]),
+        entities[entities.len() - 1].pretty(0) + "\n"
+    );
+    let monster = "7v0t1";
+    let J::Obj(members) = &entities[7] else { panic!("an object") };
+    let abilities = &members.iter().find(|(m, _)| m == "abilities").unwrap().1;
+    assert_eq!(ok(&["get", w, monster, "abilities"]), abilities.pretty(0) + "\n");
+    let hp = ok(&["get", w, monster, "hit_points"]);
+    ok(&["set", w, monster, "hit_points", "0.5"]);
+    ok(&["set", w, monster, "hit_points", hp.trim()]);
+    assert_eq!(ok(&["export", w, "--entity", monster]), entities[7].pretty(0) + "\n");
+}
+
+#[test]
+#[ignore = "needs array shapes (names)"]
+fn documents_with_arrays_of_every_kind_round_trip_through_the_command() {
+    let dir = TempDir::new().unwrap();
+    let (files, entities) = corpus_files(dir.path(), &corpus::array_documents());
+    let w = dir.path().join("w.dcmp");
+    let w = w.to_str().unwrap();
+    let mut args = vec!["import", "--lenient"];
+    args.extend(files.iter().map(String::as_str));
+    args.extend(["-o", w]);
+    ok(&args);
+    assert_eq!(ok(&["export", w, "--compact"]), J::Arr(entities).compact() + "\n");
 }
