@@ -695,14 +695,9 @@ impl crate::blob::PatchTarget for BlobMut<'_> {
         Ok(())
     }
 
-    fn remove_key(&mut self, key: Key) -> bool {
-        self.remove(key)
-    }
-
-    fn set_reserved(&mut self, key: Key, value: Value<'_>) {
+    fn region_mut(&mut self) -> Option<&mut [u32]> {
         let span = self.span();
-        layout::set(&mut self.store.arena[span.range()], key, value)
-            .expect("INVARIANT: the patch reserved its room");
+        Some(&mut self.store.arena[span.range()])
     }
 }
 

@@ -1,5 +1,6 @@
 //! [`Blob`]: one entity's data in one byte buffer.
 
+pub(crate) mod bulk;
 pub(crate) mod layout;
 pub(crate) mod patch;
 mod view;
