@@ -277,7 +277,7 @@ impl Store {
         &mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Result<Id, Error> {
-        let mut blob = Blob::new();
+        let mut set = Vec::new();
         let mut named = BTreeMap::new();
         for (key, value) in entries {
             let key = match key.as_path() {
@@ -294,8 +294,11 @@ impl Store {
                 }
                 None => key.as_key(),
             };
-            blob.try_set(key, value)?;
+            set.push((key, value));
         }
+        // All at once: O(n log n), where setting each in turn scans the keys for each.
+        let mut blob = Blob::new();
+        blob.try_set_all(&set)?;
         let id = self.insert(&blob);
         for (key, name) in named {
             self.names.entry(key).or_insert(name);

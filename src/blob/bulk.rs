@@ -13,7 +13,7 @@ use crate::{Blob, BlobError, Key, MAX_BYTES, Value};
 
 /// Blobs of up to this many keys are searched by a scan of their key array: for so few, a
 /// scan beats sorting, and costs no allocation.
-const SCAN_KEYS: usize = 32;
+pub(crate) const SCAN_KEYS: usize = 32;
 
 /// Where each key of a region is: a scan while it has few keys, a binary search of its keys
 /// sorted (built once, in O(n log n)) past [`SCAN_KEYS`]. It holds no borrow of the region, so
@@ -118,7 +118,6 @@ pub(crate) fn write_entries<'v>(
 /// are kept apart until [`Builder::write`] lays them out in one pass. The caller makes sure
 /// no key is pushed twice. Cleared, not freed, between blobs.
 #[derive(Default)]
-#[allow(dead_code)] // FIXME(import): the JSON importer builds with it in the next change.
 pub(crate) struct Builder {
     keys: Vec<u32>,
     tags: Vec<u8>,
@@ -129,7 +128,6 @@ pub(crate) struct Builder {
     payload: Vec<u32>,
 }
 
-#[allow(dead_code)]
 impl Builder {
     pub(crate) fn clear(&mut self) {
         self.keys.clear();
@@ -278,4 +276,15 @@ where
             next += 1;
         }
     }
+}
+
+/// Of entries with these keys, the ones that setting them in turn would leave: for each key
+/// its last entry, in the place of its first. Their positions, in that order; O(n log n).
+pub(crate) fn last_wins(keys: impl Iterator<Item = Key>) -> Vec<usize> {
+    let mut order: Vec<(u32, usize)> = keys.enumerate().map(|(i, k)| (k.raw(), i)).collect();
+    order.sort_unstable();
+    let mut picks: Vec<(usize, usize)> =
+        order.chunk_by(|a, b| a.0 == b.0).map(|same| (same[0].1, same[same.len() - 1].1)).collect();
+    picks.sort_unstable();
+    picks.into_iter().map(|(_, last)| last).collect()
 }
