@@ -9,10 +9,9 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
 
-use fxhash::FxHashSet;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
-use crate::blob::layout;
+use crate::blob::bulk::Builder;
 use crate::number::{self, Fit, JsonF32, JsonF64};
 use crate::store::{KeyName, Span};
 use crate::text::Shortened;
@@ -376,7 +375,7 @@ impl Blob {
         options: &ImportOptions,
     ) -> Result<(Blob, ImportReport), JsonError> {
         read_with_extremes(text, options.lenient, |text| {
-            blob_from(text, *options, |entity| read_json(text, entity))
+            blob_from(*options, |entity| read_json(text, entity))
         })
     }
 }
@@ -400,20 +399,19 @@ pub(crate) struct ReadError {
     pub(crate) column: usize,
 }
 
-/// Imports one entity from `text` with `read`, which runs a reader over the text and feeds
+/// Imports one entity with `read`, which runs a reader over a text and feeds
 /// the importer's [`Entity`]: the one import of JSON and SJSON. Also says whether the
 /// importer met a zero (see [`read_with_extremes`]).
 pub(crate) fn blob_from(
-    text: &str,
     options: ImportOptions,
     read: impl FnOnce(Entity<'_>) -> Result<(), ReadError>,
 ) -> Result<((Blob, ImportReport), bool), JsonError> {
     let mut importer = Importer { lenient: options.lenient, ..Importer::default() };
-    // The text's size bounds the payloads, so the blob seldom regrows while reading.
-    let mut blob = Blob::new();
-    blob.reserve(text.len());
+    // Entries are gathered apart, then laid out once: O(1) a value, not a move of the header
+    // per new key.
+    let mut blob = Builder::default();
     match read(Entity { importer: &mut importer, blob: &mut blob, staging: None }) {
-        Ok(()) => Ok(((blob, importer.report), importer.saw_zero)),
+        Ok(()) => Ok(((blob.to_blob(), importer.report), importer.saw_zero)),
         Err(e) => Err(importer.error(&e)),
     }
 }
@@ -543,7 +541,7 @@ impl Store {
                 ..Importer::default()
             };
             let mut staging = Staging::default();
-            let mut unused = Blob::new();
+            let mut unused = Builder::default();
             let top =
                 Entity { importer: &mut importer, blob: &mut unused, staging: Some(&mut staging) };
             let read = read(text, top);
@@ -1251,7 +1249,7 @@ fn push_indent(out: &mut Vec<u8>, depth: usize) {
 #[derive(Default)]
 struct Staging {
     /// The entity being read; cleared, not reallocated, between entities.
-    blob: Blob,
+    blob: Builder,
     arena: Vec<u32>,
     /// (offset, words) of each entity in `arena`.
     spans: Vec<(usize, usize)>,
@@ -1265,16 +1263,13 @@ impl Staging {
         map: A,
     ) -> Result<(), A::Error> {
         self.blob.clear();
-        importer.name_spans.clear();
-        importer.names.clear();
-        importer.objects.clear();
-        importer.value_depths.clear();
+        importer.claims.clear();
         read_members(importer, &mut self.blob, map)?;
-        let words = self.blob.as_blob_ref().as_words();
-        let used = layout::used_bytes(words) / 4;
+        // Laid out straight into the staged arena, with no free space.
+        let used = self.blob.byte_len() / 4;
         let offset = self.arena.len();
         self.arena.resize(offset + used, 0);
-        layout::repack(words, &mut self.arena[offset..]);
+        self.blob.write(&mut self.arena[offset..]);
         self.spans.push((offset, used));
         Ok(())
     }
@@ -1290,19 +1285,8 @@ struct Importer {
     path_ends: Vec<usize>,
     /// The index of the array element being read, if one is.
     element: Option<usize>,
-    /// The dotted path of every key claimed so far, as a value or an object, back to back:
-    /// (key, start, end) in `names`. Looked up only when a key is claimed twice, to name both
-    /// paths.
-    name_spans: Vec<(Key, usize, usize)>,
-    /// The depth (member names on the path) of each value set so far, in the blob's key order.
-    /// A value and an object clash only at one depth: a key of another depth is another path
-    /// (`inventory.2241.count` and the object `inventory.18937` share a key, harmlessly, since
-    /// an object's key is never stored).
-    value_depths: Vec<usize>,
-    names: String,
-    /// The key and depth of every object of the entity so far: a path may hold a value or an
-    /// object, not both, or export could not write the entity back.
-    objects: FxHashSet<(Key, usize)>,
+    /// Every path the entity has claimed so far, as a value or an object.
+    claims: Claims,
     /// The member name being read.
     segment: String,
     /// Numbers of the array being read.
@@ -1322,6 +1306,116 @@ struct Importer {
     track_names: bool,
     known: BTreeMap<Key, KeyName>,
     added: Vec<Key>,
+}
+
+/// Every path an entity has claimed so far, as a value or as an object, each with its member
+/// name and the object it is in: a path is spelled out again (for an error) by following
+/// those links, so memory is one member name a claim, not one path.
+///
+/// Found by a scan while there are few, through two maps past [`SCAN_CLAIMS`]: O(log n) a
+/// claim whatever the keys. (A hash set of attacker-chosen 32-bit keys can be flooded into
+/// one bucket.) The maps are empty, and allocate nothing, for an entity of a few dozen keys.
+#[derive(Default)]
+struct Claims {
+    list: Vec<Claim>,
+    /// The claims' member names, back to back, in claim order.
+    names: String,
+    /// Past [`SCAN_CLAIMS`] claims: each value's claim by its key (one value a key), each
+    /// object's by key and depth.
+    values: BTreeMap<Key, u32>,
+    objects: BTreeMap<(Key, u32), u32>,
+}
+
+/// One claimed path.
+#[derive(Clone, Copy)]
+struct Claim {
+    key: Key,
+    /// Member names on the path (at most [`MAX_PATH_SEGMENTS`]).
+    depth: u32,
+    object: bool,
+    /// The claim of the object it is a member of; [`NO_CLAIM`] at the entity's top level.
+    parent: u32,
+    /// Where its member name ends in `names` (it starts where the previous one's ends).
+    name_end: u32,
+}
+
+/// Claims found by a scan of the list.
+const SCAN_CLAIMS: usize = 32;
+/// No claim: the parent of a member of the entity's top level.
+const NO_CLAIM: u32 = u32::MAX;
+
+impl Claims {
+    fn clear(&mut self) {
+        self.list.clear();
+        self.names.clear();
+        self.values.clear();
+        self.objects.clear();
+    }
+
+    fn push(&mut self, key: Key, depth: u32, object: bool, parent: Option<u32>, name: &str) {
+        let at = self.list.len() as u32;
+        self.names.push_str(name);
+        let parent = parent.unwrap_or(NO_CLAIM);
+        let name_end = self.names.len() as u32;
+        self.list.push(Claim { key, depth, object, parent, name_end });
+        if self.list.len() == SCAN_CLAIMS + 1 {
+            // From now on, searched for: index every claim so far.
+            for (i, claim) in self.list.iter().enumerate() {
+                Claims::index(&mut self.values, &mut self.objects, claim, i as u32);
+            }
+        } else if self.list.len() > SCAN_CLAIMS {
+            Claims::index(&mut self.values, &mut self.objects, &self.list[at as usize], at);
+        }
+    }
+
+    fn index(
+        values: &mut BTreeMap<Key, u32>,
+        objects: &mut BTreeMap<(Key, u32), u32>,
+        claim: &Claim,
+        at: u32,
+    ) {
+        if claim.object {
+            objects.insert((claim.key, claim.depth), at);
+        } else {
+            values.insert(claim.key, at);
+        }
+    }
+
+    /// The claim of the value at `key`, whatever its depth.
+    fn value(&self, key: Key) -> Option<u32> {
+        if self.list.len() <= SCAN_CLAIMS {
+            let found = self.list.iter().position(|c| !c.object && c.key == key);
+            return found.map(|i| i as u32);
+        }
+        self.values.get(&key).copied()
+    }
+
+    /// The claim of the object at `key` and `depth`.
+    fn object(&self, key: Key, depth: u32) -> Option<u32> {
+        if self.list.len() <= SCAN_CLAIMS {
+            let found = self.list.iter().position(|c| c.object && c.key == key && c.depth == depth);
+            return found.map(|i| i as u32);
+        }
+        self.objects.get(&(key, depth)).copied()
+    }
+
+    fn depth(&self, claim: u32) -> u32 {
+        self.list[claim as usize].depth
+    }
+
+    /// The dotted path of `claim`, spelled out from the member names on its way.
+    fn dotted(&self, claim: u32) -> String {
+        let mut path = Vec::new();
+        let mut at = claim;
+        while at != NO_CLAIM {
+            let start = at.checked_sub(1).map_or(0, |i| self.list[i as usize].name_end);
+            let Claim { name_end, parent, .. } = self.list[at as usize];
+            path.push(&self.names[start as usize..name_end as usize]);
+            at = parent;
+        }
+        path.reverse();
+        path.join(".")
+    }
 }
 
 impl Importer {
@@ -1403,77 +1497,78 @@ impl Importer {
         self.path.truncate(self.path_ends.last().copied().unwrap_or(0));
     }
 
-    /// Claims `key` (the current path) for a value or an object, and returns where its dotted
-    /// path starts in `names`. A key the entity already holds as a value, or as an object at
-    /// this depth, was claimed before in this document: by the same path, or by another whose
-    /// key collides. Two values always clash (the blob holds one value a key); an object's key
-    /// is never stored, so it clashes only with a value or object of its own depth.
-    fn claim<E: de::Error>(&mut self, blob: &Blob, key: Key, object: bool) -> Result<usize, E> {
-        let start = self.names.len();
-        let mut names = std::mem::take(&mut self.names);
-        self.write_dotted(&mut names);
-        self.names = names;
-        let depth = self.path_ends.len();
-        let value = if object {
-            let words = blob.as_blob_ref().as_words();
-            layout::find(words, key).is_some_and(|i| self.value_depths.get(i) == Some(&depth))
-        } else {
-            blob.contains_key(key)
-        };
-        if value || self.objects.contains(&(key, depth)) {
-            let current = self.names[start..].to_owned();
-            let first = self
-                .name_spans
-                .iter()
-                .find(|(k, s, e)| *k == key && (!object || self.names[*s..*e] == current))
-                .or_else(|| self.name_spans.iter().find(|(k, _, _)| *k == key))
-                .map(|&(_, s, e)| self.names[s..e].to_owned())
-                .unwrap_or_default();
-            let kind = if first == current {
-                JsonErrorKind::DuplicatePath(first)
+    /// Claims `key` (the current path) for a value or an object. A key the entity already
+    /// holds as a value, or as an object at this depth, was claimed before in this document:
+    /// by the same path, or by another whose key collides. Two values always clash (the blob
+    /// holds one value a key); an object's key is never stored, so it clashes only with a
+    /// value or object of its own depth (`inventory.2241.count` and the object
+    /// `inventory.18937` share a key, harmlessly). A path may hold a value or an object, not
+    /// both, or export could not write the entity back.
+    fn claim<E: de::Error>(&mut self, key: Key, object: bool) -> Result<(), E> {
+        let depth = self.path_ends.len() as u32;
+        let value = self.claims.value(key).filter(|&c| !object || self.claims.depth(c) == depth);
+        let mut clashes: Vec<u32> =
+            [self.claims.object(key, depth), value].into_iter().flatten().collect();
+        if !clashes.is_empty() {
+            let mut current = String::new();
+            self.write_dotted(&mut current);
+            // The same path if it is one of them, else the one claimed first.
+            clashes.sort_unstable();
+            let names: Vec<String> = clashes.iter().map(|&c| self.claims.dotted(c)).collect();
+            let kind = if let Some(same) = names.iter().find(|name| **name == current) {
+                JsonErrorKind::DuplicatePath(same.clone())
             } else {
+                let first = names.into_iter().next().unwrap_or_default();
                 JsonErrorKind::KeyCollision { first, second: current, key }
             };
             return Err(self.fail(kind));
         }
-        self.name_spans.push((key, start, self.names.len()));
-        Ok(start)
-    }
-
-    /// Opens the object at `key` (the current path): later members are its children.
-    fn open_object<E: de::Error>(&mut self, blob: &Blob, key: Key) -> Result<(), E> {
-        self.claim(blob, key, true)?;
-        self.objects.insert((key, self.path_ends.len()));
+        let parent = match self.parents.last() {
+            Some(&parent) => self.claims.object(parent, depth - 1),
+            None => None,
+        };
+        let name = self.path_ends.len().checked_sub(2).map_or(0, |i| self.path_ends[i]);
+        self.claims.push(key, depth, object, parent, &self.path[name..]);
         Ok(())
     }
 
+    /// Opens the object at `key` (the current path): later members are its children.
+    fn open_object<E: de::Error>(&mut self, key: Key) -> Result<(), E> {
+        self.claim(key, true)
+    }
+
     /// Sets `key` (the current path) in `blob`.
-    fn set<E: de::Error>(&mut self, blob: &mut Blob, key: Key, value: Value<'_>) -> Result<(), E> {
-        let start = self.claim(blob, key, false)?;
+    fn set<E: de::Error>(
+        &mut self,
+        blob: &mut Builder,
+        key: Key,
+        value: Value<'_>,
+    ) -> Result<(), E> {
+        self.claim(key, false)?;
         if self.track_names {
             match self.known.get(&key) {
                 // Compared segment by segment: most keys are met again under the same name,
                 // and that costs no allocation.
                 Some(first) if !self.is_current_path(&first.pointer) => {
                     // As the store shows them: a dotted name only where it reads back.
-                    let dotted = self.names[start..].to_owned();
+                    let mut dotted = String::new();
+                    self.write_dotted(&mut dotted);
                     let second = KeyName { dotted, pointer: self.member_pointer() };
                     let (first, second) = (first.label().to_owned(), second.label().to_owned());
                     return Err(self.fail(JsonErrorKind::KeyCollision { first, second, key }));
                 }
                 Some(_) => {}
                 None => {
-                    let dotted = self.names[start..].to_owned();
+                    let mut dotted = String::new();
+                    self.write_dotted(&mut dotted);
                     let pointer = self.member_pointer();
                     self.known.insert(key, KeyName { dotted, pointer });
                     self.added.push(key);
                 }
             }
         }
-        blob.try_set(key, value).map_err(|e| self.fail(JsonErrorKind::Blob(e)))?;
-        // A new key, since `claim` refused one the blob holds: it is the blob's last.
-        self.value_depths.push(self.path_ends.len());
-        Ok(())
+        // A new key, since `claim` refused one the blob holds.
+        blob.push(key, value).map_err(|e| self.fail(JsonErrorKind::Blob(e)))
     }
 
     /// The `f32` a number read as an `f64` is stored as (see [`crate::number`]).
@@ -1539,7 +1634,7 @@ impl Importer {
 /// is given.
 pub(crate) struct Entity<'i> {
     importer: &'i mut Importer,
-    blob: &'i mut Blob,
+    blob: &'i mut Builder,
     /// In a store import: stage the entity there instead of reading into `blob`.
     staging: Option<&'i mut Staging>,
 }
@@ -1614,7 +1709,7 @@ impl<'de> Visitor<'de> for Entity<'_> {
 /// Reads the members of an object into `blob`, under the importer's current path.
 fn read_members<'de, A: MapAccess<'de>>(
     importer: &mut Importer,
-    blob: &mut Blob,
+    blob: &mut Builder,
     mut map: A,
 ) -> Result<(), A::Error> {
     while map.next_key_seed(Segment { importer: &mut *importer })?.is_some() {
@@ -1655,7 +1750,7 @@ impl Visitor<'_> for Segment<'_> {
 /// A member's value, written into the blob at `key`.
 struct Member<'i> {
     importer: &'i mut Importer,
-    blob: &'i mut Blob,
+    blob: &'i mut Builder,
     key: Key,
 }
 
@@ -1706,7 +1801,7 @@ impl<'de> Visitor<'de> for Member<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
-        self.importer.open_object(self.blob, self.key)?;
+        self.importer.open_object(self.key)?;
         self.importer.parents.push(self.key);
         read_members(self.importer, self.blob, map)?;
         self.importer.parents.pop();
@@ -1776,7 +1871,7 @@ enum Element {
 /// An element of an array read leniently.
 struct LenientElement<'i> {
     importer: &'i mut Importer,
-    blob: &'i mut Blob,
+    blob: &'i mut Builder,
     /// The array's key.
     key: Key,
     /// The numbers read so far.
@@ -1789,7 +1884,7 @@ impl LenientElement<'_> {
     fn convert<E: de::Error>(&mut self) -> Result<Member<'_>, E> {
         // From here on the path names members by index, not elements.
         self.importer.element = None;
-        self.importer.open_object(self.blob, self.key)?;
+        self.importer.open_object(self.key)?;
         for (index, &n) in self.floats.iter().enumerate() {
             let member = self.importer.enter_index(self.key, index)?;
             let set = self.importer.set(self.blob, member, Value::Float(n));

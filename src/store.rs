@@ -306,7 +306,7 @@ impl Store {
         &mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Result<Id, Error> {
-        let mut blob = Blob::new();
+        let mut set = Vec::new();
         let mut named = BTreeMap::new();
         for (key, value) in entries {
             let key = match key.as_path() {
@@ -323,8 +323,11 @@ impl Store {
                 }
                 None => key.as_key(),
             };
-            blob.try_set(key, value)?;
+            set.push((key, value));
         }
+        // All at once: O(n log n), where setting each in turn scans the keys for each.
+        let mut blob = Blob::new();
+        blob.try_set_all(&set)?;
         self.check_entity_paths(blob.as_blob_ref(), &named)?;
         let id = self.insert(&blob);
         for (key, name) in named {
@@ -767,15 +770,11 @@ impl crate::blob::PatchTarget for BlobMut<'_> {
         Ok(())
     }
 
-    fn remove_key(&mut self, key: Key) -> bool {
-        self.remove(key)
-    }
-
-    fn set_reserved(&mut self, key: Key, value: Value<'_>) {
+    fn region_mut(&mut self) -> Option<&mut [u32]> {
+        // The caller writes the region: the entity changes.
         self.store.touch(self.id);
         let span = self.span();
-        layout::set(&mut self.store.arena[span.range()], key, value)
-            .expect("INVARIANT: the patch reserved its room");
+        Some(&mut self.store.arena[span.range()])
     }
 }
 
