@@ -283,6 +283,31 @@ fn push_record_head(entities: &mut Vec<u32>, id: Id, kind: u32, words: usize) {
     entities.extend_from_slice(&[bits as u32, (bits >> 32) as u32, kind, words as u32]);
 }
 
+/// Where [`StorePatch::apply_trusted`] puts changed entities.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Placement {
+    /// At the arena's end, as [`StorePatch::apply`] does: the same bytes as a loader of the
+    /// delta has.
+    AsApply,
+    /// In their own span where they still fit.
+    InPlace,
+}
+
+/// Patches the base's entity at `old` with the `CHANGED` record, in its span if it still fits
+/// there, else at the arena's end. Returns its span.
+fn patch_in_place(record: &Record<'_>, old: Span, base: &mut Store, scratch: &mut Blob) -> Span {
+    scratch.repack_from(&base.arena[old.range()], patch::room_needed(record.data));
+    patch::apply(record.data, scratch).expect("INVARIANT: a trusted patch applies to its base");
+    let words = scratch.as_blob_ref().as_words();
+    let span = if layout::used_bytes(words) / 4 <= old.words() {
+        old
+    } else {
+        base.allocate(layout::used_bytes(words) / 4)
+    };
+    layout::repack(words, &mut base.arena[span.range()]);
+    span
+}
+
 /// Appends the blob of `record` to the base's arena: an inserted entity's as it is, a changed
 /// one's patched from `old`, its span in the base. Returns its span.
 fn place_record(
@@ -426,13 +451,15 @@ impl StorePatch {
     }
 
     /// Applies the patch to a store it was made from, trusted (it was made here, from that
-    /// store's state, whatever the store's arena layout): O(changed), no base check. The result
-    /// is the one [`apply`](StorePatch::apply) gives, byte for byte.
+    /// store's state, whatever the store's arena layout): O(changed), no base check. With
+    /// [`Placement::AsApply`] the result is the one [`apply`](StorePatch::apply) gives, byte
+    /// for byte; with [`Placement::InPlace`] a changed entity that still fits its span stays
+    /// there, and no garbage is made.
     ///
     /// The slots to look at are the patch's own: a slot whose bits differ has a slot change,
     /// an entity whose bytes differ has a record, and the base's slots past the target's last
     /// are dropped.
-    pub(crate) fn apply_trusted(&self, base: &mut Store) {
+    pub(crate) fn apply_trusted(&self, base: &mut Store, placement: Placement) {
         let index_base = self.header.base.get();
         // Slots past the target's last are dropped: their entities are removed too.
         let dropped = self.header.slots.get()..base.index.slot_count() as u32;
@@ -475,8 +502,13 @@ impl StorePatch {
         for (dense, i, id) in live {
             let kept = old[i].filter(|&(was, _)| was == id).map(|(_, span)| span);
             let span = match records.next_if(|record| record.id == id) {
-                Some(record) => place_record(&record, kept, base, &mut scratch)
-                    .expect("INVARIANT: a trusted patch applies to its base"),
+                Some(record) => match (placement, kept) {
+                    (Placement::InPlace, Some(old)) if record.kind == CHANGED => {
+                        patch_in_place(&record, old, base, &mut scratch)
+                    }
+                    _ => place_record(&record, kept, base, &mut scratch)
+                        .expect("INVARIANT: a trusted patch applies to its base"),
+                },
                 None => kept.expect("INVARIANT: an entity without a record is the base's"),
             };
             placed += span.words();
