@@ -129,6 +129,29 @@ impl Store {
         Snapshot { state: self.copy_state() }
     }
 
+    /// Copies the store's whole state into `snapshot`, reusing its buffers: no allocation once
+    /// they are big enough, so a ring of snapshots (one per frame of a rollback window) costs
+    /// memcpys only.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Store;
+    ///
+    /// let mut world = Store::new();
+    /// let id = world.insert_entries([("x", 0.0)]);
+    /// let mut ring = vec![world.snapshot(); 4];
+    /// for frame in 0..8 {
+    ///     world.snapshot_into(&mut ring[frame % 4]);
+    ///     world.get_mut(id).unwrap().set("x", frame as f32 + 1.0);
+    /// }
+    /// world.restore(&ring[5 % 4]); // the world before frame 5
+    /// assert_eq!(world.get(id).unwrap().get_float("x"), Some(5.0));
+    /// ```
+    pub fn snapshot_into(&self, snapshot: &mut Snapshot) {
+        snapshot.state.copy_from(self);
+    }
+
     /// Puts back the state of `snapshot` (of this store or any other): index, arena and key
     /// names, copied into the store's own buffers. Marks and histories of this store see every
     /// entity as changed once (their next look compares every entity).
