@@ -173,25 +173,22 @@ impl Store {
         self.copy_from(&snapshot.state);
     }
 
-    /// A copy of the state, untracked: what snapshots and marks hold.
+    /// A copy of the state, untracked: what snapshots and marks hold. (A clone's tracker
+    /// starts untracked.)
     pub(crate) fn copy_state(&self) -> Store {
-        Store {
-            index: self.index.clone(),
-            arena: self.arena.clone(),
-            garbage_words: self.garbage_words,
-            names: self.names.clone(),
-            ..Store::new()
-        }
+        self.clone()
     }
 
     /// Makes this store's state `source`'s, copying into its own buffers; everything counts as
     /// changed.
     pub(crate) fn copy_from(&mut self, source: &Store) {
-        self.index.clone_from(&source.index);
-        self.arena.clone_from(&source.arena);
-        self.garbage_words = source.garbage_words;
-        if self.names != source.names {
-            self.names.clone_from(&source.names);
+        // Every field named: a field added to `Store` must be decided on here.
+        let Store { index, arena, garbage_words, names, tracker: _ } = source;
+        self.index.clone_from(index);
+        self.arena.clone_from(arena);
+        self.garbage_words = *garbage_words;
+        if self.names != *names {
+            self.names.clone_from(names);
         }
         self.tracker.touch_all();
     }
