@@ -146,11 +146,16 @@ impl Store {
     /// A slot's dense position in `target` differs from `base`'s only where its bits differ,
     /// so the dense positions whose slot changed are those of the changed slots live in
     /// `target`.
+    ///
+    /// With `reverse_of`, the patch from `target` to `base` over the same slots, an entity's
+    /// record is that patch's taken back, in O(its changes) rather than a comparison of the two
+    /// blobs (the records say the same; their bytes may differ from `Store::diff`'s).
     pub(crate) fn diff_slots(
         base: &Store,
         target: &Store,
         slots: &[u32],
         base_crc: u32,
+        reverse_of: Option<&StorePatch>,
     ) -> StorePatch {
         let (old, new) = (base.index.as_raw(), target.index.as_raw());
         let old_slots = <[U64]>::ref_from_bytes(old.slots).expect("INVARIANT: own sections");
@@ -181,9 +186,27 @@ impl Store {
             })
             .collect();
         let mut records = Records::default();
+        let forward: Vec<Record<'_>> = match reverse_of {
+            Some(patch) => {
+                let mut changed: Vec<Record<'_>> =
+                    self::records(&patch.entities).filter(|r| r.kind == CHANGED).collect();
+                changed.sort_unstable_by_key(|r| r.id.to_bits());
+                changed
+            }
+            None => Vec::new(),
+        };
         for (_, _, id) in live {
             let blob = target.get(id).expect("INVARIANT: live in the target's index");
-            records.push(base, id, blob);
+            if reverse_of.is_none() {
+                records.push(base, id, blob);
+            } else if base.contains(id) {
+                // Live in both: changed exactly when the forward patch has a record for it.
+                if let Ok(i) = forward.binary_search_by_key(&id.to_bits(), |r| r.id.to_bits()) {
+                    records.push_reverse(id, blob, forward[i].data);
+                }
+            } else {
+                records.push(base, id, blob);
+            }
         }
         records.into_patch(base, target, base_crc, slot_changes, meta)
     }
@@ -235,13 +258,12 @@ impl Records {
     fn push(&mut self, base: &Store, id: Id, blob: crate::BlobRef<'_>) {
         let entities = &mut self.entities;
         match base.get(id) {
-            Some(old) if old == blob => {}
+            Some(old) if old.as_words() == blob.as_words() => {}
             Some(old) => {
                 push_record_head(entities, id, CHANGED, 0);
                 let start = entities.len();
                 patch::write_between(old, blob, entities, &mut self.removals);
-                entities[start - 1] = (entities.len() - start) as u32;
-                self.changed += 1;
+                self.end_patch(start);
             }
             None => {
                 // Repacked: no free space or holes travel in the delta.
@@ -253,6 +275,27 @@ impl Records {
                 layout::repack(words, &mut entities[start..]);
                 self.inserted += 1;
             }
+        }
+    }
+
+    /// The record of the target's entity `id`, which `forward` (the patch from the target to
+    /// `base`) changes, as the patch that takes `forward` back: O(its changes).
+    fn push_reverse(&mut self, id: Id, blob: crate::BlobRef<'_>, forward: &[u32]) {
+        push_record_head(&mut self.entities, id, CHANGED, 0);
+        let start = self.entities.len();
+        patch::write_reverse(blob, forward, &mut self.entities, &mut self.removals);
+        self.end_patch(start);
+    }
+
+    /// Closes the patch record whose data starts at `start`: drops it when it changes nothing
+    /// (the entities have equal entries, their bytes aside), else writes its length.
+    fn end_patch(&mut self, start: usize) {
+        let (removals, sets) = (self.entities[start], &self.entities[start + 1..]);
+        if removals == 0 && layout::len(sets) == 0 {
+            self.entities.truncate(start - RECORD_HEAD);
+        } else {
+            self.entities[start - 1] = (self.entities.len() - start) as u32;
+            self.changed += 1;
         }
     }
 

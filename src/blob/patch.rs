@@ -227,6 +227,45 @@ pub(crate) fn write_between(
     }
 }
 
+/// Appends to `out` the words of the patch that takes back the valid patch `forward` made from
+/// `base` ([`write_between`]`(base, target)`): from `target` to `base`, in O(the patch's
+/// changes) lookups in `base` rather than a comparison of the two blobs. The keys `forward`
+/// sets go back to `base`'s values, or are removed where `base` lacks them; the keys it removes
+/// are set back.
+pub(crate) fn write_reverse(
+    base: BlobRef<'_>,
+    forward: &[u32],
+    out: &mut Vec<u32>,
+    removals: &mut Vec<u32>,
+) {
+    let (removed, sets) = split(forward);
+    let back = || {
+        let set_back = sets.keys().filter_map(move |key| base.get(key).map(|value| (key, value)));
+        let restored = removed.iter().filter_map(move |&raw| {
+            let key = Key::from_raw(raw);
+            base.get(key).map(|value| (key, value))
+        });
+        set_back.chain(restored)
+    };
+    removals.clear();
+    removals.extend(sets.keys().filter(|&key| !base.contains_key(key)).map(Key::raw));
+    removals.sort_unstable();
+    let (count, payload) =
+        back().fold((0, 0), |(n, bytes), (_, value)| (n + 1, bytes + value.payload_bytes()));
+    // A part of `base`'s entries: within the format's limit as `base` is.
+    let sets_bytes = layout::header_bytes(count) + payload;
+    out.reserve(1 + removals.len() + sets_bytes / 4);
+    out.push(removals.len() as u32);
+    out.extend_from_slice(removals);
+    let start = out.len();
+    out.resize(start + sets_bytes / 4, 0);
+    let sets = &mut out[start..];
+    layout::init_empty(sets);
+    for (key, value) in back() {
+        layout::set(sets, key, value).expect("INVARIANT: sized for every change");
+    }
+}
+
 /// Free bytes that applying the valid patch in `words` takes at most.
 pub(crate) fn room_needed(words: &[u32]) -> usize {
     room_for(split(words).1)

@@ -365,7 +365,7 @@ impl History {
 /// copying the state whole when the store cannot tell them).
 fn revert(store: &mut Store, mark: &Mark) {
     match store.slots_changed_since(mark) {
-        Some(slots) => Store::diff_slots(store, &mark.state, &slots, 0)
+        Some(slots) => Store::diff_slots(store, &mark.state, &slots, 0, None)
             .apply_trusted(store, Placement::InPlace),
         None => store.copy_from(&mark.state),
     }
@@ -387,8 +387,8 @@ impl Step {
             (0..count as u32).collect()
         };
         // The crc of a base is only checked when a delta file is applied: these never are.
-        let forward = Store::diff_slots(before, after, &slots, 0);
-        let back = Store::diff_slots(after, before, &slots, 0);
+        let forward = Store::diff_slots(before, after, &slots, 0, None);
+        let back = Store::diff_slots(after, before, &slots, 0, Some(&forward));
         let bytes = forward.file_len() + back.file_len();
         Some(Step { forward, back, bytes })
     }
