@@ -1542,3 +1542,96 @@ fn documents_with_arrays_of_every_kind_round_trip_through_the_command() {
     ok(&args);
     assert_eq!(ok(&["export", w, "--compact"]), J::Arr(entities).compact() + "\n");
 }
+
+#[test]
+fn apply_of_an_autosave_chain_and_of_a_broken_one() {
+    let world = World::new();
+    let now = world.file("now.dcmp");
+    std::fs::copy(&world.path, &now).unwrap();
+    // Three autosaves, each the next link: a delta from what the base and the links before
+    // it give.
+    let mut chain: Vec<String> = Vec::new();
+    for (i, id) in ["0v0t1", "1v0t1", "2v0t1"].into_iter().enumerate() {
+        ok(&["set", &now, id, "stats.health", &format!("{}", 90 - i)]);
+        let link = world.file(&format!("autosave{i}.delta"));
+        let mut args = vec!["diff", &world.path, &now, "-o", &link, "--compact"];
+        if !chain.is_empty() {
+            args.push("--chain");
+            args.extend(chain.iter().map(String::as_str));
+        }
+        let printed = ok(&args);
+        // Each link holds only the change since the one before.
+        assert!(printed.starts_with(&format!("{{\"changed\":[{{\"id\":\"{id}\"")), "{printed}");
+        assert!(!printed.contains("},{"), "one entity changed: {printed}");
+        chain.push(link);
+    }
+    let out = world.file("out.dcmp");
+    let links: Vec<&str> = chain.iter().map(String::as_str).collect();
+    let mut args = vec!["apply", &world.path];
+    args.extend(&links);
+    args.extend(["-o", &out]);
+    let printed = ok(&args);
+    assert!(
+        printed.starts_with(&format!("{out}: 7 entities (0 inserted, 3 changed by 3 deltas), ")),
+        "{printed}"
+    );
+    assert_eq!(Store::load(&out).unwrap(), Store::load(&now).unwrap());
+    std::fs::remove_file(&out).unwrap();
+
+    // A link left out, or two swapped: refused, naming the link, and nothing is written.
+    let line = fails(&["apply", &world.path, links[0], links[2], "-o", &out]);
+    assert!(
+        line.starts_with(&format!(
+            "{}: delta 2 of 2 in the chain: the delta was made from a base with crc32 ",
+            links[2]
+        )),
+        "{line}"
+    );
+    assert!(line.ends_with(&format!("; it was not made from what {} gives (a link is missing or out of order, or the base changed)", links[0])), "{line}");
+    let line = fails(&["apply", &world.path, links[1], links[0], "-o", &out]);
+    assert!(line.starts_with(&format!("{}: delta 1 of 2 in the chain: ", links[1])), "{line}");
+    assert!(line.contains("; it was not made from the base ("), "{line}");
+    // The base changed under the chain.
+    ok(&["set", &world.path, "5v0t1", "stats.health", "1"]);
+    let mut args = vec!["apply", &world.path];
+    args.extend(&links);
+    args.extend(["-o", &out]);
+    assert!(fails(&args).starts_with(&format!("{}: delta 1 of 3 in the chain: ", links[0])));
+    // A chain past the limit is refused before anything is read.
+    let mut args = vec!["apply", &world.path];
+    args.extend(std::iter::repeat_n(links[0], 1025));
+    args.extend(["-o", &out]);
+    assert_eq!(
+        fails(&args),
+        format!(
+            "{}: a chain holds at most 1024 deltas, and this one has 1025: apply it in parts \
+             (the first 1024 to a new save, then the rest to that)",
+            links[0]
+        )
+    );
+    assert!(!Path::new(&out).exists(), "a failed apply writes nothing");
+}
+
+#[test]
+fn apply_takes_a_chain_the_library_wrote_with_take_delta() {
+    let world = World::new();
+    let mut store = world.store();
+    let mut mark = store.mark();
+    let ids: Vec<_> = store.iter().map(|(id, _)| id).collect();
+    let mut links = Vec::new();
+    for (turn, &id) in ids.iter().enumerate() {
+        store.get_mut(id).unwrap().set("stats.health", turn as f32);
+        if turn == 2 {
+            store.remove(ids[0]);
+        }
+        let link = world.file(&format!("turn{turn}.delta"));
+        store.take_delta(&mut mark).save(&link).unwrap();
+        links.push(link);
+    }
+    let out = world.file("out.dcmp");
+    let mut args = vec!["apply", &world.path];
+    args.extend(links.iter().map(String::as_str));
+    args.extend(["-o", &out]);
+    ok(&args);
+    assert_eq!(Store::load(&out).unwrap(), store);
+}

@@ -204,16 +204,28 @@ pub(crate) fn write_between(
     out: &mut Vec<u32>,
     removals: &mut Vec<u32>,
 ) {
-    let (in_base, in_target) = (Finder::new(base.as_words()), Finder::new(target.as_words()));
-    let changed = || {
-        target
-            .iter()
-            .filter(|(key, value)| !in_base.get(*key).is_some_and(|b| b.is_identical(value)))
+    // Entities made from one fixture share their key layout: then entry i of one is entry i of
+    // the other, compared in place rather than looked up, and nothing is removed. Otherwise
+    // each blob's keys are found through an index of the other's.
+    let (base_words, target_words) = (base.as_words(), target.as_words());
+    let same_keys = layout::keys(base_words) == layout::keys(target_words);
+    let finders = (!same_keys).then(|| (Finder::new(base_words), Finder::new(target_words)));
+    let in_base = finders.as_ref().map(|(in_base, _)| in_base);
+    let changed = move || {
+        target.iter().enumerate().filter_map(move |(i, (key, value))| {
+            let old = match in_base {
+                None => Some(layout::entry(base_words, i)),
+                Some(in_base) => in_base.get(key),
+            };
+            (!old.is_some_and(|b| b.is_identical(&value))).then_some((key, value))
+        })
     };
     let (count, payload) =
         changed().fold((0, 0), |(n, bytes), (_, value)| (n + 1, bytes + value.payload_bytes()));
     removals.clear();
-    removals.extend(base.keys().filter(|&key| !in_target.contains(key)).map(Key::raw));
+    if let Some((_, in_target)) = &finders {
+        removals.extend(base.keys().filter(|&key| !in_target.contains(key)).map(Key::raw));
+    }
     removals.sort_unstable();
 
     // A part of `target`'s entries: within the format's limit as `target` is.
@@ -224,6 +236,45 @@ pub(crate) fn write_between(
     let start = out.len();
     out.resize(start + sets_bytes / 4, 0);
     bulk::write_entries(&mut out[start..], count, changed());
+}
+
+/// Appends to `out` the words of the patch that takes back the valid patch `forward` made from
+/// `base` ([`write_between`]`(base, target)`): from `target` to `base`, in O(the patch's
+/// changes) lookups in `base` rather than a comparison of the two blobs. The keys `forward`
+/// sets go back to `base`'s values, or are removed where `base` lacks them; the keys it removes
+/// are set back.
+pub(crate) fn write_reverse(
+    base: BlobRef<'_>,
+    forward: &[u32],
+    out: &mut Vec<u32>,
+    removals: &mut Vec<u32>,
+) {
+    let (removed, sets) = split(forward);
+    let back = || {
+        let set_back = sets.keys().filter_map(move |key| base.get(key).map(|value| (key, value)));
+        let restored = removed.iter().filter_map(move |&raw| {
+            let key = Key::from_raw(raw);
+            base.get(key).map(|value| (key, value))
+        });
+        set_back.chain(restored)
+    };
+    removals.clear();
+    removals.extend(sets.keys().filter(|&key| !base.contains_key(key)).map(Key::raw));
+    removals.sort_unstable();
+    let (count, payload) =
+        back().fold((0, 0), |(n, bytes), (_, value)| (n + 1, bytes + value.payload_bytes()));
+    // A part of `base`'s entries: within the format's limit as `base` is.
+    let sets_bytes = layout::header_bytes(count) + payload;
+    out.reserve(1 + removals.len() + sets_bytes / 4);
+    out.push(removals.len() as u32);
+    out.extend_from_slice(removals);
+    let start = out.len();
+    out.resize(start + sets_bytes / 4, 0);
+    let sets = &mut out[start..];
+    layout::init_empty(sets);
+    for (key, value) in back() {
+        layout::set(sets, key, value).expect("INVARIANT: sized for every change");
+    }
 }
 
 /// Free bytes that applying the valid patch in `words` takes at most.
