@@ -549,7 +549,7 @@ impl Plan<'_> {
                         step: self.index,
                         to: self.to,
                         id,
-                        from: label(self.from_text(m, names)).into_owned(),
+                        from: label(self.source_text(m, names)).into_owned(),
                         onto: label(&names.entries[m.to_name as usize].pointer).into_owned(),
                     });
                 }
@@ -575,7 +575,7 @@ impl Plan<'_> {
     }
 
     /// The path a move takes its key from: its name, or the rename's own path.
-    fn from_text<'n>(&'n self, m: &Move, names: &'n Names) -> &'n str {
+    fn source_text<'n>(&'n self, m: &Move, names: &'n Names) -> &'n str {
         match m.from_name {
             NONE => &self.step.renames[m.rename as usize].0.pointer,
             entry => &names.entries[entry as usize].pointer,
