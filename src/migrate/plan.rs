@@ -140,7 +140,13 @@ impl Names {
         };
         for (key, _) in store.key_names() {
             let pointer = store.key_pointer(key).expect("INVARIANT: a named key has a pointer");
-            names.push(key, pointer.to_owned());
+            // Escaped as a migration's paths are (a save may hold `~2`, which reads as itself),
+            // so that the same path is the same text.
+            let mut canonical = String::with_capacity(pointer.len());
+            for segment in pointer[1..].split('/') {
+                crate::json::push_pointer_segment(&mut canonical, &crate::json::unescape(segment));
+            }
+            names.push(key, canonical);
         }
         names.from_store = names.entries.len();
         names
@@ -741,4 +747,24 @@ fn set_growing(
     layout::set(words, key, value)
         .expect("INVARIANT: a write fits once the blob is repacked into its requirement");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::KeyName;
+    use crate::{MigrationStep, Migrations};
+
+    #[test]
+    fn a_name_saved_with_an_escape_of_its_own_is_the_same_path() {
+        // `~2` is no escape: it reads as itself, and a migration's path writes it `~02`.
+        let mut store = Store::new();
+        let id = store.insert_empty();
+        let key = Key::from_pointer("/a~2/b").unwrap();
+        store.names.insert(key, KeyName { dotted: "a~2.b".into(), pointer: "/a~2/b".into() });
+        store.get_mut(id).unwrap().set(key, 1.0);
+        let step = MigrationStep::to(1).rename("a~2", "c").remove("a~2.b");
+        store.migrate(&Migrations::new(1).step(step)).unwrap();
+        assert_eq!(store.get(id).unwrap().get_float("c.b"), Some(1.0));
+    }
 }
