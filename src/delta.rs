@@ -439,12 +439,37 @@ impl StorePatch {
     }
 
     /// The data version of the store the patch was made from: it applies to no other.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Store;
+    ///
+    /// let mut base = Store::new();
+    /// base.set_data_version(2);
+    /// let mut target = base.clone();
+    /// target.set_data_version(3);
+    /// let delta = Store::diff(&base, &target);
+    /// assert_eq!((delta.base_data_version(), delta.data_version()), (2, 3));
+    /// ```
     #[must_use]
     pub fn base_data_version(&self) -> u32 {
         self.base_data_version
     }
 
     /// The data version of the target, which applying gives the base.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Store, StorePatch};
+    ///
+    /// let mut target = Store::new();
+    /// target.set_data_version(4);
+    /// let delta = StorePatch::from_bytes(&Store::diff(&Store::new(), &target).to_bytes())?;
+    /// assert_eq!(delta.data_version(), 4);
+    /// # Ok::<(), datacomp::LoadError>(())
+    /// ```
     #[must_use]
     pub fn data_version(&self) -> u32 {
         self.data_version

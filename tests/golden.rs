@@ -431,3 +431,22 @@ fn the_data0_save_migrates_to_the_readme_version_3() {
 fn write_golden_data3() {
     golden_world_data3().save(PATH_DATA3).unwrap();
 }
+
+#[test]
+fn a_key_hash_1_save_migrates_once_upgraded() {
+    let mut store = Store::from_bytes_with(GOLDEN_V1, &LoadOptions::new().known_keys(V1_KEYS))
+        .expect("upgraded with its keys' paths, which become its names");
+    assert_eq!(store.data_version(), 0);
+    let migrations = Migrations::from_json(
+        r#"{"version": 1, "steps": [{"to": 1, "rename": {"stats": "attributes", "status_effects": "effects"}, "default": {"attributes.luck": 1}}]}"#,
+    )
+    .unwrap();
+    store.migrate(&migrations).unwrap();
+    let classic = store.get(id("0v0t1")).unwrap();
+    assert_eq!(classic.get_float("attributes.health"), Some(100.0));
+    assert_eq!(classic.get_bool("effects.delirious"), Some(true));
+    assert_eq!(classic.get_float("attributes.luck"), Some(1.0));
+    assert!(!classic.contains_key("stats.health"));
+    let loaded = Store::from_bytes(&store.to_bytes()).unwrap();
+    assert_eq!((loaded.data_version(), &loaded), (1, &store));
+}

@@ -967,3 +967,46 @@ proptest! {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Sweeps of the README's migrations
+
+/// Runs `text` as migrations on `store`: an error is one line and changes nothing.
+fn run_any(store: &Store, text: &str) -> Option<Store> {
+    let migrations = match Migrations::from_json(text) {
+        Ok(migrations) => migrations,
+        Err(err) => {
+            assert!(!err.to_string().contains('\n'), "{err:?}");
+            return None;
+        }
+    };
+    let mut migrated = store.clone();
+    match migrated.migrate(&migrations) {
+        Ok(_) => Some(migrated),
+        Err(err) => {
+            assert!(!err.to_string().contains('\n'), "{err:?}");
+            assert_eq!(&migrated, store, "{err}");
+            None
+        }
+    }
+}
+
+#[test]
+fn every_truncation_of_the_migrations_is_an_error_and_every_corruption_is_handled() {
+    let text = include_str!("../fixtures/migrations_v3.json");
+    let (store, _) = imported(r#"[{"hp": 1, "inventory": {"a": 1}, "legacy": 2}, {"x": "y"}]"#);
+    for len in 0..text.trim_end().len() {
+        assert!(Migrations::from_json(&text[..len]).is_err(), "{len} bytes");
+    }
+    assert!(run_any(&store, text).is_some());
+    // Each byte replaced by each of a few that change the document's shape or content.
+    let mut migrated = 0;
+    for at in 0..text.len() {
+        for replacement in ["\"", "{", "]", "0", "x", ".", "/", ",", " "] {
+            let mut corrupt = text.to_owned();
+            corrupt.replace_range(at..at + 1, replacement);
+            migrated += usize::from(run_any(&store, &corrupt).is_some());
+        }
+    }
+    assert!(migrated > 100, "most one-byte changes of names and values still run: {migrated}");
+}

@@ -179,6 +179,17 @@ pub fn merge(
     let file = lock_if_exists(output)?;
     let [base, ours, theirs] = paths.map(load);
     let (base, mut merged, theirs) = (base?, ours?, theirs?);
+    // Keys of one data version mean other things in another: merging across a migration
+    // would mix them.
+    let versions = [&base, &merged, &theirs].map(Store::data_version);
+    if versions.iter().any(|&v| v != versions[0]) {
+        let [b, o, t] = versions;
+        let message = format!(
+            "data versions differ: base {b}, ours {o}, theirs {t}: migrate all three to one \
+             version first"
+        );
+        return Err(Failure::at(paths[1].display(), message));
+    }
     let file = lock_later(file, output)?;
     let mut conflicts = Vec::new();
     let mut report = Vec::new();

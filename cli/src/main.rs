@@ -12,6 +12,7 @@ mod edit;
 mod files;
 mod import;
 mod inspect;
+mod migrate;
 mod output;
 mod query;
 mod upgrade;
@@ -53,7 +54,8 @@ Examples:
   datacomp diff base.dcmp now.dcmp --chain a1.delta a2.delta -o a3.delta
   datacomp apply base.dcmp a1.delta a2.delta a3.delta -o now.dcmp
   datacomp merge base.dcmp ours.dcmp theirs.dcmp -o merged.dcmp
-  datacomp upgrade old.dcmp -o world.dcmp --keys keys.txt";
+  datacomp upgrade old.dcmp -o world.dcmp --keys keys.txt
+  datacomp migrate world.dcmp --with migrations.json --dry-run";
 
 #[derive(Subcommand, Debug)]
 enum Command {
@@ -230,6 +232,24 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         keys: Option<PathBuf>,
     },
+    /// Bring a save to the data version of a migrations file: the steps above the save's
+    /// data version run on every entity (renames of keys and subtrees, removals, defaults,
+    /// sets), and the report says what each changed. All or nothing: an error names the step,
+    /// entity and key, and nothing is written.
+    Migrate {
+        /// The save file.
+        file: PathBuf,
+        /// The migrations: {"version": 3, "steps": [{"to": 2, "rename": {"hp":
+        /// "stats.health"}}, {"to": 3, "remove": [...], "default": {...}, "set": {...}}]}.
+        #[arg(long, value_name = "MIGRATIONS")]
+        with: PathBuf,
+        /// Write the migrated save here instead of replacing FILE.
+        #[arg(short, long, conflicts_with = "dry_run")]
+        output: Option<PathBuf>,
+        /// Print the report only: write nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Validate a save file fully: header, table, checksums, padding, handles, spans and every
     /// blob. Exits non-zero with the reason if anything is wrong.
     Verify {
@@ -291,6 +311,9 @@ fn run(cli: Cli, out: &mut dyn Write) -> Result<(), Failure> {
         Command::Query { file, filter, keys, json } => query::run(&file, &filter, &keys, json, out),
         Command::Verify { file } => files::verify(&file, out),
         Command::Upgrade { old, output, keys } => upgrade::run(&old, &output, keys.as_deref(), out),
+        Command::Migrate { file, with, output, dry_run } => {
+            migrate::run(&file, &with, output.as_deref(), dry_run, out)
+        }
     }
 }
 

@@ -1635,3 +1635,158 @@ fn apply_takes_a_chain_the_library_wrote_with_take_delta() {
     ok(&args);
     assert_eq!(Store::load(&out).unwrap(), store);
 }
+
+// ---------------------------------------------------------------------------------------------
+// migrate
+
+#[test]
+fn migrate_reports_writes_in_place_or_elsewhere_and_a_dry_run_writes_nothing() {
+    let world = World::new();
+    let (file, other) = (world.file("old.dcmp"), world.file("new.dcmp"));
+    std::fs::copy(fixtures().join("world_data0.dcmp"), &file).unwrap();
+    let with = fixtures().join("migrations_v3.json");
+    let with = with.to_str().unwrap();
+    let report = "data version 0 -> 3\n  steps[0] (to 2): 2 entities changed: 5 keys renamed\n  \
+                  steps[1] (to 3): 4 entities changed: 3 keys removed, 6 defaulted, 4 set\n";
+
+    let before = std::fs::read(&file).unwrap();
+    let dry = ok(&["migrate", &file, "--with", with, "--dry-run"]);
+    assert_eq!(dry, format!("{file}: {report}dry run: nothing written\n"));
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+
+    let printed = ok(&["migrate", &file, "--with", with, "-o", &other]);
+    assert!(
+        printed.starts_with(&format!(
+            "{file}: {report}{other}: written: data version 3, 4 entities, "
+        )),
+        "{printed}"
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), before, "-o leaves FILE as it was");
+    assert_eq!(ok(&["get", &other, "0v0t1", "stats.health"]), "100\n");
+    assert_eq!(ok(&["get", &other, "1v0t1", "items.club"]), "1\n");
+    assert!(ok(&["inspect", &other]).contains(", data version 3, "));
+    ok(&["verify", &other]);
+
+    let printed = ok(&["migrate", &file, "--with", with]);
+    assert!(printed.contains(&format!("{file}: written: data version 3, ")), "{printed}");
+    assert_eq!(Store::load(&file).unwrap(), Store::load(&other).unwrap());
+    // Migrating again: already there, nothing written.
+    let written = std::fs::read(&file).unwrap();
+    let again = ok(&["migrate", &file, "--with", with]);
+    assert_eq!(
+        again,
+        format!(
+            "{file}: data version 3 -> 3\n{file}: already at data version 3: nothing written\n"
+        )
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), written);
+
+    assert!(
+        run(&["migrate", &file, "--with", with, "--dry-run", "-o", &other]).status.code()
+            == Some(2)
+    );
+}
+
+#[test]
+fn migrate_fails_naming_the_file_step_entity_and_key_and_writes_nothing() {
+    let world = World::new();
+    let w = world.path.as_str();
+    let before = world.bytes();
+    let with = world.file("m.json");
+
+    std::fs::write(&with, r#"{"version": 2, "steps": [{"to": 2, "renmae": {}}]}"#).unwrap();
+    assert_eq!(
+        fails(&["migrate", w, "--with", &with]),
+        format!(
+            "{with}: migrations, line 1 column 43, steps[0]: unknown field \"renmae\"; a step \
+             has to, rename, remove, default and set"
+        )
+    );
+    // The party's The One (0v0t1) holds stats.health: a default of stats is an object's path.
+    std::fs::write(&with, r#"{"version": 2, "steps": [{"to": 2, "default": {"stats": 1}}]}"#)
+        .unwrap();
+    assert_eq!(
+        fails(&["migrate", w, "--with", &with]),
+        format!(
+            "{w}: steps[0] (to 2), entity 0v0t1: default stats would make a value of an object: \
+             the entity holds stats.health"
+        )
+    );
+    std::fs::write(
+        &with,
+        r#"{"version": 2, "steps": [{"to": 2, "rename": {"name": "stats.health"}}]}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        fails(&["migrate", w, "--with", &with]),
+        format!(
+            "{w}: steps[0] (to 2), entity 0v0t1: renaming name onto stats.health, which the entity holds"
+        )
+    );
+    let missing = world.file("missing.json");
+    assert!(
+        fails(&["migrate", w, "--with", &missing])
+            .starts_with(&format!("{missing}: cannot read: "))
+    );
+    assert_eq!(world.bytes(), before, "nothing written");
+
+    // A store past the migrations' version.
+    std::fs::write(&with, r#"{"version": 1, "steps": []}"#).unwrap();
+    ok(&["migrate", w, "--with", &with]);
+    std::fs::write(&with, r#"{"version": 0, "steps": []}"#).unwrap();
+    assert_eq!(
+        fails(&["migrate", w, "--with", &with]),
+        format!(
+            "{w}: the store is at data version 1, past the migrations' version 0: it was written \
+             by a newer version of the game"
+        )
+    );
+}
+
+#[test]
+fn a_delta_applies_only_to_a_base_of_its_data_version() {
+    let world = World::new();
+    let w = world.path.as_str();
+    let (base, delta) = (world.file("base.dcmp"), world.file("d.delta"));
+    std::fs::copy(w, &base).unwrap();
+    ok(&["set", w, "0v0t1", "stats.health", "5"]);
+    ok(&["diff", &base, w, "-o", &delta]);
+    assert!(ok(&["verify", &delta]).contains("data version 0 -> 0"));
+    let with = world.file("m.json");
+    std::fs::write(&with, r#"{"version": 1, "steps": []}"#).unwrap();
+    ok(&["migrate", &base, "--with", &with]);
+    let out = world.file("out.dcmp");
+    assert_eq!(
+        fails(&["apply", &base, &delta, "-o", &out]),
+        format!(
+            "{delta}: the delta was made from a base of data version 0, not this store's 1: \
+             apply it before migrating, or make it from the migrated base"
+        )
+    );
+    assert!(!Path::new(&out).exists());
+}
+
+#[test]
+fn merge_refuses_files_of_different_data_versions() {
+    let world = World::new();
+    let w = world.path.as_str();
+    let (ours, theirs, out) =
+        (world.file("ours.dcmp"), world.file("theirs.dcmp"), world.file("m.dcmp"));
+    std::fs::copy(w, &ours).unwrap();
+    std::fs::copy(w, &theirs).unwrap();
+    let with = world.file("m.json");
+    std::fs::write(&with, r#"{"version": 2, "steps": []}"#).unwrap();
+    ok(&["migrate", &ours, "--with", &with]);
+    assert_eq!(
+        fails(&["merge", w, &ours, &theirs, "-o", &out]),
+        format!(
+            "{ours}: data versions differ: base 0, ours 2, theirs 0: migrate all three to one \
+             version first"
+        )
+    );
+    assert!(!Path::new(&out).exists());
+    ok(&["migrate", w, "--with", &with]);
+    ok(&["migrate", &theirs, "--with", &with]);
+    ok(&["merge", w, &ours, &theirs, "-o", &out]);
+    assert!(ok(&["inspect", &out]).contains(", data version 2, "));
+}

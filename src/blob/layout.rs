@@ -429,6 +429,27 @@ pub(crate) fn remove_at(w: &mut [u32], positions: &[usize]) {
     w[0] = m as u32;
 }
 
+/// Moves the payload region down against the header, so that the blob's free space comes last,
+/// and returns the words the blob takes then: `w[..returned]` is a valid blob holding the same
+/// entries (holes in the payload region stay: [`repack`] drops them).
+pub(crate) fn shrink(w: &mut [u32]) -> usize {
+    let n = len(w);
+    let (header, start) = (header_bytes(n) / 4, payload_start(w) / 4);
+    let free = start - header;
+    if free == 0 {
+        return w.len();
+    }
+    w.copy_within(start.., header);
+    let values = values_at(n);
+    for i in 0..n {
+        if matches!(tag(w, i), ValueType::Str | ValueType::Floats) {
+            w[values + i] -= (free * 4) as u32;
+        }
+    }
+    w[1] = (header * 4) as u32;
+    w.len() - free
+}
+
 /// Copies the blob in `src` into `dst`, packing the live payloads against `dst`'s end in entry
 /// order and zeroing the free space: holes are dropped.
 ///
@@ -769,6 +790,25 @@ mod tests {
         assert_eq!(header_bytes(1), 8 + 4 + 4 + 4);
         assert_eq!(header_bytes(4), 8 + 16 + 4 + 16);
         assert_eq!(header_bytes(5), 8 + 20 + 8 + 20);
+    }
+
+    #[test]
+    fn shrink_puts_the_free_space_last() {
+        let mut w = fresh(512);
+        set(&mut w, Key::from_raw(1), Value::Str("a string")).unwrap();
+        set(&mut w, Key::from_raw(2), Value::Float(2.0)).unwrap();
+        set(&mut w, Key::from_raw(3), Value::Floats(&[1.0, 2.0])).unwrap();
+        set(&mut w, Key::from_raw(1), Value::Str("abc")).unwrap(); // leaves a hole
+        let entries = |w: &[u32]| -> Vec<(u32, crate::OwnedValue)> {
+            (0..len(w)).map(|i| (keys(w)[i], entry(w, i).to_owned_value())).collect()
+        };
+        let before = entries(&w);
+        let used = shrink(&mut w);
+        assert_eq!(used * 4, used_bytes(&w[..used]) + hole_bytes(&w[..used]));
+        assert_eq!((free_bytes(&w[..used]), hole_bytes(&w[..used])), (0, 4));
+        check(&w[..used]);
+        assert_eq!(entries(&w[..used]), before);
+        assert_eq!(shrink(&mut w[..used]), used, "nothing left to move");
     }
 
     #[test]

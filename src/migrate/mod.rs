@@ -505,6 +505,20 @@ pub struct MigrationReport {
 }
 
 /// What one step of a migration changed: see [`MigrationReport`].
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{MigrationStep, Migrations, Store};
+///
+/// let mut store = Store::new();
+/// store.insert_entries([("legacy.a", 1), ("legacy.b", 2)]);
+/// store.insert_entries([("name", "Orc")]);
+/// let report = store.migrate(&Migrations::new(1).step(MigrationStep::to(1).remove("legacy")))?;
+/// let step = report.steps[0];
+/// assert_eq!((step.index, step.to, step.entities, step.removed, step.keys()), (0, 1, 1, 2, 2));
+/// # Ok::<(), datacomp::MigrateError>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct StepReport {

@@ -140,7 +140,13 @@ impl Names {
         };
         for (key, _) in store.key_names() {
             let pointer = store.key_pointer(key).expect("INVARIANT: a named key has a pointer");
-            names.push(key, pointer.to_owned());
+            // Escaped as a migration's paths are (a save may hold `~2`, which reads as itself),
+            // so that the same path is the same text.
+            let mut canonical = String::with_capacity(pointer.len());
+            for segment in pointer[1..].split('/') {
+                crate::json::push_pointer_segment(&mut canonical, &crate::json::unescape(segment));
+            }
+            names.push(key, canonical);
         }
         names.from_store = names.entries.len();
         names
@@ -245,8 +251,13 @@ struct Role {
 struct Move {
     from: u32,
     to: u32,
-    from_pointer: String,
-    to_pointer: String,
+    /// The name of the key moved (an entry of [`Names`]), or [`NONE`] for a key without one,
+    /// moved by the rename's own path.
+    from_name: u32,
+    /// The rename of the step that moves it.
+    rename: u32,
+    /// The name of its new path.
+    to_name: u32,
     /// Its range of [`Plan::above`].
     above: (u32, u32),
     /// Whether some name lies under its new path.
@@ -265,6 +276,7 @@ struct Write<'m> {
 
 /// One step, compiled against the names: the roles of the keys it touches.
 struct Plan<'m> {
+    step: &'m CheckedStep<'m>,
     index: usize,
     to: u32,
     roles: FxHashMap<Key, u32>,
@@ -287,6 +299,7 @@ impl<'m> Plan<'m> {
         let collision =
             |collision| MigrateError::KeyCollision { step: step.index, to: step.to, collision };
         let mut plan = Plan {
+            step,
             index: step.index,
             to: step.to,
             roles: FxHashMap::default(),
@@ -316,20 +329,21 @@ impl<'m> Plan<'m> {
                     unnamed.push((key, r));
                 }
             }
-            let mut moves: Vec<(Key, String, usize)> = names
+            // (key, its name's entry or NONE, rename)
+            let mut moves: Vec<(Key, u32, usize)> = names
                 .under(&roots, &by_root)
                 .into_iter()
-                .map(|(entry, r)| {
-                    let name = &names.entries[entry];
-                    (name.key, name.pointer.clone(), r)
-                })
+                .map(|(entry, r)| (names.entries[entry].key, entry as u32, r))
                 .collect();
             // A source without a name moves by its key (its subtree cannot be found).
-            moves.extend(unnamed.into_iter().map(|(key, r)| (key, roots[r].to_owned(), r)));
-            for (from, from_pointer, r) in moves {
+            moves.extend(unnamed.into_iter().map(|(key, r)| (key, NONE, r)));
+            for (from, from_name, r) in moves {
                 let (root, dst) = (&step.renames[r].0.pointer, &step.renames[r].1.pointer);
-                let to_pointer = format!("{dst}{}", &from_pointer[root.len()..]);
-                let to = names.add(to_pointer.clone()).map_err(collision)?;
+                let rest = match from_name {
+                    NONE => "",
+                    entry => &names.entries[entry as usize].pointer[root.len()..],
+                };
+                let to = names.add(format!("{dst}{rest}")).map_err(collision)?;
                 let m = plan.moves.len() as u32;
                 let (from_role, to_role) = (plan.role_of(from), plan.role_of(to));
                 plan.role[from_role as usize].moved = m;
@@ -337,8 +351,9 @@ impl<'m> Plan<'m> {
                 plan.moves.push(Move {
                     from: from_role,
                     to: to_role,
-                    from_pointer,
-                    to_pointer,
+                    from_name,
+                    rename: r as u32,
+                    to_name: names.by_key[&to],
                     above: (0, 0),
                     has_under: false,
                 });
@@ -387,8 +402,9 @@ impl<'m> Plan<'m> {
         let mut prefixes = Vec::new();
         for m in 0..self.moves.len() {
             prefixes.clear();
-            push_prefix_keys(&self.moves[m].to_pointer, &mut prefixes);
-            let above = self.push_above(&prefixes, &self.moves[m].to_pointer.clone());
+            let pointer = &names.entries[self.moves[m].to_name as usize].pointer;
+            push_prefix_keys(pointer, &mut prefixes);
+            let above = self.push_above(&prefixes, pointer);
             let has_under = prefixes.last().is_some_and(|key| names.objects.contains(key));
             (self.moves[m].above, self.moves[m].has_under) = (above, has_under);
         }
@@ -433,7 +449,16 @@ struct Work {
     /// The roles the entity holds, with their positions, in key order.
     hits: Vec<(u32, u32)>,
     drops: Vec<usize>,
+    /// The keys the step placed where the entity had none, in order.
+    placed: Vec<Placed>,
     spare: Vec<u32>,
+}
+
+/// A key a step placed: by a move, or by a default or set.
+#[derive(Clone, Copy)]
+enum Placed {
+    Move(u32),
+    Write(u32),
 }
 
 /// Every entity rewritten by every plan into a new arena: the arena and the spans, in dense
@@ -454,16 +479,17 @@ fn rewrite(
         at: plans.iter().map(|plan| vec![0; plan.role.len()]).collect(),
         hits: Vec::new(),
         drops: Vec::new(),
+        placed: Vec::new(),
         spare: Vec::new(),
     };
     // The entity being rewritten, once a step changes it.
     let mut scratch = Vec::new();
     for (id, blob) in store.iter() {
         let source = blob.as_words();
-        let mut copied = false;
+        let (mut copied, mut holes) = (false, false);
         for (p, (plan, report)) in plans.iter().zip(reports.iter_mut()).enumerate() {
             let words = if copied { &scratch[..] } else { source };
-            if !plan.scan(words, p, &mut work, id)? {
+            if !plan.scan(words, p, &mut work, id, names)? {
                 continue;
             }
             if !copied {
@@ -473,13 +499,17 @@ fn rewrite(
                 layout::repack(source, &mut scratch);
                 copied = true;
             }
-            plan.apply(p, &mut scratch, &mut work, id, names, report)?;
+            holes |= plan.apply(p, &mut scratch, &mut work, id, names, report)?;
         }
         let start = arena.len();
-        if copied {
+        if holes {
+            // Repacked: no byte of a removed or overwritten value stays.
             let used = layout::used_bytes(&scratch) / 4;
             arena.resize(start + used, 0);
             layout::repack(&scratch, &mut arena[start..]);
+        } else if copied {
+            let used = layout::shrink(&mut scratch);
+            arena.extend_from_slice(&scratch[..used]);
         } else {
             arena.extend_from_slice(source);
         }
@@ -494,7 +524,14 @@ fn rewrite(
 impl Plan<'_> {
     /// Reads which keys of this plan the entity holds (into `work`), checks the renames, and
     /// says whether the step changes the entity. Changes nothing.
-    fn scan(&self, words: &[u32], p: usize, work: &mut Work, id: Id) -> Result<bool, MigrateError> {
+    fn scan(
+        &self,
+        words: &[u32],
+        p: usize,
+        work: &mut Work,
+        id: Id,
+        names: &Names,
+    ) -> Result<bool, MigrateError> {
         work.scan += 1;
         let scan = work.scan;
         work.hits.clear();
@@ -518,8 +555,8 @@ impl Plan<'_> {
                         step: self.index,
                         to: self.to,
                         id,
-                        from: label(&m.from_pointer).into_owned(),
-                        onto: label(&m.to_pointer).into_owned(),
+                        from: label(self.source_text(m, names)).into_owned(),
+                        onto: label(&names.entries[m.to_name as usize].pointer).into_owned(),
                     });
                 }
                 changes = true;
@@ -543,6 +580,14 @@ impl Plan<'_> {
         }))
     }
 
+    /// The path a move takes its key from: its name, or the rename's own path.
+    fn source_text<'n>(&'n self, m: &Move, names: &'n Names) -> &'n str {
+        match m.from_name {
+            NONE => &self.step.renames[m.rename as usize].0.pointer,
+            entry => &names.entries[entry as usize].pointer,
+        }
+    }
+
     /// Whether the role's key is held after the renames (of the entity `scan` read).
     fn after_renames(&self, seen: &[u64], scan: u64, r: u32) -> bool {
         let role = self.role[r as usize];
@@ -561,7 +606,8 @@ impl Plan<'_> {
         self.role[r as usize].written != NONE || self.after_removals(seen, scan, r)
     }
 
-    /// Applies the step to the entity in `words`, which [`scan`](Plan::scan) read last.
+    /// Applies the step to the entity in `words`, which [`scan`](Plan::scan) read last;
+    /// returns whether it may have left holes (a removal, an overwrite).
     fn apply(
         &self,
         p: usize,
@@ -570,7 +616,7 @@ impl Plan<'_> {
         id: Id,
         names: &Names,
         report: &mut StepReport,
-    ) -> Result<(), MigrateError> {
+    ) -> Result<bool, MigrateError> {
         let (scan, seen) = (work.scan, &work.seen[p]);
         report.entities += 1;
         // Renames: the key word rewritten in place. Removals: in one pass.
@@ -594,17 +640,16 @@ impl Plan<'_> {
         report.removed += work.drops.len();
 
         // The paths written where there was no key: checked against the entity's structure.
-        let mut placed: Vec<(&str, &'static str, (u32, u32), bool)> = Vec::new();
+        work.placed.clear();
         for &(r, _) in &work.hits {
             let role = self.role[r as usize];
-            if role.moved != NONE {
-                let m = &self.moves[role.moved as usize];
-                if !self.role[m.to as usize].removed {
-                    placed.push((&m.to_pointer, "rename", m.above, m.has_under));
-                }
+            if role.moved != NONE && !self.role[self.moves[role.moved as usize].to as usize].removed
+            {
+                work.placed.push(Placed::Move(role.moved));
             }
         }
-        for write in &self.writes {
+        let mut holes = !work.drops.is_empty();
+        for (w, write) in self.writes.iter().enumerate() {
             let held = self.after_removals(seen, scan, write.role);
             let key = self.role[write.role as usize].key;
             let value = write.value.as_value();
@@ -616,9 +661,10 @@ impl Plan<'_> {
                 if layout::decode(words, tag, raw).is_identical(&value) {
                     continue;
                 }
+                // The old value's payload, if any, becomes a hole.
+                holes = true;
             } else {
-                let op = if write.default { "default" } else { "set" };
-                placed.push((write.pointer, op, write.above, write.has_under));
+                work.placed.push(Placed::Write(w as u32));
             }
             set_growing(words, &mut work.spare, key, value).map_err(|required| {
                 MigrateError::BlobTooLarge { step: self.index, to: self.to, id, required }
@@ -630,7 +676,18 @@ impl Plan<'_> {
             }
         }
 
-        for (pointer, op, (start, end), has_under) in placed {
+        for &placed in &work.placed {
+            let (pointer, op, (start, end), has_under) = match placed {
+                Placed::Move(m) => {
+                    let m = &self.moves[m as usize];
+                    (&*names.entries[m.to_name as usize].pointer, "rename", m.above, m.has_under)
+                }
+                Placed::Write(w) => {
+                    let w = &self.writes[w as usize];
+                    let op = if w.default { "default" } else { "set" };
+                    (w.pointer, op, w.above, w.has_under)
+                }
+            };
             for &(r, len) in &self.above[start as usize..end as usize] {
                 if self.after_step(seen, scan, r) {
                     return Err(MigrateError::PathThroughValue {
@@ -664,7 +721,7 @@ impl Plan<'_> {
                 }
             }
         }
-        Ok(())
+        Ok(holes)
     }
 }
 
@@ -690,4 +747,24 @@ fn set_growing(
     layout::set(words, key, value)
         .expect("INVARIANT: a write fits once the blob is repacked into its requirement");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::KeyName;
+    use crate::{MigrationStep, Migrations};
+
+    #[test]
+    fn a_name_saved_with_an_escape_of_its_own_is_the_same_path() {
+        // `~2` is no escape: it reads as itself, and a migration's path writes it `~02`.
+        let mut store = Store::new();
+        let id = store.insert_empty();
+        let key = Key::from_pointer("/a~2/b").unwrap();
+        store.names.insert(key, KeyName { dotted: "a~2.b".into(), pointer: "/a~2/b".into() });
+        store.get_mut(id).unwrap().set(key, 1.0);
+        let step = MigrationStep::to(1).rename("a~2", "c").remove("a~2.b");
+        store.migrate(&Migrations::new(1).step(step)).unwrap();
+        assert_eq!(store.get(id).unwrap().get_float("c.b"), Some(1.0));
+    }
 }

@@ -103,6 +103,18 @@ fn main() {
     for (i, text) in queries.iter().enumerate() {
         write(&out.join("query_parse"), &format!("query{i}"), text.as_bytes());
     }
+    // Migrations: the README's, each kind of step, and a few broken ones.
+    let migrations = [
+        fs::read_to_string(fixtures.join("migrations_v3.json")).expect("the fixture exists"),
+        r#"{"version": 2, "steps": [{"to": 1, "rename": {"a": "b", "b": "a"}}, {"to": 2, "remove": ["b.c"]}]}"#.into(),
+        r#"{"version": 1, "steps": [{"to": 1, "rename": {"/a.b": "x", "g": "i"}, "default": {"a": [1, 2]}, "set": {"f": true}}]}"#.into(),
+        r#"{"version": 3, "steps": [{"to": 2, "default": {"b": 1}}, {"to": 3, "set": {"a.z": "q"}}]}"#.into(),
+        r#"{"version": 1, "steps": [{"to": 1, "renmae": {}}]}"#.into(),
+        r#"{"version": 1, "steps": [{"to": 2}]}"#.into(),
+    ];
+    for (i, text) in migrations.iter().enumerate() {
+        write(&out.join("migrations_json"), &format!("migrations{i}"), text.as_bytes());
+    }
     let count = |target: &str| fs::read_dir(out.join(target)).map_or(0, Iterator::count);
     let targets = [
         "blob_from_bytes",
@@ -112,6 +124,7 @@ fn main() {
         "json_import",
         "sjson_import",
         "query_parse",
+        "migrations_json",
     ];
     let counts: Vec<String> = targets.iter().map(|t| format!("{} {t}", count(t))).collect();
     println!("seeds in {}: {}", out.display(), counts.join(", "));
