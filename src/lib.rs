@@ -20,6 +20,7 @@ pub mod file;
 pub mod handle_map;
 mod json;
 mod key;
+mod load;
 mod names;
 mod query;
 pub mod save;

@@ -35,8 +35,8 @@ use std::path::Path;
 use zerocopy::little_endian::{U16, U32, U64};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
-use crate::blob::layout;
 use crate::handle_map::{HandleMapView, RawHandleMap, RawHeader};
+use crate::load::{self, ArenaCrc};
 use crate::store::{KeyName, STORE_TYPE_ID, Span};
 use crate::{BlobRef, Error, HandleMap, Id, Key, LoadError, LoadOptions, Store};
 
@@ -83,6 +83,9 @@ struct SectionEntry {
 pub(crate) struct FileKind<const N: usize> {
     name: &'static str,
     sections: [(u32, &'static str); N],
+    /// The section whose checksum [`parse`] leaves to the caller, who checks it with the
+    /// section's contents, on all cores (see [`load`](crate::load)).
+    deferred: Option<u32>,
 }
 
 /// A full save: a store's index and arena.
@@ -96,7 +99,11 @@ const SAVE: FileKind<6> = FileKind {
         (5, "arena"),
         (6, "key names"),
     ],
+    deferred: Some(ARENA),
 };
+
+/// The section kind of a save's arena.
+const ARENA: u32 = 5;
 
 /// A delta save: what changed since a base save (see [`StorePatch`](crate::StorePatch)).
 pub(crate) const DELTA: FileKind<6> = FileKind {
@@ -109,6 +116,7 @@ pub(crate) const DELTA: FileKind<6> = FileKind {
         (11, "delta entities"),
         (6, "key names"),
     ],
+    deferred: None,
 };
 
 /// A file that passed [`parse`]: its header, its section table, and the known sections, in
@@ -117,6 +125,8 @@ pub(crate) struct Parsed<'a, const N: usize> {
     header: FileHeader,
     table: &'a [SectionEntry],
     pub(crate) sections: [&'a [u8]; N],
+    /// How the deferred section's bytes are checked: the caller must.
+    deferred: Option<ArenaCrc<'a>>,
 }
 
 impl<const N: usize> Parsed<'_, N> {
@@ -290,12 +300,12 @@ impl Store {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn from_bytes_with(bytes: &[u8], options: &LoadOptions) -> Result<Store, LoadError> {
-        let SaveParts { key_hash, index: raw_index, arena, names } = index_and_arena(bytes)?;
+        let SaveParts { key_hash, arena_crc, index: raw_index, arena, names } =
+            index_and_arena(bytes)?;
         let names = decode_names(names, key_hash, true)?;
         let index: HandleMap<Span> = HandleMap::from_raw(&raw_index)?;
-        let mut words = vec![0_u32; arena.len() / 4];
-        words.as_mut_bytes().copy_from_slice(arena);
-        check_spans(index.iter().map(|(id, &span)| (id, span)), index.len(), &words)?;
+        let id_at = |d| index.id_at(d).unwrap_or_default();
+        let mut words = load::copy_arena(arena, arena_crc, index.as_slice(), id_at)?;
         let names = if key_hash == KEY_HASH_FX32_WORDS {
             crate::upgrade::rehash(&index, &mut words, &names, options)?
         } else {
@@ -404,6 +414,8 @@ impl Store {
 /// A save file's parts, as [`index_and_arena`] reads them.
 struct SaveParts<'a> {
     key_hash: u16,
+    /// How the arena's bytes are checksummed: not checked yet.
+    arena_crc: ArenaCrc<'a>,
     index: RawHandleMap<'a>,
     arena: &'a [u8],
     names: &'a [u8],
@@ -429,7 +441,8 @@ fn index_and_arena(bytes: &[u8]) -> Result<SaveParts<'_>, LoadError> {
         return Err(LoadError::StoreTypeId { expected: STORE_TYPE_ID, found });
     }
     let index = RawHandleMap { header, items, meta, slots };
-    Ok(SaveParts { key_hash: parsed.key_hash(), index, arena, names })
+    let arena_crc = parsed.deferred.ok_or(LoadError::MissingSection { section: "arena" })?;
+    Ok(SaveParts { key_hash: parsed.key_hash(), arena_crc, index, arena, names })
 }
 
 /// The key-name section: empty when there are no names; else a `u32` count, then a `u32` key
@@ -550,7 +563,7 @@ impl<'a> StoreView<'a> {
     /// in memory, and [`LoadError::KeyHashView`] for a save of key hash 1, whose keys must be
     /// rehashed into a [`Store`] first.
     pub fn new(bytes: &'a [u8]) -> Result<StoreView<'a>, LoadError> {
-        let SaveParts { key_hash, index: raw_index, arena: arena_bytes, names } =
+        let SaveParts { key_hash, arena_crc, index: raw_index, arena: arena_bytes, names } =
             index_and_arena(bytes)?;
         if key_hash != KEY_HASH_FX32_BYTES {
             return Err(LoadError::KeyHashView { key_hash });
@@ -569,7 +582,7 @@ impl<'a> StoreView<'a> {
             section: "arena",
             address: arena_bytes.as_ptr() as usize,
         })?;
-        check_spans((0..index.len()).map(|d| (index.id_at(d), spans[d])), index.len(), arena)?;
+        load::check_arena(arena_bytes, arena, arena_crc, spans, |d| index.id_at(d))?;
         Ok(StoreView { index, spans, arena })
     }
 
@@ -674,7 +687,12 @@ pub struct SectionInfo {
 /// ```
 pub fn describe(bytes: &[u8]) -> Result<FileInfo, LoadError> {
     let (kind, header, table) = match parse(bytes, &SAVE) {
-        Ok(Parsed { header, table, .. }) => (SAVE.name, header, table),
+        Ok(Parsed { header, table, sections, deferred }) => {
+            if let Some(crc) = deferred {
+                load::check_checksums(sections[4], crc)?;
+            }
+            (SAVE.name, header, table)
+        }
         Err(LoadError::FileKind { found, .. }) if found == DELTA.name => {
             let Parsed { header, table, .. } = parse(bytes, &DELTA)?;
             (DELTA.name, header, table)
@@ -746,6 +764,7 @@ pub(crate) fn parse<'a, const N: usize>(
 
     let mut sections = [&bytes[..0]; N];
     let mut seen = [false; N];
+    let mut deferred = None;
     // Everything between the table and the first section, and between sections, is padding.
     let mut end = size_of::<FileHeader>() + table_len;
     for entry in table {
@@ -770,10 +789,14 @@ pub(crate) fn parse<'a, const N: usize>(
         check_zero(bytes, end, offset as usize)?;
         end = section_end as usize;
         let section = &bytes[offset as usize..end];
-        let found = crc32fast::hash(section);
-        if found != entry.crc.get() {
-            let expected = entry.crc.get();
-            return Err(LoadError::Crc { section: name, offset, expected, found });
+        if kind.deferred == Some(entry.kind.get()) {
+            deferred = Some(ArenaCrc::Whole { offset, expected: entry.crc.get() });
+        } else {
+            let found = crc32fast::hash(section);
+            if found != entry.crc.get() {
+                let expected = entry.crc.get();
+                return Err(LoadError::Crc { section: name, offset, expected, found });
+            }
         }
         if let Some(slot) = slot {
             seen[slot] = true;
@@ -791,7 +814,7 @@ pub(crate) fn parse<'a, const N: usize>(
         }
         return Err(LoadError::MissingSection { section: kind.sections[missing].1 });
     }
-    Ok(Parsed { header, table, sections })
+    Ok(Parsed { header, table, sections, deferred })
 }
 
 /// Padding, `bytes[start..end]`, must be zero, so that a change to any byte of a file is
@@ -801,32 +824,4 @@ fn check_zero(bytes: &[u8], start: usize, end: usize) -> Result<(), LoadError> {
         Some(at) => Err(LoadError::Padding { offset: (start + at) as u64 }),
         None => Ok(()),
     }
-}
-
-/// Every span inside the arena, no two overlapping, each holding a valid blob.
-fn check_spans(
-    spans: impl Iterator<Item = (Id, Span)>,
-    count: usize,
-    arena: &[u32],
-) -> Result<(), LoadError> {
-    let mut sorted: Vec<(usize, usize, Id)> = Vec::with_capacity(count);
-    let mut scratch = layout::Scratch::default();
-    for (id, span) in spans {
-        let Some(words) = arena.get(span.range()) else {
-            let (offset, words) = (span.offset() as u32, span.words() as u32);
-            let arena_words = arena.len() as u64;
-            return Err(LoadError::SpanOutOfArena { id, offset, words, arena_words });
-        };
-        layout::validate(words, &mut scratch).map_err(|error| LoadError::Blob { id, error })?;
-        sorted.push((span.offset(), span.words(), id));
-    }
-    // By offset; equal offsets in handle order, so that errors name the same pair each time.
-    sorted.sort_unstable();
-    for pair in sorted.windows(2) {
-        let ((offset, words, first), (next, _, second)) = (pair[0], pair[1]);
-        if offset + words > next {
-            return Err(LoadError::SpansOverlap { first, second });
-        }
-    }
-    Ok(())
 }
