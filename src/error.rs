@@ -478,6 +478,12 @@ pub enum LoadError {
         /// The checksum of the bytes found.
         found: u32,
     },
+    /// A save's `arena crcs` section gives a chunk size that is not a power of two from 1 KiB
+    /// to 1 GiB.
+    ChunkSize {
+        /// The chunk size found, in bytes.
+        chunk_bytes: u32,
+    },
     /// A section runs past the end of the file.
     SectionBounds {
         /// The section.
@@ -707,6 +713,11 @@ impl fmt::Display for LoadError {
                 f,
                 "arena chunk {chunk} at byte {offset}: crc32 {found:08x} does not match the \
                  stored {expected:08x}"
+            ),
+            LoadError::ChunkSize { chunk_bytes } => write!(
+                f,
+                "section 'arena crcs': chunk size {chunk_bytes} is not a power of two from 1 KiB \
+                 to 1 GiB"
             ),
             LoadError::SectionBounds { section, offset, len, file_len } => write!(
                 f,

@@ -47,7 +47,6 @@ pub(crate) enum ArenaCrc<'a> {
         expected: u32,
     },
     /// A crc32 of each `chunk_bytes` of the arena (the last one may be shorter).
-    #[allow(dead_code)] // FIXME(format 1.1): saves write chunk crcs in the next commit.
     Chunks {
         /// The arena's offset in the file, for errors.
         offset: u64,
@@ -58,14 +57,63 @@ pub(crate) enum ArenaCrc<'a> {
     },
 }
 
+/// The crc32 of each `chunk_bytes` of `arena`, as an `arena crcs` section (the chunk size,
+/// then the crcs), and the crc32 of the whole arena, combined from them.
+pub(crate) fn chunk_crcs(arena: &[u8], chunk_bytes: usize) -> (Vec<u8>, u32) {
+    let mut section = Vec::with_capacity(4 + 4 * arena.len().div_ceil(chunk_bytes));
+    section.extend_from_slice(&(chunk_bytes as u32).to_le_bytes());
+    let mut whole = crc32fast::Hasher::new();
+    for chunk in arena.chunks(chunk_bytes) {
+        let crc = crc32fast::hash(chunk);
+        section.extend_from_slice(&crc.to_le_bytes());
+        whole.combine(&crc32fast::Hasher::new_with_initial_len(crc, chunk.len() as u64));
+    }
+    (section, whole.finalize())
+}
+
+/// Reads an `arena crcs` section for an arena of `arena_len` bytes at file offset `offset`.
+///
+/// # Errors
+///
+/// [`LoadError::ChunkSize`] for a chunk size that is not a power of two from 1 KiB to 1 GiB,
+/// [`LoadError::SectionSize`] when the section does not hold one crc per chunk.
+pub(crate) fn chunked(
+    offset: u64,
+    section: &[u8],
+    arena_len: usize,
+) -> Result<ArenaCrc<'_>, LoadError> {
+    let (chunk_bytes, crcs) = U32::read_from_prefix(section).map_err(|_| {
+        LoadError::SectionSize { section: "arena crcs", expected: 4, found: section.len() as u64 }
+    })?;
+    let chunk_bytes = chunk_bytes.get();
+    if !chunk_bytes.is_power_of_two() || !(1 << 10..=1 << 30).contains(&chunk_bytes) {
+        return Err(LoadError::ChunkSize { chunk_bytes });
+    }
+    let chunk_bytes = chunk_bytes as usize;
+    let count = arena_len.div_ceil(chunk_bytes);
+    let crcs = <[U32]>::ref_from_bytes(crcs).ok().filter(|c| c.len() == count).ok_or(
+        LoadError::SectionSize {
+            section: "arena crcs",
+            expected: 4 + 4 * count as u64,
+            found: section.len() as u64,
+        },
+    )?;
+    Ok(ArenaCrc::Chunks { offset, chunk_bytes, crcs })
+}
+
 /// How many threads to check an arena of `bytes` with: one for a small one, else one per
-/// core, each with at least [`PART_BYTES`].
-fn parts_for(bytes: usize) -> usize {
-    if bytes < PARALLEL_BYTES {
+/// core, each with at least [`PART_BYTES`]; never more than `max`.
+fn parts_for(bytes: usize, max: Option<usize>) -> usize {
+    // Asked once: on Linux the answer reads cgroup files, which costs allocations and
+    // system calls.
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let max = max.unwrap_or(usize::MAX).min(bytes / PART_BYTES);
+    if bytes < PARALLEL_BYTES || max <= 1 {
         return 1;
     }
-    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
-    cores.min(bytes / PART_BYTES).max(1)
+    let cores = *CORES
+        .get_or_init(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get));
+    cores.min(max).max(1)
 }
 
 /// Runs `work(p, input)` for each input, each on its own thread but the first, which runs on
@@ -222,8 +270,9 @@ pub(crate) fn check_arena(
     crc: ArenaCrc<'_>,
     spans: &[Span],
     id_at: impl Fn(usize) -> Id + Sync,
+    threads: Option<usize>,
 ) -> Result<(), LoadError> {
-    check_arena_on(parts_for(bytes.len()), bytes, arena, crc, spans, id_at)
+    check_arena_on(parts_for(bytes.len(), threads), bytes, arena, crc, spans, id_at)
 }
 
 /// [`check_arena`] on `parts` threads.
@@ -235,20 +284,25 @@ fn check_arena_on(
     spans: &[Span],
     id_at: impl Fn(usize) -> Id + Sync,
 ) -> Result<(), LoadError> {
-    let reports = on_threads(vec![(); parts], |p, ()| {
+    let check = |p: usize| {
         let range = part_range(bytes.len(), unit(crc), p, parts);
         let mut report = check_crc(bytes, range, crc, |_| {});
         if report.crc.is_ok() {
             report.spans = check_part(spans, part_range(spans.len(), 1, p, parts), arena, &id_at);
         }
         report
-    });
+    };
+    if parts == 1 {
+        // No thread, and no allocation.
+        return finish([check(0)], crc, spans, &id_at);
+    }
+    let reports = on_threads(vec![(); parts], |p, ()| check(p));
     finish(reports, crc, spans, &id_at)
 }
 
 /// Checks an arena's checksums only, as [`check_arena`] does first.
 pub(crate) fn check_checksums(bytes: &[u8], crc: ArenaCrc<'_>) -> Result<(), LoadError> {
-    let parts = parts_for(bytes.len());
+    let parts = parts_for(bytes.len(), None);
     let reports = on_threads(vec![(); parts], |p, ()| {
         check_crc(bytes, part_range(bytes.len(), unit(crc), p, parts), crc, |_| {})
     });
@@ -264,8 +318,9 @@ pub(crate) fn copy_arena(
     crc: ArenaCrc<'_>,
     spans: &[Span],
     id_at: impl Fn(usize) -> Id + Sync,
+    threads: Option<usize>,
 ) -> Result<Vec<u32>, LoadError> {
-    copy_arena_on(parts_for(bytes.len()), bytes, crc, spans, id_at)
+    copy_arena_on(parts_for(bytes.len(), threads), bytes, crc, spans, id_at)
 }
 
 /// [`copy_arena`] on `parts` threads.
@@ -277,6 +332,19 @@ fn copy_arena_on(
     id_at: impl Fn(usize) -> Id + Sync,
 ) -> Result<Vec<u32>, LoadError> {
     let mut words = vec![0_u32; bytes.len() / 4];
+    let in_place = <[u32]>::ref_from_bytes(bytes).ok();
+    if parts == 1 {
+        // No thread, and no allocation but the words.
+        let out = words.as_mut_bytes();
+        let copy = |chunk: Range<usize>| out[chunk.clone()].copy_from_slice(&bytes[chunk]);
+        let mut report = check_crc(bytes, 0..bytes.len(), crc, copy);
+        if report.crc.is_ok() {
+            let arena = in_place.unwrap_or(&words);
+            report.spans = check_part(spans, 0..spans.len(), arena, &id_at);
+        }
+        finish([report], crc, spans, &id_at)?;
+        return Ok(words);
+    }
     let unit = unit(crc);
     let mut outs = Vec::with_capacity(parts);
     let mut rest = words.as_mut_slice();
@@ -286,7 +354,6 @@ fn copy_arena_on(
         outs.push((range, out));
         rest = tail;
     }
-    let in_place = <[u32]>::ref_from_bytes(bytes).ok();
     let mut reports = on_threads(outs, |p, (range, out)| {
         // A chunk at a time: copied, then checksummed while it is in cache.
         let base = range.start;
@@ -316,18 +383,22 @@ fn copy_arena_on(
 /// The first error of the parts' reports, in the order a single pass finds them, then the
 /// overlap check if the parts' order does not prove it.
 fn finish(
-    reports: Vec<PartReport>,
+    reports: impl IntoIterator<Item = PartReport>,
     crc: ArenaCrc<'_>,
     spans: &[Span],
     id_at: &impl Fn(usize) -> Id,
 ) -> Result<(), LoadError> {
     let mut whole = crc32fast::Hasher::new();
-    let mut orders = Vec::with_capacity(reports.len());
     let mut first_error = None;
+    // Ascending parts whose ranges follow one another prove every span disjoint.
+    let mut disjoint = true;
+    let mut last_end = 0;
     for report in reports {
         whole.combine(&report.crc?);
         match report.spans {
-            Ok(order) => orders.push(order),
+            Ok(Order::Ascending(None)) => {}
+            Ok(Order::Ascending(Some((first, end)))) if first >= last_end => last_end = end,
+            Ok(Order::Ascending(Some(_)) | Order::Unordered) => disjoint = false,
             Err(e) => {
                 first_error.get_or_insert(e);
             }
@@ -339,19 +410,11 @@ fn finish(
             return Err(LoadError::Crc { section: "arena", offset, expected, found });
         }
     }
-    if let Some(e) = first_error {
-        return Err(e);
+    match first_error {
+        Some(e) => Err(e),
+        None if disjoint => Ok(()),
+        None => check_overlap(spans, id_at),
     }
-    // Ascending parts whose ranges follow one another prove every span disjoint.
-    let mut last_end = 0;
-    for order in orders {
-        match order {
-            Order::Ascending(None) => {}
-            Order::Ascending(Some((first, end))) if first >= last_end => last_end = end,
-            Order::Ascending(Some(_)) | Order::Unordered => return check_overlap(spans, id_at),
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -474,6 +537,40 @@ mod tests {
                 panic!("{err:?}");
             };
             assert_eq!((chunk, offset, expected), (5, 100 + 5 * 1024, crcs[5].get()));
+        }
+    }
+
+    #[test]
+    fn the_whole_crc_combined_from_chunks_is_the_crc_of_the_whole() {
+        let arena: Vec<u8> = (0..5000_u32).map(|i| (i * 7 % 251) as u8).collect();
+        for len in [0, 1, 1023, 1024, 1025, 4096, 5000] {
+            let (section, whole) = chunk_crcs(&arena[..len], 1024);
+            assert_eq!(whole, crc32fast::hash(&arena[..len]), "{len} bytes");
+            assert_eq!(section.len(), 4 + 4 * len.div_ceil(1024));
+            assert_eq!(section[..4], 1024_u32.to_le_bytes());
+            let Ok(ArenaCrc::Chunks { chunk_bytes, crcs, .. }) = chunked(0, &section, len) else {
+                panic!("the section reads back");
+            };
+            assert_eq!(chunk_bytes, 1024);
+            for (chunk, crc) in arena[..len].chunks(1024).zip(crcs) {
+                assert_eq!(crc.get(), crc32fast::hash(chunk));
+            }
+        }
+    }
+
+    #[test]
+    fn a_malformed_chunk_crc_section_is_an_error() {
+        let (section, _) = chunk_crcs(&[7; 3000], 1024);
+        let size =
+            |expected, found| LoadError::SectionSize { section: "arena crcs", expected, found };
+        assert_eq!(chunked(0, &section[..3], 3000).unwrap_err(), size(4, 3));
+        assert_eq!(chunked(0, &section[..15], 3000).unwrap_err(), size(16, 15));
+        assert_eq!(chunked(0, &section, 4000).unwrap_err(), size(20, 16));
+        assert_eq!(chunked(0, &section, 2000).unwrap_err(), size(12, 16));
+        for chunk_bytes in [0_u32, 512, 1000, 3 << 10, 2 << 30] {
+            let mut bad = section.clone();
+            bad[..4].copy_from_slice(&chunk_bytes.to_le_bytes());
+            assert_eq!(chunked(0, &bad, 3000).unwrap_err(), LoadError::ChunkSize { chunk_bytes });
         }
     }
 

@@ -45,7 +45,16 @@ pub const MAGIC: [u8; 8] = *b"DATACOMP";
 /// The format's major version: a reader refuses a newer one.
 pub const FORMAT_MAJOR: u16 = 1;
 /// The format's minor version: additions an older reader may ignore.
-pub const FORMAT_MINOR: u16 = 0;
+///
+/// - 1.0: the first format.
+/// - 1.1: a save adds a crc32 of each 64 KiB chunk of its arena ([`ARENA_CHUNK_BYTES`]), in a
+///   section of its own (`arena crcs`), so that the arena is checked on all cores, a lazy view
+///   checks only the chunks it reads, and damage is confined to its chunk. The arena keeps its
+///   whole crc in the table, so a 1.0 reader still reads a 1.1 save.
+pub const FORMAT_MINOR: u16 = 1;
+/// The bytes of the arena each crc of a save's `arena crcs` section covers (the last chunk may
+/// be shorter).
+pub const ARENA_CHUNK_BYTES: usize = 64 << 10;
 /// Key hash 1: fxhash's 32-bit round fed each segment four bytes (a word) at a time, segments
 /// combined in order. Retired: numbered names such as `item_1409` and `item_1482` collided. A
 /// save of it loads by rehashing its keys (see [`LoadOptions`]).
@@ -86,6 +95,9 @@ pub(crate) struct FileKind<const N: usize> {
     /// The section whose checksum [`parse`] leaves to the caller, who checks it with the
     /// section's contents, on all cores (see [`load`](crate::load)).
     deferred: Option<u32>,
+    /// A section that, when the file has it, holds a crc per chunk of the deferred one (format
+    /// 1.1); it is written after the required ones.
+    chunk_crcs: Option<(u32, &'static str)>,
 }
 
 /// A full save: a store's index and arena.
@@ -100,7 +112,28 @@ const SAVE: FileKind<6> = FileKind {
         (6, "key names"),
     ],
     deferred: Some(ARENA),
+    chunk_crcs: Some(ARENA_CRCS),
 };
+
+/// The sections a save is written with: [`SAVE`]'s, then its arena's chunk crcs.
+const SAVE_WRITTEN: FileKind<7> = FileKind {
+    name: "save",
+    sections: [
+        SAVE.sections[0],
+        SAVE.sections[1],
+        SAVE.sections[2],
+        SAVE.sections[3],
+        SAVE.sections[4],
+        SAVE.sections[5],
+        ARENA_CRCS,
+    ],
+    deferred: Some(ARENA),
+    chunk_crcs: Some(ARENA_CRCS),
+};
+
+/// The section of a save's arena chunk crcs (format 1.1): a `u32` chunk size, then a `u32`
+/// crc32 of each chunk of the arena.
+const ARENA_CRCS: (u32, &str) = (12, "arena crcs");
 
 /// The section kind of a save's arena.
 const ARENA: u32 = 5;
@@ -117,6 +150,7 @@ pub(crate) const DELTA: FileKind<6> = FileKind {
         (6, "key names"),
     ],
     deferred: None,
+    chunk_crcs: None,
 };
 
 /// A file that passed [`parse`]: its header, its section table, and the known sections, in
@@ -139,7 +173,8 @@ impl<const N: usize> Parsed<'_, N> {
 
 /// What a section kind holds, or `"unknown"` for a kind from a newer minor version.
 fn kind_name(kind: u32) -> &'static str {
-    SAVE.sections
+    SAVE_WRITTEN
+        .sections
         .iter()
         .chain(&DELTA.sections)
         .find(|&&(k, _)| k == kind)
@@ -150,9 +185,19 @@ fn kind_name(kind: u32) -> &'static str {
 pub(crate) fn write_file<const N: usize>(
     kind: &FileKind<N>,
     sections: &[&[u8]; N],
+    out: impl Write,
+) -> std::io::Result<()> {
+    write_file_crcs(kind, sections, [None; N], out)
+}
+
+/// As [`write_file`], with the crcs of some sections given (computed as they were built).
+fn write_file_crcs<const N: usize>(
+    kind: &FileKind<N>,
+    sections: &[&[u8]; N],
+    crcs: [Option<u32>; N],
     mut out: impl Write,
 ) -> std::io::Result<()> {
-    out.write_all(&file_head(kind, sections))?;
+    out.write_all(&file_head(kind, sections, crcs))?;
     for bytes in sections {
         out.write_all(bytes)?;
         out.write_all(&[0; ALIGN][..bytes.len().next_multiple_of(ALIGN) - bytes.len()])?;
@@ -172,14 +217,18 @@ pub(crate) fn file_len<const N: usize>(section_lens: [usize; N]) -> usize {
 pub(crate) use crate::file::write_atomically as save_atomically;
 
 /// The header and section table for these sections.
-fn file_head<const N: usize>(kind: &FileKind<N>, sections: &[&[u8]; N]) -> Vec<u8> {
+fn file_head<const N: usize>(
+    kind: &FileKind<N>,
+    sections: &[&[u8]; N],
+    crcs: [Option<u32>; N],
+) -> Vec<u8> {
     let table_end = size_of::<FileHeader>() + N * size_of::<SectionEntry>();
     let mut offset = table_end.next_multiple_of(ALIGN);
     let mut table = Vec::with_capacity(N);
-    for ((kind, _), bytes) in kind.sections.iter().zip(sections) {
+    for (((kind, _), bytes), crc) in kind.sections.iter().zip(sections).zip(crcs) {
         table.push(SectionEntry {
             kind: U32::new(*kind),
-            crc: U32::new(crc32fast::hash(bytes)),
+            crc: U32::new(crc.unwrap_or_else(|| crc32fast::hash(bytes))),
             offset: U64::new(offset as u64),
             len: U64::new(bytes.len() as u64),
         });
@@ -218,9 +267,13 @@ impl Store {
         // In the order of SAVE's sections; the key-name table stays empty until JSON import
         // fills it.
         let names = encode_names(&self.names);
+        let arena = self.arena.as_bytes();
+        let (chunk_crcs, arena_crc) = load::chunk_crcs(arena, ARENA_CHUNK_BYTES);
         let sections =
-            [raw.header.as_bytes(), raw.items, raw.meta, raw.slots, self.arena.as_bytes(), &names];
-        write_file(&SAVE, &sections, out)
+            [raw.header.as_bytes(), raw.items, raw.meta, raw.slots, arena, &names, &chunk_crcs];
+        let mut crcs = [None; 7];
+        crcs[4] = Some(arena_crc);
+        write_file_crcs(&SAVE_WRITTEN, &sections, crcs, out)
     }
 
     /// The save file as bytes.
@@ -248,6 +301,7 @@ impl Store {
             raw.slots.len(),
             self.arena.len() * 4,
             names_len(&self.names),
+            4 + 4 * (self.arena.len() * 4).div_ceil(ARENA_CHUNK_BYTES),
         ];
         let mut bytes = Vec::with_capacity(file_len(sections));
         self.write_to(&mut bytes).expect("writing to a Vec cannot fail");
@@ -305,7 +359,8 @@ impl Store {
         let names = decode_names(names, key_hash, true)?;
         let index: HandleMap<Span> = HandleMap::from_raw(&raw_index)?;
         let id_at = |d| index.id_at(d).unwrap_or_default();
-        let mut words = load::copy_arena(arena, arena_crc, index.as_slice(), id_at)?;
+        let mut words =
+            load::copy_arena(arena, arena_crc, index.as_slice(), id_at, options.threads)?;
         let names = if key_hash == KEY_HASH_FX32_WORDS {
             crate::upgrade::rehash(&index, &mut words, &names, options)?
         } else {
@@ -563,6 +618,27 @@ impl<'a> StoreView<'a> {
     /// in memory, and [`LoadError::KeyHashView`] for a save of key hash 1, whose keys must be
     /// rehashed into a [`Store`] first.
     pub fn new(bytes: &'a [u8]) -> Result<StoreView<'a>, LoadError> {
+        StoreView::new_with(bytes, &LoadOptions::new())
+    }
+
+    /// Validates `bytes` as [`new`](StoreView::new) does, with `options`' limit on threads
+    /// ([`LoadOptions::threads`]); a view cannot rehash, so known keys do not apply.
+    ///
+    /// # Errors
+    ///
+    /// As [`new`](StoreView::new).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{LoadOptions, Store, StoreView};
+    ///
+    /// let bytes = Store::new().to_bytes();
+    /// let view = StoreView::new_with(&bytes, &LoadOptions::new().threads(1))?;
+    /// assert!(view.is_empty());
+    /// # Ok::<(), datacomp::LoadError>(())
+    /// ```
+    pub fn new_with(bytes: &'a [u8], options: &LoadOptions) -> Result<StoreView<'a>, LoadError> {
         let SaveParts { key_hash, arena_crc, index: raw_index, arena: arena_bytes, names } =
             index_and_arena(bytes)?;
         if key_hash != KEY_HASH_FX32_BYTES {
@@ -582,7 +658,8 @@ impl<'a> StoreView<'a> {
             section: "arena",
             address: arena_bytes.as_ptr() as usize,
         })?;
-        load::check_arena(arena_bytes, arena, arena_crc, spans, |d| index.id_at(d))?;
+        let id_at = |d| index.id_at(d);
+        load::check_arena(arena_bytes, arena, arena_crc, spans, id_at, options.threads)?;
         Ok(StoreView { index, spans, arena })
     }
 
@@ -677,11 +754,14 @@ pub struct SectionInfo {
 /// use datacomp::{save, Store};
 ///
 /// let info = save::describe(&Store::new().to_bytes())?;
-/// assert_eq!((info.major, info.minor), (1, 0));
+/// assert_eq!((info.major, info.minor), (1, save::FORMAT_MINOR));
 /// let names: Vec<&str> = info.sections.iter().map(|s| s.name).collect();
 /// assert_eq!(
 ///     names,
-///     ["index header", "index items", "index meta", "index slots", "arena", "key names"]
+///     [
+///         "index header", "index items", "index meta", "index slots", "arena", "key names",
+///         "arena crcs",
+///     ]
 /// );
 /// # Ok::<(), datacomp::LoadError>(())
 /// ```
@@ -765,6 +845,7 @@ pub(crate) fn parse<'a, const N: usize>(
     let mut sections = [&bytes[..0]; N];
     let mut seen = [false; N];
     let mut deferred = None;
+    let mut chunk_crcs = None;
     // Everything between the table and the first section, and between sections, is padding.
     let mut end = size_of::<FileHeader>() + table_len;
     for entry in table {
@@ -801,6 +882,11 @@ pub(crate) fn parse<'a, const N: usize>(
         if let Some(slot) = slot {
             seen[slot] = true;
             sections[slot] = section;
+        } else if kind.chunk_crcs.is_some_and(|(k, _)| k == entry.kind.get()) {
+            if chunk_crcs.is_some() {
+                return Err(LoadError::SectionPlacement { section: name, offset });
+            }
+            chunk_crcs = Some(section);
         }
     }
     check_zero(bytes, end, bytes.len())?;
@@ -813,6 +899,12 @@ pub(crate) fn parse<'a, const N: usize>(
             return Err(LoadError::FileKind { expected: kind.name, found: other.name });
         }
         return Err(LoadError::MissingSection { section: kind.sections[missing].1 });
+    }
+    // A file with chunk crcs is checked chunk by chunk: they cover every byte of the section.
+    if let (Some(ArenaCrc::Whole { offset, .. }), Some(crcs), Some(slot)) =
+        (deferred, chunk_crcs, kind.sections.iter().position(|&(k, _)| Some(k) == kind.deferred))
+    {
+        deferred = Some(load::chunked(offset, crcs, sections[slot].len())?);
     }
     Ok(Parsed { header, table, sections, deferred })
 }

@@ -4,7 +4,7 @@
 //! dhat's heap profiler counts every allocation in this process, so this file holds a single
 //! test: parallel tests would count each other's allocations.
 
-use datacomp::{Blob, Key, Store, StoreView, Value};
+use datacomp::{Blob, Key, LoadOptions, Store, StoreView, Value};
 
 #[global_allocator]
 static ALLOC: dhat::Alloc = dhat::Alloc;
@@ -82,7 +82,7 @@ fn blob_allocations() {
     let (big, _) =
         allocations(|| (0..100).map(|i| (Key::from_raw(i), "payload")).collect::<Blob>());
     let (_, count) = allocations(|| Blob::from_bytes(big.as_bytes()).unwrap());
-    assert_eq!(count, 3, "past 32 keys, validation sorts in two scratch buffers");
+    assert_eq!(count, 2, "past 64 keys, the key check sorts in a scratch buffer");
 }
 
 fn world(entities: usize) -> Vec<u8> {
@@ -100,14 +100,20 @@ fn world(entities: usize) -> Vec<u8> {
 fn store_load_allocations() {
     for entities in [1_000, 100_000] {
         let bytes = world(entities);
-        let (store, count) = allocations(|| Store::from_bytes(&bytes).unwrap());
+        let (store, threaded) = allocations(|| Store::from_bytes(&bytes).unwrap());
         assert_eq!(store.len(), entities);
-        // The index's items, meta and slots, the arena, and the span list that the overlap
-        // check sorts: five, not one per entity.
-        assert_eq!(count, 5, "Store::from_bytes of {entities} entities");
+        // The index's items, meta and slots and the arena; spans in order need no sorted
+        // list. Checked on one thread: four, not one per entity. On threads, the threads'
+        // own and a few lists of parts more, still not one per entity.
+        let one = LoadOptions::new().threads(1);
+        let (_, count) = allocations(|| Store::from_bytes_with(&bytes, &one).unwrap());
+        assert_eq!(count, 4, "Store::from_bytes of {entities} entities on one thread");
+        assert!(threaded <= 4 + 20, "Store::from_bytes of {entities} entities: {threaded}");
 
-        let (view, count) = allocations(|| StoreView::new(&bytes).unwrap().len());
+        let (view, count) = allocations(|| StoreView::new_with(&bytes, &one).unwrap().len());
         assert_eq!(view, entities);
-        assert_eq!(count, 1, "StoreView::new of {entities} entities: the sorted span list only");
+        assert_eq!(count, 0, "StoreView::new of {entities} entities on one thread");
+        let (_, count) = allocations(|| StoreView::new(&bytes).unwrap().len());
+        assert!(count <= 20, "StoreView::new of {entities} entities: {count}");
     }
 }

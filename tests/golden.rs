@@ -3,15 +3,101 @@
 //!
 //! - `world_v1.dcmp`: format 1.0, key hash 1, keys set without names (so it loads with the
 //!   paths of its keys, rehashed to key hash 2).
-//! - `world_v2.dcmp`: format 1.0, key hash 2, with key names. Written by [`write_golden_v2`]:
-//!   regenerate only for a new format or key hash, as a new file:
-//!   `cargo test --test golden -- --ignored write_golden_v2`.
+//! - `world_v2.dcmp`: format 1.0, key hash 2, with key names. Written by `write_golden_v2` of
+//!   commit 1dace98 (this build writes format 1.1).
+//! - `world_v3.dcmp`: format 1.1 (the arena's chunk crcs), key hash 2: `world_v2`'s world and
+//!   200 more sheets, so that the arena spans two 64 KiB chunks. Written by
+//!   [`write_golden_v3`]: regenerate only for a new format or key hash, as a new file:
+//!   `cargo test --test golden -- --ignored write_golden_v3`.
+//!
+//! Every golden file is in [`GOLDENS`], and [`every_golden_save_loads_and_writes_the_current_format`]
+//! loads each one the ways a user can.
 
 use datacomp::{Blob, Id, ImportOptions, Key, LoadError, LoadOptions, Store, StoreView, save};
 
 const GOLDEN_V1: &[u8] = include_bytes!("../fixtures/world_v1.dcmp");
 const GOLDEN_V2: &[u8] = include_bytes!("../fixtures/world_v2.dcmp");
-const PATH_V2: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/world_v2.dcmp");
+const GOLDEN_V3: &[u8] = include_bytes!("../fixtures/world_v3.dcmp");
+const PATH_V3: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/world_v3.dcmp");
+
+/// A golden save: its file, format (major, minor), key hash and number of entities.
+struct Golden {
+    file: &'static str,
+    bytes: &'static [u8],
+    format: (u16, u16),
+    key_hash: u16,
+    entities: usize,
+}
+
+/// Every golden save, oldest first.
+const GOLDENS: [Golden; 3] = [
+    Golden {
+        file: "world_v1.dcmp",
+        bytes: GOLDEN_V1,
+        format: (1, 0),
+        key_hash: save::KEY_HASH_FX32_WORDS,
+        entities: 2,
+    },
+    Golden {
+        file: "world_v2.dcmp",
+        bytes: GOLDEN_V2,
+        format: (1, 0),
+        key_hash: save::KEY_HASH_FX32_BYTES,
+        entities: 3,
+    },
+    Golden {
+        file: "world_v3.dcmp",
+        bytes: GOLDEN_V3,
+        format: (1, 1),
+        key_hash: save::KEY_HASH_FX32_BYTES,
+        entities: 203,
+    },
+];
+
+#[test]
+fn every_golden_save_loads_and_writes_the_current_format() {
+    for golden in &GOLDENS {
+        let file = golden.file;
+        let info = save::describe(golden.bytes).unwrap();
+        assert_eq!((info.major, info.minor), golden.format, "{file}");
+        assert_eq!(info.key_hash, golden.key_hash, "{file}");
+        let chunked = info.sections.iter().any(|s| s.name == "arena crcs");
+        assert_eq!(chunked, golden.format >= (1, 1), "{file}: chunk crcs from format 1.1");
+
+        let store = Store::from_bytes_with(golden.bytes, &LoadOptions::new().known_keys(V1_KEYS))
+            .unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert_eq!(store.len(), golden.entities, "{file}");
+        let current = store.to_bytes();
+        let written = save::describe(&current).unwrap();
+        let format = (written.major, written.minor);
+        assert_eq!(format, (save::FORMAT_MAJOR, save::FORMAT_MINOR), "{file}");
+        assert_eq!(Store::from_bytes(&current).unwrap(), store, "{file}: written back");
+
+        // A changed arena byte: the arena's crc (1.0) or its chunk's (1.1) names it.
+        let arena = info.sections.iter().find(|s| s.name == "arena").unwrap();
+        let mut changed = golden.bytes.to_vec();
+        changed[arena.offset as usize + 8] ^= 0x10;
+        let err = Store::from_bytes_with(&changed, &LoadOptions::new().known_keys(V1_KEYS));
+        match err.unwrap_err() {
+            LoadError::Crc { section: "arena", offset, .. } if !chunked => {
+                assert_eq!(offset, arena.offset, "{file}");
+            }
+            LoadError::ChunkCrc { chunk: 0, offset, .. } if chunked => {
+                assert_eq!(offset, arena.offset, "{file}");
+            }
+            other => panic!("{file}: {other}"),
+        }
+
+        if golden.key_hash == save::KEY_HASH_FX32_BYTES {
+            let words = aligned(golden.bytes);
+            let view = StoreView::new(zerocopy::IntoBytes::as_bytes(words.as_slice())).unwrap();
+            assert_eq!(view.len(), golden.entities, "{file}");
+            for (id, blob) in view.iter() {
+                assert_eq!(store.get(id).unwrap(), blob.to_blob(), "{file}: {id}");
+            }
+        }
+    }
+}
 
 /// The paths of every key in `world_v1.dcmp`.
 const V1_KEYS: [&str; 8] = [
@@ -170,8 +256,8 @@ fn the_v2_save_loads_with_its_contents_and_names() {
     );
     assert_eq!(store.key_names().len(), 9);
 
-    assert_eq!(store.to_bytes(), GOLDEN_V2, "a loaded golden save writes back byte for byte");
-    assert_eq!(golden_world_v2().to_bytes(), GOLDEN_V2, "this build writes the golden bytes");
+    let current = golden_world_v2().to_bytes();
+    assert_eq!(store.to_bytes(), current, "a loaded golden save writes what this build would");
 
     let words = aligned(GOLDEN_V2);
     let view = StoreView::new(zerocopy::IntoBytes::as_bytes(words.as_slice())).unwrap();
@@ -179,8 +265,50 @@ fn the_v2_save_loads_with_its_contents_and_names() {
     assert_eq!(view.len(), 3);
 }
 
+/// The world `world_v3.dcmp` holds: `world_v2`'s, and 200 sheets of about 400 bytes with
+/// strings and float arrays, so that the arena spans two chunks.
+fn golden_world_v3() -> Store {
+    let mut store = golden_world_v2();
+    for i in 0..200_u16 {
+        let mut sheet = Blob::new();
+        sheet.set("name", format!("Goblin {i}").as_str());
+        sheet.set("stats.health", f32::from(i));
+        sheet.set("position", [f32::from(i), 0.5, -1.0]);
+        sheet.set("bio", "g".repeat(300 + usize::from(i % 7)).as_str());
+        store.insert(&sheet);
+    }
+    store
+}
+
 #[test]
-#[ignore = "writes fixtures/world_v2.dcmp: only for a new format version or key hash"]
-fn write_golden_v2() {
-    golden_world_v2().save(PATH_V2).unwrap();
+fn the_v3_save_loads_with_its_contents_and_chunk_crcs() {
+    let info = save::describe(GOLDEN_V3).unwrap();
+    let arena = info.sections.iter().find(|s| s.name == "arena").unwrap();
+    let crcs = info.sections.iter().find(|s| s.name == "arena crcs").unwrap();
+    assert!(arena.len > 64 << 10, "the arena spans two chunks");
+    assert_eq!(crcs.len, 4 + 4 * arena.len.div_ceil(64 << 10));
+    let arena_bytes = &GOLDEN_V3[arena.offset as usize..(arena.offset + arena.len) as usize];
+    assert_eq!(arena.crc, crc32fast::hash(arena_bytes), "a 1.0 reader still checks the arena");
+    let store = Store::from_bytes(GOLDEN_V3).unwrap();
+    assert_eq!(store, golden_world_v3());
+    assert_eq!(store.to_bytes(), GOLDEN_V3, "a loaded golden save writes back byte for byte");
+    assert_eq!(golden_world_v3().to_bytes(), GOLDEN_V3, "this build writes the golden bytes");
+    let goblin = store.get(id("202v0t1")).unwrap();
+    assert_eq!(goblin.get_str("name"), Some("Goblin 199"));
+    assert_eq!(goblin.get_floats("position"), Some(&[199.0, 0.5, -1.0][..]));
+
+    // A changed byte in the second chunk is named by its chunk.
+    let mut words = aligned(GOLDEN_V3);
+    let at = (arena.offset + (64 << 10) + 100) as usize;
+    zerocopy::IntoBytes::as_mut_bytes(words.as_mut_slice())[at] ^= 1;
+    let bytes = &zerocopy::IntoBytes::as_bytes(words.as_slice())[..GOLDEN_V3.len()];
+    let err = Store::from_bytes(bytes).unwrap_err();
+    assert!(matches!(err, LoadError::ChunkCrc { chunk: 1, .. }), "{err}");
+    assert_eq!(StoreView::new(bytes).unwrap_err(), err);
+}
+
+#[test]
+#[ignore = "writes fixtures/world_v3.dcmp: only for a new format version or key hash"]
+fn write_golden_v3() {
+    golden_world_v3().save(PATH_V3).unwrap();
 }

@@ -97,8 +97,9 @@ fn import_writes_a_save_of_every_document_in_order() {
     assert_eq!(lines[8], "7 entities");
     let verified = ok(&["verify", &world.path]);
     let len = world.bytes().len();
-    assert!(verified.starts_with(&format!("{}: ok: format 1.0, ", world.path)), "{verified}");
-    assert!(verified.ends_with(&format!("({len} bytes), 6 sections, 7 entities, 91 key names\n")));
+    let format = format!("format 1.{}", datacomp::save::FORMAT_MINOR);
+    assert!(verified.starts_with(&format!("{}: ok: {format}, ", world.path)), "{verified}");
+    assert!(verified.ends_with(&format!("({len} bytes), 7 sections, 7 entities, 91 key names\n")));
 }
 
 #[test]
@@ -358,15 +359,25 @@ fn inspect_shows_the_file_and_its_arena() {
     let world = World::new();
     let w = world.path.as_str();
     let text = ok(&["inspect", w]);
-    assert!(text.starts_with(&format!("{w}: datacomp save, format 1.0, key hash 2, ")), "{text}");
-    for line in ["     5  arena ", "     6  key names ", "\nentities: 7\n", "\nkey names: 91\n"] {
+    let format = format!("1.{}", datacomp::save::FORMAT_MINOR);
+    assert!(
+        text.starts_with(&format!("{w}: datacomp save, format {format}, key hash 2, ")),
+        "{text}"
+    );
+    for line in [
+        "     5  arena ",
+        "     6  key names ",
+        "    12  arena crcs ",
+        "\nentities: 7\n",
+        "\nkey names: 91\n",
+    ] {
         assert!(text.contains(line), "{line:?} in {text}");
     }
     let json: serde_json::Value = serde_json::from_str(&ok(&["inspect", w, "--json"])).unwrap();
-    assert_eq!(json["format"], "1.0");
+    assert_eq!(json["format"], format);
     assert_eq!(json["entities"], 7);
     assert_eq!(json["file_bytes"], world.bytes().len());
-    assert_eq!(json["sections"].as_array().unwrap().len(), 6);
+    assert_eq!(json["sections"].as_array().unwrap().len(), 7);
     let arena = &json["arena"];
     let sum = ["live", "slack", "garbage"].iter().map(|k| arena[k].as_u64().unwrap()).sum::<u64>();
     assert_eq!(Some(sum), arena["bytes"].as_u64());
@@ -547,7 +558,8 @@ fn diff_prints_the_changes_by_key_name_and_writes_a_delta() {
     );
     // The same as a library diff, and it turns the base into theirs.
     let verified = ok(&["verify", &delta]);
-    assert!(verified.contains(": ok: delta, format 1.0, "), "{verified}");
+    let format = format!(": ok: delta, format 1.{}, ", datacomp::save::FORMAT_MINOR);
+    assert!(verified.contains(&format), "{verified}");
     assert!(verified.contains("0 entities inserted, 2 changed"), "{verified}");
     let applied = world.file("applied.dcmp");
     let printed = ok(&["apply", &world.path, &delta, "-o", &applied]);
