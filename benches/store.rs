@@ -149,6 +149,9 @@ fn save_and_load(c: &mut Criterion) {
     group.bench_function("datacomp_store_view", |b| {
         b.iter(|| StoreView::new(black_box(&bytes)).unwrap().len())
     });
+    group.bench_function("datacomp_lazy_open", |b| {
+        b.iter(|| StoreView::lazy(black_box(&bytes)).unwrap().len())
+    });
     group.bench_function("datacomp_store_view_1_thread", |b| {
         b.iter(|| StoreView::new_with(black_box(&bytes), &one_thread).unwrap().len())
     });

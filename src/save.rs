@@ -36,7 +36,7 @@ use zerocopy::little_endian::{U16, U32, U64};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use crate::handle_map::{HandleMapView, RawHandleMap, RawHeader};
-use crate::load::{self, ArenaCrc};
+use crate::load::{self, ArenaCrc, LazyStoreView};
 use crate::store::{KeyName, STORE_TYPE_ID, Span};
 use crate::{BlobRef, Error, HandleMap, Id, Key, LoadError, LoadOptions, Store};
 
@@ -467,18 +467,18 @@ impl Store {
 }
 
 /// A save file's parts, as [`index_and_arena`] reads them.
-struct SaveParts<'a> {
-    key_hash: u16,
+pub(crate) struct SaveParts<'a> {
+    pub(crate) key_hash: u16,
     /// How the arena's bytes are checksummed: not checked yet.
-    arena_crc: ArenaCrc<'a>,
-    index: RawHandleMap<'a>,
-    arena: &'a [u8],
-    names: &'a [u8],
+    pub(crate) arena_crc: ArenaCrc<'a>,
+    pub(crate) index: RawHandleMap<'a>,
+    pub(crate) arena: &'a [u8],
+    pub(crate) names: &'a [u8],
 }
 
 /// The key hash, the handle map's sections, the arena's bytes and the key names of a save
 /// file, after [`parse`] and the checks of their sizes.
-fn index_and_arena(bytes: &[u8]) -> Result<SaveParts<'_>, LoadError> {
+pub(crate) fn index_and_arena(bytes: &[u8]) -> Result<SaveParts<'_>, LoadError> {
     let parsed = parse(bytes, &SAVE)?;
     let [header, items, meta, slots, arena, names] = parsed.sections;
     let header = RawHeader::read_from_bytes(header).map_err(|_| LoadError::SectionSize {
@@ -661,6 +661,33 @@ impl<'a> StoreView<'a> {
         let id_at = |d| index.id_at(d);
         load::check_arena(arena_bytes, arena, arena_crc, spans, id_at, options.threads)?;
         Ok(StoreView { index, spans, arena })
+    }
+
+    /// Checks the header, the section table, the index and that every span lies inside the
+    /// arena with no two overlapping, and leaves each blob (and the crcs of the arena chunks
+    /// it lies in) to its first read: opening costs O(entities), with no walk of the arena.
+    ///
+    /// # Errors
+    ///
+    /// As [`new`](StoreView::new), but for the arena's contents, whose errors come from
+    /// [`LazyStoreView::get`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, Store, StoreView};
+    ///
+    /// let mut store = Store::new();
+    /// let id = store.insert(&[("name", "The One")].into_iter().collect::<Blob>());
+    /// let bytes = store.to_bytes();
+    ///
+    /// let lazy = StoreView::lazy(&bytes)?;
+    /// assert_eq!(lazy.len(), 1);
+    /// assert_eq!(lazy.get(id)?.unwrap().get_str("name"), Some("The One"));
+    /// # Ok::<(), datacomp::LoadError>(())
+    /// ```
+    pub fn lazy(bytes: &'a [u8]) -> Result<LazyStoreView<'a>, LoadError> {
+        LazyStoreView::new(bytes)
     }
 
     /// The blob of `id`, if it is live in the saved store.
