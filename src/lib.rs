@@ -43,7 +43,7 @@ pub use handle_map::{
 };
 pub use json::{ImportOptions, ImportReport, JsonError, JsonErrorKind};
 pub use key::{AsKey, Key, KeyPath};
-pub use load::LazyStoreView;
+pub use load::{LazyStoreView, Salvage};
 pub use query::{Query, QueryError, QueryErrorKind};
 pub use save::StoreView;
 pub use store::{BlobMut, Store, StoreStats};
