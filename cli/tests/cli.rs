@@ -1109,3 +1109,46 @@ fn upgrade_rehashes_a_key_hash_1_save_with_the_keys_it_is_given() {
             .contains("cannot read")
     );
 }
+
+#[test]
+fn verify_salvage_writes_what_checks_out_and_lists_the_rest() {
+    let world = World::new();
+    let w = world.path.as_str();
+    let store = world.store();
+    let mut bytes = world.bytes();
+    // The arena's first byte: the first entity's key count, in chunk 0 with every entity.
+    let table: Vec<(u32, usize)> = (0..usize::from(bytes[14]))
+        .map(|i| {
+            let at = 32 + 24 * i;
+            let kind = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+            (
+                kind,
+                usize::try_from(u64::from_le_bytes(bytes[at + 8..at + 16].try_into().unwrap()))
+                    .unwrap(),
+            )
+        })
+        .collect();
+    let arena = table.iter().find(|(kind, _)| *kind == 5).unwrap().1;
+    bytes[arena] ^= 1;
+    std::fs::write(w, &bytes).unwrap();
+    let err = fails(&["verify", w]);
+    assert!(err.contains("arena chunk 0 at byte"), "{err}");
+
+    let repaired = world.file("repaired.dcmp");
+    let text = ok(&["verify", w, "--salvage", "-o", &repaired]);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], format!("{w}: salvaged 0 entities into {repaired}; lost {}", store.len()));
+    assert_eq!(lines.len(), 1 + store.len());
+    assert!(lines[1].starts_with("  lost 0v0t1: arena chunk 0 at byte "), "{text}");
+    let verified = ok(&["verify", &repaired]);
+    assert!(verified.contains(", 0 entities, 91 key names"), "{verified}");
+
+    // An undamaged save salvages whole.
+    std::fs::write(w, store.to_bytes()).unwrap();
+    let text = ok(&["verify", w, "--salvage", "-o", &repaired]);
+    assert_eq!(text, format!("{w}: salvaged {} entities into {repaired}; lost 0\n", store.len()));
+    assert!(std::fs::read(&repaired).is_ok_and(|b| Store::from_bytes(&b).unwrap() == store));
+
+    let usage = run(&["verify", w, "--salvage"]);
+    assert_eq!(usage.status.code(), Some(2), "--salvage needs -o");
+}
