@@ -19,20 +19,21 @@
 //! Errors are the ones a single pass would give, whatever the threads: a checksum first (the
 //! lowest chunk), then the span of the lowest dense index, then the first overlap by offset.
 
+mod lazy;
+mod salvage;
+
 use std::ops::Range;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU8, Ordering};
 
 use zerocopy::little_endian::U32;
 use zerocopy::{FromBytes, IntoBytes};
 
 use crate::blob::layout;
-use crate::handle_map::HandleMapView;
-use crate::save::{
-    KEY_HASH_FX32_BYTES, KEY_HASH_FX32_WORDS, SaveParts, decode_names, index_and_arena,
-};
 use crate::store::Span;
-use crate::{BlobRef, HandleMap, Id, LoadError, LoadOptions, Store};
+use crate::{Id, LoadError};
+
+pub use lazy::LazyStoreView;
+pub use salvage::Salvage;
 
 /// An arena smaller than this is checked on the calling thread: a thread costs tens of
 /// microseconds to start, what a single thread checks about 200 KiB in.
@@ -153,7 +154,7 @@ fn on_threads<T: Send, R: Send>(inputs: Vec<T>, work: impl Fn(usize, T) -> R + S
 }
 
 /// The unit parts of an arena are cut in: its chunk, so that no chunk is in two parts.
-fn unit(crc: ArenaCrc<'_>) -> usize {
+pub(super) fn unit(crc: ArenaCrc<'_>) -> usize {
     match crc {
         ArenaCrc::Chunks { chunk_bytes, .. } => chunk_bytes,
         ArenaCrc::Whole { .. } => 64 << 10,
@@ -168,7 +169,7 @@ fn part_range(len: usize, unit: usize, p: usize, parts: usize) -> Range<usize> {
 }
 
 /// What one part found.
-struct PartReport {
+pub(super) struct PartReport {
     /// Its share of the whole arena's crc, or the first chunk whose crc fails.
     crc: Result<crc32fast::Hasher, LoadError>,
     /// The first span that is outside the arena or holds an invalid blob, by dense index.
@@ -185,7 +186,7 @@ enum Order {
 
 /// Checks the crc of `range` of the arena's bytes, one unit (chunk) at a time, calling
 /// `visit` with each chunk's range first (a copy reads the chunk into cache for the crc).
-fn check_crc(
+pub(super) fn check_crc(
     arena: &[u8],
     range: Range<usize>,
     crc: ArenaCrc<'_>,
@@ -252,7 +253,7 @@ fn check_part(
 
 /// Checks that no two spans overlap, by sorting them by offset: the general case, for spans
 /// that are not in ascending dense order.
-fn check_overlap(spans: &[Span], id_at: &impl Fn(usize) -> Id) -> Result<(), LoadError> {
+pub(super) fn check_overlap(spans: &[Span], id_at: &impl Fn(usize) -> Id) -> Result<(), LoadError> {
     let mut sorted: Vec<(usize, usize, usize)> =
         spans.iter().enumerate().map(|(d, s)| (s.offset(), s.words(), d)).collect();
     // By offset; equal offsets in dense order, so that errors name the same pair each time.
@@ -387,7 +388,7 @@ fn copy_arena_on(
 
 /// The first error of the parts' reports, in the order a single pass finds them, then the
 /// overlap check if the parts' order does not prove it.
-fn finish(
+pub(super) fn finish(
     reports: impl IntoIterator<Item = PartReport>,
     crc: ArenaCrc<'_>,
     spans: &[Span],
@@ -424,7 +425,7 @@ fn finish(
 
 /// Checks that every span lies inside an arena of `arena_words` and that no two overlap: in
 /// one pass when they are in ascending order, else by a sort.
-fn check_span_bounds(
+pub(super) fn check_span_bounds(
     spans: &[Span],
     arena_words: usize,
     id_at: &impl Fn(usize) -> Id,
@@ -442,352 +443,6 @@ fn check_span_bounds(
         last_end = end;
     }
     if ascending { Ok(()) } else { check_overlap(spans, id_at) }
-}
-
-/// What is known of a chunk or a blob of a [`LazyStoreView`]: not checked yet, good, or bad.
-const UNCHECKED: u8 = 0;
-const GOOD: u8 = 1;
-const BAD: u8 = 2;
-
-/// A save file opened in place with every blob left unchecked until it is read: see
-/// [`StoreView::lazy`](crate::StoreView::lazy).
-///
-/// Opening checks the header, the section table (and every section's crc but the arena's),
-/// the index, and that every span lies inside the arena with no two overlapping: O(entities),
-/// with no walk of the arena. A read of an entity checks the crcs of the arena chunks its
-/// span lies in (a format 1.0 save, with one crc for the whole arena, checks it whole at the
-/// first read) and its blob, once: what was found is remembered, so a second read costs a
-/// lookup. Bad bytes in one entity do not keep the others from being read.
-///
-/// ```text
-///  bytes:  header │ table │ index … │ arena: │ chunk 0 │ chunk 1 │ chunk 2 │ … │ arena crcs
-///  open:   ✓        ✓       ✓        spans in bounds, disjoint (no blob read)
-///  get(e): ──────────────────────────────────────▶ crc of e's chunks, e's blob: checked once
-/// ```
-///
-/// # Examples
-///
-/// ```
-/// use datacomp::{Blob, LoadError, Store, StoreView};
-///
-/// let mut store = Store::new();
-/// let ids: Vec<_> = (0..3)
-///     .map(|i| store.insert(&[("level", i as f32)].into_iter().collect::<Blob>()))
-///     .collect();
-/// let bytes = store.to_bytes();
-/// let lazy = StoreView::lazy(&bytes)?;
-/// assert_eq!(lazy.get(ids[2])?.unwrap().get_float("level"), Some(2.0));
-/// let levels: Vec<f32> = lazy
-///     .iter()
-///     .map(|(_, blob)| blob.map(|b| b.get_float("level").unwrap()))
-///     .collect::<Result<_, LoadError>>()?;
-/// assert_eq!(levels, [0.0, 1.0, 2.0]);
-/// # Ok::<(), LoadError>(())
-/// ```
-pub struct LazyStoreView<'a> {
-    index: HandleMapView<'a>,
-    // INVARIANT: one span per item of `index`, each inside `arena`, no two overlapping.
-    spans: &'a [Span],
-    arena: &'a [u32],
-    crc: ArenaCrc<'a>,
-    /// Per chunk of the arena (one for a whole-arena crc): UNCHECKED, GOOD or BAD.
-    chunks: Vec<AtomicU8>,
-    /// Per entity, in dense order: UNCHECKED, GOOD (its chunks and blob checked) or BAD.
-    blobs: Vec<AtomicU8>,
-}
-
-impl<'a> LazyStoreView<'a> {
-    /// Opens `bytes`: see [`StoreView::lazy`](crate::StoreView::lazy).
-    pub(crate) fn new(bytes: &'a [u8]) -> Result<LazyStoreView<'a>, LoadError> {
-        let SaveParts { key_hash, arena_crc, index: raw_index, arena: arena_bytes, names } =
-            index_and_arena(bytes)?;
-        if key_hash != KEY_HASH_FX32_BYTES {
-            return Err(LoadError::KeyHashView { key_hash });
-        }
-        decode_names(names, key_hash, false)?;
-        let index = HandleMapView::new(&raw_index, size_of::<Span>())?;
-        let spans =
-            <[Span]>::ref_from_bytes(raw_index.items).map_err(|_| LoadError::SectionSize {
-                section: "index items",
-                expected: (index.len() * size_of::<Span>()) as u64,
-                found: raw_index.items.len() as u64,
-            })?;
-        let arena = <[u32]>::ref_from_bytes(arena_bytes).map_err(|_| LoadError::Misaligned {
-            section: "arena",
-            address: arena_bytes.as_ptr() as usize,
-        })?;
-        check_span_bounds(spans, arena.len(), &|d| index.id_at(d))?;
-        let chunks = match arena_crc {
-            ArenaCrc::Whole { .. } => 1,
-            ArenaCrc::Chunks { crcs, .. } => crcs.len(),
-        };
-        let unchecked = |n| std::iter::repeat_with(|| AtomicU8::new(UNCHECKED)).take(n).collect();
-        Ok(LazyStoreView {
-            index,
-            spans,
-            arena,
-            crc: arena_crc,
-            chunks: unchecked(chunks),
-            blobs: unchecked(spans.len()),
-        })
-    }
-
-    /// The blob of `id`, if it is live in the saved store, after checking it and the crcs of
-    /// the arena chunks it lies in (once: later reads remember the answer).
-    ///
-    /// # Errors
-    ///
-    /// [`LoadError::ChunkCrc`] (or [`LoadError::Crc`] for a format 1.0 save) if a chunk the
-    /// blob lies in does not match its crc, [`LoadError::Blob`] if the blob is malformed.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::{Blob, Store, StoreView};
-    ///
-    /// let mut store = Store::new();
-    /// let id = store.insert(&[("hp", 7.0)].into_iter().collect::<Blob>());
-    /// let bytes = store.to_bytes();
-    /// let lazy = StoreView::lazy(&bytes)?;
-    /// assert_eq!(lazy.get(id)?.unwrap().get_float("hp"), Some(7.0));
-    /// store.remove(id);
-    /// assert!(lazy.get(id)?.is_some(), "the view reads the bytes it was given");
-    /// # Ok::<(), datacomp::LoadError>(())
-    /// ```
-    pub fn get(&self, id: Id) -> Result<Option<BlobRef<'a>>, LoadError> {
-        match self.index.dense_index(id) {
-            Some(dense) => self.blob_at(dense).map(Some),
-            None => Ok(None),
-        }
-    }
-
-    /// Whether `id` is live in the saved store (nothing is checked).
-    #[must_use]
-    pub fn contains(&self, id: Id) -> bool {
-        self.index.dense_index(id).is_some()
-    }
-
-    /// Number of entities.
-    #[must_use]
-    pub fn len(&self) -> usize {
-        self.index.len()
-    }
-
-    /// Whether the saved store has no entities.
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Iterates over `(Id, blob or why it cannot be read)` in the saved dense order, checking
-    /// each blob as [`get`](LazyStoreView::get) does.
-    #[must_use]
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = (Id, Result<BlobRef<'a>, LoadError>)> + '_ {
-        (0..self.len()).map(|d| (self.index.id_at(d), self.blob_at(d)))
-    }
-
-    /// The blob at dense index `dense`, checked.
-    fn blob_at(&self, dense: usize) -> Result<BlobRef<'a>, LoadError> {
-        // INVARIANT (new): the span is inside the arena.
-        let span = self.spans[dense];
-        let words = &self.arena[span.range()];
-        if self.blobs[dense].load(Ordering::Relaxed) == GOOD {
-            return Ok(BlobRef::from_valid(words));
-        }
-        let bytes = self.arena.as_bytes();
-        let (start, end) = (span.offset() * 4, (span.offset() + span.words()) * 4);
-        match self.crc {
-            ArenaCrc::Whole { .. } => self.check_chunk(0, 0..bytes.len())?,
-            ArenaCrc::Chunks { chunk_bytes, .. } => {
-                // An empty span lies in no chunk.
-                for chunk in start / chunk_bytes..end.div_ceil(chunk_bytes) {
-                    let range = chunk * chunk_bytes..((chunk + 1) * chunk_bytes).min(bytes.len());
-                    self.check_chunk(chunk, range)?;
-                }
-            }
-        }
-        let mut scratch = layout::Scratch::default();
-        match layout::validate(words, &mut scratch) {
-            Ok(()) => {
-                self.blobs[dense].store(GOOD, Ordering::Relaxed);
-                Ok(BlobRef::from_valid(words))
-            }
-            Err(error) => {
-                self.blobs[dense].store(BAD, Ordering::Relaxed);
-                Err(LoadError::Blob { id: self.index.id_at(dense), error })
-            }
-        }
-    }
-
-    /// Checks chunk `chunk`, the arena's bytes `range` (the whole arena for a whole crc),
-    /// unless it was checked before.
-    fn check_chunk(&self, chunk: usize, range: Range<usize>) -> Result<(), LoadError> {
-        if self.chunks[chunk].load(Ordering::Relaxed) == GOOD {
-            return Ok(());
-        }
-        let bytes = self.arena.as_bytes();
-        let report = check_crc(bytes, range, self.crc, |_| {});
-        let result = finish([report], self.crc, &[], &|_| unreachable!("no spans"));
-        let state = if result.is_ok() { GOOD } else { BAD };
-        self.chunks[chunk].store(state, Ordering::Relaxed);
-        result
-    }
-}
-
-impl std::fmt::Debug for LazyStoreView<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LazyStoreView")
-            .field("entities", &self.len())
-            .field("arena_bytes", &(self.arena.len() * 4))
-            .finish_non_exhaustive()
-    }
-}
-
-/// What [`Store::salvage`] recovered from a damaged save: every entity whose bytes check out,
-/// with its handle, and why each of the others was left out.
-#[derive(Debug)]
-#[non_exhaustive]
-pub struct Salvage {
-    /// The entities that check out, under their saved handles; the handles of lost entities
-    /// are stale in it. Its key names are the save's.
-    pub store: Store,
-    /// Each entity left out, in the saved dense order, with the first problem found in its
-    /// bytes: its span outside the arena, a damaged chunk ([`LoadError::ChunkCrc`], or
-    /// [`LoadError::Crc`] for a format 1.0 save's whole arena), a malformed blob, or a span
-    /// that overlaps another's.
-    pub lost: Vec<(Id, LoadError)>,
-}
-
-impl Store {
-    /// Reads what can be read of a damaged save: every entity whose span lies inside the
-    /// arena, whose chunks match their crcs and whose blob is valid is kept under its saved
-    /// handle; the others are reported in [`Salvage::lost`], and their arena words are zeroed.
-    /// With format 1.1's chunk crcs, one changed byte of the arena costs at most the entities
-    /// of one 64 KiB chunk; a format 1.0 save has one crc for the whole arena, so a changed
-    /// byte there costs every entity.
-    ///
-    /// # Errors
-    ///
-    /// A [`LoadError`] when what every entity depends on cannot be read: the header, the
-    /// section table, any section but the arena (the index, the key names, the chunk crcs),
-    /// or, for a key hash 1 save, the rehash of its keys (as [`Store::from_bytes`]).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::{Blob, LoadError, Store};
-    ///
-    /// let mut store = Store::new();
-    /// let sheet: Blob = [("name", "Orc")].into_iter().collect();
-    /// let (a, b) = (store.insert(&sheet), store.insert(&sheet));
-    /// let mut bytes = store.to_bytes();
-    /// // Change one byte of the first entity's name.
-    /// let at = bytes.windows(3).position(|w| w == b"Orc").unwrap();
-    /// bytes[at] = b'X';
-    /// assert!(Store::from_bytes(&bytes).is_err());
-    ///
-    /// let salvage = Store::salvage(&bytes)?;
-    /// // Both entities lie in the one damaged chunk.
-    /// assert_eq!(salvage.lost.len(), 2);
-    /// assert!(matches!(salvage.lost[0], (id, LoadError::ChunkCrc { chunk: 0, .. }) if id == a));
-    /// assert!(salvage.store.is_empty() && salvage.store.get(b).is_none());
-    /// # Ok::<(), LoadError>(())
-    /// ```
-    pub fn salvage(bytes: &[u8]) -> Result<Salvage, LoadError> {
-        let SaveParts { key_hash, arena_crc, index: raw_index, arena, names } =
-            index_and_arena(bytes)?;
-        let names = decode_names(names, key_hash, true)?;
-        let mut index: HandleMap<Span> = HandleMap::from_raw(&raw_index)?;
-        let mut words = vec![0_u32; arena.len() / 4];
-        words.as_mut_bytes().copy_from_slice(arena);
-
-        // Each chunk's verdict, once (one chunk: the whole arena of a format 1.0 save).
-        let (unit, chunks) = match arena_crc {
-            ArenaCrc::Whole { .. } => (arena.len().max(1), 1),
-            ArenaCrc::Chunks { chunk_bytes, crcs, .. } => (chunk_bytes, crcs.len()),
-        };
-        let verdicts: Vec<Result<(), LoadError>> = (0..chunks)
-            .map(|c| {
-                let range = c * unit..((c + 1) * unit).min(arena.len());
-                finish([check_crc(arena, range, arena_crc, |_| {})], arena_crc, &[], &|_| {
-                    unreachable!("no spans")
-                })
-            })
-            .collect();
-
-        let spans = index.as_slice();
-        let id_at = |d: usize| index.id_at(d).unwrap_or_default();
-        let mut lost: Vec<(usize, LoadError)> = Vec::new();
-        let mut scratch = layout::Scratch::default();
-        for (d, span) in spans.iter().enumerate() {
-            let Some(blob) = words.get(span.range()) else {
-                let (offset, count) = (span.offset() as u32, span.words() as u32);
-                let arena_words = words.len() as u64;
-                let e =
-                    LoadError::SpanOutOfArena { id: id_at(d), offset, words: count, arena_words };
-                lost.push((d, e));
-                continue;
-            };
-            let (start, end) = (span.offset() * 4, (span.offset() + span.words()) * 4);
-            let touched = start / unit..end.div_ceil(unit).min(chunks);
-            if let Some(Err(e)) = verdicts[touched].iter().find(|v| v.is_err()) {
-                lost.push((d, e.clone()));
-                continue;
-            }
-            if let Err(error) = layout::validate(blob, &mut scratch) {
-                lost.push((d, LoadError::Blob { id: id_at(d), error }));
-            }
-        }
-        // Spans that overlap another are lost with it: a sweep in offset order.
-        let mut sorted: Vec<(usize, usize, usize)> = spans
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| s.offset() + s.words() <= words.len())
-            .map(|(d, s)| (s.offset(), s.offset() + s.words(), d))
-            .collect();
-        sorted.sort_unstable();
-        let mut overlapping: Vec<(usize, LoadError)> = Vec::new();
-        let mut reach: Option<(usize, usize)> = None; // (end, dense) of the furthest span so far
-        for &(start, end, d) in &sorted {
-            if let Some((far, first)) = reach
-                && start < far
-            {
-                let e = LoadError::SpansOverlap { first: id_at(first), second: id_at(d) };
-                overlapping.push((first, e.clone()));
-                overlapping.push((d, e));
-            }
-            if reach.is_none_or(|(far, _)| end > far) {
-                reach = Some((end, d));
-            }
-        }
-        // In dense order, each entity once, with the first problem found (a stable sort keeps
-        // the per-entity problems before the overlaps).
-        lost.extend(overlapping);
-        lost.sort_by_key(|&(d, _)| d);
-        lost.dedup_by_key(|&mut (d, _)| d);
-
-        let lost: Vec<(Id, LoadError)> = lost
-            .into_iter()
-            .map(|(d, e)| {
-                let span = spans[d];
-                if let Some(blob) = words.get_mut(span.range()) {
-                    blob.fill(0);
-                }
-                (id_at(d), e)
-            })
-            .collect();
-        for (id, _) in &lost {
-            index.remove(*id);
-        }
-        let names = if key_hash == KEY_HASH_FX32_WORDS {
-            crate::upgrade::rehash(&index, &mut words, &names, &LoadOptions::new())?
-        } else {
-            names
-        };
-        let used: usize = index.values().map(|s| s.words()).sum();
-        let store = Store { garbage_words: words.len() - used, index, arena: words, names };
-        Ok(Salvage { store, lost })
-    }
 }
 
 #[cfg(test)]
