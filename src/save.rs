@@ -36,8 +36,8 @@ use std::path::Path;
 use zerocopy::little_endian::{U16, U32, U64};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
-use crate::blob::layout;
 use crate::handle_map::{HandleMapView, RawHandleMap, RawHeader};
+use crate::load::{self, ArenaCrc, LazyStoreView};
 use crate::store::{KeyName, STORE_TYPE_ID, Span};
 use crate::{BlobRef, Error, HandleMap, Id, Key, LoadError, LoadOptions, Store};
 
@@ -50,7 +50,15 @@ pub const FORMAT_MAJOR: u16 = 1;
 /// - 0: the first format.
 /// - 1: the header's last word, zero before, holds the data version
 ///   ([`Store::data_version`]); a delta's `delta base` section adds the base's data version.
+///   A save adds a crc32 of each 64 KiB chunk of its arena ([`ARENA_CHUNK_BYTES`]), in a
+///   section of its own (`arena crcs`), so that the arena is checked on all cores, a lazy view
+///   checks only the chunks it reads, and damage is confined to its chunk. The arena keeps its
+///   whole crc in the table, so a 1.0 reader still reads a 1.1 save, and the chunk crcs are
+///   optional: a 1.1 save without them is checked whole.
 pub const FORMAT_MINOR: u16 = 1;
+/// The bytes of the arena each crc of a save's `arena crcs` section covers (the last chunk may
+/// be shorter).
+pub const ARENA_CHUNK_BYTES: usize = 64 << 10;
 /// Key hash 1: fxhash's 32-bit round fed each segment four bytes (a word) at a time, segments
 /// combined in order. Retired: numbered names such as `item_1409` and `item_1482` collided. A
 /// save of it loads by rehashing its keys (see [`LoadOptions`]).
@@ -91,6 +99,12 @@ struct SectionEntry {
 pub(crate) struct FileKind<const N: usize> {
     name: &'static str,
     sections: [(u32, &'static str); N],
+    /// The section whose checksum [`parse`] leaves to the caller, who checks it with the
+    /// section's contents, on all cores (see [`load`](crate::load)).
+    deferred: Option<u32>,
+    /// A section that, when the file has it, holds a crc per chunk of the deferred one (format
+    /// 1.1); it is written after the required ones.
+    chunk_crcs: Option<(u32, &'static str)>,
 }
 
 /// A full save: a store's index and arena.
@@ -104,7 +118,32 @@ const SAVE: FileKind<6> = FileKind {
         (5, "arena"),
         (6, "key names"),
     ],
+    deferred: Some(ARENA),
+    chunk_crcs: Some(ARENA_CRCS),
 };
+
+/// The sections a save is written with: [`SAVE`]'s, then its arena's chunk crcs.
+const SAVE_WRITTEN: FileKind<7> = FileKind {
+    name: "save",
+    sections: [
+        SAVE.sections[0],
+        SAVE.sections[1],
+        SAVE.sections[2],
+        SAVE.sections[3],
+        SAVE.sections[4],
+        SAVE.sections[5],
+        ARENA_CRCS,
+    ],
+    deferred: Some(ARENA),
+    chunk_crcs: Some(ARENA_CRCS),
+};
+
+/// The section of a save's arena chunk crcs (format 1.1): a `u32` chunk size, then a `u32`
+/// crc32 of each chunk of the arena.
+const ARENA_CRCS: (u32, &str) = (12, "arena crcs");
+
+/// The section kind of a save's arena.
+const ARENA: u32 = 5;
 
 /// A delta save: what changed since a base save (see [`StorePatch`](crate::StorePatch)).
 pub(crate) const DELTA: FileKind<6> = FileKind {
@@ -117,6 +156,8 @@ pub(crate) const DELTA: FileKind<6> = FileKind {
         (11, "delta entities"),
         (6, "key names"),
     ],
+    deferred: None,
+    chunk_crcs: None,
 };
 
 /// A file that passed [`parse`]: its header, its section table, and the known sections, in
@@ -125,6 +166,8 @@ pub(crate) struct Parsed<'a, const N: usize> {
     header: FileHeader,
     table: &'a [SectionEntry],
     pub(crate) sections: [&'a [u8]; N],
+    /// How the deferred section's bytes are checked: the caller must.
+    deferred: Option<ArenaCrc<'a>>,
 }
 
 impl<const N: usize> Parsed<'_, N> {
@@ -142,7 +185,8 @@ impl<const N: usize> Parsed<'_, N> {
 
 /// What a section kind holds, or `"unknown"` for a kind from a newer minor version.
 fn kind_name(kind: u32) -> &'static str {
-    SAVE.sections
+    SAVE_WRITTEN
+        .sections
         .iter()
         .chain(&DELTA.sections)
         .find(|&&(k, _)| k == kind)
@@ -155,9 +199,20 @@ pub(crate) fn write_file<const N: usize>(
     kind: &FileKind<N>,
     sections: &[&[u8]; N],
     data_version: u32,
+    out: impl Write,
+) -> std::io::Result<()> {
+    write_file_crcs(kind, sections, [None; N], data_version, out)
+}
+
+/// As [`write_file`], with the crcs of some sections given (computed as they were built).
+fn write_file_crcs<const N: usize>(
+    kind: &FileKind<N>,
+    sections: &[&[u8]; N],
+    crcs: [Option<u32>; N],
+    data_version: u32,
     mut out: impl Write,
 ) -> std::io::Result<()> {
-    out.write_all(&file_head(kind, sections, data_version))?;
+    out.write_all(&file_head(kind, sections, crcs, data_version))?;
     for bytes in sections {
         out.write_all(bytes)?;
         out.write_all(&[0; ALIGN][..bytes.len().next_multiple_of(ALIGN) - bytes.len()])?;
@@ -180,15 +235,16 @@ pub(crate) use crate::file::write_atomically as save_atomically;
 fn file_head<const N: usize>(
     kind: &FileKind<N>,
     sections: &[&[u8]; N],
+    crcs: [Option<u32>; N],
     data_version: u32,
 ) -> Vec<u8> {
     let table_end = size_of::<FileHeader>() + N * size_of::<SectionEntry>();
     let mut offset = table_end.next_multiple_of(ALIGN);
     let mut table = Vec::with_capacity(N);
-    for ((kind, _), bytes) in kind.sections.iter().zip(sections) {
+    for (((kind, _), bytes), crc) in kind.sections.iter().zip(sections).zip(crcs) {
         table.push(SectionEntry {
             kind: U32::new(*kind),
-            crc: U32::new(crc32fast::hash(bytes)),
+            crc: U32::new(crc.unwrap_or_else(|| crc32fast::hash(bytes))),
             offset: U64::new(offset as u64),
             len: U64::new(bytes.len() as u64),
         });
@@ -227,9 +283,13 @@ impl Store {
         // In the order of SAVE's sections; the key-name table stays empty until JSON import
         // fills it.
         let names = encode_names(&self.names);
+        let arena = self.arena.as_bytes();
+        let (chunk_crcs, arena_crc) = load::chunk_crcs(arena, ARENA_CHUNK_BYTES);
         let sections =
-            [raw.header.as_bytes(), raw.items, raw.meta, raw.slots, self.arena.as_bytes(), &names];
-        write_file(&SAVE, &sections, self.data_version, out)
+            [raw.header.as_bytes(), raw.items, raw.meta, raw.slots, arena, &names, &chunk_crcs];
+        let mut crcs = [None; 7];
+        crcs[4] = Some(arena_crc);
+        write_file_crcs(&SAVE_WRITTEN, &sections, crcs, self.data_version, out)
     }
 
     /// The save file as bytes.
@@ -257,6 +317,7 @@ impl Store {
             raw.slots.len(),
             self.arena.len() * 4,
             names_len(&self.names),
+            4 + 4 * (self.arena.len() * 4).div_ceil(ARENA_CHUNK_BYTES),
         ];
         let mut bytes = Vec::with_capacity(file_len(sections));
         self.write_to(&mut bytes).expect("writing to a Vec cannot fail");
@@ -310,13 +371,13 @@ impl Store {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn from_bytes_with(bytes: &[u8], options: &LoadOptions) -> Result<Store, LoadError> {
-        let SaveParts { key_hash, data_version, index: raw_index, arena, names } =
+        let SaveParts { key_hash, data_version, arena_crc, index: raw_index, arena, names } =
             index_and_arena(bytes)?;
         let names = decode_names(names, key_hash, true)?;
         let index: HandleMap<Span> = HandleMap::from_raw(&raw_index)?;
-        let mut words = vec![0_u32; arena.len() / 4];
-        words.as_mut_bytes().copy_from_slice(arena);
-        check_spans(index.iter().map(|(id, &span)| (id, span)), index.len(), &words)?;
+        let id_at = |d| index.id_at(d).unwrap_or_default();
+        let mut words =
+            load::copy_arena(arena, arena_crc, index.as_slice(), id_at, options.threads)?;
         let names = if key_hash == KEY_HASH_FX32_WORDS {
             crate::upgrade::rehash(&index, &mut words, &names, options)?
         } else {
@@ -430,17 +491,19 @@ impl Store {
 }
 
 /// A save file's parts, as [`index_and_arena`] reads them.
-struct SaveParts<'a> {
-    key_hash: u16,
-    data_version: u32,
-    index: RawHandleMap<'a>,
-    arena: &'a [u8],
-    names: &'a [u8],
+pub(crate) struct SaveParts<'a> {
+    pub(crate) key_hash: u16,
+    pub(crate) data_version: u32,
+    /// How the arena's bytes are checksummed: not checked yet.
+    pub(crate) arena_crc: ArenaCrc<'a>,
+    pub(crate) index: RawHandleMap<'a>,
+    pub(crate) arena: &'a [u8],
+    pub(crate) names: &'a [u8],
 }
 
 /// The key hash, the handle map's sections, the arena's bytes and the key names of a save
 /// file, after [`parse`] and the checks of their sizes.
-fn index_and_arena(bytes: &[u8]) -> Result<SaveParts<'_>, LoadError> {
+pub(crate) fn index_and_arena(bytes: &[u8]) -> Result<SaveParts<'_>, LoadError> {
     let parsed = parse(bytes, &SAVE)?;
     let [header, items, meta, slots, arena, names] = parsed.sections;
     let header = RawHeader::read_from_bytes(header).map_err(|_| LoadError::SectionSize {
@@ -458,9 +521,11 @@ fn index_and_arena(bytes: &[u8]) -> Result<SaveParts<'_>, LoadError> {
         return Err(LoadError::StoreTypeId { expected: STORE_TYPE_ID, found });
     }
     let index = RawHandleMap { header, items, meta, slots };
+    let arena_crc = parsed.deferred.ok_or(LoadError::MissingSection { section: "arena" })?;
     Ok(SaveParts {
         key_hash: parsed.key_hash(),
         data_version: parsed.data_version(),
+        arena_crc,
         index,
         arena,
         names,
@@ -595,7 +660,28 @@ impl<'a> StoreView<'a> {
     /// in memory, and [`LoadError::KeyHashView`] for a save of key hash 1, whose keys must be
     /// rehashed into a [`Store`] first.
     pub fn new(bytes: &'a [u8]) -> Result<StoreView<'a>, LoadError> {
-        let SaveParts { key_hash, index: raw_index, arena: arena_bytes, names, .. } =
+        StoreView::new_with(bytes, &LoadOptions::new())
+    }
+
+    /// Validates `bytes` as [`new`](StoreView::new) does, with `options`' limit on threads
+    /// ([`LoadOptions::threads`]); a view cannot rehash, so known keys do not apply.
+    ///
+    /// # Errors
+    ///
+    /// As [`new`](StoreView::new).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{LoadOptions, Store, StoreView};
+    ///
+    /// let bytes = Store::new().to_bytes();
+    /// let view = StoreView::new_with(&bytes, &LoadOptions::new().threads(1))?;
+    /// assert!(view.is_empty());
+    /// # Ok::<(), datacomp::LoadError>(())
+    /// ```
+    pub fn new_with(bytes: &'a [u8], options: &LoadOptions) -> Result<StoreView<'a>, LoadError> {
+        let SaveParts { key_hash, arena_crc, index: raw_index, arena: arena_bytes, names, .. } =
             index_and_arena(bytes)?;
         if key_hash != KEY_HASH_FX32_BYTES {
             return Err(LoadError::KeyHashView { key_hash });
@@ -614,8 +700,36 @@ impl<'a> StoreView<'a> {
             section: "arena",
             address: arena_bytes.as_ptr() as usize,
         })?;
-        check_spans((0..index.len()).map(|d| (index.id_at(d), spans[d])), index.len(), arena)?;
+        let id_at = |d| index.id_at(d);
+        load::check_arena(arena_bytes, arena, arena_crc, spans, id_at, options.threads)?;
         Ok(StoreView { index, spans, arena })
+    }
+
+    /// Checks the header, the section table, the index and that every span lies inside the
+    /// arena with no two overlapping, and leaves each blob (and the crcs of the arena chunks
+    /// it lies in) to its first read: opening costs O(entities), with no walk of the arena.
+    ///
+    /// # Errors
+    ///
+    /// As [`new`](StoreView::new), but for the arena's contents, whose errors come from
+    /// [`LazyStoreView::get`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, Store, StoreView};
+    ///
+    /// let mut store = Store::new();
+    /// let id = store.insert(&[("name", "The One")].into_iter().collect::<Blob>());
+    /// let bytes = store.to_bytes();
+    ///
+    /// let lazy = StoreView::lazy(&bytes)?;
+    /// assert_eq!(lazy.len(), 1);
+    /// assert_eq!(lazy.get(id)?.unwrap().get_str("name"), Some("The One"));
+    /// # Ok::<(), datacomp::LoadError>(())
+    /// ```
+    pub fn lazy(bytes: &'a [u8]) -> Result<LazyStoreView<'a>, LoadError> {
+        LazyStoreView::new(bytes)
     }
 
     /// The blob of `id`, if it is live in the saved store.
@@ -719,13 +833,21 @@ pub struct SectionInfo {
 /// let names: Vec<&str> = info.sections.iter().map(|s| s.name).collect();
 /// assert_eq!(
 ///     names,
-///     ["index header", "index items", "index meta", "index slots", "arena", "key names"]
+///     [
+///         "index header", "index items", "index meta", "index slots", "arena", "key names",
+///         "arena crcs",
+///     ]
 /// );
 /// # Ok::<(), datacomp::LoadError>(())
 /// ```
 pub fn describe(bytes: &[u8]) -> Result<FileInfo, LoadError> {
     let (kind, header, table) = match parse(bytes, &SAVE) {
-        Ok(Parsed { header, table, .. }) => (SAVE.name, header, table),
+        Ok(Parsed { header, table, sections, deferred }) => {
+            if let Some(crc) = deferred {
+                load::check_checksums(sections[4], crc)?;
+            }
+            (SAVE.name, header, table)
+        }
         Err(LoadError::FileKind { found, .. }) if found == DELTA.name => {
             let Parsed { header, table, .. } = parse(bytes, &DELTA)?;
             (DELTA.name, header, table)
@@ -798,6 +920,8 @@ pub(crate) fn parse<'a, const N: usize>(
 
     let mut sections = [&bytes[..0]; N];
     let mut seen = [false; N];
+    let mut deferred = None;
+    let mut chunk_crcs = None;
     // Everything between the table and the first section, and between sections, is padding.
     let mut end = size_of::<FileHeader>() + table_len;
     for entry in table {
@@ -822,14 +946,23 @@ pub(crate) fn parse<'a, const N: usize>(
         check_zero(bytes, end, offset as usize)?;
         end = section_end as usize;
         let section = &bytes[offset as usize..end];
-        let found = crc32fast::hash(section);
-        if found != entry.crc.get() {
-            let expected = entry.crc.get();
-            return Err(LoadError::Crc { section: name, offset, expected, found });
+        if kind.deferred == Some(entry.kind.get()) {
+            deferred = Some(ArenaCrc::Whole { offset, expected: entry.crc.get() });
+        } else {
+            let found = crc32fast::hash(section);
+            if found != entry.crc.get() {
+                let expected = entry.crc.get();
+                return Err(LoadError::Crc { section: name, offset, expected, found });
+            }
         }
         if let Some(slot) = slot {
             seen[slot] = true;
             sections[slot] = section;
+        } else if kind.chunk_crcs.is_some_and(|(k, _)| k == entry.kind.get()) {
+            if chunk_crcs.is_some() {
+                return Err(LoadError::SectionPlacement { section: name, offset });
+            }
+            chunk_crcs = Some(section);
         }
     }
     check_zero(bytes, end, bytes.len())?;
@@ -843,7 +976,13 @@ pub(crate) fn parse<'a, const N: usize>(
         }
         return Err(LoadError::MissingSection { section: kind.sections[missing].1 });
     }
-    Ok(Parsed { header, table, sections })
+    // A file with chunk crcs is checked chunk by chunk: they cover every byte of the section.
+    if let (Some(ArenaCrc::Whole { offset, .. }), Some(crcs), Some(slot)) =
+        (deferred, chunk_crcs, kind.sections.iter().position(|&(k, _)| Some(k) == kind.deferred))
+    {
+        deferred = Some(load::chunked(offset, crcs, sections[slot].len())?);
+    }
+    Ok(Parsed { header, table, sections, deferred })
 }
 
 /// Padding, `bytes[start..end]`, must be zero, so that a change to any byte of a file is
@@ -853,32 +992,4 @@ fn check_zero(bytes: &[u8], start: usize, end: usize) -> Result<(), LoadError> {
         Some(at) => Err(LoadError::Padding { offset: (start + at) as u64 }),
         None => Ok(()),
     }
-}
-
-/// Every span inside the arena, no two overlapping, each holding a valid blob.
-fn check_spans(
-    spans: impl Iterator<Item = (Id, Span)>,
-    count: usize,
-    arena: &[u32],
-) -> Result<(), LoadError> {
-    let mut sorted: Vec<(usize, usize, Id)> = Vec::with_capacity(count);
-    let mut scratch = layout::Scratch::default();
-    for (id, span) in spans {
-        let Some(words) = arena.get(span.range()) else {
-            let (offset, words) = (span.offset() as u32, span.words() as u32);
-            let arena_words = arena.len() as u64;
-            return Err(LoadError::SpanOutOfArena { id, offset, words, arena_words });
-        };
-        layout::validate(words, &mut scratch).map_err(|error| LoadError::Blob { id, error })?;
-        sorted.push((span.offset(), span.words(), id));
-    }
-    // By offset; equal offsets in handle order, so that errors name the same pair each time.
-    sorted.sort_unstable();
-    for pair in sorted.windows(2) {
-        let ((offset, words, first), (next, _, second)) = (pair[0], pair[1]);
-        if offset + words > next {
-            return Err(LoadError::SpansOverlap { first, second });
-        }
-    }
-    Ok(())
 }

@@ -28,6 +28,8 @@ use crate::{HandleMap, Id, Key, KeyPath, LoadError};
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LoadOptions {
     known: Vec<String>,
+    /// At most this many threads check the arena; `None`: one per core.
+    pub(crate) threads: Option<usize>,
 }
 
 impl LoadOptions {
@@ -43,6 +45,27 @@ impl LoadOptions {
     #[must_use]
     pub fn known_keys<'a>(mut self, paths: impl IntoIterator<Item = &'a str>) -> LoadOptions {
         self.known.extend(paths.into_iter().map(str::to_owned));
+        self
+    }
+
+    /// Checks the arena on at most `threads` threads (1: on the calling thread only). By
+    /// default a load uses one thread per core for an arena of 1 MiB or more, and the calling
+    /// thread alone below that.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{LoadOptions, Store, StoreView};
+    ///
+    /// let bytes = Store::new().to_bytes();
+    /// let one_thread = LoadOptions::new().threads(1);
+    /// assert!(Store::from_bytes_with(&bytes, &one_thread)?.is_empty());
+    /// assert!(StoreView::new_with(&bytes, &one_thread)?.is_empty());
+    /// # Ok::<(), datacomp::LoadError>(())
+    /// ```
+    #[must_use]
+    pub fn threads(mut self, threads: usize) -> LoadOptions {
+        self.threads = Some(threads.max(1));
         self
     }
 }
@@ -230,7 +253,8 @@ mod tests {
         let crc = crc32fast::hash(&bytes[offset as usize..(offset + len) as usize]);
         bytes[entry + 4..entry + 8].copy_from_slice(&crc.to_le_bytes());
         bytes[24..28].fill(0);
-        let crc = crc32fast::hash(&bytes[..32 + 24 * 6]);
+        let sections = usize::from(u16::from_le_bytes([bytes[14], bytes[15]]));
+        let crc = crc32fast::hash(&bytes[..32 + 24 * sections]);
         bytes[24..28].copy_from_slice(&crc.to_le_bytes());
         assert_eq!(
             Store::from_bytes(&bytes).unwrap_err(),

@@ -21,13 +21,16 @@ use datacomp::{
 
 const GOLDEN_V1: &[u8] = include_bytes!("../fixtures/world_v1.dcmp");
 const GOLDEN_V2: &[u8] = include_bytes!("../fixtures/world_v2.dcmp");
-const PATH_V2: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/world_v2.dcmp");
 const GOLDEN_DELTA_V2: &[u8] = include_bytes!("../fixtures/delta_v2.delta");
 const PATH_DELTA_V2: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/delta_v2.delta");
 const GOLDEN_DATA0: &[u8] = include_bytes!("../fixtures/world_data0.dcmp");
 const PATH_DATA0: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/world_data0.dcmp");
 const GOLDEN_DATA3: &[u8] = include_bytes!("../fixtures/world_data3.dcmp");
 const PATH_DATA3: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/world_data3.dcmp");
+/// Format 1.1 with the arena's chunk crcs: `world_v2`'s world and 200 more sheets, so that the
+/// arena spans two 64 KiB chunks.
+const GOLDEN_V3: &[u8] = include_bytes!("../fixtures/world_v3.dcmp");
+const PATH_V3: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/world_v3.dcmp");
 const MIGRATIONS_V3: &str = include_str!("../fixtures/migrations_v3.json");
 
 /// A file in `fixtures/` written by an earlier build, and what its header says.
@@ -42,7 +45,7 @@ struct Golden {
 
 /// Every golden file. A format change adds a row (and the file of the format it replaces);
 /// no row is ever removed.
-const GOLDEN: [Golden; 5] = [
+const GOLDEN: [Golden; 6] = [
     Golden {
         name: "world_v1.dcmp",
         bytes: GOLDEN_V1,
@@ -83,6 +86,14 @@ const GOLDEN: [Golden; 5] = [
         key_hash: 2,
         data_version: 3,
     },
+    Golden {
+        name: "world_v3.dcmp",
+        bytes: GOLDEN_V3,
+        kind: "save",
+        minor: 1,
+        key_hash: 2,
+        data_version: 0,
+    },
 ];
 
 #[test]
@@ -119,16 +130,6 @@ const V1_KEYS: [&str; 8] = [
 
 fn id(text: &str) -> Id {
     text.parse().unwrap()
-}
-
-/// `written` is `golden` (a format 1.0 file of data version 0) byte for byte, but for the
-/// minor version this build writes and the header's crc32, which covers it.
-fn assert_same_but_minor(written: &[u8], golden: &[u8], what: &str) {
-    assert_eq!(written.len(), golden.len(), "{what}");
-    assert_eq!(written[..10], golden[..10], "{what}: magic and major version");
-    assert_eq!(written[10..12], save::FORMAT_MINOR.to_le_bytes(), "{what}: minor version");
-    assert_eq!(written[12..24], golden[12..24], "{what}: key hash, sections, file length");
-    assert_eq!(written[28..], golden[28..], "{what}: data version 0, table and sections");
 }
 
 /// `bytes` copied into 8-byte aligned memory (include_bytes! promises no alignment).
@@ -272,8 +273,10 @@ fn the_v2_save_loads_with_its_contents_and_names() {
     );
     assert_eq!(store.key_names().len(), 9);
 
-    assert_same_but_minor(&store.to_bytes(), GOLDEN_V2, "a loaded golden save writes back");
-    assert_same_but_minor(&golden_world_v2().to_bytes(), GOLDEN_V2, "this build writes it");
+    // This build writes format 1.1 (with the arena's chunk crcs): what it would write for the
+    // same world.
+    let current = golden_world_v2().to_bytes();
+    assert_eq!(store.to_bytes(), current, "a loaded golden save writes what this build would");
 
     let words = aligned(GOLDEN_V2);
     let view = StoreView::new(zerocopy::IntoBytes::as_bytes(words.as_slice())).unwrap();
@@ -281,10 +284,52 @@ fn the_v2_save_loads_with_its_contents_and_names() {
     assert_eq!(view.len(), 3);
 }
 
+/// The world `world_v3.dcmp` holds: `world_v2`'s, and 200 sheets of about 400 bytes with
+/// strings and float arrays, so that the arena spans two chunks.
+fn golden_world_v3() -> Store {
+    let mut store = golden_world_v2();
+    for i in 0..200_u16 {
+        let mut sheet = Blob::new();
+        sheet.set("name", format!("Goblin {i}").as_str());
+        sheet.set("stats.health", f32::from(i));
+        sheet.set("position", [f32::from(i), 0.5, -1.0]);
+        sheet.set("bio", "g".repeat(300 + usize::from(i % 7)).as_str());
+        store.insert(&sheet);
+    }
+    store
+}
+
 #[test]
-#[ignore = "writes fixtures/world_v2.dcmp: only for a new format version or key hash"]
-fn write_golden_v2() {
-    golden_world_v2().save(PATH_V2).unwrap();
+fn the_v3_save_loads_with_its_contents_and_chunk_crcs() {
+    let info = save::describe(GOLDEN_V3).unwrap();
+    let arena = info.sections.iter().find(|s| s.name == "arena").unwrap();
+    let crcs = info.sections.iter().find(|s| s.name == "arena crcs").unwrap();
+    assert!(arena.len > 64 << 10, "the arena spans two chunks");
+    assert_eq!(crcs.len, 4 + 4 * arena.len.div_ceil(64 << 10));
+    let arena_bytes = &GOLDEN_V3[arena.offset as usize..(arena.offset + arena.len) as usize];
+    assert_eq!(arena.crc, crc32fast::hash(arena_bytes), "a 1.0 reader still checks the arena");
+    let store = Store::from_bytes(GOLDEN_V3).unwrap();
+    assert_eq!(store, golden_world_v3());
+    assert_eq!(store.to_bytes(), GOLDEN_V3, "a loaded golden save writes back byte for byte");
+    assert_eq!(golden_world_v3().to_bytes(), GOLDEN_V3, "this build writes the golden bytes");
+    let goblin = store.get(id("202v0t1")).unwrap();
+    assert_eq!(goblin.get_str("name"), Some("Goblin 199"));
+    assert_eq!(goblin.get_floats("position"), Some(&[199.0, 0.5, -1.0][..]));
+
+    // A changed byte in the second chunk is named by its chunk.
+    let mut words = aligned(GOLDEN_V3);
+    let at = (arena.offset + (64 << 10) + 100) as usize;
+    zerocopy::IntoBytes::as_mut_bytes(words.as_mut_slice())[at] ^= 1;
+    let bytes = &zerocopy::IntoBytes::as_bytes(words.as_slice())[..GOLDEN_V3.len()];
+    let err = Store::from_bytes(bytes).unwrap_err();
+    assert!(matches!(err, LoadError::ChunkCrc { chunk: 1, .. }), "{err}");
+    assert_eq!(StoreView::new(bytes).unwrap_err(), err);
+}
+
+#[test]
+#[ignore = "writes fixtures/world_v3.dcmp: only for a new format version or key hash"]
+fn write_golden_v3() {
+    golden_world_v3().save(PATH_V3).unwrap();
 }
 
 /// The target `delta_v2.delta` leads `world_v2.dcmp` to: a value changed, a key removed, an

@@ -218,8 +218,8 @@ fn upgrade_errors_cut_long_paths_and_escape_control_characters() {
     assert!(message.contains(r"\u{1b}[2J.item_14"), "{message}");
 }
 
-/// `bytes` (a save from `old_save`, whose last section is its empty key-name section) with a
-/// key-name section naming each path under its key hash 1 key, sealed again.
+/// `bytes` (a save from `old_save`, with an empty key-name section) ending with a key-name
+/// section naming each path under its key hash 1 key, sealed again.
 fn with_old_names(bytes: Vec<u8>, paths: &[&str]) -> Vec<u8> {
     let mut names: Vec<(Key, String)> =
         paths.iter().map(|p| (v1(p), format!("/{}", p.replace('.', "/")))).collect();
@@ -232,9 +232,13 @@ fn with_old_names(bytes: Vec<u8>, paths: &[&str]) -> Vec<u8> {
     for (_, pointer) in &names {
         section.extend_from_slice(pointer.as_bytes());
     }
+    let mut bytes = bytes;
     let sections = usize::from(u16::from_le_bytes([bytes[14], bytes[15]]));
-    let entry = 32 + 24 * (sections - 1);
-    assert_eq!(bytes[entry], 6, "the key names are the last section");
+    let index = (0..sections).find(|i| bytes[32 + 24 * i] == 6).expect("a key-name section");
+    let entry = 32 + 24 * index;
+    // The sections after it (the arena's chunk crcs, which a save may go without) are dropped.
+    bytes[entry + 24..32 + 24 * sections].fill(0);
+    bytes[14..16].copy_from_slice(&(index as u16 + 1).to_le_bytes());
     let offset = u64::from_le_bytes(bytes[entry + 8..entry + 16].try_into().unwrap());
     let mut out = bytes[..offset as usize].to_vec();
     out.extend_from_slice(&section);

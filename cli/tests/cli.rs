@@ -99,7 +99,7 @@ fn import_writes_a_save_of_every_document_in_order() {
     let len = world.bytes().len();
     let format = format!("format 1.{}, data version 0", datacomp::save::FORMAT_MINOR);
     assert!(verified.starts_with(&format!("{}: ok: {format}, ", world.path)), "{verified}");
-    assert!(verified.ends_with(&format!("({len} bytes), 6 sections, 7 entities, 91 key names\n")));
+    assert!(verified.ends_with(&format!("({len} bytes), 7 sections, 7 entities, 91 key names\n")));
 }
 
 #[test]
@@ -460,7 +460,13 @@ fn inspect_shows_the_file_and_its_arena() {
     let minor = datacomp::save::FORMAT_MINOR;
     let head = format!("{w}: datacomp save, format 1.{minor}, key hash 2, data version 0, ");
     assert!(text.starts_with(&head), "{text}");
-    for line in ["     5  arena ", "     6  key names ", "\nentities: 7\n", "\nkey names: 91\n"] {
+    for line in [
+        "     5  arena ",
+        "     6  key names ",
+        "    12  arena crcs ",
+        "\nentities: 7\n",
+        "\nkey names: 91\n",
+    ] {
         assert!(text.contains(line), "{line:?} in {text}");
     }
     let json: serde_json::Value = serde_json::from_str(&ok(&["inspect", w, "--json"])).unwrap();
@@ -468,7 +474,7 @@ fn inspect_shows_the_file_and_its_arena() {
     assert_eq!(json["data_version"], 0);
     assert_eq!(json["entities"], 7);
     assert_eq!(json["file_bytes"], world.bytes().len());
-    assert_eq!(json["sections"].as_array().unwrap().len(), 6);
+    assert_eq!(json["sections"].as_array().unwrap().len(), 7);
     let arena = &json["arena"];
     let sum = ["live", "slack", "garbage"].iter().map(|k| arena[k].as_u64().unwrap()).sum::<u64>();
     assert_eq!(Some(sum), arena["bytes"].as_u64());
@@ -1789,4 +1795,47 @@ fn merge_refuses_files_of_different_data_versions() {
     ok(&["migrate", &theirs, "--with", &with]);
     ok(&["merge", w, &ours, &theirs, "-o", &out]);
     assert!(ok(&["inspect", &out]).contains(", data version 2, "));
+}
+
+#[test]
+fn verify_salvage_writes_what_checks_out_and_lists_the_rest() {
+    let world = World::new();
+    let w = world.path.as_str();
+    let store = world.store();
+    let mut bytes = world.bytes();
+    // The arena's first byte: the first entity's key count, in chunk 0 with every entity.
+    let table: Vec<(u32, usize)> = (0..usize::from(bytes[14]))
+        .map(|i| {
+            let at = 32 + 24 * i;
+            let kind = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+            (
+                kind,
+                usize::try_from(u64::from_le_bytes(bytes[at + 8..at + 16].try_into().unwrap()))
+                    .unwrap(),
+            )
+        })
+        .collect();
+    let arena = table.iter().find(|(kind, _)| *kind == 5).unwrap().1;
+    bytes[arena] ^= 1;
+    std::fs::write(w, &bytes).unwrap();
+    let err = fails(&["verify", w]);
+    assert!(err.contains("arena chunk 0 at byte"), "{err}");
+
+    let repaired = world.file("repaired.dcmp");
+    let text = ok(&["verify", w, "--salvage", "-o", &repaired]);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], format!("{w}: salvaged 0 entities into {repaired}; lost {}", store.len()));
+    assert_eq!(lines.len(), 1 + store.len());
+    assert!(lines[1].starts_with("  lost 0v0t1: arena chunk 0 at byte "), "{text}");
+    let verified = ok(&["verify", &repaired]);
+    assert!(verified.contains(", 0 entities, 91 key names"), "{verified}");
+
+    // An undamaged save salvages whole.
+    std::fs::write(w, store.to_bytes()).unwrap();
+    let text = ok(&["verify", w, "--salvage", "-o", &repaired]);
+    assert_eq!(text, format!("{w}: salvaged {} entities into {repaired}; lost 0\n", store.len()));
+    assert!(std::fs::read(&repaired).is_ok_and(|b| Store::from_bytes(&b).unwrap() == store));
+
+    let usage = run(&["verify", w, "--salvage"]);
+    assert_eq!(usage.status.code(), Some(2), "--salvage needs -o");
 }
