@@ -184,3 +184,43 @@ fn the_v2_save_loads_with_its_contents_and_names() {
 fn write_golden_v2() {
     golden_world_v2().save(PATH_V2).unwrap();
 }
+
+const GOLDEN_DELTA_V2: &[u8] = include_bytes!("../fixtures/delta_v2.dcmp");
+const PATH_DELTA_V2: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/delta_v2.dcmp");
+
+/// The target of `delta_v2.dcmp` (format 1.0, key hash 2, with its key names: kind 6), made
+/// from [`golden_world_v2`]: a changed entity with a new named key, an inserted one, a removed
+/// one.
+fn golden_delta_v2_target() -> Store {
+    let mut store = golden_world_v2();
+    store.get_mut(id("0v0t1")).unwrap().set("stats.luck", 7);
+    store.get_mut(id("0v0t1")).unwrap().remove("stats.mana");
+    store.remove(id("2v1t1"));
+    let text = r#"{"name": "Imp", "tags": {"0": "small", "1": "red"}, "x.y": {"z": true}}"#;
+    store.import_json(text, &ImportOptions::lenient()).unwrap();
+    store
+}
+
+#[test]
+fn the_v2_delta_applies_to_its_base_with_its_names() {
+    let info = save::describe(GOLDEN_DELTA_V2).unwrap();
+    assert_eq!((info.kind, info.major, info.minor), ("delta", 1, 0));
+    let delta = datacomp::StorePatch::from_bytes(GOLDEN_DELTA_V2).unwrap();
+    let mut world = Store::from_bytes(GOLDEN_V2).unwrap();
+    delta.apply(&mut world).expect("a format 1.0 delta applies to its base");
+    assert_eq!(world, golden_delta_v2_target());
+    assert_eq!(world.len(), 3);
+    let classic = world.get(id("0v0t1")).unwrap();
+    assert_eq!(classic.get_float("stats.luck"), Some(7.0));
+    assert_eq!(classic.get_float("stats.mana"), None);
+    assert!(world.get(id("2v1t1")).is_none());
+    assert_eq!(world.key_label(Key::path(&["x.y", "z"])), "/x.y/z");
+    assert_eq!(world.key_label(Key::parse("tags.1")), "tags.1");
+    assert_eq!(world.key_names().len(), 13);
+}
+
+#[test]
+#[ignore = "writes fixtures/delta_v2.dcmp: only for a new delta format"]
+fn write_golden_delta_v2() {
+    Store::diff(&golden_world_v2(), &golden_delta_v2_target()).save(PATH_DELTA_V2).unwrap();
+}
