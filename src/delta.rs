@@ -5,7 +5,6 @@
 //! target changed: a [`Patch`](crate::Patch) for one the base has, the whole blob for one it
 //! does not. Removed entities need no record: the target's handle map no longer has them.
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::io::Write;
 use std::path::Path;
@@ -15,12 +14,13 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use crate::blob::{layout, patch};
 use crate::handle_map::{RawHandleMap, RawHeader};
+use crate::names::KeyNames;
+use crate::names::codec::{self, LIST_KIND};
 use crate::save::{
-    DELTA, KEY_HASH_FX32_BYTES, decode_names, encode_names, file_len, names_len, parse,
-    save_atomically, write_file,
+    DELTA, DELTA_1_0, KEY_HASH_FX32_BYTES, file_len, parse, save_atomically, write_file,
 };
-use crate::store::{KeyName, STORE_TYPE_ID, Span};
-use crate::{Blob, Error, HandleMap, Id, Key, LoadError, Store};
+use crate::store::{STORE_TYPE_ID, Span};
+use crate::{Blob, Error, HandleMap, Id, LoadError, Store};
 
 /// A record of the entities section: an entity the base does not have, whole.
 const INSERTED: u32 = 1;
@@ -111,7 +111,10 @@ pub struct StorePatch {
     changed: usize,
     /// The target's key names, whole; `None` when they are the base's (most deltas), which
     /// the file marks with flag bit 0 of its `delta base` section.
-    names: Option<BTreeMap<Key, KeyName>>,
+    names: Option<KeyNames>,
+    /// Read from a delta of format 1.0: `base_crc` covers the base's names as format 1.0's
+    /// flat list, and the file is written again in that form.
+    list_names: bool,
 }
 
 impl Store {
@@ -159,7 +162,7 @@ impl Store {
             }
         }
         StorePatch {
-            base_crc: base.content_crc(),
+            base_crc: base.content_crc(false),
             header: new.header,
             slots,
             meta,
@@ -167,14 +170,16 @@ impl Store {
             inserted,
             changed,
             names: (target.names != base.names).then(|| target.names.clone()),
+            list_names: false,
         }
     }
 
     /// A crc32 of the store's contents: its handle map (without the arena offsets) and every
-    /// blob's bytes in dense order, and its key names. A store and the store loaded from its
-    /// save have the same; a delta checks its base by it. Equal stores whose blobs are laid out
-    /// differently (one compacted, say) have different ones.
-    fn content_crc(&self) -> u32 {
+    /// blob's bytes in dense order, and its key names (as the key tree, or with `list_names`
+    /// as format 1.0's flat list, which deltas of format 1.0 were made with). A store and the
+    /// store loaded from its save have the same; a delta checks its base by it. Equal stores
+    /// whose blobs are laid out differently (one compacted, say) have different ones.
+    fn content_crc(&self, list_names: bool) -> u32 {
         let raw = self.index.as_raw();
         let mut crc = crc32fast::Hasher::new();
         crc.update(raw.header.as_bytes());
@@ -183,7 +188,11 @@ impl Store {
         for (_, blob) in self.iter() {
             crc.update(blob.as_bytes());
         }
-        crc.update(&encode_names(&self.names));
+        if list_names {
+            codec::crc_list(&self.names, &mut crc);
+        } else {
+            crc.update(&codec::encode_tree(&self.names));
+        }
         crc.finalize()
     }
 }
@@ -249,7 +258,7 @@ impl StorePatch {
     /// [contents' crc32](StorePatch) differs), and the errors of a load for a handle map or
     /// entity that does not check out.
     pub fn apply(&self, base: &mut Store) -> Result<(), LoadError> {
-        let found = base.content_crc();
+        let found = base.content_crc(self.list_names);
         if found != self.base_crc {
             return Err(LoadError::DeltaBase { expected: self.base_crc, found });
         }
@@ -380,14 +389,15 @@ impl StorePatch {
 
     /// Writes the delta file: the save file's header and checks, with the sections `delta
     /// base`, `delta index header`, `delta slot changes`, `delta meta changes`, `delta
-    /// entities` and `key names`.
+    /// entities` and `key tree` (`key names` for a delta read from a format 1.0 file).
     ///
     /// # Errors
     ///
     /// Whatever `out` returns.
     pub fn write_to(&self, out: impl Write) -> std::io::Result<()> {
         let base = [self.base_crc, u32::from(self.names.is_none())];
-        let names = self.names.as_ref().map(encode_names).unwrap_or_default();
+        let encode = if self.list_names { codec::encode_list } else { codec::encode_tree };
+        let names = self.names.as_ref().map(encode).unwrap_or_default();
         let sections = [
             base.as_bytes(),
             self.header.as_bytes(),
@@ -396,7 +406,7 @@ impl StorePatch {
             self.entities.as_bytes(),
             &names,
         ];
-        write_file(&DELTA, &sections, out)
+        write_file(if self.list_names { &DELTA_1_0 } else { &DELTA }, &sections, out)
     }
 
     /// The delta file as bytes.
@@ -417,7 +427,9 @@ impl StorePatch {
             self.slots.as_bytes().len(),
             self.meta.as_bytes().len(),
             self.entities.len() * 4,
-            self.names.as_ref().map_or(0, names_len),
+            self.names.as_ref().map_or(0, |names| {
+                if self.list_names { codec::list_len(names) } else { codec::tree_len(names) }
+            }),
         ])
     }
 
@@ -458,6 +470,7 @@ impl StorePatch {
             return Err(LoadError::DeltaKeyHash { key_hash: parsed.key_hash() });
         }
         let [base, header, slots, meta, entities, names] = parsed.sections;
+        let list_names = parsed.kinds[5] == LIST_KIND;
         let size = |section, expected: usize, found: &[u8]| LoadError::SectionSize {
             section,
             expected: expected as u64,
@@ -471,6 +484,11 @@ impl StorePatch {
             1 if names.is_empty() => true,
             1 => {
                 let problem = "the names are the base's, yet the key names section is not empty";
+                let problem = if list_names {
+                    problem
+                } else {
+                    "the names are the base's, yet the key tree section is not empty"
+                };
                 return Err(LoadError::DeltaChange { section: "delta base", index: 1, problem });
             }
             _ => {
@@ -498,8 +516,9 @@ impl StorePatch {
             names: if base_names {
                 None
             } else {
-                Some(decode_names(names, KEY_HASH_FX32_BYTES, true)?)
+                Some(codec::decode(names, parsed.kinds[5], KEY_HASH_FX32_BYTES)?)
             },
+            list_names,
         })
     }
 }

@@ -6,14 +6,14 @@
 //! blob as `serde_json` reads it: no `serde_json::Value` tree is built.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
 
-use fxhash::FxHashSet;
+use fxhash::FxHashMap;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use crate::blob::layout;
-use crate::store::{KeyName, Span};
+use crate::names::{self, KeyNames};
+use crate::store::Span;
 use crate::text::Shortened;
 use crate::{Blob, BlobError, BlobRef, Id, Key, Store, Value};
 
@@ -267,7 +267,7 @@ impl Store {
     ///     &ImportOptions::strict(),
     /// )?;
     /// assert_eq!(store.get(ids[1]).unwrap().get_str("name"), Some("Troll"));
-    /// assert_eq!(store.key_name(Key::parse("stats.health")), Some("stats.health"));
+    /// assert_eq!(store.key_name(Key::parse("stats.health")).as_deref(), Some("stats.health"));
     ///
     /// let err = store.import_json(r#"[{"name": "Imp"}, {"name": null}]"#, &ImportOptions::strict());
     /// assert_eq!(err.unwrap_err().path(), "/1/name");
@@ -294,10 +294,10 @@ impl Store {
     ) -> Result<(Vec<Id>, ImportReport), JsonError> {
         let mut importer = Importer {
             lenient: options.lenient,
-            track_names: true,
-            known: std::mem::take(&mut self.names),
+            names: std::mem::take(&mut self.names),
             ..Importer::default()
         };
+        importer.names.begin();
         let mut staging = Staging::default();
         let mut reader = serde_json::Deserializer::from_str(text);
         let mut unused = Blob::new();
@@ -313,15 +313,17 @@ impl Store {
             let kind = JsonErrorKind::Blob(BlobError::TooLarge { required });
             Err(JsonError { kind, path: String::new(), line: text.lines().count(), column: 1 })
         };
-        if let Err(error) = read.map_err(|e| importer.error(&e)).and_then(fits) {
+        let read = read.map_err(|e| importer.error(&e)).and_then(fits);
+        importer.release_claims();
+        if let Err(error) = read {
             // Nothing of a failed import stays: not even the names it met.
-            for key in importer.added {
-                importer.known.remove(&key);
-            }
-            self.names = importer.known;
+            importer.names.rollback();
+            self.names = importer.names;
             return Err(error);
         }
-        self.names = importer.known;
+        // Paths that named nothing (empty objects, skipped nulls) are dropped.
+        importer.names.commit();
+        self.names = importer.names;
         self.arena.extend_from_slice(&staging.arena);
         let ids = staging
             .spans
@@ -378,9 +380,9 @@ impl Store {
     #[must_use]
     pub fn export_blob_json(&self, blob: BlobRef<'_>) -> String {
         let mut tree = Tree::default();
-        self.export_tree(blob, &mut Vec::new(), &mut tree);
+        self.export_tree(blob, &mut tree);
         let mut out = Vec::new();
-        tree.write_compact(&mut out);
+        tree.write(&mut out, false, 0);
         into_string(out)
     }
 
@@ -426,9 +428,9 @@ impl Store {
     #[must_use]
     pub fn export_blob_json_pretty(&self, blob: BlobRef<'_>) -> String {
         let mut tree = Tree::default();
-        self.export_tree(blob, &mut Vec::new(), &mut tree);
+        self.export_tree(blob, &mut tree);
         let mut out = Vec::new();
-        tree.write_pretty(ROOT, 0, &mut out);
+        tree.write(&mut out, true, 0);
         into_string(out)
     }
 
@@ -488,45 +490,32 @@ impl Store {
         // JSON takes about twice the bytes of the blobs; a guess that saves most regrowth
         // without a pass over every blob to measure them.
         let mut out = Vec::with_capacity(self.arena.len() * 4 * 2);
-        let (mut segments, mut tree) = (Vec::new(), Tree::default());
+        let mut tree = Tree::default();
         out.extend_from_slice(open);
         for (i, (_, blob)) in self.iter().enumerate() {
             if i > 0 {
                 out.extend_from_slice(separator);
             }
-            self.export_tree(blob, &mut segments, &mut tree);
-            if pretty {
-                tree.write_pretty(ROOT, 1, &mut out);
-            } else {
-                tree.write_compact(&mut out);
-            }
+            self.export_tree(blob, &mut tree);
+            tree.write(&mut out, pretty, usize::from(pretty));
         }
         out.extend_from_slice(close);
         into_string(out)
     }
 
-    /// Builds in `tree` the blob as a tree of objects, nested by the names this store knows
-    /// for its keys. `segments` is scratch space, kept between calls so that it is allocated
-    /// once.
-    fn export_tree<'a>(
-        &'a self,
-        blob: BlobRef<'a>,
-        segments: &mut Vec<Cow<'a, str>>,
-        tree: &mut Tree<'a>,
-    ) {
+    /// Builds in `tree` the blob as a tree of objects and arrays, nested by the names this
+    /// store knows for its keys. O(the keys and the path nodes they need), with no recursion.
+    fn export_tree<'a>(&'a self, blob: BlobRef<'a>, tree: &mut Tree<'a>) {
         tree.clear();
         for (key, value) in blob {
-            let placed = self.names.get(&key).is_some_and(|name| {
-                segments.clear();
-                // Borrowed from the name unless a segment holds an escape.
-                segments.extend(name.pointer.split('/').skip(1).map(unescape));
-                tree.place(ROOT, segments, value)
-            });
+            let placed =
+                self.names.named(key).is_some_and(|node| tree.place(&self.names, node, value));
             if !placed {
                 // Unnamed, or its path runs through another key's value: at the top, by hash.
-                tree.push_member(ROOT, Cow::Owned(key.to_string()), Some(value));
+                tree.push_member(ROOT, Cow::Owned(key.to_string()), Some(value), NO_NODE);
             }
         }
+        tree.shape_arrays(&self.names);
     }
 }
 
@@ -558,9 +547,14 @@ pub(crate) fn unescape(segment: &str) -> Cow<'_, str> {
 #[derive(Default)]
 struct Tree<'a> {
     nodes: Vec<TreeNode<'a>>,
+    /// The node of each name-tree node placed so far in this entity.
+    placed: FxHashMap<u32, u32>,
+    /// Scratch: name-tree nodes on the way to a key's node, and an array's members by index.
+    chain: Vec<u32>,
 }
 
-/// A member of an object: a value, or an object whose members start at `first`.
+/// A member of an object or array: a value, or an object (an array) whose members start at
+/// `first`.
 struct TreeNode<'a> {
     name: Cow<'a, str>,
     leaf: Option<Value<'a>>,
@@ -569,6 +563,10 @@ struct TreeNode<'a> {
     last: u32,
     /// The next member of the same object; [`NO_NODE`] after the last.
     next: u32,
+    /// The name-tree node this member is, or [`NO_NODE`] (the root, a key shown by hash).
+    source: u32,
+    /// Written as an array: its members are its indices `0..`, linked in that order.
+    array: bool,
 }
 
 /// The entity's own object in a [`Tree`].
@@ -581,6 +579,16 @@ fn into_string(bytes: Vec<u8>) -> String {
     String::from_utf8(bytes).unwrap_or_default()
 }
 
+/// Whether `segment` is an array index as JSON documents number elements: `0`, or digits
+/// without a leading zero, below `len`.
+fn index_below(segment: &str, len: usize) -> Option<usize> {
+    let canonical = segment == "0"
+        || (!segment.is_empty()
+            && !segment.starts_with('0')
+            && segment.bytes().all(|b| b.is_ascii_digit()));
+    segment.parse().ok().filter(|&i| canonical && i < len)
+}
+
 impl<'a> Tree<'a> {
     /// Empties the tree down to the entity's object, with no members.
     fn clear(&mut self) {
@@ -591,24 +599,38 @@ impl<'a> Tree<'a> {
             first: NO_NODE,
             last: NO_NODE,
             next: NO_NODE,
+            source: NO_NODE,
+            array: false,
         };
         self.nodes.push(root);
-    }
-
-    /// The members of object `object`, in order.
-    fn members(&self, object: u32) -> impl Iterator<Item = u32> + '_ {
-        let first = self.nodes[object as usize].first;
-        std::iter::successors((first != NO_NODE).then_some(first), |&node| {
-            let next = self.nodes[node as usize].next;
-            (next != NO_NODE).then_some(next)
-        })
+        // Cleared in time to its size: kept when the entities are alike, replaced after a
+        // large one, so that many small entities after it do not each clear a large table.
+        if self.placed.capacity() > 4 * self.placed.len() + 64 {
+            self.placed = FxHashMap::default();
+        } else {
+            self.placed.clear();
+        }
     }
 
     /// Adds a member (a value, or with `leaf` `None` an empty object) after the last member of
     /// `object`, and returns it.
-    fn push_member(&mut self, object: u32, name: Cow<'a, str>, leaf: Option<Value<'a>>) -> u32 {
+    fn push_member(
+        &mut self,
+        object: u32,
+        name: Cow<'a, str>,
+        leaf: Option<Value<'a>>,
+        source: u32,
+    ) -> u32 {
         let node = self.nodes.len() as u32;
-        self.nodes.push(TreeNode { name, leaf, first: NO_NODE, last: NO_NODE, next: NO_NODE });
+        self.nodes.push(TreeNode {
+            name,
+            leaf,
+            first: NO_NODE,
+            last: NO_NODE,
+            next: NO_NODE,
+            source,
+            array: false,
+        });
         let parent = &mut self.nodes[object as usize];
         let last = std::mem::replace(&mut parent.last, node);
         if last == NO_NODE {
@@ -619,97 +641,152 @@ impl<'a> Tree<'a> {
         node
     }
 
-    /// Puts `value` at the path `segments` under `object`, creating objects on the way.
-    /// Returns false, changing nothing, where the path meets a value or ends on an object.
-    fn place(&mut self, object: u32, segments: &[Cow<'a, str>], value: Value<'a>) -> bool {
-        let Some((segment, rest)) = segments.split_first() else {
+    /// Puts `value` at the path of name-tree node `node`, creating objects on the way (from
+    /// the nearest one placed already). Returns false, changing nothing, where the path meets
+    /// a value or is an object in this entity.
+    fn place(&mut self, names: &'a KeyNames, node: u32, value: Value<'a>) -> bool {
+        if self.placed.contains_key(&node) {
             return false;
+        }
+        let mut chain = std::mem::take(&mut self.chain);
+        chain.clear();
+        let mut at = node;
+        let mut object = loop {
+            chain.push(at);
+            let parent = names.parent(at);
+            if parent == names::ROOT {
+                break ROOT;
+            }
+            if let Some(&placed) = self.placed.get(&parent) {
+                break placed;
+            }
+            at = parent;
         };
-        let found = self.members(object).find(|&m| self.nodes[m as usize].name == *segment);
-        if rest.is_empty() {
-            if found.is_some() {
-                return false;
+        let fits = self.nodes[object as usize].leaf.is_none();
+        if fits {
+            for &n in chain.iter().rev() {
+                object = self.push_member(object, Cow::Borrowed(names.segment(n)), None, n);
+                self.placed.insert(n, object);
             }
-            self.push_member(object, segment.clone(), Some(value));
-            return true;
+            self.nodes[object as usize].leaf = Some(value);
         }
-        match found {
-            Some(member) if self.nodes[member as usize].leaf.is_some() => false,
-            Some(member) => self.place(member, rest, value),
-            // Under a new, empty object the rest of the path meets nothing: placing succeeds.
-            None => {
-                let member = self.push_member(object, segment.clone(), None);
-                self.place(member, rest, value)
-            }
-        }
+        self.chain = chain;
+        fits
     }
 
-    fn write_compact(&self, out: &mut Vec<u8>) {
-        // Writing to a Vec cannot fail.
-        let _ = serde_json::to_writer(out, &TreeRef { tree: self, node: ROOT });
+    /// Writes as arrays the objects whose name-tree node was an imported array and whose
+    /// members are exactly its indices `0..n` (in any order), not all plain numbers: their
+    /// members are relinked in index order. Any other object stays an object keyed by index,
+    /// which reads back to the same keys: an array with a hole (a removed element, a skipped
+    /// `null`), or one of numbers only (`[1, null]` leniently), which would read back as a
+    /// float array.
+    fn shape_arrays(&mut self, names: &KeyNames) {
+        let mut slots = std::mem::take(&mut self.chain);
+        for object in 0..self.nodes.len() {
+            let node = &self.nodes[object];
+            if node.source == NO_NODE || node.leaf.is_some() || !names.is_array(node.source) {
+                continue;
+            }
+            let mut len = 0;
+            let mut member = node.first;
+            while member != NO_NODE {
+                len += 1;
+                member = self.nodes[member as usize].next;
+            }
+            slots.clear();
+            slots.resize(len, NO_NODE);
+            let mut member = self.nodes[object].first;
+            let (mut whole, mut numbers) = (true, true);
+            while member != NO_NODE {
+                let node = &self.nodes[member as usize];
+                match index_below(&node.name, len) {
+                    // Distinct names under one node: each index is met once.
+                    Some(i) => slots[i] = member,
+                    None => whole = false,
+                }
+                numbers &= matches!(node.leaf, Some(Value::Float(_)));
+                member = node.next;
+            }
+            if !whole || numbers {
+                continue;
+            }
+            for pair in slots.windows(2) {
+                self.nodes[pair[0] as usize].next = pair[1];
+            }
+            if let (Some(&first), Some(&last)) = (slots.first(), slots.last()) {
+                self.nodes[last as usize].next = NO_NODE;
+                let node = &mut self.nodes[object];
+                (node.first, node.last, node.array) = (first, last, true);
+            }
+        }
+        self.chain = slots;
     }
 
-    /// Writes `node` as designers write fixtures: one member a line, indented two spaces a
-    /// level, and float arrays on one line (`[12.0, 0.0, -40.5]`).
-    fn write_pretty(&self, node: u32, depth: usize, out: &mut Vec<u8>) {
-        match self.nodes[node as usize].leaf {
-            Some(Value::Floats(floats)) => {
-                out.push(b'[');
-                for (i, f) in floats.iter().enumerate() {
-                    if i > 0 {
-                        out.extend_from_slice(b", ");
-                    }
-                    write_leaf(out, f);
+    /// Writes the entity: compact, or `pretty` as designers write fixtures (one member a line,
+    /// indented two spaces a level from `depth`, float arrays on one line: `[12.0, 0.0]`).
+    /// Iterative: a path of any depth writes without recursion.
+    fn write(&self, out: &mut Vec<u8>, pretty: bool, depth: usize) {
+        // Each open object or array, and its next member to write.
+        let mut open: Vec<(u32, u32)> = Vec::new();
+        self.open(ROOT, out, pretty, &mut open);
+        while let Some(top) = open.last_mut() {
+            let (object, member) = *top;
+            let node = &self.nodes[object as usize];
+            if member == NO_NODE {
+                open.pop();
+                if pretty {
+                    out.push(b'\n');
+                    push_indent(out, depth + open.len());
                 }
-                out.push(b']');
+                out.push(if node.array { b']' } else { b'}' });
+                continue;
             }
-            Some(_) => write_leaf(out, &TreeRef { tree: self, node }),
-            None if self.members(node).next().is_none() => out.extend_from_slice(b"{}"),
-            None => {
-                out.push(b'{');
-                for (i, member) in self.members(node).enumerate() {
-                    out.extend_from_slice(if i == 0 { b"\n" } else { b",\n" });
-                    push_indent(out, depth + 1);
-                    write_leaf(out, &self.nodes[member as usize].name);
-                    out.extend_from_slice(b": ");
-                    self.write_pretty(member, depth + 1, out);
-                }
+            top.1 = self.nodes[member as usize].next;
+            if member != node.first {
+                out.push(b',');
+            }
+            if pretty {
                 out.push(b'\n');
-                push_indent(out, depth);
-                out.push(b'}');
+                push_indent(out, depth + open.len());
+            }
+            if !node.array {
+                write_leaf(out, &self.nodes[member as usize].name);
+                out.extend_from_slice(if pretty { b": " } else { b":" });
+            }
+            self.open(member, out, pretty, &mut open);
+        }
+    }
+
+    /// Writes a value whole, or an object's or array's opening (pushed on `open`).
+    fn open(&self, node: u32, out: &mut Vec<u8>, pretty: bool, open: &mut Vec<(u32, u32)>) {
+        let tree_node = &self.nodes[node as usize];
+        match tree_node.leaf {
+            Some(value) => write_value(out, value, pretty),
+            None if tree_node.first == NO_NODE => out.extend_from_slice(b"{}"),
+            None => {
+                out.push(if tree_node.array { b'[' } else { b'{' });
+                open.push((node, tree_node.first));
             }
         }
     }
 }
 
-/// A node of a [`Tree`], to serialize.
-struct TreeRef<'t, 'a> {
-    tree: &'t Tree<'a>,
-    node: u32,
-}
-
-impl serde::Serialize for TreeRef<'_, '_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::{SerializeMap, SerializeSeq};
-        match self.tree.nodes[self.node as usize].leaf {
-            Some(Value::Bool(b)) => serializer.serialize_bool(b),
-            Some(Value::Float(f)) => serializer.serialize_f32(f),
-            Some(Value::Str(s)) => serializer.serialize_str(s),
-            Some(Value::Floats(floats)) => {
-                let mut seq = serializer.serialize_seq(Some(floats.len()))?;
-                for f in floats {
-                    seq.serialize_element(f)?;
+/// Writes one value: a float in its shortest form that reads back as the same `f32` (a NaN
+/// or infinity, which JSON cannot hold, as `null`), a float array on one line.
+fn write_value(out: &mut Vec<u8>, value: Value<'_>, pretty: bool) {
+    match value {
+        Value::Bool(b) => write_leaf(out, &b),
+        Value::Float(f) => write_leaf(out, &f),
+        Value::Str(s) => write_leaf(out, s),
+        Value::Floats(floats) => {
+            out.push(b'[');
+            for (i, f) in floats.iter().enumerate() {
+                if i > 0 {
+                    out.extend_from_slice(if pretty { b", " } else { b"," });
                 }
-                seq.end()
+                write_leaf(out, f);
             }
-            None => {
-                let mut map = serializer.serialize_map(None)?;
-                for member in self.tree.members(self.node) {
-                    let name = &self.tree.nodes[member as usize].name;
-                    map.serialize_entry(name, &TreeRef { tree: self.tree, node: member })?;
-                }
-                map.end()
-            }
+            out.push(b']');
         }
     }
 }
@@ -745,10 +822,7 @@ impl Staging {
         map: A,
     ) -> Result<(), A::Error> {
         self.blob.clear();
-        importer.name_spans.clear();
-        importer.names.clear();
-        importer.objects.clear();
-        importer.value_depths.clear();
+        importer.release_claims();
         read_members(importer, &mut self.blob, map)?;
         let words = self.blob.as_blob_ref().as_words();
         let used = layout::used_bytes(words) / 4;
@@ -763,26 +837,20 @@ impl Staging {
 /// Where the importer is, what it has seen, and why it stopped.
 #[derive(Default)]
 struct Importer {
-    /// The key of each open object (none at the top level).
-    parents: Vec<Key>,
+    /// The name-tree node of each open object (none at the top level: the root).
+    levels: Vec<u32>,
     /// The member names on the current path, back to back, and where each one ends.
     path: String,
     path_ends: Vec<usize>,
     /// The index of the array element being read, if one is.
     element: Option<usize>,
-    /// The dotted path of every key claimed so far, as a value or an object, back to back:
-    /// (key, start, end) in `names`. Looked up only when a key is claimed twice, to name both
-    /// paths.
-    name_spans: Vec<(Key, usize, usize)>,
-    /// The depth (member names on the path) of each value set so far, in the blob's key order.
-    /// A value and an object clash only at one depth: a key of another depth is another path
-    /// (`inventory.2241.count` and the object `inventory.18937` share a key, harmlessly, since
-    /// an object's key is never stored).
-    value_depths: Vec<usize>,
-    names: String,
-    /// The key and depth of every object of the entity so far: a path may hold a value or an
-    /// object, not both, or export could not write the entity back.
-    objects: FxHashSet<(Key, usize)>,
+    /// Every path met, as a tree of segments: the store's key names in a store import (its
+    /// named nodes are the keys' names), a tree of its own in a blob import. A path is
+    /// claimed once per entity, as a value or an object: twice is a path set twice, or a
+    /// value and an object at one path (which JSON could not write back).
+    names: KeyNames,
+    /// The nodes the entity being read claimed, released after it.
+    claimed: Vec<u32>,
     /// The member name being read.
     segment: String,
     /// Numbers of the array being read.
@@ -794,11 +862,6 @@ struct Importer {
     report: ImportReport,
     /// The position of the entity being read in a top-level array, if it is in one.
     entity: Option<usize>,
-    /// When importing into a store: every key's dotted name, the store's and this import's,
-    /// and the keys this import added (removed again if it fails).
-    track_names: bool,
-    known: BTreeMap<Key, KeyName>,
-    added: Vec<Key>,
 }
 
 impl Importer {
@@ -846,32 +909,13 @@ impl Importer {
         pointer
     }
 
-    /// Whether `pointer` (a key's stored JSON Pointer) names the current member path.
-    fn is_current_path(&self, pointer: &str) -> bool {
-        pointer.strip_prefix('/').is_some_and(|path| {
-            path.split('/').map(unescape).eq(self.segments().map(std::borrow::Cow::Borrowed))
-        })
-    }
-
-    /// Appends the current path, dotted, to `out`.
-    fn write_dotted(&self, out: &mut String) {
-        for (i, segment) in self.segments().enumerate() {
-            if i > 0 {
-                out.push('.');
-            }
-            out.push_str(segment);
-        }
-    }
-
-    /// Enters the member named `self.segment`, returning its key.
-    fn enter(&mut self) -> Key {
-        let key = match self.parents.last() {
-            Some(parent) => parent.child(&self.segment),
-            None => Key::new(&self.segment),
-        };
+    /// Enters the member named `self.segment`, returning its name-tree node.
+    fn enter(&mut self) -> u32 {
+        let parent = self.levels.last().copied().unwrap_or(names::ROOT);
+        let node = self.names.intern(parent, &self.segment);
         self.path.push_str(&self.segment);
         self.path_ends.push(self.path.len());
-        key
+        node
     }
 
     fn leave(&mut self) {
@@ -879,77 +923,51 @@ impl Importer {
         self.path.truncate(self.path_ends.last().copied().unwrap_or(0));
     }
 
-    /// Claims `key` (the current path) for a value or an object, and returns where its dotted
-    /// path starts in `names`. A key the entity already holds as a value, or as an object at
-    /// this depth, was claimed before in this document: by the same path, or by another whose
-    /// key collides. Two values always clash (the blob holds one value a key); an object's key
-    /// is never stored, so it clashes only with a value or object of its own depth.
-    fn claim<E: de::Error>(&mut self, blob: &Blob, key: Key, object: bool) -> Result<usize, E> {
-        let start = self.names.len();
-        let mut names = std::mem::take(&mut self.names);
-        self.write_dotted(&mut names);
-        self.names = names;
-        let depth = self.path_ends.len();
-        let value = if object {
-            let words = blob.as_blob_ref().as_words();
-            layout::find(words, key).is_some_and(|i| self.value_depths.get(i) == Some(&depth))
-        } else {
-            blob.contains_key(key)
-        };
-        if value || self.objects.contains(&(key, depth)) {
-            let current = self.names[start..].to_owned();
-            let first = self
-                .name_spans
-                .iter()
-                .find(|(k, s, e)| *k == key && (!object || self.names[*s..*e] == current))
-                .or_else(|| self.name_spans.iter().find(|(k, _, _)| *k == key))
-                .map(|&(_, s, e)| self.names[s..e].to_owned())
-                .unwrap_or_default();
-            let kind = if first == current {
-                JsonErrorKind::DuplicatePath(first)
-            } else {
-                JsonErrorKind::KeyCollision { first, second: current, key }
-            };
-            return Err(self.fail(kind));
+    /// Releases the paths the last entity claimed.
+    fn release_claims(&mut self) {
+        for node in self.claimed.drain(..) {
+            self.names.unclaim(node);
         }
-        self.name_spans.push((key, start, self.names.len()));
-        Ok(start)
     }
 
-    /// Opens the object at `key` (the current path): later members are its children.
-    fn open_object<E: de::Error>(&mut self, blob: &Blob, key: Key) -> Result<(), E> {
-        self.claim(blob, key, true)?;
-        self.objects.insert((key, self.path_ends.len()));
-        Ok(())
+    /// Claims `node` (the current path) for a value or an object of this entity: a path
+    /// claimed before in this entity is set twice.
+    fn claim<E: de::Error>(&mut self, node: u32) -> Result<(), E> {
+        if self.names.claim(node) {
+            self.claimed.push(node);
+            return Ok(());
+        }
+        let path = self.names.dotted(node);
+        Err(self.fail(JsonErrorKind::DuplicatePath(path)))
     }
 
-    /// Sets `key` (the current path) in `blob`.
-    fn set<E: de::Error>(&mut self, blob: &mut Blob, key: Key, value: Value<'_>) -> Result<(), E> {
-        let start = self.claim(blob, key, false)?;
-        if self.track_names {
-            match self.known.get(&key) {
-                // Compared segment by segment: most keys are met again under the same name,
-                // and that costs no allocation.
-                Some(first) if !self.is_current_path(&first.pointer) => {
-                    // As the store shows them: a dotted name only where it reads back.
-                    let dotted = self.names[start..].to_owned();
-                    let second = KeyName { dotted, pointer: self.member_pointer() };
-                    let (first, second) = (first.label().to_owned(), second.label().to_owned());
-                    return Err(self.fail(JsonErrorKind::KeyCollision { first, second, key }));
-                }
-                Some(_) => {}
-                None => {
-                    let dotted = self.names[start..].to_owned();
-                    let pointer = self.member_pointer();
-                    self.known.insert(key, KeyName { dotted, pointer });
-                    self.added.push(key);
-                }
+    /// Opens the object at `node` (the current path): later members are its children.
+    fn open_object<E: de::Error>(&mut self, node: u32) -> Result<(), E> {
+        self.claim(node)
+    }
+
+    /// Sets `node` (the current path) in `blob`, as the name of its key. A key named by
+    /// another path (in this entity, or in the store) is a collision: the blob holds one
+    /// value a key.
+    fn set<E: de::Error>(&mut self, blob: &mut Blob, node: u32, value: Value<'_>) -> Result<(), E> {
+        self.claim(node)?;
+        let key = match self.names.name(node) {
+            Ok(key) => key,
+            Err(other) => {
+                let key = self.names.key(node);
+                // Paths of this document as they are written; one the store knew already as
+                // the store shows it, dotted only where that reads back.
+                let (first, second) = if self.names.is_claimed(other) {
+                    (self.names.dotted(other), self.names.dotted(node))
+                } else {
+                    (self.names.label(other), self.names.label(node))
+                };
+                return Err(self.fail(JsonErrorKind::KeyCollision { first, second, key }));
             }
-        }
-        blob.try_set(key, value).map_err(|e| self.fail(JsonErrorKind::Blob(e)))?;
-        // A new key, since `claim` refused one the blob holds: it is the blob's last.
-        self.value_depths.push(self.path_ends.len());
-        Ok(())
+        };
+        // A key no other path of the entity holds, and this path is claimed once: the blob
+        // does not hold it yet.
+        blob.try_set(key, value).map_err(|e| self.fail(JsonErrorKind::Blob(e)))
     }
 
     fn number<E: de::Error>(&mut self, n: f64) -> Result<f32, E> {
@@ -966,18 +984,18 @@ impl Importer {
         Ok(f32::MAX.copysign(n as f32))
     }
 
-    /// Enters the member named by decimal `index` of the array at `key`: lenient arrays become
-    /// objects keyed by index.
-    fn enter_index(&mut self, key: Key, index: usize) -> Key {
+    /// Enters the member named by decimal `index` of the array at `node`: a lenient array of
+    /// other things than numbers holds its elements as members keyed by index.
+    fn enter_index(&mut self, node: u32, index: usize) -> u32 {
         self.segment.clear();
         let _ = write!(self.segment, "{index}");
-        self.parents.push(key);
+        self.levels.push(node);
         self.enter()
     }
 
     fn leave_index(&mut self) {
         self.leave();
-        self.parents.pop();
+        self.levels.pop();
     }
 }
 
@@ -1064,8 +1082,8 @@ fn read_members<'de, A: MapAccess<'de>>(
     mut map: A,
 ) -> Result<(), A::Error> {
     while map.next_key_seed(Segment { importer: &mut *importer })?.is_some() {
-        let key = importer.enter();
-        map.next_value_seed(Member { importer: &mut *importer, blob: &mut *blob, key })?;
+        let node = importer.enter();
+        map.next_value_seed(Member { importer: &mut *importer, blob: &mut *blob, node })?;
         importer.leave();
     }
     Ok(())
@@ -1098,11 +1116,11 @@ impl Visitor<'_> for Segment<'_> {
     }
 }
 
-/// A member's value, written into the blob at `key`.
+/// A member's value, written into the blob at the key of name-tree node `node`.
 struct Member<'i> {
     importer: &'i mut Importer,
     blob: &'i mut Blob,
-    key: Key,
+    node: u32,
 }
 
 impl<'de> DeserializeSeed<'de> for Member<'_> {
@@ -1121,12 +1139,12 @@ impl<'de> Visitor<'de> for Member<'_> {
     }
 
     fn visit_bool<E: de::Error>(self, b: bool) -> Result<(), E> {
-        self.importer.set(self.blob, self.key, Value::Bool(b))
+        self.importer.set(self.blob, self.node, Value::Bool(b))
     }
 
     fn visit_f64<E: de::Error>(self, n: f64) -> Result<(), E> {
         let n = self.importer.number(n)?;
-        self.importer.set(self.blob, self.key, Value::Float(n))
+        self.importer.set(self.blob, self.node, Value::Float(n))
     }
 
     #[allow(clippy::cast_precision_loss)] // Numbers are stored as f32: that is the format.
@@ -1140,7 +1158,7 @@ impl<'de> Visitor<'de> for Member<'_> {
     }
 
     fn visit_str<E: de::Error>(self, s: &str) -> Result<(), E> {
-        self.importer.set(self.blob, self.key, Value::Str(s))
+        self.importer.set(self.blob, self.node, Value::Str(s))
     }
 
     fn visit_unit<E: de::Error>(self) -> Result<(), E> {
@@ -1152,15 +1170,15 @@ impl<'de> Visitor<'de> for Member<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
-        self.importer.open_object(self.blob, self.key)?;
-        self.importer.parents.push(self.key);
+        self.importer.open_object(self.node)?;
+        self.importer.levels.push(self.node);
         read_members(self.importer, self.blob, map)?;
-        self.importer.parents.pop();
+        self.importer.levels.pop();
         Ok(())
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        let Member { importer, blob, key } = self;
+        let Member { importer, blob, node } = self;
         let mut floats = std::mem::take(&mut importer.floats);
         floats.clear();
         let mut converted = false;
@@ -1171,7 +1189,7 @@ impl<'de> Visitor<'de> for Member<'_> {
                 let seed = LenientElement {
                     importer: &mut *importer,
                     blob: &mut *blob,
-                    key,
+                    node,
                     floats: &floats,
                 };
                 seq.next_element_seed(seed)?
@@ -1193,8 +1211,8 @@ impl<'de> Visitor<'de> for Member<'_> {
             importer.report.converted_arrays += 1;
             let mut index = floats.len() + 1;
             loop {
-                let member = importer.enter_index(key, index);
-                let seed = Member { importer: &mut *importer, blob: &mut *blob, key: member };
+                let member = importer.enter_index(node, index);
+                let seed = Member { importer: &mut *importer, blob: &mut *blob, node: member };
                 let read = seq.next_element_seed(seed);
                 importer.leave_index();
                 if read?.is_none() {
@@ -1203,7 +1221,7 @@ impl<'de> Visitor<'de> for Member<'_> {
                 index += 1;
             }
         } else {
-            importer.set(blob, key, Value::Floats(&floats))
+            importer.set(blob, node, Value::Floats(&floats))
         };
         importer.floats = floats;
         result
@@ -1223,8 +1241,8 @@ enum Element {
 struct LenientElement<'i> {
     importer: &'i mut Importer,
     blob: &'i mut Blob,
-    /// The array's key.
-    key: Key,
+    /// The array's name-tree node.
+    node: u32,
     /// The numbers read so far.
     floats: &'i [f32],
 }
@@ -1235,16 +1253,18 @@ impl LenientElement<'_> {
     fn convert<E: de::Error>(&mut self) -> Result<Member<'_>, E> {
         // From here on the path names members by index, not elements.
         self.importer.element = None;
-        self.importer.open_object(self.blob, self.key)?;
+        self.importer.open_object(self.node)?;
+        // Marked, so that export writes it back as an array.
+        self.importer.names.set_array(self.node);
         for (index, &n) in self.floats.iter().enumerate() {
-            let member = self.importer.enter_index(self.key, index);
+            let member = self.importer.enter_index(self.node, index);
             let set = self.importer.set(self.blob, member, Value::Float(n));
             self.importer.leave_index();
             set?;
         }
         let index = self.floats.len();
-        let key = self.importer.enter_index(self.key, index);
-        Ok(Member { importer: &mut *self.importer, blob: &mut *self.blob, key })
+        let node = self.importer.enter_index(self.node, index);
+        Ok(Member { importer: &mut *self.importer, blob: &mut *self.blob, node })
     }
 
     /// Reads this element as a member of the converted array.

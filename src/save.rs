@@ -2,13 +2,13 @@
 //!
 //! ```text
 //!  offset 0   ┌──────────────────────────────────────────────────────────┐
-//!             │ FileHeader (32 B): magic "DATACOMP", format 1.0, key hash 2,│
+//!             │ FileHeader (32 B): magic "DATACOMP", format 1.1, key hash 2,│
 //!             │ section count, file length, crc32 of header + table       │
 //!  32         ├──────────────────────────────────────────────────────────┤
 //!             │ SectionEntry × n (24 B each): kind, crc32, offset, length │
 //!             ├──────── zero padding to 8 ───────────────────────────────┤
 //!             │ index header │ index items (spans) │ index meta │ slots   │  each 8-aligned,
-//!             │ arena (every blob, as stored)      │ key names            │  zero-padded
+//!             │ arena (every blob, as stored)      │ key tree             │  zero-padded
 //!             └──────────────────────────────────────────────────────────┘
 //! ```
 //!
@@ -25,10 +25,13 @@
 //!
 //! A delta save ([`StorePatch`](crate::StorePatch)) is the same header and table over sections
 //! of its own (`delta base`, `delta index header`, `delta slot changes`, `delta meta changes`,
-//! `delta entities`, and `key names` when they changed), with the same checks; reading either
+//! `delta entities`, and `key tree` when they changed), with the same checks; reading either
 //! kind of file as the other is a [`LoadError::FileKind`].
+//!
+//! The key names are a tree of segments (section kind 12, `key tree`, from format 1.1): a
+//! prefix that many keys share is saved once. A file of format 1.0 holds them as a flat list
+//! of JSON Pointers instead (kind 6, `key names`), which still loads; this build writes 1.1.
 
-use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::path::Path;
 
@@ -37,20 +40,22 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use crate::blob::layout;
 use crate::handle_map::{HandleMapView, RawHandleMap, RawHeader};
-use crate::store::{KeyName, STORE_TYPE_ID, Span};
-use crate::{BlobRef, Error, HandleMap, Id, Key, LoadError, LoadOptions, Store};
+use crate::names::codec::{self, LIST_KIND, TREE_KIND};
+use crate::store::{STORE_TYPE_ID, Span};
+use crate::{BlobRef, Error, HandleMap, Id, LoadError, LoadOptions, Store};
 
 /// The first 8 bytes of every save file.
 pub const MAGIC: [u8; 8] = *b"DATACOMP";
 /// The format's major version: a reader refuses a newer one.
 pub const FORMAT_MAJOR: u16 = 1;
-/// The format's minor version: additions an older reader may ignore.
-pub const FORMAT_MINOR: u16 = 0;
+/// The format's minor version. 1: the key names are a tree of segments (section `key tree`);
+/// a reader of 1.1 reads 1.0 too.
+pub const FORMAT_MINOR: u16 = 1;
 /// Key hash 1: fxhash's 32-bit round fed each segment four bytes (a word) at a time, segments
 /// combined in order. Retired: numbered names such as `item_1409` and `item_1482` collided. A
 /// save of it loads by rehashing its keys (see [`LoadOptions`]).
 pub const KEY_HASH_FX32_WORDS: u16 = 1;
-/// Key hash 2, the one [`Key`] computes and every save of this build names: fxhash's 32-bit
+/// Key hash 2, the one [`Key`](crate::Key) computes and every save of this build names: fxhash's 32-bit
 /// round fed each segment's bytes one at a time, segments combined in order.
 pub const KEY_HASH_FX32_BYTES: u16 = 2;
 /// Sections start at multiples of this.
@@ -82,34 +87,82 @@ struct SectionEntry {
 /// The sections of a file, in file order, and what the file is.
 pub(crate) struct FileKind<const N: usize> {
     name: &'static str,
+    /// The format's minor version the header names: [`FORMAT_MINOR`], or an older one's
+    /// whose sections these are.
+    minor: u16,
     sections: [(u32, &'static str); N],
 }
 
 /// A full save: a store's index and arena.
 const SAVE: FileKind<6> = FileKind {
     name: "save",
+    minor: FORMAT_MINOR,
     sections: [
         (1, "index header"),
         (2, "index items"),
         (3, "index meta"),
         (4, "index slots"),
         (5, "arena"),
-        (6, "key names"),
+        (TREE_KIND, "key tree"),
     ],
 };
 
 /// A delta save: what changed since a base save (see [`StorePatch`](crate::StorePatch)).
 pub(crate) const DELTA: FileKind<6> = FileKind {
     name: "delta",
+    minor: FORMAT_MINOR,
     sections: [
         (7, "delta base"),
         (8, "delta index header"),
         (9, "delta slot changes"),
         (10, "delta meta changes"),
         (11, "delta entities"),
-        (6, "key names"),
+        (TREE_KIND, "key tree"),
     ],
 };
+
+/// A full save as format 1.0 laid it out, its key names a flat list (kind 6): for tests that
+/// check such files load.
+#[cfg(test)]
+pub(crate) fn to_bytes_with_list(store: &Store, list: &[u8]) -> Vec<u8> {
+    const SAVE_1_0: FileKind<6> = FileKind {
+        name: "save",
+        minor: 0,
+        sections: [
+            (1, "index header"),
+            (2, "index items"),
+            (3, "index meta"),
+            (4, "index slots"),
+            (5, "arena"),
+            (LIST_KIND, "key names"),
+        ],
+    };
+    let raw = store.index.as_raw();
+    let sections =
+        [raw.header.as_bytes(), raw.items, raw.meta, raw.slots, store.arena.as_bytes(), list];
+    let mut out = Vec::new();
+    write_file(&SAVE_1_0, &sections, &mut out).expect("writing to a Vec cannot fail");
+    out
+}
+
+/// A delta save of format 1.0: its key names are a flat list (kind 6), and its base's crc
+/// covers them in that form. A delta read from such a file is written back the same way.
+pub(crate) const DELTA_1_0: FileKind<6> = FileKind {
+    name: "delta",
+    minor: 0,
+    sections: [
+        (7, "delta base"),
+        (8, "delta index header"),
+        (9, "delta slot changes"),
+        (10, "delta meta changes"),
+        (11, "delta entities"),
+        (LIST_KIND, "key names"),
+    ],
+};
+
+/// Sections of format 1.0 that a later one replaced: each stands in the slot of its
+/// successor (the key names' flat list where the key tree is now).
+const REPLACED: [(u32, &str, u32); 1] = [(LIST_KIND, "key names", TREE_KIND)];
 
 /// A file that passed [`parse`]: its header, its section table, and the known sections, in
 /// the order of its kind's list.
@@ -117,6 +170,8 @@ pub(crate) struct Parsed<'a, const N: usize> {
     header: FileHeader,
     table: &'a [SectionEntry],
     pub(crate) sections: [&'a [u8]; N],
+    /// The kind of section found in each slot: the kind's own, or the one it replaced.
+    pub(crate) kinds: [u32; N],
 }
 
 impl<const N: usize> Parsed<'_, N> {
@@ -132,8 +187,10 @@ fn kind_name(kind: u32) -> &'static str {
     SAVE.sections
         .iter()
         .chain(&DELTA.sections)
-        .find(|&&(k, _)| k == kind)
-        .map_or("unknown", |&(_, name)| name)
+        .copied()
+        .chain(REPLACED.iter().map(|&(k, name, _)| (k, name)))
+        .find(|&(k, _)| k == kind)
+        .map_or("unknown", |(_, name)| name)
 }
 
 /// Writes a file of `kind`: the header and table, then each section and its padding.
@@ -178,7 +235,7 @@ fn file_head<const N: usize>(kind: &FileKind<N>, sections: &[&[u8]; N]) -> Vec<u
     let mut header = FileHeader {
         magic: MAGIC,
         major: U16::new(FORMAT_MAJOR),
-        minor: U16::new(FORMAT_MINOR),
+        minor: U16::new(kind.minor),
         key_hash: U16::new(KEY_HASH_FX32_BYTES),
         sections: U16::new(N as u16),
         file_len: U64::new(offset as u64),
@@ -205,9 +262,8 @@ impl Store {
     /// Whatever `out` returns.
     pub fn write_to(&self, out: impl Write) -> std::io::Result<()> {
         let raw = self.index.as_raw();
-        // In the order of SAVE's sections; the key-name table stays empty until JSON import
-        // fills it.
-        let names = encode_names(&self.names);
+        // In the order of SAVE's sections; the key tree stays empty until a name is recorded.
+        let names = codec::encode_tree(&self.names);
         let sections =
             [raw.header.as_bytes(), raw.items, raw.meta, raw.slots, self.arena.as_bytes(), &names];
         write_file(&SAVE, &sections, out)
@@ -237,7 +293,7 @@ impl Store {
             raw.meta.len(),
             raw.slots.len(),
             self.arena.len() * 4,
-            names_len(&self.names),
+            codec::tree_len(&self.names),
         ];
         let mut bytes = Vec::with_capacity(file_len(sections));
         self.write_to(&mut bytes).expect("writing to a Vec cannot fail");
@@ -290,16 +346,25 @@ impl Store {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn from_bytes_with(bytes: &[u8], options: &LoadOptions) -> Result<Store, LoadError> {
-        let SaveParts { key_hash, index: raw_index, arena, names } = index_and_arena(bytes)?;
-        let names = decode_names(names, key_hash, true)?;
+        let SaveParts { key_hash, index: raw_index, arena, names, names_kind } =
+            index_and_arena(bytes)?;
+        // Key hash 1 was written before the key tree: its names are a list (or none) to
+        // rehash the keys from.
+        let (tree, list) = match (key_hash, names_kind) {
+            (KEY_HASH_FX32_WORDS, LIST_KIND) => (None, codec::decode_list(names, key_hash)?),
+            (KEY_HASH_FX32_WORDS, _) => {
+                codec::decode_tree(names, key_hash)?;
+                (None, Vec::new())
+            }
+            _ => (Some(codec::decode(names, names_kind, key_hash)?), Vec::new()),
+        };
         let index: HandleMap<Span> = HandleMap::from_raw(&raw_index)?;
         let mut words = vec![0_u32; arena.len() / 4];
         words.as_mut_bytes().copy_from_slice(arena);
         check_spans(index.iter().map(|(id, &span)| (id, span)), index.len(), &words)?;
-        let names = if key_hash == KEY_HASH_FX32_WORDS {
-            crate::upgrade::rehash(&index, &mut words, &names, options)?
-        } else {
-            names
+        let names = match tree {
+            Some(tree) => tree,
+            None => crate::upgrade::rehash(&index, &mut words, &list, options)?,
         };
         let used: usize = index.values().map(|s| s.words()).sum();
         Ok(Store { garbage_words: words.len() - used, index, arena: words, names })
@@ -407,6 +472,8 @@ struct SaveParts<'a> {
     index: RawHandleMap<'a>,
     arena: &'a [u8],
     names: &'a [u8],
+    /// The names section's kind: the key tree, or format 1.0's list.
+    names_kind: u32,
 }
 
 /// The key hash, the handle map's sections, the arena's bytes and the key names of a save
@@ -429,89 +496,8 @@ fn index_and_arena(bytes: &[u8]) -> Result<SaveParts<'_>, LoadError> {
         return Err(LoadError::StoreTypeId { expected: STORE_TYPE_ID, found });
     }
     let index = RawHandleMap { header, items, meta, slots };
-    Ok(SaveParts { key_hash: parsed.key_hash(), index, arena, names })
-}
-
-/// The key-name section: empty when there are no names; else a `u32` count, then a `u32` key
-/// and a `u32` length for each name in ascending key order, then the names back to back, each
-/// a JSON Pointer whose segments hash to its key (`/stats/health`).
-pub(crate) fn encode_names(names: &BTreeMap<Key, KeyName>) -> Vec<u8> {
-    if names.is_empty() {
-        return Vec::new();
-    }
-    let mut out = Vec::new();
-    out.extend_from_slice(&(names.len() as u32).to_le_bytes());
-    for (key, name) in names {
-        out.extend_from_slice(&key.raw().to_le_bytes());
-        out.extend_from_slice(&(name.pointer.len() as u32).to_le_bytes());
-    }
-    for name in names.values() {
-        out.extend_from_slice(name.pointer.as_bytes());
-    }
-    out
-}
-
-/// Bytes of the key-name section of `names`.
-pub(crate) fn names_len(names: &BTreeMap<Key, KeyName>) -> usize {
-    if names.is_empty() {
-        0
-    } else {
-        4 + names.values().map(|n| 8 + n.pointer.len()).sum::<usize>()
-    }
-}
-
-/// Reads the key-name section, checking that every name is a JSON Pointer that hashes to its
-/// key under `key_hash`, in ascending key order, with no byte left over. With `keep` false it
-/// only checks, and allocates nothing.
-pub(crate) fn decode_names(
-    bytes: &[u8],
-    key_hash: u16,
-    keep: bool,
-) -> Result<BTreeMap<Key, KeyName>, LoadError> {
-    let mut names = BTreeMap::new();
-    if bytes.is_empty() {
-        return Ok(names);
-    }
-    let bad = |index: u64, problem: &'static str| LoadError::KeyName { index, problem };
-    let (count, rest) =
-        U32::read_from_prefix(bytes).map_err(|_| bad(0, "the count is cut short"))?;
-    let count = u64::from(count.get());
-    let table_len = usize::try_from(count * 8).map_err(|_| bad(0, "the count is too large"))?;
-    let (table, mut text) = (rest.get(..table_len), rest.get(table_len..).unwrap_or_default());
-    let table = table.ok_or(bad(0, "the table runs past the section"))?;
-    let mut previous: Option<Key> = None;
-    for (index, entry) in table.chunks_exact(8).enumerate() {
-        let index = index as u64;
-        let key = Key::from_raw(u32::from_le_bytes([entry[0], entry[1], entry[2], entry[3]]));
-        let len = u32::from_le_bytes([entry[4], entry[5], entry[6], entry[7]]) as usize;
-        if previous.is_some_and(|p| p >= key) {
-            return Err(bad(index, "keys are not in ascending order"));
-        }
-        previous = Some(key);
-        let pointer = text.get(..len).ok_or(bad(index, "the name runs past the section"))?;
-        text = &text[len..];
-        let pointer =
-            std::str::from_utf8(pointer).map_err(|_| bad(index, "the name is not UTF-8"))?;
-        let hashed = match pointer.strip_prefix('/') {
-            None => return Err(bad(index, "the name is not a JSON Pointer")),
-            Some(path) if key_hash == KEY_HASH_FX32_WORDS => {
-                crate::key::v1::path(path.split('/').map(crate::json::unescape))
-            }
-            Some(_) => Key::from_pointer(pointer).unwrap_or_default(),
-        };
-        if hashed != key {
-            return Err(bad(index, "the name does not hash to its key"));
-        }
-        if keep {
-            let segments: Vec<_> = pointer[1..].split('/').map(crate::json::unescape).collect();
-            let dotted = segments.join(".");
-            names.insert(key, KeyName { dotted, pointer: pointer.to_owned() });
-        }
-    }
-    if !text.is_empty() {
-        return Err(bad(count, "bytes are left after the last name"));
-    }
-    Ok(names)
+    let names_kind = parsed.kinds[5];
+    Ok(SaveParts { key_hash: parsed.key_hash(), index, arena, names, names_kind })
 }
 
 /// A save file read in place: validated once, as [`Store::from_bytes`] would, then every read
@@ -550,13 +536,13 @@ impl<'a> StoreView<'a> {
     /// in memory, and [`LoadError::KeyHashView`] for a save of key hash 1, whose keys must be
     /// rehashed into a [`Store`] first.
     pub fn new(bytes: &'a [u8]) -> Result<StoreView<'a>, LoadError> {
-        let SaveParts { key_hash, index: raw_index, arena: arena_bytes, names } =
+        let SaveParts { key_hash, index: raw_index, arena: arena_bytes, names, names_kind } =
             index_and_arena(bytes)?;
         if key_hash != KEY_HASH_FX32_BYTES {
             return Err(LoadError::KeyHashView { key_hash });
         }
         // Checked as a load checks them; a view reads blobs, not names.
-        decode_names(names, key_hash, false)?;
+        codec::decode(names, names_kind, key_hash)?;
         let index = HandleMapView::new(&raw_index, size_of::<Span>())?;
         // Span is unaligned, and the items section's size was checked against the count.
         let spans =
@@ -637,9 +623,9 @@ pub struct FileInfo {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SectionInfo {
-    /// The section kind: 1 to 6 in format 1.0.
+    /// The section kind: 1 to 5 and 12 in format 1.1 (6 for the key names of format 1.0).
     pub kind: u32,
-    /// What the kind holds (`"arena"`, `"key names"`), or `"unknown"` for a kind from a newer
+    /// What the kind holds (`"arena"`, `"key tree"`), or `"unknown"` for a kind from a newer
     /// minor version.
     pub name: &'static str,
     /// Where the section starts in the file (a multiple of 8).
@@ -664,11 +650,11 @@ pub struct SectionInfo {
 /// use datacomp::{save, Store};
 ///
 /// let info = save::describe(&Store::new().to_bytes())?;
-/// assert_eq!((info.major, info.minor), (1, 0));
+/// assert_eq!((info.major, info.minor), (1, 1));
 /// let names: Vec<&str> = info.sections.iter().map(|s| s.name).collect();
 /// assert_eq!(
 ///     names,
-///     ["index header", "index items", "index meta", "index slots", "arena", "key names"]
+///     ["index header", "index items", "index meta", "index slots", "arena", "key tree"]
 /// );
 /// # Ok::<(), datacomp::LoadError>(())
 /// ```
@@ -745,13 +731,16 @@ pub(crate) fn parse<'a, const N: usize>(
         .map_err(|_| LoadError::Truncated { what: "section table", needed: 0, len })?;
 
     let mut sections = [&bytes[..0]; N];
+    let mut kinds = kind.sections.map(|(k, _)| k);
     let mut seen = [false; N];
     // Everything between the table and the first section, and between sections, is padding.
     let mut end = size_of::<FileHeader>() + table_len;
     for entry in table {
         // A newer minor version may add sections: they are checked like the others, then
         // skipped.
-        let slot = kind.sections.iter().position(|&(k, _)| k == entry.kind.get());
+        let replaced = REPLACED.iter().find(|&&(old, _, _)| old == entry.kind.get());
+        let slot_kind = replaced.map_or(entry.kind.get(), |&(_, _, new)| new);
+        let slot = kind.sections.iter().position(|&(k, _)| k == slot_kind);
         let name = kind_name(entry.kind.get());
         let (offset, section_len) = (entry.offset.get(), entry.len.get());
         let section_end = offset.checked_add(section_len).filter(|&e| e <= len);
@@ -778,6 +767,7 @@ pub(crate) fn parse<'a, const N: usize>(
         if let Some(slot) = slot {
             seen[slot] = true;
             sections[slot] = section;
+            kinds[slot] = entry.kind.get();
         }
     }
     check_zero(bytes, end, bytes.len())?;
@@ -791,7 +781,7 @@ pub(crate) fn parse<'a, const N: usize>(
         }
         return Err(LoadError::MissingSection { section: kind.sections[missing].1 });
     }
-    Ok(Parsed { header, table, sections })
+    Ok(Parsed { header, table, sections, kinds })
 }
 
 /// Padding, `bytes[start..end]`, must be zero, so that a change to any byte of a file is

@@ -1,12 +1,12 @@
 //! [`Store`]: every entity's blob in one arena, reached through [`Id`] handles.
 
-use std::collections::BTreeMap;
 use std::fmt;
 
 use zerocopy::little_endian::U32;
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use crate::blob::layout;
+use crate::names::KeyNames;
 use crate::{
     AsKey, AsValue, Blob, BlobError, BlobRef, Error, HandleError, HandleMap, Id, Key, Value,
 };
@@ -92,17 +92,8 @@ pub struct Store {
     // INVARIANT: the arena words that no span covers.
     pub(crate) garbage_words: usize,
     /// The name of every key the store was given as text: by a JSON import, a write, or by
-    /// hand (one name per key).
-    pub(crate) names: BTreeMap<Key, KeyName>,
-}
-
-/// A key's name, as the store was given it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct KeyName {
-    /// `stats.health`: what users read and pass to [`Key::parse`].
-    pub(crate) dotted: String,
-    /// `/stats/health`: the exact segments (a member name may contain '.'), for export.
-    pub(crate) pointer: String,
+    /// hand (one name per key), as a tree of segments.
+    pub(crate) names: KeyNames,
 }
 
 /// A store's memory use: what [`Store::stats`] returns.
@@ -130,7 +121,7 @@ impl Store {
             index: HandleMap::new(STORE_TYPE_ID),
             arena: Vec::new(),
             garbage_words: 0,
-            names: BTreeMap::new(),
+            names: KeyNames::new(),
         }
     }
 
@@ -150,7 +141,7 @@ impl Store {
             index: HandleMap::with_capacity(STORE_TYPE_ID, entities),
             arena: Vec::with_capacity(bytes.div_ceil(4)),
             garbage_words: 0,
-            names: BTreeMap::new(),
+            names: KeyNames::new(),
         }
     }
 
@@ -236,7 +227,7 @@ impl Store {
     /// let mut store = Store::new();
     /// let id = store.insert_entries([("name", "Orc")]);
     /// assert_eq!(store.get(id).unwrap().get_str("name"), Some("Orc"));
-    /// assert_eq!(store.key_name(Key::parse("name")), Some("name"));
+    /// assert_eq!(store.key_name(Key::parse("name")).as_deref(), Some("name"));
     /// ```
     #[track_caller]
     pub fn insert_entries<K: AsKey, V: AsValue>(
@@ -276,28 +267,23 @@ impl Store {
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Result<Id, Error> {
         let mut blob = Blob::new();
-        let mut named = BTreeMap::new();
-        for (key, value) in entries {
-            let key = match key.as_path() {
-                Some(path) => {
-                    let key = self.check_path(&path)?;
-                    match named.get(&key) {
-                        Some(known) => KeyName::check(known, key, &path)?,
-                        None => {
-                            named.insert(key, KeyName::from_path(&path));
-                        }
-                    }
-                    key
-                }
-                None => key.as_key(),
-            };
-            blob.try_set(key, value)?;
+        self.names.begin();
+        let set = || -> Result<(), Error> {
+            for (key, value) in entries {
+                let key = match key.as_path() {
+                    Some(path) => self.names.record(&path)?,
+                    None => key.as_key(),
+                };
+                blob.try_set(key, value)?;
+            }
+            Ok(())
+        };
+        if let Err(e) = set() {
+            self.names.rollback();
+            return Err(e);
         }
-        let id = self.insert(&blob);
-        for (key, name) in named {
-            self.names.entry(key).or_insert(name);
-        }
-        Ok(id)
+        self.names.commit();
+        Ok(self.insert(&blob))
     }
 
     /// The blob of `id`, if it is live.
@@ -393,22 +379,39 @@ impl Store {
 
     /// Rewrites the arena without garbage, blobs in dense order, each keeping its span's size
     /// and repacked: holes left by removed and overwritten values are dropped and free space
-    /// is zeroed, so no byte of a removed entity or value is left in the arena.
+    /// is zeroed, so no byte of a removed entity or value is left in the arena. Drops the
+    /// names of keys that no entity holds any more (a removed entity's, say), so that a save
+    /// after it holds no removed name either.
     ///
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{Blob, Store};
+    /// use datacomp::{Blob, Key, Store};
     ///
     /// let mut store = Store::new();
     /// let ids: Vec<_> = (0..3).map(|_| store.insert(&Blob::new())).collect();
+    /// store.get_mut(ids[1]).unwrap().set("secret.plan", "north");
     /// store.remove(ids[1]);
-    /// assert_eq!(store.stats().garbage_bytes, 8);
+    /// assert!(store.stats().garbage_bytes > 0);
+    /// assert!(store.key_name(Key::parse("secret.plan")).is_some());
     /// store.compact();
     /// assert_eq!(store.stats().garbage_bytes, 0);
     /// assert_eq!(store.stats().arena_bytes, 16);
+    /// assert_eq!(store.key_name(Key::parse("secret.plan")), None);
     /// ```
     pub fn compact(&mut self) {
+        self.compact_arena();
+        if !self.names.is_empty() {
+            let mut used: Vec<Key> = self.iter().flat_map(|(_, blob)| blob.keys()).collect();
+            used.sort_unstable();
+            used.dedup();
+            self.names.retain(|key| used.binary_search(&key).is_ok());
+        }
+    }
+
+    /// Rewrites the arena without garbage, as [`compact`](Store::compact) does, keeping the
+    /// names: what runs on its own when garbage passes half the arena.
+    fn compact_arena(&mut self) {
         let live = self.arena.len() - self.garbage_words;
         let mut arena = vec![0; live];
         let mut end = 0;
@@ -425,7 +428,7 @@ impl Store {
 
     pub(crate) fn compact_if_wasteful(&mut self) {
         if self.arena.len() >= MIN_COMPACT_WORDS && self.garbage_words * 2 > self.arena.len() {
-            self.compact();
+            self.compact_arena();
         }
     }
 
@@ -584,7 +587,7 @@ impl BlobMut<'_> {
     /// let id = store.insert_empty();
     /// store.get_mut(id).unwrap().set("stats.health", 95);
     /// store.get_mut(id).unwrap().set(Key::parse("stats.mana"), 10);
-    /// assert_eq!(store.key_name(Key::parse("stats.health")), Some("stats.health"));
+    /// assert_eq!(store.key_name(Key::parse("stats.health")).as_deref(), Some("stats.health"));
     /// assert_eq!(store.key_name(Key::parse("stats.mana")), None);
     /// ```
     #[track_caller]
@@ -624,19 +627,14 @@ impl BlobMut<'_> {
     /// ```
     pub fn try_set(&mut self, key: impl AsKey, value: impl AsValue) -> Result<(), Error> {
         let path = key.as_path();
-        let (key, named) = match &path {
-            Some(path) => {
-                let key = path.key();
-                match self.store.names.get(&key) {
-                    Some(known) => (known.check(key, path).map(|()| key)?, true),
-                    None => (key, false),
-                }
-            }
-            None => (key.as_key(), true),
+        let key = match &path {
+            Some(path) => self.store.names.check(path)?,
+            None => key.as_key(),
         };
         self.write(key, value.as_value())?;
-        if let (Some(path), false) = (&path, named) {
-            self.store.names.insert(key, KeyName::from_path(path));
+        if let Some(path) = &path {
+            // Checked above: recording cannot collide.
+            self.store.names.record(path)?;
         }
         Ok(())
     }

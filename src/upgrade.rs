@@ -6,7 +6,8 @@ use std::collections::btree_map::Entry;
 
 use crate::blob::layout;
 use crate::key::v1;
-use crate::store::{KeyName, Span};
+use crate::names::{KeyNames, label};
+use crate::store::Span;
 use crate::{HandleMap, Key, KeyPath, LoadError};
 
 /// How to load a save: the paths of keys that a save of key hash 1 holds without names.
@@ -49,8 +50,9 @@ impl LoadOptions {
 
 /// A key hash 1 key that a name or a known path explains.
 struct Explained<'a> {
-    /// Its name in the save, which a store recorded: kept even when no entity holds it.
-    saved: Option<&'a KeyName>,
+    /// Its name in the save (a JSON Pointer), which a store recorded: kept even when no
+    /// entity holds it.
+    saved: Option<KeyPath<'a>>,
     /// Else the first known path with its old hash, and another one, if there is one. Names
     /// are built only for paths an entity uses, so a long list of paths costs little.
     known: Option<KeyPath<'a>>,
@@ -60,30 +62,30 @@ struct Explained<'a> {
 }
 
 impl Explained<'_> {
-    /// The key's name (a saved one, else its known path's).
-    fn name(&self) -> KeyName {
-        match (self.saved, &self.known) {
-            (Some(name), _) => name.clone(),
-            (None, Some(path)) => KeyName::from_path(path),
+    /// The key's name (a saved one, else its known path).
+    fn name(&self) -> KeyPath<'_> {
+        match (self.saved, self.known) {
+            (Some(name), _) | (None, Some(name)) => name,
             (None, None) => unreachable!("INVARIANT: an entry has a saved name or a known path"),
         }
     }
 }
 
 /// Rehashes the keys of every entity of `index` in `arena` (checked spans, valid blobs) from key
-/// hash 1 to key hash 2, and returns the key names under their new keys. On an error `arena`
-/// is unchanged.
+/// hash 1 to key hash 2, and returns the key names under their new keys. `names` are the
+/// save's `(old key, JSON Pointer)` pairs. On an error `arena` is unchanged.
 pub(crate) fn rehash(
     index: &HandleMap<Span>,
     arena: &mut [u32],
-    names: &BTreeMap<Key, KeyName>,
+    names: &[(Key, &str)],
     options: &LoadOptions,
-) -> Result<BTreeMap<Key, KeyName>, LoadError> {
+) -> Result<KeyNames, LoadError> {
     // Old key -> its name: the save's names first, since they are what the store recorded.
     let mut explained: BTreeMap<Key, Explained<'_>> = names
         .iter()
-        .map(|(&old, name)| {
-            (old, Explained { saved: Some(name), known: None, rival: None, used: false })
+        .map(|&(old, pointer)| {
+            let saved = KeyPath::pointer(pointer);
+            (old, Explained { saved, known: None, rival: None, used: false })
         })
         .collect();
     for text in &options.known {
@@ -123,7 +125,7 @@ pub(crate) fn rehash(
         return Err(LoadError::UnexplainedKeys { keys });
     }
 
-    let mut new_names = BTreeMap::new();
+    let mut new_names: BTreeMap<Key, KeyPath<'_>> = BTreeMap::new();
     let mut map = BTreeMap::new();
     for (&old, entry) in &explained {
         if !(entry.saved.is_some() || entry.used) {
@@ -131,17 +133,16 @@ pub(crate) fn rehash(
         }
         let name = entry.name();
         if let (true, Some(rival)) = (entry.used, &entry.rival) {
-            let (first, second) =
-                (name.label().to_owned(), KeyName::from_path(rival).label().to_owned());
+            let (first, second) = (label(name.segments()), label(rival.segments()));
             return Err(LoadError::AmbiguousKnownKeys { key: old, first, second });
         }
-        let key = Key::from_pointer(&name.pointer).unwrap_or_default();
+        let key = name.key();
         match new_names.entry(key) {
             Entry::Vacant(vacant) => {
                 vacant.insert(name);
             }
             Entry::Occupied(other) => {
-                let (first, second) = (other.get().label().to_owned(), name.label().to_owned());
+                let (first, second) = (label(other.get().segments()), label(name.segments()));
                 return Err(LoadError::UpgradeCollision { key, first, second });
             }
         }
@@ -156,7 +157,13 @@ pub(crate) fn rehash(
                 map.get(&Key::from_raw(*raw)).expect("INVARIANT: every held key is mapped").raw();
         }
     }
-    Ok(new_names)
+    let mut tree = KeyNames::new();
+    for path in new_names.values() {
+        // One path a key, each hashing to its key: recording cannot collide.
+        let recorded = tree.record(path);
+        debug_assert!(recorded.is_ok(), "distinct keys");
+    }
+    Ok(tree)
 }
 
 #[cfg(test)]
@@ -169,11 +176,18 @@ mod tests {
         let v1_key = |pointer: &str| v1::path(KeyPath::pointer(pointer).unwrap().segments());
         let mut store = Store::new();
         store.insert(&held.iter().map(|p| (v1_key(p), 1.0)).collect::<Blob>());
-        for pointer in named {
-            let name = KeyName::from_path(&KeyPath::pointer(pointer).unwrap());
-            store.names.insert(v1_key(pointer), name);
+        let mut list: Vec<(Key, &str)> = named.iter().map(|&p| (v1_key(p), p)).collect();
+        list.sort_unstable();
+        // Format 1.0's key-name section: count, (key, length) in key order, the pointers.
+        let mut section = (list.len() as u32).to_le_bytes().to_vec();
+        for (key, pointer) in &list {
+            section.extend_from_slice(&key.raw().to_le_bytes());
+            section.extend_from_slice(&(pointer.len() as u32).to_le_bytes());
         }
-        let mut bytes = store.to_bytes();
+        for (_, pointer) in &list {
+            section.extend_from_slice(pointer.as_bytes());
+        }
+        let mut bytes = crate::save::to_bytes_with_list(&store, &section);
         bytes[12] = 1;
         let sections = usize::from(bytes[14]);
         bytes[24..28].fill(0);
@@ -194,7 +208,11 @@ mod tests {
             assert_eq!(blob.get_float("stats.health"), Some(1.0));
             assert_eq!(blob.get_float(Key::path(&["a.b", "c/d"])), Some(1.0));
             assert_eq!(store.key_label(Key::path(&["a.b", "c/d"])), "/a.b/c~1d");
-            assert_eq!(store.key_name(Key::parse("x")), Some("x"), "unheld names are kept");
+            assert_eq!(
+                store.key_name(Key::parse("x")).as_deref(),
+                Some("x"),
+                "unheld names are kept"
+            );
             assert_eq!(store.key_names().len(), 3);
         }
     }

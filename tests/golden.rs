@@ -3,15 +3,20 @@
 //!
 //! - `world_v1.dcmp`: format 1.0, key hash 1, keys set without names (so it loads with the
 //!   paths of its keys, rehashed to key hash 2).
-//! - `world_v2.dcmp`: format 1.0, key hash 2, with key names. Written by [`write_golden_v2`]:
-//!   regenerate only for a new format or key hash, as a new file:
-//!   `cargo test --test golden -- --ignored write_golden_v2`.
+//! - `world_v2.dcmp`: format 1.0, key hash 2, with key names (a flat list, section kind 6).
+//! - `delta_v2.dcmp`: a delta of format 1.0 from `world_v2.dcmp` (names as a flat list, its
+//!   base's crc over them in that form).
+//! - `world_v3.dcmp`, `delta_v3.dcmp`: format 1.1, key names as a tree of segments (section
+//!   kind 12), with imported arrays.
+//!
+//! Each newest file is written by an ignored test (`cargo test --test golden -- --ignored
+//! write_golden`); regenerate only for a new format, as new files, and add them to the tables
+//! [`SAVES`] and [`DELTAS`].
 
 use datacomp::{Blob, Id, ImportOptions, Key, LoadError, LoadOptions, Store, StoreView, save};
 
 const GOLDEN_V1: &[u8] = include_bytes!("../fixtures/world_v1.dcmp");
 const GOLDEN_V2: &[u8] = include_bytes!("../fixtures/world_v2.dcmp");
-const PATH_V2: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/world_v2.dcmp");
 
 /// The paths of every key in `world_v1.dcmp`.
 const V1_KEYS: [&str; 8] = [
@@ -59,9 +64,9 @@ fn the_v1_save_loads_with_its_known_keys_and_every_value_reads_back_by_name() {
     assert!(store.stats().garbage_bytes > 0, "the wizard's old span is still garbage");
 
     // The paths it used are now its names: its next save upgrades by itself.
-    let mut names: Vec<&str> = store.key_names().map(|(_, name)| name).collect();
+    let mut names: Vec<String> = store.key_names().map(|(_, name)| name).collect();
     names.sort_unstable();
-    let mut expected = V1_KEYS;
+    let mut expected = V1_KEYS.map(String::from);
     expected.sort_unstable();
     assert_eq!(names, expected);
     let again = Store::from_bytes(&store.to_bytes()).unwrap();
@@ -170,8 +175,7 @@ fn the_v2_save_loads_with_its_contents_and_names() {
     );
     assert_eq!(store.key_names().len(), 9);
 
-    assert_eq!(store.to_bytes(), GOLDEN_V2, "a loaded golden save writes back byte for byte");
-    assert_eq!(golden_world_v2().to_bytes(), GOLDEN_V2, "this build writes the golden bytes");
+    assert_eq!(store, golden_world_v2());
 
     let words = aligned(GOLDEN_V2);
     let view = StoreView::new(zerocopy::IntoBytes::as_bytes(words.as_slice())).unwrap();
@@ -179,14 +183,7 @@ fn the_v2_save_loads_with_its_contents_and_names() {
     assert_eq!(view.len(), 3);
 }
 
-#[test]
-#[ignore = "writes fixtures/world_v2.dcmp: only for a new format version or key hash"]
-fn write_golden_v2() {
-    golden_world_v2().save(PATH_V2).unwrap();
-}
-
 const GOLDEN_DELTA_V2: &[u8] = include_bytes!("../fixtures/delta_v2.dcmp");
-const PATH_DELTA_V2: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/delta_v2.dcmp");
 
 /// The target of `delta_v2.dcmp` (format 1.0, key hash 2, with its key names: kind 6), made
 /// from [`golden_world_v2`]: a changed entity with a new named key, an inserted one, a removed
@@ -219,8 +216,109 @@ fn the_v2_delta_applies_to_its_base_with_its_names() {
     assert_eq!(world.key_names().len(), 13);
 }
 
+/// The world `world_v3.dcmp` holds: [`golden_world_v2`]'s, and a sheet imported leniently
+/// with the shapes designers' JSON has (arrays of objects, of strings, mixed, nested, empty)
+/// under a long shared prefix.
+fn golden_world_v3() -> Store {
+    let mut store = golden_world_v2();
+    let prefix = "a_long_shared_prefix_".repeat(4);
+    let text = format!(
+        r#"{{"name": "Monster", "armor_class": [{{"type": "natural", "value": 17}}],
+            "{prefix}": {{"senses": ["darkvision", "tremorsense"], "mixed": [1, "two", true],
+            "grid": [[1, 2], [3]], "empty": []}}}}"#
+    );
+    store.import_json(&text, &ImportOptions::lenient()).unwrap();
+    store
+}
+
+/// The target of `delta_v3.dcmp`, made from [`golden_world_v3`]: a new name under an array.
+fn golden_delta_v3_target() -> Store {
+    let mut store = golden_world_v3();
+    let monster = id("3v0t1");
+    store.get_mut(monster).unwrap().set("armor_class.0.note", "scaly");
+    store.get_mut(monster).unwrap().remove("name");
+    store
+}
+
+/// Every golden save of key hash 2: its bytes, its format's minor version, the world it
+/// holds. The last is this build's format: it writes those very bytes.
+/// Makes the world a golden file holds.
+type World = fn() -> Store;
+
+fn saves() -> [(&'static [u8], u16, World); 2] {
+    [(GOLDEN_V2, 0, golden_world_v2), (GOLDEN_V3, 1, golden_world_v3)]
+}
+
+/// Every golden delta: its bytes, its format's minor version, its base's world and its
+/// target's. The last is this build's format.
+fn deltas() -> [(&'static [u8], u16, World, World); 2] {
+    [
+        (GOLDEN_DELTA_V2, 0, golden_world_v2, golden_delta_v2_target),
+        (GOLDEN_DELTA_V3, 1, golden_world_v3, golden_delta_v3_target),
+    ]
+}
+
+const GOLDEN_V3: &[u8] = include_bytes!("../fixtures/world_v3.dcmp");
+const GOLDEN_DELTA_V3: &[u8] = include_bytes!("../fixtures/delta_v3.dcmp");
+const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/");
+
 #[test]
-#[ignore = "writes fixtures/delta_v2.dcmp: only for a new delta format"]
-fn write_golden_delta_v2() {
-    Store::diff(&golden_world_v2(), &golden_delta_v2_target()).save(PATH_DELTA_V2).unwrap();
+fn every_golden_save_loads_as_its_world_and_the_newest_writes_back_byte_for_byte() {
+    let saves = saves();
+    for (i, &(bytes, minor, world)) in saves.iter().enumerate() {
+        let info = save::describe(bytes).unwrap();
+        assert_eq!((info.major, info.minor, info.key_hash), (1, minor, save::KEY_HASH_FX32_BYTES));
+        let store = Store::from_bytes(bytes).unwrap();
+        assert_eq!(store, world(), "format 1.{minor}");
+        assert_eq!(store.export_all_json(), world().export_all_json(), "format 1.{minor}");
+        // Saved again in this build's format, it loads the same.
+        assert_eq!(Store::from_bytes(&store.to_bytes()).unwrap(), store, "format 1.{minor}");
+        let words = aligned(bytes);
+        let view = StoreView::new(zerocopy::IntoBytes::as_bytes(words.as_slice())).unwrap();
+        assert_eq!(view.len(), store.len());
+        if i + 1 == saves.len() {
+            assert_eq!(store.to_bytes(), bytes, "a loaded golden save writes back byte for byte");
+            assert_eq!(world().to_bytes(), bytes, "this build writes the golden bytes");
+            assert_eq!(minor, save::FORMAT_MINOR);
+        }
+    }
+}
+
+#[test]
+fn every_golden_delta_applies_to_its_base_and_reads_back_the_same() {
+    let deltas = deltas();
+    for (i, &(bytes, minor, base, target)) in deltas.iter().enumerate() {
+        let info = save::describe(bytes).unwrap();
+        assert_eq!((info.kind, info.major, info.minor), ("delta", 1, minor));
+        let delta = datacomp::StorePatch::from_bytes(bytes).unwrap();
+        let mut world = base();
+        delta.apply(&mut world).unwrap();
+        assert_eq!(world, target(), "format 1.{minor}");
+        // Written again, a delta keeps its form: its base's crc was made with it.
+        assert_eq!(delta.to_bytes(), bytes, "format 1.{minor}");
+        if i + 1 == deltas.len() {
+            assert_eq!(Store::diff(&base(), &target()).to_bytes(), bytes);
+        }
+    }
+}
+
+#[test]
+fn the_v3_world_exports_its_arrays_as_arrays() {
+    let store = Store::from_bytes(GOLDEN_V3).unwrap();
+    let prefix = "a_long_shared_prefix_".repeat(4);
+    assert_eq!(
+        store.export_json(id("3v0t1")).unwrap(),
+        format!(
+            r#"{{"name":"Monster","armor_class":[{{"type":"natural","value":17.0}}],"{prefix}":{{"senses":["darkvision","tremorsense"],"mixed":[1.0,"two",true],"grid":[[1.0,2.0],[3.0]],"empty":[]}}}}"#
+        )
+    );
+}
+
+#[test]
+#[ignore = "writes the newest golden files: only for a new format"]
+fn write_golden() {
+    golden_world_v3().save(format!("{DIR}world_v3.dcmp")).unwrap();
+    Store::diff(&golden_world_v3(), &golden_delta_v3_target())
+        .save(format!("{DIR}delta_v3.dcmp"))
+        .unwrap();
 }

@@ -153,7 +153,7 @@ fn describe_reads_the_header_and_table_a_load_checks() {
     let (store, _, _) = world();
     let bytes = store.to_bytes();
     let info = datacomp::save::describe(&bytes).unwrap();
-    assert_eq!((info.major, info.minor, info.key_hash), (1, 0, 2));
+    assert_eq!((info.major, info.minor, info.key_hash), (1, 1, 2));
     assert_eq!(info.file_len, bytes.len() as u64);
     let expected: Vec<(u32, usize, usize)> = table(&bytes);
     let got: Vec<(u32, usize, usize)> =
@@ -187,7 +187,7 @@ fn each_malformation_gets_its_own_error() {
     };
 
     assert_eq!(edit(&|b| b[0] = b'X'), Some(LoadError::BadMagic { found: *b"XATACOMP" }));
-    assert_eq!(edit(&|b| b[8] = 2), Some(LoadError::UnsupportedVersion { major: 2, minor: 0 }));
+    assert_eq!(edit(&|b| b[8] = 2), Some(LoadError::UnsupportedVersion { major: 2, minor: 1 }));
     assert_eq!(edit(&|b| b[12] = 7), Some(LoadError::UnsupportedKeyHash { key_hash: 7 }));
     let (index_header, _) = section(&good, 1);
     assert_eq!(
@@ -261,7 +261,7 @@ fn error_messages_say_what_and_where() {
     reseal(&mut bytes);
     assert_eq!(
         Store::from_bytes(&bytes).unwrap_err().to_string(),
-        "save format 3.0 is not supported: this build reads format 1.x"
+        "save format 3.1 is not supported: this build reads format 1.x"
     );
 }
 
@@ -338,7 +338,9 @@ proptest! {
 // ---------------------------------------------------------------------------------------------
 // Key names
 
-const NAMES: u32 = 6;
+/// The key tree's section kind (format 1.1), and format 1.0's flat list of names.
+const TREE: u32 = 12;
+const LIST: u32 = 6;
 
 fn named_world() -> (Store, Vec<Id>) {
     let mut store = Store::new();
@@ -353,9 +355,9 @@ fn key_names_survive_save_and_load() {
     let bytes = store.to_bytes();
     let loaded = Store::from_bytes(&bytes).unwrap();
     for key in ["name", "stats.health"] {
-        assert_eq!(loaded.key_name(Key::parse(key)), Some(key));
+        assert_eq!(loaded.key_name(Key::parse(key)).as_deref(), Some(key));
     }
-    assert_eq!(loaded.key_name(Key::new("a.b").child("c/d~e")), Some("a.b.c/d~e"));
+    assert_eq!(loaded.key_name(Key::new("a.b").child("c/d~e")).as_deref(), Some("a.b.c/d~e"));
     for &id in &ids {
         assert_eq!(loaded.export_json(id), store.export_json(id), "export reads the saved names");
     }
@@ -364,10 +366,10 @@ fn key_names_survive_save_and_load() {
 }
 
 #[test]
-fn each_key_name_malformation_gets_its_own_error() {
+fn each_key_tree_malformation_gets_its_own_error() {
     let (store, _) = named_world();
     let good = store.to_bytes();
-    let (names, len) = section(&good, NAMES);
+    let (tree, len) = section(&good, TREE);
     let edit = |f: &dyn Fn(&mut Vec<u8>)| {
         let mut bytes = good.clone();
         f(&mut bytes);
@@ -377,9 +379,49 @@ fn each_key_name_malformation_gets_its_own_error() {
         assert_eq!(view, load, "view and copy agree");
         load
     };
+    let bad = |node, problem| Some(LoadError::KeyTree { node, problem });
+    // name, stats, stats/health, a.b, a.b/c~1d~0e: varint count, then per node its parent's
+    // distance, its length and flags, its text.
+    assert_eq!(good[tree], 5, "five nodes");
+    assert_eq!(&good[tree + 1..tree + 7], b"\x01\x11name", "`name`: under the root, named");
+    assert_eq!(edit(&|b| b[tree] = 100), bad(0, "the count does not fit the section"));
+    assert_eq!(edit(&|b| b[tree] = 4), bad(4, "bytes are left after the last node"));
+    assert_eq!(edit(&|b| b[tree + 1] = 0), bad(1, "its parent does not come before it"));
+    assert_eq!(edit(&|b| b[tree + 1] = 2), bad(1, "its parent does not come before it"));
+    assert_eq!(edit(&|b| b[tree + 3] = 0xff), bad(1, "its text is not UTF-8"));
+    assert_eq!(edit(&|b| b[tree + 2] = 0x10), bad(1, "it names no key and leads to none"));
+    // The last node, `c/d~e` under `a.b`, becomes `stats` under the root: a repeat.
+    assert_eq!(len, 34);
+    assert_eq!(&good[tree + 27..tree + 34], b"\x01\x15c/d~e");
+    assert_eq!(
+        edit(&|b| {
+            b[tree + 27] = 5;
+            b[tree + 29..tree + 34].copy_from_slice(b"stats");
+        }),
+        bad(5, "another child of its parent has the same text")
+    );
+    // A renamed segment is another valid path: the keys it named are unnamed now, and the
+    // crc is what catches a change that no one resealed.
+    let renamed = edit(&|b| b[tree + 3] = b'N');
+    assert_eq!(renamed, None);
+}
+
+/// Format 1.0's flat list of key names (in `fixtures/world_v2.dcmp`), checked as before.
+#[test]
+fn each_key_name_list_malformation_gets_its_own_error() {
+    let good = include_bytes!("../fixtures/world_v2.dcmp").to_vec();
+    let (names, len) = section(&good, LIST);
+    let edit = |f: &dyn Fn(&mut Vec<u8>)| {
+        let mut bytes = good.clone();
+        f(&mut bytes);
+        reseal(&mut bytes);
+        // The fixture is not 4-aligned in memory here: the copy is the reader to check.
+        Store::from_bytes(&bytes).err()
+    };
     let count = u32_at(&good, names) as usize;
-    assert_eq!(count, 3, "name, stats.health and the one with a dot in a segment");
+    assert_eq!(count, 9);
     let text = names + 4 + 8 * count;
+    let first_len = u32_at(&good, names + 8) as usize;
     // Change one letter of the first name: it no longer hashes to its key.
     assert_eq!(
         edit(&|b| b[text + 1] ^= 0x01),
@@ -399,7 +441,7 @@ fn each_key_name_malformation_gets_its_own_error() {
         edit(&|b| b[text] = b'x'),
         Some(LoadError::KeyName { index: 0, problem: "the name is not a JSON Pointer" })
     );
-    assert!(len > text - names);
+    assert!(len > text - names + first_len);
 }
 
 /// A save whose handle map starts its slots near `u32::MAX` (checksums resealed) would load,

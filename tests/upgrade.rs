@@ -56,9 +56,9 @@ fn known_paths_rehash_every_key_and_become_its_names() {
     assert_eq!(store.get(id("0v0t1")).unwrap().get_float("stats.health"), Some(1.0));
     assert_eq!(store.get(id("1v0t1")).unwrap().get_float("stats.health"), Some(0.0));
     assert_eq!(store.get(id("1v0t1")).unwrap().get_float("a.b"), Some(1.0));
-    let names: Vec<&str> = store.key_names().map(|(_, n)| n).collect();
+    let names: Vec<String> = store.key_names().map(|(_, n)| n).collect();
     assert_eq!(names.len(), 3, "{names:?}: the unused x.y is not recorded");
-    assert_eq!(store.key_name(Key::parse("a.b")), Some("a.b"));
+    assert_eq!(store.key_name(Key::parse("a.b")).as_deref(), Some("a.b"));
 
     // A member name with a dot, given as a JSON Pointer.
     let dotted = old_save(&[&[]]);

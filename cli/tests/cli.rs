@@ -97,7 +97,7 @@ fn import_writes_a_save_of_every_document_in_order() {
     assert_eq!(lines[8], "7 entities");
     let verified = ok(&["verify", &world.path]);
     let len = world.bytes().len();
-    assert!(verified.starts_with(&format!("{}: ok: format 1.0, ", world.path)), "{verified}");
+    assert!(verified.starts_with(&format!("{}: ok: format 1.1, ", world.path)), "{verified}");
     assert!(verified.ends_with(&format!("({len} bytes), 6 sections, 7 entities, 91 key names\n")));
 }
 
@@ -239,7 +239,7 @@ fn set_infers_the_type_and_saves() {
     assert_eq!(troll.get_floats("transform.position"), Some(&[1.0, 2.5, -3.0][..]));
     assert_eq!(troll.get_bool("status_effects.stunned"), Some(true));
     // New keys are named, so that export nests them.
-    assert_eq!(store.key_name(datacomp::Key::parse("stats.luck")), Some("stats.luck"));
+    assert_eq!(store.key_name(datacomp::Key::parse("stats.luck")).as_deref(), Some("stats.luck"));
     let exported: serde_json::Value =
         serde_json::from_str(&ok(&["export", w, "--entity", "2v0t1"])).unwrap();
     assert_eq!(exported["stats"]["luck"], -3.0);
@@ -358,12 +358,12 @@ fn inspect_shows_the_file_and_its_arena() {
     let world = World::new();
     let w = world.path.as_str();
     let text = ok(&["inspect", w]);
-    assert!(text.starts_with(&format!("{w}: datacomp save, format 1.0, key hash 2, ")), "{text}");
-    for line in ["     5  arena ", "     6  key names ", "\nentities: 7\n", "\nkey names: 91\n"] {
+    assert!(text.starts_with(&format!("{w}: datacomp save, format 1.1, key hash 2, ")), "{text}");
+    for line in ["     5  arena ", "    12  key tree ", "\nentities: 7\n", "\nkey names: 91\n"] {
         assert!(text.contains(line), "{line:?} in {text}");
     }
     let json: serde_json::Value = serde_json::from_str(&ok(&["inspect", w, "--json"])).unwrap();
-    assert_eq!(json["format"], "1.0");
+    assert_eq!(json["format"], "1.1");
     assert_eq!(json["entities"], 7);
     assert_eq!(json["file_bytes"], world.bytes().len());
     assert_eq!(json["sections"].as_array().unwrap().len(), 6);
@@ -442,7 +442,7 @@ fn bad_files_get_one_line_and_exit_code_1() {
         assert_eq!(&fails(&["set", path, "0v0t1", "name", "x"]), message);
     }
     let message = fails(&["verify", &flipped]);
-    assert!(message.starts_with(&format!("{flipped}: section 'key names'")), "{message}");
+    assert!(message.starts_with(&format!("{flipped}: section 'key tree'")), "{message}");
     assert!(message.contains("crc32"), "{message}");
     let message = fails(&["verify", &missing]);
     assert!(message.starts_with(&format!("{missing}: cannot read: ")), "{message}");
@@ -547,7 +547,7 @@ fn diff_prints_the_changes_by_key_name_and_writes_a_delta() {
     );
     // The same as a library diff, and it turns the base into theirs.
     let verified = ok(&["verify", &delta]);
-    assert!(verified.contains(": ok: delta, format 1.0, "), "{verified}");
+    assert!(verified.contains(": ok: delta, format 1.1, "), "{verified}");
     assert!(verified.contains("0 entities inserted, 2 changed"), "{verified}");
     let applied = world.file("applied.dcmp");
     let printed = ok(&["apply", &world.path, &delta, "-o", &applied]);
