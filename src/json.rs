@@ -324,11 +324,22 @@ impl Store {
         // Paths that named nothing (empty objects, skipped nulls) are dropped.
         importer.names.commit();
         self.names = importer.names;
-        self.arena.extend_from_slice(&staging.arena);
-        let ids = staging
-            .spans
+        // Each buffer freed as soon as it is copied, the index grown once: the peak is about
+        // the staged entities twice, not more (`[{},{},...]` has 3 bytes of JSON an entity).
+        let Staging { arena, spans, blob } = staging;
+        drop(blob);
+        self.arena.reserve_exact(arena.len());
+        self.arena.extend_from_slice(&arena);
+        drop(arena);
+        self.index.reserve(spans.len());
+        let mut offset = base;
+        let ids = spans
             .iter()
-            .map(|&(offset, words)| self.index.insert(Span::new(base + offset, words)))
+            .map(|&words| {
+                let span = Span::new(offset, words as usize);
+                offset += words as usize;
+                self.index.insert(span)
+            })
             .collect();
         Ok((ids, importer.report))
     }
@@ -810,8 +821,9 @@ struct Staging {
     /// The entity being read; cleared, not reallocated, between entities.
     blob: Blob,
     arena: Vec<u32>,
-    /// (offset, words) of each entity in `arena`.
-    spans: Vec<(usize, usize)>,
+    /// The words of each entity in `arena`, back to back. A blob is at most 4 GiB: 2^30
+    /// words.
+    spans: Vec<u32>,
 }
 
 impl Staging {
@@ -829,7 +841,7 @@ impl Staging {
         let offset = self.arena.len();
         self.arena.resize(offset + used, 0);
         layout::repack(words, &mut self.arena[offset..]);
-        self.spans.push((offset, used));
+        self.spans.push(used as u32);
         Ok(())
     }
 }

@@ -786,6 +786,26 @@ fn removed_and_overwritten_bytes_do_not_reach_the_file() {
     ok(&["verify", &world.path]);
 }
 
+/// The names of keys that no entity holds any more leave the file too (issue 15 item 10): a
+/// key's name may say as much as its value.
+#[test]
+fn removed_key_names_do_not_reach_the_file() {
+    let world = World::new();
+    let has = |text: &str| world.bytes().windows(text.len()).any(|w| w == text.as_bytes());
+    ok(&["set", &world.path, "1v0t1", "plans.betray_the_king", "true"]);
+    ok(&["set", &world.path, "2v0t1", "plans.betray_the_king", "false"]);
+    assert!(has("betray_the_king"));
+    ok(&["rm", &world.path, "1v0t1", "plans.betray_the_king"]);
+    assert!(has("betray_the_king"), "entity 2v0t1 still holds it");
+    ok(&["rm", &world.path, "2v0t1"]);
+    assert!(!has("betray_the_king"), "no entity holds it: its name is gone");
+    assert!(!has("plans"), "nor the prefix that led only to it");
+    let store = world.store();
+    assert_eq!(store.key_name(datacomp::Key::parse("plans.betray_the_king")), None);
+    assert_eq!(store.key_name(datacomp::Key::parse("name")).as_deref(), Some("name"));
+    ok(&["verify", &world.path]);
+}
+
 /// `export -o` writes through the same atomic write as saves: a symlink is kept, the file's
 /// permissions are kept, and a failed export leaves the old file.
 #[cfg(unix)]
