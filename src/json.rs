@@ -734,8 +734,8 @@ impl<'a> Tree<'a> {
     }
 
     /// Writes the entity: compact, or `pretty` as designers write fixtures (one member a line,
-    /// indented two spaces a level from `depth`, float arrays on one line: `[12.0, 0.0]`).
-    /// Iterative: a path of any depth writes without recursion.
+    /// indented two spaces a level from `depth`, up to [`MAX_INDENT`] levels, float arrays on
+    /// one line: `[12.0, 0.0]`). Iterative: a path of any depth writes without recursion.
     fn write(&self, out: &mut Vec<u8>, pretty: bool, depth: usize) {
         // Each open object or array, and its next member to write.
         let mut open: Vec<(u32, u32)> = Vec::new();
@@ -808,8 +808,13 @@ fn write_leaf<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
     let _ = serde_json::to_writer(out, value);
 }
 
+/// Levels of nesting that pretty output indents; deeper ones are written at this indent, so
+/// that pretty output stays linear in the entity (a key of 100,000 segments would otherwise
+/// indent to gigabytes).
+const MAX_INDENT: usize = 64;
+
 fn push_indent(out: &mut Vec<u8>, depth: usize) {
-    for _ in 0..depth {
+    for _ in 0..depth.min(MAX_INDENT) {
         out.extend_from_slice(b"  ");
     }
 }
