@@ -786,6 +786,30 @@ fn removed_and_overwritten_bytes_do_not_reach_the_file() {
     ok(&["verify", &world.path]);
 }
 
+/// Arrays of objects, strings, booleans, mixed values, nested and empty arrays come back as
+/// arrays through `import --lenient`, `set`, `rm` and `export` (issue 16).
+#[test]
+fn lenient_imports_export_their_arrays_as_arrays() {
+    let world = World::new();
+    let sheet = world.file("owlbear.json");
+    let text = r#"{"name":"Owlbear","armor_class":[{"type":"natural","value":17.5}],"senses":["darkvision","keen smell"],"mixed":[true,"two",[3.5],{"five":5.5}],"empty":[]}"#;
+    std::fs::write(&sheet, text).unwrap();
+    let save = world.file("owlbear.dcmp");
+    ok(&["import", "--lenient", &sheet, "-o", &save]);
+    assert_eq!(ok(&["export", &save, "--entity", "0v0t1", "--compact"]), format!("{text}\n"));
+    ok(&["set", &save, "0v0t1", "senses.2", "blindsight"]);
+    ok(&["rm", &save, "0v0t1", "mixed.1"]);
+    let exported = ok(&["export", &save, "--entity", "0v0t1", "--compact"]);
+    assert!(
+        exported.contains(r#""senses":["darkvision","keen smell","blindsight"]"#),
+        "{exported}"
+    );
+    // The removed element leaves a hole: an object keyed by index, which reads back the same.
+    assert!(exported.contains(r#""mixed":{"0":true,"2":[3.5],"3":{"five":5.5}}"#), "{exported}");
+    let pretty = ok(&["export", &save, "--entity", "0v0t1"]);
+    assert!(pretty.contains("\"armor_class\": [\n    {\n"), "{pretty}");
+}
+
 /// The names of keys that no entity holds any more leave the file too (issue 15 item 10): a
 /// key's name may say as much as its value.
 #[test]
