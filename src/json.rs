@@ -390,7 +390,7 @@ impl Store {
     /// ```
     #[must_use]
     pub fn export_blob_json(&self, blob: BlobRef<'_>) -> String {
-        let mut tree = Tree::default();
+        let mut tree = Tree::for_names(&self.names, false);
         self.export_tree(blob, &mut tree);
         let mut out = Vec::new();
         tree.write(&mut out, false, 0);
@@ -438,7 +438,7 @@ impl Store {
     /// ```
     #[must_use]
     pub fn export_blob_json_pretty(&self, blob: BlobRef<'_>) -> String {
-        let mut tree = Tree::default();
+        let mut tree = Tree::for_names(&self.names, false);
         self.export_tree(blob, &mut tree);
         let mut out = Vec::new();
         tree.write(&mut out, true, 0);
@@ -501,7 +501,8 @@ impl Store {
         // JSON takes about twice the bytes of the blobs; a guess that saves most regrowth
         // without a pass over every blob to measure them.
         let mut out = Vec::with_capacity(self.arena.len() * 4 * 2);
-        let mut tree = Tree::default();
+        // Every entity: a slot per name costs no more than the entities' keys.
+        let mut tree = Tree::for_names(&self.names, true);
         out.extend_from_slice(open);
         for (i, (_, blob)) in self.iter().enumerate() {
             if i > 0 {
@@ -555,13 +556,79 @@ pub(crate) fn unescape(segment: &str) -> Cow<'_, str> {
 /// An exported entity, as one flat list of nodes: node [`ROOT`] is the entity's object, and
 /// each object's members are linked in the order they were met. Cleared, not freed, between
 /// entities.
-#[derive(Default)]
 struct Tree<'a> {
     nodes: Vec<TreeNode<'a>>,
     /// The node of each name-tree node placed so far in this entity.
-    placed: FxHashMap<u32, u32>,
+    placed: Placed,
     /// Scratch: name-tree nodes on the way to a key's node, and an array's members by index.
     chain: Vec<u32>,
+}
+
+/// The tree node of each name-tree node placed in the entity being exported: a table with a
+/// slot per name-tree node, stamped with the entity it is valid for (no clearing between
+/// entities), when the names are few or every entity is exported; else a hash map, so that
+/// exporting one entity of a store of a million names does not allocate a slot for each.
+enum Placed {
+    Dense { stamp: u32, slots: Vec<(u32, u32)> },
+    Sparse(FxHashMap<u32, u32>),
+}
+
+impl Default for Placed {
+    fn default() -> Placed {
+        Placed::Sparse(FxHashMap::default())
+    }
+}
+
+/// Names up to this many nodes always get the dense table.
+const DENSE_NODES: usize = 1 << 16;
+
+impl Placed {
+    /// A table for `nodes` name-tree nodes; dense when `dense` or the names are few.
+    fn new(nodes: usize, dense: bool) -> Placed {
+        if dense || nodes <= DENSE_NODES {
+            Placed::Dense { stamp: 1, slots: vec![(0, 0); nodes + 1] }
+        } else {
+            Placed::Sparse(FxHashMap::default())
+        }
+    }
+
+    /// Forgets every node placed.
+    fn clear(&mut self) {
+        match self {
+            Placed::Dense { stamp, slots } => {
+                *stamp = stamp.wrapping_add(1);
+                if *stamp == 0 {
+                    slots.fill((0, 0));
+                    *stamp = 1;
+                }
+            }
+            // Cleared in time to its size: kept when the entities are alike, replaced after
+            // a large one, so that many small entities after it do not each clear a large
+            // table.
+            Placed::Sparse(map) if map.capacity() > 4 * map.len() + 64 => {
+                *map = FxHashMap::default();
+            }
+            Placed::Sparse(map) => map.clear(),
+        }
+    }
+
+    fn get(&self, node: u32) -> Option<u32> {
+        match self {
+            Placed::Dense { stamp, slots } => {
+                slots.get(node as usize).filter(|s| s.0 == *stamp).map(|s| s.1)
+            }
+            Placed::Sparse(map) => map.get(&node).copied(),
+        }
+    }
+
+    fn insert(&mut self, node: u32, placed: u32) {
+        match self {
+            Placed::Dense { stamp, slots } => slots[node as usize] = (*stamp, placed),
+            Placed::Sparse(map) => {
+                map.insert(node, placed);
+            }
+        }
+    }
 }
 
 /// A member of an object or array: a value, or an object (an array) whose members start at
@@ -601,6 +668,11 @@ fn index_below(segment: &str, len: usize) -> Option<usize> {
 }
 
 impl<'a> Tree<'a> {
+    /// A tree for entities named by `names`; `all` when every entity will be exported.
+    fn for_names(names: &KeyNames, all: bool) -> Tree<'a> {
+        Tree { nodes: Vec::new(), placed: Placed::new(names.node_count(), all), chain: Vec::new() }
+    }
+
     /// Empties the tree down to the entity's object, with no members.
     fn clear(&mut self) {
         self.nodes.clear();
@@ -614,13 +686,7 @@ impl<'a> Tree<'a> {
             array: false,
         };
         self.nodes.push(root);
-        // Cleared in time to its size: kept when the entities are alike, replaced after a
-        // large one, so that many small entities after it do not each clear a large table.
-        if self.placed.capacity() > 4 * self.placed.len() + 64 {
-            self.placed = FxHashMap::default();
-        } else {
-            self.placed.clear();
-        }
+        self.placed.clear();
     }
 
     /// Adds a member (a value, or with `leaf` `None` an empty object) after the last member of
@@ -656,7 +722,7 @@ impl<'a> Tree<'a> {
     /// the nearest one placed already). Returns false, changing nothing, where the path meets
     /// a value or is an object in this entity.
     fn place(&mut self, names: &'a KeyNames, node: u32, value: Value<'a>) -> bool {
-        if self.placed.contains_key(&node) {
+        if self.placed.get(node).is_some() {
             return false;
         }
         let mut chain = std::mem::take(&mut self.chain);
@@ -668,7 +734,7 @@ impl<'a> Tree<'a> {
             if parent == names::ROOT {
                 break ROOT;
             }
-            if let Some(&placed) = self.placed.get(&parent) {
+            if let Some(placed) = self.placed.get(parent) {
                 break placed;
             }
             at = parent;
