@@ -13,9 +13,10 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visit
 
 use crate::blob::layout;
 use crate::names::{self, KeyNames};
+use crate::number::{self, Fit, JsonF32, JsonF64};
 use crate::store::Span;
 use crate::text::Shortened;
-use crate::{Blob, BlobError, BlobRef, Id, Key, Store, Value};
+use crate::{Blob, BlobError, BlobRef, Id, Key, MAX_PATH_SEGMENTS, Store, Value};
 
 /// What is wrong with a JSON document, and where: the JSON path (a JSON Pointer such as
 /// `/stats/health`) and the line and column where reading stopped.
@@ -53,6 +54,15 @@ pub enum JsonErrorKind {
     NotANumber,
     /// A number past the range of `f32`.
     NumberOutOfRange(f64),
+    /// A number that the nearest `f32` changes beyond its rounding: a whole number it does not
+    /// hold (and that is not written as that `f32` is written), or a nonzero number it holds
+    /// only as zero. A fraction rounded to `f32`'s precision (`0.1`) is not refused.
+    NotHeld {
+        /// The number as written (`16777217`, `1e-50`).
+        number: String,
+        /// What it would be stored as (`16777216`, `0`).
+        becomes: f32,
+    },
     /// The same path twice in one entity: as two values, as two objects, or as a value and
     /// an object (which JSON could not write back).
     DuplicatePath(String),
@@ -67,6 +77,14 @@ pub enum JsonErrorKind {
     },
     /// The blob would pass its 4 GiB limit.
     Blob(BlobError),
+    /// A member nested deeper than a key's name may be: its path has `segments` member names,
+    /// past `limit` ([`MAX_PATH_SEGMENTS`]).
+    TooDeep {
+        /// Member names on the path.
+        segments: usize,
+        /// The most a name may have.
+        limit: usize,
+    },
 }
 
 impl JsonError {
@@ -103,12 +121,19 @@ impl fmt::Display for JsonErrorKind {
             JsonErrorKind::Null => f.write_str("null is not a value"),
             JsonErrorKind::NotANumber => f.write_str("arrays may hold numbers only"),
             JsonErrorKind::NumberOutOfRange(n) => write!(f, "{n:e} is past the range of f32"),
+            JsonErrorKind::NotHeld { number, becomes } => {
+                let number = Shortened(number);
+                write!(f, "{number} would be stored as {}: f32 cannot hold it", JsonF32(*becomes))
+            }
             JsonErrorKind::DuplicatePath(path) => write!(f, "{} is set twice", Shortened(path)),
             JsonErrorKind::KeyCollision { first, second, key } => {
                 let (first, second) = (Shortened(first), Shortened(second));
                 write!(f, "{second} and {first} hash to the same key {key}")
             }
             JsonErrorKind::Blob(e) => e.fmt(f),
+            JsonErrorKind::TooDeep { segments, limit } => {
+                write!(f, "the path has {segments} segments, past the limit of {limit}")
+            }
         }
     }
 }
@@ -145,16 +170,20 @@ pub struct ImportOptions {
 }
 
 impl ImportOptions {
-    /// The restricted format only: `null`, arrays of anything but numbers and numbers past
-    /// `f32` are errors.
+    /// The restricted format only: `null`, arrays of anything but numbers, numbers past `f32`
+    /// and numbers `f32` cannot hold within its rounding ([`JsonErrorKind::NotHeld`]: a whole
+    /// number beyond 2^24 that it does not hold, a nonzero number that would be zero) are
+    /// errors.
     #[must_use]
     pub const fn strict() -> ImportOptions {
         ImportOptions { lenient: false }
     }
 
     /// For existing data: an array holding anything but numbers becomes an object keyed by
-    /// decimal index (`armor_class.0.value`), `null` is skipped, and a number past `f32` is
-    /// stored as the largest `f32` of its sign. [`ImportReport`] counts each change.
+    /// decimal index (`armor_class.0.value`), `null` is skipped, a number past `f32` (even
+    /// past `f64`, as `1e400`) is stored as the largest `f32` of its sign, and a number `f32`
+    /// cannot hold is stored as the nearest `f32` (`16777217` as `16777216`, `1e-50` as `0`).
+    /// [`ImportReport`] counts each change.
     #[must_use]
     pub const fn lenient() -> ImportOptions {
         ImportOptions { lenient: true }
@@ -168,15 +197,33 @@ impl ImportOptions {
 }
 
 /// What a lenient import changed to fit the format.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{Blob, ImportOptions};
+///
+/// let text = r#"{"gold": [1, 16777217], "dust": 1e-50, "stars": 1e400}"#;
+/// let (sheet, report) = Blob::from_json_with(text, &ImportOptions::lenient())?;
+/// assert_eq!(sheet.get_floats("gold"), Some(&[1.0, 16_777_216.0][..]));
+/// assert_eq!((sheet.get_float("dust"), sheet.get_float("stars")), (Some(0.0), Some(f32::MAX)));
+/// assert_eq!(report.rounded_numbers, 3);
+/// assert_eq!(report.first_rounded.as_deref(), Some("/gold/1"));
+/// # Ok::<(), datacomp::JsonError>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ImportReport {
     /// Arrays of other things than numbers, turned into objects keyed by index.
     pub converted_arrays: usize,
     /// `null` values skipped.
     pub skipped_nulls: usize,
-    /// Numbers past `f32`, stored as the largest `f32` of their sign.
+    /// Numbers stored as other than they were written, beyond `f32`'s rounding of a fraction:
+    /// past `f32` (stored as the largest `f32` of their sign), whole numbers `f32` does not
+    /// hold, and nonzero numbers too small for it (stored as the nearest `f32`, zero).
     pub rounded_numbers: usize,
+    /// The JSON path (a JSON Pointer, as [`JsonError::path`]) of the first such number.
+    pub first_rounded: Option<String>,
 }
 
 impl Blob {
@@ -228,19 +275,96 @@ impl Blob {
         text: &str,
         options: &ImportOptions,
     ) -> Result<(Blob, ImportReport), JsonError> {
-        let mut importer = Importer { lenient: options.lenient, ..Importer::default() };
-        // The text's size bounds the payloads, so the blob seldom regrows while reading.
-        let mut blob = Blob::new();
-        blob.reserve(text.len());
-        let mut reader = serde_json::Deserializer::from_str(text);
-        let read = Entity { importer: &mut importer, blob: &mut blob, staging: None }
-            .deserialize(&mut reader)
-            .and_then(|()| reader.end());
-        match read {
-            Ok(()) => Ok((blob, importer.report)),
-            Err(e) => Err(importer.error(&e)),
-        }
+        read_with_extremes(text, options.lenient, |text| {
+            blob_from(text, *options, |entity| read_json(text, entity))
+        })
     }
+}
+
+/// Runs `serde_json` over `text`, feeding the importer's `entity`.
+fn read_json(text: &str, entity: Entity<'_>) -> Result<(), ReadError> {
+    let mut reader = serde_json::Deserializer::from_str(text);
+    entity.deserialize(&mut reader).and_then(|()| reader.end()).map_err(|e| {
+        let message = e.to_string();
+        let message = message.rsplit_once(" at line ").map_or(&*message, |(m, _)| m);
+        ReadError { message: message.to_owned(), line: e.line(), column: e.column() }
+    })
+}
+
+/// Why a reader of text (`serde_json`, or the SJSON reader) stopped, and where: its own
+/// description, which the importer's reason replaces when it has one.
+pub(crate) struct ReadError {
+    pub(crate) message: String,
+    /// The line and column (from 1) where reading stopped.
+    pub(crate) line: usize,
+    pub(crate) column: usize,
+}
+
+/// Imports one entity from `text` with `read`, which runs a reader over the text and feeds
+/// the importer's [`Entity`]: the one import of JSON and SJSON. Also says whether the
+/// importer met a zero (see [`read_with_extremes`]).
+pub(crate) fn blob_from(
+    text: &str,
+    options: ImportOptions,
+    read: impl FnOnce(Entity<'_>) -> Result<(), ReadError>,
+) -> Result<((Blob, ImportReport), bool), JsonError> {
+    let mut importer = Importer { lenient: options.lenient, ..Importer::default() };
+    // The text's size bounds the payloads, so the blob seldom regrows while reading.
+    let mut blob = Blob::new();
+    blob.reserve(text.len());
+    match read(Entity { importer: &mut importer, blob: &mut blob, staging: None }) {
+        Ok(()) => Ok(((blob, importer.report), importer.saw_zero)),
+        Err(e) => Err(importer.error(&e)),
+    }
+}
+
+/// `serde_json`'s message for a number past `f64`'s range.
+const PAST_F64: &str = "number out of range";
+
+/// Reads `text` with `read` (which returns what it read and whether it met an `f64` zero).
+/// `serde_json` cannot hand some numbers over as written: one past `f64`'s range is an error,
+/// and a nonzero one past its precision (`1e-400`) reads as zero. When the first read meets
+/// either (a lenient one the first, any the second), the literals are found in one pass over
+/// the text and the text is read again with a stand-in for each that keeps its fit (past
+/// `f32`, or nonzero but zero as an `f32`) and its place: so the rules for numbers apply to
+/// them too, with the right path, line and column. At most two reads, so O(n) still.
+fn read_with_extremes<T>(
+    text: &str,
+    lenient: bool,
+    mut read: impl FnMut(&str) -> Result<(T, bool), JsonError>,
+) -> Result<T, JsonError> {
+    let first = read(text);
+    let past_f64 = match &first {
+        Ok((_, false)) => return first.map(|(value, _)| value),
+        Ok((_, true)) => false,
+        Err(e) if lenient && e.kind == JsonErrorKind::Syntax(PAST_F64.to_owned()) => true,
+        Err(_) => return first.map(|(value, _)| value),
+    };
+    let found = number::extremes(text, true);
+    if !found.iter().any(|e| e.huge == past_f64) {
+        return first.map(|(value, _)| value);
+    }
+    let stand_ins = number::replace_extremes(text, &found);
+    read(&stand_ins).map(|(value, _)| value).map_err(|mut e| {
+        // A refused stand-in is named by the literal it stands in for, and placed at its last
+        // byte, as serde_json places a number.
+        if let JsonErrorKind::NotHeld { number, .. } = &mut e.kind
+            && let Some(at) = byte_offset(text, e.line, e.column)
+            && let Some(x) = found.iter().find(|x| (x.start..x.end).contains(&at))
+        {
+            text[x.start..x.end].clone_into(number);
+            e.column += x.end - 1 - at;
+        }
+        e
+    })
+}
+
+/// The byte of `text` at `serde_json`'s `line` and `column` (both from 1; a column counts
+/// bytes), if there is one.
+fn byte_offset(text: &str, line: usize, column: usize) -> Option<usize> {
+    let start = if line <= 1 { 0 } else { text.match_indices('\n').nth(line - 2)?.0 + 1 };
+    let at = start + column.checked_sub(1)?;
+    (at < text.len()).then_some(at)
 }
 
 impl Store {
@@ -292,42 +416,67 @@ impl Store {
         text: &str,
         options: &ImportOptions,
     ) -> Result<(Vec<Id>, ImportReport), JsonError> {
-        let mut importer = Importer {
-            lenient: options.lenient,
-            names: std::mem::take(&mut self.names),
-            ..Importer::default()
-        };
-        importer.names.begin();
-        let mut staging = Staging::default();
-        let mut reader = serde_json::Deserializer::from_str(text);
-        let mut unused = Blob::new();
-        let top =
-            Entity { importer: &mut importer, blob: &mut unused, staging: Some(&mut staging) };
-        let read = top.deserialize(&mut reader).and_then(|()| reader.end());
-        let base = self.arena.len();
-        let fits = |()| {
-            if u32::try_from(base + staging.arena.len()).is_ok() {
-                return Ok(());
+        self.import_with(text, *options, true, read_json)
+    }
+
+    /// Imports the entities of `text` with `read`, which runs a reader over the text and feeds
+    /// the importer's [`Entity`]: the one store import of JSON and SJSON. With `extremes`, the
+    /// numbers the reader cannot hand over as written are read again (see
+    /// [`read_with_extremes`]).
+    pub(crate) fn import_with(
+        &mut self,
+        text: &str,
+        options: ImportOptions,
+        extremes: bool,
+        read: impl Fn(&str, Entity<'_>) -> Result<(), ReadError>,
+    ) -> Result<(Vec<Id>, ImportReport), JsonError> {
+        let mut stage = |text: &str| {
+            // A second read of the text (see `read_with_extremes`) starts from the names as
+            // they were: what the first added is taken back.
+            self.names.rollback();
+            self.names.begin();
+            let mut importer = Importer {
+                lenient: options.lenient,
+                names: std::mem::take(&mut self.names),
+                ..Importer::default()
+            };
+            let mut staging = Staging::default();
+            let mut unused = Blob::new();
+            let top =
+                Entity { importer: &mut importer, blob: &mut unused, staging: Some(&mut staging) };
+            let read = read(text, top);
+            let base = self.arena.len();
+            let fits = |()| {
+                if u32::try_from(base + staging.arena.len()).is_ok() {
+                    return Ok(());
+                }
+                let required = 4 * (base + staging.arena.len()) as u64;
+                let kind = JsonErrorKind::Blob(BlobError::TooLarge { required });
+                Err(JsonError { kind, path: String::new(), line: text.lines().count(), column: 1 })
+            };
+            let read = read.map_err(|e| importer.error(&e)).and_then(fits);
+            importer.release_claims();
+            if let Err(error) = read {
+                // Nothing of a failed import stays: not even the names it met.
+                importer.names.rollback();
+                self.names = importer.names;
+                return Err(error);
             }
-            let required = 4 * (base + staging.arena.len()) as u64;
-            let kind = JsonErrorKind::Blob(BlobError::TooLarge { required });
-            Err(JsonError { kind, path: String::new(), line: text.lines().count(), column: 1 })
-        };
-        let read = read.map_err(|e| importer.error(&e)).and_then(fits);
-        importer.release_claims();
-        if let Err(error) = read {
-            // Nothing of a failed import stays: not even the names it met.
-            importer.names.rollback();
             self.names = importer.names;
-            return Err(error);
-        }
+            Ok(((staging, importer.report), importer.saw_zero))
+        };
+        let (staging, report) = if extremes {
+            read_with_extremes(text, options.lenient, stage)?
+        } else {
+            stage(text)?.0
+        };
         // Paths that named nothing (empty objects, skipped nulls) are dropped.
-        importer.names.commit();
-        self.names = importer.names;
+        self.names.commit();
         // Each buffer freed as soon as it is copied, the index grown once: the peak is about
         // the staged entities twice, not more (`[{},{},...]` has 3 bytes of JSON an entity).
         let Staging { arena, spans, blob } = staging;
         drop(blob);
+        let base = self.arena.len();
         self.arena.reserve_exact(arena.len());
         self.arena.extend_from_slice(&arena);
         drop(arena);
@@ -338,10 +487,10 @@ impl Store {
             .map(|&words| {
                 let span = Span::new(offset, words as usize);
                 offset += words as usize;
-                self.index.insert(span)
+                self.insert_span(span)
             })
             .collect();
-        Ok((ids, importer.report))
+        Ok((ids, report))
     }
 }
 
@@ -361,7 +510,7 @@ impl Store {
     /// let id = store.import_json(text, &ImportOptions::strict())?[0];
     /// assert_eq!(
     ///     store.export_json(id).unwrap(),
-    ///     r#"{"name":"The One","stats":{"health":100.0,"mana":0.1},"position":[1.0,2.0]}"#
+    ///     r#"{"name":"The One","stats":{"health":100,"mana":0.1},"position":[1,2]}"#
     /// );
     ///
     /// let unnamed = store.insert(&[(Key::from_raw(42), true)].into_iter().collect::<Blob>());
@@ -385,7 +534,7 @@ impl Store {
     /// store.import_json(r#"{"stats": {"health": 1}}"#, &ImportOptions::strict())?;
     /// let mut sheet = Blob::new();
     /// sheet.set("stats.health", 75);
-    /// assert_eq!(store.export_blob_json(sheet.as_blob_ref()), r#"{"stats":{"health":75.0}}"#);
+    /// assert_eq!(store.export_blob_json(sheet.as_blob_ref()), r#"{"stats":{"health":75}}"#);
     /// # Ok::<(), datacomp::JsonError>(())
     /// ```
     #[must_use]
@@ -409,7 +558,7 @@ impl Store {
     /// let id = store.import_json(r#"{"stats": {"health": 100}}"#, &ImportOptions::strict())?[0];
     /// assert_eq!(
     ///     store.export_json_pretty(id).unwrap(),
-    ///     "{\n  \"stats\": {\n    \"health\": 100.0\n  }\n}"
+    ///     "{\n  \"stats\": {\n    \"health\": 100\n  }\n}"
     /// );
     /// # Ok::<(), datacomp::JsonError>(())
     /// ```
@@ -432,7 +581,7 @@ impl Store {
     /// sheet.set("stats.health", 75);
     /// assert_eq!(
     ///     store.export_blob_json_pretty(sheet.as_blob_ref()),
-    ///     "{\n  \"stats\": {\n    \"health\": 75.0\n  }\n}"
+    ///     "{\n  \"stats\": {\n    \"health\": 75\n  }\n}"
     /// );
     /// # Ok::<(), datacomp::JsonError>(())
     /// ```
@@ -457,7 +606,7 @@ impl Store {
     /// let text = r#"[{"name": "Orc"}, {"name": "Troll", "stats": {"health": 3}}]"#;
     /// store.import_json(text, &ImportOptions::strict())?;
     /// let exported = store.export_all_json();
-    /// assert_eq!(exported, r#"[{"name":"Orc"},{"name":"Troll","stats":{"health":3.0}}]"#);
+    /// assert_eq!(exported, r#"[{"name":"Orc"},{"name":"Troll","stats":{"health":3}}]"#);
     ///
     /// let mut copy = Store::new();
     /// copy.import_json(&exported, &ImportOptions::strict())?;
@@ -517,13 +666,14 @@ impl Store {
 
     /// Builds in `tree` the blob as a tree of objects and arrays, nested by the names this
     /// store knows for its keys. O(the keys and the path nodes they need), with no recursion.
-    fn export_tree<'a>(&'a self, blob: BlobRef<'a>, tree: &mut Tree<'a>) {
+    pub(crate) fn export_tree<'a>(&'a self, blob: BlobRef<'a>, tree: &mut Tree<'a>) {
         tree.clear();
         for (key, value) in blob {
             let placed =
                 self.names.named(key).is_some_and(|node| tree.place(&self.names, node, value));
             if !placed {
-                // Unnamed, or its path runs through another key's value: at the top, by hash.
+                // Unnamed, too deep, or its path runs through another key's value: at the
+                // top, by hash.
                 tree.push_member(ROOT, Cow::Owned(key.to_string()), Some(value), NO_NODE);
             }
         }
@@ -555,8 +705,9 @@ pub(crate) fn unescape(segment: &str) -> Cow<'_, str> {
 
 /// An exported entity, as one flat list of nodes: node [`ROOT`] is the entity's object, and
 /// each object's members are linked in the order they were met. Cleared, not freed, between
-/// entities.
-struct Tree<'a> {
+/// entities. Nothing here recurses: a path is placed by a loop and the tree is written with an
+/// explicit stack, so a name of any depth costs heap, not stack.
+pub(crate) struct Tree<'a> {
     nodes: Vec<TreeNode<'a>>,
     /// The node of each name-tree node placed so far in this entity.
     placed: Placed,
@@ -645,10 +796,13 @@ struct TreeNode<'a> {
     source: u32,
     /// Written as an array: its members are its indices `0..`, linked in that order.
     array: bool,
+    /// Segments from the entity's object: a name deeper than an import takes (only an old
+    /// save holds one) is written by hash, so that the export always imports back.
+    depth: u32,
 }
 
 /// The entity's own object in a [`Tree`].
-const ROOT: u32 = 0;
+pub(crate) const ROOT: u32 = 0;
 /// No node: the end of a list of members.
 const NO_NODE: u32 = u32::MAX;
 
@@ -668,8 +822,30 @@ fn index_below(segment: &str, len: usize) -> Option<usize> {
 }
 
 impl<'a> Tree<'a> {
+    /// The first member of `object`, if it has one.
+    pub(crate) fn first_member(&self, object: u32) -> Option<u32> {
+        let first = self.nodes[object as usize].first;
+        (first != NO_NODE).then_some(first)
+    }
+
+    /// The member after `node` in its object, if there is one.
+    pub(crate) fn next_member(&self, node: u32) -> Option<u32> {
+        let next = self.nodes[node as usize].next;
+        (next != NO_NODE).then_some(next)
+    }
+
+    /// The member name of `node`.
+    pub(crate) fn name(&self, node: u32) -> &str {
+        &self.nodes[node as usize].name
+    }
+
+    /// The value of `node`, or `None` for an object.
+    pub(crate) fn leaf(&self, node: u32) -> Option<Value<'a>> {
+        self.nodes[node as usize].leaf
+    }
+
     /// A tree for entities named by `names`; `all` when every entity will be exported.
-    fn for_names(names: &KeyNames, all: bool) -> Tree<'a> {
+    pub(crate) fn for_names(names: &KeyNames, all: bool) -> Tree<'a> {
         Tree { nodes: Vec::new(), placed: Placed::new(names.node_count(), all), chain: Vec::new() }
     }
 
@@ -684,6 +860,7 @@ impl<'a> Tree<'a> {
             next: NO_NODE,
             source: NO_NODE,
             array: false,
+            depth: 0,
         };
         self.nodes.push(root);
         self.placed.clear();
@@ -699,6 +876,7 @@ impl<'a> Tree<'a> {
         source: u32,
     ) -> u32 {
         let node = self.nodes.len() as u32;
+        let depth = self.nodes[object as usize].depth + 1;
         self.nodes.push(TreeNode {
             name,
             leaf,
@@ -707,6 +885,7 @@ impl<'a> Tree<'a> {
             next: NO_NODE,
             source,
             array: false,
+            depth,
         });
         let parent = &mut self.nodes[object as usize];
         let last = std::mem::replace(&mut parent.last, node);
@@ -720,7 +899,7 @@ impl<'a> Tree<'a> {
 
     /// Puts `value` at the path of name-tree node `node`, creating objects on the way (from
     /// the nearest one placed already). Returns false, changing nothing, where the path meets
-    /// a value or is an object in this entity.
+    /// a value, is an object in this entity, or is deeper than [`MAX_PATH_SEGMENTS`].
     fn place(&mut self, names: &'a KeyNames, node: u32, value: Value<'a>) -> bool {
         if self.placed.get(node).is_some() {
             return false;
@@ -739,7 +918,9 @@ impl<'a> Tree<'a> {
             }
             at = parent;
         };
-        let fits = self.nodes[object as usize].leaf.is_none();
+        let object_node = &self.nodes[object as usize];
+        let fits = object_node.leaf.is_none()
+            && object_node.depth as usize + chain.len() <= MAX_PATH_SEGMENTS;
         if fits {
             for &n in chain.iter().rev() {
                 object = self.push_member(object, Cow::Borrowed(names.segment(n)), None, n);
@@ -800,8 +981,8 @@ impl<'a> Tree<'a> {
     }
 
     /// Writes the entity: compact, or `pretty` as designers write fixtures (one member a line,
-    /// indented two spaces a level from `depth`, up to [`MAX_INDENT`] levels, float arrays on
-    /// one line: `[12.0, 0.0]`). Iterative: a path of any depth writes without recursion.
+    /// indented two spaces a level from `depth`, float arrays on one line: `[12.0, 0.0]`).
+    /// Iterative: a path of any depth writes without recursion.
     fn write(&self, out: &mut Vec<u8>, pretty: bool, depth: usize) {
         // Each open object or array, and its next member to write.
         let mut open: Vec<(u32, u32)> = Vec::new();
@@ -848,12 +1029,12 @@ impl<'a> Tree<'a> {
     }
 }
 
-/// Writes one value: a float in its shortest form that reads back as the same `f32` (a NaN
-/// or infinity, which JSON cannot hold, as `null`), a float array on one line.
+/// Writes one value: floats as [`JsonF32`] writes them (the exports refuse a NaN or infinity
+/// before writing), and float arrays on one line (with a space after each comma when `pretty`).
 fn write_value(out: &mut Vec<u8>, value: Value<'_>, pretty: bool) {
     match value {
         Value::Bool(b) => write_leaf(out, &b),
-        Value::Float(f) => write_leaf(out, &f),
+        Value::Float(f) => write_leaf(out, &JsonF32(f)),
         Value::Str(s) => write_leaf(out, s),
         Value::Floats(floats) => {
             out.push(b'[');
@@ -861,26 +1042,21 @@ fn write_value(out: &mut Vec<u8>, value: Value<'_>, pretty: bool) {
                 if i > 0 {
                     out.extend_from_slice(if pretty { b", " } else { b"," });
                 }
-                write_leaf(out, f);
+                write_leaf(out, &JsonF32(*f));
             }
             out.push(b']');
         }
     }
 }
 
-/// A float or a member name written by `serde_json`, so that escapes and float forms match the
-/// compact export. Writing to a Vec cannot fail.
+/// A float, string or member name written by `serde_json`, so that escapes and float forms
+/// are its own. Writing to a Vec cannot fail.
 fn write_leaf<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
     let _ = serde_json::to_writer(out, value);
 }
 
-/// Levels of nesting that pretty output indents; deeper ones are written at this indent, so
-/// that pretty output stays linear in the entity (a key of 100,000 segments would otherwise
-/// indent to gigabytes).
-const MAX_INDENT: usize = 64;
-
 fn push_indent(out: &mut Vec<u8>, depth: usize) {
-    for _ in 0..depth.min(MAX_INDENT) {
+    for _ in 0..depth {
         out.extend_from_slice(b"  ");
     }
 }
@@ -943,6 +1119,9 @@ struct Importer {
     /// The lenient policy, and what it changed.
     lenient: bool,
     report: ImportReport,
+    /// Whether a number was read as an `f64` zero: written so, or nonzero but past `f64`'s
+    /// precision.
+    saw_zero: bool,
     /// The position of the entity being read in a top-level array, if it is in one.
     entity: Option<usize>,
 }
@@ -954,13 +1133,9 @@ impl Importer {
         E::custom("datacomp format rule")
     }
 
-    fn error(&mut self, e: &serde_json::Error) -> JsonError {
-        let kind = self.failure.take().unwrap_or_else(|| {
-            let message = e.to_string();
-            let message = message.rsplit_once(" at line ").map_or(&*message, |(m, _)| m);
-            JsonErrorKind::Syntax(message.to_owned())
-        });
-        JsonError { kind, path: self.pointer(), line: e.line(), column: e.column() }
+    fn error(&mut self, e: &ReadError) -> JsonError {
+        let kind = self.failure.take().unwrap_or_else(|| JsonErrorKind::Syntax(e.message.clone()));
+        JsonError { kind, path: self.pointer(), line: e.line, column: e.column }
     }
 
     /// The member names on the current path.
@@ -992,13 +1167,17 @@ impl Importer {
         pointer
     }
 
-    /// Enters the member named `self.segment`, returning its name-tree node.
-    fn enter(&mut self) -> u32 {
-        let parent = self.levels.last().copied().unwrap_or(names::ROOT);
-        let node = self.names.intern(parent, &self.segment);
+    /// Enters the member named `self.segment`, returning its name-tree node; refuses a member
+    /// deeper than a name may be ([`MAX_PATH_SEGMENTS`]).
+    fn enter<E: de::Error>(&mut self) -> Result<u32, E> {
         self.path.push_str(&self.segment);
         self.path_ends.push(self.path.len());
-        node
+        let segments = self.path_ends.len();
+        if segments > MAX_PATH_SEGMENTS {
+            return Err(self.fail(JsonErrorKind::TooDeep { segments, limit: MAX_PATH_SEGMENTS }));
+        }
+        let parent = self.levels.last().copied().unwrap_or(names::ROOT);
+        Ok(self.names.intern(parent, &self.segment))
     }
 
     fn leave(&mut self) {
@@ -1053,23 +1232,52 @@ impl Importer {
         blob.try_set(key, value).map_err(|e| self.fail(JsonErrorKind::Blob(e)))
     }
 
-    fn number<E: de::Error>(&mut self, n: f64) -> Result<f32, E> {
-        // Past f32's range means rounding to infinity: the shortest decimal form of f32::MAX,
-        // 3.4028235e38, is a little above it as an f64 and must still read back.
-        let rounded = n as f32;
-        if rounded.is_finite() {
-            return Ok(rounded);
+    /// The `f32` a number read as an `f64` is stored as (see [`crate::number`]).
+    fn float<E: de::Error>(&mut self, n: f64) -> Result<f32, E> {
+        // serde_json reads a nonzero number past f64's precision as zero: such a zero sends
+        // the import to look for one in the text (see `read_with_extremes`).
+        self.saw_zero |= n == 0.0;
+        match number::fit_f64(n) {
+            Fit::Holds(x) => Ok(x),
+            Fit::Changes(x) => self.changed(x, || JsonF64(n).to_string()),
+            Fit::OutOfRange if self.lenient => {
+                self.changed(f32::MAX.copysign(n as f32), String::new)
+            }
+            Fit::OutOfRange => Err(self.fail(JsonErrorKind::NumberOutOfRange(n))),
         }
+    }
+
+    /// The `f32` an integer is stored as.
+    fn integer<E: de::Error>(&mut self, n: i128) -> Result<f32, E> {
+        match number::fit_integer(n) {
+            Fit::Holds(x) => Ok(x),
+            Fit::Changes(x) => self.changed(x, || n.to_string()),
+            // No 64-bit integer is past f32's range; the float rule would say so if one were.
+            #[allow(clippy::cast_precision_loss)]
+            Fit::OutOfRange => self.float(n as f64),
+        }
+    }
+
+    /// A number stored as `x`, which is not what was written (`written`): refused, or counted
+    /// by a lenient import.
+    fn changed<E: de::Error>(
+        &mut self,
+        x: f32,
+        written: impl FnOnce() -> String,
+    ) -> Result<f32, E> {
         if !self.lenient {
-            return Err(self.fail(JsonErrorKind::NumberOutOfRange(n)));
+            return Err(self.fail(JsonErrorKind::NotHeld { number: written(), becomes: x }));
         }
         self.report.rounded_numbers += 1;
-        Ok(f32::MAX.copysign(n as f32))
+        if self.report.first_rounded.is_none() {
+            self.report.first_rounded = Some(self.pointer());
+        }
+        Ok(x)
     }
 
     /// Enters the member named by decimal `index` of the array at `node`: a lenient array of
     /// other things than numbers holds its elements as members keyed by index.
-    fn enter_index(&mut self, node: u32, index: usize) -> u32 {
+    fn enter_index<E: de::Error>(&mut self, node: u32, index: usize) -> Result<u32, E> {
         self.segment.clear();
         let _ = write!(self.segment, "{index}");
         self.levels.push(node);
@@ -1083,8 +1291,9 @@ impl Importer {
 }
 
 /// One entity, which must be an object: the top level of `Blob::from_json`, or of a store
-/// import (where it may also be an array of entities).
-struct Entity<'i> {
+/// import (where it may also be an array of entities). The seed that a reader of JSON or SJSON
+/// is given.
+pub(crate) struct Entity<'i> {
     importer: &'i mut Importer,
     blob: &'i mut Blob,
     /// In a store import: stage the entity there instead of reading into `blob`.
@@ -1165,7 +1374,7 @@ fn read_members<'de, A: MapAccess<'de>>(
     mut map: A,
 ) -> Result<(), A::Error> {
     while map.next_key_seed(Segment { importer: &mut *importer })?.is_some() {
-        let node = importer.enter();
+        let node = importer.enter()?;
         map.next_value_seed(Member { importer: &mut *importer, blob: &mut *blob, node })?;
         importer.leave();
     }
@@ -1199,7 +1408,7 @@ impl Visitor<'_> for Segment<'_> {
     }
 }
 
-/// A member's value, written into the blob at the key of name-tree node `node`.
+/// A member's value, written into the blob at `key`.
 struct Member<'i> {
     importer: &'i mut Importer,
     blob: &'i mut Blob,
@@ -1226,18 +1435,18 @@ impl<'de> Visitor<'de> for Member<'_> {
     }
 
     fn visit_f64<E: de::Error>(self, n: f64) -> Result<(), E> {
-        let n = self.importer.number(n)?;
+        let n = self.importer.float(n)?;
         self.importer.set(self.blob, self.node, Value::Float(n))
     }
 
-    #[allow(clippy::cast_precision_loss)] // Numbers are stored as f32: that is the format.
     fn visit_i64<E: de::Error>(self, n: i64) -> Result<(), E> {
-        self.visit_f64(n as f64)
+        let n = self.importer.integer(n.into())?;
+        self.importer.set(self.blob, self.node, Value::Float(n))
     }
 
-    #[allow(clippy::cast_precision_loss)]
     fn visit_u64<E: de::Error>(self, n: u64) -> Result<(), E> {
-        self.visit_f64(n as f64)
+        let n = self.importer.integer(n.into())?;
+        self.importer.set(self.blob, self.node, Value::Float(n))
     }
 
     fn visit_str<E: de::Error>(self, s: &str) -> Result<(), E> {
@@ -1294,7 +1503,7 @@ impl<'de> Visitor<'de> for Member<'_> {
             importer.report.converted_arrays += 1;
             let mut index = floats.len() + 1;
             loop {
-                let member = importer.enter_index(node, index);
+                let member = importer.enter_index(node, index)?;
                 let seed = Member { importer: &mut *importer, blob: &mut *blob, node: member };
                 let read = seq.next_element_seed(seed);
                 importer.leave_index();
@@ -1340,13 +1549,13 @@ impl LenientElement<'_> {
         // Marked, so that export writes it back as an array.
         self.importer.names.set_array(self.node);
         for (index, &n) in self.floats.iter().enumerate() {
-            let member = self.importer.enter_index(self.node, index);
+            let member = self.importer.enter_index(self.node, index)?;
             let set = self.importer.set(self.blob, member, Value::Float(n));
             self.importer.leave_index();
             set?;
         }
         let index = self.floats.len();
-        let node = self.importer.enter_index(self.node, index);
+        let node = self.importer.enter_index(self.node, index)?;
         Ok(Member { importer: &mut *self.importer, blob: &mut *self.blob, node })
     }
 
@@ -1432,17 +1641,15 @@ impl<'de> Visitor<'de> for Number<'_> {
     }
 
     fn visit_f64<E: de::Error>(self, n: f64) -> Result<f32, E> {
-        self.importer.number(n)
+        self.importer.float(n)
     }
 
-    #[allow(clippy::cast_precision_loss)]
     fn visit_i64<E: de::Error>(self, n: i64) -> Result<f32, E> {
-        self.importer.number(n as f64)
+        self.importer.integer(n.into())
     }
 
-    #[allow(clippy::cast_precision_loss)]
     fn visit_u64<E: de::Error>(self, n: u64) -> Result<f32, E> {
-        self.importer.number(n as f64)
+        self.importer.integer(n.into())
     }
 
     fn visit_bool<E: de::Error>(self, _: bool) -> Result<f32, E> {
@@ -1463,5 +1670,54 @@ impl<'de> Visitor<'de> for Number<'_> {
 
     fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<f32, A::Error> {
         Err(self.importer.fail(JsonErrorKind::NotANumber))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs `f` on a thread with a 64 KiB stack: enough for a loop, far too little for a
+    /// recursion per level of a deep tree.
+    fn on_a_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+        let thread = std::thread::Builder::new().stack_size(64 * 1024).spawn(f).unwrap();
+        thread.join().expect("no stack overflow")
+    }
+
+    #[test]
+    fn a_name_of_100_000_segments_exports_by_hash_without_recursion() {
+        let exported = on_a_small_stack(|| {
+            let mut store = Store::new();
+            let id = store.insert_empty();
+            let mut node = names::ROOT;
+            for _ in 0..100_000 {
+                node = store.names.intern(node, "a");
+            }
+            let key = store.names.name(node).unwrap();
+            store.get_mut(id).unwrap().set(key, 1.0);
+            assert_eq!(store.key_name(key).map(|n| n.len()), Some(2 * 100_000 - 1));
+            store.export_json(id).unwrap()
+        });
+        // Deeper than an import takes: written by hash, so that the export imports back.
+        let key = Key::parse(&vec!["a"; 100_000].join("."));
+        assert_eq!(exported, format!(r#"{{"{key}":1}}"#));
+    }
+
+    #[test]
+    fn members_keep_their_order_and_a_path_through_a_value_goes_by_hash() {
+        let mut store = Store::new();
+        let id = store.insert_empty();
+        let mut blob = store.get_mut(id).unwrap();
+        for i in (0..40).rev() {
+            blob.set(format!("m{i}.x").as_str(), 1.0);
+        }
+        blob.set("m30", true);
+        blob.remove(Key::parse("m30.x"));
+        blob.set("m30.x.y", false);
+        let exported = store.export_json(id).unwrap();
+        let expected: Vec<String> =
+            (0..40).rev().filter(|&i| i != 30).map(|i| format!(r#""m{i}":{{"x":1}}"#)).collect();
+        let through = Key::parse("m30.x.y");
+        assert_eq!(exported, format!(r#"{{{},"m30":true,"{through}":false}}"#, expected.join(",")));
     }
 }

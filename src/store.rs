@@ -6,6 +6,7 @@ use zerocopy::little_endian::U32;
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use crate::blob::layout;
+use crate::history::Tracker;
 use crate::names::KeyNames;
 use crate::{
     AsKey, AsValue, Blob, BlobError, BlobRef, Error, HandleError, HandleMap, Id, Key, Value,
@@ -94,6 +95,11 @@ pub struct Store {
     /// The name of every key the store was given as text: by a JSON import, a write, or by
     /// hand (one name per key), as a tree of segments.
     pub(crate) names: KeyNames,
+    /// The version of the game's data the entities follow (see [`Store::data_version`]).
+    pub(crate) data_version: u32,
+    // INVARIANT: every change to a slot of `index` or to its entity's bytes is stamped here
+    // (`touch`), or the tracker is told that everything changed (`Tracker::touch_all`).
+    pub(crate) tracker: Tracker,
 }
 
 /// A store's memory use: what [`Store::stats`] returns.
@@ -122,6 +128,8 @@ impl Store {
             arena: Vec::new(),
             garbage_words: 0,
             names: KeyNames::new(),
+            data_version: 0,
+            tracker: Tracker::new(),
         }
     }
 
@@ -142,6 +150,8 @@ impl Store {
             arena: Vec::with_capacity(bytes.div_ceil(4)),
             garbage_words: 0,
             names: KeyNames::new(),
+            data_version: 0,
+            tracker: Tracker::new(),
         }
     }
 
@@ -162,7 +172,7 @@ impl Store {
     /// # Panics
     ///
     /// If the arena would pass 2^32 words (16 GiB): spans are 32-bit.
-    fn allocate(&mut self, words: usize) -> Span {
+    pub(crate) fn allocate(&mut self, words: usize) -> Span {
         let offset = self.arena.len();
         let end = offset + words;
         assert!(u32::try_from(end).is_ok(), "Store: the arena would pass 2^32 words (16 GiB)");
@@ -192,7 +202,25 @@ impl Store {
         let source = blob.as_blob_ref();
         let span = self.allocate(source.used_bytes() / 4);
         layout::repack(source.as_words(), &mut self.arena[span.range()]);
-        self.index.insert(span)
+        self.insert_span(span)
+    }
+
+    /// Adds an entity whose blob is at `span` (already written) and returns its handle.
+    pub(crate) fn insert_span(&mut self, span: Span) -> Id {
+        let id = self.index.insert(span);
+        self.touch(id);
+        id
+    }
+
+    /// Stamps `id`'s slot as changed, for change tracking (`history`): O(1), and nothing at
+    /// all until a mark is taken.
+    #[inline]
+    pub(crate) fn touch(&mut self, id: Id) {
+        if self.tracker.is_tracking()
+            && let Some(slot) = self.index.slot_of(id)
+        {
+            self.tracker.touch(slot);
+        }
     }
 
     /// Adds an empty entity and returns its handle.
@@ -209,7 +237,7 @@ impl Store {
     pub fn insert_empty(&mut self) -> Id {
         let span = self.allocate(layout::EMPTY.len());
         self.arena[span.range()].copy_from_slice(&layout::EMPTY);
-        self.index.insert(span)
+        self.insert_span(span)
     }
 
     /// Adds an entity with these entries, set in order as [`Blob::set`] sets them, and
@@ -246,7 +274,9 @@ impl Store {
     /// # Errors
     ///
     /// [`Error::KeyCollision`] if a key given as text is recorded (in the store, or by an
-    /// earlier entry) under another name; [`Error::Blob`] if the entity would pass 4 GiB.
+    /// earlier entry) under another name; [`Error::PathTooDeep`] for a key given as text of
+    /// more than [`MAX_PATH_SEGMENTS`](crate::MAX_PATH_SEGMENTS) segments; [`Error::Blob`] if
+    /// the entity would pass 4 GiB.
     ///
     /// # Panics
     ///
@@ -271,7 +301,10 @@ impl Store {
         let set = || -> Result<(), Error> {
             for (key, value) in entries {
                 let key = match key.as_path() {
-                    Some(path) => self.names.record(&path)?,
+                    Some(path) => {
+                        path.check_depth()?;
+                        self.names.record(&path)?
+                    }
                     None => key.as_key(),
                 };
                 blob.try_set(key, value)?;
@@ -355,6 +388,12 @@ impl Store {
 
     /// Removes the entity of `id`; returns whether it was there. Its span becomes garbage.
     pub fn remove(&mut self, id: Id) -> bool {
+        let Some(rewrites) = self.index.slots_remove_rewrites(id) else {
+            return false;
+        };
+        for slot in rewrites {
+            self.tracker.touch(slot);
+        }
         let Some(span) = self.index.remove(id) else {
             return false;
         };
@@ -368,6 +407,7 @@ impl Store {
         self.index.clear();
         self.arena.clear();
         self.garbage_words = 0;
+        self.tracker.touch_all();
     }
 
     /// Iterates over `(Id, BlobRef)` in dense order, which after [`compact`](Store::compact)
@@ -426,6 +466,22 @@ impl Store {
         self.garbage_words = 0;
     }
 
+    /// Puts `arena` in place of the arena and `spans` (one per entity, in dense order) in place
+    /// of the entities' spans: for an operation that builds every blob anew aside and swaps
+    /// them in at the end, or changes nothing (a migration).
+    ///
+    /// The caller keeps the arena's invariant: each span lies inside `arena`, holds a valid
+    /// blob, and overlaps no other.
+    pub(crate) fn replace_arena(&mut self, arena: Vec<u32>, spans: Vec<Span>) {
+        debug_assert_eq!(spans.len(), self.len());
+        let used: usize = spans.iter().map(|span| span.words()).sum();
+        for (span, new) in self.index.values_mut().zip(spans) {
+            *span = new;
+        }
+        self.garbage_words = arena.len() - used;
+        self.arena = arena;
+    }
+
     pub(crate) fn compact_if_wasteful(&mut self) {
         if self.arena.len() >= MIN_COMPACT_WORDS && self.garbage_words * 2 > self.arena.len() {
             self.compact_arena();
@@ -450,10 +506,11 @@ impl Store {
 
 impl PartialEq for Store {
     /// Equal when both hold the same live handles, each with equal entries (as
-    /// [`BlobRef`]'s `==`), and the same key names: the same contents, whatever the order of
-    /// entities, the arena's layout or garbage.
+    /// [`BlobRef`]'s `==`), the same key names and the same data version: the same contents,
+    /// whatever the order of entities, the arena's layout or garbage.
     fn eq(&self, other: &Store) -> bool {
         self.len() == other.len()
+            && self.data_version == other.data_version
             && self.names == other.names
             && self.iter().all(|(id, blob)| other.get(id).is_some_and(|o| o == blob))
     }
@@ -603,8 +660,9 @@ impl BlobMut<'_> {
     /// # Errors
     ///
     /// [`Error::KeyCollision`] if the key is given as text and the store records its hash under
-    /// another name (writing would overwrite that name's value); [`Error::Blob`] with
-    /// [`BlobError::TooLarge`] past 4 GiB for one blob.
+    /// another name (writing would overwrite that name's value); [`Error::PathTooDeep`] for a
+    /// key given as text of more than [`MAX_PATH_SEGMENTS`](crate::MAX_PATH_SEGMENTS)
+    /// segments; [`Error::Blob`] with [`BlobError::TooLarge`] past 4 GiB for one blob.
     ///
     /// # Panics
     ///
@@ -628,7 +686,10 @@ impl BlobMut<'_> {
     pub fn try_set(&mut self, key: impl AsKey, value: impl AsValue) -> Result<(), Error> {
         let path = key.as_path();
         let key = match &path {
-            Some(path) => self.store.names.check(path)?,
+            Some(path) => {
+                path.check_depth()?;
+                self.store.names.check(path)?
+            }
             None => key.as_key(),
         };
         self.write(key, value.as_value())?;
@@ -641,6 +702,7 @@ impl BlobMut<'_> {
 
     /// Writes `key` in place, or after moving the blob to the arena's end with room.
     fn write(&mut self, key: Key, value: Value<'_>) -> Result<(), BlobError> {
+        self.store.touch(self.id);
         let span = self.span();
         let Err(need) = layout::set(&mut self.store.arena[span.range()], key, value) else {
             return Ok(());
@@ -673,6 +735,7 @@ impl BlobMut<'_> {
 
     /// Removes `key`; returns whether it was there.
     pub fn remove(&mut self, key: impl Into<Key>) -> bool {
+        self.store.touch(self.id);
         let span = self.span();
         layout::remove(&mut self.store.arena[span.range()], key.into())
     }
@@ -693,6 +756,7 @@ impl crate::blob::PatchTarget for BlobMut<'_> {
     }
 
     fn set_reserved(&mut self, key: Key, value: Value<'_>) {
+        self.store.touch(self.id);
         let span = self.span();
         layout::set(&mut self.store.arena[span.range()], key, value)
             .expect("INVARIANT: the patch reserved its room");

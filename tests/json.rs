@@ -97,6 +97,130 @@ fn numbers_past_f32_are_those_that_round_to_infinity() {
     assert_eq!(err.kind(), &JsonErrorKind::NumberOutOfRange(3.5e38));
 }
 
+/// The error and its message for `text` read strictly.
+fn strict_error(text: &str) -> (JsonErrorKind, String) {
+    let err = Blob::from_json(text).unwrap_err();
+    (err.kind().clone(), err.to_string())
+}
+
+fn not_held(number: &str, becomes: f32) -> JsonErrorKind {
+    JsonErrorKind::NotHeld { number: number.into(), becomes }
+}
+
+#[test]
+fn strict_refuses_numbers_f32_would_change_beyond_rounding() {
+    let cases: [(&str, JsonErrorKind, &str); 7] = [
+        (
+            r#"{"hp": 16777217}"#,
+            not_held("16777217", 16_777_216.0),
+            "/hp (line 1, column 15): 16777217 would be stored as 16777216: f32 cannot hold it",
+        ),
+        (
+            "{\"stats\": {\n  \"xp\": 123456789}}",
+            not_held("123456789", 123_456_792.0),
+            "/stats/xp (line 2, column 17): 123456789 would be stored as 123456790: f32 cannot hold it",
+        ),
+        (
+            r#"{"xp": [1, -16777217]}"#,
+            not_held("-16777217", -16_777_216.0),
+            "/xp/1 (line 1, column 20): -16777217 would be stored as -16777216: f32 cannot hold it",
+        ),
+        (
+            r#"{"dust": 1e-50}"#,
+            not_held("1e-50", 0.0),
+            "/dust (line 1, column 14): 1e-50 would be stored as 0: f32 cannot hold it",
+        ),
+        (
+            // Past f64's precision too: serde_json reads it as zero, the importer looks again.
+            r#"{"a": 0.0, "dust": [0.5, -1e-400]}"#,
+            not_held("-1e-400", -0.0),
+            "/dust/1 (line 1, column 32): -1e-400 would be stored as -0.0: f32 cannot hold it",
+        ),
+        (
+            r#"{"big": 18446744073709551615}"#,
+            not_held("18446744073709551615", 1.844_674_4e19),
+            "/big (line 1, column 28): 18446744073709551615 would be stored as 1.8446744e+19: f32 cannot hold it",
+        ),
+        (
+            r#"{"big": 1.2345678912e29}"#,
+            not_held("1.2345678912e+29", 1.234_567_9e29),
+            "/big (line 1, column 23): 1.2345678912e+29 would be stored as 1.2345679e+29: f32 cannot hold it",
+        ),
+    ];
+    for (text, kind, message) in cases {
+        assert_eq!(strict_error(text), (kind, message.to_owned()), "{text}");
+    }
+    // Past f64 as well as f32: serde_json's own error, at the number.
+    let err = Blob::from_json(r#"{"stars": 1e400}"#).unwrap_err();
+    assert_eq!(err.kind(), &JsonErrorKind::Syntax("number out of range".into()));
+    assert_eq!((err.path(), err.line(), err.column()), ("/stars", 1, 15));
+}
+
+#[test]
+fn strict_keeps_numbers_f32_holds_within_rounding() {
+    let text = r#"{"a": 16777216, "b": 123456790, "c": 123456792, "d": 0.1, "e": 1e-45,
+        "f": 3.14159265358979, "g": 1e20, "h": 0.0, "i": -0.0, "j": 3.4028235e38,
+        "k": 1.8446744e19, "l": 18446744073709551616, "m": 1e-38, "n": -0}"#;
+    let blob = Blob::from_json(text).unwrap();
+    let expected: [(&str, f32); 14] = [
+        ("a", 16_777_216.0),
+        ("b", 123_456_792.0),
+        ("c", 123_456_792.0),
+        ("d", 0.1),
+        ("e", 1e-45),
+        ("f", std::f32::consts::PI),
+        ("g", 1e20),
+        ("h", 0.0),
+        ("i", -0.0),
+        ("j", f32::MAX),
+        ("k", 1.844_674_4e19),
+        ("l", 1.844_674_4e19),
+        ("m", 1e-38),
+        ("n", -0.0),
+    ];
+    for (key, x) in expected {
+        assert_eq!(blob.get_float(key).map(f32::to_bits), Some(x.to_bits()), "{key}");
+    }
+}
+
+#[test]
+fn lenient_rounds_what_strict_refuses_and_says_where_first() {
+    let text = r#"{"a": 1, "b": {"c": [0.5, 1e400]}, "d": -1e999, "e": 16777217, "f": 1e-400,
+        "g": "1e400", "h": 1e-50}"#;
+    let (blob, r) = lenient(text);
+    assert_eq!(r, report(0, 0, &["/b/c/1", "/d", "/e", "/f", "/h"]));
+    assert_eq!(blob.get_floats("b.c"), Some(&[0.5, f32::MAX][..]));
+    assert_eq!(blob.get_float("d"), Some(-f32::MAX));
+    assert_eq!(blob.get_float("e"), Some(16_777_216.0));
+    assert_eq!(blob.get_float("f"), Some(0.0));
+    assert_eq!(blob.get_str("g"), Some("1e400"), "a string is not a number");
+    assert_eq!(blob.get_float("h"), Some(0.0));
+    // The same text into a store: the same report, and the names once each.
+    let mut store = Store::new();
+    let (ids, r) = store.import_json_with_report(text, &ImportOptions::lenient()).unwrap();
+    assert_eq!(r, report(0, 0, &["/b/c/1", "/d", "/e", "/f", "/h"]));
+    assert_eq!(store.get(ids[0]).unwrap().to_blob(), blob);
+    assert_eq!(store.key_names().len(), 7);
+    // Errors after a literal past f64 still say where they are.
+    let err = Blob::from_json_with(r#"{"a": 1e400, "b": nul}"#, &ImportOptions::lenient());
+    let err = err.unwrap_err();
+    assert!(matches!(err.kind(), JsonErrorKind::Syntax(_)), "{err}");
+    assert_eq!((err.path(), err.column()), ("/b", 22));
+}
+
+#[test]
+fn a_store_import_refused_for_a_tiny_number_changes_nothing() {
+    let mut store = Store::new();
+    store.import_json(r#"{"kept": 1}"#, &ImportOptions::strict()).unwrap();
+    let before = (store.to_bytes(), store.key_names().len());
+    // The first read succeeds (serde_json reads 1e-400 as 0); the second refuses it.
+    let text = r#"[{"x": 0.0}, {"y": 2, "z": [1e-400]}]"#;
+    let err = store.import_json(text, &ImportOptions::strict()).unwrap_err();
+    assert_eq!(err.kind(), &not_held("1e-400", 0.0));
+    assert_eq!((err.path(), err.column()), ("/1/z/0", 34));
+    assert_eq!((store.to_bytes(), store.key_names().len()), before);
+}
+
 #[test]
 fn messages_say_where_and_what() {
     let err = Blob::from_json(&fixture("invalid/number_too_big.json")).unwrap_err();
@@ -127,37 +251,38 @@ fn lenient(text: &str) -> (Blob, ImportReport) {
     Blob::from_json_with(text, &ImportOptions::lenient()).unwrap()
 }
 
-fn report(converted_arrays: usize, skipped_nulls: usize, rounded_numbers: usize) -> ImportReport {
+fn report(converted_arrays: usize, skipped_nulls: usize, rounded: &[&str]) -> ImportReport {
     let mut report = ImportReport::default();
     report.converted_arrays = converted_arrays;
     report.skipped_nulls = skipped_nulls;
-    report.rounded_numbers = rounded_numbers;
+    report.rounded_numbers = rounded.len();
+    report.first_rounded = rounded.first().map(|&path| path.to_owned());
     report
 }
 
 #[test]
 fn lenient_turns_the_invalid_fixtures_into_data() {
     let (owlbear, r) = lenient(&fixture("invalid/array_of_objects.json"));
-    assert_eq!(r, report(1, 0, 0));
+    assert_eq!(r, report(1, 0, &[]));
     assert_eq!(owlbear.get_str("name"), Some("Owlbear"));
     assert_eq!(owlbear.get_str("armor_class.0.type"), Some("natural"));
     assert_eq!(owlbear.get_float("armor_class.0.value"), Some(17.0));
     assert_eq!(owlbear.len(), 3);
 
     let (mixed, r) = lenient(&fixture("invalid/mixed_array.json"));
-    assert_eq!(r, report(1, 0, 0));
+    assert_eq!(r, report(1, 0, &[]));
     assert_eq!(mixed.get("position.0"), Some(Value::Float(1.0)), "numbers before the first other");
     assert_eq!(mixed.get("position.1"), Some(Value::Float(2.0)));
     assert_eq!(mixed.get("position.2"), Some(Value::Str("three")));
     assert!(!mixed.contains_key("position"));
 
     let (nobody, r) = lenient(&fixture("invalid/null_value.json"));
-    assert_eq!(r, report(0, 1, 0));
+    assert_eq!(r, report(0, 1, &[]));
     assert_eq!(nobody.len(), 1);
     assert!(!nobody.contains_key("stats.health"), "null is skipped");
 
     let (rich, r) = lenient(&fixture("invalid/number_too_big.json"));
-    assert_eq!(r, report(0, 0, 1));
+    assert_eq!(r, report(0, 0, &["/stats/gold"]));
     assert_eq!(rich.get_float("stats.gold"), Some(f32::MAX));
 
     // What JSON itself forbids stays an error.
@@ -171,7 +296,7 @@ fn lenient_arrays_of_every_shape() {
     let (blob, r) = lenient(
         r#"{"a": [1, null, 2], "b": [[1, 2], [3]], "c": [{"x": 1}, 5, true], "d": [-1e39]}"#,
     );
-    assert_eq!(r, report(3, 1, 1));
+    assert_eq!(r, report(3, 1, &["/d/0"]));
     assert_eq!(blob.get_float("a.0"), Some(1.0));
     assert!(!blob.contains_key("a.1"), "the null is skipped");
     assert_eq!(blob.get_float("a.2"), Some(2.0));
@@ -219,8 +344,8 @@ fn a_path_is_a_value_or_an_object_never_both() {
     let mut store = Store::new();
     let text = r#"[{"stats": {"health": 64}}, {"stats": [0.2, 1]}]"#;
     let ids = store.import_json(text, &ImportOptions::strict()).unwrap();
-    assert_eq!(store.export_json(ids[0]).unwrap(), r#"{"stats":{"health":64.0}}"#);
-    assert_eq!(store.export_json(ids[1]).unwrap(), r#"{"stats":[0.2,1.0]}"#);
+    assert_eq!(store.export_json(ids[0]).unwrap(), r#"{"stats":{"health":64}}"#);
+    assert_eq!(store.export_json(ids[1]).unwrap(), r#"{"stats":[0.2,1]}"#);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -283,7 +408,7 @@ proptest! {
         // A document in the restricted format reads the same under both policies.
         let lenient = Blob::from_json_with(&text, &ImportOptions::lenient());
         prop_assert_eq!(
-            lenient.as_ref().map(|(blob, r)| (blob.clone(), *r)).map_err(Clone::clone),
+            lenient.as_ref().map(|(blob, r)| (blob.clone(), r.clone())).map_err(Clone::clone),
             Blob::from_json(&text).map(|blob| (blob, ImportReport::default()))
         );
         match Blob::from_json(&text) {
@@ -461,15 +586,16 @@ fn names_given_by_hand_follow_the_import_rules_and_are_saved() {
     let mut store = Store::new();
     store.import_json(r#"{"a": {"b~/": 1}}"#, &ImportOptions::strict()).unwrap();
     // The name an import gave, given again: no change.
-    assert_eq!(store.insert_key_name("a.b~/"), Ok(Key::path(&["a", "b~/"])));
+    assert_eq!(store.insert_key_name("a.b~/").unwrap(), Key::path(&["a", "b~/"]));
     let luck = store.insert_key_name("stats.luck").unwrap();
     assert_eq!(luck, Key::parse("stats.luck"));
     assert_eq!(
-        store.insert_key_name("fury_sleep_272"),
-        Ok(Key::from_raw(0x316e_c2d7)),
+        store.insert_key_name("fury_sleep_272").unwrap(),
+        Key::from_raw(0x316e_c2d7),
         "no collision while the other name is unknown"
     );
     let err = store.insert_key_name("sleep_haste_8").unwrap_err();
+    let datacomp::Error::KeyCollision(err) = err else { panic!("{err}") };
     assert_eq!(
         err,
         KeyCollision {
@@ -503,7 +629,7 @@ fn import_export_import_gives_the_same_entities() {
         store.import_json(&fixture("sheets/classic.json"), &ImportOptions::strict()).unwrap()[0];
     assert_eq!(
         store.export_json(classic).unwrap(),
-        r#"{"name":"The One","stats":{"health":100.0,"mana":200.0},"status_effects":{"drunk":true,"delirious":true}}"#,
+        r#"{"name":"The One","stats":{"health":100,"mana":200},"status_effects":{"drunk":true,"delirious":true}}"#,
         "nested again, in document order"
     );
 }
@@ -529,13 +655,13 @@ fn a_whole_store_exports_as_an_array_that_imports_back() {
   "name": "Cave Troll",
   "kind": "monster",
   "stats": {
-    "health": 140.0,
-    "mana": 0.0,
-    "armor": 9.0,
+    "health": 140,
+    "mana": 0,
+    "armor": 9,
     "regeneration": 2.5
   },
   "transform": {
-    "position": [12.0, 0.0, -40.5],
+    "position": [12, 0, -40.5],
     "scale": [2.2, 2.2, 2.2]
   },
   "status_effects": {
@@ -560,7 +686,7 @@ fn member_names_with_dots_slashes_and_tildes_survive_export() {
     let mut store = Store::new();
     let text = r#"{"a.b":{"c/d~e":1,"f":[1.5]},"g":"h"}"#;
     let id = store.import_json(text, &ImportOptions::strict()).unwrap()[0];
-    assert_eq!(store.export_json(id).unwrap(), r#"{"a.b":{"c/d~e":1.0,"f":[1.5]},"g":"h"}"#);
+    assert_eq!(store.export_json(id).unwrap(), r#"{"a.b":{"c/d~e":1,"f":[1.5]},"g":"h"}"#);
     assert_eq!(store.key_name(Key::new("a.b").child("f")).as_deref(), Some("a.b.f"));
 }
 
@@ -574,7 +700,7 @@ fn keys_without_a_place_export_by_hash() {
     blob.set(Key::from_raw(7), "unnamed");
     let exported = store.export_json(id).unwrap();
     let a_b = Key::parse("a.b");
-    assert_eq!(exported, format!(r##"{{"a":1.0,"{a_b}":2.0,"#00000007":"unnamed"}}"##));
+    assert_eq!(exported, format!(r##"{{"a":1,"{a_b}":2,"#00000007":"unnamed"}}"##));
     assert_eq!(store.export_json(datacomp::Id::NULL), None);
 }
 

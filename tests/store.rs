@@ -334,7 +334,7 @@ fn writes_with_keys_given_as_text_record_their_names() {
     assert_eq!(
         store.export_json(id).unwrap(),
         format!(
-            r#"{{"stats":{{"health":95.0,"mana":5.0}},"a.b":{{"c":true}},"{}":1.0}}"#,
+            r#"{{"stats":{{"health":95,"mana":5}},"a.b":{{"c":true}},"{}":1}}"#,
             Key::parse("unnamed")
         )
     );
@@ -423,7 +423,7 @@ fn merging_names_keeps_dots_and_refuses_two_names_for_one_key() {
     ours.merge_key_names(&theirs).unwrap();
     assert_eq!(ours.key_label(Key::new("a.b")), "/a.b");
     let id = ours.insert(&theirs.iter().next().unwrap().1.to_blob());
-    assert_eq!(ours.export_json(id).unwrap(), r#"{"x":1.0,"a.b":5.0}"#);
+    assert_eq!(ours.export_json(id).unwrap(), r#"{"x":1,"a.b":5}"#);
 
     ours.insert_key_name(FIRST).unwrap();
     let mut other = Store::new();

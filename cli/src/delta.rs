@@ -4,11 +4,11 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 
-use datacomp::{Blob, BlobRef, Error, Id, Key, Patch, Side, Store, StorePatch};
+use datacomp::{Blob, BlobRef, Error, Id, Key, KeyCollision, Patch, Side, Store, StorePatch};
 use serde_json::json;
 
-use crate::files::{load, lock, save};
-use crate::output::{Bytes, Failure, key_name as name, value_json};
+use crate::files::{load, lock_if_exists, lock_later, save, saved_len};
+use crate::output::{Bytes, Failure, key_name as name, shown, value_json};
 
 /// Entries as a JSON object by key name (sorted).
 fn entries_by_name(
@@ -37,8 +37,19 @@ pub fn diff(
     compact: bool,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
-    let file = output.map(lock).transpose()?;
+    let file = output.map(lock_if_exists).transpose()?.flatten();
     let (base, target) = (load(base_path)?, load(target_path)?);
+    // One hash under two names: its changes could be shown under neither name alone, so the
+    // two files are refused, as `merge` refuses them.
+    for (key, _) in base.key_names() {
+        let (before, after) = (base.key_label(key), target.key_label(key));
+        if target.key_name(key).is_some() && before != after {
+            let collision =
+                KeyCollision { key, name: after.into_owned(), known: before.into_owned() };
+            return Err(Failure::at(target_path.display(), collision));
+        }
+    }
+    let file = output.map(|output| lock_later(file, output)).transpose()?;
     let stores = [&target, &base];
     let mut inserted = Vec::new();
     let mut changed = Vec::new();
@@ -82,22 +93,23 @@ pub fn apply(
     output: &Path,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
-    let file = lock(output)?;
+    let file = lock_if_exists(output)?;
     let mut store = load(base_path)?;
     let delta = StorePatch::load(delta_path).map_err(|e| match e {
         Error::Io(e) => Failure::at(delta_path.display(), format!("cannot read: {e}")),
         e => Failure::at(delta_path.display(), e),
     })?;
+    let file = lock_later(file, output)?;
     delta.apply(&mut store).map_err(|e| Failure::at(delta_path.display(), e))?;
     save(&file, &mut store, output)?;
     writeln!(
         out,
         "{}: {} entities ({} inserted, {} changed by the delta), {}",
-        output.display(),
+        shown(output),
         store.len(),
         delta.inserted(),
         delta.changed(),
-        Bytes(store.to_bytes().len()),
+        Bytes(saved_len(&file)),
     )?;
     Ok(())
 }
@@ -114,9 +126,10 @@ pub fn merge(
     prefer: Option<Side>,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
-    let file = lock(output)?;
+    let file = lock_if_exists(output)?;
     let [base, ours, theirs] = paths.map(load);
     let (base, mut merged, theirs) = (base?, ours?, theirs?);
+    let file = lock_later(file, output)?;
     let mut conflicts = Vec::new();
     let mut report = Vec::new();
 
@@ -183,7 +196,7 @@ pub fn merge(
     writeln!(
         out,
         "{}: {} entities, {} conflicting keys{}",
-        output.display(),
+        shown(output),
         merged.len(),
         conflicts.len(),
         match prefer {

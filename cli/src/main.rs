@@ -41,10 +41,12 @@ With no command, runs a demo on the bundled fixtures.
 
 Examples:
   datacomp import fixtures/party.json fixtures/sheets -o world.dcmp
+  datacomp import fixtures/sjson/the_one.sjson -o one.dcmp
   datacomp list world.dcmp
   datacomp inspect world.dcmp --entity 0v0t1
   datacomp set world.dcmp 0v0t1 stats.health 95
   datacomp export world.dcmp --entity 0v0t1
+  datacomp export world.dcmp --entity 0v0t1 --format sjson
   datacomp query world.dcmp 'status_effects.poisoned and stats.health < 20' --keys name
   datacomp diff base.dcmp now.dcmp -o changes.delta
   datacomp apply base.dcmp changes.delta -o now.dcmp
@@ -55,10 +57,11 @@ Examples:
 enum Command {
     /// Run the demo on the bundled fixtures (what running with no command does).
     Demo,
-    /// Import JSON fixtures (files, or directories of *.json, searched recursively) into a new
-    /// save file. All or nothing: if one document fails, no file is written.
+    /// Import JSON and SJSON fixtures (files, or directories of *.json and *.sjson, searched
+    /// recursively) into a new save file. All or nothing: if one document fails, no file is
+    /// written.
     Import {
-        /// JSON files, or directories to search for *.json files.
+        /// JSON or SJSON files, or directories to search for *.json and *.sjson files.
         #[arg(required = true)]
         inputs: Vec<PathBuf>,
         /// The save file to write (replaced atomically if it exists).
@@ -68,6 +71,10 @@ enum Command {
         /// numbers past f32's range, and report what changed, instead of refusing them.
         #[arg(long)]
         lenient: bool,
+        /// Read every file as this format, whatever its name (by default *.sjson files are
+        /// SJSON and any other file JSON).
+        #[arg(long, value_name = "FORMAT")]
+        format: Option<FormatArg>,
     },
     /// List the entities of a save file: ID, key count, bytes and name.
     List {
@@ -123,7 +130,8 @@ enum Command {
         /// The key.
         key: Option<String>,
     },
-    /// Write entities as JSON: all of them as an array, or one as an object.
+    /// Write entities as JSON or SJSON: all of them as an array, or one as an object (in SJSON,
+    /// its members without braces, as designers write sheets).
     Export {
         /// The save file.
         file: PathBuf,
@@ -133,12 +141,16 @@ enum Command {
         /// Write here instead of stdout.
         #[arg(short, long)]
         output: Option<PathBuf>,
-        /// One line, no indentation.
+        /// One line, no indentation (JSON only).
         #[arg(long)]
         compact: bool,
+        /// The format to write.
+        #[arg(long, value_name = "FORMAT", default_value = "json")]
+        format: FormatArg,
     },
     /// Print what changed from BASE to TARGET as JSON, keys by name: entities inserted
-    /// (with their entries), removed, and changed (keys set, keys removed).
+    /// (with their entries), removed, and changed (keys set, keys removed). Two files that name
+    /// one hash differently are refused, as merge refuses them.
     Diff {
         /// The save file before.
         base: PathBuf,
@@ -217,6 +229,13 @@ enum Command {
     },
 }
 
+/// The text formats, as `import --format` and `export --format` name them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum FormatArg {
+    Json,
+    Sjson,
+}
+
 /// The sides of a merge, as `merge --prefer` names them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum PreferArg {
@@ -236,7 +255,9 @@ enum TypeArg {
 fn run(cli: Cli, out: &mut dyn Write) -> Result<(), Failure> {
     match cli.command.unwrap_or(Command::Demo) {
         Command::Demo => demo::run(out),
-        Command::Import { inputs, output, lenient } => import::run(&inputs, &output, lenient, out),
+        Command::Import { inputs, output, lenient, format } => {
+            import::run(&inputs, &output, lenient, format, out)
+        }
         Command::List { file } => inspect::list(&file, out),
         Command::Inspect { file, entity, json } => {
             inspect::run(&file, entity.as_deref(), json, out)
@@ -244,8 +265,8 @@ fn run(cli: Cli, out: &mut dyn Write) -> Result<(), Failure> {
         Command::Get { file, id, key, json } => edit::get(&file, &id, key.as_deref(), json, out),
         Command::Set { file, id, key, value, ty } => edit::set(&file, &id, &key, &value, ty, out),
         Command::Rm { file, id, key } => edit::rm(&file, &id, key.as_deref(), out),
-        Command::Export { file, entity, output, compact } => {
-            files::export(&file, entity.as_deref(), output.as_deref(), compact, out)
+        Command::Export { file, entity, output, compact, format } => {
+            files::export(&file, entity.as_deref(), output.as_deref(), compact, format, out)
         }
         Command::Diff { base, target, output, compact } => {
             delta::diff(&base, &target, output.as_deref(), compact, out)

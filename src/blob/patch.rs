@@ -131,7 +131,7 @@ impl Patch {
         }
         let mut words = vec![0_u32; byte_len / 4];
         words.as_mut_bytes().copy_from_slice(bytes);
-        validate(&words, &mut layout::Scratch::default())?;
+        validate(&words, &mut layout::Scratch::once())?;
         Ok(Patch { words })
     }
 

@@ -188,6 +188,16 @@ pub(crate) fn decode_list(bytes: &[u8], key_hash: u16) -> Result<Vec<(Key, &str)
         text = &text[len..];
         let pointer =
             std::str::from_utf8(pointer).map_err(|_| bad(index, "the name is not UTF-8"))?;
+        // One spelling per name: `~2` would read as the `~02` a store writes, and two
+        // spellings of one name compare unequal.
+        let raw = pointer.as_bytes();
+        if raw
+            .iter()
+            .enumerate()
+            .any(|(i, &b)| b == b'~' && !matches!(raw.get(i + 1), Some(b'0' | b'1')))
+        {
+            return Err(bad(index, "the name holds a '~' that is neither '~0' nor '~1'"));
+        }
         let hashed = match pointer.strip_prefix('/') {
             None => return Err(bad(index, "the name is not a JSON Pointer")),
             Some(path) if key_hash == KEY_HASH_FX32_WORDS => {

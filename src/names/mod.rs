@@ -13,7 +13,7 @@ use std::borrow::Cow;
 
 pub(crate) use tree::{KeyNames, ROOT, label};
 
-use crate::{AsKey, Key, KeyCollision, KeyPath, Store};
+use crate::{AsKey, Error, Key, KeyCollision, KeyPath, Store};
 
 impl Store {
     /// The dotted name of `key`, if the store was given one: by a JSON import, a write with
@@ -113,7 +113,9 @@ impl Store {
     ///
     /// # Errors
     ///
-    /// [`KeyCollision`] if the store knows the key under another name; nothing is changed.
+    /// [`Error::KeyCollision`] if the store knows the key under another name, and
+    /// [`Error::PathTooDeep`] for a path of more than [`MAX_PATH_SEGMENTS`](crate::MAX_PATH_SEGMENTS)
+    /// segments; nothing is changed.
     ///
     /// # Examples
     ///
@@ -125,7 +127,7 @@ impl Store {
     /// let key = store.insert_key_name("stats.luck")?;
     /// store.get_mut(id).unwrap().set(key, 7);
     /// assert_eq!(store.key_name(key).as_deref(), Some("stats.luck"));
-    /// assert_eq!(store.export_json(id).unwrap(), r#"{"stats":{"luck":7.0}}"#);
+    /// assert_eq!(store.export_json(id).unwrap(), r#"{"stats":{"luck":7}}"#);
     ///
     /// // Two names with one 32-bit hash: rare, but they exist.
     /// store.insert_key_name("sleep_haste_8")?;
@@ -134,10 +136,12 @@ impl Store {
     ///     err.to_string(),
     ///     "fury_sleep_272 and sleep_haste_8 hash to the same key #316ec2d7"
     /// );
-    /// # Ok::<(), datacomp::KeyCollision>(())
+    /// # Ok::<(), datacomp::Error>(())
     /// ```
-    pub fn insert_key_name(&mut self, path: &str) -> Result<Key, KeyCollision> {
-        self.record_name(&KeyPath::dotted(path))
+    pub fn insert_key_name(&mut self, path: &str) -> Result<Key, Error> {
+        let path = KeyPath::dotted(path);
+        path.check_depth()?;
+        Ok(self.record_name(&path)?)
     }
 
     /// The key of `key`, after checking it against the names the store records: a path whose
@@ -159,7 +163,7 @@ impl Store {
     /// assert!(store.check_key("fury_sleep_272").is_err());
     /// assert!(store.check_key(KeyPath::pointer("/fury_sleep_272").unwrap()).is_err());
     /// assert_eq!(store.check_key(Key::from_raw(0x316e_c2d7))?, Key::from_raw(0x316e_c2d7));
-    /// # Ok::<(), datacomp::KeyCollision>(())
+    /// # Ok::<(), datacomp::Error>(())
     /// ```
     pub fn check_key(&self, key: impl AsKey) -> Result<Key, KeyCollision> {
         let Some(path) = key.as_path() else {

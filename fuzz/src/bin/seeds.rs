@@ -15,7 +15,7 @@ fn main() {
         eprintln!("usage: seeds FIXTURES_DIR OUT_DIR");
         std::process::exit(2);
     };
-    let documents = json_files(fixtures);
+    let documents = files(fixtures, "json");
     let mut store = Store::new();
     for (_, text) in &documents {
         // The invalid fixtures are seeds for the JSON target only.
@@ -83,6 +83,10 @@ fn main() {
     for (name, text) in &documents {
         write(&out.join("json_import"), name, text.as_bytes());
     }
+    // SJSON: every SJSON fixture, valid or not, and the JSON ones (JSON is SJSON).
+    for (name, text) in files(fixtures, "sjson").iter().chain(&documents) {
+        write(&out.join("sjson_import"), name, text.as_bytes());
+    }
     // Queries: each form of the filter language, and a few broken ones.
     let queries = [
         "a",
@@ -106,14 +110,15 @@ fn main() {
         "patch_from_bytes",
         "delta_apply",
         "json_import",
+        "sjson_import",
         "query_parse",
     ];
     let counts: Vec<String> = targets.iter().map(|t| format!("{} {t}", count(t))).collect();
     println!("seeds in {}: {}", out.display(), counts.join(", "));
 }
 
-/// Every `*.json` under `dir`, recursively, with a name for its seed file.
-fn json_files(dir: &Path) -> Vec<(String, String)> {
+/// Every `*.<extension>` under `dir`, recursively, with a name for its seed file.
+fn files(dir: &Path, extension: &str) -> Vec<(String, String)> {
     let mut found = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(dir) = stack.pop() {
@@ -121,7 +126,7 @@ fn json_files(dir: &Path) -> Vec<(String, String)> {
             let path = entry.expect("a readable entry").path();
             if path.is_dir() {
                 stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "json") {
+            } else if path.extension().is_some_and(|e| e == extension) {
                 let name =
                     path.strip_prefix(&*dir).unwrap_or(&path).to_string_lossy().replace('/', "_");
                 found.push((name, fs::read_to_string(&path).expect("a fixture is UTF-8")));
