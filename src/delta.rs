@@ -156,11 +156,16 @@ impl Store {
     /// A slot's dense position in `target` differs from `base`'s only where its bits differ,
     /// so the dense positions whose slot changed are those of the changed slots live in
     /// `target`.
+    ///
+    /// With `reverse_of`, the patch from `target` to `base` over the same slots, an entity's
+    /// record is that patch's taken back, in O(its changes) rather than a comparison of the two
+    /// blobs (the records say the same; their bytes may differ from `Store::diff`'s).
     pub(crate) fn diff_slots(
         base: &Store,
         target: &Store,
         slots: &[u32],
         base_crc: u32,
+        reverse_of: Option<&StorePatch>,
     ) -> StorePatch {
         let (old, new) = (base.index.as_raw(), target.index.as_raw());
         let old_slots = <[U64]>::ref_from_bytes(old.slots).expect("INVARIANT: own sections");
@@ -191,9 +196,27 @@ impl Store {
             })
             .collect();
         let mut records = Records::default();
+        let forward: Vec<Record<'_>> = match reverse_of {
+            Some(patch) => {
+                let mut changed: Vec<Record<'_>> =
+                    self::records(&patch.entities).filter(|r| r.kind == CHANGED).collect();
+                changed.sort_unstable_by_key(|r| r.id.to_bits());
+                changed
+            }
+            None => Vec::new(),
+        };
         for (_, _, id) in live {
             let blob = target.get(id).expect("INVARIANT: live in the target's index");
-            records.push(base, id, blob);
+            if reverse_of.is_none() {
+                records.push(base, id, blob);
+            } else if base.contains(id) {
+                // Live in both: changed exactly when the forward patch has a record for it.
+                if let Ok(i) = forward.binary_search_by_key(&id.to_bits(), |r| r.id.to_bits()) {
+                    records.push_reverse(id, blob, forward[i].data);
+                }
+            } else {
+                records.push(base, id, blob);
+            }
         }
         records.into_patch(base, target, base_crc, slot_changes, meta)
     }
@@ -254,13 +277,12 @@ impl Records {
     fn push(&mut self, base: &Store, id: Id, blob: crate::BlobRef<'_>) {
         let entities = &mut self.entities;
         match base.get(id) {
-            Some(old) if old == blob => {}
+            Some(old) if old.as_words() == blob.as_words() => {}
             Some(old) => {
                 push_record_head(entities, id, CHANGED, 0);
                 let start = entities.len();
                 patch::write_between(old, blob, entities, &mut self.removals);
-                entities[start - 1] = (entities.len() - start) as u32;
-                self.changed += 1;
+                self.end_patch(start);
             }
             None => {
                 // Repacked: no free space or holes travel in the delta.
@@ -272,6 +294,27 @@ impl Records {
                 layout::repack(words, &mut entities[start..]);
                 self.inserted += 1;
             }
+        }
+    }
+
+    /// The record of the target's entity `id`, which `forward` (the patch from the target to
+    /// `base`) changes, as the patch that takes `forward` back: O(its changes).
+    fn push_reverse(&mut self, id: Id, blob: crate::BlobRef<'_>, forward: &[u32]) {
+        push_record_head(&mut self.entities, id, CHANGED, 0);
+        let start = self.entities.len();
+        patch::write_reverse(blob, forward, &mut self.entities, &mut self.removals);
+        self.end_patch(start);
+    }
+
+    /// Closes the patch record whose data starts at `start`: drops it when it changes nothing
+    /// (the entities have equal entries, their bytes aside), else writes its length.
+    fn end_patch(&mut self, start: usize) {
+        let (removals, sets) = (self.entities[start], &self.entities[start + 1..]);
+        if removals == 0 && layout::len(sets) == 0 {
+            self.entities.truncate(start - RECORD_HEAD);
+        } else {
+            self.entities[start - 1] = (self.entities.len() - start) as u32;
+            self.changed += 1;
         }
     }
 
@@ -303,6 +346,31 @@ impl Records {
 fn push_record_head(entities: &mut Vec<u32>, id: Id, kind: u32, words: usize) {
     let bits = id.to_bits();
     entities.extend_from_slice(&[bits as u32, (bits >> 32) as u32, kind, words as u32]);
+}
+
+/// Where [`StorePatch::apply_trusted`] puts changed entities.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Placement {
+    /// At the arena's end, as [`StorePatch::apply`] does: the same bytes as a loader of the
+    /// delta has.
+    AsApply,
+    /// In their own span where they still fit.
+    InPlace,
+}
+
+/// Patches the base's entity at `old` with the `CHANGED` record, in its span if it still fits
+/// there, else at the arena's end. Returns its span.
+fn patch_in_place(record: &Record<'_>, old: Span, base: &mut Store, scratch: &mut Blob) -> Span {
+    scratch.repack_from(&base.arena[old.range()], patch::room_needed(record.data));
+    patch::apply(record.data, scratch).expect("INVARIANT: a trusted patch applies to its base");
+    let words = scratch.as_blob_ref().as_words();
+    let span = if layout::used_bytes(words) / 4 <= old.words() {
+        old
+    } else {
+        base.allocate(layout::used_bytes(words) / 4)
+    };
+    layout::repack(words, &mut base.arena[span.range()]);
+    span
 }
 
 /// Appends the blob of `record` to the base's arena: an inserted entity's as it is, a changed
@@ -489,13 +557,15 @@ impl StorePatch {
     }
 
     /// Applies the patch to a store it was made from, trusted (it was made here, from that
-    /// store's state, whatever the store's arena layout): O(changed), no base check. The result
-    /// is the one [`apply`](StorePatch::apply) gives, byte for byte.
+    /// store's state, whatever the store's arena layout): O(changed), no base check. With
+    /// [`Placement::AsApply`] the result is the one [`apply`](StorePatch::apply) gives, byte
+    /// for byte; with [`Placement::InPlace`] a changed entity that still fits its span stays
+    /// there, and no garbage is made.
     ///
     /// The slots to look at are the patch's own: a slot whose bits differ has a slot change,
     /// an entity whose bytes differ has a record, and the base's slots past the target's last
     /// are dropped.
-    pub(crate) fn apply_trusted(&self, base: &mut Store) {
+    pub(crate) fn apply_trusted(&self, base: &mut Store, placement: Placement) {
         let index_base = self.header.base.get();
         // Slots past the target's last are dropped: their entities are removed too.
         let dropped = self.header.slots.get()..base.index.slot_count() as u32;
@@ -538,8 +608,13 @@ impl StorePatch {
         for (dense, i, id) in live {
             let kept = old[i].filter(|&(was, _)| was == id).map(|(_, span)| span);
             let span = match records.next_if(|record| record.id == id) {
-                Some(record) => place_record(&record, kept, base, &mut scratch)
-                    .expect("INVARIANT: a trusted patch applies to its base"),
+                Some(record) => match (placement, kept) {
+                    (Placement::InPlace, Some(old)) if record.kind == CHANGED => {
+                        patch_in_place(&record, old, base, &mut scratch)
+                    }
+                    _ => place_record(&record, kept, base, &mut scratch)
+                        .expect("INVARIANT: a trusted patch applies to its base"),
+                },
                 None => kept.expect("INVARIANT: an entity without a record is the base's"),
             };
             placed += span.words();

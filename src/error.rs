@@ -842,6 +842,8 @@ pub enum Error {
     KeyCollision(KeyCollision),
     /// A key given as text has more segments than a name may have.
     PathTooDeep(PathTooDeep),
+    /// A write would make one path of an entity both a value and an object.
+    PathConflict(PathConflict),
 }
 
 impl fmt::Display for Error {
@@ -852,6 +854,7 @@ impl fmt::Display for Error {
             Error::Io(e) => e.fmt(f),
             Error::KeyCollision(e) => e.fmt(f),
             Error::PathTooDeep(e) => e.fmt(f),
+            Error::PathConflict(e) => e.fmt(f),
         }
     }
 }
@@ -864,6 +867,7 @@ impl std::error::Error for Error {
             Error::Io(e) => Some(e),
             Error::KeyCollision(e) => Some(e),
             Error::PathTooDeep(e) => Some(e),
+            Error::PathConflict(e) => Some(e),
         }
     }
 }
@@ -954,3 +958,50 @@ impl fmt::Display for PathTooDeep {
 }
 
 impl std::error::Error for PathTooDeep {}
+
+/// A write that would make one path of an entity both a value and an object (`stats` set to 5
+/// where the entity holds `stats.health`, or the other way round): JSON could not write the
+/// entity back, so a store refuses it. See [`BlobMut::try_set`](crate::BlobMut::try_set).
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{Error, Store};
+///
+/// let mut store = Store::new();
+/// let id = store.insert_entries([("stats.health", 30)]);
+/// let Err(Error::PathConflict(e)) = store.get_mut(id).unwrap().try_set("stats", 5) else {
+///     panic!("refused")
+/// };
+/// assert_eq!((e.path.as_str(), e.other.as_str(), e.under), ("stats", "stats.health", true));
+/// assert_eq!(e.to_string(), "stats is an object (it holds stats.health), so it cannot hold a value");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PathConflict {
+    /// The path written, as [`Store::key_label`](crate::Store::key_label) shows keys.
+    pub path: String,
+    /// The key in the way: one under `path` (`stats.health` for `stats`), or a value on its
+    /// way (`stats` for `stats.health`).
+    pub other: String,
+    /// Whether `other` is under `path` (so `path` is an object), rather than on its way.
+    pub under: bool,
+}
+
+impl fmt::Display for PathConflict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (path, other) = (Shortened(&self.path), Shortened(&self.other));
+        if self.under {
+            write!(f, "{path} is an object (it holds {other}), so it cannot hold a value")
+        } else {
+            write!(f, "{other} holds a value, so {path} cannot be set under it")
+        }
+    }
+}
+
+impl std::error::Error for PathConflict {}
+
+impl From<PathConflict> for Error {
+    fn from(e: PathConflict) -> Error {
+        Error::PathConflict(e)
+    }
+}

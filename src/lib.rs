@@ -38,14 +38,16 @@ pub use blob::{
 };
 pub use cursor::KeyCursor;
 pub use delta::StorePatch;
-pub use error::{BlobError, Error, HandleError, KeyCollision, LoadError, PatchError, PathTooDeep};
+pub use error::{
+    BlobError, Error, HandleError, KeyCollision, LoadError, PatchError, PathConflict, PathTooDeep,
+};
 pub use file::SaveFile;
 pub use handle_map::{
     Drain as HandleMapDrain, HandleMap, Id, Iter as HandleMapIter, IterMut as HandleMapIterMut,
     ParseIdError, RawHandleMap, RawHeader,
 };
 pub use history::{Changes, History, Mark, Snapshot};
-pub use json::{ImportOptions, ImportReport, JsonError, JsonErrorKind};
+pub use json::{ExportError, ImportOptions, ImportReport, JsonError, JsonErrorKind, JsonStyle};
 pub use key::{AsKey, Key, KeyPath, MAX_PATH_SEGMENTS};
 pub use migrate::{MigrateError, MigrationReport, MigrationStep, Migrations, StepReport};
 pub use number::JsonF32;

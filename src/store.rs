@@ -275,8 +275,9 @@ impl Store {
     ///
     /// [`Error::KeyCollision`] if a key given as text is recorded (in the store, or by an
     /// earlier entry) under another name; [`Error::PathTooDeep`] for a key given as text of
-    /// more than [`MAX_PATH_SEGMENTS`](crate::MAX_PATH_SEGMENTS) segments; [`Error::Blob`] if
-    /// the entity would pass 4 GiB.
+    /// more than [`MAX_PATH_SEGMENTS`](crate::MAX_PATH_SEGMENTS) segments;
+    /// [`Error::PathConflict`] if one path would be both a value and an object (`stats` and
+    /// `stats.health`); [`Error::Blob`] if the entity would pass 4 GiB.
     ///
     /// # Panics
     ///
@@ -296,9 +297,9 @@ impl Store {
         &mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Result<Id, Error> {
-        let mut blob = Blob::new();
         self.names.begin();
-        let set = || -> Result<(), Error> {
+        let mut set = Vec::new();
+        let record = || -> Result<Blob, Error> {
             for (key, value) in entries {
                 let key = match key.as_path() {
                     Some(path) => {
@@ -307,16 +308,24 @@ impl Store {
                     }
                     None => key.as_key(),
                 };
-                blob.try_set(key, value)?;
+                set.push((key, value));
             }
-            Ok(())
+            // All at once: O(n log n), where setting each in turn scans the keys for each.
+            let mut blob = Blob::new();
+            blob.try_set_all(&set)?;
+            self.check_entity_paths(blob.as_blob_ref())?;
+            Ok(blob)
         };
-        if let Err(e) = set() {
-            self.names.rollback();
-            return Err(e);
+        match record() {
+            Ok(blob) => {
+                self.names.commit();
+                Ok(self.insert(&blob))
+            }
+            Err(e) => {
+                self.names.rollback();
+                Err(e)
+            }
         }
-        self.names.commit();
-        Ok(self.insert(&blob))
     }
 
     /// The blob of `id`, if it is live.
@@ -632,8 +641,9 @@ impl BlobMut<'_> {
     ///
     /// # Panics
     ///
-    /// If the store records the key's hash under another name (see
-    /// [`try_set`](BlobMut::try_set)), or the blob would pass 4 GiB or the arena 16 GiB.
+    /// If the store records the key's hash under another name, or the write would make a path
+    /// both a value and an object (see [`try_set`](BlobMut::try_set)), or the blob would pass
+    /// 4 GiB or the arena 16 GiB.
     ///
     /// # Examples
     ///
@@ -662,7 +672,10 @@ impl BlobMut<'_> {
     /// [`Error::KeyCollision`] if the key is given as text and the store records its hash under
     /// another name (writing would overwrite that name's value); [`Error::PathTooDeep`] for a
     /// key given as text of more than [`MAX_PATH_SEGMENTS`](crate::MAX_PATH_SEGMENTS)
-    /// segments; [`Error::Blob`] with [`BlobError::TooLarge`] past 4 GiB for one blob.
+    /// segments; [`Error::PathConflict`] if the key is new to the entity and given as text, and
+    /// the entity holds a value named on its path (`stats` for `stats.health`) or keys named
+    /// under it (`stats.health` for `stats`): export could not write both; [`Error::Blob`] with
+    /// [`BlobError::TooLarge`] past 4 GiB for one blob.
     ///
     /// # Panics
     ///
@@ -681,6 +694,12 @@ impl BlobMut<'_> {
     /// let err = entity.try_set("fury_sleep_272", 2).unwrap_err();
     /// assert!(matches!(err, Error::KeyCollision(_)));
     /// assert_eq!(entity.get_float("sleep_haste_8"), Some(1.0), "unchanged");
+    ///
+    /// // A value where a path runs through, or the other way round.
+    /// entity.try_set("stats.health", 30)?;
+    /// assert!(matches!(entity.try_set("stats", 5), Err(Error::PathConflict(_))));
+    /// assert!(matches!(entity.try_set("stats.health.max", 5), Err(Error::PathConflict(_))));
+    /// assert_eq!(entity.len(), 2, "unchanged");
     /// # Ok::<(), Error>(())
     /// ```
     pub fn try_set(&mut self, key: impl AsKey, value: impl AsValue) -> Result<(), Error> {
@@ -688,7 +707,13 @@ impl BlobMut<'_> {
         let key = match &path {
             Some(path) => {
                 path.check_depth()?;
-                self.store.names.check(path)?
+                let key = self.store.names.check(path)?;
+                // A new key may not make a path both a value and an object.
+                let blob = self.as_blob_ref();
+                if !blob.contains_key(key) {
+                    self.store.check_placement(blob, path)?;
+                }
+                key
             }
             None => key.as_key(),
         };
@@ -751,15 +776,11 @@ impl crate::blob::PatchTarget for BlobMut<'_> {
         Ok(())
     }
 
-    fn remove_key(&mut self, key: Key) -> bool {
-        self.remove(key)
-    }
-
-    fn set_reserved(&mut self, key: Key, value: Value<'_>) {
+    fn region_mut(&mut self) -> Option<&mut [u32]> {
+        // The caller writes the region: the entity changes.
         self.store.touch(self.id);
         let span = self.span();
-        layout::set(&mut self.store.arena[span.range()], key, value)
-            .expect("INVARIANT: the patch reserved its room");
+        Some(&mut self.store.arena[span.range()])
     }
 }
 

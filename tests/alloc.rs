@@ -6,7 +6,7 @@
 
 use std::hash::Hasher;
 
-use datacomp::{Blob, Key, LoadOptions, Store, StoreView, Value};
+use datacomp::{Blob, History, Key, LoadOptions, Store, StoreView, Value};
 
 #[global_allocator]
 static ALLOC: dhat::Alloc = dhat::Alloc;
@@ -36,6 +36,7 @@ fn allocation_counts() {
     blob_allocations();
     store_load_allocations();
     known_keys_allocations();
+    time_travel_allocations();
 }
 
 fn blob_allocations() {
@@ -151,4 +152,55 @@ fn known_keys_allocations() {
         })
         .collect();
     assert_eq!(counts[0], counts[1], "allocations with 10 and 20,000 known paths");
+}
+
+/// A store of `entities` sheets with three key names.
+fn named_world(entities: usize) -> Store {
+    let mut store = Store::from_bytes(&world(entities)).unwrap();
+    for name in ["name", "stats.health", "position"] {
+        store.insert_key_name(name).unwrap();
+    }
+    store
+}
+
+fn time_travel_allocations() {
+    let mut counts = Vec::new();
+    for entities in [1_000, 100_000] {
+        let mut store = named_world(entities);
+        let (snapshot, snapshot_count) = allocations(|| store.snapshot());
+        // The index's items, meta and slots, the arena; the names: the tree's nodes, text and
+        // segment table, and one B-tree node of its keys, whatever the names. Nothing per
+        // entity.
+        assert_eq!(snapshot_count, 4 + 4, "Store::snapshot of {entities} entities");
+
+        let ids: Vec<_> = store.iter().map(|(id, _)| id).take(10).collect();
+        for &id in &ids {
+            store.get_mut(id).unwrap().set(Key::parse("stats.health"), 1.0);
+        }
+        let (_, restore_count) = allocations(|| store.restore(&snapshot));
+        assert_eq!(restore_count, 0, "Store::restore of {entities} entities into its own buffers");
+        let mut empty = Store::new();
+        let (_, count) = allocations(|| empty.restore(&snapshot));
+        assert_eq!(count, snapshot_count, "Store::restore into an empty store: one per buffer");
+
+        let (mark, mark_count) = allocations(|| store.mark());
+        assert_eq!(mark_count, snapshot_count, "Store::mark is a snapshot");
+        drop(mark);
+
+        // A commit of 10 changed entities costs the same whatever the store's size.
+        let mut history = History::new(usize::MAX);
+        history.commit(&store);
+        for &id in &ids {
+            store.get_mut(id).unwrap().set(Key::parse("stats.health"), 2.0);
+        }
+        let (_, commit_count) = allocations(|| history.commit(&store));
+        let (_, undo_count) = allocations(|| history.undo(&mut store));
+        let (_, redo_count) = allocations(|| history.redo(&mut store));
+        counts.push((commit_count, undo_count, redo_count));
+    }
+    assert_eq!(
+        counts[0], counts[1],
+        "commit, undo, redo allocations of 1,000 and 100,000 entities"
+    );
+    println!("commit, undo, redo of 10 changed entities: {:?} allocations", counts[0]);
 }

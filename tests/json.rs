@@ -696,7 +696,8 @@ fn keys_without_a_place_export_by_hash() {
     let id = store.import_json(r#"{"a": 1}"#, &ImportOptions::strict()).unwrap()[0];
     store.import_json(r#"{"a": {"b": 2}}"#, &ImportOptions::strict()).unwrap();
     let mut blob = store.get_mut(id).unwrap();
-    blob.set("a.b", 2.0); // named a.b, but a is a value here
+    // Named a.b by the other entity, but a is a value here; a Key is written unchecked.
+    blob.set(Key::parse("a.b"), 2.0);
     blob.set(Key::from_raw(7), "unnamed");
     let exported = store.export_json(id).unwrap();
     let a_b = Key::parse("a.b");
@@ -821,4 +822,88 @@ fn a_lenient_import_of_twenty_thousand_objects_keeps_every_key() {
         let err = Blob::from_json(text).unwrap_err();
         assert_eq!(err.kind(), &JsonErrorKind::DuplicatePath("a.b".into()), "{text}");
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Export: numbers as people write them, and nothing that does not read back
+
+use datacomp::{ExportError, JsonStyle, KeyPath};
+
+#[test]
+fn exports_write_whole_numbers_without_a_fraction_and_others_shortest() {
+    let mut store = Store::new();
+    let text = r#"{"hp":135,"ac":[17,0.5,-2],"big":123456790,"huge":1e+20,"tiny":1e-7,"zero":-0.0,"max":3.4028235e+38}"#;
+    let id = store.import_json(text, &ImportOptions::strict()).unwrap()[0];
+    assert_eq!(store.try_export_json(id, JsonStyle::Compact).unwrap(), text);
+    assert_eq!(store.export_json(id).unwrap(), text);
+    assert_eq!(
+        store.try_export_json(id, JsonStyle::Pretty).unwrap(),
+        "{\n  \"hp\": 135,\n  \"ac\": [17, 0.5, -2],\n  \"big\": 123456790,\n  \"huge\": 1e+20,\n  \
+         \"tiny\": 1e-7,\n  \"zero\": -0.0,\n  \"max\": 3.4028235e+38\n}"
+    );
+}
+
+#[test]
+fn export_refuses_what_json_has_no_number_for() {
+    let mut store = Store::new();
+    let ids =
+        store.import_json(r#"[{"a": {"b": 1}}, {"c": [1, 2]}]"#, &ImportOptions::strict()).unwrap();
+    store.get_mut(ids[0]).unwrap().set("a.x", f32::INFINITY);
+    store.get_mut(ids[1]).unwrap().set("c", [1.0, f32::NAN]);
+    let not_finite =
+        |entity, key: &str, value: f32| ExportError::NotFinite { entity, key: key.into(), value };
+    for style in [JsonStyle::Compact, JsonStyle::Pretty] {
+        let err = store.try_export_json(ids[1], style).unwrap_err();
+        assert!(matches!(&err, ExportError::NotFinite { entity: Some(id), key, value }
+            if *id == ids[1] && key == "c" && value.is_nan()));
+        assert_eq!(
+            store.try_export_all_json(style).unwrap_err(),
+            not_finite(Some(ids[0]), "a.x", f32::INFINITY)
+        );
+        let blob = store.get(ids[0]).unwrap();
+        assert_eq!(
+            store.try_export_blob_json(blob, style).unwrap_err(),
+            not_finite(None, "a.x", f32::INFINITY)
+        );
+        let at = store.try_export_json_at(ids[0], &KeyPath::dotted("a"), style);
+        assert_eq!(at.unwrap_err(), not_finite(Some(ids[0]), "a.x", f32::INFINITY));
+        let fine = store.try_export_json_at(ids[0], &KeyPath::dotted("a.b"), style);
+        assert_eq!(fine.unwrap(), "1");
+    }
+    // The old exports, kept for their callers, write null, which does not read back.
+    assert_eq!(store.export_json(ids[1]).unwrap(), r#"{"c":[1,null]}"#);
+    assert!(Blob::from_json(&store.export_json(ids[1]).unwrap()).is_err());
+    // Removed, the entity no longer stops the export.
+    store.remove(ids[1]);
+    store.get_mut(ids[0]).unwrap().remove("a.x");
+    assert_eq!(store.try_export_all_json(JsonStyle::Compact).unwrap(), r#"[{"a":{"b":1}}]"#);
+    assert!(matches!(
+        store.try_export_json(ids[1], JsonStyle::Compact),
+        Err(ExportError::Handle(_))
+    ));
+}
+
+#[test]
+fn a_subtree_exports_as_the_whole_entity_nests_it() {
+    let mut store = Store::new();
+    let text =
+        r#"{"name":"Orc","stats":{"hp":30,"speed":{"walk":1.5,"run":[3,4]}},"stats.x":{"y":true}}"#;
+    let id = store.import_json(text, &ImportOptions::strict()).unwrap()[0];
+    let at = |path: KeyPath<'_>| store.try_export_json_at(id, &path, JsonStyle::Compact);
+    assert_eq!(
+        at(KeyPath::dotted("stats")).unwrap(),
+        r#"{"hp":30,"speed":{"walk":1.5,"run":[3,4]}}"#
+    );
+    assert_eq!(at(KeyPath::dotted("stats.speed")).unwrap(), r#"{"walk":1.5,"run":[3,4]}"#);
+    assert_eq!(at(KeyPath::dotted("stats.speed.run")).unwrap(), "[3,4]");
+    assert_eq!(at(KeyPath::dotted("name")).unwrap(), r#""Orc""#);
+    assert_eq!(at(KeyPath::pointer("/stats.x").unwrap()).unwrap(), r#"{"y":true}"#);
+    assert_eq!(
+        at(KeyPath::dotted("stats.x")).unwrap_err(),
+        ExportError::NoPath { entity: Some(id), path: "stats.x".into() }
+    );
+    assert_eq!(
+        at(KeyPath::dotted("stats.hp.max")).unwrap_err().to_string(),
+        format!("entity {id} holds nothing at stats.hp.max")
+    );
 }

@@ -138,7 +138,16 @@ proptest! {
                     let text = pointer(&segments);
                     let path = KeyPath::pointer(&text).unwrap();
                     let result = store.get_mut(model.entities[at].0).unwrap().try_set(path, 1.0);
-                    prop_assert_eq!(result.is_ok(), model.fits(&segments));
+                    // A new key may not make a path both a value and an object: no path the
+                    // entity holds is a prefix of this one, nor under it.
+                    let key = Model::key(&segments);
+                    let placed = model.entities[at].1.contains(&key)
+                        || model.entities[at].1.iter().all(|held| {
+                            let Some(held) = model.names.get(held) else { return true };
+                            let n = held.len().min(segments.len());
+                            held[..n] != segments[..n]
+                        });
+                    prop_assert_eq!(result.is_ok(), model.fits(&segments) && placed);
                     if result.is_ok() {
                         model.entities[at].1.push(Model::key(&segments));
                         model.name(&segments);

@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use datacomp::{BlobRef, Error, Id, LoadError, SaveFile, Store, StorePatch, save};
+use datacomp::{BlobRef, Error, Id, JsonStyle, LoadError, SaveFile, Store, StorePatch, save};
 
 use crate::FormatArg;
 use crate::edit::parse_id;
@@ -102,16 +102,18 @@ pub fn export(
         ));
     }
     let store = load(path)?;
+    let style = if compact { JsonStyle::Compact } else { JsonStyle::Pretty };
+    // A NaN or infinity has no JSON form: the export fails naming it, and writes nothing.
     let mut text = match (entity_id, format) {
         (Some(id), FormatArg::Json) => {
-            let (_, blob) = entity(&store, path, id)?;
-            if compact { store.export_blob_json(blob) } else { store.export_blob_json_pretty(blob) }
+            let (id, _) = entity(&store, path, id)?;
+            store.try_export_json(id, style)
         }
-        (Some(id), FormatArg::Sjson) => store.export_blob_sjson(entity(&store, path, id)?.1),
-        (None, FormatArg::Json) if compact => store.export_all_json(),
-        (None, FormatArg::Json) => store.export_all_json_pretty(),
-        (None, FormatArg::Sjson) => store.export_all_sjson(),
-    };
+        (None, FormatArg::Json) => store.try_export_all_json(style),
+        (Some(id), FormatArg::Sjson) => Ok(store.export_blob_sjson(entity(&store, path, id)?.1)),
+        (None, FormatArg::Sjson) => Ok(store.export_all_sjson()),
+    }
+    .map_err(|e| Failure::at(shown(path), e))?;
     text.push('\n');
     match output {
         Some(output) => {

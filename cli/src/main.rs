@@ -50,6 +50,8 @@ Examples:
   datacomp query world.dcmp 'status_effects.poisoned and stats.health < 20' --keys name
   datacomp diff base.dcmp now.dcmp -o changes.delta
   datacomp apply base.dcmp changes.delta -o now.dcmp
+  datacomp diff base.dcmp now.dcmp --chain a1.delta a2.delta -o a3.delta
+  datacomp apply base.dcmp a1.delta a2.delta a3.delta -o now.dcmp
   datacomp merge base.dcmp ours.dcmp theirs.dcmp -o merged.dcmp
   datacomp upgrade old.dcmp -o world.dcmp --keys keys.txt";
 
@@ -159,16 +161,23 @@ enum Command {
         /// Also write the changes as a delta file, which `apply` turns BASE into TARGET with.
         #[arg(short, long)]
         output: Option<PathBuf>,
+        /// Deltas to apply to BASE first, in order (an autosave chain): the changes, and the
+        /// delta written, are then from the chain's end, the chain's next link.
+        #[arg(long, value_name = "DELTA", num_args = 1..)]
+        chain: Vec<PathBuf>,
         /// One line, no indentation.
         #[arg(long)]
         compact: bool,
     },
-    /// Apply a delta file (from `diff -o`) to the save file it was made from.
+    /// Apply a delta file (from `diff -o`) to the save file it was made from; or a chain of
+    /// them, each made from what the ones before it give (autosaves). A delta made from
+    /// another base is refused, naming it, and nothing is written.
     Apply {
-        /// The save file the delta was made from.
+        /// The save file the (first) delta was made from.
         base: PathBuf,
-        /// The delta file.
-        delta: PathBuf,
+        /// The delta files, in order (at most 1024).
+        #[arg(required = true, value_name = "DELTA")]
+        deltas: Vec<PathBuf>,
         /// The save file to write.
         #[arg(short, long)]
         output: PathBuf,
@@ -268,10 +277,10 @@ fn run(cli: Cli, out: &mut dyn Write) -> Result<(), Failure> {
         Command::Export { file, entity, output, compact, format } => {
             files::export(&file, entity.as_deref(), output.as_deref(), compact, format, out)
         }
-        Command::Diff { base, target, output, compact } => {
-            delta::diff(&base, &target, output.as_deref(), compact, out)
+        Command::Diff { base, target, output, chain, compact } => {
+            delta::diff(&base, &chain, &target, output.as_deref(), compact, out)
         }
-        Command::Apply { base, delta, output } => delta::apply(&base, &delta, &output, out),
+        Command::Apply { base, deltas, output } => delta::apply(&base, &deltas, &output, out),
         Command::Merge { base, ours, theirs, output, prefer } => {
             let prefer = prefer.map(|p| match p {
                 PreferArg::Ours => datacomp::Side::Ours,

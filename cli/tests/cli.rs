@@ -274,6 +274,60 @@ fn set_infers_the_type_and_saves() {
 }
 
 #[test]
+fn get_prints_an_objects_keys_as_json_as_jq_would() {
+    let world = World::new();
+    let w = world.path.as_str();
+    assert_eq!(
+        ok(&["get", w, "2v0t1", "stats"]),
+        "{\n  \"health\": 140,\n  \"mana\": 0,\n  \"armor\": 9,\n  \"regeneration\": 2.5\n}\n"
+    );
+    assert_eq!(
+        ok(&["get", w, "2v0t1", "transform", "--json"]),
+        "{\"id\":\"2v0t1\",\"key\":\"transform\",\"type\":\"object\",\
+         \"value\":{\"position\":[12,0,-40.5],\"scale\":[2.2,2.2,2.2]}}\n"
+    );
+    // The same text as the export's member.
+    let exported: serde_json::Value =
+        serde_json::from_str(&ok(&["export", w, "--entity", "2v0t1"])).unwrap();
+    let got: serde_json::Value = serde_json::from_str(&ok(&["get", w, "2v0t1", "stats"])).unwrap();
+    assert_eq!(got, exported["stats"]);
+    // A value is printed as before; a prefix that is no member's is no object.
+    assert_eq!(ok(&["get", w, "2v0t1", "stats.health"]), "140\n");
+    assert_eq!(fails(&["get", w, "2v0t1", "stat"]), format!("{w}: entity 2v0t1 has no key stat"));
+}
+
+#[test]
+fn export_refuses_a_float_json_has_no_number_for() {
+    let world = World::new();
+    let w = world.path.as_str();
+    let mut store = world.store();
+    let troll = "2v0t1".parse().unwrap();
+    store.get_mut(troll).unwrap().set("stats.mana", f32::NAN);
+    store.get_mut(troll).unwrap().set("transform.scale", [1.0, f32::NEG_INFINITY]);
+    store.save(w).unwrap();
+    let out = world.file("out.json");
+    for args in [
+        vec!["export", w, "-o", &out],
+        vec!["export", w, "--entity", "2v0t1", "--compact"],
+        vec!["get", w, "2v0t1", "stats"],
+    ] {
+        assert_eq!(
+            fails(&args),
+            format!("{w}: entity 2v0t1: stats.mana is NaN, which JSON has no number for"),
+            "{args:?}"
+        );
+    }
+    assert!(!Path::new(&out).exists(), "nothing written");
+    assert_eq!(
+        fails(&["get", w, "2v0t1", "transform"]),
+        format!("{w}: entity 2v0t1: transform.scale is -inf, which JSON has no number for")
+    );
+    // The value itself can be read, and the other entities exported.
+    assert_eq!(ok(&["get", w, "2v0t1", "transform.scale"]), "[1, -inf]\n");
+    ok(&["export", w, "--entity", "1v0t1"]);
+}
+
+#[test]
 fn rm_removes_a_key_or_an_entity() {
     let world = World::new();
     let w = world.path.as_str();
@@ -314,10 +368,28 @@ fn bad_ids_keys_and_values_change_nothing() {
         ),
         (vec!["get", w, "2v0t1", "stats.luck"], format!("{w}: entity 2v0t1 has no key stats.luck")),
         (
-            vec!["get", w, "2v0t1", "stats"],
+            vec!["rm", w, "2v0t1", "stats"],
             format!(
                 "{w}: entity 2v0t1 has no key stats; it has stats.health, stats.mana, stats.armor, stats.regeneration"
             ),
+        ),
+        (vec!["get", w, "2v0t1", "stat"], format!("{w}: entity 2v0t1 has no key stat")),
+        (
+            vec!["set", w, "2v0t1", "stats", "5"],
+            format!(
+                "{w}: entity 2v0t1: stats is an object (it holds stats.health), so it cannot hold a value"
+            ),
+        ),
+        (
+            vec!["set", w, "2v0t1", "stats.health.max", "5"],
+            format!(
+                "{w}: entity 2v0t1: stats.health holds a value, so stats.health.max cannot be set under it"
+            ),
+        ),
+        (
+            vec!["set", w, "2v0t1", "stats.health", "16777217"],
+            "bad value \"16777217\": 16777217 would be stored as 16777216: f32 cannot hold it"
+                .into(),
         ),
         (vec!["rm", w, "2v0t1", "stats.luck"], format!("{w}: entity 2v0t1 has no key stats.luck")),
         (
@@ -1439,4 +1511,175 @@ fn file_names_are_escaped_in_summaries() {
     let printed = ok(&["verify", &hostile]);
     assert!(!printed.contains(['\u{1b}', '\u{7}']), "{printed:?}");
     assert!(printed.contains(&shown(&format!("{hostile}.tmp-1-2"))), "{printed:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The round-trip corpus (issue 16), through the command
+
+#[path = "../../tests/common/corpus.rs"]
+mod corpus;
+
+use corpus::J;
+
+/// Writes each document to its own file, pretty, and returns the files in order with every
+/// entity they hold.
+fn corpus_files(dir: &Path, documents: &[(&str, J)]) -> (Vec<String>, Vec<J>) {
+    let mut files = Vec::new();
+    let mut entities = Vec::new();
+    for (name, doc) in documents {
+        let path = dir.join(format!("{name}.json"));
+        let text = match doc {
+            J::Arr(items) => J::pretty_all(items),
+            other => other.pretty(0),
+        };
+        std::fs::write(&path, text).unwrap();
+        files.push(path.to_str().unwrap().to_owned());
+        entities.extend(doc.entities());
+    }
+    (files, entities)
+}
+
+#[test]
+fn the_corpus_round_trips_through_the_command() {
+    let dir = TempDir::new().unwrap();
+    let (files, entities) = corpus_files(dir.path(), &corpus::documents());
+    let w = dir.path().join("w.dcmp");
+    let w = w.to_str().unwrap();
+    for lenient in [false, true] {
+        let mut args = vec!["import"];
+        if lenient {
+            args.push("--lenient");
+        }
+        args.extend(files.iter().map(String::as_str));
+        args.extend(["-o", w]);
+        let summary = ok(&args);
+        if lenient {
+            assert!(summary.contains(" 0 numbers rounded\n"), "{summary}");
+        }
+        let exported = ok(&["export", w]);
+        assert!(exported == J::pretty_all(&entities) + "\n", "pretty export differs");
+        let compact = ok(&["export", w, "--compact"]);
+        assert!(compact == J::Arr(entities.clone()).compact() + "\n", "compact export differs");
+    }
+    // One entity, a value changed and changed back, an object's keys: as written.
+    let last = format!("{}v0t1", entities.len() - 1);
+    assert_eq!(
+        ok(&["export", w, "--entity", &last]),
+        entities[entities.len() - 1].pretty(0) + "\n"
+    );
+    let monster = "7v0t1";
+    let J::Obj(members) = &entities[7] else { panic!("an object") };
+    let abilities = &members.iter().find(|(m, _)| m == "abilities").unwrap().1;
+    assert_eq!(ok(&["get", w, monster, "abilities"]), abilities.pretty(0) + "\n");
+    let hp = ok(&["get", w, monster, "hit_points"]);
+    ok(&["set", w, monster, "hit_points", "0.5"]);
+    ok(&["set", w, monster, "hit_points", hp.trim()]);
+    assert_eq!(ok(&["export", w, "--entity", monster]), entities[7].pretty(0) + "\n");
+}
+
+#[test]
+#[ignore = "needs array shapes (names)"]
+fn documents_with_arrays_of_every_kind_round_trip_through_the_command() {
+    let dir = TempDir::new().unwrap();
+    let (files, entities) = corpus_files(dir.path(), &corpus::array_documents());
+    let w = dir.path().join("w.dcmp");
+    let w = w.to_str().unwrap();
+    let mut args = vec!["import", "--lenient"];
+    args.extend(files.iter().map(String::as_str));
+    args.extend(["-o", w]);
+    ok(&args);
+    assert_eq!(ok(&["export", w, "--compact"]), J::Arr(entities).compact() + "\n");
+}
+
+#[test]
+fn apply_of_an_autosave_chain_and_of_a_broken_one() {
+    let world = World::new();
+    let now = world.file("now.dcmp");
+    std::fs::copy(&world.path, &now).unwrap();
+    // Three autosaves, each the next link: a delta from what the base and the links before
+    // it give.
+    let mut chain: Vec<String> = Vec::new();
+    for (i, id) in ["0v0t1", "1v0t1", "2v0t1"].into_iter().enumerate() {
+        ok(&["set", &now, id, "stats.health", &format!("{}", 90 - i)]);
+        let link = world.file(&format!("autosave{i}.delta"));
+        let mut args = vec!["diff", &world.path, &now, "-o", &link, "--compact"];
+        if !chain.is_empty() {
+            args.push("--chain");
+            args.extend(chain.iter().map(String::as_str));
+        }
+        let printed = ok(&args);
+        // Each link holds only the change since the one before.
+        assert!(printed.starts_with(&format!("{{\"changed\":[{{\"id\":\"{id}\"")), "{printed}");
+        assert!(!printed.contains("},{"), "one entity changed: {printed}");
+        chain.push(link);
+    }
+    let out = world.file("out.dcmp");
+    let links: Vec<&str> = chain.iter().map(String::as_str).collect();
+    let mut args = vec!["apply", &world.path];
+    args.extend(&links);
+    args.extend(["-o", &out]);
+    let printed = ok(&args);
+    assert!(
+        printed.starts_with(&format!("{out}: 7 entities (0 inserted, 3 changed by 3 deltas), ")),
+        "{printed}"
+    );
+    assert_eq!(Store::load(&out).unwrap(), Store::load(&now).unwrap());
+    std::fs::remove_file(&out).unwrap();
+
+    // A link left out, or two swapped: refused, naming the link, and nothing is written.
+    let line = fails(&["apply", &world.path, links[0], links[2], "-o", &out]);
+    assert!(
+        line.starts_with(&format!(
+            "{}: delta 2 of 2 in the chain: the delta was made from a base with crc32 ",
+            links[2]
+        )),
+        "{line}"
+    );
+    assert!(line.ends_with(&format!("; it was not made from what {} gives (a link is missing or out of order, or the base changed)", links[0])), "{line}");
+    let line = fails(&["apply", &world.path, links[1], links[0], "-o", &out]);
+    assert!(line.starts_with(&format!("{}: delta 1 of 2 in the chain: ", links[1])), "{line}");
+    assert!(line.contains("; it was not made from the base ("), "{line}");
+    // The base changed under the chain.
+    ok(&["set", &world.path, "5v0t1", "stats.health", "1"]);
+    let mut args = vec!["apply", &world.path];
+    args.extend(&links);
+    args.extend(["-o", &out]);
+    assert!(fails(&args).starts_with(&format!("{}: delta 1 of 3 in the chain: ", links[0])));
+    // A chain past the limit is refused before anything is read.
+    let mut args = vec!["apply", &world.path];
+    args.extend(std::iter::repeat_n(links[0], 1025));
+    args.extend(["-o", &out]);
+    assert_eq!(
+        fails(&args),
+        format!(
+            "{}: a chain holds at most 1024 deltas, and this one has 1025: apply it in parts \
+             (the first 1024 to a new save, then the rest to that)",
+            links[0]
+        )
+    );
+    assert!(!Path::new(&out).exists(), "a failed apply writes nothing");
+}
+
+#[test]
+fn apply_takes_a_chain_the_library_wrote_with_take_delta() {
+    let world = World::new();
+    let mut store = world.store();
+    let mut mark = store.mark();
+    let ids: Vec<_> = store.iter().map(|(id, _)| id).collect();
+    let mut links = Vec::new();
+    for (turn, &id) in ids.iter().enumerate() {
+        store.get_mut(id).unwrap().set("stats.health", turn as f32);
+        if turn == 2 {
+            store.remove(ids[0]);
+        }
+        let link = world.file(&format!("turn{turn}.delta"));
+        store.take_delta(&mut mark).save(&link).unwrap();
+        links.push(link);
+    }
+    let out = world.file("out.dcmp");
+    let mut args = vec!["apply", &world.path];
+    args.extend(links.iter().map(String::as_str));
+    args.extend(["-o", &out]);
+    ok(&args);
+    assert_eq!(Store::load(&out).unwrap(), store);
 }

@@ -42,13 +42,13 @@ pub(crate) const EMPTY: [u32; HEADER_WORDS] = [0, 8];
 
 /// Word index where the tag array of an `n`-key header starts.
 #[inline]
-const fn tags_at(n: usize) -> usize {
+pub(super) const fn tags_at(n: usize) -> usize {
     HEADER_WORDS + n
 }
 
 /// Word index where the value array of an `n`-key header starts.
 #[inline]
-const fn values_at(n: usize) -> usize {
+pub(super) const fn values_at(n: usize) -> usize {
     tags_at(n) + n.div_ceil(4)
 }
 
@@ -134,7 +134,7 @@ pub(crate) fn find(w: &[u32], key: Key) -> Option<usize> {
 /// on where the key is, mispredicts a quarter as often. Measured on the bare scan of 15 keys
 /// (see BENCHMARKS.md): a plain `position` scan took 41 ns to find each key once, this 26 ns.
 #[inline]
-fn position(keys: &[u32], raw: u32) -> Option<usize> {
+pub(super) fn position(keys: &[u32], raw: u32) -> Option<usize> {
     let mut groups = keys.chunks_exact(4);
     let mut base = 0;
     for group in &mut groups {
@@ -204,7 +204,7 @@ pub(crate) fn lookup_shape(w: &[u32], key: Key) -> Option<(u8, u32, Shape)> {
 }
 
 /// The payload block of entry `i`, as (byte offset, bytes), if its value has one.
-fn block(w: &[u32], i: usize) -> Option<(usize, usize)> {
+pub(super) fn block(w: &[u32], i: usize) -> Option<(usize, usize)> {
     let ty = tag(w, i);
     match ty {
         ValueType::Bool | ValueType::Float => None,
@@ -338,6 +338,17 @@ pub(crate) fn set(w: &mut [u32], key: Key, value: Value<'_>) -> Result<(), NeedS
         write_value(w, n, value);
         return Ok(());
     };
+    overwrite(w, i, value)
+}
+
+/// Sets entry `i` to `value`, reusing the old payload's place when the new one fits in it.
+///
+/// # Errors
+///
+/// [`NeedSpace`] if the free space is too small; the region is then unchanged.
+pub(super) fn overwrite(w: &mut [u32], i: usize, value: Value<'_>) -> Result<(), NeedSpace> {
+    let free = free_bytes(w) as u64;
+    let new_block = block_bytes(value.value_type(), payload_len(value));
     let old = block(w, i);
     if let Some((offset, old_bytes)) = old
         && new_block > 0
@@ -477,7 +488,7 @@ fn push_entry(w: &mut [u32], key: Key) {
 
 /// Writes `value` as entry `i`, allocating its payload block below the payload region if it
 /// has one. The caller has checked there is room.
-fn write_value(w: &mut [u32], i: usize, value: Value<'_>) {
+pub(super) fn write_value(w: &mut [u32], i: usize, value: Value<'_>) {
     let ty = value.value_type();
     let raw = match value {
         Value::Bool(b) => u32::from(b),
@@ -500,7 +511,7 @@ fn write_entry(w: &mut [u32], i: usize, ty: ValueType, raw: u32) {
 }
 
 /// Writes the payload block of a string or float array at byte `offset`, zeroing its padding.
-fn write_payload(w: &mut [u32], offset: usize, value: Value<'_>) {
+pub(super) fn write_payload(w: &mut [u32], offset: usize, value: Value<'_>) {
     let data = offset / 4 + 1;
     w[data - 1] = payload_len(value) as u32;
     match value {

@@ -12,6 +12,7 @@ pub use snapshot::Snapshot;
 pub(crate) use track::Tracker;
 pub use track::{Changes, Mark};
 
+use crate::delta::Placement;
 use crate::{Store, StorePatch};
 
 /// Undo and redo over a store's committed states, each step a pair of deltas made from change
@@ -124,7 +125,7 @@ impl History {
             self.mark = Some(store.mark());
             return false;
         };
-        step.forward.apply_trusted(&mut mark.state);
+        step.forward.apply_trusted(&mut mark.state, Placement::InPlace);
         mark.store = store.tracker.id();
         mark.epoch = store.tracker.next_epoch();
         if step.forward.changes_nothing(&step.back) {
@@ -231,8 +232,8 @@ impl History {
         let mark = self.mark.as_mut().expect("INVARIANT: a step was committed after the mark");
         revert(store, mark);
         let patch = patch(&self.steps[at]);
-        patch.apply_trusted(store);
-        patch.apply_trusted(&mut mark.state);
+        patch.apply_trusted(store, Placement::InPlace);
+        patch.apply_trusted(&mut mark.state, Placement::InPlace);
         mark.store = store.tracker.id();
         mark.epoch = store.tracker.next_epoch();
     }
@@ -364,7 +365,8 @@ impl History {
 /// copying the state whole when the store cannot tell them).
 fn revert(store: &mut Store, mark: &Mark) {
     match store.slots_changed_since(mark) {
-        Some(slots) => Store::diff_slots(store, &mark.state, &slots, 0).apply_trusted(store),
+        Some(slots) => Store::diff_slots(store, &mark.state, &slots, 0, None)
+            .apply_trusted(store, Placement::InPlace),
         None => store.copy_from(&mark.state),
     }
 }
@@ -385,8 +387,8 @@ impl Step {
             (0..count as u32).collect()
         };
         // The crc of a base is only checked when a delta file is applied: these never are.
-        let forward = Store::diff_slots(before, after, &slots, 0);
-        let back = Store::diff_slots(after, before, &slots, 0);
+        let forward = Store::diff_slots(before, after, &slots, 0, None);
+        let back = Store::diff_slots(after, before, &slots, 0, Some(&forward));
         let bytes = forward.file_len() + back.file_len();
         Some(Step { forward, back, bytes })
     }

@@ -129,6 +129,29 @@ impl Store {
         Snapshot { state: self.copy_state() }
     }
 
+    /// Copies the store's whole state into `snapshot`, reusing its buffers: no allocation once
+    /// they are big enough, so a ring of snapshots (one per frame of a rollback window) costs
+    /// memcpys only.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Store;
+    ///
+    /// let mut world = Store::new();
+    /// let id = world.insert_entries([("x", 0.0)]);
+    /// let mut ring = vec![world.snapshot(); 4];
+    /// for frame in 0..8 {
+    ///     world.snapshot_into(&mut ring[frame % 4]);
+    ///     world.get_mut(id).unwrap().set("x", frame as f32 + 1.0);
+    /// }
+    /// world.restore(&ring[5 % 4]); // the world before frame 5
+    /// assert_eq!(world.get(id).unwrap().get_float("x"), Some(5.0));
+    /// ```
+    pub fn snapshot_into(&self, snapshot: &mut Snapshot) {
+        snapshot.state.copy_from(self);
+    }
+
     /// Puts back the state of `snapshot` (of this store or any other): index, arena and key
     /// names, copied into the store's own buffers. Marks and histories of this store see every
     /// entity as changed once (their next look compares every entity).
@@ -150,27 +173,23 @@ impl Store {
         self.copy_from(&snapshot.state);
     }
 
-    /// A copy of the state, untracked: what snapshots and marks hold.
+    /// A copy of the state, untracked: what snapshots and marks hold. (A clone's tracker
+    /// starts untracked.)
     pub(crate) fn copy_state(&self) -> Store {
-        Store {
-            index: self.index.clone(),
-            arena: self.arena.clone(),
-            garbage_words: self.garbage_words,
-            names: self.names.clone(),
-            data_version: self.data_version,
-            ..Store::new()
-        }
+        self.clone()
     }
 
     /// Makes this store's state `source`'s, copying into its own buffers; everything counts as
     /// changed.
     pub(crate) fn copy_from(&mut self, source: &Store) {
-        self.index.clone_from(&source.index);
-        self.arena.clone_from(&source.arena);
-        self.garbage_words = source.garbage_words;
-        self.data_version = source.data_version;
-        if self.names != source.names {
-            self.names.clone_from(&source.names);
+        // Every field named: a field added to `Store` must be decided on here.
+        let Store { index, arena, garbage_words, names, data_version, tracker: _ } = source;
+        self.index.clone_from(index);
+        self.arena.clone_from(arena);
+        self.garbage_words = *garbage_words;
+        self.data_version = *data_version;
+        if self.names != *names {
+            self.names.clone_from(names);
         }
         self.tracker.touch_all();
     }

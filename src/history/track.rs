@@ -6,6 +6,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::delta::Placement;
 use crate::{Error, Id, Store, StorePatch};
 
 /// The source of store identities for marks: 0 is "none yet".
@@ -402,7 +403,7 @@ impl Store {
     #[must_use]
     pub fn delta_since(&self, mark: &Mark) -> StorePatch {
         match self.slots_changed_since(mark) {
-            Some(slots) => Store::diff_slots(&mark.state, self, &slots, mark.crc()),
+            Some(slots) => Store::diff_slots(&mark.state, self, &slots, mark.crc(), None),
             None => Store::diff(&mark.state, self),
         }
     }
@@ -473,8 +474,8 @@ impl Store {
     /// ```
     pub fn take_delta(&self, mark: &mut Mark) -> StorePatch {
         let delta = if let Some(slots) = self.slots_changed_since(mark) {
-            let delta = Store::diff_slots(&mark.state, self, &slots, mark.crc());
-            delta.apply_trusted(&mut mark.state);
+            let delta = Store::diff_slots(&mark.state, self, &slots, mark.crc(), None);
+            delta.apply_trusted(&mut mark.state, Placement::AsApply);
             delta
         } else {
             let delta = Store::diff(&mark.state, self);

@@ -11,9 +11,11 @@ mod tree;
 
 use std::borrow::Cow;
 
+use fxhash::FxHashSet;
+
 pub(crate) use tree::{KeyNames, ROOT, label};
 
-use crate::{AsKey, Error, Key, KeyCollision, KeyPath, Store};
+use crate::{AsKey, BlobRef, Error, Key, KeyCollision, KeyPath, PathConflict, Store};
 
 impl Store {
     /// The dotted name of `key`, if the store was given one: by a JSON import, a write with
@@ -213,5 +215,78 @@ impl Store {
     /// ```
     pub fn merge_key_names(&mut self, other: &Store) -> Result<(), KeyCollision> {
         self.names.merge(&other.names)
+    }
+}
+
+/// Keeping each path of an entity a value or an object, never both: what export needs to write
+/// the entity back.
+impl Store {
+    /// Whether `blob`, an entity of this store, may take a new value at `path`: no value of it
+    /// is named as a path on the way to `path` (`stats` for `stats.health`), and none is named
+    /// under `path`. Keys without a name are not checked (their place is unknown; export
+    /// writes them by hash). O(segments + keys × depth) lookups, in the name tree.
+    pub(crate) fn check_placement(
+        &self,
+        blob: BlobRef<'_>,
+        path: &KeyPath<'_>,
+    ) -> Result<(), PathConflict> {
+        let conflict = |other: u32, under| PathConflict {
+            path: label(path.segments()),
+            other: self.names.label(other),
+            under,
+        };
+        let segments: Vec<Cow<'_, str>> = path.segments().collect();
+        let on_the_way = &segments[..segments.len().saturating_sub(1)];
+        // A long path against a big entity: one set of its keys, not a scan a segment.
+        let keys: Option<FxHashSet<Key>> =
+            (on_the_way.len() * blob.len() > 4096).then(|| blob.keys().collect());
+        let holds =
+            |key: Key| keys.as_ref().map_or_else(|| blob.contains_key(key), |k| k.contains(&key));
+        let mut node = ROOT;
+        for segment in on_the_way {
+            // A prefix the tree lacks names nothing, and neither does anything under it.
+            let Some(next) = self.names.child(node, segment) else {
+                return Ok(());
+            };
+            node = next;
+            if self.names.is_named(node) && holds(self.names.key(node)) {
+                return Err(conflict(node, false));
+            }
+        }
+        let Some(end) = segments.last().and_then(|last| self.names.child(node, last)) else {
+            return Ok(());
+        };
+        for key in blob.keys() {
+            let Some(held) = self.names.named(key) else { continue };
+            let mut other = held;
+            while other != ROOT {
+                other = self.names.parent(other);
+                if other == end {
+                    return Err(conflict(held, true));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether every path of `blob`, a new entity whose keys' names are recorded, is a value
+    /// or an object, never both. O(keys × depth) lookups, in the name tree.
+    pub(crate) fn check_entity_paths(&self, blob: BlobRef<'_>) -> Result<(), PathConflict> {
+        let keys: FxHashSet<Key> = blob.keys().collect();
+        for key in blob.keys() {
+            let Some(node) = self.names.named(key) else { continue };
+            let mut prefix = node;
+            while prefix != ROOT {
+                prefix = self.names.parent(prefix);
+                if prefix != ROOT
+                    && self.names.is_named(prefix)
+                    && keys.contains(&self.names.key(prefix))
+                {
+                    let (path, other) = (self.names.label(node), self.names.label(prefix));
+                    return Err(PathConflict { path, other, under: false });
+                }
+            }
+        }
+        Ok(())
     }
 }

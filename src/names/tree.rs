@@ -425,7 +425,22 @@ impl KeyNames {
     }
 
     /// The node of `path`, if the tree has it (named or not).
-    #[cfg(test)]
+    pub(crate) fn find_path(&self, path: &KeyPath<'_>) -> Option<u32> {
+        self.find(path)
+    }
+
+    /// Whether `top` is a proper ancestor of `node`. O(depth).
+    pub(crate) fn is_under(&self, mut node: u32, top: u32) -> bool {
+        while node != ROOT {
+            node = self.parent(node);
+            if node == top {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The node of `path`, if the tree has it (named or not).
     pub(crate) fn find(&self, path: &KeyPath<'_>) -> Option<u32> {
         let mut node = ROOT;
         for segment in path.segments() {
@@ -562,6 +577,11 @@ pub(crate) fn label<S: AsRef<str>>(segments: impl Iterator<Item = S>) -> String 
 impl PartialEq for KeyNames {
     /// The same names with the same array marks, whatever the nodes' numbers.
     fn eq(&self, other: &KeyNames) -> bool {
+        // Most comparisons are of a tree and its copy (a snapshot, a loaded save): node for
+        // node, no allocation.
+        if self.nodes == other.nodes && self.text == other.text {
+            return true;
+        }
         self.nodes.len() == other.nodes.len()
             && self.keys.len() == other.keys.len()
             && other.correspondence(self).iter().enumerate().skip(1).all(|(ours, &theirs)| {

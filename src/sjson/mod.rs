@@ -99,8 +99,7 @@ impl Blob {
         text: &str,
         options: &ImportOptions,
     ) -> Result<(Blob, ImportReport), JsonError> {
-        json::blob_from(text, *options, |entity| read::read_sjson(text, entity))
-            .map(|(read, _)| read)
+        json::blob_from(*options, |entity| read::read_sjson(text, entity)).map(|(read, _)| read)
     }
 }
 
