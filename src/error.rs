@@ -558,6 +558,13 @@ pub enum LoadError {
         /// What is wrong with it.
         problem: &'static str,
     },
+    /// The key-tree section (the key names as a tree of segments) is malformed.
+    KeyTree {
+        /// The node at fault, counted from 1 in file order (0: the section's head).
+        node: u64,
+        /// What is wrong with it.
+        problem: &'static str,
+    },
     /// A file of the other kind: a delta save read as a full save, or the reverse.
     FileKind {
         /// `"save"` or `"delta"`: what was asked for.
@@ -749,6 +756,9 @@ impl fmt::Display for LoadError {
             LoadError::Blob { id, ref error } => write!(f, "entity {id}: {error}"),
             LoadError::KeyName { index, problem } => {
                 write!(f, "section 'key names', entry {index}: {problem}")
+            }
+            LoadError::KeyTree { node, problem } => {
+                write!(f, "section 'key tree', node {node}: {problem}")
             }
             LoadError::FileKind { expected, found } => {
                 write!(f, "this is a {found} file, not a {expected} file")

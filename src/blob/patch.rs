@@ -416,7 +416,7 @@ impl Blob {
     ///
     /// # Panics
     ///
-    /// If the blob would pass [`MAX_BYTES`](crate::MAX_BYTES).
+    /// If the blob would pass [`MAX_BYTES`].
     ///
     /// # Examples
     ///

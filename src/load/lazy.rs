@@ -8,7 +8,8 @@ use zerocopy::{FromBytes, IntoBytes};
 use super::{ArenaCrc, check_crc, check_span_bounds, finish};
 use crate::blob::layout;
 use crate::handle_map::HandleMapView;
-use crate::save::{KEY_HASH_FX32_BYTES, SaveParts, decode_names, index_and_arena};
+use crate::names::codec;
+use crate::save::{KEY_HASH_FX32_BYTES, SaveParts, index_and_arena};
 use crate::store::Span;
 use crate::{BlobRef, Id, LoadError};
 
@@ -67,12 +68,19 @@ pub struct LazyStoreView<'a> {
 impl<'a> LazyStoreView<'a> {
     /// Opens `bytes`: see [`StoreView::lazy`](crate::StoreView::lazy).
     pub(crate) fn new(bytes: &'a [u8]) -> Result<LazyStoreView<'a>, LoadError> {
-        let SaveParts { key_hash, arena_crc, index: raw_index, arena: arena_bytes, names, .. } =
-            index_and_arena(bytes)?;
+        let SaveParts {
+            key_hash,
+            arena_crc,
+            index: raw_index,
+            arena: arena_bytes,
+            names,
+            names_kind,
+            ..
+        } = index_and_arena(bytes)?;
         if key_hash != KEY_HASH_FX32_BYTES {
             return Err(LoadError::KeyHashView { key_hash });
         }
-        decode_names(names, key_hash, false)?;
+        codec::decode(names, names_kind, key_hash)?;
         let index = HandleMapView::new(&raw_index, size_of::<Span>())?;
         let spans =
             <[Span]>::ref_from_bytes(raw_index.items).map_err(|_| LoadError::SectionSize {

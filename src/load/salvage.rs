@@ -4,7 +4,8 @@ use zerocopy::IntoBytes;
 
 use super::{ArenaCrc, check_crc, finish};
 use crate::blob::layout;
-use crate::save::{KEY_HASH_FX32_WORDS, SaveParts, decode_names, index_and_arena};
+use crate::names::codec;
+use crate::save::{SaveParts, index_and_arena};
 use crate::store::Span;
 use crate::{HandleMap, Id, LoadError, LoadOptions, Store};
 
@@ -59,9 +60,19 @@ impl Store {
     /// # Ok::<(), LoadError>(())
     /// ```
     pub fn salvage(bytes: &[u8]) -> Result<Salvage, LoadError> {
-        let SaveParts { key_hash, arena_crc, index: raw_index, arena, names, data_version } =
-            index_and_arena(bytes)?;
-        let names = decode_names(names, key_hash, true)?;
+        let SaveParts {
+            key_hash,
+            arena_crc,
+            index: raw_index,
+            arena,
+            names,
+            names_kind,
+            data_version,
+            ..
+        } = index_and_arena(bytes)?;
+        // As `Store::from_bytes_with`: key hash 1 was written before the key tree, and its
+        // names are a list (or none) to rehash the keys from.
+        let (tree, old_names) = codec::saved(names, names_kind, key_hash)?;
         let mut index: HandleMap<Span> = HandleMap::from_raw(&raw_index)?;
         let mut words = vec![0_u32; arena.len() / 4];
         words.as_mut_bytes().copy_from_slice(arena);
@@ -144,10 +155,9 @@ impl Store {
         for (id, _) in &lost {
             index.remove(*id);
         }
-        let names = if key_hash == KEY_HASH_FX32_WORDS {
-            crate::upgrade::rehash(&index, &mut words, &names, &LoadOptions::new())?
-        } else {
-            names
+        let names = match tree {
+            Some(tree) => tree,
+            None => crate::upgrade::rehash(&index, &mut words, &old_names, &LoadOptions::new())?,
         };
         let used: usize = index.values().map(|s| s.words()).sum();
         let store = Store {
