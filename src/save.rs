@@ -2,7 +2,7 @@
 //!
 //! ```text
 //!  offset 0   ┌──────────────────────────────────────────────────────────┐
-//!             │ FileHeader (32 B): magic "DATACOMP", format 1.1, key hash 2,│
+//!             │ FileHeader (32 B): magic "DATACOMP", format 1.2, key hash 2,│
 //!             │ section count, file length, crc32 of header + table,      │
 //!             │ data version                                              │
 //!  32         ├──────────────────────────────────────────────────────────┤
@@ -29,9 +29,9 @@
 //! `delta entities`, and `key tree` when they changed), with the same checks; reading either
 //! kind of file as the other is a [`LoadError::FileKind`].
 //!
-//! The key names are a tree of segments (section kind 12, `key tree`, from format 1.1): a
+//! The key names are a tree of segments (section kind 13, `key tree`, from format 1.2): a
 //! prefix that many keys share is saved once. A file of format 1.0 holds them as a flat list
-//! of JSON Pointers instead (kind 6, `key names`), which still loads; this build writes 1.1.
+//! of JSON Pointers instead (kind 6, `key names`), which still loads; this build writes 1.2.
 
 use std::io::{Read, Write};
 use std::path::Path;
