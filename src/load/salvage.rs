@@ -4,7 +4,7 @@ use zerocopy::IntoBytes;
 
 use super::{ArenaCrc, check_crc, finish};
 use crate::blob::layout;
-use crate::save::{KEY_HASH_FX32_WORDS, SaveParts, decode_names, index_and_arena};
+use crate::save::{KEY_HASH_FX32_WORDS, SaveParts, decode_names, index_and_arena_tolerant};
 use crate::store::Span;
 use crate::{HandleMap, Id, LoadError, LoadOptions, Store};
 
@@ -21,6 +21,10 @@ pub struct Salvage {
     /// [`LoadError::Crc`] for a format 1.0 save's whole arena), a malformed blob, or a span
     /// that overlaps another's.
     pub lost: Vec<(Id, LoadError)>,
+    /// Sections it did without, and why: the key names (the store then names no key) and the
+    /// arena's chunk crcs (the arena's whole crc then stands in: a changed byte anywhere in it
+    /// costs every entity).
+    pub damaged: Vec<LoadError>,
 }
 
 impl Store {
@@ -31,11 +35,14 @@ impl Store {
     /// of one 64 KiB chunk; a format 1.0 save has one crc for the whole arena, so a changed
     /// byte there costs every entity.
     ///
+    /// Without its key names or its chunk crcs (damaged), a save still salvages: see
+    /// [`Salvage::damaged`].
+    ///
     /// # Errors
     ///
     /// A [`LoadError`] when what every entity depends on cannot be read: the header, the
-    /// section table, any section but the arena (the index, the key names, the chunk crcs),
-    /// or, for a key hash 1 save, the rehash of its keys (as [`Store::from_bytes`]).
+    /// section table, the index, or, for a key hash 1 save, the rehash of its keys (as
+    /// [`Store::from_bytes`], which needs its names).
     ///
     /// # Examples
     ///
@@ -59,9 +66,12 @@ impl Store {
     /// # Ok::<(), LoadError>(())
     /// ```
     pub fn salvage(bytes: &[u8]) -> Result<Salvage, LoadError> {
-        let SaveParts { key_hash, arena_crc, index: raw_index, arena, names } =
-            index_and_arena(bytes)?;
-        let names = decode_names(names, key_hash, true)?;
+        let (SaveParts { key_hash, arena_crc, index: raw_index, arena, names }, mut damaged) =
+            index_and_arena_tolerant(bytes, true)?;
+        let names = decode_names(names, key_hash, true).unwrap_or_else(|error| {
+            damaged.push(error);
+            std::collections::BTreeMap::new()
+        });
         let mut index: HandleMap<Span> = HandleMap::from_raw(&raw_index)?;
         let mut words = vec![0_u32; arena.len() / 4];
         words.as_mut_bytes().copy_from_slice(arena);
@@ -151,6 +161,6 @@ impl Store {
         };
         let used: usize = index.values().map(|s| s.words()).sum();
         let store = Store { garbage_words: words.len() - used, index, arena: words, names };
-        Ok(Salvage { store, lost })
+        Ok(Salvage { store, lost, damaged })
     }
 }
