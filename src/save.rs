@@ -577,7 +577,15 @@ pub(crate) struct SaveParts<'a> {
 /// The key hash, the handle map's sections, the arena's bytes and the key names of a save
 /// file, after [`parse`] and the checks of their sizes.
 pub(crate) fn index_and_arena(bytes: &[u8]) -> Result<SaveParts<'_>, LoadError> {
-    let parsed = parse(bytes, &SAVE)?;
+    index_and_arena_tolerant(bytes, false).map(|(parts, _)| parts)
+}
+
+/// As [`index_and_arena`], with [`parse_tolerant`]: the sections it left out, and why.
+pub(crate) fn index_and_arena_tolerant(
+    bytes: &[u8],
+    tolerant: bool,
+) -> Result<(SaveParts<'_>, Vec<LoadError>), LoadError> {
+    let (parsed, damaged) = parse_tolerant(bytes, &SAVE, tolerant)?;
     let [header, items, meta, slots, arena, names] = parsed.sections;
     let header = RawHeader::read_from_bytes(header).map_err(|_| LoadError::SectionSize {
         section: "index header",
@@ -595,7 +603,7 @@ pub(crate) fn index_and_arena(bytes: &[u8]) -> Result<SaveParts<'_>, LoadError> 
     }
     let index = RawHandleMap { header, items, meta, slots };
     let arena_crc = parsed.deferred.ok_or(LoadError::MissingSection { section: "arena" })?;
-    Ok(SaveParts {
+    let parts = SaveParts {
         key_hash: parsed.key_hash(),
         data_version: parsed.data_version(),
         arena_crc,
@@ -603,7 +611,8 @@ pub(crate) fn index_and_arena(bytes: &[u8]) -> Result<SaveParts<'_>, LoadError> 
         arena,
         names,
         names_kind: parsed.kinds[5],
-    })
+    };
+    Ok((parts, damaged))
 }
 
 /// A save file read in place: validated once, as [`Store::from_bytes`] would, then every read
@@ -870,6 +879,21 @@ pub(crate) fn parse<'a, const N: usize>(
     bytes: &'a [u8],
     kind: &FileKind<N>,
 ) -> Result<Parsed<'a, N>, LoadError> {
+    parse_tolerant(bytes, kind, false).map(|(parsed, _)| parsed)
+}
+
+/// Sections a salvage can do without: the key names (entities keep their keys, unnamed) and
+/// the arena's chunk crcs (the arena's whole crc in the table stands in for them).
+const EXPENDABLE: [u32; 3] = [LIST_KIND, TREE_KIND, ARENA_CRCS.0];
+
+/// As [`parse`]; with `tolerant`, a section of [`EXPENDABLE`] that fails its crc (or, for the
+/// chunk crcs, does not read) is left out, empty, and its error returned beside the file.
+pub(crate) fn parse_tolerant<'a, const N: usize>(
+    bytes: &'a [u8],
+    kind: &FileKind<N>,
+    tolerant: bool,
+) -> Result<(Parsed<'a, N>, Vec<LoadError>), LoadError> {
+    let mut damaged = Vec::new();
     let len = bytes.len() as u64;
     let (header, rest) = FileHeader::read_from_prefix(bytes).map_err(|_| LoadError::Truncated {
         what: "file header",
@@ -937,14 +961,19 @@ pub(crate) fn parse<'a, const N: usize>(
         }
         check_zero(bytes, end, offset as usize)?;
         end = section_end as usize;
-        let section = &bytes[offset as usize..end];
+        let mut section = &bytes[offset as usize..end];
         if kind.deferred == Some(entry.kind.get()) {
             deferred = Some(ArenaCrc::Whole { offset, expected: entry.crc.get() });
         } else {
             let found = crc32fast::hash(section);
             if found != entry.crc.get() {
                 let expected = entry.crc.get();
-                return Err(LoadError::Crc { section: name, offset, expected, found });
+                let error = LoadError::Crc { section: name, offset, expected, found };
+                if !(tolerant && EXPENDABLE.contains(&entry.kind.get())) {
+                    return Err(error);
+                }
+                damaged.push(error);
+                section = &section[..0];
             }
         }
         if let Some(slot) = slot {
@@ -955,7 +984,8 @@ pub(crate) fn parse<'a, const N: usize>(
             if chunk_crcs.is_some() {
                 return Err(LoadError::SectionPlacement { section: name, offset });
             }
-            chunk_crcs = Some(section);
+            // A damaged one (left empty) is left out: the whole crc checks the arena.
+            chunk_crcs = Some(section).filter(|s| !s.is_empty());
         }
     }
     check_zero(bytes, end, bytes.len())?;
@@ -969,13 +999,32 @@ pub(crate) fn parse<'a, const N: usize>(
         }
         return Err(LoadError::MissingSection { section: kind.sections[missing].1 });
     }
-    // A file with chunk crcs is checked chunk by chunk: they cover every byte of the section.
-    if let (Some(ArenaCrc::Whole { offset, .. }), Some(crcs), Some(slot)) =
-        (deferred, chunk_crcs, kind.sections.iter().position(|&(k, _)| Some(k) == kind.deferred))
-    {
-        deferred = Some(load::chunked(offset, crcs, sections[slot].len())?);
+    let arena_len = kind.sections.iter().position(|&(k, _)| Some(k) == kind.deferred);
+    let arena_len = arena_len.map_or(0, |slot| sections[slot].len());
+    let deferred = with_chunks(deferred, chunk_crcs, arena_len, tolerant.then_some(&mut damaged))?;
+    Ok((Parsed { header, table, sections, deferred, kinds }, damaged))
+}
+
+/// A file with chunk crcs is checked chunk by chunk: they cover every byte of the deferred
+/// section (of `arena_len` bytes). A chunk section that does not read is an error, or, with
+/// `damaged` (a salvage), noted there and left out.
+fn with_chunks<'a>(
+    deferred: Option<ArenaCrc<'a>>,
+    chunk_crcs: Option<&'a [u8]>,
+    arena_len: usize,
+    damaged: Option<&mut Vec<LoadError>>,
+) -> Result<Option<ArenaCrc<'a>>, LoadError> {
+    let (Some(ArenaCrc::Whole { offset, .. }), Some(crcs)) = (deferred, chunk_crcs) else {
+        return Ok(deferred);
+    };
+    match (load::chunked(offset, crcs, arena_len), damaged) {
+        (Ok(chunks), _) => Ok(Some(chunks)),
+        (Err(error), Some(damaged)) => {
+            damaged.push(error);
+            Ok(deferred)
+        }
+        (Err(error), None) => Err(error),
     }
-    Ok(Parsed { header, table, sections, deferred, kinds })
 }
 
 /// Padding, `bytes[start..end]`, must be zero, so that a change to any byte of a file is

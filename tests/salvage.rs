@@ -174,3 +174,41 @@ proptest! {
         prop_assert!(reloaded == salvage.store);
     }
 }
+
+#[test]
+fn damaged_names_or_chunk_crcs_are_done_without() {
+    let store = world(300, 2);
+    let good = store.to_bytes();
+    assert!(Store::salvage(&good).unwrap().damaged.is_empty());
+    let section = |kind: u32| table(&good).into_iter().find(|e| e.0 == kind).unwrap();
+
+    // Key names: every entity is kept, with no names.
+    let mut named = Store::new();
+    let id = named.insert_entries([("name", "Orc"), ("kind", "monster")]);
+    let good_named = named.to_bytes();
+    let (_, names_at, _) = table(&good_named).into_iter().find(|e| e.0 == 13).unwrap();
+    let mut bytes = good_named.clone();
+    bytes[names_at + 10] ^= 1;
+    let salvage = Store::salvage(&bytes).unwrap();
+    assert!(salvage.lost.is_empty());
+    assert!(
+        matches!(salvage.damaged[..], [LoadError::Crc { section: "key tree", offset, .. }] if offset == names_at as u64)
+    );
+    assert_eq!(salvage.store.key_names().len(), 0);
+    assert_eq!(salvage.store.get(id).unwrap().get_str("name"), Some("Orc"));
+
+    // Chunk crcs: the arena's whole crc stands in; an intact arena is kept whole.
+    let (_, crcs_at, _) = section(12);
+    let mut bytes = good.clone();
+    bytes[crcs_at + 5] ^= 1;
+    assert!(matches!(Store::from_bytes(&bytes), Err(LoadError::Crc { section: "arena crcs", .. })));
+    let salvage = Store::salvage(&bytes).unwrap();
+    assert!(matches!(salvage.damaged[..], [LoadError::Crc { section: "arena crcs", .. }]));
+    assert!(salvage.lost.is_empty() && salvage.store == store);
+    // ... and a changed arena byte then costs every entity.
+    let (_, arena_at, _) = section(ARENA);
+    bytes[arena_at + 100] ^= 1;
+    let salvage = Store::salvage(&bytes).unwrap();
+    assert_eq!(salvage.lost.len(), store.len());
+    assert!(salvage.lost.iter().all(|(_, e)| matches!(e, LoadError::Crc { section: "arena", .. })));
+}

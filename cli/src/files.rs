@@ -147,7 +147,7 @@ pub fn verify(path: &Path, out: &mut dyn Write) -> Result<(), Failure> {
 /// `output` (compacted, under the output's lock) and lists the others with why.
 pub fn salvage(path: &Path, output: &Path, out: &mut dyn Write) -> Result<(), Failure> {
     let bytes = read(path)?;
-    let datacomp::Salvage { mut store, lost, .. } =
+    let datacomp::Salvage { mut store, lost, damaged, .. } =
         Store::salvage(&bytes).map_err(|e| Failure::at(path.display(), e))?;
     let file = lock(output)?;
     save(&file, &mut store, output)?;
@@ -159,6 +159,9 @@ pub fn salvage(path: &Path, output: &Path, out: &mut dyn Write) -> Result<(), Fa
         output.display(),
         lost.len()
     )?;
+    for why in &damaged {
+        writeln!(out, "  done without: {why}")?;
+    }
     for (id, why) in &lost {
         writeln!(out, "  lost {id}: {why}")?;
     }

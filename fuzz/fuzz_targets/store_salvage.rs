@@ -20,7 +20,7 @@ fn check(data: &[u8]) {
     let again = Store::from_bytes(&salvage.store.to_bytes()).expect("a salvaged store saves");
     assert!(again == salvage.store);
     if let Ok(full) = Store::from_bytes(data) {
-        assert!(salvage.lost.is_empty());
+        assert!(salvage.lost.is_empty() && salvage.damaged.is_empty());
         assert!(salvage.store == full);
     }
 }

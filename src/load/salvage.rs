@@ -4,8 +4,8 @@ use zerocopy::IntoBytes;
 
 use super::{ArenaCrc, check_crc, finish};
 use crate::blob::layout;
-use crate::names::codec;
-use crate::save::{SaveParts, index_and_arena};
+use crate::names::{KeyNames, codec};
+use crate::save::{KEY_HASH_FX32_WORDS, SaveParts, index_and_arena_tolerant};
 use crate::store::Span;
 use crate::{HandleMap, Id, LoadError, LoadOptions, Store};
 
@@ -22,6 +22,10 @@ pub struct Salvage {
     /// [`LoadError::Crc`] for a format 1.0 save's whole arena), a malformed blob, or a span
     /// that overlaps another's.
     pub lost: Vec<(Id, LoadError)>,
+    /// Sections it did without, and why: the key names (the store then names no key) and the
+    /// arena's chunk crcs (the arena's whole crc then stands in: a changed byte anywhere in it
+    /// costs every entity).
+    pub damaged: Vec<LoadError>,
 }
 
 impl Store {
@@ -32,11 +36,14 @@ impl Store {
     /// of one 64 KiB chunk; a format 1.0 save has one crc for the whole arena, so a changed
     /// byte there costs every entity.
     ///
+    /// Without its key names or its chunk crcs (damaged), a save still salvages: see
+    /// [`Salvage::damaged`].
+    ///
     /// # Errors
     ///
     /// A [`LoadError`] when what every entity depends on cannot be read: the header, the
-    /// section table, any section but the arena (the index, the key names, the chunk crcs),
-    /// or, for a key hash 1 save, the rehash of its keys (as [`Store::from_bytes`]).
+    /// section table, the index, or, for a key hash 1 save, the rehash of its keys (as
+    /// [`Store::from_bytes`], which needs its names).
     ///
     /// # Examples
     ///
@@ -60,6 +67,7 @@ impl Store {
     /// # Ok::<(), LoadError>(())
     /// ```
     pub fn salvage(bytes: &[u8]) -> Result<Salvage, LoadError> {
+        let (parts, mut damaged) = index_and_arena_tolerant(bytes, true)?;
         let SaveParts {
             key_hash,
             arena_crc,
@@ -69,10 +77,15 @@ impl Store {
             names_kind,
             data_version,
             ..
-        } = index_and_arena(bytes)?;
+        } = parts;
         // As `Store::from_bytes_with`: key hash 1 was written before the key tree, and its
-        // names are a list (or none) to rehash the keys from.
-        let (tree, old_names) = codec::saved(names, names_kind, key_hash)?;
+        // names are a list (or none) to rehash the keys from. Names that do not read are
+        // done without (a key hash 1 save then fails its rehash below).
+        let (tree, old_names) = codec::saved(names, names_kind, key_hash).unwrap_or_else(|error| {
+            damaged.push(error);
+            let tree = (key_hash != KEY_HASH_FX32_WORDS).then(KeyNames::default);
+            (tree, Vec::new())
+        });
         let mut index: HandleMap<Span> = HandleMap::from_raw(&raw_index)?;
         let mut words = vec![0_u32; arena.len() / 4];
         words.as_mut_bytes().copy_from_slice(arena);
@@ -168,6 +181,6 @@ impl Store {
             data_version,
             ..Store::new()
         };
-        Ok(Salvage { store, lost })
+        Ok(Salvage { store, lost, damaged })
     }
 }
