@@ -341,8 +341,9 @@ impl Store {
         save_atomically(path.as_ref(), |out| self.write_to(out))
     }
 
-    /// [`compact`](Store::compact)s the store, then [`save`](Store::save)s it: the file holds
-    /// no byte of a removed entity, removed key or overwritten value.
+    /// [`compact`](Store::compact)s the store, forgets the names of keys that no entity holds
+    /// any more, then [`save`](Store::save)s it: the file holds no byte of a removed entity,
+    /// removed key (its name included) or overwritten value.
     ///
     /// # Errors
     ///
@@ -367,6 +368,21 @@ impl Store {
     /// ```
     pub fn save_compacted(&mut self, path: impl AsRef<Path>) -> Result<(), Error> {
         self.compact();
+        // A name is kept for a key no entity holds until here: a name given before its first
+        // write (`insert_key_name`) must outlive compactions, which run on their own.
+        // One mark per name, not one entry per key held: memory grows with the names only.
+        let named: Vec<u32> = self.names.keys().map(|key| key.raw()).collect();
+        let mut held = vec![false; named.len()];
+        for span in self.index.values() {
+            for raw in layout::keys(&self.arena[span.range()]) {
+                if let Ok(at) = named.binary_search(raw) {
+                    held[at] = true;
+                }
+            }
+        }
+        // `retain` visits the names in key order, as `named` lists them.
+        let mut held = held.into_iter();
+        self.names.retain(|_, _| held.next().unwrap_or(true));
         self.save(path)
     }
 

@@ -66,11 +66,12 @@ pub fn lock_later(early: Option<SaveFile>, path: &Path) -> Result<SaveFile, Fail
 }
 
 /// Saves atomically under the lock: the file is either the old one or the new one, never
-/// half of each. The store is compacted first, so no byte of a removed entity, key or value
-/// reaches the file.
+/// half of each. The store is compacted first (`Store::save_compacted`), so no byte of a
+/// removed entity, key (nor its name) or value reaches the file.
 pub fn save(file: &SaveFile, store: &mut Store, path: &Path) -> Result<(), Failure> {
-    store.compact();
-    file.save(store).map_err(|e| Failure::at(path.display(), format!("cannot write: {e}")))
+    store
+        .save_compacted(file.path())
+        .map_err(|e| Failure::at(path.display(), format!("cannot write: {e}")))
 }
 
 /// The length of the file just saved under `file`'s lock, as the file system reports it:

@@ -1238,3 +1238,23 @@ fn file_names_are_escaped_in_summaries() {
     assert!(!printed.contains(['\u{1b}', '\u{7}']), "{printed:?}");
     assert!(printed.contains(&shown(&format!("{hostile}.tmp-1-2"))), "{printed:?}");
 }
+
+/// Attack: `rm` of a key left its name in the file's key-name table
+/// (`datacomp set F ID password_is_hunter2 1; datacomp rm F ID password_is_hunter2`), and so
+/// did removing the last entity that held a key. A name no entity holds leaves with it.
+#[test]
+fn a_removed_key_s_name_does_not_reach_the_file() {
+    let world = World::new();
+    let has = |text: &str| world.bytes().windows(text.len()).any(|w| w == text.as_bytes());
+    ok(&["set", &world.path, "1v0t1", "password_is_hunter2", "1"]);
+    assert!(has("hunter2"));
+    ok(&["rm", &world.path, "1v0t1", "password_is_hunter2"]);
+    assert!(!has("hunter2"), "a removed key's name");
+
+    ok(&["set", &world.path, "3v0t1", "/secret.plan", "1"]);
+    assert!(has("secret.plan"));
+    ok(&["rm", &world.path, "3v0t1"]);
+    assert!(!has("secret.plan"), "the name of a key only a removed entity held");
+    assert!(has("stats"), "names still held stay");
+    ok(&["verify", &world.path]);
+}
