@@ -51,13 +51,19 @@ pub fn run(
     Ok(())
 }
 
-/// The text of a --keys file; one that is not UTF-8 is refused naming the line.
+/// The text of a --keys file, without a byte order mark; one that is not UTF-8 is refused
+/// naming the line.
 fn read_keys(keys: &Path) -> Result<String, Failure> {
     let bytes = std::fs::read(keys)
         .map_err(|e| Failure::at(keys.display(), format!("cannot read: {e}")))?;
-    String::from_utf8(bytes).map_err(|e| {
+    let mut text = String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
         let line = 1 + e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count();
         Failure::at(keys.display(), format!("line {line} is not UTF-8 (byte offset {at})"))
-    })
+    })?;
+    // A byte order mark (Windows editors write one) is not part of the first path.
+    if text.starts_with('\u{feff}') {
+        text.drain(..'\u{feff}'.len_utf8());
+    }
+    Ok(text)
 }

@@ -1258,3 +1258,17 @@ fn a_removed_key_s_name_does_not_reach_the_file() {
     assert!(has("stats"), "names still held stay");
     ok(&["verify", &world.path]);
 }
+
+/// Attack: a --keys file saved by a Windows editor starts with a byte order mark, which made
+/// its first path `\u{feff}name`, unknown, and the upgrade failed on a key the file named.
+#[test]
+fn upgrade_skips_the_byte_order_mark_of_a_keys_file() {
+    let world = World::new();
+    let (old, new, keys) = (world.file("old.dcmp"), world.file("new.dcmp"), world.file("keys"));
+    std::fs::copy(fixtures().join("world_v1.dcmp"), &old).unwrap();
+    let paths = "name\r\nstats.health\r\nstats.mana\r\nstatus_effects.drunk\r\n\
+                 status_effects.delirious\r\nposition\r\ncolor\r\nbio\r\n";
+    std::fs::write(&keys, format!("\u{feff}{paths}")).unwrap();
+    ok(&["upgrade", &old, "-o", &new, "--keys", &keys]);
+    assert_eq!(ok(&["get", &new, "0v0t1", "name"]), "The One\n");
+}
