@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use datacomp::{LoadOptions, Store, save};
+use datacomp::{LoadError, LoadOptions, Store, save};
 
 use crate::files::{lock_if_exists, lock_later, read, save, saved_len};
 use crate::output::{Bytes, Failure, shown};
@@ -31,10 +31,8 @@ pub fn run(
         // One path a line, as a KEY is given: dotted, or a JSON Pointer; blank lines skipped.
         let paths = text.lines().map(|line| line.strip_suffix('\r').unwrap_or(line));
         let options = LoadOptions::new().known_keys(paths.filter(|line| !line.trim().is_empty()));
-        let store = Store::from_bytes_with(&bytes, &options).map_err(|e| {
-            let hint = if keys.is_none() { " (with --keys FILE, one path a line)" } else { "" };
-            Failure::at(old.display(), format!("{e}{hint}"))
-        })?;
+        let store = Store::from_bytes_with(&bytes, &options)
+            .map_err(|e| Failure::at(old.display(), format!("{e}{}", hint(&e, keys.is_some()))))?;
         (from, store)
     };
     let file = lock_later(file, output)?;
@@ -51,13 +49,50 @@ pub fn run(
     Ok(())
 }
 
-/// The text of a --keys file; one that is not UTF-8 is refused naming the line.
+/// What to add to a failed upgrade's message: how to give known keys, when they would help
+/// and none were given.
+fn hint(e: &LoadError, keys_given: bool) -> &'static str {
+    match e {
+        LoadError::UnexplainedKeys { .. } if !keys_given => " (with --keys FILE, one path a line)",
+        _ => "",
+    }
+}
+
+/// The text of a --keys file, without a byte order mark; one that is not UTF-8 is refused
+/// naming the line.
 fn read_keys(keys: &Path) -> Result<String, Failure> {
     let bytes = std::fs::read(keys)
         .map_err(|e| Failure::at(keys.display(), format!("cannot read: {e}")))?;
-    String::from_utf8(bytes).map_err(|e| {
+    let mut text = String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
         let line = 1 + e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count();
         Failure::at(keys.display(), format!("line {line} is not UTF-8 (byte offset {at})"))
-    })
+    })?;
+    // A byte order mark (Windows editors write one) is not part of the first path.
+    if text.starts_with('\u{feff}') {
+        text.drain(..'\u{feff}'.len_utf8());
+    }
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use datacomp::Key;
+
+    use super::*;
+
+    #[test]
+    fn only_unexplained_keys_without_a_keys_file_get_the_keys_hint() {
+        let unexplained = LoadError::UnexplainedKeys { keys: vec![] };
+        assert_eq!(hint(&unexplained, false), " (with --keys FILE, one path a line)");
+        assert_eq!(hint(&unexplained, true), "");
+        // Attack: two saved names that rehash to one key were told to add a --keys file,
+        // which cannot help.
+        let collision = LoadError::UpgradeCollision {
+            key: Key::parse("r24925.q"),
+            first: "/p40764.q".into(),
+            second: "r24925.q".into(),
+        };
+        assert_eq!(hint(&collision, false), "");
+    }
 }

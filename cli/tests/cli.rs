@@ -1892,3 +1892,37 @@ fn verify_salvage_writes_what_checks_out_and_lists_the_rest() {
     let usage = run(&["verify", w, "--salvage"]);
     assert_eq!(usage.status.code(), Some(2), "--salvage needs -o");
 }
+
+/// Attack: `rm` of a key left its name in the file's key-name table
+/// (`datacomp set F ID password_is_hunter2 1; datacomp rm F ID password_is_hunter2`), and so
+/// did removing the last entity that held a key. A name no entity holds leaves with it.
+#[test]
+fn a_removed_key_s_name_does_not_reach_the_file() {
+    let world = World::new();
+    let has = |text: &str| world.bytes().windows(text.len()).any(|w| w == text.as_bytes());
+    ok(&["set", &world.path, "1v0t1", "password_is_hunter2", "1"]);
+    assert!(has("hunter2"));
+    ok(&["rm", &world.path, "1v0t1", "password_is_hunter2"]);
+    assert!(!has("hunter2"), "a removed key's name");
+
+    ok(&["set", &world.path, "3v0t1", "/secret.plan", "1"]);
+    assert!(has("secret.plan"));
+    ok(&["rm", &world.path, "3v0t1"]);
+    assert!(!has("secret.plan"), "the name of a key only a removed entity held");
+    assert!(has("stats"), "names still held stay");
+    ok(&["verify", &world.path]);
+}
+
+/// Attack: a --keys file saved by a Windows editor starts with a byte order mark, which made
+/// its first path `\u{feff}name`, unknown, and the upgrade failed on a key the file named.
+#[test]
+fn upgrade_skips_the_byte_order_mark_of_a_keys_file() {
+    let world = World::new();
+    let (old, new, keys) = (world.file("old.dcmp"), world.file("new.dcmp"), world.file("keys"));
+    std::fs::copy(fixtures().join("world_v1.dcmp"), &old).unwrap();
+    let paths = "name\r\nstats.health\r\nstats.mana\r\nstatus_effects.drunk\r\n\
+                 status_effects.delirious\r\nposition\r\ncolor\r\nbio\r\n";
+    std::fs::write(&keys, format!("\u{feff}{paths}")).unwrap();
+    ok(&["upgrade", &old, "-o", &new, "--keys", &keys]);
+    assert_eq!(ok(&["get", &new, "0v0t1", "name"]), "The One\n");
+}
