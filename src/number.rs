@@ -425,6 +425,11 @@ mod tests {
             for x in [f32::from_bits(bits), -f32::from_bits(bits)] {
                 let back: f64 = serde_json::from_str(&text(x)).unwrap();
                 assert_eq!((back as f32).to_bits(), x.to_bits(), "{x:e} as {}", text(x));
+                // And strict import keeps what export writes.
+                assert_eq!(fit_f64(back), Fit::Holds(x), "{x:e} as {}", text(x));
+                if let Ok(digits) = text(x).parse::<i128>() {
+                    assert_eq!(fit_integer(digits), Fit::Holds(x), "{x:e} as {digits}");
+                }
                 assert_eq!(serialized(x), text(x));
             }
             bits += 65_521;
