@@ -28,6 +28,9 @@ const INSERTED: u32 = 1;
 const CHANGED: u32 = 2;
 /// Words of a record's head: the id (two words), the kind, the data's length in words.
 const RECORD_HEAD: usize = 4;
+/// Bytes of the `delta base` section: the base's crc32, the flags, the base's data version
+/// (format 1.0 wrote the first two only).
+const DELTA_BASE_BYTES: usize = 12;
 
 /// A slot of the target's handle map that differs from the base's.
 #[derive(
@@ -112,6 +115,10 @@ pub struct StorePatch {
     /// The target's key names, whole; `None` when they are the base's (most deltas), which
     /// the file marks with flag bit 0 of its `delta base` section.
     names: Option<BTreeMap<Key, KeyName>>,
+    /// The base's data version: a store of another one is refused.
+    base_data_version: u32,
+    /// The target's data version, which applying gives the base.
+    data_version: u32,
 }
 
 impl Store {
@@ -133,48 +140,90 @@ impl Store {
             slot,
         });
 
-        let mut entities = Vec::new();
-        let mut removals = Vec::new();
-        let (mut inserted, mut changed) = (0, 0);
+        let mut records = Records::default();
         for (id, blob) in target.iter() {
-            let words = blob.as_words();
-            match base.get(id) {
-                Some(old) if old == blob => {}
-                Some(old) => {
-                    push_record_head(&mut entities, id, CHANGED, 0);
-                    let start = entities.len();
-                    patch::write_between(old, blob, &mut entities, &mut removals);
-                    entities[start - 1] = (entities.len() - start) as u32;
-                    changed += 1;
+            records.push(base, id, blob);
+        }
+        records.into_patch(base, target, base.content_crc(), slots, meta)
+    }
+
+    /// [`Store::diff`] of two states of one store, looking only at `slots` (sorted), which
+    /// hold every slot whose bits or entity differ between them: the same patch in O(changed).
+    ///
+    /// A slot's dense position in `target` differs from `base`'s only where its bits differ,
+    /// so the dense positions whose slot changed are those of the changed slots live in
+    /// `target`.
+    ///
+    /// With `reverse_of`, the patch from `target` to `base` over the same slots, an entity's
+    /// record is that patch's taken back, in O(its changes) rather than a comparison of the two
+    /// blobs (the records say the same; their bytes may differ from `Store::diff`'s).
+    pub(crate) fn diff_slots(
+        base: &Store,
+        target: &Store,
+        slots: &[u32],
+        base_crc: u32,
+        reverse_of: Option<&StorePatch>,
+    ) -> StorePatch {
+        let (old, new) = (base.index.as_raw(), target.index.as_raw());
+        let old_slots = <[U64]>::ref_from_bytes(old.slots).expect("INVARIANT: own sections");
+        let new_slots = <[U64]>::ref_from_bytes(new.slots).expect("INVARIANT: own sections");
+        let old_meta = <[U32]>::ref_from_bytes(old.meta).expect("INVARIANT: own sections");
+        let slot_changes = slots
+            .iter()
+            .filter_map(|&slot| {
+                let value = *new_slots.get(slot as usize)?;
+                (old_slots.get(slot as usize) != Some(&value))
+                    .then_some(SlotChange { slot: U32::new(slot), value })
+            })
+            .collect();
+        let mut live: Vec<(usize, u32, Id)> = slots
+            .iter()
+            .filter_map(|&slot| {
+                let (id, dense) = target.index.live_at_slot(slot as usize)?;
+                Some((dense, slot, id))
+            })
+            .collect();
+        live.sort_unstable_by_key(|&(dense, ..)| dense);
+        let meta = live
+            .iter()
+            .filter(|&&(dense, slot, _)| old_meta.get(dense) != Some(&U32::new(slot)))
+            .map(|&(dense, slot, _)| MetaChange {
+                dense: U32::new(dense as u32),
+                slot: U32::new(slot),
+            })
+            .collect();
+        let mut records = Records::default();
+        let forward: Vec<Record<'_>> = match reverse_of {
+            Some(patch) => {
+                let mut changed: Vec<Record<'_>> =
+                    self::records(&patch.entities).filter(|r| r.kind == CHANGED).collect();
+                changed.sort_unstable_by_key(|r| r.id.to_bits());
+                changed
+            }
+            None => Vec::new(),
+        };
+        for (_, _, id) in live {
+            let blob = target.get(id).expect("INVARIANT: live in the target's index");
+            if reverse_of.is_none() {
+                records.push(base, id, blob);
+            } else if base.contains(id) {
+                // Live in both: changed exactly when the forward patch has a record for it.
+                if let Ok(i) = forward.binary_search_by_key(&id.to_bits(), |r| r.id.to_bits()) {
+                    records.push_reverse(id, blob, forward[i].data);
                 }
-                None => {
-                    // Repacked: no free space or holes travel in the delta.
-                    let used = layout::used_bytes(words) / 4;
-                    push_record_head(&mut entities, id, INSERTED, used);
-                    let start = entities.len();
-                    entities.resize(start + used, 0);
-                    layout::repack(words, &mut entities[start..]);
-                    inserted += 1;
-                }
+            } else {
+                records.push(base, id, blob);
             }
         }
-        StorePatch {
-            base_crc: base.content_crc(),
-            header: new.header,
-            slots,
-            meta,
-            entities,
-            inserted,
-            changed,
-            names: (target.names != base.names).then(|| target.names.clone()),
-        }
+        records.into_patch(base, target, base_crc, slot_changes, meta)
     }
 
     /// A crc32 of the store's contents: its handle map (without the arena offsets) and every
-    /// blob's bytes in dense order, and its key names. A store and the store loaded from its
-    /// save have the same; a delta checks its base by it. Equal stores whose blobs are laid out
+    /// blob's bytes in dense order, its key names, and its data version unless 0 (so that a
+    /// delta of format 1.0 keeps its base's crc). A store and the store loaded from its save
+    /// have the same; a delta checks its base by it. Equal stores whose blobs are laid out
     /// differently (one compacted, say) have different ones.
-    fn content_crc(&self) -> u32 {
+    pub(crate) fn content_crc(&self) -> u32 {
         let raw = self.index.as_raw();
         let mut crc = crc32fast::Hasher::new();
         crc.update(raw.header.as_bytes());
@@ -184,6 +233,9 @@ impl Store {
             crc.update(blob.as_bytes());
         }
         crc.update(&encode_names(&self.names));
+        if self.data_version != 0 {
+            crc.update(&self.data_version.to_le_bytes());
+        }
         crc.finalize()
     }
 }
@@ -203,10 +255,146 @@ where
         .collect()
 }
 
+/// The entities section of a patch as [`Store::diff`] builds it, in the target's dense order.
+#[derive(Default)]
+struct Records {
+    entities: Vec<u32>,
+    removals: Vec<u32>,
+    inserted: usize,
+    changed: usize,
+}
+
+impl Records {
+    /// The record of the target's entity `id`, if `base` does not hold it as it is.
+    fn push(&mut self, base: &Store, id: Id, blob: crate::BlobRef<'_>) {
+        let entities = &mut self.entities;
+        match base.get(id) {
+            Some(old) if old.as_words() == blob.as_words() => {}
+            Some(old) => {
+                push_record_head(entities, id, CHANGED, 0);
+                let start = entities.len();
+                patch::write_between(old, blob, entities, &mut self.removals);
+                self.end_patch(start);
+            }
+            None => {
+                // Repacked: no free space or holes travel in the delta.
+                let words = blob.as_words();
+                let used = layout::used_bytes(words) / 4;
+                push_record_head(entities, id, INSERTED, used);
+                let start = entities.len();
+                entities.resize(start + used, 0);
+                layout::repack(words, &mut entities[start..]);
+                self.inserted += 1;
+            }
+        }
+    }
+
+    /// The record of the target's entity `id`, which `forward` (the patch from the target to
+    /// `base`) changes, as the patch that takes `forward` back: O(its changes).
+    fn push_reverse(&mut self, id: Id, blob: crate::BlobRef<'_>, forward: &[u32]) {
+        push_record_head(&mut self.entities, id, CHANGED, 0);
+        let start = self.entities.len();
+        patch::write_reverse(blob, forward, &mut self.entities, &mut self.removals);
+        self.end_patch(start);
+    }
+
+    /// Closes the patch record whose data starts at `start`: drops it when it changes nothing
+    /// (the entities have equal entries, their bytes aside), else writes its length.
+    fn end_patch(&mut self, start: usize) {
+        let (removals, sets) = (self.entities[start], &self.entities[start + 1..]);
+        if removals == 0 && layout::len(sets) == 0 {
+            self.entities.truncate(start - RECORD_HEAD);
+        } else {
+            self.entities[start - 1] = (self.entities.len() - start) as u32;
+            self.changed += 1;
+        }
+    }
+
+    fn into_patch(
+        self,
+        base: &Store,
+        target: &Store,
+        base_crc: u32,
+        slots: Vec<SlotChange>,
+        meta: Vec<MetaChange>,
+    ) -> StorePatch {
+        StorePatch {
+            base_crc,
+            header: target.index.as_raw().header,
+            slots,
+            meta,
+            entities: self.entities,
+            inserted: self.inserted,
+            changed: self.changed,
+            names: (target.names != base.names).then(|| target.names.clone()),
+            base_data_version: base.data_version,
+            data_version: target.data_version,
+        }
+    }
+}
+
 /// Appends a record's head; its `words` of data follow.
 fn push_record_head(entities: &mut Vec<u32>, id: Id, kind: u32, words: usize) {
     let bits = id.to_bits();
     entities.extend_from_slice(&[bits as u32, (bits >> 32) as u32, kind, words as u32]);
+}
+
+/// Where [`StorePatch::apply_trusted`] puts changed entities.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Placement {
+    /// At the arena's end, as [`StorePatch::apply`] does: the same bytes as a loader of the
+    /// delta has.
+    AsApply,
+    /// In their own span where they still fit.
+    InPlace,
+}
+
+/// Patches the base's entity at `old` with the `CHANGED` record, in its span if it still fits
+/// there, else at the arena's end. Returns its span.
+fn patch_in_place(record: &Record<'_>, old: Span, base: &mut Store, scratch: &mut Blob) -> Span {
+    scratch.repack_from(&base.arena[old.range()], patch::room_needed(record.data));
+    patch::apply(record.data, scratch).expect("INVARIANT: a trusted patch applies to its base");
+    let words = scratch.as_blob_ref().as_words();
+    let span = if layout::used_bytes(words) / 4 <= old.words() {
+        old
+    } else {
+        base.allocate(layout::used_bytes(words) / 4)
+    };
+    layout::repack(words, &mut base.arena[span.range()]);
+    span
+}
+
+/// Appends the blob of `record` to the base's arena: an inserted entity's as it is, a changed
+/// one's patched from `old`, its span in the base. Returns its span.
+fn place_record(
+    record: &Record<'_>,
+    old: Option<Span>,
+    base: &mut Store,
+    scratch: &mut Blob,
+) -> Result<Span, LoadError> {
+    let (id, data) = (record.id, record.data);
+    let start = base.arena.len();
+    match (record.kind, old) {
+        (INSERTED, _) => base.arena.extend_from_slice(data),
+        (_, Some(old)) => {
+            // Repacked with the patch's room, so that applying it does not regrow.
+            scratch.repack_from(&base.arena[old.range()], patch::room_needed(data));
+            patch::apply(data, scratch).map_err(|error| LoadError::Blob { id, error })?;
+            let words = scratch.as_blob_ref().as_words();
+            base.arena.resize(start + layout::used_bytes(words) / 4, 0);
+            layout::repack(words, &mut base.arena[start..]);
+        }
+        (_, None) => {
+            let problem = "the delta patches it, but the base does not have it";
+            return Err(LoadError::DeltaEntity { id, problem });
+        }
+    }
+    if u32::try_from(base.arena.len()).is_err() {
+        base.arena.truncate(start);
+        let problem = "the arena would pass 2^32 words (16 GiB)";
+        return Err(LoadError::DeltaEntity { id, problem });
+    }
+    Ok(Span::new(start, base.arena.len() - start))
 }
 
 /// One record of the entities section.
@@ -234,21 +422,96 @@ impl StorePatch {
         self.inserted
     }
 
+    /// Whether applying the patch changes nothing, given `back`, the patch from its target to
+    /// its base (whose header is the base's).
+    pub(crate) fn changes_nothing(&self, back: &StorePatch) -> bool {
+        self.slots.is_empty()
+            && self.meta.is_empty()
+            && self.entities.is_empty()
+            && self.names.is_none()
+            && self.header == back.header
+    }
+
     /// Entities the patch changes (live in both, with other entries).
     #[must_use]
     pub fn changed(&self) -> usize {
         self.changed
     }
 
-    /// Applies the patch to the store it was made from, giving the target; or changes
-    /// nothing.
+    /// The data version of the store the patch was made from: it applies to no other.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Store;
+    ///
+    /// let mut base = Store::new();
+    /// base.set_data_version(2);
+    /// let mut target = base.clone();
+    /// target.set_data_version(3);
+    /// let delta = Store::diff(&base, &target);
+    /// assert_eq!((delta.base_data_version(), delta.data_version()), (2, 3));
+    /// ```
+    #[must_use]
+    pub fn base_data_version(&self) -> u32 {
+        self.base_data_version
+    }
+
+    /// The data version of the target, which applying gives the base.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Store, StorePatch};
+    ///
+    /// let mut target = Store::new();
+    /// target.set_data_version(4);
+    /// let delta = StorePatch::from_bytes(&Store::diff(&Store::new(), &target).to_bytes())?;
+    /// assert_eq!(delta.data_version(), 4);
+    /// # Ok::<(), datacomp::LoadError>(())
+    /// ```
+    #[must_use]
+    pub fn data_version(&self) -> u32 {
+        self.data_version
+    }
+
+    /// Applies the patch to the store it was made from, giving the target (its data version
+    /// included); or changes nothing.
     ///
     /// # Errors
     ///
+    /// [`LoadError::DeltaDataVersion`] if `base` has another data version than the store the
+    /// patch was made from (migrate it, or apply the delta before migrating);
     /// [`LoadError::DeltaBase`] if `base` is not the store the patch was made from (its
     /// [contents' crc32](StorePatch) differs), and the errors of a load for a handle map or
     /// entity that does not check out.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{LoadError, Store};
+    ///
+    /// let base = Store::new();
+    /// let mut target = base.clone();
+    /// target.insert_entries([("name", "Orc")]);
+    /// target.set_data_version(2);
+    /// let delta = Store::diff(&base, &target);
+    ///
+    /// let mut migrated = base.clone();
+    /// migrated.set_data_version(1);
+    /// let err = delta.apply(&mut migrated).unwrap_err();
+    /// assert_eq!(err, LoadError::DeltaDataVersion { expected: 0, found: 1 });
+    ///
+    /// let mut world = base.clone();
+    /// delta.apply(&mut world)?;
+    /// assert_eq!((world.data_version(), world), (2, target));
+    /// # Ok::<(), LoadError>(())
+    /// ```
     pub fn apply(&self, base: &mut Store) -> Result<(), LoadError> {
+        if base.data_version != self.base_data_version {
+            let (expected, found) = (self.base_data_version, base.data_version);
+            return Err(LoadError::DeltaDataVersion { expected, found });
+        }
         let found = base.content_crc();
         if found != self.base_crc {
             return Err(LoadError::DeltaBase { expected: self.base_crc, found });
@@ -270,9 +533,11 @@ impl StorePatch {
         }
         base.index = index;
         base.garbage_words = base.arena.len() - used;
+        base.tracker.touch_all();
         if let Some(names) = &self.names {
             base.names.clone_from(names);
         }
+        base.data_version = self.data_version;
         base.compact_if_wasteful();
         Ok(())
     }
@@ -289,38 +554,15 @@ impl StorePatch {
         let mut scratch = Blob::new();
         for (id, _) in index {
             let old = base.index.get(id).copied();
-            let start = base.arena.len();
-            match (records.next_if(|record| record.id == id), old) {
-                (Some(Record { kind: INSERTED, data, .. }), _) => {
-                    base.arena.extend_from_slice(data);
-                }
-                (Some(Record { data, .. }), Some(old)) => {
-                    // Repacked with the patch's room, so that applying it does not regrow.
-                    scratch.repack_from(&base.arena[old.range()], patch::room_needed(data));
-                    patch::apply(data, &mut scratch)
-                        .map_err(|error| LoadError::Blob { id, error })?;
-                    let words = scratch.as_blob_ref().as_words();
-                    base.arena.resize(start + layout::used_bytes(words) / 4, 0);
-                    layout::repack(words, &mut base.arena[start..]);
-                }
-                (None, Some(old)) => {
-                    spans.push(old);
-                    continue;
-                }
-                (Some(_), None) => {
-                    let problem = "the delta patches it, but the base does not have it";
-                    return Err(LoadError::DeltaEntity { id, problem });
-                }
+            let span = match (records.next_if(|record| record.id == id), old) {
+                (Some(record), old) => place_record(&record, old, base, &mut scratch)?,
+                (None, Some(old)) => old,
                 (None, None) => {
                     let problem = "neither the base nor the delta has it";
                     return Err(LoadError::DeltaEntity { id, problem });
                 }
-            }
-            if u32::try_from(base.arena.len()).is_err() {
-                let problem = "the arena would pass 2^32 words (16 GiB)";
-                return Err(LoadError::DeltaEntity { id, problem });
-            }
-            spans.push(Span::new(start, base.arena.len() - start));
+            };
+            spans.push(span);
         }
         if let Some(record) = records.next() {
             let problem = "the delta has a record for it out of the target's order, or for a \
@@ -328,6 +570,83 @@ impl StorePatch {
             return Err(LoadError::DeltaEntity { id: record.id, problem });
         }
         Ok(spans)
+    }
+
+    /// Applies the patch to a store it was made from, trusted (it was made here, from that
+    /// store's state, whatever the store's arena layout): O(changed), no base check. With
+    /// [`Placement::AsApply`] the result is the one [`apply`](StorePatch::apply) gives, byte
+    /// for byte; with [`Placement::InPlace`] a changed entity that still fits its span stays
+    /// there, and no garbage is made.
+    ///
+    /// The slots to look at are the patch's own: a slot whose bits differ has a slot change,
+    /// an entity whose bytes differ has a record, and the base's slots past the target's last
+    /// are dropped.
+    pub(crate) fn apply_trusted(&self, base: &mut Store, placement: Placement) {
+        let index_base = self.header.base.get();
+        // Slots past the target's last are dropped: their entities are removed too.
+        let dropped = self.header.slots.get()..base.index.slot_count() as u32;
+        let mut slots: Vec<u32> = self
+            .slots
+            .iter()
+            .map(|change| change.slot.get())
+            .chain(records(&self.entities).map(|record| record.id.index().wrapping_sub(index_base)))
+            .chain(dropped)
+            .collect();
+        slots.sort_unstable();
+        slots.dedup();
+        // Where each of those slots' entities is before the index changes.
+        let old: Vec<Option<(Id, Span)>> = slots
+            .iter()
+            .map(|&slot| {
+                let (id, dense) = base.index.live_at_slot(slot as usize)?;
+                Some((id, base.index.as_slice()[dense]))
+            })
+            .collect();
+        let used_before = base.arena.len() - base.garbage_words;
+        let freed: usize = old.iter().flatten().map(|(_, span)| span.words()).sum();
+
+        base.index.set_shape(&self.header, Span::new(0, 0));
+        for change in &self.slots {
+            base.index.set_slot(change.slot.get() as usize, change.value.get());
+        }
+        let mut live: Vec<(usize, usize, Id)> = slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &slot)| {
+                let (id, dense) = base.index.live_at_slot(slot as usize)?;
+                Some((dense, i, id))
+            })
+            .collect();
+        live.sort_unstable_by_key(|&(dense, ..)| dense);
+        let mut records = records(&self.entities).peekable();
+        let mut scratch = Blob::new();
+        let mut placed = 0;
+        for (dense, i, id) in live {
+            let kept = old[i].filter(|&(was, _)| was == id).map(|(_, span)| span);
+            let span = match records.next_if(|record| record.id == id) {
+                Some(record) => match (placement, kept) {
+                    (Placement::InPlace, Some(old)) if record.kind == CHANGED => {
+                        patch_in_place(&record, old, base, &mut scratch)
+                    }
+                    _ => place_record(&record, kept, base, &mut scratch)
+                        .expect("INVARIANT: a trusted patch applies to its base"),
+                },
+                None => kept.expect("INVARIANT: an entity without a record is the base's"),
+            };
+            placed += span.words();
+            base.index.set_dense(dense, slots[i] as usize, span);
+        }
+        debug_assert!(records.next().is_none(), "every record is of a live entity");
+        base.garbage_words = base.arena.len() - (used_before - freed + placed);
+        if let Some(names) = &self.names {
+            base.names.clone_from(names);
+        }
+        if base.tracker.is_tracking() {
+            for &slot in &slots {
+                base.tracker.touch(slot as usize);
+            }
+        }
+        base.compact_if_wasteful();
     }
 
     /// The target's handle map: the base's raw sections with the patch's changes written
@@ -378,15 +697,16 @@ impl StorePatch {
         HandleMap::from_raw(&raw)
     }
 
-    /// Writes the delta file: the save file's header and checks, with the sections `delta
-    /// base`, `delta index header`, `delta slot changes`, `delta meta changes`, `delta
-    /// entities` and `key names`.
+    /// Writes the delta file: the save file's header (with the target's data version) and
+    /// checks, with the sections `delta base` (the base's crc32, flags and data version),
+    /// `delta index header`, `delta slot changes`, `delta meta changes`, `delta entities` and
+    /// `key names`.
     ///
     /// # Errors
     ///
     /// Whatever `out` returns.
     pub fn write_to(&self, out: impl Write) -> std::io::Result<()> {
-        let base = [self.base_crc, u32::from(self.names.is_none())];
+        let base = [self.base_crc, u32::from(self.names.is_none()), self.base_data_version];
         let names = self.names.as_ref().map(encode_names).unwrap_or_default();
         let sections = [
             base.as_bytes(),
@@ -396,7 +716,7 @@ impl StorePatch {
             self.entities.as_bytes(),
             &names,
         ];
-        write_file(&DELTA, &sections, out)
+        write_file(&DELTA, &sections, self.data_version, out)
     }
 
     /// The delta file as bytes.
@@ -412,7 +732,7 @@ impl StorePatch {
     #[must_use]
     pub fn file_len(&self) -> usize {
         file_len([
-            8,
+            DELTA_BASE_BYTES,
             size_of::<RawHeader>(),
             self.slots.as_bytes().len(),
             self.meta.as_bytes().len(),
@@ -463,9 +783,15 @@ impl StorePatch {
             expected: expected as u64,
             found: found.len() as u64,
         };
-        let [crc, flags] = <[U32; 2]>::read_from_bytes(base)
-            .map_err(|_| size("delta base", 8, base))?
-            .map(U32::get);
+        // Format 1.0 wrote the crc32 and flags only: its base had data version 0.
+        let [crc, flags, base_data_version] = match base.len() {
+            8 => <[U32; 2]>::read_from_bytes(base)
+                .map(|[crc, flags]| [crc, flags, U32::ZERO])
+                .map_err(drop),
+            _ => <[U32; 3]>::read_from_bytes(base).map_err(drop),
+        }
+        .map_err(|()| size("delta base", DELTA_BASE_BYTES, base))?
+        .map(U32::get);
         let base_names = match flags {
             0 => false,
             1 if names.is_empty() => true,
@@ -488,6 +814,8 @@ impl StorePatch {
         let meta = ascending("delta meta changes", meta, |c: &MetaChange| c.dense.get())?;
         let (entities, inserted, changed) = check_records(entities)?;
         Ok(StorePatch {
+            base_data_version,
+            data_version: parsed.data_version(),
             base_crc: crc,
             header,
             slots,

@@ -572,7 +572,7 @@ pub enum LoadError {
         /// The other.
         second: String,
     },
-    /// Two keys of a key hash 1 save rehash to one key.
+    /// Two keys that entities of a key hash 1 save hold rehash to one key.
     UpgradeCollision {
         /// The key both rehash to.
         key: Key,
@@ -585,6 +585,13 @@ pub enum LoadError {
     DeltaKeyHash {
         /// The key-hash id found.
         key_hash: u16,
+    },
+    /// A delta applied to a store of another data version than its base's.
+    DeltaDataVersion {
+        /// The data version of the base the delta was made from.
+        expected: u32,
+        /// The data version of the store it was applied to.
+        found: u32,
     },
     /// A delta applied to a store that is not the base it was made from.
     DeltaBase {
@@ -743,16 +750,24 @@ impl fmt::Display for LoadError {
             }
             LoadError::AmbiguousKnownKeys { key, ref first, ref second } => write!(
                 f,
-                "known keys {first} and {second} both had key hash 1 value {key}, which the save \
-                 holds: which one it is cannot be told"
+                "known keys {} and {} both had key hash 1 value {key}, which the save holds: \
+                 which one it is cannot be told",
+                Shortened(first),
+                Shortened(second)
             ),
             LoadError::UpgradeCollision { key, ref first, ref second } => {
+                let (first, second) = (Shortened(first), Shortened(second));
                 write!(f, "{first} and {second} rehash to the same key {key} under key hash 2")
             }
             LoadError::DeltaKeyHash { key_hash } => write!(
                 f,
                 "the delta uses key hash {key_hash}, and stores now use key hash 2: apply it to \
                  its base with the release that wrote it, then load that save to upgrade it"
+            ),
+            LoadError::DeltaDataVersion { expected, found } => write!(
+                f,
+                "the delta was made from a base of data version {expected}, not this store's \
+                 {found}: apply it before migrating, or make it from the migrated base"
             ),
             LoadError::DeltaBase { expected, found } => write!(
                 f,
@@ -815,6 +830,8 @@ pub enum Error {
     Io(std::io::Error),
     /// A key given as text is recorded in the store under another name.
     KeyCollision(KeyCollision),
+    /// A key given as text has more segments than a name may have.
+    PathTooDeep(PathTooDeep),
     /// A write would make one path of an entity both a value and an object.
     PathConflict(PathConflict),
 }
@@ -826,6 +843,7 @@ impl fmt::Display for Error {
             Error::Load(e) => e.fmt(f),
             Error::Io(e) => e.fmt(f),
             Error::KeyCollision(e) => e.fmt(f),
+            Error::PathTooDeep(e) => e.fmt(f),
             Error::PathConflict(e) => e.fmt(f),
         }
     }
@@ -838,6 +856,7 @@ impl std::error::Error for Error {
             Error::Load(e) => Some(e),
             Error::Io(e) => Some(e),
             Error::KeyCollision(e) => Some(e),
+            Error::PathTooDeep(e) => Some(e),
             Error::PathConflict(e) => Some(e),
         }
     }
@@ -858,6 +877,12 @@ impl From<LoadError> for Error {
 impl From<KeyCollision> for Error {
     fn from(e: KeyCollision) -> Error {
         Error::KeyCollision(e)
+    }
+}
+
+impl From<PathTooDeep> for Error {
+    fn from(e: PathTooDeep) -> Error {
+        Error::PathTooDeep(e)
     }
 }
 
@@ -887,6 +912,42 @@ impl fmt::Display for KeyCollision {
 }
 
 impl std::error::Error for KeyCollision {}
+
+/// A key path with more segments than [`MAX_PATH_SEGMENTS`](crate::MAX_PATH_SEGMENTS), given
+/// where a store records names: such a name could not be exported as JSON that imports back.
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{Error, MAX_PATH_SEGMENTS, PathTooDeep, Store};
+///
+/// let mut store = Store::new();
+/// let id = store.insert_empty();
+/// let path = vec!["a"; 200].join(".");
+/// let err = store.get_mut(id).unwrap().try_set(path.as_str(), 1).unwrap_err();
+/// let Error::PathTooDeep(deep) = &err else { panic!("{err}") };
+/// assert_eq!((deep.segments, deep.limit), (200, MAX_PATH_SEGMENTS));
+/// assert!(err.to_string().ends_with("has 200 segments, past the limit of 125"));
+/// assert!(store.get(id).unwrap().is_empty() && store.key_names().len() == 0, "unchanged");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PathTooDeep {
+    /// The path as given (cut in the middle when shown).
+    pub path: String,
+    /// Its segments.
+    pub segments: usize,
+    /// The most a name may have: [`MAX_PATH_SEGMENTS`](crate::MAX_PATH_SEGMENTS).
+    pub limit: usize,
+}
+
+impl fmt::Display for PathTooDeep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (path, segments, limit) = (Shortened(&self.path), self.segments, self.limit);
+        write!(f, "key path {path} has {segments} segments, past the limit of {limit}")
+    }
+}
+
+impl std::error::Error for PathTooDeep {}
 
 /// A write that would make one path of an entity both a value and an object (`stats` set to 5
 /// where the entity holds `stats.health`, or the other way round): JSON could not write the

@@ -9,14 +9,15 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
 
-use fxhash::FxHashSet;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
-use crate::blob::layout;
+use crate::blob::bulk::Builder;
 use crate::number::{self, Fit, JsonF32, JsonF64};
 use crate::store::{KeyName, Span};
 use crate::text::Shortened;
-use crate::{Blob, BlobError, BlobRef, HandleError, Id, Key, KeyPath, Store, Value};
+use crate::{
+    Blob, BlobError, BlobRef, HandleError, Id, Key, KeyPath, MAX_PATH_SEGMENTS, Store, Value,
+};
 
 /// What is wrong with a JSON document, and where: the JSON path (a JSON Pointer such as
 /// `/stats/health`) and the line and column where reading stopped.
@@ -77,6 +78,14 @@ pub enum JsonErrorKind {
     },
     /// The blob would pass its 4 GiB limit.
     Blob(BlobError),
+    /// A member nested deeper than a key's name may be: its path has `segments` member names,
+    /// past `limit` ([`MAX_PATH_SEGMENTS`]).
+    TooDeep {
+        /// Member names on the path.
+        segments: usize,
+        /// The most a name may have.
+        limit: usize,
+    },
 }
 
 impl JsonError {
@@ -123,6 +132,9 @@ impl fmt::Display for JsonErrorKind {
                 write!(f, "{second} and {first} hash to the same key {key}")
             }
             JsonErrorKind::Blob(e) => e.fmt(f),
+            JsonErrorKind::TooDeep { segments, limit } => {
+                write!(f, "the path has {segments} segments, past the limit of {limit}")
+            }
         }
     }
 }
@@ -363,19 +375,44 @@ impl Blob {
         options: &ImportOptions,
     ) -> Result<(Blob, ImportReport), JsonError> {
         read_with_extremes(text, options.lenient, |text| {
-            let mut importer = Importer { lenient: options.lenient, ..Importer::default() };
-            // The text's size bounds the payloads, so the blob seldom regrows while reading.
-            let mut blob = Blob::new();
-            blob.reserve(text.len());
-            let mut reader = serde_json::Deserializer::from_str(text);
-            let read = Entity { importer: &mut importer, blob: &mut blob, staging: None }
-                .deserialize(&mut reader)
-                .and_then(|()| reader.end());
-            match read {
-                Ok(()) => Ok(((blob, importer.report), importer.saw_zero)),
-                Err(e) => Err(importer.error(&e)),
-            }
+            blob_from(*options, |entity| read_json(text, entity))
         })
+    }
+}
+
+/// Runs `serde_json` over `text`, feeding the importer's `entity`.
+fn read_json(text: &str, entity: Entity<'_>) -> Result<(), ReadError> {
+    let mut reader = serde_json::Deserializer::from_str(text);
+    entity.deserialize(&mut reader).and_then(|()| reader.end()).map_err(|e| {
+        let message = e.to_string();
+        let message = message.rsplit_once(" at line ").map_or(&*message, |(m, _)| m);
+        ReadError { message: message.to_owned(), line: e.line(), column: e.column() }
+    })
+}
+
+/// Why a reader of text (`serde_json`, or the SJSON reader) stopped, and where: its own
+/// description, which the importer's reason replaces when it has one.
+pub(crate) struct ReadError {
+    pub(crate) message: String,
+    /// The line and column (from 1) where reading stopped.
+    pub(crate) line: usize,
+    pub(crate) column: usize,
+}
+
+/// Imports one entity with `read`, which runs a reader over a text and feeds
+/// the importer's [`Entity`]: the one import of JSON and SJSON. Also says whether the
+/// importer met a zero (see [`read_with_extremes`]).
+pub(crate) fn blob_from(
+    options: ImportOptions,
+    read: impl FnOnce(Entity<'_>) -> Result<(), ReadError>,
+) -> Result<((Blob, ImportReport), bool), JsonError> {
+    let mut importer = Importer { lenient: options.lenient, ..Importer::default() };
+    // Entries are gathered apart, then laid out once: O(1) a value, not a move of the header
+    // per new key.
+    let mut blob = Builder::default();
+    match read(Entity { importer: &mut importer, blob: &mut blob, staging: None }) {
+        Ok(()) => Ok(((blob.to_blob(), importer.report), importer.saw_zero)),
+        Err(e) => Err(importer.error(&e)),
     }
 }
 
@@ -477,9 +514,23 @@ impl Store {
         text: &str,
         options: &ImportOptions,
     ) -> Result<(Vec<Id>, ImportReport), JsonError> {
+        self.import_with(text, *options, true, read_json)
+    }
+
+    /// Imports the entities of `text` with `read`, which runs a reader over the text and feeds
+    /// the importer's [`Entity`]: the one store import of JSON and SJSON. With `extremes`, the
+    /// numbers the reader cannot hand over as written are read again (see
+    /// [`read_with_extremes`]).
+    pub(crate) fn import_with(
+        &mut self,
+        text: &str,
+        options: ImportOptions,
+        extremes: bool,
+        read: impl Fn(&str, Entity<'_>) -> Result<(), ReadError>,
+    ) -> Result<(Vec<Id>, ImportReport), JsonError> {
         // The names a successful read added, taken back if the text is read again.
         let mut added = Vec::new();
-        let (staging, report) = read_with_extremes(text, options.lenient, |text| {
+        let mut stage = |text: &str| {
             for key in added.drain(..) {
                 self.names.remove(&key);
             }
@@ -490,11 +541,10 @@ impl Store {
                 ..Importer::default()
             };
             let mut staging = Staging::default();
-            let mut reader = serde_json::Deserializer::from_str(text);
-            let mut unused = Blob::new();
+            let mut unused = Builder::default();
             let top =
                 Entity { importer: &mut importer, blob: &mut unused, staging: Some(&mut staging) };
-            let read = top.deserialize(&mut reader).and_then(|()| reader.end());
+            let read = read(text, top);
             let base = self.arena.len();
             let fits = |()| {
                 if u32::try_from(base + staging.arena.len()).is_ok() {
@@ -515,13 +565,18 @@ impl Store {
             self.names = importer.known;
             added = importer.added;
             Ok(((staging, importer.report), importer.saw_zero))
-        })?;
+        };
+        let (staging, report) = if extremes {
+            read_with_extremes(text, options.lenient, stage)?
+        } else {
+            stage(text)?.0
+        };
         let base = self.arena.len();
         self.arena.extend_from_slice(&staging.arena);
         let ids = staging
             .spans
             .iter()
-            .map(|&(offset, words)| self.index.insert(Span::new(base + offset, words)))
+            .map(|&(offset, words)| self.insert_span(Span::new(base + offset, words)))
             .collect();
         Ok((ids, report))
     }
@@ -638,10 +693,7 @@ impl Store {
             return Err(bad);
         }
         let mut out = Vec::new();
-        match style {
-            JsonStyle::Compact => tree.write_compact(&mut out),
-            JsonStyle::Pretty => tree.write_pretty(ROOT, 0, &mut out),
-        }
+        tree.write(style == JsonStyle::Pretty, 0, &mut out);
         Ok(into_string(out))
     }
 
@@ -714,11 +766,7 @@ impl Store {
             {
                 return Err(self.not_finite(Some(id), key, x));
             }
-            if pretty {
-                tree.write_pretty(ROOT, 1, &mut out);
-            } else {
-                tree.write_compact(&mut out);
-            }
+            tree.write(pretty, usize::from(pretty), &mut out);
         }
         out.extend_from_slice(close);
         Ok(into_string(out))
@@ -727,7 +775,7 @@ impl Store {
     /// Builds in `tree` the blob as a tree of objects, nested by the names this store knows
     /// for its keys, and returns the first float JSON has no number for (NaN, infinity), if
     /// any. `segments` is scratch space, kept between calls so that it is allocated once.
-    fn export_tree<'a>(
+    pub(crate) fn export_tree<'a>(
         &'a self,
         blob: BlobRef<'a>,
         segments: &mut Vec<Cow<'a, str>>,
@@ -741,13 +789,20 @@ impl Store {
                 not_finite = check_finite(value).err().map(|x| (key, x));
             }
             let placed = self.names.get(&key).is_some_and(|name| {
+                // A name deeper than an import takes (only an old save holds one) is written
+                // by hash, so that the export always imports back.
+                let depth = name.pointer.matches('/').count();
+                if depth > MAX_PATH_SEGMENTS {
+                    return false;
+                }
                 segments.clear();
                 // Borrowed from the name unless a segment holds an escape.
                 segments.extend(name.pointer.split('/').skip(1).map(unescape));
-                tree.place(ROOT, segments, value)
+                tree.place(segments, value)
             });
             if !placed {
-                // Unnamed, or its path runs through another key's value: at the top, by hash.
+                // Unnamed, too deep, or its path runs through another key's value: at the
+                // top, by hash.
                 tree.push_member(ROOT, Cow::Owned(key.to_string()), Some(value));
             }
         }
@@ -899,7 +954,7 @@ impl Store {
                 }
                 check_finite(value).map_err(|x| self.not_finite(Some(id), key, x))?;
                 found = true;
-                if !tree.place(ROOT, &segments[prefix.len()..], value) {
+                if !tree.place(&segments[prefix.len()..], value) {
                     // Its path runs through another key's value: by hash, as export does.
                     tree.push_member(ROOT, Cow::Owned(key.to_string()), Some(value));
                 }
@@ -910,10 +965,7 @@ impl Store {
             }
         }
         let mut out = Vec::new();
-        match style {
-            JsonStyle::Compact => tree.write_compact(&mut out),
-            JsonStyle::Pretty => tree.write_pretty(ROOT, 0, &mut out),
-        }
+        tree.write(style == JsonStyle::Pretty, 0, &mut out);
         Ok(into_string(out))
     }
 
@@ -956,9 +1008,19 @@ pub(crate) fn unescape(segment: &str) -> Cow<'_, str> {
 /// An exported entity, as one flat list of nodes: node [`ROOT`] is the entity's object, and
 /// each object's members are linked in the order they were met. Cleared, not freed, between
 /// entities.
+///
+/// Nothing here recurses: a path is placed by a loop and the tree is written with an explicit
+/// stack, so a name of any depth (an old save may hold one past [`MAX_PATH_SEGMENTS`]) costs
+/// heap, not stack. An object's members are found by a scan while it has few of them, and
+/// through `index` (a search, not a walk) once it has more, so that placing n keys under one
+/// object is O(n log n), not O(n²).
 #[derive(Default)]
-struct Tree<'a> {
+pub(crate) struct Tree<'a> {
     nodes: Vec<TreeNode<'a>>,
+    /// The members of every object past [`SCAN_MEMBERS`] members, by (object, name).
+    index: BTreeMap<(u32, Cow<'a, str>), u32>,
+    /// While writing: each open object and the next of its members to write.
+    open: Vec<(u32, u32)>,
 }
 
 /// A member of an object: a value, or an object whose members start at `first`.
@@ -970,12 +1032,16 @@ struct TreeNode<'a> {
     last: u32,
     /// The next member of the same object; [`NO_NODE`] after the last.
     next: u32,
+    /// How many members an object has.
+    members: u32,
 }
 
 /// The entity's own object in a [`Tree`].
-const ROOT: u32 = 0;
+pub(crate) const ROOT: u32 = 0;
 /// No node: the end of a list of members.
 const NO_NODE: u32 = u32::MAX;
+/// Members of an object found by a scan of its list; past this many, through the tree's index.
+const SCAN_MEMBERS: u32 = 16;
 
 /// The bytes an export wrote: JSON from `serde_json` and ASCII punctuation, so always UTF-8.
 fn into_string(bytes: Vec<u8>) -> String {
@@ -986,14 +1052,30 @@ impl<'a> Tree<'a> {
     /// Empties the tree down to the entity's object, with no members.
     fn clear(&mut self) {
         self.nodes.clear();
-        let root = TreeNode {
-            name: Cow::Borrowed(""),
-            leaf: None,
-            first: NO_NODE,
-            last: NO_NODE,
-            next: NO_NODE,
-        };
-        self.nodes.push(root);
+        self.index.clear();
+        self.nodes.push(TreeNode::new(Cow::Borrowed(""), None));
+    }
+
+    /// The first member of object `object`, if it has one (for a walk without recursion).
+    pub(crate) fn first_member(&self, object: u32) -> Option<u32> {
+        let first = self.nodes[object as usize].first;
+        (first != NO_NODE).then_some(first)
+    }
+
+    /// The member after `node` in its object, if there is one.
+    pub(crate) fn next_member(&self, node: u32) -> Option<u32> {
+        let next = self.nodes[node as usize].next;
+        (next != NO_NODE).then_some(next)
+    }
+
+    /// The member name of `node`.
+    pub(crate) fn name(&self, node: u32) -> &str {
+        &self.nodes[node as usize].name
+    }
+
+    /// The value of `node`, or `None` for an object.
+    pub(crate) fn leaf(&self, node: u32) -> Option<Value<'a>> {
+        self.nodes[node as usize].leaf
     }
 
     /// The members of object `object`, in order.
@@ -1005,118 +1087,153 @@ impl<'a> Tree<'a> {
         })
     }
 
+    /// The member of `object` named `name`, if it has one (the first, if several).
+    #[allow(clippy::ptr_arg)] // The index is searched with a key of its own type.
+    fn member(&self, object: u32, name: &Cow<'a, str>) -> Option<u32> {
+        if self.nodes[object as usize].members <= SCAN_MEMBERS {
+            self.members(object).find(|&m| self.nodes[m as usize].name == *name)
+        } else {
+            self.index.get(&(object, name.clone())).copied()
+        }
+    }
+
     /// Adds a member (a value, or with `leaf` `None` an empty object) after the last member of
     /// `object`, and returns it.
     fn push_member(&mut self, object: u32, name: Cow<'a, str>, leaf: Option<Value<'a>>) -> u32 {
         let node = self.nodes.len() as u32;
-        self.nodes.push(TreeNode { name, leaf, first: NO_NODE, last: NO_NODE, next: NO_NODE });
+        self.nodes.push(TreeNode::new(name, leaf));
         let parent = &mut self.nodes[object as usize];
         let last = std::mem::replace(&mut parent.last, node);
+        parent.members += 1;
+        let members = parent.members;
         if last == NO_NODE {
             parent.first = node;
         } else {
             self.nodes[last as usize].next = node;
         }
+        if members == SCAN_MEMBERS + 1 {
+            // From now on this object's members are searched for: index the ones it has.
+            let listed: Vec<u32> = self.members(object).collect();
+            for member in listed {
+                let name = self.nodes[member as usize].name.clone();
+                self.index.entry((object, name)).or_insert(member);
+            }
+        } else if members > SCAN_MEMBERS {
+            let name = self.nodes[node as usize].name.clone();
+            self.index.entry((object, name)).or_insert(node);
+        }
         node
     }
 
-    /// Puts `value` at the path `segments` under `object`, creating objects on the way.
-    /// Returns false, changing nothing, where the path meets a value or ends on an object.
-    fn place(&mut self, object: u32, segments: &[Cow<'a, str>], value: Value<'a>) -> bool {
-        let Some((segment, rest)) = segments.split_first() else {
+    /// Puts `value` at the path `segments` under the entity's object, creating objects on the
+    /// way. Returns false, changing nothing, where the path meets a value or ends on an
+    /// existing member.
+    fn place(&mut self, segments: &[Cow<'a, str>], value: Value<'a>) -> bool {
+        let Some((last, parents)) = segments.split_last() else {
             return false;
         };
-        let found = self.members(object).find(|&m| self.nodes[m as usize].name == *segment);
-        if rest.is_empty() {
-            if found.is_some() {
-                return false;
-            }
-            self.push_member(object, segment.clone(), Some(value));
-            return true;
+        let mut object = ROOT;
+        // Once an object is created, the rest of the path meets nothing: placing succeeds,
+        // and nothing was changed before it.
+        let mut created = false;
+        for segment in parents {
+            let found = if created { None } else { self.member(object, segment) };
+            object = match found {
+                Some(member) if self.nodes[member as usize].leaf.is_some() => return false,
+                Some(member) => member,
+                None => {
+                    created = true;
+                    self.push_member(object, segment.clone(), None)
+                }
+            };
         }
-        match found {
-            Some(member) if self.nodes[member as usize].leaf.is_some() => false,
-            Some(member) => self.place(member, rest, value),
-            // Under a new, empty object the rest of the path meets nothing: placing succeeds.
-            None => {
-                let member = self.push_member(object, segment.clone(), None);
-                self.place(member, rest, value)
-            }
+        if !created && self.member(object, last).is_some() {
+            return false;
         }
+        self.push_member(object, last.clone(), Some(value));
+        true
     }
 
-    fn write_compact(&self, out: &mut Vec<u8>) {
-        // Writing to a Vec cannot fail.
-        let _ = serde_json::to_writer(out, &TreeRef { tree: self, node: ROOT });
-    }
-
-    /// Writes `node` as designers write fixtures: one member a line, indented two spaces a
-    /// level, and float arrays on one line (`[12, 0, -40.5]`).
-    fn write_pretty(&self, node: u32, depth: usize, out: &mut Vec<u8>) {
-        match self.nodes[node as usize].leaf {
-            Some(Value::Floats(floats)) => {
-                out.push(b'[');
-                for (i, f) in floats.iter().enumerate() {
-                    if i > 0 {
-                        out.extend_from_slice(b", ");
+    /// Writes the entity's object: compact as `serde_json` writes it, or `pretty` as designers
+    /// write fixtures (one member a line, indented two spaces a level from `depth`, float
+    /// arrays on one line: `[12.0, 0.0, -40.5]`). A loop over an explicit stack of open
+    /// objects, so that no depth of nesting can overflow the call stack.
+    fn write(&mut self, pretty: bool, depth: usize, out: &mut Vec<u8>) {
+        let mut open = std::mem::take(&mut self.open);
+        open.clear();
+        let mut node = ROOT;
+        loop {
+            // `node`'s value, or the opening of its object.
+            let TreeNode { leaf, first, .. } = self.nodes[node as usize];
+            match leaf {
+                Some(value) => write_value(out, value, pretty),
+                None if first == NO_NODE => out.extend_from_slice(b"{}"),
+                None => {
+                    out.push(b'{');
+                    open.push((node, first));
+                }
+            }
+            // The next member to write, closing every object that has none left.
+            node = loop {
+                let level = depth + open.len();
+                let Some((object, next)) = open.last_mut() else {
+                    self.open = open;
+                    return;
+                };
+                if *next == NO_NODE {
+                    open.pop();
+                    if pretty {
+                        out.push(b'\n');
+                        push_indent(out, level - 1);
                     }
-                    write_leaf(out, &JsonF32(*f));
+                    out.push(b'}');
+                    continue;
                 }
-                out.push(b']');
-            }
-            Some(_) => write_leaf(out, &TreeRef { tree: self, node }),
-            None if self.members(node).next().is_none() => out.extend_from_slice(b"{}"),
-            None => {
-                out.push(b'{');
-                for (i, member) in self.members(node).enumerate() {
-                    out.extend_from_slice(if i == 0 { b"\n" } else { b",\n" });
-                    push_indent(out, depth + 1);
-                    write_leaf(out, &self.nodes[member as usize].name);
-                    out.extend_from_slice(b": ");
-                    self.write_pretty(member, depth + 1, out);
+                let member = *next;
+                if member != self.nodes[*object as usize].first {
+                    out.push(b',');
                 }
-                out.push(b'\n');
-                push_indent(out, depth);
-                out.push(b'}');
-            }
+                *next = self.nodes[member as usize].next;
+                if pretty {
+                    out.push(b'\n');
+                    push_indent(out, level);
+                }
+                write_leaf(out, &self.nodes[member as usize].name);
+                out.extend_from_slice(if pretty { b": " } else { b":" });
+                break member;
+            };
         }
     }
 }
 
-/// A node of a [`Tree`], to serialize.
-struct TreeRef<'t, 'a> {
-    tree: &'t Tree<'a>,
-    node: u32,
+impl<'a> TreeNode<'a> {
+    fn new(name: Cow<'a, str>, leaf: Option<Value<'a>>) -> TreeNode<'a> {
+        TreeNode { name, leaf, first: NO_NODE, last: NO_NODE, next: NO_NODE, members: 0 }
+    }
 }
 
-impl serde::Serialize for TreeRef<'_, '_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::{SerializeMap, SerializeSeq};
-        match self.tree.nodes[self.node as usize].leaf {
-            Some(Value::Bool(b)) => serializer.serialize_bool(b),
-            Some(Value::Float(f)) => JsonF32(f).serialize(serializer),
-            Some(Value::Str(s)) => serializer.serialize_str(s),
-            Some(Value::Floats(floats)) => {
-                let mut seq = serializer.serialize_seq(Some(floats.len()))?;
-                for &f in floats {
-                    seq.serialize_element(&JsonF32(f))?;
+/// Writes one value: floats as [`JsonF32`] writes them (the exports refuse a NaN or infinity
+/// before writing), and float arrays on one line (with a space after each comma when `pretty`).
+fn write_value(out: &mut Vec<u8>, value: Value<'_>, pretty: bool) {
+    match value {
+        Value::Bool(b) => write_leaf(out, &b),
+        Value::Float(f) => write_leaf(out, &JsonF32(f)),
+        Value::Str(s) => write_leaf(out, s),
+        Value::Floats(floats) => {
+            out.push(b'[');
+            for (i, f) in floats.iter().enumerate() {
+                if i > 0 {
+                    out.extend_from_slice(if pretty { b", " } else { b"," });
                 }
-                seq.end()
+                write_leaf(out, &JsonF32(*f));
             }
-            None => {
-                let mut map = serializer.serialize_map(None)?;
-                for member in self.tree.members(self.node) {
-                    let name = &self.tree.nodes[member as usize].name;
-                    map.serialize_entry(name, &TreeRef { tree: self.tree, node: member })?;
-                }
-                map.end()
-            }
+            out.push(b']');
         }
     }
 }
 
-/// A float or a member name written by `serde_json`, so that escapes and float forms match the
-/// compact export. Writing to a Vec cannot fail.
+/// A float, string or member name written by `serde_json`, so that escapes and float forms
+/// are its own. Writing to a Vec cannot fail.
 fn write_leaf<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
     let _ = serde_json::to_writer(out, value);
 }
@@ -1132,7 +1249,7 @@ fn push_indent(out: &mut Vec<u8>, depth: usize) {
 #[derive(Default)]
 struct Staging {
     /// The entity being read; cleared, not reallocated, between entities.
-    blob: Blob,
+    blob: Builder,
     arena: Vec<u32>,
     /// (offset, words) of each entity in `arena`.
     spans: Vec<(usize, usize)>,
@@ -1146,16 +1263,13 @@ impl Staging {
         map: A,
     ) -> Result<(), A::Error> {
         self.blob.clear();
-        importer.name_spans.clear();
-        importer.names.clear();
-        importer.objects.clear();
-        importer.value_depths.clear();
+        importer.claims.clear();
         read_members(importer, &mut self.blob, map)?;
-        let words = self.blob.as_blob_ref().as_words();
-        let used = layout::used_bytes(words) / 4;
+        // Laid out straight into the staged arena, with no free space.
+        let used = self.blob.byte_len() / 4;
         let offset = self.arena.len();
         self.arena.resize(offset + used, 0);
-        layout::repack(words, &mut self.arena[offset..]);
+        self.blob.write(&mut self.arena[offset..]);
         self.spans.push((offset, used));
         Ok(())
     }
@@ -1171,19 +1285,8 @@ struct Importer {
     path_ends: Vec<usize>,
     /// The index of the array element being read, if one is.
     element: Option<usize>,
-    /// The dotted path of every key claimed so far, as a value or an object, back to back:
-    /// (key, start, end) in `names`. Looked up only when a key is claimed twice, to name both
-    /// paths.
-    name_spans: Vec<(Key, usize, usize)>,
-    /// The depth (member names on the path) of each value set so far, in the blob's key order.
-    /// A value and an object clash only at one depth: a key of another depth is another path
-    /// (`inventory.2241.count` and the object `inventory.18937` share a key, harmlessly, since
-    /// an object's key is never stored).
-    value_depths: Vec<usize>,
-    names: String,
-    /// The key and depth of every object of the entity so far: a path may hold a value or an
-    /// object, not both, or export could not write the entity back.
-    objects: FxHashSet<(Key, usize)>,
+    /// Every path the entity has claimed so far, as a value or an object.
+    claims: Claims,
     /// The member name being read.
     segment: String,
     /// Numbers of the array being read.
@@ -1205,6 +1308,116 @@ struct Importer {
     added: Vec<Key>,
 }
 
+/// Every path an entity has claimed so far, as a value or as an object, each with its member
+/// name and the object it is in: a path is spelled out again (for an error) by following
+/// those links, so memory is one member name a claim, not one path.
+///
+/// Found by a scan while there are few, through two maps past [`SCAN_CLAIMS`]: O(log n) a
+/// claim whatever the keys. (A hash set of attacker-chosen 32-bit keys can be flooded into
+/// one bucket.) The maps are empty, and allocate nothing, for an entity of a few dozen keys.
+#[derive(Default)]
+struct Claims {
+    list: Vec<Claim>,
+    /// The claims' member names, back to back, in claim order.
+    names: String,
+    /// Past [`SCAN_CLAIMS`] claims: each value's claim by its key (one value a key), each
+    /// object's by key and depth.
+    values: BTreeMap<Key, u32>,
+    objects: BTreeMap<(Key, u32), u32>,
+}
+
+/// One claimed path.
+#[derive(Clone, Copy)]
+struct Claim {
+    key: Key,
+    /// Member names on the path (at most [`MAX_PATH_SEGMENTS`]).
+    depth: u32,
+    object: bool,
+    /// The claim of the object it is a member of; [`NO_CLAIM`] at the entity's top level.
+    parent: u32,
+    /// Where its member name ends in `names` (it starts where the previous one's ends).
+    name_end: u32,
+}
+
+/// Claims found by a scan of the list.
+const SCAN_CLAIMS: usize = 32;
+/// No claim: the parent of a member of the entity's top level.
+const NO_CLAIM: u32 = u32::MAX;
+
+impl Claims {
+    fn clear(&mut self) {
+        self.list.clear();
+        self.names.clear();
+        self.values.clear();
+        self.objects.clear();
+    }
+
+    fn push(&mut self, key: Key, depth: u32, object: bool, parent: Option<u32>, name: &str) {
+        let at = self.list.len() as u32;
+        self.names.push_str(name);
+        let parent = parent.unwrap_or(NO_CLAIM);
+        let name_end = self.names.len() as u32;
+        self.list.push(Claim { key, depth, object, parent, name_end });
+        if self.list.len() == SCAN_CLAIMS + 1 {
+            // From now on, searched for: index every claim so far.
+            for (i, claim) in self.list.iter().enumerate() {
+                Claims::index(&mut self.values, &mut self.objects, claim, i as u32);
+            }
+        } else if self.list.len() > SCAN_CLAIMS {
+            Claims::index(&mut self.values, &mut self.objects, &self.list[at as usize], at);
+        }
+    }
+
+    fn index(
+        values: &mut BTreeMap<Key, u32>,
+        objects: &mut BTreeMap<(Key, u32), u32>,
+        claim: &Claim,
+        at: u32,
+    ) {
+        if claim.object {
+            objects.insert((claim.key, claim.depth), at);
+        } else {
+            values.insert(claim.key, at);
+        }
+    }
+
+    /// The claim of the value at `key`, whatever its depth.
+    fn value(&self, key: Key) -> Option<u32> {
+        if self.list.len() <= SCAN_CLAIMS {
+            let found = self.list.iter().position(|c| !c.object && c.key == key);
+            return found.map(|i| i as u32);
+        }
+        self.values.get(&key).copied()
+    }
+
+    /// The claim of the object at `key` and `depth`.
+    fn object(&self, key: Key, depth: u32) -> Option<u32> {
+        if self.list.len() <= SCAN_CLAIMS {
+            let found = self.list.iter().position(|c| c.object && c.key == key && c.depth == depth);
+            return found.map(|i| i as u32);
+        }
+        self.objects.get(&(key, depth)).copied()
+    }
+
+    fn depth(&self, claim: u32) -> u32 {
+        self.list[claim as usize].depth
+    }
+
+    /// The dotted path of `claim`, spelled out from the member names on its way.
+    fn dotted(&self, claim: u32) -> String {
+        let mut path = Vec::new();
+        let mut at = claim;
+        while at != NO_CLAIM {
+            let start = at.checked_sub(1).map_or(0, |i| self.list[i as usize].name_end);
+            let Claim { name_end, parent, .. } = self.list[at as usize];
+            path.push(&self.names[start as usize..name_end as usize]);
+            at = parent;
+        }
+        path.reverse();
+        path.join(".")
+    }
+}
+
 impl Importer {
     /// Records why the import stops, as an error `serde_json` places in the text.
     fn fail<E: de::Error>(&mut self, kind: JsonErrorKind) -> E {
@@ -1212,13 +1425,9 @@ impl Importer {
         E::custom("datacomp format rule")
     }
 
-    fn error(&mut self, e: &serde_json::Error) -> JsonError {
-        let kind = self.failure.take().unwrap_or_else(|| {
-            let message = e.to_string();
-            let message = message.rsplit_once(" at line ").map_or(&*message, |(m, _)| m);
-            JsonErrorKind::Syntax(message.to_owned())
-        });
-        JsonError { kind, path: self.pointer(), line: e.line(), column: e.column() }
+    fn error(&mut self, e: &ReadError) -> JsonError {
+        let kind = self.failure.take().unwrap_or_else(|| JsonErrorKind::Syntax(e.message.clone()));
+        JsonError { kind, path: self.pointer(), line: e.line, column: e.column }
     }
 
     /// The member names on the current path.
@@ -1267,15 +1476,20 @@ impl Importer {
         }
     }
 
-    /// Enters the member named `self.segment`, returning its key.
-    fn enter(&mut self) -> Key {
+    /// Enters the member named `self.segment`, returning its key; refuses a member deeper
+    /// than a name may be ([`MAX_PATH_SEGMENTS`]).
+    fn enter<E: de::Error>(&mut self) -> Result<Key, E> {
         let key = match self.parents.last() {
             Some(parent) => parent.child(&self.segment),
             None => Key::new(&self.segment),
         };
         self.path.push_str(&self.segment);
         self.path_ends.push(self.path.len());
-        key
+        let segments = self.path_ends.len();
+        if segments > MAX_PATH_SEGMENTS {
+            return Err(self.fail(JsonErrorKind::TooDeep { segments, limit: MAX_PATH_SEGMENTS }));
+        }
+        Ok(key)
     }
 
     fn leave(&mut self) {
@@ -1283,77 +1497,78 @@ impl Importer {
         self.path.truncate(self.path_ends.last().copied().unwrap_or(0));
     }
 
-    /// Claims `key` (the current path) for a value or an object, and returns where its dotted
-    /// path starts in `names`. A key the entity already holds as a value, or as an object at
-    /// this depth, was claimed before in this document: by the same path, or by another whose
-    /// key collides. Two values always clash (the blob holds one value a key); an object's key
-    /// is never stored, so it clashes only with a value or object of its own depth.
-    fn claim<E: de::Error>(&mut self, blob: &Blob, key: Key, object: bool) -> Result<usize, E> {
-        let start = self.names.len();
-        let mut names = std::mem::take(&mut self.names);
-        self.write_dotted(&mut names);
-        self.names = names;
-        let depth = self.path_ends.len();
-        let value = if object {
-            let words = blob.as_blob_ref().as_words();
-            layout::find(words, key).is_some_and(|i| self.value_depths.get(i) == Some(&depth))
-        } else {
-            blob.contains_key(key)
-        };
-        if value || self.objects.contains(&(key, depth)) {
-            let current = self.names[start..].to_owned();
-            let first = self
-                .name_spans
-                .iter()
-                .find(|(k, s, e)| *k == key && (!object || self.names[*s..*e] == current))
-                .or_else(|| self.name_spans.iter().find(|(k, _, _)| *k == key))
-                .map(|&(_, s, e)| self.names[s..e].to_owned())
-                .unwrap_or_default();
-            let kind = if first == current {
-                JsonErrorKind::DuplicatePath(first)
+    /// Claims `key` (the current path) for a value or an object. A key the entity already
+    /// holds as a value, or as an object at this depth, was claimed before in this document:
+    /// by the same path, or by another whose key collides. Two values always clash (the blob
+    /// holds one value a key); an object's key is never stored, so it clashes only with a
+    /// value or object of its own depth (`inventory.2241.count` and the object
+    /// `inventory.18937` share a key, harmlessly). A path may hold a value or an object, not
+    /// both, or export could not write the entity back.
+    fn claim<E: de::Error>(&mut self, key: Key, object: bool) -> Result<(), E> {
+        let depth = self.path_ends.len() as u32;
+        let value = self.claims.value(key).filter(|&c| !object || self.claims.depth(c) == depth);
+        let mut clashes: Vec<u32> =
+            [self.claims.object(key, depth), value].into_iter().flatten().collect();
+        if !clashes.is_empty() {
+            let mut current = String::new();
+            self.write_dotted(&mut current);
+            // The same path if it is one of them, else the one claimed first.
+            clashes.sort_unstable();
+            let names: Vec<String> = clashes.iter().map(|&c| self.claims.dotted(c)).collect();
+            let kind = if let Some(same) = names.iter().find(|name| **name == current) {
+                JsonErrorKind::DuplicatePath(same.clone())
             } else {
+                let first = names.into_iter().next().unwrap_or_default();
                 JsonErrorKind::KeyCollision { first, second: current, key }
             };
             return Err(self.fail(kind));
         }
-        self.name_spans.push((key, start, self.names.len()));
-        Ok(start)
-    }
-
-    /// Opens the object at `key` (the current path): later members are its children.
-    fn open_object<E: de::Error>(&mut self, blob: &Blob, key: Key) -> Result<(), E> {
-        self.claim(blob, key, true)?;
-        self.objects.insert((key, self.path_ends.len()));
+        let parent = match self.parents.last() {
+            Some(&parent) => self.claims.object(parent, depth - 1),
+            None => None,
+        };
+        let name = self.path_ends.len().checked_sub(2).map_or(0, |i| self.path_ends[i]);
+        self.claims.push(key, depth, object, parent, &self.path[name..]);
         Ok(())
     }
 
+    /// Opens the object at `key` (the current path): later members are its children.
+    fn open_object<E: de::Error>(&mut self, key: Key) -> Result<(), E> {
+        self.claim(key, true)
+    }
+
     /// Sets `key` (the current path) in `blob`.
-    fn set<E: de::Error>(&mut self, blob: &mut Blob, key: Key, value: Value<'_>) -> Result<(), E> {
-        let start = self.claim(blob, key, false)?;
+    fn set<E: de::Error>(
+        &mut self,
+        blob: &mut Builder,
+        key: Key,
+        value: Value<'_>,
+    ) -> Result<(), E> {
+        self.claim(key, false)?;
         if self.track_names {
             match self.known.get(&key) {
                 // Compared segment by segment: most keys are met again under the same name,
                 // and that costs no allocation.
                 Some(first) if !self.is_current_path(&first.pointer) => {
                     // As the store shows them: a dotted name only where it reads back.
-                    let dotted = self.names[start..].to_owned();
+                    let mut dotted = String::new();
+                    self.write_dotted(&mut dotted);
                     let second = KeyName { dotted, pointer: self.member_pointer() };
                     let (first, second) = (first.label().to_owned(), second.label().to_owned());
                     return Err(self.fail(JsonErrorKind::KeyCollision { first, second, key }));
                 }
                 Some(_) => {}
                 None => {
-                    let dotted = self.names[start..].to_owned();
+                    let mut dotted = String::new();
+                    self.write_dotted(&mut dotted);
                     let pointer = self.member_pointer();
                     self.known.insert(key, KeyName { dotted, pointer });
                     self.added.push(key);
                 }
             }
         }
-        blob.try_set(key, value).map_err(|e| self.fail(JsonErrorKind::Blob(e)))?;
-        // A new key, since `claim` refused one the blob holds: it is the blob's last.
-        self.value_depths.push(self.path_ends.len());
-        Ok(())
+        // A new key, since `claim` refused one the blob holds.
+        blob.push(key, value).map_err(|e| self.fail(JsonErrorKind::Blob(e)))
     }
 
     /// The `f32` a number read as an `f64` is stored as (see [`crate::number`]).
@@ -1401,7 +1616,7 @@ impl Importer {
 
     /// Enters the member named by decimal `index` of the array at `key`: lenient arrays become
     /// objects keyed by index.
-    fn enter_index(&mut self, key: Key, index: usize) -> Key {
+    fn enter_index<E: de::Error>(&mut self, key: Key, index: usize) -> Result<Key, E> {
         self.segment.clear();
         let _ = write!(self.segment, "{index}");
         self.parents.push(key);
@@ -1415,10 +1630,11 @@ impl Importer {
 }
 
 /// One entity, which must be an object: the top level of `Blob::from_json`, or of a store
-/// import (where it may also be an array of entities).
-struct Entity<'i> {
+/// import (where it may also be an array of entities). The seed that a reader of JSON or SJSON
+/// is given.
+pub(crate) struct Entity<'i> {
     importer: &'i mut Importer,
-    blob: &'i mut Blob,
+    blob: &'i mut Builder,
     /// In a store import: stage the entity there instead of reading into `blob`.
     staging: Option<&'i mut Staging>,
 }
@@ -1493,11 +1709,11 @@ impl<'de> Visitor<'de> for Entity<'_> {
 /// Reads the members of an object into `blob`, under the importer's current path.
 fn read_members<'de, A: MapAccess<'de>>(
     importer: &mut Importer,
-    blob: &mut Blob,
+    blob: &mut Builder,
     mut map: A,
 ) -> Result<(), A::Error> {
     while map.next_key_seed(Segment { importer: &mut *importer })?.is_some() {
-        let key = importer.enter();
+        let key = importer.enter()?;
         map.next_value_seed(Member { importer: &mut *importer, blob: &mut *blob, key })?;
         importer.leave();
     }
@@ -1534,7 +1750,7 @@ impl Visitor<'_> for Segment<'_> {
 /// A member's value, written into the blob at `key`.
 struct Member<'i> {
     importer: &'i mut Importer,
-    blob: &'i mut Blob,
+    blob: &'i mut Builder,
     key: Key,
 }
 
@@ -1585,7 +1801,7 @@ impl<'de> Visitor<'de> for Member<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
-        self.importer.open_object(self.blob, self.key)?;
+        self.importer.open_object(self.key)?;
         self.importer.parents.push(self.key);
         read_members(self.importer, self.blob, map)?;
         self.importer.parents.pop();
@@ -1626,7 +1842,7 @@ impl<'de> Visitor<'de> for Member<'_> {
             importer.report.converted_arrays += 1;
             let mut index = floats.len() + 1;
             loop {
-                let member = importer.enter_index(key, index);
+                let member = importer.enter_index(key, index)?;
                 let seed = Member { importer: &mut *importer, blob: &mut *blob, key: member };
                 let read = seq.next_element_seed(seed);
                 importer.leave_index();
@@ -1655,7 +1871,7 @@ enum Element {
 /// An element of an array read leniently.
 struct LenientElement<'i> {
     importer: &'i mut Importer,
-    blob: &'i mut Blob,
+    blob: &'i mut Builder,
     /// The array's key.
     key: Key,
     /// The numbers read so far.
@@ -1668,15 +1884,15 @@ impl LenientElement<'_> {
     fn convert<E: de::Error>(&mut self) -> Result<Member<'_>, E> {
         // From here on the path names members by index, not elements.
         self.importer.element = None;
-        self.importer.open_object(self.blob, self.key)?;
+        self.importer.open_object(self.key)?;
         for (index, &n) in self.floats.iter().enumerate() {
-            let member = self.importer.enter_index(self.key, index);
+            let member = self.importer.enter_index(self.key, index)?;
             let set = self.importer.set(self.blob, member, Value::Float(n));
             self.importer.leave_index();
             set?;
         }
         let index = self.floats.len();
-        let key = self.importer.enter_index(self.key, index);
+        let key = self.importer.enter_index(self.key, index)?;
         Ok(Member { importer: &mut *self.importer, blob: &mut *self.blob, key })
     }
 
@@ -1791,5 +2007,77 @@ impl<'de> Visitor<'de> for Number<'_> {
 
     fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<f32, A::Error> {
         Err(self.importer.fail(JsonErrorKind::NotANumber))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs `f` on a thread with a 64 KiB stack: enough for a loop, far too little for a
+    /// recursion per level of a deep tree.
+    fn on_a_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+        let thread = std::thread::Builder::new().stack_size(64 * 1024).spawn(f).unwrap();
+        thread.join().expect("no stack overflow")
+    }
+
+    #[test]
+    fn a_path_of_100_000_segments_is_placed_and_written_without_recursion() {
+        let compact = on_a_small_stack(|| {
+            let segments = vec![Cow::Borrowed("a"); 100_000];
+            let mut tree = Tree::default();
+            tree.clear();
+            assert!(tree.place(&segments, Value::Float(1.0)));
+            assert!(!tree.place(&segments, Value::Float(2.0)), "the path is taken");
+            assert!(!tree.place(&segments[..50_000], Value::Float(3.0)), "ends on an object");
+            assert!(!tree.place(&[segments.clone(), vec!["b".into()]].concat(), Value::Bool(true)));
+            let mut out = Vec::new();
+            tree.write(false, 0, &mut out);
+            into_string(out)
+        });
+        assert_eq!(compact, format!("{}1{}", "{\"a\":".repeat(100_000), "}".repeat(100_000)));
+
+        // Pretty output indents each level, so it grows with the square of the depth: 1,000.
+        let pretty = on_a_small_stack(|| {
+            let segments = vec![Cow::Borrowed("a"); 1_000];
+            let mut tree = Tree::default();
+            tree.clear();
+            assert!(tree.place(&segments, Value::Floats(&[1.0, 2.0])));
+            let mut out = Vec::new();
+            tree.write(true, 0, &mut out);
+            into_string(out)
+        });
+        let mut expected = String::from("{");
+        for depth in 1..=1_000 {
+            let _ = write!(expected, "\n{}\"a\": ", "  ".repeat(depth));
+            expected.push(if depth == 1_000 { '[' } else { '{' });
+        }
+        expected.push_str("1, 2]");
+        for depth in (0..1_000).rev() {
+            let _ = write!(expected, "\n{}}}", "  ".repeat(depth));
+        }
+        assert_eq!(pretty, expected);
+    }
+
+    #[test]
+    fn members_past_the_scan_are_found_through_the_index_in_order() {
+        let mut tree = Tree::default();
+        tree.clear();
+        let names: Vec<String> = (0..40).map(|i| format!("m{i}")).collect();
+        for name in &names {
+            let path = [Cow::Borrowed(name.as_str()), Cow::Borrowed("x")];
+            assert!(tree.place(&path, Value::Float(1.0)));
+        }
+        // Runs through a value, ends on an existing member, or nests into member 35.
+        assert!(!tree.place(&[Cow::Borrowed("m30"), "x".into(), "y".into()], Value::Bool(true)));
+        assert!(!tree.place(&[Cow::Borrowed("m30")], Value::Bool(true)));
+        assert!(tree.place(&[Cow::Borrowed("m35"), "y".into()], Value::Bool(true)));
+        assert!(tree.place(&[Cow::Borrowed("m40")], Value::Bool(false)));
+        let mut out = Vec::new();
+        tree.write(false, 0, &mut out);
+        let mut expected: Vec<String> = (0..40).map(|i| format!("\"m{i}\":{{\"x\":1}}")).collect();
+        expected[35] = "\"m35\":{\"x\":1,\"y\":true}".to_owned();
+        expected.push("\"m40\":false".to_owned());
+        assert_eq!(into_string(out), format!("{{{}}}", expected.join(",")));
     }
 }

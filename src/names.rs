@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use fxhash::FxHashSet;
 
 use crate::store::KeyName;
-use crate::{AsKey, BlobRef, Key, KeyCollision, KeyPath, PathConflict, Store};
+use crate::{AsKey, BlobRef, Error, Key, KeyCollision, KeyPath, PathConflict, Store};
 
 impl KeyName {
     /// The name of `path`, in both forms.
@@ -96,6 +96,27 @@ impl Store {
         self.names.get(&key).map(|name| name.dotted.as_str())
     }
 
+    /// The name of `key` as a JSON Pointer (`/stats/health`, `/a.b/c`), if the store was given
+    /// one: the exact segments, where the dotted name of [`key_name`](Store::key_name) cannot
+    /// tell a `.` inside a member name from a separator.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{ImportOptions, Key, Store};
+    ///
+    /// let mut store = Store::new();
+    /// store.import_json(r#"{"a.b": {"c": 1}, "a": {"b": {"c": 2}}}"#, &ImportOptions::strict())?;
+    /// assert_eq!(store.key_pointer(Key::path(&["a.b", "c"])), Some("/a.b/c"));
+    /// assert_eq!(store.key_pointer(Key::parse("a.b.c")), Some("/a/b/c"));
+    /// assert_eq!(store.key_name(Key::path(&["a.b", "c"])), Some("a.b.c"));
+    /// # Ok::<(), datacomp::JsonError>(())
+    /// ```
+    #[must_use]
+    pub fn key_pointer(&self, key: Key) -> Option<&str> {
+        self.names.get(&key).map(|name| name.pointer.as_str())
+    }
+
     /// How to show `key` to people, one text per key: its dotted name where that reads back
     /// as this key (`stats.health`), else its JSON Pointer (`/a.b/c`, when a member name holds
     /// a dot), else its hash (`#1a2b3c4d`) when the store has no name for it. Each form is one
@@ -147,7 +168,9 @@ impl Store {
     ///
     /// # Errors
     ///
-    /// [`KeyCollision`] if the store knows the key under another name; nothing is changed.
+    /// [`Error::KeyCollision`] if the store knows the key under another name, and
+    /// [`Error::PathTooDeep`] for a path of more than [`MAX_PATH_SEGMENTS`](crate::MAX_PATH_SEGMENTS)
+    /// segments; nothing is changed.
     ///
     /// # Examples
     ///
@@ -168,10 +191,12 @@ impl Store {
     ///     err.to_string(),
     ///     "fury_sleep_272 and sleep_haste_8 hash to the same key #316ec2d7"
     /// );
-    /// # Ok::<(), datacomp::KeyCollision>(())
+    /// # Ok::<(), datacomp::Error>(())
     /// ```
-    pub fn insert_key_name(&mut self, path: &str) -> Result<Key, KeyCollision> {
-        self.record_name(&KeyPath::dotted(path))
+    pub fn insert_key_name(&mut self, path: &str) -> Result<Key, Error> {
+        let path = KeyPath::dotted(path);
+        path.check_depth()?;
+        Ok(self.record_name(&path)?)
     }
 
     /// The key of `key`, after checking it against the names the store records: a path whose
@@ -193,7 +218,7 @@ impl Store {
     /// assert!(store.check_key("fury_sleep_272").is_err());
     /// assert!(store.check_key(KeyPath::pointer("/fury_sleep_272").unwrap()).is_err());
     /// assert_eq!(store.check_key(Key::from_raw(0x316e_c2d7))?, Key::from_raw(0x316e_c2d7));
-    /// # Ok::<(), datacomp::KeyCollision>(())
+    /// # Ok::<(), datacomp::Error>(())
     /// ```
     pub fn check_key(&self, key: impl AsKey) -> Result<Key, KeyCollision> {
         let Some(path) = key.as_path() else {

@@ -2,8 +2,9 @@
 //!
 //! ```text
 //!  offset 0   ┌──────────────────────────────────────────────────────────┐
-//!             │ FileHeader (32 B): magic "DATACOMP", format 1.0, key hash 2,│
-//!             │ section count, file length, crc32 of header + table       │
+//!             │ FileHeader (32 B): magic "DATACOMP", format 1.1, key hash 2,│
+//!             │ section count, file length, crc32 of header + table,      │
+//!             │ data version                                              │
 //!  32         ├──────────────────────────────────────────────────────────┤
 //!             │ SectionEntry × n (24 B each): kind, crc32, offset, length │
 //!             ├──────── zero padding to 8 ───────────────────────────────┤
@@ -45,7 +46,11 @@ pub const MAGIC: [u8; 8] = *b"DATACOMP";
 /// The format's major version: a reader refuses a newer one.
 pub const FORMAT_MAJOR: u16 = 1;
 /// The format's minor version: additions an older reader may ignore.
-pub const FORMAT_MINOR: u16 = 0;
+///
+/// - 0: the first format.
+/// - 1: the header's last word, zero before, holds the data version
+///   ([`Store::data_version`]); a delta's `delta base` section adds the base's data version.
+pub const FORMAT_MINOR: u16 = 1;
 /// Key hash 1: fxhash's 32-bit round fed each segment four bytes (a word) at a time, segments
 /// combined in order. Retired: numbered names such as `item_1409` and `item_1482` collided. A
 /// save of it loads by rehashing its keys (see [`LoadOptions`]).
@@ -67,7 +72,10 @@ struct FileHeader {
     file_len: U64,
     /// crc32 of this header (with this field zero) and the section table.
     table_crc: U32,
-    reserved: U32,
+    /// The data version of the store the file holds or (a delta) gives: see
+    /// [`Store::data_version`]. Format 1.0 wrote zero here, so its saves read as data
+    /// version 0.
+    data_version: U32,
 }
 
 #[derive(Clone, Copy, Debug, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
@@ -125,6 +133,11 @@ impl<const N: usize> Parsed<'_, N> {
     pub(crate) fn key_hash(&self) -> u16 {
         self.header.key_hash.get()
     }
+
+    /// The data version of the store the file holds (or a delta gives).
+    pub(crate) fn data_version(&self) -> u32 {
+        self.header.data_version.get()
+    }
 }
 
 /// What a section kind holds, or `"unknown"` for a kind from a newer minor version.
@@ -136,13 +149,15 @@ fn kind_name(kind: u32) -> &'static str {
         .map_or("unknown", |&(_, name)| name)
 }
 
-/// Writes a file of `kind`: the header and table, then each section and its padding.
+/// Writes a file of `kind` for a store of `data_version`: the header and table, then each
+/// section and its padding.
 pub(crate) fn write_file<const N: usize>(
     kind: &FileKind<N>,
     sections: &[&[u8]; N],
+    data_version: u32,
     mut out: impl Write,
 ) -> std::io::Result<()> {
-    out.write_all(&file_head(kind, sections))?;
+    out.write_all(&file_head(kind, sections, data_version))?;
     for bytes in sections {
         out.write_all(bytes)?;
         out.write_all(&[0; ALIGN][..bytes.len().next_multiple_of(ALIGN) - bytes.len()])?;
@@ -162,7 +177,11 @@ pub(crate) fn file_len<const N: usize>(section_lens: [usize; N]) -> usize {
 pub(crate) use crate::file::write_atomically as save_atomically;
 
 /// The header and section table for these sections.
-fn file_head<const N: usize>(kind: &FileKind<N>, sections: &[&[u8]; N]) -> Vec<u8> {
+fn file_head<const N: usize>(
+    kind: &FileKind<N>,
+    sections: &[&[u8]; N],
+    data_version: u32,
+) -> Vec<u8> {
     let table_end = size_of::<FileHeader>() + N * size_of::<SectionEntry>();
     let mut offset = table_end.next_multiple_of(ALIGN);
     let mut table = Vec::with_capacity(N);
@@ -183,7 +202,7 @@ fn file_head<const N: usize>(kind: &FileKind<N>, sections: &[&[u8]; N]) -> Vec<u
         sections: U16::new(N as u16),
         file_len: U64::new(offset as u64),
         table_crc: U32::ZERO,
-        reserved: U32::ZERO,
+        data_version: U32::new(data_version),
     };
     let mut crc = crc32fast::Hasher::new();
     crc.update(header.as_bytes());
@@ -210,7 +229,7 @@ impl Store {
         let names = encode_names(&self.names);
         let sections =
             [raw.header.as_bytes(), raw.items, raw.meta, raw.slots, self.arena.as_bytes(), &names];
-        write_file(&SAVE, &sections, out)
+        write_file(&SAVE, &sections, self.data_version, out)
     }
 
     /// The save file as bytes.
@@ -266,7 +285,8 @@ impl Store {
     /// [`LoadError::UnexplainedKeys`] listing every key (with an entity that holds it) that
     /// neither a name nor a known path explains, [`LoadError::AmbiguousKnownKeys`] when two
     /// known paths had the hash of a key the save holds, and [`LoadError::UpgradeCollision`]
-    /// when two keys rehash to one. Nothing loads half-upgraded.
+    /// when two keys that entities hold rehash to one (a saved name no entity holds gives way).
+    /// Nothing loads half-upgraded.
     ///
     /// # Examples
     ///
@@ -290,7 +310,8 @@ impl Store {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn from_bytes_with(bytes: &[u8], options: &LoadOptions) -> Result<Store, LoadError> {
-        let SaveParts { key_hash, index: raw_index, arena, names } = index_and_arena(bytes)?;
+        let SaveParts { key_hash, data_version, index: raw_index, arena, names } =
+            index_and_arena(bytes)?;
         let names = decode_names(names, key_hash, true)?;
         let index: HandleMap<Span> = HandleMap::from_raw(&raw_index)?;
         let mut words = vec![0_u32; arena.len() / 4];
@@ -302,7 +323,14 @@ impl Store {
             names
         };
         let used: usize = index.values().map(|s| s.words()).sum();
-        Ok(Store { garbage_words: words.len() - used, index, arena: words, names })
+        Ok(Store {
+            garbage_words: words.len() - used,
+            index,
+            arena: words,
+            names,
+            data_version,
+            ..Store::new()
+        })
     }
 
     /// Reads a whole save file from `input`, as [`from_bytes`](Store::from_bytes) does.
@@ -404,6 +432,7 @@ impl Store {
 /// A save file's parts, as [`index_and_arena`] reads them.
 struct SaveParts<'a> {
     key_hash: u16,
+    data_version: u32,
     index: RawHandleMap<'a>,
     arena: &'a [u8],
     names: &'a [u8],
@@ -429,7 +458,13 @@ fn index_and_arena(bytes: &[u8]) -> Result<SaveParts<'_>, LoadError> {
         return Err(LoadError::StoreTypeId { expected: STORE_TYPE_ID, found });
     }
     let index = RawHandleMap { header, items, meta, slots };
-    Ok(SaveParts { key_hash: parsed.key_hash(), index, arena, names })
+    Ok(SaveParts {
+        key_hash: parsed.key_hash(),
+        data_version: parsed.data_version(),
+        index,
+        arena,
+        names,
+    })
 }
 
 /// The key-name section: empty when there are no names; else a `u32` count, then a `u32` key
@@ -492,6 +527,16 @@ pub(crate) fn decode_names(
         text = &text[len..];
         let pointer =
             std::str::from_utf8(pointer).map_err(|_| bad(index, "the name is not UTF-8"))?;
+        // One spelling per name: `~2` would read as the `~02` a store writes, and two
+        // spellings of one name compare unequal.
+        let bytes = pointer.as_bytes();
+        if bytes
+            .iter()
+            .enumerate()
+            .any(|(i, &b)| b == b'~' && !matches!(bytes.get(i + 1), Some(b'0' | b'1')))
+        {
+            return Err(bad(index, "the name holds a '~' that is neither '~0' nor '~1'"));
+        }
         let hashed = match pointer.strip_prefix('/') {
             None => return Err(bad(index, "the name is not a JSON Pointer")),
             Some(path) if key_hash == KEY_HASH_FX32_WORDS => {
@@ -550,7 +595,7 @@ impl<'a> StoreView<'a> {
     /// in memory, and [`LoadError::KeyHashView`] for a save of key hash 1, whose keys must be
     /// rehashed into a [`Store`] first.
     pub fn new(bytes: &'a [u8]) -> Result<StoreView<'a>, LoadError> {
-        let SaveParts { key_hash, index: raw_index, arena: arena_bytes, names } =
+        let SaveParts { key_hash, index: raw_index, arena: arena_bytes, names, .. } =
             index_and_arena(bytes)?;
         if key_hash != KEY_HASH_FX32_BYTES {
             return Err(LoadError::KeyHashView { key_hash });
@@ -627,6 +672,9 @@ pub struct FileInfo {
     pub minor: u16,
     /// The key hash ([`KEY_HASH_FX32_BYTES`], or [`KEY_HASH_FX32_WORDS`] for an old save).
     pub key_hash: u16,
+    /// The data version of the store the file holds, or a delta gives
+    /// ([`Store::data_version`]); 0 for a file of format 1.0.
+    pub data_version: u32,
     /// The file's length in bytes.
     pub file_len: u64,
     /// The section table, in table order.
@@ -663,8 +711,11 @@ pub struct SectionInfo {
 /// ```
 /// use datacomp::{save, Store};
 ///
-/// let info = save::describe(&Store::new().to_bytes())?;
-/// assert_eq!((info.major, info.minor), (1, 0));
+/// let mut store = Store::new();
+/// store.set_data_version(3);
+/// let info = save::describe(&store.to_bytes())?;
+/// assert_eq!((info.major, info.minor), (1, save::FORMAT_MINOR));
+/// assert_eq!(info.data_version, 3);
 /// let names: Vec<&str> = info.sections.iter().map(|s| s.name).collect();
 /// assert_eq!(
 ///     names,
@@ -696,6 +747,7 @@ pub fn describe(bytes: &[u8]) -> Result<FileInfo, LoadError> {
         major: header.major.get(),
         minor: header.minor.get(),
         key_hash: header.key_hash.get(),
+        data_version: header.data_version.get(),
         file_len: header.file_len.get(),
         sections,
     })

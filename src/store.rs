@@ -7,6 +7,7 @@ use zerocopy::little_endian::U32;
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use crate::blob::layout;
+use crate::history::Tracker;
 use crate::{
     AsKey, AsValue, Blob, BlobError, BlobRef, Error, HandleError, HandleMap, Id, Key, Value,
 };
@@ -94,6 +95,11 @@ pub struct Store {
     /// The name of every key the store was given as text: by a JSON import, a write, or by
     /// hand (one name per key).
     pub(crate) names: BTreeMap<Key, KeyName>,
+    /// The version of the game's data the entities follow (see [`Store::data_version`]).
+    pub(crate) data_version: u32,
+    // INVARIANT: every change to a slot of `index` or to its entity's bytes is stamped here
+    // (`touch`), or the tracker is told that everything changed (`Tracker::touch_all`).
+    pub(crate) tracker: Tracker,
 }
 
 /// A key's name, as the store was given it.
@@ -131,6 +137,8 @@ impl Store {
             arena: Vec::new(),
             garbage_words: 0,
             names: BTreeMap::new(),
+            data_version: 0,
+            tracker: Tracker::new(),
         }
     }
 
@@ -151,6 +159,8 @@ impl Store {
             arena: Vec::with_capacity(bytes.div_ceil(4)),
             garbage_words: 0,
             names: BTreeMap::new(),
+            data_version: 0,
+            tracker: Tracker::new(),
         }
     }
 
@@ -171,7 +181,7 @@ impl Store {
     /// # Panics
     ///
     /// If the arena would pass 2^32 words (16 GiB): spans are 32-bit.
-    fn allocate(&mut self, words: usize) -> Span {
+    pub(crate) fn allocate(&mut self, words: usize) -> Span {
         let offset = self.arena.len();
         let end = offset + words;
         assert!(u32::try_from(end).is_ok(), "Store: the arena would pass 2^32 words (16 GiB)");
@@ -201,7 +211,25 @@ impl Store {
         let source = blob.as_blob_ref();
         let span = self.allocate(source.used_bytes() / 4);
         layout::repack(source.as_words(), &mut self.arena[span.range()]);
-        self.index.insert(span)
+        self.insert_span(span)
+    }
+
+    /// Adds an entity whose blob is at `span` (already written) and returns its handle.
+    pub(crate) fn insert_span(&mut self, span: Span) -> Id {
+        let id = self.index.insert(span);
+        self.touch(id);
+        id
+    }
+
+    /// Stamps `id`'s slot as changed, for change tracking (`history`): O(1), and nothing at
+    /// all until a mark is taken.
+    #[inline]
+    pub(crate) fn touch(&mut self, id: Id) {
+        if self.tracker.is_tracking()
+            && let Some(slot) = self.index.slot_of(id)
+        {
+            self.tracker.touch(slot);
+        }
     }
 
     /// Adds an empty entity and returns its handle.
@@ -218,7 +246,7 @@ impl Store {
     pub fn insert_empty(&mut self) -> Id {
         let span = self.allocate(layout::EMPTY.len());
         self.arena[span.range()].copy_from_slice(&layout::EMPTY);
-        self.index.insert(span)
+        self.insert_span(span)
     }
 
     /// Adds an entity with these entries, set in order as [`Blob::set`] sets them, and
@@ -255,9 +283,10 @@ impl Store {
     /// # Errors
     ///
     /// [`Error::KeyCollision`] if a key given as text is recorded (in the store, or by an
-    /// earlier entry) under another name; [`Error::PathConflict`] if one path would be both a
-    /// value and an object (`stats` and `stats.health`); [`Error::Blob`] if the entity would
-    /// pass 4 GiB.
+    /// earlier entry) under another name; [`Error::PathTooDeep`] for a key given as text of
+    /// more than [`MAX_PATH_SEGMENTS`](crate::MAX_PATH_SEGMENTS) segments;
+    /// [`Error::PathConflict`] if one path would be both a value and an object (`stats` and
+    /// `stats.health`); [`Error::Blob`] if the entity would pass 4 GiB.
     ///
     /// # Panics
     ///
@@ -277,11 +306,12 @@ impl Store {
         &mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Result<Id, Error> {
-        let mut blob = Blob::new();
+        let mut set = Vec::new();
         let mut named = BTreeMap::new();
         for (key, value) in entries {
             let key = match key.as_path() {
                 Some(path) => {
+                    path.check_depth()?;
                     let key = self.check_path(&path)?;
                     match named.get(&key) {
                         Some(known) => KeyName::check(known, key, &path)?,
@@ -293,8 +323,11 @@ impl Store {
                 }
                 None => key.as_key(),
             };
-            blob.try_set(key, value)?;
+            set.push((key, value));
         }
+        // All at once: O(n log n), where setting each in turn scans the keys for each.
+        let mut blob = Blob::new();
+        blob.try_set_all(&set)?;
         self.check_entity_paths(blob.as_blob_ref(), &named)?;
         let id = self.insert(&blob);
         for (key, name) in named {
@@ -372,6 +405,12 @@ impl Store {
 
     /// Removes the entity of `id`; returns whether it was there. Its span becomes garbage.
     pub fn remove(&mut self, id: Id) -> bool {
+        let Some(rewrites) = self.index.slots_remove_rewrites(id) else {
+            return false;
+        };
+        for slot in rewrites {
+            self.tracker.touch(slot);
+        }
         let Some(span) = self.index.remove(id) else {
             return false;
         };
@@ -385,6 +424,7 @@ impl Store {
         self.index.clear();
         self.arena.clear();
         self.garbage_words = 0;
+        self.tracker.touch_all();
     }
 
     /// Iterates over `(Id, BlobRef)` in dense order, which after [`compact`](Store::compact)
@@ -426,6 +466,22 @@ impl Store {
         self.garbage_words = 0;
     }
 
+    /// Puts `arena` in place of the arena and `spans` (one per entity, in dense order) in place
+    /// of the entities' spans: for an operation that builds every blob anew aside and swaps
+    /// them in at the end, or changes nothing (a migration).
+    ///
+    /// The caller keeps the arena's invariant: each span lies inside `arena`, holds a valid
+    /// blob, and overlaps no other.
+    pub(crate) fn replace_arena(&mut self, arena: Vec<u32>, spans: Vec<Span>) {
+        debug_assert_eq!(spans.len(), self.len());
+        let used: usize = spans.iter().map(|span| span.words()).sum();
+        for (span, new) in self.index.values_mut().zip(spans) {
+            *span = new;
+        }
+        self.garbage_words = arena.len() - used;
+        self.arena = arena;
+    }
+
     pub(crate) fn compact_if_wasteful(&mut self) {
         if self.arena.len() >= MIN_COMPACT_WORDS && self.garbage_words * 2 > self.arena.len() {
             self.compact();
@@ -450,10 +506,11 @@ impl Store {
 
 impl PartialEq for Store {
     /// Equal when both hold the same live handles, each with equal entries (as
-    /// [`BlobRef`]'s `==`), and the same key names: the same contents, whatever the order of
-    /// entities, the arena's layout or garbage.
+    /// [`BlobRef`]'s `==`), the same key names and the same data version: the same contents,
+    /// whatever the order of entities, the arena's layout or garbage.
     fn eq(&self, other: &Store) -> bool {
         self.len() == other.len()
+            && self.data_version == other.data_version
             && self.names == other.names
             && self.iter().all(|(id, blob)| other.get(id).is_some_and(|o| o == blob))
     }
@@ -604,11 +661,12 @@ impl BlobMut<'_> {
     /// # Errors
     ///
     /// [`Error::KeyCollision`] if the key is given as text and the store records its hash under
-    /// another name (writing would overwrite that name's value); [`Error::PathConflict`] if the
-    /// key is new to the entity and given as text, and the entity holds a value named on its
-    /// path (`stats` for `stats.health`) or keys named under it (`stats.health` for `stats`):
-    /// export could not write both; [`Error::Blob`] with [`BlobError::TooLarge`] past 4 GiB for
-    /// one blob.
+    /// another name (writing would overwrite that name's value); [`Error::PathTooDeep`] for a
+    /// key given as text of more than [`MAX_PATH_SEGMENTS`](crate::MAX_PATH_SEGMENTS)
+    /// segments; [`Error::PathConflict`] if the key is new to the entity and given as text, and
+    /// the entity holds a value named on its path (`stats` for `stats.health`) or keys named
+    /// under it (`stats.health` for `stats`): export could not write both; [`Error::Blob`] with
+    /// [`BlobError::TooLarge`] past 4 GiB for one blob.
     ///
     /// # Panics
     ///
@@ -639,6 +697,7 @@ impl BlobMut<'_> {
         let path = key.as_path();
         let (key, named) = match &path {
             Some(path) => {
+                path.check_depth()?;
                 let key = path.key();
                 let named = match self.store.names.get(&key) {
                     Some(known) => (known.check(key, path).map(|()| key)?, true),
@@ -662,6 +721,7 @@ impl BlobMut<'_> {
 
     /// Writes `key` in place, or after moving the blob to the arena's end with room.
     fn write(&mut self, key: Key, value: Value<'_>) -> Result<(), BlobError> {
+        self.store.touch(self.id);
         let span = self.span();
         let Err(need) = layout::set(&mut self.store.arena[span.range()], key, value) else {
             return Ok(());
@@ -694,6 +754,7 @@ impl BlobMut<'_> {
 
     /// Removes `key`; returns whether it was there.
     pub fn remove(&mut self, key: impl Into<Key>) -> bool {
+        self.store.touch(self.id);
         let span = self.span();
         layout::remove(&mut self.store.arena[span.range()], key.into())
     }
@@ -709,14 +770,11 @@ impl crate::blob::PatchTarget for BlobMut<'_> {
         Ok(())
     }
 
-    fn remove_key(&mut self, key: Key) -> bool {
-        self.remove(key)
-    }
-
-    fn set_reserved(&mut self, key: Key, value: Value<'_>) {
+    fn region_mut(&mut self) -> Option<&mut [u32]> {
+        // The caller writes the region: the entity changes.
+        self.store.touch(self.id);
         let span = self.span();
-        layout::set(&mut self.store.arena[span.range()], key, value)
-            .expect("INVARIANT: the patch reserved its room");
+        Some(&mut self.store.arena[span.range()])
     }
 }
 

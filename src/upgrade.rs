@@ -7,7 +7,7 @@ use std::collections::btree_map::Entry;
 use crate::blob::layout;
 use crate::key::v1;
 use crate::store::{KeyName, Span};
-use crate::{HandleMap, Key, KeyPath, LoadError};
+use crate::{HandleMap, Id, Key, KeyPath, LoadError};
 
 /// How to load a save: the paths of keys that a save of key hash 1 holds without names.
 ///
@@ -73,27 +73,43 @@ impl Explained<'_> {
 /// Rehashes the keys of every entity of `index` in `arena` (checked spans, valid blobs) from key
 /// hash 1 to key hash 2, and returns the key names under their new keys. On an error `arena`
 /// is unchanged.
+///
+/// Work and memory grow with the keys the save holds and names, not with the known paths:
+/// each known path costs one hash, and is kept only if an entity holds its old key.
 pub(crate) fn rehash(
     index: &HandleMap<Span>,
     arena: &mut [u32],
     names: &BTreeMap<Key, KeyName>,
     options: &LoadOptions,
 ) -> Result<BTreeMap<Key, KeyName>, LoadError> {
+    // Every key an entity holds, with the first entity (in dense order) that holds it.
+    let mut held: BTreeMap<Key, Id> = BTreeMap::new();
+    for (id, span) in index {
+        for &raw in layout::keys(&arena[span.range()]) {
+            held.entry(Key::from_raw(raw)).or_insert(id);
+        }
+    }
+
     // Old key -> its name: the save's names first, since they are what the store recorded.
     let mut explained: BTreeMap<Key, Explained<'_>> = names
         .iter()
         .map(|(&old, name)| {
-            (old, Explained { saved: Some(name), known: None, rival: None, used: false })
+            let used = held.contains_key(&old);
+            (old, Explained { saved: Some(name), known: None, rival: None, used })
         })
         .collect();
     for text in &options.known {
         let path = KeyPath::pointer(text).unwrap_or_else(|| KeyPath::dotted(text));
         let old = v1::path(path.segments());
+        if !held.contains_key(&old) {
+            // No entity needs it: a path list of millions costs no entry per path.
+            continue;
+        }
         let entry = explained.entry(old).or_insert(Explained {
             saved: None,
             known: None,
             rival: None,
-            used: false,
+            used: true,
         });
         match (entry.saved, &entry.known) {
             (Some(_), _) => {}
@@ -106,29 +122,19 @@ pub(crate) fn rehash(
         }
     }
 
-    let mut unexplained = BTreeMap::new();
-    for (id, span) in index {
-        for &raw in layout::keys(&arena[span.range()]) {
-            let old = Key::from_raw(raw);
-            match explained.get_mut(&old) {
-                Some(known) => known.used = true,
-                None => {
-                    unexplained.entry(old).or_insert(id);
-                }
-            }
-        }
-    }
+    let unexplained: Vec<(Id, Key)> = held
+        .iter()
+        .filter(|(old, _)| !explained.contains_key(old))
+        .map(|(&old, &id)| (id, old))
+        .collect();
     if !unexplained.is_empty() {
-        let keys = unexplained.into_iter().map(|(key, id)| (id, key)).collect();
-        return Err(LoadError::UnexplainedKeys { keys });
+        return Err(LoadError::UnexplainedKeys { keys: unexplained });
     }
 
-    let mut new_names = BTreeMap::new();
+    // New key -> its name, and whether an entity holds it.
+    let mut new_names: BTreeMap<Key, (KeyName, bool)> = BTreeMap::new();
     let mut map = BTreeMap::new();
     for (&old, entry) in &explained {
-        if !(entry.saved.is_some() || entry.used) {
-            continue;
-        }
         let name = entry.name();
         if let (true, Some(rival)) = (entry.used, &entry.rival) {
             let (first, second) =
@@ -138,14 +144,26 @@ pub(crate) fn rehash(
         let key = Key::from_pointer(&name.pointer).unwrap_or_default();
         match new_names.entry(key) {
             Entry::Vacant(vacant) => {
-                vacant.insert(name);
+                vacant.insert((name, entry.used));
             }
-            Entry::Occupied(other) => {
-                let (first, second) = (other.get().label().to_owned(), name.label().to_owned());
-                return Err(LoadError::UpgradeCollision { key, first, second });
-            }
+            Entry::Occupied(mut other) => match (other.get().1, entry.used) {
+                (true, true) => {
+                    let (first, second) =
+                        (other.get().0.label().to_owned(), name.label().to_owned());
+                    return Err(LoadError::UpgradeCollision { key, first, second });
+                }
+                // A saved name that no entity holds gives way to one that an entity does (or,
+                // both unheld, to the first): it names no value, so nothing is lost, and
+                // refusing would leave the save unloadable, since no option can drop it.
+                (false, true) => {
+                    other.insert((name, true));
+                }
+                (_, false) => continue,
+            },
         }
-        map.insert(old, key);
+        if entry.used {
+            map.insert(old, key);
+        }
     }
 
     // Every key an entity holds is in `map`, and `map` is one to one: each blob keeps distinct
@@ -156,7 +174,7 @@ pub(crate) fn rehash(
                 map.get(&Key::from_raw(*raw)).expect("INVARIANT: every held key is mapped").raw();
         }
     }
-    Ok(new_names)
+    Ok(new_names.into_iter().map(|(key, (name, _))| (key, name)).collect())
 }
 
 #[cfg(test)]

@@ -4,7 +4,9 @@
 //! dhat's heap profiler counts every allocation in this process, so this file holds a single
 //! test: parallel tests would count each other's allocations.
 
-use datacomp::{Blob, Key, Store, StoreView, Value};
+use std::hash::Hasher;
+
+use datacomp::{Blob, History, Key, LoadOptions, Store, StoreView, Value};
 
 #[global_allocator]
 static ALLOC: dhat::Alloc = dhat::Alloc;
@@ -33,6 +35,8 @@ fn allocation_counts() {
     let _profiler = dhat::Profiler::builder().testing().build();
     blob_allocations();
     store_load_allocations();
+    known_keys_allocations();
+    time_travel_allocations();
 }
 
 fn blob_allocations() {
@@ -82,7 +86,10 @@ fn blob_allocations() {
     let (big, _) =
         allocations(|| (0..100).map(|i| (Key::from_raw(i), "payload")).collect::<Blob>());
     let (_, count) = allocations(|| Blob::from_bytes(big.as_bytes()).unwrap());
-    assert_eq!(count, 3, "past 32 keys, validation sorts in two scratch buffers");
+    assert_eq!(
+        count, 2,
+        "past 32 keys, the key check sorts in a scratch buffer; top-down payloads need no sort"
+    );
 }
 
 fn world(entities: usize) -> Vec<u8> {
@@ -102,12 +109,97 @@ fn store_load_allocations() {
         let bytes = world(entities);
         let (store, count) = allocations(|| Store::from_bytes(&bytes).unwrap());
         assert_eq!(store.len(), entities);
-        // The index's items, meta and slots, the arena, and the span list that the overlap
-        // check sorts: five, not one per entity.
-        assert_eq!(count, 5, "Store::from_bytes of {entities} entities");
+        // The index's items, meta and slots, the arena, the span list that the overlap check
+        // sorts, and the key array last proven unique: six, not one per entity.
+        assert_eq!(count, 6, "Store::from_bytes of {entities} entities");
 
         let (view, count) = allocations(|| StoreView::new(&bytes).unwrap().len());
         assert_eq!(view, entities);
-        assert_eq!(count, 1, "StoreView::new of {entities} entities: the sorted span list only");
+        assert_eq!(
+            count, 2,
+            "StoreView::new of {entities} entities: the sorted span list, the unique key array"
+        );
     }
+}
+
+/// A key hash 1 save of one entity holding `name` (by its key hash 1 key), without names.
+fn old_world() -> Vec<u8> {
+    let mut hasher = fxhash::FxHasher32::default();
+    hasher.write(b"name");
+    let mut store = Store::new();
+    store.insert(&[(Key::from_raw(hasher.finish() as u32), 1.0)].into_iter().collect::<Blob>());
+    let mut bytes = store.to_bytes();
+    bytes[12..14].copy_from_slice(&1_u16.to_le_bytes());
+    bytes[24..28].fill(0);
+    let crc = crc32fast::hash(&bytes[..32 + 24 * usize::from(bytes[14])]);
+    bytes[24..28].copy_from_slice(&crc.to_le_bytes());
+    bytes
+}
+
+/// Attack: `datacomp upgrade --keys` with 10 million paths took 1.9 GB, most of it one map
+/// entry per path. A known path that no entity needs must cost no allocation.
+fn known_keys_allocations() {
+    let bytes = old_world();
+    let counts: Vec<u64> = [10, 20_000]
+        .into_iter()
+        .map(|paths| {
+            let mut known: Vec<String> = (0..paths).map(|i| format!("item_{i}.count")).collect();
+            known.push("name".into());
+            let options = LoadOptions::new().known_keys(known.iter().map(String::as_str));
+            let (store, count) = allocations(|| Store::from_bytes_with(&bytes, &options).unwrap());
+            assert_eq!(store.key_name(Key::parse("name")), Some("name"));
+            count
+        })
+        .collect();
+    assert_eq!(counts[0], counts[1], "allocations with 10 and 20,000 known paths");
+}
+
+/// A store of `entities` sheets with three key names.
+fn named_world(entities: usize) -> Store {
+    let mut store = Store::from_bytes(&world(entities)).unwrap();
+    for name in ["name", "stats.health", "position"] {
+        store.insert_key_name(name).unwrap();
+    }
+    store
+}
+
+fn time_travel_allocations() {
+    let mut counts = Vec::new();
+    for entities in [1_000, 100_000] {
+        let mut store = named_world(entities);
+        let (snapshot, snapshot_count) = allocations(|| store.snapshot());
+        // The index's items, meta and slots, the arena; the names: one B-tree node and two
+        // strings (dotted and pointer) per name. Nothing per entity.
+        assert_eq!(snapshot_count, 4 + 1 + 2 * 3, "Store::snapshot of {entities} entities");
+
+        let ids: Vec<_> = store.iter().map(|(id, _)| id).take(10).collect();
+        for &id in &ids {
+            store.get_mut(id).unwrap().set(Key::parse("stats.health"), 1.0);
+        }
+        let (_, restore_count) = allocations(|| store.restore(&snapshot));
+        assert_eq!(restore_count, 0, "Store::restore of {entities} entities into its own buffers");
+        let mut empty = Store::new();
+        let (_, count) = allocations(|| empty.restore(&snapshot));
+        assert_eq!(count, snapshot_count, "Store::restore into an empty store: one per buffer");
+
+        let (mark, mark_count) = allocations(|| store.mark());
+        assert_eq!(mark_count, snapshot_count, "Store::mark is a snapshot");
+        drop(mark);
+
+        // A commit of 10 changed entities costs the same whatever the store's size.
+        let mut history = History::new(usize::MAX);
+        history.commit(&store);
+        for &id in &ids {
+            store.get_mut(id).unwrap().set(Key::parse("stats.health"), 2.0);
+        }
+        let (_, commit_count) = allocations(|| history.commit(&store));
+        let (_, undo_count) = allocations(|| history.undo(&mut store));
+        let (_, redo_count) = allocations(|| history.redo(&mut store));
+        counts.push((commit_count, undo_count, redo_count));
+    }
+    assert_eq!(
+        counts[0], counts[1],
+        "commit, undo, redo allocations of 1,000 and 100,000 entities"
+    );
+    println!("commit, undo, redo of 10 changed entities: {:?} allocations", counts[0]);
 }

@@ -586,15 +586,16 @@ fn names_given_by_hand_follow_the_import_rules_and_are_saved() {
     let mut store = Store::new();
     store.import_json(r#"{"a": {"b~/": 1}}"#, &ImportOptions::strict()).unwrap();
     // The name an import gave, given again: no change.
-    assert_eq!(store.insert_key_name("a.b~/"), Ok(Key::path(&["a", "b~/"])));
+    assert_eq!(store.insert_key_name("a.b~/").unwrap(), Key::path(&["a", "b~/"]));
     let luck = store.insert_key_name("stats.luck").unwrap();
     assert_eq!(luck, Key::parse("stats.luck"));
     assert_eq!(
-        store.insert_key_name("fury_sleep_272"),
-        Ok(Key::from_raw(0x316e_c2d7)),
+        store.insert_key_name("fury_sleep_272").unwrap(),
+        Key::from_raw(0x316e_c2d7),
         "no collision while the other name is unknown"
     );
     let err = store.insert_key_name("sleep_haste_8").unwrap_err();
+    let datacomp::Error::KeyCollision(err) = err else { panic!("{err}") };
     assert_eq!(
         err,
         KeyCollision {

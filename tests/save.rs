@@ -153,7 +153,8 @@ fn describe_reads_the_header_and_table_a_load_checks() {
     let (store, _, _) = world();
     let bytes = store.to_bytes();
     let info = datacomp::save::describe(&bytes).unwrap();
-    assert_eq!((info.major, info.minor, info.key_hash), (1, 0, 2));
+    let minor = datacomp::save::FORMAT_MINOR;
+    assert_eq!((info.major, info.minor, info.key_hash, info.data_version), (1, minor, 2, 0));
     assert_eq!(info.file_len, bytes.len() as u64);
     let expected: Vec<(u32, usize, usize)> = table(&bytes);
     let got: Vec<(u32, usize, usize)> =
@@ -187,7 +188,8 @@ fn each_malformation_gets_its_own_error() {
     };
 
     assert_eq!(edit(&|b| b[0] = b'X'), Some(LoadError::BadMagic { found: *b"XATACOMP" }));
-    assert_eq!(edit(&|b| b[8] = 2), Some(LoadError::UnsupportedVersion { major: 2, minor: 0 }));
+    let minor = datacomp::save::FORMAT_MINOR;
+    assert_eq!(edit(&|b| b[8] = 2), Some(LoadError::UnsupportedVersion { major: 2, minor }));
     assert_eq!(edit(&|b| b[12] = 7), Some(LoadError::UnsupportedKeyHash { key_hash: 7 }));
     let (index_header, _) = section(&good, 1);
     assert_eq!(
@@ -258,6 +260,7 @@ fn error_messages_say_what_and_where() {
     let (store, _, _) = world();
     let mut bytes = store.to_bytes();
     bytes[8] = 3;
+    bytes[10..12].fill(0);
     reseal(&mut bytes);
     assert_eq!(
         Store::from_bytes(&bytes).unwrap_err().to_string(),
@@ -433,4 +436,43 @@ fn a_handle_base_that_leaves_no_room_is_refused() {
         "handle map: the first slot's index 4294967293 is past 2147483647, the highest a reset \
          gives, and could leave no index for new handles"
     );
+}
+
+/// `bytes` with its key-name section (the last) replaced by one name, `pointer`, under `key`.
+fn with_one_name(bytes: &[u8], key: Key, pointer: &str) -> Vec<u8> {
+    let (offset, _) = section(bytes, NAMES);
+    let entry = 32 + 24 * table(bytes).iter().position(|(k, _, _)| *k == NAMES).unwrap();
+    let mut out = bytes[..offset].to_vec();
+    out.extend_from_slice(&1_u32.to_le_bytes());
+    out.extend_from_slice(&key.raw().to_le_bytes());
+    out.extend_from_slice(&(pointer.len() as u32).to_le_bytes());
+    out.extend_from_slice(pointer.as_bytes());
+    let len = (out.len() - offset) as u64;
+    out.resize(out.len().next_multiple_of(8), 0);
+    out[entry + 16..entry + 24].copy_from_slice(&len.to_le_bytes());
+    let file_len = out.len() as u64;
+    out[16..24].copy_from_slice(&file_len.to_le_bytes());
+    reseal(&mut out);
+    out
+}
+
+/// Attack: a name holding a `~` that is not `~0` or `~1` (`/~2`, not a JSON Pointer escape)
+/// loaded as a second spelling of `/~02`; a merge with a save that spelled it right then
+/// failed with "~2 and ~2 hash to the same key". Every name has one spelling.
+#[test]
+fn a_name_with_a_tilde_that_is_no_escape_is_refused() {
+    let key = Key::new("~2");
+    let mut store = Store::new();
+    store.insert(&[(key, 1.0)].into_iter().collect::<Blob>());
+    let good = with_one_name(&store.to_bytes(), key, "/~02");
+    assert_eq!(Store::from_bytes(&good).unwrap().key_name(key), Some("~2"));
+    for bad in ["/~2", "/~", "/a~/b", "/~~0"] {
+        let bytes = with_one_name(&store.to_bytes(), Key::from_pointer(bad).unwrap(), bad);
+        let expected = Some(LoadError::KeyName {
+            index: 0,
+            problem: "the name holds a '~' that is neither '~0' nor '~1'",
+        });
+        assert_eq!(Store::from_bytes(&bytes).err(), expected, "{bad}");
+        assert_eq!(StoreView::new(&bytes).err(), expected, "{bad}");
+    }
 }

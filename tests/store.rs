@@ -310,7 +310,9 @@ fn compaction_leaves_no_removed_bytes() {
 // ---------------------------------------------------------------------------------------------
 // Key names: every write with a key given as text records its name
 
-use datacomp::{Error, ImportOptions, JsonStyle, KeyCollision, KeyPath, PathConflict};
+use datacomp::{
+    Error, ImportOptions, JsonStyle, KeyCollision, KeyPath, MAX_PATH_SEGMENTS, PathConflict,
+};
 
 /// Two names with one key hash 2 value.
 const FIRST: &str = "sleep_haste_8";
@@ -502,7 +504,7 @@ fn an_entity_inserted_with_a_value_where_a_path_runs_through_is_refused() {
     // A long path and a large entity stay cheap: one set of keys, not a scan per segment.
     let many: Vec<(String, f32)> = (0..5_000).map(|i| (format!("k{i}"), 1.0)).collect();
     let big = store.insert_entries(many.iter().map(|(k, v)| (k.as_str(), *v)));
-    let deep = format!("k4999.{}", vec!["x"; 5_000].join("."));
+    let deep = format!("k4999.{}", vec!["x"; MAX_PATH_SEGMENTS - 1].join("."));
     let err = store.get_mut(big).unwrap().try_set(deep.as_str(), 1).unwrap_err();
     assert!(matches!(err, Error::PathConflict(PathConflict { under: false, .. })), "{err}");
 }

@@ -2,13 +2,15 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use datacomp::{Blob, BlobRef, Error, Id, Key, Patch, Side, Store, StorePatch};
+use datacomp::{
+    Blob, BlobRef, Error, Id, Key, KeyCollision, LoadError, Patch, Side, Store, StorePatch,
+};
 use serde_json::json;
 
-use crate::files::{load, lock, save};
-use crate::output::{Bytes, Failure, key_name as name, value_json};
+use crate::files::{load, lock_if_exists, lock_later, save, saved_len};
+use crate::output::{Bytes, Failure, key_name as name, shown, value_json};
 
 /// Entries as a JSON object by key name (sorted).
 fn entries_by_name(
@@ -28,17 +30,80 @@ fn patch_json(stores: &[&Store], id: Id, patch: &Patch) -> serde_json::Value {
     json!({ "id": id.to_string(), "set": set, "removed": removed })
 }
 
-/// `datacomp diff`: the changes from `base` to `target` as JSON, keys by name; with `output`,
-/// also the delta file.
+/// Deltas a chain may hold: each link's base check is a pass over the store, so a chain costs
+/// its length times the store's size. A longer chain is applied in parts (or rebased: saved
+/// whole, with later deltas made from that save).
+pub const MAX_CHAIN: usize = 1024;
+
+/// The save at `base_path` with the deltas at `chain` applied in order: each must have been
+/// made from the store the ones before it give. Nothing is kept of a chain that breaks.
+fn load_chain(base_path: &Path, chain: &[PathBuf]) -> Result<(Store, usize, usize), Failure> {
+    if chain.len() > MAX_CHAIN {
+        return Err(Failure::at(
+            chain[MAX_CHAIN].display(),
+            format!(
+                "a chain holds at most {MAX_CHAIN} deltas, and this one has {}: apply it in \
+                 parts (the first {MAX_CHAIN} to a new save, then the rest to that)",
+                chain.len()
+            ),
+        ));
+    }
+    let mut store = load(base_path)?;
+    let (mut inserted, mut changed) = (0, 0);
+    for (i, delta_path) in chain.iter().enumerate() {
+        let link = || {
+            if chain.len() == 1 {
+                String::new()
+            } else {
+                format!("delta {} of {} in the chain: ", i + 1, chain.len())
+            }
+        };
+        let delta = StorePatch::load(delta_path).map_err(|e| match e {
+            Error::Io(e) => Failure::at(delta_path.display(), format!("cannot read: {e}")),
+            e => Failure::at(delta_path.display(), format!("{}{e}", link())),
+        })?;
+        delta.apply(&mut store).map_err(|e| {
+            let after = chain[i.saturating_sub(1)].display().to_string();
+            let after = datacomp::text::Shortened(&after);
+            let hint = match e {
+                LoadError::DeltaBase { .. } if chain.len() > 1 => format!(
+                    "; it was not made from {} (a link is missing or out of order, or the base \
+                     changed)",
+                    if i == 0 { "the base".to_owned() } else { format!("what {after} gives") }
+                ),
+                _ => String::new(),
+            };
+            Failure::at(delta_path.display(), format!("{}{e}{hint}", link()))
+        })?;
+        inserted += delta.inserted();
+        changed += delta.changed();
+    }
+    Ok((store, inserted, changed))
+}
+
+/// `datacomp diff`: the changes from `base` (with the deltas of `chain` applied) to `target`
+/// as JSON, keys by name; with `output`, also the delta file: the next link of the chain.
 pub fn diff(
     base_path: &Path,
+    chain: &[PathBuf],
     target_path: &Path,
     output: Option<&Path>,
     compact: bool,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
-    let file = output.map(lock).transpose()?;
-    let (base, target) = (load(base_path)?, load(target_path)?);
+    let file = output.map(lock_if_exists).transpose()?.flatten();
+    let (base, target) = (load_chain(base_path, chain)?.0, load(target_path)?);
+    // One hash under two names: its changes could be shown under neither name alone, so the
+    // two files are refused, as `merge` refuses them.
+    for (key, _) in base.key_names() {
+        let (before, after) = (base.key_label(key), target.key_label(key));
+        if target.key_name(key).is_some() && before != after {
+            let collision =
+                KeyCollision { key, name: after.into_owned(), known: before.into_owned() };
+            return Err(Failure::at(target_path.display(), collision));
+        }
+    }
+    let file = output.map(|output| lock_later(file, output)).transpose()?;
     let stores = [&target, &base];
     let mut inserted = Vec::new();
     let mut changed = Vec::new();
@@ -75,29 +140,26 @@ pub fn diff(
     Ok(())
 }
 
-/// `datacomp apply`: a delta file applied to the save it was made from, written to `output`.
+/// `datacomp apply`: a delta file, or a chain of them, applied to the save the first was made
+/// from (each later one made from the result of those before it), written to `output`.
 pub fn apply(
     base_path: &Path,
-    delta_path: &Path,
+    chain: &[PathBuf],
     output: &Path,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
-    let file = lock(output)?;
-    let mut store = load(base_path)?;
-    let delta = StorePatch::load(delta_path).map_err(|e| match e {
-        Error::Io(e) => Failure::at(delta_path.display(), format!("cannot read: {e}")),
-        e => Failure::at(delta_path.display(), e),
-    })?;
-    delta.apply(&mut store).map_err(|e| Failure::at(delta_path.display(), e))?;
+    let file = lock_if_exists(output)?;
+    let (mut store, inserted, changed) = load_chain(base_path, chain)?;
+    let file = lock_later(file, output)?;
     save(&file, &mut store, output)?;
+    let by =
+        if chain.len() == 1 { "the delta".to_owned() } else { format!("{} deltas", chain.len()) };
     writeln!(
         out,
-        "{}: {} entities ({} inserted, {} changed by the delta), {}",
-        output.display(),
+        "{}: {} entities ({inserted} inserted, {changed} changed by {by}), {}",
+        shown(output),
         store.len(),
-        delta.inserted(),
-        delta.changed(),
-        Bytes(store.to_bytes().len()),
+        Bytes(saved_len(&file)),
     )?;
     Ok(())
 }
@@ -114,9 +176,21 @@ pub fn merge(
     prefer: Option<Side>,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
-    let file = lock(output)?;
+    let file = lock_if_exists(output)?;
     let [base, ours, theirs] = paths.map(load);
     let (base, mut merged, theirs) = (base?, ours?, theirs?);
+    // Keys of one data version mean other things in another: merging across a migration
+    // would mix them.
+    let versions = [&base, &merged, &theirs].map(Store::data_version);
+    if versions.iter().any(|&v| v != versions[0]) {
+        let [b, o, t] = versions;
+        let message = format!(
+            "data versions differ: base {b}, ours {o}, theirs {t}: migrate all three to one \
+             version first"
+        );
+        return Err(Failure::at(paths[1].display(), message));
+    }
+    let file = lock_later(file, output)?;
     let mut conflicts = Vec::new();
     let mut report = Vec::new();
 
@@ -183,7 +257,7 @@ pub fn merge(
     writeln!(
         out,
         "{}: {} entities, {} conflicting keys{}",
-        output.display(),
+        shown(output),
         merged.len(),
         conflicts.len(),
         match prefer {

@@ -10,7 +10,7 @@ use datacomp::{
 };
 
 use crate::TypeArg;
-use crate::files::{entity, load, lock, save};
+use crate::files::{entity, load, lock_and_load, save};
 use crate::inspect::{entries_json, print_entries};
 use crate::output::{Failure, Plain, value_json};
 
@@ -199,8 +199,7 @@ pub fn set(
     ty: Option<TypeArg>,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
-    let file = lock(path)?;
-    let mut store = load(path)?;
+    let (file, mut store) = lock_and_load(path)?;
     let (id, blob) = entity(&store, path, id)?;
     let arg = parse_key(key)?;
     let parsed = arg.check(&store, path)?;
@@ -228,8 +227,7 @@ pub fn set(
 
 /// `datacomp rm`.
 pub fn rm(path: &Path, id: &str, key: Option<&str>, out: &mut dyn Write) -> Result<(), Failure> {
-    let file = lock(path)?;
-    let mut store = load(path)?;
+    let (file, mut store) = lock_and_load(path)?;
     let (id, blob) = entity(&store, path, id)?;
     match key {
         Some(given) => {

@@ -31,7 +31,7 @@ pub fn run(
 ) -> Result<(), Failure> {
     let bytes = read(path)?;
     let info = save::describe(&bytes).map_err(|e| Failure::at(path.display(), e))?;
-    let store = Store::from_bytes(&bytes).map_err(|e| Failure::at(path.display(), e))?;
+    let store = Store::from_bytes(&bytes).map_err(|e| crate::files::load_failure(path, &e))?;
     match entity_id {
         Some(id) => {
             let (id, blob) = entity(&store, path, id)?;
@@ -55,11 +55,12 @@ fn print_file(
 ) -> Result<(), Failure> {
     writeln!(
         out,
-        "{}: datacomp save, format {}.{}, key hash {}, {} ({} bytes)",
-        path.display(),
+        "{}: datacomp save, format {}.{}, key hash {}, data version {}, {} ({} bytes)",
+        crate::output::shown(path),
         info.major,
         info.minor,
         info.key_hash,
+        info.data_version,
         Bytes(info.file_len as usize),
         info.file_len
     )?;
@@ -109,6 +110,7 @@ fn file_json(path: &Path, info: &save::FileInfo, store: &Store) -> serde_json::V
         "file": path.display().to_string(),
         "format": format!("{}.{}", info.major, info.minor),
         "key_hash": info.key_hash,
+        "data_version": info.data_version,
         "file_bytes": info.file_len,
         "sections": sections,
         "entities": stats.entities,

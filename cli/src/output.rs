@@ -2,6 +2,7 @@
 
 use std::fmt::{self, Display};
 use std::io;
+use std::path::Path;
 
 use datacomp::text::{Escaped, Shortened};
 use datacomp::{JsonF32, Key, Store, Value};
@@ -32,6 +33,12 @@ impl From<io::Error> for Failure {
             Failure::at("stdout", e)
         }
     }
+}
+
+/// A path as a summary line shows it: control characters escaped, as in errors, since a file
+/// may be named by someone else (`datacomp verify mods/*`).
+pub fn shown(path: &Path) -> String {
+    Escaped(&path.display().to_string()).to_string()
 }
 
 /// A byte count for people: `812 B`, `8.3 KiB`, `40.1 MiB`.

@@ -2,6 +2,7 @@
 
 mod id;
 mod raw;
+mod travel;
 
 use std::cmp::Ordering;
 use std::fmt;
@@ -124,7 +125,6 @@ impl Slot {
 /// assert_eq!(monsters[troll], "troll");
 /// assert_eq!(monsters.as_slice(), ["troll"]);
 /// ```
-#[derive(Clone)]
 pub struct HandleMap<T> {
     // INVARIANT: `items` and `meta` have the same length, at most u32::MAX - 1.
     items: Vec<T>,
@@ -910,6 +910,34 @@ impl<T> HandleMap<T> {
     #[must_use]
     pub fn ids(&self) -> impl ExactSizeIterator<Item = Id> + '_ {
         (0..self.items.len()).map(|dense| self.id_of_slot(self.meta[dense] as usize))
+    }
+}
+
+impl<T: Clone> Clone for HandleMap<T> {
+    fn clone(&self) -> Self {
+        HandleMap {
+            items: self.items.clone(),
+            meta: self.meta.clone(),
+            slots: self.slots.clone(),
+            free_head: self.free_head,
+            free_tail: self.free_tail,
+            base: self.base,
+            type_id: self.type_id,
+            defrag: self.defrag,
+        }
+    }
+
+    /// Copies `source` into this map's buffers, reusing their allocations: a snapshot's
+    /// restore is three memcpys into warm memory.
+    fn clone_from(&mut self, source: &Self) {
+        self.items.clone_from(&source.items);
+        self.meta.clone_from(&source.meta);
+        self.slots.clone_from(&source.slots);
+        self.free_head = source.free_head;
+        self.free_tail = source.free_tail;
+        self.base = source.base;
+        self.type_id = source.type_id;
+        self.defrag = source.defrag;
     }
 }
 

@@ -1,0 +1,126 @@
+//! Time travel on 100,000 character sheets: a snapshot and a restore beside memcpy of the same
+//! bytes (into a fresh buffer and into a warm one) and a clone of the usual
+//! `Vec<HashMap<String, serde_json::Value>>`; and, with 1% of the sheets changed (1,000 sheets:
+//! their health), a history commit, undo and redo, `changes_since` and `delta_since`, beside
+//! what they replace: a full snapshot per commit, and `Store::diff` against a copy.
+//!
+//! Run: `cargo bench --bench history -- --warm-up-time 1 --measurement-time 3`. It prints the
+//! sizes first.
+
+#[path = "common/changed_world.rs"]
+mod changed_world;
+#[path = "common/sheet.rs"]
+mod sheet;
+
+use std::hint::black_box;
+
+use changed_world::{CHANGE_EVERY, ENTITIES, json_world, worlds};
+use criterion::{Criterion, criterion_group, criterion_main};
+use datacomp::{History, Id, Store};
+
+/// The bytes of the store's buffers, as one buffer: what a memcpy of the store copies.
+fn store_bytes(store: &Store) -> Vec<u8> {
+    store.snapshot().as_store().to_bytes()
+}
+
+/// Sets the health of every 100th sheet: 1% of them, each to a value that differs from the
+/// last round's.
+fn change_one_percent(store: &mut Store, ids: &[Id], round: &mut u32) {
+    *round += 1;
+    for &id in ids.iter().step_by(CHANGE_EVERY) {
+        store.get_mut(id).unwrap().set(sheet::ONE_KEY, *round as f32);
+    }
+}
+
+fn snapshot_restore(c: &mut Criterion) {
+    let (world, _) = worlds();
+    let bytes = store_bytes(&world);
+    let snapshot = world.snapshot();
+    println!(
+        "store: {} entities, snapshot {} bytes, save {} bytes",
+        world.len(),
+        snapshot.byte_len(),
+        bytes.len()
+    );
+    let json = json_world(&world);
+
+    let mut group = c.benchmark_group("snapshot/100k_sheets");
+    group.sample_size(10);
+    group.bench_function("datacomp_snapshot", |b| b.iter(|| black_box(&world).snapshot()));
+    group.bench_function("memcpy_fresh_buffer", |b| b.iter(|| black_box(&bytes[..]).to_vec()));
+    let mut target = world.clone();
+    group.bench_function("datacomp_restore", |b| b.iter(|| target.restore(black_box(&snapshot))));
+    let mut warm = vec![0_u8; bytes.len()];
+    group.bench_function("memcpy_warm_buffer", |b| {
+        b.iter(|| warm.copy_from_slice(black_box(&bytes[..])))
+    });
+    group.bench_function("hashmap_world_clone", |b| b.iter(|| black_box(&json).clone()));
+    group.finish();
+}
+
+fn commit_undo_redo(c: &mut Criterion) {
+    let (mut world, _) = worlds();
+    let ids: Vec<Id> = world.iter().map(|(id, _)| id).collect();
+    let mut round = 0;
+    let bytes = store_bytes(&world);
+    let mut warm = vec![0_u8; bytes.len()];
+
+    let mut group = c.benchmark_group("history/100k_sheets_1pct_changed");
+    group.sample_size(10);
+    group.bench_function("memcpy_warm_buffer", |b| {
+        b.iter(|| warm.copy_from_slice(black_box(&bytes[..])))
+    });
+    group.bench_function("memcpy_fresh_buffer", |b| b.iter(|| black_box(&bytes[..]).to_vec()));
+    // What each round of the others costs before its own work.
+    group.bench_function("writes_only", |b| {
+        b.iter(|| change_one_percent(&mut world, &ids, &mut round));
+    });
+    // The peer of a commit: a snapshot per commit.
+    group.bench_function("writes_and_snapshot", |b| {
+        b.iter(|| {
+            change_one_percent(&mut world, &ids, &mut round);
+            black_box(&world).snapshot()
+        });
+    });
+    let mut history = History::new(256 << 20);
+    history.commit(&world);
+    group.bench_function("writes_and_history_commit", |b| {
+        b.iter(|| {
+            change_one_percent(&mut world, &ids, &mut round);
+            assert!(history.commit(&world));
+        });
+    });
+    // Undo and redo of a step of 1,000 sheets, in turn.
+    let mut undo = true;
+    group.bench_function("history_undo_or_redo", |b| {
+        b.iter(|| {
+            let moved = if undo { history.undo(&mut world) } else { history.redo(&mut world) };
+            undo = !undo;
+            assert!(moved);
+        });
+    });
+    if !undo {
+        history.redo(&mut world);
+    }
+
+    // Changes since a mark, beside Store::diff against a copy (what a delta took before): the
+    // 1,000 sheets changed since the mark, read without writing.
+    let mark = world.mark();
+    let copy = world.snapshot();
+    change_one_percent(&mut world, &ids, &mut round);
+    let _ = world.delta_since(&mark); // the mark's crc32, once
+    group.bench_function("changes_since", |b| b.iter(|| world.changes_since(black_box(&mark))));
+    group.bench_function("delta_since", |b| b.iter(|| world.delta_since(black_box(&mark))));
+    group.bench_function("store_diff", |b| {
+        b.iter(|| Store::diff(copy.as_store(), black_box(&world)))
+    });
+    group.finish();
+    println!(
+        "history after the run: {history:?}; a step of {} changed sheets: {} bytes",
+        ENTITIES / CHANGE_EVERY,
+        history.byte_len() / history.undo_steps().max(1),
+    );
+}
+
+criterion_group!(benches, snapshot_restore, commit_undo_redo);
+criterion_main!(benches);

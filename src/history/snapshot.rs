@@ -1,0 +1,207 @@
+//! [`Snapshot`]: a store's whole state as a copy of its buffers, restored with memcpys.
+
+use std::fmt;
+
+use crate::Store;
+
+/// A store's whole state, copied: its index, arena and key names as buffers, with no allocation
+/// per entity. Made by [`Store::snapshot`], put back by [`Store::restore`].
+///
+/// ```text
+///  Store                                   Snapshot (one memcpy per buffer)
+///  index: HandleMap<Span> ─┬─ items ─────▶ items
+///                          ├─ meta  ─────▶ meta
+///                          └─ slots ─────▶ slots
+///  arena: [u32] ──────────────────────────▶ arena (garbage included: no walk over entities)
+///  key names ─────────────────────────────▶ key names
+/// ```
+///
+/// A restore copies the buffers back into the store's own allocations (no allocation once they
+/// are big enough) and gives back the exact state: the same handles resolve, stale ones stay
+/// stale, and the next insert gets the handle it got after the snapshot was taken. Handles
+/// issued after the snapshot are issued again, to the entities inserted after the restore: that
+/// is what makes a re-simulation from a snapshot deterministic.
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::Store;
+///
+/// let mut world = Store::new();
+/// let hero = world.insert_entries([("stats.health", 100.0)]);
+/// let before = world.snapshot();
+///
+/// world.get_mut(hero).unwrap().set("stats.health", 0.0);
+/// world.remove(hero);
+///
+/// world.restore(&before);
+/// assert_eq!(world.get(hero).unwrap().get_float("stats.health"), Some(100.0));
+/// assert_eq!(&world, before.as_store());
+/// ```
+#[derive(Clone)]
+pub struct Snapshot {
+    /// The copied state; never tracked.
+    state: Store,
+}
+
+impl Snapshot {
+    /// The state held, to read (get, iterate, export, diff) without restoring it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Store;
+    ///
+    /// let mut world = Store::new();
+    /// let id = world.insert_entries([("gold", 10.0)]);
+    /// let snapshot = world.snapshot();
+    /// world.get_mut(id).unwrap().set("gold", 0.0);
+    /// assert_eq!(snapshot.as_store().get(id).unwrap().get_float("gold"), Some(10.0));
+    /// assert_eq!(Store::diff(snapshot.as_store(), &world).changed(), 1);
+    /// ```
+    #[must_use]
+    pub fn as_store(&self) -> &Store {
+        &self.state
+    }
+
+    /// The state held, as a store of its own.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Store;
+    ///
+    /// let mut world = Store::new();
+    /// world.insert_empty();
+    /// let copy = world.snapshot().into_store();
+    /// assert_eq!(copy, world);
+    /// ```
+    #[must_use]
+    pub fn into_store(self) -> Store {
+        self.state
+    }
+
+    /// Bytes of the buffers held: index, arena (garbage included) and key names.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Store;
+    ///
+    /// let mut world = Store::new();
+    /// world.insert_entries([("gold", 10.0)]);
+    /// assert!(world.snapshot().byte_len() >= world.stats().arena_bytes);
+    /// ```
+    #[must_use]
+    pub fn byte_len(&self) -> usize {
+        self.state.buffer_bytes()
+    }
+}
+
+impl fmt::Debug for Snapshot {
+    /// Sizes: `Snapshot { entities: 100000, bytes: 4000000 }`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Snapshot")
+            .field("entities", &self.state.len())
+            .field("bytes", &self.byte_len())
+            .finish()
+    }
+}
+
+impl Store {
+    /// A copy of the store's whole state: see [`Snapshot`]. One memcpy per buffer, no
+    /// allocation per entity.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Store;
+    ///
+    /// let mut world = Store::new();
+    /// let id = world.insert_entries([("gold", 10.0)]);
+    /// let snapshot = world.snapshot();
+    /// world.remove(id);
+    /// world.restore(&snapshot);
+    /// assert!(world.contains(id));
+    /// ```
+    #[must_use]
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot { state: self.copy_state() }
+    }
+
+    /// Copies the store's whole state into `snapshot`, reusing its buffers: no allocation once
+    /// they are big enough, so a ring of snapshots (one per frame of a rollback window) costs
+    /// memcpys only.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Store;
+    ///
+    /// let mut world = Store::new();
+    /// let id = world.insert_entries([("x", 0.0)]);
+    /// let mut ring = vec![world.snapshot(); 4];
+    /// for frame in 0..8 {
+    ///     world.snapshot_into(&mut ring[frame % 4]);
+    ///     world.get_mut(id).unwrap().set("x", frame as f32 + 1.0);
+    /// }
+    /// world.restore(&ring[5 % 4]); // the world before frame 5
+    /// assert_eq!(world.get(id).unwrap().get_float("x"), Some(5.0));
+    /// ```
+    pub fn snapshot_into(&self, snapshot: &mut Snapshot) {
+        snapshot.state.copy_from(self);
+    }
+
+    /// Puts back the state of `snapshot` (of this store or any other): index, arena and key
+    /// names, copied into the store's own buffers. Marks and histories of this store see every
+    /// entity as changed once (their next look compares every entity).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Store;
+    ///
+    /// let mut world = Store::new();
+    /// let start = world.snapshot();
+    /// for _ in 0..3 {
+    ///     world.insert_entries([("gold", 1.0)]);
+    /// }
+    /// world.restore(&start);
+    /// assert!(world.is_empty());
+    /// ```
+    pub fn restore(&mut self, snapshot: &Snapshot) {
+        self.copy_from(&snapshot.state);
+    }
+
+    /// A copy of the state, untracked: what snapshots and marks hold. (A clone's tracker
+    /// starts untracked.)
+    pub(crate) fn copy_state(&self) -> Store {
+        self.clone()
+    }
+
+    /// Makes this store's state `source`'s, copying into its own buffers; everything counts as
+    /// changed.
+    pub(crate) fn copy_from(&mut self, source: &Store) {
+        // Every field named: a field added to `Store` must be decided on here.
+        let Store { index, arena, garbage_words, names, data_version, tracker: _ } = source;
+        self.index.clone_from(index);
+        self.arena.clone_from(arena);
+        self.garbage_words = *garbage_words;
+        self.data_version = *data_version;
+        if self.names != *names {
+            self.names.clone_from(names);
+        }
+        self.tracker.touch_all();
+    }
+
+    /// Bytes of the store's buffers: the index's items, meta and slots, the arena, and the key
+    /// names as a save holds them.
+    pub(crate) fn buffer_bytes(&self) -> usize {
+        let raw = self.index.as_raw();
+        raw.items.len()
+            + raw.meta.len()
+            + raw.slots.len()
+            + self.arena.len() * 4
+            + crate::save::names_len(&self.names)
+    }
+}

@@ -1,0 +1,493 @@
+//! Change tracking: a stamp per slot and a log of first changes, so that what changed since a
+//! [`Mark`] is found in time proportional to the changes.
+
+use std::fmt;
+use std::path::Path;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::delta::Placement;
+use crate::{Error, Id, Store, StorePatch};
+
+/// The source of store identities for marks: 0 is "none yet".
+static NEXT_STORE_ID: AtomicU64 = AtomicU64::new(1);
+
+/// Log entries kept at least, whatever the store's size.
+const MIN_LOG: usize = 1024;
+
+/// One slot's first change in an epoch.
+#[derive(Clone, Copy, Debug)]
+struct Logged {
+    epoch: u64,
+    slot: u32,
+}
+
+/// What a store records for change tracking: which slots changed in which epoch.
+///
+/// Each [`Store::mark`] starts an epoch. A write stamps its slot with the current epoch, and the
+/// first write of a slot in an epoch also appends the slot to the log, so the slots changed
+/// since a mark are the log's tail: O(1) per write, nothing on reads, and nothing at all until
+/// the store is first marked.
+///
+/// ```text
+///  epoch 3 (current)    stamps (per slot)   ┌───┬───┬───┬───┬───┐
+///  horizon 2                                │ 1 │ 3 │ 0 │ 2 │ 3 │
+///                                           └───┴───┴───┴───┴───┘
+///  log (epoch, slot), in epoch order: (2,1) (2,3) (3,4) (3,1)
+///  changed since the mark of epoch 2: slots 3, 4, 1 (an entry counts where it is its slot's
+///  stamp, so each slot once)
+/// ```
+#[derive(Debug, Default)]
+pub(crate) struct Tracker {
+    /// This store's identity in its marks; 0 until the first mark.
+    id: AtomicU64,
+    /// The current epoch: 0 until the first mark (no tracking), then bumped by every mark.
+    /// Atomic so that [`Store::mark`] and [`History::commit`](crate::History::commit) take
+    /// `&Store`.
+    epoch: AtomicU64,
+    // INVARIANT: `stamps[s]` is at least the epoch of slot `s`'s last change since `horizon`
+    // (0 for a slot past the end).
+    stamps: Vec<u64>,
+    // INVARIANT: in epoch order; holds `(e, s)` for every slot `s` changed in each epoch
+    // `e >= horizon`.
+    log: Vec<Logged>,
+    /// Marks before this epoch cannot be answered from the log: it was trimmed, or everything
+    /// changed at once (a restore, a delta applied, a clear).
+    horizon: u64,
+}
+
+impl Clone for Tracker {
+    /// A clone is another store, which no mark has seen: it starts untracked.
+    fn clone(&self) -> Tracker {
+        Tracker::new()
+    }
+}
+
+impl Tracker {
+    pub(crate) const fn new() -> Tracker {
+        Tracker {
+            id: AtomicU64::new(0),
+            epoch: AtomicU64::new(0),
+            stamps: Vec::new(),
+            log: Vec::new(),
+            horizon: 0,
+        }
+    }
+
+    /// Whether a mark was ever taken, so that writes must be stamped.
+    #[inline]
+    pub(crate) fn is_tracking(&mut self) -> bool {
+        *self.epoch.get_mut() != 0
+    }
+
+    /// Stamps slot `slot` as changed in the current epoch.
+    #[inline]
+    pub(crate) fn touch(&mut self, slot: usize) {
+        let epoch = *self.epoch.get_mut();
+        if epoch == 0 {
+            return;
+        }
+        match self.stamps.get_mut(slot) {
+            Some(stamp) if *stamp == epoch => return,
+            Some(stamp) => *stamp = epoch,
+            None => {
+                self.stamps.resize(slot + 1, 0);
+                self.stamps[slot] = epoch;
+            }
+        }
+        self.log.push(Logged { epoch, slot: slot as u32 });
+        if self.log.len() > MIN_LOG.max(2 * self.stamps.len()) {
+            self.trim();
+        }
+    }
+
+    /// Drops the older half of the log (at least one whole epoch), moving the horizon past
+    /// it: O(1) amortized per entry, and the log stays O(slots).
+    #[cold]
+    fn trim(&mut self) {
+        let dropped = self.log[self.log.len() / 2].epoch;
+        let keep = self.log.partition_point(|e| e.epoch <= dropped);
+        self.log.drain(..keep);
+        self.horizon = self.horizon.max(dropped + 1);
+    }
+
+    /// Everything changed at once: marks taken so far see every slot as changed.
+    pub(crate) fn touch_all(&mut self) {
+        let epoch = *self.epoch.get_mut();
+        if epoch != 0 {
+            self.log.clear();
+            self.horizon = epoch + 1;
+        }
+    }
+
+    /// This store's identity, given on first use.
+    pub(crate) fn id(&self) -> u64 {
+        let id = self.id.load(Ordering::Relaxed);
+        if id != 0 {
+            return id;
+        }
+        let new = NEXT_STORE_ID.fetch_add(1, Ordering::Relaxed);
+        match self.id.compare_exchange(0, new, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => new,
+            Err(existing) => existing,
+        }
+    }
+
+    /// Starts a new epoch and returns it: writes from now on are stamped with it (or later).
+    pub(crate) fn next_epoch(&self) -> u64 {
+        self.epoch.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// The slots changed since `epoch` of store `id`, each once, in no particular order; `None`
+    /// when the log cannot tell (another store's mark, or one past the horizon).
+    pub(crate) fn changed_since(&self, id: u64, epoch: u64) -> Option<Vec<u32>> {
+        if id == 0 || self.id.load(Ordering::Relaxed) != id || epoch < self.horizon.max(1) {
+            return None;
+        }
+        let start = self.log.partition_point(|e| e.epoch < epoch);
+        let changed = self.log[start..]
+            .iter()
+            .filter(|e| self.stamps[e.slot as usize] == e.epoch)
+            .map(|e| e.slot)
+            .collect();
+        Some(changed)
+    }
+}
+
+/// A store's state at one moment, kept so that what changed since then is found in time
+/// proportional to the changes: made by [`Store::mark`].
+///
+/// A mark holds a copy of the store (as a [`Snapshot`](crate::Snapshot) does, one memcpy of
+/// its buffers) and the epoch the store's change tracking started at that moment. Then
+/// [`Store::changes_since`] and [`Store::delta_since`] look only at the slots the store
+/// stamped since: they cost O(changed), not O(entities). With a mark of another store (a
+/// clone, a loaded copy) or one the store can no longer answer from its log (after a
+/// [`restore`](Store::restore), a delta applied, a `clear`, or more changes since than the
+/// store has slots, twice over), they compare every entity instead, and give the same answer.
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::Store;
+///
+/// let mut world = Store::new();
+/// let hero = world.insert_entries([("stats.health", 100.0)]);
+/// let orc = world.insert_entries([("stats.health", 30.0)]);
+/// let mark = world.mark();
+///
+/// world.get_mut(hero).unwrap().set("stats.health", 95.0);
+/// world.remove(orc);
+/// let imp = world.insert_entries([("stats.health", 5.0)]);
+///
+/// let changes = world.changes_since(&mark);
+/// assert_eq!((changes.inserted(), changes.removed(), changes.changed()), (&[imp][..], &[orc][..], &[hero][..]));
+/// assert_eq!(mark.state().get(orc).unwrap().get_float("stats.health"), Some(30.0));
+/// ```
+#[derive(Clone)]
+pub struct Mark {
+    /// The identity of the marked store.
+    pub(crate) store: u64,
+    /// The epoch the mark started: the store's slots stamped with it or later changed since.
+    pub(crate) epoch: u64,
+    /// The marked state.
+    pub(crate) state: Store,
+    /// The crc32 of `state`'s contents, for a delta's base, computed on first use.
+    pub(crate) crc: OnceLock<u32>,
+}
+
+impl Mark {
+    /// The marked state, to read.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Store;
+    ///
+    /// let mut world = Store::new();
+    /// let id = world.insert_entries([("gold", 10.0)]);
+    /// let mark = world.mark();
+    /// world.get_mut(id).unwrap().set("gold", 0.0);
+    /// assert_eq!(mark.state().get(id).unwrap().get_float("gold"), Some(10.0));
+    /// ```
+    #[must_use]
+    pub fn state(&self) -> &Store {
+        &self.state
+    }
+
+    /// The crc32 of the marked state's contents: the base a delta from it names.
+    pub(crate) fn crc(&self) -> u32 {
+        *self.crc.get_or_init(|| self.state.content_crc())
+    }
+}
+
+impl fmt::Debug for Mark {
+    /// The epoch and size: `Mark { epoch: 3, entities: 100000, .. }`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Mark")
+            .field("epoch", &self.epoch)
+            .field("entities", &self.state.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The entities inserted, removed and changed between a [`Mark`] and now: what
+/// [`Store::changes_since`] returns. Each list is sorted by handle index.
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::Store;
+///
+/// let mut world = Store::new();
+/// let id = world.insert_entries([("gold", 10.0)]);
+/// let mark = world.mark();
+/// world.get_mut(id).unwrap().set("gold", 11.0);
+/// world.get_mut(id).unwrap().set("gold", 10.0); // back as it was
+/// assert!(world.changes_since(&mark).is_empty());
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Changes {
+    inserted: Vec<Id>,
+    removed: Vec<Id>,
+    changed: Vec<Id>,
+}
+
+impl Changes {
+    /// Entities live now that were not live at the mark.
+    #[must_use]
+    pub fn inserted(&self) -> &[Id] {
+        &self.inserted
+    }
+
+    /// Entities live at the mark that are not live now.
+    #[must_use]
+    pub fn removed(&self) -> &[Id] {
+        &self.removed
+    }
+
+    /// Entities live at both whose entries differ (as [`BlobRef`](crate::BlobRef)'s `==`).
+    #[must_use]
+    pub fn changed(&self) -> &[Id] {
+        &self.changed
+    }
+
+    /// Whether no entity was inserted, removed or changed.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.inserted.is_empty() && self.removed.is_empty() && self.changed.is_empty()
+    }
+
+    /// Entities inserted, removed or changed.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.inserted.len() + self.removed.len() + self.changed.len()
+    }
+
+    fn sort(mut self) -> Changes {
+        for ids in [&mut self.inserted, &mut self.removed, &mut self.changed] {
+            ids.sort_unstable_by_key(|id| (id.index(), id.generation()));
+        }
+        self
+    }
+}
+
+impl Store {
+    /// Marks this moment, so that what changes from here on is found in O(changed): see
+    /// [`Mark`]. Costs one copy of the store's buffers.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Store;
+    ///
+    /// let mut world = Store::new();
+    /// let mark = world.mark();
+    /// let id = world.insert_empty();
+    /// assert_eq!(world.changes_since(&mark).inserted(), [id]);
+    /// ```
+    #[must_use]
+    pub fn mark(&self) -> Mark {
+        Mark {
+            store: self.tracker.id(),
+            epoch: self.tracker.next_epoch(),
+            state: self.copy_state(),
+            crc: OnceLock::new(),
+        }
+    }
+
+    /// The slots whose state may differ from `mark`'s, sorted; `None` when the store cannot
+    /// tell and every slot must be compared.
+    pub(crate) fn slots_changed_since(&self, mark: &Mark) -> Option<Vec<u32>> {
+        let mut slots = self.tracker.changed_since(mark.store, mark.epoch)?;
+        slots.sort_unstable();
+        Some(slots)
+    }
+
+    /// The entities inserted, removed and changed since `mark`, in O(changed) (see [`Mark`]
+    /// for when it compares every entity instead).
+    ///
+    /// An entity changed and changed back counts as unchanged; one removed and another
+    /// inserted in its slot counts as both.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Store;
+    ///
+    /// let mut world = Store::new();
+    /// let old = world.insert_empty();
+    /// let mark = world.mark();
+    /// world.remove(old);
+    /// let new = world.insert_empty(); // the same slot, the next generation
+    /// let changes = world.changes_since(&mark);
+    /// assert_eq!((changes.removed(), changes.inserted()), (&[old][..], &[new][..]));
+    /// ```
+    #[must_use]
+    pub fn changes_since(&self, mark: &Mark) -> Changes {
+        let old = &mark.state;
+        let mut changes = Changes::default();
+        let Some(slots) = self.tracker.changed_since(mark.store, mark.epoch) else {
+            for (id, blob) in self.iter() {
+                match old.get(id) {
+                    None => changes.inserted.push(id),
+                    Some(before) if before != blob => changes.changed.push(id),
+                    Some(_) => {}
+                }
+            }
+            changes.removed = old.index.ids().filter(|&id| !self.contains(id)).collect();
+            return changes.sort();
+        };
+        for slot in slots {
+            let before = old.index.live_at_slot(slot as usize).map(|(id, _)| id);
+            let now = self.index.live_at_slot(slot as usize).map(|(id, _)| id);
+            match (before, now) {
+                (Some(a), Some(b)) if a == b => {
+                    if old.get(a) != self.get(a) {
+                        changes.changed.push(a);
+                    }
+                }
+                (before, now) => {
+                    changes.removed.extend(before);
+                    changes.inserted.extend(now);
+                }
+            }
+        }
+        changes.sort()
+    }
+
+    /// The changes from `mark`'s state to this store as a delta, in O(changed): equal to
+    /// [`Store::diff`]`(mark.state(), self)`, byte for byte.
+    ///
+    /// The first delta from a mark also computes the crc32 of the marked state (the base the
+    /// delta names; a pass over its bytes at crc32 speed), which the mark keeps for later
+    /// ones.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Store, StorePatch};
+    ///
+    /// let mut world = Store::new();
+    /// let id = world.insert_entries([("gold", 10.0)]);
+    /// let base = world.to_bytes(); // the base save
+    /// let mark = world.mark();
+    /// world.get_mut(id).unwrap().set("gold", 12.0);
+    ///
+    /// let delta = world.delta_since(&mark);
+    /// assert_eq!(delta.to_bytes(), Store::diff(mark.state(), &world).to_bytes());
+    /// let mut loaded = Store::from_bytes(&base)?;
+    /// delta.apply(&mut loaded)?;
+    /// assert_eq!(loaded, world);
+    /// # Ok::<(), datacomp::LoadError>(())
+    /// ```
+    #[must_use]
+    pub fn delta_since(&self, mark: &Mark) -> StorePatch {
+        match self.slots_changed_since(mark) {
+            Some(slots) => Store::diff_slots(&mark.state, self, &slots, mark.crc(), None),
+            None => Store::diff(&mark.state, self),
+        }
+    }
+
+    /// Saves the changes since `mark` as a delta file (see [`delta_since`](Store::delta_since)),
+    /// atomically: the incremental save of a world whose base was saved when `mark` was taken.
+    /// Apply it to that base with [`StorePatch::apply`] (or `datacomp apply`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] if any step of the write fails; `path` is untouched.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Store, StorePatch};
+    ///
+    /// let dir = std::env::temp_dir().join(format!("save-delta-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir)?;
+    /// let mut world = Store::new();
+    /// let id = world.insert_entries([("gold", 10.0)]);
+    /// world.save(dir.join("base.dcmp"))?;
+    /// let base = world.mark();
+    ///
+    /// world.get_mut(id).unwrap().set("gold", 12.0);
+    /// world.save_delta(dir.join("autosave.delta"), &base)?;
+    ///
+    /// let mut loaded = Store::load(dir.join("base.dcmp"))?;
+    /// StorePatch::load(dir.join("autosave.delta"))?.apply(&mut loaded)?;
+    /// assert_eq!(loaded, world);
+    /// # std::fs::remove_dir_all(&dir)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn save_delta(&self, path: impl AsRef<Path>, mark: &Mark) -> Result<(), Error> {
+        self.delta_since(mark).save(path)
+    }
+
+    /// The changes since `mark` as a delta (as [`delta_since`](Store::delta_since)), moving
+    /// `mark` to the state that applying the delta to its base gives: the next link of a
+    /// chain of deltas, each made from the one before, in O(changed).
+    ///
+    /// The mark's state is then the delta's apply result, byte for byte (not this store's
+    /// layout), so the next delta's base is exactly what a loader of the chain has. Each link
+    /// computes the crc32 of the state it starts from (see
+    /// [`delta_since`](Store::delta_since)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Store, StorePatch};
+    ///
+    /// let mut world = Store::new();
+    /// let id = world.insert_entries([("turn", 0.0)]);
+    /// let base = world.to_bytes();
+    /// let mut mark = world.mark();
+    /// let mut chain = Vec::new();
+    /// for turn in 1..=3 {
+    ///     world.get_mut(id).unwrap().set("turn", turn as f32);
+    ///     chain.push(world.take_delta(&mut mark).to_bytes());
+    /// }
+    ///
+    /// let mut loaded = Store::from_bytes(&base)?;
+    /// for link in &chain {
+    ///     StorePatch::from_bytes(link)?.apply(&mut loaded)?;
+    /// }
+    /// assert_eq!(loaded, world);
+    /// # Ok::<(), datacomp::LoadError>(())
+    /// ```
+    pub fn take_delta(&self, mark: &mut Mark) -> StorePatch {
+        let delta = if let Some(slots) = self.slots_changed_since(mark) {
+            let delta = Store::diff_slots(&mark.state, self, &slots, mark.crc(), None);
+            delta.apply_trusted(&mut mark.state, Placement::AsApply);
+            delta
+        } else {
+            let delta = Store::diff(&mark.state, self);
+            // The mark's state is the delta's base, crc and all: the apply cannot fail.
+            if delta.apply(&mut mark.state).is_err() {
+                mark.state = self.copy_state();
+            }
+            delta
+        };
+        mark.store = self.tracker.id();
+        mark.epoch = self.tracker.next_epoch();
+        mark.crc = OnceLock::new();
+        delta
+    }
+}

@@ -1,0 +1,495 @@
+//! Time travel: snapshots, change tracking (`mark`, `changes_since`, `delta_since`,
+//! `take_delta`) and `History`, in a model test against a model that clones the whole store at
+//! every snapshot, mark and commit; and the edge cases each of them has.
+
+use datacomp::{
+    Blob, Changes, History, Id, ImportOptions, Key, Mark, OwnedValue, Patch, Snapshot, Store,
+    StorePatch,
+};
+use proptest::prelude::*;
+
+mod common;
+use common::table;
+
+#[derive(Clone, Debug)]
+enum Op {
+    Insert(Vec<(usize, OwnedValue)>),
+    /// A key given as text, so that the store records its name.
+    SetNamed(prop::sample::Index, usize, OwnedValue),
+    Set(prop::sample::Index, usize, OwnedValue),
+    RemoveKey(prop::sample::Index, usize),
+    Remove(prop::sample::Index),
+    /// A `Patch` applied to the entity in the store (the patch write path).
+    PatchEntity(prop::sample::Index, usize, OwnedValue),
+    Import(usize),
+    Name(usize),
+    Compact,
+    Clear,
+    /// A delta of an insert, applied to the store.
+    ApplyDelta,
+    Snapshot,
+    Restore(prop::sample::Index),
+    Mark,
+    /// A mark taken of a clone: another store's, answered by comparing every entity.
+    MarkOfClone,
+    TakeDelta(prop::sample::Index),
+    Commit,
+    Undo,
+    Redo,
+    Revert,
+}
+
+const KEYS: usize = 6;
+
+fn key(i: usize) -> Key {
+    Key::parse(&format!("pool.k{i}"))
+}
+
+fn value() -> impl Strategy<Value = OwnedValue> {
+    prop_oneof![
+        any::<bool>().prop_map(OwnedValue::Bool),
+        any::<u32>().prop_map(|b| OwnedValue::Float(f32::from_bits(b))),
+        "\\PC{0,10}".prop_map(OwnedValue::Str),
+        // Long strings move blobs to the arena's end and make garbage, so compaction runs.
+        (0..3000_usize).prop_map(|n| OwnedValue::Str("x".repeat(n))),
+        prop::collection::vec(any::<f32>(), 0..12).prop_map(OwnedValue::Floats),
+    ]
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let entity = any::<prop::sample::Index>;
+    prop_oneof![
+        4 => prop::collection::vec((0..KEYS, value()), 0..5).prop_map(Op::Insert),
+        4 => (entity(), 0..KEYS, value()).prop_map(|(e, k, v)| Op::SetNamed(e, k, v)),
+        6 => (entity(), 0..KEYS, value()).prop_map(|(e, k, v)| Op::Set(e, k, v)),
+        2 => (entity(), 0..KEYS).prop_map(|(e, k)| Op::RemoveKey(e, k)),
+        4 => entity().prop_map(Op::Remove),
+        2 => (entity(), 0..KEYS, value()).prop_map(|(e, k, v)| Op::PatchEntity(e, k, v)),
+        1 => (0..3_usize).prop_map(Op::Import),
+        1 => (0..KEYS).prop_map(Op::Name),
+        1 => Just(Op::Compact),
+        1 => prop_oneof![9 => Just(Op::Compact), 1 => Just(Op::Clear)],
+        1 => Just(Op::ApplyDelta),
+        2 => Just(Op::Snapshot),
+        2 => entity().prop_map(Op::Restore),
+        2 => Just(Op::Mark),
+        1 => Just(Op::MarkOfClone),
+        3 => entity().prop_map(Op::TakeDelta),
+        5 => Just(Op::Commit),
+        4 => Just(Op::Undo),
+        3 => Just(Op::Redo),
+        1 => Just(Op::Revert),
+    ]
+}
+
+/// The index header, meta and slots sections of a save: the handle map exactly, without the
+/// arena offsets (which depend on the layout).
+fn handle_map_bytes(store: &Store) -> Vec<u8> {
+    let bytes = store.to_bytes();
+    [0, 2, 3]
+        .into_iter()
+        .flat_map(|i| {
+            let (_, offset, len) = table(&bytes)[i];
+            bytes[offset..offset + len].to_vec()
+        })
+        .collect()
+}
+
+/// The same state: equal contents and names, and the same handle map slot for slot.
+fn assert_same_state(store: &Store, expected: &Store, context: &str) {
+    assert_eq!(store, expected, "{context}");
+    assert_eq!(handle_map_bytes(store), handle_map_bytes(expected), "{context}: handle map");
+}
+
+/// The changes from `old` to `new`, comparing every entity.
+fn changes(old: &Store, new: &Store) -> [Vec<Id>; 3] {
+    let sorted = |mut ids: Vec<Id>| {
+        ids.sort_by_key(|id| (id.index(), id.generation()));
+        ids
+    };
+    let inserted = new.iter().filter(|(id, _)| !old.contains(*id)).map(|(id, _)| id).collect();
+    let removed = old.iter().filter(|(id, _)| !new.contains(*id)).map(|(id, _)| id).collect();
+    let changed = new
+        .iter()
+        .filter(|(id, blob)| old.get(*id).is_some_and(|o| o != *blob))
+        .map(|(id, _)| id)
+        .collect();
+    [sorted(inserted), sorted(removed), sorted(changed)]
+}
+
+fn as_lists(changes: &Changes) -> [Vec<Id>; 3] {
+    [changes.inserted().to_vec(), changes.removed().to_vec(), changes.changed().to_vec()]
+}
+
+/// A mark, the state it was taken of (cloned), and a loader of its delta chain: the base save
+/// loaded, with every link `take_delta` gave applied.
+struct Marked {
+    mark: Mark,
+    model: Store,
+    loader: Store,
+}
+
+/// The model of a history: every committed state, cloned, and where the store is among them.
+#[derive(Default)]
+struct ModelHistory {
+    states: Vec<Store>,
+    cursor: usize,
+}
+
+fn check_marks(store: &Store, marks: &[Marked]) {
+    for (i, marked) in marks.iter().enumerate() {
+        let context = format!("mark {i}");
+        assert_same_state(marked.mark.state(), &marked.model, &context);
+        assert_eq!(as_lists(&store.changes_since(&marked.mark)), changes(&marked.model, store));
+        let delta = store.delta_since(&marked.mark);
+        let full = Store::diff(marked.mark.state(), store);
+        assert_eq!(delta.to_bytes(), full.to_bytes(), "{context}: delta_since is Store::diff");
+        // The delta applies to the chain's loader, the base its file names.
+        let mut loaded = marked.loader.clone();
+        delta.apply(&mut loaded).unwrap();
+        assert_eq!(&loaded, store, "{context}");
+    }
+}
+
+fn pick(store: &Store, e: &prop::sample::Index) -> Option<Id> {
+    let ids: Vec<Id> = store.iter().map(|(id, _)| id).collect();
+    (!ids.is_empty()).then(|| *e.get(&ids))
+}
+
+#[allow(clippy::too_many_lines)]
+fn run(ops: &[Op]) {
+    let mut store = Store::new();
+    let mut snapshots: Vec<(Snapshot, Store)> = Vec::new();
+    let mut marks: Vec<Marked> = Vec::new();
+    let mut history = History::new(usize::MAX);
+    let mut model = ModelHistory::default();
+    for (step, op) in ops.iter().enumerate() {
+        let context = format!("op {step}: {op:?}");
+        match op {
+            Op::Insert(entries) => {
+                store.insert(&entries.iter().map(|(k, v)| (key(*k), v)).collect::<Blob>());
+            }
+            Op::SetNamed(e, k, v) => {
+                if let Some(id) = pick(&store, e) {
+                    store.get_mut(id).unwrap().set(format!("pool.k{k}").as_str(), v);
+                }
+            }
+            Op::Set(e, k, v) => {
+                if let Some(id) = pick(&store, e) {
+                    store.get_mut(id).unwrap().set(key(*k), v);
+                }
+            }
+            Op::RemoveKey(e, k) => {
+                if let Some(id) = pick(&store, e) {
+                    store.get_mut(id).unwrap().remove(key(*k));
+                }
+            }
+            Op::Remove(e) => {
+                if let Some(id) = pick(&store, e) {
+                    assert!(store.remove(id));
+                }
+            }
+            Op::PatchEntity(e, k, v) => {
+                if let Some(id) = pick(&store, e) {
+                    let old = store.get(id).unwrap().to_blob();
+                    let mut new = old.clone();
+                    new.set(key(*k), v);
+                    new.remove(key((*k + 1) % KEYS));
+                    Patch::between(old.as_blob_ref(), new.as_blob_ref())
+                        .apply(&mut store.get_mut(id).unwrap());
+                }
+            }
+            Op::Import(n) => {
+                let doc =
+                    format!("[{}]", vec![r#"{"pool": {"k1": 1, "k2": "two"}}"#; *n].join(","));
+                store.import_json(&doc, &ImportOptions::lenient()).unwrap();
+            }
+            Op::Name(k) => {
+                store.insert_key_name(&format!("pool.k{k}")).unwrap();
+            }
+            Op::Compact => store.compact(),
+            Op::Clear => store.clear(),
+            Op::ApplyDelta => {
+                let mut target = store.clone();
+                target.insert(&[(key(0), 1.0)].into_iter().collect::<Blob>());
+                Store::diff(&store, &target).apply(&mut store).unwrap();
+                assert_eq!(store, target);
+            }
+            Op::Snapshot => {
+                snapshots.push((store.snapshot(), store.clone()));
+                if snapshots.len() > 3 {
+                    snapshots.remove(0);
+                }
+            }
+            Op::Restore(i) => {
+                if !snapshots.is_empty() {
+                    let (snapshot, copy) = i.get(&snapshots);
+                    store.restore(snapshot);
+                    assert_same_state(&store, copy, &context);
+                }
+            }
+            Op::Mark | Op::MarkOfClone => {
+                let mark = if matches!(op, Op::Mark) { store.mark() } else { store.clone().mark() };
+                let loader = Store::from_bytes(&store.to_bytes()).unwrap();
+                marks.push(Marked { mark, model: store.clone(), loader });
+                if marks.len() > 3 {
+                    marks.remove(0);
+                }
+            }
+            Op::TakeDelta(i) => {
+                if !marks.is_empty() {
+                    let at = i.index(marks.len());
+                    let marked = &mut marks[at];
+                    let link = store.take_delta(&mut marked.mark).to_bytes();
+                    StorePatch::from_bytes(&link).unwrap().apply(&mut marked.loader).unwrap();
+                    marked.model = store.clone();
+                    assert_eq!(marked.loader, store, "{context}");
+                    // Byte for byte what the chain's loader has, so the next link applies.
+                    assert_eq!(marked.loader.to_bytes(), marked.mark.state().to_bytes());
+                }
+            }
+            Op::Commit => {
+                let first = model.states.is_empty();
+                let changed = !first && {
+                    let at = &model.states[model.cursor];
+                    &store != at || handle_map_bytes(&store) != handle_map_bytes(at)
+                };
+                assert_eq!(history.commit(&store), changed, "{context}");
+                if first {
+                    model.states.push(store.clone());
+                } else if changed {
+                    model.states.truncate(model.cursor + 1);
+                    model.states.push(store.clone());
+                    model.cursor += 1;
+                }
+            }
+            Op::Undo => {
+                let can = model.cursor > 0;
+                let before = store.clone();
+                assert_eq!(history.undo(&mut store), can, "{context}");
+                if can {
+                    model.cursor -= 1;
+                    assert_same_state(&store, &model.states[model.cursor], &context);
+                } else {
+                    assert_same_state(&store, &before, &context);
+                }
+            }
+            Op::Redo => {
+                let can = model.cursor + 1 < model.states.len();
+                let before = store.clone();
+                assert_eq!(history.redo(&mut store), can, "{context}");
+                if can {
+                    model.cursor += 1;
+                    assert_same_state(&store, &model.states[model.cursor], &context);
+                } else {
+                    assert_same_state(&store, &before, &context);
+                }
+            }
+            Op::Revert => {
+                let can = !model.states.is_empty();
+                assert_eq!(history.revert(&mut store), can);
+                if can {
+                    assert_same_state(&store, &model.states[model.cursor], &context);
+                }
+            }
+        }
+        assert_eq!(history.undo_steps(), model.cursor, "{context}");
+        assert_eq!(history.redo_steps(), model.states.len().saturating_sub(model.cursor + 1));
+        // Whatever time travel did to the index, it saves and loads, and loads equal.
+        assert_eq!(Store::from_bytes(&store.to_bytes()).unwrap(), store, "{context}");
+        check_marks(&store, &marks);
+    }
+}
+
+/// Cases: 48 in the default (debug) run, to stay within a few seconds; more with
+/// `HISTORY_CASES=5000 cargo test --release --test history`.
+fn cases() -> u32 {
+    std::env::var("HISTORY_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(48)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases()))]
+
+    #[test]
+    fn time_travel_matches_a_model_of_whole_copies(ops in prop::collection::vec(op(), 1..60)) {
+        run(&ops);
+    }
+}
+
+fn sheet(health: f32) -> Blob {
+    [("stats.health", OwnedValue::Float(health)), ("name", OwnedValue::Str("Orc".into()))]
+        .into_iter()
+        .collect()
+}
+
+#[test]
+fn changes_since_counts_only_real_changes() {
+    let mut world = Store::new();
+    let ids: Vec<Id> = (0..10).map(|i| world.insert(&sheet(i as f32))).collect();
+    let mark = world.mark();
+    world.get_mut(ids[1]).unwrap().set("stats.health", 99.0);
+    world.get_mut(ids[2]).unwrap().set("stats.health", 50.0);
+    world.get_mut(ids[2]).unwrap().set("stats.health", 2.0); // back as it was
+    world.remove(ids[3]); // moves the last entity into its dense position
+    let new = world.insert(&sheet(7.0)); // reuses no slot: the free list is FIFO
+    let changes = world.changes_since(&mark);
+    assert_eq!(changes.changed(), [ids[1]]);
+    assert_eq!(changes.removed(), [ids[3]]);
+    assert_eq!(changes.inserted(), [new]);
+    assert_eq!(changes.len(), 3);
+    assert!(!changes.is_empty());
+    let delta = world.delta_since(&mark);
+    assert_eq!((delta.inserted(), delta.changed()), (1, 1));
+}
+
+#[test]
+fn a_mark_past_the_log_is_answered_by_comparing_everything() {
+    let mut world = Store::new();
+    let ids: Vec<Id> = (0..8).map(|i| world.insert(&sheet(i as f32))).collect();
+    let old = world.mark();
+    let old_state = world.clone();
+    // Many epochs of changes: the log (at least 1024 entries, at most twice the slots) is
+    // trimmed, and the old mark falls behind its horizon.
+    for round in 0..3000 {
+        let _recent = world.mark();
+        let id = ids[round % ids.len()];
+        world.get_mut(id).unwrap().set("stats.health", round as f32);
+    }
+    world.get_mut(ids[0]).unwrap().set("stats.health", 0.0); // as it was
+    assert_eq!(as_lists(&world.changes_since(&old)), changes(&old_state, &world));
+    assert_eq!(world.changes_since(&old).changed().len(), 7);
+    assert_eq!(world.delta_since(&old).to_bytes(), Store::diff(&old_state, &world).to_bytes());
+}
+
+#[test]
+fn a_restore_makes_older_marks_compare_everything() {
+    let mut world = Store::new();
+    let a = world.insert(&sheet(1.0));
+    let snapshot = world.snapshot();
+    let b = world.insert(&sheet(2.0));
+    let mark = world.mark();
+    world.restore(&snapshot); // b is gone, and no write stamped it
+    let changes = world.changes_since(&mark);
+    assert_eq!(changes.removed(), [b]);
+    assert!(changes.inserted().is_empty() && changes.changed().is_empty());
+    assert!(world.contains(a));
+    // A new mark is answered from the log again.
+    let after = world.mark();
+    world.get_mut(a).unwrap().set("stats.health", 5.0);
+    assert_eq!(world.changes_since(&after).changed(), [a]);
+}
+
+#[test]
+fn a_snapshot_restores_handles_exactly() {
+    let mut world = Store::new();
+    let ids: Vec<Id> = (0..5).map(|i| world.insert(&sheet(i as f32))).collect();
+    world.remove(ids[1]);
+    let snapshot = world.snapshot();
+    let next = world.clone().insert_empty();
+    world.remove(ids[0]);
+    world.insert_empty();
+    world.insert_empty();
+    world.restore(&snapshot);
+    assert!(!world.contains(ids[1]), "a handle stale at the snapshot stays stale");
+    assert!(world.contains(ids[0]));
+    assert_eq!(world.insert_empty(), next, "the next insert gets the same handle");
+    assert_eq!(snapshot.as_store().len(), 4);
+    assert!(format!("{snapshot:?}").starts_with("Snapshot { entities: 4, bytes: "));
+}
+
+#[test]
+fn history_drops_its_oldest_steps_to_stay_under_max_bytes() {
+    let mut world = Store::new();
+    let id = world.insert(&sheet(0.0));
+    // Measure one step's bytes with an unbounded history.
+    let mut probe = History::new(usize::MAX);
+    probe.commit(&world);
+    world.get_mut(id).unwrap().set("stats.health", 1.0);
+    probe.commit(&world);
+    let step = probe.byte_len();
+    assert!(step > 0);
+
+    let mut history = History::new(step * 3);
+    history.commit(&world);
+    for round in 2..10 {
+        world.get_mut(id).unwrap().set("stats.health", round as f32);
+        assert!(history.commit(&world));
+        assert!(history.byte_len() <= step * 3, "{history:?}");
+    }
+    assert_eq!(history.undo_steps(), 3);
+    while history.undo(&mut world) {}
+    assert_eq!(world.get(id).unwrap().get_float("stats.health"), Some(6.0));
+
+    // A step bigger than the whole budget leaves nothing to undo.
+    let mut tiny = History::new(1);
+    tiny.commit(&world);
+    world.get_mut(id).unwrap().set("stats.health", 0.5);
+    assert!(tiny.commit(&world));
+    assert!(!tiny.can_undo());
+    assert_eq!(tiny.byte_len(), 0);
+}
+
+#[test]
+fn a_commit_after_an_undo_drops_the_redo_steps() {
+    let mut world = Store::new();
+    let id = world.insert(&sheet(0.0));
+    let mut history = History::new(usize::MAX);
+    history.commit(&world);
+    for round in 1..=3 {
+        world.get_mut(id).unwrap().set("stats.health", round as f32);
+        history.commit(&world);
+    }
+    assert!(history.undo(&mut world) && history.undo(&mut world));
+    assert_eq!(history.redo_steps(), 2);
+    world.get_mut(id).unwrap().set("stats.health", 10.0);
+    assert!(history.commit(&world));
+    assert_eq!((history.undo_steps(), history.redo_steps()), (2, 0));
+    assert!(!history.redo(&mut world));
+    assert!(history.undo(&mut world));
+    assert_eq!(world.get(id).unwrap().get_float("stats.health"), Some(1.0));
+}
+
+#[test]
+fn undo_on_another_store_makes_it_the_committed_state_first() {
+    let mut world = Store::new();
+    let id = world.insert(&sheet(0.0));
+    let mut history = History::new(usize::MAX);
+    history.commit(&world);
+    world.get_mut(id).unwrap().set("stats.health", 1.0);
+    history.commit(&world);
+    let mut other = Store::new();
+    other.insert(&sheet(42.0));
+    other.insert(&sheet(43.0));
+    assert!(history.undo(&mut other));
+    assert_eq!(other.len(), 1);
+    assert_eq!(other.get(id).unwrap().get_float("stats.health"), Some(0.0));
+    assert!(history.redo(&mut other));
+    assert_eq!(other, world);
+}
+
+#[test]
+fn a_clone_is_another_store_to_marks() {
+    let mut world = Store::new();
+    let id = world.insert(&sheet(0.0));
+    let mark = world.mark();
+    let mut copy = world.clone();
+    copy.get_mut(id).unwrap().set("stats.health", 3.0);
+    world.get_mut(id).unwrap().set("name", "Troll");
+    assert_eq!(copy.changes_since(&mark).changed(), [id]);
+    assert_eq!(world.changes_since(&mark).changed(), [id]);
+    let fresh = copy.mark();
+    assert!(copy.changes_since(&fresh).is_empty());
+}
+
+#[test]
+fn debug_output_of_marks_and_histories() {
+    let mut world = Store::new();
+    world.insert(&sheet(0.0));
+    let mark = world.mark();
+    assert!(format!("{mark:?}").contains("entities: 1"), "{mark:?}");
+    let history = History::new(100);
+    assert_eq!(
+        format!("{history:?}"),
+        "History { undo_steps: 0, redo_steps: 0, bytes: 0, max_bytes: 100, .. }"
+    );
+}
