@@ -213,13 +213,20 @@ pub(crate) fn fit_f64(n: f64) -> Fit {
     // Past f32's range means rounding to infinity: the shortest decimal form of f32::MAX,
     // 3.4028235e38, is a little above it as an f64 and must still read back.
     let x = n as f32;
+    // Held exactly (most numbers in game data: small whole ones, halves, quarters): done.
+    if f64::from(x) == n {
+        return Fit::Holds(x);
+    }
     if !x.is_finite() {
         return Fit::OutOfRange;
     }
-    if x == 0.0 && n != 0.0 {
+    if x == 0.0 {
+        // n is not zero, or x would hold it.
         return Fit::Changes(x);
     }
-    if n.fract() != 0.0 || n.abs() <= f64::from(EXACT_WHOLE) || f64::from(x) == n {
+    // A fraction is rounded to f32's precision: held within rounding. (Past 2^52 every f64
+    // is whole; up to 2^24 a whole f64 is held exactly, so it was done above.)
+    if n.abs() <= f64::from(EXACT_WHOLE) || n.fract() != 0.0 {
         return Fit::Holds(x);
     }
     // A whole number f32 does not hold: fine if it is written as x is written. serde_json
@@ -237,6 +244,12 @@ pub(crate) fn fit_f64(n: f64) -> Fit {
 /// How the integer `n` (read exactly from JSON digits) fits an `f32`.
 #[allow(clippy::cast_precision_loss)] // The cast rounds to nearest: that is the point.
 pub(crate) fn fit_integer(n: i128) -> Fit {
+    // Up to 2^24 every integer is held: one cheap cast (an i128 one is a library call).
+    if let Ok(small) = i32::try_from(n)
+        && small.unsigned_abs() <= 1 << 24
+    {
+        return Fit::Holds(small as f32);
+    }
     let x = n as f32;
     // |n| < 2^64, far inside f32's range, and x is whole: the casts back are exact.
     if x as i128 == n {
