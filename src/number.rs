@@ -213,12 +213,13 @@ pub(crate) fn fit_f64(n: f64) -> Fit {
     // Past f32's range means rounding to infinity: the shortest decimal form of f32::MAX,
     // 3.4028235e38, is a little above it as an f64 and must still read back.
     let x = n as f32;
+    // (An infinite n, which a reader that parses past f64's range hands over, is too.)
+    if !x.is_finite() {
+        return Fit::OutOfRange;
+    }
     // Held exactly (most numbers in game data: small whole ones, halves, quarters): done.
     if f64::from(x) == n {
         return Fit::Holds(x);
-    }
-    if !x.is_finite() {
-        return Fit::OutOfRange;
     }
     if x == 0.0 {
         // n is not zero, or x would hold it.
@@ -474,6 +475,8 @@ mod tests {
         assert_eq!(fit_f64(3.402_823_5e38), Fit::Holds(f32::MAX));
         assert_eq!(fit_f64(1e39), Fit::OutOfRange);
         assert_eq!(fit_f64(-1e39), Fit::OutOfRange);
+        assert_eq!(fit_f64(f64::INFINITY), Fit::OutOfRange);
+        assert_eq!(fit_f64(f64::NEG_INFINITY), Fit::OutOfRange);
         assert_eq!(fit_f64(16_777_217.0), Fit::Changes(16_777_216.0));
     }
 
