@@ -5,7 +5,6 @@
 //! target changed: a [`Patch`](crate::Patch) for one the base has, the whole blob for one it
 //! does not. Removed entities need no record: the target's handle map no longer has them.
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::io::Write;
 use std::path::Path;
@@ -15,12 +14,13 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use crate::blob::{layout, patch};
 use crate::handle_map::{RawHandleMap, RawHeader};
+use crate::names::KeyNames;
+use crate::names::codec::{self, LIST_KIND};
 use crate::save::{
-    DELTA, KEY_HASH_FX32_BYTES, decode_names, encode_names, file_len, names_len, parse,
-    save_atomically, write_file,
+    DELTA, DELTA_LIST, KEY_HASH_FX32_BYTES, file_len, parse, save_atomically, write_file,
 };
-use crate::store::{KeyName, STORE_TYPE_ID, Span};
-use crate::{Blob, Error, HandleMap, Id, Key, LoadError, Store};
+use crate::store::{STORE_TYPE_ID, Span};
+use crate::{Blob, Error, HandleMap, Id, LoadError, Store};
 
 /// A record of the entities section: an entity the base does not have, whole.
 const INSERTED: u32 = 1;
@@ -114,7 +114,10 @@ pub struct StorePatch {
     changed: usize,
     /// The target's key names, whole; `None` when they are the base's (most deltas), which
     /// the file marks with flag bit 0 of its `delta base` section.
-    names: Option<BTreeMap<Key, KeyName>>,
+    names: Option<KeyNames>,
+    /// Read from a delta whose names section is the flat list of formats 1.0 and 1.1:
+    /// `base_crc` covers the base's names in that form, and the file is written again so.
+    list_names: bool,
     /// The base's data version: a store of another one is refused.
     base_data_version: u32,
     /// The target's data version, which applying gives the base.
@@ -144,7 +147,7 @@ impl Store {
         for (id, blob) in target.iter() {
             records.push(base, id, blob);
         }
-        records.into_patch(base, target, base.content_crc(), slots, meta)
+        records.into_patch(base, target, base.content_crc(false), slots, meta)
     }
 
     /// [`Store::diff`] of two states of one store, looking only at `slots` (sorted), which
@@ -219,11 +222,12 @@ impl Store {
     }
 
     /// A crc32 of the store's contents: its handle map (without the arena offsets) and every
-    /// blob's bytes in dense order, its key names, and its data version unless 0 (so that a
-    /// delta of format 1.0 keeps its base's crc). A store and the store loaded from its save
-    /// have the same; a delta checks its base by it. Equal stores whose blobs are laid out
-    /// differently (one compacted, say) have different ones.
-    pub(crate) fn content_crc(&self) -> u32 {
+    /// blob's bytes in dense order, its key names (as the key tree, or with `list_names` as
+    /// the flat list of formats 1.0 and 1.1, which their deltas were made with), and its data
+    /// version unless 0 (so that a delta of format 1.0 keeps its base's crc). A store and the
+    /// store loaded from its save have the same; a delta checks its base by it. Equal stores
+    /// whose blobs are laid out differently (one compacted, say) have different ones.
+    pub(crate) fn content_crc(&self, list_names: bool) -> u32 {
         let raw = self.index.as_raw();
         let mut crc = crc32fast::Hasher::new();
         crc.update(raw.header.as_bytes());
@@ -232,7 +236,11 @@ impl Store {
         for (_, blob) in self.iter() {
             crc.update(blob.as_bytes());
         }
-        crc.update(&encode_names(&self.names));
+        if list_names {
+            codec::crc_list(&self.names, &mut crc);
+        } else {
+            crc.update(&codec::encode_tree(&self.names));
+        }
         if self.data_version != 0 {
             crc.update(&self.data_version.to_le_bytes());
         }
@@ -327,6 +335,7 @@ impl Records {
             inserted: self.inserted,
             changed: self.changed,
             names: (target.names != base.names).then(|| target.names.clone()),
+            list_names: false,
             base_data_version: base.data_version,
             data_version: target.data_version,
         }
@@ -512,7 +521,7 @@ impl StorePatch {
             let (expected, found) = (self.base_data_version, base.data_version);
             return Err(LoadError::DeltaDataVersion { expected, found });
         }
-        let found = base.content_crc();
+        let found = base.content_crc(self.list_names);
         if found != self.base_crc {
             return Err(LoadError::DeltaBase { expected: self.base_crc, found });
         }
@@ -700,14 +709,15 @@ impl StorePatch {
     /// Writes the delta file: the save file's header (with the target's data version) and
     /// checks, with the sections `delta base` (the base's crc32, flags and data version),
     /// `delta index header`, `delta slot changes`, `delta meta changes`, `delta entities` and
-    /// `key names`.
+    /// `key tree` (`key names` for a delta read with the flat list of formats 1.0 and 1.1).
     ///
     /// # Errors
     ///
     /// Whatever `out` returns.
     pub fn write_to(&self, out: impl Write) -> std::io::Result<()> {
         let base = [self.base_crc, u32::from(self.names.is_none()), self.base_data_version];
-        let names = self.names.as_ref().map(encode_names).unwrap_or_default();
+        let encode = if self.list_names { codec::encode_list } else { codec::encode_tree };
+        let names = self.names.as_ref().map(encode).unwrap_or_default();
         let sections = [
             base.as_bytes(),
             self.header.as_bytes(),
@@ -716,7 +726,8 @@ impl StorePatch {
             self.entities.as_bytes(),
             &names,
         ];
-        write_file(&DELTA, &sections, self.data_version, out)
+        let kind = if self.list_names { &DELTA_LIST } else { &DELTA };
+        write_file(kind, &sections, self.data_version, out)
     }
 
     /// The delta file as bytes.
@@ -737,7 +748,9 @@ impl StorePatch {
             self.slots.as_bytes().len(),
             self.meta.as_bytes().len(),
             self.entities.len() * 4,
-            self.names.as_ref().map_or(0, names_len),
+            self.names.as_ref().map_or(0, |names| {
+                if self.list_names { codec::list_len(names) } else { codec::tree_len(names) }
+            }),
         ])
     }
 
@@ -778,6 +791,7 @@ impl StorePatch {
             return Err(LoadError::DeltaKeyHash { key_hash: parsed.key_hash() });
         }
         let [base, header, slots, meta, entities, names] = parsed.sections;
+        let list_names = parsed.kinds[5] == LIST_KIND;
         let size = |section, expected: usize, found: &[u8]| LoadError::SectionSize {
             section,
             expected: expected as u64,
@@ -797,6 +811,11 @@ impl StorePatch {
             1 if names.is_empty() => true,
             1 => {
                 let problem = "the names are the base's, yet the key names section is not empty";
+                let problem = if list_names {
+                    problem
+                } else {
+                    "the names are the base's, yet the key tree section is not empty"
+                };
                 return Err(LoadError::DeltaChange { section: "delta base", index: 1, problem });
             }
             _ => {
@@ -826,8 +845,9 @@ impl StorePatch {
             names: if base_names {
                 None
             } else {
-                Some(decode_names(names, KEY_HASH_FX32_BYTES, true)?)
+                Some(codec::decode(names, parsed.kinds[5], KEY_HASH_FX32_BYTES)?)
             },
+            list_names,
         })
     }
 }

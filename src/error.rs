@@ -467,6 +467,23 @@ pub enum LoadError {
         /// The checksum of the bytes found.
         found: u32,
     },
+    /// A chunk of the arena does not match its checksum: its bytes changed.
+    ChunkCrc {
+        /// The chunk's number: it holds the arena's bytes from `chunk * chunk size`.
+        chunk: u64,
+        /// Where it starts in the file.
+        offset: u64,
+        /// The checksum stored.
+        expected: u32,
+        /// The checksum of the bytes found.
+        found: u32,
+    },
+    /// A save's `arena crcs` section gives a chunk size that is not a power of two from 1 KiB
+    /// to 1 GiB.
+    ChunkSize {
+        /// The chunk size found, in bytes.
+        chunk_bytes: u32,
+    },
     /// A section runs past the end of the file.
     SectionBounds {
         /// The section.
@@ -538,6 +555,13 @@ pub enum LoadError {
     KeyName {
         /// The entry at fault (its position in key order).
         index: u64,
+        /// What is wrong with it.
+        problem: &'static str,
+    },
+    /// The key-tree section (the key names as a tree of segments) is malformed.
+    KeyTree {
+        /// The node at fault, counted from 1 in file order (0: the section's head).
+        node: u64,
         /// What is wrong with it.
         problem: &'static str,
     },
@@ -699,6 +723,16 @@ impl fmt::Display for LoadError {
                 "section '{section}' at byte {offset}: crc32 {found:08x} does not match the \
                  stored {expected:08x}"
             ),
+            LoadError::ChunkCrc { chunk, offset, expected, found } => write!(
+                f,
+                "arena chunk {chunk} at byte {offset}: crc32 {found:08x} does not match the \
+                 stored {expected:08x}"
+            ),
+            LoadError::ChunkSize { chunk_bytes } => write!(
+                f,
+                "section 'arena crcs': chunk size {chunk_bytes} is not a power of two from 1 KiB \
+                 to 1 GiB"
+            ),
             LoadError::SectionBounds { section, offset, len, file_len } => write!(
                 f,
                 "section '{section}' at bytes {offset}..{offset}+{len} runs past the file's \
@@ -722,6 +756,9 @@ impl fmt::Display for LoadError {
             LoadError::Blob { id, ref error } => write!(f, "entity {id}: {error}"),
             LoadError::KeyName { index, problem } => {
                 write!(f, "section 'key names', entry {index}: {problem}")
+            }
+            LoadError::KeyTree { node, problem } => {
+                write!(f, "section 'key tree', node {node}: {problem}")
             }
             LoadError::FileKind { expected, found } => {
                 write!(f, "this is a {found} file, not a {expected} file")

@@ -6,14 +6,15 @@
 //! blob as `serde_json` reads it: no `serde_json::Value` tree is built.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
 
+use fxhash::FxHashMap;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use crate::blob::bulk::Builder;
+use crate::names::{self, KeyNames};
 use crate::number::{self, Fit, JsonF32, JsonF64};
-use crate::store::{KeyName, Span};
+use crate::store::Span;
 use crate::text::Shortened;
 use crate::{
     Blob, BlobError, BlobRef, HandleError, Id, Key, KeyPath, MAX_PATH_SEGMENTS, Store, Value,
@@ -489,7 +490,7 @@ impl Store {
     ///     &ImportOptions::strict(),
     /// )?;
     /// assert_eq!(store.get(ids[1]).unwrap().get_str("name"), Some("Troll"));
-    /// assert_eq!(store.key_name(Key::parse("stats.health")), Some("stats.health"));
+    /// assert_eq!(store.key_name(Key::parse("stats.health")).as_deref(), Some("stats.health"));
     ///
     /// let err = store.import_json(r#"[{"name": "Imp"}, {"name": null}]"#, &ImportOptions::strict());
     /// assert_eq!(err.unwrap_err().path(), "/1/name");
@@ -528,16 +529,14 @@ impl Store {
         extremes: bool,
         read: impl Fn(&str, Entity<'_>) -> Result<(), ReadError>,
     ) -> Result<(Vec<Id>, ImportReport), JsonError> {
-        // The names a successful read added, taken back if the text is read again.
-        let mut added = Vec::new();
         let mut stage = |text: &str| {
-            for key in added.drain(..) {
-                self.names.remove(&key);
-            }
+            // A second read of the text (see `read_with_extremes`) starts from the names as
+            // they were: what the first added is taken back.
+            self.names.rollback();
+            self.names.begin();
             let mut importer = Importer {
                 lenient: options.lenient,
-                track_names: true,
-                known: std::mem::take(&mut self.names),
+                names: std::mem::take(&mut self.names),
                 ..Importer::default()
             };
             let mut staging = Staging::default();
@@ -554,16 +553,15 @@ impl Store {
                 let kind = JsonErrorKind::Blob(BlobError::TooLarge { required });
                 Err(JsonError { kind, path: String::new(), line: text.lines().count(), column: 1 })
             };
-            if let Err(error) = read.map_err(|e| importer.error(&e)).and_then(fits) {
+            let read = read.map_err(|e| importer.error(&e)).and_then(fits);
+            importer.release_claims();
+            if let Err(error) = read {
                 // Nothing of a failed import stays: not even the names it met.
-                for key in importer.added {
-                    importer.known.remove(&key);
-                }
-                self.names = importer.known;
+                importer.names.rollback();
+                self.names = importer.names;
                 return Err(error);
             }
-            self.names = importer.known;
-            added = importer.added;
+            self.names = importer.names;
             Ok(((staging, importer.report), importer.saw_zero))
         };
         let (staging, report) = if extremes {
@@ -571,12 +569,25 @@ impl Store {
         } else {
             stage(text)?.0
         };
+        // Paths that named nothing (empty objects, skipped nulls) are dropped.
+        self.names.commit();
+        // Each buffer freed as soon as it is copied, the index grown once: the peak is about
+        // the staged entities twice, not more (`[{},{},...]` has 3 bytes of JSON an entity).
+        let Staging { arena, spans, blob } = staging;
+        drop(blob);
         let base = self.arena.len();
-        self.arena.extend_from_slice(&staging.arena);
-        let ids = staging
-            .spans
+        self.arena.reserve_exact(arena.len());
+        self.arena.extend_from_slice(&arena);
+        drop(arena);
+        self.index.reserve(spans.len());
+        let mut offset = base;
+        let ids = spans
             .iter()
-            .map(|&(offset, words)| self.insert_span(Span::new(base + offset, words)))
+            .map(|&words| {
+                let span = Span::new(offset, words as usize);
+                offset += words as usize;
+                self.insert_span(span)
+            })
             .collect();
         Ok((ids, report))
     }
@@ -688,8 +699,8 @@ impl Store {
         style: JsonStyle,
         checked: bool,
     ) -> Result<String, (Key, f32)> {
-        let mut tree = Tree::default();
-        if let (true, Some(bad)) = (checked, self.export_tree(blob, &mut Vec::new(), &mut tree)) {
+        let mut tree = Tree::for_names(&self.names, false);
+        if let (true, Some(bad)) = (checked, self.export_tree(blob, &mut tree)) {
             return Err(bad);
         }
         let mut out = Vec::new();
@@ -755,15 +766,14 @@ impl Store {
         // JSON takes about twice the bytes of the blobs; a guess that saves most regrowth
         // without a pass over every blob to measure them.
         let mut out = Vec::with_capacity(self.arena.len() * 4 * 2);
-        let (mut segments, mut tree) = (Vec::new(), Tree::default());
+        // Every entity: a slot per name costs no more than the entities' keys.
+        let mut tree = Tree::for_names(&self.names, true);
         out.extend_from_slice(open);
         for (i, (id, blob)) in self.iter().enumerate() {
             if i > 0 {
                 out.extend_from_slice(separator);
             }
-            if let (true, Some((key, x))) =
-                (checked, self.export_tree(blob, &mut segments, &mut tree))
-            {
+            if let (true, Some((key, x))) = (checked, self.export_tree(blob, &mut tree)) {
                 return Err(self.not_finite(Some(id), key, x));
             }
             tree.write(pretty, usize::from(pretty), &mut out);
@@ -772,13 +782,12 @@ impl Store {
         Ok(into_string(out))
     }
 
-    /// Builds in `tree` the blob as a tree of objects, nested by the names this store knows
-    /// for its keys, and returns the first float JSON has no number for (NaN, infinity), if
-    /// any. `segments` is scratch space, kept between calls so that it is allocated once.
+    /// Builds in `tree` the blob as a tree of objects and arrays, nested by the names this
+    /// store knows for its keys, and returns the first float JSON has no number for (NaN,
+    /// infinity), if any. O(the keys and the path nodes they need), with no recursion.
     pub(crate) fn export_tree<'a>(
         &'a self,
         blob: BlobRef<'a>,
-        segments: &mut Vec<Cow<'a, str>>,
         tree: &mut Tree<'a>,
     ) -> Option<(Key, f32)> {
         tree.clear();
@@ -788,24 +797,17 @@ impl Store {
             if not_finite.is_none() {
                 not_finite = check_finite(value).err().map(|x| (key, x));
             }
-            let placed = self.names.get(&key).is_some_and(|name| {
-                // A name deeper than an import takes (only an old save holds one) is written
-                // by hash, so that the export always imports back.
-                let depth = name.pointer.matches('/').count();
-                if depth > MAX_PATH_SEGMENTS {
-                    return false;
-                }
-                segments.clear();
-                // Borrowed from the name unless a segment holds an escape.
-                segments.extend(name.pointer.split('/').skip(1).map(unescape));
-                tree.place(segments, value)
-            });
+            let placed = self
+                .names
+                .named(key)
+                .is_some_and(|node| tree.place(&self.names, node, names::ROOT, value));
             if !placed {
                 // Unnamed, too deep, or its path runs through another key's value: at the
                 // top, by hash.
-                tree.push_member(ROOT, Cow::Owned(key.to_string()), Some(value));
+                tree.push_member(ROOT, Cow::Owned(key.to_string()), Some(value), NO_NODE);
             }
         }
+        tree.shape_arrays(&self.names);
         not_finite
     }
 }
@@ -934,35 +936,35 @@ impl Store {
         style: JsonStyle,
     ) -> Result<String, ExportError> {
         let blob = self.try_get(id).map_err(ExportError::Handle)?;
-        let prefix: Vec<Cow<'_, str>> = path.segments().collect();
-        let mut tree = Tree::default();
+        let mut tree = Tree::for_names(&self.names, false);
         tree.clear();
-        let mut segments = Vec::new();
         let key = path.key();
-        let named = |key: Key| self.names.get(&key).is_some_and(|name| name.is_path(path));
-        if let Some(value) = blob.get(key).filter(|_| named(key)) {
+        let node = self.names.named(key).filter(|&n| self.names.is_path(n, path));
+        if let Some(value) = blob.get(key).filter(|_| node.is_some()) {
             check_finite(value).map_err(|x| self.not_finite(Some(id), key, x))?;
             tree.nodes[ROOT as usize].leaf = Some(value);
         } else {
+            // The object at `path`: every named key of the entity under its node, placed as
+            // export places them under the entity's own object.
+            let top = self.names.find_path(path);
             let mut found = false;
             for (key, value) in blob {
-                let Some(name) = self.names.get(&key) else { continue };
-                segments.clear();
-                segments.extend(name.pointer.split('/').skip(1).map(unescape));
-                if segments.len() <= prefix.len() || segments[..prefix.len()] != prefix[..] {
+                let Some((top, node)) = top.zip(self.names.named(key)) else { continue };
+                if !self.names.is_under(node, top) {
                     continue;
                 }
                 check_finite(value).map_err(|x| self.not_finite(Some(id), key, x))?;
                 found = true;
-                if !tree.place(&segments[prefix.len()..], value) {
+                if !tree.place(&self.names, node, top, value) {
                     // Its path runs through another key's value: by hash, as export does.
-                    tree.push_member(ROOT, Cow::Owned(key.to_string()), Some(value));
+                    tree.push_member(ROOT, Cow::Owned(key.to_string()), Some(value), NO_NODE);
                 }
             }
             if !found {
-                let path = KeyName::from_path(path).label().to_owned();
+                let path = names::label(path.segments());
                 return Err(ExportError::NoPath { entity: Some(id), path });
             }
+            tree.shape_arrays(&self.names);
         }
         let mut out = Vec::new();
         tree.write(style == JsonStyle::Pretty, 0, &mut out);
@@ -1007,23 +1009,85 @@ pub(crate) fn unescape(segment: &str) -> Cow<'_, str> {
 
 /// An exported entity, as one flat list of nodes: node [`ROOT`] is the entity's object, and
 /// each object's members are linked in the order they were met. Cleared, not freed, between
-/// entities.
-///
-/// Nothing here recurses: a path is placed by a loop and the tree is written with an explicit
-/// stack, so a name of any depth (an old save may hold one past [`MAX_PATH_SEGMENTS`]) costs
-/// heap, not stack. An object's members are found by a scan while it has few of them, and
-/// through `index` (a search, not a walk) once it has more, so that placing n keys under one
-/// object is O(n log n), not O(n²).
-#[derive(Default)]
+/// entities. Nothing here recurses: a path is placed by a loop and the tree is written with an
+/// explicit stack, so a name of any depth costs heap, not stack.
 pub(crate) struct Tree<'a> {
     nodes: Vec<TreeNode<'a>>,
-    /// The members of every object past [`SCAN_MEMBERS`] members, by (object, name).
-    index: BTreeMap<(u32, Cow<'a, str>), u32>,
-    /// While writing: each open object and the next of its members to write.
-    open: Vec<(u32, u32)>,
+    /// The node of each name-tree node placed so far in this entity.
+    placed: Placed,
+    /// Scratch: name-tree nodes on the way to a key's node, and an array's members by index.
+    chain: Vec<u32>,
 }
 
-/// A member of an object: a value, or an object whose members start at `first`.
+/// The tree node of each name-tree node placed in the entity being exported: a table with a
+/// slot per name-tree node, stamped with the entity it is valid for (no clearing between
+/// entities), when the names are few or every entity is exported; else a hash map, so that
+/// exporting one entity of a store of a million names does not allocate a slot for each.
+enum Placed {
+    Dense { stamp: u32, slots: Vec<(u32, u32)> },
+    Sparse(FxHashMap<u32, u32>),
+}
+
+impl Default for Placed {
+    fn default() -> Placed {
+        Placed::Sparse(FxHashMap::default())
+    }
+}
+
+/// Names up to this many nodes always get the dense table.
+const DENSE_NODES: usize = 1 << 16;
+
+impl Placed {
+    /// A table for `nodes` name-tree nodes; dense when `dense` or the names are few.
+    fn new(nodes: usize, dense: bool) -> Placed {
+        if dense || nodes <= DENSE_NODES {
+            Placed::Dense { stamp: 1, slots: vec![(0, 0); nodes + 1] }
+        } else {
+            Placed::Sparse(FxHashMap::default())
+        }
+    }
+
+    /// Forgets every node placed.
+    fn clear(&mut self) {
+        match self {
+            Placed::Dense { stamp, slots } => {
+                *stamp = stamp.wrapping_add(1);
+                if *stamp == 0 {
+                    slots.fill((0, 0));
+                    *stamp = 1;
+                }
+            }
+            // Cleared in time to its size: kept when the entities are alike, replaced after
+            // a large one, so that many small entities after it do not each clear a large
+            // table.
+            Placed::Sparse(map) if map.capacity() > 4 * map.len() + 64 => {
+                *map = FxHashMap::default();
+            }
+            Placed::Sparse(map) => map.clear(),
+        }
+    }
+
+    fn get(&self, node: u32) -> Option<u32> {
+        match self {
+            Placed::Dense { stamp, slots } => {
+                slots.get(node as usize).filter(|s| s.0 == *stamp).map(|s| s.1)
+            }
+            Placed::Sparse(map) => map.get(&node).copied(),
+        }
+    }
+
+    fn insert(&mut self, node: u32, placed: u32) {
+        match self {
+            Placed::Dense { stamp, slots } => slots[node as usize] = (*stamp, placed),
+            Placed::Sparse(map) => {
+                map.insert(node, placed);
+            }
+        }
+    }
+}
+
+/// A member of an object or array: a value, or an object (an array) whose members start at
+/// `first`.
 struct TreeNode<'a> {
     name: Cow<'a, str>,
     leaf: Option<Value<'a>>,
@@ -1032,31 +1096,37 @@ struct TreeNode<'a> {
     last: u32,
     /// The next member of the same object; [`NO_NODE`] after the last.
     next: u32,
-    /// How many members an object has.
-    members: u32,
+    /// The name-tree node this member is, or [`NO_NODE`] (the root, a key shown by hash).
+    source: u32,
+    /// Written as an array: its members are its indices `0..`, linked in that order.
+    array: bool,
+    /// Segments from the entity's object: a name deeper than an import takes (only an old
+    /// save holds one) is written by hash, so that the export always imports back.
+    depth: u32,
 }
 
 /// The entity's own object in a [`Tree`].
 pub(crate) const ROOT: u32 = 0;
 /// No node: the end of a list of members.
 const NO_NODE: u32 = u32::MAX;
-/// Members of an object found by a scan of its list; past this many, through the tree's index.
-const SCAN_MEMBERS: u32 = 16;
 
 /// The bytes an export wrote: JSON from `serde_json` and ASCII punctuation, so always UTF-8.
 fn into_string(bytes: Vec<u8>) -> String {
     String::from_utf8(bytes).unwrap_or_default()
 }
 
-impl<'a> Tree<'a> {
-    /// Empties the tree down to the entity's object, with no members.
-    fn clear(&mut self) {
-        self.nodes.clear();
-        self.index.clear();
-        self.nodes.push(TreeNode::new(Cow::Borrowed(""), None));
-    }
+/// Whether `segment` is an array index as JSON documents number elements: `0`, or digits
+/// without a leading zero, below `len`.
+fn index_below(segment: &str, len: usize) -> Option<usize> {
+    let canonical = segment == "0"
+        || (!segment.is_empty()
+            && !segment.starts_with('0')
+            && segment.bytes().all(|b| b.is_ascii_digit()));
+    segment.parse().ok().filter(|&i| canonical && i < len)
+}
 
-    /// The first member of object `object`, if it has one (for a walk without recursion).
+impl<'a> Tree<'a> {
+    /// The first member of `object`, if it has one.
     pub(crate) fn first_member(&self, object: u32) -> Option<u32> {
         let first = self.nodes[object as usize].first;
         (first != NO_NODE).then_some(first)
@@ -1078,137 +1148,189 @@ impl<'a> Tree<'a> {
         self.nodes[node as usize].leaf
     }
 
-    /// The members of object `object`, in order.
-    fn members(&self, object: u32) -> impl Iterator<Item = u32> + '_ {
-        let first = self.nodes[object as usize].first;
-        std::iter::successors((first != NO_NODE).then_some(first), |&node| {
-            let next = self.nodes[node as usize].next;
-            (next != NO_NODE).then_some(next)
-        })
+    /// A tree for entities named by `names`; `all` when every entity will be exported.
+    pub(crate) fn for_names(names: &KeyNames, all: bool) -> Tree<'a> {
+        Tree { nodes: Vec::new(), placed: Placed::new(names.node_count(), all), chain: Vec::new() }
     }
 
-    /// The member of `object` named `name`, if it has one (the first, if several).
-    #[allow(clippy::ptr_arg)] // The index is searched with a key of its own type.
-    fn member(&self, object: u32, name: &Cow<'a, str>) -> Option<u32> {
-        if self.nodes[object as usize].members <= SCAN_MEMBERS {
-            self.members(object).find(|&m| self.nodes[m as usize].name == *name)
-        } else {
-            self.index.get(&(object, name.clone())).copied()
-        }
+    /// Empties the tree down to the entity's object, with no members.
+    fn clear(&mut self) {
+        self.nodes.clear();
+        let root = TreeNode {
+            name: Cow::Borrowed(""),
+            leaf: None,
+            first: NO_NODE,
+            last: NO_NODE,
+            next: NO_NODE,
+            source: NO_NODE,
+            array: false,
+            depth: 0,
+        };
+        self.nodes.push(root);
+        self.placed.clear();
     }
 
     /// Adds a member (a value, or with `leaf` `None` an empty object) after the last member of
     /// `object`, and returns it.
-    fn push_member(&mut self, object: u32, name: Cow<'a, str>, leaf: Option<Value<'a>>) -> u32 {
+    fn push_member(
+        &mut self,
+        object: u32,
+        name: Cow<'a, str>,
+        leaf: Option<Value<'a>>,
+        source: u32,
+    ) -> u32 {
         let node = self.nodes.len() as u32;
-        self.nodes.push(TreeNode::new(name, leaf));
+        let depth = self.nodes[object as usize].depth + 1;
+        self.nodes.push(TreeNode {
+            name,
+            leaf,
+            first: NO_NODE,
+            last: NO_NODE,
+            next: NO_NODE,
+            source,
+            array: false,
+            depth,
+        });
         let parent = &mut self.nodes[object as usize];
         let last = std::mem::replace(&mut parent.last, node);
-        parent.members += 1;
-        let members = parent.members;
         if last == NO_NODE {
             parent.first = node;
         } else {
             self.nodes[last as usize].next = node;
         }
-        if members == SCAN_MEMBERS + 1 {
-            // From now on this object's members are searched for: index the ones it has.
-            let listed: Vec<u32> = self.members(object).collect();
-            for member in listed {
-                let name = self.nodes[member as usize].name.clone();
-                self.index.entry((object, name)).or_insert(member);
-            }
-        } else if members > SCAN_MEMBERS {
-            let name = self.nodes[node as usize].name.clone();
-            self.index.entry((object, name)).or_insert(node);
-        }
         node
     }
 
-    /// Puts `value` at the path `segments` under the entity's object, creating objects on the
-    /// way. Returns false, changing nothing, where the path meets a value or ends on an
-    /// existing member.
-    fn place(&mut self, segments: &[Cow<'a, str>], value: Value<'a>) -> bool {
-        let Some((last, parents)) = segments.split_last() else {
+    /// Puts `value` at the path of name-tree node `node` below `top` (the root, or the node
+    /// whose object is exported), creating objects on the way (from the nearest one placed
+    /// already). Returns false, changing nothing, where the path meets
+    /// a value, is an object in this entity, or is deeper than [`MAX_PATH_SEGMENTS`].
+    fn place(&mut self, names: &'a KeyNames, node: u32, top: u32, value: Value<'a>) -> bool {
+        if self.placed.get(node).is_some() {
             return false;
+        }
+        let mut chain = std::mem::take(&mut self.chain);
+        chain.clear();
+        let mut at = node;
+        let mut object = loop {
+            chain.push(at);
+            let parent = names.parent(at);
+            if parent == top {
+                break ROOT;
+            }
+            if let Some(placed) = self.placed.get(parent) {
+                break placed;
+            }
+            at = parent;
         };
-        let mut object = ROOT;
-        // Once an object is created, the rest of the path meets nothing: placing succeeds,
-        // and nothing was changed before it.
-        let mut created = false;
-        for segment in parents {
-            let found = if created { None } else { self.member(object, segment) };
-            object = match found {
-                Some(member) if self.nodes[member as usize].leaf.is_some() => return false,
-                Some(member) => member,
-                None => {
-                    created = true;
-                    self.push_member(object, segment.clone(), None)
-                }
-            };
+        let object_node = &self.nodes[object as usize];
+        let fits = object_node.leaf.is_none()
+            && object_node.depth as usize + chain.len() <= MAX_PATH_SEGMENTS;
+        if fits {
+            for &n in chain.iter().rev() {
+                object = self.push_member(object, Cow::Borrowed(names.segment(n)), None, n);
+                self.placed.insert(n, object);
+            }
+            self.nodes[object as usize].leaf = Some(value);
         }
-        if !created && self.member(object, last).is_some() {
-            return false;
-        }
-        self.push_member(object, last.clone(), Some(value));
-        true
+        self.chain = chain;
+        fits
     }
 
-    /// Writes the entity's object: compact as `serde_json` writes it, or `pretty` as designers
-    /// write fixtures (one member a line, indented two spaces a level from `depth`, float
-    /// arrays on one line: `[12.0, 0.0, -40.5]`). A loop over an explicit stack of open
-    /// objects, so that no depth of nesting can overflow the call stack.
-    fn write(&mut self, pretty: bool, depth: usize, out: &mut Vec<u8>) {
-        let mut open = std::mem::take(&mut self.open);
-        open.clear();
-        let mut node = ROOT;
-        loop {
-            // `node`'s value, or the opening of its object.
-            let TreeNode { leaf, first, .. } = self.nodes[node as usize];
-            match leaf {
-                Some(value) => write_value(out, value, pretty),
-                None if first == NO_NODE => out.extend_from_slice(b"{}"),
-                None => {
-                    out.push(b'{');
-                    open.push((node, first));
-                }
+    /// Writes as arrays the objects whose name-tree node was an imported array and whose
+    /// members are exactly its indices `0..n` (in any order), not all plain numbers: their
+    /// members are relinked in index order. Any other object stays an object keyed by index,
+    /// which reads back to the same keys: an array with a hole (a removed element, a skipped
+    /// `null`), or one of numbers only (`[1, null]` leniently), which would read back as a
+    /// float array.
+    fn shape_arrays(&mut self, names: &KeyNames) {
+        let mut slots = std::mem::take(&mut self.chain);
+        for object in 0..self.nodes.len() {
+            let node = &self.nodes[object];
+            if node.source == NO_NODE || node.leaf.is_some() || !names.is_array(node.source) {
+                continue;
             }
-            // The next member to write, closing every object that has none left.
-            node = loop {
-                let level = depth + open.len();
-                let Some((object, next)) = open.last_mut() else {
-                    self.open = open;
-                    return;
-                };
-                if *next == NO_NODE {
-                    open.pop();
-                    if pretty {
-                        out.push(b'\n');
-                        push_indent(out, level - 1);
-                    }
-                    out.push(b'}');
-                    continue;
+            let mut len = 0;
+            let mut member = node.first;
+            while member != NO_NODE {
+                len += 1;
+                member = self.nodes[member as usize].next;
+            }
+            slots.clear();
+            slots.resize(len, NO_NODE);
+            let mut member = self.nodes[object].first;
+            let (mut whole, mut numbers) = (true, true);
+            while member != NO_NODE {
+                let node = &self.nodes[member as usize];
+                match index_below(&node.name, len) {
+                    // Distinct names under one node: each index is met once.
+                    Some(i) => slots[i] = member,
+                    None => whole = false,
                 }
-                let member = *next;
-                if member != self.nodes[*object as usize].first {
-                    out.push(b',');
-                }
-                *next = self.nodes[member as usize].next;
+                numbers &= matches!(node.leaf, Some(Value::Float(_)));
+                member = node.next;
+            }
+            if !whole || numbers {
+                continue;
+            }
+            for pair in slots.windows(2) {
+                self.nodes[pair[0] as usize].next = pair[1];
+            }
+            if let (Some(&first), Some(&last)) = (slots.first(), slots.last()) {
+                self.nodes[last as usize].next = NO_NODE;
+                let node = &mut self.nodes[object];
+                (node.first, node.last, node.array) = (first, last, true);
+            }
+        }
+        self.chain = slots;
+    }
+
+    /// Writes the entity: compact, or `pretty` as designers write fixtures (one member a line,
+    /// indented two spaces a level from `depth`, float arrays on one line: `[12.0, 0.0]`).
+    /// Iterative: a path of any depth writes without recursion.
+    fn write(&self, pretty: bool, depth: usize, out: &mut Vec<u8>) {
+        // Each open object or array, and its next member to write.
+        let mut open: Vec<(u32, u32)> = Vec::new();
+        self.open(ROOT, out, pretty, &mut open);
+        while let Some(top) = open.last_mut() {
+            let (object, member) = *top;
+            let node = &self.nodes[object as usize];
+            if member == NO_NODE {
+                open.pop();
                 if pretty {
                     out.push(b'\n');
-                    push_indent(out, level);
+                    push_indent(out, depth + open.len());
                 }
+                out.push(if node.array { b']' } else { b'}' });
+                continue;
+            }
+            top.1 = self.nodes[member as usize].next;
+            if member != node.first {
+                out.push(b',');
+            }
+            if pretty {
+                out.push(b'\n');
+                push_indent(out, depth + open.len());
+            }
+            if !node.array {
                 write_leaf(out, &self.nodes[member as usize].name);
                 out.extend_from_slice(if pretty { b": " } else { b":" });
-                break member;
-            };
+            }
+            self.open(member, out, pretty, &mut open);
         }
     }
-}
 
-impl<'a> TreeNode<'a> {
-    fn new(name: Cow<'a, str>, leaf: Option<Value<'a>>) -> TreeNode<'a> {
-        TreeNode { name, leaf, first: NO_NODE, last: NO_NODE, next: NO_NODE, members: 0 }
+    /// Writes a value whole, or an object's or array's opening (pushed on `open`).
+    fn open(&self, node: u32, out: &mut Vec<u8>, pretty: bool, open: &mut Vec<(u32, u32)>) {
+        let tree_node = &self.nodes[node as usize];
+        match tree_node.leaf {
+            Some(value) => write_value(out, value, pretty),
+            None if tree_node.first == NO_NODE => out.extend_from_slice(b"{}"),
+            None => {
+                out.push(if tree_node.array { b'[' } else { b'{' });
+                open.push((node, tree_node.first));
+            }
+        }
     }
 }
 
@@ -1251,8 +1373,9 @@ struct Staging {
     /// The entity being read; cleared, not reallocated, between entities.
     blob: Builder,
     arena: Vec<u32>,
-    /// (offset, words) of each entity in `arena`.
-    spans: Vec<(usize, usize)>,
+    /// The words of each entity in `arena`, back to back. A blob is at most 4 GiB: 2^30
+    /// words.
+    spans: Vec<u32>,
 }
 
 impl Staging {
@@ -1263,14 +1386,14 @@ impl Staging {
         map: A,
     ) -> Result<(), A::Error> {
         self.blob.clear();
-        importer.claims.clear();
+        importer.release_claims();
         read_members(importer, &mut self.blob, map)?;
         // Laid out straight into the staged arena, with no free space.
         let used = self.blob.byte_len() / 4;
         let offset = self.arena.len();
         self.arena.resize(offset + used, 0);
         self.blob.write(&mut self.arena[offset..]);
-        self.spans.push((offset, used));
+        self.spans.push(used as u32);
         Ok(())
     }
 }
@@ -1278,15 +1401,21 @@ impl Staging {
 /// Where the importer is, what it has seen, and why it stopped.
 #[derive(Default)]
 struct Importer {
-    /// The key of each open object (none at the top level).
-    parents: Vec<Key>,
+    /// The name-tree node of each open object (none at the top level: the root).
+    levels: Vec<u32>,
     /// The member names on the current path, back to back, and where each one ends.
     path: String,
     path_ends: Vec<usize>,
     /// The index of the array element being read, if one is.
     element: Option<usize>,
-    /// Every path the entity has claimed so far, as a value or an object.
-    claims: Claims,
+    /// Every path met, as a tree of segments: the store's key names in a store import (its
+    /// named nodes are the keys' names), a tree of its own in a blob import. A path is
+    /// claimed once per entity, as a value or an object: twice is a path set twice, or a
+    /// value and an object at one path (which JSON could not write back). Memory is one
+    /// member name a path met, not one path.
+    names: KeyNames,
+    /// The nodes the entity being read claimed, released after it.
+    claimed: Vec<u32>,
     /// The member name being read.
     segment: String,
     /// Numbers of the array being read.
@@ -1301,121 +1430,6 @@ struct Importer {
     saw_zero: bool,
     /// The position of the entity being read in a top-level array, if it is in one.
     entity: Option<usize>,
-    /// When importing into a store: every key's dotted name, the store's and this import's,
-    /// and the keys this import added (removed again if it fails).
-    track_names: bool,
-    known: BTreeMap<Key, KeyName>,
-    added: Vec<Key>,
-}
-
-/// Every path an entity has claimed so far, as a value or as an object, each with its member
-/// name and the object it is in: a path is spelled out again (for an error) by following
-/// those links, so memory is one member name a claim, not one path.
-///
-/// Found by a scan while there are few, through two maps past [`SCAN_CLAIMS`]: O(log n) a
-/// claim whatever the keys. (A hash set of attacker-chosen 32-bit keys can be flooded into
-/// one bucket.) The maps are empty, and allocate nothing, for an entity of a few dozen keys.
-#[derive(Default)]
-struct Claims {
-    list: Vec<Claim>,
-    /// The claims' member names, back to back, in claim order.
-    names: String,
-    /// Past [`SCAN_CLAIMS`] claims: each value's claim by its key (one value a key), each
-    /// object's by key and depth.
-    values: BTreeMap<Key, u32>,
-    objects: BTreeMap<(Key, u32), u32>,
-}
-
-/// One claimed path.
-#[derive(Clone, Copy)]
-struct Claim {
-    key: Key,
-    /// Member names on the path (at most [`MAX_PATH_SEGMENTS`]).
-    depth: u32,
-    object: bool,
-    /// The claim of the object it is a member of; [`NO_CLAIM`] at the entity's top level.
-    parent: u32,
-    /// Where its member name ends in `names` (it starts where the previous one's ends).
-    name_end: u32,
-}
-
-/// Claims found by a scan of the list.
-const SCAN_CLAIMS: usize = 32;
-/// No claim: the parent of a member of the entity's top level.
-const NO_CLAIM: u32 = u32::MAX;
-
-impl Claims {
-    fn clear(&mut self) {
-        self.list.clear();
-        self.names.clear();
-        self.values.clear();
-        self.objects.clear();
-    }
-
-    fn push(&mut self, key: Key, depth: u32, object: bool, parent: Option<u32>, name: &str) {
-        let at = self.list.len() as u32;
-        self.names.push_str(name);
-        let parent = parent.unwrap_or(NO_CLAIM);
-        let name_end = self.names.len() as u32;
-        self.list.push(Claim { key, depth, object, parent, name_end });
-        if self.list.len() == SCAN_CLAIMS + 1 {
-            // From now on, searched for: index every claim so far.
-            for (i, claim) in self.list.iter().enumerate() {
-                Claims::index(&mut self.values, &mut self.objects, claim, i as u32);
-            }
-        } else if self.list.len() > SCAN_CLAIMS {
-            Claims::index(&mut self.values, &mut self.objects, &self.list[at as usize], at);
-        }
-    }
-
-    fn index(
-        values: &mut BTreeMap<Key, u32>,
-        objects: &mut BTreeMap<(Key, u32), u32>,
-        claim: &Claim,
-        at: u32,
-    ) {
-        if claim.object {
-            objects.insert((claim.key, claim.depth), at);
-        } else {
-            values.insert(claim.key, at);
-        }
-    }
-
-    /// The claim of the value at `key`, whatever its depth.
-    fn value(&self, key: Key) -> Option<u32> {
-        if self.list.len() <= SCAN_CLAIMS {
-            let found = self.list.iter().position(|c| !c.object && c.key == key);
-            return found.map(|i| i as u32);
-        }
-        self.values.get(&key).copied()
-    }
-
-    /// The claim of the object at `key` and `depth`.
-    fn object(&self, key: Key, depth: u32) -> Option<u32> {
-        if self.list.len() <= SCAN_CLAIMS {
-            let found = self.list.iter().position(|c| c.object && c.key == key && c.depth == depth);
-            return found.map(|i| i as u32);
-        }
-        self.objects.get(&(key, depth)).copied()
-    }
-
-    fn depth(&self, claim: u32) -> u32 {
-        self.list[claim as usize].depth
-    }
-
-    /// The dotted path of `claim`, spelled out from the member names on its way.
-    fn dotted(&self, claim: u32) -> String {
-        let mut path = Vec::new();
-        let mut at = claim;
-        while at != NO_CLAIM {
-            let start = at.checked_sub(1).map_or(0, |i| self.list[i as usize].name_end);
-            let Claim { name_end, parent, .. } = self.list[at as usize];
-            path.push(&self.names[start as usize..name_end as usize]);
-            at = parent;
-        }
-        path.reverse();
-        path.join(".")
-    }
 }
 
 impl Importer {
@@ -1459,37 +1473,17 @@ impl Importer {
         pointer
     }
 
-    /// Whether `pointer` (a key's stored JSON Pointer) names the current member path.
-    fn is_current_path(&self, pointer: &str) -> bool {
-        pointer.strip_prefix('/').is_some_and(|path| {
-            path.split('/').map(unescape).eq(self.segments().map(std::borrow::Cow::Borrowed))
-        })
-    }
-
-    /// Appends the current path, dotted, to `out`.
-    fn write_dotted(&self, out: &mut String) {
-        for (i, segment) in self.segments().enumerate() {
-            if i > 0 {
-                out.push('.');
-            }
-            out.push_str(segment);
-        }
-    }
-
-    /// Enters the member named `self.segment`, returning its key; refuses a member deeper
-    /// than a name may be ([`MAX_PATH_SEGMENTS`]).
-    fn enter<E: de::Error>(&mut self) -> Result<Key, E> {
-        let key = match self.parents.last() {
-            Some(parent) => parent.child(&self.segment),
-            None => Key::new(&self.segment),
-        };
+    /// Enters the member named `self.segment`, returning its name-tree node; refuses a member
+    /// deeper than a name may be ([`MAX_PATH_SEGMENTS`]).
+    fn enter<E: de::Error>(&mut self) -> Result<u32, E> {
         self.path.push_str(&self.segment);
         self.path_ends.push(self.path.len());
         let segments = self.path_ends.len();
         if segments > MAX_PATH_SEGMENTS {
             return Err(self.fail(JsonErrorKind::TooDeep { segments, limit: MAX_PATH_SEGMENTS }));
         }
-        Ok(key)
+        let parent = self.levels.last().copied().unwrap_or(names::ROOT);
+        Ok(self.names.intern(parent, &self.segment))
     }
 
     fn leave(&mut self) {
@@ -1497,77 +1491,55 @@ impl Importer {
         self.path.truncate(self.path_ends.last().copied().unwrap_or(0));
     }
 
-    /// Claims `key` (the current path) for a value or an object. A key the entity already
-    /// holds as a value, or as an object at this depth, was claimed before in this document:
-    /// by the same path, or by another whose key collides. Two values always clash (the blob
-    /// holds one value a key); an object's key is never stored, so it clashes only with a
-    /// value or object of its own depth (`inventory.2241.count` and the object
-    /// `inventory.18937` share a key, harmlessly). A path may hold a value or an object, not
-    /// both, or export could not write the entity back.
-    fn claim<E: de::Error>(&mut self, key: Key, object: bool) -> Result<(), E> {
-        let depth = self.path_ends.len() as u32;
-        let value = self.claims.value(key).filter(|&c| !object || self.claims.depth(c) == depth);
-        let mut clashes: Vec<u32> =
-            [self.claims.object(key, depth), value].into_iter().flatten().collect();
-        if !clashes.is_empty() {
-            let mut current = String::new();
-            self.write_dotted(&mut current);
-            // The same path if it is one of them, else the one claimed first.
-            clashes.sort_unstable();
-            let names: Vec<String> = clashes.iter().map(|&c| self.claims.dotted(c)).collect();
-            let kind = if let Some(same) = names.iter().find(|name| **name == current) {
-                JsonErrorKind::DuplicatePath(same.clone())
-            } else {
-                let first = names.into_iter().next().unwrap_or_default();
-                JsonErrorKind::KeyCollision { first, second: current, key }
-            };
-            return Err(self.fail(kind));
+    /// Releases the paths the last entity claimed.
+    fn release_claims(&mut self) {
+        for node in self.claimed.drain(..) {
+            self.names.unclaim(node);
         }
-        let parent = match self.parents.last() {
-            Some(&parent) => self.claims.object(parent, depth - 1),
-            None => None,
-        };
-        let name = self.path_ends.len().checked_sub(2).map_or(0, |i| self.path_ends[i]);
-        self.claims.push(key, depth, object, parent, &self.path[name..]);
-        Ok(())
     }
 
-    /// Opens the object at `key` (the current path): later members are its children.
-    fn open_object<E: de::Error>(&mut self, key: Key) -> Result<(), E> {
-        self.claim(key, true)
+    /// Claims `node` (the current path) for a value or an object of this entity: a path
+    /// claimed before in this entity is set twice.
+    fn claim<E: de::Error>(&mut self, node: u32) -> Result<(), E> {
+        if self.names.claim(node) {
+            self.claimed.push(node);
+            return Ok(());
+        }
+        let path = self.names.dotted(node);
+        Err(self.fail(JsonErrorKind::DuplicatePath(path)))
     }
 
-    /// Sets `key` (the current path) in `blob`.
+    /// Opens the object at `node` (the current path): later members are its children.
+    fn open_object<E: de::Error>(&mut self, node: u32) -> Result<(), E> {
+        self.claim(node)
+    }
+
+    /// Sets `node` (the current path) in `blob`, as the name of its key. A key named by
+    /// another path (in this entity, or in the store) is a collision: the blob holds one
+    /// value a key.
     fn set<E: de::Error>(
         &mut self,
         blob: &mut Builder,
-        key: Key,
+        node: u32,
         value: Value<'_>,
     ) -> Result<(), E> {
-        self.claim(key, false)?;
-        if self.track_names {
-            match self.known.get(&key) {
-                // Compared segment by segment: most keys are met again under the same name,
-                // and that costs no allocation.
-                Some(first) if !self.is_current_path(&first.pointer) => {
-                    // As the store shows them: a dotted name only where it reads back.
-                    let mut dotted = String::new();
-                    self.write_dotted(&mut dotted);
-                    let second = KeyName { dotted, pointer: self.member_pointer() };
-                    let (first, second) = (first.label().to_owned(), second.label().to_owned());
-                    return Err(self.fail(JsonErrorKind::KeyCollision { first, second, key }));
-                }
-                Some(_) => {}
-                None => {
-                    let mut dotted = String::new();
-                    self.write_dotted(&mut dotted);
-                    let pointer = self.member_pointer();
-                    self.known.insert(key, KeyName { dotted, pointer });
-                    self.added.push(key);
-                }
+        self.claim(node)?;
+        let key = match self.names.name(node) {
+            Ok(key) => key,
+            Err(other) => {
+                let key = self.names.key(node);
+                // Paths of this document as they are written; one the store knew already as
+                // the store shows it, dotted only where that reads back.
+                let (first, second) = if self.names.is_claimed(other) {
+                    (self.names.dotted(other), self.names.dotted(node))
+                } else {
+                    (self.names.label(other), self.names.label(node))
+                };
+                return Err(self.fail(JsonErrorKind::KeyCollision { first, second, key }));
             }
-        }
-        // A new key, since `claim` refused one the blob holds.
+        };
+        // A key no other path of the entity holds, and this path is claimed once: the blob
+        // does not hold it yet.
         blob.push(key, value).map_err(|e| self.fail(JsonErrorKind::Blob(e)))
     }
 
@@ -1614,18 +1586,18 @@ impl Importer {
         Ok(x)
     }
 
-    /// Enters the member named by decimal `index` of the array at `key`: lenient arrays become
-    /// objects keyed by index.
-    fn enter_index<E: de::Error>(&mut self, key: Key, index: usize) -> Result<Key, E> {
+    /// Enters the member named by decimal `index` of the array at `node`: a lenient array of
+    /// other things than numbers holds its elements as members keyed by index.
+    fn enter_index<E: de::Error>(&mut self, node: u32, index: usize) -> Result<u32, E> {
         self.segment.clear();
         let _ = write!(self.segment, "{index}");
-        self.parents.push(key);
+        self.levels.push(node);
         self.enter()
     }
 
     fn leave_index(&mut self) {
         self.leave();
-        self.parents.pop();
+        self.levels.pop();
     }
 }
 
@@ -1713,8 +1685,8 @@ fn read_members<'de, A: MapAccess<'de>>(
     mut map: A,
 ) -> Result<(), A::Error> {
     while map.next_key_seed(Segment { importer: &mut *importer })?.is_some() {
-        let key = importer.enter()?;
-        map.next_value_seed(Member { importer: &mut *importer, blob: &mut *blob, key })?;
+        let node = importer.enter()?;
+        map.next_value_seed(Member { importer: &mut *importer, blob: &mut *blob, node })?;
         importer.leave();
     }
     Ok(())
@@ -1751,7 +1723,7 @@ impl Visitor<'_> for Segment<'_> {
 struct Member<'i> {
     importer: &'i mut Importer,
     blob: &'i mut Builder,
-    key: Key,
+    node: u32,
 }
 
 impl<'de> DeserializeSeed<'de> for Member<'_> {
@@ -1770,26 +1742,26 @@ impl<'de> Visitor<'de> for Member<'_> {
     }
 
     fn visit_bool<E: de::Error>(self, b: bool) -> Result<(), E> {
-        self.importer.set(self.blob, self.key, Value::Bool(b))
+        self.importer.set(self.blob, self.node, Value::Bool(b))
     }
 
     fn visit_f64<E: de::Error>(self, n: f64) -> Result<(), E> {
         let n = self.importer.float(n)?;
-        self.importer.set(self.blob, self.key, Value::Float(n))
+        self.importer.set(self.blob, self.node, Value::Float(n))
     }
 
     fn visit_i64<E: de::Error>(self, n: i64) -> Result<(), E> {
         let n = self.importer.integer(n.into())?;
-        self.importer.set(self.blob, self.key, Value::Float(n))
+        self.importer.set(self.blob, self.node, Value::Float(n))
     }
 
     fn visit_u64<E: de::Error>(self, n: u64) -> Result<(), E> {
         let n = self.importer.integer(n.into())?;
-        self.importer.set(self.blob, self.key, Value::Float(n))
+        self.importer.set(self.blob, self.node, Value::Float(n))
     }
 
     fn visit_str<E: de::Error>(self, s: &str) -> Result<(), E> {
-        self.importer.set(self.blob, self.key, Value::Str(s))
+        self.importer.set(self.blob, self.node, Value::Str(s))
     }
 
     fn visit_unit<E: de::Error>(self) -> Result<(), E> {
@@ -1801,15 +1773,15 @@ impl<'de> Visitor<'de> for Member<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
-        self.importer.open_object(self.key)?;
-        self.importer.parents.push(self.key);
+        self.importer.open_object(self.node)?;
+        self.importer.levels.push(self.node);
         read_members(self.importer, self.blob, map)?;
-        self.importer.parents.pop();
+        self.importer.levels.pop();
         Ok(())
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        let Member { importer, blob, key } = self;
+        let Member { importer, blob, node } = self;
         let mut floats = std::mem::take(&mut importer.floats);
         floats.clear();
         let mut converted = false;
@@ -1820,7 +1792,7 @@ impl<'de> Visitor<'de> for Member<'_> {
                 let seed = LenientElement {
                     importer: &mut *importer,
                     blob: &mut *blob,
-                    key,
+                    node,
                     floats: &floats,
                 };
                 seq.next_element_seed(seed)?
@@ -1842,8 +1814,8 @@ impl<'de> Visitor<'de> for Member<'_> {
             importer.report.converted_arrays += 1;
             let mut index = floats.len() + 1;
             loop {
-                let member = importer.enter_index(key, index)?;
-                let seed = Member { importer: &mut *importer, blob: &mut *blob, key: member };
+                let member = importer.enter_index(node, index)?;
+                let seed = Member { importer: &mut *importer, blob: &mut *blob, node: member };
                 let read = seq.next_element_seed(seed);
                 importer.leave_index();
                 if read?.is_none() {
@@ -1852,7 +1824,7 @@ impl<'de> Visitor<'de> for Member<'_> {
                 index += 1;
             }
         } else {
-            importer.set(blob, key, Value::Floats(&floats))
+            importer.set(blob, node, Value::Floats(&floats))
         };
         importer.floats = floats;
         result
@@ -1872,8 +1844,8 @@ enum Element {
 struct LenientElement<'i> {
     importer: &'i mut Importer,
     blob: &'i mut Builder,
-    /// The array's key.
-    key: Key,
+    /// The array's name-tree node.
+    node: u32,
     /// The numbers read so far.
     floats: &'i [f32],
 }
@@ -1884,16 +1856,18 @@ impl LenientElement<'_> {
     fn convert<E: de::Error>(&mut self) -> Result<Member<'_>, E> {
         // From here on the path names members by index, not elements.
         self.importer.element = None;
-        self.importer.open_object(self.key)?;
+        self.importer.open_object(self.node)?;
+        // Marked, so that export writes it back as an array.
+        self.importer.names.set_array(self.node);
         for (index, &n) in self.floats.iter().enumerate() {
-            let member = self.importer.enter_index(self.key, index)?;
+            let member = self.importer.enter_index(self.node, index)?;
             let set = self.importer.set(self.blob, member, Value::Float(n));
             self.importer.leave_index();
             set?;
         }
         let index = self.floats.len();
-        let key = self.importer.enter_index(self.key, index)?;
-        Ok(Member { importer: &mut *self.importer, blob: &mut *self.blob, key })
+        let node = self.importer.enter_index(self.node, index)?;
+        Ok(Member { importer: &mut *self.importer, blob: &mut *self.blob, node })
     }
 
     /// Reads this element as a member of the converted array.
@@ -2022,62 +1996,42 @@ mod tests {
     }
 
     #[test]
-    fn a_path_of_100_000_segments_is_placed_and_written_without_recursion() {
-        let compact = on_a_small_stack(|| {
-            let segments = vec![Cow::Borrowed("a"); 100_000];
-            let mut tree = Tree::default();
-            tree.clear();
-            assert!(tree.place(&segments, Value::Float(1.0)));
-            assert!(!tree.place(&segments, Value::Float(2.0)), "the path is taken");
-            assert!(!tree.place(&segments[..50_000], Value::Float(3.0)), "ends on an object");
-            assert!(!tree.place(&[segments.clone(), vec!["b".into()]].concat(), Value::Bool(true)));
-            let mut out = Vec::new();
-            tree.write(false, 0, &mut out);
-            into_string(out)
+    fn a_name_of_100_000_segments_exports_by_hash_without_recursion() {
+        let exported = on_a_small_stack(|| {
+            let mut store = Store::new();
+            let id = store.insert_empty();
+            let mut node = names::ROOT;
+            for _ in 0..100_000 {
+                node = store.names.intern(node, "a");
+            }
+            let key = store.names.name(node).unwrap();
+            store.get_mut(id).unwrap().set(key, 1.0);
+            assert_eq!(store.key_name(key).map(|n| n.len()), Some(2 * 100_000 - 1));
+            store.export_json(id).unwrap()
         });
-        assert_eq!(compact, format!("{}1{}", "{\"a\":".repeat(100_000), "}".repeat(100_000)));
-
-        // Pretty output indents each level, so it grows with the square of the depth: 1,000.
-        let pretty = on_a_small_stack(|| {
-            let segments = vec![Cow::Borrowed("a"); 1_000];
-            let mut tree = Tree::default();
-            tree.clear();
-            assert!(tree.place(&segments, Value::Floats(&[1.0, 2.0])));
-            let mut out = Vec::new();
-            tree.write(true, 0, &mut out);
-            into_string(out)
-        });
-        let mut expected = String::from("{");
-        for depth in 1..=1_000 {
-            let _ = write!(expected, "\n{}\"a\": ", "  ".repeat(depth));
-            expected.push(if depth == 1_000 { '[' } else { '{' });
-        }
-        expected.push_str("1, 2]");
-        for depth in (0..1_000).rev() {
-            let _ = write!(expected, "\n{}}}", "  ".repeat(depth));
-        }
-        assert_eq!(pretty, expected);
+        // Deeper than an import takes: written by hash, so that the export imports back.
+        let key = Key::parse(&vec!["a"; 100_000].join("."));
+        assert_eq!(exported, format!(r#"{{"{key}":1}}"#));
     }
 
     #[test]
-    fn members_past_the_scan_are_found_through_the_index_in_order() {
-        let mut tree = Tree::default();
-        tree.clear();
-        let names: Vec<String> = (0..40).map(|i| format!("m{i}")).collect();
-        for name in &names {
-            let path = [Cow::Borrowed(name.as_str()), Cow::Borrowed("x")];
-            assert!(tree.place(&path, Value::Float(1.0)));
+    fn members_keep_their_order_and_a_path_through_a_value_goes_by_hash() {
+        let mut store = Store::new();
+        let id = store.insert_empty();
+        let mut blob = store.get_mut(id).unwrap();
+        for i in (0..40).rev() {
+            blob.set(format!("m{i}.x").as_str(), 1.0);
         }
-        // Runs through a value, ends on an existing member, or nests into member 35.
-        assert!(!tree.place(&[Cow::Borrowed("m30"), "x".into(), "y".into()], Value::Bool(true)));
-        assert!(!tree.place(&[Cow::Borrowed("m30")], Value::Bool(true)));
-        assert!(tree.place(&[Cow::Borrowed("m35"), "y".into()], Value::Bool(true)));
-        assert!(tree.place(&[Cow::Borrowed("m40")], Value::Bool(false)));
-        let mut out = Vec::new();
-        tree.write(false, 0, &mut out);
-        let mut expected: Vec<String> = (0..40).map(|i| format!("\"m{i}\":{{\"x\":1}}")).collect();
-        expected[35] = "\"m35\":{\"x\":1,\"y\":true}".to_owned();
-        expected.push("\"m40\":false".to_owned());
-        assert_eq!(into_string(out), format!("{{{}}}", expected.join(",")));
+        blob.remove(Key::parse("m30.x"));
+        // Keys given as `Key`s skip the check of paths: a value on the way to another.
+        blob.set(Key::parse("m30"), true);
+        blob.set(Key::parse("m30.x.y"), false);
+        store.insert_key_name("m30").unwrap();
+        store.insert_key_name("m30.x.y").unwrap();
+        let exported = store.export_json(id).unwrap();
+        let expected: Vec<String> =
+            (0..40).rev().filter(|&i| i != 30).map(|i| format!(r#""m{i}":{{"x":1}}"#)).collect();
+        let through = Key::parse("m30.x.y");
+        assert_eq!(exported, format!(r#"{{{},"m30":true,"{through}":false}}"#, expected.join(",")));
     }
 }

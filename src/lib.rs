@@ -21,6 +21,7 @@ pub mod handle_map;
 mod history;
 mod json;
 mod key;
+mod load;
 mod migrate;
 mod names;
 mod number;
@@ -49,6 +50,7 @@ pub use handle_map::{
 pub use history::{Changes, History, Mark, Snapshot};
 pub use json::{ExportError, ImportOptions, ImportReport, JsonError, JsonErrorKind, JsonStyle};
 pub use key::{AsKey, Key, KeyPath, MAX_PATH_SEGMENTS};
+pub use load::{LazyStoreView, Salvage};
 pub use migrate::{MigrateError, MigrationReport, MigrationStep, Migrations, StepReport};
 pub use number::JsonF32;
 pub use query::{Query, QueryError, QueryErrorKind};

@@ -1,6 +1,5 @@
 //! [`Store`]: every entity's blob in one arena, reached through [`Id`] handles.
 
-use std::collections::BTreeMap;
 use std::fmt;
 
 use zerocopy::little_endian::U32;
@@ -8,6 +7,7 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use crate::blob::layout;
 use crate::history::Tracker;
+use crate::names::KeyNames;
 use crate::{
     AsKey, AsValue, Blob, BlobError, BlobRef, Error, HandleError, HandleMap, Id, Key, Value,
 };
@@ -93,22 +93,13 @@ pub struct Store {
     // INVARIANT: the arena words that no span covers.
     pub(crate) garbage_words: usize,
     /// The name of every key the store was given as text: by a JSON import, a write, or by
-    /// hand (one name per key).
-    pub(crate) names: BTreeMap<Key, KeyName>,
+    /// hand (one name per key), as a tree of segments.
+    pub(crate) names: KeyNames,
     /// The version of the game's data the entities follow (see [`Store::data_version`]).
     pub(crate) data_version: u32,
     // INVARIANT: every change to a slot of `index` or to its entity's bytes is stamped here
     // (`touch`), or the tracker is told that everything changed (`Tracker::touch_all`).
     pub(crate) tracker: Tracker,
-}
-
-/// A key's name, as the store was given it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct KeyName {
-    /// `stats.health`: what users read and pass to [`Key::parse`].
-    pub(crate) dotted: String,
-    /// `/stats/health`: the exact segments (a member name may contain '.'), for export.
-    pub(crate) pointer: String,
 }
 
 /// A store's memory use: what [`Store::stats`] returns.
@@ -136,7 +127,7 @@ impl Store {
             index: HandleMap::new(STORE_TYPE_ID),
             arena: Vec::new(),
             garbage_words: 0,
-            names: BTreeMap::new(),
+            names: KeyNames::new(),
             data_version: 0,
             tracker: Tracker::new(),
         }
@@ -158,7 +149,7 @@ impl Store {
             index: HandleMap::with_capacity(STORE_TYPE_ID, entities),
             arena: Vec::with_capacity(bytes.div_ceil(4)),
             garbage_words: 0,
-            names: BTreeMap::new(),
+            names: KeyNames::new(),
             data_version: 0,
             tracker: Tracker::new(),
         }
@@ -264,7 +255,7 @@ impl Store {
     /// let mut store = Store::new();
     /// let id = store.insert_entries([("name", "Orc")]);
     /// assert_eq!(store.get(id).unwrap().get_str("name"), Some("Orc"));
-    /// assert_eq!(store.key_name(Key::parse("name")), Some("name"));
+    /// assert_eq!(store.key_name(Key::parse("name")).as_deref(), Some("name"));
     /// ```
     #[track_caller]
     pub fn insert_entries<K: AsKey, V: AsValue>(
@@ -306,34 +297,35 @@ impl Store {
         &mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Result<Id, Error> {
+        self.names.begin();
         let mut set = Vec::new();
-        let mut named = BTreeMap::new();
-        for (key, value) in entries {
-            let key = match key.as_path() {
-                Some(path) => {
-                    path.check_depth()?;
-                    let key = self.check_path(&path)?;
-                    match named.get(&key) {
-                        Some(known) => KeyName::check(known, key, &path)?,
-                        None => {
-                            named.insert(key, KeyName::from_path(&path));
-                        }
+        let record = || -> Result<Blob, Error> {
+            for (key, value) in entries {
+                let key = match key.as_path() {
+                    Some(path) => {
+                        path.check_depth()?;
+                        self.names.record(&path)?
                     }
-                    key
-                }
-                None => key.as_key(),
-            };
-            set.push((key, value));
+                    None => key.as_key(),
+                };
+                set.push((key, value));
+            }
+            // All at once: O(n log n), where setting each in turn scans the keys for each.
+            let mut blob = Blob::new();
+            blob.try_set_all(&set)?;
+            self.check_entity_paths(blob.as_blob_ref())?;
+            Ok(blob)
+        };
+        match record() {
+            Ok(blob) => {
+                self.names.commit();
+                Ok(self.insert(&blob))
+            }
+            Err(e) => {
+                self.names.rollback();
+                Err(e)
+            }
         }
-        // All at once: O(n log n), where setting each in turn scans the keys for each.
-        let mut blob = Blob::new();
-        blob.try_set_all(&set)?;
-        self.check_entity_paths(blob.as_blob_ref(), &named)?;
-        let id = self.insert(&blob);
-        for (key, name) in named {
-            self.names.entry(key).or_insert(name);
-        }
-        Ok(id)
     }
 
     /// The blob of `id`, if it is live.
@@ -436,22 +428,39 @@ impl Store {
 
     /// Rewrites the arena without garbage, blobs in dense order, each keeping its span's size
     /// and repacked: holes left by removed and overwritten values are dropped and free space
-    /// is zeroed, so no byte of a removed entity or value is left in the arena.
+    /// is zeroed, so no byte of a removed entity or value is left in the arena. Drops the
+    /// names of keys that no entity holds any more (a removed entity's, say), so that a save
+    /// after it holds no removed name either.
     ///
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{Blob, Store};
+    /// use datacomp::{Blob, Key, Store};
     ///
     /// let mut store = Store::new();
     /// let ids: Vec<_> = (0..3).map(|_| store.insert(&Blob::new())).collect();
+    /// store.get_mut(ids[1]).unwrap().set("secret.plan", "north");
     /// store.remove(ids[1]);
-    /// assert_eq!(store.stats().garbage_bytes, 8);
+    /// assert!(store.stats().garbage_bytes > 0);
+    /// assert!(store.key_name(Key::parse("secret.plan")).is_some());
     /// store.compact();
     /// assert_eq!(store.stats().garbage_bytes, 0);
     /// assert_eq!(store.stats().arena_bytes, 16);
+    /// assert_eq!(store.key_name(Key::parse("secret.plan")), None);
     /// ```
     pub fn compact(&mut self) {
+        self.compact_arena();
+        if !self.names.is_empty() {
+            let mut used: Vec<Key> = self.iter().flat_map(|(_, blob)| blob.keys()).collect();
+            used.sort_unstable();
+            used.dedup();
+            self.names.retain(|key| used.binary_search(&key).is_ok());
+        }
+    }
+
+    /// Rewrites the arena without garbage, as [`compact`](Store::compact) does, keeping the
+    /// names: what runs on its own when garbage passes half the arena.
+    fn compact_arena(&mut self) {
         let live = self.arena.len() - self.garbage_words;
         let mut arena = vec![0; live];
         let mut end = 0;
@@ -484,7 +493,7 @@ impl Store {
 
     pub(crate) fn compact_if_wasteful(&mut self) {
         if self.arena.len() >= MIN_COMPACT_WORDS && self.garbage_words * 2 > self.arena.len() {
-            self.compact();
+            self.compact_arena();
         }
     }
 
@@ -645,7 +654,7 @@ impl BlobMut<'_> {
     /// let id = store.insert_empty();
     /// store.get_mut(id).unwrap().set("stats.health", 95);
     /// store.get_mut(id).unwrap().set(Key::parse("stats.mana"), 10);
-    /// assert_eq!(store.key_name(Key::parse("stats.health")), Some("stats.health"));
+    /// assert_eq!(store.key_name(Key::parse("stats.health")).as_deref(), Some("stats.health"));
     /// assert_eq!(store.key_name(Key::parse("stats.mana")), None);
     /// ```
     #[track_caller]
@@ -695,26 +704,23 @@ impl BlobMut<'_> {
     /// ```
     pub fn try_set(&mut self, key: impl AsKey, value: impl AsValue) -> Result<(), Error> {
         let path = key.as_path();
-        let (key, named) = match &path {
+        let key = match &path {
             Some(path) => {
                 path.check_depth()?;
-                let key = path.key();
-                let named = match self.store.names.get(&key) {
-                    Some(known) => (known.check(key, path).map(|()| key)?, true),
-                    None => (key, false),
-                };
+                let key = self.store.names.check(path)?;
                 // A new key may not make a path both a value and an object.
                 let blob = self.as_blob_ref();
                 if !blob.contains_key(key) {
                     self.store.check_placement(blob, path)?;
                 }
-                named
+                key
             }
-            None => (key.as_key(), true),
+            None => key.as_key(),
         };
         self.write(key, value.as_value())?;
-        if let (Some(path), false) = (&path, named) {
-            self.store.names.insert(key, KeyName::from_path(path));
+        if let Some(path) = &path {
+            // Checked above: recording cannot collide.
+            self.store.names.record(path)?;
         }
         Ok(())
     }

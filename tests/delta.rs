@@ -166,7 +166,7 @@ fn a_delta_carries_the_key_names_only_when_they_changed() {
     let (renamed, same) = (Store::diff(&base, &target), Store::diff(&base, &edited));
     let names_len = |delta: &StorePatch| {
         let bytes = delta.to_bytes();
-        table(&bytes).iter().find(|(kind, _, _)| *kind == 6).unwrap().2
+        table(&bytes).iter().find(|(kind, _, _)| *kind == 13).unwrap().2
     };
     assert!(names_len(&renamed) > 0);
     assert_eq!(names_len(&same), 0);
@@ -264,7 +264,7 @@ fn a_delta_and_a_save_are_told_apart() {
             "delta slot changes",
             "delta meta changes",
             "delta entities",
-            "key names"
+            "key tree"
         ]
     );
     assert_eq!(datacomp::save::describe(&base.to_bytes()).unwrap().kind, "save");
@@ -348,7 +348,7 @@ fn each_delta_malformation_gets_its_own_error() {
         Some(LoadError::DeltaChange {
             section: "delta base",
             index: 1,
-            problem: "the names are the base's, yet the key names section is not empty"
+            problem: "the names are the base's, yet the key tree section is not empty"
         })
     );
 

@@ -33,7 +33,7 @@ fn a_save_with_a_20_000_segment_name_loads_reads_and_exports_it_by_hash() {
         let deep = deep_path(DEEP_SEGMENTS);
         let entity = store.get(id).unwrap();
         assert_eq!(entity.get_float(deep.as_str()), Some(1.0));
-        assert_eq!(store.key_name(Key::parse(&deep)), Some(deep.as_str()));
+        assert_eq!(store.key_name(Key::parse(&deep)).as_deref(), Some(deep.as_str()));
         let compact = store.export_json(id).unwrap();
         let pretty = store.export_json_pretty(id).unwrap();
         (compact, pretty, store.export_all_json())
@@ -106,7 +106,7 @@ fn every_way_a_name_enters_refuses_a_path_past_the_limit_and_changes_nothing() {
     let deepest = deep_path(MAX_PATH_SEGMENTS);
     store.get_mut(id).unwrap().try_set(deepest.as_str(), 1).unwrap();
     assert_eq!(store.insert_key_name(&deepest).unwrap(), Key::parse(&deepest));
-    assert_eq!(store.key_name(Key::parse(&deepest)), Some(deepest.as_str()));
+    assert_eq!(store.key_name(Key::parse(&deepest)).as_deref(), Some(deepest.as_str()));
     // Reading a deeper path records nothing, so it is not refused: it finds nothing.
     assert_eq!(store.check_key(dotted.as_str()).unwrap(), Key::parse(&dotted));
     let blob: Blob = store.get(id).unwrap().to_blob();

@@ -337,7 +337,7 @@ fn a_key_without_a_name_moves_only_by_its_own_path() {
     assert_eq!(hero.get_float("items.sword"), Some(1.0), "found by its name");
     assert_eq!(hero.get_float("inventory.shield"), Some(2.0), "no name: not found under inventory");
     assert_eq!(hero.get_float("stats.health"), Some(3.0), "its own path, exactly");
-    assert_eq!(store.key_name(Key::parse("stats.health")), Some("stats.health"));
+    assert_eq!(store.key_name(Key::parse("stats.health")).as_deref(), Some("stats.health"));
 }
 
 #[test]

@@ -58,7 +58,7 @@ fn the_sheet_of_the_issue_reads_back_key_by_key() {
     assert_eq!(ids.len(), 1);
     assert!(sheet == store.get(ids[0]).unwrap());
     for name in expected {
-        assert_eq!(store.key_name(Key::parse(name)), Some(name));
+        assert_eq!(store.key_name(Key::parse(name)).as_deref(), Some(name));
     }
     assert_eq!(store.export_sjson(ids[0]).unwrap() + "\n", text);
 }

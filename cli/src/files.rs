@@ -143,6 +143,28 @@ pub fn verify(path: &Path, out: &mut dyn Write) -> Result<(), Failure> {
     Ok(())
 }
 
+/// `datacomp verify --salvage -o OUTPUT`: writes every entity of `path` that checks out to
+/// `output` (compacted, under the output's lock) and lists the others with why.
+pub fn salvage(path: &Path, output: &Path, out: &mut dyn Write) -> Result<(), Failure> {
+    let bytes = read(path)?;
+    let datacomp::Salvage { mut store, lost, .. } =
+        Store::salvage(&bytes).map_err(|e| Failure::at(path.display(), e))?;
+    let file = lock(output)?;
+    save(&file, &mut store, output)?;
+    writeln!(
+        out,
+        "{}: salvaged {} entities into {}; lost {}",
+        path.display(),
+        store.len(),
+        output.display(),
+        lost.len()
+    )?;
+    for (id, why) in &lost {
+        writeln!(out, "  lost {id}: {why}")?;
+    }
+    Ok(())
+}
+
 /// The checks and the summary line of `verify`.
 fn check(path: &Path, out: &mut dyn Write) -> Result<(), Failure> {
     let bytes = read(path)?;

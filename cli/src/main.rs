@@ -251,10 +251,18 @@ enum Command {
         dry_run: bool,
     },
     /// Validate a save file fully: header, table, checksums, padding, handles, spans and every
-    /// blob. Exits non-zero with the reason if anything is wrong.
+    /// blob. Exits non-zero with the reason if anything is wrong. With --salvage, writes every
+    /// entity whose bytes check out (under its handle) to -o and lists the others with why;
+    /// it fails only if the header, table, index or key names cannot be read.
     Verify {
         /// The save file.
         file: PathBuf,
+        /// Keep what can be read of a damaged save (needs -o).
+        #[arg(long, requires = "output")]
+        salvage: bool,
+        /// Where --salvage writes the repaired save (replaced atomically if it exists).
+        #[arg(short, long, requires = "salvage")]
+        output: Option<PathBuf>,
     },
 }
 
@@ -309,7 +317,11 @@ fn run(cli: Cli, out: &mut dyn Write) -> Result<(), Failure> {
             delta::merge([&base, &ours, &theirs], &output, prefer, out)
         }
         Command::Query { file, filter, keys, json } => query::run(&file, &filter, &keys, json, out),
-        Command::Verify { file } => files::verify(&file, out),
+        Command::Verify { file, salvage: false, .. } => files::verify(&file, out),
+        Command::Verify { file, salvage: true, output } => {
+            let output = output.ok_or_else(|| Failure::at("verify", "--salvage needs -o"))?;
+            files::salvage(&file, &output, out)
+        }
         Command::Upgrade { old, output, keys } => upgrade::run(&old, &output, keys.as_deref(), out),
         Command::Migrate { file, with, output, dry_run } => {
             migrate::run(&file, &with, output.as_deref(), dry_run, out)

@@ -43,7 +43,10 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(store.to_bytes(), before, "{e}: a failed migration changed the store");
         }
         Ok(report) => {
-            assert_eq!((report.to, store.data_version()), (migrations.version(), migrations.version()));
+            assert_eq!(
+                (report.to, store.data_version()),
+                (migrations.version(), migrations.version())
+            );
             let loaded = Store::from_bytes(&store.to_bytes()).expect("a migrated store saves");
             assert_eq!(loaded, store);
             serde_json::from_str::<serde_json::Value>(&store.export_all_json())

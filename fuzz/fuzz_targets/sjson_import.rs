@@ -101,7 +101,11 @@ fuzz_target!(|data: &[u8]| {
                 let mut copy = Store::new();
                 let copied = copy.import_sjson(&all, &strict).unwrap();
                 assert_eq!(copied.len(), store.len(), "{all:?}");
-                assert_eq!(copy.export_all_json(), store.export_all_json(), "{all:?}");
+                // The same entities (SJSON writes an array of strings as an object keyed by
+                // index, so the JSON exports of the two may differ in shape, not in content).
+                for ((_, a), (_, b)) in copy.iter().zip(store.iter()) {
+                    assert!(a.to_blob() == b, "{all:?}");
+                }
             }
         }
     }

@@ -561,18 +561,10 @@ const STACK_ENTRIES: usize = 32;
 pub(crate) struct Scratch {
     keys: Vec<(u32, u32)>,
     blocks: Vec<(u32, u32, u32)>,
-    // INVARIANT: holds no key twice.
-    unique_keys: Vec<u32>,
-    /// For one blob only: no key array is remembered, so validation allocates nothing.
-    once: bool,
-}
-
-impl Scratch {
-    /// Scratch for validating a single blob: it keeps no key array for the next one, so a
-    /// blob of up to [`STACK_ENTRIES`] keys is validated without allocating.
-    pub(crate) fn once() -> Scratch {
-        Scratch { once: true, ..Scratch::default() }
-    }
+    // INVARIANT: `unique_keys[..unique_len]` holds no key twice. Inline, so that a scratch
+    // made for one blob allocates nothing.
+    unique_keys: [u32; STACK_ENTRIES],
+    unique_len: usize,
 }
 
 /// `n` entries of `stack`, or of `heap` resized to `n` when the stack is too small.
@@ -685,11 +677,11 @@ pub(crate) fn validate(w: &[u32], scratch: &mut Scratch) -> Result<(), BlobError
         }
     }
 
-    if keys != scratch.unique_keys.as_slice() {
+    if keys != &scratch.unique_keys[..scratch.unique_len] {
         keys_unique(keys, scratch)?;
-        if !scratch.once {
-            scratch.unique_keys.clear();
-            scratch.unique_keys.extend_from_slice(keys);
+        if let Some(cache) = scratch.unique_keys.get_mut(..n) {
+            cache.copy_from_slice(keys);
+            scratch.unique_len = n;
         }
     }
     if !top_down {

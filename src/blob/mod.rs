@@ -157,7 +157,7 @@ impl Blob {
         }
         let mut words = vec![0u32; byte_len / 4];
         words.as_mut_bytes().copy_from_slice(bytes);
-        layout::validate(&words, &mut layout::Scratch::once())?;
+        layout::validate(&words, &mut layout::Scratch::default())?;
         Ok(Blob { words })
     }
 

@@ -132,7 +132,7 @@ impl Patch {
         }
         let mut words = vec![0_u32; byte_len / 4];
         words.as_mut_bytes().copy_from_slice(bytes);
-        validate(&words, &mut layout::Scratch::once())?;
+        validate(&words, &mut layout::Scratch::default())?;
         Ok(Patch { words })
     }
 
@@ -416,7 +416,7 @@ impl Blob {
     ///
     /// # Panics
     ///
-    /// If the blob would pass [`MAX_BYTES`](crate::MAX_BYTES).
+    /// If the blob would pass [`MAX_BYTES`].
     ///
     /// # Examples
     ///

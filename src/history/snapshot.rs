@@ -202,6 +202,6 @@ impl Store {
             + raw.meta.len()
             + raw.slots.len()
             + self.arena.len() * 4
-            + crate::save::names_len(&self.names)
+            + crate::names::codec::tree_len(&self.names)
     }
 }

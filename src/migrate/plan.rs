@@ -748,23 +748,3 @@ fn set_growing(
         .expect("INVARIANT: a write fits once the blob is repacked into its requirement");
     Ok(())
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::store::KeyName;
-    use crate::{MigrationStep, Migrations};
-
-    #[test]
-    fn a_name_saved_with_an_escape_of_its_own_is_the_same_path() {
-        // `~2` is no escape: it reads as itself, and a migration's path writes it `~02`.
-        let mut store = Store::new();
-        let id = store.insert_empty();
-        let key = Key::from_pointer("/a~2/b").unwrap();
-        store.names.insert(key, KeyName { dotted: "a~2.b".into(), pointer: "/a~2/b".into() });
-        store.get_mut(id).unwrap().set(key, 1.0);
-        let step = MigrationStep::to(1).rename("a~2", "c").remove("a~2.b");
-        store.migrate(&Migrations::new(1).step(step)).unwrap();
-        assert_eq!(store.get(id).unwrap().get_float("c.b"), Some(1.0));
-    }
-}

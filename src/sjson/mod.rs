@@ -223,8 +223,8 @@ impl Store {
     /// ```
     #[must_use]
     pub fn export_blob_sjson(&self, blob: BlobRef<'_>) -> String {
-        let mut tree = Tree::default();
-        self.export_tree(blob, &mut Vec::new(), &mut tree);
+        let mut tree = Tree::for_names(&self.names, false);
+        self.export_tree(blob, &mut tree);
         let mut out = Vec::new();
         write::write_entity(&tree, &mut out);
         write::into_string(out)
@@ -255,10 +255,10 @@ impl Store {
             return "[]".to_owned();
         }
         let mut out = Vec::with_capacity(self.arena.len() * 4 * 2);
-        let (mut segments, mut tree) = (Vec::new(), Tree::default());
+        let mut tree = Tree::for_names(&self.names, true);
         out.extend_from_slice(b"[\n");
         for (_, blob) in self.iter() {
-            self.export_tree(blob, &mut segments, &mut tree);
+            self.export_tree(blob, &mut tree);
             write::write_element(&tree, &mut out);
         }
         out.push(b']');

@@ -102,21 +102,25 @@ pub(crate) struct Reader<'t> {
 /// `*/` closes.
 fn space_end(text: &str, mut pos: usize) -> Result<usize, usize> {
     let bytes = text.as_bytes();
-    while let Some(&b) = bytes.get(pos) {
-        match b {
-            b' ' | b'\t' | b'\n' | b'\r' => pos += 1,
-            b'/' if bytes.get(pos + 1) == Some(&b'/') => {
+    loop {
+        // Runs of blanks (indentation, line ends) in one tight loop.
+        let rest = bytes.get(pos..).unwrap_or_default();
+        pos += rest
+            .iter()
+            .position(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+            .unwrap_or(rest.len());
+        match bytes.get(pos) {
+            Some(b'/') if bytes.get(pos + 1) == Some(&b'/') => {
                 let rest = &bytes[pos..];
                 pos += rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
             }
-            b'/' if bytes.get(pos + 1) == Some(&b'*') => {
+            Some(b'/') if bytes.get(pos + 1) == Some(&b'*') => {
                 let len = text[pos + 2..].find("*/").ok_or(pos)?;
                 pos += 2 + len + 2;
             }
-            _ => break,
+            _ => return Ok(pos),
         }
     }
-    Ok(pos)
 }
 
 /// Whether `b` may be part of an unquoted member name.
@@ -159,6 +163,10 @@ impl<'t> Reader<'t> {
 
     /// Skips whitespace and comments (`// to the end of the line`, `/* to the next */`).
     fn skip_space(&mut self) -> Result<(), Error> {
+        // Called again and again where there is nothing to skip: that costs one compare.
+        if !matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r' | b'/')) {
+            return Ok(());
+        }
         match space_end(self.text, self.pos) {
             Ok(end) => {
                 self.pos = end;
@@ -355,11 +363,13 @@ impl<'t> Reader<'t> {
         let bytes = self.text.as_bytes();
         let start = self.pos;
         let digits = |from: usize| bytes[from..].iter().take_while(|b| b.is_ascii_digit()).count();
-        let mut at = start + usize::from(bytes[start] == b'-');
+        let negative = bytes[start] == b'-';
+        let mut at = start + usize::from(negative);
         let whole = digits(at);
         let leading_zero = whole > 1 && bytes[at] == b'0';
         let mut valid = whole > 0 && !leading_zero;
         at += whole;
+        let integer_end = at;
         if bytes.get(at) == Some(&b'.') {
             let fraction = digits(at + 1);
             valid &= fraction > 0;
@@ -383,6 +393,15 @@ impl<'t> Reader<'t> {
             return Err(Error::at(start, format!("invalid number `{shown}`")));
         }
         self.pos = at;
+        // Most numbers in sheets are small integers: below 10^15 an integer is an `f64`
+        // exactly, the nearest `f64` that the general parse below would give too.
+        if at == integer_end && whole <= 15 {
+            let digits = &bytes[integer_end - whole..integer_end];
+            let n = digits.iter().fold(0_u64, |n, &d| n * 10 + u64::from(d - b'0'));
+            #[allow(clippy::cast_precision_loss)] // n < 10^15 < 2^53: exact.
+            let n = n as f64;
+            return Ok(if negative { -n } else { n });
+        }
         let literal = &self.text[start..at];
         // Given to the importer as `serde_json` gives a JSON number, the nearest `f64`, so that
         // JSON and SJSON follow one rule for numbers (`crate::number`). Past `f64`'s range it is
@@ -582,14 +601,15 @@ impl<'de> MapAccess<'de> for Members<'_, 'de> {
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Error> {
         let reader = &mut *self.reader;
         reader.skip_space()?;
-        let word = reader.name_ahead();
         let missing = match reader.peek() {
             None | Some(b'}' | b']' | b',' | b'=' | b':') => true,
-            Some(b) => {
-                is_name_byte(b) && !b.is_ascii_digit() && !matches!(word, "true" | "false" | "null")
+            Some(b) if is_name_byte(b) && !b.is_ascii_digit() => {
+                !matches!(reader.name_ahead(), "true" | "false" | "null")
             }
+            Some(_) => false,
         };
         if missing {
+            let word = reader.name_ahead();
             // A word before `=` is the next member's name: the value is missing, not unquoted.
             let after = &reader.text.as_bytes()[reader.pos + word.len()..];
             let next = after.iter().find(|&&b| b != b' ' && b != b'\t');

@@ -53,7 +53,7 @@ fn main() {
     if let Ok(golden) = fs::read(fixtures.join("world_v1.dcmp")) {
         saves.push(("world_v1", golden));
     }
-    for target in ["store_from_bytes", "store_view"] {
+    for target in ["store_from_bytes", "store_view", "store_lazy", "store_salvage"] {
         for (name, bytes) in &saves {
             write(&out.join(target), name, bytes);
         }
