@@ -213,13 +213,21 @@ pub(crate) fn fit_f64(n: f64) -> Fit {
     // Past f32's range means rounding to infinity: the shortest decimal form of f32::MAX,
     // 3.4028235e38, is a little above it as an f64 and must still read back.
     let x = n as f32;
+    // (An infinite n, which a reader that parses past f64's range hands over, is too.)
     if !x.is_finite() {
         return Fit::OutOfRange;
     }
-    if x == 0.0 && n != 0.0 {
+    // Held exactly (most numbers in game data: small whole ones, halves, quarters): done.
+    if f64::from(x) == n {
+        return Fit::Holds(x);
+    }
+    if x == 0.0 {
+        // n is not zero, or x would hold it.
         return Fit::Changes(x);
     }
-    if n.fract() != 0.0 || n.abs() <= f64::from(EXACT_WHOLE) || f64::from(x) == n {
+    // A fraction is rounded to f32's precision: held within rounding. (Past 2^52 every f64
+    // is whole; up to 2^24 a whole f64 is held exactly, so it was done above.)
+    if n.abs() <= f64::from(EXACT_WHOLE) || n.fract() != 0.0 {
         return Fit::Holds(x);
     }
     // A whole number f32 does not hold: fine if it is written as x is written. serde_json
@@ -237,6 +245,12 @@ pub(crate) fn fit_f64(n: f64) -> Fit {
 /// How the integer `n` (read exactly from JSON digits) fits an `f32`.
 #[allow(clippy::cast_precision_loss)] // The cast rounds to nearest: that is the point.
 pub(crate) fn fit_integer(n: i128) -> Fit {
+    // Up to 2^24 every integer is held: one cheap cast (an i128 one is a library call).
+    if let Ok(small) = i32::try_from(n)
+        && small.unsigned_abs() <= 1 << 24
+    {
+        return Fit::Holds(small as f32);
+    }
     let x = n as f32;
     // |n| < 2^64, far inside f32's range, and x is whole: the casts back are exact.
     if x as i128 == n {
@@ -425,6 +439,11 @@ mod tests {
             for x in [f32::from_bits(bits), -f32::from_bits(bits)] {
                 let back: f64 = serde_json::from_str(&text(x)).unwrap();
                 assert_eq!((back as f32).to_bits(), x.to_bits(), "{x:e} as {}", text(x));
+                // And strict import keeps what export writes.
+                assert_eq!(fit_f64(back), Fit::Holds(x), "{x:e} as {}", text(x));
+                if let Ok(digits) = text(x).parse::<i128>() {
+                    assert_eq!(fit_integer(digits), Fit::Holds(x), "{x:e} as {digits}");
+                }
                 assert_eq!(serialized(x), text(x));
             }
             bits += 65_521;
@@ -456,6 +475,8 @@ mod tests {
         assert_eq!(fit_f64(3.402_823_5e38), Fit::Holds(f32::MAX));
         assert_eq!(fit_f64(1e39), Fit::OutOfRange);
         assert_eq!(fit_f64(-1e39), Fit::OutOfRange);
+        assert_eq!(fit_f64(f64::INFINITY), Fit::OutOfRange);
+        assert_eq!(fit_f64(f64::NEG_INFINITY), Fit::OutOfRange);
         assert_eq!(fit_f64(16_777_217.0), Fit::Changes(16_777_216.0));
     }
 

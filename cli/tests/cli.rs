@@ -1588,7 +1588,6 @@ fn the_corpus_round_trips_through_the_command() {
 }
 
 #[test]
-#[ignore = "needs array shapes (names)"]
 fn documents_with_arrays_of_every_kind_round_trip_through_the_command() {
     let dir = TempDir::new().unwrap();
     let (files, entities) = corpus_files(dir.path(), &corpus::array_documents());

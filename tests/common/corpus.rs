@@ -1,7 +1,7 @@
 //! A generated corpus of game-data JSON in the shapes designers' files have (monster sheets,
 //! spells, items, classes, levels): nested objects, strings, booleans, whole and fractional
-//! numbers, float arrays, and, in documents of their own, the array shapes the format does not
-//! hold yet (arrays of objects, of strings, mixed, nested and empty ones).
+//! numbers, float arrays, and, in documents of their own, the array shapes a store records as
+//! arrays (arrays of objects, of strings, mixed, nested and empty ones).
 //!
 //! Documents are built as [`J`] trees and written in the forms the export writes (compact, and
 //! pretty as designers write fixtures), with every number in its shortest `f32` form, so that
@@ -277,8 +277,9 @@ pub fn monsters(count: usize) -> J {
     J::Arr((0..count).map(|i| monster(&mut rng, i)).collect())
 }
 
-/// Documents in the shapes designers' files have that the format does not hold yet: arrays of
-/// objects, of strings, of booleans, mixed, nested and empty arrays among them.
+/// Documents with the array shapes designers' files have, which a blob holds as keys by index
+/// and a store records as arrays: arrays of objects, of strings, of booleans, mixed, nested
+/// and empty arrays among them.
 pub fn array_documents() -> Vec<(&'static str, J)> {
     let monster = obj(vec![
         ("name", s("Adult Black Dragon")),
