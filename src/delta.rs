@@ -137,7 +137,7 @@ impl Store {
         for (id, blob) in target.iter() {
             records.push(base, id, blob);
         }
-        records.into_patch(base, target, base.content_crc(), slots, meta)
+        records.into_patch(base, target, base.content_crc(), (slots, meta), false)
     }
 
     /// [`Store::diff`] of two states of one store, looking only at `slots` (sorted), which
@@ -150,10 +150,13 @@ impl Store {
     /// With `reverse_of`, the patch from `target` to `base` over the same slots, an entity's
     /// record is that patch's taken back, in O(its changes) rather than a comparison of the two
     /// blobs (the records say the same; their bytes may differ from `Store::diff`'s).
+    ///
+    /// `tracked`: the slots are those the store's tracker stamped between the two states, which
+    /// also means their key names differ exactly when their counts do (see `Store::names`).
     pub(crate) fn diff_slots(
         base: &Store,
         target: &Store,
-        slots: &[u32],
+        (slots, tracked): (&[u32], bool),
         base_crc: u32,
         reverse_of: Option<&StorePatch>,
     ) -> StorePatch {
@@ -208,7 +211,7 @@ impl Store {
                 records.push(base, id, blob);
             }
         }
-        records.into_patch(base, target, base_crc, slot_changes, meta)
+        records.into_patch(base, target, base_crc, (slot_changes, meta), tracked)
     }
 
     /// A crc32 of the store's contents: its handle map (without the arena offsets) and every
@@ -299,14 +302,22 @@ impl Records {
         }
     }
 
+    /// The patch, with the target's key names when they differ from the base's: compared
+    /// whole, or (`names_grown`: two states of one store, tracked between them) by their
+    /// count, since tracked names only grow.
     fn into_patch(
         self,
         base: &Store,
         target: &Store,
         base_crc: u32,
-        slots: Vec<SlotChange>,
-        meta: Vec<MetaChange>,
+        (slots, meta): (Vec<SlotChange>, Vec<MetaChange>),
+        names_grown: bool,
     ) -> StorePatch {
+        let names_differ = if names_grown {
+            target.names.len() != base.names.len()
+        } else {
+            target.names != base.names
+        };
         StorePatch {
             base_crc,
             header: target.index.as_raw().header,
@@ -315,7 +326,7 @@ impl Records {
             entities: self.entities,
             inserted: self.inserted,
             changed: self.changed,
-            names: (target.names != base.names).then(|| target.names.clone()),
+            names: names_differ.then(|| target.names.clone()),
         }
     }
 }
@@ -560,7 +571,9 @@ impl StorePatch {
         debug_assert!(records.next().is_none(), "every record is of a live entity");
         base.garbage_words = base.arena.len() - (used_before - freed + placed);
         if let Some(names) = &self.names {
+            // Names replaced whole: marks must compare them whole (see `Store::names`).
             base.names.clone_from(names);
+            base.tracker.touch_all();
         }
         if base.tracker.is_tracking() {
             for &slot in &slots {

@@ -94,6 +94,8 @@ pub struct Store {
     pub(crate) garbage_words: usize,
     /// The name of every key the store was given as text: by a JSON import, a write, or by
     /// hand (one name per key).
+    // INVARIANT (for change tracking): names are only added, except where they are replaced
+    // whole, which calls `tracker.touch_all()`.
     pub(crate) names: BTreeMap<Key, KeyName>,
     // INVARIANT: every change to a slot of `index` or to its entity's bytes is stamped here
     // (`touch`), or the tracker is told that everything changed (`Tracker::touch_all`).

@@ -246,16 +246,34 @@ pub(crate) fn write_reverse(
     removals: &mut Vec<u32>,
 ) {
     let (removed, sets) = split(forward);
-    let back = || {
-        let set_back = sets.keys().filter_map(move |key| base.get(key).map(|value| (key, value)));
+    // Many changes are looked up in a sorted copy of `base`'s keys: O(n log n), not O(n²).
+    let base_words = base.as_words();
+    let index: Vec<(u32, usize)> = if sets.len() + removed.len() > 16 {
+        let mut index: Vec<(u32, usize)> =
+            layout::keys(base_words).iter().enumerate().map(|(i, &key)| (key, i)).collect();
+        index.sort_unstable();
+        index
+    } else {
+        Vec::new()
+    };
+    let index = &index;
+    let find = move |key: Key| -> Option<Value<'_>> {
+        if index.is_empty() {
+            return base.get(key);
+        }
+        let at = index.binary_search_by_key(&key.raw(), |&(k, _)| k).ok()?;
+        Some(layout::entry(base_words, index[at].1))
+    };
+    let back = move || {
+        let set_back = sets.keys().filter_map(move |key| find(key).map(|value| (key, value)));
         let restored = removed.iter().filter_map(move |&raw| {
             let key = Key::from_raw(raw);
-            base.get(key).map(|value| (key, value))
+            find(key).map(|value| (key, value))
         });
         set_back.chain(restored)
     };
     removals.clear();
-    removals.extend(sets.keys().filter(|&key| !base.contains_key(key)).map(Key::raw));
+    removals.extend(sets.keys().filter(|&key| find(key).is_none()).map(Key::raw));
     removals.sort_unstable();
     let (count, payload) =
         back().fold((0, 0), |(n, bytes), (_, value)| (n + 1, bytes + value.payload_bytes()));
