@@ -337,14 +337,26 @@ fn push_record_head(entities: &mut Vec<u32>, id: Id, kind: u32, words: usize) {
     entities.extend_from_slice(&[bits as u32, (bits >> 32) as u32, kind, words as u32]);
 }
 
-/// Where [`StorePatch::apply_trusted`] puts changed entities.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Placement {
+/// Where [`StorePatch::apply_trusted`] puts changed entities, and from what.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Placement<'a> {
     /// At the arena's end, as [`StorePatch::apply`] does: the same bytes as a loader of the
     /// delta has.
     AsApply,
     /// In their own span where they still fit.
     InPlace,
+    /// Copied from this store (the patch's target, which holds every changed entity whole),
+    /// into the slot's old span where it fits: one copy, no patching.
+    CopyFrom(&'a Store),
+}
+
+/// Copies the blob in `words` into the base's arena: into `reuse` if it fits, else at the
+/// arena's end. Returns its span.
+fn copy_blob(words: &[u32], reuse: Option<Span>, base: &mut Store) -> Span {
+    let used = layout::used_bytes(words) / 4;
+    let span = reuse.filter(|span| span.words() >= used).unwrap_or_else(|| base.allocate(used));
+    layout::repack(words, &mut base.arena[span.range()]);
+    span
 }
 
 /// Patches the base's entity at `old` with the `CHANGED` record, in its span if it still fits
@@ -513,7 +525,7 @@ impl StorePatch {
     /// The slots to look at are the patch's own: a slot whose bits differ has a slot change,
     /// an entity whose bytes differ has a record, and the base's slots past the target's last
     /// are dropped.
-    pub(crate) fn apply_trusted(&self, base: &mut Store, placement: Placement) {
+    pub(crate) fn apply_trusted(&self, base: &mut Store, placement: Placement<'_>) {
         let index_base = self.header.base.get();
         // Slots past the target's last are dropped: their entities are removed too.
         let dropped = self.header.slots.get()..base.index.slot_count() as u32;
@@ -557,6 +569,10 @@ impl StorePatch {
             let kept = old[i].filter(|&(was, _)| was == id).map(|(_, span)| span);
             let span = match records.next_if(|record| record.id == id) {
                 Some(record) => match (placement, kept) {
+                    (Placement::CopyFrom(source), _) => {
+                        let blob = source.get(id).expect("INVARIANT: the target has its entities");
+                        copy_blob(blob.as_words(), old[i].map(|(_, span)| span), base)
+                    }
                     (Placement::InPlace, Some(old)) if record.kind == CHANGED => {
                         patch_in_place(&record, old, base, &mut scratch)
                     }

@@ -125,7 +125,7 @@ impl History {
             self.mark = Some(store.mark());
             return false;
         };
-        step.forward.apply_trusted(&mut mark.state, Placement::InPlace);
+        step.forward.apply_trusted(&mut mark.state, Placement::CopyFrom(store));
         mark.store = store.tracker.id();
         mark.epoch = store.tracker.next_epoch();
         if step.forward.changes_nothing(&step.back) {
@@ -233,7 +233,7 @@ impl History {
         revert(store, mark);
         let patch = patch(&self.steps[at]);
         patch.apply_trusted(store, Placement::InPlace);
-        patch.apply_trusted(&mut mark.state, Placement::InPlace);
+        patch.apply_trusted(&mut mark.state, Placement::CopyFrom(store));
         mark.store = store.tracker.id();
         mark.epoch = store.tracker.next_epoch();
     }
