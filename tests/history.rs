@@ -540,3 +540,35 @@ fn key_names_travel_with_the_steps() {
     assert_eq!(world.key_names().len(), 3);
     assert_eq!(world.delta_since(&mark).to_bytes(), Store::diff(mark.state(), &world).to_bytes());
 }
+
+#[test]
+fn same_layout_entities_diff_entry_by_entry() {
+    let sheet = |name: &str, health: f32, pos: [f32; 2]| -> Blob {
+        [
+            ("name", OwnedValue::Str(name.into())),
+            ("hp", OwnedValue::Float(health)),
+            ("pos", OwnedValue::Floats(pos.to_vec())),
+            ("ok", OwnedValue::Bool(true)),
+        ]
+        .into_iter()
+        .collect()
+    };
+    let base = sheet("Abe", 1.0, [1.0, 2.0]);
+    for (target, changed) in [
+        (sheet("Abe", 1.0, [1.0, 2.0]), 0),
+        (sheet("Abd", 1.0, [1.0, 2.0]), 1), // same length, one byte
+        (sheet("Abel", 1.0, [1.0, 2.0]), 1), // longer
+        (sheet("Abe", -0.0, [1.0, 2.0]), 1), // bits differ
+        (sheet("Abe", 1.0, [1.0, 2.5]), 1),
+        (sheet("Zed", 2.0, [0.0, 0.0]), 3),
+    ] {
+        let patch = Blob::diff(&base, &target);
+        assert_eq!(patch.len(), changed, "{target:?}");
+        let mut patched = base.clone();
+        patch.apply(&mut patched);
+        assert_eq!(patched, target);
+    }
+    // A float that is NaN with the same bits is identical; 0.0 and -0.0 are not.
+    let nan = sheet("Abe", f32::NAN, [1.0, 2.0]);
+    assert!(Blob::diff(&nan, &nan.clone()).is_empty());
+}

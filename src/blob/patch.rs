@@ -202,35 +202,55 @@ pub(crate) fn write_between(
     out: &mut Vec<u32>,
     removals: &mut Vec<u32>,
 ) {
-    // Entities made from one fixture share their key layout: then entry i of one is entry i of
-    // the other, compared in place rather than looked up, and nothing is removed.
     let (base_words, target_words) = (base.as_words(), target.as_words());
-    let same_keys = layout::keys(base_words) == layout::keys(target_words);
-    let changed = move || {
-        target.iter().enumerate().filter_map(move |(i, (key, value))| {
-            let old = if same_keys { Some(layout::entry(base_words, i)) } else { base.get(key) };
-            (!old.is_some_and(|b| b.is_identical(&value))).then_some((key, value))
-        })
-    };
-    let (count, payload) =
-        changed().fold((0, 0), |(n, bytes), (_, value)| (n + 1, bytes + value.payload_bytes()));
-    removals.clear();
-    if !same_keys {
-        removals.extend(base.keys().filter(|&key| !target.contains_key(key)).map(Key::raw));
+    if layout::keys(base_words) == layout::keys(target_words) {
+        // Entities made from one fixture share their key layout: then entry i of one is entry
+        // i of the other, compared in place as raw words, and nothing is removed. `removals`
+        // holds the positions that differ.
+        removals.clear();
+        let n = layout::len(target_words) as u32;
+        removals
+            .extend((0..n).filter(|&i| !layout::same_entry(base_words, target_words, i as usize)));
+        let keys = layout::keys(target_words);
+        let changed = || {
+            removals.iter().map(|&i| {
+                (Key::from_raw(keys[i as usize]), layout::entry(target_words, i as usize))
+            })
+        };
+        write_parts(out, &[], changed);
+        return;
     }
+    let changed = || {
+        target
+            .iter()
+            .filter(move |(key, value)| !base.get(*key).is_some_and(|b| b.is_identical(value)))
+    };
+    removals.clear();
+    removals.extend(base.keys().filter(|&key| !target.contains_key(key)).map(Key::raw));
     removals.sort_unstable();
+    write_parts(out, removals, changed);
+}
 
-    // A part of `target`'s entries: within the format's limit as `target` is.
+/// Appends to `out` the words of a patch: the keys to remove (sorted), then the entries
+/// `sets()` gives as a blob sized for them exactly.
+fn write_parts<'a, I: Iterator<Item = (Key, Value<'a>)>>(
+    out: &mut Vec<u32>,
+    removals: &[u32],
+    sets: impl Fn() -> I,
+) {
+    let (count, payload) =
+        sets().fold((0, 0), |(n, bytes), (_, value)| (n + 1, bytes + value.payload_bytes()));
+    // A part of a valid blob's entries: within the format's limit as that blob is.
     let sets_bytes = layout::header_bytes(count) + payload;
     out.reserve(1 + removals.len() + sets_bytes / 4);
     out.push(removals.len() as u32);
     out.extend_from_slice(removals);
     let start = out.len();
     out.resize(start + sets_bytes / 4, 0);
-    let sets = &mut out[start..];
-    layout::init_empty(sets);
-    for (key, value) in changed() {
-        layout::set(sets, key, value).expect("INVARIANT: sized for every change");
+    let blob = &mut out[start..];
+    layout::init_empty(blob);
+    for (key, value) in sets() {
+        layout::set(blob, key, value).expect("INVARIANT: sized for every change");
     }
 }
 
@@ -275,20 +295,7 @@ pub(crate) fn write_reverse(
     removals.clear();
     removals.extend(sets.keys().filter(|&key| find(key).is_none()).map(Key::raw));
     removals.sort_unstable();
-    let (count, payload) =
-        back().fold((0, 0), |(n, bytes), (_, value)| (n + 1, bytes + value.payload_bytes()));
-    // A part of `base`'s entries: within the format's limit as `base` is.
-    let sets_bytes = layout::header_bytes(count) + payload;
-    out.reserve(1 + removals.len() + sets_bytes / 4);
-    out.push(removals.len() as u32);
-    out.extend_from_slice(removals);
-    let start = out.len();
-    out.resize(start + sets_bytes / 4, 0);
-    let sets = &mut out[start..];
-    layout::init_empty(sets);
-    for (key, value) in back() {
-        layout::set(sets, key, value).expect("INVARIANT: sized for every change");
-    }
+    write_parts(out, removals, back);
 }
 
 /// Free bytes that applying the valid patch in `words` takes at most.
