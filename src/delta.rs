@@ -362,6 +362,9 @@ fn copy_blob(words: &[u32], reuse: Option<Span>, base: &mut Store) -> Span {
 /// Patches the base's entity at `old` with the `CHANGED` record, in its span if it still fits
 /// there, else at the arena's end. Returns its span.
 fn patch_in_place(record: &Record<'_>, old: Span, base: &mut Store, scratch: &mut Blob) -> Span {
+    if patch::apply_in_place(record.data, &mut base.arena[old.range()]) {
+        return old;
+    }
     scratch.repack_from(&base.arena[old.range()], patch::room_needed(record.data));
     patch::apply(record.data, scratch).expect("INVARIANT: a trusted patch applies to its base");
     let words = scratch.as_blob_ref().as_words();

@@ -346,6 +346,18 @@ pub(crate) fn apply(words: &[u32], target: &mut impl PatchTarget) -> Result<(), 
     Ok(())
 }
 
+/// Applies the valid patch in `words` to the blob region `target` where it is; returns `false`
+/// when a value does not fit its free space. Then `target` is still a valid blob, with part of
+/// the patch applied: applying the whole patch again (to a copy with room) completes it, since
+/// a patch sets and removes keys, which is idempotent.
+pub(crate) fn apply_in_place(words: &[u32], target: &mut [u32]) -> bool {
+    let (removals, sets) = split(words);
+    for &key in removals {
+        layout::remove(target, Key::from_raw(key));
+    }
+    sets.iter().all(|(key, value)| layout::set(target, key, value).is_ok())
+}
+
 impl Default for Patch {
     fn default() -> Patch {
         Patch::new()
