@@ -353,6 +353,11 @@ pub(crate) enum Placement<'a> {
 /// Copies the blob in `words` into the base's arena: into `reuse` if it fits, else at the
 /// arena's end. Returns its span.
 fn copy_blob(words: &[u32], reuse: Option<Span>, base: &mut Store) -> Span {
+    if let Some(span) = reuse.filter(|span| span.words() == words.len()) {
+        // A blob is self-describing, free space and holes included: copied as it is.
+        base.arena[span.range()].copy_from_slice(words);
+        return span;
+    }
     let used = layout::used_bytes(words) / 4;
     let span = reuse.filter(|span| span.words() >= used).unwrap_or_else(|| base.allocate(used));
     layout::repack(words, &mut base.arena[span.range()]);
