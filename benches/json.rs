@@ -1,15 +1,30 @@
 //! JSON import beside `serde_json::from_str::<serde_json::Value>` of the same text (the tree a
-//! user would otherwise parse into), and export beside `serde_json` writing that tree.
+//! user would otherwise parse into), and export beside `serde_json` writing that tree, with
+//! memcpy of the text (into a warm buffer and into a fresh one) as the physical limit.
 //!
 //! Run: `cargo bench --bench json`.
 
 #[path = "common/fixtures.rs"]
 mod fixtures;
 
+#[path = "../tests/common/corpus.rs"]
+mod corpus;
+
 use std::hint::black_box;
 
-use criterion::{Criterion, criterion_group, criterion_main};
-use datacomp::{Blob, ImportOptions, Store};
+use criterion::{
+    BenchmarkGroup, Criterion, criterion_group, criterion_main, measurement::WallTime,
+};
+use datacomp::{Blob, ImportOptions, JsonStyle, Store};
+
+/// memcpy of `bytes` into a buffer reused between iterations, and into a fresh one.
+fn memcpy(group: &mut BenchmarkGroup<'_, WallTime>, bytes: &[u8]) {
+    let mut warm = vec![0u8; bytes.len()];
+    group.bench_function("memcpy_warm", |b| {
+        b.iter(|| warm.copy_from_slice(black_box(bytes)));
+    });
+    group.bench_function("memcpy_fresh", |b| b.iter(|| black_box(bytes).to_vec()));
+}
 
 fn import(c: &mut Criterion) {
     for name in ["classic", "wizard"] {
@@ -40,6 +55,43 @@ fn import_many(c: &mut Criterion) {
     group.bench_function("serde_json_value", |b| {
         b.iter(|| serde_json::from_str::<serde_json::Value>(black_box(&text)).unwrap())
     });
+    memcpy(&mut group, text.as_bytes());
+    group.finish();
+}
+
+/// 10,000 monster sheets in the shapes of designers' files (the round-trip corpus: more
+/// strings, nested objects, whole numbers), imported and exported beside serde_json.
+fn monsters(c: &mut Criterion) {
+    let text = corpus::monsters(10_000).compact();
+    println!("10000_monsters: {} bytes of JSON", text.len());
+    let mut group = c.benchmark_group("import/10000_monsters");
+    group.sample_size(10);
+    group.bench_function("datacomp_store", |b| {
+        b.iter(|| {
+            let mut store = Store::new();
+            store.import_json(black_box(&text), &ImportOptions::strict()).unwrap();
+            store
+        })
+    });
+    group.bench_function("serde_json_value", |b| {
+        b.iter(|| serde_json::from_str::<serde_json::Value>(black_box(&text)).unwrap())
+    });
+    memcpy(&mut group, text.as_bytes());
+    group.finish();
+
+    let mut store = Store::new();
+    store.import_json(&text, &ImportOptions::strict()).unwrap();
+    assert_eq!(store.try_export_all_json(JsonStyle::Compact).unwrap(), text, "a round trip");
+    let tree: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut group = c.benchmark_group("export/10000_monsters");
+    group.sample_size(10);
+    group.bench_function("datacomp_try_compact", |b| {
+        b.iter(|| black_box(&store).try_export_all_json(JsonStyle::Compact).unwrap())
+    });
+    group.bench_function("serde_json_compact", |b| {
+        b.iter(|| serde_json::to_string(black_box(&tree)).unwrap())
+    });
+    memcpy(&mut group, text.as_bytes());
     group.finish();
 }
 
@@ -53,6 +105,10 @@ fn export_many(c: &mut Criterion) {
     let mut group = c.benchmark_group("export/10000_sheets");
     group.sample_size(10);
     group.bench_function("datacomp_compact", |b| b.iter(|| black_box(&store).export_all_json()));
+    // What the command runs: NaN and infinity refused first, in one more pass over the values.
+    group.bench_function("datacomp_try_compact", |b| {
+        b.iter(|| black_box(&store).try_export_all_json(JsonStyle::Compact).unwrap())
+    });
     group.bench_function("serde_json_compact", |b| {
         b.iter(|| serde_json::to_string(black_box(&tree)).unwrap())
     });
@@ -62,8 +118,9 @@ fn export_many(c: &mut Criterion) {
     group.bench_function("serde_json_pretty", |b| {
         b.iter(|| serde_json::to_string_pretty(black_box(&tree)).unwrap())
     });
+    memcpy(&mut group, store.export_all_json().as_bytes());
     group.finish();
 }
 
-criterion_group!(benches, import, import_many, export_many);
+criterion_group!(benches, import, import_many, export_many, monsters);
 criterion_main!(benches);

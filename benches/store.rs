@@ -1,9 +1,11 @@
 //! Saving and loading 100,000 character sheets, beside memcpy of the same bytes (the physical
-//! limit), serde_json of the usual `Vec<HashMap<String, serde_json::Value>>`, and postcard of the
-//! equivalent typed `Vec<HashMap<String, V>>`.
+//! limit: into a fresh buffer, and into a warm one), serde_json of the usual
+//! `Vec<HashMap<String, serde_json::Value>>`, postcard of the equivalent typed
+//! `Vec<HashMap<String, V>>`, and rkyv (the fastest validating zero-copy format) of the same
+//! typed structure, validated with bytecheck. Loads run on all cores and on one thread.
 //!
-//! Run: `cargo bench --bench store`. It prints the save sizes and the arena's garbage after a
-//! churn workload before timing.
+//! Run: `cargo bench --bench store -- load/` (or `save/`). It prints the save sizes and the
+//! arena's garbage after a churn workload before timing.
 
 #[path = "common/sheet.rs"]
 mod sheet;
@@ -12,13 +14,14 @@ use std::collections::HashMap;
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use datacomp::{Store, StoreView, Value};
+use datacomp::{LoadOptions, Store, StoreView, Value};
+use rkyv::rancor;
 use serde::{Deserialize, Serialize};
 
 const ENTITIES: usize = 100_000;
 
 /// A value for formats that are not self-describing (postcard cannot decode serde_json::Value).
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize, Deserialize, rkyv::Archive, rkyv::Serialize, rkyv::Deserialize)]
 enum V {
     Bool(bool),
     Float(f32),
@@ -44,7 +47,7 @@ fn store() -> Store {
     store
 }
 
-fn report_sizes(store: &Store, json: &[u8], postcard: &[u8]) {
+fn report_sizes(store: &Store, json: &[u8], postcard: &[u8], rkyv: &[u8]) {
     let save = store.to_bytes().len();
     println!("save file: {save} bytes, {:.1} per entity", save as f64 / ENTITIES as f64);
     println!(
@@ -57,6 +60,7 @@ fn report_sizes(store: &Store, json: &[u8], postcard: &[u8]) {
         postcard.len(),
         postcard.len() as f64 / ENTITIES as f64
     );
+    println!("rkyv: {} bytes, {:.1} per entity", rkyv.len(), rkyv.len() as f64 / ENTITIES as f64);
 
     // Churn: every entity's bio grows and shrinks over 10 rounds, and 10% are replaced.
     let mut churned = store.clone();
@@ -93,7 +97,8 @@ fn save_and_load(c: &mut Criterion) {
         .collect();
     let json = serde_json::to_vec(&json_world).unwrap();
     let postcard = postcard::to_allocvec(&typed_world).unwrap();
-    report_sizes(&store, &json, &postcard);
+    let rkyv_bytes = rkyv::to_bytes::<rancor::Error>(&typed_world).unwrap();
+    report_sizes(&store, &json, &postcard, &rkyv_bytes);
 
     let mut group = c.benchmark_group("save/100k_sheets");
     group.sample_size(10);
@@ -119,16 +124,47 @@ fn save_and_load(c: &mut Criterion) {
     group.bench_function("postcard", |b| {
         b.iter(|| postcard::to_allocvec(black_box(&typed_world)).unwrap())
     });
+    group.bench_function("rkyv", |b| {
+        b.iter(|| rkyv::to_bytes::<rancor::Error>(black_box(&typed_world)).unwrap())
+    });
     group.finish();
 
+    let one_thread = LoadOptions::new().threads(1);
     let mut group = c.benchmark_group("load/100k_sheets");
     group.sample_size(10);
     group.bench_function("memcpy", |b| b.iter(|| black_box(&bytes[..]).to_vec()));
+    group.bench_function("memcpy_warm", |b| {
+        let mut out = vec![0_u8; bytes.len()];
+        b.iter(|| {
+            out.copy_from_slice(black_box(&bytes));
+            black_box(&out);
+        })
+    });
     group.bench_function("datacomp_from_bytes", |b| {
         b.iter(|| Store::from_bytes(black_box(&bytes)).unwrap())
     });
+    group.bench_function("datacomp_from_bytes_1_thread", |b| {
+        b.iter(|| Store::from_bytes_with(black_box(&bytes), &one_thread).unwrap())
+    });
     group.bench_function("datacomp_store_view", |b| {
         b.iter(|| StoreView::new(black_box(&bytes)).unwrap().len())
+    });
+    group.bench_function("datacomp_lazy_open", |b| {
+        b.iter(|| StoreView::lazy(black_box(&bytes)).unwrap().len())
+    });
+    group.bench_function("datacomp_store_view_1_thread", |b| {
+        b.iter(|| StoreView::new_with(black_box(&bytes), &one_thread).unwrap().len())
+    });
+    // Validation and access: rkyv's bytecheck walks every map, key and value, as a view
+    // checks every blob.
+    group.bench_function("rkyv_access", |b| {
+        b.iter(|| {
+            rkyv::access::<rkyv::Archived<Vec<HashMap<String, V>>>, rancor::Error>(black_box(
+                &rkyv_bytes,
+            ))
+            .unwrap()
+            .len()
+        })
     });
     group.bench_function("serde_json", |b| {
         b.iter(|| {

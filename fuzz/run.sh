@@ -15,7 +15,7 @@ cd "$(dirname "$0")"
 
 seconds=${1:-60}
 shift || true
-all=(blob_from_bytes store_from_bytes store_view json_import ops patch_from_bytes delta_apply query_parse)
+all=(blob_from_bytes store_from_bytes store_view store_lazy store_salvage json_import sjson_import ops patch_from_bytes delta_apply query_parse migrations_json)
 targets=("${@:-${all[@]}}")
 jobs=${JOBS:-1}
 
@@ -35,6 +35,7 @@ run_one() {
     local target=$1
     local extra=()
     [[ $target == json_import ]] && extra+=(-dict=json.dict)
+    [[ $target == sjson_import ]] && extra+=(-dict=sjson.dict)
     # ops has no seeds: its input is a list of operations.
     mkdir -p "corpus/$target" "seeds/$target"
     # -timeout: an input that takes 10 s is a hang. The exit status is the fuzzer's: a crash

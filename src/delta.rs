@@ -5,7 +5,6 @@
 //! target changed: a [`Patch`](crate::Patch) for one the base has, the whole blob for one it
 //! does not. Removed entities need no record: the target's handle map no longer has them.
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::io::Write;
 use std::path::Path;
@@ -15,12 +14,13 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use crate::blob::{layout, patch};
 use crate::handle_map::{RawHandleMap, RawHeader};
+use crate::names::KeyNames;
+use crate::names::codec::{self, LIST_KIND};
 use crate::save::{
-    DELTA, KEY_HASH_FX32_BYTES, decode_names, encode_names, file_len, names_len, parse,
-    save_atomically, write_file,
+    DELTA, DELTA_LIST, KEY_HASH_FX32_BYTES, file_len, parse, save_atomically, write_file,
 };
-use crate::store::{KeyName, STORE_TYPE_ID, Span};
-use crate::{Blob, Error, HandleMap, Id, Key, LoadError, Store};
+use crate::store::{STORE_TYPE_ID, Span};
+use crate::{Blob, Error, HandleMap, Id, LoadError, Store};
 
 /// A record of the entities section: an entity the base does not have, whole.
 const INSERTED: u32 = 1;
@@ -28,6 +28,9 @@ const INSERTED: u32 = 1;
 const CHANGED: u32 = 2;
 /// Words of a record's head: the id (two words), the kind, the data's length in words.
 const RECORD_HEAD: usize = 4;
+/// Bytes of the `delta base` section: the base's crc32, the flags, the base's data version
+/// (format 1.0 wrote the first two only).
+const DELTA_BASE_BYTES: usize = 12;
 
 /// A slot of the target's handle map that differs from the base's.
 #[derive(
@@ -111,7 +114,14 @@ pub struct StorePatch {
     changed: usize,
     /// The target's key names, whole; `None` when they are the base's (most deltas), which
     /// the file marks with flag bit 0 of its `delta base` section.
-    names: Option<BTreeMap<Key, KeyName>>,
+    names: Option<KeyNames>,
+    /// Read from a delta whose names section is the flat list of formats 1.0 and 1.1:
+    /// `base_crc` covers the base's names in that form, and the file is written again so.
+    list_names: bool,
+    /// The base's data version: a store of another one is refused.
+    base_data_version: u32,
+    /// The target's data version, which applying gives the base.
+    data_version: u32,
 }
 
 impl Store {
@@ -137,7 +147,7 @@ impl Store {
         for (id, blob) in target.iter() {
             records.push(base, id, blob);
         }
-        records.into_patch(base, target, base.content_crc(), (slots, meta), false)
+        records.into_patch(base, target, base.content_crc(false), (slots, meta), false)
     }
 
     /// [`Store::diff`] of two states of one store, looking only at `slots` (sorted), which
@@ -215,10 +225,12 @@ impl Store {
     }
 
     /// A crc32 of the store's contents: its handle map (without the arena offsets) and every
-    /// blob's bytes in dense order, and its key names. A store and the store loaded from its
-    /// save have the same; a delta checks its base by it. Equal stores whose blobs are laid out
-    /// differently (one compacted, say) have different ones.
-    pub(crate) fn content_crc(&self) -> u32 {
+    /// blob's bytes in dense order, its key names (as the key tree, or with `list_names` as
+    /// the flat list of formats 1.0 and 1.1, which their deltas were made with), and its data
+    /// version unless 0 (so that a delta of format 1.0 keeps its base's crc). A store and the
+    /// store loaded from its save have the same; a delta checks its base by it. Equal stores
+    /// whose blobs are laid out differently (one compacted, say) have different ones.
+    pub(crate) fn content_crc(&self, list_names: bool) -> u32 {
         let raw = self.index.as_raw();
         let mut crc = crc32fast::Hasher::new();
         crc.update(raw.header.as_bytes());
@@ -227,7 +239,14 @@ impl Store {
         for (_, blob) in self.iter() {
             crc.update(blob.as_bytes());
         }
-        crc.update(&encode_names(&self.names));
+        if list_names {
+            codec::crc_list(&self.names, &mut crc);
+        } else {
+            crc.update(&codec::encode_tree(&self.names));
+        }
+        if self.data_version != 0 {
+            crc.update(&self.data_version.to_le_bytes());
+        }
         crc.finalize()
     }
 }
@@ -327,6 +346,9 @@ impl Records {
             inserted: self.inserted,
             changed: self.changed,
             names: names_differ.then(|| target.names.clone()),
+            list_names: false,
+            base_data_version: base.data_version,
+            data_version: target.data_version,
         }
     }
 }
@@ -448,6 +470,7 @@ impl StorePatch {
             && self.entities.is_empty()
             && self.names.is_none()
             && self.header == back.header
+            && self.data_version == back.data_version
     }
 
     /// Entities the patch changes (live in both, with other entries).
@@ -456,16 +479,81 @@ impl StorePatch {
         self.changed
     }
 
-    /// Applies the patch to the store it was made from, giving the target; or changes
-    /// nothing.
+    /// The data version of the store the patch was made from: it applies to no other.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Store;
+    ///
+    /// let mut base = Store::new();
+    /// base.set_data_version(2);
+    /// let mut target = base.clone();
+    /// target.set_data_version(3);
+    /// let delta = Store::diff(&base, &target);
+    /// assert_eq!((delta.base_data_version(), delta.data_version()), (2, 3));
+    /// ```
+    #[must_use]
+    pub fn base_data_version(&self) -> u32 {
+        self.base_data_version
+    }
+
+    /// The data version of the target, which applying gives the base.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Store, StorePatch};
+    ///
+    /// let mut target = Store::new();
+    /// target.set_data_version(4);
+    /// let delta = StorePatch::from_bytes(&Store::diff(&Store::new(), &target).to_bytes())?;
+    /// assert_eq!(delta.data_version(), 4);
+    /// # Ok::<(), datacomp::LoadError>(())
+    /// ```
+    #[must_use]
+    pub fn data_version(&self) -> u32 {
+        self.data_version
+    }
+
+    /// Applies the patch to the store it was made from, giving the target (its data version
+    /// included); or changes nothing.
     ///
     /// # Errors
     ///
+    /// [`LoadError::DeltaDataVersion`] if `base` has another data version than the store the
+    /// patch was made from (migrate it, or apply the delta before migrating);
     /// [`LoadError::DeltaBase`] if `base` is not the store the patch was made from (its
     /// [contents' crc32](StorePatch) differs), and the errors of a load for a handle map or
     /// entity that does not check out.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{LoadError, Store};
+    ///
+    /// let base = Store::new();
+    /// let mut target = base.clone();
+    /// target.insert_entries([("name", "Orc")]);
+    /// target.set_data_version(2);
+    /// let delta = Store::diff(&base, &target);
+    ///
+    /// let mut migrated = base.clone();
+    /// migrated.set_data_version(1);
+    /// let err = delta.apply(&mut migrated).unwrap_err();
+    /// assert_eq!(err, LoadError::DeltaDataVersion { expected: 0, found: 1 });
+    ///
+    /// let mut world = base.clone();
+    /// delta.apply(&mut world)?;
+    /// assert_eq!((world.data_version(), world), (2, target));
+    /// # Ok::<(), LoadError>(())
+    /// ```
     pub fn apply(&self, base: &mut Store) -> Result<(), LoadError> {
-        let found = base.content_crc();
+        if base.data_version != self.base_data_version {
+            let (expected, found) = (self.base_data_version, base.data_version);
+            return Err(LoadError::DeltaDataVersion { expected, found });
+        }
+        let found = base.content_crc(self.list_names);
         if found != self.base_crc {
             return Err(LoadError::DeltaBase { expected: self.base_crc, found });
         }
@@ -490,6 +578,7 @@ impl StorePatch {
         if let Some(names) = &self.names {
             base.names.clone_from(names);
         }
+        base.data_version = self.data_version;
         base.compact_if_wasteful();
         Ok(())
     }
@@ -599,6 +688,7 @@ impl StorePatch {
             base.names.clone_from(names);
             base.tracker.touch_all();
         }
+        base.data_version = self.data_version;
         if base.tracker.is_tracking() {
             for &slot in &slots {
                 base.tracker.touch(slot as usize);
@@ -655,16 +745,18 @@ impl StorePatch {
         HandleMap::from_raw(&raw)
     }
 
-    /// Writes the delta file: the save file's header and checks, with the sections `delta
-    /// base`, `delta index header`, `delta slot changes`, `delta meta changes`, `delta
-    /// entities` and `key names`.
+    /// Writes the delta file: the save file's header (with the target's data version) and
+    /// checks, with the sections `delta base` (the base's crc32, flags and data version),
+    /// `delta index header`, `delta slot changes`, `delta meta changes`, `delta entities` and
+    /// `key tree` (`key names` for a delta read with the flat list of formats 1.0 and 1.1).
     ///
     /// # Errors
     ///
     /// Whatever `out` returns.
     pub fn write_to(&self, out: impl Write) -> std::io::Result<()> {
-        let base = [self.base_crc, u32::from(self.names.is_none())];
-        let names = self.names.as_ref().map(encode_names).unwrap_or_default();
+        let base = [self.base_crc, u32::from(self.names.is_none()), self.base_data_version];
+        let encode = if self.list_names { codec::encode_list } else { codec::encode_tree };
+        let names = self.names.as_ref().map(encode).unwrap_or_default();
         let sections = [
             base.as_bytes(),
             self.header.as_bytes(),
@@ -673,7 +765,8 @@ impl StorePatch {
             self.entities.as_bytes(),
             &names,
         ];
-        write_file(&DELTA, &sections, out)
+        let kind = if self.list_names { &DELTA_LIST } else { &DELTA };
+        write_file(kind, &sections, self.data_version, out)
     }
 
     /// The delta file as bytes.
@@ -689,12 +782,14 @@ impl StorePatch {
     #[must_use]
     pub fn file_len(&self) -> usize {
         file_len([
-            8,
+            DELTA_BASE_BYTES,
             size_of::<RawHeader>(),
             self.slots.as_bytes().len(),
             self.meta.as_bytes().len(),
             self.entities.len() * 4,
-            self.names.as_ref().map_or(0, names_len),
+            self.names.as_ref().map_or(0, |names| {
+                if self.list_names { codec::list_len(names) } else { codec::tree_len(names) }
+            }),
         ])
     }
 
@@ -735,19 +830,31 @@ impl StorePatch {
             return Err(LoadError::DeltaKeyHash { key_hash: parsed.key_hash() });
         }
         let [base, header, slots, meta, entities, names] = parsed.sections;
+        let list_names = parsed.kinds[5] == LIST_KIND;
         let size = |section, expected: usize, found: &[u8]| LoadError::SectionSize {
             section,
             expected: expected as u64,
             found: found.len() as u64,
         };
-        let [crc, flags] = <[U32; 2]>::read_from_bytes(base)
-            .map_err(|_| size("delta base", 8, base))?
-            .map(U32::get);
+        // Format 1.0 wrote the crc32 and flags only: its base had data version 0.
+        let [crc, flags, base_data_version] = match base.len() {
+            8 => <[U32; 2]>::read_from_bytes(base)
+                .map(|[crc, flags]| [crc, flags, U32::ZERO])
+                .map_err(drop),
+            _ => <[U32; 3]>::read_from_bytes(base).map_err(drop),
+        }
+        .map_err(|()| size("delta base", DELTA_BASE_BYTES, base))?
+        .map(U32::get);
         let base_names = match flags {
             0 => false,
             1 if names.is_empty() => true,
             1 => {
                 let problem = "the names are the base's, yet the key names section is not empty";
+                let problem = if list_names {
+                    problem
+                } else {
+                    "the names are the base's, yet the key tree section is not empty"
+                };
                 return Err(LoadError::DeltaChange { section: "delta base", index: 1, problem });
             }
             _ => {
@@ -765,6 +872,8 @@ impl StorePatch {
         let meta = ascending("delta meta changes", meta, |c: &MetaChange| c.dense.get())?;
         let (entities, inserted, changed) = check_records(entities)?;
         Ok(StorePatch {
+            base_data_version,
+            data_version: parsed.data_version(),
             base_crc: crc,
             header,
             slots,
@@ -775,8 +884,9 @@ impl StorePatch {
             names: if base_names {
                 None
             } else {
-                Some(decode_names(names, KEY_HASH_FX32_BYTES, true)?)
+                Some(codec::decode(names, parsed.kinds[5], KEY_HASH_FX32_BYTES)?)
             },
+            list_names,
         })
     }
 }

@@ -467,6 +467,23 @@ pub enum LoadError {
         /// The checksum of the bytes found.
         found: u32,
     },
+    /// A chunk of the arena does not match its checksum: its bytes changed.
+    ChunkCrc {
+        /// The chunk's number: it holds the arena's bytes from `chunk * chunk size`.
+        chunk: u64,
+        /// Where it starts in the file.
+        offset: u64,
+        /// The checksum stored.
+        expected: u32,
+        /// The checksum of the bytes found.
+        found: u32,
+    },
+    /// A save's `arena crcs` section gives a chunk size that is not a power of two from 1 KiB
+    /// to 1 GiB.
+    ChunkSize {
+        /// The chunk size found, in bytes.
+        chunk_bytes: u32,
+    },
     /// A section runs past the end of the file.
     SectionBounds {
         /// The section.
@@ -541,6 +558,13 @@ pub enum LoadError {
         /// What is wrong with it.
         problem: &'static str,
     },
+    /// The key-tree section (the key names as a tree of segments) is malformed.
+    KeyTree {
+        /// The node at fault, counted from 1 in file order (0: the section's head).
+        node: u64,
+        /// What is wrong with it.
+        problem: &'static str,
+    },
     /// A file of the other kind: a delta save read as a full save, or the reverse.
     FileKind {
         /// `"save"` or `"delta"`: what was asked for.
@@ -572,7 +596,7 @@ pub enum LoadError {
         /// The other.
         second: String,
     },
-    /// Two keys of a key hash 1 save rehash to one key.
+    /// Two keys that entities of a key hash 1 save hold rehash to one key.
     UpgradeCollision {
         /// The key both rehash to.
         key: Key,
@@ -585,6 +609,13 @@ pub enum LoadError {
     DeltaKeyHash {
         /// The key-hash id found.
         key_hash: u16,
+    },
+    /// A delta applied to a store of another data version than its base's.
+    DeltaDataVersion {
+        /// The data version of the base the delta was made from.
+        expected: u32,
+        /// The data version of the store it was applied to.
+        found: u32,
     },
     /// A delta applied to a store that is not the base it was made from.
     DeltaBase {
@@ -692,6 +723,16 @@ impl fmt::Display for LoadError {
                 "section '{section}' at byte {offset}: crc32 {found:08x} does not match the \
                  stored {expected:08x}"
             ),
+            LoadError::ChunkCrc { chunk, offset, expected, found } => write!(
+                f,
+                "arena chunk {chunk} at byte {offset}: crc32 {found:08x} does not match the \
+                 stored {expected:08x}"
+            ),
+            LoadError::ChunkSize { chunk_bytes } => write!(
+                f,
+                "section 'arena crcs': chunk size {chunk_bytes} is not a power of two from 1 KiB \
+                 to 1 GiB"
+            ),
             LoadError::SectionBounds { section, offset, len, file_len } => write!(
                 f,
                 "section '{section}' at bytes {offset}..{offset}+{len} runs past the file's \
@@ -715,6 +756,9 @@ impl fmt::Display for LoadError {
             LoadError::Blob { id, ref error } => write!(f, "entity {id}: {error}"),
             LoadError::KeyName { index, problem } => {
                 write!(f, "section 'key names', entry {index}: {problem}")
+            }
+            LoadError::KeyTree { node, problem } => {
+                write!(f, "section 'key tree', node {node}: {problem}")
             }
             LoadError::FileKind { expected, found } => {
                 write!(f, "this is a {found} file, not a {expected} file")
@@ -743,16 +787,24 @@ impl fmt::Display for LoadError {
             }
             LoadError::AmbiguousKnownKeys { key, ref first, ref second } => write!(
                 f,
-                "known keys {first} and {second} both had key hash 1 value {key}, which the save \
-                 holds: which one it is cannot be told"
+                "known keys {} and {} both had key hash 1 value {key}, which the save holds: \
+                 which one it is cannot be told",
+                Shortened(first),
+                Shortened(second)
             ),
             LoadError::UpgradeCollision { key, ref first, ref second } => {
+                let (first, second) = (Shortened(first), Shortened(second));
                 write!(f, "{first} and {second} rehash to the same key {key} under key hash 2")
             }
             LoadError::DeltaKeyHash { key_hash } => write!(
                 f,
                 "the delta uses key hash {key_hash}, and stores now use key hash 2: apply it to \
                  its base with the release that wrote it, then load that save to upgrade it"
+            ),
+            LoadError::DeltaDataVersion { expected, found } => write!(
+                f,
+                "the delta was made from a base of data version {expected}, not this store's \
+                 {found}: apply it before migrating, or make it from the migrated base"
             ),
             LoadError::DeltaBase { expected, found } => write!(
                 f,
@@ -815,6 +867,10 @@ pub enum Error {
     Io(std::io::Error),
     /// A key given as text is recorded in the store under another name.
     KeyCollision(KeyCollision),
+    /// A key given as text has more segments than a name may have.
+    PathTooDeep(PathTooDeep),
+    /// A write would make one path of an entity both a value and an object.
+    PathConflict(PathConflict),
 }
 
 impl fmt::Display for Error {
@@ -824,6 +880,8 @@ impl fmt::Display for Error {
             Error::Load(e) => e.fmt(f),
             Error::Io(e) => e.fmt(f),
             Error::KeyCollision(e) => e.fmt(f),
+            Error::PathTooDeep(e) => e.fmt(f),
+            Error::PathConflict(e) => e.fmt(f),
         }
     }
 }
@@ -835,6 +893,8 @@ impl std::error::Error for Error {
             Error::Load(e) => Some(e),
             Error::Io(e) => Some(e),
             Error::KeyCollision(e) => Some(e),
+            Error::PathTooDeep(e) => Some(e),
+            Error::PathConflict(e) => Some(e),
         }
     }
 }
@@ -854,6 +914,12 @@ impl From<LoadError> for Error {
 impl From<KeyCollision> for Error {
     fn from(e: KeyCollision) -> Error {
         Error::KeyCollision(e)
+    }
+}
+
+impl From<PathTooDeep> for Error {
+    fn from(e: PathTooDeep) -> Error {
+        Error::PathTooDeep(e)
     }
 }
 
@@ -883,3 +949,86 @@ impl fmt::Display for KeyCollision {
 }
 
 impl std::error::Error for KeyCollision {}
+
+/// A key path with more segments than [`MAX_PATH_SEGMENTS`](crate::MAX_PATH_SEGMENTS), given
+/// where a store records names: such a name could not be exported as JSON that imports back.
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{Error, MAX_PATH_SEGMENTS, PathTooDeep, Store};
+///
+/// let mut store = Store::new();
+/// let id = store.insert_empty();
+/// let path = vec!["a"; 200].join(".");
+/// let err = store.get_mut(id).unwrap().try_set(path.as_str(), 1).unwrap_err();
+/// let Error::PathTooDeep(deep) = &err else { panic!("{err}") };
+/// assert_eq!((deep.segments, deep.limit), (200, MAX_PATH_SEGMENTS));
+/// assert!(err.to_string().ends_with("has 200 segments, past the limit of 125"));
+/// assert!(store.get(id).unwrap().is_empty() && store.key_names().len() == 0, "unchanged");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PathTooDeep {
+    /// The path as given (cut in the middle when shown).
+    pub path: String,
+    /// Its segments.
+    pub segments: usize,
+    /// The most a name may have: [`MAX_PATH_SEGMENTS`](crate::MAX_PATH_SEGMENTS).
+    pub limit: usize,
+}
+
+impl fmt::Display for PathTooDeep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (path, segments, limit) = (Shortened(&self.path), self.segments, self.limit);
+        write!(f, "key path {path} has {segments} segments, past the limit of {limit}")
+    }
+}
+
+impl std::error::Error for PathTooDeep {}
+
+/// A write that would make one path of an entity both a value and an object (`stats` set to 5
+/// where the entity holds `stats.health`, or the other way round): JSON could not write the
+/// entity back, so a store refuses it. See [`BlobMut::try_set`](crate::BlobMut::try_set).
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{Error, Store};
+///
+/// let mut store = Store::new();
+/// let id = store.insert_entries([("stats.health", 30)]);
+/// let Err(Error::PathConflict(e)) = store.get_mut(id).unwrap().try_set("stats", 5) else {
+///     panic!("refused")
+/// };
+/// assert_eq!((e.path.as_str(), e.other.as_str(), e.under), ("stats", "stats.health", true));
+/// assert_eq!(e.to_string(), "stats is an object (it holds stats.health), so it cannot hold a value");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PathConflict {
+    /// The path written, as [`Store::key_label`](crate::Store::key_label) shows keys.
+    pub path: String,
+    /// The key in the way: one under `path` (`stats.health` for `stats`), or a value on its
+    /// way (`stats` for `stats.health`).
+    pub other: String,
+    /// Whether `other` is under `path` (so `path` is an object), rather than on its way.
+    pub under: bool,
+}
+
+impl fmt::Display for PathConflict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (path, other) = (Shortened(&self.path), Shortened(&self.other));
+        if self.under {
+            write!(f, "{path} is an object (it holds {other}), so it cannot hold a value")
+        } else {
+            write!(f, "{other} holds a value, so {path} cannot be set under it")
+        }
+    }
+}
+
+impl std::error::Error for PathConflict {}
+
+impl From<PathConflict> for Error {
+    fn from(e: PathConflict) -> Error {
+        Error::PathConflict(e)
+    }
+}

@@ -106,7 +106,15 @@ fn write_file(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>)
         io::Error::new(io::ErrorKind::InvalidInput, "the path names no file to write")
     })?;
     let dir = parent_dir(&target);
-    let mut temp = Temp::create(dir, name, existing.as_ref())?;
+    let mut temp = Temp::create(dir, name, existing.as_ref()).map_err(|e| {
+        // The directory, not the file, must be writable: say so.
+        let what = format!(
+            "a temporary file cannot be created in {}, to replace {} with: {e}",
+            crate::text::Shortened(&dir.display().to_string()),
+            crate::text::Shortened(&name.to_string_lossy())
+        );
+        io::Error::new(e.kind(), what)
+    })?;
     {
         let mut out = io::BufWriter::new(&mut temp.file);
         write(&mut out)?;
@@ -405,13 +413,21 @@ impl SaveFile {
                 ),
             )));
         }
+        let shown = || crate::text::Shortened(&lock_path.display().to_string()).to_string();
         let lock = OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(false)
-            .open(&lock_path)?;
-        lock.lock()?;
+            .open(&lock_path)
+            .map_err(|e| {
+                // A save the user may write, in a directory they may not: say which file.
+                let what = format!("the lock file {} cannot be created or opened: {e}", shown());
+                io::Error::new(e.kind(), what)
+            })?;
+        lock.lock().map_err(|e| {
+            io::Error::new(e.kind(), format!("the lock file {} cannot be locked: {e}", shown()))
+        })?;
         Ok(SaveFile { path, _lock: Some(lock) })
     }
 

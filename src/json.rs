@@ -6,16 +6,19 @@
 //! blob as `serde_json` reads it: no `serde_json::Value` tree is built.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
 
-use fxhash::FxHashSet;
+use fxhash::FxHashMap;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
-use crate::blob::layout;
-use crate::store::{KeyName, Span};
+use crate::blob::bulk::Builder;
+use crate::names::{self, KeyNames};
+use crate::number::{self, Fit, JsonF32, JsonF64};
+use crate::store::Span;
 use crate::text::Shortened;
-use crate::{Blob, BlobError, BlobRef, Id, Key, Store, Value};
+use crate::{
+    Blob, BlobError, BlobRef, HandleError, Id, Key, KeyPath, MAX_PATH_SEGMENTS, Store, Value,
+};
 
 /// What is wrong with a JSON document, and where: the JSON path (a JSON Pointer such as
 /// `/stats/health`) and the line and column where reading stopped.
@@ -53,6 +56,15 @@ pub enum JsonErrorKind {
     NotANumber,
     /// A number past the range of `f32`.
     NumberOutOfRange(f64),
+    /// A number that the nearest `f32` changes beyond its rounding: a whole number it does not
+    /// hold (and that is not written as that `f32` is written), or a nonzero number it holds
+    /// only as zero. A fraction rounded to `f32`'s precision (`0.1`) is not refused.
+    NotHeld {
+        /// The number as written (`16777217`, `1e-50`).
+        number: String,
+        /// What it would be stored as (`16777216`, `0`).
+        becomes: f32,
+    },
     /// The same path twice in one entity: as two values, as two objects, or as a value and
     /// an object (which JSON could not write back).
     DuplicatePath(String),
@@ -67,6 +79,14 @@ pub enum JsonErrorKind {
     },
     /// The blob would pass its 4 GiB limit.
     Blob(BlobError),
+    /// A member nested deeper than a key's name may be: its path has `segments` member names,
+    /// past `limit` ([`MAX_PATH_SEGMENTS`]).
+    TooDeep {
+        /// Member names on the path.
+        segments: usize,
+        /// The most a name may have.
+        limit: usize,
+    },
 }
 
 impl JsonError {
@@ -103,12 +123,19 @@ impl fmt::Display for JsonErrorKind {
             JsonErrorKind::Null => f.write_str("null is not a value"),
             JsonErrorKind::NotANumber => f.write_str("arrays may hold numbers only"),
             JsonErrorKind::NumberOutOfRange(n) => write!(f, "{n:e} is past the range of f32"),
+            JsonErrorKind::NotHeld { number, becomes } => {
+                let number = Shortened(number);
+                write!(f, "{number} would be stored as {}: f32 cannot hold it", JsonF32(*becomes))
+            }
             JsonErrorKind::DuplicatePath(path) => write!(f, "{} is set twice", Shortened(path)),
             JsonErrorKind::KeyCollision { first, second, key } => {
                 let (first, second) = (Shortened(first), Shortened(second));
                 write!(f, "{second} and {first} hash to the same key {key}")
             }
             JsonErrorKind::Blob(e) => e.fmt(f),
+            JsonErrorKind::TooDeep { segments, limit } => {
+                write!(f, "the path has {segments} segments, past the limit of {limit}")
+            }
         }
     }
 }
@@ -122,6 +149,104 @@ impl fmt::Display for JsonError {
 }
 
 impl std::error::Error for JsonError {}
+
+/// How an export lays out its JSON: on one line, or indented two spaces a level as designers
+/// write fixtures (float arrays on one line).
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{ImportOptions, JsonStyle, Store};
+///
+/// let mut store = Store::new();
+/// let id = store.import_json(r#"{"stats": {"hp": 7}}"#, &ImportOptions::strict())?[0];
+/// assert_eq!(store.try_export_json(id, JsonStyle::Compact)?, r#"{"stats":{"hp":7}}"#);
+/// assert_eq!(
+///     store.try_export_json(id, JsonStyle::Pretty)?,
+///     "{\n  \"stats\": {\n    \"hp\": 7\n  }\n}"
+/// );
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum JsonStyle {
+    /// One line, no spaces.
+    #[default]
+    Compact,
+    /// One member a line, indented two spaces a level.
+    Pretty,
+}
+
+/// Why an entity cannot be written as JSON.
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{ExportError, JsonStyle, Store};
+///
+/// let mut store = Store::new();
+/// let id = store.insert_entries([("stats.luck", f32::NAN)]);
+/// let err = store.try_export_json(id, JsonStyle::Compact).unwrap_err();
+/// assert!(matches!(&err, ExportError::NotFinite { key, .. } if key == "stats.luck"));
+/// store.remove(id);
+/// assert!(matches!(store.try_export_json(id, JsonStyle::Compact), Err(ExportError::Handle(_))));
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum ExportError {
+    /// The handle names no live entity.
+    Handle(HandleError),
+    /// A float that JSON has no number for (NaN, infinity): any text written for it would not
+    /// read back as it.
+    NotFinite {
+        /// The entity, when the export is of a store's entity.
+        entity: Option<Id>,
+        /// The key, as [`Store::key_label`] shows it.
+        key: String,
+        /// The float.
+        value: f32,
+    },
+    /// The entity holds nothing at or under the path.
+    NoPath {
+        /// The entity.
+        entity: Option<Id>,
+        /// The path, as [`Store::key_label`] would show its key.
+        path: String,
+    },
+}
+
+impl fmt::Display for ExportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let entity = |id: &Option<Id>| id.map(|id| format!("entity {id}: ")).unwrap_or_default();
+        match self {
+            ExportError::Handle(e) => e.fmt(f),
+            ExportError::NotFinite { entity: id, key, value } => {
+                let (id, key) = (entity(id), Shortened(key));
+                write!(f, "{id}{key} is {}, which JSON has no number for", JsonF32(*value))
+            }
+            ExportError::NoPath { entity: Some(id), path } => {
+                write!(f, "entity {id} holds nothing at {}", Shortened(path))
+            }
+            ExportError::NoPath { entity: None, path } => {
+                write!(f, "nothing at {}", Shortened(path))
+            }
+        }
+    }
+}
+
+impl std::error::Error for ExportError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ExportError::Handle(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<HandleError> for ExportError {
+    fn from(e: HandleError) -> ExportError {
+        ExportError::Handle(e)
+    }
+}
 
 /// How strictly to read JSON: [`ImportOptions::strict`] (the default) or
 /// [`ImportOptions::lenient`].
@@ -145,16 +270,20 @@ pub struct ImportOptions {
 }
 
 impl ImportOptions {
-    /// The restricted format only: `null`, arrays of anything but numbers and numbers past
-    /// `f32` are errors.
+    /// The restricted format only: `null`, arrays of anything but numbers, numbers past `f32`
+    /// and numbers `f32` cannot hold within its rounding ([`JsonErrorKind::NotHeld`]: a whole
+    /// number beyond 2^24 that it does not hold, a nonzero number that would be zero) are
+    /// errors.
     #[must_use]
     pub const fn strict() -> ImportOptions {
         ImportOptions { lenient: false }
     }
 
     /// For existing data: an array holding anything but numbers becomes an object keyed by
-    /// decimal index (`armor_class.0.value`), `null` is skipped, and a number past `f32` is
-    /// stored as the largest `f32` of its sign. [`ImportReport`] counts each change.
+    /// decimal index (`armor_class.0.value`), `null` is skipped, a number past `f32` (even
+    /// past `f64`, as `1e400`) is stored as the largest `f32` of its sign, and a number `f32`
+    /// cannot hold is stored as the nearest `f32` (`16777217` as `16777216`, `1e-50` as `0`).
+    /// [`ImportReport`] counts each change.
     #[must_use]
     pub const fn lenient() -> ImportOptions {
         ImportOptions { lenient: true }
@@ -168,15 +297,33 @@ impl ImportOptions {
 }
 
 /// What a lenient import changed to fit the format.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{Blob, ImportOptions};
+///
+/// let text = r#"{"gold": [1, 16777217], "dust": 1e-50, "stars": 1e400}"#;
+/// let (sheet, report) = Blob::from_json_with(text, &ImportOptions::lenient())?;
+/// assert_eq!(sheet.get_floats("gold"), Some(&[1.0, 16_777_216.0][..]));
+/// assert_eq!((sheet.get_float("dust"), sheet.get_float("stars")), (Some(0.0), Some(f32::MAX)));
+/// assert_eq!(report.rounded_numbers, 3);
+/// assert_eq!(report.first_rounded.as_deref(), Some("/gold/1"));
+/// # Ok::<(), datacomp::JsonError>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ImportReport {
     /// Arrays of other things than numbers, turned into objects keyed by index.
     pub converted_arrays: usize,
     /// `null` values skipped.
     pub skipped_nulls: usize,
-    /// Numbers past `f32`, stored as the largest `f32` of their sign.
+    /// Numbers stored as other than they were written, beyond `f32`'s rounding of a fraction:
+    /// past `f32` (stored as the largest `f32` of their sign), whole numbers `f32` does not
+    /// hold, and nonzero numbers too small for it (stored as the nearest `f32`, zero).
     pub rounded_numbers: usize,
+    /// The JSON path (a JSON Pointer, as [`JsonError::path`]) of the first such number.
+    pub first_rounded: Option<String>,
 }
 
 impl Blob {
@@ -228,19 +375,95 @@ impl Blob {
         text: &str,
         options: &ImportOptions,
     ) -> Result<(Blob, ImportReport), JsonError> {
-        let mut importer = Importer { lenient: options.lenient, ..Importer::default() };
-        // The text's size bounds the payloads, so the blob seldom regrows while reading.
-        let mut blob = Blob::new();
-        blob.reserve(text.len());
-        let mut reader = serde_json::Deserializer::from_str(text);
-        let read = Entity { importer: &mut importer, blob: &mut blob, staging: None }
-            .deserialize(&mut reader)
-            .and_then(|()| reader.end());
-        match read {
-            Ok(()) => Ok((blob, importer.report)),
-            Err(e) => Err(importer.error(&e)),
-        }
+        read_with_extremes(text, options.lenient, |text| {
+            blob_from(*options, |entity| read_json(text, entity))
+        })
     }
+}
+
+/// Runs `serde_json` over `text`, feeding the importer's `entity`.
+fn read_json(text: &str, entity: Entity<'_>) -> Result<(), ReadError> {
+    let mut reader = serde_json::Deserializer::from_str(text);
+    entity.deserialize(&mut reader).and_then(|()| reader.end()).map_err(|e| {
+        let message = e.to_string();
+        let message = message.rsplit_once(" at line ").map_or(&*message, |(m, _)| m);
+        ReadError { message: message.to_owned(), line: e.line(), column: e.column() }
+    })
+}
+
+/// Why a reader of text (`serde_json`, or the SJSON reader) stopped, and where: its own
+/// description, which the importer's reason replaces when it has one.
+pub(crate) struct ReadError {
+    pub(crate) message: String,
+    /// The line and column (from 1) where reading stopped.
+    pub(crate) line: usize,
+    pub(crate) column: usize,
+}
+
+/// Imports one entity with `read`, which runs a reader over a text and feeds
+/// the importer's [`Entity`]: the one import of JSON and SJSON. Also says whether the
+/// importer met a zero (see [`read_with_extremes`]).
+pub(crate) fn blob_from(
+    options: ImportOptions,
+    read: impl FnOnce(Entity<'_>) -> Result<(), ReadError>,
+) -> Result<((Blob, ImportReport), bool), JsonError> {
+    let mut importer = Importer { lenient: options.lenient, ..Importer::default() };
+    // Entries are gathered apart, then laid out once: O(1) a value, not a move of the header
+    // per new key.
+    let mut blob = Builder::default();
+    match read(Entity { importer: &mut importer, blob: &mut blob, staging: None }) {
+        Ok(()) => Ok(((blob.to_blob(), importer.report), importer.saw_zero)),
+        Err(e) => Err(importer.error(&e)),
+    }
+}
+
+/// `serde_json`'s message for a number past `f64`'s range.
+const PAST_F64: &str = "number out of range";
+
+/// Reads `text` with `read` (which returns what it read and whether it met an `f64` zero).
+/// `serde_json` cannot hand some numbers over as written: one past `f64`'s range is an error,
+/// and a nonzero one past its precision (`1e-400`) reads as zero. When the first read meets
+/// either (a lenient one the first, any the second), the literals are found in one pass over
+/// the text and the text is read again with a stand-in for each that keeps its fit (past
+/// `f32`, or nonzero but zero as an `f32`) and its place: so the rules for numbers apply to
+/// them too, with the right path, line and column. At most two reads, so O(n) still.
+fn read_with_extremes<T>(
+    text: &str,
+    lenient: bool,
+    mut read: impl FnMut(&str) -> Result<(T, bool), JsonError>,
+) -> Result<T, JsonError> {
+    let first = read(text);
+    let past_f64 = match &first {
+        Ok((_, false)) => return first.map(|(value, _)| value),
+        Ok((_, true)) => false,
+        Err(e) if lenient && e.kind == JsonErrorKind::Syntax(PAST_F64.to_owned()) => true,
+        Err(_) => return first.map(|(value, _)| value),
+    };
+    let found = number::extremes(text, true);
+    if !found.iter().any(|e| e.huge == past_f64) {
+        return first.map(|(value, _)| value);
+    }
+    let stand_ins = number::replace_extremes(text, &found);
+    read(&stand_ins).map(|(value, _)| value).map_err(|mut e| {
+        // A refused stand-in is named by the literal it stands in for, and placed at its last
+        // byte, as serde_json places a number.
+        if let JsonErrorKind::NotHeld { number, .. } = &mut e.kind
+            && let Some(at) = byte_offset(text, e.line, e.column)
+            && let Some(x) = found.iter().find(|x| (x.start..x.end).contains(&at))
+        {
+            text[x.start..x.end].clone_into(number);
+            e.column += x.end - 1 - at;
+        }
+        e
+    })
+}
+
+/// The byte of `text` at `serde_json`'s `line` and `column` (both from 1; a column counts
+/// bytes), if there is one.
+fn byte_offset(text: &str, line: usize, column: usize) -> Option<usize> {
+    let start = if line <= 1 { 0 } else { text.match_indices('\n').nth(line - 2)?.0 + 1 };
+    let at = start + column.checked_sub(1)?;
+    (at < text.len()).then_some(at)
 }
 
 impl Store {
@@ -267,7 +490,7 @@ impl Store {
     ///     &ImportOptions::strict(),
     /// )?;
     /// assert_eq!(store.get(ids[1]).unwrap().get_str("name"), Some("Troll"));
-    /// assert_eq!(store.key_name(Key::parse("stats.health")), Some("stats.health"));
+    /// assert_eq!(store.key_name(Key::parse("stats.health")).as_deref(), Some("stats.health"));
     ///
     /// let err = store.import_json(r#"[{"name": "Imp"}, {"name": null}]"#, &ImportOptions::strict());
     /// assert_eq!(err.unwrap_err().path(), "/1/name");
@@ -292,51 +515,94 @@ impl Store {
         text: &str,
         options: &ImportOptions,
     ) -> Result<(Vec<Id>, ImportReport), JsonError> {
-        let mut importer = Importer {
-            lenient: options.lenient,
-            track_names: true,
-            known: std::mem::take(&mut self.names),
-            ..Importer::default()
+        self.import_with(text, *options, true, read_json)
+    }
+
+    /// Imports the entities of `text` with `read`, which runs a reader over the text and feeds
+    /// the importer's [`Entity`]: the one store import of JSON and SJSON. With `extremes`, the
+    /// numbers the reader cannot hand over as written are read again (see
+    /// [`read_with_extremes`]).
+    pub(crate) fn import_with(
+        &mut self,
+        text: &str,
+        options: ImportOptions,
+        extremes: bool,
+        read: impl Fn(&str, Entity<'_>) -> Result<(), ReadError>,
+    ) -> Result<(Vec<Id>, ImportReport), JsonError> {
+        let mut stage = |text: &str| {
+            // A second read of the text (see `read_with_extremes`) starts from the names as
+            // they were: what the first added is taken back.
+            self.names.rollback();
+            self.names.begin();
+            let mut importer = Importer {
+                lenient: options.lenient,
+                names: std::mem::take(&mut self.names),
+                ..Importer::default()
+            };
+            let mut staging = Staging::default();
+            let mut unused = Builder::default();
+            let top =
+                Entity { importer: &mut importer, blob: &mut unused, staging: Some(&mut staging) };
+            let read = read(text, top);
+            let base = self.arena.len();
+            let fits = |()| {
+                if u32::try_from(base + staging.arena.len()).is_ok() {
+                    return Ok(());
+                }
+                let required = 4 * (base + staging.arena.len()) as u64;
+                let kind = JsonErrorKind::Blob(BlobError::TooLarge { required });
+                Err(JsonError { kind, path: String::new(), line: text.lines().count(), column: 1 })
+            };
+            let read = read.map_err(|e| importer.error(&e)).and_then(fits);
+            importer.release_claims();
+            if let Err(error) = read {
+                // Nothing of a failed import stays: not even the names it met.
+                importer.names.rollback();
+                self.names = importer.names;
+                return Err(error);
+            }
+            self.names = importer.names;
+            Ok(((staging, importer.report), importer.saw_zero))
         };
-        let mut staging = Staging::default();
-        let mut reader = serde_json::Deserializer::from_str(text);
-        let mut unused = Blob::new();
-        let top =
-            Entity { importer: &mut importer, blob: &mut unused, staging: Some(&mut staging) };
-        let read = top.deserialize(&mut reader).and_then(|()| reader.end());
+        let (staging, report) = if extremes {
+            read_with_extremes(text, options.lenient, stage)?
+        } else {
+            stage(text)?.0
+        };
+        // Paths that named nothing (empty objects, skipped nulls) are dropped.
+        self.names.commit();
+        // Each buffer freed as soon as it is copied, the index grown once: the peak is about
+        // the staged entities twice, not more (`[{},{},...]` has 3 bytes of JSON an entity).
+        let Staging { arena, spans, blob } = staging;
+        drop(blob);
         let base = self.arena.len();
-        let fits = |()| {
-            if u32::try_from(base + staging.arena.len()).is_ok() {
-                return Ok(());
-            }
-            let required = 4 * (base + staging.arena.len()) as u64;
-            let kind = JsonErrorKind::Blob(BlobError::TooLarge { required });
-            Err(JsonError { kind, path: String::new(), line: text.lines().count(), column: 1 })
-        };
-        if let Err(error) = read.map_err(|e| importer.error(&e)).and_then(fits) {
-            // Nothing of a failed import stays: not even the names it met.
-            for key in importer.added {
-                importer.known.remove(&key);
-            }
-            self.names = importer.known;
-            return Err(error);
-        }
-        self.names = importer.known;
-        self.arena.extend_from_slice(&staging.arena);
-        let ids = staging
-            .spans
+        self.arena.reserve_exact(arena.len());
+        self.arena.extend_from_slice(&arena);
+        drop(arena);
+        self.index.reserve(spans.len());
+        let mut offset = base;
+        let ids = spans
             .iter()
-            .map(|&(offset, words)| self.insert_span(Span::new(base + offset, words)))
+            .map(|&words| {
+                let span = Span::new(offset, words as usize);
+                offset += words as usize;
+                self.insert_span(span)
+            })
             .collect();
-        Ok((ids, importer.report))
+        Ok((ids, report))
     }
 }
 
 impl Store {
     /// The entity of `id` as a JSON object, nested again by its keys' names: the inverse of
     /// [`import_json`](Store::import_json). A key without a name appears at the top level as
-    /// `"#1a2b3c4d"`. Floats are written in their shortest form that reads back as the same
-    /// `f32` (a NaN or infinity, which JSON cannot hold, as `null`).
+    /// `"#1a2b3c4d"`. Floats are written as [`JsonF32`] writes them: whole ones without a
+    /// fraction, others in their shortest form that reads back as the same `f32`.
+    ///
+    /// A NaN or infinity, which JSON has no number for, is written as `null`, which does not
+    /// read back (strict import refuses it, lenient drops it):
+    /// [`try_export_json`](Store::try_export_json) refuses such an entity instead, naming the
+    /// key.
     ///
     /// # Examples
     ///
@@ -348,7 +614,7 @@ impl Store {
     /// let id = store.import_json(text, &ImportOptions::strict())?[0];
     /// assert_eq!(
     ///     store.export_json(id).unwrap(),
-    ///     r#"{"name":"The One","stats":{"health":100.0,"mana":0.1},"position":[1.0,2.0]}"#
+    ///     r#"{"name":"The One","stats":{"health":100,"mana":0.1},"position":[1,2]}"#
     /// );
     ///
     /// let unnamed = store.insert(&[(Key::from_raw(42), true)].into_iter().collect::<Blob>());
@@ -361,7 +627,8 @@ impl Store {
     }
 
     /// Any blob as a JSON object, nested by the names this store knows for its keys, as
-    /// [`export_json`](Store::export_json) writes the store's own entities.
+    /// [`export_json`](Store::export_json) writes the store's own entities (a NaN or infinity
+    /// as `null`: [`try_export_blob_json`](Store::try_export_blob_json) refuses it).
     ///
     /// # Examples
     ///
@@ -372,20 +639,17 @@ impl Store {
     /// store.import_json(r#"{"stats": {"health": 1}}"#, &ImportOptions::strict())?;
     /// let mut sheet = Blob::new();
     /// sheet.set("stats.health", 75);
-    /// assert_eq!(store.export_blob_json(sheet.as_blob_ref()), r#"{"stats":{"health":75.0}}"#);
+    /// assert_eq!(store.export_blob_json(sheet.as_blob_ref()), r#"{"stats":{"health":75}}"#);
     /// # Ok::<(), datacomp::JsonError>(())
     /// ```
     #[must_use]
     pub fn export_blob_json(&self, blob: BlobRef<'_>) -> String {
-        let mut tree = Tree::default();
-        self.export_tree(blob, &mut Vec::new(), &mut tree);
-        let mut out = Vec::new();
-        tree.write_compact(&mut out);
-        into_string(out)
+        self.write_blob(blob, JsonStyle::Compact, false).unwrap_or_default()
     }
 
     /// The entity of `id` as [`export_json`](Store::export_json) writes it, indented two
-    /// spaces a level, as designers write fixtures.
+    /// spaces a level, as designers write fixtures (a NaN or infinity as `null`:
+    /// [`try_export_json`](Store::try_export_json) refuses it).
     ///
     /// # Examples
     ///
@@ -396,7 +660,7 @@ impl Store {
     /// let id = store.import_json(r#"{"stats": {"health": 100}}"#, &ImportOptions::strict())?[0];
     /// assert_eq!(
     ///     store.export_json_pretty(id).unwrap(),
-    ///     "{\n  \"stats\": {\n    \"health\": 100.0\n  }\n}"
+    ///     "{\n  \"stats\": {\n    \"health\": 100\n  }\n}"
     /// );
     /// # Ok::<(), datacomp::JsonError>(())
     /// ```
@@ -419,21 +683,35 @@ impl Store {
     /// sheet.set("stats.health", 75);
     /// assert_eq!(
     ///     store.export_blob_json_pretty(sheet.as_blob_ref()),
-    ///     "{\n  \"stats\": {\n    \"health\": 75.0\n  }\n}"
+    ///     "{\n  \"stats\": {\n    \"health\": 75\n  }\n}"
     /// );
     /// # Ok::<(), datacomp::JsonError>(())
     /// ```
     #[must_use]
     pub fn export_blob_json_pretty(&self, blob: BlobRef<'_>) -> String {
-        let mut tree = Tree::default();
-        self.export_tree(blob, &mut Vec::new(), &mut tree);
+        self.write_blob(blob, JsonStyle::Pretty, false).unwrap_or_default()
+    }
+
+    /// The blob as JSON in `style`; with `checked`, the first NaN or infinity met instead.
+    fn write_blob(
+        &self,
+        blob: BlobRef<'_>,
+        style: JsonStyle,
+        checked: bool,
+    ) -> Result<String, (Key, f32)> {
+        let mut tree = Tree::for_names(&self.names, false);
+        if let (true, Some(bad)) = (checked, self.export_tree(blob, &mut tree)) {
+            return Err(bad);
+        }
         let mut out = Vec::new();
-        tree.write_pretty(ROOT, 0, &mut out);
-        into_string(out)
+        tree.write(style == JsonStyle::Pretty, 0, &mut out);
+        Ok(into_string(out))
     }
 
     /// Every entity, in iteration order, as a JSON array of objects: a document that
-    /// [`import_json`](Store::import_json) reads back into the same entities (under new ids).
+    /// [`import_json`](Store::import_json) reads back into the same entities (under new ids),
+    /// unless one holds a NaN or infinity, written as `null`
+    /// ([`try_export_all_json`](Store::try_export_all_json) refuses it).
     ///
     /// # Examples
     ///
@@ -444,7 +722,7 @@ impl Store {
     /// let text = r#"[{"name": "Orc"}, {"name": "Troll", "stats": {"health": 3}}]"#;
     /// store.import_json(text, &ImportOptions::strict())?;
     /// let exported = store.export_all_json();
-    /// assert_eq!(exported, r#"[{"name":"Orc"},{"name":"Troll","stats":{"health":3.0}}]"#);
+    /// assert_eq!(exported, r#"[{"name":"Orc"},{"name":"Troll","stats":{"health":3}}]"#);
     ///
     /// let mut copy = Store::new();
     /// copy.import_json(&exported, &ImportOptions::strict())?;
@@ -453,7 +731,7 @@ impl Store {
     /// ```
     #[must_use]
     pub fn export_all_json(&self) -> String {
-        self.export_all(false)
+        self.export_all(false, false).unwrap_or_default()
     }
 
     /// Every entity as [`export_all_json`](Store::export_all_json) writes them, indented two
@@ -477,56 +755,233 @@ impl Store {
         if self.is_empty() {
             return "[]".to_owned();
         }
-        self.export_all(true)
+        self.export_all(true, false).unwrap_or_default()
     }
 
     /// Every entity as a JSON array, one entity's tree at a time, in one tree kept between
     /// entities: an export allocates per document, not per entity.
-    fn export_all(&self, pretty: bool) -> String {
+    fn export_all(&self, pretty: bool, checked: bool) -> Result<String, ExportError> {
         let (open, separator, close): (&[u8], &[u8], &[u8]) =
             if pretty { (b"[\n  ", b",\n  ", b"\n]") } else { (b"[", b",", b"]") };
         // JSON takes about twice the bytes of the blobs; a guess that saves most regrowth
         // without a pass over every blob to measure them.
         let mut out = Vec::with_capacity(self.arena.len() * 4 * 2);
-        let (mut segments, mut tree) = (Vec::new(), Tree::default());
+        // Every entity: a slot per name costs no more than the entities' keys.
+        let mut tree = Tree::for_names(&self.names, true);
         out.extend_from_slice(open);
-        for (i, (_, blob)) in self.iter().enumerate() {
+        for (i, (id, blob)) in self.iter().enumerate() {
             if i > 0 {
                 out.extend_from_slice(separator);
             }
-            self.export_tree(blob, &mut segments, &mut tree);
-            if pretty {
-                tree.write_pretty(ROOT, 1, &mut out);
-            } else {
-                tree.write_compact(&mut out);
+            if let (true, Some((key, x))) = (checked, self.export_tree(blob, &mut tree)) {
+                return Err(self.not_finite(Some(id), key, x));
             }
+            tree.write(pretty, usize::from(pretty), &mut out);
         }
         out.extend_from_slice(close);
-        into_string(out)
+        Ok(into_string(out))
     }
 
-    /// Builds in `tree` the blob as a tree of objects, nested by the names this store knows
-    /// for its keys. `segments` is scratch space, kept between calls so that it is allocated
-    /// once.
-    fn export_tree<'a>(
+    /// Builds in `tree` the blob as a tree of objects and arrays, nested by the names this
+    /// store knows for its keys, and returns the first float JSON has no number for (NaN,
+    /// infinity), if any. O(the keys and the path nodes they need), with no recursion.
+    pub(crate) fn export_tree<'a>(
         &'a self,
         blob: BlobRef<'a>,
-        segments: &mut Vec<Cow<'a, str>>,
         tree: &mut Tree<'a>,
-    ) {
+    ) -> Option<(Key, f32)> {
         tree.clear();
+        let mut not_finite = None;
         for (key, value) in blob {
-            let placed = self.names.get(&key).is_some_and(|name| {
-                segments.clear();
-                // Borrowed from the name unless a segment holds an escape.
-                segments.extend(name.pointer.split('/').skip(1).map(unescape));
-                tree.place(ROOT, segments, value)
-            });
+            // Checked as the tree is built: no second pass over the values.
+            if not_finite.is_none() {
+                not_finite = check_finite(value).err().map(|x| (key, x));
+            }
+            let placed = self
+                .names
+                .named(key)
+                .is_some_and(|node| tree.place(&self.names, node, names::ROOT, value));
             if !placed {
-                // Unnamed, or its path runs through another key's value: at the top, by hash.
-                tree.push_member(ROOT, Cow::Owned(key.to_string()), Some(value));
+                // Unnamed, too deep, or its path runs through another key's value: at the
+                // top, by hash.
+                tree.push_member(ROOT, Cow::Owned(key.to_string()), Some(value), NO_NODE);
             }
         }
+        tree.shape_arrays(&self.names);
+        not_finite
+    }
+}
+
+/// Exports that refuse what JSON cannot hold.
+impl Store {
+    /// The entity of `id` as JSON, as [`export_json`](Store::export_json) or
+    /// [`export_json_pretty`](Store::export_json_pretty) writes it, or why it cannot be
+    /// written: a float that JSON has no number for (NaN, infinity) is refused, naming the
+    /// entity and key, since any text written for it would not read back as it.
+    ///
+    /// # Errors
+    ///
+    /// [`ExportError::Handle`] if `id` names no live entity; [`ExportError::NotFinite`] for a
+    /// NaN or infinity, the first in the entity's key order.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{ExportError, ImportOptions, JsonStyle, Store};
+    ///
+    /// let mut store = Store::new();
+    /// let id = store.import_json(r#"{"hp": 135, "speed": 0.5}"#, &ImportOptions::strict())?[0];
+    /// assert_eq!(store.try_export_json(id, JsonStyle::Compact)?, r#"{"hp":135,"speed":0.5}"#);
+    ///
+    /// store.get_mut(id).unwrap().set("speed", f32::NAN);
+    /// let err = store.try_export_json(id, JsonStyle::Pretty).unwrap_err();
+    /// assert_eq!(err.to_string(), "entity 0v0t1: speed is NaN, which JSON has no number for");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn try_export_json(&self, id: Id, style: JsonStyle) -> Result<String, ExportError> {
+        let blob = self.try_get(id).map_err(ExportError::Handle)?;
+        self.write_blob(blob, style, true).map_err(|(key, x)| self.not_finite(Some(id), key, x))
+    }
+
+    /// Any blob as [`try_export_json`](Store::try_export_json) writes the store's own
+    /// entities.
+    ///
+    /// # Errors
+    ///
+    /// [`ExportError::NotFinite`] for a NaN or infinity, with no entity.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, ExportError, JsonStyle, Store};
+    ///
+    /// let store = Store::new();
+    /// let mut sheet = Blob::new();
+    /// sheet.set("position", [1.0, f32::INFINITY]);
+    /// let err = store.try_export_blob_json(sheet.as_blob_ref(), JsonStyle::Compact).unwrap_err();
+    /// assert!(matches!(err, ExportError::NotFinite { entity: None, value, .. } if value == f32::INFINITY));
+    /// assert_eq!(err.to_string(), "#38e2e10c is inf, which JSON has no number for");
+    /// ```
+    pub fn try_export_blob_json(
+        &self,
+        blob: BlobRef<'_>,
+        style: JsonStyle,
+    ) -> Result<String, ExportError> {
+        self.write_blob(blob, style, true).map_err(|(key, x)| self.not_finite(None, key, x))
+    }
+
+    /// Every entity as [`export_all_json`](Store::export_all_json) or
+    /// [`export_all_json_pretty`](Store::export_all_json_pretty) writes them, or the first
+    /// float (in iteration order) that JSON has no number for.
+    ///
+    /// # Errors
+    ///
+    /// [`ExportError::NotFinite`] naming the entity and key.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{ImportOptions, JsonStyle, Store};
+    ///
+    /// let mut store = Store::new();
+    /// let ids = store.import_json(r#"[{"x": 1}, {"x": 2.5}]"#, &ImportOptions::strict())?;
+    /// assert_eq!(store.try_export_all_json(JsonStyle::Compact)?, r#"[{"x":1},{"x":2.5}]"#);
+    /// store.get_mut(ids[1]).unwrap().set("x", f32::NEG_INFINITY);
+    /// assert_eq!(
+    ///     store.try_export_all_json(JsonStyle::Compact).unwrap_err().to_string(),
+    ///     "entity 1v0t1: x is -inf, which JSON has no number for"
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn try_export_all_json(&self, style: JsonStyle) -> Result<String, ExportError> {
+        if self.is_empty() {
+            return Ok("[]".to_owned());
+        }
+        self.export_all(style == JsonStyle::Pretty, true)
+    }
+
+    /// What the entity of `id` holds at `path`, as JSON (as `jq` would print it): the value of
+    /// the key `path`, or the object of every key under it, nested by their names as
+    /// [`try_export_json`](Store::try_export_json) nests a whole entity.
+    ///
+    /// # Errors
+    ///
+    /// [`ExportError::Handle`] if `id` names no live entity; [`ExportError::NoPath`] if the
+    /// entity holds nothing at or under `path`; [`ExportError::NotFinite`] for a NaN or
+    /// infinity there.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{ImportOptions, JsonStyle, KeyPath, Store};
+    ///
+    /// let mut store = Store::new();
+    /// let text = r#"{"name": "Orc", "stats": {"health": 30, "speed": {"walk": 1.5}}}"#;
+    /// let id = store.import_json(text, &ImportOptions::strict())?[0];
+    /// let stats = KeyPath::dotted("stats");
+    /// assert_eq!(
+    ///     store.try_export_json_at(id, &stats, JsonStyle::Compact)?,
+    ///     r#"{"health":30,"speed":{"walk":1.5}}"#
+    /// );
+    /// let walk = KeyPath::dotted("stats.speed.walk");
+    /// assert_eq!(store.try_export_json_at(id, &walk, JsonStyle::Compact)?, "1.5");
+    /// let err = store.try_export_json_at(id, &KeyPath::dotted("stat"), JsonStyle::Compact);
+    /// assert_eq!(err.unwrap_err().to_string(), "entity 0v0t1 holds nothing at stat");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn try_export_json_at(
+        &self,
+        id: Id,
+        path: &KeyPath<'_>,
+        style: JsonStyle,
+    ) -> Result<String, ExportError> {
+        let blob = self.try_get(id).map_err(ExportError::Handle)?;
+        let mut tree = Tree::for_names(&self.names, false);
+        tree.clear();
+        let key = path.key();
+        let node = self.names.named(key).filter(|&n| self.names.is_path(n, path));
+        if let Some(value) = blob.get(key).filter(|_| node.is_some()) {
+            check_finite(value).map_err(|x| self.not_finite(Some(id), key, x))?;
+            tree.nodes[ROOT as usize].leaf = Some(value);
+        } else {
+            // The object at `path`: every named key of the entity under its node, placed as
+            // export places them under the entity's own object.
+            let top = self.names.find_path(path);
+            let mut found = false;
+            for (key, value) in blob {
+                let Some((top, node)) = top.zip(self.names.named(key)) else { continue };
+                if !self.names.is_under(node, top) {
+                    continue;
+                }
+                check_finite(value).map_err(|x| self.not_finite(Some(id), key, x))?;
+                found = true;
+                if !tree.place(&self.names, node, top, value) {
+                    // Its path runs through another key's value: by hash, as export does.
+                    tree.push_member(ROOT, Cow::Owned(key.to_string()), Some(value), NO_NODE);
+                }
+            }
+            if !found {
+                let path = names::label(path.segments());
+                return Err(ExportError::NoPath { entity: Some(id), path });
+            }
+            tree.shape_arrays(&self.names);
+        }
+        let mut out = Vec::new();
+        tree.write(style == JsonStyle::Pretty, 0, &mut out);
+        Ok(into_string(out))
+    }
+
+    fn not_finite(&self, entity: Option<Id>, key: Key, value: f32) -> ExportError {
+        ExportError::NotFinite { entity, key: self.key_label(key).into_owned(), value }
+    }
+}
+
+/// The first float of `value` that JSON has no number for.
+fn check_finite(value: Value<'_>) -> Result<(), f32> {
+    match value {
+        Value::Float(x) if !x.is_finite() => Err(x),
+        Value::Floats(xs) => xs.iter().find(|x| !x.is_finite()).map_or(Ok(()), |&x| Err(x)),
+        _ => Ok(()),
     }
 }
 
@@ -554,13 +1009,85 @@ pub(crate) fn unescape(segment: &str) -> Cow<'_, str> {
 
 /// An exported entity, as one flat list of nodes: node [`ROOT`] is the entity's object, and
 /// each object's members are linked in the order they were met. Cleared, not freed, between
-/// entities.
-#[derive(Default)]
-struct Tree<'a> {
+/// entities. Nothing here recurses: a path is placed by a loop and the tree is written with an
+/// explicit stack, so a name of any depth costs heap, not stack.
+pub(crate) struct Tree<'a> {
     nodes: Vec<TreeNode<'a>>,
+    /// The node of each name-tree node placed so far in this entity.
+    placed: Placed,
+    /// Scratch: name-tree nodes on the way to a key's node, and an array's members by index.
+    chain: Vec<u32>,
 }
 
-/// A member of an object: a value, or an object whose members start at `first`.
+/// The tree node of each name-tree node placed in the entity being exported: a table with a
+/// slot per name-tree node, stamped with the entity it is valid for (no clearing between
+/// entities), when the names are few or every entity is exported; else a hash map, so that
+/// exporting one entity of a store of a million names does not allocate a slot for each.
+enum Placed {
+    Dense { stamp: u32, slots: Vec<(u32, u32)> },
+    Sparse(FxHashMap<u32, u32>),
+}
+
+impl Default for Placed {
+    fn default() -> Placed {
+        Placed::Sparse(FxHashMap::default())
+    }
+}
+
+/// Names up to this many nodes always get the dense table.
+const DENSE_NODES: usize = 1 << 16;
+
+impl Placed {
+    /// A table for `nodes` name-tree nodes; dense when `dense` or the names are few.
+    fn new(nodes: usize, dense: bool) -> Placed {
+        if dense || nodes <= DENSE_NODES {
+            Placed::Dense { stamp: 1, slots: vec![(0, 0); nodes + 1] }
+        } else {
+            Placed::Sparse(FxHashMap::default())
+        }
+    }
+
+    /// Forgets every node placed.
+    fn clear(&mut self) {
+        match self {
+            Placed::Dense { stamp, slots } => {
+                *stamp = stamp.wrapping_add(1);
+                if *stamp == 0 {
+                    slots.fill((0, 0));
+                    *stamp = 1;
+                }
+            }
+            // Cleared in time to its size: kept when the entities are alike, replaced after
+            // a large one, so that many small entities after it do not each clear a large
+            // table.
+            Placed::Sparse(map) if map.capacity() > 4 * map.len() + 64 => {
+                *map = FxHashMap::default();
+            }
+            Placed::Sparse(map) => map.clear(),
+        }
+    }
+
+    fn get(&self, node: u32) -> Option<u32> {
+        match self {
+            Placed::Dense { stamp, slots } => {
+                slots.get(node as usize).filter(|s| s.0 == *stamp).map(|s| s.1)
+            }
+            Placed::Sparse(map) => map.get(&node).copied(),
+        }
+    }
+
+    fn insert(&mut self, node: u32, placed: u32) {
+        match self {
+            Placed::Dense { stamp, slots } => slots[node as usize] = (*stamp, placed),
+            Placed::Sparse(map) => {
+                map.insert(node, placed);
+            }
+        }
+    }
+}
+
+/// A member of an object or array: a value, or an object (an array) whose members start at
+/// `first`.
 struct TreeNode<'a> {
     name: Cow<'a, str>,
     leaf: Option<Value<'a>>,
@@ -569,10 +1096,17 @@ struct TreeNode<'a> {
     last: u32,
     /// The next member of the same object; [`NO_NODE`] after the last.
     next: u32,
+    /// The name-tree node this member is, or [`NO_NODE`] (the root, a key shown by hash).
+    source: u32,
+    /// Written as an array: its members are its indices `0..`, linked in that order.
+    array: bool,
+    /// Segments from the entity's object: a name deeper than an import takes (only an old
+    /// save holds one) is written by hash, so that the export always imports back.
+    depth: u32,
 }
 
 /// The entity's own object in a [`Tree`].
-const ROOT: u32 = 0;
+pub(crate) const ROOT: u32 = 0;
 /// No node: the end of a list of members.
 const NO_NODE: u32 = u32::MAX;
 
@@ -581,7 +1115,44 @@ fn into_string(bytes: Vec<u8>) -> String {
     String::from_utf8(bytes).unwrap_or_default()
 }
 
+/// Whether `segment` is an array index as JSON documents number elements: `0`, or digits
+/// without a leading zero, below `len`.
+fn index_below(segment: &str, len: usize) -> Option<usize> {
+    let canonical = segment == "0"
+        || (!segment.is_empty()
+            && !segment.starts_with('0')
+            && segment.bytes().all(|b| b.is_ascii_digit()));
+    segment.parse().ok().filter(|&i| canonical && i < len)
+}
+
 impl<'a> Tree<'a> {
+    /// The first member of `object`, if it has one.
+    pub(crate) fn first_member(&self, object: u32) -> Option<u32> {
+        let first = self.nodes[object as usize].first;
+        (first != NO_NODE).then_some(first)
+    }
+
+    /// The member after `node` in its object, if there is one.
+    pub(crate) fn next_member(&self, node: u32) -> Option<u32> {
+        let next = self.nodes[node as usize].next;
+        (next != NO_NODE).then_some(next)
+    }
+
+    /// The member name of `node`.
+    pub(crate) fn name(&self, node: u32) -> &str {
+        &self.nodes[node as usize].name
+    }
+
+    /// The value of `node`, or `None` for an object.
+    pub(crate) fn leaf(&self, node: u32) -> Option<Value<'a>> {
+        self.nodes[node as usize].leaf
+    }
+
+    /// A tree for entities named by `names`; `all` when every entity will be exported.
+    pub(crate) fn for_names(names: &KeyNames, all: bool) -> Tree<'a> {
+        Tree { nodes: Vec::new(), placed: Placed::new(names.node_count(), all), chain: Vec::new() }
+    }
+
     /// Empties the tree down to the entity's object, with no members.
     fn clear(&mut self) {
         self.nodes.clear();
@@ -591,24 +1162,35 @@ impl<'a> Tree<'a> {
             first: NO_NODE,
             last: NO_NODE,
             next: NO_NODE,
+            source: NO_NODE,
+            array: false,
+            depth: 0,
         };
         self.nodes.push(root);
-    }
-
-    /// The members of object `object`, in order.
-    fn members(&self, object: u32) -> impl Iterator<Item = u32> + '_ {
-        let first = self.nodes[object as usize].first;
-        std::iter::successors((first != NO_NODE).then_some(first), |&node| {
-            let next = self.nodes[node as usize].next;
-            (next != NO_NODE).then_some(next)
-        })
+        self.placed.clear();
     }
 
     /// Adds a member (a value, or with `leaf` `None` an empty object) after the last member of
     /// `object`, and returns it.
-    fn push_member(&mut self, object: u32, name: Cow<'a, str>, leaf: Option<Value<'a>>) -> u32 {
+    fn push_member(
+        &mut self,
+        object: u32,
+        name: Cow<'a, str>,
+        leaf: Option<Value<'a>>,
+        source: u32,
+    ) -> u32 {
         let node = self.nodes.len() as u32;
-        self.nodes.push(TreeNode { name, leaf, first: NO_NODE, last: NO_NODE, next: NO_NODE });
+        let depth = self.nodes[object as usize].depth + 1;
+        self.nodes.push(TreeNode {
+            name,
+            leaf,
+            first: NO_NODE,
+            last: NO_NODE,
+            next: NO_NODE,
+            source,
+            array: false,
+            depth,
+        });
         let parent = &mut self.nodes[object as usize];
         let last = std::mem::replace(&mut parent.last, node);
         if last == NO_NODE {
@@ -619,103 +1201,161 @@ impl<'a> Tree<'a> {
         node
     }
 
-    /// Puts `value` at the path `segments` under `object`, creating objects on the way.
-    /// Returns false, changing nothing, where the path meets a value or ends on an object.
-    fn place(&mut self, object: u32, segments: &[Cow<'a, str>], value: Value<'a>) -> bool {
-        let Some((segment, rest)) = segments.split_first() else {
+    /// Puts `value` at the path of name-tree node `node` below `top` (the root, or the node
+    /// whose object is exported), creating objects on the way (from the nearest one placed
+    /// already). Returns false, changing nothing, where the path meets
+    /// a value, is an object in this entity, or is deeper than [`MAX_PATH_SEGMENTS`].
+    fn place(&mut self, names: &'a KeyNames, node: u32, top: u32, value: Value<'a>) -> bool {
+        if self.placed.get(node).is_some() {
             return false;
+        }
+        let mut chain = std::mem::take(&mut self.chain);
+        chain.clear();
+        let mut at = node;
+        let mut object = loop {
+            chain.push(at);
+            let parent = names.parent(at);
+            if parent == top {
+                break ROOT;
+            }
+            if let Some(placed) = self.placed.get(parent) {
+                break placed;
+            }
+            at = parent;
         };
-        let found = self.members(object).find(|&m| self.nodes[m as usize].name == *segment);
-        if rest.is_empty() {
-            if found.is_some() {
-                return false;
+        let object_node = &self.nodes[object as usize];
+        let fits = object_node.leaf.is_none()
+            && object_node.depth as usize + chain.len() <= MAX_PATH_SEGMENTS;
+        if fits {
+            for &n in chain.iter().rev() {
+                object = self.push_member(object, Cow::Borrowed(names.segment(n)), None, n);
+                self.placed.insert(n, object);
             }
-            self.push_member(object, segment.clone(), Some(value));
-            return true;
+            self.nodes[object as usize].leaf = Some(value);
         }
-        match found {
-            Some(member) if self.nodes[member as usize].leaf.is_some() => false,
-            Some(member) => self.place(member, rest, value),
-            // Under a new, empty object the rest of the path meets nothing: placing succeeds.
-            None => {
-                let member = self.push_member(object, segment.clone(), None);
-                self.place(member, rest, value)
-            }
-        }
+        self.chain = chain;
+        fits
     }
 
-    fn write_compact(&self, out: &mut Vec<u8>) {
-        // Writing to a Vec cannot fail.
-        let _ = serde_json::to_writer(out, &TreeRef { tree: self, node: ROOT });
+    /// Writes as arrays the objects whose name-tree node was an imported array and whose
+    /// members are exactly its indices `0..n` (in any order), not all plain numbers: their
+    /// members are relinked in index order. Any other object stays an object keyed by index,
+    /// which reads back to the same keys: an array with a hole (a removed element, a skipped
+    /// `null`), or one of numbers only (`[1, null]` leniently), which would read back as a
+    /// float array.
+    fn shape_arrays(&mut self, names: &KeyNames) {
+        let mut slots = std::mem::take(&mut self.chain);
+        for object in 0..self.nodes.len() {
+            let node = &self.nodes[object];
+            if node.source == NO_NODE || node.leaf.is_some() || !names.is_array(node.source) {
+                continue;
+            }
+            let mut len = 0;
+            let mut member = node.first;
+            while member != NO_NODE {
+                len += 1;
+                member = self.nodes[member as usize].next;
+            }
+            slots.clear();
+            slots.resize(len, NO_NODE);
+            let mut member = self.nodes[object].first;
+            let (mut whole, mut numbers) = (true, true);
+            while member != NO_NODE {
+                let node = &self.nodes[member as usize];
+                match index_below(&node.name, len) {
+                    // Distinct names under one node: each index is met once.
+                    Some(i) => slots[i] = member,
+                    None => whole = false,
+                }
+                numbers &= matches!(node.leaf, Some(Value::Float(_)));
+                member = node.next;
+            }
+            if !whole || numbers {
+                continue;
+            }
+            for pair in slots.windows(2) {
+                self.nodes[pair[0] as usize].next = pair[1];
+            }
+            if let (Some(&first), Some(&last)) = (slots.first(), slots.last()) {
+                self.nodes[last as usize].next = NO_NODE;
+                let node = &mut self.nodes[object];
+                (node.first, node.last, node.array) = (first, last, true);
+            }
+        }
+        self.chain = slots;
     }
 
-    /// Writes `node` as designers write fixtures: one member a line, indented two spaces a
-    /// level, and float arrays on one line (`[12.0, 0.0, -40.5]`).
-    fn write_pretty(&self, node: u32, depth: usize, out: &mut Vec<u8>) {
-        match self.nodes[node as usize].leaf {
-            Some(Value::Floats(floats)) => {
-                out.push(b'[');
-                for (i, f) in floats.iter().enumerate() {
-                    if i > 0 {
-                        out.extend_from_slice(b", ");
-                    }
-                    write_leaf(out, f);
+    /// Writes the entity: compact, or `pretty` as designers write fixtures (one member a line,
+    /// indented two spaces a level from `depth`, float arrays on one line: `[12.0, 0.0]`).
+    /// Iterative: a path of any depth writes without recursion.
+    fn write(&self, pretty: bool, depth: usize, out: &mut Vec<u8>) {
+        // Each open object or array, and its next member to write.
+        let mut open: Vec<(u32, u32)> = Vec::new();
+        self.open(ROOT, out, pretty, &mut open);
+        while let Some(top) = open.last_mut() {
+            let (object, member) = *top;
+            let node = &self.nodes[object as usize];
+            if member == NO_NODE {
+                open.pop();
+                if pretty {
+                    out.push(b'\n');
+                    push_indent(out, depth + open.len());
                 }
-                out.push(b']');
+                out.push(if node.array { b']' } else { b'}' });
+                continue;
             }
-            Some(_) => write_leaf(out, &TreeRef { tree: self, node }),
-            None if self.members(node).next().is_none() => out.extend_from_slice(b"{}"),
-            None => {
-                out.push(b'{');
-                for (i, member) in self.members(node).enumerate() {
-                    out.extend_from_slice(if i == 0 { b"\n" } else { b",\n" });
-                    push_indent(out, depth + 1);
-                    write_leaf(out, &self.nodes[member as usize].name);
-                    out.extend_from_slice(b": ");
-                    self.write_pretty(member, depth + 1, out);
-                }
+            top.1 = self.nodes[member as usize].next;
+            if member != node.first {
+                out.push(b',');
+            }
+            if pretty {
                 out.push(b'\n');
-                push_indent(out, depth);
-                out.push(b'}');
+                push_indent(out, depth + open.len());
             }
+            if !node.array {
+                write_leaf(out, &self.nodes[member as usize].name);
+                out.extend_from_slice(if pretty { b": " } else { b":" });
+            }
+            self.open(member, out, pretty, &mut open);
         }
     }
-}
 
-/// A node of a [`Tree`], to serialize.
-struct TreeRef<'t, 'a> {
-    tree: &'t Tree<'a>,
-    node: u32,
-}
-
-impl serde::Serialize for TreeRef<'_, '_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::{SerializeMap, SerializeSeq};
-        match self.tree.nodes[self.node as usize].leaf {
-            Some(Value::Bool(b)) => serializer.serialize_bool(b),
-            Some(Value::Float(f)) => serializer.serialize_f32(f),
-            Some(Value::Str(s)) => serializer.serialize_str(s),
-            Some(Value::Floats(floats)) => {
-                let mut seq = serializer.serialize_seq(Some(floats.len()))?;
-                for f in floats {
-                    seq.serialize_element(f)?;
-                }
-                seq.end()
-            }
+    /// Writes a value whole, or an object's or array's opening (pushed on `open`).
+    fn open(&self, node: u32, out: &mut Vec<u8>, pretty: bool, open: &mut Vec<(u32, u32)>) {
+        let tree_node = &self.nodes[node as usize];
+        match tree_node.leaf {
+            Some(value) => write_value(out, value, pretty),
+            None if tree_node.first == NO_NODE => out.extend_from_slice(b"{}"),
             None => {
-                let mut map = serializer.serialize_map(None)?;
-                for member in self.tree.members(self.node) {
-                    let name = &self.tree.nodes[member as usize].name;
-                    map.serialize_entry(name, &TreeRef { tree: self.tree, node: member })?;
-                }
-                map.end()
+                out.push(if tree_node.array { b'[' } else { b'{' });
+                open.push((node, tree_node.first));
             }
         }
     }
 }
 
-/// A float or a member name written by `serde_json`, so that escapes and float forms match the
-/// compact export. Writing to a Vec cannot fail.
+/// Writes one value: floats as [`JsonF32`] writes them (the exports refuse a NaN or infinity
+/// before writing), and float arrays on one line (with a space after each comma when `pretty`).
+fn write_value(out: &mut Vec<u8>, value: Value<'_>, pretty: bool) {
+    match value {
+        Value::Bool(b) => write_leaf(out, &b),
+        Value::Float(f) => write_leaf(out, &JsonF32(f)),
+        Value::Str(s) => write_leaf(out, s),
+        Value::Floats(floats) => {
+            out.push(b'[');
+            for (i, f) in floats.iter().enumerate() {
+                if i > 0 {
+                    out.extend_from_slice(if pretty { b", " } else { b"," });
+                }
+                write_leaf(out, &JsonF32(*f));
+            }
+            out.push(b']');
+        }
+    }
+}
+
+/// A float, string or member name written by `serde_json`, so that escapes and float forms
+/// are its own. Writing to a Vec cannot fail.
 fn write_leaf<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
     let _ = serde_json::to_writer(out, value);
 }
@@ -731,10 +1371,11 @@ fn push_indent(out: &mut Vec<u8>, depth: usize) {
 #[derive(Default)]
 struct Staging {
     /// The entity being read; cleared, not reallocated, between entities.
-    blob: Blob,
+    blob: Builder,
     arena: Vec<u32>,
-    /// (offset, words) of each entity in `arena`.
-    spans: Vec<(usize, usize)>,
+    /// The words of each entity in `arena`, back to back. A blob is at most 4 GiB: 2^30
+    /// words.
+    spans: Vec<u32>,
 }
 
 impl Staging {
@@ -745,17 +1386,14 @@ impl Staging {
         map: A,
     ) -> Result<(), A::Error> {
         self.blob.clear();
-        importer.name_spans.clear();
-        importer.names.clear();
-        importer.objects.clear();
-        importer.value_depths.clear();
+        importer.release_claims();
         read_members(importer, &mut self.blob, map)?;
-        let words = self.blob.as_blob_ref().as_words();
-        let used = layout::used_bytes(words) / 4;
+        // Laid out straight into the staged arena, with no free space.
+        let used = self.blob.byte_len() / 4;
         let offset = self.arena.len();
         self.arena.resize(offset + used, 0);
-        layout::repack(words, &mut self.arena[offset..]);
-        self.spans.push((offset, used));
+        self.blob.write(&mut self.arena[offset..]);
+        self.spans.push(used as u32);
         Ok(())
     }
 }
@@ -763,26 +1401,21 @@ impl Staging {
 /// Where the importer is, what it has seen, and why it stopped.
 #[derive(Default)]
 struct Importer {
-    /// The key of each open object (none at the top level).
-    parents: Vec<Key>,
+    /// The name-tree node of each open object (none at the top level: the root).
+    levels: Vec<u32>,
     /// The member names on the current path, back to back, and where each one ends.
     path: String,
     path_ends: Vec<usize>,
     /// The index of the array element being read, if one is.
     element: Option<usize>,
-    /// The dotted path of every key claimed so far, as a value or an object, back to back:
-    /// (key, start, end) in `names`. Looked up only when a key is claimed twice, to name both
-    /// paths.
-    name_spans: Vec<(Key, usize, usize)>,
-    /// The depth (member names on the path) of each value set so far, in the blob's key order.
-    /// A value and an object clash only at one depth: a key of another depth is another path
-    /// (`inventory.2241.count` and the object `inventory.18937` share a key, harmlessly, since
-    /// an object's key is never stored).
-    value_depths: Vec<usize>,
-    names: String,
-    /// The key and depth of every object of the entity so far: a path may hold a value or an
-    /// object, not both, or export could not write the entity back.
-    objects: FxHashSet<(Key, usize)>,
+    /// Every path met, as a tree of segments: the store's key names in a store import (its
+    /// named nodes are the keys' names), a tree of its own in a blob import. A path is
+    /// claimed once per entity, as a value or an object: twice is a path set twice, or a
+    /// value and an object at one path (which JSON could not write back). Memory is one
+    /// member name a path met, not one path.
+    names: KeyNames,
+    /// The nodes the entity being read claimed, released after it.
+    claimed: Vec<u32>,
     /// The member name being read.
     segment: String,
     /// Numbers of the array being read.
@@ -792,13 +1425,11 @@ struct Importer {
     /// The lenient policy, and what it changed.
     lenient: bool,
     report: ImportReport,
+    /// Whether a number was read as an `f64` zero: written so, or nonzero but past `f64`'s
+    /// precision.
+    saw_zero: bool,
     /// The position of the entity being read in a top-level array, if it is in one.
     entity: Option<usize>,
-    /// When importing into a store: every key's dotted name, the store's and this import's,
-    /// and the keys this import added (removed again if it fails).
-    track_names: bool,
-    known: BTreeMap<Key, KeyName>,
-    added: Vec<Key>,
 }
 
 impl Importer {
@@ -808,13 +1439,9 @@ impl Importer {
         E::custom("datacomp format rule")
     }
 
-    fn error(&mut self, e: &serde_json::Error) -> JsonError {
-        let kind = self.failure.take().unwrap_or_else(|| {
-            let message = e.to_string();
-            let message = message.rsplit_once(" at line ").map_or(&*message, |(m, _)| m);
-            JsonErrorKind::Syntax(message.to_owned())
-        });
-        JsonError { kind, path: self.pointer(), line: e.line(), column: e.column() }
+    fn error(&mut self, e: &ReadError) -> JsonError {
+        let kind = self.failure.take().unwrap_or_else(|| JsonErrorKind::Syntax(e.message.clone()));
+        JsonError { kind, path: self.pointer(), line: e.line, column: e.column }
     }
 
     /// The member names on the current path.
@@ -846,32 +1473,17 @@ impl Importer {
         pointer
     }
 
-    /// Whether `pointer` (a key's stored JSON Pointer) names the current member path.
-    fn is_current_path(&self, pointer: &str) -> bool {
-        pointer.strip_prefix('/').is_some_and(|path| {
-            path.split('/').map(unescape).eq(self.segments().map(std::borrow::Cow::Borrowed))
-        })
-    }
-
-    /// Appends the current path, dotted, to `out`.
-    fn write_dotted(&self, out: &mut String) {
-        for (i, segment) in self.segments().enumerate() {
-            if i > 0 {
-                out.push('.');
-            }
-            out.push_str(segment);
-        }
-    }
-
-    /// Enters the member named `self.segment`, returning its key.
-    fn enter(&mut self) -> Key {
-        let key = match self.parents.last() {
-            Some(parent) => parent.child(&self.segment),
-            None => Key::new(&self.segment),
-        };
+    /// Enters the member named `self.segment`, returning its name-tree node; refuses a member
+    /// deeper than a name may be ([`MAX_PATH_SEGMENTS`]).
+    fn enter<E: de::Error>(&mut self) -> Result<u32, E> {
         self.path.push_str(&self.segment);
         self.path_ends.push(self.path.len());
-        key
+        let segments = self.path_ends.len();
+        if segments > MAX_PATH_SEGMENTS {
+            return Err(self.fail(JsonErrorKind::TooDeep { segments, limit: MAX_PATH_SEGMENTS }));
+        }
+        let parent = self.levels.last().copied().unwrap_or(names::ROOT);
+        Ok(self.names.intern(parent, &self.segment))
     }
 
     fn leave(&mut self) {
@@ -879,113 +1491,122 @@ impl Importer {
         self.path.truncate(self.path_ends.last().copied().unwrap_or(0));
     }
 
-    /// Claims `key` (the current path) for a value or an object, and returns where its dotted
-    /// path starts in `names`. A key the entity already holds as a value, or as an object at
-    /// this depth, was claimed before in this document: by the same path, or by another whose
-    /// key collides. Two values always clash (the blob holds one value a key); an object's key
-    /// is never stored, so it clashes only with a value or object of its own depth.
-    fn claim<E: de::Error>(&mut self, blob: &Blob, key: Key, object: bool) -> Result<usize, E> {
-        let start = self.names.len();
-        let mut names = std::mem::take(&mut self.names);
-        self.write_dotted(&mut names);
-        self.names = names;
-        let depth = self.path_ends.len();
-        let value = if object {
-            let words = blob.as_blob_ref().as_words();
-            layout::find(words, key).is_some_and(|i| self.value_depths.get(i) == Some(&depth))
-        } else {
-            blob.contains_key(key)
-        };
-        if value || self.objects.contains(&(key, depth)) {
-            let current = self.names[start..].to_owned();
-            let first = self
-                .name_spans
-                .iter()
-                .find(|(k, s, e)| *k == key && (!object || self.names[*s..*e] == current))
-                .or_else(|| self.name_spans.iter().find(|(k, _, _)| *k == key))
-                .map(|&(_, s, e)| self.names[s..e].to_owned())
-                .unwrap_or_default();
-            let kind = if first == current {
-                JsonErrorKind::DuplicatePath(first)
-            } else {
-                JsonErrorKind::KeyCollision { first, second: current, key }
-            };
-            return Err(self.fail(kind));
+    /// Releases the paths the last entity claimed.
+    fn release_claims(&mut self) {
+        for node in self.claimed.drain(..) {
+            self.names.unclaim(node);
         }
-        self.name_spans.push((key, start, self.names.len()));
-        Ok(start)
     }
 
-    /// Opens the object at `key` (the current path): later members are its children.
-    fn open_object<E: de::Error>(&mut self, blob: &Blob, key: Key) -> Result<(), E> {
-        self.claim(blob, key, true)?;
-        self.objects.insert((key, self.path_ends.len()));
-        Ok(())
+    /// Claims `node` (the current path) for a value or an object of this entity: a path
+    /// claimed before in this entity is set twice.
+    fn claim<E: de::Error>(&mut self, node: u32) -> Result<(), E> {
+        if self.names.claim(node) {
+            self.claimed.push(node);
+            return Ok(());
+        }
+        let path = self.names.dotted(node);
+        Err(self.fail(JsonErrorKind::DuplicatePath(path)))
     }
 
-    /// Sets `key` (the current path) in `blob`.
-    fn set<E: de::Error>(&mut self, blob: &mut Blob, key: Key, value: Value<'_>) -> Result<(), E> {
-        let start = self.claim(blob, key, false)?;
-        if self.track_names {
-            match self.known.get(&key) {
-                // Compared segment by segment: most keys are met again under the same name,
-                // and that costs no allocation.
-                Some(first) if !self.is_current_path(&first.pointer) => {
-                    // As the store shows them: a dotted name only where it reads back.
-                    let dotted = self.names[start..].to_owned();
-                    let second = KeyName { dotted, pointer: self.member_pointer() };
-                    let (first, second) = (first.label().to_owned(), second.label().to_owned());
-                    return Err(self.fail(JsonErrorKind::KeyCollision { first, second, key }));
-                }
-                Some(_) => {}
-                None => {
-                    let dotted = self.names[start..].to_owned();
-                    let pointer = self.member_pointer();
-                    self.known.insert(key, KeyName { dotted, pointer });
-                    self.added.push(key);
-                }
+    /// Opens the object at `node` (the current path): later members are its children.
+    fn open_object<E: de::Error>(&mut self, node: u32) -> Result<(), E> {
+        self.claim(node)
+    }
+
+    /// Sets `node` (the current path) in `blob`, as the name of its key. A key named by
+    /// another path (in this entity, or in the store) is a collision: the blob holds one
+    /// value a key.
+    fn set<E: de::Error>(
+        &mut self,
+        blob: &mut Builder,
+        node: u32,
+        value: Value<'_>,
+    ) -> Result<(), E> {
+        self.claim(node)?;
+        let key = match self.names.name(node) {
+            Ok(key) => key,
+            Err(other) => {
+                let key = self.names.key(node);
+                // Paths of this document as they are written; one the store knew already as
+                // the store shows it, dotted only where that reads back.
+                let (first, second) = if self.names.is_claimed(other) {
+                    (self.names.dotted(other), self.names.dotted(node))
+                } else {
+                    (self.names.label(other), self.names.label(node))
+                };
+                return Err(self.fail(JsonErrorKind::KeyCollision { first, second, key }));
             }
-        }
-        blob.try_set(key, value).map_err(|e| self.fail(JsonErrorKind::Blob(e)))?;
-        // A new key, since `claim` refused one the blob holds: it is the blob's last.
-        self.value_depths.push(self.path_ends.len());
-        Ok(())
+        };
+        // A key no other path of the entity holds, and this path is claimed once: the blob
+        // does not hold it yet.
+        blob.push(key, value).map_err(|e| self.fail(JsonErrorKind::Blob(e)))
     }
 
-    fn number<E: de::Error>(&mut self, n: f64) -> Result<f32, E> {
-        // Past f32's range means rounding to infinity: the shortest decimal form of f32::MAX,
-        // 3.4028235e38, is a little above it as an f64 and must still read back.
-        let rounded = n as f32;
-        if rounded.is_finite() {
-            return Ok(rounded);
+    /// The `f32` a number read as an `f64` is stored as (see [`crate::number`]).
+    fn float<E: de::Error>(&mut self, n: f64) -> Result<f32, E> {
+        // serde_json reads a nonzero number past f64's precision as zero: such a zero sends
+        // the import to look for one in the text (see `read_with_extremes`).
+        self.saw_zero |= n == 0.0;
+        match number::fit_f64(n) {
+            Fit::Holds(x) => Ok(x),
+            Fit::Changes(x) => self.changed(x, || JsonF64(n).to_string()),
+            Fit::OutOfRange if self.lenient => {
+                self.changed(f32::MAX.copysign(n as f32), String::new)
+            }
+            Fit::OutOfRange => Err(self.fail(JsonErrorKind::NumberOutOfRange(n))),
         }
+    }
+
+    /// The `f32` an integer is stored as.
+    fn integer<E: de::Error>(&mut self, n: i128) -> Result<f32, E> {
+        match number::fit_integer(n) {
+            Fit::Holds(x) => Ok(x),
+            Fit::Changes(x) => self.changed(x, || n.to_string()),
+            // No 64-bit integer is past f32's range; the float rule would say so if one were.
+            #[allow(clippy::cast_precision_loss)]
+            Fit::OutOfRange => self.float(n as f64),
+        }
+    }
+
+    /// A number stored as `x`, which is not what was written (`written`): refused, or counted
+    /// by a lenient import.
+    fn changed<E: de::Error>(
+        &mut self,
+        x: f32,
+        written: impl FnOnce() -> String,
+    ) -> Result<f32, E> {
         if !self.lenient {
-            return Err(self.fail(JsonErrorKind::NumberOutOfRange(n)));
+            return Err(self.fail(JsonErrorKind::NotHeld { number: written(), becomes: x }));
         }
         self.report.rounded_numbers += 1;
-        Ok(f32::MAX.copysign(n as f32))
+        if self.report.first_rounded.is_none() {
+            self.report.first_rounded = Some(self.pointer());
+        }
+        Ok(x)
     }
 
-    /// Enters the member named by decimal `index` of the array at `key`: lenient arrays become
-    /// objects keyed by index.
-    fn enter_index(&mut self, key: Key, index: usize) -> Key {
+    /// Enters the member named by decimal `index` of the array at `node`: a lenient array of
+    /// other things than numbers holds its elements as members keyed by index.
+    fn enter_index<E: de::Error>(&mut self, node: u32, index: usize) -> Result<u32, E> {
         self.segment.clear();
         let _ = write!(self.segment, "{index}");
-        self.parents.push(key);
+        self.levels.push(node);
         self.enter()
     }
 
     fn leave_index(&mut self) {
         self.leave();
-        self.parents.pop();
+        self.levels.pop();
     }
 }
 
 /// One entity, which must be an object: the top level of `Blob::from_json`, or of a store
-/// import (where it may also be an array of entities).
-struct Entity<'i> {
+/// import (where it may also be an array of entities). The seed that a reader of JSON or SJSON
+/// is given.
+pub(crate) struct Entity<'i> {
     importer: &'i mut Importer,
-    blob: &'i mut Blob,
+    blob: &'i mut Builder,
     /// In a store import: stage the entity there instead of reading into `blob`.
     staging: Option<&'i mut Staging>,
 }
@@ -1060,12 +1681,12 @@ impl<'de> Visitor<'de> for Entity<'_> {
 /// Reads the members of an object into `blob`, under the importer's current path.
 fn read_members<'de, A: MapAccess<'de>>(
     importer: &mut Importer,
-    blob: &mut Blob,
+    blob: &mut Builder,
     mut map: A,
 ) -> Result<(), A::Error> {
     while map.next_key_seed(Segment { importer: &mut *importer })?.is_some() {
-        let key = importer.enter();
-        map.next_value_seed(Member { importer: &mut *importer, blob: &mut *blob, key })?;
+        let node = importer.enter()?;
+        map.next_value_seed(Member { importer: &mut *importer, blob: &mut *blob, node })?;
         importer.leave();
     }
     Ok(())
@@ -1101,8 +1722,8 @@ impl Visitor<'_> for Segment<'_> {
 /// A member's value, written into the blob at `key`.
 struct Member<'i> {
     importer: &'i mut Importer,
-    blob: &'i mut Blob,
-    key: Key,
+    blob: &'i mut Builder,
+    node: u32,
 }
 
 impl<'de> DeserializeSeed<'de> for Member<'_> {
@@ -1121,26 +1742,26 @@ impl<'de> Visitor<'de> for Member<'_> {
     }
 
     fn visit_bool<E: de::Error>(self, b: bool) -> Result<(), E> {
-        self.importer.set(self.blob, self.key, Value::Bool(b))
+        self.importer.set(self.blob, self.node, Value::Bool(b))
     }
 
     fn visit_f64<E: de::Error>(self, n: f64) -> Result<(), E> {
-        let n = self.importer.number(n)?;
-        self.importer.set(self.blob, self.key, Value::Float(n))
+        let n = self.importer.float(n)?;
+        self.importer.set(self.blob, self.node, Value::Float(n))
     }
 
-    #[allow(clippy::cast_precision_loss)] // Numbers are stored as f32: that is the format.
     fn visit_i64<E: de::Error>(self, n: i64) -> Result<(), E> {
-        self.visit_f64(n as f64)
+        let n = self.importer.integer(n.into())?;
+        self.importer.set(self.blob, self.node, Value::Float(n))
     }
 
-    #[allow(clippy::cast_precision_loss)]
     fn visit_u64<E: de::Error>(self, n: u64) -> Result<(), E> {
-        self.visit_f64(n as f64)
+        let n = self.importer.integer(n.into())?;
+        self.importer.set(self.blob, self.node, Value::Float(n))
     }
 
     fn visit_str<E: de::Error>(self, s: &str) -> Result<(), E> {
-        self.importer.set(self.blob, self.key, Value::Str(s))
+        self.importer.set(self.blob, self.node, Value::Str(s))
     }
 
     fn visit_unit<E: de::Error>(self) -> Result<(), E> {
@@ -1152,15 +1773,15 @@ impl<'de> Visitor<'de> for Member<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
-        self.importer.open_object(self.blob, self.key)?;
-        self.importer.parents.push(self.key);
+        self.importer.open_object(self.node)?;
+        self.importer.levels.push(self.node);
         read_members(self.importer, self.blob, map)?;
-        self.importer.parents.pop();
+        self.importer.levels.pop();
         Ok(())
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        let Member { importer, blob, key } = self;
+        let Member { importer, blob, node } = self;
         let mut floats = std::mem::take(&mut importer.floats);
         floats.clear();
         let mut converted = false;
@@ -1171,7 +1792,7 @@ impl<'de> Visitor<'de> for Member<'_> {
                 let seed = LenientElement {
                     importer: &mut *importer,
                     blob: &mut *blob,
-                    key,
+                    node,
                     floats: &floats,
                 };
                 seq.next_element_seed(seed)?
@@ -1193,8 +1814,8 @@ impl<'de> Visitor<'de> for Member<'_> {
             importer.report.converted_arrays += 1;
             let mut index = floats.len() + 1;
             loop {
-                let member = importer.enter_index(key, index);
-                let seed = Member { importer: &mut *importer, blob: &mut *blob, key: member };
+                let member = importer.enter_index(node, index)?;
+                let seed = Member { importer: &mut *importer, blob: &mut *blob, node: member };
                 let read = seq.next_element_seed(seed);
                 importer.leave_index();
                 if read?.is_none() {
@@ -1203,7 +1824,7 @@ impl<'de> Visitor<'de> for Member<'_> {
                 index += 1;
             }
         } else {
-            importer.set(blob, key, Value::Floats(&floats))
+            importer.set(blob, node, Value::Floats(&floats))
         };
         importer.floats = floats;
         result
@@ -1222,9 +1843,9 @@ enum Element {
 /// An element of an array read leniently.
 struct LenientElement<'i> {
     importer: &'i mut Importer,
-    blob: &'i mut Blob,
-    /// The array's key.
-    key: Key,
+    blob: &'i mut Builder,
+    /// The array's name-tree node.
+    node: u32,
     /// The numbers read so far.
     floats: &'i [f32],
 }
@@ -1235,16 +1856,18 @@ impl LenientElement<'_> {
     fn convert<E: de::Error>(&mut self) -> Result<Member<'_>, E> {
         // From here on the path names members by index, not elements.
         self.importer.element = None;
-        self.importer.open_object(self.blob, self.key)?;
+        self.importer.open_object(self.node)?;
+        // Marked, so that export writes it back as an array.
+        self.importer.names.set_array(self.node);
         for (index, &n) in self.floats.iter().enumerate() {
-            let member = self.importer.enter_index(self.key, index);
+            let member = self.importer.enter_index(self.node, index)?;
             let set = self.importer.set(self.blob, member, Value::Float(n));
             self.importer.leave_index();
             set?;
         }
         let index = self.floats.len();
-        let key = self.importer.enter_index(self.key, index);
-        Ok(Member { importer: &mut *self.importer, blob: &mut *self.blob, key })
+        let node = self.importer.enter_index(self.node, index)?;
+        Ok(Member { importer: &mut *self.importer, blob: &mut *self.blob, node })
     }
 
     /// Reads this element as a member of the converted array.
@@ -1329,17 +1952,15 @@ impl<'de> Visitor<'de> for Number<'_> {
     }
 
     fn visit_f64<E: de::Error>(self, n: f64) -> Result<f32, E> {
-        self.importer.number(n)
+        self.importer.float(n)
     }
 
-    #[allow(clippy::cast_precision_loss)]
     fn visit_i64<E: de::Error>(self, n: i64) -> Result<f32, E> {
-        self.importer.number(n as f64)
+        self.importer.integer(n.into())
     }
 
-    #[allow(clippy::cast_precision_loss)]
     fn visit_u64<E: de::Error>(self, n: u64) -> Result<f32, E> {
-        self.importer.number(n as f64)
+        self.importer.integer(n.into())
     }
 
     fn visit_bool<E: de::Error>(self, _: bool) -> Result<f32, E> {
@@ -1360,5 +1981,57 @@ impl<'de> Visitor<'de> for Number<'_> {
 
     fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<f32, A::Error> {
         Err(self.importer.fail(JsonErrorKind::NotANumber))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs `f` on a thread with a 64 KiB stack: enough for a loop, far too little for a
+    /// recursion per level of a deep tree.
+    fn on_a_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+        let thread = std::thread::Builder::new().stack_size(64 * 1024).spawn(f).unwrap();
+        thread.join().expect("no stack overflow")
+    }
+
+    #[test]
+    fn a_name_of_100_000_segments_exports_by_hash_without_recursion() {
+        let exported = on_a_small_stack(|| {
+            let mut store = Store::new();
+            let id = store.insert_empty();
+            let mut node = names::ROOT;
+            for _ in 0..100_000 {
+                node = store.names.intern(node, "a");
+            }
+            let key = store.names.name(node).unwrap();
+            store.get_mut(id).unwrap().set(key, 1.0);
+            assert_eq!(store.key_name(key).map(|n| n.len()), Some(2 * 100_000 - 1));
+            store.export_json(id).unwrap()
+        });
+        // Deeper than an import takes: written by hash, so that the export imports back.
+        let key = Key::parse(&vec!["a"; 100_000].join("."));
+        assert_eq!(exported, format!(r#"{{"{key}":1}}"#));
+    }
+
+    #[test]
+    fn members_keep_their_order_and_a_path_through_a_value_goes_by_hash() {
+        let mut store = Store::new();
+        let id = store.insert_empty();
+        let mut blob = store.get_mut(id).unwrap();
+        for i in (0..40).rev() {
+            blob.set(format!("m{i}.x").as_str(), 1.0);
+        }
+        blob.remove(Key::parse("m30.x"));
+        // Keys given as `Key`s skip the check of paths: a value on the way to another.
+        blob.set(Key::parse("m30"), true);
+        blob.set(Key::parse("m30.x.y"), false);
+        store.insert_key_name("m30").unwrap();
+        store.insert_key_name("m30.x.y").unwrap();
+        let exported = store.export_json(id).unwrap();
+        let expected: Vec<String> =
+            (0..40).rev().filter(|&i| i != 30).map(|i| format!(r#""m{i}":{{"x":1}}"#)).collect();
+        let through = Key::parse("m30.x.y");
+        assert_eq!(exported, format!(r#"{{{},"m30":true,"{through}":false}}"#, expected.join(",")));
     }
 }

@@ -2,6 +2,36 @@
 
 use std::fmt;
 
+/// The most segments a key's name may have (`a.b.c` has 3): deeper paths are refused where a
+/// name enters a store (a JSON import, a write with a key given as text), naming the count and
+/// this limit.
+///
+/// 125 is what keeps every export importable: a key of 125 segments holding a float array,
+/// written inside the array of every entity, nests 127 levels of JSON, the most `serde_json`
+/// (and so the import) reads before its recursion limit. A name deeper than this (only a save written before the limit can hold
+/// one) is exported at the top level by its hash, `"#1a2b3c4d"`, and nothing that walks a
+/// name recurses, so no depth can overflow the stack.
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{Error, ImportOptions, JsonErrorKind, MAX_PATH_SEGMENTS, Store};
+///
+/// let mut store = Store::new();
+/// let id = store.insert_empty();
+/// let deepest = vec!["a"; MAX_PATH_SEGMENTS].join(".");
+/// store.get_mut(id).unwrap().try_set(deepest.as_str(), 1.0)?;
+/// let deeper = format!("{deepest}.a");
+/// let err = store.get_mut(id).unwrap().try_set(deeper.as_str(), 1.0).unwrap_err();
+/// assert!(matches!(err, Error::PathTooDeep(_)));
+///
+/// let json = format!("{}1{}", r#"{"a":"#.repeat(126), "}".repeat(126));
+/// let err = store.import_json(&json, &ImportOptions::strict()).unwrap_err();
+/// assert_eq!(err.kind(), &JsonErrorKind::TooDeep { segments: 126, limit: 125 });
+/// # Ok::<(), Error>(())
+/// ```
+pub const MAX_PATH_SEGMENTS: usize = 125;
+
 /// The Fx multiplier for 32-bit hashes (the low half of fxhash's 64-bit seed).
 const SEED: u32 = 0x2722_0a95;
 /// The Fx rotation.
@@ -405,6 +435,20 @@ impl<'a> KeyPath<'a> {
     /// Whether the text is a JSON Pointer (else a dotted path).
     pub(crate) fn is_pointer(&self) -> bool {
         self.pointer
+    }
+
+    /// The path, unless it has more segments than a name may have ([`MAX_PATH_SEGMENTS`]).
+    pub(crate) fn check_depth(&self) -> Result<(), crate::PathTooDeep> {
+        let segments = if self.pointer {
+            self.text.matches('/').count()
+        } else {
+            self.text.matches('.').count() + 1
+        };
+        if segments <= MAX_PATH_SEGMENTS {
+            return Ok(());
+        }
+        let path = self.text.to_owned();
+        Err(crate::PathTooDeep { path, segments, limit: MAX_PATH_SEGMENTS })
     }
 
     /// The path's segments, unescaped: a JSON Pointer's `~1` is `/`, `~0` is `~`.

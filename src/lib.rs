@@ -21,9 +21,13 @@ pub mod handle_map;
 mod history;
 mod json;
 mod key;
+mod load;
+mod migrate;
 mod names;
+mod number;
 mod query;
 pub mod save;
+mod sjson;
 mod store;
 pub mod text;
 mod upgrade;
@@ -35,15 +39,20 @@ pub use blob::{
 };
 pub use cursor::KeyCursor;
 pub use delta::StorePatch;
-pub use error::{BlobError, Error, HandleError, KeyCollision, LoadError, PatchError};
+pub use error::{
+    BlobError, Error, HandleError, KeyCollision, LoadError, PatchError, PathConflict, PathTooDeep,
+};
 pub use file::SaveFile;
 pub use handle_map::{
     Drain as HandleMapDrain, HandleMap, Id, Iter as HandleMapIter, IterMut as HandleMapIterMut,
     ParseIdError, RawHandleMap, RawHeader,
 };
 pub use history::{Changes, History, Mark, Snapshot};
-pub use json::{ImportOptions, ImportReport, JsonError, JsonErrorKind};
-pub use key::{AsKey, Key, KeyPath};
+pub use json::{ExportError, ImportOptions, ImportReport, JsonError, JsonErrorKind, JsonStyle};
+pub use key::{AsKey, Key, KeyPath, MAX_PATH_SEGMENTS};
+pub use load::{LazyStoreView, Salvage};
+pub use migrate::{MigrateError, MigrationReport, MigrationStep, Migrations, StepReport};
+pub use number::JsonF32;
 pub use query::{Query, QueryError, QueryErrorKind};
 pub use save::StoreView;
 pub use store::{BlobMut, Store, StoreStats};

@@ -2,13 +2,14 @@
 //!
 //! ```text
 //!  offset 0   ┌──────────────────────────────────────────────────────────┐
-//!             │ FileHeader (32 B): magic "DATACOMP", format 1.0, key hash 2,│
-//!             │ section count, file length, crc32 of header + table       │
+//!             │ FileHeader (32 B): magic "DATACOMP", format 1.2, key hash 2,│
+//!             │ section count, file length, crc32 of header + table,      │
+//!             │ data version                                              │
 //!  32         ├──────────────────────────────────────────────────────────┤
 //!             │ SectionEntry × n (24 B each): kind, crc32, offset, length │
 //!             ├──────── zero padding to 8 ───────────────────────────────┤
 //!             │ index header │ index items (spans) │ index meta │ slots   │  each 8-aligned,
-//!             │ arena (every blob, as stored)      │ key names            │  zero-padded
+//!             │ arena (every blob, as stored)      │ key tree             │  zero-padded
 //!             └──────────────────────────────────────────────────────────┘
 //! ```
 //!
@@ -25,32 +26,51 @@
 //!
 //! A delta save ([`StorePatch`](crate::StorePatch)) is the same header and table over sections
 //! of its own (`delta base`, `delta index header`, `delta slot changes`, `delta meta changes`,
-//! `delta entities`, and `key names` when they changed), with the same checks; reading either
+//! `delta entities`, and `key tree` when they changed), with the same checks; reading either
 //! kind of file as the other is a [`LoadError::FileKind`].
+//!
+//! The key names are a tree of segments (section kind 13, `key tree`, from format 1.2): a
+//! prefix that many keys share is saved once. A file of format 1.0 holds them as a flat list
+//! of JSON Pointers instead (kind 6, `key names`), which still loads; this build writes 1.2.
 
-use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::path::Path;
 
 use zerocopy::little_endian::{U16, U32, U64};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
-use crate::blob::layout;
 use crate::handle_map::{HandleMapView, RawHandleMap, RawHeader};
-use crate::store::{KeyName, STORE_TYPE_ID, Span};
-use crate::{BlobRef, Error, HandleMap, Id, Key, LoadError, LoadOptions, Store};
+use crate::load::{self, ArenaCrc, LazyStoreView};
+use crate::names::codec::{self, LIST_KIND, TREE_KIND};
+use crate::store::{STORE_TYPE_ID, Span};
+use crate::{BlobRef, Error, HandleMap, Id, LoadError, LoadOptions, Store};
 
 /// The first 8 bytes of every save file.
 pub const MAGIC: [u8; 8] = *b"DATACOMP";
 /// The format's major version: a reader refuses a newer one.
 pub const FORMAT_MAJOR: u16 = 1;
-/// The format's minor version: additions an older reader may ignore.
-pub const FORMAT_MINOR: u16 = 0;
+/// The format's minor version: additions an older reader may ignore, and changes a newer
+/// reader reads both sides of.
+///
+/// - 0: the first format.
+/// - 1: the header's last word, zero before, holds the data version
+///   ([`Store::data_version`]); a delta's `delta base` section adds the base's data version.
+///   A save adds a crc32 of each 64 KiB chunk of its arena ([`ARENA_CHUNK_BYTES`]), in a
+///   section of its own (`arena crcs`, kind 12), so that the arena is checked on all cores, a
+///   lazy view checks only the chunks it reads, and damage is confined to its chunk. The arena
+///   keeps its whole crc in the table, so a 1.0 reader still reads a 1.1 save, and the chunk
+///   crcs are optional: a save without them is checked whole.
+/// - 2: the key names are a tree of segments (section `key tree`, kind 13) in place of the
+///   flat list of JSON Pointers (`key names`, kind 6), which still loads.
+pub const FORMAT_MINOR: u16 = 2;
+/// The bytes of the arena each crc of a save's `arena crcs` section covers (the last chunk may
+/// be shorter).
+pub const ARENA_CHUNK_BYTES: usize = 64 << 10;
 /// Key hash 1: fxhash's 32-bit round fed each segment four bytes (a word) at a time, segments
 /// combined in order. Retired: numbered names such as `item_1409` and `item_1482` collided. A
 /// save of it loads by rehashing its keys (see [`LoadOptions`]).
 pub const KEY_HASH_FX32_WORDS: u16 = 1;
-/// Key hash 2, the one [`Key`] computes and every save of this build names: fxhash's 32-bit
+/// Key hash 2, the one [`Key`](crate::Key) computes and every save of this build names: fxhash's 32-bit
 /// round fed each segment's bytes one at a time, segments combined in order.
 pub const KEY_HASH_FX32_BYTES: u16 = 2;
 /// Sections start at multiples of this.
@@ -67,7 +87,10 @@ struct FileHeader {
     file_len: U64,
     /// crc32 of this header (with this field zero) and the section table.
     table_crc: U32,
-    reserved: U32,
+    /// The data version of the store the file holds or (a delta) gives: see
+    /// [`Store::data_version`]. Format 1.0 wrote zero here, so its saves read as data
+    /// version 0.
+    data_version: U32,
 }
 
 #[derive(Clone, Copy, Debug, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
@@ -82,34 +105,120 @@ struct SectionEntry {
 /// The sections of a file, in file order, and what the file is.
 pub(crate) struct FileKind<const N: usize> {
     name: &'static str,
+    /// The format's minor version the header names: [`FORMAT_MINOR`], or an older one's
+    /// whose sections these are.
+    minor: u16,
     sections: [(u32, &'static str); N],
+    /// The section whose checksum [`parse`] leaves to the caller, who checks it with the
+    /// section's contents, on all cores (see [`load`](crate::load)).
+    deferred: Option<u32>,
+    /// A section that, when the file has it, holds a crc per chunk of the deferred one (format
+    /// 1.1); it is written after the required ones.
+    chunk_crcs: Option<(u32, &'static str)>,
 }
 
 /// A full save: a store's index and arena.
 const SAVE: FileKind<6> = FileKind {
     name: "save",
+    minor: FORMAT_MINOR,
     sections: [
         (1, "index header"),
         (2, "index items"),
         (3, "index meta"),
         (4, "index slots"),
         (5, "arena"),
-        (6, "key names"),
+        (TREE_KIND, "key tree"),
     ],
+    deferred: Some(ARENA),
+    chunk_crcs: Some(ARENA_CRCS),
 };
+
+/// The sections a save is written with: [`SAVE`]'s, then its arena's chunk crcs.
+const SAVE_WRITTEN: FileKind<7> = FileKind {
+    name: "save",
+    minor: FORMAT_MINOR,
+    sections: [
+        SAVE.sections[0],
+        SAVE.sections[1],
+        SAVE.sections[2],
+        SAVE.sections[3],
+        SAVE.sections[4],
+        SAVE.sections[5],
+        ARENA_CRCS,
+    ],
+    deferred: Some(ARENA),
+    chunk_crcs: Some(ARENA_CRCS),
+};
+
+/// The section of a save's arena chunk crcs (format 1.1): a `u32` chunk size, then a `u32`
+/// crc32 of each chunk of the arena.
+const ARENA_CRCS: (u32, &str) = (12, "arena crcs");
+
+/// The section kind of a save's arena.
+const ARENA: u32 = 5;
 
 /// A delta save: what changed since a base save (see [`StorePatch`](crate::StorePatch)).
 pub(crate) const DELTA: FileKind<6> = FileKind {
     name: "delta",
+    minor: FORMAT_MINOR,
     sections: [
         (7, "delta base"),
         (8, "delta index header"),
         (9, "delta slot changes"),
         (10, "delta meta changes"),
         (11, "delta entities"),
-        (6, "key names"),
+        (TREE_KIND, "key tree"),
     ],
+    deferred: None,
+    chunk_crcs: None,
 };
+
+/// A full save as format 1.0 laid it out, its key names a flat list (kind 6): for tests that
+/// check such files load.
+#[cfg(test)]
+pub(crate) fn to_bytes_with_list(store: &Store, list: &[u8]) -> Vec<u8> {
+    const SAVE_1_0: FileKind<6> = FileKind {
+        name: "save",
+        minor: 0,
+        sections: [
+            (1, "index header"),
+            (2, "index items"),
+            (3, "index meta"),
+            (4, "index slots"),
+            (5, "arena"),
+            (LIST_KIND, "key names"),
+        ],
+        deferred: Some(ARENA),
+        chunk_crcs: None,
+    };
+    let raw = store.index.as_raw();
+    let sections =
+        [raw.header.as_bytes(), raw.items, raw.meta, raw.slots, store.arena.as_bytes(), list];
+    let mut out = Vec::new();
+    write_file(&SAVE_1_0, &sections, 0, &mut out).expect("writing to a Vec cannot fail");
+    out
+}
+
+/// A delta save of format 1.1 (the last whose key names are a flat list, kind 6; its base's
+/// crc covers them in that form): a delta read with such names is written back the same way.
+pub(crate) const DELTA_LIST: FileKind<6> = FileKind {
+    name: "delta",
+    minor: 1,
+    sections: [
+        (7, "delta base"),
+        (8, "delta index header"),
+        (9, "delta slot changes"),
+        (10, "delta meta changes"),
+        (11, "delta entities"),
+        (LIST_KIND, "key names"),
+    ],
+    deferred: None,
+    chunk_crcs: None,
+};
+
+/// Sections of format 1.0 that a later one replaced: each stands in the slot of its
+/// successor (the key names' flat list where the key tree is now).
+const REPLACED: [(u32, &str, u32); 1] = [(LIST_KIND, "key names", TREE_KIND)];
 
 /// A file that passed [`parse`]: its header, its section table, and the known sections, in
 /// the order of its kind's list.
@@ -117,6 +226,10 @@ pub(crate) struct Parsed<'a, const N: usize> {
     header: FileHeader,
     table: &'a [SectionEntry],
     pub(crate) sections: [&'a [u8]; N],
+    /// How the deferred section's bytes are checked: the caller must.
+    deferred: Option<ArenaCrc<'a>>,
+    /// The kind of section found in each slot: the kind's own, or the one it replaced.
+    pub(crate) kinds: [u32; N],
 }
 
 impl<const N: usize> Parsed<'_, N> {
@@ -125,24 +238,45 @@ impl<const N: usize> Parsed<'_, N> {
     pub(crate) fn key_hash(&self) -> u16 {
         self.header.key_hash.get()
     }
+
+    /// The data version of the store the file holds (or a delta gives).
+    pub(crate) fn data_version(&self) -> u32 {
+        self.header.data_version.get()
+    }
 }
 
 /// What a section kind holds, or `"unknown"` for a kind from a newer minor version.
 fn kind_name(kind: u32) -> &'static str {
-    SAVE.sections
+    SAVE_WRITTEN
+        .sections
         .iter()
         .chain(&DELTA.sections)
-        .find(|&&(k, _)| k == kind)
-        .map_or("unknown", |&(_, name)| name)
+        .copied()
+        .chain(REPLACED.iter().map(|&(k, name, _)| (k, name)))
+        .find(|&(k, _)| k == kind)
+        .map_or("unknown", |(_, name)| name)
 }
 
-/// Writes a file of `kind`: the header and table, then each section and its padding.
+/// Writes a file of `kind` for a store of `data_version`: the header and table, then each
+/// section and its padding.
 pub(crate) fn write_file<const N: usize>(
     kind: &FileKind<N>,
     sections: &[&[u8]; N],
+    data_version: u32,
+    out: impl Write,
+) -> std::io::Result<()> {
+    write_file_crcs(kind, sections, [None; N], data_version, out)
+}
+
+/// As [`write_file`], with the crcs of some sections given (computed as they were built).
+fn write_file_crcs<const N: usize>(
+    kind: &FileKind<N>,
+    sections: &[&[u8]; N],
+    crcs: [Option<u32>; N],
+    data_version: u32,
     mut out: impl Write,
 ) -> std::io::Result<()> {
-    out.write_all(&file_head(kind, sections))?;
+    out.write_all(&file_head(kind, sections, crcs, data_version))?;
     for bytes in sections {
         out.write_all(bytes)?;
         out.write_all(&[0; ALIGN][..bytes.len().next_multiple_of(ALIGN) - bytes.len()])?;
@@ -162,14 +296,19 @@ pub(crate) fn file_len<const N: usize>(section_lens: [usize; N]) -> usize {
 pub(crate) use crate::file::write_atomically as save_atomically;
 
 /// The header and section table for these sections.
-fn file_head<const N: usize>(kind: &FileKind<N>, sections: &[&[u8]; N]) -> Vec<u8> {
+fn file_head<const N: usize>(
+    kind: &FileKind<N>,
+    sections: &[&[u8]; N],
+    crcs: [Option<u32>; N],
+    data_version: u32,
+) -> Vec<u8> {
     let table_end = size_of::<FileHeader>() + N * size_of::<SectionEntry>();
     let mut offset = table_end.next_multiple_of(ALIGN);
     let mut table = Vec::with_capacity(N);
-    for ((kind, _), bytes) in kind.sections.iter().zip(sections) {
+    for (((kind, _), bytes), crc) in kind.sections.iter().zip(sections).zip(crcs) {
         table.push(SectionEntry {
             kind: U32::new(*kind),
-            crc: U32::new(crc32fast::hash(bytes)),
+            crc: U32::new(crc.unwrap_or_else(|| crc32fast::hash(bytes))),
             offset: U64::new(offset as u64),
             len: U64::new(bytes.len() as u64),
         });
@@ -178,12 +317,12 @@ fn file_head<const N: usize>(kind: &FileKind<N>, sections: &[&[u8]; N]) -> Vec<u
     let mut header = FileHeader {
         magic: MAGIC,
         major: U16::new(FORMAT_MAJOR),
-        minor: U16::new(FORMAT_MINOR),
+        minor: U16::new(kind.minor),
         key_hash: U16::new(KEY_HASH_FX32_BYTES),
         sections: U16::new(N as u16),
         file_len: U64::new(offset as u64),
         table_crc: U32::ZERO,
-        reserved: U32::ZERO,
+        data_version: U32::new(data_version),
     };
     let mut crc = crc32fast::Hasher::new();
     crc.update(header.as_bytes());
@@ -205,12 +344,15 @@ impl Store {
     /// Whatever `out` returns.
     pub fn write_to(&self, out: impl Write) -> std::io::Result<()> {
         let raw = self.index.as_raw();
-        // In the order of SAVE's sections; the key-name table stays empty until JSON import
-        // fills it.
-        let names = encode_names(&self.names);
+        // In the order of SAVE's sections; the key tree stays empty until a name is recorded.
+        let names = codec::encode_tree(&self.names);
+        let arena = self.arena.as_bytes();
+        let (chunk_crcs, arena_crc) = load::chunk_crcs(arena, ARENA_CHUNK_BYTES);
         let sections =
-            [raw.header.as_bytes(), raw.items, raw.meta, raw.slots, self.arena.as_bytes(), &names];
-        write_file(&SAVE, &sections, out)
+            [raw.header.as_bytes(), raw.items, raw.meta, raw.slots, arena, &names, &chunk_crcs];
+        let mut crcs = [None; 7];
+        crcs[4] = Some(arena_crc);
+        write_file_crcs(&SAVE_WRITTEN, &sections, crcs, self.data_version, out)
     }
 
     /// The save file as bytes.
@@ -237,7 +379,8 @@ impl Store {
             raw.meta.len(),
             raw.slots.len(),
             self.arena.len() * 4,
-            names_len(&self.names),
+            codec::tree_len(&self.names),
+            4 + 4 * (self.arena.len() * 4).div_ceil(ARENA_CHUNK_BYTES),
         ];
         let mut bytes = Vec::with_capacity(file_len(sections));
         self.write_to(&mut bytes).expect("writing to a Vec cannot fail");
@@ -266,7 +409,8 @@ impl Store {
     /// [`LoadError::UnexplainedKeys`] listing every key (with an entity that holds it) that
     /// neither a name nor a known path explains, [`LoadError::AmbiguousKnownKeys`] when two
     /// known paths had the hash of a key the save holds, and [`LoadError::UpgradeCollision`]
-    /// when two keys rehash to one. Nothing loads half-upgraded.
+    /// when two keys that entities hold rehash to one (a saved name no entity holds gives way).
+    /// Nothing loads half-upgraded.
     ///
     /// # Examples
     ///
@@ -290,19 +434,35 @@ impl Store {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn from_bytes_with(bytes: &[u8], options: &LoadOptions) -> Result<Store, LoadError> {
-        let SaveParts { key_hash, index: raw_index, arena, names } = index_and_arena(bytes)?;
-        let names = decode_names(names, key_hash, true)?;
+        let SaveParts {
+            key_hash,
+            data_version,
+            arena_crc,
+            index: raw_index,
+            arena,
+            names,
+            names_kind,
+        } = index_and_arena(bytes)?;
+        // Key hash 1 was written before the key tree: its names are a list (or none) to
+        // rehash the keys from.
+        let (tree, list) = codec::saved(names, names_kind, key_hash)?;
         let index: HandleMap<Span> = HandleMap::from_raw(&raw_index)?;
-        let mut words = vec![0_u32; arena.len() / 4];
-        words.as_mut_bytes().copy_from_slice(arena);
-        check_spans(index.iter().map(|(id, &span)| (id, span)), index.len(), &words)?;
-        let names = if key_hash == KEY_HASH_FX32_WORDS {
-            crate::upgrade::rehash(&index, &mut words, &names, options)?
-        } else {
-            names
+        let id_at = |d| index.id_at(d).unwrap_or_default();
+        let mut words =
+            load::copy_arena(arena, arena_crc, index.as_slice(), id_at, options.threads)?;
+        let names = match tree {
+            Some(tree) => tree,
+            None => crate::upgrade::rehash(&index, &mut words, &list, options)?,
         };
         let used: usize = index.values().map(|s| s.words()).sum();
-        Ok(Store { garbage_words: words.len() - used, index, arena: words, names, ..Store::new() })
+        Ok(Store {
+            garbage_words: words.len() - used,
+            index,
+            arena: words,
+            names,
+            data_version,
+            ..Store::new()
+        })
     }
 
     /// Reads a whole save file from `input`, as [`from_bytes`](Store::from_bytes) does.
@@ -402,16 +562,21 @@ impl Store {
 }
 
 /// A save file's parts, as [`index_and_arena`] reads them.
-struct SaveParts<'a> {
-    key_hash: u16,
-    index: RawHandleMap<'a>,
-    arena: &'a [u8],
-    names: &'a [u8],
+pub(crate) struct SaveParts<'a> {
+    pub(crate) key_hash: u16,
+    pub(crate) data_version: u32,
+    /// How the arena's bytes are checksummed: not checked yet.
+    pub(crate) arena_crc: ArenaCrc<'a>,
+    pub(crate) index: RawHandleMap<'a>,
+    pub(crate) arena: &'a [u8],
+    pub(crate) names: &'a [u8],
+    /// The names section's kind: the key tree, or format 1.0's list.
+    pub(crate) names_kind: u32,
 }
 
 /// The key hash, the handle map's sections, the arena's bytes and the key names of a save
 /// file, after [`parse`] and the checks of their sizes.
-fn index_and_arena(bytes: &[u8]) -> Result<SaveParts<'_>, LoadError> {
+pub(crate) fn index_and_arena(bytes: &[u8]) -> Result<SaveParts<'_>, LoadError> {
     let parsed = parse(bytes, &SAVE)?;
     let [header, items, meta, slots, arena, names] = parsed.sections;
     let header = RawHeader::read_from_bytes(header).map_err(|_| LoadError::SectionSize {
@@ -429,89 +594,16 @@ fn index_and_arena(bytes: &[u8]) -> Result<SaveParts<'_>, LoadError> {
         return Err(LoadError::StoreTypeId { expected: STORE_TYPE_ID, found });
     }
     let index = RawHandleMap { header, items, meta, slots };
-    Ok(SaveParts { key_hash: parsed.key_hash(), index, arena, names })
-}
-
-/// The key-name section: empty when there are no names; else a `u32` count, then a `u32` key
-/// and a `u32` length for each name in ascending key order, then the names back to back, each
-/// a JSON Pointer whose segments hash to its key (`/stats/health`).
-pub(crate) fn encode_names(names: &BTreeMap<Key, KeyName>) -> Vec<u8> {
-    if names.is_empty() {
-        return Vec::new();
-    }
-    let mut out = Vec::new();
-    out.extend_from_slice(&(names.len() as u32).to_le_bytes());
-    for (key, name) in names {
-        out.extend_from_slice(&key.raw().to_le_bytes());
-        out.extend_from_slice(&(name.pointer.len() as u32).to_le_bytes());
-    }
-    for name in names.values() {
-        out.extend_from_slice(name.pointer.as_bytes());
-    }
-    out
-}
-
-/// Bytes of the key-name section of `names`.
-pub(crate) fn names_len(names: &BTreeMap<Key, KeyName>) -> usize {
-    if names.is_empty() {
-        0
-    } else {
-        4 + names.values().map(|n| 8 + n.pointer.len()).sum::<usize>()
-    }
-}
-
-/// Reads the key-name section, checking that every name is a JSON Pointer that hashes to its
-/// key under `key_hash`, in ascending key order, with no byte left over. With `keep` false it
-/// only checks, and allocates nothing.
-pub(crate) fn decode_names(
-    bytes: &[u8],
-    key_hash: u16,
-    keep: bool,
-) -> Result<BTreeMap<Key, KeyName>, LoadError> {
-    let mut names = BTreeMap::new();
-    if bytes.is_empty() {
-        return Ok(names);
-    }
-    let bad = |index: u64, problem: &'static str| LoadError::KeyName { index, problem };
-    let (count, rest) =
-        U32::read_from_prefix(bytes).map_err(|_| bad(0, "the count is cut short"))?;
-    let count = u64::from(count.get());
-    let table_len = usize::try_from(count * 8).map_err(|_| bad(0, "the count is too large"))?;
-    let (table, mut text) = (rest.get(..table_len), rest.get(table_len..).unwrap_or_default());
-    let table = table.ok_or(bad(0, "the table runs past the section"))?;
-    let mut previous: Option<Key> = None;
-    for (index, entry) in table.chunks_exact(8).enumerate() {
-        let index = index as u64;
-        let key = Key::from_raw(u32::from_le_bytes([entry[0], entry[1], entry[2], entry[3]]));
-        let len = u32::from_le_bytes([entry[4], entry[5], entry[6], entry[7]]) as usize;
-        if previous.is_some_and(|p| p >= key) {
-            return Err(bad(index, "keys are not in ascending order"));
-        }
-        previous = Some(key);
-        let pointer = text.get(..len).ok_or(bad(index, "the name runs past the section"))?;
-        text = &text[len..];
-        let pointer =
-            std::str::from_utf8(pointer).map_err(|_| bad(index, "the name is not UTF-8"))?;
-        let hashed = match pointer.strip_prefix('/') {
-            None => return Err(bad(index, "the name is not a JSON Pointer")),
-            Some(path) if key_hash == KEY_HASH_FX32_WORDS => {
-                crate::key::v1::path(path.split('/').map(crate::json::unescape))
-            }
-            Some(_) => Key::from_pointer(pointer).unwrap_or_default(),
-        };
-        if hashed != key {
-            return Err(bad(index, "the name does not hash to its key"));
-        }
-        if keep {
-            let segments: Vec<_> = pointer[1..].split('/').map(crate::json::unescape).collect();
-            let dotted = segments.join(".");
-            names.insert(key, KeyName { dotted, pointer: pointer.to_owned() });
-        }
-    }
-    if !text.is_empty() {
-        return Err(bad(count, "bytes are left after the last name"));
-    }
-    Ok(names)
+    let arena_crc = parsed.deferred.ok_or(LoadError::MissingSection { section: "arena" })?;
+    Ok(SaveParts {
+        key_hash: parsed.key_hash(),
+        data_version: parsed.data_version(),
+        arena_crc,
+        index,
+        arena,
+        names,
+        names_kind: parsed.kinds[5],
+    })
 }
 
 /// A save file read in place: validated once, as [`Store::from_bytes`] would, then every read
@@ -550,13 +642,41 @@ impl<'a> StoreView<'a> {
     /// in memory, and [`LoadError::KeyHashView`] for a save of key hash 1, whose keys must be
     /// rehashed into a [`Store`] first.
     pub fn new(bytes: &'a [u8]) -> Result<StoreView<'a>, LoadError> {
-        let SaveParts { key_hash, index: raw_index, arena: arena_bytes, names } =
-            index_and_arena(bytes)?;
+        StoreView::new_with(bytes, &LoadOptions::new())
+    }
+
+    /// Validates `bytes` as [`new`](StoreView::new) does, with `options`' limit on threads
+    /// ([`LoadOptions::threads`]); a view cannot rehash, so known keys do not apply.
+    ///
+    /// # Errors
+    ///
+    /// As [`new`](StoreView::new).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{LoadOptions, Store, StoreView};
+    ///
+    /// let bytes = Store::new().to_bytes();
+    /// let view = StoreView::new_with(&bytes, &LoadOptions::new().threads(1))?;
+    /// assert!(view.is_empty());
+    /// # Ok::<(), datacomp::LoadError>(())
+    /// ```
+    pub fn new_with(bytes: &'a [u8], options: &LoadOptions) -> Result<StoreView<'a>, LoadError> {
+        let SaveParts {
+            key_hash,
+            arena_crc,
+            index: raw_index,
+            arena: arena_bytes,
+            names,
+            names_kind,
+            ..
+        } = index_and_arena(bytes)?;
         if key_hash != KEY_HASH_FX32_BYTES {
             return Err(LoadError::KeyHashView { key_hash });
         }
         // Checked as a load checks them; a view reads blobs, not names.
-        decode_names(names, key_hash, false)?;
+        codec::decode(names, names_kind, key_hash)?;
         let index = HandleMapView::new(&raw_index, size_of::<Span>())?;
         // Span is unaligned, and the items section's size was checked against the count.
         let spans =
@@ -569,8 +689,36 @@ impl<'a> StoreView<'a> {
             section: "arena",
             address: arena_bytes.as_ptr() as usize,
         })?;
-        check_spans((0..index.len()).map(|d| (index.id_at(d), spans[d])), index.len(), arena)?;
+        let id_at = |d| index.id_at(d);
+        load::check_arena(arena_bytes, arena, arena_crc, spans, id_at, options.threads)?;
         Ok(StoreView { index, spans, arena })
+    }
+
+    /// Checks the header, the section table, the index and that every span lies inside the
+    /// arena with no two overlapping, and leaves each blob (and the crcs of the arena chunks
+    /// it lies in) to its first read: opening costs O(entities), with no walk of the arena.
+    ///
+    /// # Errors
+    ///
+    /// As [`new`](StoreView::new), but for the arena's contents, whose errors come from
+    /// [`LazyStoreView::get`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, Store, StoreView};
+    ///
+    /// let mut store = Store::new();
+    /// let id = store.insert(&[("name", "The One")].into_iter().collect::<Blob>());
+    /// let bytes = store.to_bytes();
+    ///
+    /// let lazy = StoreView::lazy(&bytes)?;
+    /// assert_eq!(lazy.len(), 1);
+    /// assert_eq!(lazy.get(id)?.unwrap().get_str("name"), Some("The One"));
+    /// # Ok::<(), datacomp::LoadError>(())
+    /// ```
+    pub fn lazy(bytes: &'a [u8]) -> Result<LazyStoreView<'a>, LoadError> {
+        LazyStoreView::new(bytes)
     }
 
     /// The blob of `id`, if it is live in the saved store.
@@ -627,6 +775,9 @@ pub struct FileInfo {
     pub minor: u16,
     /// The key hash ([`KEY_HASH_FX32_BYTES`], or [`KEY_HASH_FX32_WORDS`] for an old save).
     pub key_hash: u16,
+    /// The data version of the store the file holds, or a delta gives
+    /// ([`Store::data_version`]); 0 for a file of format 1.0.
+    pub data_version: u32,
     /// The file's length in bytes.
     pub file_len: u64,
     /// The section table, in table order.
@@ -637,9 +788,9 @@ pub struct FileInfo {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SectionInfo {
-    /// The section kind: 1 to 6 in format 1.0.
+    /// The section kind: 1 to 5 and 12 in format 1.1 (6 for the key names of format 1.0).
     pub kind: u32,
-    /// What the kind holds (`"arena"`, `"key names"`), or `"unknown"` for a kind from a newer
+    /// What the kind holds (`"arena"`, `"key tree"`), or `"unknown"` for a kind from a newer
     /// minor version.
     pub name: &'static str,
     /// Where the section starts in the file (a multiple of 8).
@@ -663,18 +814,29 @@ pub struct SectionInfo {
 /// ```
 /// use datacomp::{save, Store};
 ///
-/// let info = save::describe(&Store::new().to_bytes())?;
-/// assert_eq!((info.major, info.minor), (1, 0));
+/// let mut store = Store::new();
+/// store.set_data_version(3);
+/// let info = save::describe(&store.to_bytes())?;
+/// assert_eq!((info.major, info.minor), (1, save::FORMAT_MINOR));
+/// assert_eq!(info.data_version, 3);
 /// let names: Vec<&str> = info.sections.iter().map(|s| s.name).collect();
 /// assert_eq!(
 ///     names,
-///     ["index header", "index items", "index meta", "index slots", "arena", "key names"]
+///     [
+///         "index header", "index items", "index meta", "index slots", "arena", "key tree",
+///         "arena crcs",
+///     ]
 /// );
 /// # Ok::<(), datacomp::LoadError>(())
 /// ```
 pub fn describe(bytes: &[u8]) -> Result<FileInfo, LoadError> {
     let (kind, header, table) = match parse(bytes, &SAVE) {
-        Ok(Parsed { header, table, .. }) => (SAVE.name, header, table),
+        Ok(Parsed { header, table, sections, deferred, .. }) => {
+            if let Some(crc) = deferred {
+                load::check_checksums(sections[4], crc)?;
+            }
+            (SAVE.name, header, table)
+        }
         Err(LoadError::FileKind { found, .. }) if found == DELTA.name => {
             let Parsed { header, table, .. } = parse(bytes, &DELTA)?;
             (DELTA.name, header, table)
@@ -696,6 +858,7 @@ pub fn describe(bytes: &[u8]) -> Result<FileInfo, LoadError> {
         major: header.major.get(),
         minor: header.minor.get(),
         key_hash: header.key_hash.get(),
+        data_version: header.data_version.get(),
         file_len: header.file_len.get(),
         sections,
     })
@@ -745,13 +908,18 @@ pub(crate) fn parse<'a, const N: usize>(
         .map_err(|_| LoadError::Truncated { what: "section table", needed: 0, len })?;
 
     let mut sections = [&bytes[..0]; N];
+    let mut kinds = kind.sections.map(|(k, _)| k);
     let mut seen = [false; N];
+    let mut deferred = None;
+    let mut chunk_crcs = None;
     // Everything between the table and the first section, and between sections, is padding.
     let mut end = size_of::<FileHeader>() + table_len;
     for entry in table {
         // A newer minor version may add sections: they are checked like the others, then
         // skipped.
-        let slot = kind.sections.iter().position(|&(k, _)| k == entry.kind.get());
+        let replaced = REPLACED.iter().find(|&&(old, _, _)| old == entry.kind.get());
+        let slot_kind = replaced.map_or(entry.kind.get(), |&(_, _, new)| new);
+        let slot = kind.sections.iter().position(|&(k, _)| k == slot_kind);
         let name = kind_name(entry.kind.get());
         let (offset, section_len) = (entry.offset.get(), entry.len.get());
         let section_end = offset.checked_add(section_len).filter(|&e| e <= len);
@@ -770,14 +938,24 @@ pub(crate) fn parse<'a, const N: usize>(
         check_zero(bytes, end, offset as usize)?;
         end = section_end as usize;
         let section = &bytes[offset as usize..end];
-        let found = crc32fast::hash(section);
-        if found != entry.crc.get() {
-            let expected = entry.crc.get();
-            return Err(LoadError::Crc { section: name, offset, expected, found });
+        if kind.deferred == Some(entry.kind.get()) {
+            deferred = Some(ArenaCrc::Whole { offset, expected: entry.crc.get() });
+        } else {
+            let found = crc32fast::hash(section);
+            if found != entry.crc.get() {
+                let expected = entry.crc.get();
+                return Err(LoadError::Crc { section: name, offset, expected, found });
+            }
         }
         if let Some(slot) = slot {
             seen[slot] = true;
             sections[slot] = section;
+            kinds[slot] = entry.kind.get();
+        } else if kind.chunk_crcs.is_some_and(|(k, _)| k == entry.kind.get()) {
+            if chunk_crcs.is_some() {
+                return Err(LoadError::SectionPlacement { section: name, offset });
+            }
+            chunk_crcs = Some(section);
         }
     }
     check_zero(bytes, end, bytes.len())?;
@@ -791,7 +969,13 @@ pub(crate) fn parse<'a, const N: usize>(
         }
         return Err(LoadError::MissingSection { section: kind.sections[missing].1 });
     }
-    Ok(Parsed { header, table, sections })
+    // A file with chunk crcs is checked chunk by chunk: they cover every byte of the section.
+    if let (Some(ArenaCrc::Whole { offset, .. }), Some(crcs), Some(slot)) =
+        (deferred, chunk_crcs, kind.sections.iter().position(|&(k, _)| Some(k) == kind.deferred))
+    {
+        deferred = Some(load::chunked(offset, crcs, sections[slot].len())?);
+    }
+    Ok(Parsed { header, table, sections, deferred, kinds })
 }
 
 /// Padding, `bytes[start..end]`, must be zero, so that a change to any byte of a file is
@@ -801,32 +985,4 @@ fn check_zero(bytes: &[u8], start: usize, end: usize) -> Result<(), LoadError> {
         Some(at) => Err(LoadError::Padding { offset: (start + at) as u64 }),
         None => Ok(()),
     }
-}
-
-/// Every span inside the arena, no two overlapping, each holding a valid blob.
-fn check_spans(
-    spans: impl Iterator<Item = (Id, Span)>,
-    count: usize,
-    arena: &[u32],
-) -> Result<(), LoadError> {
-    let mut sorted: Vec<(usize, usize, Id)> = Vec::with_capacity(count);
-    let mut scratch = layout::Scratch::default();
-    for (id, span) in spans {
-        let Some(words) = arena.get(span.range()) else {
-            let (offset, words) = (span.offset() as u32, span.words() as u32);
-            let arena_words = arena.len() as u64;
-            return Err(LoadError::SpanOutOfArena { id, offset, words, arena_words });
-        };
-        layout::validate(words, &mut scratch).map_err(|error| LoadError::Blob { id, error })?;
-        sorted.push((span.offset(), span.words(), id));
-    }
-    // By offset; equal offsets in handle order, so that errors name the same pair each time.
-    sorted.sort_unstable();
-    for pair in sorted.windows(2) {
-        let ((offset, words, first), (next, _, second)) = (pair[0], pair[1]);
-        if offset + words > next {
-            return Err(LoadError::SpansOverlap { first, second });
-        }
-    }
-    Ok(())
 }

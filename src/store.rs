@@ -1,6 +1,5 @@
 //! [`Store`]: every entity's blob in one arena, reached through [`Id`] handles.
 
-use std::collections::BTreeMap;
 use std::fmt;
 
 use zerocopy::little_endian::U32;
@@ -8,6 +7,7 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use crate::blob::layout;
 use crate::history::Tracker;
+use crate::names::KeyNames;
 use crate::{
     AsKey, AsValue, Blob, BlobError, BlobRef, Error, HandleError, HandleMap, Id, Key, Value,
 };
@@ -93,22 +93,16 @@ pub struct Store {
     // INVARIANT: the arena words that no span covers.
     pub(crate) garbage_words: usize,
     /// The name of every key the store was given as text: by a JSON import, a write, or by
-    /// hand (one name per key).
+    /// hand (one name per key), as a tree of segments.
     // INVARIANT (for change tracking): names are only added, except where they are replaced
-    // whole, which calls `tracker.touch_all()`.
-    pub(crate) names: BTreeMap<Key, KeyName>,
+    // or dropped (a delta applied, a restore, `compact`), which calls `tracker.touch_all()`; a
+    // name a failed write added and took back (`rollback`) changes nothing.
+    pub(crate) names: KeyNames,
+    /// The version of the game's data the entities follow (see [`Store::data_version`]).
+    pub(crate) data_version: u32,
     // INVARIANT: every change to a slot of `index` or to its entity's bytes is stamped here
     // (`touch`), or the tracker is told that everything changed (`Tracker::touch_all`).
     pub(crate) tracker: Tracker,
-}
-
-/// A key's name, as the store was given it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct KeyName {
-    /// `stats.health`: what users read and pass to [`Key::parse`].
-    pub(crate) dotted: String,
-    /// `/stats/health`: the exact segments (a member name may contain '.'), for export.
-    pub(crate) pointer: String,
 }
 
 /// A store's memory use: what [`Store::stats`] returns.
@@ -136,7 +130,8 @@ impl Store {
             index: HandleMap::new(STORE_TYPE_ID),
             arena: Vec::new(),
             garbage_words: 0,
-            names: BTreeMap::new(),
+            names: KeyNames::new(),
+            data_version: 0,
             tracker: Tracker::new(),
         }
     }
@@ -157,7 +152,8 @@ impl Store {
             index: HandleMap::with_capacity(STORE_TYPE_ID, entities),
             arena: Vec::with_capacity(bytes.div_ceil(4)),
             garbage_words: 0,
-            names: BTreeMap::new(),
+            names: KeyNames::new(),
+            data_version: 0,
             tracker: Tracker::new(),
         }
     }
@@ -262,7 +258,7 @@ impl Store {
     /// let mut store = Store::new();
     /// let id = store.insert_entries([("name", "Orc")]);
     /// assert_eq!(store.get(id).unwrap().get_str("name"), Some("Orc"));
-    /// assert_eq!(store.key_name(Key::parse("name")), Some("name"));
+    /// assert_eq!(store.key_name(Key::parse("name")).as_deref(), Some("name"));
     /// ```
     #[track_caller]
     pub fn insert_entries<K: AsKey, V: AsValue>(
@@ -281,7 +277,10 @@ impl Store {
     /// # Errors
     ///
     /// [`Error::KeyCollision`] if a key given as text is recorded (in the store, or by an
-    /// earlier entry) under another name; [`Error::Blob`] if the entity would pass 4 GiB.
+    /// earlier entry) under another name; [`Error::PathTooDeep`] for a key given as text of
+    /// more than [`MAX_PATH_SEGMENTS`](crate::MAX_PATH_SEGMENTS) segments;
+    /// [`Error::PathConflict`] if one path would be both a value and an object (`stats` and
+    /// `stats.health`); [`Error::Blob`] if the entity would pass 4 GiB.
     ///
     /// # Panics
     ///
@@ -301,29 +300,35 @@ impl Store {
         &mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Result<Id, Error> {
-        let mut blob = Blob::new();
-        let mut named = BTreeMap::new();
-        for (key, value) in entries {
-            let key = match key.as_path() {
-                Some(path) => {
-                    let key = self.check_path(&path)?;
-                    match named.get(&key) {
-                        Some(known) => KeyName::check(known, key, &path)?,
-                        None => {
-                            named.insert(key, KeyName::from_path(&path));
-                        }
+        self.names.begin();
+        let mut set = Vec::new();
+        let record = || -> Result<Blob, Error> {
+            for (key, value) in entries {
+                let key = match key.as_path() {
+                    Some(path) => {
+                        path.check_depth()?;
+                        self.names.record(&path)?
                     }
-                    key
-                }
-                None => key.as_key(),
-            };
-            blob.try_set(key, value)?;
+                    None => key.as_key(),
+                };
+                set.push((key, value));
+            }
+            // All at once: O(n log n), where setting each in turn scans the keys for each.
+            let mut blob = Blob::new();
+            blob.try_set_all(&set)?;
+            self.check_entity_paths(blob.as_blob_ref())?;
+            Ok(blob)
+        };
+        match record() {
+            Ok(blob) => {
+                self.names.commit();
+                Ok(self.insert(&blob))
+            }
+            Err(e) => {
+                self.names.rollback();
+                Err(e)
+            }
         }
-        let id = self.insert(&blob);
-        for (key, name) in named {
-            self.names.entry(key).or_insert(name);
-        }
-        Ok(id)
     }
 
     /// The blob of `id`, if it is live.
@@ -426,22 +431,44 @@ impl Store {
 
     /// Rewrites the arena without garbage, blobs in dense order, each keeping its span's size
     /// and repacked: holes left by removed and overwritten values are dropped and free space
-    /// is zeroed, so no byte of a removed entity or value is left in the arena.
+    /// is zeroed, so no byte of a removed entity or value is left in the arena. Drops the
+    /// names of keys that no entity holds any more (a removed entity's, say), so that a save
+    /// after it holds no removed name either.
     ///
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{Blob, Store};
+    /// use datacomp::{Blob, Key, Store};
     ///
     /// let mut store = Store::new();
     /// let ids: Vec<_> = (0..3).map(|_| store.insert(&Blob::new())).collect();
+    /// store.get_mut(ids[1]).unwrap().set("secret.plan", "north");
     /// store.remove(ids[1]);
-    /// assert_eq!(store.stats().garbage_bytes, 8);
+    /// assert!(store.stats().garbage_bytes > 0);
+    /// assert!(store.key_name(Key::parse("secret.plan")).is_some());
     /// store.compact();
     /// assert_eq!(store.stats().garbage_bytes, 0);
     /// assert_eq!(store.stats().arena_bytes, 16);
+    /// assert_eq!(store.key_name(Key::parse("secret.plan")), None);
     /// ```
     pub fn compact(&mut self) {
+        self.compact_arena();
+        if !self.names.is_empty() {
+            let mut used: Vec<Key> = self.iter().flat_map(|(_, blob)| blob.keys()).collect();
+            used.sort_unstable();
+            used.dedup();
+            let before = self.names.len();
+            self.names.retain(|key| used.binary_search(&key).is_ok());
+            if self.names.len() != before {
+                // Names dropped: marks must compare them whole (see `names`).
+                self.tracker.touch_all();
+            }
+        }
+    }
+
+    /// Rewrites the arena without garbage, as [`compact`](Store::compact) does, keeping the
+    /// names: what runs on its own when garbage passes half the arena.
+    fn compact_arena(&mut self) {
         let live = self.arena.len() - self.garbage_words;
         let mut arena = vec![0; live];
         let mut end = 0;
@@ -456,9 +483,26 @@ impl Store {
         self.garbage_words = 0;
     }
 
+    /// Puts `arena` in place of the arena and `spans` (one per entity, in dense order) in place
+    /// of the entities' spans: for an operation that builds every blob anew aside and swaps
+    /// them in at the end, or changes nothing (a migration).
+    ///
+    /// The caller keeps the arena's invariant: each span lies inside `arena`, holds a valid
+    /// blob, and overlaps no other.
+    pub(crate) fn replace_arena(&mut self, arena: Vec<u32>, spans: Vec<Span>) {
+        debug_assert_eq!(spans.len(), self.len());
+        let used: usize = spans.iter().map(|span| span.words()).sum();
+        for (span, new) in self.index.values_mut().zip(spans) {
+            *span = new;
+        }
+        self.garbage_words = arena.len() - used;
+        self.arena = arena;
+        // Every entity may have changed (a migration): marks compare them all.
+    }
+
     pub(crate) fn compact_if_wasteful(&mut self) {
         if self.arena.len() >= MIN_COMPACT_WORDS && self.garbage_words * 2 > self.arena.len() {
-            self.compact();
+            self.compact_arena();
         }
     }
 
@@ -480,10 +524,11 @@ impl Store {
 
 impl PartialEq for Store {
     /// Equal when both hold the same live handles, each with equal entries (as
-    /// [`BlobRef`]'s `==`), and the same key names: the same contents, whatever the order of
-    /// entities, the arena's layout or garbage.
+    /// [`BlobRef`]'s `==`), the same key names and the same data version: the same contents,
+    /// whatever the order of entities, the arena's layout or garbage.
     fn eq(&self, other: &Store) -> bool {
         self.len() == other.len()
+            && self.data_version == other.data_version
             && self.names == other.names
             && self.iter().all(|(id, blob)| other.get(id).is_some_and(|o| o == blob))
     }
@@ -605,8 +650,9 @@ impl BlobMut<'_> {
     ///
     /// # Panics
     ///
-    /// If the store records the key's hash under another name (see
-    /// [`try_set`](BlobMut::try_set)), or the blob would pass 4 GiB or the arena 16 GiB.
+    /// If the store records the key's hash under another name, or the write would make a path
+    /// both a value and an object (see [`try_set`](BlobMut::try_set)), or the blob would pass
+    /// 4 GiB or the arena 16 GiB.
     ///
     /// # Examples
     ///
@@ -617,7 +663,7 @@ impl BlobMut<'_> {
     /// let id = store.insert_empty();
     /// store.get_mut(id).unwrap().set("stats.health", 95);
     /// store.get_mut(id).unwrap().set(Key::parse("stats.mana"), 10);
-    /// assert_eq!(store.key_name(Key::parse("stats.health")), Some("stats.health"));
+    /// assert_eq!(store.key_name(Key::parse("stats.health")).as_deref(), Some("stats.health"));
     /// assert_eq!(store.key_name(Key::parse("stats.mana")), None);
     /// ```
     #[track_caller]
@@ -633,7 +679,11 @@ impl BlobMut<'_> {
     /// # Errors
     ///
     /// [`Error::KeyCollision`] if the key is given as text and the store records its hash under
-    /// another name (writing would overwrite that name's value); [`Error::Blob`] with
+    /// another name (writing would overwrite that name's value); [`Error::PathTooDeep`] for a
+    /// key given as text of more than [`MAX_PATH_SEGMENTS`](crate::MAX_PATH_SEGMENTS)
+    /// segments; [`Error::PathConflict`] if the key is new to the entity and given as text, and
+    /// the entity holds a value named on its path (`stats` for `stats.health`) or keys named
+    /// under it (`stats.health` for `stats`): export could not write both; [`Error::Blob`] with
     /// [`BlobError::TooLarge`] past 4 GiB for one blob.
     ///
     /// # Panics
@@ -653,23 +703,33 @@ impl BlobMut<'_> {
     /// let err = entity.try_set("fury_sleep_272", 2).unwrap_err();
     /// assert!(matches!(err, Error::KeyCollision(_)));
     /// assert_eq!(entity.get_float("sleep_haste_8"), Some(1.0), "unchanged");
+    ///
+    /// // A value where a path runs through, or the other way round.
+    /// entity.try_set("stats.health", 30)?;
+    /// assert!(matches!(entity.try_set("stats", 5), Err(Error::PathConflict(_))));
+    /// assert!(matches!(entity.try_set("stats.health.max", 5), Err(Error::PathConflict(_))));
+    /// assert_eq!(entity.len(), 2, "unchanged");
     /// # Ok::<(), Error>(())
     /// ```
     pub fn try_set(&mut self, key: impl AsKey, value: impl AsValue) -> Result<(), Error> {
         let path = key.as_path();
-        let (key, named) = match &path {
+        let key = match &path {
             Some(path) => {
-                let key = path.key();
-                match self.store.names.get(&key) {
-                    Some(known) => (known.check(key, path).map(|()| key)?, true),
-                    None => (key, false),
+                path.check_depth()?;
+                let key = self.store.names.check(path)?;
+                // A new key may not make a path both a value and an object.
+                let blob = self.as_blob_ref();
+                if !blob.contains_key(key) {
+                    self.store.check_placement(blob, path)?;
                 }
+                key
             }
-            None => (key.as_key(), true),
+            None => key.as_key(),
         };
         self.write(key, value.as_value())?;
-        if let (Some(path), false) = (&path, named) {
-            self.store.names.insert(key, KeyName::from_path(path));
+        if let Some(path) = &path {
+            // Checked above: recording cannot collide.
+            self.store.names.record(path)?;
         }
         Ok(())
     }
@@ -725,15 +785,11 @@ impl crate::blob::PatchTarget for BlobMut<'_> {
         Ok(())
     }
 
-    fn remove_key(&mut self, key: Key) -> bool {
-        self.remove(key)
-    }
-
-    fn set_reserved(&mut self, key: Key, value: Value<'_>) {
+    fn region_mut(&mut self) -> Option<&mut [u32]> {
+        // The caller writes the region: the entity changes.
         self.store.touch(self.id);
         let span = self.span();
-        layout::set(&mut self.store.arena[span.range()], key, value)
-            .expect("INVARIANT: the patch reserved its room");
+        Some(&mut self.store.arena[span.range()])
     }
 }
 

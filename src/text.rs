@@ -12,15 +12,27 @@ pub const SHORTENED_BYTES: usize = 200;
 const KEPT_BYTES: usize = 96;
 
 /// Whether `c` is shown escaped: a control character (C0, DEL, C1: newlines and escape
-/// sequences) or a bidirectional-text control, which reorders what follows it on screen.
+/// sequences), a bidirectional-text control, which reorders what follows it on screen (the
+/// marks ALM, LRM and RLM, the embeddings, overrides and isolates), or a Unicode line or
+/// paragraph separator, which some terminals and log viewers break a line at.
 fn escaped(c: char) -> bool {
     c.is_control()
-        || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        || matches!(
+            c,
+            '\u{61c}'
+                | '\u{200e}'
+                | '\u{200f}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{202a}'..='\u{202e}'
+                | '\u{2066}'..='\u{2069}'
+        )
 }
 
 /// Text as it is, except that control characters are escaped as Rust writes them (`\n`,
-/// `\t`, `\u{1b}`), and so are bidirectional-text controls (`\u{202e}`). Everything else,
-/// backslashes included, is shown as it is: this is for people; exact text is in JSON output.
+/// `\t`, `\u{1b}`), and so are bidirectional-text controls (`\u{202e}`) and the Unicode line
+/// and paragraph separators (`\u{2028}`). Everything else, backslashes included, is shown as
+/// it is: this is for people; exact text is in JSON output.
 ///
 /// # Examples
 ///
@@ -83,6 +95,19 @@ impl Display for Shortened<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bidi_marks_and_unicode_line_breaks_are_escaped() {
+        // ALM is a bidirectional mark like LRM and RLM; LS and PS are line breaks that some
+        // terminals and log viewers honour, which would split a one-line message.
+        for (text, shown) in [
+            ("a\u{61c}b", r"a\u{61c}b"),
+            ("a\u{2028}b", r"a\u{2028}b"),
+            ("a\u{2029}b", r"a\u{2029}b"),
+        ] {
+            assert_eq!(Escaped(text).to_string(), shown);
+        }
+    }
 
     #[test]
     fn every_control_character_is_escaped() {

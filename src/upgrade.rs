@@ -6,8 +6,9 @@ use std::collections::btree_map::Entry;
 
 use crate::blob::layout;
 use crate::key::v1;
-use crate::store::{KeyName, Span};
-use crate::{HandleMap, Key, KeyPath, LoadError};
+use crate::names::{KeyNames, label};
+use crate::store::Span;
+use crate::{HandleMap, Id, Key, KeyPath, LoadError};
 
 /// How to load a save: the paths of keys that a save of key hash 1 holds without names.
 ///
@@ -28,6 +29,8 @@ use crate::{HandleMap, Key, KeyPath, LoadError};
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LoadOptions {
     known: Vec<String>,
+    /// At most this many threads check the arena; `None`: one per core.
+    pub(crate) threads: Option<usize>,
 }
 
 impl LoadOptions {
@@ -45,12 +48,34 @@ impl LoadOptions {
         self.known.extend(paths.into_iter().map(str::to_owned));
         self
     }
+
+    /// Checks the arena on at most `threads` threads (1: on the calling thread only). By
+    /// default a load uses one thread per core for an arena of 1 MiB or more, and the calling
+    /// thread alone below that.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{LoadOptions, Store, StoreView};
+    ///
+    /// let bytes = Store::new().to_bytes();
+    /// let one_thread = LoadOptions::new().threads(1);
+    /// assert!(Store::from_bytes_with(&bytes, &one_thread)?.is_empty());
+    /// assert!(StoreView::new_with(&bytes, &one_thread)?.is_empty());
+    /// # Ok::<(), datacomp::LoadError>(())
+    /// ```
+    #[must_use]
+    pub fn threads(mut self, threads: usize) -> LoadOptions {
+        self.threads = Some(threads.max(1));
+        self
+    }
 }
 
 /// A key hash 1 key that a name or a known path explains.
 struct Explained<'a> {
-    /// Its name in the save, which a store recorded: kept even when no entity holds it.
-    saved: Option<&'a KeyName>,
+    /// Its name in the save (a JSON Pointer), which a store recorded: kept even when no
+    /// entity holds it.
+    saved: Option<KeyPath<'a>>,
     /// Else the first known path with its old hash, and another one, if there is one. Names
     /// are built only for paths an entity uses, so a long list of paths costs little.
     known: Option<KeyPath<'a>>,
@@ -60,40 +85,56 @@ struct Explained<'a> {
 }
 
 impl Explained<'_> {
-    /// The key's name (a saved one, else its known path's).
-    fn name(&self) -> KeyName {
-        match (self.saved, &self.known) {
-            (Some(name), _) => name.clone(),
-            (None, Some(path)) => KeyName::from_path(path),
+    /// The key's name (a saved one, else its known path).
+    fn name(&self) -> KeyPath<'_> {
+        match (self.saved, self.known) {
+            (Some(name), _) | (None, Some(name)) => name,
             (None, None) => unreachable!("INVARIANT: an entry has a saved name or a known path"),
         }
     }
 }
 
 /// Rehashes the keys of every entity of `index` in `arena` (checked spans, valid blobs) from key
-/// hash 1 to key hash 2, and returns the key names under their new keys. On an error `arena`
-/// is unchanged.
+/// hash 1 to key hash 2, and returns the key names under their new keys. `names` are the
+/// save's `(old key, JSON Pointer)` pairs. On an error `arena` is unchanged.
+///
+/// Work and memory grow with the keys the save holds and names, not with the known paths:
+/// each known path costs one hash, and is kept only if an entity holds its old key.
 pub(crate) fn rehash(
     index: &HandleMap<Span>,
     arena: &mut [u32],
-    names: &BTreeMap<Key, KeyName>,
+    names: &[(Key, &str)],
     options: &LoadOptions,
-) -> Result<BTreeMap<Key, KeyName>, LoadError> {
+) -> Result<KeyNames, LoadError> {
+    // Every key an entity holds, with the first entity (in dense order) that holds it.
+    let mut held: BTreeMap<Key, Id> = BTreeMap::new();
+    for (id, span) in index {
+        for &raw in layout::keys(&arena[span.range()]) {
+            held.entry(Key::from_raw(raw)).or_insert(id);
+        }
+    }
+
     // Old key -> its name: the save's names first, since they are what the store recorded.
     let mut explained: BTreeMap<Key, Explained<'_>> = names
         .iter()
-        .map(|(&old, name)| {
-            (old, Explained { saved: Some(name), known: None, rival: None, used: false })
+        .map(|&(old, pointer)| {
+            let used = held.contains_key(&old);
+            let saved = KeyPath::pointer(pointer);
+            (old, Explained { saved, known: None, rival: None, used })
         })
         .collect();
     for text in &options.known {
         let path = KeyPath::pointer(text).unwrap_or_else(|| KeyPath::dotted(text));
         let old = v1::path(path.segments());
+        if !held.contains_key(&old) {
+            // No entity needs it: a path list of millions costs no entry per path.
+            continue;
+        }
         let entry = explained.entry(old).or_insert(Explained {
             saved: None,
             known: None,
             rival: None,
-            used: false,
+            used: true,
         });
         match (entry.saved, &entry.known) {
             (Some(_), _) => {}
@@ -106,46 +147,46 @@ pub(crate) fn rehash(
         }
     }
 
-    let mut unexplained = BTreeMap::new();
-    for (id, span) in index {
-        for &raw in layout::keys(&arena[span.range()]) {
-            let old = Key::from_raw(raw);
-            match explained.get_mut(&old) {
-                Some(known) => known.used = true,
-                None => {
-                    unexplained.entry(old).or_insert(id);
-                }
-            }
-        }
-    }
+    let unexplained: Vec<(Id, Key)> = held
+        .iter()
+        .filter(|(old, _)| !explained.contains_key(old))
+        .map(|(&old, &id)| (id, old))
+        .collect();
     if !unexplained.is_empty() {
-        let keys = unexplained.into_iter().map(|(key, id)| (id, key)).collect();
-        return Err(LoadError::UnexplainedKeys { keys });
+        return Err(LoadError::UnexplainedKeys { keys: unexplained });
     }
 
-    let mut new_names = BTreeMap::new();
+    // New key -> its name, and whether an entity holds it.
+    let mut new_names: BTreeMap<Key, (KeyPath<'_>, bool)> = BTreeMap::new();
     let mut map = BTreeMap::new();
     for (&old, entry) in &explained {
-        if !(entry.saved.is_some() || entry.used) {
-            continue;
-        }
         let name = entry.name();
         if let (true, Some(rival)) = (entry.used, &entry.rival) {
-            let (first, second) =
-                (name.label().to_owned(), KeyName::from_path(rival).label().to_owned());
+            let (first, second) = (label(name.segments()), label(rival.segments()));
             return Err(LoadError::AmbiguousKnownKeys { key: old, first, second });
         }
-        let key = Key::from_pointer(&name.pointer).unwrap_or_default();
+        let key = name.key();
         match new_names.entry(key) {
             Entry::Vacant(vacant) => {
-                vacant.insert(name);
+                vacant.insert((name, entry.used));
             }
-            Entry::Occupied(other) => {
-                let (first, second) = (other.get().label().to_owned(), name.label().to_owned());
-                return Err(LoadError::UpgradeCollision { key, first, second });
-            }
+            Entry::Occupied(mut other) => match (other.get().1, entry.used) {
+                (true, true) => {
+                    let (first, second) = (label(other.get().0.segments()), label(name.segments()));
+                    return Err(LoadError::UpgradeCollision { key, first, second });
+                }
+                // A saved name that no entity holds gives way to one that an entity does (or,
+                // both unheld, to the first): it names no value, so nothing is lost, and
+                // refusing would leave the save unloadable, since no option can drop it.
+                (false, true) => {
+                    other.insert((name, true));
+                }
+                (_, false) => continue,
+            },
         }
-        map.insert(old, key);
+        if entry.used {
+            map.insert(old, key);
+        }
     }
 
     // Every key an entity holds is in `map`, and `map` is one to one: each blob keeps distinct
@@ -156,7 +197,13 @@ pub(crate) fn rehash(
                 map.get(&Key::from_raw(*raw)).expect("INVARIANT: every held key is mapped").raw();
         }
     }
-    Ok(new_names)
+    let mut tree = KeyNames::new();
+    for (path, _) in new_names.values() {
+        // One path a key, each hashing to its key: recording cannot collide.
+        let recorded = tree.record(path);
+        debug_assert!(recorded.is_ok(), "distinct keys");
+    }
+    Ok(tree)
 }
 
 #[cfg(test)]
@@ -169,11 +216,19 @@ mod tests {
         let v1_key = |pointer: &str| v1::path(KeyPath::pointer(pointer).unwrap().segments());
         let mut store = Store::new();
         store.insert(&held.iter().map(|p| (v1_key(p), 1.0)).collect::<Blob>());
-        for pointer in named {
-            let name = KeyName::from_path(&KeyPath::pointer(pointer).unwrap());
-            store.names.insert(v1_key(pointer), name);
+        let mut list: Vec<(Key, &str)> = named.iter().map(|&p| (v1_key(p), p)).collect();
+        list.sort_unstable();
+        // The flat key-name section of formats 1.0 and 1.1: count, (key, length) in key
+        // order, the pointers.
+        let mut section = (list.len() as u32).to_le_bytes().to_vec();
+        for (key, pointer) in &list {
+            section.extend_from_slice(&key.raw().to_le_bytes());
+            section.extend_from_slice(&(pointer.len() as u32).to_le_bytes());
         }
-        let mut bytes = store.to_bytes();
+        for (_, pointer) in &list {
+            section.extend_from_slice(pointer.as_bytes());
+        }
+        let mut bytes = crate::save::to_bytes_with_list(&store, &section);
         bytes[12] = 1;
         let sections = usize::from(bytes[14]);
         bytes[24..28].fill(0);
@@ -194,7 +249,11 @@ mod tests {
             assert_eq!(blob.get_float("stats.health"), Some(1.0));
             assert_eq!(blob.get_float(Key::path(&["a.b", "c/d"])), Some(1.0));
             assert_eq!(store.key_label(Key::path(&["a.b", "c/d"])), "/a.b/c~1d");
-            assert_eq!(store.key_name(Key::parse("x")), Some("x"), "unheld names are kept");
+            assert_eq!(
+                store.key_name(Key::parse("x")).as_deref(),
+                Some("x"),
+                "unheld names are kept"
+            );
             assert_eq!(store.key_names().len(), 3);
         }
     }
@@ -212,7 +271,8 @@ mod tests {
         let crc = crc32fast::hash(&bytes[offset as usize..(offset + len) as usize]);
         bytes[entry + 4..entry + 8].copy_from_slice(&crc.to_le_bytes());
         bytes[24..28].fill(0);
-        let crc = crc32fast::hash(&bytes[..32 + 24 * 6]);
+        let sections = usize::from(u16::from_le_bytes([bytes[14], bytes[15]]));
+        let crc = crc32fast::hash(&bytes[..32 + 24 * sections]);
         bytes[24..28].copy_from_slice(&crc.to_le_bytes());
         assert_eq!(
             Store::from_bytes(&bytes).unwrap_err(),

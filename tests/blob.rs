@@ -624,3 +624,36 @@ proptest! {
         check_untrusted(&bytes);
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Many entries at once
+
+fn wide_entries(max: usize) -> impl Strategy<Value = Vec<(Key, OwnedValue)>> {
+    // A pool of 100 keys: blobs past the 32 keys below which keys are found by a scan, and
+    // repeated keys in one `extend`.
+    let key = (0..100_usize).prop_map(|i| Key::path(&["wide", &i.to_string()]));
+    prop::collection::vec((key, value()), 0..max)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// `extend` and `collect` set many entries at once, and leave exactly what setting them in
+    /// turn leaves: the same entries in the same order (a later value of a key in the place
+    /// of its first).
+    #[test]
+    fn extend_and_collect_leave_what_setting_in_turn_leaves(
+        base in wide_entries(60),
+        more in wide_entries(150),
+    ) {
+        let mut in_turn = Blob::new();
+        for (key, value) in base.iter().chain(&more) {
+            in_turn.set(*key, value);
+        }
+        let mut extended: Blob = base.iter().map(|(k, v)| (*k, v)).collect();
+        extended.extend(more.iter().map(|(k, v)| (*k, v)));
+        prop_assert_eq!(&extended, &in_turn);
+        prop_assert_eq!(extended.keys().collect::<Vec<_>>(), in_turn.keys().collect::<Vec<_>>());
+        prop_assert_eq!(Blob::from_bytes(extended.as_bytes()).unwrap(), extended);
+    }
+}

@@ -16,6 +16,7 @@ enum Edit {
     Remove(prop::sample::Index),
     Compact,
     Name(usize),
+    DataVersion(u32),
 }
 
 const KEYS: usize = 6;
@@ -42,6 +43,7 @@ fn edit() -> impl Strategy<Value = Edit> {
         3 => any::<prop::sample::Index>().prop_map(Edit::Remove),
         1 => Just(Edit::Compact),
         1 => (0..KEYS).prop_map(Edit::Name),
+        1 => (0..3_u32).prop_map(Edit::DataVersion),
     ]
 }
 
@@ -65,6 +67,7 @@ fn run(store: &mut Store, edits: &[Edit]) {
             Edit::Name(k) => {
                 store.insert_key_name(&format!("pool.k{k}")).unwrap();
             }
+            Edit::DataVersion(version) => store.set_data_version(*version),
             _ => {}
         }
     }
@@ -163,7 +166,7 @@ fn a_delta_carries_the_key_names_only_when_they_changed() {
     let (renamed, same) = (Store::diff(&base, &target), Store::diff(&base, &edited));
     let names_len = |delta: &StorePatch| {
         let bytes = delta.to_bytes();
-        table(&bytes).iter().find(|(kind, _, _)| *kind == 6).unwrap().2
+        table(&bytes).iter().find(|(kind, _, _)| *kind == 13).unwrap().2
     };
     assert!(names_len(&renamed) > 0);
     assert_eq!(names_len(&same), 0);
@@ -193,6 +196,56 @@ fn a_delta_refuses_another_base_and_changes_nothing() {
 }
 
 #[test]
+fn a_delta_refuses_a_base_of_another_data_version_and_gives_its_target_its_own() {
+    let (mut base, mut target, _) = worlds();
+    base.set_data_version(2);
+    target.set_data_version(3);
+    let delta = StorePatch::from_bytes(&Store::diff(&base, &target).to_bytes()).unwrap();
+    assert_eq!((delta.base_data_version(), delta.data_version()), (2, 3));
+    let info = datacomp::save::describe(&delta.to_bytes()).unwrap();
+    assert_eq!(info.data_version, 3, "the header names the data version the delta gives");
+
+    for version in [0, 1, 3, u32::MAX] {
+        let mut other = base.clone();
+        other.set_data_version(version);
+        let before = other.clone();
+        let err = delta.apply(&mut other).unwrap_err();
+        assert_eq!(err, LoadError::DeltaDataVersion { expected: 2, found: version });
+        assert_eq!(other, before, "nothing changed");
+    }
+    assert_eq!(
+        LoadError::DeltaDataVersion { expected: 2, found: 3 }.to_string(),
+        "the delta was made from a base of data version 2, not this store's 3: apply it before \
+         migrating, or make it from the migrated base"
+    );
+    let mut world = Store::from_bytes(&base.to_bytes()).unwrap();
+    delta.apply(&mut world).unwrap();
+    assert_eq!(world.data_version(), 3);
+    assert_eq!(world, target);
+}
+
+#[test]
+fn the_delta_base_section_holds_the_base_data_version() {
+    let (mut base, target, _) = worlds();
+    base.set_data_version(5);
+    let good = Store::diff(&base, &target).to_bytes();
+    let at = section(&good, 7);
+    assert_eq!(at.len(), 12, "crc32, flags, the base's data version");
+    assert_eq!(good[at.start + 8..at.end], 5_u32.to_le_bytes());
+    // Format 1.0 wrote the crc32 and the flags only (see tests/golden.rs); any other size is
+    // refused.
+    let mut long = good.clone();
+    let table_entry = table(&good).iter().position(|(kind, _, _)| *kind == 7).unwrap();
+    long[32 + 24 * table_entry + 16..32 + 24 * table_entry + 24]
+        .copy_from_slice(&16_u64.to_le_bytes());
+    reseal(&mut long);
+    assert_eq!(
+        StorePatch::from_bytes(&long).unwrap_err(),
+        LoadError::SectionSize { section: "delta base", expected: 12, found: 16 }
+    );
+}
+
+#[test]
 fn a_delta_and_a_save_are_told_apart() {
     let (base, target, _) = worlds();
     let delta = Store::diff(&base, &target).to_bytes();
@@ -211,7 +264,7 @@ fn a_delta_and_a_save_are_told_apart() {
             "delta slot changes",
             "delta meta changes",
             "delta entities",
-            "key names"
+            "key tree"
         ]
     );
     assert_eq!(datacomp::save::describe(&base.to_bytes()).unwrap().kind, "save");
@@ -295,7 +348,7 @@ fn each_delta_malformation_gets_its_own_error() {
         Some(LoadError::DeltaChange {
             section: "delta base",
             index: 1,
-            problem: "the names are the base's, yet the key names section is not empty"
+            problem: "the names are the base's, yet the key tree section is not empty"
         })
     );
 

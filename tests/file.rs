@@ -298,3 +298,37 @@ fn a_symlinked_lock_file_is_refused_and_links_share_one_lock() {
         )
     );
 }
+
+/// Attack: as a user who may write a save but not its directory, `datacomp set` said only
+/// "cannot lock: Permission denied" and "cannot write: Permission denied" about a file the
+/// user can write. The errors name what could not be made, and where. (A missing directory
+/// stands in for a read-only one, which root, running these tests here, writes anyway.)
+#[test]
+fn errors_making_the_lock_or_the_temporary_file_name_them() {
+    let dir = TempDir::new().unwrap();
+    let missing = dir.path().join("no-such-dir");
+    let path = missing.join("world.dcmp");
+    let err = SaveFile::lock(&path).unwrap_err();
+    let Error::Io(io) = &err else { panic!("{err:?}") };
+    assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "the lock file {} cannot be created or opened: No such file or directory (os error \
+             2)",
+            missing.join("world.dcmp.lock").display()
+        )
+    );
+    let err = named("x").save(&path).unwrap_err();
+    let Error::Io(io) = &err else { panic!("{err:?}") };
+    assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "a temporary file cannot be created in {}, to replace world.dcmp with: No such file \
+             or directory (os error 2)",
+            missing.display()
+        )
+    );
+    assert_eq!(listing(dir.path()), Vec::<String>::new());
+}

@@ -7,8 +7,14 @@ use std::collections::HashMap;
 use datacomp::{Blob, BlobError, Conflict, Key, OwnedValue, Patch, PatchError, Side, Store, Value};
 use proptest::prelude::*;
 
-/// A small pool, so that both sides of a merge touch the same keys.
+/// A small pool, so that both sides of a merge touch the same keys; and a large one, past the
+/// 32 keys below which a blob's keys are found by a scan, not through a sorted index.
 const KEY_POOL: usize = 10;
+const LARGE_POOL: usize = 48;
+
+fn pool() -> impl Strategy<Value = usize> {
+    prop_oneof![3 => Just(KEY_POOL), 1 => Just(LARGE_POOL)]
+}
 
 fn key(i: usize) -> Key {
     Key::path(&["pool", &i.to_string()])
@@ -30,8 +36,21 @@ fn value() -> impl Strategy<Value = OwnedValue> {
 
 type Entries = HashMap<Key, OwnedValue>;
 
-fn entries() -> impl Strategy<Value = Entries> {
-    prop::collection::hash_map((0..KEY_POOL).prop_map(key), value(), 0..KEY_POOL)
+/// Entries of the pool: any number of the small one; of the large one, each key with
+/// probability 0.85 (so that most blobs have more than 32 keys).
+fn entries(pool: usize) -> BoxedStrategy<Entries> {
+    if pool == KEY_POOL {
+        return prop::collection::hash_map((0..pool).prop_map(key), value(), 0..pool).boxed();
+    }
+    prop::collection::vec(prop::option::weighted(0.85, value()), pool)
+        .prop_map(|values| {
+            values.into_iter().enumerate().filter_map(|(i, v)| Some((key(i), v?))).collect()
+        })
+        .boxed()
+}
+
+fn two_entries() -> impl Strategy<Value = (Entries, Entries)> {
+    pool().prop_flat_map(|pool| (entries(pool), entries(pool)))
 }
 
 fn blob(entries: &Entries) -> Blob {
@@ -52,14 +71,15 @@ fn identical(a: Option<&OwnedValue>, b: Option<&OwnedValue>) -> bool {
 
 fn assert_same(blob: &Blob, expected: &Entries) {
     assert_eq!(blob.len(), expected.len(), "{blob:?} against {expected:?}");
+    let found = model(blob);
     for (k, v) in expected {
-        assert!(identical(model(blob).get(k), Some(v)), "{k}: {blob:?} against {expected:?}");
+        assert!(identical(found.get(k), Some(v)), "{k}: {blob:?} against {expected:?}");
     }
 }
 
 /// An edit of `base`: each key of the pool kept, removed, or set to a new value.
-fn edited(base: Entries) -> impl Strategy<Value = Entries> {
-    prop::collection::vec((0..4_u8, value()), KEY_POOL).prop_map(move |edits| {
+fn edited(base: Entries, pool: usize) -> impl Strategy<Value = Entries> {
+    prop::collection::vec((0..4_u8, value()), pool).prop_map(move |edits| {
         let mut out = base.clone();
         for (i, (what, value)) in edits.into_iter().enumerate() {
             match what {
@@ -77,7 +97,11 @@ fn edited(base: Entries) -> impl Strategy<Value = Entries> {
 }
 
 fn base_and_two_edits() -> impl Strategy<Value = (Entries, Entries, Entries)> {
-    entries().prop_flat_map(|base| (Just(base.clone()), edited(base.clone()), edited(base)))
+    pool().prop_flat_map(|pool| {
+        entries(pool).prop_flat_map(move |base| {
+            (Just(base.clone()), edited(base.clone(), pool), edited(base, pool))
+        })
+    })
 }
 
 proptest! {
@@ -86,7 +110,7 @@ proptest! {
     /// `apply(base, diff(base, target)) == target`, on a `Blob` and on a store's entity, and
     /// through the patch's bytes; the patch holds exactly the keys that differ.
     #[test]
-    fn apply_of_diff_gives_the_target(base in entries(), target in entries()) {
+    fn apply_of_diff_gives_the_target((base, target) in two_entries()) {
         let (base_blob, target_blob) = (blob(&base), blob(&target));
         let patch = Blob::diff(&base_blob, &target_blob);
 
@@ -118,7 +142,7 @@ proptest! {
 
     /// `merge`: every key of the other side, over every key of this one.
     #[test]
-    fn merge_takes_every_key_of_the_other(ours in entries(), theirs in entries()) {
+    fn merge_takes_every_key_of_the_other((ours, theirs) in two_entries()) {
         let mut merged = blob(&ours);
         merged.merge(&blob(&theirs));
         let mut expected = ours.clone();
@@ -131,7 +155,7 @@ proptest! {
     fn merge3_follows_the_rule((base, ours, theirs) in base_and_two_edits()) {
         let mut expected = Entries::new();
         let mut conflicts = Vec::new();
-        for i in 0..KEY_POOL {
+        for i in 0..LARGE_POOL {
             let k = key(i);
             let (b, o, t) = (base.get(&k), ours.get(&k), theirs.get(&k));
             let result = if identical(o, t) || identical(t, b) {

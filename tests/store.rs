@@ -310,7 +310,9 @@ fn compaction_leaves_no_removed_bytes() {
 // ---------------------------------------------------------------------------------------------
 // Key names: every write with a key given as text records its name
 
-use datacomp::{Error, ImportOptions, KeyCollision, KeyPath};
+use datacomp::{
+    Error, ImportOptions, JsonStyle, KeyCollision, KeyPath, MAX_PATH_SEGMENTS, PathConflict,
+};
 
 /// Two names with one key hash 2 value.
 const FIRST: &str = "sleep_haste_8";
@@ -334,14 +336,14 @@ fn writes_with_keys_given_as_text_record_their_names() {
     assert_eq!(
         store.export_json(id).unwrap(),
         format!(
-            r#"{{"stats":{{"health":95.0,"mana":5.0}},"a.b":{{"c":true}},"{}":1.0}}"#,
+            r#"{{"stats":{{"health":95,"mana":5}},"a.b":{{"c":true}},"{}":1}}"#,
             Key::parse("unnamed")
         )
     );
 
     let orc = store.insert_entries([("name", "Orc"), ("kind", "monster")]);
     assert_eq!(store.get(orc).unwrap().get_str("kind"), Some("monster"));
-    assert_eq!(store.key_name(Key::parse("kind")), Some("kind"));
+    assert_eq!(store.key_name(Key::parse("kind")).as_deref(), Some("kind"));
     // Saved and loaded, the names come back: the next key hash upgrade needs no help.
     let loaded = Store::from_bytes(&store.to_bytes()).unwrap();
     assert_eq!(loaded, store);
@@ -395,7 +397,11 @@ fn names_that_differ_only_in_their_dots_show_apart() {
     let labels: Vec<String> =
         store.get(id[0]).unwrap().keys().map(|k| store.key_label(k).into_owned()).collect();
     assert_eq!(labels, ["/a.b", "a.b"]);
-    assert_eq!(store.key_name(Key::new("a.b")), Some("a.b"), "the dotted name is ambiguous");
+    assert_eq!(
+        store.key_name(Key::new("a.b")).as_deref(),
+        Some("a.b"),
+        "the dotted name is ambiguous"
+    );
     assert_eq!(
         format!("{store:?}"),
         "{0v0t1: {/a.b: Float(1.0), a.b: Float(2.0)}}",
@@ -419,7 +425,7 @@ fn merging_names_keeps_dots_and_refuses_two_names_for_one_key() {
     ours.merge_key_names(&theirs).unwrap();
     assert_eq!(ours.key_label(Key::new("a.b")), "/a.b");
     let id = ours.insert(&theirs.iter().next().unwrap().1.to_blob());
-    assert_eq!(ours.export_json(id).unwrap(), r#"{"x":1.0,"a.b":5.0}"#);
+    assert_eq!(ours.export_json(id).unwrap(), r#"{"x":1,"a.b":5}"#);
 
     ours.insert_key_name(FIRST).unwrap();
     let mut other = Store::new();
@@ -432,4 +438,146 @@ fn merging_names_keeps_dots_and_refuses_two_names_for_one_key() {
         KeyCollision { key: Key::parse(FIRST), name: SECOND.into(), known: FIRST.into() }
     );
     assert_eq!(ours, before, "all or nothing: fresh was not taken either");
+}
+
+// ---------------------------------------------------------------------------------------------
+// A path is a value or an object, never both
+
+fn conflict(path: &str, other: &str, under: bool) -> PathConflict {
+    PathConflict { path: path.into(), other: other.into(), under }
+}
+
+#[test]
+fn a_value_where_a_path_runs_through_is_refused_and_changes_nothing() {
+    let mut store = Store::new();
+    let id = store.insert_entries([("stats.health", 30.0), ("name.first", 1.0)]);
+    let unrelated = store.insert_entries([("stats", 1.0)]);
+    let before = (store.clone(), store.to_bytes());
+    let cases: [(&str, PathConflict); 4] = [
+        ("stats", conflict("stats", "stats.health", true)),
+        ("stats.health.max", conflict("stats.health.max", "stats.health", false)),
+        ("name", conflict("name", "name.first", true)),
+        ("name.first.a.b", conflict("name.first.a.b", "name.first", false)),
+    ];
+    for (path, expected) in cases {
+        let err = store.get_mut(id).unwrap().try_set(path, 5).unwrap_err();
+        let Error::PathConflict(got) = err else { panic!("{path}: {err:?}") };
+        assert_eq!(got, expected, "{path}");
+        assert_eq!(store, before.0, "{path}");
+        assert_eq!(store.to_bytes(), before.1, "{path}: not one byte changed");
+    }
+    assert_eq!(
+        conflict("stats.health.max", "stats.health", false).to_string(),
+        "stats.health holds a value, so stats.health.max cannot be set under it"
+    );
+    // Other entities, siblings, overwrites and member names with dots are no conflict.
+    store.get_mut(id).unwrap().set("stats.mana", 3);
+    store.get_mut(id).unwrap().set("stats.health", 31);
+    store.get_mut(id).unwrap().set(KeyPath::pointer("/stats.health.max").unwrap(), 2);
+    store.get_mut(unrelated).unwrap().set("stat", 2);
+    assert_eq!(
+        store.try_export_json(id, JsonStyle::Compact).unwrap(),
+        r#"{"stats":{"health":31,"mana":3},"name":{"first":1},"stats.health.max":2}"#
+    );
+    // A key given as a Key has no name and is not checked: export writes it by hash.
+    store.get_mut(id).unwrap().set(Key::parse("stats"), 9);
+    assert!(store.export_json(id).unwrap().contains(&format!("\"{}\":9", Key::parse("stats"))));
+}
+
+#[test]
+fn an_entity_inserted_with_a_value_where_a_path_runs_through_is_refused() {
+    let mut store = Store::new();
+    for (entries, expected) in [
+        (vec![("a.b", 1.0), ("a", 2.0)], conflict("a.b", "a", false)),
+        (vec![("a", 2.0), ("x", 0.0), ("a.b.c", 1.0)], conflict("a.b.c", "a", false)),
+    ] {
+        let err = store.try_insert_entries(entries.clone()).unwrap_err();
+        let Error::PathConflict(got) = err else { panic!("{entries:?}: {err:?}") };
+        assert_eq!(got, expected);
+        assert!(store.is_empty() && store.key_names().len() == 0, "nothing kept");
+    }
+    // Names the store knows from elsewhere place keys given as Keys.
+    store.insert_entries([("gear", 1.0)]);
+    store.insert_entries([("gear.sword", 1.0)]);
+    let err =
+        store.try_insert_entries([(Key::parse("gear"), 1.0), (Key::parse("gear.sword"), 2.0)]);
+    assert!(matches!(err, Err(Error::PathConflict(_))), "{err:?}");
+    // A Key written into an entity is the caller's choice, unchecked.
+    let id = store.insert_entries([("gear.sword", 1.0)]);
+    assert!(store.get_mut(id).unwrap().try_set(Key::parse("gear"), 2.0).is_ok());
+    // A long path and a large entity stay cheap: one set of keys, not a scan per segment.
+    let many: Vec<(String, f32)> = (0..5_000).map(|i| (format!("k{i}"), 1.0)).collect();
+    let big = store.insert_entries(many.iter().map(|(k, v)| (k.as_str(), *v)));
+    let deep = format!("k4999.{}", vec!["x"; MAX_PATH_SEGMENTS - 1].join("."));
+    let err = store.get_mut(big).unwrap().try_set(deep.as_str(), 1).unwrap_err();
+    assert!(matches!(err, Error::PathConflict(PathConflict { under: false, .. })), "{err}");
+}
+
+#[derive(Clone, Debug)]
+enum PathOp {
+    Set(Vec<u8>, f32),
+    Remove(Vec<u8>),
+    SaveLoad,
+}
+
+fn path_op() -> impl Strategy<Value = PathOp> {
+    // Segments from a small alphabet, so that prefixes meet often; "a.b" as one segment too.
+    let path = prop::collection::vec(0u8..4, 1..4);
+    prop_oneof![
+        4 => (path.clone(), prop_oneof![Just(1.0f32), Just(0.5), Just(-3.0), Just(16_777_216.0), Just(1e-7), Just(3.4e38)])
+            .prop_map(|(p, v)| PathOp::Set(p, v)),
+        1 => path.prop_map(PathOp::Remove),
+        1 => Just(PathOp::SaveLoad),
+    ]
+}
+
+const SEGMENTS: [&str; 4] = ["a", "b", "a.b", "c~/d"];
+
+fn pointer(path: &[u8]) -> String {
+    path.iter()
+        .map(|&s| format!("/{}", SEGMENTS[s as usize].replace('~', "~0").replace('/', "~1")))
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// Writes with text keys against a model of paths: a write that would make a path a value
+    /// and an object is refused, and after every step the entity exports to JSON that imports
+    /// back strictly as the same entity.
+    #[test]
+    fn text_writes_keep_every_entity_exportable(ops in prop::collection::vec(path_op(), 1..40)) {
+        let mut store = Store::new();
+        let id = store.insert_empty();
+        let mut model: std::collections::BTreeMap<Vec<u8>, f32> = Default::default();
+        for op in ops {
+            match op {
+                PathOp::Set(path, x) => {
+                    let text = pointer(&path);
+                    let clash = model.keys().any(|p| {
+                        p != &path && (p.starts_with(&path) || path.starts_with(p))
+                    });
+                    let result = store.get_mut(id).unwrap().try_set(KeyPath::pointer(&text).unwrap(), x);
+                    prop_assert_eq!(result.is_err(), clash, "{} over {:?}", text, model);
+                    if !clash {
+                        model.insert(path, x);
+                    }
+                }
+                PathOp::Remove(path) => {
+                    let removed = store.get_mut(id).unwrap().remove(Key::from_pointer(&pointer(&path)).unwrap());
+                    prop_assert_eq!(removed, model.remove(&path).is_some());
+                }
+                PathOp::SaveLoad => store = Store::from_bytes(&store.to_bytes()).unwrap(),
+            }
+            let entity = store.get(id).unwrap();
+            prop_assert_eq!(entity.len(), model.len());
+            for (path, x) in &model {
+                let key = Key::from_pointer(&pointer(path)).unwrap();
+                prop_assert_eq!(entity.get_float(key).map(f32::to_bits), Some(x.to_bits()));
+            }
+            let json = store.try_export_json(id, JsonStyle::Compact).unwrap();
+            let back = Blob::from_json(&json).unwrap();
+            prop_assert_eq!(back, entity.to_blob(), "{}", json);
+        }
+    }
 }

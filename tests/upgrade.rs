@@ -56,9 +56,9 @@ fn known_paths_rehash_every_key_and_become_its_names() {
     assert_eq!(store.get(id("0v0t1")).unwrap().get_float("stats.health"), Some(1.0));
     assert_eq!(store.get(id("1v0t1")).unwrap().get_float("stats.health"), Some(0.0));
     assert_eq!(store.get(id("1v0t1")).unwrap().get_float("a.b"), Some(1.0));
-    let names: Vec<&str> = store.key_names().map(|(_, n)| n).collect();
+    let names: Vec<String> = store.key_names().map(|(_, n)| n).collect();
     assert_eq!(names.len(), 3, "{names:?}: the unused x.y is not recorded");
-    assert_eq!(store.key_name(Key::parse("a.b")), Some("a.b"));
+    assert_eq!(store.key_name(Key::parse("a.b")).as_deref(), Some("a.b"));
 
     // A member name with a dot, given as a JSON Pointer.
     let dotted = old_save(&[&[]]);
@@ -187,4 +187,103 @@ fn a_delta_of_key_hash_1_is_refused_before_it_touches_a_store() {
          release that wrote it, then load that save to upgrade it"
     );
     assert_eq!(save::describe(&old).unwrap().kind, "delta");
+}
+
+/// Attack: upgrade errors quote paths the caller or the save gave, which may be 100 KB long
+/// and hold control characters; the message must stay one short line.
+#[test]
+fn upgrade_errors_cut_long_paths_and_escape_control_characters() {
+    // The escape lands in the part a message keeps: the end.
+    let long = format!("{}\u{1b}[2J", "p".repeat(100_000));
+    let (sleep, fury) = (format!("{long}.sleep_haste_8"), format!("{long}.fury_sleep_272"));
+    let bytes = old_save(&[&[sleep.as_str()], &[fury.as_str()]]);
+    let options = LoadOptions::new().known_keys([sleep.as_str(), fury.as_str()]);
+    let err = Store::from_bytes_with(&bytes, &options).unwrap_err();
+    assert!(matches!(err, LoadError::UpgradeCollision { .. }), "{err:?}");
+    let message = err.to_string();
+    assert!(message.len() < 1000, "{} bytes", message.len());
+    assert!(message.contains("bytes cut") && !message.contains('\u{1b}'), "{message}");
+    assert!(message.contains(".sleep_haste_8") && message.contains(".fury_sleep_272"), "{message}");
+    assert!(message.contains(r"\u{1b}[2J.sleep_haste_8"), "{message}");
+    assert!(message.contains(" rehash to the same key #"), "{message}");
+
+    let (a, b) = (format!("{long}.item_1409"), format!("{long}.item_1482"));
+    let bytes = old_save(&[&[a.as_str()]]);
+    let options = LoadOptions::new().known_keys([a.as_str(), b.as_str()]);
+    let err = Store::from_bytes_with(&bytes, &options).unwrap_err();
+    assert!(matches!(err, LoadError::AmbiguousKnownKeys { .. }), "{err:?}");
+    let message = err.to_string();
+    assert!(message.len() < 1000, "{} bytes", message.len());
+    assert!(message.contains("bytes cut") && !message.contains('\u{1b}'), "{message}");
+    assert!(message.contains(r"\u{1b}[2J.item_14"), "{message}");
+}
+
+/// `bytes` (a save from `old_save`, with an empty key-name section) ending with a key-name
+/// section naming each path under its key hash 1 key, sealed again.
+fn with_old_names(bytes: Vec<u8>, paths: &[&str]) -> Vec<u8> {
+    let mut names: Vec<(Key, String)> =
+        paths.iter().map(|p| (v1(p), format!("/{}", p.replace('.', "/")))).collect();
+    names.sort();
+    let mut section = (names.len() as u32).to_le_bytes().to_vec();
+    for (key, pointer) in &names {
+        section.extend_from_slice(&key.raw().to_le_bytes());
+        section.extend_from_slice(&(pointer.len() as u32).to_le_bytes());
+    }
+    for (_, pointer) in &names {
+        section.extend_from_slice(pointer.as_bytes());
+    }
+    let mut bytes = bytes;
+    let sections = usize::from(u16::from_le_bytes([bytes[14], bytes[15]]));
+    let index = (0..sections).find(|i| bytes[32 + 24 * i] == 13).expect("a key-name section");
+    let entry = 32 + 24 * index;
+    // The sections after it (the arena's chunk crcs, which a save may go without) are dropped.
+    bytes[entry + 24..32 + 24 * sections].fill(0);
+    bytes[14..16].copy_from_slice(&(index as u16 + 1).to_le_bytes());
+    let offset = u64::from_le_bytes(bytes[entry + 8..entry + 16].try_into().unwrap());
+    let mut out = bytes[..offset as usize].to_vec();
+    // Key hash 1 saves hold their names as the flat list (kind 6).
+    out[entry] = 6;
+    out.extend_from_slice(&section);
+    out.resize(out.len().next_multiple_of(8), 0);
+    out[entry + 4..entry + 8].copy_from_slice(&crc32fast::hash(&section).to_le_bytes());
+    out[entry + 16..entry + 24].copy_from_slice(&(section.len() as u64).to_le_bytes());
+    let len = out.len() as u64;
+    out[16..24].copy_from_slice(&len.to_le_bytes());
+    as_key_hash_1(out)
+}
+
+/// Attack: a key hash 1 store could record both names of a pair that key hash 2 gives one
+/// key (they had two keys then), while no entity holds one of them any more. Such a save
+/// must still upgrade: the name that names no value gives way, since no option can drop it.
+#[test]
+fn a_saved_name_no_entity_holds_gives_way_to_a_held_one_that_rehashes_alike() {
+    let bytes = with_old_names(
+        old_save(&[&["sleep_haste_8", "name"]]),
+        &["fury_sleep_272", "sleep_haste_8", "name"],
+    );
+    let store = Store::from_bytes(&bytes).unwrap();
+    let hero = store.get(id("0v0t1")).unwrap();
+    assert_eq!(hero.get_float("sleep_haste_8"), Some(0.0));
+    assert_eq!(store.key_name(Key::parse("sleep_haste_8")).as_deref(), Some("sleep_haste_8"));
+    assert_eq!(store.key_names().len(), 2);
+    assert_eq!(store.check_key("fury_sleep_272").unwrap_err().known, "sleep_haste_8");
+
+    // Neither held: the first in key hash 1 order stays, whichever way the table lists them.
+    let first =
+        if v1("sleep_haste_8") < v1("fury_sleep_272") { "sleep_haste_8" } else { "fury_sleep_272" };
+    let bytes =
+        with_old_names(old_save(&[&["name"]]), &["fury_sleep_272", "sleep_haste_8", "name"]);
+    let store = Store::from_bytes(&bytes).unwrap();
+    assert_eq!(store.key_name(Key::parse("sleep_haste_8")).as_deref(), Some(first));
+    assert_eq!(store.key_names().len(), 2);
+
+    // Both held: still an error naming both (a value would be lost).
+    let bytes = with_old_names(
+        old_save(&[&["sleep_haste_8"], &["fury_sleep_272"]]),
+        &["fury_sleep_272", "sleep_haste_8"],
+    );
+    assert!(matches!(
+        Store::from_bytes(&bytes).unwrap_err(),
+        LoadError::UpgradeCollision { key, .. } if key == Key::parse("sleep_haste_8")
+    ));
 }

@@ -4,11 +4,13 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use datacomp::{Blob, BlobRef, Error, Id, Key, LoadError, Patch, Side, Store, StorePatch};
+use datacomp::{
+    Blob, BlobRef, Error, Id, Key, KeyCollision, LoadError, Patch, Side, Store, StorePatch,
+};
 use serde_json::json;
 
-use crate::files::{load, lock, save};
-use crate::output::{Bytes, Failure, key_name as name, value_json};
+use crate::files::{load, lock_if_exists, lock_later, save, saved_len};
+use crate::output::{Bytes, Failure, key_name as name, shown, value_json};
 
 /// Entries as a JSON object by key name (sorted).
 fn entries_by_name(
@@ -89,8 +91,19 @@ pub fn diff(
     compact: bool,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
-    let file = output.map(lock).transpose()?;
+    let file = output.map(lock_if_exists).transpose()?.flatten();
     let (base, target) = (load_chain(base_path, chain)?.0, load(target_path)?);
+    // One hash under two names: its changes could be shown under neither name alone, so the
+    // two files are refused, as `merge` refuses them.
+    for (key, _) in base.key_names() {
+        let (before, after) = (base.key_label(key), target.key_label(key));
+        if target.key_name(key).is_some() && before != after {
+            let collision =
+                KeyCollision { key, name: after.into_owned(), known: before.into_owned() };
+            return Err(Failure::at(target_path.display(), collision));
+        }
+    }
+    let file = output.map(|output| lock_later(file, output)).transpose()?;
     let stores = [&target, &base];
     let mut inserted = Vec::new();
     let mut changed = Vec::new();
@@ -135,17 +148,18 @@ pub fn apply(
     output: &Path,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
-    let file = lock(output)?;
+    let file = lock_if_exists(output)?;
     let (mut store, inserted, changed) = load_chain(base_path, chain)?;
+    let file = lock_later(file, output)?;
     save(&file, &mut store, output)?;
     let by =
         if chain.len() == 1 { "the delta".to_owned() } else { format!("{} deltas", chain.len()) };
     writeln!(
         out,
         "{}: {} entities ({inserted} inserted, {changed} changed by {by}), {}",
-        output.display(),
+        shown(output),
         store.len(),
-        Bytes(store.to_bytes().len()),
+        Bytes(saved_len(&file)),
     )?;
     Ok(())
 }
@@ -162,9 +176,21 @@ pub fn merge(
     prefer: Option<Side>,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
-    let file = lock(output)?;
+    let file = lock_if_exists(output)?;
     let [base, ours, theirs] = paths.map(load);
     let (base, mut merged, theirs) = (base?, ours?, theirs?);
+    // Keys of one data version mean other things in another: merging across a migration
+    // would mix them.
+    let versions = [&base, &merged, &theirs].map(Store::data_version);
+    if versions.iter().any(|&v| v != versions[0]) {
+        let [b, o, t] = versions;
+        let message = format!(
+            "data versions differ: base {b}, ours {o}, theirs {t}: migrate all three to one \
+             version first"
+        );
+        return Err(Failure::at(paths[1].display(), message));
+    }
+    let file = lock_later(file, output)?;
     let mut conflicts = Vec::new();
     let mut report = Vec::new();
 
@@ -231,7 +257,7 @@ pub fn merge(
     writeln!(
         out,
         "{}: {} entities, {} conflicting keys{}",
-        output.display(),
+        shown(output),
         merged.len(),
         conflicts.len(),
         match prefer {

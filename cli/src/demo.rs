@@ -17,6 +17,11 @@ const FIXTURES: [(&str, &str); 4] = [
     ("sheets/golem.json", include_str!("../../fixtures/sheets/golem.json")),
 ];
 
+/// The character sheet the design comes from, as the Bitsquid and Stingray designers write
+/// their data: SJSON.
+const SJSON_SHEET: (&str, &str) =
+    ("sjson/the_one.sjson", include_str!("../../fixtures/sjson/the_one.sjson"));
+
 /// Entities in the world that is saved and loaded.
 const WORLD: usize = 100_000;
 
@@ -137,6 +142,27 @@ pub fn run(out: &mut dyn Write) -> Result<(), Failure> {
         rate(bytes.len(), decode_time.as_secs_f64()),
     )?;
     writeln!(out, "   the loaded world equals the saved one, entity for entity.")?;
+
+    // 5. The sheet in SJSON.
+    let (name, text) = SJSON_SHEET;
+    let mut sheets = Store::new();
+    let ids = sheets
+        .import_sjson(text, &ImportOptions::strict())
+        .map_err(|e| Failure::at(format!("bundled fixture {name}"), e))?;
+    let id = *ids.first().ok_or_else(|| Failure::at(name, "no entity in the sheet"))?;
+    let sheet = sheets.try_get(id).map_err(|e| Failure::at(name, e))?;
+    writeln!(
+        out,
+        "\n5. The sheet as the designers of Bitsquid and Stingray write it (SJSON, {name}):"
+    )?;
+    for line in text.lines() {
+        writeln!(out, "   | {line}")?;
+    }
+    writeln!(out, "   imported as it is, key by key:")?;
+    print_entries(&sheets, sheet, out)?;
+    let again = sheets.export_sjson(id).unwrap_or_default();
+    let same = if again.trim_end() == text.trim_end() { "the same text" } else { "different text" };
+    writeln!(out, "   and `export --format sjson` writes it back: {same}.")?;
     writeln!(out, "\nNext: `datacomp --help`, or `cargo run --release -- --help`.")?;
     Ok(())
 }

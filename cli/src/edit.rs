@@ -4,10 +4,13 @@ use std::io::Write;
 use std::path::Path;
 
 use datacomp::text::{Escaped, Shortened};
-use datacomp::{BlobRef, Id, Key, KeyPath, OwnedValue, Store};
+use datacomp::{
+    BlobRef, Error, ExportError, Id, JsonErrorKind, JsonF32, JsonStyle, Key, KeyPath, OwnedValue,
+    Store,
+};
 
 use crate::TypeArg;
-use crate::files::{entity, load, lock, save};
+use crate::files::{entity, load, lock_and_load, save};
 use crate::inspect::{entries_json, print_entries};
 use crate::output::{Failure, Plain, value_json};
 
@@ -105,10 +108,30 @@ pub fn get(
         }
         return Ok(());
     };
-    let key = parse_key(given)?.check(&store, path)?;
-    let value = blob
-        .get(key)
-        .ok_or_else(|| Failure::at(path.display(), no_such_key(&store, blob, id, given)))?;
+    let arg = parse_key(given)?;
+    let key = arg.check(&store, path)?;
+    let Some(value) = blob.get(key) else {
+        // An object's path: the keys under it, as JSON (as jq prints a member).
+        let style = if json { JsonStyle::Compact } else { JsonStyle::Pretty };
+        let subtree = match &arg {
+            KeyArg::Path(at) => store.try_export_json_at(id, at, style),
+            KeyArg::Raw(_) => Err(ExportError::NoPath { entity: Some(id), path: given.into() }),
+        };
+        return match subtree {
+            // The export's own text: numbers as export writes them, members in their order.
+            Ok(text) if json => Ok(writeln!(
+                out,
+                "{{\"id\":{},\"key\":{},\"type\":\"object\",\"value\":{text}}}",
+                serde_json::Value::from(id.to_string()),
+                serde_json::Value::from(given),
+            )?),
+            Ok(text) => Ok(writeln!(out, "{text}")?),
+            Err(ExportError::NoPath { .. }) => {
+                Err(Failure::at(path.display(), no_such_key(&store, blob, id, given)))
+            }
+            Err(e) => Err(Failure::at(path.display(), e)),
+        };
+    };
     if json {
         let line = serde_json::json!({
             "id": id.to_string(),
@@ -128,13 +151,14 @@ pub fn get(
 /// is a bool, a number a float, `[...]` an array of floats, and anything else a string.
 pub fn parse_value(text: &str, ty: Option<TypeArg>) -> Result<OwnedValue, Failure> {
     let bad = |what: &str| Failure::Message(format!("bad value \"{}\": {what}", Shortened(text)));
+    // A number as strict import reads one: JSON's form, refused if f32 would change it.
     let number = |text: &str| -> Result<f32, Failure> {
-        let wide: f64 = text.trim().parse().map_err(|_| bad("not a number"))?;
-        let narrow = wide as f32;
-        if !wide.is_finite() || !narrow.is_finite() {
-            return Err(bad("past the range of f32"));
+        match text.trim().parse::<JsonF32>() {
+            Ok(JsonF32(x)) => Ok(x),
+            Err(JsonErrorKind::Syntax(_)) => Err(bad("not a number")),
+            Err(JsonErrorKind::NumberOutOfRange(_)) => Err(bad("past the range of f32")),
+            Err(e) => Err(bad(&e.to_string())),
         }
-        Ok(narrow)
     };
     let floats = |text: &str| -> Result<Vec<f32>, Failure> {
         let inner = text.trim().strip_prefix('[').and_then(|t| t.strip_suffix(']'));
@@ -157,8 +181,8 @@ pub fn parse_value(text: &str, ty: Option<TypeArg>) -> Result<OwnedValue, Failur
             "true" => OwnedValue::Bool(true),
             "false" => OwnedValue::Bool(false),
             _ if text.trim_start().starts_with('[') => OwnedValue::Floats(floats(text)?),
-            // A number is finite as an f64: "inf" and "NaN" are names, not numbers.
-            _ if text.trim().parse::<f64>().is_ok_and(f64::is_finite) => {
+            // A number is written as JSON writes one: "inf", "NaN" and "+1" are not numbers.
+            _ if !matches!(text.trim().parse::<JsonF32>(), Err(JsonErrorKind::Syntax(_))) => {
                 OwnedValue::Float(number(text)?)
             }
             _ => OwnedValue::Str(text.to_owned()),
@@ -175,8 +199,7 @@ pub fn set(
     ty: Option<TypeArg>,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
-    let file = lock(path)?;
-    let mut store = load(path)?;
+    let (file, mut store) = lock_and_load(path)?;
     let (id, blob) = entity(&store, path, id)?;
     let arg = parse_key(key)?;
     let parsed = arg.check(&store, path)?;
@@ -188,7 +211,10 @@ pub fn set(
         KeyArg::Path(key) => blob.try_set(key, &value),
         KeyArg::Raw(key) => blob.try_set(key, &value),
     }
-    .map_err(|e| Failure::at(path.display(), e))?;
+    .map_err(|e| match e {
+        Error::PathConflict(e) => Failure::at(path.display(), format!("entity {id}: {e}")),
+        e => Failure::at(path.display(), e),
+    })?;
     let label = Escaped(&store.key_label(parsed)).to_string();
     save(&file, &mut store, path)?;
     let new = Plain(value.as_value());
@@ -201,8 +227,7 @@ pub fn set(
 
 /// `datacomp rm`.
 pub fn rm(path: &Path, id: &str, key: Option<&str>, out: &mut dyn Write) -> Result<(), Failure> {
-    let file = lock(path)?;
-    let mut store = load(path)?;
+    let (file, mut store) = lock_and_load(path)?;
     let (id, blob) = entity(&store, path, id)?;
     match key {
         Some(given) => {
@@ -264,6 +289,17 @@ mod tests {
         assert_eq!(infer("The One"), OwnedValue::Str("The One".into()));
         assert_eq!(infer("inf"), OwnedValue::Str("inf".into()));
         assert_eq!(infer("NaN"), OwnedValue::Str("NaN".into()));
+        assert_eq!(infer("+1"), OwnedValue::Str("+1".into()));
+        assert_eq!(infer("123456790"), OwnedValue::Float(123_456_792.0));
+        assert_eq!(infer("-0"), OwnedValue::Float(-0.0));
+        assert_eq!(
+            message(parse_value("16777217", None).unwrap_err()),
+            "bad value \"16777217\": 16777217 would be stored as 16777216: f32 cannot hold it"
+        );
+        assert_eq!(
+            message(parse_value("[1, 1e-50]", None).unwrap_err()),
+            "bad value \"[1, 1e-50]\": 1e-50 would be stored as 0: f32 cannot hold it"
+        );
         assert_eq!(infer(""), OwnedValue::Str(String::new()));
         assert_eq!(
             message(parse_value("1e39", None).unwrap_err()),

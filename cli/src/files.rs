@@ -3,10 +3,11 @@
 use std::io::Write;
 use std::path::Path;
 
-use datacomp::{BlobRef, Error, Id, SaveFile, Store, StorePatch, save};
+use datacomp::{BlobRef, Error, Id, JsonStyle, LoadError, SaveFile, Store, StorePatch, save};
 
+use crate::FormatArg;
 use crate::edit::parse_id;
-use crate::output::{Bytes, Failure};
+use crate::output::{Bytes, Failure, shown};
 
 /// Reads a save file's bytes.
 pub fn read(path: &Path) -> Result<Vec<u8>, Failure> {
@@ -17,8 +18,21 @@ pub fn read(path: &Path) -> Result<Vec<u8>, Failure> {
 pub fn load(path: &Path) -> Result<Store, Failure> {
     Store::load(path).map_err(|e| match e {
         Error::Io(e) => Failure::at(path.display(), format!("cannot read: {e}")),
+        Error::Load(e) => load_failure(path, &e),
         e => Failure::at(path.display(), e),
     })
+}
+
+/// Why the save at `path` did not load. A key hash 1 save that needs known keys is pointed at
+/// `upgrade`, the one command that takes them.
+pub fn load_failure(path: &Path, e: &LoadError) -> Failure {
+    match e {
+        LoadError::UnexplainedKeys { .. } => Failure::at(
+            path.display(),
+            format_args!("{e} (with datacomp upgrade OLD -o NEW --keys FILE)"),
+        ),
+        e => Failure::at(path.display(), e),
+    }
 }
 
 /// Takes the exclusive lock of the save at `path` (waiting for another writer to finish),
@@ -27,12 +41,43 @@ pub fn lock(path: &Path) -> Result<SaveFile, Failure> {
     SaveFile::lock(path).map_err(|e| Failure::at(path.display(), format!("cannot lock: {e}")))
 }
 
+/// The save at `path` loaded under its lock, for a command that changes it in place. A missing
+/// save fails before a lock file is made beside it.
+pub fn lock_and_load(path: &Path) -> Result<(SaveFile, Store), Failure> {
+    if std::fs::metadata(path).is_err() {
+        // Fails; should the file have appeared meanwhile, it is loaded again under the lock.
+        load(path)?;
+    }
+    let file = lock(path)?;
+    let store = load(path)?;
+    Ok((file, store))
+}
+
+/// The lock of `path` if a file is there (it may be one of the command's inputs, to be read
+/// and replaced under the lock), else `None`: a command then reads its inputs first and takes
+/// the lock only to write (with [`lock_later`]), so that a missing or bad input leaves no lock
+/// file behind. An output that did not exist cannot be an input, which must exist.
+pub fn lock_if_exists(path: &Path) -> Result<Option<SaveFile>, Failure> {
+    if std::fs::metadata(path).is_ok() { lock(path).map(Some) } else { Ok(None) }
+}
+
+/// The lock taken by [`lock_if_exists`], or, if it took none, the lock taken now.
+pub fn lock_later(early: Option<SaveFile>, path: &Path) -> Result<SaveFile, Failure> {
+    early.map_or_else(|| lock(path), Ok)
+}
+
 /// Saves atomically under the lock: the file is either the old one or the new one, never
 /// half of each. The store is compacted first, so no byte of a removed entity, key or value
 /// reaches the file.
 pub fn save(file: &SaveFile, store: &mut Store, path: &Path) -> Result<(), Failure> {
     store.compact();
     file.save(store).map_err(|e| Failure::at(path.display(), format!("cannot write: {e}")))
+}
+
+/// The length of the file just saved under `file`'s lock, as the file system reports it:
+/// serializing the store again to count its bytes would need memory for a second copy.
+pub fn saved_len(file: &SaveFile) -> usize {
+    std::fs::metadata(file.path()).map_or(0, |meta| meta.len() as usize)
 }
 
 /// The live entity `id` of `store` and its blob, or why `id` names none.
@@ -48,17 +93,27 @@ pub fn export(
     entity_id: Option<&str>,
     output: Option<&Path>,
     compact: bool,
+    format: FormatArg,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
+    if compact && format == FormatArg::Sjson {
+        return Err(Failure::Message(
+            "--compact is for JSON: SJSON is written one member a line".into(),
+        ));
+    }
     let store = load(path)?;
-    let mut text = match entity_id {
-        Some(id) => {
-            let (_, blob) = entity(&store, path, id)?;
-            if compact { store.export_blob_json(blob) } else { store.export_blob_json_pretty(blob) }
+    let style = if compact { JsonStyle::Compact } else { JsonStyle::Pretty };
+    // A NaN or infinity has no JSON form: the export fails naming it, and writes nothing.
+    let mut text = match (entity_id, format) {
+        (Some(id), FormatArg::Json) => {
+            let (id, _) = entity(&store, path, id)?;
+            store.try_export_json(id, style)
         }
-        None if compact => store.export_all_json(),
-        None => store.export_all_json_pretty(),
-    };
+        (None, FormatArg::Json) => store.try_export_all_json(style),
+        (Some(id), FormatArg::Sjson) => Ok(store.export_blob_sjson(entity(&store, path, id)?.1)),
+        (None, FormatArg::Sjson) => Ok(store.export_all_sjson()),
+    }
+    .map_err(|e| Failure::at(shown(path), e))?;
     text.push('\n');
     match output {
         Some(output) => {
@@ -76,14 +131,36 @@ pub fn verify(path: &Path, out: &mut dyn Write) -> Result<(), Failure> {
     // Best effort: a directory that cannot be listed has nothing to report.
     let stale = datacomp::file::stale_temps(path).unwrap_or_default();
     if !stale.is_empty() {
-        let names: Vec<String> = stale.iter().map(|p| p.display().to_string()).collect();
+        let names: Vec<String> = stale.iter().map(|p| shown(p)).collect();
         writeln!(
             out,
             "{}: {} temporary files left by an interrupted save (the next save removes them): {}",
-            path.display(),
+            shown(path),
             stale.len(),
             names.join(", ")
         )?;
+    }
+    Ok(())
+}
+
+/// `datacomp verify --salvage -o OUTPUT`: writes every entity of `path` that checks out to
+/// `output` (compacted, under the output's lock) and lists the others with why.
+pub fn salvage(path: &Path, output: &Path, out: &mut dyn Write) -> Result<(), Failure> {
+    let bytes = read(path)?;
+    let datacomp::Salvage { mut store, lost, .. } =
+        Store::salvage(&bytes).map_err(|e| Failure::at(path.display(), e))?;
+    let file = lock(output)?;
+    save(&file, &mut store, output)?;
+    writeln!(
+        out,
+        "{}: salvaged {} entities into {}; lost {}",
+        path.display(),
+        store.len(),
+        output.display(),
+        lost.len()
+    )?;
+    for (id, why) in &lost {
+        writeln!(out, "  lost {id}: {why}")?;
     }
     Ok(())
 }
@@ -96,11 +173,13 @@ fn check(path: &Path, out: &mut dyn Write) -> Result<(), Failure> {
         let delta = StorePatch::from_bytes(&bytes).map_err(|e| Failure::at(path.display(), e))?;
         writeln!(
             out,
-            "{}: ok: delta, format {}.{}, {} ({} bytes), {} entities inserted, {} changed; \
-             its base is checked when it is applied",
-            path.display(),
+            "{}: ok: delta, format {}.{}, data version {} -> {}, {} ({} bytes), {} entities \
+             inserted, {} changed; its base is checked when it is applied",
+            shown(path),
             info.major,
             info.minor,
+            delta.base_data_version(),
+            delta.data_version(),
             Bytes(bytes.len()),
             bytes.len(),
             delta.inserted(),
@@ -108,13 +187,15 @@ fn check(path: &Path, out: &mut dyn Write) -> Result<(), Failure> {
         )?;
         return Ok(());
     }
-    let store = Store::from_bytes(&bytes).map_err(|e| Failure::at(path.display(), e))?;
+    let store = Store::from_bytes(&bytes).map_err(|e| load_failure(path, &e))?;
     writeln!(
         out,
-        "{}: ok: format {}.{}, {} ({} bytes), {} sections, {} entities, {} key names",
-        path.display(),
+        "{}: ok: format {}.{}, data version {}, {} ({} bytes), {} sections, {} entities, {} key \
+         names",
+        shown(path),
         info.major,
         info.minor,
+        store.data_version(),
         Bytes(bytes.len()),
         bytes.len(),
         info.sections.len(),

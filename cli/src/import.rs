@@ -1,27 +1,29 @@
-//! `datacomp import`: JSON fixtures into a new save file, all or nothing.
+//! `datacomp import`: JSON and SJSON fixtures into a new save file, all or nothing.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use datacomp::text::Escaped;
 use datacomp::{ImportOptions, ImportReport, Store};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use crate::FormatArg;
 use crate::files::{lock, save};
 use crate::output::{Bytes, Failure};
 
 /// An import shorter than this shows no progress bar.
 const QUIET_FOR: Duration = Duration::from_millis(300);
 
-/// The JSON files named by `inputs`: files as given, directories searched recursively for
-/// `*.json`, each directory's files in name order.
+/// The files named by `inputs`: files as given, directories searched recursively for `*.json`
+/// and `*.sjson`, each directory's files in name order.
 pub fn collect_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, Failure> {
     let mut files = Vec::new();
     for input in inputs {
         let meta = std::fs::metadata(input)
             .map_err(|e| Failure::at(input.display(), format!("cannot read: {e}")))?;
         if meta.is_dir() {
-            find_json(input, &mut files)?;
+            find_documents(input, &mut files)?;
         } else {
             files.push(input.clone());
         }
@@ -29,7 +31,7 @@ pub fn collect_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, Failure> {
     Ok(files)
 }
 
-fn find_json(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), Failure> {
+fn find_documents(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), Failure> {
     let cannot = |e: std::io::Error| Failure::at(dir.display(), format!("cannot read: {e}"));
     let mut entries = std::fs::read_dir(dir)
         .map_err(cannot)?
@@ -39,12 +41,20 @@ fn find_json(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), Failure> {
     entries.sort();
     for path in entries {
         if path.is_dir() {
-            find_json(&path, files)?;
-        } else if path.extension().is_some_and(|ext| ext == "json") {
+            find_documents(&path, files)?;
+        } else if path.extension().is_some_and(|ext| ext == "json" || ext == "sjson") {
             files.push(path);
         }
     }
     Ok(())
+}
+
+/// Whether `file` is read as SJSON: as `format` says, else when it is named `*.sjson`.
+fn is_sjson(file: &Path, format: Option<FormatArg>) -> bool {
+    match format {
+        Some(format) => format == FormatArg::Sjson,
+        None => file.extension().is_some_and(|ext| ext == "sjson"),
+    }
 }
 
 /// `datacomp import`.
@@ -52,11 +62,12 @@ pub fn run(
     inputs: &[PathBuf],
     output: &Path,
     lenient: bool,
+    format: Option<FormatArg>,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
     let files = collect_files(inputs)?;
     if files.is_empty() {
-        return Err(Failure::Message("no JSON files among the inputs".into()));
+        return Err(Failure::Message("no JSON or SJSON files among the inputs".into()));
     }
     let options = if lenient { ImportOptions::lenient() } else { ImportOptions::strict() };
     let sizes: Vec<u64> =
@@ -68,15 +79,24 @@ pub fn run(
     let mut store = Store::new();
     let mut report = ImportReport::default();
     let mut json_bytes = 0;
+    let mut first_rounded = None;
+    let mut sjson_documents = 0;
     for (file, size) in files.iter().zip(&sizes) {
         let text = std::fs::read_to_string(file)
             .map_err(|e| Failure::at(file.display(), format!("cannot read: {e}")))?;
         json_bytes += text.len();
         // One document is all or nothing in the store; and nothing is written unless every
         // document imports.
-        let (_, file_report) = store
-            .import_json_with_report(&text, &options)
-            .map_err(|e| Failure::at(file.display(), e))?;
+        let imported = if is_sjson(file, format) {
+            sjson_documents += 1;
+            store.import_sjson_with_report(&text, &options)
+        } else {
+            store.import_json_with_report(&text, &options)
+        };
+        let (_, file_report) = imported.map_err(|e| Failure::at(file.display(), e))?;
+        if first_rounded.is_none() {
+            first_rounded = file_report.first_rounded.clone().map(|path| (file, path));
+        }
         add(&mut report, &file_report);
         if progress.is_none() && start.elapsed() > QUIET_FOR {
             progress = Some(progress_bar(total));
@@ -98,17 +118,26 @@ pub fn run(
     let file_len = std::fs::metadata(output).map_or(0, |m| m.len() as usize);
 
     let documents = if files.len() == 1 { "document" } else { "documents" };
+    let json_documents = files.len() - sjson_documents;
+    let documents = match (json_documents, sjson_documents) {
+        (_, 0) => format!("{} JSON {documents}", files.len()),
+        (0, _) => format!("{} SJSON {documents}", files.len()),
+        (json, sjson) => format!("{} {documents}, {json} JSON and {sjson} SJSON", files.len()),
+    };
     writeln!(
         out,
-        "imported {} entities from {} JSON {documents} ({}) in {read_time:.1?}",
+        "imported {} entities from {documents} ({}) in {read_time:.1?}",
         store.len(),
-        files.len(),
         Bytes(json_bytes),
     )?;
     if lenient {
+        // The first rounded number's place, so that a user can look at what changed.
+        let first = first_rounded.map_or(String::new(), |(file, path)| {
+            format!(" (the first at {} in {})", Escaped(&path), file.display())
+        });
         writeln!(
             out,
-            "lenient: {} arrays converted to objects, {} nulls skipped, {} numbers clamped",
+            "lenient: {} arrays converted to objects, {} nulls skipped, {} numbers rounded{first}",
             report.converted_arrays, report.skipped_nulls, report.rounded_numbers
         )?;
     }
@@ -116,7 +145,7 @@ pub fn run(
     writeln!(
         out,
         "wrote {} ({}, {per_entity} bytes an entity, {} key names) in {save_time:.1?}",
-        output.display(),
+        crate::output::shown(output),
         Bytes(file_len),
         store.key_names().len(),
     )?;

@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use datacomp::text::Escaped;
+use datacomp::text::{Escaped, Shortened};
 use datacomp::{BlobRef, Id, RegionKind, Store, save};
 use serde_json::json;
 
@@ -31,7 +31,7 @@ pub fn run(
 ) -> Result<(), Failure> {
     let bytes = read(path)?;
     let info = save::describe(&bytes).map_err(|e| Failure::at(path.display(), e))?;
-    let store = Store::from_bytes(&bytes).map_err(|e| Failure::at(path.display(), e))?;
+    let store = Store::from_bytes(&bytes).map_err(|e| crate::files::load_failure(path, &e))?;
     match entity_id {
         Some(id) => {
             let (id, blob) = entity(&store, path, id)?;
@@ -55,11 +55,12 @@ fn print_file(
 ) -> Result<(), Failure> {
     writeln!(
         out,
-        "{}: datacomp save, format {}.{}, key hash {}, {} ({} bytes)",
-        path.display(),
+        "{}: datacomp save, format {}.{}, key hash {}, data version {}, {} ({} bytes)",
+        crate::output::shown(path),
         info.major,
         info.minor,
         info.key_hash,
+        info.data_version,
         Bytes(info.file_len as usize),
         info.file_len
     )?;
@@ -109,6 +110,7 @@ fn file_json(path: &Path, info: &save::FileInfo, store: &Store) -> serde_json::V
         "file": path.display().to_string(),
         "format": format!("{}.{}", info.major, info.minor),
         "key_hash": info.key_hash,
+        "data_version": info.data_version,
         "file_bytes": info.file_len,
         "sections": sections,
         "entities": stats.entities,
@@ -133,8 +135,10 @@ const KEY_COLUMN: usize = 40;
 
 /// One line per entry: name, type, value.
 pub fn print_entries(store: &Store, blob: BlobRef<'_>, out: &mut dyn Write) -> Result<(), Failure> {
+    // Cut like error messages: a name may be a long path, and M keys under one long prefix
+    // would print it M times (a 160 KB save printed 325 MB and took as much memory).
     let names: Vec<String> =
-        blob.keys().map(|key| Escaped(&key_name(store, key)).to_string()).collect();
+        blob.keys().map(|key| Shortened(&key_name(store, key)).to_string()).collect();
     let width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0).clamp(3, KEY_COLUMN);
     writeln!(out, "  {:<width$}  {:<6}  value", "key", "type")?;
     for (name, (_, value)) in names.iter().zip(blob.iter()) {

@@ -12,6 +12,7 @@ mod edit;
 mod files;
 mod import;
 mod inspect;
+mod migrate;
 mod output;
 mod query;
 mod upgrade;
@@ -41,26 +42,30 @@ With no command, runs a demo on the bundled fixtures.
 
 Examples:
   datacomp import fixtures/party.json fixtures/sheets -o world.dcmp
+  datacomp import fixtures/sjson/the_one.sjson -o one.dcmp
   datacomp list world.dcmp
   datacomp inspect world.dcmp --entity 0v0t1
   datacomp set world.dcmp 0v0t1 stats.health 95
   datacomp export world.dcmp --entity 0v0t1
+  datacomp export world.dcmp --entity 0v0t1 --format sjson
   datacomp query world.dcmp 'status_effects.poisoned and stats.health < 20' --keys name
   datacomp diff base.dcmp now.dcmp -o changes.delta
   datacomp apply base.dcmp changes.delta -o now.dcmp
   datacomp diff base.dcmp now.dcmp --chain a1.delta a2.delta -o a3.delta
   datacomp apply base.dcmp a1.delta a2.delta a3.delta -o now.dcmp
   datacomp merge base.dcmp ours.dcmp theirs.dcmp -o merged.dcmp
-  datacomp upgrade old.dcmp -o world.dcmp --keys keys.txt";
+  datacomp upgrade old.dcmp -o world.dcmp --keys keys.txt
+  datacomp migrate world.dcmp --with migrations.json --dry-run";
 
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Run the demo on the bundled fixtures (what running with no command does).
     Demo,
-    /// Import JSON fixtures (files, or directories of *.json, searched recursively) into a new
-    /// save file. All or nothing: if one document fails, no file is written.
+    /// Import JSON and SJSON fixtures (files, or directories of *.json and *.sjson, searched
+    /// recursively) into a new save file. All or nothing: if one document fails, no file is
+    /// written.
     Import {
-        /// JSON files, or directories to search for *.json files.
+        /// JSON or SJSON files, or directories to search for *.json and *.sjson files.
         #[arg(required = true)]
         inputs: Vec<PathBuf>,
         /// The save file to write (replaced atomically if it exists).
@@ -70,6 +75,10 @@ enum Command {
         /// numbers past f32's range, and report what changed, instead of refusing them.
         #[arg(long)]
         lenient: bool,
+        /// Read every file as this format, whatever its name (by default *.sjson files are
+        /// SJSON and any other file JSON).
+        #[arg(long, value_name = "FORMAT")]
+        format: Option<FormatArg>,
     },
     /// List the entities of a save file: ID, key count, bytes and name.
     List {
@@ -125,7 +134,8 @@ enum Command {
         /// The key.
         key: Option<String>,
     },
-    /// Write entities as JSON: all of them as an array, or one as an object.
+    /// Write entities as JSON or SJSON: all of them as an array, or one as an object (in SJSON,
+    /// its members without braces, as designers write sheets).
     Export {
         /// The save file.
         file: PathBuf,
@@ -135,12 +145,16 @@ enum Command {
         /// Write here instead of stdout.
         #[arg(short, long)]
         output: Option<PathBuf>,
-        /// One line, no indentation.
+        /// One line, no indentation (JSON only).
         #[arg(long)]
         compact: bool,
+        /// The format to write.
+        #[arg(long, value_name = "FORMAT", default_value = "json")]
+        format: FormatArg,
     },
     /// Print what changed from BASE to TARGET as JSON, keys by name: entities inserted
-    /// (with their entries), removed, and changed (keys set, keys removed).
+    /// (with their entries), removed, and changed (keys set, keys removed). Two files that name
+    /// one hash differently are refused, as merge refuses them.
     Diff {
         /// The save file before.
         base: PathBuf,
@@ -218,12 +232,45 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         keys: Option<PathBuf>,
     },
+    /// Bring a save to the data version of a migrations file: the steps above the save's
+    /// data version run on every entity (renames of keys and subtrees, removals, defaults,
+    /// sets), and the report says what each changed. All or nothing: an error names the step,
+    /// entity and key, and nothing is written.
+    Migrate {
+        /// The save file.
+        file: PathBuf,
+        /// The migrations: {"version": 3, "steps": [{"to": 2, "rename": {"hp":
+        /// "stats.health"}}, {"to": 3, "remove": [...], "default": {...}, "set": {...}}]}.
+        #[arg(long, value_name = "MIGRATIONS")]
+        with: PathBuf,
+        /// Write the migrated save here instead of replacing FILE.
+        #[arg(short, long, conflicts_with = "dry_run")]
+        output: Option<PathBuf>,
+        /// Print the report only: write nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Validate a save file fully: header, table, checksums, padding, handles, spans and every
-    /// blob. Exits non-zero with the reason if anything is wrong.
+    /// blob. Exits non-zero with the reason if anything is wrong. With --salvage, writes every
+    /// entity whose bytes check out (under its handle) to -o and lists the others with why;
+    /// it fails only if the header, table, index or key names cannot be read.
     Verify {
         /// The save file.
         file: PathBuf,
+        /// Keep what can be read of a damaged save (needs -o).
+        #[arg(long, requires = "output")]
+        salvage: bool,
+        /// Where --salvage writes the repaired save (replaced atomically if it exists).
+        #[arg(short, long, requires = "salvage")]
+        output: Option<PathBuf>,
     },
+}
+
+/// The text formats, as `import --format` and `export --format` name them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum FormatArg {
+    Json,
+    Sjson,
 }
 
 /// The sides of a merge, as `merge --prefer` names them.
@@ -245,7 +292,9 @@ enum TypeArg {
 fn run(cli: Cli, out: &mut dyn Write) -> Result<(), Failure> {
     match cli.command.unwrap_or(Command::Demo) {
         Command::Demo => demo::run(out),
-        Command::Import { inputs, output, lenient } => import::run(&inputs, &output, lenient, out),
+        Command::Import { inputs, output, lenient, format } => {
+            import::run(&inputs, &output, lenient, format, out)
+        }
         Command::List { file } => inspect::list(&file, out),
         Command::Inspect { file, entity, json } => {
             inspect::run(&file, entity.as_deref(), json, out)
@@ -253,8 +302,8 @@ fn run(cli: Cli, out: &mut dyn Write) -> Result<(), Failure> {
         Command::Get { file, id, key, json } => edit::get(&file, &id, key.as_deref(), json, out),
         Command::Set { file, id, key, value, ty } => edit::set(&file, &id, &key, &value, ty, out),
         Command::Rm { file, id, key } => edit::rm(&file, &id, key.as_deref(), out),
-        Command::Export { file, entity, output, compact } => {
-            files::export(&file, entity.as_deref(), output.as_deref(), compact, out)
+        Command::Export { file, entity, output, compact, format } => {
+            files::export(&file, entity.as_deref(), output.as_deref(), compact, format, out)
         }
         Command::Diff { base, target, output, chain, compact } => {
             delta::diff(&base, &chain, &target, output.as_deref(), compact, out)
@@ -268,8 +317,15 @@ fn run(cli: Cli, out: &mut dyn Write) -> Result<(), Failure> {
             delta::merge([&base, &ours, &theirs], &output, prefer, out)
         }
         Command::Query { file, filter, keys, json } => query::run(&file, &filter, &keys, json, out),
-        Command::Verify { file } => files::verify(&file, out),
+        Command::Verify { file, salvage: false, .. } => files::verify(&file, out),
+        Command::Verify { file, salvage: true, output } => {
+            let output = output.ok_or_else(|| Failure::at("verify", "--salvage needs -o"))?;
+            files::salvage(&file, &output, out)
+        }
         Command::Upgrade { old, output, keys } => upgrade::run(&old, &output, keys.as_deref(), out),
+        Command::Migrate { file, with, output, dry_run } => {
+            migrate::run(&file, &with, output.as_deref(), dry_run, out)
+        }
     }
 }
 

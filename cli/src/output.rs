@@ -2,9 +2,10 @@
 
 use std::fmt::{self, Display};
 use std::io;
+use std::path::Path;
 
 use datacomp::text::{Escaped, Shortened};
-use datacomp::{Key, Store, Value};
+use datacomp::{JsonF32, Key, Store, Value};
 
 /// Why a command failed.
 #[derive(Debug)]
@@ -34,6 +35,12 @@ impl From<io::Error> for Failure {
     }
 }
 
+/// A path as a summary line shows it: control characters escaped, as in errors, since a file
+/// may be named by someone else (`datacomp verify mods/*`).
+pub fn shown(path: &Path) -> String {
+    Escaped(&path.display().to_string()).to_string()
+}
+
 /// A byte count for people: `812 B`, `8.3 KiB`, `40.1 MiB`.
 pub struct Bytes(pub usize);
 
@@ -53,8 +60,8 @@ impl Display for Bytes {
     }
 }
 
-/// A value as the command prints it: a float in its shortest form that reads back as the same
-/// `f32` (`95`, `0.1`), a string as it is but for control characters, which are escaped
+/// A value as the command prints it: a float as JSON export writes it ([`JsonF32`]: `95`, `0.1`,
+/// `1e+20`; a NaN or infinity as `NaN`, `inf`, `-inf`), a string as it is but for control characters, which are escaped
 /// ([`Escaped`]), an array as `[1, 2.5]`.
 pub struct Plain<'a>(pub Value<'a>);
 
@@ -62,7 +69,7 @@ impl Display for Plain<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.0 {
             Value::Bool(b) => write!(f, "{b}"),
-            Value::Float(x) => write!(f, "{x}"),
+            Value::Float(x) => JsonF32(x).fmt(f),
             Value::Str(s) => Escaped(s).fmt(f),
             Value::Floats(xs) => {
                 f.write_str("[")?;
@@ -70,7 +77,7 @@ impl Display for Plain<'_> {
                     if i > 0 {
                         f.write_str(", ")?;
                     }
-                    write!(f, "{x}")?;
+                    JsonF32(*x).fmt(f)?;
                 }
                 f.write_str("]")
             }
@@ -78,8 +85,8 @@ impl Display for Plain<'_> {
     }
 }
 
-/// A value as JSON, floats in their shortest `f32` form (`0.1`, not `0.10000000149011612`).
-/// JSON has no NaN or infinity: those are `null`.
+/// A value as JSON, floats in their shortest `f32` form (`0.1`, not `0.10000000149011612`) and
+/// whole ones as integers (`95`, not `95.0`). JSON has no NaN or infinity: those are `null`.
 pub fn value_json(value: Value<'_>) -> serde_json::Value {
     match value {
         Value::Bool(b) => b.into(),
@@ -91,12 +98,15 @@ pub fn value_json(value: Value<'_>) -> serde_json::Value {
 
 fn float_json(x: f32) -> serde_json::Value {
     // `x`'s shortest decimal, read as an f64, is the f64 nearest it: printed back, that is the
-    // same short decimal.
-    x.to_string()
-        .parse::<f64>()
-        .ok()
-        .and_then(serde_json::Number::from_f64)
-        .map_or(serde_json::Value::Null, serde_json::Value::Number)
+    // same short decimal. A whole one goes in as an integer, since serde_json prints some
+    // whole f64s with a fraction (`10000000000000.0`).
+    let Ok(wide) = JsonF32(x).to_string().parse::<f64>() else {
+        return serde_json::Value::Null;
+    };
+    if wide.fract() == 0.0 && wide.abs() < 9e18 && !(wide == 0.0 && wide.is_sign_negative()) {
+        return serde_json::Value::from(wide as i64);
+    }
+    serde_json::Number::from_f64(wide).map_or(serde_json::Value::Null, serde_json::Value::Number)
 }
 
 /// A key as the first store that names it shows it ([`Store::key_label`]: dotted where that
@@ -134,5 +144,13 @@ mod tests {
         assert_eq!(value_json(Value::Float(0.1)).to_string(), "0.1");
         assert_eq!(value_json(Value::Floats(&[0.1, f32::NAN])).to_string(), "[0.1,null]");
         assert_eq!(value_json(Value::Float(f32::MAX)).to_string(), "3.4028235e+38");
+        let whole = [95.0, -3.0, 123_456_792.0, 1e13, 1e20, -0.0];
+        let json: Vec<String> =
+            whole.iter().map(|&x| value_json(Value::Float(x)).to_string()).collect();
+        assert_eq!(json, ["95", "-3", "123456790", "10000000000000", "1e+20", "-0.0"]);
+        let plain: Vec<String> =
+            whole.iter().map(|&x| Plain(Value::Float(x)).to_string()).collect();
+        assert_eq!(plain, ["95", "-3", "123456790", "1e+13", "1e+20", "-0.0"]);
+        assert_eq!(Plain(Value::Floats(&[f32::NAN, f32::INFINITY])).to_string(), "[NaN, inf]");
     }
 }

@@ -5,8 +5,8 @@ use std::path::Path;
 
 use datacomp::{LoadOptions, Store, save};
 
-use crate::files::{lock, read, save};
-use crate::output::{Bytes, Failure};
+use crate::files::{lock_if_exists, lock_later, read, save, saved_len};
+use crate::output::{Bytes, Failure, shown};
 
 /// `datacomp upgrade`: loads `old` (rehashing a key hash 1 save's keys from its key names and
 /// the paths in `keys`, one a line) and saves it to `output` with this build's key hash.
@@ -16,31 +16,48 @@ pub fn run(
     keys: Option<&Path>,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
-    // Held from the read to the save, so that upgrading a file in place races no other writer.
-    let file = lock(output)?;
-    let bytes = read(old)?;
-    let from = save::describe(&bytes).map_err(|e| Failure::at(old.display(), e))?.key_hash;
-    let text = match keys {
-        Some(keys) => std::fs::read_to_string(keys)
-            .map_err(|e| Failure::at(keys.display(), format!("cannot read: {e}")))?,
-        None => String::new(),
+    // Held from the read to the save, so that upgrading a file in place races no other writer
+    // (a new output is locked only once the old save has loaded).
+    let file = lock_if_exists(output)?;
+    // The file's bytes and the path list are dropped once the store is built: a save of 1 GB
+    // needs room for the bytes and the store, not for a third copy.
+    let (from, mut store) = {
+        let bytes = read(old)?;
+        let from = save::describe(&bytes).map_err(|e| Failure::at(old.display(), e))?.key_hash;
+        let text = match keys {
+            Some(keys) => read_keys(keys)?,
+            None => String::new(),
+        };
+        // One path a line, as a KEY is given: dotted, or a JSON Pointer; blank lines skipped.
+        let paths = text.lines().map(|line| line.strip_suffix('\r').unwrap_or(line));
+        let options = LoadOptions::new().known_keys(paths.filter(|line| !line.trim().is_empty()));
+        let store = Store::from_bytes_with(&bytes, &options).map_err(|e| {
+            let hint = if keys.is_none() { " (with --keys FILE, one path a line)" } else { "" };
+            Failure::at(old.display(), format!("{e}{hint}"))
+        })?;
+        (from, store)
     };
-    // One path a line, as a KEY is given: dotted, or a JSON Pointer; blank lines are skipped.
-    let paths = text.lines().map(|line| line.strip_suffix('\r').unwrap_or(line));
-    let options = LoadOptions::new().known_keys(paths.filter(|line| !line.trim().is_empty()));
-    let mut store = Store::from_bytes_with(&bytes, &options).map_err(|e| {
-        let hint = if keys.is_none() { " (with --keys FILE, one path a line)" } else { "" };
-        Failure::at(old.display(), format!("{e}{hint}"))
-    })?;
+    let file = lock_later(file, output)?;
     save(&file, &mut store, output)?;
     writeln!(
         out,
         "{}: key hash {from} -> {}, {} entities, {} key names, {}",
-        output.display(),
+        shown(output),
         save::KEY_HASH_FX32_BYTES,
         store.len(),
         store.key_names().len(),
-        Bytes(store.to_bytes().len()),
+        Bytes(saved_len(&file)),
     )?;
     Ok(())
+}
+
+/// The text of a --keys file; one that is not UTF-8 is refused naming the line.
+fn read_keys(keys: &Path) -> Result<String, Failure> {
+    let bytes = std::fs::read(keys)
+        .map_err(|e| Failure::at(keys.display(), format!("cannot read: {e}")))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let line = 1 + e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count();
+        Failure::at(keys.display(), format!("line {line} is not UTF-8 (byte offset {at})"))
+    })
 }

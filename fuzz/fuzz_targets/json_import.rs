@@ -49,13 +49,15 @@ fuzz_target!(|data: &[u8]| {
                 if let (Some(blob), [id]) = (single, &ids[..]) {
                     assert!(*blob == store.get(*id).unwrap(), "{text:?}: store and blob differ");
                 }
-                // Export, then import strictly into a new store: the same entities.
+                // Export, then import into a new store: the same entities. Leniently: a lenient
+                // import's arrays of strings or mixed values export as arrays, which only a
+                // lenient import reads back.
                 let mut again = Store::new();
                 let exported: Vec<String> =
                     ids.iter().map(|&id| store.export_json(id).unwrap()).collect();
                 for (json, &id) in exported.iter().zip(&ids) {
                     let copy = again
-                        .import_json(json, &strict)
+                        .import_json(json, &ImportOptions::lenient())
                         .unwrap_or_else(|e| panic!("the export {json} of {text:?} fails: {e}"));
                     assert!(
                         again.get(copy[0]).unwrap().to_blob() == store.get(id).unwrap(),

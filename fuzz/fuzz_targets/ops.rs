@@ -132,7 +132,7 @@ fn assert_store(store: &Store, model: &StoreModel) {
     assert!(store.iter().all(|(id, _)| model.entities.contains_key(&id)));
     assert_eq!(store.key_names().len(), model.names.len());
     for (key, name) in &model.names {
-        assert_eq!(store.key_name(*key), Some(name.as_str()));
+        assert_eq!(store.key_name(*key).as_deref(), Some(name.as_str()));
     }
 }
 

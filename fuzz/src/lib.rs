@@ -207,6 +207,7 @@ pub fn reseal(bytes: &mut [u8]) {
     let u64_at = |bytes: &[u8], at: usize| {
         u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"))
     };
+    reseal_chunks(bytes, table_end);
     for entry in (32..table_end).step_by(24).filter(|&at| at + 24 <= table_end) {
         let (offset, len) = (u64_at(bytes, entry + 8), u64_at(bytes, entry + 16));
         let section = usize::try_from(offset).ok().and_then(|offset| {
@@ -223,6 +224,38 @@ pub fn reseal(bytes: &mut [u8]) {
     bytes[24..28].fill(0);
     let crc = crc32fast::hash(&bytes[..table_end]);
     bytes[24..28].copy_from_slice(&crc.to_le_bytes());
+}
+
+/// Recomputes the crc of each chunk of the arena (section kind 5) in the `arena crcs` section
+/// (kind 12, format 1.1), where both sections and the chunk size are sound.
+fn reseal_chunks(bytes: &mut [u8], table_end: usize) {
+    let section = |bytes: &[u8], kind: u32| {
+        (32..table_end).step_by(24).filter(|&at| at + 24 <= table_end).find_map(|at| {
+            let entry = &bytes[at..at + 24];
+            if u32::from_le_bytes(entry[..4].try_into().ok()?) != kind {
+                return None;
+            }
+            let offset = usize::try_from(u64::from_le_bytes(entry[8..16].try_into().ok()?)).ok()?;
+            let len = usize::try_from(u64::from_le_bytes(entry[16..24].try_into().ok()?)).ok()?;
+            let end = offset.checked_add(len).filter(|&end| end <= bytes.len())?;
+            Some(offset..end)
+        })
+    };
+    let (Some(arena), Some(crcs)) = (section(bytes, 5), section(bytes, 12)) else {
+        return;
+    };
+    let Some(chunk) = bytes.get(crcs.start..crcs.start + 4) else {
+        return;
+    };
+    let chunk = u32::from_le_bytes(chunk.try_into().expect("4 bytes")) as usize;
+    if !chunk.is_power_of_two() || crcs.len() != 4 + 4 * arena.len().div_ceil(chunk) {
+        return;
+    }
+    let sums: Vec<u32> = bytes[arena].chunks(chunk).map(crc32fast::hash).collect();
+    for (i, sum) in sums.into_iter().enumerate() {
+        let at = crcs.start + 4 + 4 * i;
+        bytes[at..at + 4].copy_from_slice(&sum.to_le_bytes());
+    }
 }
 
 /// Runs `check` on a would-be save file as mutated (mostly refused by the crc32 checks), then

@@ -1,5 +1,6 @@
 //! [`Blob`]: one entity's data in one byte buffer.
 
+pub(crate) mod bulk;
 pub(crate) mod layout;
 pub(crate) mod patch;
 mod view;
@@ -723,11 +724,47 @@ impl<'a> IntoIterator for &'a Blob {
 }
 
 impl<K: Into<Key>, V: AsValue> Extend<(K, V)> for Blob {
-    /// Sets each entry in turn, as [`Blob::set`] does.
+    /// Sets each entry in turn, as [`Blob::set`] does: a later entry for a key replaces an
+    /// earlier one, in its place. Past the first 32 entries, the rest are set at once, in
+    /// O(n log n) for n keys, where setting each in turn would scan the keys for each.
+    ///
+    /// # Panics
+    ///
+    /// If the blob would exceed [`MAX_BYTES`].
     fn extend<I: IntoIterator<Item = (K, V)>>(&mut self, entries: I) {
-        for (key, value) in entries {
+        let mut entries = entries.into_iter();
+        for (key, value) in entries.by_ref().take(bulk::SCAN_KEYS) {
             self.set(key, value);
         }
+        let rest: Vec<(Key, V)> = entries.map(|(key, value)| (key.into(), value)).collect();
+        if let Err(e) = self.try_set_all(&rest) {
+            panic!("Blob::extend: {e}");
+        }
+    }
+}
+
+impl Blob {
+    /// Sets the entries as setting each in turn would, or changes nothing: one search of the
+    /// blob's keys through an index, the new keys appended at once. O(n log n).
+    pub(crate) fn try_set_all<V: AsValue>(
+        &mut self,
+        entries: &[(Key, V)],
+    ) -> Result<(), BlobError> {
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let picks = bulk::last_wins(entries.iter().map(|&(key, _)| key));
+        let values = || picks.iter().map(|&i| (entries[i].0, entries[i].1.as_value()));
+        // Room for every pick as a new key, and for every payload.
+        let n = self.len();
+        let header = layout::header_bytes(n + picks.len()) - layout::header_bytes(n);
+        self.reserve_bytes(
+            header + values().map(|(_, value)| value.payload_bytes()).sum::<usize>(),
+        )?;
+        if let Some(region) = self.region_mut() {
+            bulk::set_all(region, values());
+        }
+        Ok(())
     }
 }
 

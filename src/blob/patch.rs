@@ -9,8 +9,9 @@ use std::fmt;
 
 use zerocopy::IntoBytes;
 
+use super::bulk::{self, Finder};
 use super::layout;
-use crate::{Blob, BlobError, BlobRef, Key, OwnedValue, PatchError, Value};
+use crate::{Blob, BlobError, BlobRef, Key, MAX_BYTES, OwnedValue, PatchError, Value};
 
 /// The changes that turn one blob into another: values to set and keys to remove.
 ///
@@ -196,6 +197,7 @@ impl Patch {
 
 /// Appends to `out` the words of the patch from `base` to `target` ([`Patch::between`]).
 /// `removals` is scratch space, kept between calls so that a store's diff allocates once.
+/// Each blob's keys are found through an index of the other's: O(n log n).
 pub(crate) fn write_between(
     base: BlobRef<'_>,
     target: BlobRef<'_>,
@@ -220,19 +222,21 @@ pub(crate) fn write_between(
         write_parts(out, &[], changed);
         return;
     }
+    // Otherwise each blob's keys are found through an index of the other's.
+    let (in_base, in_target) = (Finder::new(base_words), Finder::new(target_words));
     let changed = || {
         target
             .iter()
-            .filter(move |(key, value)| !base.get(*key).is_some_and(|b| b.is_identical(value)))
+            .filter(|(key, value)| !in_base.get(*key).is_some_and(|b| b.is_identical(value)))
     };
     removals.clear();
-    removals.extend(base.keys().filter(|&key| !target.contains_key(key)).map(Key::raw));
+    removals.extend(base.keys().filter(|&key| !in_target.contains(key)).map(Key::raw));
     removals.sort_unstable();
     write_parts(out, removals, changed);
 }
 
 /// Appends to `out` the words of a patch: the keys to remove (sorted), then the entries
-/// `sets()` gives as a blob sized for them exactly.
+/// `sets()` gives (unique keys) as a blob sized for them exactly.
 fn write_parts<'a, I: Iterator<Item = (Key, Value<'a>)>>(
     out: &mut Vec<u32>,
     removals: &[u32],
@@ -247,11 +251,7 @@ fn write_parts<'a, I: Iterator<Item = (Key, Value<'a>)>>(
     out.extend_from_slice(removals);
     let start = out.len();
     out.resize(start + sets_bytes / 4, 0);
-    let blob = &mut out[start..];
-    layout::init_empty(blob);
-    for (key, value) in sets() {
-        layout::set(blob, key, value).expect("INVARIANT: sized for every change");
-    }
+    bulk::write_entries(&mut out[start..], count, sets());
 }
 
 /// Appends to `out` the words of the patch that takes back the valid patch `forward` made from
@@ -266,23 +266,14 @@ pub(crate) fn write_reverse(
     removals: &mut Vec<u32>,
 ) {
     let (removed, sets) = split(forward);
-    // Many changes are looked up in a sorted copy of `base`'s keys: O(n log n), not O(n²).
-    let base_words = base.as_words();
-    let index: Vec<(u32, usize)> = if sets.len() + removed.len() > 16 {
-        let mut index: Vec<(u32, usize)> =
-            layout::keys(base_words).iter().enumerate().map(|(i, &key)| (key, i)).collect();
-        index.sort_unstable();
-        index
-    } else {
-        Vec::new()
-    };
-    let index = &index;
+    // Many changes are looked up through an index of `base`'s keys: O(n log n), not O(n²).
+    let finder = (sets.len() + removed.len() > 16).then(|| Finder::new(base.as_words()));
+    let finder = finder.as_ref();
     let find = move |key: Key| -> Option<Value<'_>> {
-        if index.is_empty() {
-            return base.get(key);
+        match finder {
+            Some(finder) => finder.get(key),
+            None => base.get(key),
         }
-        let at = index.binary_search_by_key(&key.raw(), |&(k, _)| k).ok()?;
-        Some(layout::entry(base_words, index[at].1))
     };
     let back = move || {
         let set_back = sets.keys().filter_map(move |key| find(key).map(|value| (key, value)));
@@ -337,11 +328,11 @@ fn split(words: &[u32]) -> (&[u32], BlobRef<'_>) {
 pub(crate) fn apply(words: &[u32], target: &mut impl PatchTarget) -> Result<(), BlobError> {
     let (removals, sets) = split(words);
     target.reserve_bytes(room_for(sets))?;
-    for &key in removals {
-        target.remove_key(Key::from_raw(key));
-    }
-    for (key, value) in sets {
-        target.set_reserved(key, value);
+    // No region: an empty blob, with nothing to set, so nothing to remove either.
+    if let Some(region) = target.region_mut() {
+        // All removals in one pass, then all sets through one index: O(n log n).
+        bulk::remove_sorted(region, removals);
+        bulk::set_all(region, sets);
     }
     Ok(())
 }
@@ -404,12 +395,10 @@ pub trait PatchTarget: sealed::Sealed {
     /// once.
     #[doc(hidden)]
     fn reserve_bytes(&mut self, additional: usize) -> Result<(), BlobError>;
-    /// Removes `key`; returns whether it was there.
+    /// The target's valid region, to write the room `reserve_bytes` made; `None` for an empty
+    /// blob with no buffer.
     #[doc(hidden)]
-    fn remove_key(&mut self, key: Key) -> bool;
-    /// Sets `key` within the room `reserve_bytes` made.
-    #[doc(hidden)]
-    fn set_reserved(&mut self, key: Key, value: Value<'_>);
+    fn region_mut(&mut self) -> Option<&mut [u32]>;
 }
 
 impl PatchTarget for Blob {
@@ -420,12 +409,8 @@ impl PatchTarget for Blob {
         Ok(())
     }
 
-    fn remove_key(&mut self, key: Key) -> bool {
-        self.remove(key)
-    }
-
-    fn set_reserved(&mut self, key: Key, value: Value<'_>) {
-        layout::set(&mut self.words, key, value).expect("INVARIANT: the patch reserved its room");
+    fn region_mut(&mut self) -> Option<&mut [u32]> {
+        (!self.words.is_empty()).then_some(&mut self.words[..])
     }
 }
 
@@ -455,7 +440,7 @@ impl Blob {
     ///
     /// # Panics
     ///
-    /// If the blob would pass [`MAX_BYTES`](crate::MAX_BYTES).
+    /// If the blob would pass [`MAX_BYTES`].
     ///
     /// # Examples
     ///
@@ -474,8 +459,8 @@ impl Blob {
         if let Err(e) = self.reserve_bytes(room_for(other)) {
             panic!("Blob::merge: {e}");
         }
-        for (key, value) in other {
-            self.set_reserved(key, value);
+        if let Some(region) = self.region_mut() {
+            bulk::set_all(region, other);
         }
     }
 
@@ -491,6 +476,10 @@ impl Blob {
     /// [`Conflicts`]: every conflicting key with its three values, and the merge of every
     /// other key, to finish with [`Conflicts::into_ours`], [`Conflicts::into_theirs`] or
     /// [`Conflicts::resolve`].
+    ///
+    /// # Panics
+    ///
+    /// If the merge would pass [`MAX_BYTES`] (possible only when both sides are near it).
     ///
     /// # Examples
     ///
@@ -515,44 +504,84 @@ impl Blob {
     /// # Ok::<(), datacomp::Conflicts>(())
     /// ```
     pub fn merge3(base: &Blob, ours: &Blob, theirs: &Blob) -> Result<Blob, Conflicts> {
-        let (base, ours_ref, theirs_ref) =
-            (base.as_blob_ref(), ours.as_blob_ref(), theirs.as_blob_ref());
+        let (base, ours, theirs) = (base.as_blob_ref(), ours.as_blob_ref(), theirs.as_blob_ref());
+        // Each side's keys found through an index: O(n log n) in all.
+        let (in_base, in_ours, in_theirs) = (
+            Finder::new(base.as_words()),
+            Finder::new(ours.as_words()),
+            Finder::new(theirs.as_words()),
+        );
         let same = |a: Option<Value<'_>>, b: Option<Value<'_>>| match (a, b) {
             (Some(a), Some(b)) => a.is_identical(&b),
             (a, b) => a.is_none() && b.is_none(),
         };
         // Every key of the three once: base's, then ours' new ones, then theirs' new ones.
-        let keys = base.keys().chain(ours_ref.keys().filter(|&k| !base.contains_key(k))).chain(
-            theirs_ref.keys().filter(|&k| !base.contains_key(k) && !ours_ref.contains_key(k)),
-        );
+        let keys = base
+            .keys()
+            .chain(ours.keys().filter(|&k| !in_base.contains(k)))
+            .chain(theirs.keys().filter(|&k| !in_base.contains(k) && !in_ours.contains(k)));
 
-        let mut merged = ours.clone();
+        // What becomes of each of our entries (by position), and theirs' new keys.
+        let mut fates = vec![Fate::Keep; ours.len()];
+        let mut added = Vec::new();
         let mut conflicts = Vec::new();
         for key in keys {
-            let (b, o, t) = (base.get(key), ours_ref.get(key), theirs_ref.get(key));
+            let at = in_ours.find(key);
+            let (b, o, t) = (
+                in_base.get(key),
+                at.map(|i| layout::entry(ours.as_words(), i)),
+                in_theirs.get(key),
+            );
             if same(o, t) || same(t, b) {
                 // Both agree, or only ours changed it: ours stands.
                 continue;
             }
-            match (o, t) {
+            match (at, o, t) {
                 // Theirs removed it: only theirs changed it, or remove beats our change.
-                (_, None) => {
-                    merged.remove(key);
-                }
+                (Some(i), _, None) => fates[i] = Fate::Remove,
                 // Only theirs changed (or added) it.
-                (_, Some(t)) if same(o, b) => merged.set(key, t),
-                // We removed what they changed: remove beats change.
-                (None, Some(_)) => {}
-                (Some(o), Some(t)) => conflicts.push(Conflict {
+                (Some(i), _, Some(t)) if same(o, b) => fates[i] = Fate::Theirs(t),
+                (None, _, Some(t)) if same(o, b) => added.push((key, t)),
+                (Some(_), Some(o), Some(t)) => conflicts.push(Conflict {
                     key,
                     base: b.map(|v| v.to_owned_value()),
                     ours: o.to_owned_value(),
                     theirs: t.to_owned_value(),
                 }),
+                // We removed what they changed: remove beats change.
+                _ => {}
             }
         }
+
+        // Ours, in its order, with theirs' changes; then theirs' new keys, in their order.
+        let entries = || {
+            ours.iter()
+                .zip(&fates)
+                .filter_map(|((key, o), fate)| match *fate {
+                    Fate::Keep => Some((key, o)),
+                    Fate::Theirs(t) => Some((key, t)),
+                    Fate::Remove => None,
+                })
+                .chain(added.iter().copied())
+        };
+        let (count, payload) =
+            entries().fold((0, 0), |(n, bytes), (_, value)| (n + 1, bytes + value.payload_bytes()));
+        // Each blob is within 4 GiB; the merge of two, in theory, may not be.
+        let bytes = layout::header_bytes(count) + payload;
+        assert!(bytes <= MAX_BYTES, "Blob::merge3: the merge would take {bytes} bytes, past 4 GiB");
+        let mut words = vec![0; bytes / 4];
+        bulk::write_entries(&mut words, count, entries());
+        let merged = Blob::from_valid_words(words);
         if conflicts.is_empty() { Ok(merged) } else { Err(Conflicts { merged, conflicts }) }
     }
+}
+
+/// What [`Blob::merge3`] does with one of our entries.
+#[derive(Clone, Copy)]
+enum Fate<'a> {
+    Keep,
+    Theirs(Value<'a>),
+    Remove,
 }
 
 /// A key both sides of a [`Blob::merge3`] set to different values.
@@ -606,6 +635,10 @@ impl Conflicts {
 
     /// The merge, with the value of the side `choose` picks for each conflicting key.
     ///
+    /// # Panics
+    ///
+    /// If the merge would pass [`MAX_BYTES`](crate::MAX_BYTES) with their values.
+    ///
     /// # Examples
     ///
     /// ```
@@ -627,10 +660,15 @@ impl Conflicts {
     #[must_use]
     pub fn resolve(self, mut choose: impl FnMut(&Conflict) -> Side) -> Blob {
         let Conflicts { mut merged, conflicts } = self;
-        for conflict in &conflicts {
-            if choose(conflict) == Side::Theirs {
-                merged.set(conflict.key, &conflict.theirs);
-            }
+        let theirs: Vec<&Conflict> =
+            conflicts.iter().filter(|c| choose(c) == Side::Theirs).collect();
+        // Every conflicting key is in `merged`: only their payloads need room.
+        let room = theirs.iter().map(|c| c.theirs.as_value().payload_bytes()).sum();
+        if let Err(e) = merged.reserve_bytes(room) {
+            panic!("Conflicts::resolve: {e}");
+        }
+        if let Some(region) = merged.region_mut() {
+            bulk::set_all(region, theirs.iter().map(|c| (c.key, c.theirs.as_value())));
         }
         merged
     }

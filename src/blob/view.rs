@@ -247,11 +247,15 @@ impl<'a> BlobRef<'a> {
     /// whatever the order of their entries and the layout of their bytes. Equal bytes are
     /// equal entries: that memcmp answers first, as it does for most unchanged entities.
     pub(crate) fn same_entries(self, other: BlobRef<'_>) -> bool {
-        self.words == other.words
-            || self.len() == other.len()
-                && self
-                    .iter()
-                    .all(|(key, value)| other.get(key).is_some_and(|o| value.is_identical(&o)))
+        if self.words == other.words {
+            return true;
+        }
+        if self.len() != other.len() {
+            return false;
+        }
+        // Through an index of `other`'s keys: O(n log n), not a scan per key.
+        let other = super::bulk::Finder::new(other.words);
+        self.iter().all(|(key, value)| other.get(key).is_some_and(|o| value.is_identical(&o)))
     }
 }
 

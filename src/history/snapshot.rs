@@ -183,10 +183,11 @@ impl Store {
     /// changed.
     pub(crate) fn copy_from(&mut self, source: &Store) {
         // Every field named: a field added to `Store` must be decided on here.
-        let Store { index, arena, garbage_words, names, tracker: _ } = source;
+        let Store { index, arena, garbage_words, names, data_version, tracker: _ } = source;
         self.index.clone_from(index);
         self.arena.clone_from(arena);
         self.garbage_words = *garbage_words;
+        self.data_version = *data_version;
         if self.names != *names {
             self.names.clone_from(names);
         }
@@ -201,6 +202,6 @@ impl Store {
             + raw.meta.len()
             + raw.slots.len()
             + self.arena.len() * 4
-            + crate::save::names_len(&self.names)
+            + crate::names::codec::tree_len(&self.names)
     }
 }

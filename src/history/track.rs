@@ -216,7 +216,7 @@ impl Mark {
 
     /// The crc32 of the marked state's contents: the base a delta from it names.
     pub(crate) fn crc(&self) -> u32 {
-        *self.crc.get_or_init(|| self.state.content_crc())
+        *self.crc.get_or_init(|| self.state.content_crc(false))
     }
 }
 

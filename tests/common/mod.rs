@@ -25,9 +25,27 @@ pub fn table(bytes: &[u8]) -> Vec<(u32, usize, usize)> {
         .collect()
 }
 
-/// Recomputes every checksum that the (possibly corrupted) table lets us find.
+/// Recomputes every checksum that the (possibly corrupted) table lets us find: first the
+/// arena's chunk crcs (format 1.1) where its sections and chunk size are sound, then each
+/// section's, then the header's.
 pub fn reseal(bytes: &mut [u8]) {
     let entries = table(bytes);
+    let section = |kind: u32| {
+        let (_, offset, len) = *entries.iter().find(|e| e.0 == kind)?;
+        Some(offset..offset.checked_add(len).filter(|&end| end <= bytes.len())?)
+    };
+    if let (Some(arena), Some(crcs)) = (section(5), section(12))
+        && crcs.len() >= 4
+    {
+        let chunk = u32_at(bytes, crcs.start) as usize;
+        if chunk.is_power_of_two() && crcs.len() == 4 + 4 * arena.len().div_ceil(chunk) {
+            let sums: Vec<u32> = bytes[arena].chunks(chunk).map(crc32fast::hash).collect();
+            for (i, sum) in sums.into_iter().enumerate() {
+                let at = crcs.start + 4 + 4 * i;
+                bytes[at..at + 4].copy_from_slice(&sum.to_le_bytes());
+            }
+        }
+    }
     for (i, &(_, offset, len)) in entries.iter().enumerate() {
         let Some(section) = offset.checked_add(len).and_then(|end| bytes.get(offset..end)) else {
             continue;

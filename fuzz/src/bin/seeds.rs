@@ -15,7 +15,7 @@ fn main() {
         eprintln!("usage: seeds FIXTURES_DIR OUT_DIR");
         std::process::exit(2);
     };
-    let documents = json_files(fixtures);
+    let documents = files(fixtures, "json");
     let mut store = Store::new();
     for (_, text) in &documents {
         // The invalid fixtures are seeds for the JSON target only.
@@ -53,7 +53,7 @@ fn main() {
     if let Ok(golden) = fs::read(fixtures.join("world_v1.dcmp")) {
         saves.push(("world_v1", golden));
     }
-    for target in ["store_from_bytes", "store_view"] {
+    for target in ["store_from_bytes", "store_view", "store_lazy", "store_salvage"] {
         for (name, bytes) in &saves {
             write(&out.join(target), name, bytes);
         }
@@ -83,6 +83,10 @@ fn main() {
     for (name, text) in &documents {
         write(&out.join("json_import"), name, text.as_bytes());
     }
+    // SJSON: every SJSON fixture, valid or not, and the JSON ones (JSON is SJSON).
+    for (name, text) in files(fixtures, "sjson").iter().chain(&documents) {
+        write(&out.join("sjson_import"), name, text.as_bytes());
+    }
     // Queries: each form of the filter language, and a few broken ones.
     let queries = [
         "a",
@@ -99,6 +103,18 @@ fn main() {
     for (i, text) in queries.iter().enumerate() {
         write(&out.join("query_parse"), &format!("query{i}"), text.as_bytes());
     }
+    // Migrations: the README's, each kind of step, and a few broken ones.
+    let migrations = [
+        fs::read_to_string(fixtures.join("migrations_v3.json")).expect("the fixture exists"),
+        r#"{"version": 2, "steps": [{"to": 1, "rename": {"a": "b", "b": "a"}}, {"to": 2, "remove": ["b.c"]}]}"#.into(),
+        r#"{"version": 1, "steps": [{"to": 1, "rename": {"/a.b": "x", "g": "i"}, "default": {"a": [1, 2]}, "set": {"f": true}}]}"#.into(),
+        r#"{"version": 3, "steps": [{"to": 2, "default": {"b": 1}}, {"to": 3, "set": {"a.z": "q"}}]}"#.into(),
+        r#"{"version": 1, "steps": [{"to": 1, "renmae": {}}]}"#.into(),
+        r#"{"version": 1, "steps": [{"to": 2}]}"#.into(),
+    ];
+    for (i, text) in migrations.iter().enumerate() {
+        write(&out.join("migrations_json"), &format!("migrations{i}"), text.as_bytes());
+    }
     let count = |target: &str| fs::read_dir(out.join(target)).map_or(0, Iterator::count);
     let targets = [
         "blob_from_bytes",
@@ -106,14 +122,16 @@ fn main() {
         "patch_from_bytes",
         "delta_apply",
         "json_import",
+        "sjson_import",
         "query_parse",
+        "migrations_json",
     ];
     let counts: Vec<String> = targets.iter().map(|t| format!("{} {t}", count(t))).collect();
     println!("seeds in {}: {}", out.display(), counts.join(", "));
 }
 
-/// Every `*.json` under `dir`, recursively, with a name for its seed file.
-fn json_files(dir: &Path) -> Vec<(String, String)> {
+/// Every `*.<extension>` under `dir`, recursively, with a name for its seed file.
+fn files(dir: &Path, extension: &str) -> Vec<(String, String)> {
     let mut found = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(dir) = stack.pop() {
@@ -121,7 +139,7 @@ fn json_files(dir: &Path) -> Vec<(String, String)> {
             let path = entry.expect("a readable entry").path();
             if path.is_dir() {
                 stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "json") {
+            } else if path.extension().is_some_and(|e| e == extension) {
                 let name =
                     path.strip_prefix(&*dir).unwrap_or(&path).to_string_lossy().replace('/', "_");
                 found.push((name, fs::read_to_string(&path).expect("a fixture is UTF-8")));

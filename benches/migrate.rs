@@ -1,0 +1,158 @@
+//! Migrating 100,000 character sheets (a subtree renamed, `stats` to `attributes`, and a
+//! default, `attributes.luck`, that every sheet lacks, so that every sheet is rewritten), beside
+//! a full `Store::from_bytes` of the same store (the goal: at most 3x), memcpy of the save's
+//! bytes into a warm and a fresh buffer, and the same migration done the usual ways: on nested
+//! `serde_json::Value` sheets, and on `FxHashMap<u32, OwnedValue>` sheets keyed by the same
+//! hashes; in place (an error halfway leaves half the sheets migrated), and on a copy made
+//! first (all or nothing, as `Store::migrate` is: it builds the new arena aside).
+//!
+//! Run: `cargo bench --bench migrate -- --warm-up-time 1 --measurement-time 3`.
+
+#[path = "common/sheet.rs"]
+mod sheet;
+
+use std::hint::black_box;
+
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use datacomp::{Key, MigrationStep, Migrations, OwnedValue, Store};
+use fxhash::FxHashMap;
+
+const ENTITIES: usize = 100_000;
+
+/// 100,000 sheets, every key named (as a JSON import names them).
+fn store() -> Store {
+    let sheet = sheet::build_blob();
+    let mut store = Store::with_capacity(ENTITIES, ENTITIES * sheet.used_bytes());
+    for _ in 0..ENTITIES {
+        store.insert(&sheet);
+    }
+    for (path, _) in sheet::SHEET {
+        store.insert_key_name(path).unwrap();
+    }
+    store
+}
+
+fn migrations() -> Migrations {
+    Migrations::new(2)
+        .step(MigrationStep::to(2).rename("stats", "attributes").default("attributes.luck", 1))
+}
+
+/// The same migration on a nested JSON sheet.
+fn migrate_json(sheet: &mut serde_json::Value) {
+    let object = sheet.as_object_mut().unwrap();
+    if let Some(stats) = object.remove("stats") {
+        assert!(object.insert("attributes".to_owned(), stats).is_none());
+    }
+    let attributes = object
+        .entry("attributes")
+        .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()))
+        .as_object_mut()
+        .unwrap();
+    attributes.entry("luck").or_insert_with(|| serde_json::Value::from(1.0));
+}
+
+/// The same migration on a sheet keyed by hashes: the renamed keys listed from the names.
+fn migrate_fx(sheet: &mut FxHashMap<u32, OwnedValue>, renames: &[(u32, u32)], luck: u32) {
+    for &(from, to) in renames {
+        if let Some(value) = sheet.remove(&from) {
+            assert!(sheet.insert(to, value).is_none());
+        }
+    }
+    sheet.entry(luck).or_insert(OwnedValue::Float(1.0));
+}
+
+fn migrate(c: &mut Criterion) {
+    let store = store();
+    let bytes = store.to_bytes();
+    let migrations = migrations();
+    {
+        let mut check = store.clone();
+        let report = check.migrate(&migrations).unwrap();
+        println!("{report}");
+        assert_eq!(report.steps[0].entities, ENTITIES);
+    }
+    let json: Vec<serde_json::Value> = (0..ENTITIES).map(|_| sheet::build_json()).collect();
+    let fx: Vec<FxHashMap<u32, OwnedValue>> =
+        (0..ENTITIES).map(|_| sheet::build_fxhashmap()).collect();
+    let renames: Vec<(u32, u32)> = sheet::SHEET
+        .iter()
+        .filter_map(|(path, _)| path.strip_prefix("stats."))
+        .map(|rest| {
+            (
+                Key::parse(&format!("stats.{rest}")).raw(),
+                Key::parse(&format!("attributes.{rest}")).raw(),
+            )
+        })
+        .collect();
+    let luck = Key::parse("attributes.luck").raw();
+
+    let mut group = c.benchmark_group("migrate/100k_sheets");
+    group.sample_size(10);
+    group.bench_function("memcpy_into_reused_buffer", |b| {
+        let mut out = Vec::with_capacity(bytes.len());
+        b.iter(|| {
+            out.clear();
+            out.extend_from_slice(black_box(&bytes));
+        })
+    });
+    group.bench_function("memcpy", |b| b.iter(|| black_box(&bytes[..]).to_vec()));
+    group.bench_function("datacomp_from_bytes", |b| {
+        b.iter(|| Store::from_bytes(black_box(&bytes)).unwrap())
+    });
+    group.bench_function("datacomp_migrate", |b| {
+        b.iter_batched(
+            || store.clone(),
+            |mut store| {
+                store.migrate(black_box(&migrations)).unwrap();
+                store
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    group.bench_function("serde_json_value", |b| {
+        b.iter_batched(
+            || json.clone(),
+            |mut sheets| {
+                for sheet in &mut sheets {
+                    migrate_json(sheet);
+                }
+                sheets
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    group.bench_function("fxhashmap_u32", |b| {
+        b.iter_batched(
+            || fx.clone(),
+            |mut sheets| {
+                for sheet in &mut sheets {
+                    migrate_fx(sheet, &renames, luck);
+                }
+                sheets
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    group.bench_function("serde_json_value_on_a_copy", |b| {
+        b.iter(|| {
+            let mut sheets = black_box(&json).clone();
+            for sheet in &mut sheets {
+                migrate_json(sheet);
+            }
+            sheets
+        })
+    });
+    group.bench_function("fxhashmap_u32_on_a_copy", |b| {
+        b.iter(|| {
+            let mut sheets = black_box(&fx).clone();
+            for sheet in &mut sheets {
+                migrate_fx(sheet, &renames, luck);
+            }
+            sheets
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, migrate);
+criterion_main!(benches);

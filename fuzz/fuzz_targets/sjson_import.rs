@@ -1,0 +1,112 @@
+//! SJSON import, strict and lenient, of any text: an error that leaves the store byte for byte
+//! as it was, or entities that pass every check, agree between `Blob::from_sjson` and
+//! `Store::import_sjson`, and export back to SJSON that imports as the same entities. Text that
+//! the JSON importer accepts, the SJSON reader accepts as the same entities (JSON is SJSON).
+#![no_main]
+
+use datacomp::{Blob, BlobRef, ImportOptions, ImportReport, Store, Value};
+use datacomp_fuzz::{check_blob, check_store};
+use libfuzzer_sys::fuzz_target;
+
+/// Whether two floats read from the same decimal text agree: the SJSON reader rounds once to
+/// `f32`, `serde_json` through `f64` (one unit in the last place apart at most), and reads
+/// `-0` as the integer 0.
+fn same_float(a: f32, b: f32) -> bool {
+    a.to_bits() == b.to_bits() || a == b || a.to_bits().abs_diff(b.to_bits()) == 1
+}
+
+/// Whether `json` and `sjson` hold the same keys with the same values, floats as above.
+fn same_entries(json: BlobRef<'_>, sjson: BlobRef<'_>) -> bool {
+    json.len() == sjson.len()
+        && json.iter().all(|(key, value)| match (value, sjson.get(key)) {
+            (Value::Float(a), Some(Value::Float(b))) => same_float(a, b),
+            (Value::Floats(a), Some(Value::Floats(b))) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(&a, &b)| same_float(a, b))
+            }
+            (a, b) => b.is_some_and(|b| b.is_identical(&a)),
+        })
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let strict = ImportOptions::strict();
+    let lenient = ImportOptions::lenient();
+
+    // One entity: a strict success is a lenient success with nothing to report.
+    let strict_blob = Blob::from_sjson(text);
+    let lenient_blob = Blob::from_sjson_with(text, &lenient);
+    if let Ok(blob) = &strict_blob {
+        check_blob(blob.as_blob_ref());
+        let (other, report) = lenient_blob.as_ref().expect("what strict accepts, lenient accepts");
+        assert!(other == blob, "strict and lenient read {text:?} differently");
+        assert_eq!(*report, ImportReport::default());
+    }
+    if let Ok((blob, _)) = &lenient_blob {
+        check_blob(blob.as_blob_ref());
+    }
+    if let Err(e) = &strict_blob {
+        assert!(e.line() >= 1 && e.column() >= 1, "{text:?}: {e}");
+    }
+
+    // JSON is SJSON.
+    for options in [strict, lenient] {
+        if let Ok((json, json_report)) = Blob::from_json_with(text, &options) {
+            let sjson = Blob::from_sjson_with(text, &options);
+            let (sjson, sjson_report) =
+                sjson.unwrap_or_else(|e| panic!("{text:?}: JSON reads it, SJSON fails: {e}"));
+            assert!(same_entries(json.as_blob_ref(), sjson.as_blob_ref()), "{text:?}");
+            assert_eq!(json_report.converted_arrays, sjson_report.converted_arrays);
+            assert_eq!(json_report.skipped_nulls, sjson_report.skipped_nulls);
+        }
+    }
+
+    for options in [strict, lenient] {
+        // A store that already holds an entity and a name, to see that a failure keeps both.
+        let mut store = Store::new();
+        store.import_sjson("name = \"before\"\nstats = { health = 1 }", &strict).unwrap();
+        let before = store.to_bytes();
+        match store.import_sjson_with_report(text, &options) {
+            Err(e) => {
+                assert_eq!(store.to_bytes(), before, "a failed import changed the store");
+                assert!(!e.to_string().is_empty());
+            }
+            Ok((ids, _)) => {
+                assert_eq!(store.len(), 1 + ids.len());
+                check_store(&store);
+                // A lone object imports as `Blob::from_sjson_with` reads it.
+                let single = if options.is_lenient() {
+                    lenient_blob.as_ref().ok().map(|(blob, _)| blob)
+                } else {
+                    strict_blob.as_ref().ok()
+                };
+                if let (Some(blob), [id]) = (single, &ids[..]) {
+                    assert!(*blob == store.get(*id).unwrap(), "{text:?}: store and blob differ");
+                }
+                // Export, then import strictly into a new store: the same entities, one by
+                // one and all at once.
+                let mut again = Store::new();
+                for &id in &ids {
+                    let sjson = store.export_sjson(id).unwrap();
+                    let copy = again
+                        .import_sjson(&sjson, &strict)
+                        .unwrap_or_else(|e| panic!("the export {sjson:?} of {text:?} fails: {e}"));
+                    assert!(
+                        again.get(copy[0]).unwrap().to_blob() == store.get(id).unwrap(),
+                        "{text:?} exported as {sjson:?} imports differently"
+                    );
+                }
+                let all = store.export_all_sjson();
+                let mut copy = Store::new();
+                let copied = copy.import_sjson(&all, &strict).unwrap();
+                assert_eq!(copied.len(), store.len(), "{all:?}");
+                // The same entities (SJSON writes an array of strings as an object keyed by
+                // index, so the JSON exports of the two may differ in shape, not in content).
+                for ((_, a), (_, b)) in copy.iter().zip(store.iter()) {
+                    assert!(a.to_blob() == b, "{all:?}");
+                }
+            }
+        }
+    }
+});

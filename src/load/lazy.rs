@@ -1,0 +1,220 @@
+//! [`LazyStoreView`]: a save opened in O(entities), each blob checked on its first read.
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use zerocopy::{FromBytes, IntoBytes};
+
+use super::{ArenaCrc, check_crc, check_span_bounds, finish};
+use crate::blob::layout;
+use crate::handle_map::HandleMapView;
+use crate::names::codec;
+use crate::save::{KEY_HASH_FX32_BYTES, SaveParts, index_and_arena};
+use crate::store::Span;
+use crate::{BlobRef, Id, LoadError};
+
+/// What is known of a chunk or a blob of a [`LazyStoreView`]: not checked yet, good, or bad.
+const UNCHECKED: u8 = 0;
+const GOOD: u8 = 1;
+const BAD: u8 = 2;
+
+/// A save file opened in place with every blob left unchecked until it is read: see
+/// [`StoreView::lazy`](crate::StoreView::lazy).
+///
+/// Opening checks the header, the section table (and every section's crc but the arena's),
+/// the index, and that every span lies inside the arena with no two overlapping: O(entities),
+/// with no walk of the arena. A read of an entity checks the crcs of the arena chunks its
+/// span lies in (a format 1.0 save, with one crc for the whole arena, checks it whole at the
+/// first read) and its blob, once: what was found is remembered, so a second read costs a
+/// lookup. Bad bytes in one entity do not keep the others from being read.
+///
+/// ```text
+///  bytes:  header │ table │ index … │ arena: │ chunk 0 │ chunk 1 │ chunk 2 │ … │ arena crcs
+///  open:   ✓        ✓       ✓        spans in bounds, disjoint (no blob read)
+///  get(e): ──────────────────────────────────────▶ crc of e's chunks, e's blob: checked once
+/// ```
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{Blob, LoadError, Store, StoreView};
+///
+/// let mut store = Store::new();
+/// let ids: Vec<_> = (0..3)
+///     .map(|i| store.insert(&[("level", i as f32)].into_iter().collect::<Blob>()))
+///     .collect();
+/// let bytes = store.to_bytes();
+/// let lazy = StoreView::lazy(&bytes)?;
+/// assert_eq!(lazy.get(ids[2])?.unwrap().get_float("level"), Some(2.0));
+/// let levels: Vec<f32> = lazy
+///     .iter()
+///     .map(|(_, blob)| blob.map(|b| b.get_float("level").unwrap()))
+///     .collect::<Result<_, LoadError>>()?;
+/// assert_eq!(levels, [0.0, 1.0, 2.0]);
+/// # Ok::<(), LoadError>(())
+/// ```
+pub struct LazyStoreView<'a> {
+    index: HandleMapView<'a>,
+    // INVARIANT: one span per item of `index`, each inside `arena`, no two overlapping.
+    spans: &'a [Span],
+    arena: &'a [u32],
+    crc: ArenaCrc<'a>,
+    /// Per chunk of the arena (one for a whole-arena crc): UNCHECKED, GOOD or BAD.
+    chunks: Vec<AtomicU8>,
+    /// Per entity, in dense order: UNCHECKED, GOOD (its chunks and blob checked) or BAD.
+    blobs: Vec<AtomicU8>,
+}
+
+impl<'a> LazyStoreView<'a> {
+    /// Opens `bytes`: see [`StoreView::lazy`](crate::StoreView::lazy).
+    pub(crate) fn new(bytes: &'a [u8]) -> Result<LazyStoreView<'a>, LoadError> {
+        let SaveParts {
+            key_hash,
+            arena_crc,
+            index: raw_index,
+            arena: arena_bytes,
+            names,
+            names_kind,
+            ..
+        } = index_and_arena(bytes)?;
+        if key_hash != KEY_HASH_FX32_BYTES {
+            return Err(LoadError::KeyHashView { key_hash });
+        }
+        codec::decode(names, names_kind, key_hash)?;
+        let index = HandleMapView::new(&raw_index, size_of::<Span>())?;
+        let spans =
+            <[Span]>::ref_from_bytes(raw_index.items).map_err(|_| LoadError::SectionSize {
+                section: "index items",
+                expected: (index.len() * size_of::<Span>()) as u64,
+                found: raw_index.items.len() as u64,
+            })?;
+        let arena = <[u32]>::ref_from_bytes(arena_bytes).map_err(|_| LoadError::Misaligned {
+            section: "arena",
+            address: arena_bytes.as_ptr() as usize,
+        })?;
+        check_span_bounds(spans, arena.len(), &|d| index.id_at(d))?;
+        let chunks = match arena_crc {
+            ArenaCrc::Whole { .. } => 1,
+            ArenaCrc::Chunks { crcs, .. } => crcs.len(),
+        };
+        let unchecked = |n| std::iter::repeat_with(|| AtomicU8::new(UNCHECKED)).take(n).collect();
+        Ok(LazyStoreView {
+            index,
+            spans,
+            arena,
+            crc: arena_crc,
+            chunks: unchecked(chunks),
+            blobs: unchecked(spans.len()),
+        })
+    }
+
+    /// The blob of `id`, if it is live in the saved store, after checking it and the crcs of
+    /// the arena chunks it lies in (once: later reads remember the answer).
+    ///
+    /// # Errors
+    ///
+    /// [`LoadError::ChunkCrc`] (or [`LoadError::Crc`] for a format 1.0 save) if a chunk the
+    /// blob lies in does not match its crc, [`LoadError::Blob`] if the blob is malformed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, Store, StoreView};
+    ///
+    /// let mut store = Store::new();
+    /// let id = store.insert(&[("hp", 7.0)].into_iter().collect::<Blob>());
+    /// let bytes = store.to_bytes();
+    /// let lazy = StoreView::lazy(&bytes)?;
+    /// assert_eq!(lazy.get(id)?.unwrap().get_float("hp"), Some(7.0));
+    /// store.remove(id);
+    /// assert!(lazy.get(id)?.is_some(), "the view reads the bytes it was given");
+    /// # Ok::<(), datacomp::LoadError>(())
+    /// ```
+    pub fn get(&self, id: Id) -> Result<Option<BlobRef<'a>>, LoadError> {
+        match self.index.dense_index(id) {
+            Some(dense) => self.blob_at(dense).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Whether `id` is live in the saved store (nothing is checked).
+    #[must_use]
+    pub fn contains(&self, id: Id) -> bool {
+        self.index.dense_index(id).is_some()
+    }
+
+    /// Number of entities.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    /// Whether the saved store has no entities.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Iterates over `(Id, blob or why it cannot be read)` in the saved dense order, checking
+    /// each blob as [`get`](LazyStoreView::get) does.
+    #[must_use]
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (Id, Result<BlobRef<'a>, LoadError>)> + '_ {
+        (0..self.len()).map(|d| (self.index.id_at(d), self.blob_at(d)))
+    }
+
+    /// The blob at dense index `dense`, checked.
+    fn blob_at(&self, dense: usize) -> Result<BlobRef<'a>, LoadError> {
+        // INVARIANT (new): the span is inside the arena.
+        let span = self.spans[dense];
+        let words = &self.arena[span.range()];
+        if self.blobs[dense].load(Ordering::Relaxed) == GOOD {
+            return Ok(BlobRef::from_valid(words));
+        }
+        let bytes = self.arena.as_bytes();
+        let (start, end) = (span.offset() * 4, (span.offset() + span.words()) * 4);
+        match self.crc {
+            ArenaCrc::Whole { .. } => self.check_chunk(0, 0..bytes.len())?,
+            ArenaCrc::Chunks { chunk_bytes, .. } => {
+                // An empty span lies in no chunk.
+                for chunk in start / chunk_bytes..end.div_ceil(chunk_bytes) {
+                    let range = chunk * chunk_bytes..((chunk + 1) * chunk_bytes).min(bytes.len());
+                    self.check_chunk(chunk, range)?;
+                }
+            }
+        }
+        let mut scratch = layout::Scratch::default();
+        match layout::validate(words, &mut scratch) {
+            Ok(()) => {
+                self.blobs[dense].store(GOOD, Ordering::Relaxed);
+                Ok(BlobRef::from_valid(words))
+            }
+            Err(error) => {
+                self.blobs[dense].store(BAD, Ordering::Relaxed);
+                Err(LoadError::Blob { id: self.index.id_at(dense), error })
+            }
+        }
+    }
+
+    /// Checks chunk `chunk`, the arena's bytes `range` (the whole arena for a whole crc),
+    /// unless it was checked before.
+    fn check_chunk(&self, chunk: usize, range: Range<usize>) -> Result<(), LoadError> {
+        if self.chunks[chunk].load(Ordering::Relaxed) == GOOD {
+            return Ok(());
+        }
+        let bytes = self.arena.as_bytes();
+        let report = check_crc(bytes, range, self.crc, |_| {});
+        let result = finish([report], self.crc, &[], &|_| unreachable!("no spans"));
+        let state = if result.is_ok() { GOOD } else { BAD };
+        self.chunks[chunk].store(state, Ordering::Relaxed);
+        result
+    }
+}
+
+impl std::fmt::Debug for LazyStoreView<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LazyStoreView")
+            .field("entities", &self.len())
+            .field("arena_bytes", &(self.arena.len() * 4))
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,617 @@
+//! Checking a save's arena: its checksums, every entity's span and blob, on all cores.
+//!
+//! ```text
+//!  arena bytes   ┌── part 0 ───────────────────┬── part 1 ───────────────────┐
+//!  (crc)         │ chunk 0 │ chunk 1 │ …       │ … │ chunk c-1               │  each thread checks
+//!                └─────────────────────────────┴─────────────────────────────┘  the crcs of its
+//!  dense spans   ┌── part 0 ──────────┬── part 1 ──────────┐                    chunks, then the
+//!  (blobs)       │ span 0 │ … │ n/2-1 │ n/2 │ … │ span n-1 │                    blobs of its spans
+//!                └────────────────────┴────────────────────┘
+//! ```
+//!
+//! A part is a range of the arena's bytes and a range of the dense spans. Its thread checks
+//! the checksum of its bytes (a crc per chunk, or its share of the whole arena's crc, combined
+//! afterwards), then each of its spans: inside the arena, holding a valid blob, and after the
+//! one before it. Spans in dense order that each start at or after the end of the one before
+//! prove that no two overlap, with no sort (a compacted store is in this order); else every
+//! span is sorted by offset, as a general check must.
+//!
+//! Errors are the ones a single pass would give, whatever the threads: a checksum first (the
+//! lowest chunk), then the span of the lowest dense index, then the first overlap by offset.
+
+mod lazy;
+mod salvage;
+
+use std::ops::Range;
+use std::sync::Mutex;
+
+use zerocopy::little_endian::U32;
+use zerocopy::{FromBytes, IntoBytes};
+
+use crate::blob::layout;
+use crate::store::Span;
+use crate::{Id, LoadError};
+
+pub use lazy::LazyStoreView;
+pub use salvage::Salvage;
+
+/// An arena smaller than this is checked on the calling thread: a thread costs tens of
+/// microseconds to start, what a single thread checks about 200 KiB in.
+const PARALLEL_BYTES: usize = 1 << 20;
+
+/// Each part gets at least this many bytes of the arena.
+const PART_BYTES: usize = 512 << 10;
+
+/// How a save's arena bytes are covered by checksums.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum ArenaCrc<'a> {
+    /// One crc32 of the whole arena (format 1.0), in the section table.
+    Whole {
+        /// The arena's offset in the file, for errors.
+        offset: u64,
+        /// The crc32 stored.
+        expected: u32,
+    },
+    /// A crc32 of each `chunk_bytes` of the arena (the last one may be shorter).
+    Chunks {
+        /// The arena's offset in the file, for errors.
+        offset: u64,
+        // INVARIANT: a power of two; `crcs.len()` is the arena's bytes divided by it, rounded
+        // up.
+        chunk_bytes: usize,
+        crcs: &'a [U32],
+    },
+}
+
+/// The crc32 of each `chunk_bytes` of `arena`, as an `arena crcs` section (the chunk size,
+/// then the crcs), and the crc32 of the whole arena, combined from them.
+pub(crate) fn chunk_crcs(arena: &[u8], chunk_bytes: usize) -> (Vec<u8>, u32) {
+    let mut section = Vec::with_capacity(4 + 4 * arena.len().div_ceil(chunk_bytes));
+    section.extend_from_slice(&(chunk_bytes as u32).to_le_bytes());
+    let mut whole = crc32fast::Hasher::new();
+    for chunk in arena.chunks(chunk_bytes) {
+        let crc = crc32fast::hash(chunk);
+        section.extend_from_slice(&crc.to_le_bytes());
+        whole.combine(&crc32fast::Hasher::new_with_initial_len(crc, chunk.len() as u64));
+    }
+    (section, whole.finalize())
+}
+
+/// Reads an `arena crcs` section for an arena of `arena_len` bytes at file offset `offset`.
+///
+/// # Errors
+///
+/// [`LoadError::ChunkSize`] for a chunk size that is not a power of two from 1 KiB to 1 GiB,
+/// [`LoadError::SectionSize`] when the section does not hold one crc per chunk.
+pub(crate) fn chunked(
+    offset: u64,
+    section: &[u8],
+    arena_len: usize,
+) -> Result<ArenaCrc<'_>, LoadError> {
+    let (chunk_bytes, crcs) = U32::read_from_prefix(section).map_err(|_| {
+        LoadError::SectionSize { section: "arena crcs", expected: 4, found: section.len() as u64 }
+    })?;
+    let chunk_bytes = chunk_bytes.get();
+    if !chunk_bytes.is_power_of_two() || !(1 << 10..=1 << 30).contains(&chunk_bytes) {
+        return Err(LoadError::ChunkSize { chunk_bytes });
+    }
+    let chunk_bytes = chunk_bytes as usize;
+    let count = arena_len.div_ceil(chunk_bytes);
+    let crcs = <[U32]>::ref_from_bytes(crcs).ok().filter(|c| c.len() == count).ok_or(
+        LoadError::SectionSize {
+            section: "arena crcs",
+            expected: 4 + 4 * count as u64,
+            found: section.len() as u64,
+        },
+    )?;
+    Ok(ArenaCrc::Chunks { offset, chunk_bytes, crcs })
+}
+
+/// How many threads to check an arena of `bytes` with: one for a small one, else one per
+/// core, each with at least [`PART_BYTES`]; never more than `max`.
+fn parts_for(bytes: usize, max: Option<usize>) -> usize {
+    // Asked once: on Linux the answer reads cgroup files, which costs allocations and
+    // system calls.
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let max = max.unwrap_or(usize::MAX).min(bytes / PART_BYTES);
+    if bytes < PARALLEL_BYTES || max <= 1 {
+        return 1;
+    }
+    let cores = *CORES
+        .get_or_init(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get));
+    cores.min(max).max(1)
+}
+
+/// Runs `work(p, input)` for each input, each on its own thread but the first, which runs on
+/// the calling thread; results in input order. A part whose thread cannot be started runs on
+/// the calling thread instead.
+fn on_threads<T: Send, R: Send>(inputs: Vec<T>, work: impl Fn(usize, T) -> R + Sync) -> Vec<R> {
+    let cells: Vec<Mutex<Option<T>>> = inputs.into_iter().map(|i| Mutex::new(Some(i))).collect();
+    // Each input is taken once: by its thread, or here if the thread did not start.
+    let run = |p: usize| {
+        let input = cells[p].lock().ok().and_then(|mut cell| cell.take());
+        input.map(|input| work(p, input))
+    };
+    let run = &run;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (1..cells.len())
+            .map(|p| std::thread::Builder::new().spawn_scoped(scope, move || run(p)).ok())
+            .collect();
+        let mut out = Vec::with_capacity(cells.len());
+        out.extend(run(0));
+        for (p, handle) in (1..).zip(handles) {
+            let result = match handle {
+                Some(handle) => {
+                    handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                }
+                None => run(p),
+            };
+            out.extend(result);
+        }
+        assert_eq!(out.len(), cells.len(), "every part runs exactly once");
+        out
+    })
+}
+
+/// The unit parts of an arena are cut in: its chunk, so that no chunk is in two parts.
+pub(super) fn unit(crc: ArenaCrc<'_>) -> usize {
+    match crc {
+        ArenaCrc::Chunks { chunk_bytes, .. } => chunk_bytes,
+        ArenaCrc::Whole { .. } => 64 << 10,
+    }
+}
+
+/// Part `p` of `parts` of `0..len`, in units of `unit` (the last part takes the rest).
+fn part_range(len: usize, unit: usize, p: usize, parts: usize) -> Range<usize> {
+    let units = len.div_ceil(unit);
+    let at = |p: usize| (units * p / parts * unit).min(len);
+    at(p)..at(p + 1)
+}
+
+/// What one part found.
+pub(super) struct PartReport {
+    /// Its share of the whole arena's crc, or the first chunk whose crc fails.
+    crc: Result<crc32fast::Hasher, LoadError>,
+    /// The first span that is outside the arena or holds an invalid blob, by dense index.
+    spans: Result<Order, LoadError>,
+}
+
+/// Whether a part's spans, in dense order, each start at or after the end of the one before:
+/// then the first's offset and the last's end (in words), or `None` for no spans.
+#[derive(Clone, Copy)]
+enum Order {
+    Ascending(Option<(usize, usize)>),
+    Unordered,
+}
+
+/// Checks the crc of `range` of the arena's bytes, one unit (chunk) at a time, calling
+/// `visit` with each chunk's range first (a copy reads the chunk into cache for the crc).
+pub(super) fn check_crc(
+    arena: &[u8],
+    range: Range<usize>,
+    crc: ArenaCrc<'_>,
+    mut visit: impl FnMut(Range<usize>),
+) -> PartReport {
+    let unit = unit(crc);
+    let mut hasher = crc32fast::Hasher::new();
+    let mut at = range.start;
+    while at < range.end {
+        let chunk = at..(at + unit).min(range.end);
+        visit(chunk.clone());
+        match crc {
+            ArenaCrc::Whole { .. } => hasher.update(&arena[chunk.clone()]),
+            ArenaCrc::Chunks { offset, crcs, .. } => {
+                let found = crc32fast::hash(&arena[chunk.clone()]);
+                // The part starts on a chunk boundary and `crcs` covers the arena.
+                let index = at / unit;
+                let expected = crcs.get(index).map_or(!found, |c| c.get());
+                if found != expected {
+                    let offset = offset + at as u64;
+                    let chunk = index as u64;
+                    let crc = Err(LoadError::ChunkCrc { chunk, offset, expected, found });
+                    return PartReport { crc, spans: Ok(Order::Ascending(None)) };
+                }
+            }
+        }
+        at = chunk.end;
+    }
+    PartReport { crc: Ok(hasher), spans: Ok(Order::Ascending(None)) }
+}
+
+/// Checks the spans `dense` of `spans`: each inside `arena` holding a valid blob, and whether
+/// they are in ascending order.
+fn check_part(
+    spans: &[Span],
+    dense: Range<usize>,
+    arena: &[u32],
+    id_at: &(impl Fn(usize) -> Id + Sync),
+) -> Result<Order, LoadError> {
+    let mut scratch = layout::Scratch::default();
+    let mut ascending = true;
+    let mut bounds: Option<(usize, usize)> = None;
+    let start = dense.start;
+    for (d, &span) in spans[dense].iter().enumerate() {
+        let Some(words) = arena.get(span.range()) else {
+            let (offset, words) = (span.offset() as u32, span.words() as u32);
+            let arena_words = arena.len() as u64;
+            let id = id_at(start + d);
+            return Err(LoadError::SpanOutOfArena { id, offset, words, arena_words });
+        };
+        layout::validate(words, &mut scratch)
+            .map_err(|error| LoadError::Blob { id: id_at(start + d), error })?;
+        let (offset, end) = (span.offset(), span.offset() + span.words());
+        bounds = match bounds {
+            None => Some((offset, end)),
+            Some((first, last_end)) => {
+                ascending &= offset >= last_end;
+                Some((first, end))
+            }
+        };
+    }
+    Ok(if ascending { Order::Ascending(bounds) } else { Order::Unordered })
+}
+
+/// Checks that no two spans overlap, by sorting them by offset: the general case, for spans
+/// that are not in ascending dense order.
+pub(super) fn check_overlap(spans: &[Span], id_at: &impl Fn(usize) -> Id) -> Result<(), LoadError> {
+    let mut sorted: Vec<(usize, usize, usize)> =
+        spans.iter().enumerate().map(|(d, s)| (s.offset(), s.words(), d)).collect();
+    // By offset; equal offsets in dense order, so that errors name the same pair each time.
+    sorted.sort_unstable();
+    for pair in sorted.windows(2) {
+        let ((offset, words, first), (next, _, second)) = (pair[0], pair[1]);
+        if offset + words > next {
+            return Err(LoadError::SpansOverlap { first: id_at(first), second: id_at(second) });
+        }
+    }
+    Ok(())
+}
+
+/// Checks an arena read in place: its checksums, then that every span of `spans` (in dense
+/// order; `id_at` names the entity of a dense index) lies inside it and holds a valid blob,
+/// and that no two spans overlap. `bytes` are the arena's bytes, `arena` the same as words.
+pub(crate) fn check_arena(
+    bytes: &[u8],
+    arena: &[u32],
+    crc: ArenaCrc<'_>,
+    spans: &[Span],
+    id_at: impl Fn(usize) -> Id + Sync,
+    threads: Option<usize>,
+) -> Result<(), LoadError> {
+    check_arena_on(parts_for(bytes.len(), threads), bytes, arena, crc, spans, id_at)
+}
+
+/// [`check_arena`] on `parts` threads.
+fn check_arena_on(
+    parts: usize,
+    bytes: &[u8],
+    arena: &[u32],
+    crc: ArenaCrc<'_>,
+    spans: &[Span],
+    id_at: impl Fn(usize) -> Id + Sync,
+) -> Result<(), LoadError> {
+    let check = |p: usize| {
+        let range = part_range(bytes.len(), unit(crc), p, parts);
+        let mut report = check_crc(bytes, range, crc, |_| {});
+        if report.crc.is_ok() {
+            report.spans = check_part(spans, part_range(spans.len(), 1, p, parts), arena, &id_at);
+        }
+        report
+    };
+    if parts == 1 {
+        // No thread, and no allocation.
+        return finish([check(0)], crc, spans, &id_at);
+    }
+    let reports = on_threads(vec![(); parts], |p, ()| check(p));
+    finish(reports, crc, spans, &id_at)
+}
+
+/// Checks an arena's checksums only, as [`check_arena`] does first.
+pub(crate) fn check_checksums(bytes: &[u8], crc: ArenaCrc<'_>) -> Result<(), LoadError> {
+    let parts = parts_for(bytes.len(), None);
+    let reports = on_threads(vec![(); parts], |p, ()| {
+        check_crc(bytes, part_range(bytes.len(), unit(crc), p, parts), crc, |_| {})
+    });
+    finish(reports, crc, &[], &|_| unreachable!("no spans, no entity to name"))
+}
+
+/// Copies an arena out of `bytes` into new words and checks it as [`check_arena`] does: each
+/// thread copies and checksums its share of the bytes, a chunk at a time while it is in cache,
+/// then checks its spans (on `bytes` if they are 4-byte aligned, else on the copy once every
+/// thread has copied).
+pub(crate) fn copy_arena(
+    bytes: &[u8],
+    crc: ArenaCrc<'_>,
+    spans: &[Span],
+    id_at: impl Fn(usize) -> Id + Sync,
+    threads: Option<usize>,
+) -> Result<Vec<u32>, LoadError> {
+    copy_arena_on(parts_for(bytes.len(), threads), bytes, crc, spans, id_at)
+}
+
+/// [`copy_arena`] on `parts` threads.
+fn copy_arena_on(
+    parts: usize,
+    bytes: &[u8],
+    crc: ArenaCrc<'_>,
+    spans: &[Span],
+    id_at: impl Fn(usize) -> Id + Sync,
+) -> Result<Vec<u32>, LoadError> {
+    let mut words = vec![0_u32; bytes.len() / 4];
+    let in_place = <[u32]>::ref_from_bytes(bytes).ok();
+    if parts == 1 {
+        // No thread, and no allocation but the words.
+        let out = words.as_mut_bytes();
+        let copy = |chunk: Range<usize>| out[chunk.clone()].copy_from_slice(&bytes[chunk]);
+        let mut report = check_crc(bytes, 0..bytes.len(), crc, copy);
+        if report.crc.is_ok() {
+            let arena = in_place.unwrap_or(&words);
+            report.spans = check_part(spans, 0..spans.len(), arena, &id_at);
+        }
+        finish([report], crc, spans, &id_at)?;
+        return Ok(words);
+    }
+    let unit = unit(crc);
+    let mut outs = Vec::with_capacity(parts);
+    let mut rest = words.as_mut_slice();
+    for p in 0..parts {
+        let range = part_range(bytes.len(), unit, p, parts);
+        let (out, tail) = rest.split_at_mut(range.len() / 4);
+        outs.push((range, out));
+        rest = tail;
+    }
+    let mut reports = on_threads(outs, |p, (range, out)| {
+        // A chunk at a time: copied, then checksummed while it is in cache.
+        let base = range.start;
+        let out = out.as_mut_bytes();
+        let copy = |chunk: Range<usize>| {
+            out[chunk.start - base..chunk.end - base].copy_from_slice(&bytes[chunk]);
+        };
+        let mut report = check_crc(bytes, range, crc, copy);
+        if let (Ok(_), Some(arena)) = (&report.crc, in_place) {
+            report.spans = check_part(spans, part_range(spans.len(), 1, p, parts), arena, &id_at);
+        }
+        report
+    });
+    if in_place.is_none() && reports.iter().all(|r| r.crc.is_ok()) {
+        let arena = words.as_slice();
+        let checked = on_threads(vec![(); parts], |p, ()| {
+            check_part(spans, part_range(spans.len(), 1, p, parts), arena, &id_at)
+        });
+        for (report, spans) in reports.iter_mut().zip(checked) {
+            report.spans = spans;
+        }
+    }
+    finish(reports, crc, spans, &id_at)?;
+    Ok(words)
+}
+
+/// The first error of the parts' reports, in the order a single pass finds them, then the
+/// overlap check if the parts' order does not prove it.
+pub(super) fn finish(
+    reports: impl IntoIterator<Item = PartReport>,
+    crc: ArenaCrc<'_>,
+    spans: &[Span],
+    id_at: &impl Fn(usize) -> Id,
+) -> Result<(), LoadError> {
+    let mut whole = crc32fast::Hasher::new();
+    let mut first_error = None;
+    // Ascending parts whose ranges follow one another prove every span disjoint.
+    let mut disjoint = true;
+    let mut last_end = 0;
+    for report in reports {
+        whole.combine(&report.crc?);
+        match report.spans {
+            Ok(Order::Ascending(None)) => {}
+            Ok(Order::Ascending(Some((first, end)))) if first >= last_end => last_end = end,
+            Ok(Order::Ascending(Some(_)) | Order::Unordered) => disjoint = false,
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    if let ArenaCrc::Whole { offset, expected } = crc {
+        let found = whole.finalize();
+        if found != expected {
+            return Err(LoadError::Crc { section: "arena", offset, expected, found });
+        }
+    }
+    match first_error {
+        Some(e) => Err(e),
+        None if disjoint => Ok(()),
+        None => check_overlap(spans, id_at),
+    }
+}
+
+/// Checks that every span lies inside an arena of `arena_words` and that no two overlap: in
+/// one pass when they are in ascending order, else by a sort.
+pub(super) fn check_span_bounds(
+    spans: &[Span],
+    arena_words: usize,
+    id_at: &impl Fn(usize) -> Id,
+) -> Result<(), LoadError> {
+    let mut last_end = 0;
+    let mut ascending = true;
+    for (d, span) in spans.iter().enumerate() {
+        let end = span.offset() + span.words();
+        if end > arena_words {
+            let (offset, words) = (span.offset() as u32, span.words() as u32);
+            let arena_words = arena_words as u64;
+            return Err(LoadError::SpanOutOfArena { id: id_at(d), offset, words, arena_words });
+        }
+        ascending &= span.offset() >= last_end;
+        last_end = end;
+    }
+    if ascending { Ok(()) } else { check_overlap(spans, id_at) }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::{Blob, Store};
+
+    /// A store whose spans are out of dense order after `churn` rounds of growth and removal.
+    fn churned(entities: usize, churn: usize) -> Store {
+        let mut store = Store::new();
+        let mut ids = Vec::new();
+        for i in 0..entities {
+            let blob: Blob = [("hp", f32::from(i as u16) / 2.0)].into_iter().collect();
+            ids.push(store.insert(&blob));
+        }
+        for round in 0..churn {
+            for (i, id) in ids.iter().enumerate().skip(round % 3).step_by(3) {
+                let text = "x".repeat(8 + (i + round) % 40);
+                if let Some(mut blob) = store.get_mut(*id) {
+                    blob.set("bio", text.as_str());
+                }
+            }
+        }
+        store
+    }
+
+    /// Every check on 1, 2 and 3 threads, whole-arena crc and chunks of 1 KiB, reading in
+    /// place and copying: the same answer.
+    fn same_on_every_thread_count(store: &Store, arena: &[u32]) -> Result<(), LoadError> {
+        let bytes = arena.as_bytes();
+        let spans = store.index.as_slice();
+        let id_at = |d| store.index.id_at(d).unwrap_or_default();
+        let chunk_crcs: Vec<U32> =
+            bytes.chunks(1024).map(|c| U32::new(crc32fast::hash(c))).collect();
+        let crcs = [
+            ArenaCrc::Whole { offset: 64, expected: crc32fast::hash(bytes) },
+            ArenaCrc::Chunks { offset: 64, chunk_bytes: 1024, crcs: &chunk_crcs },
+        ];
+        let first = check_arena_on(1, bytes, arena, crcs[0], spans, id_at);
+        for crc in crcs {
+            for parts in 1..=3 {
+                assert_eq!(check_arena_on(parts, bytes, arena, crc, spans, id_at), first);
+                let copied = copy_arena_on(parts, bytes, crc, spans, id_at);
+                assert_eq!(copied.as_ref().err(), first.as_ref().err());
+                if let Ok(words) = copied {
+                    assert_eq!(words, arena);
+                }
+            }
+        }
+        // A misaligned copy source takes the second pass over the copy.
+        let mut shifted = vec![0_u8; bytes.len() + 1];
+        shifted[1..].copy_from_slice(bytes);
+        let copied = copy_arena_on(2, &shifted[1..], crcs[0], spans, id_at);
+        assert_eq!(copied.map(|_| ()), first);
+        first
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// A corrupted word anywhere in a churned arena (its crc resealed, so the blob and span
+        /// checks see it) gives the same error, or none, on any number of threads.
+        #[test]
+        fn threads_find_what_one_thread_finds(
+            entities in 1_usize..300,
+            churn in 0_usize..4,
+            at in any::<prop::sample::Index>(),
+            word in prop_oneof![Just(0_u32), Just(1), Just(0xffff_ffff), any::<u32>()],
+        ) {
+            let store = churned(entities, churn);
+            let mut arena = store.arena.clone();
+            let at = at.index(arena.len());
+            arena[at] = word;
+            let _ = same_on_every_thread_count(&store, &arena);
+        }
+
+        /// Spans moved so that two overlap are found whatever the order of the rest.
+        #[test]
+        fn overlaps_are_found_on_any_number_of_threads(
+            entities in 2_usize..200,
+            churn in 0_usize..3,
+            pick in any::<(prop::sample::Index, prop::sample::Index)>(),
+        ) {
+            let mut store = churned(entities, churn);
+            let (a, b) = (pick.0.index(entities), pick.1.index(entities));
+            prop_assume!(a != b);
+            let target = store.index.as_slice()[b];
+            let id = store.index.id_at(a).unwrap();
+            *store.index.get_mut(id).unwrap() = target;
+            let arena = store.arena.clone();
+            let result = same_on_every_thread_count(&store, &arena);
+            prop_assert!(matches!(result, Err(LoadError::SpansOverlap { .. })), "{result:?}");
+        }
+    }
+
+    #[test]
+    fn a_bad_chunk_is_named_before_any_blob() {
+        let store = churned(2000, 2);
+        let mut arena = store.arena.clone();
+        let bytes = arena.as_bytes().to_vec();
+        let crcs: Vec<U32> = bytes.chunks(1024).map(|c| U32::new(crc32fast::hash(c))).collect();
+        // Chunk 5 gets a bad blob count; chunk 9 too: chunk 5 is named.
+        arena[5 * 256 + 3] ^= 0x8000_0000;
+        arena[9 * 256] ^= 1;
+        let chunks = ArenaCrc::Chunks { offset: 100, chunk_bytes: 1024, crcs: &crcs };
+        let id_at = |d| store.index.id_at(d).unwrap_or_default();
+        for parts in 1..=3 {
+            let err = check_arena_on(
+                parts,
+                arena.as_bytes(),
+                &arena,
+                chunks,
+                store.index.as_slice(),
+                id_at,
+            )
+            .unwrap_err();
+            let LoadError::ChunkCrc { chunk, offset, expected, .. } = err else {
+                panic!("{err:?}");
+            };
+            assert_eq!((chunk, offset, expected), (5, 100 + 5 * 1024, crcs[5].get()));
+        }
+    }
+
+    #[test]
+    fn the_whole_crc_combined_from_chunks_is_the_crc_of_the_whole() {
+        let arena: Vec<u8> = (0..5000_u32).map(|i| (i * 7 % 251) as u8).collect();
+        for len in [0, 1, 1023, 1024, 1025, 4096, 5000] {
+            let (section, whole) = chunk_crcs(&arena[..len], 1024);
+            assert_eq!(whole, crc32fast::hash(&arena[..len]), "{len} bytes");
+            assert_eq!(section.len(), 4 + 4 * len.div_ceil(1024));
+            assert_eq!(section[..4], 1024_u32.to_le_bytes());
+            let Ok(ArenaCrc::Chunks { chunk_bytes, crcs, .. }) = chunked(0, &section, len) else {
+                panic!("the section reads back");
+            };
+            assert_eq!(chunk_bytes, 1024);
+            for (chunk, crc) in arena[..len].chunks(1024).zip(crcs) {
+                assert_eq!(crc.get(), crc32fast::hash(chunk));
+            }
+        }
+    }
+
+    #[test]
+    fn a_malformed_chunk_crc_section_is_an_error() {
+        let (section, _) = chunk_crcs(&[7; 3000], 1024);
+        let size =
+            |expected, found| LoadError::SectionSize { section: "arena crcs", expected, found };
+        assert_eq!(chunked(0, &section[..3], 3000).unwrap_err(), size(4, 3));
+        assert_eq!(chunked(0, &section[..15], 3000).unwrap_err(), size(16, 15));
+        assert_eq!(chunked(0, &section, 4000).unwrap_err(), size(20, 16));
+        assert_eq!(chunked(0, &section, 2000).unwrap_err(), size(12, 16));
+        for chunk_bytes in [0_u32, 512, 1000, 3 << 10, 2 << 30] {
+            let mut bad = section.clone();
+            bad[..4].copy_from_slice(&chunk_bytes.to_le_bytes());
+            assert_eq!(chunked(0, &bad, 3000).unwrap_err(), LoadError::ChunkSize { chunk_bytes });
+        }
+    }
+
+    #[test]
+    fn parts_cover_every_unit_once() {
+        for (len, unit, parts) in [(0, 4, 2), (10, 4, 3), (1 << 20, 1 << 16, 2), (100, 1, 7)] {
+            let ranges: Vec<_> = (0..parts).map(|p| part_range(len, unit, p, parts)).collect();
+            assert_eq!(ranges.first().unwrap().start, 0);
+            assert_eq!(ranges.last().unwrap().end, len);
+            for pair in ranges.windows(2) {
+                assert_eq!(pair[0].end, pair[1].start);
+                assert!(pair[0].end % unit == 0 || pair[0].end == len);
+            }
+        }
+    }
+}

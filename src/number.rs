@@ -1,0 +1,495 @@
+//! Numbers as JSON holds them: the text an `f32` is written as, and the rule that keeps an
+//! import from changing a number silently.
+//!
+//! Writing: a finite `f32` is written in the shortest form that reads back as the same `f32`
+//! (the digits `serde_json` writes), without a fraction when it is whole: `17`, `0.1`,
+//! `123456790`, `1e+20`. Minus zero keeps its sign as `-0.0`.
+//!
+//! Reading: a number is stored as the nearest `f32`. That nearest `f32` "holds" the number when
+//! the difference is only `f32`'s rounding of a fraction (`0.1`, `3.14159265358979`), or when a
+//! whole number is held exactly or is written as that `f32` is written (`123456790`: export
+//! writes that `f32` so). Otherwise the number changes beyond its rounding, and strict import
+//! refuses it: a whole number f32 does not hold (`16777217` would become `16777216`), a nonzero
+//! number that would become zero (`1e-50`), a number past `f32`'s range (`1e39`).
+
+use std::fmt;
+
+/// An `f32` as JSON text, in the form every export and the `datacomp` command write: the
+/// shortest form that reads back as the same `f32`, and no fraction on a whole number. A NaN
+/// or infinity has no JSON form: it displays as `NaN`, `inf` or `-inf`, and serializes as
+/// `null` (the JSON exports refuse such a value before writing, naming its entity and key).
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::JsonF32;
+///
+/// let shown: Vec<String> = [17.0, 0.1, -2.5, 123_456_792.0, 1e20, 1e-7, -0.0]
+///     .into_iter()
+///     .map(|x| JsonF32(x).to_string())
+///     .collect();
+/// assert_eq!(shown, ["17", "0.1", "-2.5", "123456790", "1e+20", "1e-7", "-0.0"]);
+/// assert_eq!(serde_json::to_string(&[JsonF32(17.0), JsonF32(0.5)])?, "[17,0.5]");
+/// assert_eq!(JsonF32(f32::NAN).to_string(), "NaN");
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct JsonF32(pub f32);
+
+/// Room for the longest form: `-1.17549435e-38` and the like.
+const TEXT_BYTES: usize = 32;
+
+/// Whole numbers up to this magnitude are written as plain digits (by `serde_json`'s float
+/// writer, with `.0` after them); larger ones with an exponent (`1e+13`).
+const PLAIN_DIGITS_BELOW: f32 = 1e13;
+
+/// The largest magnitude below which every whole `f32` is its own shortest form.
+const EXACT_WHOLE: f32 = 16_777_216.0;
+
+/// The shortest text of finite `x`, without a fraction when it is whole, written into `buf`.
+fn shortest(x: f32, buf: &mut [u8; TEXT_BYTES]) -> &str {
+    let mut rest = &mut buf[..];
+    // serde_json writes a finite f32 in its shortest form that reads back (and writing into a
+    // slice this long cannot fail).
+    let _ = serde_json::to_writer(&mut rest, &x);
+    let len = TEXT_BYTES - rest.len();
+    let text = std::str::from_utf8(&buf[..len]).unwrap_or_default();
+    // Minus zero keeps its fraction: "-0" would read back as -0.0 too, but no serializer can
+    // write it, and compact and pretty exports must agree.
+    if x == 0.0 && x.is_sign_negative() {
+        return text;
+    }
+    text.strip_suffix(".0").unwrap_or(text)
+}
+
+impl JsonF32 {
+    /// The whole number this `f32` is written as, when it is written as plain digits.
+    fn as_digits(self) -> Option<i64> {
+        let x = self.0;
+        if x.fract() != 0.0 || x.abs() >= PLAIN_DIGITS_BELOW || (x == 0.0 && x.is_sign_negative()) {
+            return None;
+        }
+        if x.abs() <= EXACT_WHOLE {
+            return Some(x as i64);
+        }
+        // Past 2^24 the shortest form may be rounder than the value: 123456792 is `123456790`.
+        let mut buf = [0; TEXT_BYTES];
+        shortest(x, &mut buf).parse().ok()
+    }
+}
+
+impl fmt::Display for JsonF32 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let x = self.0;
+        if x.is_nan() {
+            return f.write_str("NaN");
+        }
+        if x.is_infinite() {
+            return f.write_str(if x > 0.0 { "inf" } else { "-inf" });
+        }
+        let mut buf = [0; TEXT_BYTES];
+        f.write_str(shortest(x, &mut buf))
+    }
+}
+
+impl serde::Serialize for JsonF32 {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.as_digits() {
+            Some(whole) => serializer.serialize_i64(whole),
+            // serde_json writes a finite f32 in the same shortest form, and a non-finite one as
+            // null.
+            None => serializer.serialize_f32(self.0),
+        }
+    }
+}
+
+impl std::str::FromStr for JsonF32 {
+    type Err = crate::JsonErrorKind;
+
+    /// Reads a JSON number (`17`, `-0.5e1`) as strict import reads it: the nearest `f32`, or an
+    /// error if that changes the number beyond rounding ([`NotHeld`]), or it is past `f32`'s
+    /// range.
+    ///
+    /// # Errors
+    ///
+    /// [`Syntax`] for text that is not a JSON number; [`NumberOutOfRange`] past `f32`
+    /// (infinity for text past `f64` too); [`NotHeld`] for a whole number `f32` does not hold
+    /// or a nonzero number it holds only as zero.
+    ///
+    /// [`Syntax`]: crate::JsonErrorKind::Syntax
+    /// [`NumberOutOfRange`]: crate::JsonErrorKind::NumberOutOfRange
+    /// [`NotHeld`]: crate::JsonErrorKind::NotHeld
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{JsonErrorKind, JsonF32};
+    ///
+    /// assert_eq!("-0.5e1".parse::<JsonF32>(), Ok(JsonF32(-5.0)));
+    /// assert_eq!("123456790".parse::<JsonF32>(), Ok(JsonF32(123_456_792.0)));
+    /// let err = "16777217".parse::<JsonF32>().unwrap_err();
+    /// assert_eq!(err, JsonErrorKind::NotHeld { number: "16777217".into(), becomes: 16_777_216.0 });
+    /// assert!(matches!("1e400".parse::<JsonF32>(), Err(JsonErrorKind::NumberOutOfRange(_))));
+    /// assert!(matches!("+1".parse::<JsonF32>(), Err(JsonErrorKind::Syntax(_))));
+    /// ```
+    fn from_str(text: &str) -> Result<JsonF32, crate::JsonErrorKind> {
+        use crate::JsonErrorKind;
+        if !is_json_number(text) {
+            return Err(JsonErrorKind::Syntax(format!(
+                "{} is not a JSON number",
+                crate::text::Shortened(text)
+            )));
+        }
+        let integer = !text.contains(['.', 'e', 'E']);
+        let fit = match text.parse::<i128>() {
+            // (Zero as an f64, which keeps the sign of "-0".)
+            Ok(n) if integer && n != 0 && n.unsigned_abs() <= u128::from(u64::MAX) => {
+                fit_integer(n)
+            }
+            // Read exactly, unlike serde_json: a nonzero past f64's precision is not zero.
+            _ => match text.parse::<f64>() {
+                Ok(wide) if wide.is_infinite() => {
+                    return Err(JsonErrorKind::NumberOutOfRange(wide));
+                }
+                Ok(wide)
+                    if wide == 0.0
+                        && text
+                            .bytes()
+                            .take_while(|b| !matches!(b, b'e' | b'E'))
+                            .any(|b| matches!(b, b'1'..=b'9')) =>
+                {
+                    Fit::Changes(0.0f32.copysign(wide as f32))
+                }
+                Ok(wide) => fit_f64(wide),
+                Err(_) => {
+                    return Err(JsonErrorKind::Syntax(format!(
+                        "{} is not a JSON number",
+                        crate::text::Shortened(text)
+                    )));
+                }
+            },
+        };
+        match fit {
+            Fit::Holds(x) => Ok(JsonF32(x)),
+            Fit::Changes(becomes) => {
+                Err(JsonErrorKind::NotHeld { number: text.to_owned(), becomes })
+            }
+            Fit::OutOfRange => {
+                Err(JsonErrorKind::NumberOutOfRange(text.parse().unwrap_or(f64::INFINITY)))
+            }
+        }
+    }
+}
+
+/// An `f64` read from JSON, shown in messages as it was most likely written: to 15 significant
+/// digits (`serde_json` reads `1e-50` as `9.999999999999999e-51`), in the shortest form, with no
+/// `.0` on a whole number: `1e-50`, `16777217`, `1.2345678912e+29`.
+pub(crate) struct JsonF64(pub(crate) f64);
+
+impl fmt::Display for JsonF64 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let digits15: f64 = format!("{:.14e}", self.0).parse().unwrap_or(self.0);
+        let text = serde_json::to_string(&digits15).unwrap_or_default();
+        f.write_str(text.strip_suffix(".0").unwrap_or(&text))
+    }
+}
+
+/// How a number read from JSON fits an `f32`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Fit {
+    /// The nearest `f32` holds it, within `f32`'s rounding.
+    Holds(f32),
+    /// The nearest `f32` changes it beyond rounding: a whole number not held exactly, or a
+    /// nonzero number that becomes zero.
+    Changes(f32),
+    /// Past `f32`'s range.
+    OutOfRange,
+}
+
+/// How `n`, read from JSON as an `f64` (a number with a fraction or an exponent, or an integer
+/// past 64 bits), fits an `f32`.
+#[allow(clippy::float_cmp)] // Exact compares: whether f32 holds n exactly.
+pub(crate) fn fit_f64(n: f64) -> Fit {
+    // Past f32's range means rounding to infinity: the shortest decimal form of f32::MAX,
+    // 3.4028235e38, is a little above it as an f64 and must still read back.
+    let x = n as f32;
+    if !x.is_finite() {
+        return Fit::OutOfRange;
+    }
+    if x == 0.0 && n != 0.0 {
+        return Fit::Changes(x);
+    }
+    if n.fract() != 0.0 || n.abs() <= f64::from(EXACT_WHOLE) || f64::from(x) == n {
+        return Fit::Holds(x);
+    }
+    // A whole number f32 does not hold: fine if it is written as x is written. serde_json
+    // reads long exponents to within an ulp or two of an f64, so "as written" is compared
+    // within that.
+    let mut buf = [0; TEXT_BYTES];
+    let written: f64 = shortest(x, &mut buf).parse().unwrap_or(f64::NAN);
+    if (written - n).abs() <= written.abs() * f64::EPSILON * 4.0 {
+        Fit::Holds(x)
+    } else {
+        Fit::Changes(x)
+    }
+}
+
+/// How the integer `n` (read exactly from JSON digits) fits an `f32`.
+#[allow(clippy::cast_precision_loss)] // The cast rounds to nearest: that is the point.
+pub(crate) fn fit_integer(n: i128) -> Fit {
+    let x = n as f32;
+    // |n| < 2^64, far inside f32's range, and x is whole: the casts back are exact.
+    if x as i128 == n {
+        return Fit::Holds(x);
+    }
+    let mut buf = [0; TEXT_BYTES];
+    if whole_text(shortest(x, &mut buf)) == Some(n) { Fit::Holds(x) } else { Fit::Changes(x) }
+}
+
+/// The whole number a decimal text (`123456790`, `1.2345679e+19`) means, if it is one that
+/// fits an `i128`.
+fn whole_text(text: &str) -> Option<i128> {
+    let (mantissa, exponent) = match text.split_once(['e', 'E']) {
+        Some((m, e)) => (m, e.parse::<i32>().ok()?),
+        None => (text, 0),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits: i128 = format!("{int}{frac}").parse().ok()?;
+    let shift = exponent.checked_sub(i32::try_from(frac.len()).ok()?)?;
+    if shift < 0 {
+        let divisor = 10i128.checked_pow(shift.unsigned_abs())?;
+        return (digits % divisor == 0).then(|| digits / divisor);
+    }
+    digits.checked_mul(10i128.checked_pow(shift.unsigned_abs())?)
+}
+
+/// Where a number literal of `text` starts and ends, and what it is: the literals `serde_json`
+/// cannot hand to an importer as they are (past `f64`'s range: an error; nonzero but read as
+/// zero: unseen), to be read again from a copy of the text where each is replaced.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Extreme {
+    /// Byte range of the literal in the text.
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+    /// Past `f64`'s range (else: nonzero, and zero as an `f32`).
+    pub(crate) huge: bool,
+}
+
+/// The number literals of `text` that are past `f64`'s range, and (with `tiny`) those that are
+/// nonzero but zero as an `f32`, in text order. One pass over the bytes: strings are skipped,
+/// and only literals with an exponent or a leading `0.`, or long ones, are parsed.
+pub(crate) fn extremes(text: &str, tiny: bool) -> Vec<Extreme> {
+    let bytes = text.as_bytes();
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            b'-' | b'0'..=b'9' => {
+                let start = i;
+                while i < bytes.len()
+                    && matches!(bytes[i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
+                {
+                    i += 1;
+                }
+                let literal = &text[start..i];
+                if !is_json_number(literal) {
+                    // Not JSON: the parse reports it, and no stand-in may hide it.
+                    continue;
+                }
+                let digits = literal.trim_start_matches('-');
+                let suspect = literal.len() > 24
+                    || literal.contains(['e', 'E'])
+                    || (tiny && digits.starts_with("0."));
+                if !suspect {
+                    continue;
+                }
+                let Ok(wide) = literal.parse::<f64>() else { continue };
+                let mantissa = digits.split(['e', 'E']).next().unwrap_or_default();
+                let nonzero = mantissa.bytes().any(|b| matches!(b, b'1'..=b'9'));
+                if wide.is_infinite() {
+                    found.push(Extreme { start, end: i, huge: true });
+                } else if tiny && nonzero && (wide as f32) == 0.0 {
+                    found.push(Extreme { start, end: i, huge: false });
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    found
+}
+
+/// Whether `literal` is a number as JSON writes one: `-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?`.
+fn is_json_number(literal: &str) -> bool {
+    let rest = literal.strip_prefix('-').unwrap_or(literal).as_bytes();
+    let digits = |s: &[u8]| s.iter().take_while(|b| b.is_ascii_digit()).count();
+    let int = digits(rest);
+    if int == 0 || (int > 1 && rest[0] == b'0') {
+        return false;
+    }
+    let mut rest = &rest[int..];
+    if let Some(frac) = rest.strip_prefix(b".") {
+        let n = digits(frac);
+        if n == 0 {
+            return false;
+        }
+        rest = &frac[n..];
+    }
+    if let Some(exp) = rest.strip_prefix(b"e").or_else(|| rest.strip_prefix(b"E")) {
+        let exp = exp.strip_prefix(b"+").or_else(|| exp.strip_prefix(b"-")).unwrap_or(exp);
+        let n = digits(exp);
+        if n == 0 {
+            return false;
+        }
+        rest = &exp[n..];
+    }
+    rest.is_empty()
+}
+
+/// `text` with each extreme literal replaced by one of the same length (padded with spaces)
+/// that `serde_json` reads with its sign and the same fit: `1e39` past `f32`'s range, `1e-99`
+/// nonzero and zero as an `f32`. Lines and columns stay where they were.
+pub(crate) fn replace_extremes(text: &str, extremes: &[Extreme]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for e in extremes {
+        out.push_str(&text[at..e.start]);
+        let negative = text[e.start..].starts_with('-');
+        let stand_in = match (e.huge, negative) {
+            (true, false) => "1e39",
+            (true, true) => "-1e39",
+            (false, false) => "1e-99",
+            (false, true) => "-1e-99",
+        };
+        // Literals past f64 are at least 5 bytes ("2e308"), and so are nonzero ones that are
+        // zero as an f32 ("1e-46"), each with its sign: the stand-in fits.
+        out.push_str(stand_in);
+        for _ in stand_in.len()..e.end - e.start {
+            out.push(' ');
+        }
+        at = e.end;
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(x: f32) -> String {
+        JsonF32(x).to_string()
+    }
+
+    fn serialized(x: f32) -> String {
+        serde_json::to_string(&JsonF32(x)).unwrap()
+    }
+
+    #[test]
+    fn whole_numbers_have_no_fraction_and_others_are_shortest() {
+        let cases: [(f32, &str); 14] = [
+            (17.0, "17"),
+            (0.0, "0"),
+            (-0.0, "-0.0"),
+            (-135.0, "-135"),
+            (0.1, "0.1"),
+            (16_777_216.0, "16777216"),
+            (123_456_792.0, "123456790"),
+            (9_999_999_000_000.0, "9999999000000"),
+            (1e13, "1e+13"),
+            (f32::MAX, "3.4028235e+38"),
+            (1e-45, "1e-45"),
+            (f32::MIN_POSITIVE, "1.1754944e-38"),
+            (0.000_01, "0.00001"),
+            (1e-7, "1e-7"),
+        ];
+        for (x, expected) in cases {
+            assert_eq!(text(x), expected, "{x:e}");
+            assert_eq!(serialized(x), expected, "{x:e}");
+        }
+        assert_eq!(serialized(f32::NAN), "null");
+        assert_eq!((text(f32::INFINITY), text(f32::NEG_INFINITY)), ("inf".into(), "-inf".into()));
+    }
+
+    #[test]
+    fn every_form_reads_back_as_the_same_f32() {
+        // A sample of every exponent, both signs, subnormals included.
+        let mut bits = 0u32;
+        while bits < 0x7f80_0000 {
+            for x in [f32::from_bits(bits), -f32::from_bits(bits)] {
+                let back: f64 = serde_json::from_str(&text(x)).unwrap();
+                assert_eq!((back as f32).to_bits(), x.to_bits(), "{x:e} as {}", text(x));
+                assert_eq!(serialized(x), text(x));
+            }
+            bits += 65_521;
+        }
+    }
+
+    #[test]
+    fn integers_fit_when_held_or_written_as_their_f32() {
+        assert_eq!(fit_integer(16_777_216), Fit::Holds(16_777_216.0));
+        assert_eq!(fit_integer(16_777_217), Fit::Changes(16_777_216.0));
+        assert_eq!(fit_integer(-16_777_217), Fit::Changes(-16_777_216.0));
+        assert_eq!(fit_integer(123_456_789), Fit::Changes(123_456_792.0));
+        assert_eq!(fit_integer(123_456_790), Fit::Holds(123_456_792.0));
+        assert_eq!(fit_integer(123_456_792), Fit::Holds(123_456_792.0));
+        assert_eq!(fit_integer(i128::from(u64::MAX)), Fit::Changes(1.844_674_4e19));
+        assert_eq!(fit_integer(18_446_744_000_000_000_000), Fit::Holds(1.844_674_4e19));
+    }
+
+    #[test]
+    fn floats_fit_within_rounding_and_whole_ones_as_integers() {
+        assert_eq!(fit_f64(0.1), Fit::Holds(0.1));
+        assert_eq!(fit_f64(1.234_567_890_123), Fit::Holds(1.234_567_9));
+        assert_eq!(fit_f64(1e-50), Fit::Changes(0.0));
+        assert_eq!(fit_f64(-1e-50), Fit::Changes(-0.0));
+        assert_eq!(fit_f64(1e-45), Fit::Holds(1e-45));
+        assert_eq!(fit_f64(0.0), Fit::Holds(0.0));
+        assert_eq!(fit_f64(1e20), Fit::Holds(1e20));
+        assert_eq!(fit_f64(1.234_567_89e29), Fit::Changes(1.234_567_9e29));
+        assert_eq!(fit_f64(3.402_823_5e38), Fit::Holds(f32::MAX));
+        assert_eq!(fit_f64(1e39), Fit::OutOfRange);
+        assert_eq!(fit_f64(-1e39), Fit::OutOfRange);
+        assert_eq!(fit_f64(16_777_217.0), Fit::Changes(16_777_216.0));
+    }
+
+    #[test]
+    fn whole_texts_are_exact() {
+        assert_eq!(whole_text("123456790"), Some(123_456_790));
+        assert_eq!(whole_text("1.2345679e+19"), Some(12_345_679_000_000_000_000));
+        assert_eq!(whole_text("-1.5e+13"), Some(-15_000_000_000_000));
+        assert_eq!(whole_text("1.5e-3"), None);
+        assert_eq!(whole_text("1e+99"), None);
+    }
+
+    #[test]
+    fn extremes_are_found_outside_strings_and_replaced_in_place() {
+        let text =
+            r#"{"a": 1e400, "b\"1e400": "1e-400", "c": [-1e999, 0.0, 1e-400, 2e-46, 1.5e3]}"#;
+        let found = extremes(text, false);
+        let literals: Vec<&str> = found.iter().map(|e| &text[e.start..e.end]).collect();
+        assert_eq!(literals, ["1e400", "-1e999"]);
+        let found = extremes(text, true);
+        let literals: Vec<&str> = found.iter().map(|e| &text[e.start..e.end]).collect();
+        assert_eq!(literals, ["1e400", "-1e999", "1e-400", "2e-46"]);
+        let replaced = replace_extremes(text, &found);
+        assert_eq!(
+            replaced,
+            r#"{"a": 1e39 , "b\"1e400": "1e-400", "c": [-1e39 , 0.0, 1e-99 , 1e-99, 1.5e3]}"#
+        );
+        let long_zero = format!("[0.{}1]", "0".repeat(400));
+        assert_eq!(extremes(&long_zero, true).len(), 1);
+        assert_eq!(extremes(&format!("[1{}]", "0".repeat(400)), false).len(), 1);
+        // Not JSON numbers: left for the parser to refuse.
+        assert!(extremes("[1.e400, 01e400, 1e+, -e400, 1e4e400]", true).is_empty());
+        for good in ["0", "-0", "1.5", "1e5", "1E+5", "-0.0e-0", "10"] {
+            assert!(is_json_number(good), "{good}");
+        }
+    }
+}

@@ -1,0 +1,157 @@
+//! Designers' JSON round trips: a generated corpus in the shapes of real game data (issue 16)
+//! is imported, saved, loaded and exported, and comes back as it was written, byte for byte,
+//! compact and pretty. The array shapes the format does not hold yet are checked by ignored
+//! tests.
+
+#[path = "common/corpus.rs"]
+mod corpus;
+
+use corpus::J;
+use datacomp::{ImportOptions, ImportReport, JsonStyle, Store, StorePatch};
+
+/// The document's text in both forms an export writes.
+fn texts(doc: &J) -> [String; 2] {
+    let pretty = match doc {
+        J::Arr(items) => J::pretty_all(items),
+        other => other.pretty(0),
+    };
+    [doc.compact(), pretty]
+}
+
+/// `text` imported under `options`, saved to a file and loaded back.
+fn import_save_load(text: &str, options: &ImportOptions) -> (Store, ImportReport) {
+    let mut store = Store::new();
+    let (_, report) = store.import_json_with_report(text, options).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("world.dcmp");
+    store.save(&path).unwrap();
+    let loaded = Store::load(&path).unwrap();
+    assert_eq!(loaded, store);
+    (loaded, report)
+}
+
+/// Asserts two texts are equal, showing where they first differ (the texts are long).
+#[track_caller]
+fn assert_same(got: &str, expected: &str, name: &str) {
+    if got == expected {
+        return;
+    }
+    let at = got.bytes().zip(expected.bytes()).take_while(|(a, b)| a == b).count();
+    let around = |text: &str| {
+        let start = text.floor_char_boundary(at.saturating_sub(60));
+        let end = text.ceil_char_boundary((at + 60).min(text.len()));
+        text[start..end].to_owned()
+    };
+    panic!("{name}: differs at byte {at}:\n got: {}\nwant: {}", around(got), around(expected));
+}
+
+/// Checks that `store` exports exactly `entities`, whole and one by one, compact and pretty.
+#[track_caller]
+fn assert_exports(store: &Store, entities: &[J], name: &str) {
+    let all = J::Arr(entities.to_vec());
+    assert_same(&store.try_export_all_json(JsonStyle::Compact).unwrap(), &all.compact(), name);
+    assert_same(
+        &store.try_export_all_json(JsonStyle::Pretty).unwrap(),
+        &J::pretty_all(entities),
+        name,
+    );
+    assert_eq!(store.len(), entities.len(), "{name}");
+    for ((id, _), entity) in store.iter().zip(entities) {
+        assert_same(
+            &store.try_export_json(id, JsonStyle::Compact).unwrap(),
+            &entity.compact(),
+            name,
+        );
+        assert_same(
+            &store.try_export_json(id, JsonStyle::Pretty).unwrap(),
+            &entity.pretty(0),
+            name,
+        );
+    }
+}
+
+#[test]
+fn the_corpus_round_trips_byte_for_byte() {
+    let documents = corpus::documents();
+    assert!(documents.iter().any(|(_, d)| d.entities().len() >= 300), "a few-hundred-entity one");
+    for (name, doc) in documents {
+        let [compact, pretty] = texts(&doc);
+        let runs = [
+            (compact.as_str(), ImportOptions::strict()),
+            (&pretty, ImportOptions::strict()),
+            (&compact, ImportOptions::lenient()),
+        ];
+        for (text, options) in runs {
+            let (store, report) = import_save_load(text, &options);
+            assert_eq!(report, ImportReport::default(), "{name}: nothing to change");
+            assert_exports(&store, &doc.entities(), name);
+        }
+    }
+}
+
+#[test]
+fn edits_diffs_and_merges_keep_the_round_trip() {
+    let (name, doc) = corpus::documents().into_iter().find(|(n, _)| *n == "monsters").unwrap();
+    let entities = doc.entities();
+    let (mut store, _) = import_save_load(&doc.compact(), &ImportOptions::strict());
+    let base = store.clone();
+    let ids: Vec<_> = store.iter().map(|(id, _)| id).collect();
+    // A value changed and changed back, in place: the same document.
+    for &id in &ids[..10] {
+        let hp = store.get(id).unwrap().get_float("hit_points").unwrap();
+        store.get_mut(id).unwrap().set("hit_points", hp + 1.5);
+        store.get_mut(id).unwrap().set("hit_points", hp);
+    }
+    assert_exports(&store, &entities, name);
+    // A change carried by a delta: the target's document, member order kept.
+    store.get_mut(ids[3]).unwrap().set("abilities.wisdom", 31);
+    store.get_mut(ids[3]).unwrap().set("position", [0.5, 1.0, -2.25]);
+    let mut changed = entities.clone();
+    let J::Obj(members) = &mut changed[3] else { panic!("an object") };
+    for (member, value) in members.iter_mut() {
+        match member.as_str() {
+            "abilities" => {
+                let J::Obj(abilities) = value else { panic!("an object") };
+                abilities.iter_mut().find(|(a, _)| a == "wisdom").unwrap().1 = J::Num("31".into());
+            }
+            "position" => *value = J::Arr(["0.5", "1", "-2.25"].map(|n| J::Num(n.into())).into()),
+            _ => {}
+        }
+    }
+    assert_exports(&store, &changed, name);
+    let delta = Store::diff(&base, &store).to_bytes();
+    let mut applied = base.clone();
+    StorePatch::from_bytes(&delta).unwrap().apply(&mut applied).unwrap();
+    assert_exports(&applied, &changed, name);
+}
+
+#[test]
+fn numbers_written_otherwise_come_back_as_people_write_them() {
+    let text = r#"{"a": 17.0, "b": 0.50, "c": 1E3, "d": 2.5e0, "e": -0, "f": 0.1000000, "g": [1.0, 3e-1],
+        "h": 12345679.5, "i": 1.00000001}"#;
+    let written =
+        r#"{"a":17,"b":0.5,"c":1000,"d":2.5,"e":-0.0,"f":0.1,"g":[1,0.3],"h":12345680,"i":1}"#;
+    for options in [ImportOptions::strict(), ImportOptions::lenient()] {
+        let (store, report) = import_save_load(text, &options);
+        assert_eq!(report, ImportReport::default());
+        let (id, _) = store.iter().next().unwrap();
+        let exported = store.try_export_json(id, JsonStyle::Compact).unwrap();
+        assert_eq!(exported, written);
+        assert!(J::parse(&exported).same_as_f32(&J::parse(text)), "the same numbers as f32");
+    }
+}
+
+/// The shapes of issue 16 that need per-key array shapes in the store (being built with the
+/// key-name segment tree): arrays of objects, of strings, mixed and empty ones.
+#[test]
+#[ignore = "needs array shapes (names)"]
+fn documents_with_arrays_of_every_kind_round_trip() {
+    for (name, doc) in corpus::array_documents() {
+        for text in texts(&doc) {
+            let (store, _) = import_save_load(&text, &ImportOptions::lenient());
+            let (id, _) = store.iter().next().unwrap();
+            let exported = store.try_export_json(id, JsonStyle::Compact).unwrap();
+            assert_eq!(exported, doc.compact(), "{name}");
+        }
+    }
+}
