@@ -6,6 +6,11 @@
 //!
 //! Run: `cargo bench --bench history -- --warm-up-time 1 --measurement-time 3`. It prints the
 //! sizes first.
+//!
+//! The `cpu_time/` group measures the same operations in CPU time (the thread's user and system
+//! time, page faults included, from `/proc/thread-self/stat`, in 10 ms ticks over samples of
+//! hundreds of milliseconds): on a shared machine, wall-clock time also counts the time other
+//! processes held the cores, which weighs most on the shortest operations.
 
 #[path = "common/changed_world.rs"]
 mod changed_world;
@@ -13,9 +18,10 @@ mod changed_world;
 mod sheet;
 
 use std::hint::black_box;
+use std::time::Duration;
 
 use changed_world::{CHANGE_EVERY, ENTITIES, json_world, worlds};
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Bencher, Criterion, criterion_group, criterion_main};
 use datacomp::{History, Id, Store};
 
 /// The bytes of the store's buffers, as one buffer: what a memcpy of the store copies.
@@ -122,5 +128,83 @@ fn commit_undo_redo(c: &mut Criterion) {
     );
 }
 
-criterion_group!(benches, snapshot_restore, commit_undo_redo);
+/// The calling thread's CPU time (user and system), in the kernel's 10 ms ticks (Linux; zero
+/// elsewhere, where the `cpu_time/` group measures nothing).
+fn cpu_time() -> Duration {
+    let Ok(stat) = std::fs::read_to_string("/proc/thread-self/stat") else {
+        return Duration::ZERO;
+    };
+    // After the command name in parentheses: fields 3.. (state, ppid, ...); utime and stime
+    // are fields 14 and 15.
+    let fields: Vec<u64> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().skip(1).map(|f| f.parse().unwrap_or(0)).collect())
+        .unwrap_or_default();
+    let ticks = fields.get(10).copied().unwrap_or(0) + fields.get(11).copied().unwrap_or(0);
+    Duration::from_millis(ticks * 10)
+}
+
+/// Times `routine` in CPU time.
+fn cpu<O>(b: &mut Bencher<'_>, mut routine: impl FnMut() -> O) {
+    b.iter_custom(|iters| {
+        let start = cpu_time();
+        for _ in 0..iters {
+            black_box(routine());
+        }
+        cpu_time() - start
+    });
+}
+
+fn cpu_times(c: &mut Criterion) {
+    let (mut world, _) = worlds();
+    let ids: Vec<Id> = world.iter().map(|(id, _)| id).collect();
+    let mut round = 0;
+    let bytes = store_bytes(&world);
+    let mut warm = vec![0_u8; bytes.len()];
+    let snapshot = world.snapshot();
+
+    let mut group = c.benchmark_group("cpu_time/100k_sheets_1pct_changed");
+    group.sample_size(10);
+    group.bench_function("memcpy_fresh_buffer", |b| cpu(b, || black_box(&bytes[..]).to_vec()));
+    group.bench_function("datacomp_snapshot", |b| cpu(b, || black_box(&world).snapshot()));
+    group.bench_function("memcpy_warm_buffer", |b| {
+        cpu(b, || warm.copy_from_slice(black_box(&bytes[..])));
+    });
+    let mut target = world.clone();
+    group.bench_function("datacomp_restore", |b| cpu(b, || target.restore(black_box(&snapshot))));
+    group.bench_function("writes_only", |b| {
+        cpu(b, || change_one_percent(&mut world, &ids, &mut round));
+    });
+    let mut history = History::new(256 << 20);
+    history.commit(&world);
+    group.bench_function("writes_and_history_commit", |b| {
+        cpu(b, || {
+            change_one_percent(&mut world, &ids, &mut round);
+            assert!(history.commit(&world));
+        });
+    });
+    let mut undo = true;
+    group.bench_function("history_undo_or_redo", |b| {
+        cpu(b, || {
+            let moved = if undo { history.undo(&mut world) } else { history.redo(&mut world) };
+            undo = !undo;
+            assert!(moved);
+        });
+    });
+    if !undo {
+        history.redo(&mut world);
+    }
+    let mark = world.mark();
+    let copy = world.snapshot();
+    change_one_percent(&mut world, &ids, &mut round);
+    let _ = world.delta_since(&mark);
+    group.bench_function("changes_since", |b| cpu(b, || world.changes_since(black_box(&mark))));
+    group.bench_function("delta_since", |b| cpu(b, || world.delta_since(black_box(&mark))));
+    group.bench_function("store_diff", |b| {
+        cpu(b, || Store::diff(copy.as_store(), black_box(&world)));
+    });
+    group.finish();
+}
+
+criterion_group!(benches, snapshot_restore, commit_undo_redo, cpu_times);
 criterion_main!(benches);

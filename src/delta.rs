@@ -147,7 +147,7 @@ impl Store {
         for (id, blob) in target.iter() {
             records.push(base, id, blob);
         }
-        records.into_patch(base, target, base.content_crc(false), slots, meta)
+        records.into_patch(base, target, base.content_crc(false), (slots, meta), false)
     }
 
     /// [`Store::diff`] of two states of one store, looking only at `slots` (sorted), which
@@ -160,10 +160,13 @@ impl Store {
     /// With `reverse_of`, the patch from `target` to `base` over the same slots, an entity's
     /// record is that patch's taken back, in O(its changes) rather than a comparison of the two
     /// blobs (the records say the same; their bytes may differ from `Store::diff`'s).
+    ///
+    /// `tracked`: the slots are those the store's tracker stamped between the two states, which
+    /// also means their key names differ exactly when their counts do (see `Store::names`).
     pub(crate) fn diff_slots(
         base: &Store,
         target: &Store,
-        slots: &[u32],
+        (slots, tracked): (&[u32], bool),
         base_crc: u32,
         reverse_of: Option<&StorePatch>,
     ) -> StorePatch {
@@ -218,7 +221,7 @@ impl Store {
                 records.push(base, id, blob);
             }
         }
-        records.into_patch(base, target, base_crc, slot_changes, meta)
+        records.into_patch(base, target, base_crc, (slot_changes, meta), tracked)
     }
 
     /// A crc32 of the store's contents: its handle map (without the arena offsets) and every
@@ -318,14 +321,22 @@ impl Records {
         }
     }
 
+    /// The patch, with the target's key names when they differ from the base's: compared
+    /// whole, or (`names_grown`: two states of one store, tracked between them) by their
+    /// count, since tracked names only grow.
     fn into_patch(
         self,
         base: &Store,
         target: &Store,
         base_crc: u32,
-        slots: Vec<SlotChange>,
-        meta: Vec<MetaChange>,
+        (slots, meta): (Vec<SlotChange>, Vec<MetaChange>),
+        names_grown: bool,
     ) -> StorePatch {
+        let names_differ = if names_grown {
+            target.names.len() != base.names.len()
+        } else {
+            target.names != base.names
+        };
         StorePatch {
             base_crc,
             header: target.index.as_raw().header,
@@ -334,7 +345,7 @@ impl Records {
             entities: self.entities,
             inserted: self.inserted,
             changed: self.changed,
-            names: (target.names != base.names).then(|| target.names.clone()),
+            names: names_differ.then(|| target.names.clone()),
             list_names: false,
             base_data_version: base.data_version,
             data_version: target.data_version,
@@ -348,19 +359,39 @@ fn push_record_head(entities: &mut Vec<u32>, id: Id, kind: u32, words: usize) {
     entities.extend_from_slice(&[bits as u32, (bits >> 32) as u32, kind, words as u32]);
 }
 
-/// Where [`StorePatch::apply_trusted`] puts changed entities.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Placement {
+/// Where [`StorePatch::apply_trusted`] puts changed entities, and from what.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Placement<'a> {
     /// At the arena's end, as [`StorePatch::apply`] does: the same bytes as a loader of the
     /// delta has.
     AsApply,
     /// In their own span where they still fit.
     InPlace,
+    /// Copied from this store (the patch's target, which holds every changed entity whole),
+    /// into the slot's old span where it fits: one copy, no patching.
+    CopyFrom(&'a Store),
+}
+
+/// Copies the blob in `words` into the base's arena: into `reuse` if it fits, else at the
+/// arena's end. Returns its span.
+fn copy_blob(words: &[u32], reuse: Option<Span>, base: &mut Store) -> Span {
+    if let Some(span) = reuse.filter(|span| span.words() == words.len()) {
+        // A blob is self-describing, free space and holes included: copied as it is.
+        base.arena[span.range()].copy_from_slice(words);
+        return span;
+    }
+    let used = layout::used_bytes(words) / 4;
+    let span = reuse.filter(|span| span.words() >= used).unwrap_or_else(|| base.allocate(used));
+    layout::repack(words, &mut base.arena[span.range()]);
+    span
 }
 
 /// Patches the base's entity at `old` with the `CHANGED` record, in its span if it still fits
 /// there, else at the arena's end. Returns its span.
 fn patch_in_place(record: &Record<'_>, old: Span, base: &mut Store, scratch: &mut Blob) -> Span {
+    if patch::apply_in_place(record.data, &mut base.arena[old.range()]) {
+        return old;
+    }
     scratch.repack_from(&base.arena[old.range()], patch::room_needed(record.data));
     patch::apply(record.data, scratch).expect("INVARIANT: a trusted patch applies to its base");
     let words = scratch.as_blob_ref().as_words();
@@ -439,6 +470,7 @@ impl StorePatch {
             && self.entities.is_empty()
             && self.names.is_none()
             && self.header == back.header
+            && self.data_version == back.data_version
     }
 
     /// Entities the patch changes (live in both, with other entries).
@@ -590,7 +622,7 @@ impl StorePatch {
     /// The slots to look at are the patch's own: a slot whose bits differ has a slot change,
     /// an entity whose bytes differ has a record, and the base's slots past the target's last
     /// are dropped.
-    pub(crate) fn apply_trusted(&self, base: &mut Store, placement: Placement) {
+    pub(crate) fn apply_trusted(&self, base: &mut Store, placement: Placement<'_>) {
         let index_base = self.header.base.get();
         // Slots past the target's last are dropped: their entities are removed too.
         let dropped = self.header.slots.get()..base.index.slot_count() as u32;
@@ -634,6 +666,10 @@ impl StorePatch {
             let kept = old[i].filter(|&(was, _)| was == id).map(|(_, span)| span);
             let span = match records.next_if(|record| record.id == id) {
                 Some(record) => match (placement, kept) {
+                    (Placement::CopyFrom(source), _) => {
+                        let blob = source.get(id).expect("INVARIANT: the target has its entities");
+                        copy_blob(blob.as_words(), old[i].map(|(_, span)| span), base)
+                    }
                     (Placement::InPlace, Some(old)) if record.kind == CHANGED => {
                         patch_in_place(&record, old, base, &mut scratch)
                     }
@@ -648,8 +684,11 @@ impl StorePatch {
         debug_assert!(records.next().is_none(), "every record is of a live entity");
         base.garbage_words = base.arena.len() - (used_before - freed + placed);
         if let Some(names) = &self.names {
+            // Names replaced whole: marks must compare them whole (see `Store::names`).
             base.names.clone_from(names);
+            base.tracker.touch_all();
         }
+        base.data_version = self.data_version;
         if base.tracker.is_tracking() {
             for &slot in &slots {
                 base.tracker.touch(slot as usize);

@@ -94,6 +94,9 @@ pub struct Store {
     pub(crate) garbage_words: usize,
     /// The name of every key the store was given as text: by a JSON import, a write, or by
     /// hand (one name per key), as a tree of segments.
+    // INVARIANT (for change tracking): names are only added, except where they are replaced
+    // or dropped (a delta applied, a restore, `compact`), which calls `tracker.touch_all()`; a
+    // name a failed write added and took back (`rollback`) changes nothing.
     pub(crate) names: KeyNames,
     /// The version of the game's data the entities follow (see [`Store::data_version`]).
     pub(crate) data_version: u32,
@@ -454,7 +457,12 @@ impl Store {
             let mut used: Vec<Key> = self.iter().flat_map(|(_, blob)| blob.keys()).collect();
             used.sort_unstable();
             used.dedup();
+            let before = self.names.len();
             self.names.retain(|key| used.binary_search(&key).is_ok());
+            if self.names.len() != before {
+                // Names dropped: marks must compare them whole (see `names`).
+                self.tracker.touch_all();
+            }
         }
     }
 
@@ -489,6 +497,7 @@ impl Store {
         }
         self.garbage_words = arena.len() - used;
         self.arena = arena;
+        // Every entity may have changed (a migration): marks compare them all.
     }
 
     pub(crate) fn compact_if_wasteful(&mut self) {

@@ -493,3 +493,82 @@ fn debug_output_of_marks_and_histories() {
         "History { undo_steps: 0, redo_steps: 0, bytes: 0, max_bytes: 100, .. }"
     );
 }
+
+#[test]
+fn undo_of_a_step_that_changes_many_keys_of_one_entity() {
+    let mut world = Store::new();
+    let before: Blob = (0..40).map(|i| (Key::from_raw(i), OwnedValue::Float(i as f32))).collect();
+    let id = world.insert(&before);
+    let mut history = History::new(usize::MAX);
+    history.commit(&world);
+    {
+        let mut entity = world.get_mut(id).unwrap();
+        for i in 0..30 {
+            entity.set(Key::from_raw(i), format!("changed {i}").as_str());
+        }
+        for i in 30..35 {
+            entity.remove(Key::from_raw(i));
+        }
+        for i in 100..105 {
+            entity.set(Key::from_raw(i), [i as f32, 1.0]);
+        }
+    }
+    let after = world.get(id).unwrap().to_blob();
+    assert!(history.commit(&world));
+    assert!(history.undo(&mut world));
+    assert_eq!(world.get(id).unwrap(), before);
+    assert!(history.redo(&mut world));
+    assert_eq!(world.get(id).unwrap(), after);
+}
+
+#[test]
+fn key_names_travel_with_the_steps() {
+    let mut world = Store::new();
+    let id = world.insert_entries([("stats.health", 1.0)]);
+    let mut history = History::new(usize::MAX);
+    history.commit(&world);
+    let mark = world.mark();
+    world.get_mut(id).unwrap().set("stats.mana", 2.0);
+    world.insert_key_name("xp").unwrap();
+    assert!(history.commit(&world));
+    assert_eq!(world.key_names().len(), 3);
+    assert!(history.undo(&mut world));
+    assert_eq!(world.key_names().map(|(_, name)| name).collect::<Vec<_>>(), ["stats.health"]);
+    // An undo that replaced the names makes older marks compare them whole.
+    assert_eq!(world.delta_since(&mark).to_bytes(), Store::diff(mark.state(), &world).to_bytes());
+    assert!(history.redo(&mut world));
+    assert_eq!(world.key_names().len(), 3);
+    assert_eq!(world.delta_since(&mark).to_bytes(), Store::diff(mark.state(), &world).to_bytes());
+}
+
+#[test]
+fn same_layout_entities_diff_entry_by_entry() {
+    let sheet = |name: &str, health: f32, pos: [f32; 2]| -> Blob {
+        [
+            ("name", OwnedValue::Str(name.into())),
+            ("hp", OwnedValue::Float(health)),
+            ("pos", OwnedValue::Floats(pos.to_vec())),
+            ("ok", OwnedValue::Bool(true)),
+        ]
+        .into_iter()
+        .collect()
+    };
+    let base = sheet("Abe", 1.0, [1.0, 2.0]);
+    for (target, changed) in [
+        (sheet("Abe", 1.0, [1.0, 2.0]), 0),
+        (sheet("Abd", 1.0, [1.0, 2.0]), 1), // same length, one byte
+        (sheet("Abel", 1.0, [1.0, 2.0]), 1), // longer
+        (sheet("Abe", -0.0, [1.0, 2.0]), 1), // bits differ
+        (sheet("Abe", 1.0, [1.0, 2.5]), 1),
+        (sheet("Zed", 2.0, [0.0, 0.0]), 3),
+    ] {
+        let patch = Blob::diff(&base, &target);
+        assert_eq!(patch.len(), changed, "{target:?}");
+        let mut patched = base.clone();
+        patch.apply(&mut patched);
+        assert_eq!(patched, target);
+    }
+    // A float that is NaN with the same bits is identical; 0.0 and -0.0 are not.
+    let nan = sheet("Abe", f32::NAN, [1.0, 2.0]);
+    assert!(Blob::diff(&nan, &nan.clone()).is_empty());
+}

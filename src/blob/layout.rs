@@ -216,6 +216,33 @@ pub(super) fn block(w: &[u32], i: usize) -> Option<(usize, usize)> {
     }
 }
 
+/// Whether entry `i` of `a` and entry `i` of `b` hold identical values (as
+/// [`Value::is_identical`]: the same type and bits), compared as raw words without decoding.
+pub(crate) fn same_entry(a: &[u32], b: &[u32], i: usize) -> bool {
+    let ty = tag(a, i);
+    if ty != tag(b, i) {
+        return false;
+    }
+    let (ra, rb) = (raw_value(a, i), raw_value(b, i));
+    match ty {
+        ValueType::Bool | ValueType::Float => ra == rb,
+        ValueType::Str | ValueType::Floats => {
+            let (da, db) = (ra as usize / 4, rb as usize / 4);
+            let len = a[da] as usize;
+            if len != b[db] as usize {
+                return false;
+            }
+            if ty == ValueType::Str {
+                // Padding bytes past the string's end are not compared.
+                let words = len.div_ceil(4);
+                a[da + 1..=da + words].as_bytes()[..len] == b[db + 1..=db + words].as_bytes()[..len]
+            } else {
+                a[da + 1..=da + len] == b[db + 1..=db + len]
+            }
+        }
+    }
+}
+
 /// The value of entry `i`.
 #[inline]
 pub(crate) fn entry(w: &[u32], i: usize) -> Value<'_> {

@@ -204,38 +204,54 @@ pub(crate) fn write_between(
     out: &mut Vec<u32>,
     removals: &mut Vec<u32>,
 ) {
-    // Entities made from one fixture share their key layout: then entry i of one is entry i of
-    // the other, compared in place rather than looked up, and nothing is removed. Otherwise
-    // each blob's keys are found through an index of the other's.
     let (base_words, target_words) = (base.as_words(), target.as_words());
-    let same_keys = layout::keys(base_words) == layout::keys(target_words);
-    let finders = (!same_keys).then(|| (Finder::new(base_words), Finder::new(target_words)));
-    let in_base = finders.as_ref().map(|(in_base, _)| in_base);
-    let changed = move || {
-        target.iter().enumerate().filter_map(move |(i, (key, value))| {
-            let old = match in_base {
-                None => Some(layout::entry(base_words, i)),
-                Some(in_base) => in_base.get(key),
-            };
-            (!old.is_some_and(|b| b.is_identical(&value))).then_some((key, value))
-        })
-    };
-    let (count, payload) =
-        changed().fold((0, 0), |(n, bytes), (_, value)| (n + 1, bytes + value.payload_bytes()));
-    removals.clear();
-    if let Some((_, in_target)) = &finders {
-        removals.extend(base.keys().filter(|&key| !in_target.contains(key)).map(Key::raw));
+    if layout::keys(base_words) == layout::keys(target_words) {
+        // Entities made from one fixture share their key layout: then entry i of one is entry
+        // i of the other, compared in place as raw words, and nothing is removed. `removals`
+        // holds the positions that differ.
+        removals.clear();
+        let n = layout::len(target_words) as u32;
+        removals
+            .extend((0..n).filter(|&i| !layout::same_entry(base_words, target_words, i as usize)));
+        let keys = layout::keys(target_words);
+        let changed = || {
+            removals.iter().map(|&i| {
+                (Key::from_raw(keys[i as usize]), layout::entry(target_words, i as usize))
+            })
+        };
+        write_parts(out, &[], changed);
+        return;
     }
+    // Otherwise each blob's keys are found through an index of the other's.
+    let (in_base, in_target) = (Finder::new(base_words), Finder::new(target_words));
+    let changed = || {
+        target
+            .iter()
+            .filter(|(key, value)| !in_base.get(*key).is_some_and(|b| b.is_identical(value)))
+    };
+    removals.clear();
+    removals.extend(base.keys().filter(|&key| !in_target.contains(key)).map(Key::raw));
     removals.sort_unstable();
+    write_parts(out, removals, changed);
+}
 
-    // A part of `target`'s entries: within the format's limit as `target` is.
+/// Appends to `out` the words of a patch: the keys to remove (sorted), then the entries
+/// `sets()` gives (unique keys) as a blob sized for them exactly.
+fn write_parts<'a, I: Iterator<Item = (Key, Value<'a>)>>(
+    out: &mut Vec<u32>,
+    removals: &[u32],
+    sets: impl Fn() -> I,
+) {
+    let (count, payload) =
+        sets().fold((0, 0), |(n, bytes), (_, value)| (n + 1, bytes + value.payload_bytes()));
+    // A part of a valid blob's entries: within the format's limit as that blob is.
     let sets_bytes = layout::header_bytes(count) + payload;
     out.reserve(1 + removals.len() + sets_bytes / 4);
     out.push(removals.len() as u32);
     out.extend_from_slice(removals);
     let start = out.len();
     out.resize(start + sets_bytes / 4, 0);
-    bulk::write_entries(&mut out[start..], count, changed());
+    bulk::write_entries(&mut out[start..], count, sets());
 }
 
 /// Appends to `out` the words of the patch that takes back the valid patch `forward` made from
@@ -250,31 +266,27 @@ pub(crate) fn write_reverse(
     removals: &mut Vec<u32>,
 ) {
     let (removed, sets) = split(forward);
-    let back = || {
-        let set_back = sets.keys().filter_map(move |key| base.get(key).map(|value| (key, value)));
+    // Many changes are looked up through an index of `base`'s keys: O(n log n), not O(n²).
+    let finder = (sets.len() + removed.len() > 16).then(|| Finder::new(base.as_words()));
+    let finder = finder.as_ref();
+    let find = move |key: Key| -> Option<Value<'_>> {
+        match finder {
+            Some(finder) => finder.get(key),
+            None => base.get(key),
+        }
+    };
+    let back = move || {
+        let set_back = sets.keys().filter_map(move |key| find(key).map(|value| (key, value)));
         let restored = removed.iter().filter_map(move |&raw| {
             let key = Key::from_raw(raw);
-            base.get(key).map(|value| (key, value))
+            find(key).map(|value| (key, value))
         });
         set_back.chain(restored)
     };
     removals.clear();
-    removals.extend(sets.keys().filter(|&key| !base.contains_key(key)).map(Key::raw));
+    removals.extend(sets.keys().filter(|&key| find(key).is_none()).map(Key::raw));
     removals.sort_unstable();
-    let (count, payload) =
-        back().fold((0, 0), |(n, bytes), (_, value)| (n + 1, bytes + value.payload_bytes()));
-    // A part of `base`'s entries: within the format's limit as `base` is.
-    let sets_bytes = layout::header_bytes(count) + payload;
-    out.reserve(1 + removals.len() + sets_bytes / 4);
-    out.push(removals.len() as u32);
-    out.extend_from_slice(removals);
-    let start = out.len();
-    out.resize(start + sets_bytes / 4, 0);
-    let sets = &mut out[start..];
-    layout::init_empty(sets);
-    for (key, value) in back() {
-        layout::set(sets, key, value).expect("INVARIANT: sized for every change");
-    }
+    write_parts(out, removals, back);
 }
 
 /// Free bytes that applying the valid patch in `words` takes at most.
@@ -323,6 +335,18 @@ pub(crate) fn apply(words: &[u32], target: &mut impl PatchTarget) -> Result<(), 
         bulk::set_all(region, sets);
     }
     Ok(())
+}
+
+/// Applies the valid patch in `words` to the blob region `target` where it is; returns `false`
+/// when a value does not fit its free space. Then `target` is still a valid blob, with part of
+/// the patch applied: applying the whole patch again (to a copy with room) completes it, since
+/// a patch sets and removes keys, which is idempotent.
+pub(crate) fn apply_in_place(words: &[u32], target: &mut [u32]) -> bool {
+    let (removals, sets) = split(words);
+    for &key in removals {
+        layout::remove(target, Key::from_raw(key));
+    }
+    sets.iter().all(|(key, value)| layout::set(target, key, value).is_ok())
 }
 
 impl Default for Patch {

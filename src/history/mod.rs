@@ -125,7 +125,7 @@ impl History {
             self.mark = Some(store.mark());
             return false;
         };
-        step.forward.apply_trusted(&mut mark.state, Placement::InPlace);
+        step.forward.apply_trusted(&mut mark.state, Placement::CopyFrom(store));
         mark.store = store.tracker.id();
         mark.epoch = store.tracker.next_epoch();
         if step.forward.changes_nothing(&step.back) {
@@ -233,7 +233,7 @@ impl History {
         revert(store, mark);
         let patch = patch(&self.steps[at]);
         patch.apply_trusted(store, Placement::InPlace);
-        patch.apply_trusted(&mut mark.state, Placement::InPlace);
+        patch.apply_trusted(&mut mark.state, Placement::CopyFrom(store));
         mark.store = store.tracker.id();
         mark.epoch = store.tracker.next_epoch();
     }
@@ -365,7 +365,7 @@ impl History {
 /// copying the state whole when the store cannot tell them).
 fn revert(store: &mut Store, mark: &Mark) {
     match store.slots_changed_since(mark) {
-        Some(slots) => Store::diff_slots(store, &mark.state, &slots, 0, None)
+        Some(slots) => Store::diff_slots(store, &mark.state, (&slots, true), 0, None)
             .apply_trusted(store, Placement::InPlace),
         None => store.copy_from(&mark.state),
     }
@@ -376,7 +376,9 @@ impl Step {
     /// slots from different indices (a map that was reset), which a step cannot express.
     fn between(mark: &Mark, store: &Store) -> Option<Step> {
         let (before, after) = (&mark.state, store);
-        let slots = if let Some(slots) = store.slots_changed_since(mark) {
+        let tracked = store.slots_changed_since(mark);
+        let is_tracked = tracked.is_some();
+        let slots = if let Some(slots) = tracked {
             slots
         } else {
             let (a, b) = (before.index.as_raw().header, after.index.as_raw().header);
@@ -387,8 +389,8 @@ impl Step {
             (0..count as u32).collect()
         };
         // The crc of a base is only checked when a delta file is applied: these never are.
-        let forward = Store::diff_slots(before, after, &slots, 0, None);
-        let back = Store::diff_slots(after, before, &slots, 0, Some(&forward));
+        let forward = Store::diff_slots(before, after, (&slots, is_tracked), 0, None);
+        let back = Store::diff_slots(after, before, (&slots, is_tracked), 0, Some(&forward));
         let bytes = forward.file_len() + back.file_len();
         Some(Step { forward, back, bytes })
     }

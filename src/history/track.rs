@@ -403,7 +403,7 @@ impl Store {
     #[must_use]
     pub fn delta_since(&self, mark: &Mark) -> StorePatch {
         match self.slots_changed_since(mark) {
-            Some(slots) => Store::diff_slots(&mark.state, self, &slots, mark.crc(), None),
+            Some(slots) => Store::diff_slots(&mark.state, self, (&slots, true), mark.crc(), None),
             None => Store::diff(&mark.state, self),
         }
     }
@@ -474,7 +474,7 @@ impl Store {
     /// ```
     pub fn take_delta(&self, mark: &mut Mark) -> StorePatch {
         let delta = if let Some(slots) = self.slots_changed_since(mark) {
-            let delta = Store::diff_slots(&mark.state, self, &slots, mark.crc(), None);
+            let delta = Store::diff_slots(&mark.state, self, (&slots, true), mark.crc(), None);
             delta.apply_trusted(&mut mark.state, Placement::AsApply);
             delta
         } else {
