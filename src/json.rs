@@ -241,7 +241,7 @@ impl Blob {
         let mut importer = Importer { lenient: options.lenient, ..Importer::default() };
         // Entries are gathered apart, then laid out once: O(1) a value, not a move of the
         // header per new key.
-        let mut blob = Builder::default();
+        let mut blob = Builder::for_text(text.len());
         let mut reader = serde_json::Deserializer::from_str(text);
         let read = Entity { importer: &mut importer, blob: &mut blob, staging: None }
             .deserialize(&mut reader)
