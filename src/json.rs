@@ -848,18 +848,20 @@ struct Importer {
 /// name and the object it is in: a path is spelled out again (for an error) by following
 /// those links, so memory is one member name a claim, not one path.
 ///
-/// Found by a scan while there are few, through two maps past [`SCAN_CLAIMS`]: O(log n) a
-/// claim whatever the keys. (A hash set of attacker-chosen 32-bit keys can be flooded into
-/// one bucket.) The maps are empty, and allocate nothing, for an entity of a few dozen keys.
+/// Found by a scan while there are few; past [`SCAN_CLAIMS`], through a map from each key to
+/// its latest claim, whose claims of the same key are chained: one search a claim, O(log n),
+/// whatever the keys (a hash set of attacker-chosen 32-bit keys can be flooded into one
+/// bucket). A chain holds one value at most and one object a depth, so it is short. The map is
+/// empty, and allocates nothing, for an entity of a few dozen keys.
 #[derive(Default)]
 struct Claims {
     list: Vec<Claim>,
     /// The claims' member names, back to back, in claim order.
     names: String,
-    /// Past [`SCAN_CLAIMS`] claims: each value's claim by its key (one value a key), each
-    /// object's by key and depth.
-    values: BTreeMap<Key, u32>,
-    objects: BTreeMap<(Key, u32), u32>,
+    /// Past [`SCAN_CLAIMS`] claims: each key's latest claim.
+    latest: BTreeMap<Key, u32>,
+    /// The last object found as a parent, (key, depth) -> claim: a member's siblings share it.
+    parent: Option<(Key, u32, u32)>,
 }
 
 /// One claimed path.
@@ -871,6 +873,9 @@ struct Claim {
     object: bool,
     /// The claim of the object it is a member of; [`NO_CLAIM`] at the entity's top level.
     parent: u32,
+    /// The claim of the same key before it; [`NO_CLAIM`] for the first (kept past
+    /// [`SCAN_CLAIMS`] only).
+    earlier: u32,
     /// Where its member name ends in `names` (it starts where the previous one's ends).
     name_end: u32,
 }
@@ -880,63 +885,109 @@ const SCAN_CLAIMS: usize = 32;
 /// No claim: the parent of a member of the entity's top level.
 const NO_CLAIM: u32 = u32::MAX;
 
+impl Claim {
+    /// Whether a claim of its key for a value (or an object, with `object`) at `depth` clashes
+    /// with this one: two values always do, anything else at one depth only.
+    fn clashes(&self, depth: u32, object: bool) -> bool {
+        self.depth == depth || !(object || self.object)
+    }
+}
+
 impl Claims {
     fn clear(&mut self) {
         self.list.clear();
         self.names.clear();
-        self.values.clear();
-        self.objects.clear();
+        self.latest.clear();
+        self.parent = None;
     }
 
-    fn push(&mut self, key: Key, depth: u32, object: bool, parent: Option<u32>, name: &str) {
+    /// Claims `key` at `depth` as a value or an `object`, a member named `name` of the object
+    /// claimed as `parent`; or, changing nothing, the claims it clashes with, in claim order.
+    fn claim(
+        &mut self,
+        key: Key,
+        depth: u32,
+        object: bool,
+        parent: Option<u32>,
+        name: &str,
+    ) -> Result<(), Vec<u32>> {
         let at = self.list.len() as u32;
-        self.names.push_str(name);
-        let parent = parent.unwrap_or(NO_CLAIM);
-        let name_end = self.names.len() as u32;
-        self.list.push(Claim { key, depth, object, parent, name_end });
-        if self.list.len() == SCAN_CLAIMS + 1 {
-            // From now on, searched for: index every claim so far.
-            for (i, claim) in self.list.iter().enumerate() {
-                Claims::index(&mut self.values, &mut self.objects, claim, i as u32);
+        let mut claim = Claim {
+            key,
+            depth,
+            object,
+            parent: parent.unwrap_or(NO_CLAIM),
+            earlier: NO_CLAIM,
+            name_end: (self.names.len() + name.len()) as u32,
+        };
+        if self.list.len() < SCAN_CLAIMS {
+            let clashes: Vec<u32> = (0..at)
+                .filter(|&c| {
+                    let other = &self.list[c as usize];
+                    other.key == key && other.clashes(depth, object)
+                })
+                .collect();
+            if !clashes.is_empty() {
+                return Err(clashes);
             }
-        } else if self.list.len() > SCAN_CLAIMS {
-            Claims::index(&mut self.values, &mut self.objects, &self.list[at as usize], at);
-        }
-    }
-
-    fn index(
-        values: &mut BTreeMap<Key, u32>,
-        objects: &mut BTreeMap<(Key, u32), u32>,
-        claim: &Claim,
-        at: u32,
-    ) {
-        if claim.object {
-            objects.insert((claim.key, claim.depth), at);
         } else {
-            values.insert(claim.key, at);
+            if self.list.len() == SCAN_CLAIMS {
+                // From now on, searched for: chain the claims so far.
+                for i in 0..SCAN_CLAIMS {
+                    let key = self.list[i].key;
+                    if let Some(earlier) = self.latest.insert(key, i as u32) {
+                        self.list[i].earlier = earlier;
+                    }
+                }
+            }
+            match self.latest.entry(key) {
+                std::collections::btree_map::Entry::Vacant(entry) => {
+                    entry.insert(at);
+                }
+                std::collections::btree_map::Entry::Occupied(mut entry) => {
+                    let mut clashes = Vec::new();
+                    let mut c = *entry.get();
+                    while c != NO_CLAIM {
+                        let other = &self.list[c as usize];
+                        if other.clashes(depth, object) {
+                            clashes.push(c);
+                        }
+                        c = other.earlier;
+                    }
+                    if !clashes.is_empty() {
+                        clashes.reverse();
+                        return Err(clashes);
+                    }
+                    claim.earlier = entry.insert(at);
+                }
+            }
         }
+        self.names.push_str(name);
+        self.list.push(claim);
+        Ok(())
     }
 
-    /// The claim of the value at `key`, whatever its depth.
-    fn value(&self, key: Key) -> Option<u32> {
-        if self.list.len() <= SCAN_CLAIMS {
-            let found = self.list.iter().position(|c| !c.object && c.key == key);
-            return found.map(|i| i as u32);
+    /// The claim of the object at `key` and `depth`, if there is one.
+    fn object(&mut self, key: Key, depth: u32) -> Option<u32> {
+        if let Some((k, d, c)) = self.parent
+            && (k, d) == (key, depth)
+        {
+            return Some(c);
         }
-        self.values.get(&key).copied()
-    }
-
-    /// The claim of the object at `key` and `depth`.
-    fn object(&self, key: Key, depth: u32) -> Option<u32> {
-        if self.list.len() <= SCAN_CLAIMS {
-            let found = self.list.iter().position(|c| c.object && c.key == key && c.depth == depth);
-            return found.map(|i| i as u32);
+        let is = |c: &Claim| c.object && c.key == key && c.depth == depth;
+        let found = if self.list.len() <= SCAN_CLAIMS {
+            self.list.iter().rposition(is).map(|i| i as u32)
+        } else {
+            let mut c = self.latest.get(&key).copied().unwrap_or(NO_CLAIM);
+            while c != NO_CLAIM && !is(&self.list[c as usize]) {
+                c = self.list[c as usize].earlier;
+            }
+            (c != NO_CLAIM).then_some(c)
+        };
+        if let Some(c) = found {
+            self.parent = Some((key, depth, c));
         }
-        self.objects.get(&(key, depth)).copied()
-    }
-
-    fn depth(&self, claim: u32) -> u32 {
-        self.list[claim as usize].depth
+        found
     }
 
     /// The dotted path of `claim`, spelled out from the member names on its way.
@@ -1046,30 +1097,25 @@ impl Importer {
     /// both, or export could not write the entity back.
     fn claim<E: de::Error>(&mut self, key: Key, object: bool) -> Result<(), E> {
         let depth = self.path_ends.len() as u32;
-        let value = self.claims.value(key).filter(|&c| !object || self.claims.depth(c) == depth);
-        let mut clashes: Vec<u32> =
-            [self.claims.object(key, depth), value].into_iter().flatten().collect();
-        if !clashes.is_empty() {
-            let mut current = String::new();
-            self.write_dotted(&mut current);
-            // The same path if it is one of them, else the one claimed first.
-            clashes.sort_unstable();
-            let names: Vec<String> = clashes.iter().map(|&c| self.claims.dotted(c)).collect();
-            let kind = if let Some(same) = names.iter().find(|name| **name == current) {
-                JsonErrorKind::DuplicatePath(same.clone())
-            } else {
-                let first = names.into_iter().next().unwrap_or_default();
-                JsonErrorKind::KeyCollision { first, second: current, key }
-            };
-            return Err(self.fail(kind));
-        }
         let parent = match self.parents.last() {
             Some(&parent) => self.claims.object(parent, depth - 1),
             None => None,
         };
         let name = self.path_ends.len().checked_sub(2).map_or(0, |i| self.path_ends[i]);
-        self.claims.push(key, depth, object, parent, &self.path[name..]);
-        Ok(())
+        let Err(clashes) = self.claims.claim(key, depth, object, parent, &self.path[name..]) else {
+            return Ok(());
+        };
+        let mut current = String::new();
+        self.write_dotted(&mut current);
+        // The same path if it is one of them, else the one claimed first.
+        let names: Vec<String> = clashes.iter().map(|&c| self.claims.dotted(c)).collect();
+        let kind = if let Some(same) = names.iter().find(|name| **name == current) {
+            JsonErrorKind::DuplicatePath(same.clone())
+        } else {
+            let first = names.into_iter().next().unwrap_or_default();
+            JsonErrorKind::KeyCollision { first, second: current, key }
+        };
+        Err(self.fail(kind))
     }
 
     /// Opens the object at `key` (the current path): later members are its children.
