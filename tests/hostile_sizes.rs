@@ -356,3 +356,113 @@ fn extend_and_insert(n: usize) {
     assert_eq!(store.get(id).unwrap().get_float(names[n - 1].as_str()), Some(2.0));
     assert_eq!(store.key_names().len(), n);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Import claims past the scan, against a model
+
+/// A member: a name (from a pool small enough that names sometimes repeat) and a number or an
+/// object.
+#[derive(Clone, Debug)]
+enum Node {
+    Number(u8),
+    Object(Vec<(u16, Node)>),
+}
+
+/// Up to `width` members named from `0..pool`, nested objects of up to 4 members named from
+/// `0..8`, `depth` levels down.
+fn members(depth: u32, width: usize, pool: u16) -> BoxedStrategy<Vec<(u16, Node)>> {
+    let leaf = any::<u8>().prop_map(Node::Number);
+    let node = if depth == 0 {
+        leaf.boxed()
+    } else {
+        prop_oneof![3 => leaf, 1 => members(depth - 1, 4, 8).prop_map(Node::Object)].boxed()
+    };
+    prop::collection::vec((0..pool, node), 0..width).boxed()
+}
+
+/// The JSON text (member names `n0`, `n1`, ...), and the first path (dotted) that is
+/// claimed twice in document order (an object is claimed where it opens), if any; else the
+/// values by path.
+fn render(
+    members: &[(u16, Node)],
+    prefix: &str,
+    out: &mut String,
+    seen: &mut std::collections::HashSet<String>,
+    values: &mut Vec<(String, f32)>,
+    first_repeat: &mut Option<String>,
+) {
+    out.push('{');
+    for (i, (name, node)) in members.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        let path = if prefix.is_empty() { format!("n{name}") } else { format!("{prefix}.n{name}") };
+        out.push_str(&format!("\"n{name}\":"));
+        if !seen.insert(path.clone()) && first_repeat.is_none() {
+            *first_repeat = Some(path.clone());
+        }
+        match node {
+            Node::Number(n) => {
+                out.push_str(&n.to_string());
+                values.push((path, f32::from(*n)));
+            }
+            Node::Object(inner) => render(inner, &path, out, seen, values, first_repeat),
+        }
+    }
+    out.push('}');
+}
+
+use proptest::prelude::*;
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Entities of up to 80 top-level members (past the 32 claims found by a scan), names
+    /// sometimes repeating: the import refuses the first path claimed twice (as a value or an
+    /// object), naming it; else it holds every value.
+    #[test]
+    fn an_import_finds_the_first_path_claimed_twice(doc in members(2, 80, 1_500)) {
+        let (mut text, mut seen, mut values, mut repeat) =
+            (String::new(), std::collections::HashSet::new(), Vec::new(), None);
+        render(&doc, "", &mut text, &mut seen, &mut values, &mut repeat);
+        match (Blob::from_json(&text), repeat) {
+            (Ok(blob), None) => {
+                prop_assert_eq!(blob.len(), values.len());
+                for (path, value) in &values {
+                    prop_assert_eq!(blob.get_float(path.as_str()), Some(*value));
+                }
+                let mut store = Store::new();
+                store.import_json(&text, &ImportOptions::strict()).unwrap();
+            }
+            (Err(err), Some(path)) => {
+                prop_assert_eq!(err.kind(), &datacomp::JsonErrorKind::DuplicatePath(path.clone()));
+                prop_assert_eq!(err.path(), format!("/{}", path.replace('.', "/")));
+            }
+            (got, expected) => prop_assert!(false, "{text}: {got:?}, expected a repeat of {expected:?}"),
+        }
+    }
+}
+
+#[test]
+fn past_the_scan_colliding_keys_are_refused_and_keys_of_other_depths_are_not() {
+    use datacomp::JsonErrorKind;
+    let filler: String = (0..40).map(|i| format!("\"f{i}\":{i},")).collect();
+    // Two names with one key, the second after 40 other claims.
+    let text = format!("{{{filler}\"sleep_haste_8\":1,\"x\":{{}},\"fury_sleep_272\":2}}");
+    let err = Blob::from_json(&text).unwrap_err();
+    assert_eq!(
+        err.kind(),
+        &JsonErrorKind::KeyCollision {
+            first: "sleep_haste_8".into(),
+            second: "fury_sleep_272".into(),
+            key: Key::parse("sleep_haste_8"),
+        }
+    );
+    // An object and a value of one key at different depths are different paths.
+    assert_eq!(Key::parse("inventory.2241.count"), Key::parse("inventory.18937"));
+    let text =
+        format!("{{{filler}\"inventory\":{{\"2241\":{{\"count\":3}},\"18937\":{{\"count\":4}}}}}}");
+    let blob = Blob::from_json(&text).unwrap();
+    assert_eq!(blob.len(), 42);
+    assert_eq!(blob.get_float("inventory.18937.count"), Some(4.0));
+}
