@@ -882,18 +882,9 @@ pub(crate) fn parse<'a, const N: usize>(
     parse_tolerant(bytes, kind, false).map(|(parsed, _)| parsed)
 }
 
-/// Sections a salvage can do without: the key names (entities keep their keys, unnamed) and
-/// the arena's chunk crcs (the arena's whole crc in the table stands in for them).
-const EXPENDABLE: [u32; 3] = [LIST_KIND, TREE_KIND, ARENA_CRCS.0];
-
-/// As [`parse`]; with `tolerant`, a section of [`EXPENDABLE`] that fails its crc (or, for the
-/// chunk crcs, does not read) is left out, empty, and its error returned beside the file.
-pub(crate) fn parse_tolerant<'a, const N: usize>(
-    bytes: &'a [u8],
-    kind: &FileKind<N>,
-    tolerant: bool,
-) -> Result<(Parsed<'a, N>, Vec<LoadError>), LoadError> {
-    let mut damaged = Vec::new();
+/// The file header of `bytes`, checked (magic, major version, key hash, length), and the
+/// bytes after it.
+fn read_file_header(bytes: &[u8]) -> Result<(FileHeader, &[u8]), LoadError> {
     let len = bytes.len() as u64;
     let (header, rest) = FileHeader::read_from_prefix(bytes).map_err(|_| LoadError::Truncated {
         what: "file header",
@@ -913,6 +904,23 @@ pub(crate) fn parse_tolerant<'a, const N: usize>(
     if header.file_len.get() != len {
         return Err(LoadError::FileLength { expected: header.file_len.get(), found: len });
     }
+    Ok((header, rest))
+}
+
+/// Sections a salvage can do without: the key names (entities keep their keys, unnamed) and
+/// the arena's chunk crcs (the arena's whole crc in the table stands in for them).
+const EXPENDABLE: [u32; 3] = [LIST_KIND, TREE_KIND, ARENA_CRCS.0];
+
+/// As [`parse`]; with `tolerant`, a section of [`EXPENDABLE`] that fails its crc (or, for the
+/// chunk crcs, does not read) is left out, empty, and its error returned beside the file.
+pub(crate) fn parse_tolerant<'a, const N: usize>(
+    bytes: &'a [u8],
+    kind: &FileKind<N>,
+    tolerant: bool,
+) -> Result<(Parsed<'a, N>, Vec<LoadError>), LoadError> {
+    let mut damaged = Vec::new();
+    let len = bytes.len() as u64;
+    let (header, rest) = read_file_header(bytes)?;
     let count = usize::from(header.sections.get());
     let table_len = count * size_of::<SectionEntry>();
     let table_bytes = rest.get(..table_len).ok_or(LoadError::Truncated {

@@ -114,25 +114,21 @@ pub(crate) fn write_entries<'v>(
     dst[values + n..top].fill(0);
 }
 
-/// A blob built one new key at a time, in O(1) each: the header arrays and the payload blocks
-/// are kept apart until [`Builder::write`] lays them out in one pass. The caller makes sure
-/// no key is pushed twice. Cleared, not freed, between blobs.
+/// A blob built one new key at a time, in O(1) each: the header entries and the payload
+/// blocks are kept apart until [`Builder::write`] lays them out in one pass. The caller makes
+/// sure no key is pushed twice. Cleared, not freed, between blobs.
 #[derive(Default)]
 pub(crate) struct Builder {
-    keys: Vec<u32>,
-    tags: Vec<u8>,
-    /// A bool's or float's bits, or the word offset in `payload` of a string's or float
-    /// array's block.
-    values: Vec<u32>,
+    /// Each entry's key, type tag, and a bool's or float's bits or the word offset of its
+    /// payload block in `payload`.
+    entries: Vec<[u32; 3]>,
     /// Payload blocks (length word, then data) in entry order.
     payload: Vec<u32>,
 }
 
 impl Builder {
     pub(crate) fn clear(&mut self) {
-        self.keys.clear();
-        self.tags.clear();
-        self.values.clear();
+        self.entries.clear();
         self.payload.clear();
     }
 
@@ -145,7 +141,7 @@ impl Builder {
         let ty = value.value_type();
         let block = block_bytes(ty, payload_len(value));
         let required =
-            header_bytes(self.keys.len() + 1) as u64 + self.payload.len() as u64 * 4 + block;
+            header_bytes(self.entries.len() + 1) as u64 + self.payload.len() as u64 * 4 + block;
         if required > MAX_BYTES as u64 {
             return Err(BlobError::TooLarge { required });
         }
@@ -159,29 +155,27 @@ impl Builder {
                 at as u32
             }
         };
-        self.keys.push(key.raw());
-        self.tags.push(ty as u8);
-        self.values.push(raw);
+        self.entries.push([key.raw(), u32::from(ty as u8), raw]);
         Ok(())
     }
 
     /// Bytes of the blob: its header and payloads, no free space.
     pub(crate) fn byte_len(&self) -> usize {
-        header_bytes(self.keys.len()) + self.payload.len() * 4
+        header_bytes(self.entries.len()) + self.payload.len() * 4
     }
 
     /// Writes the blob into `dst`, which holds at least [`byte_len`](Builder::byte_len)
     /// bytes, as [`write_entries`] lays one out.
     pub(crate) fn write(&self, dst: &mut [u32]) {
-        let n = self.keys.len();
+        let n = self.entries.len();
         let (tags, values) = (layout::tags_at(n), layout::values_at(n));
         dst[0] = n as u32;
-        dst[HEADER_WORDS..tags].copy_from_slice(&self.keys);
         dst[tags..values].fill(0);
-        dst[tags..].as_mut_bytes()[..n].copy_from_slice(&self.tags);
         let mut top = dst.len();
-        for (i, (&tag, &raw)) in self.tags.iter().zip(&self.values).enumerate() {
-            dst[values + i] = match crate::ValueType::from_tag(tag) {
+        for (i, &[key, tag, raw]) in self.entries.iter().enumerate() {
+            dst[HEADER_WORDS + i] = key;
+            dst[tags..].as_mut_bytes()[i] = tag as u8;
+            dst[values + i] = match crate::ValueType::from_tag(tag as u8) {
                 Some(ty @ (crate::ValueType::Str | crate::ValueType::Floats)) => {
                     let at = raw as usize;
                     let words = block_bytes(ty, u64::from(self.payload[at])) as usize / 4;

@@ -90,19 +90,7 @@ impl Store {
         let mut words = vec![0_u32; arena.len() / 4];
         words.as_mut_bytes().copy_from_slice(arena);
 
-        // Each chunk's verdict, once (one chunk: the whole arena of a format 1.0 save).
-        let (unit, chunks) = match arena_crc {
-            ArenaCrc::Whole { .. } => (arena.len().max(1), 1),
-            ArenaCrc::Chunks { chunk_bytes, crcs, .. } => (chunk_bytes, crcs.len()),
-        };
-        let verdicts: Vec<Result<(), LoadError>> = (0..chunks)
-            .map(|c| {
-                let range = c * unit..((c + 1) * unit).min(arena.len());
-                finish([check_crc(arena, range, arena_crc, |_| {})], arena_crc, &[], &|_| {
-                    unreachable!("no spans")
-                })
-            })
-            .collect();
+        let (unit, verdicts) = chunk_verdicts(arena, arena_crc);
 
         let spans = index.as_slice();
         let id_at = |d: usize| index.id_at(d).unwrap_or_default();
@@ -118,7 +106,7 @@ impl Store {
                 continue;
             };
             let (start, end) = (span.offset() * 4, (span.offset() + span.words()) * 4);
-            let touched = start / unit..end.div_ceil(unit).min(chunks);
+            let touched = start / unit..end.div_ceil(unit).min(verdicts.len());
             if let Some(Err(e)) = verdicts[touched].iter().find(|v| v.is_err()) {
                 lost.push((d, e.clone()));
                 continue;
@@ -183,4 +171,22 @@ impl Store {
         };
         Ok(Salvage { store, lost, damaged })
     }
+}
+
+/// Each chunk's verdict, once (one chunk: the whole arena of a format 1.0 save), and the
+/// chunks' size in bytes.
+fn chunk_verdicts(arena: &[u8], arena_crc: ArenaCrc<'_>) -> (usize, Vec<Result<(), LoadError>>) {
+    let (unit, chunks) = match arena_crc {
+        ArenaCrc::Whole { .. } => (arena.len().max(1), 1),
+        ArenaCrc::Chunks { chunk_bytes, crcs, .. } => (chunk_bytes, crcs.len()),
+    };
+    let verdicts = (0..chunks)
+        .map(|c| {
+            let range = c * unit..((c + 1) * unit).min(arena.len());
+            finish([check_crc(arena, range, arena_crc, |_| {})], arena_crc, &[], &|_| {
+                unreachable!("no spans")
+            })
+        })
+        .collect();
+    (unit, verdicts)
 }

@@ -31,6 +31,9 @@ fn main() {
         write(&blobs, &format!("entity{i}_small"), small.as_bytes());
     }
     write(&blobs, "empty", Blob::new().as_bytes());
+    // 1,000 keys, not 5,000: the target checks a model after every removal of every key.
+    let wide_blob = Blob::from_json(&wide(1_000, 0)).expect("the wide entity imports");
+    write(&blobs, "wide", wide_blob.as_bytes());
 
     // Saves: the fixtures as imported; after edits (holes, a moved blob, a free slot); with
     // no names; empty; and the golden file the format tests pin.
@@ -53,6 +56,15 @@ fn main() {
     if let Ok(golden) = fs::read(fixtures.join("world_v1.dcmp")) {
         saves.push(("world_v1", golden));
     }
+    // Issue 15's regressions: a name of 20,000 segments (export overflowed the stack), and an
+    // entity of 5,000 keys (import, equality and patches were quadratic in its keys).
+    if let Ok(deep) = fs::read(fixtures.join("deep_name.dcmp")) {
+        saves.push(("deep_name", deep));
+    }
+    let wide_json = wide(5_000, 0);
+    let mut wide_store = Store::new();
+    wide_store.import_json(&wide_json, &ImportOptions::strict()).expect("the wide entity imports");
+    saves.push(("wide", wide_store.to_bytes()));
     for target in ["store_from_bytes", "store_view", "store_lazy", "store_salvage"] {
         for (name, bytes) in &saves {
             write(&out.join(target), name, bytes);
@@ -74,12 +86,19 @@ fn main() {
         );
     }
 
+    let (base, changed) = (Blob::from_json(&wide(5_000, 0)), Blob::from_json(&wide(5_000, 1)));
+    let (base, changed) = (base.expect("imports"), changed.expect("imports"));
+    let wide_patch = Patch::between(base.as_blob_ref(), changed.as_blob_ref());
+    write(&out.join("patch_from_bytes"), "wide", wide_patch.as_bytes());
+
     // Deltas from the base that the delta_apply target applies them to.
     for (name, bytes) in datacomp_fuzz::seed_deltas() {
         write(&out.join("delta_apply"), name, &bytes);
     }
 
-    // JSON: every fixture, valid or not.
+    // JSON: every fixture, valid or not; and issue 15's regressions: an entity of 5,000 keys,
+    // the same with a member repeated at its end, members nested to the deepest path a name
+    // may have and one past it, and a lenient array of arrays nested as deep.
     for (name, text) in &documents {
         write(&out.join("json_import"), name, text.as_bytes());
     }
@@ -87,6 +106,20 @@ fn main() {
     for (name, text) in files(fixtures, "sjson").iter().chain(&documents) {
         write(&out.join("sjson_import"), name, text.as_bytes());
     }
+    let json = out.join("json_import");
+    write(&json, "wide", wide_json.as_bytes());
+    let repeated = format!("{},\"k7\":true}}", &wide_json[..wide_json.len() - 1]);
+    write(&json, "wide_repeated", repeated.as_bytes());
+    let nested = |depth: usize, leaf: &str| {
+        format!("{}{leaf}{}", "{\"a\":".repeat(depth), "}".repeat(depth))
+    };
+    write(&json, "deepest", nested(datacomp::MAX_PATH_SEGMENTS, "[1,2]").as_bytes());
+    write(&json, "too_deep", nested(datacomp::MAX_PATH_SEGMENTS + 1, "1").as_bytes());
+    write(
+        &json,
+        "deep_arrays",
+        nested(100, &format!("{}0{}", "[".repeat(27), "]".repeat(27))).as_bytes(),
+    );
     // Queries: each form of the filter language, and a few broken ones.
     let queries = [
         "a",
@@ -128,6 +161,23 @@ fn main() {
     ];
     let counts: Vec<String> = targets.iter().map(|t| format!("{} {t}", count(t))).collect();
     println!("seeds in {}: {}", out.display(), counts.join(", "));
+}
+
+/// One entity of `n` top-level keys `k0`.. holding strings, floats, booleans and float arrays
+/// in turn, each changed by `variant`.
+fn wide(n: usize, variant: usize) -> String {
+    let members: Vec<String> = (0..n)
+        .map(|i| {
+            let v = i + variant;
+            match i % 4 {
+                0 => format!("\"k{i}\":\"v{v}\""),
+                1 => format!("\"k{i}\":{v}.5"),
+                2 => format!("\"k{i}\":{}", v.is_multiple_of(2)),
+                _ => format!("\"k{i}\":[{v}.0,0.25]"),
+            }
+        })
+        .collect();
+    format!("{{{}}}", members.join(","))
 }
 
 /// Every `*.<extension>` under `dir`, recursively, with a name for its seed file.
