@@ -699,12 +699,25 @@ impl Store {
         style: JsonStyle,
         checked: bool,
     ) -> Result<String, (Key, f32)> {
+        self.write_blob_with(blob, checked, |tree, out| {
+            tree.write(style == JsonStyle::Pretty, 0, out);
+        })
+    }
+
+    /// The blob's tree as `write` writes it (JSON or SJSON); with `checked`, the first NaN or
+    /// infinity met instead, before anything is written.
+    pub(crate) fn write_blob_with(
+        &self,
+        blob: BlobRef<'_>,
+        checked: bool,
+        write: impl FnOnce(&Tree<'_>, &mut Vec<u8>),
+    ) -> Result<String, (Key, f32)> {
         let mut tree = Tree::for_names(&self.names, false);
         if let (true, Some(bad)) = (checked, self.export_tree(blob, &mut tree)) {
             return Err(bad);
         }
         let mut out = Vec::new();
-        tree.write(style == JsonStyle::Pretty, 0, &mut out);
+        write(&tree, &mut out);
         Ok(into_string(out))
     }
 
@@ -761,8 +774,22 @@ impl Store {
     /// Every entity as a JSON array, one entity's tree at a time, in one tree kept between
     /// entities: an export allocates per document, not per entity.
     fn export_all(&self, pretty: bool, checked: bool) -> Result<String, ExportError> {
-        let (open, separator, close): (&[u8], &[u8], &[u8]) =
-            if pretty { (b"[\n  ", b",\n  ", b"\n]") } else { (b"[", b",", b"]") };
+        let frame: [&[u8]; 3] =
+            if pretty { [b"[\n  ", b",\n  ", b"\n]"] } else { [b"[", b",", b"]"] };
+        self.write_all_with(checked, frame, |tree, out| {
+            tree.write(pretty, usize::from(pretty), out);
+        })
+    }
+
+    /// Every entity in iteration order, each tree as `write` writes it (JSON or SJSON),
+    /// framed by `[open, separator, close]`; with `checked`, the first NaN or infinity met
+    /// instead, naming its entity. One tree is kept between entities.
+    pub(crate) fn write_all_with(
+        &self,
+        checked: bool,
+        [open, separator, close]: [&[u8]; 3],
+        mut write: impl FnMut(&Tree<'_>, &mut Vec<u8>),
+    ) -> Result<String, ExportError> {
         // JSON takes about twice the bytes of the blobs; a guess that saves most regrowth
         // without a pass over every blob to measure them.
         let mut out = Vec::with_capacity(self.arena.len() * 4 * 2);
@@ -776,7 +803,7 @@ impl Store {
             if let (true, Some((key, x))) = (checked, self.export_tree(blob, &mut tree)) {
                 return Err(self.not_finite(Some(id), key, x));
             }
-            tree.write(pretty, usize::from(pretty), &mut out);
+            write(&tree, &mut out);
         }
         out.extend_from_slice(close);
         Ok(into_string(out))
@@ -971,7 +998,8 @@ impl Store {
         Ok(into_string(out))
     }
 
-    fn not_finite(&self, entity: Option<Id>, key: Key, value: f32) -> ExportError {
+    /// The error for a float that JSON and SJSON have no number for, naming its key.
+    pub(crate) fn not_finite(&self, entity: Option<Id>, key: Key, value: f32) -> ExportError {
         ExportError::NotFinite { entity, key: self.key_label(key).into_owned(), value }
     }
 }
@@ -1146,6 +1174,11 @@ impl<'a> Tree<'a> {
     /// The value of `node`, or `None` for an object.
     pub(crate) fn leaf(&self, node: u32) -> Option<Value<'a>> {
         self.nodes[node as usize].leaf
+    }
+
+    /// Whether `node` is written as an array (its members are its elements, in order).
+    pub(crate) fn is_array(&self, node: u32) -> bool {
+        self.nodes[node as usize].array
     }
 
     /// A tree for entities named by `names`; `all` when every entity will be exported.
@@ -1324,7 +1357,7 @@ impl<'a> Tree<'a> {
     fn open(&self, node: u32, out: &mut Vec<u8>, pretty: bool, open: &mut Vec<(u32, u32)>) {
         let tree_node = &self.nodes[node as usize];
         match tree_node.leaf {
-            Some(value) => write_value(out, value, pretty),
+            Some(value) => write_value(out, value, if pretty { b", " } else { b"," }),
             None if tree_node.first == NO_NODE => out.extend_from_slice(b"{}"),
             None => {
                 out.push(if tree_node.array { b'[' } else { b'{' });
@@ -1334,9 +1367,11 @@ impl<'a> Tree<'a> {
     }
 }
 
-/// Writes one value: floats as [`JsonF32`] writes them (the exports refuse a NaN or infinity
-/// before writing), and float arrays on one line (with a space after each comma when `pretty`).
-fn write_value(out: &mut Vec<u8>, value: Value<'_>, pretty: bool) {
+/// Writes one value, for JSON and SJSON alike: strings with JSON's escapes, floats as
+/// [`JsonF32`] writes them (a NaN or infinity as `null`; the checked exports refuse one before
+/// writing), and float arrays on one line, elements separated by `separator` (`,` or `, ` in
+/// JSON, a space in SJSON).
+pub(crate) fn write_value(out: &mut Vec<u8>, value: Value<'_>, separator: &[u8]) {
     match value {
         Value::Bool(b) => write_leaf(out, &b),
         Value::Float(f) => write_leaf(out, &JsonF32(f)),
@@ -1345,7 +1380,7 @@ fn write_value(out: &mut Vec<u8>, value: Value<'_>, pretty: bool) {
             out.push(b'[');
             for (i, f) in floats.iter().enumerate() {
                 if i > 0 {
-                    out.extend_from_slice(if pretty { b", " } else { b"," });
+                    out.extend_from_slice(separator);
                 }
                 write_leaf(out, &JsonF32(*f));
             }
@@ -1356,7 +1391,7 @@ fn write_value(out: &mut Vec<u8>, value: Value<'_>, pretty: bool) {
 
 /// A float, string or member name written by `serde_json`, so that escapes and float forms
 /// are its own. Writing to a Vec cannot fail.
-fn write_leaf<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
+pub(crate) fn write_leaf<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
     let _ = serde_json::to_writer(out, value);
 }
 

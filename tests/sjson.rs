@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 
 use datacomp::{
-    Blob, ImportOptions, ImportReport, JsonErrorKind, Key, MAX_PATH_SEGMENTS, OwnedValue, Store,
-    Value,
+    Blob, ExportError, HandleError, ImportOptions, ImportReport, JsonErrorKind, JsonStyle, Key,
+    MAX_PATH_SEGMENTS, OwnedValue, Store, Value,
 };
 use proptest::prelude::*;
 
@@ -157,6 +157,112 @@ fn the_invalid_json_fixtures_fail_through_sjson_as_through_json() {
 // Export
 
 #[test]
+fn arrays_export_as_arrays() {
+    let text = r#"{"name": "Owlbear", "tags": ["beast", "large"], "flags": [true, false],
+        "armor": [{"type": "natural", "value": 13}, {}], "grid": [[1, 2], [3], []],
+        "mixed": [1, "two", {"x": 1}], "deep": [[{"a": 0.5}]], "none": []}"#;
+    let mut store = Store::new();
+    let (ids, report) = store.import_json_with_report(text, &ImportOptions::lenient()).unwrap();
+    // tags, flags, armor, grid, mixed, and deep with the array inside it.
+    assert_eq!(report.converted_arrays, 7);
+    let exported = store.try_export_sjson(ids[0]).unwrap();
+    assert_eq!(
+        exported,
+        r#"name = "Owlbear"
+tags = ["beast" "large"]
+flags = [true false]
+armor = [
+    {
+        type = "natural"
+        value = 13
+    }
+]
+grid = [[1 2] [3] []]
+mixed = [
+    1
+    "two"
+    {
+        x = 1
+    }
+]
+deep = [
+    [
+        {
+            a = 0.5
+        }
+    ]
+]
+none = []"#
+    );
+    // `{}` of `armor` holds no key, so the entity has one armor element: the array is written
+    // with the elements it holds. Read back, the same entity and the same JSON.
+    let mut copy = Store::new();
+    let again = copy.import_sjson(&exported, &ImportOptions::lenient()).unwrap()[0];
+    assert!(copy.get(again).unwrap() == store.get(ids[0]).unwrap());
+    assert_eq!(
+        copy.try_export_json(again, JsonStyle::Compact).unwrap(),
+        store.try_export_json(ids[0], JsonStyle::Compact).unwrap()
+    );
+    assert!(
+        copy.try_export_json(again, JsonStyle::Compact)
+            .unwrap()
+            .contains(r#""tags":["beast","large"]"#)
+    );
+}
+
+#[test]
+fn checked_exports_refuse_what_sjson_cannot_hold() {
+    let mut store = Store::new();
+    let ids = store.import_sjson("[{hp = 1} {hp = 2 stats = {luck = 3}}]", &strict()).unwrap();
+    assert_eq!(store.try_export_sjson(ids[1]).unwrap(), "hp = 2\nstats = {\n    luck = 3\n}");
+    store.get_mut(ids[1]).unwrap().set("stats.luck", f32::NAN);
+
+    // The unchecked export writes null, which reads back as nothing (lenient) or not at all.
+    let unchecked = store.export_sjson(ids[1]).unwrap();
+    assert_eq!(unchecked, "hp = 2\nstats = {\n    luck = null\n}");
+    assert!(Blob::from_sjson(&unchecked).is_err());
+
+    let err = store.try_export_sjson(ids[1]).unwrap_err();
+    let ExportError::NotFinite { entity, key, value } = &err else { panic!("{err:?}") };
+    assert_eq!((*entity, key.as_str()), (Some(ids[1]), "stats.luck"));
+    assert!(value.is_nan());
+    assert_eq!(err.to_string(), "entity 1v0t1: stats.luck is NaN, which JSON has no number for");
+    // The same error as the JSON export's (compared as text: NaN is not equal to itself).
+    let json = store.try_export_json(ids[1], JsonStyle::Pretty).unwrap_err();
+    assert!(matches!(&json, ExportError::NotFinite { value, .. } if value.is_nan()));
+    assert_eq!(err.to_string(), json.to_string());
+
+    store.get_mut(ids[1]).unwrap().set("stats.luck", 3);
+    store.get_mut(ids[1]).unwrap().set("pos", [1.0, f32::NEG_INFINITY]);
+    assert_eq!(
+        store.try_export_all_sjson(),
+        Err(ExportError::NotFinite {
+            entity: Some(ids[1]),
+            key: "pos".into(),
+            value: f32::NEG_INFINITY
+        })
+    );
+    assert_eq!(
+        store.try_export_all_sjson().err(),
+        store.try_export_all_json(JsonStyle::Compact).err()
+    );
+    let blob = store.get(ids[1]).unwrap();
+    assert_eq!(
+        store.try_export_blob_sjson(blob),
+        Err(ExportError::NotFinite { entity: None, key: "pos".into(), value: f32::NEG_INFINITY })
+    );
+    assert!(store.try_export_sjson(ids[0]).is_ok(), "the other entity still exports");
+
+    store.remove(ids[1]);
+    assert!(matches!(
+        store.try_export_sjson(ids[1]),
+        Err(ExportError::Handle(HandleError::Stale { .. }))
+    ));
+    assert_eq!(store.try_export_all_sjson().unwrap(), "[\n    {\n        hp = 1\n    }\n]");
+    assert_eq!(Store::new().try_export_all_sjson().unwrap(), "[]");
+}
+
+#[test]
 fn sjson_export_round_trips_every_fixture() {
     for name in JSON_FIXTURES.iter().chain(&["sjson/the_one.sjson", "sjson/wizard.sjson"]) {
         let text = fixture(name);
@@ -194,7 +300,7 @@ fn export_writes_the_designers_form() {
 "true" = 0.25
 "tab\t" = "x\"y"
 stats = {
-    health = -0
+    health = -0.0
     big = 1e+20
     tiny = 1.5e-7
 }

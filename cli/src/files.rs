@@ -110,8 +110,11 @@ pub fn export(
             store.try_export_json(id, style)
         }
         (None, FormatArg::Json) => store.try_export_all_json(style),
-        (Some(id), FormatArg::Sjson) => Ok(store.export_blob_sjson(entity(&store, path, id)?.1)),
-        (None, FormatArg::Sjson) => Ok(store.export_all_sjson()),
+        (Some(id), FormatArg::Sjson) => {
+            let (id, _) = entity(&store, path, id)?;
+            store.try_export_sjson(id)
+        }
+        (None, FormatArg::Sjson) => store.try_export_all_sjson(),
     }
     .map_err(|e| Failure::at(shown(path), e))?;
     text.push('\n');

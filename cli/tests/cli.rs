@@ -310,6 +310,9 @@ fn export_refuses_a_float_json_has_no_number_for() {
         vec!["export", w, "-o", &out],
         vec!["export", w, "--entity", "2v0t1", "--compact"],
         vec!["get", w, "2v0t1", "stats"],
+        // SJSON has no such number either: the same refusal.
+        vec!["export", w, "--format", "sjson", "-o", &out],
+        vec!["export", w, "--entity", "2v0t1", "--format", "sjson"],
     ] {
         assert_eq!(
             fails(&args),

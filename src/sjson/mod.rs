@@ -35,8 +35,8 @@
 mod read;
 mod write;
 
-use crate::json::{self, Tree};
-use crate::{Blob, BlobRef, Id, ImportOptions, ImportReport, JsonError, Store};
+use crate::json;
+use crate::{Blob, BlobRef, ExportError, Id, ImportOptions, ImportReport, JsonError, Store};
 
 impl Blob {
     /// Imports one entity from an SJSON document, strictly: the rules of
@@ -169,10 +169,14 @@ impl Store {
 
     /// The entity of `id` as an SJSON document, nested by its keys' names as
     /// [`export_json`](Store::export_json) nests it: one member a line, unquoted names where
-    /// they are identifiers, `=`, no commas, objects indented four spaces a level, float
-    /// arrays on one line, whole numbers without a fraction. [`import_sjson`](Store::import_sjson)
-    /// reads it back as the same entity. (A NaN or infinity, which neither JSON nor SJSON has a
-    /// literal for, is written as `null`.)
+    /// they are identifiers, `=`, no commas, objects indented four spaces a level, arrays as
+    /// arrays (of values on one line, of objects one element a line), whole numbers without a
+    /// fraction. [`import_sjson`](Store::import_sjson) reads it back as the same entity.
+    ///
+    /// A NaN or infinity, which neither JSON nor SJSON has a number for, is written as `null`,
+    /// which does not read back (strict import refuses it, lenient drops it):
+    /// [`try_export_sjson`](Store::try_export_sjson) refuses such an entity instead, naming
+    /// the key.
     ///
     /// # Examples
     ///
@@ -181,10 +185,12 @@ impl Store {
     ///
     /// let mut store = Store::new();
     /// let text = r#"{"name": "The One", "stats": {"health": 100, "mana": 200},
-    ///               "status_effects": {"drunk": true}, "color": [0, 0.5, 0.5, 0.7]}"#;
-    /// let id = store.import_json(text, &ImportOptions::strict())?[0];
+    ///               "status_effects": {"drunk": true}, "color": [0, 0.5, 0.5, 0.7],
+    ///               "tags": ["hero", "tall"], "armor": [{"type": "natural", "value": 17}]}"#;
+    /// let id = store.import_json(text, &ImportOptions::lenient())?[0];
+    /// let exported = store.export_sjson(id).unwrap();
     /// assert_eq!(
-    ///     store.export_sjson(id).unwrap(),
+    ///     exported,
     ///     "name = \"The One\"
     /// stats = {
     ///     health = 100
@@ -193,8 +199,18 @@ impl Store {
     /// status_effects = {
     ///     drunk = true
     /// }
-    /// color = [0 0.5 0.5 0.7]"
+    /// color = [0 0.5 0.5 0.7]
+    /// tags = [\"hero\" \"tall\"]
+    /// armor = [
+    ///     {
+    ///         type = \"natural\"
+    ///         value = 17
+    ///     }
+    /// ]"
     /// );
+    /// let mut copy = Store::new();
+    /// let again = copy.import_sjson(&exported, &ImportOptions::lenient())?[0];
+    /// assert_eq!(copy.export_json(again), store.export_json(id));
     /// # Ok::<(), datacomp::JsonError>(())
     /// ```
     #[must_use]
@@ -203,7 +219,9 @@ impl Store {
     }
 
     /// Any blob as an SJSON document, nested by the names this store knows for its keys, as
-    /// [`export_sjson`](Store::export_sjson) writes the store's own entities.
+    /// [`export_sjson`](Store::export_sjson) writes the store's own entities (a NaN or
+    /// infinity as `null`: [`try_export_blob_sjson`](Store::try_export_blob_sjson) refuses
+    /// it).
     ///
     /// # Examples
     ///
@@ -223,16 +241,13 @@ impl Store {
     /// ```
     #[must_use]
     pub fn export_blob_sjson(&self, blob: BlobRef<'_>) -> String {
-        let mut tree = Tree::for_names(&self.names, false);
-        self.export_tree(blob, &mut tree);
-        let mut out = Vec::new();
-        write::write_entity(&tree, &mut out);
-        write::into_string(out)
+        self.write_blob_with(blob, false, write::write_entity).unwrap_or_default()
     }
 
     /// Every entity, in iteration order, as one SJSON document: an array of objects, one
     /// member a line, that [`import_sjson`](Store::import_sjson) reads back into the same
-    /// entities (under new ids).
+    /// entities (under new ids), unless one holds a NaN or infinity, written as `null`
+    /// ([`try_export_all_sjson`](Store::try_export_all_sjson) refuses it).
     ///
     /// # Examples
     ///
@@ -251,17 +266,103 @@ impl Store {
     /// ```
     #[must_use]
     pub fn export_all_sjson(&self) -> String {
+        self.export_all_sjson_checked(false).unwrap_or_default()
+    }
+
+    fn export_all_sjson_checked(&self, checked: bool) -> Result<String, ExportError> {
         if self.is_empty() {
-            return "[]".to_owned();
+            return Ok("[]".to_owned());
         }
-        let mut out = Vec::with_capacity(self.arena.len() * 4 * 2);
-        let mut tree = Tree::for_names(&self.names, true);
-        out.extend_from_slice(b"[\n");
-        for (_, blob) in self.iter() {
-            self.export_tree(blob, &mut tree);
-            write::write_element(&tree, &mut out);
-        }
-        out.push(b']');
-        write::into_string(out)
+        self.write_all_with(checked, [b"[\n", b"", b"]"], write::write_element)
+    }
+}
+
+/// SJSON exports that refuse what SJSON cannot hold, as the JSON ones do.
+impl Store {
+    /// The entity of `id` as [`export_sjson`](Store::export_sjson) writes it, or why it cannot
+    /// be written: a float that SJSON (as JSON) has no number for (NaN, infinity) is refused,
+    /// naming the entity and key, as [`try_export_json`](Store::try_export_json) refuses it.
+    ///
+    /// # Errors
+    ///
+    /// [`ExportError::Handle`] if `id` names no live entity; [`ExportError::NotFinite`] for a
+    /// NaN or infinity, the first in the entity's key order.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{ExportError, ImportOptions, Store};
+    ///
+    /// let mut store = Store::new();
+    /// let id = store.import_sjson("hp = 135\nspeed = 0.5", &ImportOptions::strict())?[0];
+    /// assert_eq!(store.try_export_sjson(id)?, "hp = 135\nspeed = 0.5");
+    ///
+    /// store.get_mut(id).unwrap().set("speed", f32::NAN);
+    /// let err = store.try_export_sjson(id).unwrap_err();
+    /// assert!(matches!(&err, ExportError::NotFinite { key, .. } if key == "speed"));
+    /// assert_eq!(err.to_string(), "entity 0v0t1: speed is NaN, which JSON has no number for");
+    /// store.remove(id);
+    /// assert!(matches!(store.try_export_sjson(id), Err(ExportError::Handle(_))));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn try_export_sjson(&self, id: Id) -> Result<String, ExportError> {
+        let blob = self.try_get(id).map_err(ExportError::Handle)?;
+        self.write_blob_with(blob, true, write::write_entity)
+            .map_err(|(key, x)| self.not_finite(Some(id), key, x))
+    }
+
+    /// Any blob as [`try_export_sjson`](Store::try_export_sjson) writes the store's own
+    /// entities.
+    ///
+    /// # Errors
+    ///
+    /// [`ExportError::NotFinite`] for a NaN or infinity, with no entity.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, ExportError, Store};
+    ///
+    /// let store = Store::new();
+    /// let mut sheet = Blob::new();
+    /// sheet.set("position", [1.0, 2.5]);
+    /// assert_eq!(store.try_export_blob_sjson(sheet.as_blob_ref())?, "\"#38e2e10c\" = [1 2.5]");
+    /// sheet.set("position", [1.0, f32::INFINITY]);
+    /// let err = store.try_export_blob_sjson(sheet.as_blob_ref()).unwrap_err();
+    /// assert!(matches!(err, ExportError::NotFinite { entity: None, value, .. } if value == f32::INFINITY));
+    /// # Ok::<(), ExportError>(())
+    /// ```
+    pub fn try_export_blob_sjson(&self, blob: BlobRef<'_>) -> Result<String, ExportError> {
+        self.write_blob_with(blob, true, write::write_entity)
+            .map_err(|(key, x)| self.not_finite(None, key, x))
+    }
+
+    /// Every entity as [`export_all_sjson`](Store::export_all_sjson) writes them, or the
+    /// first float (in iteration order) that SJSON has no number for.
+    ///
+    /// # Errors
+    ///
+    /// [`ExportError::NotFinite`] naming the entity and key.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{ImportOptions, Store};
+    ///
+    /// let mut store = Store::new();
+    /// let ids = store.import_sjson("[{x = 1} {x = 2.5}]", &ImportOptions::strict())?;
+    /// assert_eq!(
+    ///     store.try_export_all_sjson()?,
+    ///     "[\n    {\n        x = 1\n    }\n    {\n        x = 2.5\n    }\n]"
+    /// );
+    /// store.get_mut(ids[1]).unwrap().set("x", f32::NEG_INFINITY);
+    /// assert_eq!(
+    ///     store.try_export_all_sjson().unwrap_err().to_string(),
+    ///     "entity 1v0t1: x is -inf, which JSON has no number for"
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn try_export_all_sjson(&self) -> Result<String, ExportError> {
+        self.export_all_sjson_checked(true)
     }
 }

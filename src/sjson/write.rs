@@ -1,30 +1,37 @@
-//! The SJSON writer: an entity's tree (as the JSON export builds it) written the way designers
-//! write character sheets, without recursion.
+//! The SJSON writer: an entity's tree (as the JSON export builds it, arrays included) written
+//! the way designers write character sheets, without recursion. Values are written by the
+//! JSON export's own writer ([`json::write_value`]), so both forms hold the same numbers and
+//! strings.
 
 use crate::Value;
-use crate::json::{ROOT, Tree};
+use crate::json::{self, ROOT, Tree};
 
 /// Spaces a nesting level is indented by, as in the sheets of the Bitsquid tradition.
 const INDENT: usize = 4;
 
 /// Writes the members of `object`, one a line (each line ends with `\n`), indented `depth`
-/// levels: `name = value`, an object as `name = {` ... `}`, an empty one as `name = {}`.
+/// levels: `name = value`, an object as `name = {` ... `}`, an empty one as `name = {}`, an
+/// array of values on one line (`tags = ["fire" "cold"]`), any other array one element a line
+/// between `name = [` and `]`.
 pub(crate) fn write_members(tree: &Tree<'_>, object: u32, depth: usize, out: &mut Vec<u8>) {
-    // The objects open above the member being written; the walk is a loop, so a name of any
-    // number of segments cannot exhaust the stack.
+    // The objects and arrays open above the member being written; the walk is a loop, so a
+    // name of any number of segments cannot exhaust the stack.
     let mut open: Vec<u32> = Vec::new();
     let mut next = tree.first_member(object);
     loop {
         let Some(node) = next else {
             let Some(parent) = open.pop() else { break };
             push_indent(out, depth + open.len());
-            out.extend_from_slice(b"}\n");
+            out.extend_from_slice(if tree.is_array(parent) { b"]\n" } else { b"}\n" });
             next = tree.next_member(parent);
             continue;
         };
         push_indent(out, depth + open.len());
-        write_name(out, tree.name(node));
-        out.extend_from_slice(b" = ");
+        // An array's elements are written without their index names.
+        if !open.last().is_some_and(|&parent| tree.is_array(parent)) {
+            write_name(out, tree.name(node));
+            out.extend_from_slice(b" = ");
+        }
         match tree.leaf(node) {
             Some(value) => {
                 write_value(out, value);
@@ -36,14 +43,47 @@ pub(crate) fn write_members(tree: &Tree<'_>, object: u32, depth: usize, out: &mu
                     out.extend_from_slice(b"{}\n");
                     next = tree.next_member(node);
                 }
+                Some(_) if tree.is_array(node) && all_values(tree, node) => {
+                    write_inline_array(tree, node, out);
+                    out.push(b'\n');
+                    next = tree.next_member(node);
+                }
                 Some(first) => {
-                    out.extend_from_slice(b"{\n");
+                    out.extend_from_slice(if tree.is_array(node) { b"[\n" } else { b"{\n" });
                     open.push(node);
                     next = Some(first);
                 }
             },
         }
     }
+}
+
+/// Whether every element of `array` is a value (no object, no array of objects).
+fn all_values(tree: &Tree<'_>, array: u32) -> bool {
+    let mut member = tree.first_member(array);
+    while let Some(node) = member {
+        if tree.leaf(node).is_none() {
+            return false;
+        }
+        member = tree.next_member(node);
+    }
+    true
+}
+
+/// Writes an array of values on one line: `["fire" "cold"]`, `[true [1 2] "x"]`.
+fn write_inline_array(tree: &Tree<'_>, array: u32, out: &mut Vec<u8>) {
+    out.push(b'[');
+    let mut member = tree.first_member(array);
+    while let Some(node) = member {
+        if let Some(value) = tree.leaf(node) {
+            write_value(out, value);
+        }
+        member = tree.next_member(node);
+        if member.is_some() {
+            out.push(b' ');
+        }
+    }
+    out.push(b']');
 }
 
 /// Writes one entity as the top level of a document: its members without braces.
@@ -81,57 +121,17 @@ fn write_name(out: &mut Vec<u8>, name: &str) {
     if is_bare_name(name) {
         out.extend_from_slice(name.as_bytes());
     } else {
-        write_json(out, name);
+        json::write_leaf(out, name);
     }
 }
 
+/// One value as the JSON export writes it, float arrays' elements separated by spaces.
 fn write_value(out: &mut Vec<u8>, value: Value<'_>) {
-    match value {
-        Value::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
-        Value::Float(f) => write_float(out, f),
-        Value::Str(s) => write_json(out, s),
-        Value::Floats(floats) => {
-            out.push(b'[');
-            for (i, &f) in floats.iter().enumerate() {
-                if i > 0 {
-                    out.push(b' ');
-                }
-                write_float(out, f);
-            }
-            out.push(b']');
-        }
-    }
-}
-
-/// A float in its shortest form that reads back as the same `f32`, a whole number without a
-/// fraction (`100`, not `100.0`); a NaN or infinity, which the format has no literal for, as
-/// `null`, as the JSON export writes it.
-pub(crate) fn write_float(out: &mut Vec<u8>, f: f32) {
-    if !f.is_finite() {
-        out.extend_from_slice(b"null");
-        return;
-    }
-    let start = out.len();
-    write_json(out, &f);
-    if out[start..].ends_with(b".0") {
-        out.truncate(out.len() - 2);
-    }
-}
-
-/// A string or float as `serde_json` writes it: the same escapes and float forms as the JSON
-/// export. Writing to a Vec cannot fail.
-fn write_json<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
-    let _ = serde_json::to_writer(out, value);
+    json::write_value(out, value, b" ");
 }
 
 fn push_indent(out: &mut Vec<u8>, depth: usize) {
     out.resize(out.len() + depth * INDENT, b' ');
-}
-
-/// The bytes the writer wrote: `serde_json`'s output, the text of names and ASCII, so always
-/// UTF-8.
-pub(crate) fn into_string(bytes: Vec<u8>) -> String {
-    String::from_utf8(bytes).unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -151,10 +151,11 @@ mod tests {
 
     #[test]
     fn floats_are_shortest_and_whole_numbers_have_no_fraction() {
+        // The JSON export's forms: minus zero keeps its fraction there, and so here.
         let cases: [(f32, &str); 9] = [
             (100.0, "100"),
             (0.5, "0.5"),
-            (-0.0, "-0"),
+            (-0.0, "-0.0"),
             (0.1, "0.1"),
             (1e20, "1e+20"),
             (1.5e-7, "1.5e-7"),
@@ -164,8 +165,11 @@ mod tests {
         ];
         for (f, text) in cases {
             let mut out = Vec::new();
-            write_float(&mut out, f);
+            write_value(&mut out, Value::Float(f));
             assert_eq!(String::from_utf8(out).unwrap(), text, "{f}");
         }
+        let mut out = Vec::new();
+        write_value(&mut out, Value::Floats(&[12.0, -0.5, 1e20]));
+        assert_eq!(String::from_utf8(out).unwrap(), "[12 -0.5 1e+20]");
     }
 }
