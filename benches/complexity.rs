@@ -4,68 +4,42 @@
 //! one). Every operation is O(n log n): the time per key (criterion's throughput, in
 //! elements) grows by at most a log factor from 1k to 1M keys.
 //!
-//! Run: `cargo bench --bench complexity` (or one group: `-- complexity/import`). The 1M-key
+//! Run: `cargo bench --bench complexity` (or one group: `-- complexity/import`); instruction
+//! counts of the same operations: `examples/complexity_cost.rs`. The 1M-key
 //! inputs take a few seconds to build, once, on the first benchmark that needs them.
 //!
 //! The entity: keys `k0`, `k1`, ... at the top level, a quarter each strings, floats, booleans
 //! and two-float arrays. `target` changes every tenth key, removes every twentieth and adds
 //! n/20; `ours` and `theirs` make disjoint changes of the same kinds (no conflicts).
 
+#[path = "common/entity.rs"]
+mod entity;
+
 use std::collections::HashMap;
-use std::fmt::Write as _;
 use std::hint::black_box;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use datacomp::{Blob, Id, ImportOptions, OwnedValue, Patch, Store};
+use datacomp::{Blob, ImportOptions, OwnedValue, Patch, Store};
+use entity::Entities;
 use fxhash::FxHashMap;
 
 const SIZES: [usize; 4] = [1_000, 10_000, 100_000, 1_000_000];
 
-/// An entity as JSON: each member `(name, i, variant)` holds, by `i % 4`, a string, a float,
-/// a boolean or a two-float array, which `variant` changes.
-fn json(members: impl Iterator<Item = (String, usize, u32)>) -> String {
-    let mut out = String::from("{");
-    for (at, (name, i, variant)) in members.enumerate() {
-        if at > 0 {
-            out.push(',');
-        }
-        let v = i as u32 + variant * 7;
-        let _ = match i % 4 {
-            0 => write!(out, "\"{name}\":\"v{v}\""),
-            1 => write!(out, "\"{name}\":{v}.5"),
-            2 => write!(out, "\"{name}\":{}", v.is_multiple_of(2)),
-            _ => write!(out, "\"{name}\":[{v}.0,{}.25]", v + 1),
-        };
-    }
-    out.push('}');
-    out
-}
-
-/// The base's keys `k{i}` in order, with `edit` deciding each one's fate (`None` leaves it
-/// out, else the variant of its value), then n/20 new keys `{added}{i}`.
-fn edited(n: usize, edit: impl Fn(usize) -> Option<u32>, added: Option<&str>) -> String {
-    let kept = (0..n).filter_map(|i| Some((format!("k{i}"), i, edit(i)?)));
-    let new =
-        added.into_iter().flat_map(|tag| (0..n / 20).map(move |i| (format!("{tag}{i}"), i, 3)));
-    json(kept.chain(new))
-}
-
 type Map = FxHashMap<u32, OwnedValue>;
 
 struct Data {
-    text: String,
-    base: Blob,
-    /// The base's entries in reverse order: equal, with other bytes.
-    reversed: Blob,
-    target: Blob,
-    ours: Blob,
-    theirs: Blob,
-    patch: Patch,
-    store: Store,
-    id: Id,
+    entities: Entities,
     tree: serde_json::Value,
     maps: [Map; 5],
+}
+
+impl std::ops::Deref for Data {
+    type Target = Entities;
+
+    fn deref(&self) -> &Entities {
+        &self.entities
+    }
 }
 
 fn map(blob: &Blob) -> Map {
@@ -73,27 +47,11 @@ fn map(blob: &Blob) -> Map {
 }
 
 fn build(n: usize) -> Data {
-    let blob = |text: &str| Blob::from_json(text).expect("the generated entity imports");
-    let text = edited(n, |_| Some(0), None);
-    let reversed = blob(&json((0..n).rev().map(|i| (format!("k{i}"), i, 0))));
-    // Every tenth key changed, every twentieth removed, n/20 added.
-    let changed = |at: usize, removed: usize, variant: u32| {
-        move |i: usize| match (i % 10, i % 20) {
-            (_, r) if r == removed => None,
-            (c, _) if c == at => Some(variant),
-            _ => Some(0),
-        }
-    };
-    let target = blob(&edited(n, changed(0, 1, 1), Some("t")));
-    let ours = blob(&edited(n, changed(0, 1, 1), None));
-    let theirs = blob(&edited(n, changed(5, 11, 2), Some("u")));
-    let base = blob(&text);
-    let patch = Blob::diff(&base, &target);
-    let mut store = Store::new();
-    let id = store.import_json(&text, &ImportOptions::strict()).expect("imports")[0];
-    let tree = serde_json::from_str(&text).expect("parses");
-    let maps = [map(&base), map(&reversed), map(&target), map(&ours), map(&theirs)];
-    Data { text, base, reversed, target, ours, theirs, patch, store, id, tree, maps }
+    let entities = entity::build(n);
+    let tree = serde_json::from_str(&entities.text).expect("parses");
+    let e = &entities;
+    let maps = [map(&e.base), map(&e.reversed), map(&e.target), map(&e.ours), map(&e.theirs)];
+    Data { entities, tree, maps }
 }
 
 /// The inputs of size `n`, built on first use.
@@ -269,5 +227,22 @@ fn merge3(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, import, equality, between, merge3, apply, export);
+/// Validating an entity's bytes (a save's or a patch's blob is untrusted): `Blob::from_bytes`,
+/// beside `serde_json` reading the same entity's text into a `Value` (what a user would
+/// otherwise load).
+fn from_bytes(c: &mut Criterion) {
+    sizes(c, "from_bytes", |group, n| {
+        group.bench_function(BenchmarkId::new("datacomp", n), |b| {
+            let data = data(n);
+            b.iter(|| Blob::from_bytes(black_box(data.base.as_bytes())).unwrap())
+        });
+        group.bench_function(BenchmarkId::new("serde_json_value", n), |b| {
+            let data = data(n);
+            b.iter(|| serde_json::from_str::<serde_json::Value>(black_box(&data.text)).unwrap())
+        });
+        memcpy(group, n, |d| d.base.byte_len());
+    });
+}
+
+criterion_group!(benches, import, equality, between, merge3, apply, export, from_bytes);
 criterion_main!(benches);
