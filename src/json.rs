@@ -309,6 +309,11 @@ impl ImportOptions {
 /// assert_eq!((sheet.get_float("dust"), sheet.get_float("stars")), (Some(0.0), Some(f32::MAX)));
 /// assert_eq!(report.rounded_numbers, 3);
 /// assert_eq!(report.first_rounded.as_deref(), Some("/gold/1"));
+///
+/// // Nulls and empty objects store nothing, and are counted.
+/// let text = r#"{"title": null, "buffs": {}, "stats": {"hp": 3, "extra": {}}}"#;
+/// let (sheet, report) = Blob::from_json_with(text, &ImportOptions::lenient())?;
+/// assert_eq!((sheet.len(), report.skipped_nulls, report.empty_objects), (1, 1, 2));
 /// # Ok::<(), datacomp::JsonError>(())
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -324,6 +329,10 @@ pub struct ImportReport {
     pub rounded_numbers: usize,
     /// The JSON path (a JSON Pointer, as [`JsonError::path`]) of the first such number.
     pub first_rounded: Option<String>,
+    /// Objects without members (`{}`) inside an entity, left out: an object's members are its
+    /// keys, so an empty one stores nothing, and exports without it. Counted by strict imports
+    /// too, which store them the same way. An entity that is itself `{}` is kept, with no keys.
+    pub empty_objects: usize,
 }
 
 impl Blob {
@@ -1664,7 +1673,7 @@ impl<'de> Visitor<'de> for Entity<'_> {
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
         match self.staging {
             Some(staging) => staging.entity(self.importer, map),
-            None => read_members(self.importer, self.blob, map),
+            None => read_members(self.importer, self.blob, map).map(drop),
         }
     }
 
@@ -1713,18 +1722,21 @@ impl<'de> Visitor<'de> for Entity<'_> {
     }
 }
 
-/// Reads the members of an object into `blob`, under the importer's current path.
+/// Reads the members of an object into `blob`, under the importer's current path, and returns
+/// how many it had.
 fn read_members<'de, A: MapAccess<'de>>(
     importer: &mut Importer,
     blob: &mut Builder,
     mut map: A,
-) -> Result<(), A::Error> {
+) -> Result<usize, A::Error> {
+    let mut members = 0;
     while map.next_key_seed(Segment { importer: &mut *importer })?.is_some() {
         let node = importer.enter()?;
         map.next_value_seed(Member { importer: &mut *importer, blob: &mut *blob, node })?;
         importer.leave();
+        members += 1;
     }
-    Ok(())
+    Ok(members)
 }
 
 /// A member's name, copied into the importer's reusable buffer.
@@ -1810,8 +1822,11 @@ impl<'de> Visitor<'de> for Member<'_> {
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
         self.importer.open_object(self.node)?;
         self.importer.levels.push(self.node);
-        read_members(self.importer, self.blob, map)?;
+        let members = read_members(self.importer, self.blob, map)?;
         self.importer.levels.pop();
+        if members == 0 {
+            self.importer.report.empty_objects += 1;
+        }
         Ok(())
     }
 

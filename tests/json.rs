@@ -291,6 +291,48 @@ fn lenient_turns_the_invalid_fixtures_into_data() {
     assert!(matches!(err.unwrap_err().kind(), JsonErrorKind::Syntax(_)));
 }
 
+/// Empty objects store nothing (an object's members are its keys); every import counts the
+/// ones it leaves out, strict and lenient, blob and store, JSON and SJSON (issue 16).
+#[test]
+fn empty_objects_are_left_out_and_counted() {
+    let text = r#"{"name": "Imp", "buffs": {}, "stats": {"hp": 3, "extra": {}, "more": {"x": {}}},
+                  "list": [{}, {"a": 1}], "gone": {"only": null}}"#;
+    let mut expected = ImportReport::default();
+    // `buffs`, `stats.extra`, `stats.more.x` and the array's first element; `gone` held a
+    // member (a null), so it is a skipped null, not an empty object.
+    expected.empty_objects = 4;
+    expected.converted_arrays = 1;
+    expected.skipped_nulls = 1;
+    let (blob, report) = lenient(text);
+    assert_eq!(report, expected);
+    assert_eq!(blob.len(), 3);
+    assert_eq!(blob.get_float("list.1.a"), Some(1.0));
+    let (sjson, report) = Blob::from_sjson_with(text, &ImportOptions::lenient()).unwrap();
+    assert_eq!((sjson, report), (blob, expected.clone()));
+
+    let mut store = Store::new();
+    let (ids, report) = store
+        .import_json_with_report(
+            &format!("[{text}, {{}}, {{\"e\": {{}}}}]"),
+            &ImportOptions::lenient(),
+        )
+        .unwrap();
+    expected.empty_objects += 1; // `e`; the entity `{}` itself is kept, with no keys
+    assert_eq!(report, expected);
+    assert_eq!(ids.len(), 3);
+    assert_eq!(
+        store.export_json(ids[0]).unwrap(),
+        r#"{"name":"Imp","stats":{"hp":3},"list":{"1":{"a":1}}}"#
+    );
+    assert_eq!(store.export_json(ids[1]).unwrap(), "{}");
+
+    // Strict leaves them out the same way, and says so.
+    let strict = r#"{"a": {}, "b": {"c": {}}, "d": 1}"#;
+    let (blob, report) = Blob::from_json_with(strict, &ImportOptions::strict()).unwrap();
+    assert_eq!((blob.len(), report.empty_objects), (1, 2));
+    assert_eq!(blob, Blob::from_json(strict).unwrap());
+}
+
 #[test]
 fn lenient_arrays_of_every_shape() {
     let (blob, r) = lenient(
@@ -409,7 +451,7 @@ proptest! {
         let lenient = Blob::from_json_with(&text, &ImportOptions::lenient());
         prop_assert_eq!(
             lenient.as_ref().map(|(blob, r)| (blob.clone(), r.clone())).map_err(Clone::clone),
-            Blob::from_json(&text).map(|blob| (blob, ImportReport::default()))
+            Blob::from_json_with(&text, &ImportOptions::strict())
         );
         match Blob::from_json(&text) {
             Ok(blob) => {

@@ -141,6 +141,10 @@ pub fn run(
             report.converted_arrays, report.skipped_nulls, report.rounded_numbers
         )?;
     }
+    if report.empty_objects > 0 {
+        // Strict imports leave them out too: said whatever the policy.
+        writeln!(out, "{} empty objects left out: they hold no keys", report.empty_objects)?;
+    }
     let per_entity = file_len.checked_div(store.len()).unwrap_or(0);
     writeln!(
         out,
@@ -156,6 +160,7 @@ fn add(total: &mut ImportReport, more: &ImportReport) {
     total.converted_arrays += more.converted_arrays;
     total.skipped_nulls += more.skipped_nulls;
     total.rounded_numbers += more.rounded_numbers;
+    total.empty_objects += more.empty_objects;
 }
 
 /// A bar on stderr, in bytes of JSON read; indicatif hides it when stderr is not a terminal.

@@ -165,6 +165,19 @@ fn a_lenient_import_reports_what_it_changed() {
         )),
         "{summary}"
     );
+    // Empty objects store nothing: both policies say how many were left out.
+    let empty = dir.path().join("empty.json");
+    std::fs::write(&empty, r#"[{"buffs": {}, "hp": 1}, {"a": {"b": {}}}, {}]"#).unwrap();
+    for policy in [&["--lenient"][..], &[]] {
+        let args = [&["import"], policy, &[empty.to_str().unwrap(), "-o", out.to_str().unwrap()]];
+        let summary = ok(&args.concat());
+        assert!(summary.contains("\n2 empty objects left out: they hold no keys\n"), "{summary}");
+        assert_eq!(Store::load(&out).unwrap().len(), 3);
+    }
+    let plain =
+        ok(&["import", lenient_ok.to_str().unwrap(), "--lenient", "-o", out.to_str().unwrap()]);
+    assert!(!plain.contains("empty objects"), "{plain}");
+
     let strict = fails(&["import", numbers.to_str().unwrap(), "-o", out.to_str().unwrap()]);
     assert_eq!(
         strict,
