@@ -151,6 +151,10 @@ fn export(c: &mut Criterion) {
     let mut group = c.benchmark_group("export_sjson/10000_sheets");
     group.sample_size(10);
     group.bench_function("datacomp_sjson", |b| b.iter(|| black_box(&store).export_all_sjson()));
+    // What the command runs: NaN and infinity refused as each entity's tree is built.
+    group.bench_function("datacomp_try_sjson", |b| {
+        b.iter(|| black_box(&store).try_export_all_sjson().unwrap())
+    });
     group.bench_function("datacomp_json_pretty", |b| {
         b.iter(|| black_box(&store).export_all_json_pretty())
     });
