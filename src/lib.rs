@@ -52,6 +52,7 @@ pub use json::{ExportError, ImportOptions, ImportReport, JsonError, JsonErrorKin
 pub use key::{AsKey, Key, KeyPath, MAX_PATH_SEGMENTS};
 pub use load::{LazyStoreView, Salvage};
 pub use migrate::{MigrateError, MigrationReport, MigrationStep, Migrations, StepReport};
+pub use names::SavedKeyNames;
 pub use number::JsonF32;
 pub use query::{Query, QueryError, QueryErrorKind};
 pub use save::StoreView;
