@@ -216,7 +216,7 @@ impl Query {
     ///
     /// let query = Query::parse("poisoned and (stats.hp < 3 or has #0000002a)")?;
     /// let keys: Vec<(usize, &str)> = query.keys().collect();
-    /// assert_eq!(keys, [(1, "poisoned"), (15, "stats.hp"), (34, "#0000002a")]);
+    /// assert_eq!(keys, [(1, "poisoned"), (15, "stats.hp"), (35, "#0000002a")]);
     /// # Ok::<(), datacomp::QueryError>(())
     /// ```
     pub fn keys(&self) -> impl ExactSizeIterator<Item = (usize, &str)> + '_ {
