@@ -235,7 +235,8 @@ impl<'a> HandleMapView<'a> {
     /// The dense index of `id`, if it is live.
     pub(crate) fn dense_index(self, id: Id) -> Option<usize> {
         let slot = Slot(self.slots.get(id.index().wrapping_sub(self.base) as usize)?.get());
-        slot.is_live_for(id).then_some(slot.index() as usize)
+        let dense = usize::try_from(slot.dense_for(id)).ok()?;
+        (dense < self.meta.len()).then_some(dense)
     }
 
     /// The handle of the item at `dense`.
