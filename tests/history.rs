@@ -686,3 +686,67 @@ fn a_delta_chain_carries_data_versions_and_dropped_names() {
     assert_eq!(loaded.key_name(Key::parse("hp")), None);
     assert_eq!(loaded.to_bytes(), mark.state().to_bytes(), "the mark is the loader's state");
 }
+
+#[test]
+fn a_history_of_no_bytes_keeps_no_step_yet_reverts() {
+    for max_bytes in [0, 1] {
+        let mut world = Store::new();
+        let id = world.insert(&sheet(0.0));
+        let mut history = History::new(max_bytes);
+        assert!(!history.commit(&world));
+        for round in 1..=3 {
+            world.get_mut(id).unwrap().set("stats.health", round as f32);
+            assert!(history.commit(&world), "a change, recorded then dropped");
+            assert_eq!((history.undo_steps(), history.byte_len()), (0, 0));
+        }
+        assert!(!history.undo(&mut world) && !history.redo(&mut world));
+        world.get_mut(id).unwrap().set("stats.health", 9.0);
+        assert!(history.revert(&mut world), "the committed state is kept beside the steps");
+        assert_eq!(world.get(id).unwrap().get_float("stats.health"), Some(3.0));
+    }
+}
+
+#[test]
+fn undo_past_the_oldest_step_changes_nothing() {
+    let mut world = Store::new();
+    let id = world.insert(&sheet(0.0));
+    let mut history = History::new(usize::MAX);
+    history.commit(&world);
+    world.get_mut(id).unwrap().set("stats.health", 1.0);
+    history.commit(&world);
+    assert!(history.undo(&mut world));
+    let oldest = world.clone();
+    for _ in 0..3 {
+        assert!(!history.undo(&mut world));
+        assert_same_state(&world, &oldest, "undo past the oldest");
+    }
+    assert_eq!((history.undo_steps(), history.redo_steps()), (0, 1));
+    assert!(history.redo(&mut world));
+    assert!(!history.redo(&mut world));
+    assert_eq!(world.get(id).unwrap().get_float("stats.health"), Some(1.0));
+}
+
+#[test]
+fn a_chain_link_repeated_or_out_of_order_is_refused_and_changes_nothing() {
+    let mut world = Store::new();
+    let id = world.insert(&sheet(0.0));
+    let base = world.to_bytes();
+    let mut mark = world.mark();
+    let links: Vec<StorePatch> = (1..=3)
+        .map(|turn| {
+            world.get_mut(id).unwrap().set("stats.health", turn as f32);
+            world.take_delta(&mut mark)
+        })
+        .collect();
+    let mut loaded = Store::from_bytes(&base).unwrap();
+    links[0].apply(&mut loaded).unwrap();
+    let after_first = loaded.to_bytes();
+    for (link, what) in [(&links[0], "repeated"), (&links[2], "out of order")] {
+        let err = link.apply(&mut loaded).unwrap_err();
+        assert!(matches!(err, datacomp::LoadError::DeltaBase { .. }), "{what}: {err:?}");
+        assert_eq!(loaded.to_bytes(), after_first, "{what}: nothing changed");
+    }
+    links[1].apply(&mut loaded).unwrap();
+    links[2].apply(&mut loaded).unwrap();
+    assert_eq!(loaded, world);
+}
