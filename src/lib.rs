@@ -49,7 +49,7 @@ pub use handle_map::{
 };
 pub use history::{Changes, History, Mark, Snapshot};
 pub use json::{ExportError, ImportOptions, ImportReport, JsonError, JsonErrorKind, JsonStyle};
-pub use key::{AsKey, Key, KeyPath, MAX_PATH_SEGMENTS};
+pub use key::{AsKey, Key, KeyPath, MAX_PATH_SEGMENTS, ParseKeyError, ParseKeyErrorKind};
 pub use load::{LazyStoreView, Salvage};
 pub use migrate::{MigrateError, MigrationReport, MigrationStep, Migrations, StepReport};
 pub use number::JsonF32;

@@ -6,7 +6,7 @@ use std::path::Path;
 use datacomp::text::{Escaped, Shortened};
 use datacomp::{
     BlobRef, Error, ExportError, Id, JsonErrorKind, JsonF32, JsonStyle, Key, KeyPath, OwnedValue,
-    Store,
+    ParseKeyError, Store,
 };
 
 use crate::TypeArg;
@@ -49,17 +49,10 @@ impl KeyArg<'_> {
 
 /// A dotted path (`stats.health`), a JSON Pointer (`/a.b/c`) or a raw hash (`#1a2b3c4d`).
 pub fn parse_key(text: &str) -> Result<KeyArg<'_>, Failure> {
-    let bad = |why: &str| Failure::Message(format!("bad key \"{}\": {why}", Shortened(text)));
-    if text.is_empty() {
-        return Err(bad("a key is a dotted path, a JSON Pointer or # and 8 hex digits"));
-    }
-    if let Some(hex) = text.strip_prefix('#') {
-        // `from_str_radix` alone would take a sign.
-        let raw = (hex.len() == 8 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
-            .then(|| u32::from_str_radix(hex, 16).ok())
-            .flatten()
-            .ok_or_else(|| bad("a raw key is # and 8 hex digits, as in #1a2b3c4d"))?;
-        return Ok(KeyArg::Raw(Key::from_raw(raw)));
+    // The library's reading of a key; the text is kept so that its name can be checked.
+    let key: Key = text.parse().map_err(|e: ParseKeyError| Failure::Message(e.to_string()))?;
+    if text.starts_with('#') {
+        return Ok(KeyArg::Raw(key));
     }
     Ok(KeyArg::Path(KeyPath::pointer(text).unwrap_or_else(|| KeyPath::dotted(text))))
 }

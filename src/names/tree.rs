@@ -276,6 +276,18 @@ impl KeyNames {
         self.flags(node) & CLAIMED != 0
     }
 
+    /// The two paths of the collision an import meets when `node` (the path it reads) hashes
+    /// to the key `other` names already: first `other`, then `node`. Paths of the entity being
+    /// imported are shown as written (dotted); a path the store knew already as the store shows
+    /// it, dotted only where that reads back.
+    pub(crate) fn collision_paths(&self, other: u32, node: u32) -> (String, String) {
+        if self.is_claimed(other) {
+            (self.dotted(other), self.dotted(node))
+        } else {
+            (self.label(other), self.label(node))
+        }
+    }
+
     /// Starts a change that [`rollback`](KeyNames::rollback) can undo.
     pub(crate) fn begin(&mut self) {
         self.undo = Some(Undo { nodes: self.nodes.len(), flags: Vec::new() });
@@ -414,7 +426,7 @@ impl KeyNames {
     pub(crate) fn pointer(&self, node: u32) -> String {
         let mut pointer = String::new();
         for segment in self.segments_of(node) {
-            crate::json::push_pointer_segment(&mut pointer, segment);
+            crate::key::push_pointer_segment(&mut pointer, segment);
         }
         pointer
     }
@@ -459,7 +471,7 @@ impl KeyNames {
                 return false;
             }
             let same = if path.is_pointer() {
-                crate::json::unescape(segment) == self.segment(node)
+                crate::key::unescape(segment) == self.segment(node)
             } else {
                 segment == self.segment(node)
             };
@@ -569,7 +581,7 @@ pub(crate) fn label<S: AsRef<str>>(segments: impl Iterator<Item = S>) -> String 
     }
     let mut pointer = String::new();
     for segment in &segments {
-        crate::json::push_pointer_segment(&mut pointer, segment.as_ref());
+        crate::key::push_pointer_segment(&mut pointer, segment.as_ref());
     }
     pointer
 }
