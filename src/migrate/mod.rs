@@ -8,6 +8,7 @@
 //! - `plan.rs`: [`Store::migrate`]: each step compiled against the store's key names into a
 //!   table of keys, then every entity rewritten into a new arena, swapped in at the end.
 
+#[cfg(feature = "json")]
 mod json;
 mod plan;
 
