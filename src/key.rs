@@ -611,11 +611,29 @@ pub(crate) fn push_pointer_segment(pointer: &mut String, segment: &str) {
 /// A JSON Pointer segment's text: `~1` is `/`, `~0` is `~` (the inverse of
 /// [`push_pointer_segment`]).
 pub(crate) fn unescape(segment: &str) -> Cow<'_, str> {
-    if segment.contains('~') {
-        segment.replace("~1", "/").replace("~0", "~").into()
-    } else {
-        segment.into()
+    if !segment.contains('~') {
+        return segment.into();
     }
+    // One pass (RFC 6901 decodes `~1` before `~0`, which comes to the same: neither escape
+    // can overlap the other); a `~` followed by neither digit stays as it is.
+    let mut out = String::with_capacity(segment.len());
+    let mut rest = segment;
+    while let Some(at) = rest.find('~') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        match after.as_bytes().first() {
+            Some(b'1') => out.push('/'),
+            Some(b'0') => out.push('~'),
+            _ => {
+                out.push('~');
+                rest = after;
+                continue;
+            }
+        }
+        rest = &after[1..];
+    }
+    out.push_str(rest);
+    out.into()
 }
 
 /// `#` and eight hex digits: the form export uses for a key whose name is unknown.
@@ -700,6 +718,23 @@ mod tests {
         assert_eq!(v1::path(["stats", "health"].into_iter()).raw(), 0x2dd3_91b7);
         assert_eq!(v1::path(["item_1409"].into_iter()), v1::path(["item_1482"].into_iter()));
         assert_ne!(Key::new("item_1409"), Key::new("item_1482"));
+    }
+
+    proptest::proptest! {
+        /// The one-pass unescape against RFC 6901's two replacements, in order.
+        #[test]
+        fn unescape_is_rfc_6901s_two_replacements(segment in "[~01/a]{0,12}") {
+            let model = segment.replace("~1", "/").replace("~0", "~");
+            proptest::prop_assert_eq!(unescape(&segment), model);
+        }
+    }
+
+    #[test]
+    fn unescape_decodes_each_escape_once() {
+        assert_eq!(unescape("a~1b~0c"), "a/b~c");
+        assert_eq!(unescape("~01"), "~1");
+        assert_eq!(unescape("~~1~2~"), "~/~2~");
+        assert!(matches!(unescape("plain"), Cow::Borrowed("plain")));
     }
 
     #[test]
