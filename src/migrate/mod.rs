@@ -45,6 +45,9 @@ impl Store {
     /// the game (a new world, a JSON import of current fixtures). To bring older data up to
     /// date, [`migrate`](Store::migrate) it instead.
     ///
+    /// Time travel sees it: a delta since a [`Mark`](crate::Mark) and a
+    /// [`History`](crate::History) step carry the data version, which no entity stamp needs.
+    ///
     /// # Examples
     ///
     /// ```
