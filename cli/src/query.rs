@@ -6,7 +6,7 @@ use std::path::Path;
 use datacomp::text::Shortened;
 use datacomp::{Key, Query, SavedKeyNames, StoreView};
 
-use crate::edit::{KeyArg, parse_key};
+use crate::args::{KeyArg, parse_key};
 use crate::files::read;
 use crate::output::{Failure, Plain, value_json};
 

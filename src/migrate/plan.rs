@@ -149,7 +149,7 @@ impl Names {
             // so that the same path is the same text.
             let mut canonical = String::with_capacity(pointer.len());
             for segment in pointer[1..].split('/') {
-                crate::json::push_pointer_segment(&mut canonical, &crate::json::unescape(segment));
+                crate::key::push_pointer_segment(&mut canonical, &crate::key::unescape(segment));
             }
             names.push(key, canonical);
         }
@@ -220,7 +220,7 @@ impl Names {
 fn push_prefix_keys(pointer: &str, out: &mut Vec<Key>) {
     let mut key: Option<Key> = None;
     for segment in pointer[1..].split('/') {
-        let segment = Key::new(&crate::json::unescape(segment));
+        let segment = Key::new(&crate::key::unescape(segment));
         let next = key.map_or(segment, |parent| parent.child_key(segment));
         out.push(next);
         key = Some(next);
@@ -230,7 +230,7 @@ fn push_prefix_keys(pointer: &str, out: &mut Vec<Key>) {
 /// How a name is shown in messages, as [`Store::key_label`] shows one: dotted where that
 /// reads back as the same path, else the JSON Pointer.
 fn label(pointer: &str) -> Cow<'_, str> {
-    let segments: Vec<Cow<'_, str>> = pointer[1..].split('/').map(crate::json::unescape).collect();
+    let segments: Vec<Cow<'_, str>> = pointer[1..].split('/').map(crate::key::unescape).collect();
     let dotted = segments.join(".");
     let reads_back = segments.iter().all(|s| !s.contains('.'))
         && !dotted.is_empty()

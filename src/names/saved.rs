@@ -1,7 +1,6 @@
 //! [`SavedKeyNames`]: a save file's key names, read without its entities.
 
 use super::KeyNames;
-use super::codec;
 use crate::save::{self, KEY_HASH_FX32_BYTES};
 use crate::{AsKey, Key, KeyCollision, LoadError};
 
@@ -55,7 +54,7 @@ impl SavedKeyNames {
         if parts.key_hash != KEY_HASH_FX32_BYTES {
             return Err(LoadError::KeyHashView { key_hash: parts.key_hash });
         }
-        let names = codec::decode(parts.names, parts.names_kind, parts.key_hash)?;
+        let names = KeyNames::decode(parts.names, parts.names_kind, parts.key_hash)?;
         Ok(SavedKeyNames { names })
     }
 
