@@ -14,7 +14,6 @@ compile_error!(
 pub mod blob;
 mod column;
 mod cursor;
-mod delta;
 mod error;
 pub mod file;
 pub mod handle_map;
@@ -26,7 +25,6 @@ mod migrate;
 mod names;
 mod number;
 mod query;
-pub mod save;
 mod sjson;
 mod store;
 pub mod text;
@@ -38,7 +36,6 @@ pub use blob::{
     PatchTarget, RegionKind, Side,
 };
 pub use cursor::KeyCursor;
-pub use delta::StorePatch;
 pub use error::{
     BlobError, Error, HandleError, KeyCollision, LoadError, PatchError, PathConflict, PathTooDeep,
 };
@@ -54,7 +51,7 @@ pub use load::{LazyStoreView, Salvage};
 pub use migrate::{MigrateError, MigrationReport, MigrationStep, Migrations, StepReport};
 pub use number::JsonF32;
 pub use query::{Query, QueryError, QueryErrorKind};
-pub use save::StoreView;
-pub use store::{BlobMut, Store, StoreStats};
+pub use store::StorePatch;
+pub use store::{BlobMut, Store, StoreStats, StoreView, save};
 pub use upgrade::LoadOptions;
 pub use value::{AsValue, OwnedValue, Value, ValueType};

@@ -475,8 +475,8 @@ mod tests {
     /// place and copying: the same answer.
     fn same_on_every_thread_count(store: &Store, arena: &[u32]) -> Result<(), LoadError> {
         let bytes = arena.as_bytes();
-        let spans = store.index.as_slice();
-        let id_at = |d| store.index.id_at(d).unwrap_or_default();
+        let spans = store.index().as_slice();
+        let id_at = |d| store.index().id_at(d).unwrap_or_default();
         let chunk_crcs: Vec<U32> =
             bytes.chunks(1024).map(|c| U32::new(crc32fast::hash(c))).collect();
         let crcs = [
@@ -515,7 +515,7 @@ mod tests {
             word in prop_oneof![Just(0_u32), Just(1), Just(0xffff_ffff), any::<u32>()],
         ) {
             let store = churned(entities, churn);
-            let mut arena = store.arena.clone();
+            let mut arena = store.arena().to_vec();
             let at = at.index(arena.len());
             arena[at] = word;
             let _ = same_on_every_thread_count(&store, &arena);
@@ -531,10 +531,10 @@ mod tests {
             let mut store = churned(entities, churn);
             let (a, b) = (pick.0.index(entities), pick.1.index(entities));
             prop_assume!(a != b);
-            let target = store.index.as_slice()[b];
-            let id = store.index.id_at(a).unwrap();
-            *store.index.get_mut(id).unwrap() = target;
-            let arena = store.arena.clone();
+            let target = store.index().as_slice()[b];
+            let id = store.index().id_at(a).unwrap();
+            *store.index_mut().get_mut(id).unwrap() = target;
+            let arena = store.arena().to_vec();
             let result = same_on_every_thread_count(&store, &arena);
             prop_assert!(matches!(result, Err(LoadError::SpansOverlap { .. })), "{result:?}");
         }
@@ -543,21 +543,21 @@ mod tests {
     #[test]
     fn a_bad_chunk_is_named_before_any_blob() {
         let store = churned(2000, 2);
-        let mut arena = store.arena.clone();
+        let mut arena = store.arena().to_vec();
         let bytes = arena.as_bytes().to_vec();
         let crcs: Vec<U32> = bytes.chunks(1024).map(|c| U32::new(crc32fast::hash(c))).collect();
         // Chunk 5 gets a bad blob count; chunk 9 too: chunk 5 is named.
         arena[5 * 256 + 3] ^= 0x8000_0000;
         arena[9 * 256] ^= 1;
         let chunks = ArenaCrc::Chunks { offset: 100, chunk_bytes: 1024, crcs: &crcs };
-        let id_at = |d| store.index.id_at(d).unwrap_or_default();
+        let id_at = |d| store.index().id_at(d).unwrap_or_default();
         for parts in 1..=3 {
             let err = check_arena_on(
                 parts,
                 arena.as_bytes(),
                 &arena,
                 chunks,
-                store.index.as_slice(),
+                store.index().as_slice(),
                 id_at,
             )
             .unwrap_err();

@@ -223,7 +223,7 @@ impl Store {
     /// ```
     #[must_use]
     pub fn export_blob_sjson(&self, blob: BlobRef<'_>) -> String {
-        let mut tree = Tree::for_names(&self.names, false);
+        let mut tree = Tree::for_names(self.names(), false);
         self.export_tree(blob, &mut tree);
         let mut out = Vec::new();
         write::write_entity(&tree, &mut out);
@@ -254,8 +254,8 @@ impl Store {
         if self.is_empty() {
             return "[]".to_owned();
         }
-        let mut out = Vec::with_capacity(self.arena.len() * 4 * 2);
-        let mut tree = Tree::for_names(&self.names, true);
+        let mut out = Vec::with_capacity(self.arena().len() * 4 * 2);
+        let mut tree = Tree::for_names(self.names(), true);
         out.extend_from_slice(b"[\n");
         for (_, blob) in self.iter() {
             self.export_tree(blob, &mut tree);
