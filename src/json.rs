@@ -293,6 +293,125 @@ impl ImportOptions {
     }
 }
 
+/// How a store writes JSON: the layout ([`JsonStyle`]) and what becomes of a float JSON has no
+/// number for (NaN, infinity). The one options type of [`Store::export_json_with`],
+/// [`Store::export_blob_json_with`], [`Store::export_all_json_with`] and
+/// [`Store::try_export_json_at`]'s style; the older `export_*` methods are wrappers over it.
+///
+/// By default: compact, and a NaN or infinity is refused ([`ExportError::NotFinite`]), since
+/// any text written for it would not read back as it.
+///
+/// [`Store::export_json_with`]: crate::Store::export_json_with
+/// [`Store::export_blob_json_with`]: crate::Store::export_blob_json_with
+/// [`Store::export_all_json_with`]: crate::Store::export_all_json_with
+/// [`Store::try_export_json_at`]: crate::Store::try_export_json_at
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{ExportOptions, ImportOptions, JsonStyle, Store};
+///
+/// let mut store = Store::new();
+/// let id = store.import_json(r#"{"hp": 7}"#, &ImportOptions::strict())?[0];
+/// let pretty = ExportOptions::new().style(JsonStyle::Pretty);
+/// assert_eq!(store.export_json_with(id, &pretty)?, "{\n  \"hp\": 7\n}");
+///
+/// store.get_mut(id).unwrap().set("hp", f32::NAN);
+/// assert!(store.export_json_with(id, &ExportOptions::new()).is_err());
+/// let lossy = ExportOptions::new().non_finite_as_null();
+/// assert_eq!(store.export_json_with(id, &lossy)?, r#"{"hp":null}"#);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ExportOptions {
+    pub(crate) style: JsonStyle,
+    /// Write a NaN or infinity as `null` (which does not read back) instead of refusing it.
+    pub(crate) lossy: bool,
+}
+
+impl ExportOptions {
+    /// Compact, refusing a NaN or infinity.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{ExportOptions, JsonStyle};
+    ///
+    /// assert_eq!(ExportOptions::new().get_style(), JsonStyle::Compact);
+    /// assert!(!ExportOptions::new().is_lossy());
+    /// ```
+    #[must_use]
+    pub const fn new() -> ExportOptions {
+        ExportOptions { style: JsonStyle::Compact, lossy: false }
+    }
+
+    /// These options with `style`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{ExportOptions, JsonStyle};
+    ///
+    /// let pretty = ExportOptions::new().style(JsonStyle::Pretty);
+    /// assert_eq!(pretty.get_style(), JsonStyle::Pretty);
+    /// ```
+    #[must_use]
+    pub const fn style(self, style: JsonStyle) -> ExportOptions {
+        ExportOptions { style, ..self }
+    }
+
+    /// These options writing a NaN or infinity as `null`, as the `export_*` methods without
+    /// `try_` do: the text is always written, but such a value does not read back (strict
+    /// import refuses `null`, lenient drops it).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::ExportOptions;
+    ///
+    /// assert!(ExportOptions::new().non_finite_as_null().is_lossy());
+    /// ```
+    #[must_use]
+    pub const fn non_finite_as_null(self) -> ExportOptions {
+        ExportOptions { lossy: true, ..self }
+    }
+
+    /// The layout.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{ExportOptions, JsonStyle};
+    ///
+    /// assert_eq!(ExportOptions::default().get_style(), JsonStyle::Compact);
+    /// ```
+    #[must_use]
+    pub const fn get_style(&self) -> JsonStyle {
+        self.style
+    }
+
+    /// Whether a NaN or infinity is written as `null` rather than refused.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::ExportOptions;
+    ///
+    /// assert!(!ExportOptions::default().is_lossy());
+    /// ```
+    #[must_use]
+    pub const fn is_lossy(&self) -> bool {
+        self.lossy
+    }
+}
+
+impl From<JsonStyle> for ExportOptions {
+    /// Options of `style`, refusing a NaN or infinity: what the `try_export_*` methods take.
+    fn from(style: JsonStyle) -> ExportOptions {
+        ExportOptions::new().style(style)
+    }
+}
+
 /// What a lenient import changed to fit the format.
 ///
 /// # Examples

@@ -45,7 +45,9 @@ pub use handle_map::{
     ParseIdError, RawHandleMap, RawHeader,
 };
 pub use history::{Changes, History, Mark, Snapshot};
-pub use json::{ExportError, ImportOptions, ImportReport, JsonError, JsonErrorKind, JsonStyle};
+pub use json::{
+    ExportError, ExportOptions, ImportOptions, ImportReport, JsonError, JsonErrorKind, JsonStyle,
+};
 pub use key::{AsKey, Key, KeyPath, MAX_PATH_SEGMENTS};
 pub use load::{LazyStoreView, Salvage};
 pub use migrate::{MigrateError, MigrationReport, MigrationStep, Migrations, StepReport};

@@ -12,10 +12,10 @@ use std::path::Path;
 use zerocopy::little_endian::{U32, U64};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
-use super::save::{
-    DELTA, DELTA_LIST, KEY_HASH_FX32_BYTES, file_len, parse, save_atomically, write_file,
-};
+use super::save::KEY_HASH_FX32_BYTES;
 use crate::blob::{layout, patch};
+use crate::file::container::{DELTA, DELTA_LIST, file_len, parse, write_file};
+use crate::file::write_atomically;
 use crate::handle_map::{RawHandleMap, RawHeader};
 use crate::names::KeyNames;
 use crate::names::codec::{self, LIST_KIND};
@@ -799,7 +799,7 @@ impl StorePatch {
     ///
     /// [`Error::Io`] if any step fails; `path` is untouched.
     pub fn save(&self, path: impl AsRef<Path>) -> Result<(), Error> {
-        save_atomically(path.as_ref(), |out| self.write_to(out))
+        write_atomically(path.as_ref(), |out| self.write_to(out))
     }
 
     /// Loads a delta file saved with [`save`](StorePatch::save).

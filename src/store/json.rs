@@ -5,14 +5,17 @@ use std::borrow::Cow;
 
 use crate::blob::bulk::Builder;
 use crate::json::{
-    Entity, ExportError, ImportOptions, ImportReport, Importer, JsonError, JsonErrorKind,
-    JsonStyle, NO_NODE, ROOT, ReadError, Staging, Tree, check_finite, into_string, read_json,
-    read_with_extremes,
+    Entity, ExportError, ExportOptions, ImportOptions, ImportReport, Importer, JsonError,
+    JsonErrorKind, JsonStyle, NO_NODE, ROOT, ReadError, Staging, Tree, check_finite, into_string,
+    read_json, read_with_extremes,
 };
 use crate::names;
 use crate::{BlobError, BlobRef, Id, Key, KeyPath, Store};
 
 use super::ArenaFull;
+
+/// The options of the `export_*` methods without `try_`: a NaN or infinity written as `null`.
+const LOSSY: ExportOptions = ExportOptions::new().non_finite_as_null();
 
 impl Store {
     /// Imports entities from JSON: a top-level object is one entity, a top-level array of
@@ -139,6 +142,8 @@ impl Store {
     /// [`try_export_json`](Store::try_export_json) refuses such an entity instead, naming the
     /// key.
     ///
+    /// A thin wrapper kept for existing callers: [`export_json_with`](Store::export_json_with) with `ExportOptions::new().non_finite_as_null()`, `None` for a dead handle.
+    ///
     /// # Examples
     ///
     /// ```
@@ -158,12 +163,14 @@ impl Store {
     /// ```
     #[must_use]
     pub fn export_json(&self, id: Id) -> Option<String> {
-        Some(self.export_blob_json(self.get(id)?))
+        self.export_json_with(id, &LOSSY).ok()
     }
 
     /// Any blob as a JSON object, nested by the names this store knows for its keys, as
     /// [`export_json`](Store::export_json) writes the store's own entities (a NaN or infinity
     /// as `null`: [`try_export_blob_json`](Store::try_export_blob_json) refuses it).
+    ///
+    /// A thin wrapper kept for existing callers: [`export_blob_json_with`](Store::export_blob_json_with) with `ExportOptions::new().non_finite_as_null()`.
     ///
     /// # Examples
     ///
@@ -179,12 +186,14 @@ impl Store {
     /// ```
     #[must_use]
     pub fn export_blob_json(&self, blob: BlobRef<'_>) -> String {
-        self.write_blob(blob, JsonStyle::Compact, false).unwrap_or_default()
+        self.export_blob_json_with(blob, &LOSSY).unwrap_or_default()
     }
 
     /// The entity of `id` as [`export_json`](Store::export_json) writes it, indented two
     /// spaces a level, as designers write fixtures (a NaN or infinity as `null`:
     /// [`try_export_json`](Store::try_export_json) refuses it).
+    ///
+    /// A thin wrapper kept for existing callers: [`export_json_with`](Store::export_json_with) with `ExportOptions::new().non_finite_as_null().style(JsonStyle::Pretty)`.
     ///
     /// # Examples
     ///
@@ -201,11 +210,13 @@ impl Store {
     /// ```
     #[must_use]
     pub fn export_json_pretty(&self, id: Id) -> Option<String> {
-        Some(self.export_blob_json_pretty(self.get(id)?))
+        self.export_json_with(id, &LOSSY.style(JsonStyle::Pretty)).ok()
     }
 
     /// Any blob as [`export_blob_json`](Store::export_blob_json) writes it, indented as
     /// [`export_json_pretty`](Store::export_json_pretty) writes the store's own entities.
+    ///
+    /// A thin wrapper kept for existing callers: [`export_blob_json_with`](Store::export_blob_json_with), lossy and pretty.
     ///
     /// # Examples
     ///
@@ -224,7 +235,7 @@ impl Store {
     /// ```
     #[must_use]
     pub fn export_blob_json_pretty(&self, blob: BlobRef<'_>) -> String {
-        self.write_blob(blob, JsonStyle::Pretty, false).unwrap_or_default()
+        self.export_blob_json_with(blob, &LOSSY.style(JsonStyle::Pretty)).unwrap_or_default()
     }
 
     /// The blob as JSON in `style`; with `checked`, the first NaN or infinity met instead.
@@ -248,6 +259,8 @@ impl Store {
     /// unless one holds a NaN or infinity, written as `null`
     /// ([`try_export_all_json`](Store::try_export_all_json) refuses it).
     ///
+    /// A thin wrapper kept for existing callers: [`export_all_json_with`](Store::export_all_json_with) with `ExportOptions::new().non_finite_as_null()`.
+    ///
     /// # Examples
     ///
     /// ```
@@ -266,11 +279,13 @@ impl Store {
     /// ```
     #[must_use]
     pub fn export_all_json(&self) -> String {
-        self.export_all(false, false).unwrap_or_default()
+        self.export_all_json_with(&LOSSY).unwrap_or_default()
     }
 
     /// Every entity as [`export_all_json`](Store::export_all_json) writes them, indented two
     /// spaces a level.
+    ///
+    /// A thin wrapper kept for existing callers: [`export_all_json_with`](Store::export_all_json_with), lossy and pretty.
     ///
     /// # Examples
     ///
@@ -287,10 +302,7 @@ impl Store {
     /// ```
     #[must_use]
     pub fn export_all_json_pretty(&self) -> String {
-        if self.is_empty() {
-            return "[]".to_owned();
-        }
-        self.export_all(true, false).unwrap_or_default()
+        self.export_all_json_with(&LOSSY.style(JsonStyle::Pretty)).unwrap_or_default()
     }
 
     /// Every entity as a JSON array, one entity's tree at a time, in one tree kept between
@@ -347,6 +359,98 @@ impl Store {
     }
 }
 
+/// Exports with [`ExportOptions`]: the ones the other `export_*` methods wrap.
+impl Store {
+    /// The entity of `id` as a JSON object, nested again by its keys' names (the inverse of
+    /// [`import_json`](Store::import_json)), laid out and checked as `options` say. A key
+    /// without a name appears at the top level as `"#1a2b3c4d"`; floats are written as
+    /// [`JsonF32`](crate::JsonF32) writes them.
+    ///
+    /// # Errors
+    ///
+    /// [`ExportError::Handle`] if `id` names no live entity; [`ExportError::NotFinite`] for a
+    /// NaN or infinity (the first in the entity's key order) unless `options` write it as
+    /// `null`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{ExportOptions, ImportOptions, JsonStyle, Store};
+    ///
+    /// let mut store = Store::new();
+    /// let id = store.import_json(r#"{"stats": {"hp": 7}}"#, &ImportOptions::strict())?[0];
+    /// assert_eq!(store.export_json_with(id, &ExportOptions::new())?, r#"{"stats":{"hp":7}}"#);
+    /// let pretty = ExportOptions::new().style(JsonStyle::Pretty);
+    /// assert_eq!(
+    ///     store.export_json_with(id, &pretty)?,
+    ///     "{\n  \"stats\": {\n    \"hp\": 7\n  }\n}"
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn export_json_with(&self, id: Id, options: &ExportOptions) -> Result<String, ExportError> {
+        let blob = self.try_get(id).map_err(ExportError::Handle)?;
+        self.write_blob(blob, options.style, !options.lossy)
+            .map_err(|(key, x)| self.not_finite(Some(id), key, x))
+    }
+
+    /// Any blob as JSON, nested by the names this store knows for its keys, as
+    /// [`export_json_with`](Store::export_json_with) writes the store's own entities.
+    ///
+    /// # Errors
+    ///
+    /// [`ExportError::NotFinite`] for a NaN or infinity, with no entity, unless `options`
+    /// write it as `null`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, ExportOptions, ImportOptions, Store};
+    ///
+    /// let mut store = Store::new();
+    /// store.import_json(r#"{"stats": {"health": 1}}"#, &ImportOptions::strict())?;
+    /// let mut sheet = Blob::new();
+    /// sheet.set("stats.health", 75);
+    /// let json = store.export_blob_json_with(sheet.as_blob_ref(), &ExportOptions::new())?;
+    /// assert_eq!(json, r#"{"stats":{"health":75}}"#);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn export_blob_json_with(
+        &self,
+        blob: BlobRef<'_>,
+        options: &ExportOptions,
+    ) -> Result<String, ExportError> {
+        self.write_blob(blob, options.style, !options.lossy)
+            .map_err(|(key, x)| self.not_finite(None, key, x))
+    }
+
+    /// Every entity, in iteration order, as a JSON array of objects (`[]` for none): a
+    /// document that [`import_json`](Store::import_json) reads back into the same entities
+    /// (under new ids).
+    ///
+    /// # Errors
+    ///
+    /// [`ExportError::NotFinite`] naming the entity and key of the first NaN or infinity (in
+    /// iteration order), unless `options` write it as `null`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{ExportOptions, ImportOptions, Store};
+    ///
+    /// let mut store = Store::new();
+    /// assert_eq!(store.export_all_json_with(&ExportOptions::new())?, "[]");
+    /// store.import_json(r#"[{"x": 1}, {"x": 2.5}]"#, &ImportOptions::strict())?;
+    /// assert_eq!(store.export_all_json_with(&ExportOptions::new())?, r#"[{"x":1},{"x":2.5}]"#);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn export_all_json_with(&self, options: &ExportOptions) -> Result<String, ExportError> {
+        if self.is_empty() {
+            return Ok("[]".to_owned());
+        }
+        self.export_all(options.style == JsonStyle::Pretty, !options.lossy)
+    }
+}
+
 /// Exports that refuse what JSON cannot hold.
 impl Store {
     /// The entity of `id` as JSON, as [`export_json`](Store::export_json) or
@@ -358,6 +462,8 @@ impl Store {
     ///
     /// [`ExportError::Handle`] if `id` names no live entity; [`ExportError::NotFinite`] for a
     /// NaN or infinity, the first in the entity's key order.
+    ///
+    /// A thin wrapper kept for existing callers: [`export_json_with`](Store::export_json_with) with `style.into()`.
     ///
     /// # Examples
     ///
@@ -374,8 +480,7 @@ impl Store {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn try_export_json(&self, id: Id, style: JsonStyle) -> Result<String, ExportError> {
-        let blob = self.try_get(id).map_err(ExportError::Handle)?;
-        self.write_blob(blob, style, true).map_err(|(key, x)| self.not_finite(Some(id), key, x))
+        self.export_json_with(id, &style.into())
     }
 
     /// Any blob as [`try_export_json`](Store::try_export_json) writes the store's own
@@ -384,6 +489,8 @@ impl Store {
     /// # Errors
     ///
     /// [`ExportError::NotFinite`] for a NaN or infinity, with no entity.
+    ///
+    /// A thin wrapper kept for existing callers: [`export_blob_json_with`](Store::export_blob_json_with) with `style.into()`.
     ///
     /// # Examples
     ///
@@ -402,7 +509,7 @@ impl Store {
         blob: BlobRef<'_>,
         style: JsonStyle,
     ) -> Result<String, ExportError> {
-        self.write_blob(blob, style, true).map_err(|(key, x)| self.not_finite(None, key, x))
+        self.export_blob_json_with(blob, &style.into())
     }
 
     /// Every entity as [`export_all_json`](Store::export_all_json) or
@@ -412,6 +519,8 @@ impl Store {
     /// # Errors
     ///
     /// [`ExportError::NotFinite`] naming the entity and key.
+    ///
+    /// A thin wrapper kept for existing callers: [`export_all_json_with`](Store::export_all_json_with) with `style.into()`.
     ///
     /// # Examples
     ///
@@ -429,10 +538,7 @@ impl Store {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn try_export_all_json(&self, style: JsonStyle) -> Result<String, ExportError> {
-        if self.is_empty() {
-            return Ok("[]".to_owned());
-        }
-        self.export_all(style == JsonStyle::Pretty, true)
+        self.export_all_json_with(&style.into())
     }
 
     /// What the entity of `id` holds at `path`, as JSON (as `jq` would print it): the value of
