@@ -1,6 +1,7 @@
 //! [`Store`]: every entity's blob in one arena, reached through [`Id`] handles.
 
 pub(crate) mod delta;
+#[cfg(feature = "json")]
 mod json;
 pub mod save;
 mod view;
@@ -217,6 +218,7 @@ impl Store {
 
     /// Whether `extra` more words fit in the arena: [`ArenaFull`] if they would take it past
     /// its limit.
+    #[cfg_attr(not(feature = "json"), allow(dead_code))] // Its one caller is the JSON import.
     pub(crate) fn check_room(&self, extra: usize) -> Result<(), ArenaFull> {
         ArenaFull::check(self.arena.len().saturating_add(extra))
     }
@@ -228,6 +230,7 @@ impl Store {
     ///
     /// The caller keeps the arena's invariant: each blob is valid and `lens` sums to
     /// `words.len()`.
+    #[cfg_attr(not(feature = "json"), allow(dead_code))] // Its one caller is the JSON import.
     pub(crate) fn append_packed(
         &mut self,
         words: Vec<u32>,
@@ -578,7 +581,8 @@ impl Store {
     /// them in at the end, or changes nothing (a migration).
     ///
     /// The caller keeps the arena's invariant: each span lies inside `arena`, holds a valid
-    /// blob, and overlaps no other.
+    /// blob, and overlaps no other, and stamps each entity it changed (`touch`): spans moved
+    /// alone are no change to track.
     pub(crate) fn replace_arena(&mut self, arena: Vec<u32>, spans: Vec<Span>) {
         debug_assert_eq!(spans.len(), self.len());
         for (span, new) in self.index.values_mut().zip(spans) {
@@ -586,7 +590,6 @@ impl Store {
         }
         self.garbage_words = garbage_of(&self.index, arena.len());
         self.arena = arena;
-        // Every entity may have changed (a migration): marks compare them all.
     }
 
     pub(crate) fn compact_if_wasteful(&mut self) {
@@ -688,6 +691,9 @@ impl Store {
     /// Sets the data version without changing any entity: for a store built by this version of
     /// the game (a new world, a JSON import of current fixtures). To bring older data up to
     /// date, [`migrate`](Store::migrate) it instead.
+    ///
+    /// Time travel sees it: a delta since a [`Mark`](crate::Mark) and a
+    /// [`History`](crate::History) step carry the data version, which no entity stamp needs.
     ///
     /// # Examples
     ///

@@ -45,7 +45,7 @@ use crate::file::container::{SAVE, SAVE_WRITTEN, file_len, parse_tolerant, write
 use crate::file::write_atomically;
 use crate::handle_map::{RawHandleMap, RawHeader};
 use crate::load::{self, ArenaCrc};
-use crate::names::codec;
+use crate::names::KeyNames;
 use crate::{Error, HandleMap, LoadError, LoadOptions, Store};
 
 /// The first 8 bytes of every save file.
@@ -114,7 +114,7 @@ impl Store {
     pub fn write_to(&self, out: impl Write) -> std::io::Result<()> {
         let raw = self.index.as_raw();
         // In the order of SAVE's sections; the key tree stays empty until a name is recorded.
-        let names = codec::encode_tree(&self.names);
+        let names = self.names.encode_tree();
         let arena = self.arena.as_bytes();
         let (chunk_crcs, arena_crc) = load::chunk_crcs(arena, ARENA_CHUNK_BYTES);
         let sections =
@@ -148,7 +148,7 @@ impl Store {
             raw.meta.len(),
             raw.slots.len(),
             self.arena.len() * 4,
-            codec::tree_len(&self.names),
+            self.names.tree_len(),
             4 + 4 * (self.arena.len() * 4).div_ceil(ARENA_CHUNK_BYTES),
         ];
         let mut bytes = Vec::with_capacity(file_len(sections));
@@ -214,7 +214,7 @@ impl Store {
         } = index_and_arena(bytes)?;
         // Key hash 1 was written before the key tree: its names are a list (or none) to
         // rehash the keys from.
-        let (tree, list) = codec::saved(names, names_kind, key_hash)?;
+        let (tree, list) = KeyNames::saved(names, names_kind, key_hash)?;
         let index: HandleMap<Span> = HandleMap::from_raw(&raw_index)?;
         let id_at = |d| index.id_at(d).unwrap_or_default();
         let mut words =

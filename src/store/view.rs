@@ -4,7 +4,7 @@ use zerocopy::FromBytes;
 
 use crate::handle_map::HandleMapView;
 use crate::load::{self, LazyStoreView};
-use crate::names::codec;
+use crate::names::KeyNames;
 use crate::{BlobRef, Id, LoadError, LoadOptions};
 
 use super::Span;
@@ -80,7 +80,7 @@ impl<'a> StoreView<'a> {
             return Err(LoadError::KeyHashView { key_hash });
         }
         // Checked as a load checks them; a view reads blobs, not names.
-        codec::decode(names, names_kind, key_hash)?;
+        KeyNames::decode(names, names_kind, key_hash)?;
         let index = HandleMapView::new(&raw_index, size_of::<Span>())?;
         // Span is unaligned, and the items section's size was checked against the count.
         let spans =
