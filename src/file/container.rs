@@ -117,7 +117,7 @@ pub(crate) struct Layout<const N: usize> {
     pub(crate) minor: u16,
     pub(crate) sections: [(u32, &'static str); N],
     /// The section whose checksum [`parse`] leaves to the caller, who checks it with the
-    /// section's contents, on all cores (see [`load`](crate::load)).
+    /// section's contents, on all cores (see [`crate::load`]).
     pub(crate) deferred: Option<u32>,
     /// A section that, when the file has it, holds a crc per chunk of the deferred one (format
     /// 1.1); it is written after the required ones.

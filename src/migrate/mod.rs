@@ -1,4 +1,4 @@
-//! Data versions and migrations: a store's [`data_version`](Store::data_version), and
+//! Data versions and migrations: a store's [`data_version`](crate::Store::data_version), and
 //! [`Migrations`] that take a store's entities from one version of the game's data to a later
 //! one, all or nothing.
 //!

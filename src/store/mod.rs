@@ -1,4 +1,17 @@
 //! [`Store`]: every entity's blob in one arena, reached through [`Id`] handles.
+//!
+//! This module tree is the only code that writes the store's arena, index and names: its
+//! fields are private here, other modules read them through crate-internal accessors
+//! (`arena()`, `index()`, `names()`), and add entities through `insert*`, `append_packed`
+//! (blobs built aside: owns the check of the arena's 16 GiB limit, [`ArenaFull`]) or build a
+//! store with `from_parts` (parts read from a file: counts the garbage).
+//!
+//! - `mod.rs`: `Store`, `BlobMut`, `StoreStats`, the arena's growth and compaction.
+//! - `save.rs`: the save file's sections and `Store`'s save and load (public as
+//!   [`crate::save`]); the header and table they share with deltas are `crate::file::container`.
+//! - `view.rs`: [`StoreView`], a save read in place.
+//! - `delta.rs`: `Store::diff`, [`StorePatch`] and the delta file.
+//! - `json.rs`: `Store`'s JSON import and exports (the reader and writer are `crate::json`).
 
 pub(crate) mod delta;
 #[cfg(feature = "json")]

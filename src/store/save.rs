@@ -336,7 +336,7 @@ pub(crate) struct SaveParts<'a> {
 }
 
 /// The key hash, the handle map's sections, the arena's bytes and the key names of a save
-/// file, after [`parse`] and the checks of their sizes.
+/// file, after [`parse`](crate::file::container::parse) and the checks of their sizes.
 pub(crate) fn index_and_arena(bytes: &[u8]) -> Result<SaveParts<'_>, LoadError> {
     index_and_arena_tolerant(bytes, false).map(|(parts, _)| parts)
 }
