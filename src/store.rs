@@ -569,6 +569,7 @@ pub struct BlobMut<'a> {
 }
 
 impl BlobMut<'_> {
+    #[inline]
     fn span(&self) -> Span {
         *self.store.index.get(self.id).expect("INVARIANT: a BlobMut's id stays live")
     }
@@ -589,6 +590,7 @@ impl BlobMut<'_> {
     /// entity.set("stats.health", 40);
     /// assert_eq!(health(entity.as_blob_ref()), 40.0);
     /// ```
+    #[inline]
     #[must_use]
     pub fn as_blob_ref(&self) -> BlobRef<'_> {
         BlobRef::from_valid(self.words())
@@ -715,10 +717,14 @@ impl BlobMut<'_> {
 crate::blob::forward_read_api!(BlobMut<'_>, to_blob);
 
 impl BlobWrite for BlobMut<'_> {
+    #[inline]
     fn words(&self) -> &[u32] {
         &self.store.arena[self.span().range()]
     }
 
+    // Measured: left to itself LLVM calls it from `set_entry`, 7% more instructions a set.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
     fn words_mut(&mut self) -> Option<&mut [u32]> {
         // The caller writes the region: the entity changes.
         self.store.touch(self.id);

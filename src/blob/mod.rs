@@ -368,10 +368,12 @@ impl Blob {
 forward_read_api!(Blob);
 
 impl BlobWrite for Blob {
+    #[inline]
     fn words(&self) -> &[u32] {
         if self.words.is_empty() { &layout::EMPTY } else { &self.words }
     }
 
+    #[inline]
     fn words_mut(&mut self) -> Option<&mut [u32]> {
         (!self.words.is_empty()).then_some(&mut self.words[..])
     }

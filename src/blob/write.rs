@@ -43,13 +43,12 @@ pub trait BlobWrite {
     ///
     /// [`BlobError::TooLarge`] past [`MAX_BYTES`](crate::MAX_BYTES); the blob is unchanged.
     fn set_entry(&mut self, key: Key, value: Value<'_>) -> Result<bool, BlobError> {
-        // An empty blob without a buffer: the write asks the constant encoding for its need.
-        let mut empty = layout::EMPTY;
-        let words = match self.words_mut() {
-            Some(words) => words,
-            None => &mut empty[..],
+        let done = match self.words_mut() {
+            Some(words) => layout::set(words, key, value),
+            // An empty blob without a buffer: the constant encoding tells the write's need.
+            None => layout::set(&mut layout::EMPTY.clone(), key, value),
         };
-        let Err(need) = layout::set(words, key, value) else {
+        let Err(need) = done else {
             return Ok(false);
         };
         self.regrow(need.required)?;
