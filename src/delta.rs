@@ -15,7 +15,7 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 use crate::blob::{layout, patch};
 use crate::handle_map::{RawHandleMap, RawHeader};
 use crate::names::KeyNames;
-use crate::names::codec::{self, LIST_KIND};
+use crate::names::codec::LIST_KIND;
 use crate::save::{
     DELTA, DELTA_LIST, KEY_HASH_FX32_BYTES, file_len, parse, save_atomically, write_file,
 };
@@ -240,9 +240,9 @@ impl Store {
             crc.update(blob.as_bytes());
         }
         if list_names {
-            codec::crc_list(&self.names, &mut crc);
+            self.names.crc_list(&mut crc);
         } else {
-            crc.update(&codec::encode_tree(&self.names));
+            crc.update(&self.names.encode_tree());
         }
         if self.data_version != 0 {
             crc.update(&self.data_version.to_le_bytes());
@@ -755,7 +755,7 @@ impl StorePatch {
     /// Whatever `out` returns.
     pub fn write_to(&self, out: impl Write) -> std::io::Result<()> {
         let base = [self.base_crc, u32::from(self.names.is_none()), self.base_data_version];
-        let encode = if self.list_names { codec::encode_list } else { codec::encode_tree };
+        let encode = if self.list_names { KeyNames::encode_list } else { KeyNames::encode_tree };
         let names = self.names.as_ref().map(encode).unwrap_or_default();
         let sections = [
             base.as_bytes(),
@@ -788,7 +788,7 @@ impl StorePatch {
             self.meta.as_bytes().len(),
             self.entities.len() * 4,
             self.names.as_ref().map_or(0, |names| {
-                if self.list_names { codec::list_len(names) } else { codec::tree_len(names) }
+                if self.list_names { names.list_len() } else { names.tree_len() }
             }),
         ])
     }
@@ -884,7 +884,7 @@ impl StorePatch {
             names: if base_names {
                 None
             } else {
-                Some(codec::decode(names, parsed.kinds[5], KEY_HASH_FX32_BYTES)?)
+                Some(KeyNames::decode(names, parsed.kinds[5], KEY_HASH_FX32_BYTES)?)
             },
             list_names,
         })

@@ -985,28 +985,6 @@ fn check_finite(value: Value<'_>) -> Result<(), f32> {
     }
 }
 
-/// Appends `/segment` to a JSON Pointer, escaping `~` as `~0` and `/` as `~1`.
-pub(crate) fn push_pointer_segment(pointer: &mut String, segment: &str) {
-    pointer.push('/');
-    for c in segment.chars() {
-        match c {
-            '~' => pointer.push_str("~0"),
-            '/' => pointer.push_str("~1"),
-            c => pointer.push(c),
-        }
-    }
-}
-
-/// A JSON Pointer segment's text: `~1` is `/`, `~0` is `~` (the inverse of
-/// [`push_pointer_segment`]).
-pub(crate) fn unescape(segment: &str) -> Cow<'_, str> {
-    if segment.contains('~') {
-        segment.replace("~1", "/").replace("~0", "~").into()
-    } else {
-        segment.into()
-    }
-}
-
 /// An exported entity, as one flat list of nodes: node [`ROOT`] is the entity's object, and
 /// each object's members are linked in the order they were met. Cleared, not freed, between
 /// entities. Nothing here recurses: a path is placed by a loop and the tree is written with an
@@ -1468,7 +1446,7 @@ impl Importer {
     fn member_pointer(&self) -> String {
         let mut pointer = String::new();
         for segment in self.segments() {
-            push_pointer_segment(&mut pointer, segment);
+            crate::key::push_pointer_segment(&mut pointer, segment);
         }
         pointer
     }
@@ -1528,13 +1506,7 @@ impl Importer {
             Ok(key) => key,
             Err(other) => {
                 let key = self.names.key(node);
-                // Paths of this document as they are written; one the store knew already as
-                // the store shows it, dotted only where that reads back.
-                let (first, second) = if self.names.is_claimed(other) {
-                    (self.names.dotted(other), self.names.dotted(node))
-                } else {
-                    (self.names.label(other), self.names.label(node))
-                };
+                let (first, second) = self.names.collision_paths(other, node);
                 return Err(self.fail(JsonErrorKind::KeyCollision { first, second, key }));
             }
         };

@@ -1,6 +1,8 @@
 //! Hashed keys: the 32-bit names of a blob's values.
 
+use std::borrow::Cow;
 use std::fmt;
+use std::str::FromStr;
 
 /// The most segments a key's name may have (`a.b.c` has 3): deeper paths are refused where a
 /// name enters a store (a JSON import, a write with a key given as text), naming the count and
@@ -258,7 +260,7 @@ impl Key {
     /// ```
     #[must_use]
     pub fn from_pointer(pointer: &str) -> Option<Key> {
-        let mut segments = pointer.strip_prefix('/')?.split('/').map(crate::json::unescape);
+        let mut segments = pointer.strip_prefix('/')?.split('/').map(unescape);
         // `split` always yields at least one segment.
         let first = Key::new(&segments.next().unwrap_or_default());
         Some(segments.fold(first, |key, segment| key.child(&segment)))
@@ -307,6 +309,141 @@ impl From<&String> for Key {
         Key::parse(path)
     }
 }
+
+/// Reads a key as people write one: `#` and eight hex digits is the key with that hash (the
+/// form `Display` writes), text starting with `/` a JSON Pointer (as [`Key::from_pointer`]
+/// reads it), and any other text a dotted path (as [`Key::parse`] reads it).
+///
+/// Unlike [`Key::parse`], which takes every string, this refuses the empty string (a key
+/// left out, more likely than the empty segment) and a `#` not followed by exactly eight hex
+/// digits. O(length of the text), no allocation but the error's copy of the text.
+///
+/// # Errors
+///
+/// [`ParseKeyError`], whose [`kind`](ParseKeyError::kind) says which rule the text broke.
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{Key, ParseKeyErrorKind};
+///
+/// assert_eq!("stats.health".parse::<Key>()?, Key::parse("stats.health"));
+/// assert_eq!("/a.b/c~1d".parse::<Key>()?, Key::path(&["a.b", "c/d"]));
+/// assert_eq!("#1a2b3c4d".parse::<Key>()?, Key::from_raw(0x1a2b_3c4d));
+/// let key = Key::parse("stats.health");
+/// assert_eq!(key.to_string().parse::<Key>()?, key);
+///
+/// let err = "#12".parse::<Key>().unwrap_err();
+/// assert_eq!(err.kind(), ParseKeyErrorKind::BadHash);
+/// assert_eq!(
+///     err.to_string(),
+///     "bad key \"#12\": a raw key is # and 8 hex digits, as in #1a2b3c4d"
+/// );
+/// assert_eq!("".parse::<Key>().unwrap_err().kind(), ParseKeyErrorKind::Empty);
+/// # Ok::<(), datacomp::ParseKeyError>(())
+/// ```
+impl FromStr for Key {
+    type Err = ParseKeyError;
+
+    fn from_str(text: &str) -> Result<Key, ParseKeyError> {
+        let error = |kind| ParseKeyError { input: text.to_owned(), kind };
+        if text.is_empty() {
+            return Err(error(ParseKeyErrorKind::Empty));
+        }
+        if let Some(hex) = text.strip_prefix('#') {
+            // `from_str_radix` alone would take a sign.
+            return (hex.len() == 8 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+                .then(|| u32::from_str_radix(hex, 16).ok())
+                .flatten()
+                .map(Key::from_raw)
+                .ok_or_else(|| error(ParseKeyErrorKind::BadHash));
+        }
+        Ok(Key::from_pointer(text).unwrap_or_else(|| Key::parse(text)))
+    }
+}
+
+/// Why text is not a key, as [`Key`]'s [`FromStr`] reads one.
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{Key, ParseKeyErrorKind};
+///
+/// assert_eq!("#xyzxyzxy".parse::<Key>().unwrap_err().kind(), ParseKeyErrorKind::BadHash);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ParseKeyErrorKind {
+    /// The text is empty.
+    Empty,
+    /// The text starts with `#` but is not `#` and eight hex digits (`#1a2b3c4d`).
+    BadHash,
+}
+
+/// Text that is not a key: the text (shortened when shown) and why.
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{Key, ParseKeyErrorKind};
+///
+/// let err = "".parse::<Key>().unwrap_err();
+/// assert_eq!(err.kind(), ParseKeyErrorKind::Empty);
+/// assert_eq!(err.input(), "");
+/// assert_eq!(
+///     err.to_string(),
+///     "bad key \"\": a key is a dotted path, a JSON Pointer or # and 8 hex digits"
+/// );
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParseKeyError {
+    input: String,
+    kind: ParseKeyErrorKind,
+}
+
+impl ParseKeyError {
+    /// Which rule the text broke.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Key, ParseKeyErrorKind};
+    ///
+    /// assert_eq!("#+1a2b3c4".parse::<Key>().unwrap_err().kind(), ParseKeyErrorKind::BadHash);
+    /// ```
+    #[must_use]
+    pub fn kind(&self) -> ParseKeyErrorKind {
+        self.kind
+    }
+
+    /// The text as given.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Key;
+    ///
+    /// assert_eq!("#12".parse::<Key>().unwrap_err().input(), "#12");
+    /// ```
+    #[must_use]
+    pub fn input(&self) -> &str {
+        &self.input
+    }
+}
+
+impl fmt::Display for ParseKeyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let why = match self.kind {
+            ParseKeyErrorKind::Empty => {
+                "a key is a dotted path, a JSON Pointer or # and 8 hex digits"
+            }
+            ParseKeyErrorKind::BadHash => "a raw key is # and 8 hex digits, as in #1a2b3c4d",
+        };
+        write!(f, "bad key \"{}\": {why}", crate::text::Shortened(&self.input))
+    }
+}
+
+impl std::error::Error for ParseKeyError {}
 
 /// A key as a write takes it: a [`Key`], or text that names it (a dotted path `&str`, a
 /// [`KeyPath`]).
@@ -452,13 +589,51 @@ impl<'a> KeyPath<'a> {
     }
 
     /// The path's segments, unescaped: a JSON Pointer's `~1` is `/`, `~0` is `~`.
-    pub fn segments(&self) -> impl Iterator<Item = std::borrow::Cow<'a, str>> + 'a {
+    pub fn segments(&self) -> impl Iterator<Item = Cow<'a, str>> + 'a {
         let (text, pointer) = (self.text, self.pointer);
         let (rest, separator) = if pointer { (&text[1..], '/') } else { (text, '.') };
-        rest.split(separator).map(move |s| {
-            if pointer { crate::json::unescape(s) } else { std::borrow::Cow::Borrowed(s) }
-        })
+        rest.split(separator).map(move |s| if pointer { unescape(s) } else { Cow::Borrowed(s) })
     }
+}
+
+/// Appends `/segment` to a JSON Pointer, escaping `~` as `~0` and `/` as `~1`.
+pub(crate) fn push_pointer_segment(pointer: &mut String, segment: &str) {
+    pointer.push('/');
+    for c in segment.chars() {
+        match c {
+            '~' => pointer.push_str("~0"),
+            '/' => pointer.push_str("~1"),
+            c => pointer.push(c),
+        }
+    }
+}
+
+/// A JSON Pointer segment's text: `~1` is `/`, `~0` is `~` (the inverse of
+/// [`push_pointer_segment`]).
+pub(crate) fn unescape(segment: &str) -> Cow<'_, str> {
+    if !segment.contains('~') {
+        return segment.into();
+    }
+    // One pass (RFC 6901 decodes `~1` before `~0`, which comes to the same: neither escape
+    // can overlap the other); a `~` followed by neither digit stays as it is.
+    let mut out = String::with_capacity(segment.len());
+    let mut rest = segment;
+    while let Some(at) = rest.find('~') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        match after.as_bytes().first() {
+            Some(b'1') => out.push('/'),
+            Some(b'0') => out.push('~'),
+            _ => {
+                out.push('~');
+                rest = after;
+                continue;
+            }
+        }
+        rest = &after[1..];
+    }
+    out.push_str(rest);
+    out.into()
 }
 
 /// `#` and eight hex digits: the form export uses for a key whose name is unknown.
@@ -543,6 +718,23 @@ mod tests {
         assert_eq!(v1::path(["stats", "health"].into_iter()).raw(), 0x2dd3_91b7);
         assert_eq!(v1::path(["item_1409"].into_iter()), v1::path(["item_1482"].into_iter()));
         assert_ne!(Key::new("item_1409"), Key::new("item_1482"));
+    }
+
+    proptest::proptest! {
+        /// The one-pass unescape against RFC 6901's two replacements, in order.
+        #[test]
+        fn unescape_is_rfc_6901s_two_replacements(segment in "[~01/a]{0,12}") {
+            let model = segment.replace("~1", "/").replace("~0", "~");
+            proptest::prop_assert_eq!(unescape(&segment), model);
+        }
+    }
+
+    #[test]
+    fn unescape_decodes_each_escape_once() {
+        assert_eq!(unescape("a~1b~0c"), "a/b~c");
+        assert_eq!(unescape("~01"), "~1");
+        assert_eq!(unescape("~~1~2~"), "~/~2~");
+        assert!(matches!(unescape("plain"), Cow::Borrowed("plain")));
     }
 
     #[test]

@@ -19,14 +19,17 @@ mod error;
 pub mod file;
 pub mod handle_map;
 mod history;
+#[cfg(feature = "json")]
 mod json;
 mod key;
 mod load;
 mod migrate;
 mod names;
+#[cfg(feature = "json")]
 mod number;
 mod query;
 pub mod save;
+#[cfg(feature = "json")]
 mod sjson;
 mod store;
 pub mod text;
@@ -48,10 +51,12 @@ pub use handle_map::{
     ParseIdError, RawHandleMap, RawHeader,
 };
 pub use history::{Changes, History, Mark, Snapshot};
+#[cfg(feature = "json")]
 pub use json::{ExportError, ImportOptions, ImportReport, JsonError, JsonErrorKind, JsonStyle};
-pub use key::{AsKey, Key, KeyPath, MAX_PATH_SEGMENTS};
+pub use key::{AsKey, Key, KeyPath, MAX_PATH_SEGMENTS, ParseKeyError, ParseKeyErrorKind};
 pub use load::{LazyStoreView, Salvage};
 pub use migrate::{MigrateError, MigrationReport, MigrationStep, Migrations, StepReport};
+#[cfg(feature = "json")]
 pub use number::JsonF32;
 pub use query::{Query, QueryError, QueryErrorKind};
 pub use save::StoreView;

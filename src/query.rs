@@ -567,20 +567,10 @@ impl Parser<'_> {
         if KEYWORDS.contains(&word) {
             return Err(self.expected(expected));
         }
-        let key = if let Some(hex) = word.strip_prefix('#') {
-            // `from_str_radix` alone would take a sign.
-            let raw = (hex.len() == 8 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
-                .then(|| u32::from_str_radix(hex, 16).ok())
-                .flatten()
-                .ok_or_else(|| {
-                    self.lexer.error(self.at, QueryErrorKind::BadHash { key: quote(word) })
-                })?;
-            Key::from_raw(raw)
-        } else if let Some(key) = Key::from_pointer(word) {
-            key
-        } else {
-            Key::parse(word)
-        };
+        // A word is never empty, so the one way it can fail to be a key is a bad `#` form.
+        let key = word
+            .parse::<Key>()
+            .map_err(|_| self.lexer.error(self.at, QueryErrorKind::BadHash { key: quote(word) }))?;
         self.advance()?;
         Ok(key)
     }

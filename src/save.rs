@@ -41,7 +41,8 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use crate::handle_map::{HandleMapView, RawHandleMap, RawHeader};
 use crate::load::{self, ArenaCrc, LazyStoreView};
-use crate::names::codec::{self, LIST_KIND, TREE_KIND};
+use crate::names::KeyNames;
+use crate::names::codec::{LIST_KIND, TREE_KIND};
 use crate::store::{STORE_TYPE_ID, Span};
 use crate::{BlobRef, Error, HandleMap, Id, LoadError, LoadOptions, Store};
 
@@ -345,7 +346,7 @@ impl Store {
     pub fn write_to(&self, out: impl Write) -> std::io::Result<()> {
         let raw = self.index.as_raw();
         // In the order of SAVE's sections; the key tree stays empty until a name is recorded.
-        let names = codec::encode_tree(&self.names);
+        let names = self.names.encode_tree();
         let arena = self.arena.as_bytes();
         let (chunk_crcs, arena_crc) = load::chunk_crcs(arena, ARENA_CHUNK_BYTES);
         let sections =
@@ -379,7 +380,7 @@ impl Store {
             raw.meta.len(),
             raw.slots.len(),
             self.arena.len() * 4,
-            codec::tree_len(&self.names),
+            self.names.tree_len(),
             4 + 4 * (self.arena.len() * 4).div_ceil(ARENA_CHUNK_BYTES),
         ];
         let mut bytes = Vec::with_capacity(file_len(sections));
@@ -445,7 +446,7 @@ impl Store {
         } = index_and_arena(bytes)?;
         // Key hash 1 was written before the key tree: its names are a list (or none) to
         // rehash the keys from.
-        let (tree, list) = codec::saved(names, names_kind, key_hash)?;
+        let (tree, list) = KeyNames::saved(names, names_kind, key_hash)?;
         let index: HandleMap<Span> = HandleMap::from_raw(&raw_index)?;
         let id_at = |d| index.id_at(d).unwrap_or_default();
         let mut words =
@@ -685,7 +686,7 @@ impl<'a> StoreView<'a> {
             return Err(LoadError::KeyHashView { key_hash });
         }
         // Checked as a load checks them; a view reads blobs, not names.
-        codec::decode(names, names_kind, key_hash)?;
+        KeyNames::decode(names, names_kind, key_hash)?;
         let index = HandleMapView::new(&raw_index, size_of::<Span>())?;
         // Span is unaligned, and the items section's size was checked against the count.
         let spans =

@@ -489,7 +489,8 @@ impl Store {
     /// them in at the end, or changes nothing (a migration).
     ///
     /// The caller keeps the arena's invariant: each span lies inside `arena`, holds a valid
-    /// blob, and overlaps no other.
+    /// blob, and overlaps no other, and stamps each entity it changed (`touch`): spans moved
+    /// alone are no change to track.
     pub(crate) fn replace_arena(&mut self, arena: Vec<u32>, spans: Vec<Span>) {
         debug_assert_eq!(spans.len(), self.len());
         let used: usize = spans.iter().map(|span| span.words()).sum();
@@ -498,7 +499,6 @@ impl Store {
         }
         self.garbage_words = arena.len() - used;
         self.arena = arena;
-        // Every entity may have changed (a migration): marks compare them all.
     }
 
     pub(crate) fn compact_if_wasteful(&mut self) {

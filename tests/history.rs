@@ -3,8 +3,8 @@
 //! every snapshot, mark and commit; and the edge cases each of them has.
 
 use datacomp::{
-    Blob, Changes, History, Id, ImportOptions, Key, Mark, OwnedValue, Patch, Snapshot, Store,
-    StorePatch,
+    Blob, Changes, History, Id, ImportOptions, Key, Mark, MigrationStep, Migrations, OwnedValue,
+    Patch, Snapshot, Store, StorePatch,
 };
 use proptest::prelude::*;
 
@@ -23,6 +23,9 @@ enum Op {
     PatchEntity(prop::sample::Index, usize, OwnedValue),
     Import(usize),
     Name(usize),
+    DataVersion(u32),
+    /// A migration that renames one pool key to another and bumps the data version.
+    Migrate(usize),
     Compact,
     Clear,
     /// A delta of an insert, applied to the store.
@@ -67,6 +70,8 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (entity(), 0..KEYS, value()).prop_map(|(e, k, v)| Op::PatchEntity(e, k, v)),
         1 => (0..3_usize).prop_map(Op::Import),
         1 => (0..KEYS).prop_map(Op::Name),
+        1 => (0..3_u32).prop_map(Op::DataVersion),
+        1 => (0..KEYS).prop_map(Op::Migrate),
         1 => Just(Op::Compact),
         1 => prop_oneof![9 => Just(Op::Compact), 1 => Just(Op::Clear)],
         1 => Just(Op::ApplyDelta),
@@ -98,6 +103,7 @@ fn handle_map_bytes(store: &Store) -> Vec<u8> {
 /// The same state: equal contents and names, and the same handle map slot for slot.
 fn assert_same_state(store: &Store, expected: &Store, context: &str) {
     assert_eq!(store, expected, "{context}");
+    assert_eq!(store.data_version(), expected.data_version(), "{context}: data version");
     assert_eq!(handle_map_bytes(store), handle_map_bytes(expected), "{context}: handle map");
 }
 
@@ -143,7 +149,10 @@ fn check_marks(store: &Store, marks: &[Marked]) {
         assert_eq!(as_lists(&store.changes_since(&marked.mark)), changes(&marked.model, store));
         let delta = store.delta_since(&marked.mark);
         let full = Store::diff(marked.mark.state(), store);
-        assert_eq!(delta.to_bytes(), full.to_bytes(), "{context}: delta_since is Store::diff");
+        assert!(
+            delta.to_bytes() == full.to_bytes(),
+            "{context}: delta_since is not Store::diff: {delta:?} {full:?}"
+        );
         // The delta applies to the chain's loader, the base its file names.
         let mut loaded = marked.loader.clone();
         delta.apply(&mut loaded).unwrap();
@@ -207,6 +216,14 @@ fn run(ops: &[Op]) {
             Op::Name(k) => {
                 store.insert_key_name(&format!("pool.k{k}")).unwrap();
             }
+            Op::DataVersion(version) => store.set_data_version(*version),
+            Op::Migrate(k) => {
+                let to = store.data_version() + 1;
+                let step = MigrationStep::to(to)
+                    .rename(&format!("pool.k{k}"), &format!("pool.k{}", (k + 1) % KEYS));
+                // Refused (changing nothing) where an entity holds both keys.
+                let _ = store.migrate(&Migrations::new(to).step(step));
+            }
             Op::Compact => store.compact(),
             Op::Clear => store.clear(),
             Op::ApplyDelta => {
@@ -252,7 +269,9 @@ fn run(ops: &[Op]) {
                 let first = model.states.is_empty();
                 let changed = !first && {
                     let at = &model.states[model.cursor];
-                    &store != at || handle_map_bytes(&store) != handle_map_bytes(at)
+                    &store != at
+                        || store.data_version() != at.data_version()
+                        || handle_map_bytes(&store) != handle_map_bytes(at)
                 };
                 assert_eq!(history.commit(&store), changed, "{context}");
                 if first {
@@ -571,4 +590,163 @@ fn same_layout_entities_diff_entry_by_entry() {
     // A float that is NaN with the same bits is identical; 0.0 and -0.0 are not.
     let nan = sheet("Abe", f32::NAN, [1.0, 2.0]);
     assert!(Blob::diff(&nan, &nan.clone()).is_empty());
+}
+
+/// Four sheets of which only the second holds the old key `hp`.
+fn migration_world() -> (Store, Vec<Id>) {
+    let mut world = Store::new();
+    let ids = vec![
+        world.insert(&sheet(1.0)),
+        world.insert_entries([("hp", 30.0)]),
+        world.insert(&sheet(3.0)),
+        world.insert(&sheet(4.0)),
+    ];
+    (world, ids)
+}
+
+fn rename_hp(to: u32) -> Migrations {
+    Migrations::new(to).step(MigrationStep::to(to).rename("hp", "stats.hp"))
+}
+
+#[test]
+fn undo_and_redo_of_a_migration_restore_its_data_version_and_keys() {
+    let (mut world, ids) = migration_world();
+    let mut history = History::new(usize::MAX);
+    history.commit(&world);
+    let before = world.clone();
+    world.migrate(&rename_hp(2)).unwrap();
+    let after = world.clone();
+    assert!(history.commit(&world));
+    world.set_data_version(5);
+    assert!(history.commit(&world), "a data version alone is a step");
+
+    assert!(history.undo(&mut world));
+    assert_eq!((world.data_version(), &world), (2, &after));
+    assert!(history.undo(&mut world));
+    assert_eq!((world.data_version(), &world), (0, &before));
+    assert_eq!(world.get(ids[1]).unwrap().get_float("hp"), Some(30.0));
+    assert_eq!(world.get(ids[1]).unwrap().get_float("stats.hp"), None);
+    assert!(history.redo(&mut world));
+    assert_eq!(world.data_version(), 2);
+    assert_eq!(world.get(ids[1]).unwrap().get_float("stats.hp"), Some(30.0));
+    assert!(history.redo(&mut world));
+    assert_eq!(world.data_version(), 5);
+    assert!(!history.redo(&mut world));
+    // The migration runs again from the restored version.
+    history.undo(&mut world);
+    history.undo(&mut world);
+    assert_eq!(world.migrate(&rename_hp(2)).unwrap().from, 0);
+    assert_eq!(world, after);
+}
+
+#[test]
+fn a_migration_since_a_mark_is_a_change_of_the_entities_it_rewrote() {
+    let (mut world, ids) = migration_world();
+    let base = world.to_bytes();
+    let mark = world.mark();
+    world.migrate(&rename_hp(1)).unwrap();
+    let changes = world.changes_since(&mark);
+    assert_eq!(changes.changed(), [ids[1]]);
+    assert!(changes.inserted().is_empty() && changes.removed().is_empty());
+    let delta = world.delta_since(&mark);
+    assert_eq!(delta.changed(), 1);
+    assert_eq!(delta.to_bytes(), Store::diff(mark.state(), &world).to_bytes());
+    let mut loaded = Store::from_bytes(&base).unwrap();
+    delta.apply(&mut loaded).unwrap();
+    assert_eq!((loaded.data_version(), &loaded), (1, &world));
+    assert_eq!(loaded.key_names().len(), world.key_names().len());
+}
+
+#[test]
+fn a_delta_chain_carries_data_versions_and_dropped_names() {
+    let (mut world, ids) = migration_world();
+    let base = world.to_bytes();
+    let mut mark = world.mark();
+    let mut chain = Vec::new();
+    world.set_data_version(3);
+    chain.push(world.take_delta(&mut mark).to_bytes());
+    world.migrate(&rename_hp(4)).unwrap();
+    chain.push(world.take_delta(&mut mark).to_bytes());
+    world.remove(ids[1]);
+    world.compact(); // drops the names `hp` and `stats.hp`, which no entity holds now
+    assert_eq!(world.key_name(Key::parse("stats.hp")), None);
+    chain.push(world.take_delta(&mut mark).to_bytes());
+    chain.push(world.take_delta(&mut mark).to_bytes()); // nothing since: an empty link
+
+    let mut loaded = Store::from_bytes(&base).unwrap();
+    let versions: Vec<u32> = chain
+        .iter()
+        .map(|link| {
+            StorePatch::from_bytes(link).unwrap().apply(&mut loaded).unwrap();
+            loaded.data_version()
+        })
+        .collect();
+    assert_eq!(versions, [3, 4, 4, 4]);
+    assert_eq!(loaded, world);
+    assert_eq!(loaded.key_name(Key::parse("hp")), None);
+    assert_eq!(loaded.to_bytes(), mark.state().to_bytes(), "the mark is the loader's state");
+}
+
+#[test]
+fn a_history_of_no_bytes_keeps_no_step_yet_reverts() {
+    for max_bytes in [0, 1] {
+        let mut world = Store::new();
+        let id = world.insert(&sheet(0.0));
+        let mut history = History::new(max_bytes);
+        assert!(!history.commit(&world));
+        for round in 1..=3 {
+            world.get_mut(id).unwrap().set("stats.health", round as f32);
+            assert!(history.commit(&world), "a change, recorded then dropped");
+            assert_eq!((history.undo_steps(), history.byte_len()), (0, 0));
+        }
+        assert!(!history.undo(&mut world) && !history.redo(&mut world));
+        world.get_mut(id).unwrap().set("stats.health", 9.0);
+        assert!(history.revert(&mut world), "the committed state is kept beside the steps");
+        assert_eq!(world.get(id).unwrap().get_float("stats.health"), Some(3.0));
+    }
+}
+
+#[test]
+fn undo_past_the_oldest_step_changes_nothing() {
+    let mut world = Store::new();
+    let id = world.insert(&sheet(0.0));
+    let mut history = History::new(usize::MAX);
+    history.commit(&world);
+    world.get_mut(id).unwrap().set("stats.health", 1.0);
+    history.commit(&world);
+    assert!(history.undo(&mut world));
+    let oldest = world.clone();
+    for _ in 0..3 {
+        assert!(!history.undo(&mut world));
+        assert_same_state(&world, &oldest, "undo past the oldest");
+    }
+    assert_eq!((history.undo_steps(), history.redo_steps()), (0, 1));
+    assert!(history.redo(&mut world));
+    assert!(!history.redo(&mut world));
+    assert_eq!(world.get(id).unwrap().get_float("stats.health"), Some(1.0));
+}
+
+#[test]
+fn a_chain_link_repeated_or_out_of_order_is_refused_and_changes_nothing() {
+    let mut world = Store::new();
+    let id = world.insert(&sheet(0.0));
+    let base = world.to_bytes();
+    let mut mark = world.mark();
+    let links: Vec<StorePatch> = (1..=3)
+        .map(|turn| {
+            world.get_mut(id).unwrap().set("stats.health", turn as f32);
+            world.take_delta(&mut mark)
+        })
+        .collect();
+    let mut loaded = Store::from_bytes(&base).unwrap();
+    links[0].apply(&mut loaded).unwrap();
+    let after_first = loaded.to_bytes();
+    for (link, what) in [(&links[0], "repeated"), (&links[2], "out of order")] {
+        let err = link.apply(&mut loaded).unwrap_err();
+        assert!(matches!(err, datacomp::LoadError::DeltaBase { .. }), "{what}: {err:?}");
+        assert_eq!(loaded.to_bytes(), after_first, "{what}: nothing changed");
+    }
+    links[1].apply(&mut loaded).unwrap();
+    links[2].apply(&mut loaded).unwrap();
+    assert_eq!(loaded, world);
 }

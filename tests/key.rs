@@ -1,6 +1,6 @@
 //! `Key`: golden hashes (keys are saved, so they must never change) and path composition.
 
-use datacomp::Key;
+use datacomp::{Key, ParseKeyErrorKind};
 use proptest::prelude::*;
 
 /// Hashes pinned with key hash 2 (save header key hash id 2). Saved files hold these numbers:
@@ -126,7 +126,41 @@ fn names_one_byte_apart_never_collide() {
     assert_eq!(keys.len(), names.len());
 }
 
+#[test]
+fn from_str_reads_paths_pointers_and_hashes() {
+    let parse = |text: &str| text.parse::<Key>();
+    assert_eq!(parse("stats.health"), Ok(Key::path(&["stats", "health"])));
+    assert_eq!(parse("/a.b/c~1d"), Ok(Key::path(&["a.b", "c/d"])));
+    assert_eq!(parse("/"), Ok(Key::new("")));
+    assert_eq!(parse("."), Ok(Key::path(&["", ""])));
+    assert_eq!(parse("#674cf0ce"), Ok(Key::from_raw(0x674c_f0ce)));
+    assert_eq!(parse("#674CF0CE"), Ok(Key::from_raw(0x674c_f0ce)));
+    assert_eq!(parse("a#674cf0ce"), Ok(Key::parse("a#674cf0ce")));
+    assert_eq!(parse("").unwrap_err().kind(), ParseKeyErrorKind::Empty);
+    for bad in ["#", "#674cf0c", "#674cf0cez", "#xyzxyzxy", "#+74cf0ce", "#-74cf0ce", "# 74cf0ce"] {
+        let err = parse(bad).unwrap_err();
+        assert_eq!((err.kind(), err.input()), (ParseKeyErrorKind::BadHash, bad), "{bad:?}");
+    }
+    // A 100 KB name is cut when shown, so the message stays one short line.
+    let long = format!("#{}", "0".repeat(100_000));
+    let message = parse(&long).unwrap_err().to_string();
+    assert!(message.len() < 400, "{} bytes", message.len());
+    assert!(message.ends_with("a raw key is # and 8 hex digits, as in #1a2b3c4d"), "{message}");
+}
+
 proptest! {
+    #[test]
+    fn from_str_inverts_display(raw in any::<u32>()) {
+        let key = Key::from_raw(raw);
+        prop_assert_eq!(key.to_string().parse::<Key>(), Ok(key));
+    }
+
+    #[test]
+    fn from_str_of_text_is_its_pointer_or_dotted_key(text in "[^#][a-z./~01]{0,16}") {
+        let expected = Key::from_pointer(&text).unwrap_or_else(|| Key::parse(&text));
+        prop_assert_eq!(text.parse::<Key>(), Ok(expected));
+    }
+
     #[test]
     fn parse_is_path_of_the_split(segments in prop::collection::vec("[a-z_é0-9]{0,12}", 1..6)) {
         let refs: Vec<&str> = segments.iter().map(String::as_str).collect();

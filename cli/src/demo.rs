@@ -6,8 +6,7 @@ use std::time::Instant;
 
 use datacomp::{Blob, ImportOptions, Store};
 
-use crate::inspect::{print_buffer, print_entries};
-use crate::output::{Bytes, Failure};
+use crate::output::{Bytes, Failure, print_buffer, print_entries};
 
 /// The fixtures, built into the binary so that the demo runs from anywhere.
 const FIXTURES: [(&str, &str); 4] = [

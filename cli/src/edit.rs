@@ -1,68 +1,14 @@
-//! `get`, `set` and `rm`, and how the command reads IDs, keys and values.
+//! `get`, `set` and `rm`.
 
 use std::io::Write;
 use std::path::Path;
 
 use datacomp::text::{Escaped, Shortened};
-use datacomp::{
-    BlobRef, Error, ExportError, Id, JsonErrorKind, JsonF32, JsonStyle, Key, KeyPath, OwnedValue,
-    Store,
-};
+use datacomp::{BlobRef, Error, ExportError, Id, JsonStyle, Store};
 
-use crate::TypeArg;
+use crate::args::{KeyArg, TypeArg, parse_key, parse_value};
 use crate::files::{entity, load, lock_and_load, save};
-use crate::inspect::{entries_json, print_entries};
-use crate::output::{Failure, Plain, value_json};
-
-/// An entity id as `Id`'s `Display` writes it (`0v0t1`).
-pub fn parse_id(text: &str) -> Result<Id, Failure> {
-    text.parse::<Id>().map_err(|e| Failure::Message(format!("bad entity id: {e}")))
-}
-
-/// A key as the command line gives it: a path, whose name the store's names are checked
-/// against (and a write records), or a raw hash.
-#[derive(Debug, PartialEq, Eq)]
-pub enum KeyArg<'a> {
-    /// A dotted path (`stats.health`) or a JSON Pointer (`/a.b/c`).
-    Path(KeyPath<'a>),
-    /// A raw hash (`#1a2b3c4d`): the caller's choice of key, checked against no name.
-    Raw(Key),
-}
-
-impl KeyArg<'_> {
-    /// The key, unchecked: for reads that have no name table to check it against.
-    pub fn key(&self) -> Key {
-        match self {
-            KeyArg::Path(path) => path.key(),
-            KeyArg::Raw(key) => *key,
-        }
-    }
-
-    /// The key, if `store` does not record its hash under another name.
-    fn check(&self, store: &Store, path: &Path) -> Result<Key, Failure> {
-        match self {
-            KeyArg::Path(key) => store.check_key(key).map_err(|e| Failure::at(path.display(), e)),
-            KeyArg::Raw(key) => Ok(*key),
-        }
-    }
-}
-
-/// A dotted path (`stats.health`), a JSON Pointer (`/a.b/c`) or a raw hash (`#1a2b3c4d`).
-pub fn parse_key(text: &str) -> Result<KeyArg<'_>, Failure> {
-    let bad = |why: &str| Failure::Message(format!("bad key \"{}\": {why}", Shortened(text)));
-    if text.is_empty() {
-        return Err(bad("a key is a dotted path, a JSON Pointer or # and 8 hex digits"));
-    }
-    if let Some(hex) = text.strip_prefix('#') {
-        // `from_str_radix` alone would take a sign.
-        let raw = (hex.len() == 8 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
-            .then(|| u32::from_str_radix(hex, 16).ok())
-            .flatten()
-            .ok_or_else(|| bad("a raw key is # and 8 hex digits, as in #1a2b3c4d"))?;
-        return Ok(KeyArg::Raw(Key::from_raw(raw)));
-    }
-    Ok(KeyArg::Path(KeyPath::pointer(text).unwrap_or_else(|| KeyPath::dotted(text))))
-}
+use crate::output::{Failure, Plain, entries_json, print_entries, value_json};
 
 /// Keys under an object's path that a "no such key" message lists before "and N more".
 const LISTED_KEYS: usize = 10;
@@ -147,49 +93,6 @@ pub fn get(
     Ok(())
 }
 
-/// The value `text` means, as `set` reads it: with `ty`, that type; without, `true`/`false`
-/// is a bool, a number a float, `[...]` an array of floats, and anything else a string.
-pub fn parse_value(text: &str, ty: Option<TypeArg>) -> Result<OwnedValue, Failure> {
-    let bad = |what: &str| Failure::Message(format!("bad value \"{}\": {what}", Shortened(text)));
-    // A number as strict import reads one: JSON's form, refused if f32 would change it.
-    let number = |text: &str| -> Result<f32, Failure> {
-        match text.trim().parse::<JsonF32>() {
-            Ok(JsonF32(x)) => Ok(x),
-            Err(JsonErrorKind::Syntax(_)) => Err(bad("not a number")),
-            Err(JsonErrorKind::NumberOutOfRange(_)) => Err(bad("past the range of f32")),
-            Err(e) => Err(bad(&e.to_string())),
-        }
-    };
-    let floats = |text: &str| -> Result<Vec<f32>, Failure> {
-        let inner = text.trim().strip_prefix('[').and_then(|t| t.strip_suffix(']'));
-        let inner = inner.unwrap_or(text).trim();
-        if inner.is_empty() {
-            return Ok(Vec::new());
-        }
-        inner.split(',').map(number).collect()
-    };
-    Ok(match ty {
-        Some(TypeArg::Bool) => match text {
-            "true" => OwnedValue::Bool(true),
-            "false" => OwnedValue::Bool(false),
-            _ => return Err(bad("a bool is true or false")),
-        },
-        Some(TypeArg::Float) => OwnedValue::Float(number(text)?),
-        Some(TypeArg::Str) => OwnedValue::Str(text.to_owned()),
-        Some(TypeArg::Floats) => OwnedValue::Floats(floats(text)?),
-        None => match text {
-            "true" => OwnedValue::Bool(true),
-            "false" => OwnedValue::Bool(false),
-            _ if text.trim_start().starts_with('[') => OwnedValue::Floats(floats(text)?),
-            // A number is written as JSON writes one: "inf", "NaN" and "+1" are not numbers.
-            _ if !matches!(text.trim().parse::<JsonF32>(), Err(JsonErrorKind::Syntax(_))) => {
-                OwnedValue::Float(number(text)?)
-            }
-            _ => OwnedValue::Str(text.to_owned()),
-        },
-    })
-}
-
 /// `datacomp set`.
 pub fn set(
     path: &Path,
@@ -247,79 +150,4 @@ pub fn rm(path: &Path, id: &str, key: Option<&str>, out: &mut dyn Write) -> Resu
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn message(failure: Failure) -> String {
-        match failure {
-            Failure::Message(m) => m,
-            Failure::BrokenPipe => "broken pipe".into(),
-        }
-    }
-
-    #[test]
-    fn keys_are_paths_pointers_or_hashes() {
-        assert_eq!(
-            parse_key("stats.health").unwrap(),
-            KeyArg::Path(KeyPath::dotted("stats.health"))
-        );
-        let KeyArg::Path(pointer) = parse_key("/a.b/c~1d").unwrap() else { panic!("a path") };
-        assert_eq!(pointer.key(), Key::path(&["a.b", "c/d"]));
-        assert_eq!(parse_key("#674cf0ce").unwrap(), KeyArg::Raw(Key::from_raw(0x674c_f0ce)));
-        for bad in ["", "#674cf0c", "#674cf0cez", "#xyzxyzxy", "#+74cf0ce"] {
-            assert!(parse_key(bad).is_err(), "{bad:?}");
-        }
-        assert_eq!(
-            message(parse_key("#12").unwrap_err()),
-            "bad key \"#12\": a raw key is # and 8 hex digits, as in #1a2b3c4d"
-        );
-    }
-
-    #[test]
-    fn values_take_their_type_from_their_text() {
-        let infer = |text| parse_value(text, None).unwrap();
-        assert_eq!(infer("true"), OwnedValue::Bool(true));
-        assert_eq!(infer("95"), OwnedValue::Float(95.0));
-        assert_eq!(infer("-0.5e1"), OwnedValue::Float(-5.0));
-        assert_eq!(infer("[1, 2.5]"), OwnedValue::Floats(vec![1.0, 2.5]));
-        assert_eq!(infer("[]"), OwnedValue::Floats(vec![]));
-        assert_eq!(infer("The One"), OwnedValue::Str("The One".into()));
-        assert_eq!(infer("inf"), OwnedValue::Str("inf".into()));
-        assert_eq!(infer("NaN"), OwnedValue::Str("NaN".into()));
-        assert_eq!(infer("+1"), OwnedValue::Str("+1".into()));
-        assert_eq!(infer("123456790"), OwnedValue::Float(123_456_792.0));
-        assert_eq!(infer("-0"), OwnedValue::Float(-0.0));
-        assert_eq!(
-            message(parse_value("16777217", None).unwrap_err()),
-            "bad value \"16777217\": 16777217 would be stored as 16777216: f32 cannot hold it"
-        );
-        assert_eq!(
-            message(parse_value("[1, 1e-50]", None).unwrap_err()),
-            "bad value \"[1, 1e-50]\": 1e-50 would be stored as 0: f32 cannot hold it"
-        );
-        assert_eq!(infer(""), OwnedValue::Str(String::new()));
-        assert_eq!(
-            message(parse_value("1e39", None).unwrap_err()),
-            "bad value \"1e39\": past the range of f32"
-        );
-        assert!(parse_value("[1, x]", None).is_err());
-    }
-
-    #[test]
-    fn a_type_given_is_the_type_stored() {
-        let typed = |text, ty| parse_value(text, Some(ty));
-        assert_eq!(typed("95", TypeArg::Str).unwrap(), OwnedValue::Str("95".into()));
-        assert_eq!(typed("1,2", TypeArg::Floats).unwrap(), OwnedValue::Floats(vec![1.0, 2.0]));
-        assert_eq!(typed("", TypeArg::Floats).unwrap(), OwnedValue::Floats(vec![]));
-        assert_eq!(typed("3", TypeArg::Float).unwrap(), OwnedValue::Float(3.0));
-        assert_eq!(
-            message(typed("yes", TypeArg::Bool).unwrap_err()),
-            "bad value \"yes\": a bool is true or false"
-        );
-        assert!(typed("abc", TypeArg::Float).is_err());
-        assert!(typed("inf", TypeArg::Float).is_err());
-    }
 }

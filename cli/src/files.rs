@@ -5,8 +5,7 @@ use std::path::Path;
 
 use datacomp::{BlobRef, Error, Id, JsonStyle, LoadError, SaveFile, Store, StorePatch, save};
 
-use crate::FormatArg;
-use crate::edit::parse_id;
+use crate::args::{FormatArg, parse_id};
 use crate::output::{Bytes, Failure, shown};
 
 /// Reads a save file's bytes.

@@ -8,7 +8,7 @@ use datacomp::text::Escaped;
 use datacomp::{ImportOptions, ImportReport, Store};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::FormatArg;
+use crate::args::FormatArg;
 use crate::files::{lock, save};
 use crate::output::{Bytes, Failure};
 

@@ -3,12 +3,12 @@
 use std::io::Write;
 use std::path::Path;
 
-use datacomp::text::{Escaped, Shortened};
+use datacomp::text::Escaped;
 use datacomp::{BlobRef, Id, RegionKind, Store, save};
 use serde_json::json;
 
 use crate::files::{entity, read};
-use crate::output::{Bytes, Failure, Plain, percent, value_json};
+use crate::output::{Bytes, Failure, entries_json, percent, print_buffer, print_entries};
 
 /// `datacomp list`.
 pub fn list(path: &Path, out: &mut dyn Write) -> Result<(), Failure> {
@@ -129,38 +129,6 @@ fn key_name(store: &Store, key: datacomp::Key) -> String {
     crate::output::key_name(&[store], key)
 }
 
-/// The widest the key column of [`print_entries`] grows: a longer name runs past it (and a
-/// width from the input could pass what `format!` allows).
-const KEY_COLUMN: usize = 40;
-
-/// One line per entry: name, type, value.
-pub fn print_entries(store: &Store, blob: BlobRef<'_>, out: &mut dyn Write) -> Result<(), Failure> {
-    // Cut like error messages: a name may be a long path, and M keys under one long prefix
-    // would print it M times (a 160 KB save printed 325 MB and took as much memory).
-    let names: Vec<String> =
-        blob.keys().map(|key| Shortened(&key_name(store, key)).to_string()).collect();
-    let width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0).clamp(3, KEY_COLUMN);
-    writeln!(out, "  {:<width$}  {:<6}  value", "key", "type")?;
-    for (name, (_, value)) in names.iter().zip(blob.iter()) {
-        writeln!(out, "  {name:<width$}  {:<6}  {}", value.value_type().name(), Plain(value))?;
-    }
-    Ok(())
-}
-
-/// The entries as a JSON array of `{key, hash, type, value}`.
-pub fn entries_json(store: &Store, blob: BlobRef<'_>) -> serde_json::Value {
-    blob.iter()
-        .map(|(key, value)| {
-            json!({
-                "key": key_name(store, key),
-                "hash": key.to_string(),
-                "type": value.value_type().name(),
-                "value": value_json(value),
-            })
-        })
-        .collect()
-}
-
 fn print_entity(
     store: &Store,
     id: Id,
@@ -204,49 +172,4 @@ fn region_name(kind: RegionKind) -> &'static str {
         RegionKind::Payload(_) => "payload",
         RegionKind::Hole => "hole",
     }
-}
-
-/// Cells of the buffer diagram.
-const WIDTH: usize = 64;
-/// Labels of payload blocks in the diagram, in address order (then they repeat).
-const LABELS: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
-
-/// The blob's buffer drawn to scale: `H` header, `.` free, a letter for each payload block,
-/// `_` holes; then a legend.
-pub fn print_buffer(store: &Store, blob: BlobRef<'_>, out: &mut dyn Write) -> Result<(), Failure> {
-    let len = blob.byte_len();
-    let cell = |byte: usize| (byte * WIDTH + len / 2) / len;
-    let mut bar = String::with_capacity(WIDTH + 8);
-    let mut legend = Vec::new();
-    let mut next_label = 0;
-    for (kind, offset, bytes) in blob.regions() {
-        // Every region shows, however small.
-        let cells = (cell(offset + bytes) - cell(offset)).max(1);
-        let label = match kind {
-            RegionKind::Header => 'H',
-            RegionKind::Free => '.',
-            RegionKind::Hole => '_',
-            RegionKind::Payload(key) => {
-                let label = char::from(LABELS[next_label % LABELS.len()]);
-                next_label += 1;
-                legend.push(format!("{label} {} ({bytes} B)", Escaped(&key_name(store, key))));
-                label
-            }
-        };
-        bar.extend(std::iter::repeat_n(label, cells));
-    }
-    writeln!(out, "buffer, {len} bytes, to scale:")?;
-    writeln!(out, "  |{bar}|")?;
-    writeln!(
-        out,
-        "  H header {} B, . free {} B, payload {} B (_ holes {} B)",
-        blob.header_bytes(),
-        blob.free_bytes(),
-        blob.payload_bytes(),
-        blob.hole_bytes()
-    )?;
-    for chunk in legend.chunks(4) {
-        writeln!(out, "  {}", chunk.join("   "))?;
-    }
-    Ok(())
 }

@@ -3,9 +3,27 @@
 //! With no subcommand it runs a demo on the fixtures bundled into the binary. Every failure is
 //! one line on stderr, `datacomp: <where>: <what>`, and a non-zero exit code: 1 for a bad
 //! file, handle, key or value, 2 for bad usage (clap's own code).
+//!
+//! The modules form layers; each imports only from the layers below it, so there is no
+//! circle (a test below reads the sources and checks it):
+//!
+//! ```text
+//!  main.rs        the clap definitions, and `run`, which hands each subcommand to its file
+//!    │
+//!    ├─▶ delta.rs demo.rs edit.rs import.rs inspect.rs migrate.rs query.rs upgrade.rs
+//!    │     one command (or a family) each; none imports another command file
+//!    │
+//!    ├─▶ files.rs   reading, locking, loading and saving files; export, verify, salvage
+//!    ├─▶ args.rs    argument types and parsers: ids, keys, values, --format/--prefer/--type
+//!    └─▶ output.rs  `Failure`, and how sizes, values, entries and buffers are printed
+//! ```
+//!
+//! A command file imports `files`, `args` and `output`; `files` imports `args` and `output`;
+//! `args` imports `output`; `output` imports no other module of the command.
 
 #![forbid(unsafe_code)]
 
+mod args;
 mod delta;
 mod demo;
 mod edit;
@@ -21,8 +39,9 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 
+use crate::args::{FormatArg, PreferArg, TypeArg};
 use crate::output::Failure;
 
 /// Per-entity game data, one pointerless buffer per entity, every entity in one arena.
@@ -266,29 +285,6 @@ enum Command {
     },
 }
 
-/// The text formats, as `import --format` and `export --format` name them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum FormatArg {
-    Json,
-    Sjson,
-}
-
-/// The sides of a merge, as `merge --prefer` names them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum PreferArg {
-    Ours,
-    Theirs,
-}
-
-/// The value types, as `set --type` names them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum TypeArg {
-    Bool,
-    Float,
-    Str,
-    Floats,
-}
-
 fn run(cli: Cli, out: &mut dyn Write) -> Result<(), Failure> {
     match cli.command.unwrap_or(Command::Demo) {
         Command::Demo => demo::run(out),
@@ -310,11 +306,7 @@ fn run(cli: Cli, out: &mut dyn Write) -> Result<(), Failure> {
         }
         Command::Apply { base, deltas, output } => delta::apply(&base, &deltas, &output, out),
         Command::Merge { base, ours, theirs, output, prefer } => {
-            let prefer = prefer.map(|p| match p {
-                PreferArg::Ours => datacomp::Side::Ours,
-                PreferArg::Theirs => datacomp::Side::Theirs,
-            });
-            delta::merge([&base, &ours, &theirs], &output, prefer, out)
+            delta::merge([&base, &ours, &theirs], &output, prefer.map(Into::into), out)
         }
         Command::Query { file, filter, keys, json } => query::run(&file, &filter, &keys, json, out),
         Command::Verify { file, salvage: false, .. } => files::verify(&file, out),
@@ -345,5 +337,45 @@ fn main() -> ExitCode {
             eprintln!("datacomp: {}", datacomp::text::Escaped(&message));
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Each module's source, and the modules it may import (see the module graph above).
+    const MODULES: [(&str, &str, &[&str]); 11] = [
+        ("output", include_str!("output.rs"), &[]),
+        ("args", include_str!("args.rs"), &["output"]),
+        ("files", include_str!("files.rs"), &["args", "output"]),
+        ("delta", include_str!("delta.rs"), &["files", "args", "output"]),
+        ("demo", include_str!("demo.rs"), &["files", "args", "output"]),
+        ("edit", include_str!("edit.rs"), &["files", "args", "output"]),
+        ("import", include_str!("import.rs"), &["files", "args", "output"]),
+        ("inspect", include_str!("inspect.rs"), &["files", "args", "output"]),
+        ("migrate", include_str!("migrate.rs"), &["files", "args", "output"]),
+        ("query", include_str!("query.rs"), &["files", "args", "output"]),
+        ("upgrade", include_str!("upgrade.rs"), &["files", "args", "output"]),
+    ];
+
+    #[test]
+    fn modules_import_only_the_layers_below_them() {
+        let mut found = Vec::new();
+        for (module, source, allowed) in MODULES {
+            for (at, _) in source.match_indices("crate::") {
+                let rest = &source[at + "crate::".len()..];
+                let end = rest.find(|c: char| !c.is_ascii_alphanumeric() && c != '_');
+                let used = &rest[..end.unwrap_or(rest.len())];
+                if !allowed.contains(&used) {
+                    found.push(format!("{module} imports {used}"));
+                }
+            }
+        }
+        assert_eq!(found, Vec::<String>::new());
+        // The test sees every module of the command.
+        let declared = include_str!("main.rs")
+            .lines()
+            .filter(|line| line.starts_with("mod ") && line.ends_with(';'))
+            .count();
+        assert_eq!(declared, MODULES.len());
     }
 }

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use datacomp::{Key, Query, StoreView};
 
-use crate::edit::parse_key;
+use crate::args::parse_key;
 use crate::files::read;
 use crate::output::{Failure, Plain, value_json};
 

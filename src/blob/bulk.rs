@@ -118,6 +118,7 @@ pub(crate) fn write_entries<'v>(
 /// blocks are kept apart until [`Builder::write`] lays them out in one pass. The caller makes
 /// sure no key is pushed twice. Cleared, not freed, between blobs.
 #[derive(Default)]
+#[cfg_attr(not(feature = "json"), allow(dead_code))] // JSON import builds blobs with it
 pub(crate) struct Builder {
     /// Each entry's key, type tag, and a bool's or float's bits or the word offset of its
     /// payload block in `payload`.
@@ -126,6 +127,7 @@ pub(crate) struct Builder {
     payload: Vec<u32>,
 }
 
+#[cfg_attr(not(feature = "json"), allow(dead_code))]
 impl Builder {
     pub(crate) fn clear(&mut self) {
         self.entries.clear();

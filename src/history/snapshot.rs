@@ -202,6 +202,6 @@ impl Store {
             + raw.meta.len()
             + raw.slots.len()
             + self.arena.len() * 4
-            + crate::names::codec::tree_len(&self.names)
+            + self.names.tree_len()
     }
 }

@@ -491,3 +491,45 @@ impl Store {
         delta
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{MigrationStep, Migrations, Store};
+
+    /// A migration stamps the entities it rewrote, and only those: a mark before it is still
+    /// answered from the log, in O(changed), not by comparing every entity.
+    #[test]
+    fn a_migration_stamps_only_the_entities_it_rewrote() {
+        let mut world = Store::new();
+        let ids: Vec<_> =
+            (0..100_u16).map(|i| world.insert_entries([("gold", f32::from(i))])).collect();
+        world.get_mut(ids[40]).unwrap().set("hp", 1.0);
+        let mark = world.mark();
+        let step = MigrationStep::to(1).rename("hp", "stats.hp");
+        world.migrate(&Migrations::new(1).step(step)).unwrap();
+        let slot = world.index.slot_of(ids[40]).unwrap() as u32;
+        assert_eq!(world.slots_changed_since(&mark), Some(vec![slot]));
+        world.set_data_version(7);
+        assert_eq!(world.slots_changed_since(&mark), Some(vec![slot]), "no entity changed");
+        assert_eq!(
+            world.delta_since(&mark).to_bytes(),
+            Store::diff(&mark.state, &world).to_bytes()
+        );
+    }
+
+    /// A migration that changes no entity (no entity holds its keys) stamps nothing.
+    #[test]
+    fn a_migration_of_no_entity_stamps_nothing() {
+        let mut world = Store::new();
+        world.insert_entries([("gold", 1.0)]);
+        let mark = world.mark();
+        let step = MigrationStep::to(2).rename("hp", "stats.hp");
+        world.migrate(&Migrations::new(2).step(step)).unwrap();
+        assert_eq!(world.slots_changed_since(&mark), Some(vec![]));
+        assert!(world.changes_since(&mark).is_empty());
+        assert_eq!(
+            world.delta_since(&mark).to_bytes(),
+            Store::diff(&mark.state, &world).to_bytes()
+        );
+    }
+}

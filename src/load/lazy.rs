@@ -8,7 +8,7 @@ use zerocopy::{FromBytes, IntoBytes};
 use super::{ArenaCrc, check_crc, check_span_bounds, finish};
 use crate::blob::layout;
 use crate::handle_map::HandleMapView;
-use crate::names::codec;
+use crate::names::KeyNames;
 use crate::save::{KEY_HASH_FX32_BYTES, SaveParts, index_and_arena};
 use crate::store::Span;
 use crate::{BlobRef, Id, LoadError};
@@ -80,7 +80,7 @@ impl<'a> LazyStoreView<'a> {
         if key_hash != KEY_HASH_FX32_BYTES {
             return Err(LoadError::KeyHashView { key_hash });
         }
-        codec::decode(names, names_kind, key_hash)?;
+        KeyNames::decode(names, names_kind, key_hash)?;
         let index = HandleMapView::new(&raw_index, size_of::<Span>())?;
         let spans =
             <[Span]>::ref_from_bytes(raw_index.items).map_err(|_| LoadError::SectionSize {

@@ -4,7 +4,7 @@ use zerocopy::IntoBytes;
 
 use super::{ArenaCrc, check_crc, finish};
 use crate::blob::layout;
-use crate::names::{KeyNames, codec};
+use crate::names::KeyNames;
 use crate::save::{KEY_HASH_FX32_WORDS, SaveParts, index_and_arena_tolerant};
 use crate::store::Span;
 use crate::{HandleMap, Id, LoadError, LoadOptions, Store};
@@ -81,11 +81,12 @@ impl Store {
         // As `Store::from_bytes_with`: key hash 1 was written before the key tree, and its
         // names are a list (or none) to rehash the keys from. Names that do not read are
         // done without (a key hash 1 save then fails its rehash below).
-        let (tree, old_names) = codec::saved(names, names_kind, key_hash).unwrap_or_else(|error| {
-            damaged.push(error);
-            let tree = (key_hash != KEY_HASH_FX32_WORDS).then(KeyNames::default);
-            (tree, Vec::new())
-        });
+        let (tree, old_names) =
+            KeyNames::saved(names, names_kind, key_hash).unwrap_or_else(|error| {
+                damaged.push(error);
+                let tree = (key_hash != KEY_HASH_FX32_WORDS).then(KeyNames::default);
+                (tree, Vec::new())
+            });
         let mut index: HandleMap<Span> = HandleMap::from_raw(&raw_index)?;
         let mut words = vec![0_u32; arena.len() / 4];
         words.as_mut_bytes().copy_from_slice(arena);

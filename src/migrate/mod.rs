@@ -8,6 +8,7 @@
 //! - `plan.rs`: [`Store::migrate`]: each step compiled against the store's key names into a
 //!   table of keys, then every entity rewritten into a new arena, swapped in at the end.
 
+#[cfg(feature = "json")]
 mod json;
 mod plan;
 
@@ -43,6 +44,9 @@ impl Store {
     /// Sets the data version without changing any entity: for a store built by this version of
     /// the game (a new world, a JSON import of current fixtures). To bring older data up to
     /// date, [`migrate`](Store::migrate) it instead.
+    ///
+    /// Time travel sees it: a delta since a [`Mark`](crate::Mark) and a
+    /// [`History`](crate::History) step carry the data version, which no entity stamp needs.
     ///
     /// # Examples
     ///
@@ -430,14 +434,14 @@ impl<'a> PathText<'a> {
         let path = KeyPath::pointer(given).unwrap_or_else(|| KeyPath::dotted(given));
         let mut pointer = String::with_capacity(given.len() + 1);
         for segment in path.segments() {
-            crate::json::push_pointer_segment(&mut pointer, &segment);
+            crate::key::push_pointer_segment(&mut pointer, &segment);
         }
         Some(PathText { given, pointer })
     }
 
     /// The segments, unescaped.
     fn segments(&self) -> impl Iterator<Item = Cow<'_, str>> {
-        self.pointer[1..].split('/').map(crate::json::unescape)
+        self.pointer[1..].split('/').map(crate::key::unescape)
     }
 }
 

@@ -96,8 +96,13 @@ impl Store {
             .map(|plan| StepReport { index: plan.index, to: plan.to, ..StepReport::default() })
             .collect();
         if plans.iter().any(|plan| !plan.roles.is_empty()) {
-            let (arena, spans) = rewrite(self, &plans, &names, &mut reports)?;
+            let Rewritten { arena, spans, changed } = rewrite(self, &plans, &names, &mut reports)?;
             self.replace_arena(arena, spans);
+            // Change tracking: the entities a step changed, and only those, are stamped, so
+            // marks see the migration in O(changed) (the data version travels in every delta).
+            for id in changed {
+                self.touch(id);
+            }
         }
         for pointer in names.added() {
             let path =
@@ -144,7 +149,7 @@ impl Names {
             // so that the same path is the same text.
             let mut canonical = String::with_capacity(pointer.len());
             for segment in pointer[1..].split('/') {
-                crate::json::push_pointer_segment(&mut canonical, &crate::json::unescape(segment));
+                crate::key::push_pointer_segment(&mut canonical, &crate::key::unescape(segment));
             }
             names.push(key, canonical);
         }
@@ -215,7 +220,7 @@ impl Names {
 fn push_prefix_keys(pointer: &str, out: &mut Vec<Key>) {
     let mut key: Option<Key> = None;
     for segment in pointer[1..].split('/') {
-        let segment = Key::new(&crate::json::unescape(segment));
+        let segment = Key::new(&crate::key::unescape(segment));
         let next = key.map_or(segment, |parent| parent.child_key(segment));
         out.push(next);
         key = Some(next);
@@ -225,7 +230,7 @@ fn push_prefix_keys(pointer: &str, out: &mut Vec<Key>) {
 /// How a name is shown in messages, as [`Store::key_label`] shows one: dotted where that
 /// reads back as the same path, else the JSON Pointer.
 fn label(pointer: &str) -> Cow<'_, str> {
-    let segments: Vec<Cow<'_, str>> = pointer[1..].split('/').map(crate::json::unescape).collect();
+    let segments: Vec<Cow<'_, str>> = pointer[1..].split('/').map(crate::key::unescape).collect();
     let dotted = segments.join(".");
     let reads_back = segments.iter().all(|s| !s.contains('.'))
         && !dotted.is_empty()
@@ -461,18 +466,27 @@ enum Placed {
     Write(u32),
 }
 
-/// Every entity rewritten by every plan into a new arena: the arena and the spans, in dense
-/// order.
+/// What [`rewrite`] builds, to be swapped into the store.
+struct Rewritten {
+    arena: Vec<u32>,
+    /// Each entity's span in `arena`, in dense order.
+    spans: Vec<Span>,
+    /// The entities a step changed, in dense order: those change tracking stamps.
+    changed: Vec<Id>,
+}
+
+/// Every entity rewritten by every plan into a new arena.
 fn rewrite(
     store: &Store,
     plans: &[Plan<'_>],
     names: &Names,
     reports: &mut [StepReport],
-) -> Result<(Vec<u32>, Vec<Span>), MigrateError> {
+) -> Result<Rewritten, MigrateError> {
     let room: usize = plans.iter().map(|plan| plan.room).sum();
     let live = store.arena.len() - store.garbage_words;
     let mut arena = Vec::with_capacity(live + store.len() * room.min(64) / 4);
     let mut spans = Vec::with_capacity(store.len());
+    let mut changed = Vec::new();
     let mut work = Work {
         scan: 0,
         seen: plans.iter().map(|plan| vec![0; plan.role.len()]).collect(),
@@ -501,6 +515,9 @@ fn rewrite(
             }
             holes |= plan.apply(p, &mut scratch, &mut work, id, names, report)?;
         }
+        if copied {
+            changed.push(id);
+        }
         let start = arena.len();
         if holes {
             // Repacked: no byte of a removed or overwritten value stays.
@@ -518,7 +535,7 @@ fn rewrite(
         }
         spans.push(Span::new(start, arena.len() - start));
     }
-    Ok((arena, spans))
+    Ok(Rewritten { arena, spans, changed })
 }
 
 impl Plan<'_> {

@@ -61,38 +61,101 @@ fn read_varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
     None
 }
 
-/// The key-tree section of `names`: empty when there are none.
-pub(crate) fn encode_tree(names: &KeyNames) -> Vec<u8> {
-    let mut out = Vec::with_capacity(tree_len(names));
-    if names.node_count() == 0 {
-        return out;
+/// The codec, as the key names' own methods: what saves, deltas and snapshots call.
+impl KeyNames {
+    /// The key-tree section of these names: empty when there are none.
+    pub(crate) fn encode_tree(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.tree_len());
+        if self.node_count() == 0 {
+            return out;
+        }
+        push_varint(&mut out, self.node_count() as u64);
+        for (number, (parent, segment, flags)) in (1_u64..).zip(self.nodes()) {
+            push_varint(&mut out, number - u64::from(parent));
+            push_varint(&mut out, (segment.len() as u64) << 2 | flag_bits(flags));
+            out.extend_from_slice(segment.as_bytes());
+        }
+        out
     }
-    push_varint(&mut out, names.node_count() as u64);
-    for (number, (parent, segment, flags)) in (1_u64..).zip(names.nodes()) {
-        push_varint(&mut out, number - u64::from(parent));
-        push_varint(&mut out, (segment.len() as u64) << 2 | flag_bits(flags));
-        out.extend_from_slice(segment.as_bytes());
+
+    /// Bytes of the key-tree section of these names.
+    pub(crate) fn tree_len(&self) -> usize {
+        if self.node_count() == 0 {
+            return 0;
+        }
+        let nodes = (1_u64..).zip(self.nodes()).map(|(number, (parent, segment, _))| {
+            varint_len(number - u64::from(parent))
+                + varint_len((segment.len() as u64) << 2 | 3)
+                + segment.len()
+        });
+        varint_len(self.node_count() as u64) + nodes.sum::<usize>()
     }
-    out
+
+    /// A save's names as it holds them: the tree, or (for key hash 1, written before the tree)
+    /// the flat list (or none) its keys are rehashed from.
+    pub(crate) fn saved(
+        bytes: &[u8],
+        kind: u32,
+        key_hash: u16,
+    ) -> Result<(Option<KeyNames>, NameList<'_>), LoadError> {
+        Ok(match (key_hash, kind) {
+            (crate::save::KEY_HASH_FX32_WORDS, LIST_KIND) => (None, decode_list(bytes, key_hash)?),
+            (crate::save::KEY_HASH_FX32_WORDS, _) => {
+                decode_tree(bytes, key_hash)?;
+                (None, Vec::new())
+            }
+            _ => (Some(KeyNames::decode(bytes, kind, key_hash)?), Vec::new()),
+        })
+    }
+
+    /// The key names of a save's names section of `kind` (12: a key tree, 6: a format 1.0 list),
+    /// for a file of key hash 2.
+    ///
+    /// # Errors
+    ///
+    /// As [`decode_tree`] and [`decode_list`].
+    pub(crate) fn decode(bytes: &[u8], kind: u32, key_hash: u16) -> Result<KeyNames, LoadError> {
+        if kind != LIST_KIND {
+            return decode_tree(bytes, key_hash);
+        }
+        let mut names = KeyNames::new();
+        for (_, pointer) in decode_list(bytes, key_hash)? {
+            let path = KeyPath::pointer(pointer).expect("INVARIANT: checked to be a JSON Pointer");
+            // Distinct keys, each its pointer's: recording cannot collide.
+            names.record(&path).map_err(|_| LoadError::KeyName {
+                index: 0,
+                problem: "two names hash to one key",
+            })?;
+        }
+        Ok(names)
+    }
+
+    /// The format 1.0 key-name section of these names (kind 6): what a delta read from a format 1.0
+    /// file writes again, since its base's crc covers the names in this form.
+    pub(crate) fn encode_list(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        write_list(self, |bytes| out.extend_from_slice(bytes));
+        out
+    }
+
+    /// Bytes of [`encode_list`](Self::encode_list)'s section.
+    pub(crate) fn list_len(&self) -> usize {
+        let mut len = 0;
+        write_list(self, |bytes| len += bytes.len());
+        len
+    }
+
+    /// Feeds `crc` the format 1.0 key-name section of these names, as deltas of format 1.0 checked
+    /// their base with, without building it whole.
+    pub(crate) fn crc_list(&self, crc: &mut crc32fast::Hasher) {
+        write_list(self, |bytes| crc.update(bytes));
+    }
 }
 
 fn flag_bits(flags: u8) -> u64 {
     let named = u64::from(flags & 1 != 0) * NAMED_BIT;
     let array = u64::from(flags & ARRAY != 0) * ARRAY_BIT;
     named | array
-}
-
-/// Bytes of the key-tree section of `names`.
-pub(crate) fn tree_len(names: &KeyNames) -> usize {
-    if names.node_count() == 0 {
-        return 0;
-    }
-    let nodes = (1_u64..).zip(names.nodes()).map(|(number, (parent, segment, _))| {
-        varint_len(number - u64::from(parent))
-            + varint_len((segment.len() as u64) << 2 | 3)
-            + segment.len()
-    });
-    varint_len(names.node_count() as u64) + nodes.sum::<usize>()
 }
 
 /// Reads a key-tree section, checking that every node's parent comes before it, its text is
@@ -165,23 +228,6 @@ pub(crate) fn decode_tree(bytes: &[u8], key_hash: u16) -> Result<KeyNames, LoadE
 /// Names of a flat list: each key and its JSON Pointer.
 pub(crate) type NameList<'a> = Vec<(Key, &'a str)>;
 
-/// A save's names as it holds them: the tree, or (for key hash 1, written before the tree)
-/// the flat list (or none) its keys are rehashed from.
-pub(crate) fn saved(
-    bytes: &[u8],
-    kind: u32,
-    key_hash: u16,
-) -> Result<(Option<KeyNames>, NameList<'_>), LoadError> {
-    Ok(match (key_hash, kind) {
-        (crate::save::KEY_HASH_FX32_WORDS, LIST_KIND) => (None, decode_list(bytes, key_hash)?),
-        (crate::save::KEY_HASH_FX32_WORDS, _) => {
-            decode_tree(bytes, key_hash)?;
-            (None, Vec::new())
-        }
-        _ => (Some(decode(bytes, kind, key_hash)?), Vec::new()),
-    })
-}
-
 pub(crate) fn decode_list(bytes: &[u8], key_hash: u16) -> Result<Vec<(Key, &str)>, LoadError> {
     let mut names = Vec::new();
     if bytes.is_empty() {
@@ -221,7 +267,7 @@ pub(crate) fn decode_list(bytes: &[u8], key_hash: u16) -> Result<Vec<(Key, &str)
         let hashed = match pointer.strip_prefix('/') {
             None => return Err(bad(index, "the name is not a JSON Pointer")),
             Some(path) if key_hash == KEY_HASH_FX32_WORDS => {
-                crate::key::v1::path(path.split('/').map(crate::json::unescape))
+                crate::key::v1::path(path.split('/').map(crate::key::unescape))
             }
             Some(_) => Key::from_pointer(pointer).unwrap_or_default(),
         };
@@ -236,52 +282,10 @@ pub(crate) fn decode_list(bytes: &[u8], key_hash: u16) -> Result<Vec<(Key, &str)
     Ok(names)
 }
 
-/// The key names of a save's names section of `kind` (12: a key tree, 6: a format 1.0 list),
-/// for a file of key hash 2.
-///
-/// # Errors
-///
-/// As [`decode_tree`] and [`decode_list`].
-pub(crate) fn decode(bytes: &[u8], kind: u32, key_hash: u16) -> Result<KeyNames, LoadError> {
-    if kind != LIST_KIND {
-        return decode_tree(bytes, key_hash);
-    }
-    let mut names = KeyNames::new();
-    for (_, pointer) in decode_list(bytes, key_hash)? {
-        let path = KeyPath::pointer(pointer).expect("INVARIANT: checked to be a JSON Pointer");
-        // Distinct keys, each its pointer's: recording cannot collide.
-        names
-            .record(&path)
-            .map_err(|_| LoadError::KeyName { index: 0, problem: "two names hash to one key" })?;
-    }
-    Ok(names)
-}
-
 /// The section kind of the key tree (format 1.1 on).
 pub(crate) const TREE_KIND: u32 = 13;
 /// The section kind of format 1.0's flat list of key names.
 pub(crate) const LIST_KIND: u32 = 6;
-
-/// The format 1.0 key-name section of `names` (kind 6): what a delta read from a format 1.0
-/// file writes again, since its base's crc covers the names in this form.
-pub(crate) fn encode_list(names: &KeyNames) -> Vec<u8> {
-    let mut out = Vec::new();
-    write_list(names, |bytes| out.extend_from_slice(bytes));
-    out
-}
-
-/// Bytes of [`encode_list`]'s section.
-pub(crate) fn list_len(names: &KeyNames) -> usize {
-    let mut len = 0;
-    write_list(names, |bytes| len += bytes.len());
-    len
-}
-
-/// Feeds `crc` the format 1.0 key-name section of `names`, as deltas of format 1.0 checked
-/// their base with, without building it whole.
-pub(crate) fn crc_list(names: &KeyNames, crc: &mut crc32fast::Hasher) {
-    write_list(names, |bytes| crc.update(bytes));
-}
 
 /// Writes the format 1.0 key-name section of `names` to `out`, piece by piece: the count, the
 /// (key, length) table in key order, then each name as a JSON Pointer.
@@ -332,11 +336,11 @@ mod tests {
         let mut names = tree(&["/stats/health", "/stats/mana", "/a.b/c~1d", "/tags/0", "/"]);
         let tags = names.named(Key::parse("tags.0")).map(|n| names.parent(n)).unwrap();
         names.set_array(tags);
-        let bytes = encode_tree(&names);
-        assert_eq!(bytes.len(), tree_len(&names));
+        let bytes = names.encode_tree();
+        assert_eq!(bytes.len(), names.tree_len());
         let loaded = decode_tree(&bytes, 2).unwrap();
         assert_eq!(loaded, names);
-        assert_eq!(encode_tree(&loaded), bytes);
+        assert_eq!(loaded.encode_tree(), bytes);
         assert!(loaded.is_array(tags));
         assert_eq!(bytes[0], 8, "8 nodes");
         assert_eq!(&bytes[1..8], b"\x01\x14stats", "the first node: under the root, 5 bytes");
@@ -381,7 +385,7 @@ mod tests {
         let names = tree(&["/stats/health", "/a.b/c~1d"]);
         let mut list = Vec::new();
         let mut crc = crc32fast::Hasher::new();
-        crc_list(&names, &mut crc);
+        names.crc_list(&mut crc);
         // The list as format 1.0 wrote it.
         let pointers: Vec<(Key, String)> =
             names.iter().map(|(k, n)| (k, names.pointer(n))).collect();
@@ -394,8 +398,8 @@ mod tests {
             list.extend_from_slice(pointer.as_bytes());
         }
         assert_eq!(crc.finalize(), crc32fast::hash(&list));
-        assert_eq!(encode_list(&names), list);
-        assert_eq!(list_len(&names), list.len());
-        assert_eq!(decode(&list, LIST_KIND, 2).unwrap(), names);
+        assert_eq!(names.encode_list(), list);
+        assert_eq!(names.list_len(), list.len());
+        assert_eq!(KeyNames::decode(&list, LIST_KIND, 2).unwrap(), names);
     }
 }

@@ -169,6 +169,8 @@ impl KeyNames {
     }
 
     /// Whether `node` was an array in an imported document.
+    // Used by JSON import and export only.
+    #[cfg_attr(not(feature = "json"), allow(dead_code))]
     pub(crate) fn is_array(&self, node: u32) -> bool {
         self.flags(node) & ARRAY != 0
     }
@@ -256,6 +258,8 @@ impl KeyNames {
 
     /// Claims `node` for the entity an import reads; false if it was claimed already (the
     /// same path twice in one entity).
+    // Used by JSON import and export only.
+    #[cfg_attr(not(feature = "json"), allow(dead_code))]
     pub(crate) fn claim(&mut self, node: u32) -> bool {
         let n = self.node_mut(node);
         let flags = n.flags();
@@ -264,6 +268,8 @@ impl KeyNames {
     }
 
     /// Releases a claim of [`claim`](KeyNames::claim).
+    // Used by JSON import and export only.
+    #[cfg_attr(not(feature = "json"), allow(dead_code))]
     pub(crate) fn unclaim(&mut self, node: u32) {
         if let Some(n) = self.nodes.get_mut((node as usize).wrapping_sub(1)) {
             let flags = n.flags();
@@ -272,8 +278,24 @@ impl KeyNames {
     }
 
     /// Whether `node` is claimed by the entity being imported.
+    // Used by JSON import and export only.
+    #[cfg_attr(not(feature = "json"), allow(dead_code))]
     pub(crate) fn is_claimed(&self, node: u32) -> bool {
         self.flags(node) & CLAIMED != 0
+    }
+
+    /// The two paths of the collision an import meets when `node` (the path it reads) hashes
+    /// to the key `other` names already: first `other`, then `node`. Paths of the entity being
+    /// imported are shown as written (dotted); a path the store knew already as the store shows
+    /// it, dotted only where that reads back.
+    // Used by JSON import and export only.
+    #[cfg_attr(not(feature = "json"), allow(dead_code))]
+    pub(crate) fn collision_paths(&self, other: u32, node: u32) -> (String, String) {
+        if self.is_claimed(other) {
+            (self.dotted(other), self.dotted(node))
+        } else {
+            (self.label(other), self.label(node))
+        }
     }
 
     /// Starts a change that [`rollback`](KeyNames::rollback) can undo.
@@ -414,7 +436,7 @@ impl KeyNames {
     pub(crate) fn pointer(&self, node: u32) -> String {
         let mut pointer = String::new();
         for segment in self.segments_of(node) {
-            crate::json::push_pointer_segment(&mut pointer, segment);
+            crate::key::push_pointer_segment(&mut pointer, segment);
         }
         pointer
     }
@@ -425,11 +447,15 @@ impl KeyNames {
     }
 
     /// The node of `path`, if the tree has it (named or not).
+    // Used by JSON import and export only.
+    #[cfg_attr(not(feature = "json"), allow(dead_code))]
     pub(crate) fn find_path(&self, path: &KeyPath<'_>) -> Option<u32> {
         self.find(path)
     }
 
     /// Whether `top` is a proper ancestor of `node`. O(depth).
+    // Used by JSON import and export only.
+    #[cfg_attr(not(feature = "json"), allow(dead_code))]
     pub(crate) fn is_under(&self, mut node: u32, top: u32) -> bool {
         while node != ROOT {
             node = self.parent(node);
@@ -441,6 +467,8 @@ impl KeyNames {
     }
 
     /// The node of `path`, if the tree has it (named or not).
+    // Used by JSON import and export only.
+    #[cfg_attr(not(feature = "json"), allow(dead_code))]
     pub(crate) fn find(&self, path: &KeyPath<'_>) -> Option<u32> {
         let mut node = ROOT;
         for segment in path.segments() {
@@ -459,7 +487,7 @@ impl KeyNames {
                 return false;
             }
             let same = if path.is_pointer() {
-                crate::json::unescape(segment) == self.segment(node)
+                crate::key::unescape(segment) == self.segment(node)
             } else {
                 segment == self.segment(node)
             };
@@ -569,7 +597,7 @@ pub(crate) fn label<S: AsRef<str>>(segments: impl Iterator<Item = S>) -> String 
     }
     let mut pointer = String::new();
     for segment in &segments {
-        crate::json::push_pointer_segment(&mut pointer, segment.as_ref());
+        crate::key::push_pointer_segment(&mut pointer, segment.as_ref());
     }
     pointer
 }
