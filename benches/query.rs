@@ -2,7 +2,8 @@
 //! beside `FxHashMap<u32, _>` (one map, or a `Vec` of them, one per sheet) and
 //! `serde_json::Value` holding the same 15-key sheets.
 //!
-//! Run: `cargo bench --bench query`.
+//! Run: `cargo bench --bench query`. The column group also times the physical limits: the
+//! column's values in one `Vec<f32>`, summed, and copied into a warm and a fresh buffer.
 
 #[path = "common/sheet.rs"]
 mod sheet;
@@ -145,6 +146,15 @@ fn column(c: &mut Criterion) {
     group.bench_function("serde_json_path", |b| {
         b.iter(|| black_box(&s.json).iter().filter_map(|j| json_float(j, &segments)).sum::<f32>())
     });
+    // The physical limits: the column's values already in one `Vec<f32>`, summed, and copied
+    // (memcpy) into a warm buffer and into a fresh one.
+    let values: Vec<f32> = store.column_f32(key).map(|(_, x)| x).collect();
+    group.bench_function("vec_f32_sum", |b| b.iter(|| black_box(&values).iter().sum::<f32>()));
+    let mut warm = vec![0.0_f32; values.len()];
+    group.bench_function("memcpy_warm", |b| {
+        b.iter(|| warm.copy_from_slice(black_box(&values)));
+    });
+    group.bench_function("memcpy_fresh", |b| b.iter(|| black_box(&values).to_vec()));
     group.finish();
 
     // A two-key filter over the same entities: the parsed query against the same test written

@@ -92,10 +92,27 @@ impl KeyCursor {
     /// position first and remembering where it was found.
     #[inline]
     fn find(&self, blob: BlobRef<'_>) -> Option<(u8, u32)> {
+        self.read(blob, |found| found)
+    }
+
+    /// `typed` of the entry of `self.key()` in `blob` (as [`find`](KeyCursor::find) gives
+    /// it), applied on the hit path and the miss path apart, so a hit returns without joining
+    /// the miss path's result.
+    #[inline]
+    fn read<R>(&self, blob: BlobRef<'_>, typed: impl Fn(Option<(u8, u32)>) -> R) -> R {
         let words = blob.as_words();
-        if let Some(hit) = layout::lookup_at(words, self.key, self.shape.get()) {
-            return Some(hit);
+        match layout::lookup_at(words, self.key, self.shape.get()) {
+            hit @ Some(_) => typed(hit),
+            None => typed(self.miss(words)),
         }
+    }
+
+    /// The scan after a missed guess, out of line: it updates the position itself and
+    /// returns 8 bytes (in a register), so the hit path keeps nothing live across the call
+    /// and needs no stack frame.
+    #[cold]
+    #[inline(never)]
+    fn miss(&self, words: &[u32]) -> Option<(u8, u32)> {
         let (tag, raw, shape) = layout::lookup_shape(words, self.key)?;
         self.shape.set(shape);
         Some((tag, raw))
@@ -134,7 +151,7 @@ impl KeyCursor {
     #[inline]
     #[must_use]
     pub fn get_bool<'a>(&self, blob: impl Into<BlobRef<'a>>) -> Option<bool> {
-        BlobRef::bool_of(self.find(blob.into()))
+        self.read(blob.into(), BlobRef::bool_of)
     }
 
     /// The float at this cursor's key in `blob`; `None` if it is missing or of another type.
@@ -152,7 +169,7 @@ impl KeyCursor {
     #[inline]
     #[must_use]
     pub fn get_float<'a>(&self, blob: impl Into<BlobRef<'a>>) -> Option<f32> {
-        BlobRef::float_of(self.find(blob.into()))
+        self.read(blob.into(), BlobRef::float_of)
     }
 
     /// The string at this cursor's key in `blob`; `None` if it is missing or of another type.
@@ -242,6 +259,35 @@ mod tests {
         sheet.set("c", "now a string");
         assert_eq!(c.get_float(&sheet), None, "wrong type");
         assert_eq!(c.get_str(&sheet), Some("now a string"));
+    }
+
+    #[test]
+    fn a_hit_reads_the_tag_of_its_own_entry_at_every_byte_of_a_tag_word() {
+        // Nine keys of alternating types: the tags fill two words and a third, so hits at
+        // positions 0 to 8 read each byte lane of a tag word.
+        let mut sheet = Blob::new();
+        for i in 0..9_u8 {
+            let key = format!("k{i}");
+            if i % 2 == 0 {
+                sheet.set(key.as_str(), f32::from(i));
+            } else {
+                sheet.set(key.as_str(), i % 4 == 1);
+            }
+        }
+        for i in 0..9_u8 {
+            let cursor = KeyCursor::new(format!("k{i}").as_str());
+            for _ in 0..2 {
+                // The first read scans, the second hits.
+                if i % 2 == 0 {
+                    assert_eq!(cursor.get_float(&sheet), Some(f32::from(i)));
+                    assert_eq!(cursor.get_bool(&sheet), None);
+                } else {
+                    assert_eq!(cursor.get_bool(&sheet), Some(i % 4 == 1));
+                    assert_eq!(cursor.get_float(&sheet), None);
+                }
+            }
+            assert_eq!(cursor.position(), usize::from(i));
+        }
     }
 
     #[test]

@@ -75,6 +75,8 @@ pub struct Query {
     // INVARIANT: nests at most `MAX_DEPTH` `And`/`Or`/`Not` levels per parenthesis or `not`, so
     // evaluating and dropping it recurse a bounded depth.
     root: Expr,
+    /// Every key the text names, as written, with its 1-based column: in text order.
+    keys: Vec<(usize, Box<str>)>,
 }
 
 #[derive(Clone, Debug)]
@@ -177,13 +179,48 @@ impl Query {
     /// assert_eq!(err.to_string(), "column 18: expected 'and', 'or' or ')', found end of query");
     /// ```
     pub fn parse(text: &str) -> Result<Query, QueryError> {
-        let mut parser = Parser { lexer: Lexer { text, pos: 0 }, at: 0, tok: Tok::End, depth: 0 };
+        let mut parser = Parser {
+            lexer: Lexer { text, pos: 0 },
+            at: 0,
+            tok: Tok::End,
+            depth: 0,
+            keys: Vec::new(),
+        };
         parser.advance()?;
         let root = parser.or()?;
         if parser.tok != Tok::End {
             return Err(parser.expected("'and', 'or' or the end of the query"));
         }
-        Ok(Query { root })
+        // Byte offsets to columns in one pass: the keys are in text order.
+        let (mut byte, mut column) = (0, 1);
+        let keys = parser
+            .keys
+            .into_iter()
+            .map(|(at, word)| {
+                column += text[byte..at].chars().count();
+                byte = at;
+                (column, word.into())
+            })
+            .collect();
+        Ok(Query { root, keys })
+    }
+
+    /// Every key the query names, as written (a dotted path, a JSON Pointer or a `#` raw
+    /// key), with the 1-based column where it starts, in text order: for checking the names
+    /// against a store's ([`Store::check_key`], [`SavedKeyNames`](crate::SavedKeyNames)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Query;
+    ///
+    /// let query = Query::parse("poisoned and (stats.hp < 3 or has #0000002a)")?;
+    /// let keys: Vec<(usize, &str)> = query.keys().collect();
+    /// assert_eq!(keys, [(1, "poisoned"), (15, "stats.hp"), (35, "#0000002a")]);
+    /// # Ok::<(), datacomp::QueryError>(())
+    /// ```
+    pub fn keys(&self) -> impl ExactSizeIterator<Item = (usize, &str)> + '_ {
+        self.keys.iter().map(|(column, word)| (*column, &**word))
     }
 
     /// Whether `blob` passes this filter.
@@ -489,6 +526,8 @@ struct Parser<'q> {
     tok: Tok<'q>,
     at: usize,
     depth: usize,
+    /// Each key word passed, and the byte offset where it starts.
+    keys: Vec<(usize, &'q str)>,
 }
 
 impl Parser<'_> {
@@ -571,6 +610,7 @@ impl Parser<'_> {
         let key = word
             .parse::<Key>()
             .map_err(|_| self.lexer.error(self.at, QueryErrorKind::BadHash { key: quote(word) }))?;
+        self.keys.push((self.at, word));
         self.advance()?;
         Ok(key)
     }

@@ -423,3 +423,17 @@ fn fuzz_crash_an_escape_of_a_newline_stays_one_line() {
         "column 7: unknown escape '\\\\n' (a string knows only \\\" and \\\\)"
     );
 }
+
+#[test]
+fn keys_come_in_text_order_with_character_columns() {
+    // Columns count characters, not bytes: `é` is two bytes and one column.
+    let query = Query::parse(r#"name == "é" and (has /a.b~1c or not #0000002a) and stats.hp < 1"#)
+        .expect("parses");
+    let keys: Vec<(usize, &str)> = query.keys().collect();
+    assert_eq!(keys, [(1, "name"), (22, "/a.b~1c"), (37, "#0000002a"), (52, "stats.hp")]);
+    // A key named 12,500 times: each is listed (the CLI checks each against the save).
+    let text = vec!["k < 1"; 12_500].join(" or ");
+    let query = Query::parse(&text).expect("parses");
+    assert_eq!(query.keys().len(), 12_500);
+    assert_eq!(query.keys().last(), Some((12_499 * 9 + 1, "k")));
+}

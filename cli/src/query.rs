@@ -3,16 +3,22 @@
 use std::io::Write;
 use std::path::Path;
 
-use datacomp::{Key, Query, StoreView};
+use datacomp::text::Shortened;
+use datacomp::{Key, Query, SavedKeyNames, StoreView};
 
-use crate::args::parse_key;
+use crate::args::{KeyArg, parse_key};
 use crate::files::read;
 use crate::output::{Failure, Plain, value_json};
 
 /// `datacomp query`: one row per entity that passes `filter`, its id and then the value of each
 /// of `keys` (`-` in text, `null` in JSON, where it has none).
 ///
-/// The file is validated and read in place (a `StoreView`): no store is built.
+/// The file is validated and read in place (a `StoreView`): no store is built. Every key named
+/// by path, in the filter or in `keys`, is checked against the save's key names, as `get`
+/// checks its key: a name the save does not know is refused (a typo would match nothing, or
+/// print `-` in every row), and so is a name whose key the save names otherwise (it would read
+/// the other name's values). A `#1a2b3c4d` raw key is the caller's choice, checked against no
+/// name.
 pub fn run(
     path: &Path,
     filter: &str,
@@ -21,12 +27,22 @@ pub fn run(
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
     let query = Query::parse(filter).map_err(|e| Failure::at("query", e))?;
-    let keys: Vec<(Key, &str)> = keys
+    let args: Vec<(KeyArg<'_>, &str)> = keys
         .iter()
-        .map(|text| parse_key(text).map(|arg| (arg.key(), text.as_str())))
+        .map(|text| parse_key(text).map(|arg| (arg, text.as_str())))
         .collect::<Result<_, _>>()?;
     let bytes = read(path)?;
     let view = StoreView::new(&bytes).map_err(|e| Failure::at(path.display(), e))?;
+    let names = SavedKeyNames::from_bytes(&bytes).map_err(|e| Failure::at(path.display(), e))?;
+    for (column, text) in query.keys() {
+        // The filter's keys parsed as keys already: only the names are left to check.
+        let arg = parse_key(text)?;
+        check_name(&names, &arg, text, path, &format!("query column {column}"))?;
+    }
+    let mut keys: Vec<(Key, &str)> = Vec::with_capacity(args.len());
+    for (arg, text) in &args {
+        keys.push((check_name(&names, arg, text, path, "--keys")?, text));
+    }
     if !json {
         let header: Vec<&str> = std::iter::once("id").chain(keys.iter().map(|k| k.1)).collect();
         writeln!(out, "{}", header.join("\t"))?;
@@ -52,4 +68,26 @@ pub fn run(
         }
     }
     Ok(())
+}
+
+/// The key of `arg`, if it is a raw key or a name the save knows as this key's; else a failure
+/// at `path` that names it and says `where` it was given.
+fn check_name(
+    names: &SavedKeyNames,
+    arg: &KeyArg<'_>,
+    text: &str,
+    path: &Path,
+    place: &str,
+) -> Result<Key, Failure> {
+    let KeyArg::Path(key_path) = arg else {
+        return Ok(arg.key());
+    };
+    let key = names
+        .check_key(key_path)
+        .map_err(|collision| Failure::at(path.display(), format!("{collision} ({place})")))?;
+    if !names.contains_key(key) {
+        let what = format!("no key named {} ({place})", Shortened(text));
+        return Err(Failure::at(path.display(), what));
+    }
+    Ok(key)
 }

@@ -796,11 +796,11 @@ fn query_prints_the_entities_that_pass_with_the_chosen_keys() {
         "id\tname\tstats.health\n1v0t1\tOrc Raider\t30\n2v0t1\tCave Troll\t140\n3v0t1\tMirabel\t20\n"
     );
     assert_eq!(ok(&["query", w, r#"name == "Cave Troll""#]), "id\n2v0t1\n");
-    assert_eq!(ok(&["query", w, "has nothing.here"]), "id\n");
+    assert_eq!(ok(&["query", w, "has greeting and not has shop.markup"]), "id\n");
     // A missing value is `-` in text and null in JSON; keys may be pointers or hashes.
     assert_eq!(
-        ok(&["query", w, "status_effects.enraged", "--keys", "/transform/scale,kind,title"]),
-        "id\t/transform/scale\tkind\ttitle\n2v0t1\t[2.2, 2.2, 2.2]\tmonster\t-\n"
+        ok(&["query", w, "status_effects.enraged", "--keys", "/transform/scale,kind,greeting"]),
+        "id\t/transform/scale\tkind\tgreeting\n2v0t1\t[2.2, 2.2, 2.2]\tmonster\t-\n"
     );
     let hash = datacomp::Key::parse("transform.scale").to_string(); // `#` and 8 hex digits
     let line =
@@ -839,6 +839,62 @@ fn query_refuses_a_bad_filter_key_or_file_by_name() {
     let path = world.file("damaged.dcmp");
     std::fs::write(&path, damaged).unwrap();
     assert!(fails(&["query", &path, "has name"]).contains("crc32"), "a view checks as a load does");
+}
+
+#[test]
+fn query_refuses_a_key_name_the_save_does_not_know_as_that_key() {
+    let world = World::new();
+    let w = world.path.as_str();
+    // A typo in the filter or in --keys: refused by name and place, not a silent empty result.
+    assert_eq!(
+        fails(&["query", w, "stats.health < 3 or has nothing.here"]),
+        format!("{w}: no key named nothing.here (query column 25)")
+    );
+    assert_eq!(
+        fails(&["query", w, "has name", "--keys", "name,stats.helth"]),
+        format!("{w}: no key named stats.helth (--keys)")
+    );
+    assert_eq!(
+        fails(&["query", w, "has /transform/scal"]),
+        format!("{w}: no key named /transform/scal (query column 5)")
+    );
+    // An object's path is not a key either: its members are.
+    assert_eq!(
+        fails(&["query", w, "has name", "--keys", "stats"]),
+        format!("{w}: no key named stats (--keys)")
+    );
+    // A raw key is the caller's choice, known or not.
+    assert_eq!(ok(&["query", w, "has #00000001", "--keys", "#00000002"]), "id\t#00000002\n");
+    // A 100 KB name is cut short in the message.
+    let long = "k".repeat(100_000);
+    assert_eq!(
+        fails(&["query", w, &long]),
+        format!(
+            "{w}: no key named {}[...99808 bytes cut...]{} (query column 1)",
+            "k".repeat(96),
+            "k".repeat(96)
+        )
+    );
+
+    // Two names with one hash: the save knows `sleep_haste_8`, so `fury_sleep_272` (its key's
+    // other name) would read its values, and is refused in the filter and in --keys.
+    let mut store = Store::new();
+    let key = store.insert_key_name("sleep_haste_8").unwrap();
+    let mut sheet = Blob::new();
+    sheet.set(key, 1.0);
+    let id = store.insert(&sheet);
+    let path = world.file("collide.dcmp");
+    store.save(&path).unwrap();
+    assert_eq!(ok(&["query", &path, "sleep_haste_8 == 1"]), format!("id\n{id}\n"));
+    let collision = "fury_sleep_272 and sleep_haste_8 hash to the same key #316ec2d7";
+    assert_eq!(
+        fails(&["query", &path, "has sleep_haste_8 or fury_sleep_272 == 1"]),
+        format!("{path}: {collision} (query column 22)")
+    );
+    assert_eq!(
+        fails(&["query", &path, "has sleep_haste_8", "--keys", "fury_sleep_272"]),
+        format!("{path}: {collision} (--keys)")
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

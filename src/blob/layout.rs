@@ -183,14 +183,18 @@ pub(crate) fn lookup_at(w: &[u32], key: Key, shape: Shape) -> Option<(u8, u32)> 
     let (t0, v0) = (tags_at(n), values_at(n));
     let header = w.get(..v0 + n)?;
     if at < n && header[0] == shape.keys && header[HEADER_WORDS + at] == key.raw() {
-        Some((header[t0..v0].as_bytes()[at], header[v0 + at]))
+        // The tag byte read from its word (little-endian): `t0 + at / 4 < v0 + n` follows
+        // from `at < n`, so this needs no bounds check of its own, where indexing the tag
+        // bytes (`4 * ⌈n/4⌉` of them) did.
+        let tag = header.as_bytes()[4 * t0 + at];
+        Some((tag, header[v0 + at]))
     } else {
         None
     }
 }
 
 /// As [`lookup`], and the shape `key` was found in, for [`lookup_at`] to try next time.
-#[inline(never)]
+#[inline]
 pub(crate) fn lookup_shape(w: &[u32], key: Key) -> Option<(u8, u32, Shape)> {
     let n = len(w);
     let (t0, v0) = (tags_at(n), values_at(n));

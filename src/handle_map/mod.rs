@@ -47,15 +47,32 @@ impl Slot {
         Slot(Id::new(next, generation, type_id).to_bits() | Slot::FREE)
     }
 
-    /// Whether `id` is the live handle of this slot (its index aside).
+    /// The dense index of this slot's item if `id` is its live handle; else a number of at
+    /// least 2^32, past every dense index (a map holds fewer than 2^32 - 1 items).
     ///
-    /// One compare after the slot's load: the upper 32 bits (generation, type id, free bit)
-    /// must be equal, and the id's free bit clear, which is then the slot's too. The id's
-    /// free bit is folded in before the load, so it costs the load's critical path nothing.
+    /// The liveness test folded into the index: the upper 32 bits are the difference between
+    /// the slot's and the handle's generation, type id and free bit, with the handle's free
+    /// bit set on top (the slot's is then set too, or they differ). So one bounds check of the
+    /// result against the item count tests both, with no branch of its own.
     #[inline]
-    const fn is_live_for(self, id: Id) -> bool {
+    const fn dense_for(self, id: Id) -> u64 {
         let id = id.to_bits();
-        ((self.0 ^ id) | (id & Slot::FREE)) >> 32 == 0
+        (self.0 ^ (id & !0xffff_ffff)) | (id & Slot::FREE)
+    }
+
+    /// As [`dense_for`](Slot::dense_for), for a handle whose free bit is clear: what
+    /// [`HandleMap::slot_index`] leaves (it sends the others past every slot), so the free bit
+    /// need not be folded in again. The result's top bit is then this slot's free bit.
+    #[inline]
+    const fn dense_for_unfreed(self, id: Id) -> u64 {
+        self.0 ^ (id.to_bits() & !0xffff_ffff)
+    }
+
+    /// This live slot, freed: its generation bumped (to [`RETIRED`] at most: a live slot's
+    /// is below it, so the bump never carries into the type id), its next free slot `NONE`.
+    #[inline]
+    const fn freed(self) -> Slot {
+        Slot(((self.0 & !0xffff_ffff) + (1 << 32)) | Slot::FREE | NONE as u64)
     }
 
     const fn type_id(self) -> u16 {
@@ -359,10 +376,27 @@ impl<T> HandleMap<T> {
     /// together; only a failure pays for finding out why ([`diagnose`](HandleMap::diagnose)).
     #[inline]
     fn live_slot(&self, id: Id) -> Option<(usize, usize)> {
-        // An index below `base` wraps past every slot (base + slots <= u32::MAX).
-        let slot = id.index().wrapping_sub(self.base) as usize;
-        let entry = *self.slots.get(slot)?;
-        entry.is_live_for(id).then_some((slot, entry.index() as usize))
+        let (slot, dense) = self.slot_and_dense(id)?;
+        (dense < self.items.len()).then_some((slot, dense))
+    }
+
+    /// The slot of `id` and what [`Slot::dense_for`] says of it: `id`'s dense index if `id`
+    /// is live, else a number past every dense index. `None` if `id` names no slot.
+    #[inline]
+    fn slot_and_dense(&self, id: Id) -> Option<(usize, usize)> {
+        let slot = self.slot_index(id);
+        let dense = self.slots.get(slot)?.dense_for_unfreed(id);
+        // A no-op on 64-bit targets; on narrower ones a dead handle's number saturates.
+        Some((slot, usize::try_from(dense).unwrap_or(usize::MAX)))
+    }
+
+    /// The slot that `id` names: its index less `base`; past every slot if the index is
+    /// below `base` (it wraps: `base + slots <= u32::MAX`) or `id` has the free bit, which is
+    /// kept in the subtraction for that (one `and` here saves two in the liveness test).
+    #[inline]
+    fn slot_index(&self, id: Id) -> usize {
+        let index_and_free = id.to_bits() & (Slot::FREE | 0xffff_ffff);
+        usize::try_from(index_and_free.wrapping_sub(u64::from(self.base))).unwrap_or(usize::MAX)
     }
 
     /// As [`live_slot`](HandleMap::live_slot), with the reason when `id` is not live.
@@ -456,7 +490,8 @@ impl<T> HandleMap<T> {
     #[inline]
     #[must_use]
     pub fn get(&self, id: Id) -> Option<&T> {
-        let (_, dense) = self.live_slot(id)?;
+        // One bounds check tests both that `id` is live and that its item is in range.
+        let (_, dense) = self.slot_and_dense(id)?;
         self.items.get(dense)
     }
 
@@ -474,7 +509,7 @@ impl<T> HandleMap<T> {
     /// ```
     #[inline]
     pub fn get_mut(&mut self, id: Id) -> Option<&mut T> {
-        let (_, dense) = self.live_slot(id)?;
+        let (_, dense) = self.slot_and_dense(id)?;
         self.items.get_mut(dense)
     }
 
@@ -550,22 +585,11 @@ impl<T> HandleMap<T> {
         self.slots[slot].id(self.base + slot as u32)
     }
 
-    /// Frees a live slot: bumps its generation and puts it at the back of the free list, or
-    /// retires it when the generation would reach [`RETIRED`].
-    fn free_slot(&mut self, slot: usize) {
-        let generation = self.slots[slot].generation() + 1;
-        self.slots[slot] = Slot::free(NONE, generation, self.type_id);
-        if generation != RETIRED {
-            self.push_free(slot as u32);
-        }
-    }
-
     fn push_free(&mut self, slot: u32) {
-        if self.free_tail == NONE {
-            self.free_head = slot;
-        } else {
-            let tail = self.free_tail as usize;
-            self.slots[tail] = self.slots[tail].with_index(slot);
+        // An empty list's tail, NONE, is past every slot: one test for both.
+        match self.slots.get_mut(self.free_tail as usize) {
+            Some(tail) => *tail = tail.with_index(slot),
+            None => self.free_head = slot,
         }
         self.free_tail = slot;
     }
@@ -583,14 +607,31 @@ impl<T> HandleMap<T> {
     /// assert_eq!(map.remove(id), None);
     /// ```
     pub fn remove(&mut self, id: Id) -> Option<T> {
-        let (slot, dense) = self.live_slot(id)?;
-        let value = self.items.swap_remove(dense);
-        self.meta.swap_remove(dense);
-        if let Some(&moved) = self.meta.get(dense) {
-            let moved = moved as usize;
-            self.slots[moved] = self.slots[moved].with_index(dense as u32);
+        // One lookup of the slot: its entry is freed from the copy read here.
+        let slot = self.slot_index(id);
+        let entry = *self.slots.get(slot)?;
+        let dense = usize::try_from(entry.dense_for_unfreed(id)).unwrap_or(usize::MAX);
+        if dense >= self.items.len() {
+            return None;
         }
-        self.free_slot(slot);
+        let value = self.items.swap_remove(dense);
+        // `meta` is as long as `items` was: its last entry is the slot of the item that moved
+        // into `dense` (none if the removed item was the last).
+        if let Some(moved) = self.meta.pop()
+            && let Some(at) = self.meta.get_mut(dense)
+        {
+            *at = moved;
+            if let Some(moved) = self.slots.get_mut(moved as usize) {
+                *moved = moved.with_index(dense as u32);
+            }
+        }
+        let freed = entry.freed();
+        if let Some(at) = self.slots.get_mut(slot) {
+            *at = freed;
+        }
+        if freed.generation() != RETIRED {
+            self.push_free(slot as u32);
+        }
         // The item moved from the end may belong anywhere: sorting starts over.
         self.defrag = Defrag::default();
         Some(value)

@@ -235,7 +235,8 @@ impl<'a> HandleMapView<'a> {
     /// The dense index of `id`, if it is live.
     pub(crate) fn dense_index(self, id: Id) -> Option<usize> {
         let slot = Slot(self.slots.get(id.index().wrapping_sub(self.base) as usize)?.get());
-        slot.is_live_for(id).then_some(slot.index() as usize)
+        let dense = usize::try_from(slot.dense_for(id)).ok()?;
+        (dense < self.meta.len()).then_some(dense)
     }
 
     /// The handle of the item at `dense`.
@@ -349,5 +350,53 @@ mod serde_impl {
         fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<HandleMap<T>, D::Error> {
             HandleMap::from_parts(Parts::deserialize(deserializer)?).map_err(D::Error::custom)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Handles near every slot of `map`: each live one, with its free bit set, its generation
+    /// one off, another type id, and indices just past the slots and below `base`.
+    fn probes(map: &HandleMap<u64>) -> Vec<Id> {
+        let base = map.as_raw().header.base.get();
+        let slots = map.as_raw().header.slots.get();
+        let mut ids = vec![Id::NULL];
+        for index in base.saturating_sub(2)..base + slots + 2 {
+            for generation in [0, 1, 2, 3, RETIRED - 1, RETIRED] {
+                for type_id in [map.type_id(), map.type_id() + 1] {
+                    let id = Id::new(index, generation, type_id);
+                    ids.push(id);
+                    ids.push(Id::from_bits(id.to_bits() | 1 << 63));
+                }
+            }
+        }
+        ids
+    }
+
+    #[test]
+    fn a_view_resolves_exactly_the_handles_the_map_does() {
+        let mut map = HandleMap::new(3);
+        let first = map.insert_batch(0..5_u64);
+        map.reset();
+        let ids = map.insert_batch(10..20_u64);
+        for &id in &ids[..6] {
+            map.remove(id);
+        }
+        map.insert_batch(30..33_u64);
+        let raw = map.as_raw();
+        let view = HandleMapView::new(&raw, size_of::<u64>()).expect("a map's own sections");
+        let mut live = 0;
+        for id in probes(&map).into_iter().chain(first).chain(ids) {
+            assert_eq!(view.dense_index(id), map.dense_index(id), "{id:?}");
+            assert_eq!(map.get(id).is_some(), map.dense_index(id).is_some(), "{id:?}");
+            if let Some(dense) = view.dense_index(id) {
+                assert_eq!(view.id_at(dense), id);
+                live += 1;
+            }
+        }
+        // The 7 live handles, each found once among the probes and once among `ids`.
+        assert_eq!(live, 7 + 4);
     }
 }

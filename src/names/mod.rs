@@ -7,12 +7,14 @@
 //! that holds a `.` stays one segment.
 
 pub(crate) mod codec;
+mod saved;
 mod tree;
 
 use std::borrow::Cow;
 
 use fxhash::FxHashSet;
 
+pub use saved::SavedKeyNames;
 pub(crate) use tree::{KeyNames, ROOT, label};
 
 use crate::{AsKey, BlobRef, Error, Key, KeyCollision, KeyPath, PathConflict, Store};

@@ -25,6 +25,7 @@ use zerocopy::little_endian::U32;
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use crate::blob::layout;
+use crate::blob::write::BlobWrite;
 use crate::history::Tracker;
 use crate::names::KeyNames;
 use crate::{
@@ -768,80 +769,31 @@ pub struct BlobMut<'a> {
 }
 
 impl BlobMut<'_> {
+    #[inline]
     fn span(&self) -> Span {
         *self.store.index.get(self.id).expect("INVARIANT: a BlobMut's id stays live")
     }
 
-    /// The blob, read-only.
+    /// The blob, read-only: the read API that `BlobMut` forwards to.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{BlobRef, Store};
+    ///
+    /// fn health(sheet: BlobRef<'_>) -> f32 {
+    ///     sheet.get_float("stats.health").unwrap_or(0.0)
+    /// }
+    /// let mut store = Store::new();
+    /// let id = store.insert_entries([("stats.health", 42)]);
+    /// let mut entity = store.get_mut(id).unwrap();
+    /// entity.set("stats.health", 40);
+    /// assert_eq!(health(entity.as_blob_ref()), 40.0);
+    /// ```
+    #[inline]
     #[must_use]
     pub fn as_blob_ref(&self) -> BlobRef<'_> {
-        BlobRef::from_valid(&self.store.arena[self.span().range()])
-    }
-
-    /// The value of `key`, as [`Blob::get`] reads it.
-    #[must_use]
-    pub fn get(&self, key: impl Into<Key>) -> Option<Value<'_>> {
-        self.as_blob_ref().get(key)
-    }
-
-    /// The boolean at `key`, as [`Blob::get_bool`] reads it.
-    #[must_use]
-    pub fn get_bool(&self, key: impl Into<Key>) -> Option<bool> {
-        self.as_blob_ref().get_bool(key)
-    }
-
-    /// The float at `key`, as [`Blob::get_float`] reads it.
-    #[must_use]
-    pub fn get_float(&self, key: impl Into<Key>) -> Option<f32> {
-        self.as_blob_ref().get_float(key)
-    }
-
-    /// The string at `key`, as [`Blob::get_str`] reads it.
-    #[must_use]
-    pub fn get_str(&self, key: impl Into<Key>) -> Option<&str> {
-        self.as_blob_ref().get_str(key)
-    }
-
-    /// The float array at `key`, as [`Blob::get_floats`] reads it.
-    #[must_use]
-    pub fn get_floats(&self, key: impl Into<Key>) -> Option<&[f32]> {
-        self.as_blob_ref().get_floats(key)
-    }
-
-    /// Whether the blob has a value at `key`.
-    #[must_use]
-    pub fn contains_key(&self, key: impl Into<Key>) -> bool {
-        self.as_blob_ref().contains_key(key)
-    }
-
-    /// Number of keys.
-    #[must_use]
-    pub fn len(&self) -> usize {
-        self.as_blob_ref().len()
-    }
-
-    /// Whether the blob has no keys.
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.as_blob_ref().is_empty()
-    }
-
-    /// Iterates over the entries in header order, as [`Blob::iter`] does.
-    #[must_use]
-    pub fn iter(&self) -> crate::BlobIter<'_> {
-        self.as_blob_ref().iter()
-    }
-
-    /// Iterates over the keys in header order.
-    #[must_use]
-    pub fn keys(&self) -> crate::BlobKeys<'_> {
-        self.as_blob_ref().keys()
-    }
-
-    /// Copies the blob out of the store.
-    #[must_use]
-    pub fn to_blob(&self) -> Blob {
-        self.as_blob_ref().to_blob()
+        BlobRef::from_valid(self.words())
     }
 
     /// Sets `key` to `value`, as [`Blob::set`] does, and records the name of a key given as
@@ -936,17 +888,48 @@ impl BlobMut<'_> {
 
     /// Writes `key` in place, or after moving the blob to the arena's end with room.
     fn write(&mut self, key: Key, value: Value<'_>) -> Result<(), BlobError> {
+        if self.set_entry(key, value)? {
+            // The blob moved: its old span is garbage.
+            self.store.compact_if_wasteful();
+        }
+        Ok(())
+    }
+
+    /// Removes `key`; returns whether it was there.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Store;
+    ///
+    /// let mut store = Store::new();
+    /// let id = store.insert_entries([("status_effects.drunk", true)]);
+    /// let mut entity = store.get_mut(id).unwrap();
+    /// assert!(entity.remove("status_effects.drunk"));
+    /// assert!(!entity.remove("status_effects.drunk"));
+    /// assert!(entity.is_empty());
+    /// ```
+    pub fn remove(&mut self, key: impl Into<Key>) -> bool {
+        self.remove_entry(key.into())
+    }
+}
+
+crate::blob::forward_read_api!(BlobMut<'_>, to_blob);
+
+impl BlobWrite for BlobMut<'_> {
+    #[inline]
+    fn words(&self) -> &[u32] {
+        &self.store.arena[self.span().range()]
+    }
+
+    // Measured: left to itself LLVM calls it from `set_entry`, 7% more instructions a set.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    fn words_mut(&mut self) -> Option<&mut [u32]> {
+        // The caller writes the region: the entity changes.
         self.store.touch(self.id);
         let span = self.span();
-        let Err(need) = layout::set(&mut self.store.arena[span.range()], key, value) else {
-            return Ok(());
-        };
-        self.regrow(need.required)?;
-        let span = self.span();
-        layout::set(&mut self.store.arena[span.range()], key, value)
-            .expect("INVARIANT: a write fits once the blob is repacked into its requirement");
-        self.store.compact_if_wasteful();
-        Ok(())
+        Some(&mut self.store.arena[span.range()])
     }
 
     /// Moves the blob to the arena's end, repacked into at least `required` bytes (and at
@@ -966,32 +949,9 @@ impl BlobMut<'_> {
         self.store.garbage_words += span.words();
         Ok(())
     }
-
-    /// Removes `key`; returns whether it was there.
-    pub fn remove(&mut self, key: impl Into<Key>) -> bool {
-        self.store.touch(self.id);
-        let span = self.span();
-        layout::remove(&mut self.store.arena[span.range()], key.into())
-    }
 }
 
-impl crate::blob::PatchTarget for BlobMut<'_> {
-    fn reserve_bytes(&mut self, additional: usize) -> Result<(), BlobError> {
-        let span = self.span();
-        let words = &self.store.arena[span.range()];
-        if layout::free_bytes(words) < additional {
-            self.regrow(layout::used_bytes(words) as u64 + additional as u64)?;
-        }
-        Ok(())
-    }
-
-    fn region_mut(&mut self) -> Option<&mut [u32]> {
-        // The caller writes the region: the entity changes.
-        self.store.touch(self.id);
-        let span = self.span();
-        Some(&mut self.store.arena[span.range()])
-    }
-}
+impl crate::blob::PatchTarget for BlobMut<'_> {}
 
 impl<'b> IntoIterator for &'b BlobMut<'_> {
     type Item = (Key, Value<'b>);
