@@ -14,11 +14,8 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visit
 use crate::blob::bulk::Builder;
 use crate::names::{self, KeyNames};
 use crate::number::{self, Fit, JsonF32, JsonF64};
-use crate::store::Span;
 use crate::text::Shortened;
-use crate::{
-    Blob, BlobError, BlobRef, HandleError, Id, Key, KeyPath, MAX_PATH_SEGMENTS, Store, Value,
-};
+use crate::{Blob, BlobError, HandleError, Id, Key, MAX_PATH_SEGMENTS, Value};
 
 /// What is wrong with a JSON document, and where: the JSON path (a JSON Pointer such as
 /// `/stats/health`) and the line and column where reading stopped.
@@ -36,10 +33,10 @@ use crate::{
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct JsonError {
-    kind: JsonErrorKind,
-    path: String,
-    line: usize,
-    column: usize,
+    pub(crate) kind: JsonErrorKind,
+    pub(crate) path: String,
+    pub(crate) line: usize,
+    pub(crate) column: usize,
 }
 
 /// The kinds of [`JsonError`].
@@ -200,7 +197,7 @@ pub enum ExportError {
     NotFinite {
         /// The entity, when the export is of a store's entity.
         entity: Option<Id>,
-        /// The key, as [`Store::key_label`] shows it.
+        /// The key, as [`Store::key_label`](crate::Store::key_label) shows it.
         key: String,
         /// The float.
         value: f32,
@@ -209,7 +206,7 @@ pub enum ExportError {
     NoPath {
         /// The entity.
         entity: Option<Id>,
-        /// The path, as [`Store::key_label`] would show its key.
+        /// The path, as [`Store::key_label`](crate::Store::key_label) would show its key.
         path: String,
     },
 }
@@ -266,7 +263,7 @@ impl From<HandleError> for ExportError {
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ImportOptions {
-    lenient: bool,
+    pub(crate) lenient: bool,
 }
 
 impl ImportOptions {
@@ -293,6 +290,125 @@ impl ImportOptions {
     #[must_use]
     pub const fn is_lenient(&self) -> bool {
         self.lenient
+    }
+}
+
+/// How a store writes JSON: the layout ([`JsonStyle`]) and what becomes of a float JSON has no
+/// number for (NaN, infinity). The one options type of [`Store::export_json_with`],
+/// [`Store::export_blob_json_with`], [`Store::export_all_json_with`] and
+/// [`Store::try_export_json_at`]'s style; the older `export_*` methods are wrappers over it.
+///
+/// By default: compact, and a NaN or infinity is refused ([`ExportError::NotFinite`]), since
+/// any text written for it would not read back as it.
+///
+/// [`Store::export_json_with`]: crate::Store::export_json_with
+/// [`Store::export_blob_json_with`]: crate::Store::export_blob_json_with
+/// [`Store::export_all_json_with`]: crate::Store::export_all_json_with
+/// [`Store::try_export_json_at`]: crate::Store::try_export_json_at
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{ExportOptions, ImportOptions, JsonStyle, Store};
+///
+/// let mut store = Store::new();
+/// let id = store.import_json(r#"{"hp": 7}"#, &ImportOptions::strict())?[0];
+/// let pretty = ExportOptions::new().style(JsonStyle::Pretty);
+/// assert_eq!(store.export_json_with(id, &pretty)?, "{\n  \"hp\": 7\n}");
+///
+/// store.get_mut(id).unwrap().set("hp", f32::NAN);
+/// assert!(store.export_json_with(id, &ExportOptions::new()).is_err());
+/// let lossy = ExportOptions::new().non_finite_as_null();
+/// assert_eq!(store.export_json_with(id, &lossy)?, r#"{"hp":null}"#);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ExportOptions {
+    pub(crate) style: JsonStyle,
+    /// Write a NaN or infinity as `null` (which does not read back) instead of refusing it.
+    pub(crate) lossy: bool,
+}
+
+impl ExportOptions {
+    /// Compact, refusing a NaN or infinity.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{ExportOptions, JsonStyle};
+    ///
+    /// assert_eq!(ExportOptions::new().get_style(), JsonStyle::Compact);
+    /// assert!(!ExportOptions::new().is_lossy());
+    /// ```
+    #[must_use]
+    pub const fn new() -> ExportOptions {
+        ExportOptions { style: JsonStyle::Compact, lossy: false }
+    }
+
+    /// These options with `style`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{ExportOptions, JsonStyle};
+    ///
+    /// let pretty = ExportOptions::new().style(JsonStyle::Pretty);
+    /// assert_eq!(pretty.get_style(), JsonStyle::Pretty);
+    /// ```
+    #[must_use]
+    pub const fn style(self, style: JsonStyle) -> ExportOptions {
+        ExportOptions { style, ..self }
+    }
+
+    /// These options writing a NaN or infinity as `null`, as the `export_*` methods without
+    /// `try_` do: the text is always written, but such a value does not read back (strict
+    /// import refuses `null`, lenient drops it).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::ExportOptions;
+    ///
+    /// assert!(ExportOptions::new().non_finite_as_null().is_lossy());
+    /// ```
+    #[must_use]
+    pub const fn non_finite_as_null(self) -> ExportOptions {
+        ExportOptions { lossy: true, ..self }
+    }
+
+    /// The layout.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{ExportOptions, JsonStyle};
+    ///
+    /// assert_eq!(ExportOptions::default().get_style(), JsonStyle::Compact);
+    /// ```
+    #[must_use]
+    pub const fn get_style(&self) -> JsonStyle {
+        self.style
+    }
+
+    /// Whether a NaN or infinity is written as `null` rather than refused.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::ExportOptions;
+    ///
+    /// assert!(!ExportOptions::default().is_lossy());
+    /// ```
+    #[must_use]
+    pub const fn is_lossy(&self) -> bool {
+        self.lossy
+    }
+}
+
+impl From<JsonStyle> for ExportOptions {
+    /// Options of `style`, refusing a NaN or infinity: what the `try_export_*` methods take.
+    fn from(style: JsonStyle) -> ExportOptions {
+        ExportOptions::new().style(style)
     }
 }
 
@@ -391,7 +507,7 @@ impl Blob {
 }
 
 /// Runs `serde_json` over `text`, feeding the importer's `entity`.
-fn read_json(text: &str, entity: Entity<'_>) -> Result<(), ReadError> {
+pub(crate) fn read_json(text: &str, entity: Entity<'_>) -> Result<(), ReadError> {
     let mut reader = serde_json::Deserializer::from_str(text);
     entity.deserialize(&mut reader).and_then(|()| reader.end()).map_err(|e| {
         let message = e.to_string();
@@ -436,7 +552,7 @@ const PAST_F64: &str = "number out of range";
 /// the text and the text is read again with a stand-in for each that keeps its fit (past
 /// `f32`, or nonzero but zero as an `f32`) and its place: so the rules for numbers apply to
 /// them too, with the right path, line and column. At most two reads, so O(n) still.
-fn read_with_extremes<T>(
+pub(crate) fn read_with_extremes<T>(
     text: &str,
     lenient: bool,
     mut read: impl FnMut(&str) -> Result<(T, bool), JsonError>,
@@ -475,546 +591,8 @@ fn byte_offset(text: &str, line: usize, column: usize) -> Option<usize> {
     (at < text.len()).then_some(at)
 }
 
-impl Store {
-    /// Imports entities from JSON: a top-level object is one entity, a top-level array of
-    /// objects gives one entity each. Returns their handles in document order.
-    ///
-    /// The import is atomic: on any error the store is unchanged. The store remembers the
-    /// dotted name of every key it imports ([`key_name`](Store::key_name)); a key that it
-    /// already knows under another name is a [`JsonErrorKind::KeyCollision`].
-    ///
-    /// # Errors
-    ///
-    /// A [`JsonError`] with the JSON path (led by the entity's position in an array) and line
-    /// and column.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::{ImportOptions, Key, Store};
-    ///
-    /// let mut store = Store::new();
-    /// let ids = store.import_json(
-    ///     r#"[{"name": "Orc", "stats": {"health": 30}}, {"name": "Troll"}]"#,
-    ///     &ImportOptions::strict(),
-    /// )?;
-    /// assert_eq!(store.get(ids[1]).unwrap().get_str("name"), Some("Troll"));
-    /// assert_eq!(store.key_name(Key::parse("stats.health")).as_deref(), Some("stats.health"));
-    ///
-    /// let err = store.import_json(r#"[{"name": "Imp"}, {"name": null}]"#, &ImportOptions::strict());
-    /// assert_eq!(err.unwrap_err().path(), "/1/name");
-    /// assert_eq!(store.len(), 2, "nothing of the failed import is kept");
-    /// # Ok::<(), datacomp::JsonError>(())
-    /// ```
-    pub fn import_json(
-        &mut self,
-        text: &str,
-        options: &ImportOptions,
-    ) -> Result<Vec<Id>, JsonError> {
-        self.import_json_with_report(text, options).map(|(ids, _)| ids)
-    }
-
-    /// As [`import_json`](Store::import_json), also reporting what a lenient import changed.
-    ///
-    /// # Errors
-    ///
-    /// As [`import_json`](Store::import_json).
-    pub fn import_json_with_report(
-        &mut self,
-        text: &str,
-        options: &ImportOptions,
-    ) -> Result<(Vec<Id>, ImportReport), JsonError> {
-        self.import_with(text, *options, true, read_json)
-    }
-
-    /// Imports the entities of `text` with `read`, which runs a reader over the text and feeds
-    /// the importer's [`Entity`]: the one store import of JSON and SJSON. With `extremes`, the
-    /// numbers the reader cannot hand over as written are read again (see
-    /// [`read_with_extremes`]).
-    pub(crate) fn import_with(
-        &mut self,
-        text: &str,
-        options: ImportOptions,
-        extremes: bool,
-        read: impl Fn(&str, Entity<'_>) -> Result<(), ReadError>,
-    ) -> Result<(Vec<Id>, ImportReport), JsonError> {
-        let mut stage = |text: &str| {
-            // A second read of the text (see `read_with_extremes`) starts from the names as
-            // they were: what the first added is taken back.
-            self.names.rollback();
-            self.names.begin();
-            let mut importer = Importer {
-                lenient: options.lenient,
-                names: std::mem::take(&mut self.names),
-                ..Importer::default()
-            };
-            let mut staging = Staging::default();
-            let mut unused = Builder::default();
-            let top =
-                Entity { importer: &mut importer, blob: &mut unused, staging: Some(&mut staging) };
-            let read = read(text, top);
-            let base = self.arena.len();
-            let fits = |()| {
-                if u32::try_from(base + staging.arena.len()).is_ok() {
-                    return Ok(());
-                }
-                let required = 4 * (base + staging.arena.len()) as u64;
-                let kind = JsonErrorKind::Blob(BlobError::TooLarge { required });
-                Err(JsonError { kind, path: String::new(), line: text.lines().count(), column: 1 })
-            };
-            let read = read.map_err(|e| importer.error(&e)).and_then(fits);
-            importer.release_claims();
-            if let Err(error) = read {
-                // Nothing of a failed import stays: not even the names it met.
-                importer.names.rollback();
-                self.names = importer.names;
-                return Err(error);
-            }
-            self.names = importer.names;
-            Ok(((staging, importer.report), importer.saw_zero))
-        };
-        let (staging, report) = if extremes {
-            read_with_extremes(text, options.lenient, stage)?
-        } else {
-            stage(text)?.0
-        };
-        // Paths that named nothing (empty objects, skipped nulls) are dropped.
-        self.names.commit();
-        // Each buffer freed as soon as it is copied, the index grown once: the peak is about
-        // the staged entities twice, not more (`[{},{},...]` has 3 bytes of JSON an entity).
-        let Staging { arena, spans, blob } = staging;
-        drop(blob);
-        let base = self.arena.len();
-        self.arena.reserve_exact(arena.len());
-        self.arena.extend_from_slice(&arena);
-        drop(arena);
-        self.index.reserve(spans.len());
-        let mut offset = base;
-        let ids = spans
-            .iter()
-            .map(|&words| {
-                let span = Span::new(offset, words as usize);
-                offset += words as usize;
-                self.insert_span(span)
-            })
-            .collect();
-        Ok((ids, report))
-    }
-}
-
-impl Store {
-    /// The entity of `id` as a JSON object, nested again by its keys' names: the inverse of
-    /// [`import_json`](Store::import_json). A key without a name appears at the top level as
-    /// `"#1a2b3c4d"`. Floats are written as [`JsonF32`] writes them: whole ones without a
-    /// fraction, others in their shortest form that reads back as the same `f32`.
-    ///
-    /// A NaN or infinity, which JSON has no number for, is written as `null`, which does not
-    /// read back (strict import refuses it, lenient drops it):
-    /// [`try_export_json`](Store::try_export_json) refuses such an entity instead, naming the
-    /// key.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::{Blob, ImportOptions, Key, Store};
-    ///
-    /// let mut store = Store::new();
-    /// let text = r#"{"name":"The One","stats":{"health":100,"mana":0.1},"position":[1,2]}"#;
-    /// let id = store.import_json(text, &ImportOptions::strict())?[0];
-    /// assert_eq!(
-    ///     store.export_json(id).unwrap(),
-    ///     r#"{"name":"The One","stats":{"health":100,"mana":0.1},"position":[1,2]}"#
-    /// );
-    ///
-    /// let unnamed = store.insert(&[(Key::from_raw(42), true)].into_iter().collect::<Blob>());
-    /// assert_eq!(store.export_json(unnamed).unwrap(), r##"{"#0000002a":true}"##);
-    /// # Ok::<(), datacomp::JsonError>(())
-    /// ```
-    #[must_use]
-    pub fn export_json(&self, id: Id) -> Option<String> {
-        Some(self.export_blob_json(self.get(id)?))
-    }
-
-    /// Any blob as a JSON object, nested by the names this store knows for its keys, as
-    /// [`export_json`](Store::export_json) writes the store's own entities (a NaN or infinity
-    /// as `null`: [`try_export_blob_json`](Store::try_export_blob_json) refuses it).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::{Blob, ImportOptions, Store};
-    ///
-    /// let mut store = Store::new();
-    /// store.import_json(r#"{"stats": {"health": 1}}"#, &ImportOptions::strict())?;
-    /// let mut sheet = Blob::new();
-    /// sheet.set("stats.health", 75);
-    /// assert_eq!(store.export_blob_json(sheet.as_blob_ref()), r#"{"stats":{"health":75}}"#);
-    /// # Ok::<(), datacomp::JsonError>(())
-    /// ```
-    #[must_use]
-    pub fn export_blob_json(&self, blob: BlobRef<'_>) -> String {
-        self.write_blob(blob, JsonStyle::Compact, false).unwrap_or_default()
-    }
-
-    /// The entity of `id` as [`export_json`](Store::export_json) writes it, indented two
-    /// spaces a level, as designers write fixtures (a NaN or infinity as `null`:
-    /// [`try_export_json`](Store::try_export_json) refuses it).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::{ImportOptions, Store};
-    ///
-    /// let mut store = Store::new();
-    /// let id = store.import_json(r#"{"stats": {"health": 100}}"#, &ImportOptions::strict())?[0];
-    /// assert_eq!(
-    ///     store.export_json_pretty(id).unwrap(),
-    ///     "{\n  \"stats\": {\n    \"health\": 100\n  }\n}"
-    /// );
-    /// # Ok::<(), datacomp::JsonError>(())
-    /// ```
-    #[must_use]
-    pub fn export_json_pretty(&self, id: Id) -> Option<String> {
-        Some(self.export_blob_json_pretty(self.get(id)?))
-    }
-
-    /// Any blob as [`export_blob_json`](Store::export_blob_json) writes it, indented as
-    /// [`export_json_pretty`](Store::export_json_pretty) writes the store's own entities.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::{Blob, ImportOptions, Store};
-    ///
-    /// let mut store = Store::new();
-    /// store.import_json(r#"{"stats": {"health": 1}}"#, &ImportOptions::strict())?;
-    /// let mut sheet = Blob::new();
-    /// sheet.set("stats.health", 75);
-    /// assert_eq!(
-    ///     store.export_blob_json_pretty(sheet.as_blob_ref()),
-    ///     "{\n  \"stats\": {\n    \"health\": 75\n  }\n}"
-    /// );
-    /// # Ok::<(), datacomp::JsonError>(())
-    /// ```
-    #[must_use]
-    pub fn export_blob_json_pretty(&self, blob: BlobRef<'_>) -> String {
-        self.write_blob(blob, JsonStyle::Pretty, false).unwrap_or_default()
-    }
-
-    /// The blob as JSON in `style`; with `checked`, the first NaN or infinity met instead.
-    fn write_blob(
-        &self,
-        blob: BlobRef<'_>,
-        style: JsonStyle,
-        checked: bool,
-    ) -> Result<String, (Key, f32)> {
-        self.write_blob_with(blob, checked, |tree, out| {
-            tree.write(style == JsonStyle::Pretty, 0, out);
-        })
-    }
-
-    /// The blob's tree as `write` writes it (JSON or SJSON); with `checked`, the first NaN or
-    /// infinity met instead, before anything is written.
-    pub(crate) fn write_blob_with(
-        &self,
-        blob: BlobRef<'_>,
-        checked: bool,
-        write: impl FnOnce(&Tree<'_>, &mut Vec<u8>),
-    ) -> Result<String, (Key, f32)> {
-        let mut tree = Tree::for_names(&self.names, false);
-        if let (true, Some(bad)) = (checked, self.export_tree(blob, &mut tree)) {
-            return Err(bad);
-        }
-        let mut out = Vec::new();
-        write(&tree, &mut out);
-        Ok(into_string(out))
-    }
-
-    /// Every entity, in iteration order, as a JSON array of objects: a document that
-    /// [`import_json`](Store::import_json) reads back into the same entities (under new ids),
-    /// unless one holds a NaN or infinity, written as `null`
-    /// ([`try_export_all_json`](Store::try_export_all_json) refuses it).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::{ImportOptions, Store};
-    ///
-    /// let mut store = Store::new();
-    /// let text = r#"[{"name": "Orc"}, {"name": "Troll", "stats": {"health": 3}}]"#;
-    /// store.import_json(text, &ImportOptions::strict())?;
-    /// let exported = store.export_all_json();
-    /// assert_eq!(exported, r#"[{"name":"Orc"},{"name":"Troll","stats":{"health":3}}]"#);
-    ///
-    /// let mut copy = Store::new();
-    /// copy.import_json(&exported, &ImportOptions::strict())?;
-    /// assert_eq!(copy.export_all_json(), exported);
-    /// # Ok::<(), datacomp::JsonError>(())
-    /// ```
-    #[must_use]
-    pub fn export_all_json(&self) -> String {
-        self.export_all(false, false).unwrap_or_default()
-    }
-
-    /// Every entity as [`export_all_json`](Store::export_all_json) writes them, indented two
-    /// spaces a level.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::{ImportOptions, Store};
-    ///
-    /// let mut store = Store::new();
-    /// store.import_json(r#"[{"alive": true}, {"alive": false}]"#, &ImportOptions::strict())?;
-    /// assert_eq!(
-    ///     store.export_all_json_pretty(),
-    ///     "[\n  {\n    \"alive\": true\n  },\n  {\n    \"alive\": false\n  }\n]"
-    /// );
-    /// # Ok::<(), datacomp::JsonError>(())
-    /// ```
-    #[must_use]
-    pub fn export_all_json_pretty(&self) -> String {
-        if self.is_empty() {
-            return "[]".to_owned();
-        }
-        self.export_all(true, false).unwrap_or_default()
-    }
-
-    /// Every entity as a JSON array, one entity's tree at a time, in one tree kept between
-    /// entities: an export allocates per document, not per entity.
-    fn export_all(&self, pretty: bool, checked: bool) -> Result<String, ExportError> {
-        let frame: [&[u8]; 3] =
-            if pretty { [b"[\n  ", b",\n  ", b"\n]"] } else { [b"[", b",", b"]"] };
-        self.write_all_with(checked, frame, |tree, out| {
-            tree.write(pretty, usize::from(pretty), out);
-        })
-    }
-
-    /// Every entity in iteration order, each tree as `write` writes it (JSON or SJSON),
-    /// framed by `[open, separator, close]`; with `checked`, the first NaN or infinity met
-    /// instead, naming its entity. One tree is kept between entities.
-    pub(crate) fn write_all_with(
-        &self,
-        checked: bool,
-        [open, separator, close]: [&[u8]; 3],
-        mut write: impl FnMut(&Tree<'_>, &mut Vec<u8>),
-    ) -> Result<String, ExportError> {
-        // JSON takes about twice the bytes of the blobs; a guess that saves most regrowth
-        // without a pass over every blob to measure them.
-        let mut out = Vec::with_capacity(self.arena.len() * 4 * 2);
-        // Every entity: a slot per name costs no more than the entities' keys.
-        let mut tree = Tree::for_names(&self.names, true);
-        out.extend_from_slice(open);
-        for (i, (id, blob)) in self.iter().enumerate() {
-            if i > 0 {
-                out.extend_from_slice(separator);
-            }
-            if let (true, Some((key, x))) = (checked, self.export_tree(blob, &mut tree)) {
-                return Err(self.not_finite(Some(id), key, x));
-            }
-            write(&tree, &mut out);
-        }
-        out.extend_from_slice(close);
-        Ok(into_string(out))
-    }
-
-    /// Builds in `tree` the blob as a tree of objects and arrays, nested by the names this
-    /// store knows for its keys, and returns the first float JSON has no number for (NaN,
-    /// infinity), if any. O(the keys and the path nodes they need), with no recursion.
-    pub(crate) fn export_tree<'a>(
-        &'a self,
-        blob: BlobRef<'a>,
-        tree: &mut Tree<'a>,
-    ) -> Option<(Key, f32)> {
-        tree.clear();
-        let mut not_finite = None;
-        for (key, value) in blob {
-            // Checked as the tree is built: no second pass over the values.
-            if not_finite.is_none() {
-                not_finite = check_finite(value).err().map(|x| (key, x));
-            }
-            let placed = self
-                .names
-                .named(key)
-                .is_some_and(|node| tree.place(&self.names, node, names::ROOT, value));
-            if !placed {
-                // Unnamed, too deep, or its path runs through another key's value: at the
-                // top, by hash.
-                tree.push_member(ROOT, Cow::Owned(key.to_string()), Some(value), NO_NODE);
-            }
-        }
-        tree.shape_arrays(&self.names);
-        not_finite
-    }
-}
-
-/// Exports that refuse what JSON cannot hold.
-impl Store {
-    /// The entity of `id` as JSON, as [`export_json`](Store::export_json) or
-    /// [`export_json_pretty`](Store::export_json_pretty) writes it, or why it cannot be
-    /// written: a float that JSON has no number for (NaN, infinity) is refused, naming the
-    /// entity and key, since any text written for it would not read back as it.
-    ///
-    /// # Errors
-    ///
-    /// [`ExportError::Handle`] if `id` names no live entity; [`ExportError::NotFinite`] for a
-    /// NaN or infinity, the first in the entity's key order.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::{ExportError, ImportOptions, JsonStyle, Store};
-    ///
-    /// let mut store = Store::new();
-    /// let id = store.import_json(r#"{"hp": 135, "speed": 0.5}"#, &ImportOptions::strict())?[0];
-    /// assert_eq!(store.try_export_json(id, JsonStyle::Compact)?, r#"{"hp":135,"speed":0.5}"#);
-    ///
-    /// store.get_mut(id).unwrap().set("speed", f32::NAN);
-    /// let err = store.try_export_json(id, JsonStyle::Pretty).unwrap_err();
-    /// assert_eq!(err.to_string(), "entity 0v0t1: speed is NaN, which JSON has no number for");
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn try_export_json(&self, id: Id, style: JsonStyle) -> Result<String, ExportError> {
-        let blob = self.try_get(id).map_err(ExportError::Handle)?;
-        self.write_blob(blob, style, true).map_err(|(key, x)| self.not_finite(Some(id), key, x))
-    }
-
-    /// Any blob as [`try_export_json`](Store::try_export_json) writes the store's own
-    /// entities.
-    ///
-    /// # Errors
-    ///
-    /// [`ExportError::NotFinite`] for a NaN or infinity, with no entity.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::{Blob, ExportError, JsonStyle, Store};
-    ///
-    /// let store = Store::new();
-    /// let mut sheet = Blob::new();
-    /// sheet.set("position", [1.0, f32::INFINITY]);
-    /// let err = store.try_export_blob_json(sheet.as_blob_ref(), JsonStyle::Compact).unwrap_err();
-    /// assert!(matches!(err, ExportError::NotFinite { entity: None, value, .. } if value == f32::INFINITY));
-    /// assert_eq!(err.to_string(), "#38e2e10c is inf, which JSON has no number for");
-    /// ```
-    pub fn try_export_blob_json(
-        &self,
-        blob: BlobRef<'_>,
-        style: JsonStyle,
-    ) -> Result<String, ExportError> {
-        self.write_blob(blob, style, true).map_err(|(key, x)| self.not_finite(None, key, x))
-    }
-
-    /// Every entity as [`export_all_json`](Store::export_all_json) or
-    /// [`export_all_json_pretty`](Store::export_all_json_pretty) writes them, or the first
-    /// float (in iteration order) that JSON has no number for.
-    ///
-    /// # Errors
-    ///
-    /// [`ExportError::NotFinite`] naming the entity and key.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::{ImportOptions, JsonStyle, Store};
-    ///
-    /// let mut store = Store::new();
-    /// let ids = store.import_json(r#"[{"x": 1}, {"x": 2.5}]"#, &ImportOptions::strict())?;
-    /// assert_eq!(store.try_export_all_json(JsonStyle::Compact)?, r#"[{"x":1},{"x":2.5}]"#);
-    /// store.get_mut(ids[1]).unwrap().set("x", f32::NEG_INFINITY);
-    /// assert_eq!(
-    ///     store.try_export_all_json(JsonStyle::Compact).unwrap_err().to_string(),
-    ///     "entity 1v0t1: x is -inf, which JSON has no number for"
-    /// );
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn try_export_all_json(&self, style: JsonStyle) -> Result<String, ExportError> {
-        if self.is_empty() {
-            return Ok("[]".to_owned());
-        }
-        self.export_all(style == JsonStyle::Pretty, true)
-    }
-
-    /// What the entity of `id` holds at `path`, as JSON (as `jq` would print it): the value of
-    /// the key `path`, or the object of every key under it, nested by their names as
-    /// [`try_export_json`](Store::try_export_json) nests a whole entity.
-    ///
-    /// # Errors
-    ///
-    /// [`ExportError::Handle`] if `id` names no live entity; [`ExportError::NoPath`] if the
-    /// entity holds nothing at or under `path`; [`ExportError::NotFinite`] for a NaN or
-    /// infinity there.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::{ImportOptions, JsonStyle, KeyPath, Store};
-    ///
-    /// let mut store = Store::new();
-    /// let text = r#"{"name": "Orc", "stats": {"health": 30, "speed": {"walk": 1.5}}}"#;
-    /// let id = store.import_json(text, &ImportOptions::strict())?[0];
-    /// let stats = KeyPath::dotted("stats");
-    /// assert_eq!(
-    ///     store.try_export_json_at(id, &stats, JsonStyle::Compact)?,
-    ///     r#"{"health":30,"speed":{"walk":1.5}}"#
-    /// );
-    /// let walk = KeyPath::dotted("stats.speed.walk");
-    /// assert_eq!(store.try_export_json_at(id, &walk, JsonStyle::Compact)?, "1.5");
-    /// let err = store.try_export_json_at(id, &KeyPath::dotted("stat"), JsonStyle::Compact);
-    /// assert_eq!(err.unwrap_err().to_string(), "entity 0v0t1 holds nothing at stat");
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn try_export_json_at(
-        &self,
-        id: Id,
-        path: &KeyPath<'_>,
-        style: JsonStyle,
-    ) -> Result<String, ExportError> {
-        let blob = self.try_get(id).map_err(ExportError::Handle)?;
-        let mut tree = Tree::for_names(&self.names, false);
-        tree.clear();
-        let key = path.key();
-        let node = self.names.named(key).filter(|&n| self.names.is_path(n, path));
-        if let Some(value) = blob.get(key).filter(|_| node.is_some()) {
-            check_finite(value).map_err(|x| self.not_finite(Some(id), key, x))?;
-            tree.nodes[ROOT as usize].leaf = Some(value);
-        } else {
-            // The object at `path`: every named key of the entity under its node, placed as
-            // export places them under the entity's own object.
-            let top = self.names.find_path(path);
-            let mut found = false;
-            for (key, value) in blob {
-                let Some((top, node)) = top.zip(self.names.named(key)) else { continue };
-                if !self.names.is_under(node, top) {
-                    continue;
-                }
-                check_finite(value).map_err(|x| self.not_finite(Some(id), key, x))?;
-                found = true;
-                if !tree.place(&self.names, node, top, value) {
-                    // Its path runs through another key's value: by hash, as export does.
-                    tree.push_member(ROOT, Cow::Owned(key.to_string()), Some(value), NO_NODE);
-                }
-            }
-            if !found {
-                let path = names::label(path.segments());
-                return Err(ExportError::NoPath { entity: Some(id), path });
-            }
-            tree.shape_arrays(&self.names);
-        }
-        let mut out = Vec::new();
-        tree.write(style == JsonStyle::Pretty, 0, &mut out);
-        Ok(into_string(out))
-    }
-
-    /// The error for a float that JSON and SJSON have no number for, naming its key.
-    pub(crate) fn not_finite(&self, entity: Option<Id>, key: Key, value: f32) -> ExportError {
-        ExportError::NotFinite { entity, key: self.key_label(key).into_owned(), value }
-    }
-}
-
 /// The first float of `value` that JSON has no number for.
-fn check_finite(value: Value<'_>) -> Result<(), f32> {
+pub(crate) fn check_finite(value: Value<'_>) -> Result<(), f32> {
     match value {
         Value::Float(x) if !x.is_finite() => Err(x),
         Value::Floats(xs) => xs.iter().find(|x| !x.is_finite()).map_or(Ok(()), |&x| Err(x)),
@@ -1027,7 +605,7 @@ fn check_finite(value: Value<'_>) -> Result<(), f32> {
 /// entities. Nothing here recurses: a path is placed by a loop and the tree is written with an
 /// explicit stack, so a name of any depth costs heap, not stack.
 pub(crate) struct Tree<'a> {
-    nodes: Vec<TreeNode<'a>>,
+    pub(crate) nodes: Vec<TreeNode<'a>>,
     /// The node of each name-tree node placed so far in this entity.
     placed: Placed,
     /// Scratch: name-tree nodes on the way to a key's node, and an array's members by index.
@@ -1103,9 +681,9 @@ impl Placed {
 
 /// A member of an object or array: a value, or an object (an array) whose members start at
 /// `first`.
-struct TreeNode<'a> {
+pub(crate) struct TreeNode<'a> {
     name: Cow<'a, str>,
-    leaf: Option<Value<'a>>,
+    pub(crate) leaf: Option<Value<'a>>,
     /// The first and last members of an object; [`NO_NODE`] when it has none.
     first: u32,
     last: u32,
@@ -1123,10 +701,10 @@ struct TreeNode<'a> {
 /// The entity's own object in a [`Tree`].
 pub(crate) const ROOT: u32 = 0;
 /// No node: the end of a list of members.
-const NO_NODE: u32 = u32::MAX;
+pub(crate) const NO_NODE: u32 = u32::MAX;
 
 /// The bytes an export wrote: JSON from `serde_json` and ASCII punctuation, so always UTF-8.
-fn into_string(bytes: Vec<u8>) -> String {
+pub(crate) fn into_string(bytes: Vec<u8>) -> String {
     String::from_utf8(bytes).unwrap_or_default()
 }
 
@@ -1174,7 +752,7 @@ impl<'a> Tree<'a> {
     }
 
     /// Empties the tree down to the entity's object, with no members.
-    fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.nodes.clear();
         let root = TreeNode {
             name: Cow::Borrowed(""),
@@ -1192,7 +770,7 @@ impl<'a> Tree<'a> {
 
     /// Adds a member (a value, or with `leaf` `None` an empty object) after the last member of
     /// `object`, and returns it.
-    fn push_member(
+    pub(crate) fn push_member(
         &mut self,
         object: u32,
         name: Cow<'a, str>,
@@ -1225,7 +803,13 @@ impl<'a> Tree<'a> {
     /// whose object is exported), creating objects on the way (from the nearest one placed
     /// already). Returns false, changing nothing, where the path meets
     /// a value, is an object in this entity, or is deeper than [`MAX_PATH_SEGMENTS`].
-    fn place(&mut self, names: &'a KeyNames, node: u32, top: u32, value: Value<'a>) -> bool {
+    pub(crate) fn place(
+        &mut self,
+        names: &'a KeyNames,
+        node: u32,
+        top: u32,
+        value: Value<'a>,
+    ) -> bool {
         if self.placed.get(node).is_some() {
             return false;
         }
@@ -1263,7 +847,7 @@ impl<'a> Tree<'a> {
     /// which reads back to the same keys: an array with a hole (a removed element, a skipped
     /// `null`), or one of numbers only (`[1, null]` leniently), which would read back as a
     /// float array.
-    fn shape_arrays(&mut self, names: &KeyNames) {
+    pub(crate) fn shape_arrays(&mut self, names: &KeyNames) {
         let mut slots = std::mem::take(&mut self.chain);
         for object in 0..self.nodes.len() {
             let node = &self.nodes[object];
@@ -1308,7 +892,7 @@ impl<'a> Tree<'a> {
     /// Writes the entity: compact, or `pretty` as designers write fixtures (one member a line,
     /// indented two spaces a level from `depth`, float arrays on one line: `[12.0, 0.0]`).
     /// Iterative: a path of any depth writes without recursion.
-    fn write(&self, pretty: bool, depth: usize, out: &mut Vec<u8>) {
+    pub(crate) fn write(&self, pretty: bool, depth: usize, out: &mut Vec<u8>) {
         // Each open object or array, and its next member to write.
         let mut open: Vec<(u32, u32)> = Vec::new();
         self.open(ROOT, out, pretty, &mut open);
@@ -1391,13 +975,13 @@ fn push_indent(out: &mut Vec<u8>, depth: usize) {
 /// Entities read so far by a store import, repacked back to back: committed to the store only
 /// when the whole document has been read.
 #[derive(Default)]
-struct Staging {
+pub(crate) struct Staging {
     /// The entity being read; cleared, not reallocated, between entities.
-    blob: Builder,
-    arena: Vec<u32>,
+    pub(crate) blob: Builder,
+    pub(crate) arena: Vec<u32>,
     /// The words of each entity in `arena`, back to back. A blob is at most 4 GiB: 2^30
     /// words.
-    spans: Vec<u32>,
+    pub(crate) spans: Vec<u32>,
 }
 
 impl Staging {
@@ -1422,36 +1006,36 @@ impl Staging {
 
 /// Where the importer is, what it has seen, and why it stopped.
 #[derive(Default)]
-struct Importer {
+pub(crate) struct Importer {
     /// The name-tree node of each open object (none at the top level: the root).
-    levels: Vec<u32>,
+    pub(crate) levels: Vec<u32>,
     /// The member names on the current path, back to back, and where each one ends.
-    path: String,
-    path_ends: Vec<usize>,
+    pub(crate) path: String,
+    pub(crate) path_ends: Vec<usize>,
     /// The index of the array element being read, if one is.
-    element: Option<usize>,
+    pub(crate) element: Option<usize>,
     /// Every path met, as a tree of segments: the store's key names in a store import (its
     /// named nodes are the keys' names), a tree of its own in a blob import. A path is
     /// claimed once per entity, as a value or an object: twice is a path set twice, or a
     /// value and an object at one path (which JSON could not write back). Memory is one
     /// member name a path met, not one path.
-    names: KeyNames,
+    pub(crate) names: KeyNames,
     /// The nodes the entity being read claimed, released after it.
-    claimed: Vec<u32>,
+    pub(crate) claimed: Vec<u32>,
     /// The member name being read.
-    segment: String,
+    pub(crate) segment: String,
     /// Numbers of the array being read.
-    floats: Vec<f32>,
+    pub(crate) floats: Vec<f32>,
     /// Why the import stopped, when it is the format's rule and not JSON's.
-    failure: Option<JsonErrorKind>,
+    pub(crate) failure: Option<JsonErrorKind>,
     /// The lenient policy, and what it changed.
-    lenient: bool,
-    report: ImportReport,
+    pub(crate) lenient: bool,
+    pub(crate) report: ImportReport,
     /// Whether a number was read as an `f64` zero: written so, or nonzero but past `f64`'s
     /// precision.
-    saw_zero: bool,
+    pub(crate) saw_zero: bool,
     /// The position of the entity being read in a top-level array, if it is in one.
-    entity: Option<usize>,
+    pub(crate) entity: Option<usize>,
 }
 
 impl Importer {
@@ -1461,7 +1045,7 @@ impl Importer {
         E::custom("datacomp format rule")
     }
 
-    fn error(&mut self, e: &ReadError) -> JsonError {
+    pub(crate) fn error(&mut self, e: &ReadError) -> JsonError {
         let kind = self.failure.take().unwrap_or_else(|| JsonErrorKind::Syntax(e.message.clone()));
         JsonError { kind, path: self.pointer(), line: e.line, column: e.column }
     }
@@ -1514,7 +1098,7 @@ impl Importer {
     }
 
     /// Releases the paths the last entity claimed.
-    fn release_claims(&mut self) {
+    pub(crate) fn release_claims(&mut self) {
         for node in self.claimed.drain(..) {
             self.names.unclaim(node);
         }
@@ -1621,10 +1205,10 @@ impl Importer {
 /// import (where it may also be an array of entities). The seed that a reader of JSON or SJSON
 /// is given.
 pub(crate) struct Entity<'i> {
-    importer: &'i mut Importer,
-    blob: &'i mut Builder,
+    pub(crate) importer: &'i mut Importer,
+    pub(crate) blob: &'i mut Builder,
     /// In a store import: stage the entity there instead of reading into `blob`.
-    staging: Option<&'i mut Staging>,
+    pub(crate) staging: Option<&'i mut Staging>,
 }
 
 impl<'de> DeserializeSeed<'de> for Entity<'_> {
@@ -2009,6 +1593,7 @@ impl<'de> Visitor<'de> for Number<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Store;
 
     /// Runs `f` on a thread with a 64 KiB stack: enough for a loop, far too little for a
     /// recursion per level of a deep tree.
@@ -2024,9 +1609,9 @@ mod tests {
             let id = store.insert_empty();
             let mut node = names::ROOT;
             for _ in 0..100_000 {
-                node = store.names.intern(node, "a");
+                node = store.names_mut().intern(node, "a");
             }
-            let key = store.names.name(node).unwrap();
+            let key = store.names_mut().name(node).unwrap();
             store.get_mut(id).unwrap().set(key, 1.0);
             assert_eq!(store.key_name(key).map(|n| n.len()), Some(2 * 100_000 - 1));
             store.export_json(id).unwrap()

@@ -14,7 +14,6 @@ compile_error!(
 pub mod blob;
 mod column;
 mod cursor;
-mod delta;
 mod error;
 pub mod file;
 pub mod handle_map;
@@ -28,7 +27,6 @@ mod names;
 #[cfg(feature = "json")]
 mod number;
 mod query;
-pub mod save;
 #[cfg(feature = "json")]
 mod sjson;
 mod store;
@@ -41,7 +39,6 @@ pub use blob::{
     PatchTarget, RegionKind, Side,
 };
 pub use cursor::KeyCursor;
-pub use delta::StorePatch;
 pub use error::{
     BlobError, Error, HandleError, KeyCollision, LoadError, PatchError, PathConflict, PathTooDeep,
 };
@@ -52,7 +49,9 @@ pub use handle_map::{
 };
 pub use history::{Changes, History, Mark, Snapshot};
 #[cfg(feature = "json")]
-pub use json::{ExportError, ImportOptions, ImportReport, JsonError, JsonErrorKind, JsonStyle};
+pub use json::{
+    ExportError, ExportOptions, ImportOptions, ImportReport, JsonError, JsonErrorKind, JsonStyle,
+};
 pub use key::{AsKey, Key, KeyPath, MAX_PATH_SEGMENTS, ParseKeyError, ParseKeyErrorKind};
 pub use load::{LazyStoreView, Salvage};
 pub use migrate::{MigrateError, MigrationReport, MigrationStep, Migrations, StepReport};
@@ -60,7 +59,7 @@ pub use names::SavedKeyNames;
 #[cfg(feature = "json")]
 pub use number::JsonF32;
 pub use query::{Query, QueryError, QueryErrorKind};
-pub use save::StoreView;
-pub use store::{BlobMut, Store, StoreStats};
+pub use store::StorePatch;
+pub use store::{BlobMut, Store, StoreStats, StoreView, save};
 pub use upgrade::LoadOptions;
 pub use value::{AsValue, OwnedValue, Value, ValueType};

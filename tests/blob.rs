@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use datacomp::{Blob, BlobError, BlobRef, Key, OwnedValue, RegionKind, Value};
+use datacomp::{Blob, BlobError, BlobRef, Id, Key, OwnedValue, RegionKind, Store, Value};
 use proptest::prelude::*;
 
 // ---------------------------------------------------------------------------------------------
@@ -655,5 +655,95 @@ proptest! {
         prop_assert_eq!(&extended, &in_turn);
         prop_assert_eq!(extended.keys().collect::<Vec<_>>(), in_turn.keys().collect::<Vec<_>>());
         prop_assert_eq!(Blob::from_bytes(extended.as_bytes()).unwrap(), extended);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// One read API: `Blob`, `BlobRef` and `BlobMut` answer alike
+
+/// Every read method of the three owners of one blob's entries gives the same answer: the owned
+/// blob `blob`, the store's entity through `BlobMut` (`entity`), and through `BlobRef`.
+fn assert_reads_agree(blob: &Blob, store: &mut Store, id: Id, model: &Model) {
+    assert_matches(blob, model);
+    let entity = store.get_mut(id).unwrap();
+    let view = entity.as_blob_ref();
+    // The entity's own three ways to read agree to the byte (one buffer).
+    assert_eq!(entity.as_bytes(), view.as_bytes());
+    assert_eq!(entity.regions(), view.regions());
+    assert_eq!(
+        (entity.byte_len(), entity.header_bytes(), entity.free_bytes()),
+        (view.byte_len(), view.header_bytes(), view.free_bytes())
+    );
+    assert_eq!(
+        (entity.payload_bytes(), entity.hole_bytes(), entity.used_bytes()),
+        (view.payload_bytes(), view.hole_bytes(), view.used_bytes())
+    );
+    // And with the owned blob, entry by entry (their buffers grow by different rules).
+    assert_eq!((entity.len(), entity.is_empty()), (blob.len(), blob.is_empty()));
+    assert_eq!(entity.keys().collect::<Vec<_>>(), blob.keys().collect::<Vec<_>>());
+    assert_eq!(entity.iter().len(), blob.iter().len());
+    for ((k1, v1), (k2, v2)) in entity.iter().zip(blob.iter()) {
+        assert_eq!(k1, k2);
+        assert!(v1.is_identical(&v2), "{k1}: {v1:?} != {v2:?}");
+    }
+    assert_eq!(entity.used_bytes(), blob.used_bytes());
+    assert_eq!(entity.header_bytes(), blob.header_bytes());
+    for i in 0..KEY_POOL {
+        let key = pool_key(i);
+        assert_eq!(entity.contains_key(key), blob.contains_key(key));
+        assert_eq!(entity.get(key).is_some(), blob.get(key).is_some());
+        if let (Some(a), Some(b)) = (entity.get(key), blob.get(key)) {
+            assert!(a.is_identical(&b), "{key}: {a:?} != {b:?}");
+        }
+        assert_eq!(entity.get_bool(key), blob.get_bool(key));
+        assert_eq!(entity.get_float(key).map(f32::to_bits), blob.get_float(key).map(f32::to_bits));
+        assert_eq!(entity.get_str(key), blob.get_str(key));
+        assert_eq!(
+            entity.get_floats(key).map(|f| f.iter().map(|x| x.to_bits()).collect::<Vec<_>>()),
+            blob.get_floats(key).map(|f| f.iter().map(|x| x.to_bits()).collect::<Vec<_>>())
+        );
+    }
+    assert_eq!(entity.to_blob(), *blob);
+    assert_eq!(view, *blob);
+}
+
+proptest! {
+    /// The same writes to a `Blob` and to a store's entity (between two other entities, so that
+    /// growing moves it to the arena's end) leave the same entries, read alike through all
+    /// three types, checked after every step against a `HashMap` model.
+    #[test]
+    fn blob_blobref_and_blobmut_read_alike(ops in prop::collection::vec(op(), 1..40)) {
+        let mut blob = Blob::new();
+        let mut model = Model::default();
+        let mut store = Store::new();
+        let before = store.insert_entries([("neighbour", 1.0)]);
+        let id = store.insert_empty();
+        let after = store.insert_entries([("neighbour", 2.0)]);
+        for op in ops {
+            match op {
+                Op::Set(k, value) => {
+                    blob.set(pool_key(k), &value);
+                    store.get_mut(id).unwrap().set(pool_key(k), &value);
+                    model.set(pool_key(k), value);
+                }
+                Op::Remove(k) => {
+                    let removed = model.remove(pool_key(k));
+                    prop_assert_eq!(blob.remove(pool_key(k)), removed);
+                    prop_assert_eq!(store.get_mut(id).unwrap().remove(pool_key(k)), removed);
+                }
+                Op::Clear => {
+                    blob.clear();
+                    for key in model.order.drain(..) {
+                        prop_assert!(store.get_mut(id).unwrap().remove(key));
+                    }
+                    model = Model::default();
+                }
+                Op::Compact => store.compact(),
+                Op::ShrinkToFit | Op::Reserve(_) | Op::RoundTrip | Op::Clone => {}
+            }
+            assert_reads_agree(&blob, &mut store, id, &model);
+        }
+        prop_assert_eq!(store.get(before).unwrap().get_float("neighbour"), Some(1.0));
+        prop_assert_eq!(store.get(after).unwrap().get_float("neighbour"), Some(2.0));
     }
 }

@@ -254,7 +254,7 @@ fn a_delta_and_a_save_are_told_apart() {
     assert_eq!(StorePatch::from_bytes(&base.to_bytes()).unwrap_err(), kind("delta", "save"));
     assert_eq!(kind("save", "delta").to_string(), "this is a delta file, not a save file");
     let info = datacomp::save::describe(&delta).unwrap();
-    assert_eq!(info.kind, "delta");
+    assert_eq!(info.kind, datacomp::save::FileKind::Delta);
     let names: Vec<&str> = info.sections.iter().map(|s| s.name).collect();
     assert_eq!(
         names,
@@ -267,7 +267,10 @@ fn a_delta_and_a_save_are_told_apart() {
             "key tree"
         ]
     );
-    assert_eq!(datacomp::save::describe(&base.to_bytes()).unwrap().kind, "save");
+    assert_eq!(
+        datacomp::save::describe(&base.to_bytes()).unwrap().kind,
+        datacomp::save::FileKind::Save
+    );
 }
 
 #[test]

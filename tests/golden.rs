@@ -122,7 +122,7 @@ fn every_golden_file_keeps_its_header_and_passes_every_check() {
     for golden in &GOLDEN {
         let info = save::describe(golden.bytes).unwrap_or_else(|e| panic!("{}: {e}", golden.name));
         assert_eq!(
-            (info.kind, info.major, info.minor, info.key_hash, info.data_version),
+            (info.kind.as_str(), info.major, info.minor, info.key_hash, info.data_version),
             (golden.kind, 1, golden.minor, golden.key_hash, golden.data_version),
             "{}",
             golden.name
@@ -367,7 +367,7 @@ fn golden_target_v2() -> Store {
 #[test]
 fn the_v2_delta_applies_to_the_v2_save() {
     let info = save::describe(GOLDEN_DELTA_V2).unwrap();
-    assert_eq!((info.kind, info.major, info.minor), ("delta", 1, 0));
+    assert_eq!((info.kind.as_str(), info.major, info.minor), ("delta", 1, 0));
     let delta = StorePatch::from_bytes(GOLDEN_DELTA_V2).expect("format 1.0 deltas load");
     assert_eq!((delta.inserted(), delta.changed()), (1, 2));
     assert_eq!((delta.base_data_version(), delta.data_version()), (0, 0));

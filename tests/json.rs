@@ -949,3 +949,49 @@ fn a_subtree_exports_as_the_whole_entity_nests_it() {
         format!("entity {id} holds nothing at stats.hp.max")
     );
 }
+
+use datacomp::ExportOptions;
+
+/// Every combination of `ExportOptions`, against the method it stands for: the same text, or
+/// the same error.
+#[test]
+fn export_options_give_what_the_older_methods_give() {
+    let mut store = Store::new();
+    let text = r#"[{"name": "Orc", "stats": {"hp": 30, "speed": 1.5}}, {"pos": [1, 2]}]"#;
+    let ids = store.import_json(text, &ImportOptions::strict()).unwrap();
+    let lossy = ExportOptions::new().non_finite_as_null();
+    for style in [JsonStyle::Compact, JsonStyle::Pretty] {
+        let (checked, lossy) = (ExportOptions::new().style(style), lossy.style(style));
+        assert_eq!(ExportOptions::from(style), checked);
+        for &id in &ids {
+            let expected = store.try_export_json(id, style).unwrap();
+            assert_eq!(store.export_json_with(id, &checked).unwrap(), expected);
+            assert_eq!(store.export_json_with(id, &lossy).unwrap(), expected);
+            let blob = store.get(id).unwrap();
+            assert_eq!(store.export_blob_json_with(blob, &checked).unwrap(), expected);
+        }
+        let all = store.try_export_all_json(style).unwrap();
+        assert_eq!(store.export_all_json_with(&checked).unwrap(), all);
+        assert_eq!(store.export_all_json_with(&lossy).unwrap(), all);
+    }
+    assert_eq!(
+        store.export_json_with(ids[0], &ExportOptions::new()).unwrap(),
+        r#"{"name":"Orc","stats":{"hp":30,"speed":1.5}}"#
+    );
+    assert_eq!(store.export_all_json(), store.export_all_json_with(&lossy).unwrap());
+
+    store.get_mut(ids[1]).unwrap().set("pos", [1.0, f32::INFINITY]);
+    let err = store.export_json_with(ids[1], &ExportOptions::new()).unwrap_err();
+    assert_eq!(err, store.try_export_json(ids[1], JsonStyle::Compact).unwrap_err());
+    assert!(matches!(err, ExportError::NotFinite { entity: Some(e), .. } if e == ids[1]));
+    assert_eq!(store.export_json_with(ids[1], &lossy).unwrap(), r#"{"pos":[1,null]}"#);
+    assert_eq!(store.export_json(ids[1]).unwrap(), r#"{"pos":[1,null]}"#);
+    let all = store.export_all_json_with(&ExportOptions::new()).unwrap_err();
+    assert_eq!(all, store.try_export_all_json(JsonStyle::Compact).unwrap_err());
+
+    store.remove(ids[0]);
+    let dead = store.export_json_with(ids[0], &lossy).unwrap_err();
+    assert!(matches!(dead, ExportError::Handle(_)), "{dead}");
+    assert_eq!(store.export_json(ids[0]), None);
+    assert_eq!(Store::new().export_all_json_with(&lossy.style(JsonStyle::Pretty)).unwrap(), "[]");
+}

@@ -186,7 +186,7 @@ fn a_delta_of_key_hash_1_is_refused_before_it_touches_a_store() {
         "the delta uses key hash 1, and stores now use key hash 2: apply it to its base with the \
          release that wrote it, then load that save to upgrade it"
     );
-    assert_eq!(save::describe(&old).unwrap().kind, "delta");
+    assert_eq!(save::describe(&old).unwrap().kind, save::FileKind::Delta);
 }
 
 /// Attack: upgrade errors quote paths the caller or the save gave, which may be 100 KB long

@@ -174,7 +174,7 @@ pub fn salvage(path: &Path, output: &Path, out: &mut dyn Write) -> Result<(), Fa
 fn check(path: &Path, out: &mut dyn Write) -> Result<(), Failure> {
     let bytes = read(path)?;
     let info = save::describe(&bytes).map_err(|e| Failure::at(path.display(), e))?;
-    if info.kind == "delta" {
+    if info.kind == save::FileKind::Delta {
         let delta = StorePatch::from_bytes(&bytes).map_err(|e| Failure::at(path.display(), e))?;
         writeln!(
             out,

@@ -4,6 +4,7 @@ pub(crate) mod bulk;
 pub(crate) mod layout;
 pub(crate) mod patch;
 mod view;
+pub(crate) mod write;
 
 use std::fmt;
 
@@ -11,7 +12,9 @@ use zerocopy::IntoBytes;
 
 pub use layout::{MAX_BYTES, RegionKind};
 pub use patch::{Conflict, Conflicts, Patch, PatchTarget, Side};
+pub(crate) use view::forward_read_api;
 pub use view::{BlobRef, Iter, Keys};
+use write::BlobWrite;
 
 use crate::{AsValue, BlobError, Key, Value};
 
@@ -178,11 +181,6 @@ impl Blob {
         layout::repack(words, &mut self.words);
     }
 
-    /// The blob's words (the empty blob's constant encoding when nothing is allocated).
-    fn words(&self) -> &[u32] {
-        if self.words.is_empty() { &layout::EMPTY } else { &self.words }
-    }
-
     /// Borrows the blob as a [`BlobRef`], the read API it shares with the store's entities.
     ///
     /// # Examples
@@ -200,25 +198,6 @@ impl Blob {
     #[must_use]
     pub fn as_blob_ref(&self) -> BlobRef<'_> {
         BlobRef::from_valid(self.words())
-    }
-
-    /// The blob's bytes as they are stored: write them anywhere and read them back with
-    /// [`from_bytes`](Blob::from_bytes).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::Blob;
-    ///
-    /// let mut sheet = Blob::new();
-    /// sheet.set("stats.health", 100.0);
-    /// let bytes = sheet.as_bytes();
-    /// assert_eq!(bytes.len(), sheet.byte_len());
-    /// assert_eq!(&bytes[0..4], &1u32.to_le_bytes(), "one key");
-    /// ```
-    #[must_use]
-    pub fn as_bytes(&self) -> &[u8] {
-        self.words().as_bytes()
     }
 
     /// Sets `key` to `value`, replacing any old value of any type.
@@ -267,39 +246,8 @@ impl Blob {
     /// assert_eq!(sheet.get_str("name"), Some("The One"));
     /// # Ok::<(), datacomp::BlobError>(())
     /// ```
-    #[allow(clippy::missing_panics_doc)] // The one `expect` states an invariant.
     pub fn try_set(&mut self, key: impl Into<Key>, value: impl AsValue) -> Result<(), BlobError> {
-        let (key, value) = (key.into(), value.as_value());
-        let mut empty = layout::EMPTY;
-        let words = if self.words.is_empty() { &mut empty[..] } else { &mut self.words[..] };
-        if let Err(need) = layout::set(words, key, value) {
-            self.grow(need.required)?;
-            layout::set(&mut self.words, key, value)
-                .expect("INVARIANT: a write fits once the blob is repacked into its requirement");
-        }
-        Ok(())
-    }
-
-    /// Repacks the blob into a new buffer of at least `required` bytes: the same size when
-    /// dropping holes leaves a quarter of it free, else geometrically larger.
-    fn grow(&mut self, required: u64) -> Result<(), BlobError> {
-        if required > MAX_BYTES as u64 {
-            return Err(BlobError::TooLarge { required });
-        }
-        // Whole words; MAX_BYTES is one, so this stays within it.
-        let required = (required as usize).next_multiple_of(4);
-        let current = self.byte_len();
-        let bytes = if self.words.is_empty() {
-            required.max(MIN_GROWTH_BYTES)
-        } else if required <= current / 4 * 3 {
-            current
-        } else {
-            required.max(current.saturating_mul(2)).min(MAX_BYTES)
-        };
-        let mut words = vec![0; bytes / 4];
-        layout::repack(self.words(), &mut words);
-        self.words = words;
-        Ok(())
+        self.set_entry(key.into(), value.as_value()).map(|_regrew| ())
     }
 
     /// Removes `key`, returning whether it was there. Its payload becomes a hole (or free
@@ -317,7 +265,7 @@ impl Blob {
     /// assert!(sheet.is_empty());
     /// ```
     pub fn remove(&mut self, key: impl Into<Key>) -> bool {
-        !self.words.is_empty() && layout::remove(&mut self.words, key.into())
+        self.remove_entry(key.into())
     }
 
     /// Removes every entry, keeping the buffer.
@@ -410,283 +358,46 @@ impl Blob {
     pub fn reserve(&mut self, additional: usize) {
         if self.free_bytes() < additional {
             let required = self.used_bytes() as u64 + additional as u64;
-            if let Err(e) = self.grow(required) {
+            if let Err(e) = self.regrow(required) {
                 panic!("Blob::reserve: {e}");
             }
         }
     }
+}
 
-    /// The value of `key`, if the blob has it.
-    ///
-    /// `key` may be a [`Key`] (fastest: a scan of the key array) or a dotted path (`&str`),
-    /// which is hashed first.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::{Blob, Key, Value};
-    ///
-    /// let mut sheet = Blob::new();
-    /// sheet.set("stats.mana", 200);
-    /// assert_eq!(sheet.get(Key::path(&["stats", "mana"])), Some(Value::Float(200.0)));
-    /// assert_eq!(sheet.get("stats.health"), None);
-    /// ```
+forward_read_api!(Blob);
+
+impl BlobWrite for Blob {
     #[inline]
-    #[must_use]
-    pub fn get(&self, key: impl Into<Key>) -> Option<Value<'_>> {
-        self.as_blob_ref().get(key)
+    fn words(&self) -> &[u32] {
+        if self.words.is_empty() { &layout::EMPTY } else { &self.words }
     }
 
-    /// The boolean at `key`; `None` if it is missing or of another type.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::Blob;
-    ///
-    /// let mut sheet = Blob::new();
-    /// sheet.set("status_effects.drunk", true);
-    /// assert_eq!(sheet.get_bool("status_effects.drunk"), Some(true));
-    /// assert_eq!(sheet.get_float("status_effects.drunk"), None);
-    /// ```
-    #[must_use]
-    pub fn get_bool(&self, key: impl Into<Key>) -> Option<bool> {
-        self.as_blob_ref().get_bool(key)
+    #[inline]
+    fn words_mut(&mut self) -> Option<&mut [u32]> {
+        (!self.words.is_empty()).then_some(&mut self.words[..])
     }
 
-    /// The float at `key`; `None` if it is missing or of another type.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::Blob;
-    ///
-    /// let mut sheet = Blob::new();
-    /// sheet.set("stats.health", 99.5);
-    /// assert_eq!(sheet.get_float("stats.health"), Some(99.5));
-    /// ```
-    #[must_use]
-    pub fn get_float(&self, key: impl Into<Key>) -> Option<f32> {
-        self.as_blob_ref().get_float(key)
-    }
-
-    /// The string at `key`; `None` if it is missing or of another type.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::Blob;
-    ///
-    /// let mut sheet = Blob::new();
-    /// sheet.set("name", "The One");
-    /// assert_eq!(sheet.get_str("name"), Some("The One"));
-    /// ```
-    #[must_use]
-    pub fn get_str(&self, key: impl Into<Key>) -> Option<&str> {
-        self.as_blob_ref().get_str(key)
-    }
-
-    /// The float array at `key`, borrowed from the buffer without copying; `None` if it is
-    /// missing or of another type.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::Blob;
-    ///
-    /// let mut sheet = Blob::new();
-    /// sheet.set("color", [0.0, 0.5, 0.5, 0.7]);
-    /// assert_eq!(sheet.get_floats("color"), Some(&[0.0, 0.5, 0.5, 0.7][..]));
-    /// ```
-    #[must_use]
-    pub fn get_floats(&self, key: impl Into<Key>) -> Option<&[f32]> {
-        self.as_blob_ref().get_floats(key)
-    }
-
-    /// Whether the blob has a value at `key`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::Blob;
-    ///
-    /// let mut sheet = Blob::new();
-    /// sheet.set("name", "The One");
-    /// assert!(sheet.contains_key("name"));
-    /// assert!(!sheet.contains_key("title"));
-    /// ```
-    #[must_use]
-    pub fn contains_key(&self, key: impl Into<Key>) -> bool {
-        self.as_blob_ref().contains_key(key)
-    }
-
-    /// Number of keys.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::Blob;
-    ///
-    /// let mut sheet = Blob::new();
-    /// sheet.set("a", 1);
-    /// sheet.set("b", 2);
-    /// sheet.set("a", 3);
-    /// assert_eq!(sheet.len(), 2);
-    /// ```
-    #[must_use]
-    pub fn len(&self) -> usize {
-        self.as_blob_ref().len()
-    }
-
-    /// Whether the blob has no keys.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::Blob;
-    ///
-    /// assert!(Blob::new().is_empty());
-    /// ```
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Iterates over `(Key, Value)` entries in header order: insertion order, less the removed
-    /// ones.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::{Blob, Key, Value};
-    ///
-    /// let mut sheet = Blob::new();
-    /// sheet.set("name", "The One");
-    /// sheet.set("stats.health", 100);
-    /// let entries: Vec<_> = sheet.iter().collect();
-    /// assert_eq!(entries, [
-    ///     (Key::parse("name"), Value::Str("The One")),
-    ///     (Key::parse("stats.health"), Value::Float(100.0)),
-    /// ]);
-    /// ```
-    #[must_use]
-    pub fn iter(&self) -> Iter<'_> {
-        self.as_blob_ref().iter()
-    }
-
-    /// Iterates over the keys in header order.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::{Blob, Key};
-    ///
-    /// let mut sheet = Blob::new();
-    /// sheet.set("stats.mana", 200);
-    /// assert_eq!(sheet.keys().collect::<Vec<_>>(), [Key::parse("stats.mana")]);
-    /// ```
-    #[must_use]
-    pub fn keys(&self) -> Keys<'_> {
-        self.as_blob_ref().keys()
-    }
-
-    /// Size of the buffer in bytes: header, free space and payload region.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::Blob;
-    ///
-    /// let blob = Blob::with_capacity(4, 64);
-    /// assert_eq!(blob.byte_len(), blob.header_bytes() + blob.free_bytes() + blob.payload_bytes());
-    /// ```
-    #[must_use]
-    pub fn byte_len(&self) -> usize {
-        self.as_blob_ref().byte_len()
-    }
-
-    /// Bytes taken by the header: counts, keys, type tags and inline values.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::Blob;
-    ///
-    /// let mut sheet = Blob::new();
-    /// sheet.set("stats.health", 100);
-    /// // 8 bytes of counts, then a 4-byte key, a tag padded to 4 bytes and a 4-byte value.
-    /// assert_eq!(sheet.header_bytes(), 20);
-    /// ```
-    #[must_use]
-    pub fn header_bytes(&self) -> usize {
-        self.as_blob_ref().header_bytes()
-    }
-
-    /// Bytes between the header and the payload region: room to grow without reallocating.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::Blob;
-    ///
-    /// let blob = Blob::with_capacity(0, 100);
-    /// assert_eq!(blob.free_bytes(), 100);
-    /// ```
-    #[must_use]
-    pub fn free_bytes(&self) -> usize {
-        self.as_blob_ref().free_bytes()
-    }
-
-    /// Bytes of the payload region: string and float-array blocks, holes included.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::Blob;
-    ///
-    /// let mut sheet = Blob::new();
-    /// sheet.set("name", "The One");
-    /// assert_eq!(sheet.payload_bytes(), 4 + 8);
-    /// ```
-    #[must_use]
-    pub fn payload_bytes(&self) -> usize {
-        self.as_blob_ref().payload_bytes()
-    }
-
-    /// Bytes of the payload region that no value uses: left by overwrites and removals, and
-    /// reclaimed when the buffer regrows or by [`compact`](Blob::compact).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::Blob;
-    ///
-    /// let mut sheet = Blob::new();
-    /// sheet.set("name", "The One");
-    /// sheet.set("title", "Sir");
-    /// sheet.remove("name"); // not the last payload allocated: leaves a hole
-    /// assert_eq!(sheet.hole_bytes(), 12);
-    /// ```
-    #[must_use]
-    pub fn hole_bytes(&self) -> usize {
-        self.as_blob_ref().hole_bytes()
-    }
-
-    /// Bytes the blob would take with no free space and no holes, as after
-    /// [`shrink_to_fit`](Blob::shrink_to_fit).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::Blob;
-    ///
-    /// let mut sheet = Blob::with_capacity(10, 100);
-    /// sheet.set("name", "The One");
-    /// assert_eq!(sheet.used_bytes(), sheet.header_bytes() + 12);
-    /// ```
-    #[must_use]
-    pub fn used_bytes(&self) -> usize {
-        self.as_blob_ref().used_bytes()
+    /// Repacks the blob into a new buffer of at least `required` bytes: the same size when
+    /// dropping holes leaves a quarter of it free, else geometrically larger.
+    fn regrow(&mut self, required: u64) -> Result<(), BlobError> {
+        if required > MAX_BYTES as u64 {
+            return Err(BlobError::TooLarge { required });
+        }
+        // Whole words; MAX_BYTES is one, so this stays within it.
+        let required = (required as usize).next_multiple_of(4);
+        let current = self.byte_len();
+        let bytes = if self.words.is_empty() {
+            required.max(MIN_GROWTH_BYTES)
+        } else if required <= current / 4 * 3 {
+            current
+        } else {
+            required.max(current.saturating_mul(2)).min(MAX_BYTES)
+        };
+        let mut words = vec![0; bytes / 4];
+        layout::repack(self.words(), &mut words);
+        self.words = words;
+        Ok(())
     }
 }
 
@@ -758,12 +469,10 @@ impl Blob {
         // Room for every pick as a new key, and for every payload.
         let n = self.len();
         let header = layout::header_bytes(n + picks.len()) - layout::header_bytes(n);
-        self.reserve_bytes(
+        self.set_all(
             header + values().map(|(_, value)| value.payload_bytes()).sum::<usize>(),
+            values(),
         )?;
-        if let Some(region) = self.region_mut() {
-            bulk::set_all(region, values());
-        }
         Ok(())
     }
 }

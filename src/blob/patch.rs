@@ -11,6 +11,7 @@ use zerocopy::IntoBytes;
 
 use super::bulk::{self, Finder};
 use super::layout;
+use super::write::BlobWrite;
 use crate::{Blob, BlobError, BlobRef, Key, MAX_BYTES, OwnedValue, PatchError, Value};
 
 /// The changes that turn one blob into another: values to set and keys to remove.
@@ -327,14 +328,7 @@ fn split(words: &[u32]) -> (&[u32], BlobRef<'_>) {
 /// nothing.
 pub(crate) fn apply(words: &[u32], target: &mut impl PatchTarget) -> Result<(), BlobError> {
     let (removals, sets) = split(words);
-    target.reserve_bytes(room_for(sets))?;
-    // No region: an empty blob, with nothing to set, so nothing to remove either.
-    if let Some(region) = target.region_mut() {
-        // All removals in one pass, then all sets through one index: O(n log n).
-        bulk::remove_sorted(region, removals);
-        bulk::set_all(region, sets);
-    }
-    Ok(())
+    target.remove_and_set_all(removals, room_for(sets), sets)
 }
 
 /// Applies the valid patch in `words` to the blob region `target` where it is; returns `false`
@@ -382,37 +376,12 @@ fn room_for(values: BlobRef<'_>) -> usize {
     if values.is_empty() { 0 } else { values.used_bytes() }
 }
 
-mod sealed {
-    pub trait Sealed {}
-    impl Sealed for crate::Blob {}
-    impl Sealed for crate::BlobMut<'_> {}
-}
-
 /// What a [`Patch`] applies to: a [`Blob`], or a store's entity through
-/// [`BlobMut`](crate::BlobMut). Sealed: the crate implements it for those two only.
-pub trait PatchTarget: sealed::Sealed {
-    /// Makes sure `additional` bytes of keys and payloads fit without growing, growing at most
-    /// once.
-    #[doc(hidden)]
-    fn reserve_bytes(&mut self, additional: usize) -> Result<(), BlobError>;
-    /// The target's valid region, to write the room `reserve_bytes` made; `None` for an empty
-    /// blob with no buffer.
-    #[doc(hidden)]
-    fn region_mut(&mut self) -> Option<&mut [u32]>;
-}
+/// [`BlobMut`](crate::BlobMut). Sealed: its supertrait, the blob's one write path, is private
+/// to the crate, which implements it for those two only.
+pub trait PatchTarget: BlobWrite {}
 
-impl PatchTarget for Blob {
-    fn reserve_bytes(&mut self, additional: usize) -> Result<(), BlobError> {
-        if self.free_bytes() < additional {
-            self.grow(self.used_bytes() as u64 + additional as u64)?;
-        }
-        Ok(())
-    }
-
-    fn region_mut(&mut self) -> Option<&mut [u32]> {
-        (!self.words.is_empty()).then_some(&mut self.words[..])
-    }
-}
+impl PatchTarget for Blob {}
 
 impl Blob {
     /// The changes that turn `base` into `target`: see [`Patch`].
@@ -456,11 +425,8 @@ impl Blob {
     #[track_caller]
     pub fn merge<'a>(&mut self, other: impl Into<BlobRef<'a>>) {
         let other = other.into();
-        if let Err(e) = self.reserve_bytes(room_for(other)) {
+        if let Err(e) = self.set_all(room_for(other), other) {
             panic!("Blob::merge: {e}");
-        }
-        if let Some(region) = self.region_mut() {
-            bulk::set_all(region, other);
         }
     }
 
@@ -664,11 +630,8 @@ impl Conflicts {
             conflicts.iter().filter(|c| choose(c) == Side::Theirs).collect();
         // Every conflicting key is in `merged`: only their payloads need room.
         let room = theirs.iter().map(|c| c.theirs.as_value().payload_bytes()).sum();
-        if let Err(e) = merged.reserve_bytes(room) {
+        if let Err(e) = merged.set_all(room, theirs.iter().map(|c| (c.key, c.theirs.as_value()))) {
             panic!("Conflicts::resolve: {e}");
-        }
-        if let Some(region) = merged.region_mut() {
-            bulk::set_all(region, theirs.iter().map(|c| (c.key, c.theirs.as_value())));
         }
         merged
     }

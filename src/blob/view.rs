@@ -14,6 +14,11 @@ use crate::{Key, Value, ValueType};
 /// It is a thin `Copy` wrapper around a 4-byte aligned word slice; its values borrow from that
 /// slice, so strings and float arrays are returned without copying.
 ///
+/// Its read methods are the one definition of the read API: [`Blob`] and
+/// [`BlobMut`](crate::BlobMut) have the same methods (`get`, `get_float`, `len`, `iter`,
+/// `free_bytes`, ...), generated from one list, each forwarding here through `as_blob_ref()`,
+/// so `sheet.get_float("stats.health")` reads the same on all three without an import.
+///
 /// # Examples
 ///
 /// ```
@@ -52,6 +57,10 @@ impl<'a> BlobRef<'a> {
     /// sheet.set(MANA, 200);
     /// assert_eq!(sheet.as_blob_ref().get(MANA), Some(Value::Float(200.0)));
     /// assert_eq!(sheet.as_blob_ref().get("stats.health"), None);
+    ///
+    /// // The same method on the blob itself.
+    /// assert_eq!(sheet.get(Key::path(&["stats", "mana"])), Some(Value::Float(200.0)));
+    /// assert_eq!(sheet.get("stats.health"), None);
     /// ```
     #[inline]
     #[must_use]
@@ -60,25 +69,66 @@ impl<'a> BlobRef<'a> {
     }
 
     /// The boolean at `key`; `None` if it is missing or of another type.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Blob;
+    ///
+    /// let mut sheet = Blob::new();
+    /// sheet.set("status_effects.drunk", true);
+    /// assert_eq!(sheet.get_bool("status_effects.drunk"), Some(true));
+    /// assert_eq!(sheet.get_float("status_effects.drunk"), None);
+    /// ```
     #[must_use]
     pub fn get_bool(self, key: impl Into<Key>) -> Option<bool> {
         Self::bool_of(layout::lookup(self.words, key.into()))
     }
 
     /// The float at `key`; `None` if it is missing or of another type.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Blob;
+    ///
+    /// let mut sheet = Blob::new();
+    /// sheet.set("stats.health", 99.5);
+    /// assert_eq!(sheet.get_float("stats.health"), Some(99.5));
+    /// ```
     #[must_use]
     pub fn get_float(self, key: impl Into<Key>) -> Option<f32> {
         Self::float_of(layout::lookup(self.words, key.into()))
     }
 
     /// The string at `key`; `None` if it is missing or of another type.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Blob;
+    ///
+    /// let mut sheet = Blob::new();
+    /// sheet.set("name", "The One");
+    /// assert_eq!(sheet.get_str("name"), Some("The One"));
+    /// ```
     #[must_use]
     pub fn get_str(self, key: impl Into<Key>) -> Option<&'a str> {
         self.str_of(layout::lookup(self.words, key.into()))
     }
 
-    /// The float array at `key`, borrowed from the blob; `None` if it is missing or of
-    /// another type.
+    /// The float array at `key`, borrowed from the buffer without copying; `None` if it is
+    /// missing or of another type.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Blob;
+    ///
+    /// let mut sheet = Blob::new();
+    /// sheet.set("color", [0.0, 0.5, 0.5, 0.7]);
+    /// assert_eq!(sheet.get_floats("color"), Some(&[0.0, 0.5, 0.5, 0.7][..]));
+    /// ```
     #[must_use]
     pub fn get_floats(self, key: impl Into<Key>) -> Option<&'a [f32]> {
         self.floats_of(layout::lookup(self.words, key.into()))
@@ -130,42 +180,124 @@ impl<'a> BlobRef<'a> {
     }
 
     /// Whether the blob has a value at `key`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Blob;
+    ///
+    /// let mut sheet = Blob::new();
+    /// sheet.set("name", "The One");
+    /// assert!(sheet.contains_key("name"));
+    /// assert!(!sheet.contains_key("title"));
+    /// ```
     #[must_use]
     pub fn contains_key(self, key: impl Into<Key>) -> bool {
         layout::find(self.words, key.into()).is_some()
     }
 
     /// Number of keys.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Blob;
+    ///
+    /// let mut sheet = Blob::new();
+    /// sheet.set("a", 1);
+    /// sheet.set("b", 2);
+    /// sheet.set("a", 3);
+    /// assert_eq!(sheet.len(), 2);
+    /// ```
     #[must_use]
     pub fn len(self) -> usize {
         layout::len(self.words)
     }
 
     /// Whether the blob has no keys.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Blob;
+    ///
+    /// assert!(Blob::new().is_empty());
+    /// ```
     #[must_use]
     pub fn is_empty(self) -> bool {
         self.len() == 0
     }
 
-    /// Iterates over the entries in header order: insertion order, less the removed ones.
+    /// Iterates over `(Key, Value)` entries in header order: insertion order, less the removed
+    /// ones.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, Key, Value};
+    ///
+    /// let mut sheet = Blob::new();
+    /// sheet.set("name", "The One");
+    /// sheet.set("stats.health", 100);
+    /// let entries: Vec<_> = sheet.iter().collect();
+    /// assert_eq!(entries, [
+    ///     (Key::parse("name"), Value::Str("The One")),
+    ///     (Key::parse("stats.health"), Value::Float(100.0)),
+    /// ]);
+    /// ```
     #[must_use]
     pub fn iter(self) -> Iter<'a> {
         Iter { words: self.words, front: 0, back: self.len() }
     }
 
     /// Iterates over the keys in header order.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, Key};
+    ///
+    /// let mut sheet = Blob::new();
+    /// sheet.set("stats.mana", 200);
+    /// assert_eq!(sheet.keys().collect::<Vec<_>>(), [Key::parse("stats.mana")]);
+    /// ```
     #[must_use]
     pub fn keys(self) -> Keys<'a> {
         Keys { keys: layout::keys(self.words).iter() }
     }
 
     /// Copies the blob into an owned [`Blob`] (one allocation, the same bytes).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Store;
+    ///
+    /// let mut store = Store::new();
+    /// let id = store.insert_entries([("name", "Orc")]);
+    /// let copy = store.get(id).unwrap().to_blob();
+    /// assert_eq!(copy.get_str("name"), Some("Orc"));
+    /// assert_eq!(store.get_mut(id).unwrap().to_blob(), copy);
+    /// ```
     #[must_use]
     pub fn to_blob(self) -> Blob {
         Blob::from_valid_words(self.words.to_vec())
     }
 
-    /// The blob's bytes as they are stored: header, free space and payloads.
+    /// The blob's bytes as they are stored (header, free space and payloads): write them
+    /// anywhere and read them back with [`Blob::from_bytes`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Blob;
+    ///
+    /// let mut sheet = Blob::new();
+    /// sheet.set("stats.health", 100.0);
+    /// let bytes = sheet.as_bytes();
+    /// assert_eq!(bytes.len(), sheet.byte_len());
+    /// assert_eq!(&bytes[0..4], &1u32.to_le_bytes(), "one key");
+    /// ```
     #[must_use]
     pub fn as_bytes(self) -> &'a [u8] {
         self.words.as_bytes()
@@ -176,38 +308,100 @@ impl<'a> BlobRef<'a> {
         self.words
     }
 
-    /// Size of the buffer in bytes.
+    /// Size of the buffer in bytes: header, free space and payload region.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Blob;
+    ///
+    /// let blob = Blob::with_capacity(4, 64);
+    /// assert_eq!(blob.byte_len(), blob.header_bytes() + blob.free_bytes() + blob.payload_bytes());
+    /// ```
     #[must_use]
     pub fn byte_len(self) -> usize {
         self.words.len() * 4
     }
 
-    /// Bytes taken by the header (counts, keys, tags, inline values).
+    /// Bytes taken by the header: counts, keys, type tags and inline values.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Blob;
+    ///
+    /// let mut sheet = Blob::new();
+    /// sheet.set("stats.health", 100);
+    /// // 8 bytes of counts, then a 4-byte key, a tag padded to 4 bytes and a 4-byte value.
+    /// assert_eq!(sheet.header_bytes(), 20);
+    /// ```
     #[must_use]
     pub fn header_bytes(self) -> usize {
         layout::header_bytes(self.len())
     }
 
     /// Bytes between the header and the payload region: room to grow without reallocating.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Blob;
+    ///
+    /// let blob = Blob::with_capacity(0, 100);
+    /// assert_eq!(blob.free_bytes(), 100);
+    /// ```
     #[must_use]
     pub fn free_bytes(self) -> usize {
         layout::free_bytes(self.words)
     }
 
-    /// Bytes of the payload region (string and float-array blocks, holes included).
+    /// Bytes of the payload region: string and float-array blocks, holes included.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Blob;
+    ///
+    /// let mut sheet = Blob::new();
+    /// sheet.set("name", "The One");
+    /// assert_eq!(sheet.payload_bytes(), 4 + 8);
+    /// ```
     #[must_use]
     pub fn payload_bytes(self) -> usize {
         self.byte_len() - layout::payload_start(self.words)
     }
 
-    /// Bytes of the payload region that no value uses: left by overwrites and removals,
-    /// reclaimed when the blob regrows or is compacted.
+    /// Bytes of the payload region that no value uses: left by overwrites and removals, and
+    /// reclaimed when the buffer regrows or by [`Blob::compact`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Blob;
+    ///
+    /// let mut sheet = Blob::new();
+    /// sheet.set("name", "The One");
+    /// sheet.set("title", "Sir");
+    /// sheet.remove("name"); // not the last payload allocated: leaves a hole
+    /// assert_eq!(sheet.hole_bytes(), 12);
+    /// ```
     #[must_use]
     pub fn hole_bytes(self) -> usize {
         layout::hole_bytes(self.words)
     }
 
-    /// Bytes the blob would take if repacked with no free space and no holes.
+    /// Bytes the blob would take with no free space and no holes, as after
+    /// [`Blob::shrink_to_fit`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Blob;
+    ///
+    /// let mut sheet = Blob::with_capacity(10, 100);
+    /// sheet.set("name", "The One");
+    /// assert_eq!(sheet.used_bytes(), sheet.header_bytes() + 12);
+    /// ```
     #[must_use]
     pub fn used_bytes(self) -> usize {
         layout::used_bytes(self.words)
@@ -371,3 +565,84 @@ impl<'a> From<&'a Blob> for BlobRef<'a> {
         blob.as_blob_ref()
     }
 }
+
+/// Gives `$owner` (a type with `fn as_blob_ref(&self) -> BlobRef<'_>`) the read API of
+/// [`BlobRef`]: one inherent method per entry of the list below, each forwarding to the
+/// `BlobRef` method of its name, so that the API is written once, callers need no import, and
+/// a read through `Blob` or `BlobMut` compiles to the `BlobRef` read it forwards to.
+///
+/// `forward_read_api!(Blob)` gives the list; `forward_read_api!(BlobMut<'_>, to_blob)` adds
+/// `to_blob` (an owned blob has `clone` instead).
+macro_rules! forward_read_api {
+    ($owner:ty) => {
+        $crate::blob::forward_read_api! { @list $owner;
+            /// The value of `key`, if the blob has it.
+            get(key: impl Into<$crate::Key>) -> Option<$crate::Value<'_>>;
+            /// The boolean at `key`; `None` if it is missing or of another type.
+            get_bool(key: impl Into<$crate::Key>) -> Option<bool>;
+            /// The float at `key`; `None` if it is missing or of another type.
+            get_float(key: impl Into<$crate::Key>) -> Option<f32>;
+            /// The string at `key`; `None` if it is missing or of another type.
+            get_str(key: impl Into<$crate::Key>) -> Option<&str>;
+            /// The float array at `key`, borrowed without copying; `None` if it is missing or of
+            /// another type.
+            get_floats(key: impl Into<$crate::Key>) -> Option<&[f32]>;
+            /// Whether the blob has a value at `key`.
+            contains_key(key: impl Into<$crate::Key>) -> bool;
+            /// Number of keys.
+            len() -> usize;
+            /// Whether the blob has no keys.
+            is_empty() -> bool;
+            /// Iterates over `(Key, Value)` entries in header order.
+            iter() -> $crate::blob::Iter<'_>;
+            /// Iterates over the keys in header order.
+            keys() -> $crate::blob::Keys<'_>;
+            /// The blob's bytes as they are stored.
+            as_bytes() -> &[u8];
+            /// Size of the buffer in bytes: header, free space and payload region.
+            byte_len() -> usize;
+            /// Bytes taken by the header: counts, keys, type tags and inline values.
+            header_bytes() -> usize;
+            /// Bytes between the header and the payload region: room to grow without
+            /// reallocating.
+            free_bytes() -> usize;
+            /// Bytes of the payload region: string and float-array blocks, holes included.
+            payload_bytes() -> usize;
+            /// Bytes of the payload region that no value uses.
+            hole_bytes() -> usize;
+            /// Bytes the blob would take with no free space and no holes.
+            used_bytes() -> usize;
+            /// The buffer's layout from its first byte to its last, as `(kind, byte offset,
+            /// bytes)`.
+            regions() -> Vec<($crate::RegionKind, usize, usize)>;
+        }
+    };
+    ($owner:ty, to_blob) => {
+        $crate::blob::forward_read_api!($owner);
+        $crate::blob::forward_read_api! { @list $owner;
+            /// Copies the blob into an owned [`Blob`](crate::Blob).
+            to_blob() -> $crate::Blob;
+        }
+    };
+    (@list $owner:ty; $(
+        $(#[doc = $doc:literal])*
+        $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty;
+    )*) => {
+        impl $owner {
+            $(
+                $(#[doc = $doc])*
+                #[doc = ""]
+                #[doc = concat!(
+                    "The same as [`BlobRef::", stringify!($name), "`](crate::BlobRef::",
+                    stringify!($name), "), which has the details and an example."
+                )]
+                #[inline]
+                #[must_use]
+                pub fn $name(&self, $($arg: $ty),*) -> $ret {
+                    self.as_blob_ref().$name($($arg),*)
+                }
+            )*
+        }
+    };
+}
+pub(crate) use forward_read_api;

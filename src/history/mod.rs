@@ -12,7 +12,7 @@ pub use snapshot::Snapshot;
 pub(crate) use track::Tracker;
 pub use track::{Changes, Mark};
 
-use crate::delta::Placement;
+use crate::store::delta::Placement;
 use crate::{Store, StorePatch};
 
 /// Undo and redo over a store's committed states, each step a pair of deltas made from change
@@ -126,8 +126,8 @@ impl History {
             return false;
         };
         step.forward.apply_trusted(&mut mark.state, Placement::CopyFrom(store));
-        mark.store = store.tracker.id();
-        mark.epoch = store.tracker.next_epoch();
+        mark.store = store.tracker().id();
+        mark.epoch = store.tracker().next_epoch();
         if step.forward.changes_nothing(&step.back) {
             return false;
         }
@@ -222,8 +222,8 @@ impl History {
             return false;
         };
         revert(store, mark);
-        mark.store = store.tracker.id();
-        mark.epoch = store.tracker.next_epoch();
+        mark.store = store.tracker().id();
+        mark.epoch = store.tracker().next_epoch();
         true
     }
 
@@ -234,8 +234,8 @@ impl History {
         let patch = patch(&self.steps[at]);
         patch.apply_trusted(store, Placement::InPlace);
         patch.apply_trusted(&mut mark.state, Placement::CopyFrom(store));
-        mark.store = store.tracker.id();
-        mark.epoch = store.tracker.next_epoch();
+        mark.store = store.tracker().id();
+        mark.epoch = store.tracker().next_epoch();
     }
 
     /// Whether there is a step to undo.
@@ -381,11 +381,11 @@ impl Step {
         let slots = if let Some(slots) = tracked {
             slots
         } else {
-            let (a, b) = (before.index.as_raw().header, after.index.as_raw().header);
+            let (a, b) = (before.index().as_raw().header, after.index().as_raw().header);
             if a.base != b.base {
                 return None;
             }
-            let count = before.index.slot_count().max(after.index.slot_count());
+            let count = before.index().slot_count().max(after.index().slot_count());
             (0..count as u32).collect()
         };
         // The crc of a base is only checked when a delta file is applied: these never are.

@@ -179,29 +179,14 @@ impl Store {
         self.clone()
     }
 
-    /// Makes this store's state `source`'s, copying into its own buffers; everything counts as
-    /// changed.
-    pub(crate) fn copy_from(&mut self, source: &Store) {
-        // Every field named: a field added to `Store` must be decided on here.
-        let Store { index, arena, garbage_words, names, data_version, tracker: _ } = source;
-        self.index.clone_from(index);
-        self.arena.clone_from(arena);
-        self.garbage_words = *garbage_words;
-        self.data_version = *data_version;
-        if self.names != *names {
-            self.names.clone_from(names);
-        }
-        self.tracker.touch_all();
-    }
-
     /// Bytes of the store's buffers: the index's items, meta and slots, the arena, and the key
     /// names as a save holds them.
     pub(crate) fn buffer_bytes(&self) -> usize {
-        let raw = self.index.as_raw();
+        let raw = self.index().as_raw();
         raw.items.len()
             + raw.meta.len()
             + raw.slots.len()
-            + self.arena.len() * 4
-            + self.names.tree_len()
+            + self.arena().len() * 4
+            + self.names().tree_len()
     }
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::delta::Placement;
+use crate::store::delta::Placement;
 use crate::{Error, Id, Store, StorePatch};
 
 /// The source of store identities for marks: 0 is "none yet".
@@ -308,8 +308,8 @@ impl Store {
     #[must_use]
     pub fn mark(&self) -> Mark {
         Mark {
-            store: self.tracker.id(),
-            epoch: self.tracker.next_epoch(),
+            store: self.tracker().id(),
+            epoch: self.tracker().next_epoch(),
             state: self.copy_state(),
             crc: OnceLock::new(),
         }
@@ -318,7 +318,7 @@ impl Store {
     /// The slots whose state may differ from `mark`'s, sorted; `None` when the store cannot
     /// tell and every slot must be compared.
     pub(crate) fn slots_changed_since(&self, mark: &Mark) -> Option<Vec<u32>> {
-        let mut slots = self.tracker.changed_since(mark.store, mark.epoch)?;
+        let mut slots = self.tracker().changed_since(mark.store, mark.epoch)?;
         slots.sort_unstable();
         Some(slots)
     }
@@ -346,7 +346,7 @@ impl Store {
     pub fn changes_since(&self, mark: &Mark) -> Changes {
         let old = &mark.state;
         let mut changes = Changes::default();
-        let Some(slots) = self.tracker.changed_since(mark.store, mark.epoch) else {
+        let Some(slots) = self.tracker().changed_since(mark.store, mark.epoch) else {
             for (id, blob) in self.iter() {
                 match old.get(id) {
                     None => changes.inserted.push(id),
@@ -354,12 +354,12 @@ impl Store {
                     Some(_) => {}
                 }
             }
-            changes.removed = old.index.ids().filter(|&id| !self.contains(id)).collect();
+            changes.removed = old.index().ids().filter(|&id| !self.contains(id)).collect();
             return changes.sort();
         };
         for slot in slots {
-            let before = old.index.live_at_slot(slot as usize).map(|(id, _)| id);
-            let now = self.index.live_at_slot(slot as usize).map(|(id, _)| id);
+            let before = old.index().live_at_slot(slot as usize).map(|(id, _)| id);
+            let now = self.index().live_at_slot(slot as usize).map(|(id, _)| id);
             match (before, now) {
                 (Some(a), Some(b)) if a == b => {
                     if old.get(a) != self.get(a) {
@@ -485,8 +485,8 @@ impl Store {
             }
             delta
         };
-        mark.store = self.tracker.id();
-        mark.epoch = self.tracker.next_epoch();
+        mark.store = self.tracker().id();
+        mark.epoch = self.tracker().next_epoch();
         mark.crc = OnceLock::new();
         delta
     }
@@ -507,7 +507,7 @@ mod tests {
         let mark = world.mark();
         let step = MigrationStep::to(1).rename("hp", "stats.hp");
         world.migrate(&Migrations::new(1).step(step)).unwrap();
-        let slot = world.index.slot_of(ids[40]).unwrap() as u32;
+        let slot = world.index().slot_of(ids[40]).unwrap() as u32;
         assert_eq!(world.slots_changed_since(&mark), Some(vec![slot]));
         world.set_data_version(7);
         assert_eq!(world.slots_changed_since(&mark), Some(vec![slot]), "no entity changed");

@@ -29,6 +29,9 @@ use zerocopy::little_endian::U32;
 use zerocopy::{FromBytes, IntoBytes};
 
 use crate::blob::layout;
+use crate::handle_map::HandleMapView;
+use crate::names::KeyNames;
+use crate::save::{KEY_HASH_FX32_BYTES, SaveParts, index_and_arena};
 use crate::store::Span;
 use crate::{Id, LoadError};
 
@@ -41,6 +44,46 @@ const PARALLEL_BYTES: usize = 1 << 20;
 
 /// Each part gets at least this many bytes of the arena.
 const PART_BYTES: usize = 512 << 10;
+
+/// A save's parts as a view reads them in place: its index, spans and arena borrowed from the
+/// bytes, with the key names checked (a view reads blobs, not names) and the arena's crcs not
+/// yet checked. The one opening of [`StoreView`](crate::StoreView) and [`LazyStoreView`].
+pub(crate) struct InPlace<'a> {
+    pub(crate) index: HandleMapView<'a>,
+    pub(crate) spans: &'a [Span],
+    pub(crate) arena_bytes: &'a [u8],
+    pub(crate) arena: &'a [u32],
+    pub(crate) arena_crc: ArenaCrc<'a>,
+}
+
+/// Opens `bytes` in place: see [`InPlace`].
+pub(crate) fn in_place(bytes: &[u8]) -> Result<InPlace<'_>, LoadError> {
+    let SaveParts {
+        key_hash,
+        arena_crc,
+        index: raw_index,
+        arena: arena_bytes,
+        names,
+        names_kind,
+        ..
+    } = index_and_arena(bytes)?;
+    if key_hash != KEY_HASH_FX32_BYTES {
+        return Err(LoadError::KeyHashView { key_hash });
+    }
+    KeyNames::decode(names, names_kind, key_hash)?;
+    let index = HandleMapView::new(&raw_index, size_of::<Span>())?;
+    // Span is unaligned, and the items section's size was checked against the count.
+    let spans = <[Span]>::ref_from_bytes(raw_index.items).map_err(|_| LoadError::SectionSize {
+        section: "index items",
+        expected: (index.len() * size_of::<Span>()) as u64,
+        found: raw_index.items.len() as u64,
+    })?;
+    let arena = <[u32]>::ref_from_bytes(arena_bytes).map_err(|_| LoadError::Misaligned {
+        section: "arena",
+        address: arena_bytes.as_ptr() as usize,
+    })?;
+    Ok(InPlace { index, spans, arena_bytes, arena, arena_crc })
+}
 
 /// How a save's arena bytes are covered by checksums.
 #[derive(Clone, Copy, Debug)]
@@ -475,8 +518,8 @@ mod tests {
     /// place and copying: the same answer.
     fn same_on_every_thread_count(store: &Store, arena: &[u32]) -> Result<(), LoadError> {
         let bytes = arena.as_bytes();
-        let spans = store.index.as_slice();
-        let id_at = |d| store.index.id_at(d).unwrap_or_default();
+        let spans = store.index().as_slice();
+        let id_at = |d| store.index().id_at(d).unwrap_or_default();
         let chunk_crcs: Vec<U32> =
             bytes.chunks(1024).map(|c| U32::new(crc32fast::hash(c))).collect();
         let crcs = [
@@ -515,7 +558,7 @@ mod tests {
             word in prop_oneof![Just(0_u32), Just(1), Just(0xffff_ffff), any::<u32>()],
         ) {
             let store = churned(entities, churn);
-            let mut arena = store.arena.clone();
+            let mut arena = store.arena().to_vec();
             let at = at.index(arena.len());
             arena[at] = word;
             let _ = same_on_every_thread_count(&store, &arena);
@@ -531,10 +574,10 @@ mod tests {
             let mut store = churned(entities, churn);
             let (a, b) = (pick.0.index(entities), pick.1.index(entities));
             prop_assume!(a != b);
-            let target = store.index.as_slice()[b];
-            let id = store.index.id_at(a).unwrap();
-            *store.index.get_mut(id).unwrap() = target;
-            let arena = store.arena.clone();
+            let target = store.index().as_slice()[b];
+            let id = store.index().id_at(a).unwrap();
+            *store.index_mut().get_mut(id).unwrap() = target;
+            let arena = store.arena().to_vec();
             let result = same_on_every_thread_count(&store, &arena);
             prop_assert!(matches!(result, Err(LoadError::SpansOverlap { .. })), "{result:?}");
         }
@@ -543,21 +586,21 @@ mod tests {
     #[test]
     fn a_bad_chunk_is_named_before_any_blob() {
         let store = churned(2000, 2);
-        let mut arena = store.arena.clone();
+        let mut arena = store.arena().to_vec();
         let bytes = arena.as_bytes().to_vec();
         let crcs: Vec<U32> = bytes.chunks(1024).map(|c| U32::new(crc32fast::hash(c))).collect();
         // Chunk 5 gets a bad blob count; chunk 9 too: chunk 5 is named.
         arena[5 * 256 + 3] ^= 0x8000_0000;
         arena[9 * 256] ^= 1;
         let chunks = ArenaCrc::Chunks { offset: 100, chunk_bytes: 1024, crcs: &crcs };
-        let id_at = |d| store.index.id_at(d).unwrap_or_default();
+        let id_at = |d| store.index().id_at(d).unwrap_or_default();
         for parts in 1..=3 {
             let err = check_arena_on(
                 parts,
                 arena.as_bytes(),
                 &arena,
                 chunks,
-                store.index.as_slice(),
+                store.index().as_slice(),
                 id_at,
             )
             .unwrap_err();

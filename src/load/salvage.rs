@@ -161,15 +161,7 @@ impl Store {
             Some(tree) => tree,
             None => crate::upgrade::rehash(&index, &mut words, &old_names, &LoadOptions::new())?,
         };
-        let used: usize = index.values().map(|s| s.words()).sum();
-        let store = Store {
-            garbage_words: words.len() - used,
-            index,
-            arena: words,
-            names,
-            data_version,
-            ..Store::new()
-        };
+        let store = Store::from_parts(index, words, names, data_version);
         Ok(Salvage { store, lost, damaged })
     }
 }

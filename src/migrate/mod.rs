@@ -1,11 +1,11 @@
-//! Data versions and migrations: a store's [`data_version`](Store::data_version), and
+//! Data versions and migrations: a store's [`data_version`](crate::Store::data_version), and
 //! [`Migrations`] that take a store's entities from one version of the game's data to a later
 //! one, all or nothing.
 //!
 //! - `mod.rs`: the data version, [`Migrations`] and [`MigrationStep`] (the builder), the checks
 //!   that need no store, [`MigrationReport`] and [`MigrateError`].
 //! - `json.rs`: [`Migrations::from_json`], strict.
-//! - `plan.rs`: [`Store::migrate`]: each step compiled against the store's key names into a
+//! - `plan.rs`: [`Store::migrate`](crate::Store::migrate): each step compiled against the store's key names into a
 //!   table of keys, then every entity rewritten into a new arena, swapped in at the end.
 
 #[cfg(feature = "json")]
@@ -16,55 +16,11 @@ use std::borrow::Cow;
 use std::fmt;
 
 use crate::text::Shortened;
-use crate::{AsValue, Id, KeyCollision, KeyPath, OwnedValue, Store};
-
-impl Store {
-    /// The version of the game's data the store's entities follow: 0 for a new store and for
-    /// a save written before saves had one (format 1.0); set by
-    /// [`set_data_version`](Store::set_data_version) or by [`migrate`](Store::migrate). Saved
-    /// with the store.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::Store;
-    ///
-    /// let mut store = Store::new();
-    /// assert_eq!(store.data_version(), 0);
-    /// store.set_data_version(3);
-    /// let loaded = Store::from_bytes(&store.to_bytes())?;
-    /// assert_eq!(loaded.data_version(), 3);
-    /// # Ok::<(), datacomp::LoadError>(())
-    /// ```
-    #[must_use]
-    pub fn data_version(&self) -> u32 {
-        self.data_version
-    }
-
-    /// Sets the data version without changing any entity: for a store built by this version of
-    /// the game (a new world, a JSON import of current fixtures). To bring older data up to
-    /// date, [`migrate`](Store::migrate) it instead.
-    ///
-    /// Time travel sees it: a delta since a [`Mark`](crate::Mark) and a
-    /// [`History`](crate::History) step carry the data version, which no entity stamp needs.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::Store;
-    ///
-    /// let mut store = Store::new();
-    /// store.set_data_version(7);
-    /// assert_eq!(store.data_version(), 7);
-    /// ```
-    pub fn set_data_version(&mut self, version: u32) {
-        self.data_version = version;
-    }
-}
+use crate::{AsValue, Id, KeyCollision, KeyPath, OwnedValue};
 
 /// The steps that take a store's entities from older versions of the game's data to
 /// `version`: read from JSON ([`from_json`](Migrations::from_json)) or built in code, and run
-/// by [`Store::migrate`].
+/// by [`Store::migrate`](crate::Store::migrate).
 ///
 /// Each [`MigrationStep`] leads to a data version (`to`); steps are in ascending order of it.
 /// A store runs the steps whose `to` is above its data version, in order, and ends at
@@ -74,7 +30,7 @@ impl Store {
 /// Paths are dotted (`stats.health`) or JSON Pointers (`/a.b/c`, for a member name that holds
 /// a dot), as the command takes a KEY. A path names a key, and also every key under it (a
 /// subtree: `inventory` names `inventory.sword`) for `rename` and `remove`. Keys under a path
-/// are found by their names in the store ([`Store::key_name`]): a key the store has no name
+/// are found by their names in the store ([`Store::key_name`](crate::Store::key_name)): a key the store has no name
 /// for (set through a [`Key`](crate::Key) value, never imported or written by path) is
 /// renamed or removed only when a path names it exactly.
 ///
@@ -178,7 +134,7 @@ impl Migrations {
     }
 
     /// Adds a step after the others. Steps must come in ascending order of their `to`, none
-    /// past `version`: [`Store::migrate`] checks it.
+    /// past `version`: [`Store::migrate`](crate::Store::migrate) checks it.
     ///
     /// # Examples
     ///
@@ -479,7 +435,7 @@ pub(crate) struct CheckedWrite<'a> {
     pub(crate) default: bool,
 }
 
-/// What [`Store::migrate`] did: the data versions before and after, and for each step it ran,
+/// What [`Store::migrate`](crate::Store::migrate) did: the data versions before and after, and for each step it ran,
 /// how many entities and keys it changed.
 ///
 /// # Examples

@@ -81,7 +81,7 @@ impl Store {
     /// ```
     pub fn migrate(&mut self, migrations: &Migrations) -> Result<MigrationReport, MigrateError> {
         let steps = migrations.check()?;
-        let (from, version) = (self.data_version, migrations.version);
+        let (from, version) = (self.data_version(), migrations.version);
         if from > version {
             return Err(MigrateError::StoreAhead { data_version: from, version });
         }
@@ -109,7 +109,7 @@ impl Store {
                 KeyPath::pointer(pointer).expect("INVARIANT: a name's pointer starts with /");
             self.record_name(&path).expect("INVARIANT: each new name was checked when compiled");
         }
-        self.data_version = version;
+        self.set_data_version(version);
         Ok(MigrationReport { from, to: version, steps: reports })
     }
 }
@@ -483,7 +483,7 @@ fn rewrite(
     reports: &mut [StepReport],
 ) -> Result<Rewritten, MigrateError> {
     let room: usize = plans.iter().map(|plan| plan.room).sum();
-    let live = store.arena.len() - store.garbage_words;
+    let live = store.arena().len() - store.garbage_words();
     let mut arena = Vec::with_capacity(live + store.len() * room.min(64) / 4);
     let mut spans = Vec::with_capacity(store.len());
     let mut changed = Vec::new();

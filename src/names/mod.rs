@@ -40,7 +40,7 @@ impl Store {
     /// ```
     #[must_use]
     pub fn key_name(&self, key: Key) -> Option<String> {
-        self.names.named(key).map(|node| self.names.dotted(node))
+        self.names().named(key).map(|node| self.names().dotted(node))
     }
 
     /// The JSON Pointer of `key` (`/a.b/c`: each segment exact, `~` written `~0` and `/`
@@ -59,7 +59,7 @@ impl Store {
     /// ```
     #[must_use]
     pub fn key_pointer(&self, key: Key) -> Option<String> {
-        self.names.named(key).map(|node| self.names.pointer(node))
+        self.names().named(key).map(|node| self.names().pointer(node))
     }
 
     /// How to show `key` to people, one text per key: its dotted name where that reads back
@@ -82,8 +82,8 @@ impl Store {
     #[must_use]
     pub fn key_label(&self, key: Key) -> Cow<'_, str> {
         // Owned: a name is a path of segments in the tree, not one stored text.
-        match self.names.named(key) {
-            Some(node) => Cow::Owned(self.names.label(node)),
+        match self.names().named(key) {
+            Some(node) => Cow::Owned(self.names().label(node)),
             None => Cow::Owned(key.to_string()),
         }
     }
@@ -106,7 +106,7 @@ impl Store {
     /// ```
     #[must_use]
     pub fn key_names(&self) -> impl ExactSizeIterator<Item = (Key, String)> + '_ {
-        self.names.iter().map(|(key, node)| (key, self.names.dotted(node)))
+        self.names().iter().map(|(key, node)| (key, self.names().dotted(node)))
     }
 
     /// Names the key of the dotted `path`, as an import of a document with that path would,
@@ -178,12 +178,12 @@ impl Store {
 
     /// The key of `path`, or the collision of its name with the one recorded for its key.
     pub(crate) fn check_path(&self, path: &KeyPath<'_>) -> Result<Key, KeyCollision> {
-        self.names.check(path)
+        self.names().check(path)
     }
 
     /// Records the name of `path` unless the store knows its key under another name.
     pub(crate) fn record_name(&mut self, path: &KeyPath<'_>) -> Result<Key, KeyCollision> {
-        self.names.record(path)
+        self.names_mut().record(path)
     }
 
     /// Takes every key name of `other` that this store lacks, as a merge of the two stores'
@@ -216,7 +216,7 @@ impl Store {
     /// # Ok::<(), datacomp::JsonError>(())
     /// ```
     pub fn merge_key_names(&mut self, other: &Store) -> Result<(), KeyCollision> {
-        self.names.merge(&other.names)
+        self.names_mut().merge(other.names())
     }
 }
 
@@ -234,7 +234,7 @@ impl Store {
     ) -> Result<(), PathConflict> {
         let conflict = |other: u32, under| PathConflict {
             path: label(path.segments()),
-            other: self.names.label(other),
+            other: self.names().label(other),
             under,
         };
         let segments: Vec<Cow<'_, str>> = path.segments().collect();
@@ -247,22 +247,22 @@ impl Store {
         let mut node = ROOT;
         for segment in on_the_way {
             // A prefix the tree lacks names nothing, and neither does anything under it.
-            let Some(next) = self.names.child(node, segment) else {
+            let Some(next) = self.names().child(node, segment) else {
                 return Ok(());
             };
             node = next;
-            if self.names.is_named(node) && holds(self.names.key(node)) {
+            if self.names().is_named(node) && holds(self.names().key(node)) {
                 return Err(conflict(node, false));
             }
         }
-        let Some(end) = segments.last().and_then(|last| self.names.child(node, last)) else {
+        let Some(end) = segments.last().and_then(|last| self.names().child(node, last)) else {
             return Ok(());
         };
         for key in blob.keys() {
-            let Some(held) = self.names.named(key) else { continue };
+            let Some(held) = self.names().named(key) else { continue };
             let mut other = held;
             while other != ROOT {
-                other = self.names.parent(other);
+                other = self.names().parent(other);
                 if other == end {
                     return Err(conflict(held, true));
                 }
@@ -276,15 +276,15 @@ impl Store {
     pub(crate) fn check_entity_paths(&self, blob: BlobRef<'_>) -> Result<(), PathConflict> {
         let keys: FxHashSet<Key> = blob.keys().collect();
         for key in blob.keys() {
-            let Some(node) = self.names.named(key) else { continue };
+            let Some(node) = self.names().named(key) else { continue };
             let mut prefix = node;
             while prefix != ROOT {
-                prefix = self.names.parent(prefix);
+                prefix = self.names().parent(prefix);
                 if prefix != ROOT
-                    && self.names.is_named(prefix)
-                    && keys.contains(&self.names.key(prefix))
+                    && self.names().is_named(prefix)
+                    && keys.contains(&self.names().key(prefix))
                 {
-                    let (path, other) = (self.names.label(node), self.names.label(prefix));
+                    let (path, other) = (self.names().label(node), self.names().label(prefix));
                     return Err(PathConflict { path, other, under: false });
                 }
             }

@@ -32,6 +32,8 @@
 //! `datacomp` command that writes, and code that uses [`SaveFile`]), not plain
 //! [`Store::save`] calls.
 
+pub(crate) mod container;
+
 use std::ffi::OsString;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};

@@ -12,15 +12,16 @@ use std::path::Path;
 use zerocopy::little_endian::{U32, U64};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
+use super::save::KEY_HASH_FX32_BYTES;
 use crate::blob::{layout, patch};
+use crate::file::container::{DELTA, DELTA_LIST, file_len, parse, write_file};
+use crate::file::write_atomically;
 use crate::handle_map::{RawHandleMap, RawHeader};
 use crate::names::KeyNames;
 use crate::names::codec::LIST_KIND;
-use crate::save::{
-    DELTA, DELTA_LIST, KEY_HASH_FX32_BYTES, file_len, parse, save_atomically, write_file,
-};
-use crate::store::{STORE_TYPE_ID, Span};
 use crate::{Blob, Error, HandleMap, Id, LoadError, Store};
+
+use super::{ArenaFull, STORE_TYPE_ID, Span, garbage_of};
 
 /// A record of the entities section: an entity the base does not have, whole.
 const INSERTED: u32 = 1;
@@ -429,7 +430,7 @@ fn place_record(
             return Err(LoadError::DeltaEntity { id, problem });
         }
     }
-    if u32::try_from(base.arena.len()).is_err() {
+    if ArenaFull::check(base.arena.len()).is_err() {
         base.arena.truncate(start);
         let problem = "the arena would pass 2^32 words (16 GiB)";
         return Err(LoadError::DeltaEntity { id, problem });
@@ -568,12 +569,11 @@ impl StorePatch {
                 return Err(e);
             }
         };
-        let used: usize = spans.iter().map(|s| s.words()).sum();
         for (span, new) in index.values_mut().zip(spans) {
             *span = new;
         }
+        base.garbage_words = garbage_of(&index, base.arena.len());
         base.index = index;
-        base.garbage_words = base.arena.len() - used;
         base.tracker.touch_all();
         if let Some(names) = &self.names {
             base.names.clone_from(names);
@@ -799,7 +799,7 @@ impl StorePatch {
     ///
     /// [`Error::Io`] if any step fails; `path` is untouched.
     pub fn save(&self, path: impl AsRef<Path>) -> Result<(), Error> {
-        save_atomically(path.as_ref(), |out| self.write_to(out))
+        write_atomically(path.as_ref(), |out| self.write_to(out))
     }
 
     /// Loads a delta file saved with [`save`](StorePatch::save).

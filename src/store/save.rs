@@ -1,0 +1,377 @@
+//! The save file: a header, a section table and a [`Store`]'s raw buffers, little-endian.
+//!
+//! ```text
+//!  offset 0   ┌──────────────────────────────────────────────────────────┐
+//!             │ FileHeader (32 B): magic "DATACOMP", format 1.2, key hash 2,│
+//!             │ section count, file length, crc32 of header + table,      │
+//!             │ data version                                              │
+//!  32         ├──────────────────────────────────────────────────────────┤
+//!             │ SectionEntry × n (24 B each): kind, crc32, offset, length │
+//!             ├──────── zero padding to 8 ───────────────────────────────┤
+//!             │ index header │ index items (spans) │ index meta │ slots   │  each 8-aligned,
+//!             │ arena (every blob, as stored)      │ key tree             │  zero-padded
+//!             └──────────────────────────────────────────────────────────┘
+//! ```
+//!
+//! Saving is a few large writes with no per-entity encoding; loading checks the header, the
+//! table, every section's crc32 and that all padding is zero (so a change to any byte of the
+//! file is caught), then the handle map's invariants, that every span lies inside the arena and
+//! no two overlap, and every blob, as `Blob::from_bytes` would.
+//!
+//! The header names the key hash its keys were made with. A save of key hash 1
+//! ([`KEY_HASH_FX32_WORDS`]) loads into a [`Store`] by rehashing every key from its name, or from
+//! a path the caller knows ([`LoadOptions::known_keys`](crate::LoadOptions::known_keys)); a key
+//! neither explains is an error, and nothing loads half-upgraded. A [`StoreView`] reads in place
+//! and cannot rehash, so it reads key hash 2 only.
+//!
+//! A delta save ([`StorePatch`](crate::StorePatch)) is the same header and table over sections
+//! of its own (`delta base`, `delta index header`, `delta slot changes`, `delta meta changes`,
+//! `delta entities`, and `key tree` when they changed), with the same checks; reading either
+//! kind of file as the other is a [`LoadError::FileKind`].
+//!
+//! The key names are a tree of segments (section kind 13, `key tree`, from format 1.2): a
+//! prefix that many keys share is saved once. A file of format 1.0 holds them as a flat list
+//! of JSON Pointers instead (kind 6, `key names`), which still loads; this build writes 1.2.
+
+use std::io::{Read, Write};
+use std::path::Path;
+
+use zerocopy::{FromBytes, IntoBytes};
+
+pub use super::view::StoreView;
+use super::{STORE_TYPE_ID, Span};
+pub use crate::file::container::{FileInfo, FileKind, SectionInfo, describe};
+use crate::file::container::{SAVE, SAVE_WRITTEN, file_len, parse_tolerant, write_file_crcs};
+use crate::file::write_atomically;
+use crate::handle_map::{RawHandleMap, RawHeader};
+use crate::load::{self, ArenaCrc};
+use crate::names::KeyNames;
+use crate::{Error, HandleMap, LoadError, LoadOptions, Store};
+
+/// The first 8 bytes of every save file.
+pub const MAGIC: [u8; 8] = *b"DATACOMP";
+/// The format's major version: a reader refuses a newer one.
+pub const FORMAT_MAJOR: u16 = 1;
+/// The format's minor version: additions an older reader may ignore, and changes a newer
+/// reader reads both sides of.
+///
+/// - 0: the first format.
+/// - 1: the header's last word, zero before, holds the data version
+///   ([`Store::data_version`]); a delta's `delta base` section adds the base's data version.
+///   A save adds a crc32 of each 64 KiB chunk of its arena ([`ARENA_CHUNK_BYTES`]), in a
+///   section of its own (`arena crcs`, kind 12), so that the arena is checked on all cores, a
+///   lazy view checks only the chunks it reads, and damage is confined to its chunk. The arena
+///   keeps its whole crc in the table, so a 1.0 reader still reads a 1.1 save, and the chunk
+///   crcs are optional: a save without them is checked whole.
+/// - 2: the key names are a tree of segments (section `key tree`, kind 13) in place of the
+///   flat list of JSON Pointers (`key names`, kind 6), which still loads.
+pub const FORMAT_MINOR: u16 = 2;
+/// The bytes of the arena each crc of a save's `arena crcs` section covers (the last chunk may
+/// be shorter).
+pub const ARENA_CHUNK_BYTES: usize = 64 << 10;
+/// Key hash 1: fxhash's 32-bit round fed each segment four bytes (a word) at a time, segments
+/// combined in order. Retired: numbered names such as `item_1409` and `item_1482` collided. A
+/// save of it loads by rehashing its keys (see [`LoadOptions`]).
+pub const KEY_HASH_FX32_WORDS: u16 = 1;
+/// Key hash 2, the one [`Key`](crate::Key) computes and every save of this build names: fxhash's 32-bit
+/// round fed each segment's bytes one at a time, segments combined in order.
+pub const KEY_HASH_FX32_BYTES: u16 = 2;
+/// A full save as format 1.0 laid it out, its key names a flat list (kind 6): for tests that
+/// check such files load.
+#[cfg(test)]
+pub(crate) fn to_bytes_with_list(store: &Store, list: &[u8]) -> Vec<u8> {
+    use crate::file::container::{ARENA, FileKind, Layout, write_file};
+    use crate::names::codec::LIST_KIND;
+    const SAVE_1_0: Layout<6> = Layout {
+        kind: FileKind::Save,
+        minor: 0,
+        sections: [
+            (1, "index header"),
+            (2, "index items"),
+            (3, "index meta"),
+            (4, "index slots"),
+            (5, "arena"),
+            (LIST_KIND, "key names"),
+        ],
+        deferred: Some(ARENA),
+        chunk_crcs: None,
+    };
+    let raw = store.index.as_raw();
+    let sections =
+        [raw.header.as_bytes(), raw.items, raw.meta, raw.slots, store.arena.as_bytes(), list];
+    let mut out = Vec::new();
+    write_file(&SAVE_1_0, &sections, 0, &mut out).expect("writing to a Vec cannot fail");
+    out
+}
+
+impl Store {
+    /// Writes the save file: the header and table, then each section and its padding. A few
+    /// large writes; no per-entity encoding.
+    ///
+    /// # Errors
+    ///
+    /// Whatever `out` returns.
+    pub fn write_to(&self, out: impl Write) -> std::io::Result<()> {
+        let raw = self.index.as_raw();
+        // In the order of SAVE's sections; the key tree stays empty until a name is recorded.
+        let names = self.names.encode_tree();
+        let arena = self.arena.as_bytes();
+        let (chunk_crcs, arena_crc) = load::chunk_crcs(arena, ARENA_CHUNK_BYTES);
+        let sections =
+            [raw.header.as_bytes(), raw.items, raw.meta, raw.slots, arena, &names, &chunk_crcs];
+        let mut crcs = [None; 7];
+        crcs[4] = Some(arena_crc);
+        write_file_crcs(&SAVE_WRITTEN, &sections, crcs, self.data_version, out)
+    }
+
+    /// The save file as bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, Store};
+    ///
+    /// let mut store = Store::new();
+    /// let id = store.insert(&[("stats.health", 100.0)].into_iter().collect::<Blob>());
+    /// let bytes = store.to_bytes();
+    /// let loaded = Store::from_bytes(&bytes).unwrap();
+    /// assert_eq!(loaded.get(id).unwrap().get_float("stats.health"), Some(100.0));
+    /// ```
+    #[must_use]
+    #[allow(clippy::missing_panics_doc)] // Writing to a Vec cannot fail.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        // Room for every section and its padding, so the buffer is allocated once.
+        let raw = self.index.as_raw();
+        let sections = [
+            size_of::<RawHeader>(),
+            raw.items.len(),
+            raw.meta.len(),
+            raw.slots.len(),
+            self.arena.len() * 4,
+            self.names.tree_len(),
+            4 + 4 * (self.arena.len() * 4).div_ceil(ARENA_CHUNK_BYTES),
+        ];
+        let mut bytes = Vec::with_capacity(file_len(sections));
+        self.write_to(&mut bytes).expect("writing to a Vec cannot fail");
+        bytes
+    }
+
+    /// Reads a store from save-file bytes, checking everything (see the [`save`](crate::save)
+    /// module). Handles saved with the store resolve in the loaded one, and stale ones stay
+    /// stale. A save of key hash 1 is rehashed from its key names; one with keys it never named
+    /// needs their paths: see [`from_bytes_with`](Store::from_bytes_with).
+    ///
+    /// # Errors
+    ///
+    /// A [`LoadError`] that names the section, offset or entity at fault.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Store, LoadError> {
+        Store::from_bytes_with(bytes, &LoadOptions::new())
+    }
+
+    /// Reads a store from save-file bytes as [`from_bytes`](Store::from_bytes) does, and
+    /// upgrades a save of key hash 1 with the help of `options`: every key is rehashed from
+    /// its name in the save, else from the known path that hashed to it under key hash 1.
+    ///
+    /// # Errors
+    ///
+    /// As [`from_bytes`](Store::from_bytes); for a key hash 1 save also
+    /// [`LoadError::UnexplainedKeys`] listing every key (with an entity that holds it) that
+    /// neither a name nor a known path explains, [`LoadError::AmbiguousKnownKeys`] when two
+    /// known paths had the hash of a key the save holds, and [`LoadError::UpgradeCollision`]
+    /// when two keys that entities hold rehash to one (a saved name no entity holds gives way).
+    /// Nothing loads half-upgraded.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{LoadError, LoadOptions, Store};
+    ///
+    /// // A key hash 1 save, written before key hash 2, whose keys were set without names.
+    /// let old = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/world_v1.dcmp"))?;
+    /// let err = Store::from_bytes(&old).unwrap_err();
+    /// assert!(matches!(err, LoadError::UnexplainedKeys { .. }));
+    ///
+    /// let known = [
+    ///     "name", "stats.health", "stats.mana", "status_effects.drunk",
+    ///     "status_effects.delirious", "position", "color", "bio",
+    /// ];
+    /// let world = Store::from_bytes_with(&old, &LoadOptions::new().known_keys(known))?;
+    /// let hero = "0v0t1".parse()?;
+    /// assert_eq!(world.get(hero).unwrap().get_float("stats.health"), Some(100.0));
+    /// // Now it knows every name: its next save upgrades by itself.
+    /// assert_eq!(world.key_names().len(), known.len());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_bytes_with(bytes: &[u8], options: &LoadOptions) -> Result<Store, LoadError> {
+        let SaveParts {
+            key_hash,
+            data_version,
+            arena_crc,
+            index: raw_index,
+            arena,
+            names,
+            names_kind,
+        } = index_and_arena(bytes)?;
+        // Key hash 1 was written before the key tree: its names are a list (or none) to
+        // rehash the keys from.
+        let (tree, list) = KeyNames::saved(names, names_kind, key_hash)?;
+        let index: HandleMap<Span> = HandleMap::from_raw(&raw_index)?;
+        let id_at = |d| index.id_at(d).unwrap_or_default();
+        let mut words =
+            load::copy_arena(arena, arena_crc, index.as_slice(), id_at, options.threads)?;
+        let names = match tree {
+            Some(tree) => tree,
+            None => crate::upgrade::rehash(&index, &mut words, &list, options)?,
+        };
+        Ok(Store::from_parts(index, words, names, data_version))
+    }
+
+    /// Reads a whole save file from `input`, as [`from_bytes`](Store::from_bytes) does.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] if reading fails, [`Error::Load`] if the bytes are not a valid save.
+    pub fn read_from(mut input: impl Read) -> Result<Store, Error> {
+        let mut bytes = Vec::new();
+        input.read_to_end(&mut bytes)?;
+        Ok(Store::from_bytes(&bytes)?)
+    }
+
+    /// Saves to `path` atomically: writes a temporary file in the same directory, flushes it
+    /// to disk, then renames it over `path` and flushes the directory. A crash at any moment
+    /// leaves either the old file or the new one, complete. A symbolic link at `path` is
+    /// followed and kept, the old file's permissions are kept, and a planted file or link at
+    /// the temporary name is never written through: see
+    /// [`file::write_atomically`](crate::file::write_atomically).
+    ///
+    /// The arena is written as it is in memory, so bytes that no entity uses any more reach
+    /// the disk: removed entities and old copies of moved ones (until compaction, which runs
+    /// on its own only once garbage passes half of an arena of 16 KiB or more), and, inside a
+    /// blob, removed and overwritten values. Use [`save_compacted`](Store::save_compacted)
+    /// when the file must hold none of them.
+    ///
+    /// Two saves to one path at once both succeed and leave one of the two files, complete.
+    /// For a load-change-save that another writer must not interleave with, hold a
+    /// [`SaveFile`](crate::SaveFile) lock.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] if any step fails; the temporary file is removed and `path` is untouched.
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<(), Error> {
+        write_atomically(path.as_ref(), |out| self.write_to(out))
+    }
+
+    /// [`compact`](Store::compact)s the store, then [`save`](Store::save)s it: the file holds
+    /// no byte of a removed entity, removed key or overwritten value.
+    ///
+    /// # Errors
+    ///
+    /// As [`save`](Store::save).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, Store};
+    ///
+    /// let mut store = Store::new();
+    /// let secret = store.insert(&[("name", "Secret Agent")].into_iter().collect::<Blob>());
+    /// store.insert(&[("name", "Bob")].into_iter().collect::<Blob>());
+    /// store.remove(secret);
+    ///
+    /// let path = std::env::temp_dir().join(format!("doc-compacted-{}.dcmp", std::process::id()));
+    /// store.save_compacted(&path)?;
+    /// let bytes = std::fs::read(&path)?;
+    /// assert!(!bytes.windows(6).any(|w| w == b"Secret"));
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn save_compacted(&mut self, path: impl AsRef<Path>) -> Result<(), Error> {
+        self.compact();
+        self.save(path)
+    }
+
+    /// Loads a store saved with [`save`](Store::save).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] if the file cannot be read, [`Error::Load`] if it is not a valid save.
+    pub fn load(path: impl AsRef<Path>) -> Result<Store, Error> {
+        Store::load_with(path, &LoadOptions::new())
+    }
+
+    /// Loads a store saved with [`save`](Store::save), upgrading a save of key hash 1 as
+    /// [`from_bytes_with`](Store::from_bytes_with) does.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] if the file cannot be read, [`Error::Load`] if it is not a valid save or
+    /// cannot be upgraded.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{LoadOptions, Store};
+    ///
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/world_v2.dcmp");
+    /// let world = Store::load_with(path, &LoadOptions::new().known_keys(["name"]))?;
+    /// assert_eq!(world.len(), 3);
+    /// # Ok::<(), datacomp::Error>(())
+    /// ```
+    pub fn load_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Store, Error> {
+        Ok(Store::from_bytes_with(&std::fs::read(path)?, options)?)
+    }
+}
+
+/// A save file's parts, as [`index_and_arena`] reads them.
+pub(crate) struct SaveParts<'a> {
+    pub(crate) key_hash: u16,
+    pub(crate) data_version: u32,
+    /// How the arena's bytes are checksummed: not checked yet.
+    pub(crate) arena_crc: ArenaCrc<'a>,
+    pub(crate) index: RawHandleMap<'a>,
+    pub(crate) arena: &'a [u8],
+    pub(crate) names: &'a [u8],
+    /// The names section's kind: the key tree, or format 1.0's list.
+    pub(crate) names_kind: u32,
+}
+
+/// The key hash, the handle map's sections, the arena's bytes and the key names of a save
+/// file, after [`parse`](crate::file::container::parse) and the checks of their sizes.
+pub(crate) fn index_and_arena(bytes: &[u8]) -> Result<SaveParts<'_>, LoadError> {
+    index_and_arena_tolerant(bytes, false).map(|(parts, _)| parts)
+}
+
+/// As [`index_and_arena`], with [`parse_tolerant`]: the sections it left out, and why.
+pub(crate) fn index_and_arena_tolerant(
+    bytes: &[u8],
+    tolerant: bool,
+) -> Result<(SaveParts<'_>, Vec<LoadError>), LoadError> {
+    let (parsed, damaged) = parse_tolerant(bytes, &SAVE, tolerant)?;
+    let [header, items, meta, slots, arena, names] = parsed.sections;
+    let header = RawHeader::read_from_bytes(header).map_err(|_| LoadError::SectionSize {
+        section: "index header",
+        expected: size_of::<RawHeader>() as u64,
+        found: header.len() as u64,
+    })?;
+    if arena.len() % 4 != 0 {
+        let found = arena.len() as u64;
+        return Err(LoadError::SectionSize { section: "arena", expected: found & !3, found });
+    }
+    // A store's handles always carry its type id.
+    if header.type_id.get() != STORE_TYPE_ID {
+        let found = header.type_id.get();
+        return Err(LoadError::StoreTypeId { expected: STORE_TYPE_ID, found });
+    }
+    let index = RawHandleMap { header, items, meta, slots };
+    let arena_crc = parsed.deferred.ok_or(LoadError::MissingSection { section: "arena" })?;
+    let parts = SaveParts {
+        key_hash: parsed.key_hash(),
+        data_version: parsed.data_version(),
+        arena_crc,
+        index,
+        arena,
+        names,
+        names_kind: parsed.kinds[5],
+    };
+    Ok((parts, damaged))
+}
