@@ -44,8 +44,8 @@ pub use error::{
 };
 pub use file::SaveFile;
 pub use handle_map::{
-    Drain as HandleMapDrain, HandleMap, Id, Iter as HandleMapIter, IterMut as HandleMapIterMut,
-    ParseIdError, RawHandleMap, RawHeader,
+    Drain as HandleMapDrain, HandleMap, HandleMapError, Id, Iter as HandleMapIter,
+    IterMut as HandleMapIterMut, ParseIdError, RawHandleMap, RawHeader,
 };
 pub use history::{Changes, History, Mark, Snapshot};
 #[cfg(feature = "json")]

@@ -742,7 +742,7 @@ impl StorePatch {
         }
         let items = vec![0; len * size_of::<Span>()];
         let raw = RawHandleMap { header: self.header, items: &items, meta: &meta, slots: &slots };
-        HandleMap::from_raw(&raw)
+        Ok(HandleMap::from_raw(&raw)?)
     }
 
     /// Writes the delta file: the save file's header (with the target's data version) and
