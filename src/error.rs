@@ -4,7 +4,7 @@ use std::fmt;
 
 use crate::handle_map::HandleMapError;
 use crate::text::Shortened;
-use crate::{Id, Key};
+use crate::{DeltaError, Id, Key};
 
 /// Why a blob could not be read from bytes, or could not grow.
 ///
@@ -535,55 +535,8 @@ pub enum LoadError {
         /// The other.
         second: String,
     },
-    /// A delta of another key hash than this build's stores (key hash 2).
-    DeltaKeyHash {
-        /// The key-hash id found.
-        key_hash: u16,
-    },
-    /// A delta applied to a store of another data version than its base's.
-    DeltaDataVersion {
-        /// The data version of the base the delta was made from.
-        expected: u32,
-        /// The data version of the store it was applied to.
-        found: u32,
-    },
-    /// A delta applied to a store that is not the base it was made from.
-    DeltaBase {
-        /// The crc32 of the base the delta was made from.
-        expected: u32,
-        /// The crc32 of the store it was applied to.
-        found: u32,
-    },
-    /// An entry of a delta's slot or meta changes is out of order or out of range.
-    DeltaChange {
-        /// The section.
-        section: &'static str,
-        /// The entry's position in the section.
-        index: u64,
-        /// What is wrong with it.
-        problem: &'static str,
-    },
-    /// A record of a delta's entities section is malformed.
-    DeltaRecord {
-        /// Where the record starts in the section, in bytes.
-        offset: u64,
-        /// What is wrong with it.
-        problem: &'static str,
-    },
-    /// A delta's patch of an entity is not a valid patch.
-    DeltaPatch {
-        /// The entity.
-        id: Id,
-        /// Why.
-        error: PatchError,
-    },
-    /// A delta and its base disagree about an entity.
-    DeltaEntity {
-        /// The entity.
-        id: Id,
-        /// What is wrong.
-        problem: &'static str,
-    },
+    /// A delta's own sections are malformed, or it does not fit the store it is applied to.
+    Delta(DeltaError),
 }
 
 impl fmt::Display for LoadError {
@@ -689,31 +642,7 @@ impl fmt::Display for LoadError {
                 let (first, second) = (Shortened(first), Shortened(second));
                 write!(f, "{first} and {second} rehash to the same key {key} under key hash 2")
             }
-            LoadError::DeltaKeyHash { key_hash } => write!(
-                f,
-                "the delta uses key hash {key_hash}, and stores now use key hash 2: apply it to \
-                 its base with the release that wrote it, then load that save to upgrade it"
-            ),
-            LoadError::DeltaDataVersion { expected, found } => write!(
-                f,
-                "the delta was made from a base of data version {expected}, not this store's \
-                 {found}: apply it before migrating, or make it from the migrated base"
-            ),
-            LoadError::DeltaBase { expected, found } => write!(
-                f,
-                "the delta was made from a base with crc32 {expected:08x}, not this store \
-                 ({found:08x})"
-            ),
-            LoadError::DeltaChange { section, index, problem } => {
-                write!(f, "section '{section}', entry {index}: {problem}")
-            }
-            LoadError::DeltaRecord { offset, problem } => {
-                write!(f, "section 'delta entities', record at byte {offset}: {problem}")
-            }
-            LoadError::DeltaPatch { id, ref error } => {
-                write!(f, "the patch of entity {id}: {error}")
-            }
-            LoadError::DeltaEntity { id, problem } => write!(f, "entity {id}: {problem}"),
+            LoadError::Delta(ref error) => fmt::Display::fmt(error, f),
             LoadError::StoreTypeId { expected, found } => write!(
                 f,
                 "section 'index header': type id {found}, but store handles carry type id {expected}"
@@ -724,6 +653,12 @@ impl fmt::Display for LoadError {
                  file into an aligned buffer"
             ),
         }
+    }
+}
+
+impl From<DeltaError> for LoadError {
+    fn from(error: DeltaError) -> Self {
+        LoadError::Delta(error)
     }
 }
 
@@ -738,7 +673,7 @@ impl std::error::Error for LoadError {
         match self {
             LoadError::Blob { error, .. } => Some(error),
             LoadError::HandleMap(error) => Some(error),
-            LoadError::DeltaPatch { error, .. } => Some(error),
+            LoadError::Delta(error) => Some(error),
             _ => None,
         }
     }

@@ -59,7 +59,7 @@ pub use names::SavedKeyNames;
 #[cfg(feature = "json")]
 pub use number::JsonF32;
 pub use query::{Query, QueryError, QueryErrorKind};
-pub use store::StorePatch;
 pub use store::{BlobMut, Store, StoreStats, StoreView, save};
+pub use store::{DeltaError, StorePatch};
 pub use upgrade::LoadOptions;
 pub use value::{AsValue, OwnedValue, Value, ValueType};
