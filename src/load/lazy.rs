@@ -3,13 +3,11 @@
 use std::ops::Range;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use zerocopy::{FromBytes, IntoBytes};
+use zerocopy::IntoBytes;
 
 use super::{ArenaCrc, check_crc, check_span_bounds, finish};
 use crate::blob::layout;
 use crate::handle_map::HandleMapView;
-use crate::names::KeyNames;
-use crate::save::{KEY_HASH_FX32_BYTES, SaveParts, index_and_arena};
 use crate::store::Span;
 use crate::{BlobRef, Id, LoadError};
 
@@ -68,30 +66,7 @@ pub struct LazyStoreView<'a> {
 impl<'a> LazyStoreView<'a> {
     /// Opens `bytes`: see [`StoreView::lazy`](crate::StoreView::lazy).
     pub(crate) fn new(bytes: &'a [u8]) -> Result<LazyStoreView<'a>, LoadError> {
-        let SaveParts {
-            key_hash,
-            arena_crc,
-            index: raw_index,
-            arena: arena_bytes,
-            names,
-            names_kind,
-            ..
-        } = index_and_arena(bytes)?;
-        if key_hash != KEY_HASH_FX32_BYTES {
-            return Err(LoadError::KeyHashView { key_hash });
-        }
-        KeyNames::decode(names, names_kind, key_hash)?;
-        let index = HandleMapView::new(&raw_index, size_of::<Span>())?;
-        let spans =
-            <[Span]>::ref_from_bytes(raw_index.items).map_err(|_| LoadError::SectionSize {
-                section: "index items",
-                expected: (index.len() * size_of::<Span>()) as u64,
-                found: raw_index.items.len() as u64,
-            })?;
-        let arena = <[u32]>::ref_from_bytes(arena_bytes).map_err(|_| LoadError::Misaligned {
-            section: "arena",
-            address: arena_bytes.as_ptr() as usize,
-        })?;
+        let super::InPlace { index, spans, arena, arena_crc, .. } = super::in_place(bytes)?;
         check_span_bounds(spans, arena.len(), &|d| index.id_at(d))?;
         let chunks = match arena_crc {
             ArenaCrc::Whole { .. } => 1,

@@ -29,6 +29,9 @@ use zerocopy::little_endian::U32;
 use zerocopy::{FromBytes, IntoBytes};
 
 use crate::blob::layout;
+use crate::handle_map::HandleMapView;
+use crate::names::KeyNames;
+use crate::save::{KEY_HASH_FX32_BYTES, SaveParts, index_and_arena};
 use crate::store::Span;
 use crate::{Id, LoadError};
 
@@ -41,6 +44,46 @@ const PARALLEL_BYTES: usize = 1 << 20;
 
 /// Each part gets at least this many bytes of the arena.
 const PART_BYTES: usize = 512 << 10;
+
+/// A save's parts as a view reads them in place: its index, spans and arena borrowed from the
+/// bytes, with the key names checked (a view reads blobs, not names) and the arena's crcs not
+/// yet checked. The one opening of [`StoreView`](crate::StoreView) and [`LazyStoreView`].
+pub(crate) struct InPlace<'a> {
+    pub(crate) index: HandleMapView<'a>,
+    pub(crate) spans: &'a [Span],
+    pub(crate) arena_bytes: &'a [u8],
+    pub(crate) arena: &'a [u32],
+    pub(crate) arena_crc: ArenaCrc<'a>,
+}
+
+/// Opens `bytes` in place: see [`InPlace`].
+pub(crate) fn in_place(bytes: &[u8]) -> Result<InPlace<'_>, LoadError> {
+    let SaveParts {
+        key_hash,
+        arena_crc,
+        index: raw_index,
+        arena: arena_bytes,
+        names,
+        names_kind,
+        ..
+    } = index_and_arena(bytes)?;
+    if key_hash != KEY_HASH_FX32_BYTES {
+        return Err(LoadError::KeyHashView { key_hash });
+    }
+    KeyNames::decode(names, names_kind, key_hash)?;
+    let index = HandleMapView::new(&raw_index, size_of::<Span>())?;
+    // Span is unaligned, and the items section's size was checked against the count.
+    let spans = <[Span]>::ref_from_bytes(raw_index.items).map_err(|_| LoadError::SectionSize {
+        section: "index items",
+        expected: (index.len() * size_of::<Span>()) as u64,
+        found: raw_index.items.len() as u64,
+    })?;
+    let arena = <[u32]>::ref_from_bytes(arena_bytes).map_err(|_| LoadError::Misaligned {
+        section: "arena",
+        address: arena_bytes.as_ptr() as usize,
+    })?;
+    Ok(InPlace { index, spans, arena_bytes, arena, arena_crc })
+}
 
 /// How a save's arena bytes are covered by checksums.
 #[derive(Clone, Copy, Debug)]

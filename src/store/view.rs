@@ -1,14 +1,10 @@
 //! [`StoreView`]: a save file read in place, every read borrowing from its bytes.
 
-use zerocopy::FromBytes;
-
 use crate::handle_map::HandleMapView;
 use crate::load::{self, LazyStoreView};
-use crate::names::KeyNames;
 use crate::{BlobRef, Id, LoadError, LoadOptions};
 
 use super::Span;
-use super::save::{KEY_HASH_FX32_BYTES, SaveParts, index_and_arena};
 
 /// A save file read in place: validated once, as [`Store::from_bytes`](crate::Store::from_bytes) would, then every read
 /// borrows straight from the bytes. Nothing is copied, so it works over a memory-mapped file.
@@ -67,32 +63,7 @@ impl<'a> StoreView<'a> {
     /// # Ok::<(), datacomp::LoadError>(())
     /// ```
     pub fn new_with(bytes: &'a [u8], options: &LoadOptions) -> Result<StoreView<'a>, LoadError> {
-        let SaveParts {
-            key_hash,
-            arena_crc,
-            index: raw_index,
-            arena: arena_bytes,
-            names,
-            names_kind,
-            ..
-        } = index_and_arena(bytes)?;
-        if key_hash != KEY_HASH_FX32_BYTES {
-            return Err(LoadError::KeyHashView { key_hash });
-        }
-        // Checked as a load checks them; a view reads blobs, not names.
-        KeyNames::decode(names, names_kind, key_hash)?;
-        let index = HandleMapView::new(&raw_index, size_of::<Span>())?;
-        // Span is unaligned, and the items section's size was checked against the count.
-        let spans =
-            <[Span]>::ref_from_bytes(raw_index.items).map_err(|_| LoadError::SectionSize {
-                section: "index items",
-                expected: (index.len() * size_of::<Span>()) as u64,
-                found: raw_index.items.len() as u64,
-            })?;
-        let arena = <[u32]>::ref_from_bytes(arena_bytes).map_err(|_| LoadError::Misaligned {
-            section: "arena",
-            address: arena_bytes.as_ptr() as usize,
-        })?;
+        let load::InPlace { index, spans, arena_bytes, arena, arena_crc } = load::in_place(bytes)?;
         let id_at = |d| index.id_at(d);
         load::check_arena(arena_bytes, arena, arena_crc, spans, id_at, options.threads)?;
         Ok(StoreView { index, spans, arena })
