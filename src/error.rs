@@ -2,8 +2,9 @@
 
 use std::fmt;
 
+use crate::handle_map::HandleMapError;
 use crate::text::Shortened;
-use crate::{Id, Key};
+use crate::{DeltaError, Id, Key};
 
 /// Why a blob could not be read from bytes, or could not grow.
 ///
@@ -327,14 +328,15 @@ impl std::error::Error for HandleError {}
 /// # Examples
 ///
 /// ```
-/// use datacomp::{HandleMap, LoadError};
+/// use datacomp::{HandleMap, HandleMapError, LoadError};
 ///
 /// let mut map = HandleMap::new(0);
 /// map.insert(1_u64);
 /// let raw = map.as_raw();
 /// let short = datacomp::RawHandleMap { items: &raw.items[..4], ..raw };
-/// let err = HandleMap::<u64>::from_raw(&short).unwrap_err();
-/// assert_eq!(err, LoadError::SectionSize { section: "items", expected: 8, found: 4 });
+/// let err = LoadError::from(HandleMap::<u64>::from_raw(&short).unwrap_err());
+/// let inner = HandleMapError::SectionSize { section: "items", expected: 8, found: 4 };
+/// assert_eq!(err, LoadError::HandleMap(inner));
 /// assert_eq!(err.to_string(), "section 'items' is 4 bytes; its header says 8");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -349,80 +351,8 @@ pub enum LoadError {
         /// Bytes found.
         found: u64,
     },
-    /// A handle map's type id is past 15 bits.
-    HandleTypeId {
-        /// The type id found.
-        type_id: u16,
-    },
-    /// A handle map has not one slot entry in `meta` for each item.
-    HandleMeta {
-        /// Items.
-        items: u64,
-        /// Entries of `meta`.
-        meta: u64,
-    },
-    /// A handle map's slots run past the 32-bit handle index space.
-    HandleIndexSpace {
-        /// Index of the first slot.
-        base: u32,
-        /// Number of slots.
-        slots: u64,
-    },
-    /// The index of the first slot is past what [`HandleMap::reset`](crate::HandleMap::reset)
-    /// ever gives (half of the index space), which could leave no index for new handles: a
-    /// map that loaded would then panic on insert.
-    HandleBase {
-        /// Index of the first slot.
-        base: u32,
-        /// The highest index of a first slot.
-        max: u32,
-    },
-    /// A slot carries another type id than its map.
-    HandleSlotType {
-        /// The slot.
-        slot: u32,
-        /// The type id in the slot.
-        found: u16,
-        /// The map's type id.
-        type_id: u16,
-    },
-    /// A live slot whose item does not point back at it, or that carries the retired
-    /// generation.
-    HandleSlotLink {
-        /// The slot.
-        slot: u32,
-        /// The dense index it names.
-        dense: u32,
-        /// The slot that `meta` gives for that dense index, if it has one.
-        back: Option<u32>,
-    },
-    /// The number of live slots differs from the number of items.
-    HandleLiveCount {
-        /// Live slots.
-        live: u64,
-        /// Items.
-        len: u64,
-    },
-    /// A free-list link leads outside the free, unretired slots.
-    HandleFreeList {
-        /// Steps taken from the head.
-        step: u64,
-        /// The slot the link names.
-        slot: u32,
-        /// Free, unretired slots.
-        free: u64,
-    },
-    /// The free list does not end where it must: after every free slot, at its tail.
-    HandleFreeListEnd {
-        /// Free, unretired slots.
-        free: u64,
-        /// The stored tail.
-        tail: u32,
-        /// The last slot walked.
-        last: u32,
-        /// The link after it (`u32::MAX` ends the list).
-        next: u32,
-    },
+    /// A handle map's sections (the store's index) are malformed.
+    HandleMap(HandleMapError),
     /// The file ends before the part named.
     Truncated {
         /// What was being read.
@@ -605,55 +535,8 @@ pub enum LoadError {
         /// The other.
         second: String,
     },
-    /// A delta of another key hash than this build's stores (key hash 2).
-    DeltaKeyHash {
-        /// The key-hash id found.
-        key_hash: u16,
-    },
-    /// A delta applied to a store of another data version than its base's.
-    DeltaDataVersion {
-        /// The data version of the base the delta was made from.
-        expected: u32,
-        /// The data version of the store it was applied to.
-        found: u32,
-    },
-    /// A delta applied to a store that is not the base it was made from.
-    DeltaBase {
-        /// The crc32 of the base the delta was made from.
-        expected: u32,
-        /// The crc32 of the store it was applied to.
-        found: u32,
-    },
-    /// An entry of a delta's slot or meta changes is out of order or out of range.
-    DeltaChange {
-        /// The section.
-        section: &'static str,
-        /// The entry's position in the section.
-        index: u64,
-        /// What is wrong with it.
-        problem: &'static str,
-    },
-    /// A record of a delta's entities section is malformed.
-    DeltaRecord {
-        /// Where the record starts in the section, in bytes.
-        offset: u64,
-        /// What is wrong with it.
-        problem: &'static str,
-    },
-    /// A delta's patch of an entity is not a valid patch.
-    DeltaPatch {
-        /// The entity.
-        id: Id,
-        /// Why.
-        error: PatchError,
-    },
-    /// A delta and its base disagree about an entity.
-    DeltaEntity {
-        /// The entity.
-        id: Id,
-        /// What is wrong.
-        problem: &'static str,
-    },
+    /// A delta's own sections are malformed, or it does not fit the store it is applied to.
+    Delta(DeltaError),
 }
 
 impl fmt::Display for LoadError {
@@ -663,44 +546,7 @@ impl fmt::Display for LoadError {
             LoadError::SectionSize { section, expected, found } => {
                 write!(f, "section '{section}' is {found} bytes; its header says {expected}")
             }
-            LoadError::HandleTypeId { type_id } => {
-                write!(f, "handle map: type id {type_id} is past the 15-bit limit of 32767")
-            }
-            LoadError::HandleMeta { items, meta } => {
-                write!(f, "handle map: {items} items but {meta} entries in section 'meta'")
-            }
-            LoadError::HandleIndexSpace { base, slots } => write!(
-                f,
-                "handle map: slots {base}..{base}+{slots} run past the 32-bit handle index space"
-            ),
-            LoadError::HandleBase { base, max } => write!(
-                f,
-                "handle map: the first slot's index {base} is past {max}, the highest a reset \
-                 gives, and could leave no index for new handles"
-            ),
-            LoadError::HandleSlotType { slot, found, type_id } => {
-                write!(f, "handle map: slot {slot} has type id {found}, the map {type_id}")
-            }
-            LoadError::HandleSlotLink { slot, dense, back: Some(back) } => {
-                write!(f, "handle map: live slot {slot} names item {dense}, whose slot is {back}")
-            }
-            LoadError::HandleSlotLink { slot, dense, back: None } => write!(
-                f,
-                "handle map: live slot {slot} names item {dense}, past the items or retired"
-            ),
-            LoadError::HandleLiveCount { live, len } => {
-                write!(f, "handle map: {live} live slots for {len} items")
-            }
-            LoadError::HandleFreeList { step, slot, free } => write!(
-                f,
-                "handle map: free list step {step} names slot {slot}, which is not one of the \
-                 {free} free slots"
-            ),
-            LoadError::HandleFreeListEnd { free, tail, last, next } => write!(
-                f,
-                "handle map: free list of {free} slots should end at tail {tail}, but slot \
-                 {last} links on to {next}"
-            ),
+            LoadError::HandleMap(ref error) => fmt::Display::fmt(error, f),
             LoadError::Truncated { what, needed, len } => {
                 write!(f, "file of {len} bytes ends inside the {what}, which needs {needed}")
             }
@@ -796,31 +642,7 @@ impl fmt::Display for LoadError {
                 let (first, second) = (Shortened(first), Shortened(second));
                 write!(f, "{first} and {second} rehash to the same key {key} under key hash 2")
             }
-            LoadError::DeltaKeyHash { key_hash } => write!(
-                f,
-                "the delta uses key hash {key_hash}, and stores now use key hash 2: apply it to \
-                 its base with the release that wrote it, then load that save to upgrade it"
-            ),
-            LoadError::DeltaDataVersion { expected, found } => write!(
-                f,
-                "the delta was made from a base of data version {expected}, not this store's \
-                 {found}: apply it before migrating, or make it from the migrated base"
-            ),
-            LoadError::DeltaBase { expected, found } => write!(
-                f,
-                "the delta was made from a base with crc32 {expected:08x}, not this store \
-                 ({found:08x})"
-            ),
-            LoadError::DeltaChange { section, index, problem } => {
-                write!(f, "section '{section}', entry {index}: {problem}")
-            }
-            LoadError::DeltaRecord { offset, problem } => {
-                write!(f, "section 'delta entities', record at byte {offset}: {problem}")
-            }
-            LoadError::DeltaPatch { id, ref error } => {
-                write!(f, "the patch of entity {id}: {error}")
-            }
-            LoadError::DeltaEntity { id, problem } => write!(f, "entity {id}: {problem}"),
+            LoadError::Delta(ref error) => fmt::Display::fmt(error, f),
             LoadError::StoreTypeId { expected, found } => write!(
                 f,
                 "section 'index header': type id {found}, but store handles carry type id {expected}"
@@ -834,11 +656,24 @@ impl fmt::Display for LoadError {
     }
 }
 
+impl From<DeltaError> for LoadError {
+    fn from(error: DeltaError) -> Self {
+        LoadError::Delta(error)
+    }
+}
+
+impl From<HandleMapError> for LoadError {
+    fn from(error: HandleMapError) -> Self {
+        LoadError::HandleMap(error)
+    }
+}
+
 impl std::error::Error for LoadError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             LoadError::Blob { error, .. } => Some(error),
-            LoadError::DeltaPatch { error, .. } => Some(error),
+            LoadError::HandleMap(error) => Some(error),
+            LoadError::Delta(error) => Some(error),
             _ => None,
         }
     }

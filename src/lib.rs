@@ -44,8 +44,8 @@ pub use error::{
 };
 pub use file::SaveFile;
 pub use handle_map::{
-    Drain as HandleMapDrain, HandleMap, Id, Iter as HandleMapIter, IterMut as HandleMapIterMut,
-    ParseIdError, RawHandleMap, RawHeader,
+    Drain as HandleMapDrain, HandleMap, HandleMapError, Id, Iter as HandleMapIter,
+    IterMut as HandleMapIterMut, ParseIdError, RawHandleMap, RawHeader,
 };
 pub use history::{Changes, History, Mark, Snapshot};
 #[cfg(feature = "json")]
@@ -59,7 +59,7 @@ pub use names::SavedKeyNames;
 #[cfg(feature = "json")]
 pub use number::JsonF32;
 pub use query::{Query, QueryError, QueryErrorKind};
-pub use store::StorePatch;
 pub use store::{BlobMut, Store, StoreStats, StoreView, save};
+pub use store::{DeltaError, StorePatch};
 pub use upgrade::LoadOptions;
 pub use value::{AsValue, OwnedValue, Value, ValueType};

@@ -2,7 +2,9 @@
 //! delta file, onto a loaded base), the handle map restored slot for slot, a wrong base
 //! refused, exact errors, and truncation and corruption sweeps of the delta file.
 
-use datacomp::{Blob, Error, Id, ImportOptions, Key, LoadError, OwnedValue, Store, StorePatch};
+use datacomp::{
+    Blob, DeltaError, Error, Id, ImportOptions, Key, LoadError, OwnedValue, Store, StorePatch,
+};
 use proptest::prelude::*;
 
 mod common;
@@ -184,7 +186,7 @@ fn a_delta_refuses_another_base_and_changes_nothing() {
     other.get_mut(ids[3]).unwrap().set("stats.mana", 9);
     let before = other.clone();
     let err = delta.apply(&mut other).unwrap_err();
-    assert!(matches!(err, LoadError::DeltaBase { .. }), "{err}");
+    assert!(matches!(err, LoadError::Delta(DeltaError::Base { .. })), "{err}");
     assert!(err.to_string().starts_with("the delta was made from a base with crc32 "), "{err}");
     assert_eq!(other, before);
     // A compacted copy is equal, but laid out differently: a delta needs the exact base.
@@ -192,7 +194,7 @@ fn a_delta_refuses_another_base_and_changes_nothing() {
     compacted.get_mut(ids[0]).unwrap().set("name", "A much longer name that moves the blob");
     compacted.get_mut(ids[0]).unwrap().set("name", "Ann");
     assert_eq!(compacted, base);
-    assert!(matches!(delta.apply(&mut compacted), Err(LoadError::DeltaBase { .. })));
+    assert!(matches!(delta.apply(&mut compacted), Err(LoadError::Delta(DeltaError::Base { .. }))));
 }
 
 #[test]
@@ -210,11 +212,11 @@ fn a_delta_refuses_a_base_of_another_data_version_and_gives_its_target_its_own()
         other.set_data_version(version);
         let before = other.clone();
         let err = delta.apply(&mut other).unwrap_err();
-        assert_eq!(err, LoadError::DeltaDataVersion { expected: 2, found: version });
+        assert_eq!(err, LoadError::Delta(DeltaError::DataVersion { expected: 2, found: version }));
         assert_eq!(other, before, "nothing changed");
     }
     assert_eq!(
-        LoadError::DeltaDataVersion { expected: 2, found: 3 }.to_string(),
+        LoadError::Delta(DeltaError::DataVersion { expected: 2, found: 3 }).to_string(),
         "the delta was made from a base of data version 2, not this store's 3: apply it before \
          migrating, or make it from the migrated base"
     );
@@ -314,45 +316,55 @@ fn each_delta_malformation_gets_its_own_error() {
 
     assert_eq!(
         edit(&|b| word(b, first_record + 8, 3)),
-        Some(LoadError::DeltaRecord {
+        Some(LoadError::Delta(DeltaError::Record {
             offset: 0,
             problem: "the record's kind is neither 1 (inserted) nor 2 (changed)"
-        })
+        }))
     );
     assert_eq!(
         edit(&|b| word(b, first_record + 12, 1_000_000)),
-        Some(LoadError::DeltaRecord {
+        Some(LoadError::Delta(DeltaError::Record {
             offset: 0,
             problem: "the record's data runs past the section"
-        })
+        }))
     );
     // The first record is the patch of ids[0]; its removal count now claims 1000 keys.
     let err = edit(&|b| word(b, first_record + 16, 1000)).unwrap();
-    assert!(matches!(err, LoadError::DeltaPatch { id, .. } if id == ids[0]), "{err}");
+    let LoadError::Delta(DeltaError::Patch { id, error: patch_error }) = &err else {
+        panic!("not a patch error: {err}");
+    };
+    assert_eq!(*id, ids[0]);
+    // The chain of sources goes layer by layer: the delta's error, then the patch's.
+    let delta_error = std::error::Error::source(&err).expect("LoadError::Delta has a source");
+    let delta_error = delta_error.downcast_ref::<DeltaError>().expect("the source is a DeltaError");
+    assert_eq!(LoadError::Delta(delta_error.clone()), err);
+    assert_eq!(delta_error.to_string(), err.to_string(), "the wrapper adds no words");
+    let patch_source = std::error::Error::source(delta_error).expect("the patch error is next");
+    assert_eq!(patch_source.downcast_ref::<datacomp::PatchError>(), Some(patch_error));
     assert_eq!(
         edit(&|b| b.copy_within(slots.start + 12..slots.start + 24, slots.start)),
-        Some(LoadError::DeltaChange {
+        Some(LoadError::Delta(DeltaError::Change {
             section: "delta slot changes",
             index: 1,
             problem: "not after the entry before it"
-        })
+        }))
     );
     assert_eq!(
         edit(&|b| word(b, section(&good, 7).start + 4, 2)),
-        Some(LoadError::DeltaChange {
+        Some(LoadError::Delta(DeltaError::Change {
             section: "delta base",
             index: 1,
             problem: "flags other than bit 0 (names are the base's) are set"
-        })
+        }))
     );
     // `good` carries the target's names (it has a new one); flag 1 says they are the base's.
     assert_eq!(
         edit(&|b| word(b, section(&good, 7).start + 4, 1)),
-        Some(LoadError::DeltaChange {
+        Some(LoadError::Delta(DeltaError::Change {
             section: "delta base",
             index: 1,
             problem: "the names are the base's, yet the key tree section is not empty"
-        })
+        }))
     );
 
     // Checks that need the base: applied, they fail and change nothing.
@@ -367,13 +379,16 @@ fn each_delta_malformation_gets_its_own_error() {
     moved[slots.end - 12..slots.end - 8].copy_from_slice(&1_000_u32.to_le_bytes());
     reseal(&mut moved);
     let err = apply(&moved).unwrap();
-    assert!(matches!(err, LoadError::DeltaChange { section: "delta slot changes", .. }), "{err}");
+    assert!(
+        matches!(err, LoadError::Delta(DeltaError::Change { section: "delta slot changes", .. })),
+        "{err}"
+    );
     // The first record now names an entity the target does not have.
     let mut stray = good.clone();
     stray[first_record..first_record + 8].copy_from_slice(&ids[2].to_bits().to_le_bytes());
     reseal(&mut stray);
     let err = apply(&stray).unwrap();
-    assert!(matches!(err, LoadError::DeltaEntity { .. }), "{err}");
+    assert!(matches!(err, LoadError::Delta(DeltaError::Entity { .. })), "{err}");
 }
 
 /// Every truncation of a delta file, and every bit flip, is an error; re-sealed after each

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use datacomp::{HandleError, HandleMap, Id, LoadError, RawHandleMap};
+use datacomp::{HandleError, HandleMap, HandleMapError, Id, RawHandleMap};
 use proptest::prelude::*;
 
 // ---------------------------------------------------------------------------------------------
@@ -434,7 +434,7 @@ fn raw_sections_reject_each_inconsistency() {
     slots[1] = (slots[1] & !0xffff_ffff) | 2;
     assert_eq!(
         load(&bytes(&slots)),
-        Err(LoadError::HandleSlotLink { slot: 1, dense: 2, back: Some(2) })
+        Err(HandleMapError::SlotLink { slot: 1, dense: 2, back: Some(2) })
     );
 
     // The free list is 7 -> 0 -> 11 (FIFO after removing 3, 7, 0, 11 and reusing 3).
@@ -444,27 +444,27 @@ fn raw_sections_reject_each_inconsistency() {
     slots[0] = (slots[0] & !0xffff_ffff) | 7; // 0 links back to 7: a cycle
     assert_eq!(
         load(&bytes(&slots)),
-        Err(LoadError::HandleFreeListEnd { free: 3, tail: 11, last: 7, next: 0 })
+        Err(HandleMapError::FreeListEnd { free: 3, tail: 11, last: 7, next: 0 })
     );
 
     slots.clone_from(&original);
     slots[7] = (slots[7] & !0xffff_ffff) | 1; // 7 links to live slot 1
-    assert_eq!(load(&bytes(&slots)), Err(LoadError::HandleFreeList { step: 1, slot: 1, free: 3 }));
+    assert_eq!(load(&bytes(&slots)), Err(HandleMapError::FreeList { step: 1, slot: 1, free: 3 }));
 
     slots.clone_from(&original);
     slots[4] ^= 1 << 50; // type id 9 becomes 13
     assert_eq!(
         load(&bytes(&slots)),
-        Err(LoadError::HandleSlotType { slot: 4, found: 13, type_id: 9 })
+        Err(HandleMapError::SlotType { slot: 4, found: 13, type_id: 9 })
     );
 
     let short = RawHandleMap { meta: &raw.meta[..raw.meta.len() - 4], ..raw };
     assert_eq!(
         HandleMap::<u64>::from_raw(&short),
-        Err(LoadError::SectionSize { section: "meta", expected: 36, found: 32 })
+        Err(HandleMapError::SectionSize { section: "meta", expected: 36, found: 32 })
     );
     let as_u32 = HandleMap::<u32>::from_raw(&raw).unwrap_err();
-    assert_eq!(as_u32, LoadError::SectionSize { section: "item size", expected: 4, found: 8 });
+    assert_eq!(as_u32, HandleMapError::SectionSize { section: "item size", expected: 4, found: 8 });
 }
 
 #[test]

@@ -743,7 +743,10 @@ fn a_chain_link_repeated_or_out_of_order_is_refused_and_changes_nothing() {
     let after_first = loaded.to_bytes();
     for (link, what) in [(&links[0], "repeated"), (&links[2], "out of order")] {
         let err = link.apply(&mut loaded).unwrap_err();
-        assert!(matches!(err, datacomp::LoadError::DeltaBase { .. }), "{what}: {err:?}");
+        assert!(
+            matches!(err, datacomp::LoadError::Delta(datacomp::DeltaError::Base { .. })),
+            "{what}: {err:?}"
+        );
         assert_eq!(loaded.to_bytes(), after_first, "{what}: nothing changed");
     }
     links[1].apply(&mut loaded).unwrap();

@@ -1,7 +1,9 @@
 //! The save file: round trips, exact errors, and truncation and corruption sweeps (with the
 //! checksums left as they are, and re-sealed so that the checks behind them are reached).
 
-use datacomp::{Blob, BlobError, Error, Id, ImportOptions, Key, LoadError, Store, StoreView};
+use datacomp::{
+    Blob, BlobError, Error, HandleMapError, Id, ImportOptions, Key, LoadError, Store, StoreView,
+};
 use proptest::prelude::*;
 
 mod common;
@@ -462,7 +464,10 @@ fn a_handle_base_that_leaves_no_room_is_refused() {
         match Store::from_bytes(&bad) {
             Err(err) => {
                 assert!(!ok, "{base}: {err}");
-                assert_eq!(err, LoadError::HandleBase { base, max: u32::MAX / 2 });
+                assert_eq!(
+                    err,
+                    LoadError::HandleMap(HandleMapError::Base { base, max: u32::MAX / 2 })
+                );
                 assert_eq!(StoreView::new(&bad).unwrap_err(), err);
             }
             Ok(mut loaded) => {
@@ -472,12 +477,15 @@ fn a_handle_base_that_leaves_no_room_is_refused() {
             }
         }
     }
-    let err = LoadError::HandleBase { base: u32::MAX - 2, max: u32::MAX / 2 };
-    assert_eq!(
-        err.to_string(),
-        "handle map: the first slot's index 4294967293 is past 2147483647, the highest a reset \
-         gives, and could leave no index for new handles"
-    );
+    let inner = HandleMapError::Base { base: u32::MAX - 2, max: u32::MAX / 2 };
+    let err = LoadError::from(inner.clone());
+    assert_eq!(err, LoadError::HandleMap(inner.clone()));
+    let message = "handle map: the first slot's index 4294967293 is past 2147483647, the highest \
+                   a reset gives, and could leave no index for new handles";
+    assert_eq!(err.to_string(), message);
+    assert_eq!(inner.to_string(), message);
+    let source = std::error::Error::source(&err).expect("the handle map's error is the source");
+    assert_eq!(source.downcast_ref::<HandleMapError>(), Some(&inner));
 }
 
 /// `bytes` with its key-name section replaced by one name, `pointer`, under `key`, as the flat

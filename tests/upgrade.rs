@@ -4,7 +4,9 @@
 
 use std::hash::Hasher;
 
-use datacomp::{Blob, Error, Id, Key, LoadError, LoadOptions, Store, StorePatch, StoreView, save};
+use datacomp::{
+    Blob, DeltaError, Error, Id, Key, LoadError, LoadOptions, Store, StorePatch, StoreView, save,
+};
 
 /// A path's key under key hash 1: `FxHasher32::write` per segment, segments combined with
 /// `write_u32`.
@@ -180,7 +182,7 @@ fn a_delta_of_key_hash_1_is_refused_before_it_touches_a_store() {
     assert!(StorePatch::from_bytes(&delta).is_ok());
     let old = as_key_hash_1(delta);
     let err = StorePatch::from_bytes(&old).unwrap_err();
-    assert_eq!(err, LoadError::DeltaKeyHash { key_hash: 1 });
+    assert_eq!(err, LoadError::Delta(DeltaError::KeyHash { key_hash: 1 }));
     assert_eq!(
         err.to_string(),
         "the delta uses key hash 1, and stores now use key hash 2: apply it to its base with the \

@@ -5,7 +5,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use datacomp::{
-    Blob, BlobRef, Error, Id, Key, KeyCollision, LoadError, Patch, Side, Store, StorePatch,
+    Blob, BlobRef, DeltaError, Error, Id, Key, KeyCollision, LoadError, Patch, Side, Store,
+    StorePatch,
 };
 use serde_json::json;
 
@@ -66,7 +67,7 @@ fn load_chain(base_path: &Path, chain: &[PathBuf]) -> Result<(Store, usize, usiz
             let after = chain[i.saturating_sub(1)].display().to_string();
             let after = datacomp::text::Shortened(&after);
             let hint = match e {
-                LoadError::DeltaBase { .. } if chain.len() > 1 => format!(
+                LoadError::Delta(DeltaError::Base { .. }) if chain.len() > 1 => format!(
                     "; it was not made from {} (a link is missing or out of order, or the base \
                      changed)",
                     if i == 0 { "the base".to_owned() } else { format!("what {after} gives") }

@@ -4,8 +4,8 @@
 use zerocopy::little_endian::{U16, U32, U64};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
+use super::HandleMapError;
 use super::{Defrag, HandleMap, Id, MAX_BASE, NONE, RETIRED, Slot};
-use crate::LoadError;
 
 /// The fixed part of a [`HandleMap`]'s raw sections: counts, free-list ends, type id.
 ///
@@ -96,21 +96,21 @@ struct Fields {
 
 /// Checks every invariant of a handle map's state, wherever it lives: owned vectors (cast to
 /// these little-endian slices at no cost) or sections of a file read in place.
-fn check(fields: Fields, len: usize, meta: &[U32], slots: &[U64]) -> Result<(), LoadError> {
+fn check(fields: Fields, len: usize, meta: &[U32], slots: &[U64]) -> Result<(), HandleMapError> {
     let Fields { type_id, base, free_head, free_tail } = fields;
     if type_id > Id::MAX_TYPE_ID {
-        return Err(LoadError::HandleTypeId { type_id });
+        return Err(HandleMapError::TypeId { type_id });
     }
     let len = len as u64;
     if meta.len() as u64 != len {
-        return Err(LoadError::HandleMeta { items: len, meta: meta.len() as u64 });
+        return Err(HandleMapError::Meta { items: len, meta: meta.len() as u64 });
     }
     if base > MAX_BASE {
-        return Err(LoadError::HandleBase { base, max: MAX_BASE });
+        return Err(HandleMapError::Base { base, max: MAX_BASE });
     }
     let slot_count = slots.len() as u64;
     if u64::from(base) + slot_count > u64::from(u32::MAX) || len >= u64::from(u32::MAX) - 1 {
-        return Err(LoadError::HandleIndexSpace { base, slots: slot_count });
+        return Err(HandleMapError::IndexSpace { base, slots: slot_count });
     }
     let slot_at = |s: usize| slots.get(s).map(|bits| Slot(bits.get()));
     let mut live = 0_u64;
@@ -119,7 +119,7 @@ fn check(fields: Fields, len: usize, meta: &[U32], slots: &[U64]) -> Result<(), 
         let slot = Slot(bits.get());
         let s = s as u32;
         if slot.type_id() != type_id {
-            return Err(LoadError::HandleSlotType { slot: s, found: slot.type_id(), type_id });
+            return Err(HandleMapError::SlotType { slot: s, found: slot.type_id(), type_id });
         }
         if slot.is_free() {
             retired += u64::from(slot.generation() == RETIRED);
@@ -129,11 +129,11 @@ fn check(fields: Fields, len: usize, meta: &[U32], slots: &[U64]) -> Result<(), 
         let dense = slot.index();
         let back = meta.get(dense as usize).map(|m| m.get());
         if slot.generation() == RETIRED || back != Some(s) {
-            return Err(LoadError::HandleSlotLink { slot: s, dense, back });
+            return Err(HandleMapError::SlotLink { slot: s, dense, back });
         }
     }
     if live != len {
-        return Err(LoadError::HandleLiveCount { live, len });
+        return Err(HandleMapError::LiveCount { live, len });
     }
     // The free list must visit each free, unretired slot once and end at the tail. A walk
     // that revisits a slot never ends, so reaching the end in exactly that many steps proves
@@ -143,24 +143,28 @@ fn check(fields: Fields, len: usize, meta: &[U32], slots: &[U64]) -> Result<(), 
     for step in 0..free {
         let slot = slot_at(at as usize).filter(|s| s.is_free() && s.generation() != RETIRED);
         let Some(slot) = slot else {
-            return Err(LoadError::HandleFreeList { step, slot: at, free });
+            return Err(HandleMapError::FreeList { step, slot: at, free });
         };
         last = at;
         at = slot.index();
     }
     if at != NONE || free_tail != last {
-        return Err(LoadError::HandleFreeListEnd { free, tail: free_tail, last, next: at });
+        return Err(HandleMapError::FreeListEnd { free, tail: free_tail, last, next: at });
     }
     Ok(())
 }
 
 /// Checks the header's item size and each section's size against the header's counts.
-fn check_sizes(raw: &RawHandleMap<'_>, item_size: usize) -> Result<Fields, LoadError> {
+fn check_sizes(raw: &RawHandleMap<'_>, item_size: usize) -> Result<Fields, HandleMapError> {
     let header = &raw.header;
     let item_size = item_size as u64;
     if u64::from(header.item_size.get()) != item_size || header.reserved.get() != 0 {
         let found = u64::from(header.item_size.get());
-        return Err(LoadError::SectionSize { section: "item size", expected: item_size, found });
+        return Err(HandleMapError::SectionSize {
+            section: "item size",
+            expected: item_size,
+            found,
+        });
     }
     let len = u64::from(header.len.get());
     let slots = u64::from(header.slots.get());
@@ -171,7 +175,11 @@ fn check_sizes(raw: &RawHandleMap<'_>, item_size: usize) -> Result<Fields, LoadE
     ];
     for (section, bytes, expected) in sizes {
         if bytes.len() as u64 != expected {
-            return Err(LoadError::SectionSize { section, expected, found: bytes.len() as u64 });
+            return Err(HandleMapError::SectionSize {
+                section,
+                expected,
+                found: bytes.len() as u64,
+            });
         }
     }
     Ok(Fields {
@@ -184,7 +192,7 @@ fn check_sizes(raw: &RawHandleMap<'_>, item_size: usize) -> Result<Fields, LoadE
 
 impl<T> HandleMap<T> {
     /// Checks every invariant of `parts` and builds the map.
-    fn from_parts(parts: Parts<T>) -> Result<HandleMap<T>, LoadError> {
+    fn from_parts(parts: Parts<T>) -> Result<HandleMap<T>, HandleMapError> {
         let Parts { type_id, base, free_head, free_tail, items, meta, slots } = parts;
         let fields = Fields { type_id, base, free_head, free_tail };
         let (meta_le, slots_le): (&[U32], &[U64]) =
@@ -217,10 +225,10 @@ pub(crate) struct HandleMapView<'a> {
 impl<'a> HandleMapView<'a> {
     /// Checks `raw` as [`HandleMap::from_raw`] does, for items of `item_size` bytes, without
     /// copying it.
-    pub(crate) fn new(raw: &RawHandleMap<'a>, item_size: usize) -> Result<Self, LoadError> {
+    pub(crate) fn new(raw: &RawHandleMap<'a>, item_size: usize) -> Result<Self, HandleMapError> {
         let fields = check_sizes(raw, item_size)?;
         // Unaligned element types: only the sizes could fail, and they were checked.
-        let size_error = |section| LoadError::SectionSize { section, expected: 0, found: 0 };
+        let size_error = |section| HandleMapError::SectionSize { section, expected: 0, found: 0 };
         let meta = <[U32]>::ref_from_bytes(raw.meta).map_err(|_| size_error("meta"))?;
         let slots = <[U64]>::ref_from_bytes(raw.slots).map_err(|_| size_error("slots"))?;
         check(fields, meta.len(), meta, slots)?;
@@ -285,8 +293,8 @@ impl<T: IntoBytes + FromBytes + Immutable + KnownLayout> HandleMap<T> {
     ///
     /// # Errors
     ///
-    /// A [`LoadError`] that says which section and which slot or item is wrong.
-    pub fn from_raw(raw: &RawHandleMap<'_>) -> Result<HandleMap<T>, LoadError> {
+    /// A [`HandleMapError`] that says which section and which slot or item is wrong.
+    pub fn from_raw(raw: &RawHandleMap<'_>) -> Result<HandleMap<T>, HandleMapError> {
         let Fields { type_id, base, free_head, free_tail } = check_sizes(raw, size_of::<T>())?;
         let len = raw.header.len.get() as usize;
         let slots = raw.header.slots.get() as usize;

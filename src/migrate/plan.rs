@@ -17,8 +17,9 @@ use fxhash::{FxHashMap, FxHashSet};
 
 use super::{CheckedStep, MigrateError, MigrationReport, Migrations, StepReport, under_or_at};
 use crate::blob::layout;
+use crate::blob::write::BlobWrite;
 use crate::store::Span;
-use crate::{Id, Key, KeyCollision, KeyPath, OwnedValue, Store};
+use crate::{BlobError, Id, Key, KeyCollision, KeyPath, OwnedValue, Store};
 
 /// No move, no write: a role's empty link.
 const NONE: u32 = u32::MAX;
@@ -742,26 +743,93 @@ impl Plan<'_> {
     }
 }
 
-/// Sets `key` in the blob in `words`, moving it into a larger buffer (by way of `spare`) when
-/// it lacks room; `Err` with the bytes it would need past 4 GiB.
+/// Sets `key` in the blob in `words` through the blob write path ([`BlobWrite::set_entry`]),
+/// moving it into a larger buffer (by way of `spare`) when it lacks room; `Err` with the bytes
+/// it would need past 4 GiB.
 fn set_growing(
     words: &mut Vec<u32>,
     spare: &mut Vec<u32>,
     key: Key,
     value: crate::Value<'_>,
 ) -> Result<(), u64> {
-    let Err(need) = layout::set(words, key, value) else {
-        return Ok(());
-    };
-    if need.required > layout::MAX_BYTES as u64 {
-        return Err(need.required);
+    match (Growing { words, spare }).set_entry(key, value) {
+        Ok(_) => Ok(()),
+        Err(BlobError::TooLarge { required }) => Err(required),
+        Err(error) => unreachable!("INVARIANT: a set fails only as too large, not {error}"),
     }
-    let len = (need.required as usize).div_ceil(4).max(2 * words.len()).min(layout::MAX_BYTES / 4);
-    spare.clear();
-    spare.resize(len, 0);
-    layout::repack(words, spare);
-    std::mem::swap(words, spare);
-    layout::set(words, key, value)
-        .expect("INVARIANT: a write fits once the blob is repacked into its requirement");
-    Ok(())
+}
+
+/// A migration's working copy of one blob (always a valid region), regrown by way of a spare
+/// buffer that the next regrow reuses: the owner side of [`BlobWrite`].
+struct Growing<'a> {
+    words: &'a mut Vec<u32>,
+    spare: &'a mut Vec<u32>,
+}
+
+impl BlobWrite for Growing<'_> {
+    fn words(&self) -> &[u32] {
+        self.words
+    }
+
+    fn words_mut(&mut self) -> Option<&mut [u32]> {
+        Some(self.words)
+    }
+
+    /// Repacks into `spare`, grown to at least `required` bytes and twice the blob, then swaps
+    /// the two.
+    fn regrow(&mut self, required: u64) -> Result<(), BlobError> {
+        if required > layout::MAX_BYTES as u64 {
+            return Err(BlobError::TooLarge { required });
+        }
+        let len = (required as usize).div_ceil(4).max(2 * self.words.len());
+        let len = len.min(layout::MAX_BYTES / 4);
+        self.spare.clear();
+        self.spare.resize(len, 0);
+        layout::repack(self.words, self.spare);
+        std::mem::swap(self.words, self.spare);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Value;
+
+    #[test]
+    fn set_growing_regrows_through_the_spare_and_keeps_every_entry() {
+        let mut words = layout::EMPTY.to_vec();
+        let mut spare = Vec::new();
+        let mut sizes = vec![words.len()];
+        let text = "a string payload that takes room";
+        let value_of = |i: u16| {
+            if i.is_multiple_of(2) { Value::Float(f32::from(i)) } else { Value::Str(text) }
+        };
+        for i in 0..300_u16 {
+            let value = value_of(i);
+            set_growing(&mut words, &mut spare, Key::from_raw(i.into()), value).unwrap();
+            if sizes.last() != Some(&words.len()) {
+                sizes.push(words.len());
+            }
+        }
+        // Each regrow at least doubles: a run of sets regrows O(log n) times.
+        assert!(sizes.windows(2).all(|w| w[1] >= 2 * w[0]), "{sizes:?}");
+        layout::validate(&words, &mut layout::Scratch::default()).unwrap();
+        for i in 0..300_u16 {
+            let (tag, raw) = layout::lookup(&words, Key::from_raw(i.into())).unwrap();
+            assert_eq!(layout::decode(&words, tag, raw), value_of(i), "key {i}");
+        }
+    }
+
+    #[test]
+    fn a_regrow_past_the_limit_changes_nothing() {
+        let mut words = layout::EMPTY.to_vec();
+        let mut spare = Vec::new();
+        set_growing(&mut words, &mut spare, Key::from_raw(1), Value::Bool(true)).unwrap();
+        let before = words.clone();
+        let required = layout::MAX_BYTES as u64 + 1;
+        let mut growing = Growing { words: &mut words, spare: &mut spare };
+        assert_eq!(growing.regrow(required), Err(BlobError::TooLarge { required }));
+        assert_eq!(words, before);
+    }
 }

@@ -19,7 +19,7 @@ use crate::file::write_atomically;
 use crate::handle_map::{RawHandleMap, RawHeader};
 use crate::names::KeyNames;
 use crate::names::codec::LIST_KIND;
-use crate::{Blob, Error, HandleMap, Id, LoadError, Store};
+use crate::{Blob, DeltaError, Error, HandleMap, Id, LoadError, Store};
 
 use super::{ArenaFull, STORE_TYPE_ID, Span, garbage_of};
 
@@ -427,13 +427,13 @@ fn place_record(
         }
         (_, None) => {
             let problem = "the delta patches it, but the base does not have it";
-            return Err(LoadError::DeltaEntity { id, problem });
+            return Err(LoadError::Delta(DeltaError::Entity { id, problem }));
         }
     }
     if ArenaFull::check(base.arena.len()).is_err() {
         base.arena.truncate(start);
         let problem = "the arena would pass 2^32 words (16 GiB)";
-        return Err(LoadError::DeltaEntity { id, problem });
+        return Err(LoadError::Delta(DeltaError::Entity { id, problem }));
     }
     Ok(Span::new(start, base.arena.len() - start))
 }
@@ -522,16 +522,16 @@ impl StorePatch {
     ///
     /// # Errors
     ///
-    /// [`LoadError::DeltaDataVersion`] if `base` has another data version than the store the
+    /// [`DeltaError::DataVersion`] (in [`LoadError::Delta`]) if `base` has another data version than the store the
     /// patch was made from (migrate it, or apply the delta before migrating);
-    /// [`LoadError::DeltaBase`] if `base` is not the store the patch was made from (its
+    /// [`DeltaError::Base`] if `base` is not the store the patch was made from (its
     /// [contents' crc32](StorePatch) differs), and the errors of a load for a handle map or
     /// entity that does not check out.
     ///
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{LoadError, Store};
+    /// use datacomp::{DeltaError, LoadError, Store};
     ///
     /// let base = Store::new();
     /// let mut target = base.clone();
@@ -542,7 +542,7 @@ impl StorePatch {
     /// let mut migrated = base.clone();
     /// migrated.set_data_version(1);
     /// let err = delta.apply(&mut migrated).unwrap_err();
-    /// assert_eq!(err, LoadError::DeltaDataVersion { expected: 0, found: 1 });
+    /// assert_eq!(err, LoadError::Delta(DeltaError::DataVersion { expected: 0, found: 1 }));
     ///
     /// let mut world = base.clone();
     /// delta.apply(&mut world)?;
@@ -552,11 +552,11 @@ impl StorePatch {
     pub fn apply(&self, base: &mut Store) -> Result<(), LoadError> {
         if base.data_version != self.base_data_version {
             let (expected, found) = (self.base_data_version, base.data_version);
-            return Err(LoadError::DeltaDataVersion { expected, found });
+            return Err(LoadError::Delta(DeltaError::DataVersion { expected, found }));
         }
         let found = base.content_crc(self.list_names);
         if found != self.base_crc {
-            return Err(LoadError::DeltaBase { expected: self.base_crc, found });
+            return Err(LoadError::Delta(DeltaError::Base { expected: self.base_crc, found }));
         }
         let mut index = self.target_index(base)?;
         // Unchanged entities stay where they are in the base's arena; changed and inserted
@@ -600,7 +600,7 @@ impl StorePatch {
                 (None, Some(old)) => old,
                 (None, None) => {
                     let problem = "neither the base nor the delta has it";
-                    return Err(LoadError::DeltaEntity { id, problem });
+                    return Err(LoadError::Delta(DeltaError::Entity { id, problem }));
                 }
             };
             spans.push(span);
@@ -608,7 +608,7 @@ impl StorePatch {
         if let Some(record) = records.next() {
             let problem = "the delta has a record for it out of the target's order, or for a \
                            handle the target does not have";
-            return Err(LoadError::DeltaEntity { id: record.id, problem });
+            return Err(LoadError::Delta(DeltaError::Entity { id: record.id, problem }));
         }
         Ok(spans)
     }
@@ -704,10 +704,8 @@ impl StorePatch {
         let (len, slot_count) = (self.header.len.get() as usize, self.header.slots.get() as usize);
         // Every entry past the base's is a change, so the changes bound the sizes, before
         // anything is allocated for them.
-        let out_of_range = |section, index: usize, problem| LoadError::DeltaChange {
-            section,
-            index: index as u64,
-            problem,
+        let out_of_range = |section, index: usize, problem| {
+            LoadError::Delta(DeltaError::Change { section, index: index as u64, problem })
         };
         if slot_count > old.slots.len() / 8 + self.slots.len() {
             return Err(out_of_range(
@@ -742,7 +740,7 @@ impl StorePatch {
         }
         let items = vec![0; len * size_of::<Span>()];
         let raw = RawHandleMap { header: self.header, items: &items, meta: &meta, slots: &slots };
-        HandleMap::from_raw(&raw)
+        Ok(HandleMap::from_raw(&raw)?)
     }
 
     /// Writes the delta file: the save file's header (with the target's data version) and
@@ -819,7 +817,7 @@ impl StorePatch {
     /// # Errors
     ///
     /// A [`LoadError`] that names the section, entry or record at fault;
-    /// [`LoadError::FileKind`] for a full save; [`LoadError::DeltaKeyHash`] for a delta of key
+    /// [`LoadError::FileKind`] for a full save; [`DeltaError::KeyHash`] (in [`LoadError::Delta`]) for a delta of key
     /// hash 1, whose keys no store of this build has (apply it to its base with the release
     /// that wrote it, then load that save here to upgrade it).
     pub fn from_bytes(bytes: &[u8]) -> Result<StorePatch, LoadError> {
@@ -827,7 +825,7 @@ impl StorePatch {
         // Its keys, in patches, blobs and names, are of the delta's key hash: applied to a
         // store of another, its patches would set and remove keys the base does not have.
         if parsed.key_hash() != KEY_HASH_FX32_BYTES {
-            return Err(LoadError::DeltaKeyHash { key_hash: parsed.key_hash() });
+            return Err(LoadError::Delta(DeltaError::KeyHash { key_hash: parsed.key_hash() }));
         }
         let [base, header, slots, meta, entities, names] = parsed.sections;
         let list_names = parsed.kinds[5] == LIST_KIND;
@@ -855,11 +853,19 @@ impl StorePatch {
                 } else {
                     "the names are the base's, yet the key tree section is not empty"
                 };
-                return Err(LoadError::DeltaChange { section: "delta base", index: 1, problem });
+                return Err(LoadError::Delta(DeltaError::Change {
+                    section: "delta base",
+                    index: 1,
+                    problem,
+                }));
             }
             _ => {
                 let problem = "flags other than bit 0 (names are the base's) are set";
-                return Err(LoadError::DeltaChange { section: "delta base", index: 1, problem });
+                return Err(LoadError::Delta(DeltaError::Change {
+                    section: "delta base",
+                    index: 1,
+                    problem,
+                }));
             }
         };
         let header = RawHeader::read_from_bytes(header)
@@ -904,7 +910,7 @@ fn ascending<T: FromBytes + Immutable + KnownLayout + Unaligned + Copy>(
     })?;
     if let Some(i) = entries.windows(2).position(|w| position(&w[0]) >= position(&w[1])) {
         let problem = "not after the entry before it";
-        return Err(LoadError::DeltaChange { section, index: i as u64 + 1, problem });
+        return Err(LoadError::Delta(DeltaError::Change { section, index: i as u64 + 1, problem }));
     }
     Ok(entries.to_vec())
 }
@@ -912,7 +918,9 @@ fn ascending<T: FromBytes + Immutable + KnownLayout + Unaligned + Copy>(
 /// The entities section as words, with each record's head, blob or patch checked; and the
 /// number of records of each kind.
 fn check_records(bytes: &[u8]) -> Result<(Vec<u32>, usize, usize), LoadError> {
-    let bad = |offset: usize, problem| LoadError::DeltaRecord { offset: offset as u64, problem };
+    let bad = |offset: usize, problem| {
+        LoadError::Delta(DeltaError::Record { offset: offset as u64, problem })
+    };
     let mut words = vec![0_u32; bytes.len() / 4];
     if !bytes.len().is_multiple_of(4) {
         return Err(bad(bytes.len() & !3, "the section is not a whole number of words"));
@@ -939,7 +947,7 @@ fn check_records(bytes: &[u8]) -> Result<(Vec<u32>, usize, usize), LoadError> {
             }
             CHANGED => {
                 patch::validate(data, &mut scratch)
-                    .map_err(|error| LoadError::DeltaPatch { id, error })?;
+                    .map_err(|error| LoadError::Delta(DeltaError::Patch { id, error }))?;
                 changed += 1;
             }
             _ => {

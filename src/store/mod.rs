@@ -10,10 +10,12 @@
 //! - `save.rs`: the save file's sections and `Store`'s save and load (public as
 //!   [`crate::save`]); the header and table they share with deltas are `crate::file::container`.
 //! - `view.rs`: [`StoreView`], a save read in place.
-//! - `delta.rs`: `Store::diff`, [`StorePatch`] and the delta file.
+//! - `delta.rs`: `Store::diff`, [`StorePatch`] and the delta file; `delta_error.rs`: its
+//!   [`DeltaError`].
 //! - `json.rs`: `Store`'s JSON import and exports (the reader and writer are `crate::json`).
 
 pub(crate) mod delta;
+mod delta_error;
 #[cfg(feature = "json")]
 mod json;
 pub mod save;
@@ -33,6 +35,7 @@ use crate::{
 };
 
 pub use delta::StorePatch;
+pub use delta_error::DeltaError;
 pub use view::StoreView;
 
 /// The handle map type id of a store's entities.
@@ -76,7 +79,7 @@ impl Span {
 
 /// The arena would pass its limit of 2^32 words (16 GiB): spans are 32-bit. Each entry point
 /// reports it in its own error ([`BlobError::TooLarge`] for an import, a delta's
-/// `LoadError::DeltaEntity`, a panic for [`Store::insert`]).
+/// [`DeltaError::Entity`](crate::DeltaError::Entity), a panic for [`Store::insert`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct ArenaFull {
     /// The arena's bytes that were asked for.

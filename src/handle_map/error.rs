@@ -1,0 +1,161 @@
+//! [`HandleMapError`]: why raw or serialized handle-map state was refused.
+
+use std::fmt;
+
+/// Why a [`HandleMap`](crate::HandleMap)'s raw sections (or serde data) could not be read back:
+/// which section, slot or item breaks which invariant.
+///
+/// [`LoadError::HandleMap`](crate::LoadError::HandleMap) wraps it when the map is part of a
+/// save file.
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{HandleMap, HandleMapError, RawHandleMap};
+///
+/// let mut map = HandleMap::new(0);
+/// map.insert(1_u64);
+/// let raw = map.as_raw();
+/// let short = RawHandleMap { items: &raw.items[..4], ..raw };
+/// let err = HandleMap::<u64>::from_raw(&short).unwrap_err();
+/// assert_eq!(err, HandleMapError::SectionSize { section: "items", expected: 8, found: 4 });
+/// assert_eq!(err.to_string(), "section 'items' is 4 bytes; its header says 8");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HandleMapError {
+    /// A section's size disagrees with the counts that describe it (or the header's item size
+    /// with the item type's, as section `"item size"`).
+    SectionSize {
+        /// The section.
+        section: &'static str,
+        /// Bytes the counts call for.
+        expected: u64,
+        /// Bytes found.
+        found: u64,
+    },
+    /// The map's type id is past 15 bits.
+    TypeId {
+        /// The type id found.
+        type_id: u16,
+    },
+    /// The map has not one slot entry in `meta` for each item.
+    Meta {
+        /// Items.
+        items: u64,
+        /// Entries of `meta`.
+        meta: u64,
+    },
+    /// The map's slots run past the 32-bit handle index space.
+    IndexSpace {
+        /// Index of the first slot.
+        base: u32,
+        /// Number of slots.
+        slots: u64,
+    },
+    /// The index of the first slot is past what [`HandleMap::reset`](crate::HandleMap::reset)
+    /// ever gives (half of the index space), which could leave no index for new handles: a
+    /// map that loaded would then panic on insert.
+    Base {
+        /// Index of the first slot.
+        base: u32,
+        /// The highest index of a first slot.
+        max: u32,
+    },
+    /// A slot carries another type id than its map.
+    SlotType {
+        /// The slot.
+        slot: u32,
+        /// The type id in the slot.
+        found: u16,
+        /// The map's type id.
+        type_id: u16,
+    },
+    /// A live slot whose item does not point back at it, or that carries the retired
+    /// generation.
+    SlotLink {
+        /// The slot.
+        slot: u32,
+        /// The dense index it names.
+        dense: u32,
+        /// The slot that `meta` gives for that dense index, if it has one.
+        back: Option<u32>,
+    },
+    /// The number of live slots differs from the number of items.
+    LiveCount {
+        /// Live slots.
+        live: u64,
+        /// Items.
+        len: u64,
+    },
+    /// A free-list link leads outside the free, unretired slots.
+    FreeList {
+        /// Steps taken from the head.
+        step: u64,
+        /// The slot the link names.
+        slot: u32,
+        /// Free, unretired slots.
+        free: u64,
+    },
+    /// The free list does not end where it must: after every free slot, at its tail.
+    FreeListEnd {
+        /// Free, unretired slots.
+        free: u64,
+        /// The stored tail.
+        tail: u32,
+        /// The last slot walked.
+        last: u32,
+        /// The link after it (`u32::MAX` ends the list).
+        next: u32,
+    },
+}
+
+impl fmt::Display for HandleMapError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            HandleMapError::SectionSize { section, expected, found } => {
+                write!(f, "section '{section}' is {found} bytes; its header says {expected}")
+            }
+            HandleMapError::TypeId { type_id } => {
+                write!(f, "handle map: type id {type_id} is past the 15-bit limit of 32767")
+            }
+            HandleMapError::Meta { items, meta } => {
+                write!(f, "handle map: {items} items but {meta} entries in section 'meta'")
+            }
+            HandleMapError::IndexSpace { base, slots } => write!(
+                f,
+                "handle map: slots {base}..{base}+{slots} run past the 32-bit handle index space"
+            ),
+            HandleMapError::Base { base, max } => write!(
+                f,
+                "handle map: the first slot's index {base} is past {max}, the highest a reset \
+                 gives, and could leave no index for new handles"
+            ),
+            HandleMapError::SlotType { slot, found, type_id } => {
+                write!(f, "handle map: slot {slot} has type id {found}, the map {type_id}")
+            }
+            HandleMapError::SlotLink { slot, dense, back: Some(back) } => {
+                write!(f, "handle map: live slot {slot} names item {dense}, whose slot is {back}")
+            }
+            HandleMapError::SlotLink { slot, dense, back: None } => write!(
+                f,
+                "handle map: live slot {slot} names item {dense}, past the items or retired"
+            ),
+            HandleMapError::LiveCount { live, len } => {
+                write!(f, "handle map: {live} live slots for {len} items")
+            }
+            HandleMapError::FreeList { step, slot, free } => write!(
+                f,
+                "handle map: free list step {step} names slot {slot}, which is not one of the \
+                 {free} free slots"
+            ),
+            HandleMapError::FreeListEnd { free, tail, last, next } => write!(
+                f,
+                "handle map: free list of {free} slots should end at tail {tail}, but slot \
+                 {last} links on to {next}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for HandleMapError {}
