@@ -10,9 +10,9 @@ use std::str::FromStr;
 ///
 /// 125 is what keeps every export importable: a key of 125 segments holding a float array,
 /// written inside the array of every entity, nests 127 levels of JSON, the most `serde_json`
-/// (and so the import) reads before its recursion limit. A name deeper than this (only a save written before the limit can hold
-/// one) is exported at the top level by its hash, `"#1a2b3c4d"`, and nothing that walks a
-/// name recurses, so no depth can overflow the stack.
+/// (and so the import) reads before its recursion limit. A name deeper than this (only a save
+/// written before the limit can hold one) is exported at the top level by its hash, `"#1a2b3c4d"`,
+/// and nothing that walks a name recurses, so no depth can overflow the stack.
 ///
 /// # Examples
 ///
@@ -95,8 +95,9 @@ pub(crate) mod v1 {
 /// The 32-bit hash of a path such as `stats.health`: the name of one value in a blob.
 ///
 /// Each segment is hashed on its own with fxhash's 32-bit round fed its UTF-8 bytes one at a
-/// time, and the segment hashes are combined in order, so `stats.health` differs from `health.stats`, and a
-/// segment may itself contain a `.` when built with [`Key::path`] or [`Key::child`].
+/// time, and the segment hashes are combined in order, so `stats.health` differs from
+/// `health.stats`, and a segment may itself contain a `.` when built with [`Key::path`] or
+/// [`Key::child`].
 ///
 /// Keys are saved to disk, so the function is fixed: it gives the same value on every platform
 /// and in every release of this crate (golden values are pinned in the tests; a save names its

@@ -4,8 +4,8 @@ use std::fmt;
 
 /// A value read from a blob, borrowing the blob's bytes.
 ///
-/// The restricted format of Bitsquid's `DataComponent`: booleans, floats, UTF-8 strings and arrays of
-/// floats. Objects are flattened into dotted keys, so there is no object value.
+/// The restricted format of Bitsquid's `DataComponent`: booleans, floats, UTF-8 strings and arrays
+/// of floats. Objects are flattened into dotted keys, so there is no object value.
 ///
 /// # Examples
 ///

@@ -63,8 +63,8 @@ impl Display for Bytes {
 }
 
 /// A value as the command prints it: a float as JSON export writes it ([`JsonF32`]: `95`, `0.1`,
-/// `1e+20`; a NaN or infinity as `NaN`, `inf`, `-inf`), a string as it is but for control characters, which are escaped
-/// ([`Escaped`]), an array as `[1, 2.5]`.
+/// `1e+20`; a NaN or infinity as `NaN`, `inf`, `-inf`), a string as it is but for control
+/// characters, which are escaped ([`Escaped`]), an array as `[1, 2.5]`.
 pub struct Plain<'a>(pub Value<'a>);
 
 impl Display for Plain<'_> {

@@ -95,8 +95,8 @@ struct FileHeader {
     /// crc32 of this header (with this field zero) and the section table.
     table_crc: U32,
     /// The data version of the store the file holds or (a delta) gives: see
-    /// [`Store::data_version`](crate::Store::data_version). Format 1.0 wrote zero here, so its saves read as data
-    /// version 0.
+    /// [`Store::data_version`](crate::Store::data_version). Format 1.0 wrote zero here, so its
+    /// saves read as data version 0.
     data_version: U32,
 }
 
@@ -353,7 +353,8 @@ pub struct SectionInfo {
 
 /// Reads a save file's header and section table, after checking them, every section's crc
 /// and the padding, as a load does first. It does not check the sections' contents: use
-/// [`Store::from_bytes`](crate::Store::from_bytes) or [`StoreView::new`](crate::StoreView::new) for that.
+/// [`Store::from_bytes`](crate::Store::from_bytes) or [`StoreView::new`](crate::StoreView::new) for
+/// that.
 ///
 /// # Errors
 ///

@@ -54,7 +54,8 @@ impl Id {
 
     /// The handle with these 64 bits, as [`to_bits`](Id::to_bits) gave them.
     ///
-    /// Any value is accepted: a map answers a forged handle with `None` or a [`HandleError`](crate::HandleError).
+    /// Any value is accepted: a map answers a forged handle with `None` or a
+    /// [`HandleError`](crate::HandleError).
     #[must_use]
     pub const fn from_bits(bits: u64) -> Id {
         Id(bits)

@@ -5,8 +5,9 @@
 //! - `mod.rs`: the data version, [`Migrations`] and [`MigrationStep`] (the builder), the checks
 //!   that need no store, [`MigrationReport`] and [`MigrateError`].
 //! - `json.rs`: [`Migrations::from_json`], strict.
-//! - `plan.rs`: [`Store::migrate`](crate::Store::migrate): each step compiled against the store's key names into a
-//!   table of keys, then every entity rewritten into a new arena, swapped in at the end.
+//! - `plan.rs`: [`Store::migrate`](crate::Store::migrate): each step compiled against the store's
+//!   key names into a table of keys, then every entity rewritten into a new arena, swapped in at
+//!   the end.
 
 #[cfg(feature = "json")]
 mod json;
@@ -30,9 +31,9 @@ use crate::{AsValue, Id, KeyCollision, KeyPath, OwnedValue};
 /// Paths are dotted (`stats.health`) or JSON Pointers (`/a.b/c`, for a member name that holds
 /// a dot), as the command takes a KEY. A path names a key, and also every key under it (a
 /// subtree: `inventory` names `inventory.sword`) for `rename` and `remove`. Keys under a path
-/// are found by their names in the store ([`Store::key_name`](crate::Store::key_name)): a key the store has no name
-/// for (set through a [`Key`](crate::Key) value, never imported or written by path) is
-/// renamed or removed only when a path names it exactly.
+/// are found by their names in the store ([`Store::key_name`](crate::Store::key_name)): a key the
+/// store has no name for (set through a [`Key`](crate::Key) value, never imported or written by
+/// path) is renamed or removed only when a path names it exactly.
 ///
 /// # Examples
 ///
@@ -435,8 +436,8 @@ pub(crate) struct CheckedWrite<'a> {
     pub(crate) default: bool,
 }
 
-/// What [`Store::migrate`](crate::Store::migrate) did: the data versions before and after, and for each step it ran,
-/// how many entities and keys it changed.
+/// What [`Store::migrate`](crate::Store::migrate) did: the data versions before and after, and for
+/// each step it ran, how many entities and keys it changed.
 ///
 /// # Examples
 ///

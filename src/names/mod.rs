@@ -118,8 +118,8 @@ impl Store {
     /// # Errors
     ///
     /// [`Error::KeyCollision`] if the store knows the key under another name, and
-    /// [`Error::PathTooDeep`] for a path of more than [`MAX_PATH_SEGMENTS`](crate::MAX_PATH_SEGMENTS)
-    /// segments; nothing is changed.
+    /// [`Error::PathTooDeep`] for a path of more than
+    /// [`MAX_PATH_SEGMENTS`](crate::MAX_PATH_SEGMENTS) segments; nothing is changed.
     ///
     /// # Examples
     ///

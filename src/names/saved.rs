@@ -109,7 +109,8 @@ impl SavedKeyNames {
         self.names.named(key).is_some()
     }
 
-    /// The dotted name of `key`, if the save has one. As [`Store::key_name`](crate::Store::key_name).
+    /// The dotted name of `key`, if the save has one. As
+    /// [`Store::key_name`](crate::Store::key_name).
     ///
     /// # Examples
     ///

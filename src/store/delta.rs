@@ -57,9 +57,9 @@ struct MetaChange {
 /// each changed entity as a [`Patch`](crate::Patch), with the target's handles exactly.
 ///
 /// Made by [`Store::diff`], applied by [`apply`](StorePatch::apply) to the base it was made
-/// from, and saved as a delta file ([`save`](StorePatch::save), [`to_bytes`](StorePatch::to_bytes)):
-/// the save file's header and checks, with sections of its own. For a world where 1% of
-/// entities changed, the delta is about 1% of a full save.
+/// from, and saved as a delta file ([`save`](StorePatch::save),
+/// [`to_bytes`](StorePatch::to_bytes)): the save file's header and checks, with sections of its
+/// own. For a world where 1% of entities changed, the delta is about 1% of a full save.
 ///
 /// Applying gives a store equal to the target (`==`: the same handles and entries) whose
 /// handle map is the target's, slot for slot: the same handles resolve, stale ones stay stale,
@@ -522,8 +522,8 @@ impl StorePatch {
     ///
     /// # Errors
     ///
-    /// [`DeltaError::DataVersion`] (in [`LoadError::Delta`]) if `base` has another data version than the store the
-    /// patch was made from (migrate it, or apply the delta before migrating);
+    /// [`DeltaError::DataVersion`] (in [`LoadError::Delta`]) if `base` has another data version
+    /// than the store the patch was made from (migrate it, or apply the delta before migrating);
     /// [`DeltaError::Base`] if `base` is not the store the patch was made from (its
     /// [contents' crc32](StorePatch) differs), and the errors of a load for a handle map or
     /// entity that does not check out.
@@ -817,9 +817,9 @@ impl StorePatch {
     /// # Errors
     ///
     /// A [`LoadError`] that names the section, entry or record at fault;
-    /// [`LoadError::FileKind`] for a full save; [`DeltaError::KeyHash`] (in [`LoadError::Delta`]) for a delta of key
-    /// hash 1, whose keys no store of this build has (apply it to its base with the release
-    /// that wrote it, then load that save here to upgrade it).
+    /// [`LoadError::FileKind`] for a full save; [`DeltaError::KeyHash`] (in [`LoadError::Delta`])
+    /// for a delta of key hash 1, whose keys no store of this build has (apply it to its base with
+    /// the release that wrote it, then load that save here to upgrade it).
     pub fn from_bytes(bytes: &[u8]) -> Result<StorePatch, LoadError> {
         let parsed = parse(bytes, &DELTA)?;
         // Its keys, in patches, blobs and names, are of the delta's key hash: applied to a

@@ -134,15 +134,16 @@ impl Store {
 impl Store {
     /// The entity of `id` as a JSON object, nested again by its keys' names: the inverse of
     /// [`import_json`](Store::import_json). A key without a name appears at the top level as
-    /// `"#1a2b3c4d"`. Floats are written as [`JsonF32`](crate::JsonF32) writes them: whole ones without a
-    /// fraction, others in their shortest form that reads back as the same `f32`.
+    /// `"#1a2b3c4d"`. Floats are written as [`JsonF32`](crate::JsonF32) writes them: whole ones
+    /// without a fraction, others in their shortest form that reads back as the same `f32`.
     ///
     /// A NaN or infinity, which JSON has no number for, is written as `null`, which does not
     /// read back (strict import refuses it, lenient drops it):
     /// [`try_export_json`](Store::try_export_json) refuses such an entity instead, naming the
     /// key.
     ///
-    /// A thin wrapper kept for existing callers: [`export_json_with`](Store::export_json_with) with `ExportOptions::new().non_finite_as_null()`, `None` for a dead handle.
+    /// A thin wrapper kept for existing callers: [`export_json_with`](Store::export_json_with) with
+    /// `ExportOptions::new().non_finite_as_null()`, `None` for a dead handle.
     ///
     /// # Examples
     ///
@@ -170,7 +171,9 @@ impl Store {
     /// [`export_json`](Store::export_json) writes the store's own entities (a NaN or infinity
     /// as `null`: [`try_export_blob_json`](Store::try_export_blob_json) refuses it).
     ///
-    /// A thin wrapper kept for existing callers: [`export_blob_json_with`](Store::export_blob_json_with) with `ExportOptions::new().non_finite_as_null()`.
+    /// A thin wrapper kept for existing callers:
+    /// [`export_blob_json_with`](Store::export_blob_json_with) with
+    /// `ExportOptions::new().non_finite_as_null()`.
     ///
     /// # Examples
     ///
@@ -193,7 +196,8 @@ impl Store {
     /// spaces a level, as designers write fixtures (a NaN or infinity as `null`:
     /// [`try_export_json`](Store::try_export_json) refuses it).
     ///
-    /// A thin wrapper kept for existing callers: [`export_json_with`](Store::export_json_with) with `ExportOptions::new().non_finite_as_null().style(JsonStyle::Pretty)`.
+    /// A thin wrapper kept for existing callers: [`export_json_with`](Store::export_json_with) with
+    /// `ExportOptions::new().non_finite_as_null().style(JsonStyle::Pretty)`.
     ///
     /// # Examples
     ///
@@ -216,7 +220,8 @@ impl Store {
     /// Any blob as [`export_blob_json`](Store::export_blob_json) writes it, indented as
     /// [`export_json_pretty`](Store::export_json_pretty) writes the store's own entities.
     ///
-    /// A thin wrapper kept for existing callers: [`export_blob_json_with`](Store::export_blob_json_with), lossy and pretty.
+    /// A thin wrapper kept for existing callers:
+    /// [`export_blob_json_with`](Store::export_blob_json_with), lossy and pretty.
     ///
     /// # Examples
     ///
@@ -272,7 +277,9 @@ impl Store {
     /// unless one holds a NaN or infinity, written as `null`
     /// ([`try_export_all_json`](Store::try_export_all_json) refuses it).
     ///
-    /// A thin wrapper kept for existing callers: [`export_all_json_with`](Store::export_all_json_with) with `ExportOptions::new().non_finite_as_null()`.
+    /// A thin wrapper kept for existing callers:
+    /// [`export_all_json_with`](Store::export_all_json_with) with
+    /// `ExportOptions::new().non_finite_as_null()`.
     ///
     /// # Examples
     ///
@@ -298,7 +305,8 @@ impl Store {
     /// Every entity as [`export_all_json`](Store::export_all_json) writes them, indented two
     /// spaces a level.
     ///
-    /// A thin wrapper kept for existing callers: [`export_all_json_with`](Store::export_all_json_with), lossy and pretty.
+    /// A thin wrapper kept for existing callers:
+    /// [`export_all_json_with`](Store::export_all_json_with), lossy and pretty.
     ///
     /// # Examples
     ///
@@ -490,7 +498,8 @@ impl Store {
     /// [`ExportError::Handle`] if `id` names no live entity; [`ExportError::NotFinite`] for a
     /// NaN or infinity, the first in the entity's key order.
     ///
-    /// A thin wrapper kept for existing callers: [`export_json_with`](Store::export_json_with) with `style.into()`.
+    /// A thin wrapper kept for existing callers: [`export_json_with`](Store::export_json_with) with
+    /// `style.into()`.
     ///
     /// # Examples
     ///
@@ -517,7 +526,8 @@ impl Store {
     ///
     /// [`ExportError::NotFinite`] for a NaN or infinity, with no entity.
     ///
-    /// A thin wrapper kept for existing callers: [`export_blob_json_with`](Store::export_blob_json_with) with `style.into()`.
+    /// A thin wrapper kept for existing callers:
+    /// [`export_blob_json_with`](Store::export_blob_json_with) with `style.into()`.
     ///
     /// # Examples
     ///
@@ -547,7 +557,8 @@ impl Store {
     ///
     /// [`ExportError::NotFinite`] naming the entity and key.
     ///
-    /// A thin wrapper kept for existing callers: [`export_all_json_with`](Store::export_all_json_with) with `style.into()`.
+    /// A thin wrapper kept for existing callers:
+    /// [`export_all_json_with`](Store::export_all_json_with) with `style.into()`.
     ///
     /// # Examples
     ///

@@ -73,8 +73,8 @@ pub const ARENA_CHUNK_BYTES: usize = 64 << 10;
 /// combined in order. Retired: numbered names such as `item_1409` and `item_1482` collided. A
 /// save of it loads by rehashing its keys (see [`LoadOptions`]).
 pub const KEY_HASH_FX32_WORDS: u16 = 1;
-/// Key hash 2, the one [`Key`](crate::Key) computes and every save of this build names: fxhash's 32-bit
-/// round fed each segment's bytes one at a time, segments combined in order.
+/// Key hash 2, the one [`Key`](crate::Key) computes and every save of this build names: fxhash's
+/// 32-bit round fed each segment's bytes one at a time, segments combined in order.
 pub const KEY_HASH_FX32_BYTES: u16 = 2;
 /// A full save as format 1.0 laid it out, its key names a flat list (kind 6): for tests that
 /// check such files load.

@@ -6,8 +6,9 @@ use crate::{BlobRef, Id, LoadError, LoadOptions};
 
 use super::Span;
 
-/// A save file read in place: validated once, as [`Store::from_bytes`](crate::Store::from_bytes) would, then every read
-/// borrows straight from the bytes. Nothing is copied, so it works over a memory-mapped file.
+/// A save file read in place: validated once, as [`Store::from_bytes`](crate::Store::from_bytes)
+/// would, then every read borrows straight from the bytes. Nothing is copied, so it works over a
+/// memory-mapped file.
 ///
 /// The arena's floats are lent as `&[f32]`, so the bytes must be 4-byte aligned in memory: a
 /// memory map or a `Vec` from the global allocator is; a sub-slice at an odd offset is not.
@@ -38,9 +39,9 @@ impl<'a> StoreView<'a> {
     ///
     /// # Errors
     ///
-    /// As [`Store::from_bytes`](crate::Store::from_bytes), [`LoadError::Misaligned`] if the arena is not 4-byte aligned
-    /// in memory, and [`LoadError::KeyHashView`] for a save of key hash 1, whose keys must be
-    /// rehashed into a [`Store`](crate::Store) first.
+    /// As [`Store::from_bytes`](crate::Store::from_bytes), [`LoadError::Misaligned`] if the arena
+    /// is not 4-byte aligned in memory, and [`LoadError::KeyHashView`] for a save of key hash 1,
+    /// whose keys must be rehashed into a [`Store`](crate::Store) first.
     pub fn new(bytes: &'a [u8]) -> Result<StoreView<'a>, LoadError> {
         StoreView::new_with(bytes, &LoadOptions::new())
     }
