@@ -46,9 +46,10 @@ const PARALLEL_BYTES: usize = 1 << 20;
 const PART_BYTES: usize = 512 << 10;
 
 /// A save's parts as a view reads them in place: its index, spans and arena borrowed from the
-/// bytes, with the key names checked (a view reads blobs, not names) and the arena's crcs not
-/// yet checked. The one opening of [`StoreView`](crate::StoreView) and [`LazyStoreView`].
+/// bytes, its key names decoded and checked, and the arena's crcs not yet checked. The one
+/// opening of [`StoreView`](crate::StoreView) and [`LazyStoreView`].
 pub(crate) struct InPlace<'a> {
+    pub(crate) names: KeyNames,
     pub(crate) index: HandleMapView<'a>,
     pub(crate) spans: &'a [Span],
     pub(crate) arena_bytes: &'a [u8],
@@ -56,21 +57,20 @@ pub(crate) struct InPlace<'a> {
     pub(crate) arena_crc: ArenaCrc<'a>,
 }
 
+/// The key names of a save to be read in place, decoded and checked: a view cannot rehash, so
+/// a save of key hash 1 is refused ([`LoadError::KeyHashView`]).
+pub(crate) fn view_names(parts: &SaveParts<'_>) -> Result<KeyNames, LoadError> {
+    if parts.key_hash != KEY_HASH_FX32_BYTES {
+        return Err(LoadError::KeyHashView { key_hash: parts.key_hash });
+    }
+    KeyNames::decode(parts.names, parts.names_kind, parts.key_hash)
+}
+
 /// Opens `bytes` in place: see [`InPlace`].
 pub(crate) fn in_place(bytes: &[u8]) -> Result<InPlace<'_>, LoadError> {
-    let SaveParts {
-        key_hash,
-        arena_crc,
-        index: raw_index,
-        arena: arena_bytes,
-        names,
-        names_kind,
-        ..
-    } = index_and_arena(bytes)?;
-    if key_hash != KEY_HASH_FX32_BYTES {
-        return Err(LoadError::KeyHashView { key_hash });
-    }
-    KeyNames::decode(names, names_kind, key_hash)?;
+    let parts = index_and_arena(bytes)?;
+    let names = view_names(&parts)?;
+    let SaveParts { arena_crc, index: raw_index, arena: arena_bytes, .. } = parts;
     let index = HandleMapView::new(&raw_index, size_of::<Span>())?;
     // Span is unaligned, and the items section's size was checked against the count.
     let spans = <[Span]>::ref_from_bytes(raw_index.items).map_err(|_| LoadError::SectionSize {
@@ -82,7 +82,7 @@ pub(crate) fn in_place(bytes: &[u8]) -> Result<InPlace<'_>, LoadError> {
         section: "arena",
         address: arena_bytes.as_ptr() as usize,
     })?;
-    Ok(InPlace { index, spans, arena_bytes, arena, arena_crc })
+    Ok(InPlace { names, index, spans, arena_bytes, arena, arena_crc })
 }
 
 /// How a save's arena bytes are covered by checksums.

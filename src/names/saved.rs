@@ -1,7 +1,7 @@
 //! [`SavedKeyNames`]: a save file's key names, read without its entities.
 
 use super::KeyNames;
-use crate::save::{self, KEY_HASH_FX32_BYTES};
+use crate::save;
 use crate::{AsKey, Key, KeyCollision, LoadError};
 
 /// A save file's key names, read and checked without loading its entities: what keys given
@@ -27,7 +27,7 @@ use crate::{AsKey, Key, KeyCollision, LoadError};
 /// ```
 #[derive(Clone)]
 pub struct SavedKeyNames {
-    names: KeyNames,
+    pub(crate) names: KeyNames,
 }
 
 impl SavedKeyNames {
@@ -50,11 +50,7 @@ impl SavedKeyNames {
     /// # Ok::<(), datacomp::LoadError>(())
     /// ```
     pub fn from_bytes(bytes: &[u8]) -> Result<SavedKeyNames, LoadError> {
-        let parts = save::index_and_arena(bytes)?;
-        if parts.key_hash != KEY_HASH_FX32_BYTES {
-            return Err(LoadError::KeyHashView { key_hash: parts.key_hash });
-        }
-        let names = KeyNames::decode(parts.names, parts.names_kind, parts.key_hash)?;
+        let names = crate::load::view_names(&save::index_and_arena(bytes)?)?;
         Ok(SavedKeyNames { names })
     }
 

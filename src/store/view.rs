@@ -2,7 +2,7 @@
 
 use crate::handle_map::HandleMapView;
 use crate::load::{self, LazyStoreView};
-use crate::{BlobRef, Id, LoadError, LoadOptions};
+use crate::{BlobRef, Id, LoadError, LoadOptions, SavedKeyNames};
 
 use super::Span;
 
@@ -64,10 +64,39 @@ impl<'a> StoreView<'a> {
     /// # Ok::<(), datacomp::LoadError>(())
     /// ```
     pub fn new_with(bytes: &'a [u8], options: &LoadOptions) -> Result<StoreView<'a>, LoadError> {
-        let load::InPlace { index, spans, arena_bytes, arena, arena_crc } = load::in_place(bytes)?;
+        StoreView::with_key_names(bytes, options).map(|(view, _)| view)
+    }
+
+    /// Validates `bytes` as [`new_with`](StoreView::new_with) does, and gives the save's key
+    /// names beside the view: what [`SavedKeyNames::from_bytes`] reads, without reading the
+    /// file's sections and names a second time.
+    ///
+    /// # Errors
+    ///
+    /// As [`new`](StoreView::new).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{ImportOptions, Key, LoadOptions, Store, StoreView};
+    ///
+    /// let mut store = Store::new();
+    /// store.import_json(r#"{"stats": {"health": 12}}"#, &ImportOptions::strict())?;
+    /// let bytes = store.to_bytes();
+    /// let (view, names) = StoreView::with_key_names(&bytes, &LoadOptions::new())?;
+    /// assert_eq!(view.len(), 1);
+    /// assert!(names.contains_key(Key::parse("stats.health")));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_key_names(
+        bytes: &'a [u8],
+        options: &LoadOptions,
+    ) -> Result<(StoreView<'a>, SavedKeyNames), LoadError> {
+        let load::InPlace { names, index, spans, arena_bytes, arena, arena_crc } =
+            load::in_place(bytes)?;
         let id_at = |d| index.id_at(d);
         load::check_arena(arena_bytes, arena, arena_crc, spans, id_at, options.threads)?;
-        Ok(StoreView { index, spans, arena })
+        Ok((StoreView { index, spans, arena }, SavedKeyNames { names }))
     }
 
     /// Checks the header, the section table, the index and that every span lies inside the
