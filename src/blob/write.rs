@@ -89,12 +89,7 @@ pub trait BlobWrite {
         I: IntoIterator<Item = (Key, Value<'v>)>,
         I::IntoIter: Clone,
     {
-        self.reserve_bytes(room)?;
-        // No buffer: an empty blob given no room, so nothing to set.
-        if let Some(words) = self.words_mut() {
-            bulk::set_all(words, entries);
-        }
-        Ok(())
+        self.remove_and_set_all(&[], room, entries)
     }
 
     /// Removes the keys in `removals` (sorted) and sets `sets`, growing at most once, or

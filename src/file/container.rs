@@ -124,6 +124,22 @@ pub(crate) struct Layout<const N: usize> {
     pub(crate) chunk_crcs: Option<(u32, &'static str)>,
 }
 
+impl<const N: usize> Layout<N> {
+    /// This layout as format `minor` wrote it, with the key names as the flat list that the
+    /// key tree replaced ([`REPLACED`]) in the tree's slot.
+    pub(crate) const fn with_names_list(self, minor: u16) -> Layout<N> {
+        let mut sections = self.sections;
+        let mut i = 0;
+        while i < N {
+            if sections[i].0 == REPLACED[0].2 {
+                sections[i] = (REPLACED[0].0, REPLACED[0].1);
+            }
+            i += 1;
+        }
+        Layout { minor, sections, ..self }
+    }
+}
+
 /// A full save: a store's index and arena.
 pub(crate) const SAVE: Layout<6> = Layout {
     kind: FileKind::Save,
@@ -182,20 +198,7 @@ pub(crate) const DELTA: Layout<6> = Layout {
 
 /// A delta save of format 1.1 (the last whose key names are a flat list, kind 6; its base's
 /// crc covers them in that form): a delta read with such names is written back the same way.
-pub(crate) const DELTA_LIST: Layout<6> = Layout {
-    kind: FileKind::Delta,
-    minor: 1,
-    sections: [
-        (7, "delta base"),
-        (8, "delta index header"),
-        (9, "delta slot changes"),
-        (10, "delta meta changes"),
-        (11, "delta entities"),
-        (LIST_KIND, "key names"),
-    ],
-    deferred: None,
-    chunk_crcs: None,
-};
+pub(crate) const DELTA_LIST: Layout<6> = DELTA.with_names_list(1);
 
 /// Sections of format 1.0 that a later one replaced: each stands in the slot of its
 /// successor (the key names' flat list where the key tree is now).

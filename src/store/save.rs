@@ -80,22 +80,8 @@ pub const KEY_HASH_FX32_BYTES: u16 = 2;
 /// check such files load.
 #[cfg(test)]
 pub(crate) fn to_bytes_with_list(store: &Store, list: &[u8]) -> Vec<u8> {
-    use crate::file::container::{ARENA, FileKind, Layout, write_file};
-    use crate::names::codec::LIST_KIND;
-    const SAVE_1_0: Layout<6> = Layout {
-        kind: FileKind::Save,
-        minor: 0,
-        sections: [
-            (1, "index header"),
-            (2, "index items"),
-            (3, "index meta"),
-            (4, "index slots"),
-            (5, "arena"),
-            (LIST_KIND, "key names"),
-        ],
-        deferred: Some(ARENA),
-        chunk_crcs: None,
-    };
+    use crate::file::container::{Layout, SAVE, write_file};
+    const SAVE_1_0: Layout<6> = Layout { chunk_crcs: None, ..SAVE.with_names_list(0) };
     let raw = store.index.as_raw();
     let sections =
         [raw.header.as_bytes(), raw.items, raw.meta, raw.slots, store.arena.as_bytes(), list];
