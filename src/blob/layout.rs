@@ -101,6 +101,14 @@ pub(crate) fn keys(w: &[u32]) -> &[u32] {
     &w[HEADER_WORDS..HEADER_WORDS + len(w)]
 }
 
+/// The key array and the tag array, back to back: the words that fix which keys a blob holds,
+/// in which order, with which types (their length fixes the key count). Blobs with equal
+/// layout words differ only in their values.
+#[inline]
+pub(crate) fn layout_words(w: &[u32]) -> &[u32] {
+    &w[HEADER_WORDS..values_at(len(w))]
+}
+
 /// The key array, to rehash every key in place (a save's upgrade).
 pub(crate) fn keys_mut(w: &mut [u32]) -> &mut [u32] {
     let n = len(w);

@@ -13,11 +13,14 @@
 //! - `delta.rs`: `Store::diff`, [`StorePatch`] and the delta file; `delta_error.rs`: its
 //!   [`DeltaError`].
 //! - `json.rs`: `Store`'s JSON import and exports (the reader and writer are `crate::json`).
+//! - `plan.rs`: export plans, an entity's JSON without its values, made once per key layout.
 
 pub(crate) mod delta;
 mod delta_error;
 #[cfg(feature = "json")]
 mod json;
+#[cfg(feature = "json")]
+mod plan;
 pub mod save;
 mod view;
 
