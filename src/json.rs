@@ -989,10 +989,15 @@ pub(crate) fn write_value(out: &mut Vec<u8>, value: Value<'_>, separator: &[u8])
 /// form) as plain digits, here without going through a serializer; any other through
 /// [`JsonF32`] itself.
 pub(crate) fn write_f32(out: &mut Vec<u8>, x: f32) {
-    // NaN and infinity have no zero fraction; minus zero is written "-0.0" by `JsonF32`.
-    if x.fract() == 0.0 && x.abs() <= 16_777_216.0 && !(x == 0.0 && x.is_sign_negative()) {
-        // Exact: a whole f32 of magnitude up to 2^24 is an i32.
-        let mut n = (x as i32).unsigned_abs();
+    // Saturating, NaN to 0: equal to `x` back only for a whole `x` (or minus zero).
+    let whole = x as i32;
+    #[allow(clippy::cast_precision_loss)] // Exact below 2^24, and only compared there.
+    let back = whole as f32;
+    // Minus zero is written "-0.0" by `JsonF32`.
+    #[allow(clippy::float_cmp)] // Exactly whole, on purpose.
+    let exact = back == x;
+    if exact && x.abs() <= 16_777_216.0 && !(x == 0.0 && x.is_sign_negative()) {
+        let mut n = whole.unsigned_abs();
         let mut digits = [0_u8; 11];
         let mut at = digits.len();
         loop {
@@ -1008,6 +1013,9 @@ pub(crate) fn write_f32(out: &mut Vec<u8>, x: f32) {
             digits[at] = b'-';
         }
         out.extend_from_slice(&digits[at..]);
+    } else if x.is_finite() && x.fract() != 0.0 {
+        // Not whole: `JsonF32` hands it to `serde_json` as it is (its shortest form).
+        write_leaf(out, &x);
     } else {
         write_leaf(out, &JsonF32(x));
     }
@@ -1036,24 +1044,53 @@ static ESCAPE: [u8; 256] = {
 /// Writes `s` as a JSON string, byte for byte as `serde_json` writes it, in one pass over its
 /// bytes: runs that need no escape are copied whole.
 pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
+    write_str_bytes(out, s.as_bytes());
+}
+
+/// Eight bytes with each byte `b`.
+const fn splat(b: u8) -> u64 {
+    u64::from_ne_bytes([b; 8])
+}
+
+/// Whether any of the eight bytes of `word` needs an escape: below 0x20, `"` or `\`. Exact: a
+/// subtraction's borrow runs on only past a byte that matches, so a byte is flagged wrongly
+/// only in a word where another is flagged rightly.
+fn needs_escape(word: u64) -> bool {
+    let has_zero = |v: u64| v.wrapping_sub(splat(1)) & !v & splat(0x80);
+    let below_space = word.wrapping_sub(splat(0x20)) & !word & splat(0x80);
+    below_space | has_zero(word ^ splat(b'"')) | has_zero(word ^ splat(b'\\')) != 0
+}
+
+/// [`write_str`] of the bytes of a string (UTF-8, as a validated blob holds it): runs of
+/// eight bytes with nothing to escape are skipped a word at a time.
+pub(crate) fn write_str_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    let bytes = s.as_bytes();
     out.reserve(bytes.len() + 2);
     out.push(b'"');
     let mut run = 0;
-    for (i, &byte) in bytes.iter().enumerate() {
+    let mut i = 0;
+    while i < bytes.len() {
+        if let Some(chunk) = bytes.get(i..i + 8)
+            && let Ok(word) = <[u8; 8]>::try_from(chunk)
+            && !needs_escape(u64::from_ne_bytes(word))
+        {
+            i += 8;
+            continue;
+        }
+        let byte = bytes[i];
         let escape = ESCAPE[byte as usize];
+        i += 1;
         if escape == 0 {
             continue;
         }
-        out.extend_from_slice(&bytes[run..i]);
+        out.extend_from_slice(&bytes[run..i - 1]);
         if escape == b'u' {
             let hex = [HEX[usize::from(byte >> 4)], HEX[usize::from(byte & 0xf)]];
             out.extend_from_slice(&[b'\\', b'u', b'0', b'0', hex[0], hex[1]]);
         } else {
             out.extend_from_slice(&[b'\\', escape]);
         }
-        run = i + 1;
+        run = i;
     }
     out.extend_from_slice(&bytes[run..]);
     out.push(b'"');

@@ -288,6 +288,22 @@ pub(crate) fn decode(w: &[u32], tag: u8, raw: u32) -> Value<'_> {
     }
 }
 
+/// The 32-bit header values of every entry, in entry order (see [`decode`]).
+#[inline]
+pub(crate) fn raw_values(w: &[u32]) -> &[u32] {
+    let n = len(w);
+    &w[values_at(n)..values_at(n) + n]
+}
+
+/// The bytes of the string whose header value is `raw`: [`decode`] without its UTF-8 re-check,
+/// for a writer that copies them as they are (a validated region holds UTF-8).
+#[inline]
+pub(crate) fn str_bytes(w: &[u32], raw: u32) -> &[u8] {
+    let data = raw as usize / 4 + 1;
+    let len = w[data - 1] as usize;
+    &w[data..data + len.div_ceil(4)].as_bytes()[..len]
+}
+
 /// Bytes of the payload region that live values use.
 fn live_payload_bytes(w: &[u32]) -> usize {
     (0..len(w)).filter_map(|i| block(w, i)).map(|(_, bytes)| bytes).sum()

@@ -370,6 +370,24 @@ impl Store {
         Ok(into_string(out))
     }
 
+    /// Every entity as [`export_all`](Store::export_all) writes them, each from its own tree,
+    /// with no plan: the reference the plans are tested against.
+    #[cfg(test)]
+    pub(crate) fn export_all_by_trees(
+        &self,
+        options: ExportOptions,
+    ) -> Result<String, ExportError> {
+        if self.is_empty() {
+            return Ok("[]".to_owned());
+        }
+        let pretty = options.style == JsonStyle::Pretty;
+        let frame: [&[u8]; 3] =
+            if pretty { [b"[\n  ", b",\n  ", b"\n]"] } else { [b"[", b",", b"]"] };
+        self.write_all_with(!options.lossy, frame, |tree, out| {
+            tree.write(pretty, usize::from(pretty), out);
+        })
+    }
+
     /// Every entity in iteration order, each tree as `write` writes it (JSON or SJSON),
     /// framed by `[open, separator, close]`; with `checked`, the first NaN or infinity met
     /// instead, naming its entity. One tree is kept between entities.

@@ -27,13 +27,23 @@ use std::ops::Range;
 use fxhash::{FxHashMap, FxHasher64};
 
 use crate::blob::layout;
-use crate::json::{NO_NODE, Tree, write_value};
+use crate::json::{NO_NODE, Tree, write_f32, write_str_bytes, write_value};
+use crate::value::ValueType;
 use crate::{BlobRef, Value};
 
 /// Most plans an export keeps.
 pub(crate) const MAX_PLANS: usize = 4096;
 /// Most bytes the plans of an export hold (layouts, text and steps).
 pub(crate) const MAX_PLAN_BYTES: usize = 4 << 20;
+
+/// A value of a plan: where the text before it ends (in the plan's text), its blob entry and
+/// the entry's type tag (fixed by the layout).
+#[derive(Clone, Copy)]
+struct Step {
+    end: u32,
+    entry: u32,
+    tag: u8,
+}
 
 /// One layout's plan: ranges of [`Plans`]'s shared buffers.
 struct Plan {
@@ -53,12 +63,12 @@ pub(crate) struct Plans {
     /// Every plan's text, back to back.
     text: Vec<u8>,
     // INVARIANT: for each plan, its steps' text ends are ascending offsets into its own text
-    // (from the start of its range), at most its length.
-    /// Every plan's steps, back to back: where the text before a value ends (in the plan's
-    /// text) and the value's blob entry.
-    steps: Vec<(u32, u32)>,
-    /// Scratch of a recording: where each value went in the output, and its entry.
-    spans: Vec<(usize, usize, u32)>,
+    // (from the start of its range), at most its length; their entries and tags are of its
+    // layout.
+    /// Every plan's steps, back to back.
+    steps: Vec<Step>,
+    /// Scratch of a recording: where each value went in the output, its entry and type tag.
+    spans: Vec<(usize, usize, u32, u8)>,
 }
 
 /// The words of `blob` that fix its layout: its key array and tag array (their length fixes
@@ -95,17 +105,29 @@ impl Plans {
             return None;
         }
         let words = blob.as_words();
+        let raw = layout::raw_values(words);
         let text = &self.text[plan.text.clone()];
         let mut at = 0;
-        for &(end, entry) in &self.steps[plan.steps.clone()] {
+        for &Step { end, entry, tag } in &self.steps[plan.steps.clone()] {
             out.extend_from_slice(&text[at..end as usize]);
             at = end as usize;
-            // The same layout: entry `entry` exists and has the type the plan was made for.
-            let value = layout::entry(words, entry as usize);
-            if checked && !finite(value) {
-                return Some(Err(NotFinite));
+            // The same layout: entry `entry` exists and has type `tag`.
+            let raw = raw[entry as usize];
+            if tag == ValueType::Float as u8 {
+                let x = f32::from_bits(raw);
+                if checked && !x.is_finite() {
+                    return Some(Err(NotFinite));
+                }
+                write_f32(out, x);
+            } else if tag == ValueType::Str as u8 {
+                write_str_bytes(out, layout::str_bytes(words, raw));
+            } else {
+                let value = layout::decode(words, tag, raw);
+                if checked && !finite(value) {
+                    return Some(Err(NotFinite));
+                }
+                write_value(out, value, separator);
             }
-            write_value(out, value, separator);
         }
         out.extend_from_slice(&text[at..]);
         Some(Ok(()))
@@ -118,7 +140,7 @@ impl Plans {
 
     /// Bytes the plans hold.
     fn bytes(&self) -> usize {
-        self.layouts.len() * 4 + self.text.len() + self.steps.len() * 8
+        self.layouts.len() * 4 + self.text.len() + self.steps.len() * size_of::<Step>()
     }
 
     /// Writes `tree` (an entity of `layout`, built by `Store::export_tree`) as
@@ -141,7 +163,7 @@ impl Plans {
         tree.write_with(pretty, depth, out, |out, node, value| {
             let at = out.len();
             write_value(out, value, separator);
-            spans.push((at, out.len(), node.entry));
+            spans.push((at, out.len(), node.entry, value.value_type() as u8));
         });
         self.record(hash, layout, start, out, &spans);
         self.spans = spans;
@@ -155,13 +177,13 @@ impl Plans {
         layout: &[u32],
         start: usize,
         out: &[u8],
-        spans: &[(usize, usize, u32)],
+        spans: &[(usize, usize, u32, u8)],
     ) {
-        let values: usize = spans.iter().map(|&(from, to, _)| to - from).sum();
+        let values: usize = spans.iter().map(|&(from, to, ..)| to - from).sum();
         let text_len = out.len() - start - values;
-        let bytes = layout.len() * 4 + text_len + spans.len() * 8;
+        let bytes = layout.len() * 4 + text_len + spans.len() * size_of::<Step>();
         // Every leaf of a tree that `export_tree` built is an entry; steps hold u32 offsets.
-        let usable = spans.iter().all(|&(.., entry)| entry != NO_NODE)
+        let usable = spans.iter().all(|&(_, _, entry, _)| entry != NO_NODE)
             && u32::try_from(text_len).is_ok()
             && self.bytes() + bytes <= MAX_PLAN_BYTES;
         if !usable {
@@ -170,9 +192,9 @@ impl Plans {
         let text_start = self.text.len();
         let steps_start = self.steps.len();
         let mut at = start;
-        for &(from, to, entry) in spans {
+        for &(from, to, entry, tag) in spans {
             self.text.extend_from_slice(&out[at..from]);
-            self.steps.push(((self.text.len() - text_start) as u32, entry));
+            self.steps.push(Step { end: (self.text.len() - text_start) as u32, entry, tag });
             at = to;
         }
         self.text.extend_from_slice(&out[at..]);
@@ -190,4 +212,167 @@ impl Plans {
 /// Whether every float of `value` is one JSON has a number for.
 fn finite(value: Value<'_>) -> bool {
     crate::json::check_finite(value).is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use crate::{Blob, ExportOptions, ImportOptions, JsonStyle, Key, KeyPath, Store, Value};
+
+    /// Paths entities are given: in the arrays of objects and of strings the base document
+    /// marks, an empty array, names that need escapes, a path that is a value of another
+    /// (`stats`), a dot inside a member name, new deep paths, and a key with no name.
+    const PATHS: [&str; 16] = [
+        "/arr/0/x",
+        "/arr/0/y",
+        "/arr/1/x",
+        "/list/0",
+        "/list/1",
+        "/empty",
+        "/pos",
+        "/q\"uo\\te/k\n",
+        "stats.hp",
+        "stats.mp",
+        "stats",
+        "/a.b",
+        "new.deep.key",
+        "/list/2",
+        "/arr/0",
+        "#raw",
+    ];
+
+    const STRINGS: [&str; 4] =
+        ["", "plain", "q\"\\\n\u{1}\u{1f}é—", "a long enough string to pass eight bytes"];
+    const FLOATS: [f32; 8] = [0.0, 17.0, -2.5, 0.1, 16_777_218.0, -0.0, 1e20, f32::NAN];
+    const ARRAYS: [&[f32]; 4] = [&[], &[1.0, 2.5], &[f32::INFINITY], &[-0.0, 123_456_792.0]];
+
+    fn value(choice: (u8, usize)) -> Value<'static> {
+        match choice.0 % 4 {
+            0 => Value::Bool(choice.1.is_multiple_of(2)),
+            1 => Value::Float(FLOATS[choice.1 % FLOATS.len()]),
+            2 => Value::Str(STRINGS[choice.1 % STRINGS.len()]),
+            _ => Value::Floats(ARRAYS[choice.1 % ARRAYS.len()]),
+        }
+    }
+
+    /// A store with the base document's names, then one entity per `(template, values)`: the
+    /// template's paths in order, each given the next value (writes the store refuses, such
+    /// as a path through another's value, are skipped).
+    fn store(templates: &[Vec<usize>], entities: &[(usize, Vec<(u8, usize)>)]) -> Store {
+        let mut store = Store::new();
+        let base = r#"{"arr": [{"x": 1, "y": "s"}, {"x": 2}], "list": ["a", "b", "c"],
+            "empty": [], "pos": [1, 2], "q\"uo\\te": {"k\n": true}, "stats": {"hp": 1}}"#;
+        store.import_json(base, &ImportOptions::lenient()).unwrap();
+        for (template, values) in entities {
+            let id = store.insert(&Blob::new());
+            let paths = &templates[template % templates.len()];
+            let mut entity = store.get_mut(id).unwrap();
+            for (&path, &choice) in paths.iter().zip(values.iter().cycle()) {
+                let value = value(choice);
+                let _ = match PATHS[path] {
+                    "#raw" => entity.try_set(Key::from_raw(7), value),
+                    path if path.starts_with('/') => {
+                        entity.try_set(KeyPath::pointer(path).unwrap(), value)
+                    }
+                    path => entity.try_set(path, value),
+                };
+            }
+        }
+        store
+    }
+
+    fn all_options() -> [ExportOptions; 4] {
+        let lossy = ExportOptions::new().non_finite_as_null();
+        [
+            ExportOptions::new(),
+            ExportOptions::new().style(JsonStyle::Pretty),
+            lossy,
+            lossy.style(JsonStyle::Pretty),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(96))]
+
+        /// The planned export writes every store byte for byte as the tree of each entity
+        /// does, and refuses the same NaN or infinity (the first in key order).
+        #[test]
+        fn plans_write_what_the_trees_write(
+            templates in prop::collection::vec(prop::collection::vec(0..PATHS.len(), 0..10), 1..5),
+            entities in prop::collection::vec(
+                (0_usize..5, prop::collection::vec((0_u8..4, 0_usize..8), 1..6)),
+                0..30,
+            ),
+        ) {
+            let store = store(&templates, &entities);
+            for options in all_options() {
+                let planned = store.export_all_json_with(&options).map_err(|e| e.to_string());
+                let trees = store.export_all_by_trees(options).map_err(|e| e.to_string());
+                prop_assert_eq!(&planned, &trees);
+                if let Ok(text) = planned {
+                    // JSON, and (when checked) JSON that import reads back.
+                    let parsed = serde_json::from_str::<serde_json::Value>(&text);
+                    prop_assert!(parsed.is_ok(), "{}", text);
+                    if !options.is_lossy() {
+                        let mut copy = Store::new();
+                        copy.import_json(&text, &ImportOptions::lenient()).unwrap();
+                        prop_assert_eq!(copy.len(), store.len());
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn entities_of_one_layout_share_a_plan_and_others_get_their_own() {
+        let mut store = Store::new();
+        let text = r#"[{"n": "a\"b", "v": [{"x": 1}, {"x": 2.5}]}, {"n": "c", "v": [{"x": 3}, {"x": 4}]},
+            {"n": true, "v": [{"x": 5}, {"x": 6}]}, {"n": "d", "v": [{"x": 7}, {"x": 8}]}]"#;
+        store.import_json(text, &ImportOptions::lenient()).unwrap();
+        let expected = r#"[{"n":"a\"b","v":[{"x":1},{"x":2.5}]},{"n":"c","v":[{"x":3},{"x":4}]},{"n":true,"v":[{"x":5},{"x":6}]},{"n":"d","v":[{"x":7},{"x":8}]}]"#;
+        assert_eq!(store.export_all_json(), expected);
+
+        let mut plans = super::Plans::default();
+        let mut tree = crate::json::Tree::for_names(&store.names, true);
+        let mut out = Vec::new();
+        let mut planned = Vec::new();
+        for (_, blob) in store.iter() {
+            let layout = super::layout_words(blob);
+            let hash = super::layout_hash(layout);
+            let found = plans.write(hash, layout, blob, true, b",", &mut out);
+            planned.push(found.is_some());
+            if found.is_none() {
+                store.export_tree(blob, &mut tree);
+                plans.write_and_record(&tree, (hash, layout), (false, 0), b",", &mut out);
+            }
+        }
+        // The third entity's `n` is a bool: another layout.
+        assert_eq!(planned, [false, true, false, true]);
+        assert_eq!(plans.list.len(), 2);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            expected[1..expected.len() - 1].replace("},{\"n\"", "}{\"n\"")
+        );
+    }
+
+    #[test]
+    fn a_nan_in_a_planned_entity_is_refused_naming_the_first_in_key_order() {
+        let mut store = Store::new();
+        let ids = store
+            .import_json(
+                r#"[{"a": 1, "b": [1], "c": 2}, {"a": 1, "b": [1], "c": 2}]"#,
+                &ImportOptions::strict(),
+            )
+            .unwrap();
+        let mut second = store.get_mut(ids[1]).unwrap();
+        second.set("c", f32::NAN);
+        second.set("b", [f32::INFINITY]);
+        let err = store.try_export_all_json(JsonStyle::Compact).unwrap_err();
+        assert_eq!(err.to_string(), "entity 1v0t1: b is inf, which JSON has no number for");
+        assert_eq!(
+            store.export_all_json(),
+            r#"[{"a":1,"b":[1],"c":2},{"a":1,"b":[null],"c":null}]"#
+        );
+    }
 }
