@@ -8,6 +8,12 @@
 //! - `min N`: N rounds of every operation one after another; prints each one's minimum and
 //!   the ratios to `serde_json` writing the `Value` it parsed the same text into.
 //!
+//! - `break CASE`: builds a hostile store, exports it once compact and once pretty, and prints
+//!   the time of each export (run under `/usr/bin/time -v` for the peak RSS). CASE is `wide`
+//!   (one entity of 1,000,000 keys, nested under 1,000 objects), `long_name` (100 entities
+//!   of one key whose name is 100 KB of quotes, each escaped, and a 100 KB string value), or
+//!   `different` (100,000 entities, each of its own layout: no plan is ever reused).
+//!
 //! Run: `cargo run --release --example export_cost -- min 30`.
 
 #[path = "../benches/common/fixtures.rs"]
@@ -70,8 +76,51 @@ fn measured(op: &str, sheets: &Doc, monsters: &Doc) -> usize {
     }
 }
 
+/// The document of a `break` case.
+fn hostile(case: &str) -> String {
+    match case {
+        "wide" => {
+            let groups: Vec<String> = (0..1000)
+                .map(|g| {
+                    let keys: Vec<String> = (0..1000).map(|k| format!("\"k{k}\":{k}")).collect();
+                    format!("\"g{g}\":{{{}}}", keys.join(","))
+                })
+                .collect();
+            format!("{{{}}}", groups.join(","))
+        }
+        "long_name" => {
+            let name = "\\\"".repeat(100_000);
+            let value = "x".repeat(100_000);
+            let one = format!("{{\"{name}\":\"{value}\"}}");
+            format!("[{}]", vec![one; 100].join(","))
+        }
+        "different" => {
+            let entities: Vec<String> =
+                (0..100_000).map(|i| format!("{{\"a\":1,\"k{i}\":{{\"x\":2}}}}")).collect();
+            format!("[{}]", entities.join(","))
+        }
+        _ => panic!("unknown case {case}: wide, long_name or different"),
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if let ["break", case] = args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+        let text = hostile(case);
+        let mut store = Store::new();
+        store.import_json(&text, &ImportOptions::strict()).unwrap();
+        for style in [JsonStyle::Compact, JsonStyle::Pretty] {
+            let start = Instant::now();
+            let out = store.try_export_all_json(style).unwrap();
+            let took = start.elapsed();
+            println!(
+                "{case} {style:?}: {} bytes of JSON in, {} out, {took:?}",
+                text.len(),
+                out.len()
+            );
+        }
+        return;
+    }
     let sheets = doc(fixtures::ten_thousand_sheets());
     let monsters = doc(corpus::monsters(10_000).compact());
     match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {

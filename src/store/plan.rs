@@ -153,7 +153,10 @@ impl Plans {
         separator: &[u8],
         out: &mut Vec<u8>,
     ) {
-        if !self.room() || self.by_layout.contains_key(&hash) {
+        // A layout past what is left of the budget makes no plan: not worth recording.
+        let too_big =
+            layout.len().saturating_mul(4) > MAX_PLAN_BYTES - self.bytes().min(MAX_PLAN_BYTES);
+        if !self.room() || too_big || self.by_layout.contains_key(&hash) {
             tree.write(pretty, depth, out);
             return;
         }
