@@ -772,27 +772,27 @@ impl<'a> Tree<'a> {
         self.placed.clear();
     }
 
-    /// Adds a member (a value, or with `leaf` `None` an empty object) after the last member of
-    /// `object`, and returns it.
+    /// Adds a member (a value and its blob entry, or with `leaf` `None` an empty object) after
+    /// the last member of `object`, and returns it.
     pub(crate) fn push_member(
         &mut self,
         object: u32,
         name: Cow<'a, str>,
-        leaf: Option<Value<'a>>,
+        leaf: Option<(Value<'a>, u32)>,
         source: u32,
     ) -> u32 {
         let node = self.nodes.len() as u32;
         let depth = self.nodes[object as usize].depth + 1;
         self.nodes.push(TreeNode {
             name,
-            leaf,
+            leaf: leaf.map(|(value, _)| value),
             first: NO_NODE,
             last: NO_NODE,
             next: NO_NODE,
             source,
             array: false,
             depth,
-            entry: NO_NODE,
+            entry: leaf.map_or(NO_NODE, |(_, entry)| entry),
         });
         let parent = &mut self.nodes[object as usize];
         let last = std::mem::replace(&mut parent.last, node);
@@ -804,7 +804,7 @@ impl<'a> Tree<'a> {
         node
     }
 
-    /// Puts `value` at the path of name-tree node `node` below `top` (the root, or the node
+    /// Puts `value` (blob entry `entry`) at the path of name-tree node `node` below `top` (the root, or the node
     /// whose object is exported), creating objects on the way (from the nearest one placed
     /// already). Returns the tree node of the value, or `None`, changing nothing, where the
     /// path meets a value, is an object in this entity, or is deeper than
@@ -814,7 +814,7 @@ impl<'a> Tree<'a> {
         names: &'a KeyNames,
         node: u32,
         top: u32,
-        value: Value<'a>,
+        (value, entry): (Value<'a>, u32),
     ) -> Option<u32> {
         if self.placed.get(node).is_some() {
             return None;
@@ -841,7 +841,8 @@ impl<'a> Tree<'a> {
                 object = self.push_member(object, Cow::Borrowed(names.segment(n)), None, n);
                 self.placed.insert(n, object);
             }
-            self.nodes[object as usize].leaf = Some(value);
+            let leaf = &mut self.nodes[object as usize];
+            (leaf.leaf, leaf.entry) = (Some(value), entry);
         }
         self.chain = chain;
         fits.then_some(object)
@@ -1064,36 +1065,46 @@ fn needs_escape(word: u64) -> bool {
 /// [`write_str`] of the bytes of a string (UTF-8, as a validated blob holds it): runs of
 /// eight bytes with nothing to escape are skipped a word at a time.
 pub(crate) fn write_str_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     out.reserve(bytes.len() + 2);
     out.push(b'"');
     let mut run = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        if let Some(chunk) = bytes.get(i..i + 8)
-            && let Ok(word) = <[u8; 8]>::try_from(chunk)
-            && !needs_escape(u64::from_ne_bytes(word))
+    let mut words = bytes.chunks_exact(8);
+    let mut at = 0;
+    for word in &mut words {
+        if let Ok(word) = <[u8; 8]>::try_from(word)
+            && needs_escape(u64::from_ne_bytes(word))
         {
-            i += 8;
-            continue;
+            for i in at..at + 8 {
+                escape_at(out, bytes, i, &mut run);
+            }
         }
-        let byte = bytes[i];
-        let escape = ESCAPE[byte as usize];
-        i += 1;
-        if escape == 0 {
-            continue;
-        }
-        out.extend_from_slice(&bytes[run..i - 1]);
-        if escape == b'u' {
-            let hex = [HEX[usize::from(byte >> 4)], HEX[usize::from(byte & 0xf)]];
-            out.extend_from_slice(&[b'\\', b'u', b'0', b'0', hex[0], hex[1]]);
-        } else {
-            out.extend_from_slice(&[b'\\', escape]);
-        }
-        run = i;
+        at += 8;
+    }
+    for i in at..bytes.len() {
+        escape_at(out, bytes, i, &mut run);
     }
     out.extend_from_slice(&bytes[run..]);
     out.push(b'"');
+}
+
+/// Writes the escape of `bytes[i]` if it needs one, after the run of bytes since `*run`,
+/// which then starts after it.
+#[inline]
+fn escape_at(out: &mut Vec<u8>, bytes: &[u8], i: usize, run: &mut usize) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let byte = bytes[i];
+    let escape = ESCAPE[byte as usize];
+    if escape == 0 {
+        return;
+    }
+    out.extend_from_slice(&bytes[*run..i]);
+    if escape == b'u' {
+        let hex = [HEX[usize::from(byte >> 4)], HEX[usize::from(byte & 0xf)]];
+        out.extend_from_slice(&[b'\\', b'u', b'0', b'0', hex[0], hex[1]]);
+    } else {
+        out.extend_from_slice(&[b'\\', escape]);
+    }
+    *run = i + 1;
 }
 
 /// A float, string or member name written by `serde_json`, so that escapes and float forms

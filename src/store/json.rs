@@ -341,14 +341,21 @@ impl Store {
         // without a pass over every blob to measure them.
         let mut out = Vec::with_capacity(self.arena.len() * 4 * 2);
         let mut tree = Tree::for_names(&self.names, true);
-        let mut plans = Plans::default();
+        let mut plans = Plans::new();
         out.extend_from_slice(open);
         for (i, (id, blob)) in self.iter().enumerate() {
             if i > 0 {
                 out.extend_from_slice(separator);
             }
+            if !plans.looking() {
+                if let (true, Some((key, x))) = (checked, self.export_tree(blob, &mut tree)) {
+                    return Err(self.not_finite(Some(id), key, x));
+                }
+                tree.write(pretty, depth, &mut out);
+                continue;
+            }
             let layout = plan::layout_words(blob);
-            let hash = plan::layout_hash(layout);
+            let hash = plans.hash(layout);
             match plans.write(hash, layout, blob, checked, values, &mut out) {
                 Some(Ok(())) => continue,
                 Some(Err(NotFinite)) => {
@@ -434,13 +441,13 @@ impl Store {
             let placed = self
                 .names
                 .named(key)
-                .and_then(|node| tree.place(&self.names, node, names::ROOT, value));
-            // Unnamed, too deep, or its path runs through another key's value: at the top, by
-            // hash.
-            let leaf = placed.unwrap_or_else(|| {
-                tree.push_member(ROOT, Cow::Owned(key.to_string()), Some(value), NO_NODE)
-            });
-            tree.nodes[leaf as usize].entry = entry;
+                .and_then(|node| tree.place(&self.names, node, names::ROOT, (value, entry)));
+            if placed.is_none() {
+                // Unnamed, too deep, or its path runs through another key's value: at the
+                // top, by hash.
+                let name = Cow::Owned(key.to_string());
+                tree.push_member(ROOT, name, Some((value, entry)), NO_NODE);
+            }
         }
         tree.shape_arrays(&self.names);
         not_finite
@@ -687,9 +694,10 @@ impl Store {
                 }
                 check_finite(value).map_err(|x| self.not_finite(Some(id), key, x))?;
                 found = true;
-                if tree.place(&self.names, node, top, value).is_none() {
+                if tree.place(&self.names, node, top, (value, NO_NODE)).is_none() {
                     // Its path runs through another key's value: by hash, as export does.
-                    tree.push_member(ROOT, Cow::Owned(key.to_string()), Some(value), NO_NODE);
+                    let name = Cow::Owned(key.to_string());
+                    tree.push_member(ROOT, name, Some((value, NO_NODE)), NO_NODE);
                 }
             }
             if !found {

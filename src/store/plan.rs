@@ -21,10 +21,10 @@
 //! are written from their trees as before, so a store whose every entity has its own layout
 //! pays for a hash of each layout and a failed lookup, and memory stays bounded.
 
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasher, RandomState};
 use std::ops::Range;
 
-use fxhash::{FxHashMap, FxHasher64};
+use fxhash::FxHashMap;
 
 use crate::blob::layout;
 use crate::json::{NO_NODE, Tree, write_f32, write_str_bytes, write_value};
@@ -32,9 +32,13 @@ use crate::value::ValueType;
 use crate::{BlobRef, Value};
 
 /// Most plans an export keeps.
-pub(crate) const MAX_PLANS: usize = 4096;
+pub(crate) const MAX_PLANS: usize = 1024;
 /// Most bytes the plans of an export hold (layouts, text and steps).
 pub(crate) const MAX_PLAN_BYTES: usize = 4 << 20;
+/// Lookups in a row that find no plan, once no more plans can be made, after which an export
+/// stops looking: its layouts are not the ones it met first, and each lookup would cost a
+/// hash for nothing.
+const GIVE_UP_MISSES: usize = 4 * MAX_PLANS;
 
 /// A value of a plan: where the text before it ends (in the plan's text), its blob entry and
 /// the entry's type tag (fixed by the layout).
@@ -53,8 +57,11 @@ struct Plan {
 }
 
 /// The plans of one export, by layout.
-#[derive(Default)]
 pub(crate) struct Plans {
+    /// The hash of the layouts starts from this random number, drawn for each export: keys
+    /// come from untrusted documents, and the layouts of a store should not collide by design.
+    /// Whatever collides, a lookup costs at most a probe of [`MAX_PLANS`] entries.
+    seed: u64,
     /// Plan number by the hash of its layout. A layout whose hash another holds is not kept.
     by_layout: FxHashMap<u64, u32>,
     list: Vec<Plan>,
@@ -67,6 +74,9 @@ pub(crate) struct Plans {
     // layout.
     /// Every plan's steps, back to back.
     steps: Vec<Step>,
+    /// Lookups that found no plan since the plans filled up, or the last one did: past
+    /// [`GIVE_UP_MISSES`] the export stops looking (a store of ever new layouts).
+    misses: usize,
     /// Scratch of a recording: where each value went in the output, its entry and type tag.
     spans: Vec<(usize, usize, u32, u8)>,
 }
@@ -77,22 +87,57 @@ pub(crate) fn layout_words(blob: BlobRef<'_>) -> &[u32] {
     layout::layout_words(blob.as_words())
 }
 
-/// The hash a layout is found by.
-pub(crate) fn layout_hash(layout: &[u32]) -> u64 {
-    let mut hasher = FxHasher64::default();
-    layout.hash(&mut hasher);
-    hasher.finish()
-}
-
 /// A value of a planned entity that JSON has no number for: the export stops there.
 pub(crate) struct NotFinite;
 
 impl Plans {
+    /// No plans, with a fresh random seed.
+    pub(crate) fn new() -> Plans {
+        Plans {
+            seed: RandomState::new().hash_one(0_u8),
+            by_layout: FxHashMap::default(),
+            list: Vec::new(),
+            layouts: Vec::new(),
+            text: Vec::new(),
+            steps: Vec::new(),
+            misses: 0,
+            spans: Vec::new(),
+        }
+    }
+
+    /// Whether looking up plans still pays: false after [`GIVE_UP_MISSES`] lookups in a row
+    /// found none while no more plans could be made.
+    pub(crate) fn looking(&self) -> bool {
+        self.misses < GIVE_UP_MISSES
+    }
+
+    /// The hash `layout` is found by: two words at a time as `FxHash` mixes them (a few
+    /// instructions a key, where `SipHash` takes tens), from the random seed, then murmur3's
+    /// finalizer, which spreads every bit of the state over the low bits the table indexes
+    /// by (`FxHash`'s own low bits ignore most of a layout).
+    pub(crate) fn hash(&self, layout: &[u32]) -> u64 {
+        const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+        let mut h = self.seed ^ layout.len() as u64;
+        let mut pairs = layout.chunks_exact(2);
+        for pair in &mut pairs {
+            let word = u64::from(pair[0]) | u64::from(pair[1]) << 32;
+            h = (h.rotate_left(5) ^ word).wrapping_mul(K);
+        }
+        if let [last] = pairs.remainder() {
+            h = (h.rotate_left(5) ^ u64::from(*last)).wrapping_mul(K);
+        }
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        h ^ h >> 33
+    }
+
     /// Writes `blob` from the plan of `layout` (hashed `hash`), if there is one: `Some(Ok)`
     /// when written, `Some(Err)` when `checked` and a value is a NaN or infinity (the output
     /// is then partly written), `None` when there is no plan for the layout.
     pub(crate) fn write(
-        &self,
+        &mut self,
         hash: u64,
         layout: &[u32],
         blob: BlobRef<'_>,
@@ -100,10 +145,18 @@ impl Plans {
         separator: &[u8],
         out: &mut Vec<u8>,
     ) -> Option<Result<(), NotFinite>> {
-        let plan = &self.list[*self.by_layout.get(&hash)? as usize];
-        if self.layouts[plan.layout.clone()] != *layout {
+        let Some(plan) = self
+            .by_layout
+            .get(&hash)
+            .map(|&n| &self.list[n as usize])
+            .filter(|plan| self.layouts[plan.layout.clone()] == *layout)
+        else {
+            if !self.room() {
+                self.misses += 1;
+            }
             return None;
-        }
+        };
+        self.misses = 0;
         let words = blob.as_words();
         let raw = layout::raw_values(words);
         let text = &self.text[plan.text.clone()];
@@ -336,13 +389,13 @@ mod tests {
         let expected = r#"[{"n":"a\"b","v":[{"x":1},{"x":2.5}]},{"n":"c","v":[{"x":3},{"x":4}]},{"n":true,"v":[{"x":5},{"x":6}]},{"n":"d","v":[{"x":7},{"x":8}]}]"#;
         assert_eq!(store.export_all_json(), expected);
 
-        let mut plans = super::Plans::default();
+        let mut plans = super::Plans::new();
         let mut tree = crate::json::Tree::for_names(&store.names, true);
         let mut out = Vec::new();
         let mut planned = Vec::new();
         for (_, blob) in store.iter() {
             let layout = super::layout_words(blob);
-            let hash = super::layout_hash(layout);
+            let hash = plans.hash(layout);
             let found = plans.write(hash, layout, blob, true, b",", &mut out);
             planned.push(found.is_some());
             if found.is_none() {
@@ -357,6 +410,45 @@ mod tests {
             String::from_utf8(out).unwrap(),
             expected[1..expected.len() - 1].replace("},{\"n\"", "}{\"n\"")
         );
+    }
+
+    #[test]
+    fn plans_stop_at_their_bounds_and_the_export_stays_the_same() {
+        // More layouts than plans, then more misses than an export looks through, then
+        // entities of one layout again.
+        let different = super::MAX_PLANS + super::GIVE_UP_MISSES + 10;
+        let mut entities: Vec<String> =
+            (0..different).map(|i| format!(r#"{{"a": {i}, "k{i}": {{"x": "\"{i}"}}}}"#)).collect();
+        entities.extend((0..10).map(|i| format!(r#"{{"a": {i}, "k0": {{"x": "{i}"}}}}"#)));
+        let mut store = Store::new();
+        store.import_json(&format!("[{}]", entities.join(",")), &ImportOptions::strict()).unwrap();
+        for options in all_options() {
+            let planned = store.export_all_json_with(&options).unwrap();
+            assert_eq!(planned, store.export_all_by_trees(options).unwrap());
+            assert!(planned.ends_with(if options.get_style() == JsonStyle::Pretty {
+                "{\n    \"a\": 9,\n    \"k0\": {\n      \"x\": \"9\"\n    }\n  }\n]"
+            } else {
+                r#"{"a":9,"k0":{"x":"9"}}]"#
+            }));
+        }
+
+        let mut plans = super::Plans::new();
+        let mut tree = crate::json::Tree::for_names(&store.names, true);
+        let mut out = Vec::new();
+        for (i, (_, blob)) in store.iter().enumerate() {
+            assert_eq!(plans.looking(), i < super::MAX_PLANS + super::GIVE_UP_MISSES, "{i}");
+            if !plans.looking() {
+                continue;
+            }
+            let layout = super::layout_words(blob);
+            let hash = plans.hash(layout);
+            if plans.write(hash, layout, blob, true, b",", &mut out).is_none() {
+                store.export_tree(blob, &mut tree);
+                plans.write_and_record(&tree, (hash, layout), (false, 0), b",", &mut out);
+            }
+        }
+        assert_eq!(plans.list.len(), super::MAX_PLANS);
+        assert!(plans.bytes() <= super::MAX_PLAN_BYTES);
     }
 
     #[test]
