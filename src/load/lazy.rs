@@ -90,7 +90,7 @@ impl<'a> LazyStoreView<'a> {
     ///
     /// [`FileError::ChunkCrc`](crate::FileError::ChunkCrc) (or
     /// [`FileError::Crc`](crate::FileError::Crc) for a format 1.0 save) if a chunk the blob
-    /// lies in does not match its crc, [`StoreError::Blob`](crate::StoreError::Blob) if the
+    /// lies in does not match its crc, [`StoreError::Blob`] if the
     /// blob is malformed.
     ///
     /// # Examples

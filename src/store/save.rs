@@ -27,7 +27,7 @@
 //! A delta save ([`StorePatch`](crate::StorePatch)) is the same header and table over sections
 //! of its own (`delta base`, `delta index header`, `delta slot changes`, `delta meta changes`,
 //! `delta entities`, and `key tree` when they changed), with the same checks; reading either
-//! kind of file as the other is a [`FileError::FileKind`](crate::FileError::FileKind).
+//! kind of file as the other is a [`FileError::FileKind`].
 //!
 //! The key names are a tree of segments (section kind 13, `key tree`, from format 1.2): a
 //! prefix that many keys share is saved once. A file of format 1.0 holds them as a flat list
