@@ -347,7 +347,7 @@ impl std::error::Error for HandleError {}
 /// let inner = FileError::Truncated { what: "file header", needed: 32, len: 8 };
 /// assert_eq!(err, LoadError::File(inner.clone()));
 /// assert_eq!(err.to_string(), inner.to_string(), "the inner error's words");
-/// assert_eq!(err.source().unwrap().to_string(), inner.to_string());
+/// assert!(err.source().is_none(), "transparent: the layer error has no source of its own");
 ///
 /// let mut map = HandleMap::new(0);
 /// map.insert(1_u64);
@@ -415,14 +415,17 @@ impl From<DeltaError> for LoadError {
     }
 }
 
+/// Transparent, as `Display` is: the layer's error is this error (match the variant to get it),
+/// so `source()` is the layer error's own source, and a reporter that walks the chain prints
+/// each message once.
 impl std::error::Error for LoadError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            LoadError::File(error) => Some(error),
-            LoadError::HandleMap(error) => Some(error),
-            LoadError::Store(error) => Some(error),
-            LoadError::Upgrade(error) => Some(error),
-            LoadError::Delta(error) => Some(error),
+            LoadError::File(error) => error.source(),
+            LoadError::HandleMap(error) => error.source(),
+            LoadError::Store(error) => error.source(),
+            LoadError::Upgrade(error) => error.source(),
+            LoadError::Delta(error) => error.source(),
         }
     }
 }
@@ -469,15 +472,17 @@ impl fmt::Display for Error {
     }
 }
 
+/// Transparent, as `Display` is: `source()` is the wrapped error's own source (see
+/// [`LoadError`]'s), so a reporter that walks the chain prints each message once.
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::Blob(e) => Some(e),
-            Error::Load(e) => Some(e),
-            Error::Io(e) => Some(e),
-            Error::KeyCollision(e) => Some(e),
-            Error::PathTooDeep(e) => Some(e),
-            Error::PathConflict(e) => Some(e),
+            Error::Blob(e) => e.source(),
+            Error::Load(e) => e.source(),
+            Error::Io(e) => e.source(),
+            Error::KeyCollision(e) => e.source(),
+            Error::PathTooDeep(e) => e.source(),
+            Error::PathConflict(e) => e.source(),
         }
     }
 }
