@@ -12,11 +12,13 @@
 //! - `view.rs`: [`StoreView`], a save read in place.
 //! - `delta.rs`: `Store::diff`, [`StorePatch`] and the delta file; `delta_error.rs`: its
 //!   [`DeltaError`].
+//! - `error.rs`: [`StoreError`], why a file's sections do not hold a valid store.
 //! - `json.rs`: `Store`'s JSON import and exports (the reader and writer are `crate::json`).
 //! - `plan.rs`: export plans, an entity's JSON without its values, made once per key layout.
 
 pub(crate) mod delta;
 mod delta_error;
+mod error;
 #[cfg(feature = "json")]
 mod json;
 #[cfg(feature = "json")]
@@ -39,6 +41,7 @@ use crate::{
 
 pub use delta::StorePatch;
 pub use delta_error::DeltaError;
+pub use error::StoreError;
 pub use view::StoreView;
 
 /// The handle map type id of a store's entities.
