@@ -268,7 +268,8 @@ impl Store {
         if let (true, Some(bad)) = (checked, self.export_tree(blob, &mut tree)) {
             return Err(bad);
         }
-        let mut out = Vec::new();
+        // JSON takes about twice the bytes of the blob: one allocation, not a doubling series.
+        let mut out = Vec::with_capacity(blob.byte_len() * 2);
         write(&tree, &mut out);
         Ok(into_string(out))
     }
@@ -432,6 +433,8 @@ impl Store {
         tree: &mut Tree<'a>,
     ) -> Option<(Key, f32)> {
         tree.clear();
+        // A node a key, the root, and the objects on the way (grown as met).
+        tree.nodes.reserve(blob.len() + 1);
         let mut not_finite = None;
         for (entry, (key, value)) in (0..).zip(blob) {
             // Checked as the tree is built: no second pass over the values.
