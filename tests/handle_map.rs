@@ -198,6 +198,59 @@ proptest! {
         }
     }
 
+    /// Near misses of every handle ever issued (each single bit flipped, the next
+    /// generations with and without the free bit, the index one off) on maps that were reset 0 to 2 times: `slot_index` has one branch
+    /// for a map whose handles start at index 0 and one for a map whose `base` a reset
+    /// raised. Every lookup agrees with the list of live handles, and `remove` removes
+    /// exactly the live ones.
+    #[test]
+    fn near_miss_handles_resolve_only_when_live_with_and_without_a_base(
+        resets in 0..3usize,
+        count in 1..40usize,
+        removals in prop::collection::vec(any::<prop::sample::Index>(), 0..20),
+        reinserts in 0..20usize,
+    ) {
+        let mut map = HandleMap::new(3);
+        let mut issued = Vec::new();
+        for _ in 0..resets {
+            issued.extend(map.insert_batch(0..count as u64));
+            map.reset();
+        }
+        issued.extend(map.insert_batch(0..count as u64));
+        for i in &removals {
+            map.remove(issued[i.index(issued.len())]);
+        }
+        issued.extend(map.insert_batch(100..100 + reinserts as u64));
+        let live: Vec<Id> = map.ids().collect();
+        let mut probes = vec![Id::NULL];
+        for id in &issued {
+            let bits = id.to_bits();
+            probes.extend((0..64).map(|b| Id::from_bits(bits ^ 1 << b)));
+            // The slot's next generations, with and without the free bit (a freed slot
+            // holds its next generation and the free bit).
+            for next in [1_u64 << 32, 2 << 32] {
+                let next = bits.wrapping_add(next);
+                probes.extend([next, next | 1 << 63].map(Id::from_bits));
+            }
+            probes.push(Id::from_bits(bits.wrapping_add(1)));
+            probes.push(Id::from_bits(bits.wrapping_sub(1)));
+            probes.push(*id);
+        }
+        for &probe in &probes {
+            let is_live = live.contains(&probe);
+            prop_assert_eq!(map.get(probe).is_some(), is_live, "get {}", probe);
+            prop_assert_eq!(map.contains(probe), is_live, "contains {}", probe);
+            prop_assert_eq!(map.try_get(probe).is_ok(), is_live, "try_get {}", probe);
+            if let Some(&value) = map.get(probe) {
+                prop_assert_eq!(map.as_slice()[map.dense_index(probe).unwrap()], value);
+            }
+        }
+        let mut copy = map.clone();
+        let removed = probes.iter().filter(|&&p| copy.remove(p).is_some()).count();
+        prop_assert_eq!(removed, live.len(), "each live handle removed once, no other");
+        prop_assert!(copy.is_empty());
+    }
+
     #[test]
     fn id_display_parses_back(bits in any::<u64>()) {
         let id = Id::from_bits(bits);

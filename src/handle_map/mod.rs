@@ -404,11 +404,25 @@ impl<T> HandleMap<T> {
 
     /// The slot that `id` names: its index less `base`; past every slot if the index is
     /// below `base` (it wraps: `base + slots <= u32::MAX`) or `id` has the free bit, which is
-    /// kept in the subtraction for that (one `and` here saves two in the liveness test).
+    /// kept in the slot number for that (one `and` here saves two in the liveness test).
+    ///
+    /// A map that was never [`reset`](HandleMap::reset) (nor loaded with a nonzero `base`)
+    /// takes the first branch: its slot number is the handle's index and free bit, one `and`.
+    /// The branch is the same on every call, so a loop over handles is unswitched on it and
+    /// its body loses the subtraction; small enough, the compiler then unrolls it as it does
+    /// `DenseSlotMap::get`'s. The second branch is written so that the compiler cannot prove
+    /// it equal to the first when `base` is 0 (`(index_and_free - base)` it can, and would
+    /// fold the branch away): the index's 32-bit difference, with the free bit put back.
     #[inline]
     fn slot_index(&self, id: Id) -> usize {
-        let index_and_free = id.to_bits() & (Slot::FREE | 0xffff_ffff);
-        usize::try_from(index_and_free.wrapping_sub(u64::from(self.base))).unwrap_or(usize::MAX)
+        let bits = id.to_bits();
+        let slot = if self.base == 0 {
+            bits & (Slot::FREE | 0xffff_ffff)
+        } else {
+            u64::from((bits as u32).wrapping_sub(self.base)) | (bits & Slot::FREE)
+        };
+        // A no-op on 64-bit targets; on narrower ones a number past every slot saturates.
+        usize::try_from(slot).unwrap_or(usize::MAX)
     }
 
     /// As [`live_slot`](HandleMap::live_slot), with the reason when `id` is not live.
