@@ -411,15 +411,19 @@ impl<T> HandleMap<T> {
     /// The branch is the same on every call, so a loop over handles is unswitched on it and
     /// its body loses the subtraction; small enough, the compiler then unrolls it as it does
     /// `DenseSlotMap::get`'s. The second branch is written so that the compiler cannot prove
-    /// it equal to the first when `base` is 0 (`(index_and_free - base)` it can, and would
-    /// fold the branch away): the index's 32-bit difference, with the free bit put back.
+    /// it equal to the first when `base` is 0 (a wrapping `index_and_free - base` it can, and
+    /// folds the branch away): a checked subtraction, whose underflow (an index below `base`)
+    /// gives `u64::MAX`, past every slot as the wrapped difference was. It costs a map with a
+    /// nonzero `base` one conditional move a lookup.
     #[inline]
     fn slot_index(&self, id: Id) -> usize {
         let bits = id.to_bits();
         let slot = if self.base == 0 {
             bits & (Slot::FREE | 0xffff_ffff)
         } else {
-            u64::from((bits as u32).wrapping_sub(self.base)) | (bits & Slot::FREE)
+            (bits & (Slot::FREE | 0xffff_ffff))
+                .checked_sub(u64::from(self.base))
+                .unwrap_or(u64::MAX)
         };
         // A no-op on 64-bit targets; on narrower ones a number past every slot saturates.
         usize::try_from(slot).unwrap_or(usize::MAX)
