@@ -618,7 +618,12 @@ impl<T> HandleMap<T> {
     fn push_free(&mut self, slot: u32) {
         // An empty list's tail, NONE, is past every slot: one test for both.
         match self.slots.get_mut(self.free_tail as usize) {
-            Some(tail) => *tail = tail.with_index(slot),
+            // The tail's index is NONE (all ones): flipping the bits that `slot` lacks writes
+            // `slot` in one xor, where `with_index` masks and ors.
+            Some(tail) => {
+                debug_assert_eq!(tail.index(), NONE);
+                *tail = Slot(tail.0 ^ u64::from(!slot));
+            }
             None => self.free_head = slot,
         }
         self.free_tail = slot;
@@ -637,17 +642,33 @@ impl<T> HandleMap<T> {
     /// assert_eq!(map.remove(id), None);
     /// ```
     pub fn remove(&mut self, id: Id) -> Option<T> {
-        // One lookup of the slot: its entry is freed from the copy read here. Not
-        // `slot_index`: no loop of removes is unrolled, so its branch on `base` would only add
-        // instructions here.
+        // One lookup of the slot: its entry is read, and freed, through the one reference
+        // taken here. Not `slot_index`: no loop of removes is unrolled, so its branch on
+        // `base` would only add instructions here.
         let index_and_free = id.to_bits() & (Slot::FREE | 0xffff_ffff);
         let slot = index_and_free.wrapping_sub(u64::from(self.base));
         let slot = usize::try_from(slot).unwrap_or(usize::MAX);
-        let entry = *self.slots.get(slot)?;
+        let at = self.slots.get_mut(slot)?;
+        let entry = *at;
         let dense = usize::try_from(entry.dense_for_unfreed(id)).unwrap_or(usize::MAX);
         if dense >= self.items.len() {
             return None;
         }
+        let freed = entry.freed();
+        *at = freed;
+        // INVARIANT: `slot` < `slots.len()` <= u32::MAX.
+        Some(self.remove_live(slot as u32, freed, dense))
+    }
+
+    /// Takes out the live item at `dense`, whose slot `slot` the caller has just freed (it
+    /// holds `freed`): moves the last item into `dense`, and links `slot` to the free list
+    /// unless it is retired.
+    ///
+    /// Not inlined: inlined into a caller's loop, with the lookup, its dozen live values
+    /// spilled and shuffled between registers (75 instructions a remove in `query_min`'s
+    /// loop; `DenseSlotMap::remove`, 55, is not inlined either).
+    #[inline(never)]
+    fn remove_live(&mut self, slot: u32, freed: Slot, dense: usize) -> T {
         let value = self.items.swap_remove(dense);
         // `meta` is as long as `items` was: its last entry is the slot of the item that moved
         // into `dense` (none if the removed item was the last).
@@ -655,20 +676,20 @@ impl<T> HandleMap<T> {
             && let Some(at) = self.meta.get_mut(dense)
         {
             *at = moved;
+            // The moved item's slot holds its old dense index, the last one (`items.len()`
+            // now): one xor turns it into `dense`.
+            let last = self.items.len() as u32;
             if let Some(moved) = self.slots.get_mut(moved as usize) {
-                *moved = moved.with_index(dense as u32);
+                debug_assert_eq!(moved.index(), last);
+                *moved = Slot(moved.0 ^ u64::from(last ^ dense as u32));
             }
         }
-        let freed = entry.freed();
-        if let Some(at) = self.slots.get_mut(slot) {
-            *at = freed;
-        }
         if freed.generation() != RETIRED {
-            self.push_free(slot as u32);
+            self.push_free(slot);
         }
         // The item moved from the end may belong anywhere: sorting starts over.
         self.defrag = Defrag::default();
-        Some(value)
+        value
     }
 
     /// Removes the items of every live handle in `ids`; returns how many it removed.
