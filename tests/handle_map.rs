@@ -586,3 +586,58 @@ fn serde_rejects_an_inconsistent_map() {
         serde_json::from_str(&serde_json::to_string(&map.id_at(0).unwrap()).unwrap()).unwrap();
     assert_eq!(back.get(id), map.get(id));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Break it
+
+/// The lookups at their largest: a million items; ten million random handles and three near
+/// misses of every handle (a flipped free bit, the next generation, the next index) against
+/// the set of live ones, for both branches of the slot lookup (a fresh map, and one reset
+/// first); then every handle removed twice, in shuffled order. Run in release:
+/// `cargo test --release --test handle_map -- --ignored break_it`.
+#[test]
+#[ignore = "a million items and ten million forged handles: seconds in release, minutes in debug"]
+fn break_it_a_million_items_and_ten_million_forged_handles() {
+    use std::collections::HashSet;
+    let n = 1_000_000_u64;
+    for resets in [0, 1] {
+        let mut map = HandleMap::new(7);
+        for _ in 0..resets {
+            map.insert_batch(0..n);
+            map.reset();
+        }
+        let ids = map.insert_batch(0..n);
+        let live: HashSet<Id> = ids.iter().copied().collect();
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut resolved = 0;
+        for _ in 0..10_000_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let forged = Id::from_bits(state);
+            let got = map.get(forged);
+            assert_eq!(got.is_some(), live.contains(&forged), "{forged}");
+            resolved += usize::from(got.is_some());
+        }
+        assert_eq!(resolved, 0, "random bits name none of a million live handles");
+        for &id in &ids {
+            let bits = id.to_bits();
+            for miss in [bits | 1 << 63, bits + (1 << 32), bits + 1] {
+                let miss = Id::from_bits(miss);
+                assert_eq!(map.get(miss).is_some(), live.contains(&miss), "{miss}");
+            }
+            assert_eq!(map.get(id), Some(&(u64::from(id.index()) - u64::from(ids[0].index()))));
+        }
+        let mut order = ids.clone();
+        for i in (1..order.len()).rev() {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            order.swap(i, (state % (i as u64 + 1)) as usize);
+        }
+        let removed = order.iter().filter(|&&id| map.remove(id).is_some()).count();
+        assert_eq!(removed, ids.len());
+        assert!(order.iter().all(|&id| map.remove(id).is_none()), "a second remove finds nothing");
+        assert!(map.is_empty());
+    }
+}
