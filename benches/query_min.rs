@@ -12,7 +12,10 @@
 //! shuffled handles, both maps built before timing, removes restoring their map into warm
 //! buffers untimed) at two sizes: 100k items (cache-miss bound) and 1k items looked up 1,000
 //! times a run (in L1: instruction bound). Each line gives both minima, both medians, and the
-//! median of the 101 paired ratios. `-- hm` runs only these.
+//! median of the 101 paired ratios. `-- hm` runs only these. Code alignment alone moves the
+//! hot loops by up to 1.5x between builds, so compare builds with every loop aligned:
+//! `RUSTFLAGS="-C llvm-args=-align-loops=64" CARGO_TARGET_DIR=target/aligned cargo bench
+//! --bench query_min -- hm`.
 
 #[path = "common/sheet.rs"]
 mod sheet;
