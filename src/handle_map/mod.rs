@@ -779,6 +779,11 @@ impl<T> HandleMap<T> {
     /// map had, and an older index is stale. When the 32-bit index space runs low, `reset`
     /// falls back to `clear`, which reuses slots under new generations.
     ///
+    /// A reset map (its slot 0 past index 0) looks its handles up through one more instruction
+    /// than a map that was never reset (about 1.3x [`get`](HandleMap::get)'s time on a hot
+    /// loop, BENCHMARKS.md "Issue 18, third pass"); [`clear`](HandleMap::clear) keeps the
+    /// faster path, at the cost of visiting every slot.
+    ///
     /// # Examples
     ///
     /// ```
