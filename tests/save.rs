@@ -37,7 +37,13 @@ fn assert_same(a: &Store, b: &Store, live: &[Id], dead: &[Id]) {
     for &id in dead {
         assert!(b.get(id).is_none(), "stale handles stay stale");
     }
-    assert_eq!(a.stats(), b.stats());
+    // A save holds no garbage: the loaded store's arena is the original's live blobs.
+    let (a, b) = (a.stats(), b.stats());
+    assert_eq!(
+        (a.entities, a.live_bytes, a.slack_bytes),
+        (b.entities, b.live_bytes, b.slack_bytes)
+    );
+    assert_eq!((b.garbage_bytes, b.arena_bytes), (0, a.arena_bytes - a.garbage_bytes));
 }
 
 #[test]
@@ -167,7 +173,8 @@ fn describe_reads_the_header_and_table_a_load_checks() {
         assert_eq!(s.crc, crc32fast::hash(&bytes[offset..offset + len]), "{}", s.name);
     }
     let arena = info.sections.iter().find(|s| s.name == "arena").unwrap();
-    assert_eq!(arena.len as usize, store.stats().arena_bytes);
+    let stats = store.stats();
+    assert_eq!(arena.len as usize, stats.arena_bytes - stats.garbage_bytes, "no garbage saved");
     // A file that fails the first checks fails them here too, with the same error.
     let mut bad = bytes.clone();
     bad[40] ^= 1;
@@ -175,7 +182,7 @@ fn describe_reads_the_header_and_table_a_load_checks() {
     assert!(datacomp::save::describe(&bytes[..31]).is_err());
 }
 
-const ITEMS: u32 = 2;
+const ENDS: u32 = 14;
 const ARENA: u32 = 5;
 
 #[test]
@@ -223,27 +230,25 @@ fn each_malformation_gets_its_own_error() {
     let padding = index_header + 28;
     assert_eq!(edit(&|b| b[padding] = 1), Some(LoadError::Padding { offset: padding as u64 }));
 
-    // Spans: live[0] is the entity at dense index 0 (its span is the items section's first).
-    let (items, _) = section(&good, ITEMS);
+    // End offsets: live[0] is the entity at dense index 0 (its end is the section's first),
+    // live[1] at dense index 1.
+    let (ends, ends_len) = section(&good, ENDS);
+    assert_eq!(ends_len, 4 * store.len());
     let arena_words = (arena_len / 4) as u64;
-    let span_offset = u32_at(&good, items);
-    let span_words = u32_at(&good, items + 4);
+    let span_words = u32_at(&good, ends);
+    let past = arena_words as u32 + 1;
     assert_eq!(
-        edit(&|b| b[items + 4..items + 8].copy_from_slice(&(arena_words as u32).to_le_bytes())),
-        Some(LoadError::SpanOutOfArena {
-            id: live[0],
-            offset: span_offset,
-            words: arena_words as u32,
-            arena_words,
-        })
+        edit(&|b| b[ends..ends + 4].copy_from_slice(&past.to_le_bytes())),
+        Some(LoadError::SpanOutOfArena { id: live[0], offset: 0, words: past, arena_words })
     );
-    // Give the second entity the first one's span: both blobs are valid, and they overlap.
+    // The second entity's end before its start, the first's end.
+    let before = span_words - 1;
     assert_eq!(
-        edit(&|b| b.copy_within(items..items + 8, items + 8)),
-        Some(LoadError::SpansOverlap { first: live[0], second: live[1] })
+        edit(&|b| b[ends + 4..ends + 8].copy_from_slice(&before.to_le_bytes())),
+        Some(LoadError::EndsDecrease { id: live[1], start: span_words, end: before })
     );
     // A blob whose key count claims more than its span holds.
-    let blob_start = arena + 4 * span_offset as usize;
+    let blob_start = arena;
     assert_eq!(
         edit(&|b| b[blob_start..blob_start + 4].copy_from_slice(&1000_u32.to_le_bytes())),
         Some(LoadError::Blob {
