@@ -225,9 +225,11 @@ fn check_sizes(raw: &RawHandleMap<'_>, item_size: usize) -> Result<Fields, Handl
     let len = u64::from(header.len.get());
     let slots = u64::from(header.slots.get());
     if identity {
-        let (head, tail) = (header.free_head.get(), header.free_tail.get());
-        let checks = [("slots", header.slots.get(), header.len.get()), ("free list", head, NONE)];
-        let checks = checks.into_iter().chain([("free list", tail, NONE)]);
+        let checks = [
+            ("slots", header.slots.get(), header.len.get()),
+            ("free list", header.free_head.get(), NONE),
+            ("free list", header.free_tail.get(), NONE),
+        ];
         if let Some((field, found, expected)) = checks.into_iter().find(|&(_, f, e)| f != e) {
             return Err(HandleMapError::Identity { field, found, expected });
         }

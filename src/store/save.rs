@@ -110,6 +110,11 @@ impl Store {
     /// Writes the save file: the header and table, then each section and its padding. A few
     /// large writes; no per-entity encoding.
     ///
+    /// The arena is written blob after blob in dense order, with no hole and no bytes for an
+    /// empty blob. A store whose arena is already so (a fresh import; a compacted store with
+    /// no empty entity) is written as it is; any other is packed into a copy first, which
+    /// costs its live blobs' bytes of memory while the save runs.
+    ///
     /// # Errors
     ///
     /// Whatever `out` returns.
