@@ -15,8 +15,9 @@
 //!
 //! Saving is a few large writes with no per-entity encoding; loading checks the header, the
 //! table, every section's crc32 and that all padding is zero (so a change to any byte of the
-//! file is caught), then the handle map's invariants, that every span lies inside the arena and
-//! no two overlap, and every blob, as `Blob::from_bytes` would.
+//! file is caught), then the handle map's invariants, that every blob lies inside the arena and
+//! no two overlap (format 1.3: that the end offsets never decrease), and every blob, as
+//! `Blob::from_bytes` would.
 //!
 //! The header names the key hash its keys were made with. A save of key hash 1
 //! ([`KEY_HASH_FX32_WORDS`]) loads into a [`Store`] by rehashing every key from its name, or from
