@@ -3,7 +3,7 @@
 
 mod common;
 
-use datacomp::{Blob, Id, LoadError, Store, StoreView, save};
+use datacomp::{Blob, FileError, Id, LoadError, Store, StoreError, StoreView, save};
 use proptest::prelude::*;
 
 use common::{reseal, table};
@@ -106,7 +106,10 @@ fn opening_checks_the_index_but_no_blob() {
     let words = aligned(&bytes);
     let bytes = as_bytes(&words, bytes.len());
     let full_error = StoreView::new(bytes).unwrap_err();
-    assert!(matches!(full_error, LoadError::Blob { id, .. } if id == ids[0]), "{full_error}");
+    assert!(
+        matches!(full_error, LoadError::Store(StoreError::Blob { id, .. }) if id == ids[0]),
+        "{full_error}"
+    );
     let lazy = StoreView::lazy(bytes).expect("the open reads no blob");
     assert_eq!(lazy.get(ids[0]).unwrap_err(), full_error);
     assert_eq!(lazy.get(ids[0]).unwrap_err(), full_error, "a bad blob stays bad");
@@ -125,16 +128,20 @@ fn opening_checks_the_index_but_no_blob() {
     let words = aligned(&bytes);
     let bytes = as_bytes(&words, bytes.len());
     let (_, arena_len) = arena(bytes);
-    let past = LoadError::SpanOutOfArena {
+    let past = LoadError::Store(StoreError::SpanOutOfArena {
         id: dense[0],
         offset: 0,
         words: u32::MAX,
         arena_words: arena_len as u64 / 4,
-    };
+    });
     assert_eq!(StoreView::new(bytes).unwrap_err(), past);
     let lazy = StoreView::lazy(bytes).expect("the open reads no end offset");
     assert_eq!(lazy.get(dense[0]).unwrap_err(), past);
-    let decrease = LoadError::EndsDecrease { id: dense[1], start: u32::MAX, end: end_of_second };
+    let decrease = LoadError::Store(StoreError::EndsDecrease {
+        id: dense[1],
+        start: u32::MAX,
+        end: end_of_second,
+    });
     assert_eq!(lazy.get(dense[1]).unwrap_err(), decrease);
     for &id in &dense[2..] {
         assert_eq!(lazy.get(id).unwrap().unwrap(), store.get(id).unwrap());
@@ -185,7 +192,7 @@ proptest! {
                     prop_assert!(chunk < first || chunk > last, "{id} lies in the damaged chunk");
                     prop_assert_eq!(blob, original);
                 }
-                Err(LoadError::ChunkCrc { chunk: bad, .. }) => {
+                Err(LoadError::File(FileError::ChunkCrc { chunk: bad, .. })) => {
                     prop_assert_eq!(bad as usize, chunk);
                     prop_assert!((first..=last).contains(&chunk));
                 }

@@ -3,7 +3,9 @@
 
 mod common;
 
-use datacomp::{Blob, Id, LoadError, LoadOptions, Store, save};
+use datacomp::{
+    Blob, FileError, Id, LoadError, LoadOptions, Store, StoreError, UpgradeError, save,
+};
 use proptest::prelude::*;
 
 use common::{reseal, table};
@@ -71,7 +73,7 @@ fn a_bad_blob_is_lost_alone_and_the_rest_saves_and_loads() {
     bytes[arena_at + 3] = 0x7f;
     reseal(&mut bytes);
     let full = Store::from_bytes(&bytes).unwrap_err();
-    assert!(matches!(full, LoadError::Blob { id, .. } if id == first), "{full}");
+    assert!(matches!(full, LoadError::Store(StoreError::Blob { id, .. }) if id == first), "{full}");
     let salvage = Store::salvage(&bytes).unwrap();
     assert_eq!(salvage.lost, vec![(first, full)]);
     assert!(salvage.store == minus(&store, &salvage.lost));
@@ -88,7 +90,12 @@ fn a_format_1_0_save_with_a_changed_arena_byte_loses_every_entity() {
     bytes[arena_at + 5] ^= 1;
     let salvage = Store::salvage(&bytes).unwrap();
     assert_eq!(salvage.lost.len(), 3);
-    assert!(salvage.lost.iter().all(|(_, e)| matches!(e, LoadError::Crc { section: "arena", .. })));
+    assert!(
+        salvage
+            .lost
+            .iter()
+            .all(|(_, e)| matches!(e, LoadError::File(FileError::Crc { section: "arena", .. })))
+    );
     assert!(salvage.store.is_empty());
     assert_eq!(salvage.store.key_names().len(), 9, "the names are kept");
 }
@@ -97,11 +104,17 @@ fn a_format_1_0_save_with_a_changed_arena_byte_loses_every_entity() {
 fn unreadable_headers_and_indexes_are_errors() {
     let store = world(50, 6); // nothing removed or moved: spans in dense order
     let good = store.to_bytes();
-    assert!(matches!(Store::salvage(&good[..20]), Err(LoadError::Truncated { .. })));
+    assert!(matches!(
+        Store::salvage(&good[..20]),
+        Err(LoadError::File(FileError::Truncated { .. }))
+    ));
     let mut bytes = good.clone();
     let (_, ends, _) = table(&good).into_iter().find(|e| e.0 == 14).unwrap();
     bytes[ends] ^= 1;
-    assert!(matches!(Store::salvage(&bytes), Err(LoadError::Crc { section: "index ends", .. })));
+    assert!(matches!(
+        Store::salvage(&bytes),
+        Err(LoadError::File(FileError::Crc { section: "index ends", .. }))
+    ));
     // The first entity's end moved to the third's (resealed): the second ends before it
     // starts, and the first and third overlap. The three are lost, the others kept.
     let mut bytes = good.clone();
@@ -115,9 +128,10 @@ fn unreadable_headers_and_indexes_are_errors() {
     let ids: Vec<Id> = store.iter().map(|(id, _)| id).take(3).collect();
     assert_eq!(salvage.lost.len(), 3, "{:?}", salvage.lost);
     assert_eq!(salvage.lost.iter().map(|(id, _)| *id).collect::<Vec<_>>(), ids);
-    let decrease = LoadError::EndsDecrease { id: ids[1], start: third, end: second };
+    let decrease =
+        LoadError::Store(StoreError::EndsDecrease { id: ids[1], start: third, end: second });
     assert_eq!(salvage.lost[1].1, decrease);
-    let overlap = LoadError::SpansOverlap { first: ids[0], second: ids[2] };
+    let overlap = LoadError::Store(StoreError::SpansOverlap { first: ids[0], second: ids[2] });
     assert_eq!((&salvage.lost[0].1, &salvage.lost[2].1), (&overlap, &overlap));
     assert!(salvage.store == minus(&store, &salvage.lost));
 }
@@ -129,7 +143,7 @@ fn a_key_hash_1_save_is_rehashed_as_it_is_salvaged() {
     let err = Store::salvage(golden).unwrap_err();
     let full = Store::from_bytes_with(golden, &LoadOptions::new()).unwrap_err();
     assert_eq!(err, full);
-    assert!(matches!(err, LoadError::UnexplainedKeys { .. }));
+    assert!(matches!(err, LoadError::Upgrade(UpgradeError::UnexplainedKeys { .. })));
 }
 
 proptest! {
@@ -170,7 +184,7 @@ proptest! {
             let touches = (first / chunk..=last / chunk).contains(&damaged);
             let reported = salvage.lost.iter().find(|(lost, _)| *lost == id);
             match reported {
-                Some((_, LoadError::ChunkCrc { chunk: c, .. })) => {
+                Some((_, LoadError::File(FileError::ChunkCrc { chunk: c, .. }))) => {
                     prop_assert!(touches);
                     prop_assert_eq!(*c as usize, damaged);
                 }
@@ -199,9 +213,11 @@ fn damaged_names_or_chunk_crcs_are_done_without() {
     bytes[names_at + 10] ^= 1;
     let salvage = Store::salvage(&bytes).unwrap();
     assert!(salvage.lost.is_empty());
-    assert!(
-        matches!(salvage.damaged[..], [LoadError::Crc { section: "key tree", offset, .. }] if offset == names_at as u64)
-    );
+    let at = names_at as u64;
+    assert!(matches!(
+        salvage.damaged[..],
+        [LoadError::File(FileError::Crc { section: "key tree", offset, .. })] if offset == at
+    ));
     assert_eq!(salvage.store.key_names().len(), 0);
     assert_eq!(salvage.store.get(id).unwrap().get_str("name"), Some("Orc"));
 
@@ -209,14 +225,25 @@ fn damaged_names_or_chunk_crcs_are_done_without() {
     let (_, crcs_at, _) = section(12);
     let mut bytes = good.clone();
     bytes[crcs_at + 5] ^= 1;
-    assert!(matches!(Store::from_bytes(&bytes), Err(LoadError::Crc { section: "arena crcs", .. })));
+    assert!(matches!(
+        Store::from_bytes(&bytes),
+        Err(LoadError::File(FileError::Crc { section: "arena crcs", .. }))
+    ));
     let salvage = Store::salvage(&bytes).unwrap();
-    assert!(matches!(salvage.damaged[..], [LoadError::Crc { section: "arena crcs", .. }]));
+    assert!(matches!(
+        salvage.damaged[..],
+        [LoadError::File(FileError::Crc { section: "arena crcs", .. })]
+    ));
     assert!(salvage.lost.is_empty() && salvage.store == store);
     // ... and a changed arena byte then costs every entity.
     let (_, arena_at, _) = section(ARENA);
     bytes[arena_at + 100] ^= 1;
     let salvage = Store::salvage(&bytes).unwrap();
     assert_eq!(salvage.lost.len(), store.len());
-    assert!(salvage.lost.iter().all(|(_, e)| matches!(e, LoadError::Crc { section: "arena", .. })));
+    assert!(
+        salvage
+            .lost
+            .iter()
+            .all(|(_, e)| matches!(e, LoadError::File(FileError::Crc { section: "arena", .. })))
+    );
 }

@@ -8,7 +8,7 @@ use zerocopy::IntoBytes;
 use super::{ArenaCrc, Spans, blob_at, check_crc, check_span_bounds, decrease, finish};
 use crate::blob::layout;
 use crate::handle_map::HandleMapView;
-use crate::{BlobRef, Id, LoadError};
+use crate::{BlobRef, Id, LoadError, StoreError};
 
 /// What is known of a chunk or a blob of a [`LazyStoreView`]: not checked yet, good, or bad.
 const UNCHECKED: u8 = 0;
@@ -99,10 +99,11 @@ impl<'a> LazyStoreView<'a> {
     ///
     /// # Errors
     ///
-    /// [`LoadError::ChunkCrc`] (or [`LoadError::Crc`] for a format 1.0 save) if a chunk the
-    /// blob lies in does not match its crc, [`LoadError::Blob`] if the blob is malformed;
-    /// for a format 1.3 save, [`LoadError::SpanOutOfArena`] if the blob's end offset is past
-    /// the arena, [`LoadError::EndsDecrease`] if it comes before the end of the blob before.
+    /// [`FileError::ChunkCrc`](crate::FileError::ChunkCrc) (or
+    /// [`FileError::Crc`](crate::FileError::Crc) for a format 1.0 save) if a chunk the blob
+    /// lies in does not match its crc, [`StoreError::Blob`] if the blob is malformed; for a
+    /// format 1.3 save, [`StoreError::SpanOutOfArena`] if the blob's end offset is past the
+    /// arena, [`StoreError::EndsDecrease`] if it comes before the end of the blob before.
     ///
     /// # Examples
     ///
@@ -160,7 +161,12 @@ impl<'a> LazyStoreView<'a> {
         let Some(words) = self.arena.get(span.range()) else {
             let (offset, words) = (span.offset() as u32, span.words() as u32);
             let (id, arena_words) = (self.index.id_at(dense), self.arena.len() as u64);
-            return Err(LoadError::SpanOutOfArena { id, offset, words, arena_words });
+            return Err(LoadError::Store(StoreError::SpanOutOfArena {
+                id,
+                offset,
+                words,
+                arena_words,
+            }));
         };
         let bytes = self.arena.as_bytes();
         let (start, end) = (span.offset() * 4, (span.offset() + span.words()) * 4);
@@ -184,7 +190,7 @@ impl<'a> LazyStoreView<'a> {
             }
             Err(error) => {
                 self.blobs[dense].store(BAD, Ordering::Relaxed);
-                Err(LoadError::Blob { id: self.index.id_at(dense), error })
+                Err(LoadError::Store(StoreError::Blob { id: self.index.id_at(dense), error }))
             }
         }
     }

@@ -34,7 +34,7 @@ use crate::handle_map::{HandleMapView, RawHandleMap, RawHeader};
 use crate::names::KeyNames;
 use crate::save::{KEY_HASH_FX32_BYTES, SaveParts, index_and_arena};
 use crate::store::Span;
-use crate::{BlobRef, HandleMapError, Id, LoadError};
+use crate::{BlobRef, FileError, HandleMapError, Id, LoadError, StoreError, UpgradeError};
 
 pub use lazy::LazyStoreView;
 pub use salvage::Salvage;
@@ -59,10 +59,10 @@ pub(crate) struct InPlace<'a> {
 }
 
 /// The key names of a save to be read in place, decoded and checked: a view cannot rehash, so
-/// a save of key hash 1 is refused ([`LoadError::KeyHashView`]).
+/// a save of key hash 1 is refused ([`UpgradeError::KeyHashView`]).
 pub(crate) fn view_names(parts: &SaveParts<'_>) -> Result<KeyNames, LoadError> {
     if parts.key_hash != KEY_HASH_FX32_BYTES {
-        return Err(LoadError::KeyHashView { key_hash: parts.key_hash });
+        return Err(LoadError::Upgrade(UpgradeError::KeyHashView { key_hash: parts.key_hash }));
     }
     KeyNames::decode(parts.names, parts.names_kind, parts.key_hash)
 }
@@ -76,19 +76,21 @@ pub(crate) fn in_place(bytes: &[u8]) -> Result<InPlace<'_>, LoadError> {
     let item_size = if ends { size_of::<U32>() } else { size_of::<Span>() };
     let index = HandleMapView::new(&raw_index, item_size)?;
     // Span and U32 are unaligned, and the items section's size was checked against the count.
-    let size_error = LoadError::SectionSize {
+    let size_error = LoadError::Store(StoreError::SectionSize {
         section: if ends { ENDS.1 } else { "index items" },
         expected: (index.len() * item_size) as u64,
         found: raw_index.items.len() as u64,
-    };
+    });
     let spans = if ends {
         Spans::Ends(<[U32]>::ref_from_bytes(raw_index.items).map_err(|_| size_error.clone())?)
     } else {
         Spans::Spans(<[Span]>::ref_from_bytes(raw_index.items).map_err(|_| size_error.clone())?)
     };
-    let arena = <[u32]>::ref_from_bytes(arena_bytes).map_err(|_| LoadError::Misaligned {
-        section: "arena",
-        address: arena_bytes.as_ptr() as usize,
+    let arena = <[u32]>::ref_from_bytes(arena_bytes).map_err(|_| {
+        LoadError::Store(StoreError::Misaligned {
+            section: "arena",
+            address: arena_bytes.as_ptr() as usize,
+        })
     })?;
     Ok(InPlace { names, index, spans, arena_bytes, arena, arena_crc })
 }
@@ -139,7 +141,7 @@ impl Spans<'_> {
 
 /// The error of a blob at `dense` whose end comes before its start.
 pub(crate) fn decrease(id: Id, (start, end): (u32, u32)) -> LoadError {
-    LoadError::EndsDecrease { id, start, end }
+    LoadError::Store(StoreError::EndsDecrease { id, start, end })
 }
 
 /// The blob at `range` of a checked arena: a zero-length one is the empty blob.
@@ -160,8 +162,12 @@ pub(crate) struct OwnedSpans<'a> {
     pub(crate) ends: Spans<'a>,
     pub(crate) header: RawHeader,
     pub(crate) spans: Vec<Span>,
-    pub(crate) decreasing: Vec<(usize, (u32, u32))>,
+    pub(crate) decreasing: Decreasing,
 }
+
+/// Each entity of a format 1.3 index whose end comes before its start: its dense index, and
+/// its start and end.
+pub(crate) type Decreasing = Vec<(usize, (u32, u32))>;
 
 impl OwnedSpans<'_> {
     /// The raw index with these spans as its items.
@@ -175,7 +181,7 @@ impl OwnedSpans<'_> {
 ///
 /// # Errors
 ///
-/// [`HandleMapError::SectionSize`] if the header's item size is not 4 or the section does
+/// [`HandleMapError::SectionSize`] (as [`LoadError::HandleMap`]) if the header's item size is not 4 or the section does
 /// not hold one end per item.
 pub(crate) fn owned_spans<'a>(
     raw: &RawHandleMap<'a>,
@@ -213,7 +219,7 @@ pub(crate) fn owned_spans<'a>(
 ///
 /// # Errors
 ///
-/// [`LoadError::SectionSize`] for the arena if the empty blobs would take it past its limit
+/// [`StoreError::SectionSize`] for the arena if the empty blobs would take it past its limit
 /// of 2^32 words (a file of 16 GiB).
 pub(crate) fn fill_empties<'s>(
     spans: impl Iterator<Item = &'s mut Span>,
@@ -224,7 +230,11 @@ pub(crate) fn fill_empties<'s>(
             let at = words.len();
             if crate::store::ArenaFull::check(at + layout::EMPTY.len()).is_err() {
                 let (expected, found) = (u64::from(u32::MAX) * 4, (at as u64 + 2) * 4);
-                return Err(LoadError::SectionSize { section: "arena", expected, found });
+                return Err(LoadError::Store(StoreError::SectionSize {
+                    section: "arena",
+                    expected,
+                    found,
+                }));
             }
             words.extend_from_slice(&layout::EMPTY);
             *span = Span::new(at, layout::EMPTY.len());
@@ -272,28 +282,32 @@ pub(crate) fn chunk_crcs(arena: &[u8], chunk_bytes: usize) -> (Vec<u8>, u32) {
 ///
 /// # Errors
 ///
-/// [`LoadError::ChunkSize`] for a chunk size that is not a power of two from 1 KiB to 1 GiB,
-/// [`LoadError::SectionSize`] when the section does not hold one crc per chunk.
+/// [`FileError::ChunkSize`] for a chunk size that is not a power of two from 1 KiB to 1 GiB,
+/// [`FileError::SectionSize`] when the section does not hold one crc per chunk.
 pub(crate) fn chunked(
     offset: u64,
     section: &[u8],
     arena_len: usize,
 ) -> Result<ArenaCrc<'_>, LoadError> {
     let (chunk_bytes, crcs) = U32::read_from_prefix(section).map_err(|_| {
-        LoadError::SectionSize { section: "arena crcs", expected: 4, found: section.len() as u64 }
+        LoadError::File(FileError::SectionSize {
+            section: "arena crcs",
+            expected: 4,
+            found: section.len() as u64,
+        })
     })?;
     let chunk_bytes = chunk_bytes.get();
     if !chunk_bytes.is_power_of_two() || !(1 << 10..=1 << 30).contains(&chunk_bytes) {
-        return Err(LoadError::ChunkSize { chunk_bytes });
+        return Err(LoadError::File(FileError::ChunkSize { chunk_bytes }));
     }
     let chunk_bytes = chunk_bytes as usize;
     let count = arena_len.div_ceil(chunk_bytes);
     let crcs = <[U32]>::ref_from_bytes(crcs).ok().filter(|c| c.len() == count).ok_or(
-        LoadError::SectionSize {
+        LoadError::File(FileError::SectionSize {
             section: "arena crcs",
             expected: 4 + 4 * count as u64,
             found: section.len() as u64,
-        },
+        }),
     )?;
     Ok(ArenaCrc::Chunks { offset, chunk_bytes, crcs })
 }
@@ -399,7 +413,12 @@ pub(super) fn check_crc(
                 if found != expected {
                     let offset = offset + at as u64;
                     let chunk = index as u64;
-                    let crc = Err(LoadError::ChunkCrc { chunk, offset, expected, found });
+                    let crc = Err(LoadError::File(FileError::ChunkCrc {
+                        chunk,
+                        offset,
+                        expected,
+                        found,
+                    }));
                     return PartReport { crc, spans: Ok(Order::Ascending(None)) };
                 }
             }
@@ -426,12 +445,17 @@ fn check_part(
             let (offset, words) = (span.offset() as u32, span.words() as u32);
             let arena_words = arena.len() as u64;
             let id = id_at(d);
-            return Err(LoadError::SpanOutOfArena { id, offset, words, arena_words });
+            return Err(LoadError::Store(StoreError::SpanOutOfArena {
+                id,
+                offset,
+                words,
+                arena_words,
+            }));
         };
         // A zero-length blob is the empty blob (format 1.3).
         if !words.is_empty() {
             layout::validate(words, &mut scratch)
-                .map_err(|error| LoadError::Blob { id: id_at(d), error })?;
+                .map_err(|error| LoadError::Store(StoreError::Blob { id: id_at(d), error }))?;
         }
         let (offset, end) = (span.offset(), span.offset() + span.words());
         bounds = match bounds {
@@ -460,7 +484,10 @@ pub(super) fn check_overlap(
     for pair in sorted.windows(2) {
         let ((offset, words, first), (next, _, second)) = (pair[0], pair[1]);
         if offset + words > next {
-            return Err(LoadError::SpansOverlap { first: id_at(first), second: id_at(second) });
+            return Err(LoadError::Store(StoreError::SpansOverlap {
+                first: id_at(first),
+                second: id_at(second),
+            }));
         }
     }
     Ok(())
@@ -612,7 +639,12 @@ pub(super) fn finish(
     if let ArenaCrc::Whole { offset, expected } = crc {
         let found = whole.finalize();
         if found != expected {
-            return Err(LoadError::Crc { section: "arena", offset, expected, found });
+            return Err(LoadError::File(FileError::Crc {
+                section: "arena",
+                offset,
+                expected,
+                found,
+            }));
         }
     }
     match first_error {
@@ -636,7 +668,12 @@ pub(super) fn check_span_bounds(
         if end > arena_words {
             let (offset, words) = (span.offset() as u32, span.words() as u32);
             let arena_words = arena_words as u64;
-            return Err(LoadError::SpanOutOfArena { id: id_at(d), offset, words, arena_words });
+            return Err(LoadError::Store(StoreError::SpanOutOfArena {
+                id: id_at(d),
+                offset,
+                words,
+                arena_words,
+            }));
         }
         ascending &= span.offset() >= last_end;
         last_end = end;
@@ -735,7 +772,8 @@ mod tests {
             *store.index_mut().get_mut(id).unwrap() = target;
             let arena = store.arena().to_vec();
             let result = same_on_every_thread_count(&store, &arena);
-            prop_assert!(matches!(result, Err(LoadError::SpansOverlap { .. })), "{result:?}");
+            let overlap = matches!(result, Err(LoadError::Store(StoreError::SpansOverlap { .. })));
+            prop_assert!(overlap, "{result:?}");
         }
     }
 
@@ -760,7 +798,7 @@ mod tests {
                 id_at,
             )
             .unwrap_err();
-            let LoadError::ChunkCrc { chunk, offset, expected, .. } = err else {
+            let LoadError::File(FileError::ChunkCrc { chunk, offset, expected, .. }) = err else {
                 panic!("{err:?}");
             };
             assert_eq!((chunk, offset, expected), (5, 100 + 5 * 1024, crcs[5].get()));
@@ -788,8 +826,9 @@ mod tests {
     #[test]
     fn a_malformed_chunk_crc_section_is_an_error() {
         let (section, _) = chunk_crcs(&[7; 3000], 1024);
-        let size =
-            |expected, found| LoadError::SectionSize { section: "arena crcs", expected, found };
+        let size = |expected, found| {
+            LoadError::File(FileError::SectionSize { section: "arena crcs", expected, found })
+        };
         assert_eq!(chunked(0, &section[..3], 3000).unwrap_err(), size(4, 3));
         assert_eq!(chunked(0, &section[..15], 3000).unwrap_err(), size(16, 15));
         assert_eq!(chunked(0, &section, 4000).unwrap_err(), size(20, 16));
@@ -797,7 +836,10 @@ mod tests {
         for chunk_bytes in [0_u32, 512, 1000, 3 << 10, 2 << 30] {
             let mut bad = section.clone();
             bad[..4].copy_from_slice(&chunk_bytes.to_le_bytes());
-            assert_eq!(chunked(0, &bad, 3000).unwrap_err(), LoadError::ChunkSize { chunk_bytes });
+            assert_eq!(
+                chunked(0, &bad, 3000).unwrap_err(),
+                LoadError::File(FileError::ChunkSize { chunk_bytes })
+            );
         }
     }
 

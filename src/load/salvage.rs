@@ -4,10 +4,11 @@ use zerocopy::IntoBytes;
 
 use super::{ArenaCrc, Spans, check_crc, finish};
 use crate::blob::layout;
+use crate::handle_map::RawHandleMap;
 use crate::names::KeyNames;
 use crate::save::{KEY_HASH_FX32_WORDS, SaveParts, index_and_arena_tolerant};
 use crate::store::Span;
-use crate::{HandleMap, Id, LoadError, LoadOptions, Store};
+use crate::{HandleMap, Id, LoadError, LoadOptions, Store, StoreError};
 
 /// What [`Store::salvage`] recovered from a damaged save: every entity whose bytes check out,
 /// with its handle, and why each of the others was left out.
@@ -18,9 +19,10 @@ pub struct Salvage {
     /// are stale in it. Its key names are the save's.
     pub store: Store,
     /// Each entity left out, in the saved dense order, with the first problem found in its
-    /// bytes: its span outside the arena, a damaged chunk ([`LoadError::ChunkCrc`], or
-    /// [`LoadError::Crc`] for a format 1.0 save's whole arena), a malformed blob, or a span
-    /// that overlaps another's.
+    /// bytes: its span outside the arena, a damaged chunk
+    /// ([`FileError::ChunkCrc`](crate::FileError::ChunkCrc), or
+    /// [`FileError::Crc`](crate::FileError::Crc) for a format 1.0 save's whole arena), a
+    /// malformed blob, or a span that overlaps another's.
     pub lost: Vec<(Id, LoadError)>,
     /// Sections it did without, and why: the key names (the store then names no key) and the
     /// arena's chunk crcs (the arena's whole crc then stands in: a changed byte anywhere in it
@@ -48,7 +50,7 @@ impl Store {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{Blob, LoadError, Store};
+    /// use datacomp::{Blob, FileError, LoadError, Store};
     ///
     /// let mut store = Store::new();
     /// let sheet: Blob = [("name", "Orc")].into_iter().collect();
@@ -62,7 +64,8 @@ impl Store {
     /// let salvage = Store::salvage(&bytes)?;
     /// // Both entities lie in the one damaged chunk.
     /// assert_eq!(salvage.lost.len(), 2);
-    /// assert!(matches!(salvage.lost[0], (id, LoadError::ChunkCrc { chunk: 0, .. }) if id == a));
+    /// let (id, error) = &salvage.lost[0];
+    /// assert!(matches!(error, LoadError::File(FileError::ChunkCrc { chunk: 0, .. })) && *id == a);
     /// assert!(salvage.store.is_empty() && salvage.store.get(b).is_none());
     /// # Ok::<(), LoadError>(())
     /// ```
@@ -88,12 +91,7 @@ impl Store {
                 let tree = (key_hash != KEY_HASH_FX32_WORDS).then(KeyNames::default);
                 (tree, Vec::new())
             });
-        // Format 1.3's end offsets, as spans: an entity whose end comes before its start is
-        // lost.
-        let owned = super::owned_spans(&raw_index, items_kind)?;
-        let raw_index = owned.as_ref().map_or(raw_index, |owned| owned.raw(&raw_index));
-        let mut index: HandleMap<Span> = HandleMap::from_raw(&raw_index)?;
-        let decreasing = owned.map(|owned| owned.decreasing).unwrap_or_default();
+        let (mut index, decreasing) = index_of(&raw_index, items_kind)?;
         let mut words = vec![0_u32; arena.len() / 4];
         words.as_mut_bytes().copy_from_slice(arena);
 
@@ -108,8 +106,12 @@ impl Store {
             let Some(blob) = words.get(span.range()) else {
                 let (offset, count) = (span.offset() as u32, span.words() as u32);
                 let arena_words = words.len() as u64;
-                let e =
-                    LoadError::SpanOutOfArena { id: id_at(d), offset, words: count, arena_words };
+                let e = LoadError::Store(StoreError::SpanOutOfArena {
+                    id: id_at(d),
+                    offset,
+                    words: count,
+                    arena_words,
+                });
                 lost.push((d, e));
                 continue;
             };
@@ -123,7 +125,7 @@ impl Store {
             if let Err(error) = layout::validate(blob, &mut scratch)
                 && !blob.is_empty()
             {
-                lost.push((d, LoadError::Blob { id: id_at(d), error }));
+                lost.push((d, LoadError::Store(StoreError::Blob { id: id_at(d), error })));
             }
         }
         // Spans that overlap another are lost with it: a sweep in offset order.
@@ -140,7 +142,10 @@ impl Store {
             if let Some((far, first)) = reach
                 && start < far
             {
-                let e = LoadError::SpansOverlap { first: id_at(first), second: id_at(d) };
+                let e = LoadError::Store(StoreError::SpansOverlap {
+                    first: id_at(first),
+                    second: id_at(d),
+                });
                 overlapping.push((first, e.clone()));
                 overlapping.push((d, e));
             }
@@ -175,6 +180,18 @@ impl Store {
         let store = Store::from_parts(index, words, names, data_version);
         Ok(Salvage { store, lost, damaged })
     }
+}
+
+/// The index as a map of spans, and (format 1.3) each entity whose end offset comes before
+/// its start, given an empty span: it is lost.
+fn index_of(
+    raw: &RawHandleMap<'_>,
+    items_kind: u32,
+) -> Result<(HandleMap<Span>, super::Decreasing), LoadError> {
+    let owned = super::owned_spans(raw, items_kind)?;
+    let raw = owned.as_ref().map_or(*raw, |owned| owned.raw(raw));
+    let index = HandleMap::from_raw(&raw)?;
+    Ok((index, owned.map(|owned| owned.decreasing).unwrap_or_default()))
 }
 
 /// Each chunk's verdict, once (one chunk: the whole arena of a format 1.0 save), and the
