@@ -539,4 +539,38 @@ mod tests {
         // The 7 live handles, each found once among the probes and once among `ids`.
         assert_eq!(live, 7 + 4);
     }
+
+    /// An identity map's view (no meta, no slots: handles answered arithmetically) resolves
+    /// exactly the handles the map does, and reads back into an equal map; the map leaves the
+    /// identity state at its first removal, and a reset (a raised base) keeps it.
+    #[test]
+    fn an_identity_view_resolves_exactly_the_handles_the_map_does() {
+        let mut map = HandleMap::new(5);
+        map.insert_batch(0..3_u64);
+        map.reset();
+        let ids = map.insert_batch(10..16_u64);
+        assert!(map.is_identity());
+        let raw = map.as_raw_compact();
+        assert_eq!(raw.header.flags.get(), RawHeader::IDENTITY);
+        assert!(raw.meta.is_empty() && raw.slots.is_empty());
+        let view = HandleMapView::new(&raw, size_of::<u64>()).expect("an identity map's sections");
+        let mut live = 0;
+        for id in probes(&map).into_iter().chain(ids.iter().copied()) {
+            assert_eq!(view.dense_index(id), map.dense_index(id), "{id:?}");
+            if let Some(dense) = view.dense_index(id) {
+                assert_eq!(view.id_at(dense), id);
+                live += 1;
+            }
+        }
+        assert_eq!(live, 6 + 6);
+        let copy: HandleMap<u64> = HandleMap::from_raw(&raw).unwrap();
+        assert_eq!(copy.as_raw().slots, map.as_raw().slots);
+        assert_eq!(copy.as_raw().meta, map.as_raw().meta);
+        assert_eq!(copy.as_raw().header, map.as_raw().header);
+        map.remove(ids[5]);
+        assert!(!map.is_identity(), "a removal leaves a free slot");
+        assert_eq!(map.as_raw_compact().header.flags.get(), 0);
+        map.insert(16);
+        assert!(!map.is_identity(), "the reused slot is at generation 1");
+    }
 }
