@@ -181,8 +181,9 @@ impl OwnedSpans<'_> {
 ///
 /// # Errors
 ///
-/// [`HandleMapError::SectionSize`] (as [`LoadError::HandleMap`]) if the header's item size is not 4 or the section does
-/// not hold one end per item.
+/// [`HandleMapError::SectionSize`] (as [`LoadError::HandleMap`]) if the header's item size
+/// is not 4 or the section does not hold one end per item, and the other checks of the
+/// index header that a view makes first.
 pub(crate) fn owned_spans<'a>(
     raw: &RawHandleMap<'a>,
     items_kind: u32,
