@@ -658,8 +658,10 @@ fn every_golden_save_loads_as_its_world_and_the_newest_writes_back_byte_for_byte
         let store = Store::from_bytes(bytes).unwrap();
         assert_eq!(store, world(), "save {i}");
         assert_eq!(store.export_all_json(), world().export_all_json(), "save {i}");
-        // Saved again in this build's format, it loads the same.
-        assert_eq!(Store::from_bytes(&store.to_bytes()).unwrap(), store, "save {i}");
+        // Saved again, it is of this build's format, and loads the same, handles and all.
+        let again = store.to_bytes();
+        assert_eq!(save::describe(&again).unwrap().minor, save::FORMAT_MINOR, "save {i}");
+        assert_eq!(Store::from_bytes(&again).unwrap(), store, "save {i}");
         let words = aligned(bytes);
         let aligned_bytes = zerocopy::IntoBytes::as_bytes(words.as_slice());
         let view = StoreView::new(aligned_bytes).unwrap();
