@@ -22,6 +22,7 @@ use std::ops::{Index, IndexMut};
 pub use error::HandleMapError;
 pub use id::{Id, ParseIdError};
 pub(crate) use raw::HandleMapView;
+pub(crate) use raw::check_header;
 pub use raw::{RawHandleMap, RawHeader};
 
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
