@@ -706,9 +706,15 @@ pub(crate) const ROOT: u32 = 0;
 /// No node: the end of a list of members.
 pub(crate) const NO_NODE: u32 = u32::MAX;
 
-/// The bytes an export wrote: JSON from `serde_json` and ASCII punctuation, so always UTF-8.
+/// The bytes an export wrote: JSON from `serde_json`, ASCII punctuation and strings copied from
+/// validated blobs (every blob's strings are checked UTF-8 when it is made or loaded), so always
+/// UTF-8. Were that broken, the text keeps every valid byte and marks the others with U+FFFD
+/// (and a debug build stops), rather than losing the whole document.
 pub(crate) fn into_string(bytes: Vec<u8>) -> String {
-    String::from_utf8(bytes).unwrap_or_default()
+    String::from_utf8(bytes).unwrap_or_else(|error| {
+        debug_assert!(false, "an export wrote invalid UTF-8: {error}");
+        String::from_utf8_lossy(error.as_bytes()).into_owned()
+    })
 }
 
 /// Whether `segment` is an array index as JSON documents number elements: `0`, or digits
