@@ -6,6 +6,7 @@
 //! blob as `serde_json` reads it: no `serde_json::Value` tree is built.
 
 use std::borrow::Cow;
+use std::collections::HashSet;
 use std::fmt::{self, Write as _};
 
 use fxhash::FxHashMap;
@@ -74,6 +75,15 @@ pub enum JsonErrorKind {
         /// Their key.
         key: Key,
     },
+    /// An entity's top-level member named as a raw key (`#` and 8 hex digits, as in
+    /// `#0000002a`: the key with that hash, unnamed) that holds an object, or an array of
+    /// other things than numbers: a raw key holds one value.
+    RawKeyNotAValue {
+        /// The member's name as written.
+        member: String,
+        /// Whether it holds an object (else an array).
+        object: bool,
+    },
     /// The blob would pass its 4 GiB limit.
     Blob(BlobError),
     /// A member nested deeper than a key's name may be: its path has `segments` member names,
@@ -128,6 +138,15 @@ impl fmt::Display for JsonErrorKind {
             JsonErrorKind::KeyCollision { first, second, key } => {
                 let (first, second) = (Shortened(first), Shortened(second));
                 write!(f, "{second} and {first} hash to the same key {key}")
+            }
+            JsonErrorKind::RawKeyNotAValue { member, object } => {
+                let not =
+                    if *object { "an object" } else { "an array of other things than numbers" };
+                write!(
+                    f,
+                    "member {} is a raw key and holds one value, not {not}",
+                    Shortened(member)
+                )
             }
             JsonErrorKind::Blob(e) => e.fmt(f),
             JsonErrorKind::TooDeep { segments, limit } => {
@@ -1189,6 +1208,9 @@ pub(crate) struct Importer {
     pub(crate) saw_zero: bool,
     /// The position of the entity being read in a top-level array, if it is in one.
     pub(crate) entity: Option<usize>,
+    /// The raw keys (top-level members `#xxxxxxxx`) the entity being read set, cleared after
+    /// it. Hashed with a random seed: the keys come from the document.
+    pub(crate) raw: HashSet<Key>,
 }
 
 impl Importer {
@@ -1250,11 +1272,67 @@ impl Importer {
         self.path.truncate(self.path_ends.last().copied().unwrap_or(0));
     }
 
-    /// Releases the paths the last entity claimed.
+    /// Releases the paths the last entity claimed, and forgets its raw keys.
     pub(crate) fn release_claims(&mut self) {
         for node in self.claimed.drain(..) {
             self.names.unclaim(node);
         }
+        self.raw.clear();
+    }
+
+    /// The raw key the member just read names: an entity's top-level member `#` and 8 hex
+    /// digits, as [`Key`]'s `FromStr` reads one. Deeper, such a member is a name.
+    fn raw_member(&self) -> Option<Key> {
+        if self.levels.is_empty() { crate::key::raw_label(&self.segment) } else { None }
+    }
+
+    /// A path (at `node`, named, claimed by this entity) whose key this entity set as a raw
+    /// key: the collision of two members holding one key.
+    fn raw_collision<E: de::Error>(&mut self, node: u32) -> Result<(), E> {
+        let key = self.names.key(node);
+        if self.raw.is_empty() || !self.names.is_named(node) || !self.raw.contains(&key) {
+            return Ok(());
+        }
+        let (first, second) = (key.to_string(), self.names.dotted(node));
+        Err(self.fail(JsonErrorKind::KeyCollision { first, second, key }))
+    }
+
+    /// Enters the top-level member `self.segment`, a raw key: on the path for errors, not in
+    /// the names.
+    fn enter_raw(&mut self) {
+        self.path.push_str(&self.segment);
+        self.path_ends.push(self.path.len());
+    }
+
+    /// Refuses what the current member, a raw key, holds: an object, or an array of other
+    /// things than numbers (in strict and lenient imports alike: a lenient import would make
+    /// members of them, which a raw key has none of).
+    fn refuse_raw<E: de::Error>(&mut self, object: bool) -> E {
+        let member = self.path.clone();
+        self.fail(JsonErrorKind::RawKeyNotAValue { member, object })
+    }
+
+    /// Sets the raw `key` (the current member, `#xxxxxxxx`) in `blob`, unnamed. The same raw
+    /// key twice is a member set twice; a path of this entity with that key is a collision.
+    /// A key the store names is that named key.
+    fn set_raw<E: de::Error>(
+        &mut self,
+        blob: &mut Builder,
+        key: Key,
+        value: Value<'_>,
+    ) -> Result<(), E> {
+        if let Some(node) = self.names.named(key)
+            && self.names.is_claimed(node)
+        {
+            let (first, second) = (self.names.dotted(node), self.path.clone());
+            return Err(self.fail(JsonErrorKind::KeyCollision { first, second, key }));
+        }
+        if !self.raw.insert(key) {
+            return Err(self.fail(JsonErrorKind::DuplicatePath(self.path.clone())));
+        }
+        // No path of the entity holds the key (checked above, and `set` checks the paths
+        // after), and no raw member before: the blob does not hold it yet.
+        blob.push(key, value).map_err(|e| self.fail(JsonErrorKind::Blob(e)))
     }
 
     /// Claims `node` (the current path) for a value or an object of this entity: a path
@@ -1270,7 +1348,9 @@ impl Importer {
 
     /// Opens the object at `node` (the current path): later members are its children.
     fn open_object<E: de::Error>(&mut self, node: u32) -> Result<(), E> {
-        self.claim(node)
+        self.claim(node)?;
+        // A raw key the store names by this path: a value and an object at one path.
+        self.raw_collision(node)
     }
 
     /// Sets `node` (the current path) in `blob`, as the name of its key. A key named by
@@ -1291,6 +1371,7 @@ impl Importer {
                 return Err(self.fail(JsonErrorKind::KeyCollision { first, second, key }));
             }
         };
+        self.raw_collision(node)?;
         // A key no other path of the entity holds, and this path is claimed once: the blob
         // does not hold it yet.
         blob.push(key, value).map_err(|e| self.fail(JsonErrorKind::Blob(e)))
@@ -1440,8 +1521,13 @@ fn read_members<'de, A: MapAccess<'de>>(
 ) -> Result<usize, A::Error> {
     let mut members = 0;
     while map.next_key_seed(Segment { importer: &mut *importer })?.is_some() {
-        let node = importer.enter()?;
-        map.next_value_seed(Member { importer: &mut *importer, blob: &mut *blob, node })?;
+        if let Some(key) = importer.raw_member() {
+            importer.enter_raw();
+            map.next_value_seed(RawMember { importer: &mut *importer, blob: &mut *blob, key })?;
+        } else {
+            let node = importer.enter()?;
+            map.next_value_seed(Member { importer: &mut *importer, blob: &mut *blob, node })?;
+        }
         importer.leave();
         members += 1;
     }
@@ -1586,6 +1672,85 @@ impl<'de> Visitor<'de> for Member<'_> {
             importer.set(blob, node, Value::Floats(&floats))
         };
         importer.floats = floats;
+        result
+    }
+}
+
+/// The value of an entity's top-level member named as a raw key (`#0000002a`): one value, the
+/// key's, unnamed.
+struct RawMember<'i> {
+    importer: &'i mut Importer,
+    blob: &'i mut Builder,
+    key: Key,
+}
+
+impl<'de> DeserializeSeed<'de> for RawMember<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for RawMember<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a boolean, number, string or array of numbers")
+    }
+
+    fn visit_bool<E: de::Error>(self, b: bool) -> Result<(), E> {
+        self.importer.set_raw(self.blob, self.key, Value::Bool(b))
+    }
+
+    fn visit_f64<E: de::Error>(self, n: f64) -> Result<(), E> {
+        let n = self.importer.float(n)?;
+        self.importer.set_raw(self.blob, self.key, Value::Float(n))
+    }
+
+    fn visit_i64<E: de::Error>(self, n: i64) -> Result<(), E> {
+        let n = self.importer.integer(n.into())?;
+        self.importer.set_raw(self.blob, self.key, Value::Float(n))
+    }
+
+    fn visit_u64<E: de::Error>(self, n: u64) -> Result<(), E> {
+        let n = self.importer.integer(n.into())?;
+        self.importer.set_raw(self.blob, self.key, Value::Float(n))
+    }
+
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<(), E> {
+        self.importer.set_raw(self.blob, self.key, Value::Str(s))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Member { importer: self.importer, blob: self.blob, node: names::ROOT }.visit_unit()
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<(), A::Error> {
+        Err(self.importer.refuse_raw(true))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut floats = std::mem::take(&mut self.importer.floats);
+        floats.clear();
+        let result = loop {
+            self.importer.element = Some(floats.len());
+            match seq.next_element_seed(Number { importer: &mut *self.importer }) {
+                Ok(Some(n)) => floats.push(n),
+                Ok(None) => break Ok(()),
+                Err(e) => break Err(e),
+            }
+        };
+        self.importer.element = None;
+        let result = match result {
+            Err(e) if self.importer.failure == Some(JsonErrorKind::NotANumber) => {
+                drop(e);
+                Err(self.importer.refuse_raw(false))
+            }
+            Err(e) => Err(e),
+            Ok(()) => self.importer.set_raw(self.blob, self.key, Value::Floats(&floats)),
+        };
+        self.importer.floats = floats;
         result
     }
 }

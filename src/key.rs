@@ -351,16 +351,22 @@ impl FromStr for Key {
         if text.is_empty() {
             return Err(error(ParseKeyErrorKind::Empty));
         }
-        if let Some(hex) = text.strip_prefix('#') {
-            // `from_str_radix` alone would take a sign.
-            return (hex.len() == 8 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
-                .then(|| u32::from_str_radix(hex, 16).ok())
-                .flatten()
-                .map(Key::from_raw)
-                .ok_or_else(|| error(ParseKeyErrorKind::BadHash));
+        if text.starts_with('#') {
+            return raw_label(text).ok_or_else(|| error(ParseKeyErrorKind::BadHash));
         }
         Ok(Key::from_pointer(text).unwrap_or_else(|| Key::parse(text)))
     }
+}
+
+/// The key that `text` names as a raw key: `#` and exactly 8 hex digits of either case, as
+/// [`Key`]'s [`FromStr`] reads it (and JSON import reads an entity's top-level member).
+pub(crate) fn raw_label(text: &str) -> Option<Key> {
+    let hex = text.strip_prefix('#')?;
+    // `from_str_radix` alone would take a sign.
+    (hex.len() == 8 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+        .then(|| u32::from_str_radix(hex, 16).ok())
+        .flatten()
+        .map(Key::from_raw)
 }
 
 /// Why text is not a key, as [`Key`]'s [`FromStr`] reads one.
