@@ -473,11 +473,14 @@ pub struct ImportReport {
 impl Blob {
     /// Imports one entity from a JSON object, strictly: `null`, arrays holding anything but
     /// numbers, numbers past `f32`, a top level that is not an object, a path set twice and
-    /// two paths whose keys collide are errors. An empty array is an empty float array.
+    /// two paths whose keys collide are errors. An empty array is an empty float array. A
+    /// top-level member named `#` and 8 hex digits (`"#0000002a"`, as [`Key`]'s `FromStr`
+    /// reads a raw key) is that key, holding one value; deeper, it is a name.
     ///
     /// # Errors
     ///
-    /// A [`JsonError`] with the JSON path and line and column.
+    /// A [`JsonError`] with the JSON path and line and column; a raw-key member holding an
+    /// object or an array of other things than numbers is [`JsonErrorKind::RawKeyNotAValue`].
     ///
     /// # Examples
     ///
@@ -492,6 +495,11 @@ impl Blob {
     /// }"#)?;
     /// assert_eq!(sheet.get_float("stats.mana"), Some(200.0));
     /// assert_eq!(sheet.get_floats("position"), Some(&[12.5, 0.0, -3.25][..]));
+    ///
+    /// // A raw key, as an export writes a key without a name.
+    /// let blob = Blob::from_json(r##"{"#0000002a": true, "a": {"#0000002a": 1}}"##)?;
+    /// assert_eq!(blob.get_bool(datacomp::Key::from_raw(42)), Some(true));
+    /// assert_eq!(blob.get_float("a.#0000002a"), Some(1.0));
     /// # Ok::<(), datacomp::JsonError>(())
     /// ```
     pub fn from_json(text: &str) -> Result<Blob, JsonError> {

@@ -5,7 +5,9 @@
 
 use std::collections::BTreeSet;
 
-use datacomp::{Blob, ImportOptions, JsonError, JsonErrorKind, Key, OwnedValue, Store, Value};
+use datacomp::{
+    Blob, ImportOptions, JsonError, JsonErrorKind, Key, KeyPath, OwnedValue, Store, Value,
+};
 use proptest::prelude::*;
 
 fn strict() -> ImportOptions {
@@ -268,7 +270,7 @@ fn store_of(entities: &[Entity]) -> Store {
     let named: BTreeSet<Key> =
         PATHS.iter().map(|p| Key::path(&p.split('.').collect::<Vec<_>>())).collect();
     for path in PATHS {
-        store.insert_key_name(&format!("/{}", path.replace('.', "/"))).unwrap();
+        store.insert_key_name(path).unwrap();
     }
     for (paths, raws) in entities {
         let mut blob = Blob::new();
@@ -289,6 +291,16 @@ fn store_of(entities: &[Entity]) -> Store {
     store
 }
 
+/// The names of the [`PATHS`] that `entities` use, in key order.
+fn used_names(entities: &[Entity]) -> Vec<(Key, String)> {
+    let used: BTreeSet<usize> =
+        entities.iter().flat_map(|(p, _)| p.iter().map(|(i, _)| *i)).collect();
+    let mut names: Vec<(Key, String)> =
+        used.into_iter().map(|i| (Key::parse(PATHS[i]), PATHS[i].to_owned())).collect();
+    names.sort();
+    names
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(96))]
 
@@ -302,14 +314,14 @@ proptest! {
         back.import_json(&text, &strict()).unwrap();
         prop_assert_eq!(all(&back), all(&store), "{}", text);
         // Raw keys stay unnamed; the names are those the entities use.
-        prop_assert!(names(&back).iter().all(|(_, n)| !n.starts_with('#')), "{:?}", names(&back));
+        prop_assert_eq!(names(&back), used_names(&entities), "{}", text);
         prop_assert_eq!(back.export_all_json(), text);
 
         let text = store.export_all_sjson();
         let mut back = Store::new();
         back.import_sjson(&text, &strict()).unwrap();
         prop_assert_eq!(all(&back), all(&store), "{}", text);
-        prop_assert!(names(&back).iter().all(|(_, n)| !n.starts_with('#')), "{:?}", names(&back));
+        prop_assert_eq!(names(&back), used_names(&entities), "{}", text);
 
         // One entity at a time, through `Blob::from_json`.
         for (id, blob) in store.iter() {
@@ -317,4 +329,32 @@ proptest! {
             prop_assert_eq!(entries(Blob::from_json(&text).unwrap().as_blob_ref()), entries(blob));
         }
     }
+}
+
+/// The rule's other side (README, "Keys without a name"): a key *named* like a raw key at the
+/// top level exports as that member, which reads back as the raw key, not as the name.
+#[test]
+fn a_top_level_name_of_raw_key_form_reads_back_as_the_raw_key() {
+    let mut store = Store::new();
+    let id = store.insert(&Blob::new());
+    let named = KeyPath::pointer("/#0000002a").unwrap();
+    store.get_mut(id).unwrap().set(named, 1.0_f32);
+    assert_eq!(store.key_label(Key::path(&["#0000002a"])), "/#0000002a");
+    let text = store.export_json(id).unwrap();
+    assert_eq!(text, r##"{"#0000002a":1}"##);
+    let mut back = Store::new();
+    let ids = back.import_json(&text, &strict()).unwrap();
+    assert_eq!(
+        entries(back.get(ids[0]).unwrap()),
+        vec![(Key::from_raw(42), OwnedValue::Float(1.0))]
+    );
+    // Under it, an object: refused, not imported as names.
+    let mut store = Store::new();
+    let id = store.insert(&Blob::new());
+    store.get_mut(id).unwrap().set(KeyPath::pointer("/#0000002a/x").unwrap(), 1.0_f32);
+    let text = store.export_json(id).unwrap();
+    assert_eq!(text, r##"{"#0000002a":{"x":1}}"##);
+    let err = Store::new().import_json(&text, &strict()).unwrap_err();
+    let member = "#0000002a".to_owned();
+    assert_eq!(err.kind(), &JsonErrorKind::RawKeyNotAValue { member, object: true });
 }

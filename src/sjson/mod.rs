@@ -40,7 +40,8 @@ use crate::{Blob, BlobRef, ExportError, Id, ImportOptions, ImportReport, JsonErr
 
 impl Blob {
     /// Imports one entity from an SJSON document, strictly: the rules of
-    /// [`from_json`](Blob::from_json), for the SJSON form (see the crate's README).
+    /// [`from_json`](Blob::from_json), for the SJSON form (see the crate's README),
+    /// top-level raw-key members (`"#0000002a" = 1`) included.
     ///
     /// # Errors
     ///
@@ -106,7 +107,8 @@ impl Blob {
 impl Store {
     /// Imports entities from SJSON: a document is one entity, or, when its top level is an
     /// array, one entity per object in it. Returns their handles in document order. Atomic,
-    /// and keeping key names, as [`import_json`](Store::import_json).
+    /// and keeping key names, as [`import_json`](Store::import_json); a top-level member
+    /// `"#0000002a"` is that raw key, unnamed, as there.
     ///
     /// # Errors
     ///

@@ -26,10 +26,19 @@ impl Store {
     /// dotted name of every key it imports ([`key_name`](Store::key_name)); a key that it
     /// already knows under another name is a [`JsonErrorKind::KeyCollision`].
     ///
+    /// An entity's top-level member named `#` and 8 hex digits (`"#0000002a"`, as
+    /// [`Key`]'s `FromStr` reads a raw key) is that key, and gives it no name: what the
+    /// export writes for a key the store has no name for, so such a key round-trips. It holds
+    /// one value; a key the store names is that named key (exported by its name). Deeper,
+    /// such a member is a name like any other.
+    ///
     /// # Errors
     ///
     /// A [`JsonError`] with the JSON path (led by the entity's position in an array) and line
-    /// and column.
+    /// and column. A raw-key member holding an object or an array of other things than
+    /// numbers is [`JsonErrorKind::RawKeyNotAValue`]; the same raw key twice
+    /// [`JsonErrorKind::DuplicatePath`]; a raw key of another path of the entity
+    /// [`JsonErrorKind::KeyCollision`].
     ///
     /// # Examples
     ///
@@ -47,6 +56,12 @@ impl Store {
     /// let err = store.import_json(r#"[{"name": "Imp"}, {"name": null}]"#, &ImportOptions::strict());
     /// assert_eq!(err.unwrap_err().path(), "/1/name");
     /// assert_eq!(store.len(), 2, "nothing of the failed import is kept");
+    ///
+    /// // A key without a name exports by hash, and imports back as that key, unnamed.
+    /// let id = store.import_json(r##"{"#0000002a": 7}"##, &ImportOptions::strict())?[0];
+    /// assert_eq!(store.get(id).unwrap().get_float(Key::from_raw(42)), Some(7.0));
+    /// assert_eq!(store.key_name(Key::from_raw(42)), None);
+    /// assert_eq!(store.export_json(id).unwrap(), r##"{"#0000002a":7}"##);
     /// # Ok::<(), datacomp::JsonError>(())
     /// ```
     pub fn import_json(
