@@ -1297,8 +1297,11 @@ impl Importer {
     /// A path (at `node`, named, claimed by this entity) whose key this entity set as a raw
     /// key: the collision of two members holding one key.
     fn raw_collision<E: de::Error>(&mut self, node: u32) -> Result<(), E> {
+        if self.raw.is_empty() || !self.names.is_named(node) {
+            return Ok(());
+        }
         let key = self.names.key(node);
-        if self.raw.is_empty() || !self.names.is_named(node) || !self.raw.contains(&key) {
+        if !self.raw.contains(&key) {
             return Ok(());
         }
         let (first, second) = (key.to_string(), self.names.dotted(node));
