@@ -1997,3 +1997,35 @@ fn upgrade_skips_the_byte_order_mark_of_a_keys_file() {
     ok(&["upgrade", &old, "-o", &new, "--keys", &keys]);
     assert_eq!(ok(&["get", &new, "0v0t1", "name"]), "The One\n");
 }
+
+// ---------------------------------------------------------------------------------------------
+// raw keys: a key without a name exports by hash and imports back as itself
+
+#[test]
+fn a_key_exported_by_hash_imports_back_as_the_same_key() {
+    let dir = TempDir::new().unwrap();
+    let file = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
+    std::fs::write(file("raw.json"), r##"{"#0000002a": 7, "a": {"#0000002a": true}}"##).unwrap();
+    let (first, second) = (file("first.dcmp"), file("second.dcmp"));
+    ok(&["import", &file("raw.json"), "-o", &first]);
+    assert_eq!(ok(&["get", &first, "0v0t1", "#0000002a"]), "7\n");
+    assert_eq!(ok(&["get", &first, "0v0t1", "a.#0000002a"]), "true\n");
+    ok(&["export", &first, "--compact", "-o", &file("back.json")]);
+    let back = std::fs::read_to_string(file("back.json")).unwrap();
+    assert_eq!(back, "[{\"#0000002a\":7,\"a\":{\"#0000002a\":true}}]\n");
+    ok(&["import", &file("back.json"), "-o", &second]);
+    assert_eq!(ok(&["get", &second, "0v0t1", "#0000002a"]), "7\n");
+    let (a, b) = (Store::load(&first).unwrap(), Store::load(&second).unwrap());
+    assert_eq!(a.get("0v0t1".parse().unwrap()), b.get("0v0t1".parse().unwrap()));
+
+    // A raw key holds one value: an object under it is refused, and no file is written.
+    std::fs::write(file("bad.json"), r##"{"#0000002a": {"b": 1}}"##).unwrap();
+    let message = fails(&["import", &file("bad.json"), "-o", &file("bad.dcmp")]);
+    assert!(
+        message.ends_with(
+            "/#0000002a (line 1, column 15): member #0000002a is a raw key and holds one value, not an object"
+        ),
+        "{message}"
+    );
+    assert!(!Path::new(&file("bad.dcmp")).exists());
+}
