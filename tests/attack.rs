@@ -1,0 +1,39 @@
+//! Regressions of the attack on the library's entry points: each test is an input that was
+//! once refused with a misleading error, misread, or took unbounded time, and the answer it
+//! gets now.
+
+use datacomp::{Blob, ImportOptions, JsonErrorKind, Migrations, Store};
+
+/// A UTF-8 byte order mark, as Windows editors write at the start of a file.
+const BOM: &str = "\u{feff}";
+
+/// A JSON document that starts with a byte order mark was refused as "expected value" at line
+/// 1, column 1, though SJSON (which every JSON document is) and `--keys` files skip the mark.
+/// Each JSON entry point now skips it, and places errors as an editor that hides it shows them.
+#[test]
+fn json_entry_points_skip_a_byte_order_mark() {
+    for options in [ImportOptions::strict(), ImportOptions::lenient()] {
+        let (blob, _) = Blob::from_json_with(&format!("{BOM}{{\"hp\": 3}}"), &options).unwrap();
+        assert_eq!(blob.get_float("hp"), Some(3.0));
+
+        let mut store = Store::new();
+        let ids =
+            store.import_json_with_report(&format!("{BOM}[{{\"a\": 1}}, {{\"a\": 2}}]"), &options);
+        let ids = ids.unwrap().0;
+        assert_eq!(ids.len(), 2);
+        assert_eq!(store.get(ids[1]).unwrap().get_float("a"), Some(2.0));
+    }
+    let err = Blob::from_json(&format!("{BOM}{{\"hp\": null}}")).unwrap_err();
+    assert_eq!(err.kind(), &JsonErrorKind::Null);
+    assert_eq!((err.path(), err.line(), err.column()), ("/hp", 1, 11));
+
+    let migrations =
+        Migrations::from_json(&format!("{BOM}{{\"version\": 2, \"steps\": [{{\"to\": 2}}]}}"))
+            .unwrap();
+    assert_eq!(migrations.version(), 2);
+
+    // Only a leading mark is skipped: one inside the document is still an error.
+    let err = Blob::from_json(&format!("{{{BOM}\"hp\": 1}}")).unwrap_err();
+    assert!(matches!(err.kind(), JsonErrorKind::Syntax(_)), "{err}");
+    assert!(Migrations::from_json(&format!("{BOM}{BOM}{{}}")).is_err());
+}
