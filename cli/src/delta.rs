@@ -10,7 +10,7 @@ use datacomp::{
 };
 use serde_json::json;
 
-use crate::files::{load, lock_if_exists, lock_later, save, saved_len};
+use crate::files::{load, lock_if_exists, lock_later, not_an_input, save, saved_len};
 use crate::output::{Bytes, Failure, key_name as name, shown, value_json};
 
 /// Entries as a JSON object by key name (sorted).
@@ -92,6 +92,11 @@ pub fn diff(
     compact: bool,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
+    if let Some(output) = output {
+        // A link of the delta's own chain too: the chain would lose it.
+        let inputs = chain.iter().map(PathBuf::as_path).chain([base_path, target_path]);
+        not_an_input(output, &inputs.collect::<Vec<_>>(), "the delta")?;
+    }
     let file = output.map(lock_if_exists).transpose()?.flatten();
     let (base, target) = (load_chain(base_path, chain)?.0, load(target_path)?);
     // One hash under two names: its changes could be shown under neither name alone, so the
@@ -149,6 +154,7 @@ pub fn apply(
     output: &Path,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
+    not_an_input(output, chain, "the save")?;
     let file = lock_if_exists(output)?;
     let (mut store, inserted, changed) = load_chain(base_path, chain)?;
     let file = lock_later(file, output)?;

@@ -13,6 +13,50 @@ pub fn read(path: &Path) -> Result<Vec<u8>, Failure> {
     std::fs::read(path).map_err(|e| Failure::at(path.display(), format!("cannot read: {e}")))
 }
 
+/// Refuses an `output` that is one of the `inputs` (the same file, through any symbolic or
+/// hard link) when the command writes another kind of file there (`what`: "the JSON
+/// export"): the input would be replaced by it and lost, as `export world.dcmp -o world.dcmp`
+/// replaced the save with its JSON. A device or pipe (`/dev/stdout`) is never refused.
+pub fn not_an_input<P: AsRef<Path>>(
+    output: &Path,
+    inputs: &[P],
+    what: &str,
+) -> Result<(), Failure> {
+    let Ok(out_meta) = std::fs::metadata(output) else { return Ok(()) };
+    if !out_meta.is_file() {
+        return Ok(());
+    }
+    for input in inputs {
+        let input = input.as_ref();
+        if std::fs::metadata(input).is_ok_and(|meta| same_file(output, &out_meta, input, &meta)) {
+            return Err(Failure::at(
+                output.display(),
+                format!(
+                    "is an input of this command ({}): {what} would replace it (write to \
+                     another file)",
+                    input.display()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether the files at `a` and `b`, of these metadata, are one file.
+fn same_file(a: &Path, a_meta: &std::fs::Metadata, b: &Path, b_meta: &std::fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let _ = (a, b);
+        a_meta.dev() == b_meta.dev() && a_meta.ino() == b_meta.ino()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (a_meta, b_meta);
+        matches!((std::fs::canonicalize(a), std::fs::canonicalize(b)), (Ok(a), Ok(b)) if a == b)
+    }
+}
+
 /// Loads a save file with full validation.
 pub fn load(path: &Path) -> Result<Store, Failure> {
     Store::load(path).map_err(|e| match e {
@@ -99,6 +143,9 @@ pub fn export(
         return Err(Failure::Message(
             "--compact is for JSON: SJSON is written one member a line".into(),
         ));
+    }
+    if let Some(output) = output {
+        not_an_input(output, &[path], "the export")?;
     }
     let store = load(path)?;
     let style = if compact { JsonStyle::Compact } else { JsonStyle::Pretty };

@@ -10,7 +10,7 @@ use datacomp::{ImportOptions, ImportReport, Store};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::args::FormatArg;
-use crate::files::{lock, save};
+use crate::files::{lock, not_an_input, save};
 use crate::output::{Bytes, Failure};
 
 /// An import shorter than this shows no progress bar.
@@ -95,6 +95,7 @@ pub fn run(
     if files.is_empty() {
         return Err(Failure::Message("no JSON or SJSON files among the inputs".into()));
     }
+    not_an_input(output, &files, "the save")?;
     let options = if lenient { ImportOptions::lenient() } else { ImportOptions::strict() };
     let sizes: Vec<u64> =
         files.iter().map(|f| std::fs::metadata(f).map_or(0, |m| m.len())).collect();

@@ -40,6 +40,17 @@ fn ok(args: &[&str]) -> String {
     String::from_utf8(out.stdout).expect("UTF-8 output")
 }
 
+/// Runs a command that must fail with exit code 1 and one line on stderr; returns the line
+/// without the `datacomp: ` prefix.
+fn fails(args: &[&str]) -> String {
+    let out = run(args);
+    let stderr = String::from_utf8(out.stderr).expect("UTF-8 errors");
+    assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+    let line = stderr.strip_suffix('\n').unwrap_or_else(|| panic!("{args:?}: {stderr:?}"));
+    assert!(!line.contains('\n'), "{args:?}: more than one line: {stderr}");
+    line.strip_prefix("datacomp: ").unwrap_or_else(|| panic!("{args:?}: {stderr}")).to_owned()
+}
+
 fn path(dir: &Path, name: &str) -> String {
     dir.join(name).to_str().unwrap().to_owned()
 }
@@ -74,4 +85,61 @@ fn import_searches_a_directory_reached_through_symlink_loops_once() {
     let out = path(dir.path(), "out.dcmp");
     ok(&["import", docs.to_str().unwrap(), "-o", &out]);
     assert_eq!(names(&out), ["a", "o", "b", "z"]);
+}
+
+/// `export world.dcmp -o world.dcmp` replaced the save with its JSON, `diff base.dcmp now.dcmp
+/// -o base.dcmp` replaced the base with a delta that then had no base to apply to, and
+/// `import a.json -o a.json` replaced the document with a save: a command that writes another
+/// kind of file over one of its inputs (by any name: a symbolic or hard link) is now refused,
+/// and the input is left as it was. Writing a save over the save it read (`apply base delta
+/// -o base`, `merge`) is still allowed.
+#[test]
+fn a_command_refuses_to_write_another_kind_of_file_over_its_input() {
+    let dir = TempDir::new().unwrap();
+    let json = path(dir.path(), "a.json");
+    std::fs::write(&json, r#"{"name": "a"}"#).unwrap();
+    let save = path(dir.path(), "a.dcmp");
+    ok(&["import", &json, "-o", &save]);
+    let now = path(dir.path(), "now.dcmp");
+    std::fs::copy(&save, &now).unwrap();
+    ok(&["set", &now, "0v0t1", "name", "b"]);
+    let delta = path(dir.path(), "a.delta");
+    ok(&["diff", &save, &now, "-o", &delta]);
+    let link = path(dir.path(), "link.json");
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(&save, &link).unwrap();
+    #[cfg(not(unix))]
+    std::fs::hard_link(&save, &link).unwrap();
+    let hard = path(dir.path(), "hard.json");
+    std::fs::hard_link(&save, &hard).unwrap();
+
+    let before: Vec<Vec<u8>> =
+        [&json, &save, &now, &delta].iter().map(|p| std::fs::read(p).unwrap()).collect();
+    let cases: [(&[&str], &str, &str, &str); 8] = [
+        (&["export", &save, "-o", &save], &save, &save, "the export"),
+        (&["export", &save, "-o", &link], &link, &save, "the export"),
+        (&["export", &save, "-o", &hard], &hard, &save, "the export"),
+        (&["import", &json, "-o", &json], &json, &json, "the save"),
+        (&["diff", &save, &now, "-o", &save], &save, &save, "the delta"),
+        (&["diff", &save, &now, "-o", &now], &now, &now, "the delta"),
+        (&["diff", &save, &now, "--chain", &delta, "-o", &delta], &delta, &delta, "the delta"),
+        (&["apply", &save, &delta, "-o", &delta], &delta, &delta, "the save"),
+    ];
+    for (args, output, input, what) in cases {
+        assert_eq!(
+            fails(args),
+            format!(
+                "{output}: is an input of this command ({input}): {what} would replace it \
+                 (write to another file)"
+            ),
+            "{args:?}"
+        );
+    }
+    let after: Vec<Vec<u8>> =
+        [&json, &save, &now, &delta].iter().map(|p| std::fs::read(p).unwrap()).collect();
+    assert!(before == after, "a refused command changed a file");
+
+    // A save written over the save it read is the usual in-place edit.
+    ok(&["apply", &save, &delta, "-o", &save]);
+    assert_eq!(names(&save), ["b"]);
 }
