@@ -16,7 +16,8 @@ pub fn read(path: &Path) -> Result<Vec<u8>, Failure> {
 /// Refuses an `output` that is one of the `inputs` (the same file, through any symbolic or
 /// hard link) when the command writes another kind of file there (`what`: "the JSON
 /// export"): the input would be replaced by it and lost, as `export world.dcmp -o world.dcmp`
-/// replaced the save with its JSON. A device or pipe (`/dev/stdout`) is never refused.
+/// replaced the save with its JSON (or by a salvaged save, which leaves out what the damaged
+/// one still holds). A device or pipe (`/dev/stdout`) is never refused.
 pub fn not_an_input<P: AsRef<Path>>(
     output: &Path,
     inputs: &[P],
@@ -195,6 +196,9 @@ pub fn verify(path: &Path, out: &mut dyn Write) -> Result<(), Failure> {
 /// `datacomp verify --salvage -o OUTPUT`: writes every entity of `path` that checks out to
 /// `output` (compacted, under the output's lock) and lists the others with why.
 pub fn salvage(path: &Path, output: &Path, out: &mut dyn Write) -> Result<(), Failure> {
+    // The damaged file holds what salvage cannot read, which other tools may still recover:
+    // it is not replaced by what salvage could.
+    not_an_input(output, &[path], "the salvaged save")?;
     let bytes = read(path)?;
     let datacomp::Salvage { mut store, lost, damaged, .. } =
         Store::salvage(&bytes).map_err(|e| Failure::at(path.display(), e))?;

@@ -91,7 +91,8 @@ fn import_searches_a_directory_reached_through_symlink_loops_once() {
 /// -o base.dcmp` replaced the base with a delta that then had no base to apply to, and
 /// `import a.json -o a.json` replaced the document with a save: a command that writes another
 /// kind of file over one of its inputs (by any name: a symbolic or hard link) is now refused,
-/// and the input is left as it was. Writing a save over the save it read (`apply base delta
+/// and the input is left as it was; so is `verify --salvage` over the file it salvages, which
+/// holds what salvage could not read. Writing a save over the save it read (`apply base delta
 /// -o base`, `merge`) is still allowed.
 #[test]
 fn a_command_refuses_to_write_another_kind_of_file_over_its_input() {
@@ -115,7 +116,7 @@ fn a_command_refuses_to_write_another_kind_of_file_over_its_input() {
 
     let before: Vec<Vec<u8>> =
         [&json, &save, &now, &delta].iter().map(|p| std::fs::read(p).unwrap()).collect();
-    let cases: [(&[&str], &str, &str, &str); 8] = [
+    let cases: [(&[&str], &str, &str, &str); 9] = [
         (&["export", &save, "-o", &save], &save, &save, "the export"),
         (&["export", &save, "-o", &link], &link, &save, "the export"),
         (&["export", &save, "-o", &hard], &hard, &save, "the export"),
@@ -124,6 +125,7 @@ fn a_command_refuses_to_write_another_kind_of_file_over_its_input() {
         (&["diff", &save, &now, "-o", &now], &now, &now, "the delta"),
         (&["diff", &save, &now, "--chain", &delta, "-o", &delta], &delta, &delta, "the delta"),
         (&["apply", &save, &delta, "-o", &delta], &delta, &delta, "the save"),
+        (&["verify", "--salvage", &save, "-o", &save], &save, &save, "the salvaged save"),
     ];
     for (args, output, input, what) in cases {
         assert_eq!(
