@@ -4,7 +4,7 @@ use std::fmt;
 
 use crate::handle_map::HandleMapError;
 use crate::text::Shortened;
-use crate::{DeltaError, Id, Key};
+use crate::{DeltaError, FileError, Id, Key, StoreError, UpgradeError};
 
 /// Why a blob could not be read from bytes, or could not grow.
 ///
@@ -323,12 +323,31 @@ impl fmt::Display for HandleError {
 
 impl std::error::Error for HandleError {}
 
-/// Why saved bytes could not be loaded: which section, and what in it is wrong.
+/// Why saved bytes could not be loaded, by layer: the file container, the store's index (a
+/// handle map), the store it holds, the upgrade of an old key hash, or a delta's own sections.
+/// Each layer's error says which section, entry or entity is at fault; this enum adds no words
+/// of its own, so its `Display` is the inner error's, and [`source`](std::error::Error::source)
+/// gives the inner error.
+///
+/// | layer                         | checks                                                   |
+/// |-------------------------------|----------------------------------------------------------|
+/// | [`File`](LoadError::File)     | header, section table, placement, padding, crcs, kind    |
+/// | [`HandleMap`](LoadError::HandleMap) | the index's handle-map sections                    |
+/// | [`Store`](LoadError::Store)   | index header, spans, blobs, key names, alignment in place |
+/// | [`Upgrade`](LoadError::Upgrade) | rehashing a key hash 1 save's keys                     |
+/// | [`Delta`](LoadError::Delta)   | a delta's own sections and its fit to the base           |
 ///
 /// # Examples
 ///
 /// ```
-/// use datacomp::{HandleMap, HandleMapError, LoadError};
+/// use std::error::Error as _;
+/// use datacomp::{FileError, HandleMap, HandleMapError, LoadError, Store};
+///
+/// let err = Store::from_bytes(b"DATACOMP").unwrap_err();
+/// let inner = FileError::Truncated { what: "file header", needed: 32, len: 8 };
+/// assert_eq!(err, LoadError::File(inner.clone()));
+/// assert_eq!(err.to_string(), inner.to_string(), "the inner error's words");
+/// assert!(err.source().is_none(), "transparent: the layer error has no source of its own");
 ///
 /// let mut map = HandleMap::new(0);
 /// map.insert(1_u64);
@@ -342,323 +361,33 @@ impl std::error::Error for HandleError {}
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum LoadError {
-    /// A section's size disagrees with the counts that describe it.
-    SectionSize {
-        /// The section.
-        section: &'static str,
-        /// Bytes the counts call for.
-        expected: u64,
-        /// Bytes found.
-        found: u64,
-    },
+    /// The bytes are not a well-formed datacomp file (or are a file of the other kind).
+    File(FileError),
     /// A handle map's sections (the store's index) are malformed.
     HandleMap(HandleMapError),
-    /// The file ends before the part named.
-    Truncated {
-        /// What was being read.
-        what: &'static str,
-        /// Bytes it needs.
-        needed: u64,
-        /// Bytes the file has.
-        len: u64,
-    },
-    /// The file does not start with "DATACOMP".
-    BadMagic {
-        /// The first 8 bytes found.
-        found: [u8; 8],
-    },
-    /// A major format version this build cannot read.
-    UnsupportedVersion {
-        /// Major version found.
-        major: u16,
-        /// Minor version found.
-        minor: u16,
-    },
-    /// A key hash this build does not compute.
-    UnsupportedKeyHash {
-        /// The key-hash id found.
-        key_hash: u16,
-    },
-    /// The file is not as long as its header says.
-    FileLength {
-        /// Length in the header.
-        expected: u64,
-        /// Length found.
-        found: u64,
-    },
-    /// A section's checksum does not match: its bytes changed.
-    Crc {
-        /// The section.
-        section: &'static str,
-        /// Where it starts.
-        offset: u64,
-        /// The checksum stored.
-        expected: u32,
-        /// The checksum of the bytes found.
-        found: u32,
-    },
-    /// A chunk of the arena does not match its checksum: its bytes changed.
-    ChunkCrc {
-        /// The chunk's number: it holds the arena's bytes from `chunk * chunk size`.
-        chunk: u64,
-        /// Where it starts in the file.
-        offset: u64,
-        /// The checksum stored.
-        expected: u32,
-        /// The checksum of the bytes found.
-        found: u32,
-    },
-    /// A save's `arena crcs` section gives a chunk size that is not a power of two from 1 KiB
-    /// to 1 GiB.
-    ChunkSize {
-        /// The chunk size found, in bytes.
-        chunk_bytes: u32,
-    },
-    /// A section runs past the end of the file.
-    SectionBounds {
-        /// The section.
-        section: &'static str,
-        /// Where it starts.
-        offset: u64,
-        /// Its length.
-        len: u64,
-        /// The file's length.
-        file_len: u64,
-    },
-    /// A section is repeated, not 8-aligned, or overlaps what comes before it.
-    SectionPlacement {
-        /// The section.
-        section: &'static str,
-        /// Where it starts.
-        offset: u64,
-    },
-    /// A section the format requires is missing.
-    MissingSection {
-        /// The section.
-        section: &'static str,
-    },
-    /// A padding byte is not zero.
-    Padding {
-        /// Its offset in the file.
-        offset: u64,
-    },
-    /// An entity's span runs past the arena.
-    SpanOutOfArena {
-        /// The entity.
-        id: Id,
-        /// First word of the span.
-        offset: u32,
-        /// Words in the span.
-        words: u32,
-        /// Words in the arena.
-        arena_words: u64,
-    },
-    /// Two entities' spans share arena words.
-    SpansOverlap {
-        /// The entity whose span starts first.
-        first: Id,
-        /// The entity whose span starts inside it.
-        second: Id,
-    },
-    /// An entity's blob is malformed.
-    Blob {
-        /// The entity.
-        id: Id,
-        /// What is wrong with its blob.
-        error: BlobError,
-    },
-    /// A section that is read in place is not aligned in memory for its elements.
-    Misaligned {
-        /// The section.
-        section: &'static str,
-        /// Its address in memory.
-        address: usize,
-    },
-    /// A store's index carries another type id than every store's handles do.
-    StoreTypeId {
-        /// The type id of store handles.
-        expected: u16,
-        /// The type id found.
-        found: u16,
-    },
-    /// The key-name section is malformed.
-    KeyName {
-        /// The entry at fault (its position in key order).
-        index: u64,
-        /// What is wrong with it.
-        problem: &'static str,
-    },
-    /// The key-tree section (the key names as a tree of segments) is malformed.
-    KeyTree {
-        /// The node at fault, counted from 1 in file order (0: the section's head).
-        node: u64,
-        /// What is wrong with it.
-        problem: &'static str,
-    },
-    /// A file of the other kind: a delta save read as a full save, or the reverse.
-    FileKind {
-        /// `"save"` or `"delta"`: what was asked for.
-        expected: &'static str,
-        /// What the file is.
-        found: &'static str,
-    },
-    /// A save of key hash 1 read in place: its keys must be rehashed into a
-    /// [`Store`](crate::Store) first.
-    KeyHashView {
-        /// The key-hash id found.
-        key_hash: u16,
-    },
-    /// A save of key hash 1 holds keys that neither its key names nor the known paths
-    /// ([`LoadOptions::known_keys`](crate::LoadOptions::known_keys)) explain, so they cannot be
-    /// rehashed.
-    UnexplainedKeys {
-        /// Each such key (its key hash 1 value), in key order, with the first entity that holds
-        /// it.
-        keys: Vec<(Id, Key)>,
-    },
-    /// Two known paths had the key hash 1 value of a key the save holds: which one it is
-    /// cannot be told.
-    AmbiguousKnownKeys {
-        /// The key's key hash 1 value.
-        key: Key,
-        /// One path.
-        first: String,
-        /// The other.
-        second: String,
-    },
-    /// Two keys that entities of a key hash 1 save hold rehash to one key.
-    UpgradeCollision {
-        /// The key both rehash to.
-        key: Key,
-        /// One path.
-        first: String,
-        /// The other.
-        second: String,
-    },
+    /// The file's sections do not hold a valid store.
+    Store(StoreError),
+    /// A save of key hash 1 whose keys cannot be rehashed (as asked).
+    Upgrade(UpgradeError),
     /// A delta's own sections are malformed, or it does not fit the store it is applied to.
     Delta(DeltaError),
 }
 
 impl fmt::Display for LoadError {
-    #[allow(clippy::too_many_lines)] // One arm a variant.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            LoadError::SectionSize { section, expected, found } => {
-                write!(f, "section '{section}' is {found} bytes; its header says {expected}")
-            }
-            LoadError::HandleMap(ref error) => fmt::Display::fmt(error, f),
-            LoadError::Truncated { what, needed, len } => {
-                write!(f, "file of {len} bytes ends inside the {what}, which needs {needed}")
-            }
-            LoadError::BadMagic { found } => {
-                write!(f, "not a datacomp save: starts with {found:02x?}, not \"DATACOMP\"")
-            }
-            LoadError::UnsupportedVersion { major, minor } => write!(
-                f,
-                "save format {major}.{minor} is not supported: this build reads format {}.x",
-                crate::save::FORMAT_MAJOR
-            ),
-            LoadError::UnsupportedKeyHash { key_hash } => {
-                write!(f, "save uses key hash {key_hash}, which this build does not compute")
-            }
-            LoadError::FileLength { expected, found } => {
-                write!(f, "file is {found} bytes; its header says {expected}")
-            }
-            LoadError::Crc { section, offset, expected, found } => write!(
-                f,
-                "section '{section}' at byte {offset}: crc32 {found:08x} does not match the \
-                 stored {expected:08x}"
-            ),
-            LoadError::ChunkCrc { chunk, offset, expected, found } => write!(
-                f,
-                "arena chunk {chunk} at byte {offset}: crc32 {found:08x} does not match the \
-                 stored {expected:08x}"
-            ),
-            LoadError::ChunkSize { chunk_bytes } => write!(
-                f,
-                "section 'arena crcs': chunk size {chunk_bytes} is not a power of two from 1 KiB \
-                 to 1 GiB"
-            ),
-            LoadError::SectionBounds { section, offset, len, file_len } => write!(
-                f,
-                "section '{section}' at bytes {offset}..{offset}+{len} runs past the file's \
-                 {file_len} bytes"
-            ),
-            LoadError::SectionPlacement { section, offset } => write!(
-                f,
-                "section '{section}' at byte {offset} is repeated, not 8-aligned, or overlaps \
-                 the part before it"
-            ),
-            LoadError::MissingSection { section } => write!(f, "section '{section}' is missing"),
-            LoadError::Padding { offset } => write!(f, "padding byte {offset} is not zero"),
-            LoadError::SpanOutOfArena { id, offset, words, arena_words } => write!(
-                f,
-                "entity {id}: span of {words} words at word {offset} runs past the arena's \
-                 {arena_words} words"
-            ),
-            LoadError::SpansOverlap { first, second } => {
-                write!(f, "entities {first} and {second} share arena bytes")
-            }
-            LoadError::Blob { id, ref error } => write!(f, "entity {id}: {error}"),
-            LoadError::KeyName { index, problem } => {
-                write!(f, "section 'key names', entry {index}: {problem}")
-            }
-            LoadError::KeyTree { node, problem } => {
-                write!(f, "section 'key tree', node {node}: {problem}")
-            }
-            LoadError::FileKind { expected, found } => {
-                write!(f, "this is a {found} file, not a {expected} file")
-            }
-            LoadError::KeyHashView { key_hash } => write!(
-                f,
-                "save uses key hash {key_hash}: a view cannot rehash keys in place; load it into a \
-                 store, which upgrades it"
-            ),
-            LoadError::UnexplainedKeys { ref keys } => {
-                /// Keys listed in the message; the rest are counted.
-                const SHOWN: usize = 8;
-                write!(
-                    f,
-                    "save uses key hash 1, and {} keys have no name in it to rehash them from: ",
-                    keys.len()
-                )?;
-                for (i, (id, key)) in keys.iter().take(SHOWN).enumerate() {
-                    let separator = if i > 0 { ", " } else { "" };
-                    write!(f, "{separator}{key} (entity {id})")?;
-                }
-                if keys.len() > SHOWN {
-                    write!(f, " and {} more", keys.len() - SHOWN)?;
-                }
-                f.write_str("; give their paths as known keys")
-            }
-            LoadError::AmbiguousKnownKeys { key, ref first, ref second } => write!(
-                f,
-                "known keys {} and {} both had key hash 1 value {key}, which the save holds: \
-                 which one it is cannot be told",
-                Shortened(first),
-                Shortened(second)
-            ),
-            LoadError::UpgradeCollision { key, ref first, ref second } => {
-                let (first, second) = (Shortened(first), Shortened(second));
-                write!(f, "{first} and {second} rehash to the same key {key} under key hash 2")
-            }
-            LoadError::Delta(ref error) => fmt::Display::fmt(error, f),
-            LoadError::StoreTypeId { expected, found } => write!(
-                f,
-                "section 'index header': type id {found}, but store handles carry type id {expected}"
-            ),
-            LoadError::Misaligned { section, address } => write!(
-                f,
-                "section '{section}' lies at address {address:#x}, not 4-byte aligned: read the \
-                 file into an aligned buffer"
-            ),
+        match self {
+            LoadError::File(error) => fmt::Display::fmt(error, f),
+            LoadError::HandleMap(error) => fmt::Display::fmt(error, f),
+            LoadError::Store(error) => fmt::Display::fmt(error, f),
+            LoadError::Upgrade(error) => fmt::Display::fmt(error, f),
+            LoadError::Delta(error) => fmt::Display::fmt(error, f),
         }
     }
 }
 
-impl From<DeltaError> for LoadError {
-    fn from(error: DeltaError) -> Self {
-        LoadError::Delta(error)
+impl From<FileError> for LoadError {
+    fn from(error: FileError) -> Self {
+        LoadError::File(error)
     }
 }
 
@@ -668,13 +397,35 @@ impl From<HandleMapError> for LoadError {
     }
 }
 
+impl From<StoreError> for LoadError {
+    fn from(error: StoreError) -> Self {
+        LoadError::Store(error)
+    }
+}
+
+impl From<UpgradeError> for LoadError {
+    fn from(error: UpgradeError) -> Self {
+        LoadError::Upgrade(error)
+    }
+}
+
+impl From<DeltaError> for LoadError {
+    fn from(error: DeltaError) -> Self {
+        LoadError::Delta(error)
+    }
+}
+
+/// Transparent, as `Display` is: the layer's error is this error (match the variant to get it),
+/// so `source()` is the layer error's own source, and a reporter that walks the chain prints
+/// each message once.
 impl std::error::Error for LoadError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            LoadError::Blob { error, .. } => Some(error),
-            LoadError::HandleMap(error) => Some(error),
-            LoadError::Delta(error) => Some(error),
-            _ => None,
+            LoadError::File(error) => error.source(),
+            LoadError::HandleMap(error) => error.source(),
+            LoadError::Store(error) => error.source(),
+            LoadError::Upgrade(error) => error.source(),
+            LoadError::Delta(error) => error.source(),
         }
     }
 }
@@ -721,15 +472,17 @@ impl fmt::Display for Error {
     }
 }
 
+/// Transparent, as `Display` is: `source()` is the wrapped error's own source (see
+/// [`LoadError`]'s), so a reporter that walks the chain prints each message once.
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::Blob(e) => Some(e),
-            Error::Load(e) => Some(e),
-            Error::Io(e) => Some(e),
-            Error::KeyCollision(e) => Some(e),
-            Error::PathTooDeep(e) => Some(e),
-            Error::PathConflict(e) => Some(e),
+            Error::Blob(e) => e.source(),
+            Error::Load(e) => e.source(),
+            Error::Io(e) => e.source(),
+            Error::KeyCollision(e) => e.source(),
+            Error::PathTooDeep(e) => e.source(),
+            Error::PathConflict(e) => e.source(),
         }
     }
 }

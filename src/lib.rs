@@ -42,7 +42,7 @@ pub use cursor::KeyCursor;
 pub use error::{
     BlobError, Error, HandleError, KeyCollision, LoadError, PatchError, PathConflict, PathTooDeep,
 };
-pub use file::SaveFile;
+pub use file::{FileError, SaveFile};
 pub use handle_map::{
     Drain as HandleMapDrain, HandleMap, HandleMapError, Id, Iter as HandleMapIter,
     IterMut as HandleMapIterMut, ParseIdError, RawHandleMap, RawHeader,
@@ -60,6 +60,6 @@ pub use names::SavedKeyNames;
 pub use number::JsonF32;
 pub use query::{Query, QueryError, QueryErrorKind};
 pub use store::{BlobMut, Store, StoreStats, StoreView, save};
-pub use store::{DeltaError, StorePatch};
-pub use upgrade::LoadOptions;
+pub use store::{DeltaError, StoreError, StorePatch};
+pub use upgrade::{LoadOptions, UpgradeError};
 pub use value::{AsValue, OwnedValue, Value, ValueType};

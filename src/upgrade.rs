@@ -3,11 +3,13 @@
 
 use std::collections::BTreeMap;
 use std::collections::btree_map::Entry;
+use std::fmt;
 
 use crate::blob::layout;
 use crate::key::v1;
 use crate::names::{KeyNames, label};
 use crate::store::Span;
+use crate::text::Shortened;
 use crate::{HandleMap, Id, Key, KeyPath, LoadError};
 
 /// How to load a save: the paths of keys that a save of key hash 1 holds without names.
@@ -70,6 +72,102 @@ impl LoadOptions {
         self
     }
 }
+
+/// Why a save of key hash 1 could not be brought to this build's key hash: the save is
+/// well-formed and its store valid, but its keys cannot be rehashed (as asked).
+///
+/// These are their own layer, not [`StoreError`](crate::StoreError)s: nothing in the bytes is
+/// wrong, and the same save loads once the caller gives the paths it lacks
+/// ([`LoadOptions::known_keys`]) or loads it into a [`Store`](crate::Store) rather than a view.
+/// [`LoadError::Upgrade`] wraps it.
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{LoadError, UpgradeError};
+///
+/// let err = LoadError::from(UpgradeError::KeyHashView { key_hash: 1 });
+/// assert!(matches!(err, LoadError::Upgrade(UpgradeError::KeyHashView { key_hash: 1 })));
+/// assert!(err.to_string().starts_with("save uses key hash 1: a view cannot rehash keys"));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum UpgradeError {
+    /// A save of key hash 1 read in place: its keys must be rehashed into a
+    /// [`Store`](crate::Store) first.
+    KeyHashView {
+        /// The key-hash id found.
+        key_hash: u16,
+    },
+    /// A save of key hash 1 holds keys that neither its key names nor the known paths
+    /// ([`LoadOptions::known_keys`]) explain, so they cannot be rehashed.
+    UnexplainedKeys {
+        /// Each such key (its key hash 1 value), in key order, with the first entity that holds
+        /// it.
+        keys: Vec<(Id, Key)>,
+    },
+    /// Two known paths had the key hash 1 value of a key the save holds: which one it is
+    /// cannot be told.
+    AmbiguousKnownKeys {
+        /// The key's key hash 1 value.
+        key: Key,
+        /// One path.
+        first: String,
+        /// The other.
+        second: String,
+    },
+    /// Two keys that entities of a key hash 1 save hold rehash to one key.
+    Collision {
+        /// The key both rehash to.
+        key: Key,
+        /// One path.
+        first: String,
+        /// The other.
+        second: String,
+    },
+}
+
+impl fmt::Display for UpgradeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            UpgradeError::KeyHashView { key_hash } => write!(
+                f,
+                "save uses key hash {key_hash}: a view cannot rehash keys in place; load it into a \
+                 store, which upgrades it"
+            ),
+            UpgradeError::UnexplainedKeys { ref keys } => {
+                /// Keys listed in the message; the rest are counted.
+                const SHOWN: usize = 8;
+                write!(
+                    f,
+                    "save uses key hash 1, and {} keys have no name in it to rehash them from: ",
+                    keys.len()
+                )?;
+                for (i, (id, key)) in keys.iter().take(SHOWN).enumerate() {
+                    let separator = if i > 0 { ", " } else { "" };
+                    write!(f, "{separator}{key} (entity {id})")?;
+                }
+                if keys.len() > SHOWN {
+                    write!(f, " and {} more", keys.len() - SHOWN)?;
+                }
+                f.write_str("; give their paths as known keys")
+            }
+            UpgradeError::AmbiguousKnownKeys { key, ref first, ref second } => write!(
+                f,
+                "known keys {} and {} both had key hash 1 value {key}, which the save holds: \
+                 which one it is cannot be told",
+                Shortened(first),
+                Shortened(second)
+            ),
+            UpgradeError::Collision { key, ref first, ref second } => {
+                let (first, second) = (Shortened(first), Shortened(second));
+                write!(f, "{first} and {second} rehash to the same key {key} under key hash 2")
+            }
+        }
+    }
+}
+
+impl std::error::Error for UpgradeError {}
 
 /// A key hash 1 key that a name or a known path explains.
 struct Explained<'a> {
@@ -153,7 +251,7 @@ pub(crate) fn rehash(
         .map(|(&old, &id)| (id, old))
         .collect();
     if !unexplained.is_empty() {
-        return Err(LoadError::UnexplainedKeys { keys: unexplained });
+        return Err(UpgradeError::UnexplainedKeys { keys: unexplained }.into());
     }
 
     // New key -> its name, and whether an entity holds it.
@@ -163,7 +261,7 @@ pub(crate) fn rehash(
         let name = entry.name();
         if let (true, Some(rival)) = (entry.used, &entry.rival) {
             let (first, second) = (label(name.segments()), label(rival.segments()));
-            return Err(LoadError::AmbiguousKnownKeys { key: old, first, second });
+            return Err(UpgradeError::AmbiguousKnownKeys { key: old, first, second }.into());
         }
         let key = name.key();
         match new_names.entry(key) {
@@ -173,7 +271,7 @@ pub(crate) fn rehash(
             Entry::Occupied(mut other) => match (other.get().1, entry.used) {
                 (true, true) => {
                     let (first, second) = (label(other.get().0.segments()), label(name.segments()));
-                    return Err(LoadError::UpgradeCollision { key, first, second });
+                    return Err(UpgradeError::Collision { key, first, second }.into());
                 }
                 // A saved name that no entity holds gives way to one that an entity does (or,
                 // both unheld, to the first): it names no value, so nothing is lost, and
@@ -209,7 +307,7 @@ pub(crate) fn rehash(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Blob, Store};
+    use crate::{Blob, Store, StoreError};
 
     /// A key hash 1 save whose entity holds `held` and whose names table names `named`.
     fn old_save(held: &[&str], named: &[&str]) -> Vec<u8> {
@@ -276,7 +374,10 @@ mod tests {
         bytes[24..28].copy_from_slice(&crc.to_le_bytes());
         assert_eq!(
             Store::from_bytes(&bytes).unwrap_err(),
-            LoadError::KeyName { index: 0, problem: "the name does not hash to its key" }
+            LoadError::Store(StoreError::KeyName {
+                index: 0,
+                problem: "the name does not hash to its key"
+            })
         );
     }
 }

@@ -3,7 +3,8 @@
 //! refused, exact errors, and truncation and corruption sweeps of the delta file.
 
 use datacomp::{
-    Blob, DeltaError, Error, Id, ImportOptions, Key, LoadError, OwnedValue, Store, StorePatch,
+    Blob, DeltaError, Error, FileError, Id, ImportOptions, Key, LoadError, OwnedValue, Store,
+    StorePatch,
 };
 use proptest::prelude::*;
 
@@ -243,7 +244,11 @@ fn the_delta_base_section_holds_the_base_data_version() {
     reseal(&mut long);
     assert_eq!(
         StorePatch::from_bytes(&long).unwrap_err(),
-        LoadError::SectionSize { section: "delta base", expected: 12, found: 16 }
+        LoadError::Delta(DeltaError::SectionSize {
+            section: "delta base",
+            expected: 12,
+            found: 16
+        })
     );
 }
 
@@ -251,7 +256,7 @@ fn the_delta_base_section_holds_the_base_data_version() {
 fn a_delta_and_a_save_are_told_apart() {
     let (base, target, _) = worlds();
     let delta = Store::diff(&base, &target).to_bytes();
-    let kind = |expected, found| LoadError::FileKind { expected, found };
+    let kind = |expected, found| LoadError::File(FileError::FileKind { expected, found });
     assert_eq!(Store::from_bytes(&delta).unwrap_err(), kind("save", "delta"));
     assert_eq!(StorePatch::from_bytes(&base.to_bytes()).unwrap_err(), kind("delta", "save"));
     assert_eq!(kind("save", "delta").to_string(), "this is a delta file, not a save file");
@@ -287,7 +292,10 @@ fn save_and_load_a_delta_file() {
     StorePatch::load(&delta_path).unwrap().apply(&mut world).unwrap();
     assert_eq!(world, target);
     assert!(matches!(StorePatch::load(dir.join("missing")), Err(Error::Io(_))));
-    assert!(matches!(StorePatch::load(&base_path), Err(Error::Load(LoadError::FileKind { .. }))));
+    assert!(matches!(
+        StorePatch::load(&base_path),
+        Err(Error::Load(LoadError::File(FileError::FileKind { .. })))
+    ));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -20,8 +20,8 @@
 //!   its names as a flat list (kind 6).
 
 use datacomp::{
-    Blob, Id, ImportOptions, Key, LoadError, LoadOptions, Migrations, Store, StorePatch, StoreView,
-    save,
+    Blob, FileError, Id, ImportOptions, Key, LoadError, LoadOptions, Migrations, Store, StorePatch,
+    StoreView, UpgradeError, save,
 };
 
 const GOLDEN_V1: &[u8] = include_bytes!("../fixtures/world_v1.dcmp");
@@ -209,7 +209,7 @@ fn the_v1_save_without_its_keys_names_every_unexplained_key() {
         (wizard, raw(0xd053_329f)),  // position
         (classic, raw(0xf78b_ecf6)), // stats.mana
     ];
-    assert_eq!(err, LoadError::UnexplainedKeys { keys });
+    assert_eq!(err, LoadError::Upgrade(UpgradeError::UnexplainedKeys { keys }));
     assert_eq!(
         err.to_string(),
         "save uses key hash 1, and 8 keys have no name in it to rehash them from: #01140106 \
@@ -221,7 +221,12 @@ fn the_v1_save_without_its_keys_names_every_unexplained_key() {
     // All but one path: only that key is unexplained.
     let options = LoadOptions::new().known_keys(V1_KEYS.iter().copied().filter(|&k| k != "bio"));
     let err = Store::from_bytes_with(GOLDEN_V1, &options).unwrap_err();
-    assert_eq!(err, LoadError::UnexplainedKeys { keys: vec![(wizard, raw(0xcada_97f2))] });
+    assert_eq!(
+        err,
+        LoadError::Upgrade(UpgradeError::UnexplainedKeys {
+            keys: vec![(wizard, raw(0xcada_97f2))]
+        })
+    );
 
     // Paths the save does not use cost nothing and are not recorded.
     let options = LoadOptions::new().known_keys(V1_KEYS).known_keys(["unused", "/a.b/c"]);
@@ -231,7 +236,7 @@ fn the_v1_save_without_its_keys_names_every_unexplained_key() {
     // A view reads in place and cannot rehash.
     let words = aligned(GOLDEN_V1);
     let view = StoreView::new(zerocopy::IntoBytes::as_bytes(words.as_slice()));
-    assert_eq!(view.unwrap_err(), LoadError::KeyHashView { key_hash: 1 });
+    assert_eq!(view.unwrap_err(), LoadError::Upgrade(UpgradeError::KeyHashView { key_hash: 1 }));
 }
 
 /// The world `world_v2.dcmp` holds: an imported sheet (names recorded, one member name with a
@@ -343,7 +348,7 @@ fn the_v3_save_loads_with_its_contents_and_chunk_crcs() {
     zerocopy::IntoBytes::as_mut_bytes(words.as_mut_slice())[at] ^= 1;
     let bytes = &zerocopy::IntoBytes::as_bytes(words.as_slice())[..GOLDEN_V3.len()];
     let err = Store::from_bytes(bytes).unwrap_err();
-    assert!(matches!(err, LoadError::ChunkCrc { chunk: 1, .. }), "{err}");
+    assert!(matches!(err, LoadError::File(FileError::ChunkCrc { chunk: 1, .. })), "{err}");
     assert_eq!(StoreView::new(bytes).unwrap_err(), err);
 }
 

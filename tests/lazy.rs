@@ -3,7 +3,7 @@
 
 mod common;
 
-use datacomp::{Blob, Id, LoadError, Store, StoreView, save};
+use datacomp::{Blob, FileError, Id, LoadError, Store, StoreError, StoreView, save};
 use proptest::prelude::*;
 
 use common::{reseal, table};
@@ -106,7 +106,10 @@ fn opening_checks_the_index_and_spans_but_no_blob() {
     let words = aligned(&bytes);
     let bytes = as_bytes(&words, bytes.len());
     let full_error = StoreView::new(bytes).unwrap_err();
-    assert!(matches!(full_error, LoadError::Blob { id, .. } if id == ids[0]), "{full_error}");
+    assert!(
+        matches!(full_error, LoadError::Store(StoreError::Blob { id, .. }) if id == ids[0]),
+        "{full_error}"
+    );
     let lazy = StoreView::lazy(bytes).expect("the open reads no blob");
     assert_eq!(lazy.get(ids[0]).unwrap_err(), full_error);
     assert_eq!(lazy.get(ids[0]).unwrap_err(), full_error, "a bad blob stays bad");
@@ -121,7 +124,7 @@ fn opening_checks_the_index_and_spans_but_no_blob() {
     reseal(&mut bytes);
     let words = aligned(&bytes);
     let err = StoreView::lazy(as_bytes(&words, bytes.len())).unwrap_err();
-    assert!(matches!(err, LoadError::SpanOutOfArena { .. }), "{err}");
+    assert!(matches!(err, LoadError::Store(StoreError::SpanOutOfArena { .. })), "{err}");
 }
 
 proptest! {
@@ -168,7 +171,7 @@ proptest! {
                     prop_assert!(chunk < first || chunk > last, "{id} lies in the damaged chunk");
                     prop_assert_eq!(blob, original);
                 }
-                Err(LoadError::ChunkCrc { chunk: bad, .. }) => {
+                Err(LoadError::File(FileError::ChunkCrc { chunk: bad, .. })) => {
                     prop_assert_eq!(bad as usize, chunk);
                     prop_assert!((first..=last).contains(&chunk));
                 }

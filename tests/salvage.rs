@@ -3,7 +3,9 @@
 
 mod common;
 
-use datacomp::{Blob, Id, LoadError, LoadOptions, Store, save};
+use datacomp::{
+    Blob, FileError, Id, LoadError, LoadOptions, Store, StoreError, UpgradeError, save,
+};
 use proptest::prelude::*;
 
 use common::{reseal, table};
@@ -71,7 +73,7 @@ fn a_bad_blob_is_lost_alone_and_the_rest_saves_and_loads() {
     bytes[arena_at + 3] = 0x7f;
     reseal(&mut bytes);
     let full = Store::from_bytes(&bytes).unwrap_err();
-    assert!(matches!(full, LoadError::Blob { id, .. } if id == first), "{full}");
+    assert!(matches!(full, LoadError::Store(StoreError::Blob { id, .. }) if id == first), "{full}");
     let salvage = Store::salvage(&bytes).unwrap();
     assert_eq!(salvage.lost, vec![(first, full)]);
     assert!(salvage.store == minus(&store, &salvage.lost));
@@ -88,7 +90,12 @@ fn a_format_1_0_save_with_a_changed_arena_byte_loses_every_entity() {
     bytes[arena_at + 5] ^= 1;
     let salvage = Store::salvage(&bytes).unwrap();
     assert_eq!(salvage.lost.len(), 3);
-    assert!(salvage.lost.iter().all(|(_, e)| matches!(e, LoadError::Crc { section: "arena", .. })));
+    assert!(
+        salvage
+            .lost
+            .iter()
+            .all(|(_, e)| matches!(e, LoadError::File(FileError::Crc { section: "arena", .. })))
+    );
     assert!(salvage.store.is_empty());
     assert_eq!(salvage.store.key_names().len(), 9, "the names are kept");
 }
@@ -97,11 +104,17 @@ fn a_format_1_0_save_with_a_changed_arena_byte_loses_every_entity() {
 fn unreadable_headers_and_indexes_are_errors() {
     let store = world(50, 6); // nothing removed or moved: spans in dense order
     let good = store.to_bytes();
-    assert!(matches!(Store::salvage(&good[..20]), Err(LoadError::Truncated { .. })));
+    assert!(matches!(
+        Store::salvage(&good[..20]),
+        Err(LoadError::File(FileError::Truncated { .. }))
+    ));
     let mut bytes = good.clone();
     let (_, items, _) = table(&good).into_iter().find(|e| e.0 == 2).unwrap();
     bytes[items] ^= 1;
-    assert!(matches!(Store::salvage(&bytes), Err(LoadError::Crc { section: "index items", .. })));
+    assert!(matches!(
+        Store::salvage(&bytes),
+        Err(LoadError::File(FileError::Crc { section: "index items", .. }))
+    ));
     // Overlapping spans (resealed): both entities are lost, the others kept.
     let mut bytes = good.clone();
     let second = u32::from_le_bytes(bytes[items + 8..items + 12].try_into().unwrap());
@@ -121,7 +134,7 @@ fn a_key_hash_1_save_is_rehashed_as_it_is_salvaged() {
     let err = Store::salvage(golden).unwrap_err();
     let full = Store::from_bytes_with(golden, &LoadOptions::new()).unwrap_err();
     assert_eq!(err, full);
-    assert!(matches!(err, LoadError::UnexplainedKeys { .. }));
+    assert!(matches!(err, LoadError::Upgrade(UpgradeError::UnexplainedKeys { .. })));
 }
 
 proptest! {
@@ -162,7 +175,7 @@ proptest! {
             let touches = (first / chunk..=last / chunk).contains(&damaged);
             let reported = salvage.lost.iter().find(|(lost, _)| *lost == id);
             match reported {
-                Some((_, LoadError::ChunkCrc { chunk: c, .. })) => {
+                Some((_, LoadError::File(FileError::ChunkCrc { chunk: c, .. }))) => {
                     prop_assert!(touches);
                     prop_assert_eq!(*c as usize, damaged);
                 }
@@ -191,9 +204,11 @@ fn damaged_names_or_chunk_crcs_are_done_without() {
     bytes[names_at + 10] ^= 1;
     let salvage = Store::salvage(&bytes).unwrap();
     assert!(salvage.lost.is_empty());
-    assert!(
-        matches!(salvage.damaged[..], [LoadError::Crc { section: "key tree", offset, .. }] if offset == names_at as u64)
-    );
+    let at = names_at as u64;
+    assert!(matches!(
+        salvage.damaged[..],
+        [LoadError::File(FileError::Crc { section: "key tree", offset, .. })] if offset == at
+    ));
     assert_eq!(salvage.store.key_names().len(), 0);
     assert_eq!(salvage.store.get(id).unwrap().get_str("name"), Some("Orc"));
 
@@ -201,14 +216,25 @@ fn damaged_names_or_chunk_crcs_are_done_without() {
     let (_, crcs_at, _) = section(12);
     let mut bytes = good.clone();
     bytes[crcs_at + 5] ^= 1;
-    assert!(matches!(Store::from_bytes(&bytes), Err(LoadError::Crc { section: "arena crcs", .. })));
+    assert!(matches!(
+        Store::from_bytes(&bytes),
+        Err(LoadError::File(FileError::Crc { section: "arena crcs", .. }))
+    ));
     let salvage = Store::salvage(&bytes).unwrap();
-    assert!(matches!(salvage.damaged[..], [LoadError::Crc { section: "arena crcs", .. }]));
+    assert!(matches!(
+        salvage.damaged[..],
+        [LoadError::File(FileError::Crc { section: "arena crcs", .. })]
+    ));
     assert!(salvage.lost.is_empty() && salvage.store == store);
     // ... and a changed arena byte then costs every entity.
     let (_, arena_at, _) = section(ARENA);
     bytes[arena_at + 100] ^= 1;
     let salvage = Store::salvage(&bytes).unwrap();
     assert_eq!(salvage.lost.len(), store.len());
-    assert!(salvage.lost.iter().all(|(_, e)| matches!(e, LoadError::Crc { section: "arena", .. })));
+    assert!(
+        salvage
+            .lost
+            .iter()
+            .all(|(_, e)| matches!(e, LoadError::File(FileError::Crc { section: "arena", .. })))
+    );
 }

@@ -2,7 +2,8 @@
 //! checksums left as they are, and re-sealed so that the checks behind them are reached).
 
 use datacomp::{
-    Blob, BlobError, Error, HandleMapError, Id, ImportOptions, Key, LoadError, Store, StoreView,
+    Blob, BlobError, Error, FileError, HandleMapError, Id, ImportOptions, Key, LoadError, Store,
+    StoreError, StoreView,
 };
 use proptest::prelude::*;
 
@@ -86,7 +87,10 @@ fn a_view_needs_an_aligned_buffer() {
     let mut shifted = vec![0_u8; bytes.len() + 1];
     shifted[1..].copy_from_slice(&bytes);
     let err = StoreView::new(&shifted[1..]).unwrap_err();
-    assert!(matches!(err, LoadError::Misaligned { section: "arena", .. }), "{err}");
+    assert!(
+        matches!(err, LoadError::Store(StoreError::Misaligned { section: "arena", .. })),
+        "{err}"
+    );
     assert!(Store::from_bytes(&shifted[1..]).is_ok(), "a copy does not care");
 }
 
@@ -112,7 +116,10 @@ fn save_and_load_a_file() {
     assert_eq!(leftovers, ["world.dcmp"], "no temporary file is left behind");
     assert!(matches!(Store::load(dir.join("missing.dcmp")), Err(Error::Io(_))));
     std::fs::write(&path, b"not a save").unwrap();
-    assert!(matches!(Store::load(&path), Err(Error::Load(LoadError::Truncated { .. }))));
+    assert!(matches!(
+        Store::load(&path),
+        Err(Error::Load(LoadError::File(FileError::Truncated { .. })))
+    ));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -189,25 +196,34 @@ fn each_malformation_gets_its_own_error() {
         Store::from_bytes(&bytes).err()
     };
 
-    assert_eq!(edit(&|b| b[0] = b'X'), Some(LoadError::BadMagic { found: *b"XATACOMP" }));
+    assert_eq!(
+        edit(&|b| b[0] = b'X'),
+        Some(LoadError::File(FileError::BadMagic { found: *b"XATACOMP" }))
+    );
     let minor = datacomp::save::FORMAT_MINOR;
-    assert_eq!(edit(&|b| b[8] = 2), Some(LoadError::UnsupportedVersion { major: 2, minor }));
-    assert_eq!(edit(&|b| b[12] = 7), Some(LoadError::UnsupportedKeyHash { key_hash: 7 }));
+    assert_eq!(
+        edit(&|b| b[8] = 2),
+        Some(LoadError::File(FileError::UnsupportedVersion { major: 2, minor }))
+    );
+    assert_eq!(
+        edit(&|b| b[12] = 7),
+        Some(LoadError::File(FileError::UnsupportedKeyHash { key_hash: 7 }))
+    );
     let (index_header, _) = section(&good, 1);
     assert_eq!(
         edit(&|b| b[index_header] = 5),
-        Some(LoadError::StoreTypeId { expected: 1, found: 5 }),
+        Some(LoadError::Store(StoreError::TypeId { expected: 1, found: 5 })),
         "the index header's type id"
     );
     let len = good.len() as u64;
     assert_eq!(
         edit(&|b| b.extend_from_slice(&[0; 8])),
-        Some(LoadError::FileLength { expected: len, found: len + 8 })
+        Some(LoadError::File(FileError::FileLength { expected: len, found: len + 8 }))
     );
     // A section kind the reader does not know, in place of the arena: checked, then skipped.
     assert_eq!(
         edit(&|b| b[32 + 24 * 4] = 99),
-        Some(LoadError::MissingSection { section: "arena" })
+        Some(LoadError::File(FileError::MissingSection { section: "arena" }))
     );
 
     let (arena, arena_len) = section(&good, ARENA);
@@ -215,13 +231,16 @@ fn each_malformation_gets_its_own_error() {
     unsealed[arena + 9] ^= 0x40;
     assert!(matches!(
         Store::from_bytes(&unsealed),
-        Err(LoadError::ChunkCrc { chunk: 0, offset, .. }) if offset == arena as u64
+        Err(LoadError::File(FileError::ChunkCrc { chunk: 0, offset, .. })) if offset == arena as u64
     ));
     // The index header is 28 bytes, followed by 4 bytes of padding to the next section.
     let (index_header, index_header_len) = section(&good, 1);
     assert_eq!(index_header_len, 28);
     let padding = index_header + 28;
-    assert_eq!(edit(&|b| b[padding] = 1), Some(LoadError::Padding { offset: padding as u64 }));
+    assert_eq!(
+        edit(&|b| b[padding] = 1),
+        Some(LoadError::File(FileError::Padding { offset: padding as u64 }))
+    );
 
     // Spans: live[0] is the entity at dense index 0 (its span is the items section's first).
     let (items, _) = section(&good, ITEMS);
@@ -230,30 +249,30 @@ fn each_malformation_gets_its_own_error() {
     let span_words = u32_at(&good, items + 4);
     assert_eq!(
         edit(&|b| b[items + 4..items + 8].copy_from_slice(&(arena_words as u32).to_le_bytes())),
-        Some(LoadError::SpanOutOfArena {
+        Some(LoadError::Store(StoreError::SpanOutOfArena {
             id: live[0],
             offset: span_offset,
             words: arena_words as u32,
             arena_words,
-        })
+        }))
     );
     // Give the second entity the first one's span: both blobs are valid, and they overlap.
     assert_eq!(
         edit(&|b| b.copy_within(items..items + 8, items + 8)),
-        Some(LoadError::SpansOverlap { first: live[0], second: live[1] })
+        Some(LoadError::Store(StoreError::SpansOverlap { first: live[0], second: live[1] }))
     );
     // A blob whose key count claims more than its span holds.
     let blob_start = arena + 4 * span_offset as usize;
     assert_eq!(
         edit(&|b| b[blob_start..blob_start + 4].copy_from_slice(&1000_u32.to_le_bytes())),
-        Some(LoadError::Blob {
+        Some(LoadError::Store(StoreError::Blob {
             id: live[0],
             error: BlobError::HeaderOutOfBounds {
                 keys: 1000,
                 header_end: 4 * (2 + 2000 + 250),
                 byte_len: 4 * span_words as usize,
             },
-        })
+        }))
     );
 }
 
@@ -384,7 +403,7 @@ fn each_key_tree_malformation_gets_its_own_error() {
         assert_eq!(view, load, "view and copy agree");
         load
     };
-    let bad = |node, problem| Some(LoadError::KeyTree { node, problem });
+    let bad = |node, problem| Some(LoadError::Store(StoreError::KeyTree { node, problem }));
     // name, stats, stats/health, a.b, a.b/c~1d~0e: varint count, then per node its parent's
     // distance, its length and flags, its text.
     assert_eq!(good[tree], 5, "five nodes");
@@ -430,21 +449,30 @@ fn each_key_name_list_malformation_gets_its_own_error() {
     // Change one letter of the first name: it no longer hashes to its key.
     assert_eq!(
         edit(&|b| b[text + 1] ^= 0x01),
-        Some(LoadError::KeyName { index: 0, problem: "the name does not hash to its key" })
+        Some(LoadError::Store(StoreError::KeyName {
+            index: 0,
+            problem: "the name does not hash to its key"
+        }))
     );
     // The second entry repeats the first one's key: not in ascending order.
     assert_eq!(
         edit(&|b| b.copy_within(names + 4..names + 8, names + 12)),
-        Some(LoadError::KeyName { index: 1, problem: "keys are not in ascending order" })
+        Some(LoadError::Store(StoreError::KeyName {
+            index: 1,
+            problem: "keys are not in ascending order"
+        }))
     );
     // One name fewer in the count: the last name's bytes are left over.
     let fewer = (count as u32 - 1).to_le_bytes();
     let result = edit(&|b| b[names..names + 4].copy_from_slice(&fewer));
-    assert!(matches!(result, Some(LoadError::KeyName { .. })), "{result:?}");
+    assert!(matches!(result, Some(LoadError::Store(StoreError::KeyName { .. }))), "{result:?}");
     // A name that is not a JSON Pointer.
     assert_eq!(
         edit(&|b| b[text] = b'x'),
-        Some(LoadError::KeyName { index: 0, problem: "the name is not a JSON Pointer" })
+        Some(LoadError::Store(StoreError::KeyName {
+            index: 0,
+            problem: "the name is not a JSON Pointer"
+        }))
     );
     assert!(len > text - names + first_len);
 }
@@ -532,10 +560,10 @@ fn a_name_with_a_tilde_that_is_no_escape_is_refused() {
     assert_eq!(Store::from_bytes(&good).unwrap().key_name(key).as_deref(), Some("~2"));
     for bad in ["/~2", "/~", "/a~/b", "/~~0"] {
         let bytes = with_one_name(&store.to_bytes(), Key::from_pointer(bad).unwrap(), bad);
-        let expected = Some(LoadError::KeyName {
+        let expected = Some(LoadError::Store(StoreError::KeyName {
             index: 0,
             problem: "the name holds a '~' that is neither '~0' nor '~1'",
-        });
+        }));
         assert_eq!(Store::from_bytes(&bytes).err(), expected, "{bad}");
         assert_eq!(StoreView::new(&bytes).err(), expected, "{bad}");
     }
@@ -577,7 +605,10 @@ fn a_big_save_loads_the_same_on_any_number_of_threads() {
         reseal(&mut bytes);
         let expected = Store::from_bytes_with(&bytes, &one).unwrap_err();
         let first = if spots.len() == 2 { ids[100] } else { ids[5999] };
-        assert!(matches!(expected, LoadError::Blob { id, .. } if id == first), "{expected}");
+        assert!(
+            matches!(expected, LoadError::Store(StoreError::Blob { id, .. }) if id == first),
+            "{expected}"
+        );
         assert_eq!(Store::from_bytes_with(&bytes, &two).unwrap_err(), expected);
         assert_eq!(StoreView::new_with(&bytes, &two).unwrap_err(), expected);
         assert_eq!(StoreView::new_with(&bytes, &one).unwrap_err(), expected);

@@ -5,7 +5,8 @@
 use std::hash::Hasher;
 
 use datacomp::{
-    Blob, DeltaError, Error, Id, Key, LoadError, LoadOptions, Store, StorePatch, StoreView, save,
+    Blob, DeltaError, Error, FileError, Id, Key, LoadError, LoadOptions, Store, StorePatch,
+    StoreView, UpgradeError, save,
 };
 
 /// A path's key under key hash 1: `FxHasher32::write` per segment, segments combined with
@@ -80,7 +81,12 @@ fn a_key_no_path_explains_is_an_error_naming_entity_and_hash() {
     let bytes = old_save(&[&["name"], &["name", "secret"]]);
     let err = Store::from_bytes_with(&bytes, &LoadOptions::new().known_keys(["name"]));
     let err = err.unwrap_err();
-    assert_eq!(err, LoadError::UnexplainedKeys { keys: vec![(id("1v0t1"), v1("secret"))] });
+    assert_eq!(
+        err,
+        LoadError::Upgrade(UpgradeError::UnexplainedKeys {
+            keys: vec![(id("1v0t1"), v1("secret"))]
+        })
+    );
     assert_eq!(
         err.to_string(),
         format!(
@@ -94,7 +100,10 @@ fn a_key_no_path_explains_is_an_error_naming_entity_and_hash() {
     std::fs::write(&path, &bytes).unwrap();
     let loaded = Store::load_with(&path, &LoadOptions::new().known_keys(["name", "secret"]));
     assert_eq!(loaded.unwrap().len(), 2);
-    assert!(matches!(Store::load(&path), Err(Error::Load(LoadError::UnexplainedKeys { .. }))));
+    assert!(matches!(
+        Store::load(&path),
+        Err(Error::Load(LoadError::Upgrade(UpgradeError::UnexplainedKeys { .. })))
+    ));
     std::fs::remove_file(&path).unwrap();
 }
 
@@ -103,7 +112,8 @@ fn many_unexplained_keys_are_listed_in_the_error_and_counted_in_its_message() {
     let paths: Vec<String> = (0..20).map(|i| format!("k{i}")).collect();
     let refs: Vec<&str> = paths.iter().map(String::as_str).collect();
     let bytes = old_save(&[&refs]);
-    let Err(LoadError::UnexplainedKeys { keys }) = Store::from_bytes(&bytes) else {
+    let Err(LoadError::Upgrade(UpgradeError::UnexplainedKeys { keys })) = Store::from_bytes(&bytes)
+    else {
         panic!("unexplained keys");
     };
     assert_eq!(keys.len(), 20);
@@ -120,11 +130,11 @@ fn two_known_paths_with_the_old_hash_of_a_held_key_are_ambiguous() {
     let options = LoadOptions::new().known_keys(["item_1409", "item_1482"]);
     assert_eq!(
         Store::from_bytes_with(&bytes, &options).unwrap_err(),
-        LoadError::AmbiguousKnownKeys {
+        LoadError::Upgrade(UpgradeError::AmbiguousKnownKeys {
             key: v1("item_1409"),
             first: "item_1409".into(),
             second: "item_1482".into()
-        }
+        })
     );
     // Unless the save does not hold that key.
     let bytes = old_save(&[&["name"]]);
@@ -141,11 +151,11 @@ fn two_keys_that_rehash_to_one_are_an_error_naming_both_paths() {
     let err = Store::from_bytes_with(&bytes, &options).unwrap_err();
     assert_eq!(
         err,
-        LoadError::UpgradeCollision {
+        LoadError::Upgrade(UpgradeError::Collision {
             key: Key::parse("sleep_haste_8"),
             first: "sleep_haste_8".into(),
             second: "fury_sleep_272".into()
-        }
+        })
     );
     assert_eq!(
         err.to_string(),
@@ -157,7 +167,10 @@ fn two_keys_that_rehash_to_one_are_an_error_naming_both_paths() {
 fn key_hashes_other_than_1_and_2_are_refused_and_views_read_key_hash_2_only() {
     let mut bytes = old_save(&[&["name"]]);
     assert_eq!(save::describe(&bytes).unwrap().key_hash, 1);
-    assert_eq!(StoreView::new(&bytes).unwrap_err(), LoadError::KeyHashView { key_hash: 1 });
+    assert_eq!(
+        StoreView::new(&bytes).unwrap_err(),
+        LoadError::Upgrade(UpgradeError::KeyHashView { key_hash: 1 })
+    );
     bytes[12] = 3;
     let bytes = {
         let sections = usize::from(bytes[14]);
@@ -168,7 +181,7 @@ fn key_hashes_other_than_1_and_2_are_refused_and_views_read_key_hash_2_only() {
     };
     assert_eq!(
         Store::from_bytes(&bytes).unwrap_err(),
-        LoadError::UnsupportedKeyHash { key_hash: 3 }
+        LoadError::File(FileError::UnsupportedKeyHash { key_hash: 3 })
     );
 }
 
@@ -201,7 +214,7 @@ fn upgrade_errors_cut_long_paths_and_escape_control_characters() {
     let bytes = old_save(&[&[sleep.as_str()], &[fury.as_str()]]);
     let options = LoadOptions::new().known_keys([sleep.as_str(), fury.as_str()]);
     let err = Store::from_bytes_with(&bytes, &options).unwrap_err();
-    assert!(matches!(err, LoadError::UpgradeCollision { .. }), "{err:?}");
+    assert!(matches!(err, LoadError::Upgrade(UpgradeError::Collision { .. })), "{err:?}");
     let message = err.to_string();
     assert!(message.len() < 1000, "{} bytes", message.len());
     assert!(message.contains("bytes cut") && !message.contains('\u{1b}'), "{message}");
@@ -213,7 +226,7 @@ fn upgrade_errors_cut_long_paths_and_escape_control_characters() {
     let bytes = old_save(&[&[a.as_str()]]);
     let options = LoadOptions::new().known_keys([a.as_str(), b.as_str()]);
     let err = Store::from_bytes_with(&bytes, &options).unwrap_err();
-    assert!(matches!(err, LoadError::AmbiguousKnownKeys { .. }), "{err:?}");
+    assert!(matches!(err, LoadError::Upgrade(UpgradeError::AmbiguousKnownKeys { .. })), "{err:?}");
     let message = err.to_string();
     assert!(message.len() < 1000, "{} bytes", message.len());
     assert!(message.contains("bytes cut") && !message.contains('\u{1b}'), "{message}");
@@ -284,8 +297,7 @@ fn a_saved_name_no_entity_holds_gives_way_to_a_held_one_that_rehashes_alike() {
         old_save(&[&["sleep_haste_8"], &["fury_sleep_272"]]),
         &["fury_sleep_272", "sleep_haste_8"],
     );
-    assert!(matches!(
-        Store::from_bytes(&bytes).unwrap_err(),
-        LoadError::UpgradeCollision { key, .. } if key == Key::parse("sleep_haste_8")
-    ));
+    let err = Store::from_bytes(&bytes).unwrap_err();
+    let LoadError::Upgrade(UpgradeError::Collision { key, .. }) = err else { panic!("{err:?}") };
+    assert_eq!(key, Key::parse("sleep_haste_8"));
 }

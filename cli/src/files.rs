@@ -3,7 +3,9 @@
 use std::io::Write;
 use std::path::Path;
 
-use datacomp::{BlobRef, Error, Id, JsonStyle, LoadError, SaveFile, Store, StorePatch, save};
+use datacomp::{
+    BlobRef, Error, Id, JsonStyle, LoadError, SaveFile, Store, StorePatch, UpgradeError, save,
+};
 
 use crate::args::{FormatArg, parse_id};
 use crate::output::{Bytes, Failure, shown};
@@ -71,7 +73,7 @@ pub fn load(path: &Path) -> Result<Store, Failure> {
 /// `upgrade`, the one command that takes them.
 pub fn load_failure(path: &Path, e: &LoadError) -> Failure {
     match e {
-        LoadError::UnexplainedKeys { .. } => Failure::at(
+        LoadError::Upgrade(UpgradeError::UnexplainedKeys { .. }) => Failure::at(
             path.display(),
             format_args!("{e} (with datacomp upgrade OLD -o NEW --keys FILE)"),
         ),

@@ -24,10 +24,10 @@ use std::io::Write;
 use zerocopy::little_endian::{U16, U32, U64};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
-use crate::LoadError;
 use crate::load::{self, ArenaCrc};
 use crate::names::codec::{LIST_KIND, TREE_KIND};
 use crate::save::{FORMAT_MAJOR, FORMAT_MINOR, KEY_HASH_FX32_BYTES, KEY_HASH_FX32_WORDS, MAGIC};
+use crate::{FileError, LoadError};
 
 /// What a file holds: what [`describe`] reads from its sections.
 ///
@@ -391,7 +391,9 @@ pub fn describe(bytes: &[u8]) -> Result<FileInfo, LoadError> {
             }
             (FileKind::Save, header, table)
         }
-        Err(LoadError::FileKind { found, .. }) if found == FileKind::Delta.as_str() => {
+        Err(LoadError::File(FileError::FileKind { found, .. }))
+            if found == FileKind::Delta.as_str() =>
+        {
             let Parsed { header, table, .. } = parse(bytes, &DELTA)?;
             (FileKind::Delta, header, table)
         }
@@ -431,23 +433,26 @@ pub(crate) fn parse<'a, const N: usize>(
 /// bytes after it.
 fn read_file_header(bytes: &[u8]) -> Result<(FileHeader, &[u8]), LoadError> {
     let len = bytes.len() as u64;
-    let (header, rest) = FileHeader::read_from_prefix(bytes).map_err(|_| LoadError::Truncated {
-        what: "file header",
-        needed: 32,
-        len,
+    let (header, rest) = FileHeader::read_from_prefix(bytes).map_err(|_| {
+        LoadError::File(FileError::Truncated { what: "file header", needed: 32, len })
     })?;
     if header.magic != MAGIC {
-        return Err(LoadError::BadMagic { found: header.magic });
+        return Err(LoadError::File(FileError::BadMagic { found: header.magic }));
     }
     let (major, minor) = (header.major.get(), header.minor.get());
     if major != FORMAT_MAJOR {
-        return Err(LoadError::UnsupportedVersion { major, minor });
+        return Err(LoadError::File(FileError::UnsupportedVersion { major, minor }));
     }
     if ![KEY_HASH_FX32_WORDS, KEY_HASH_FX32_BYTES].contains(&header.key_hash.get()) {
-        return Err(LoadError::UnsupportedKeyHash { key_hash: header.key_hash.get() });
+        return Err(LoadError::File(FileError::UnsupportedKeyHash {
+            key_hash: header.key_hash.get(),
+        }));
     }
     if header.file_len.get() != len {
-        return Err(LoadError::FileLength { expected: header.file_len.get(), found: len });
+        return Err(LoadError::File(FileError::FileLength {
+            expected: header.file_len.get(),
+            found: len,
+        }));
     }
     Ok((header, rest))
 }
@@ -468,21 +473,27 @@ pub(crate) fn parse_tolerant<'a, const N: usize>(
     let (header, rest) = read_file_header(bytes)?;
     let count = usize::from(header.sections.get());
     let table_len = count * size_of::<SectionEntry>();
-    let table_bytes = rest.get(..table_len).ok_or(LoadError::Truncated {
+    let table_bytes = rest.get(..table_len).ok_or(LoadError::File(FileError::Truncated {
         what: "section table",
         needed: (32 + table_len) as u64,
         len,
-    })?;
+    }))?;
     let mut crc = crc32fast::Hasher::new();
     crc.update(FileHeader { table_crc: U32::ZERO, ..header }.as_bytes());
     crc.update(table_bytes);
     let found = crc.finalize();
     if found != header.table_crc.get() {
         let expected = header.table_crc.get();
-        return Err(LoadError::Crc { section: "header and table", offset: 0, expected, found });
+        return Err(LoadError::File(FileError::Crc {
+            section: "header and table",
+            offset: 0,
+            expected,
+            found,
+        }));
     }
-    let table = <[SectionEntry]>::ref_from_bytes(table_bytes)
-        .map_err(|_| LoadError::Truncated { what: "section table", needed: 0, len })?;
+    let table = <[SectionEntry]>::ref_from_bytes(table_bytes).map_err(|_| {
+        LoadError::File(FileError::Truncated { what: "section table", needed: 0, len })
+    })?;
 
     let mut sections = [&bytes[..0]; N];
     let mut kinds = kind.sections.map(|(k, _)| k);
@@ -501,16 +512,16 @@ pub(crate) fn parse_tolerant<'a, const N: usize>(
         let (offset, section_len) = (entry.offset.get(), entry.len.get());
         let section_end = offset.checked_add(section_len).filter(|&e| e <= len);
         let Some(section_end) = section_end else {
-            return Err(LoadError::SectionBounds {
+            return Err(LoadError::File(FileError::SectionBounds {
                 section: name,
                 offset,
                 len: section_len,
                 file_len: len,
-            });
+            }));
         };
         let repeated = slot.is_some_and(|slot| seen[slot]);
         if repeated || offset % ALIGN as u64 != 0 || offset < end as u64 {
-            return Err(LoadError::SectionPlacement { section: name, offset });
+            return Err(LoadError::File(FileError::SectionPlacement { section: name, offset }));
         }
         check_zero(bytes, end, offset as usize)?;
         end = section_end as usize;
@@ -521,7 +532,8 @@ pub(crate) fn parse_tolerant<'a, const N: usize>(
             let found = crc32fast::hash(section);
             if found != entry.crc.get() {
                 let expected = entry.crc.get();
-                let error = LoadError::Crc { section: name, offset, expected, found };
+                let error =
+                    LoadError::File(FileError::Crc { section: name, offset, expected, found });
                 if !(tolerant && EXPENDABLE.contains(&entry.kind.get())) {
                     return Err(error);
                 }
@@ -535,7 +547,7 @@ pub(crate) fn parse_tolerant<'a, const N: usize>(
             kinds[slot] = entry.kind.get();
         } else if kind.chunk_crcs.is_some_and(|(k, _)| k == entry.kind.get()) {
             if chunk_crcs.is_some() {
-                return Err(LoadError::SectionPlacement { section: name, offset });
+                return Err(LoadError::File(FileError::SectionPlacement { section: name, offset }));
             }
             // A damaged one (left empty) is left out: the whole crc checks the arena.
             chunk_crcs = Some(section).filter(|s| !s.is_empty());
@@ -549,9 +561,11 @@ pub(crate) fn parse_tolerant<'a, const N: usize>(
         });
         if let Some(other) = other {
             let (expected, found) = (kind.kind.as_str(), other.kind.as_str());
-            return Err(LoadError::FileKind { expected, found });
+            return Err(LoadError::File(FileError::FileKind { expected, found }));
         }
-        return Err(LoadError::MissingSection { section: kind.sections[missing].1 });
+        return Err(LoadError::File(FileError::MissingSection {
+            section: kind.sections[missing].1,
+        }));
     }
     let arena_len = kind.sections.iter().position(|&(k, _)| Some(k) == kind.deferred);
     let arena_len = arena_len.map_or(0, |slot| sections[slot].len());
@@ -585,7 +599,7 @@ fn with_chunks<'a>(
 /// caught.
 fn check_zero(bytes: &[u8], start: usize, end: usize) -> Result<(), LoadError> {
     match bytes[start..end].iter().position(|&b| b != 0) {
-        Some(at) => Err(LoadError::Padding { offset: (start + at) as u64 }),
+        Some(at) => Err(LoadError::File(FileError::Padding { offset: (start + at) as u64 })),
         None => Ok(()),
     }
 }

@@ -33,6 +33,9 @@
 //! [`Store::save`] calls.
 
 pub(crate) mod container;
+mod error;
+
+pub use error::FileError;
 
 use std::ffi::OsString;
 use std::fs::{File, OpenOptions};

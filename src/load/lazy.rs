@@ -9,7 +9,7 @@ use super::{ArenaCrc, check_crc, check_span_bounds, finish};
 use crate::blob::layout;
 use crate::handle_map::HandleMapView;
 use crate::store::Span;
-use crate::{BlobRef, Id, LoadError};
+use crate::{BlobRef, Id, LoadError, StoreError};
 
 /// What is known of a chunk or a blob of a [`LazyStoreView`]: not checked yet, good, or bad.
 const UNCHECKED: u8 = 0;
@@ -88,8 +88,10 @@ impl<'a> LazyStoreView<'a> {
     ///
     /// # Errors
     ///
-    /// [`LoadError::ChunkCrc`] (or [`LoadError::Crc`] for a format 1.0 save) if a chunk the
-    /// blob lies in does not match its crc, [`LoadError::Blob`] if the blob is malformed.
+    /// [`FileError::ChunkCrc`](crate::FileError::ChunkCrc) (or
+    /// [`FileError::Crc`](crate::FileError::Crc) for a format 1.0 save) if a chunk the blob
+    /// lies in does not match its crc, [`StoreError::Blob`] if the
+    /// blob is malformed.
     ///
     /// # Examples
     ///
@@ -165,7 +167,7 @@ impl<'a> LazyStoreView<'a> {
             }
             Err(error) => {
                 self.blobs[dense].store(BAD, Ordering::Relaxed);
-                Err(LoadError::Blob { id: self.index.id_at(dense), error })
+                Err(LoadError::Store(StoreError::Blob { id: self.index.id_at(dense), error }))
             }
         }
     }

@@ -33,7 +33,7 @@ use crate::handle_map::HandleMapView;
 use crate::names::KeyNames;
 use crate::save::{KEY_HASH_FX32_BYTES, SaveParts, index_and_arena};
 use crate::store::Span;
-use crate::{Id, LoadError};
+use crate::{FileError, Id, LoadError, StoreError, UpgradeError};
 
 pub use lazy::LazyStoreView;
 pub use salvage::Salvage;
@@ -58,10 +58,10 @@ pub(crate) struct InPlace<'a> {
 }
 
 /// The key names of a save to be read in place, decoded and checked: a view cannot rehash, so
-/// a save of key hash 1 is refused ([`LoadError::KeyHashView`]).
+/// a save of key hash 1 is refused ([`UpgradeError::KeyHashView`]).
 pub(crate) fn view_names(parts: &SaveParts<'_>) -> Result<KeyNames, LoadError> {
     if parts.key_hash != KEY_HASH_FX32_BYTES {
-        return Err(LoadError::KeyHashView { key_hash: parts.key_hash });
+        return Err(LoadError::Upgrade(UpgradeError::KeyHashView { key_hash: parts.key_hash }));
     }
     KeyNames::decode(parts.names, parts.names_kind, parts.key_hash)
 }
@@ -73,14 +73,18 @@ pub(crate) fn in_place(bytes: &[u8]) -> Result<InPlace<'_>, LoadError> {
     let SaveParts { arena_crc, index: raw_index, arena: arena_bytes, .. } = parts;
     let index = HandleMapView::new(&raw_index, size_of::<Span>())?;
     // Span is unaligned, and the items section's size was checked against the count.
-    let spans = <[Span]>::ref_from_bytes(raw_index.items).map_err(|_| LoadError::SectionSize {
-        section: "index items",
-        expected: (index.len() * size_of::<Span>()) as u64,
-        found: raw_index.items.len() as u64,
+    let spans = <[Span]>::ref_from_bytes(raw_index.items).map_err(|_| {
+        LoadError::Store(StoreError::SectionSize {
+            section: "index items",
+            expected: (index.len() * size_of::<Span>()) as u64,
+            found: raw_index.items.len() as u64,
+        })
     })?;
-    let arena = <[u32]>::ref_from_bytes(arena_bytes).map_err(|_| LoadError::Misaligned {
-        section: "arena",
-        address: arena_bytes.as_ptr() as usize,
+    let arena = <[u32]>::ref_from_bytes(arena_bytes).map_err(|_| {
+        LoadError::Store(StoreError::Misaligned {
+            section: "arena",
+            address: arena_bytes.as_ptr() as usize,
+        })
     })?;
     Ok(InPlace { names, index, spans, arena_bytes, arena, arena_crc })
 }
@@ -124,28 +128,32 @@ pub(crate) fn chunk_crcs(arena: &[u8], chunk_bytes: usize) -> (Vec<u8>, u32) {
 ///
 /// # Errors
 ///
-/// [`LoadError::ChunkSize`] for a chunk size that is not a power of two from 1 KiB to 1 GiB,
-/// [`LoadError::SectionSize`] when the section does not hold one crc per chunk.
+/// [`FileError::ChunkSize`] for a chunk size that is not a power of two from 1 KiB to 1 GiB,
+/// [`FileError::SectionSize`] when the section does not hold one crc per chunk.
 pub(crate) fn chunked(
     offset: u64,
     section: &[u8],
     arena_len: usize,
 ) -> Result<ArenaCrc<'_>, LoadError> {
     let (chunk_bytes, crcs) = U32::read_from_prefix(section).map_err(|_| {
-        LoadError::SectionSize { section: "arena crcs", expected: 4, found: section.len() as u64 }
+        LoadError::File(FileError::SectionSize {
+            section: "arena crcs",
+            expected: 4,
+            found: section.len() as u64,
+        })
     })?;
     let chunk_bytes = chunk_bytes.get();
     if !chunk_bytes.is_power_of_two() || !(1 << 10..=1 << 30).contains(&chunk_bytes) {
-        return Err(LoadError::ChunkSize { chunk_bytes });
+        return Err(LoadError::File(FileError::ChunkSize { chunk_bytes }));
     }
     let chunk_bytes = chunk_bytes as usize;
     let count = arena_len.div_ceil(chunk_bytes);
     let crcs = <[U32]>::ref_from_bytes(crcs).ok().filter(|c| c.len() == count).ok_or(
-        LoadError::SectionSize {
+        LoadError::File(FileError::SectionSize {
             section: "arena crcs",
             expected: 4 + 4 * count as u64,
             found: section.len() as u64,
-        },
+        }),
     )?;
     Ok(ArenaCrc::Chunks { offset, chunk_bytes, crcs })
 }
@@ -251,7 +259,12 @@ pub(super) fn check_crc(
                 if found != expected {
                     let offset = offset + at as u64;
                     let chunk = index as u64;
-                    let crc = Err(LoadError::ChunkCrc { chunk, offset, expected, found });
+                    let crc = Err(LoadError::File(FileError::ChunkCrc {
+                        chunk,
+                        offset,
+                        expected,
+                        found,
+                    }));
                     return PartReport { crc, spans: Ok(Order::Ascending(None)) };
                 }
             }
@@ -278,10 +291,15 @@ fn check_part(
             let (offset, words) = (span.offset() as u32, span.words() as u32);
             let arena_words = arena.len() as u64;
             let id = id_at(start + d);
-            return Err(LoadError::SpanOutOfArena { id, offset, words, arena_words });
+            return Err(LoadError::Store(StoreError::SpanOutOfArena {
+                id,
+                offset,
+                words,
+                arena_words,
+            }));
         };
         layout::validate(words, &mut scratch)
-            .map_err(|error| LoadError::Blob { id: id_at(start + d), error })?;
+            .map_err(|error| LoadError::Store(StoreError::Blob { id: id_at(start + d), error }))?;
         let (offset, end) = (span.offset(), span.offset() + span.words());
         bounds = match bounds {
             None => Some((offset, end)),
@@ -304,7 +322,10 @@ pub(super) fn check_overlap(spans: &[Span], id_at: &impl Fn(usize) -> Id) -> Res
     for pair in sorted.windows(2) {
         let ((offset, words, first), (next, _, second)) = (pair[0], pair[1]);
         if offset + words > next {
-            return Err(LoadError::SpansOverlap { first: id_at(first), second: id_at(second) });
+            return Err(LoadError::Store(StoreError::SpansOverlap {
+                first: id_at(first),
+                second: id_at(second),
+            }));
         }
     }
     Ok(())
@@ -456,7 +477,12 @@ pub(super) fn finish(
     if let ArenaCrc::Whole { offset, expected } = crc {
         let found = whole.finalize();
         if found != expected {
-            return Err(LoadError::Crc { section: "arena", offset, expected, found });
+            return Err(LoadError::File(FileError::Crc {
+                section: "arena",
+                offset,
+                expected,
+                found,
+            }));
         }
     }
     match first_error {
@@ -480,7 +506,12 @@ pub(super) fn check_span_bounds(
         if end > arena_words {
             let (offset, words) = (span.offset() as u32, span.words() as u32);
             let arena_words = arena_words as u64;
-            return Err(LoadError::SpanOutOfArena { id: id_at(d), offset, words, arena_words });
+            return Err(LoadError::Store(StoreError::SpanOutOfArena {
+                id: id_at(d),
+                offset,
+                words,
+                arena_words,
+            }));
         }
         ascending &= span.offset() >= last_end;
         last_end = end;
@@ -579,7 +610,8 @@ mod tests {
             *store.index_mut().get_mut(id).unwrap() = target;
             let arena = store.arena().to_vec();
             let result = same_on_every_thread_count(&store, &arena);
-            prop_assert!(matches!(result, Err(LoadError::SpansOverlap { .. })), "{result:?}");
+            let overlap = matches!(result, Err(LoadError::Store(StoreError::SpansOverlap { .. })));
+            prop_assert!(overlap, "{result:?}");
         }
     }
 
@@ -604,7 +636,7 @@ mod tests {
                 id_at,
             )
             .unwrap_err();
-            let LoadError::ChunkCrc { chunk, offset, expected, .. } = err else {
+            let LoadError::File(FileError::ChunkCrc { chunk, offset, expected, .. }) = err else {
                 panic!("{err:?}");
             };
             assert_eq!((chunk, offset, expected), (5, 100 + 5 * 1024, crcs[5].get()));
@@ -632,8 +664,9 @@ mod tests {
     #[test]
     fn a_malformed_chunk_crc_section_is_an_error() {
         let (section, _) = chunk_crcs(&[7; 3000], 1024);
-        let size =
-            |expected, found| LoadError::SectionSize { section: "arena crcs", expected, found };
+        let size = |expected, found| {
+            LoadError::File(FileError::SectionSize { section: "arena crcs", expected, found })
+        };
         assert_eq!(chunked(0, &section[..3], 3000).unwrap_err(), size(4, 3));
         assert_eq!(chunked(0, &section[..15], 3000).unwrap_err(), size(16, 15));
         assert_eq!(chunked(0, &section, 4000).unwrap_err(), size(20, 16));
@@ -641,7 +674,10 @@ mod tests {
         for chunk_bytes in [0_u32, 512, 1000, 3 << 10, 2 << 30] {
             let mut bad = section.clone();
             bad[..4].copy_from_slice(&chunk_bytes.to_le_bytes());
-            assert_eq!(chunked(0, &bad, 3000).unwrap_err(), LoadError::ChunkSize { chunk_bytes });
+            assert_eq!(
+                chunked(0, &bad, 3000).unwrap_err(),
+                LoadError::File(FileError::ChunkSize { chunk_bytes })
+            );
         }
     }
 

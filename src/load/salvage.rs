@@ -7,7 +7,7 @@ use crate::blob::layout;
 use crate::names::KeyNames;
 use crate::save::{KEY_HASH_FX32_WORDS, SaveParts, index_and_arena_tolerant};
 use crate::store::Span;
-use crate::{HandleMap, Id, LoadError, LoadOptions, Store};
+use crate::{HandleMap, Id, LoadError, LoadOptions, Store, StoreError};
 
 /// What [`Store::salvage`] recovered from a damaged save: every entity whose bytes check out,
 /// with its handle, and why each of the others was left out.
@@ -18,9 +18,10 @@ pub struct Salvage {
     /// are stale in it. Its key names are the save's.
     pub store: Store,
     /// Each entity left out, in the saved dense order, with the first problem found in its
-    /// bytes: its span outside the arena, a damaged chunk ([`LoadError::ChunkCrc`], or
-    /// [`LoadError::Crc`] for a format 1.0 save's whole arena), a malformed blob, or a span
-    /// that overlaps another's.
+    /// bytes: its span outside the arena, a damaged chunk
+    /// ([`FileError::ChunkCrc`](crate::FileError::ChunkCrc), or
+    /// [`FileError::Crc`](crate::FileError::Crc) for a format 1.0 save's whole arena), a
+    /// malformed blob, or a span that overlaps another's.
     pub lost: Vec<(Id, LoadError)>,
     /// Sections it did without, and why: the key names (the store then names no key) and the
     /// arena's chunk crcs (the arena's whole crc then stands in: a changed byte anywhere in it
@@ -48,7 +49,7 @@ impl Store {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{Blob, LoadError, Store};
+    /// use datacomp::{Blob, FileError, LoadError, Store};
     ///
     /// let mut store = Store::new();
     /// let sheet: Blob = [("name", "Orc")].into_iter().collect();
@@ -62,7 +63,8 @@ impl Store {
     /// let salvage = Store::salvage(&bytes)?;
     /// // Both entities lie in the one damaged chunk.
     /// assert_eq!(salvage.lost.len(), 2);
-    /// assert!(matches!(salvage.lost[0], (id, LoadError::ChunkCrc { chunk: 0, .. }) if id == a));
+    /// let (id, error) = &salvage.lost[0];
+    /// assert!(matches!(error, LoadError::File(FileError::ChunkCrc { chunk: 0, .. })) && *id == a);
     /// assert!(salvage.store.is_empty() && salvage.store.get(b).is_none());
     /// # Ok::<(), LoadError>(())
     /// ```
@@ -101,8 +103,12 @@ impl Store {
             let Some(blob) = words.get(span.range()) else {
                 let (offset, count) = (span.offset() as u32, span.words() as u32);
                 let arena_words = words.len() as u64;
-                let e =
-                    LoadError::SpanOutOfArena { id: id_at(d), offset, words: count, arena_words };
+                let e = LoadError::Store(StoreError::SpanOutOfArena {
+                    id: id_at(d),
+                    offset,
+                    words: count,
+                    arena_words,
+                });
                 lost.push((d, e));
                 continue;
             };
@@ -113,7 +119,7 @@ impl Store {
                 continue;
             }
             if let Err(error) = layout::validate(blob, &mut scratch) {
-                lost.push((d, LoadError::Blob { id: id_at(d), error }));
+                lost.push((d, LoadError::Store(StoreError::Blob { id: id_at(d), error })));
             }
         }
         // Spans that overlap another are lost with it: a sweep in offset order.
@@ -130,7 +136,10 @@ impl Store {
             if let Some((far, first)) = reach
                 && start < far
             {
-                let e = LoadError::SpansOverlap { first: id_at(first), second: id_at(d) };
+                let e = LoadError::Store(StoreError::SpansOverlap {
+                    first: id_at(first),
+                    second: id_at(d),
+                });
                 overlapping.push((first, e.clone()));
                 overlapping.push((d, e));
             }

@@ -20,7 +20,7 @@ use zerocopy::little_endian::U32;
 
 use super::tree::{ARRAY, KeyNames};
 use crate::save::KEY_HASH_FX32_WORDS;
-use crate::{Key, KeyPath, LoadError};
+use crate::{Key, KeyPath, LoadError, StoreError};
 
 /// Flag bits a saved node may carry.
 const NAMED_BIT: u64 = 1;
@@ -122,9 +122,11 @@ impl KeyNames {
         for (_, pointer) in decode_list(bytes, key_hash)? {
             let path = KeyPath::pointer(pointer).expect("INVARIANT: checked to be a JSON Pointer");
             // Distinct keys, each its pointer's: recording cannot collide.
-            names.record(&path).map_err(|_| LoadError::KeyName {
-                index: 0,
-                problem: "two names hash to one key",
+            names.record(&path).map_err(|_| {
+                LoadError::Store(StoreError::KeyName {
+                    index: 0,
+                    problem: "two names hash to one key",
+                })
             })?;
         }
         Ok(names)
@@ -164,13 +166,14 @@ fn flag_bits(flags: u8) -> u64 {
 ///
 /// # Errors
 ///
-/// [`LoadError::KeyTree`] naming the node and the problem.
+/// [`StoreError::KeyTree`](crate::StoreError::KeyTree) naming the node and the problem.
 pub(crate) fn decode_tree(bytes: &[u8], key_hash: u16) -> Result<KeyNames, LoadError> {
     let mut names = KeyNames::new();
     if bytes.is_empty() {
         return Ok(names);
     }
-    let bad = |node: u64, problem: &'static str| LoadError::KeyTree { node, problem };
+    let bad =
+        |node: u64, problem: &'static str| LoadError::Store(StoreError::KeyTree { node, problem });
     if key_hash == KEY_HASH_FX32_WORDS {
         // Written only by builds of key hash 2, whose keys a node's path gives.
         return Err(bad(0, "a key tree in a save of key hash 1"));
@@ -224,7 +227,7 @@ pub(crate) fn decode_tree(bytes: &[u8], key_hash: u16) -> Result<KeyNames, LoadE
 ///
 /// # Errors
 ///
-/// [`LoadError::KeyName`] naming the entry and the problem.
+/// [`StoreError::KeyName`](crate::StoreError::KeyName) naming the entry and the problem.
 /// Names of a flat list: each key and its JSON Pointer.
 pub(crate) type NameList<'a> = Vec<(Key, &'a str)>;
 
@@ -233,7 +236,9 @@ pub(crate) fn decode_list(bytes: &[u8], key_hash: u16) -> Result<Vec<(Key, &str)
     if bytes.is_empty() {
         return Ok(names);
     }
-    let bad = |index: u64, problem: &'static str| LoadError::KeyName { index, problem };
+    let bad = |index: u64, problem: &'static str| {
+        LoadError::Store(StoreError::KeyName { index, problem })
+    };
     let (count, rest) =
         U32::read_from_prefix(bytes).map_err(|_| bad(0, "the count is cut short"))?;
     let count = u64::from(count.get());
@@ -348,7 +353,7 @@ mod tests {
 
     #[test]
     fn every_malformed_tree_is_refused_with_its_node() {
-        let bad = |node, problem| Err(LoadError::KeyTree { node, problem });
+        let bad = |node, problem| Err(LoadError::Store(StoreError::KeyTree { node, problem }));
         let check = |bytes: &[u8]| decode_tree(bytes, 2).map(|_| ());
         assert_eq!(check(&[0]), bad(0, "the count does not fit the section"));
         assert_eq!(check(&[9, 1, 1]), bad(0, "the count does not fit the section"));
@@ -370,7 +375,10 @@ mod tests {
         assert_eq!(check(&[1, 1, 5, b'a']), Ok(()));
         assert_eq!(
             decode_tree(&[1, 1, 5, b'a'], KEY_HASH_FX32_WORDS).unwrap_err(),
-            LoadError::KeyTree { node: 0, problem: "a key tree in a save of key hash 1" }
+            LoadError::Store(StoreError::KeyTree {
+                node: 0,
+                problem: "a key tree in a save of key hash 1"
+            })
         );
         // "sleep_haste_8" and "fury_sleep_272" share a key.
         let mut colliding = vec![2, 1, 13 << 2 | 1];

@@ -19,7 +19,7 @@ use crate::file::write_atomically;
 use crate::handle_map::{RawHandleMap, RawHeader};
 use crate::names::KeyNames;
 use crate::names::codec::LIST_KIND;
-use crate::{Blob, DeltaError, Error, HandleMap, Id, LoadError, Store};
+use crate::{Blob, DeltaError, Error, HandleMap, Id, LoadError, Store, StoreError};
 
 use super::{ArenaFull, STORE_TYPE_ID, Span, garbage_of};
 
@@ -420,7 +420,8 @@ fn place_record(
         (_, Some(old)) => {
             // Repacked with the patch's room, so that applying it does not regrow.
             scratch.repack_from(&base.arena[old.range()], patch::room_needed(data));
-            patch::apply(data, scratch).map_err(|error| LoadError::Blob { id, error })?;
+            patch::apply(data, scratch)
+                .map_err(|error| LoadError::Store(StoreError::Blob { id, error }))?;
             let words = scratch.as_blob_ref().as_words();
             base.arena.resize(start + layout::used_bytes(words) / 4, 0);
             layout::repack(words, &mut base.arena[start..]);
@@ -817,9 +818,10 @@ impl StorePatch {
     /// # Errors
     ///
     /// A [`LoadError`] that names the section, entry or record at fault;
-    /// [`LoadError::FileKind`] for a full save; [`DeltaError::KeyHash`] (in [`LoadError::Delta`])
-    /// for a delta of key hash 1, whose keys no store of this build has (apply it to its base with
-    /// the release that wrote it, then load that save here to upgrade it).
+    /// [`FileError::FileKind`](crate::FileError::FileKind) for a full save;
+    /// [`DeltaError::KeyHash`] for a delta of key hash 1, whose keys no store of this build has
+    /// (apply it to its base with the release that wrote it, then load that save here to
+    /// upgrade it).
     pub fn from_bytes(bytes: &[u8]) -> Result<StorePatch, LoadError> {
         let parsed = parse(bytes, &DELTA)?;
         // Its keys, in patches, blobs and names, are of the delta's key hash: applied to a
@@ -829,10 +831,12 @@ impl StorePatch {
         }
         let [base, header, slots, meta, entities, names] = parsed.sections;
         let list_names = parsed.kinds[5] == LIST_KIND;
-        let size = |section, expected: usize, found: &[u8]| LoadError::SectionSize {
-            section,
-            expected: expected as u64,
-            found: found.len() as u64,
+        let size = |section, expected: usize, found: &[u8]| {
+            LoadError::Delta(DeltaError::SectionSize {
+                section,
+                expected: expected as u64,
+                found: found.len() as u64,
+            })
         };
         // Format 1.0 wrote the crc32 and flags only: its base had data version 0.
         let [crc, flags, base_data_version] = match base.len() {
@@ -872,7 +876,7 @@ impl StorePatch {
             .map_err(|_| size("delta index header", size_of::<RawHeader>(), header))?;
         if header.type_id.get() != STORE_TYPE_ID {
             let found = header.type_id.get();
-            return Err(LoadError::StoreTypeId { expected: STORE_TYPE_ID, found });
+            return Err(LoadError::Store(StoreError::TypeId { expected: STORE_TYPE_ID, found }));
         }
         let slots = ascending("delta slot changes", slots, |c: &SlotChange| c.slot.get())?;
         let meta = ascending("delta meta changes", meta, |c: &MetaChange| c.dense.get())?;
@@ -903,10 +907,12 @@ fn ascending<T: FromBytes + Immutable + KnownLayout + Unaligned + Copy>(
     bytes: &[u8],
     position: impl Fn(&T) -> u32,
 ) -> Result<Vec<T>, LoadError> {
-    let entries = <[T]>::ref_from_bytes(bytes).map_err(|_| LoadError::SectionSize {
-        section,
-        expected: (bytes.len() / size_of::<T>() * size_of::<T>()) as u64,
-        found: bytes.len() as u64,
+    let entries = <[T]>::ref_from_bytes(bytes).map_err(|_| {
+        LoadError::Delta(DeltaError::SectionSize {
+            section,
+            expected: (bytes.len() / size_of::<T>() * size_of::<T>()) as u64,
+            found: bytes.len() as u64,
+        })
     })?;
     if let Some(i) = entries.windows(2).position(|w| position(&w[0]) >= position(&w[1])) {
         let problem = "not after the entry before it";
@@ -942,7 +948,7 @@ fn check_records(bytes: &[u8]) -> Result<(Vec<u32>, usize, usize), LoadError> {
         match kind {
             INSERTED => {
                 layout::validate(data, &mut scratch)
-                    .map_err(|error| LoadError::Blob { id, error })?;
+                    .map_err(|error| LoadError::Store(StoreError::Blob { id, error }))?;
                 inserted += 1;
             }
             CHANGED => {

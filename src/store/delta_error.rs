@@ -8,7 +8,9 @@ use crate::{Id, PatchError};
 /// store: its own sections, or a mismatch with the base it is applied to.
 ///
 /// [`LoadError::Delta`](crate::LoadError::Delta) wraps it; the container's, the handle map's
-/// and the entities' errors of a delta stay the `LoadError` variants a full save gives.
+/// and the entities' errors of a delta are the [`FileError`](crate::FileError),
+/// [`HandleMapError`](crate::HandleMapError) and [`StoreError`](crate::StoreError) a full save
+/// gives, in their own [`LoadError`](crate::LoadError) variants.
 ///
 /// # Examples
 ///
@@ -32,6 +34,16 @@ pub enum DeltaError {
     KeyHash {
         /// The key-hash id found.
         key_hash: u16,
+    },
+    /// A section of the delta is not the size its contents call for (`delta base`, `delta
+    /// index header`, whole entries of the slot and meta changes).
+    SectionSize {
+        /// The section.
+        section: &'static str,
+        /// Bytes the counts call for.
+        expected: u64,
+        /// Bytes found.
+        found: u64,
     },
     /// A delta applied to a store of another data version than its base's.
     DataVersion {
@@ -87,6 +99,9 @@ impl fmt::Display for DeltaError {
                 "the delta uses key hash {key_hash}, and stores now use key hash 2: apply it to \
                  its base with the release that wrote it, then load that save to upgrade it"
             ),
+            DeltaError::SectionSize { section, expected, found } => {
+                write!(f, "section '{section}' is {found} bytes; its header says {expected}")
+            }
             DeltaError::DataVersion { expected, found } => write!(
                 f,
                 "the delta was made from a base of data version {expected}, not this store's \

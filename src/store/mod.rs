@@ -12,10 +12,12 @@
 //! - `view.rs`: [`StoreView`], a save read in place.
 //! - `delta.rs`: `Store::diff`, [`StorePatch`] and the delta file; `delta_error.rs`: its
 //!   [`DeltaError`].
+//! - `error.rs`: [`StoreError`], why a file's sections do not hold a valid store.
 //! - `json.rs`: `Store`'s JSON import and exports (the reader and writer are `crate::json`).
 
 pub(crate) mod delta;
 mod delta_error;
+mod error;
 #[cfg(feature = "json")]
 mod json;
 pub mod save;
@@ -36,6 +38,7 @@ use crate::{
 
 pub use delta::StorePatch;
 pub use delta_error::DeltaError;
+pub use error::StoreError;
 pub use view::StoreView;
 
 /// The handle map type id of a store's entities.

@@ -27,7 +27,7 @@
 //! A delta save ([`StorePatch`](crate::StorePatch)) is the same header and table over sections
 //! of its own (`delta base`, `delta index header`, `delta slot changes`, `delta meta changes`,
 //! `delta entities`, and `key tree` when they changed), with the same checks; reading either
-//! kind of file as the other is a [`LoadError::FileKind`].
+//! kind of file as the other is a [`FileError::FileKind`].
 //!
 //! The key names are a tree of segments (section kind 13, `key tree`, from format 1.2): a
 //! prefix that many keys share is saved once. A file of format 1.0 holds them as a flat list
@@ -46,7 +46,7 @@ use crate::file::write_atomically;
 use crate::handle_map::{RawHandleMap, RawHeader};
 use crate::load::{self, ArenaCrc};
 use crate::names::KeyNames;
-use crate::{Error, HandleMap, LoadError, LoadOptions, Store};
+use crate::{Error, FileError, HandleMap, LoadError, LoadOptions, Store, StoreError};
 
 /// The first 8 bytes of every save file.
 pub const MAGIC: [u8; 8] = *b"DATACOMP";
@@ -161,21 +161,23 @@ impl Store {
     /// # Errors
     ///
     /// As [`from_bytes`](Store::from_bytes); for a key hash 1 save also
-    /// [`LoadError::UnexplainedKeys`] listing every key (with an entity that holds it) that
-    /// neither a name nor a known path explains, [`LoadError::AmbiguousKnownKeys`] when two
-    /// known paths had the hash of a key the save holds, and [`LoadError::UpgradeCollision`]
-    /// when two keys that entities hold rehash to one (a saved name no entity holds gives way).
+    /// [`UpgradeError::UnexplainedKeys`](crate::UpgradeError::UnexplainedKeys) listing every key
+    /// (with an entity that holds it) that neither a name nor a known path explains,
+    /// [`UpgradeError::AmbiguousKnownKeys`](crate::UpgradeError::AmbiguousKnownKeys) when two
+    /// known paths had the hash of a key the save holds, and
+    /// [`UpgradeError::Collision`](crate::UpgradeError::Collision) when two keys that entities
+    /// hold rehash to one (a saved name no entity holds gives way).
     /// Nothing loads half-upgraded.
     ///
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{LoadError, LoadOptions, Store};
+    /// use datacomp::{LoadError, LoadOptions, Store, UpgradeError};
     ///
     /// // A key hash 1 save, written before key hash 2, whose keys were set without names.
     /// let old = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/world_v1.dcmp"))?;
     /// let err = Store::from_bytes(&old).unwrap_err();
-    /// assert!(matches!(err, LoadError::UnexplainedKeys { .. }));
+    /// assert!(matches!(err, LoadError::Upgrade(UpgradeError::UnexplainedKeys { .. })));
     ///
     /// let known = [
     ///     "name", "stats.health", "stats.mana", "status_effects.drunk",
@@ -334,22 +336,29 @@ pub(crate) fn index_and_arena_tolerant(
 ) -> Result<(SaveParts<'_>, Vec<LoadError>), LoadError> {
     let (parsed, damaged) = parse_tolerant(bytes, &SAVE, tolerant)?;
     let [header, items, meta, slots, arena, names] = parsed.sections;
-    let header = RawHeader::read_from_bytes(header).map_err(|_| LoadError::SectionSize {
-        section: "index header",
-        expected: size_of::<RawHeader>() as u64,
-        found: header.len() as u64,
+    let header = RawHeader::read_from_bytes(header).map_err(|_| {
+        LoadError::Store(StoreError::SectionSize {
+            section: "index header",
+            expected: size_of::<RawHeader>() as u64,
+            found: header.len() as u64,
+        })
     })?;
     if arena.len() % 4 != 0 {
         let found = arena.len() as u64;
-        return Err(LoadError::SectionSize { section: "arena", expected: found & !3, found });
+        return Err(LoadError::Store(StoreError::SectionSize {
+            section: "arena",
+            expected: found & !3,
+            found,
+        }));
     }
     // A store's handles always carry its type id.
     if header.type_id.get() != STORE_TYPE_ID {
         let found = header.type_id.get();
-        return Err(LoadError::StoreTypeId { expected: STORE_TYPE_ID, found });
+        return Err(LoadError::Store(StoreError::TypeId { expected: STORE_TYPE_ID, found }));
     }
     let index = RawHandleMap { header, items, meta, slots };
-    let arena_crc = parsed.deferred.ok_or(LoadError::MissingSection { section: "arena" })?;
+    let arena_crc =
+        parsed.deferred.ok_or(LoadError::File(FileError::MissingSection { section: "arena" }))?;
     let parts = SaveParts {
         key_hash: parsed.key_hash(),
         data_version: parsed.data_version(),

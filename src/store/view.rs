@@ -39,9 +39,11 @@ impl<'a> StoreView<'a> {
     ///
     /// # Errors
     ///
-    /// As [`Store::from_bytes`](crate::Store::from_bytes), [`LoadError::Misaligned`] if the arena
-    /// is not 4-byte aligned in memory, and [`LoadError::KeyHashView`] for a save of key hash 1,
-    /// whose keys must be rehashed into a [`Store`](crate::Store) first.
+    /// As [`Store::from_bytes`](crate::Store::from_bytes),
+    /// [`StoreError::Misaligned`](crate::StoreError::Misaligned) if the arena is not 4-byte
+    /// aligned in memory, and [`UpgradeError::KeyHashView`](crate::UpgradeError::KeyHashView)
+    /// for a save of key hash 1, whose keys must be rehashed into a [`Store`](crate::Store)
+    /// first.
     pub fn new(bytes: &'a [u8]) -> Result<StoreView<'a>, LoadError> {
         StoreView::new_with(bytes, &LoadOptions::new())
     }

@@ -1,0 +1,168 @@
+//! `LoadError` by layer: each layer's error, raised by a real load, comes back wrapped in its own
+//! variant, transparent: `Display` is the inner error's words and `source()` the inner error's
+//! own source, so a chain of errors prints each message once.
+
+use std::error::Error as _;
+
+use datacomp::{
+    Blob, BlobError, DeltaError, Error, FileError, HandleMapError, LoadError, Store, StoreError,
+    StorePatch, StoreView, UpgradeError,
+};
+
+mod common;
+use common::{reseal, table, u32_at};
+
+/// A save of format 1.0 and key hash 1 whose keys are not all named (see tests/golden.rs).
+const GOLDEN_V1: &[u8] = include_bytes!("../fixtures/world_v1.dcmp");
+
+/// Section kinds of a save.
+const INDEX_HEADER: u32 = 1;
+const ARENA: u32 = 5;
+
+fn store() -> Store {
+    let mut store = Store::new();
+    for name in ["Ada", "Bob"] {
+        store.insert(&[("name", name)].into_iter().collect::<Blob>());
+    }
+    store
+}
+
+fn section(bytes: &[u8], kind: u32) -> usize {
+    table(bytes).iter().find(|&&(k, _, _)| k == kind).unwrap().1
+}
+
+/// `bytes` changed by `edit`, checksums recomputed so the checks behind them are reached.
+fn edited(bytes: &[u8], edit: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+    let mut bytes = bytes.to_vec();
+    edit(&mut bytes);
+    reseal(&mut bytes);
+    bytes
+}
+
+/// Checks that `err` is the layer's transparent wrapping of `inner`: its `Display` is the inner
+/// one's, word for word, and its `source()` is the inner one's source (not `inner` itself,
+/// whose words `err` already printed).
+fn wraps<E: std::error::Error + PartialEq + 'static>(err: &LoadError, inner: &E) {
+    assert_eq!(err.to_string(), inner.to_string());
+    assert_eq!(
+        err.source().map(|s| s.to_string()),
+        inner.source().map(|s| s.to_string()),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn each_layer_comes_back_through_load_error_transparently() {
+    let good = store().to_bytes();
+
+    // The container: not a datacomp file at all.
+    let err = Store::from_bytes(&[b"NOTASAVE".as_slice(), &[0; 24]].concat()).unwrap_err();
+    let inner = FileError::BadMagic { found: *b"NOTASAVE" };
+    assert_eq!(err, LoadError::File(inner.clone()));
+    wraps(&err, &inner);
+
+    // The handle map: a base past what `reset` gives.
+    let header = section(&good, INDEX_HEADER);
+    let base = u32::MAX - 2;
+    let bytes = edited(&good, |b| b[header + 4..header + 8].copy_from_slice(&base.to_le_bytes()));
+    let err = Store::from_bytes(&bytes).unwrap_err();
+    let inner = HandleMapError::Base { base, max: u32::MAX / 2 };
+    assert_eq!(err, LoadError::HandleMap(inner.clone()));
+    wraps(&err, &inner);
+
+    // The store's content: an index of another type id, and a blob whose key count runs
+    // past its span (three layers: the load, the entity, the blob).
+    let bytes = edited(&good, |b| b[header] = 5);
+    let err = Store::from_bytes(&bytes).unwrap_err();
+    let inner = StoreError::TypeId { expected: 1, found: 5 };
+    assert_eq!(err, LoadError::Store(inner.clone()));
+    wraps(&err, &inner);
+
+    let arena = section(&good, ARENA);
+    let words = u32_at(&good, section(&good, 2) + 4) as usize;
+    let bytes = edited(&good, |b| b[arena..arena + 4].copy_from_slice(&1000_u32.to_le_bytes()));
+    let err = Store::from_bytes(&bytes).unwrap_err();
+    let blob = BlobError::HeaderOutOfBounds {
+        keys: 1000,
+        header_end: 4 * (2 + 2000 + 250),
+        byte_len: 4 * words,
+    };
+    let id = store().iter().next().unwrap().0;
+    let inner = StoreError::Blob { id, error: blob.clone() };
+    assert_eq!(err, LoadError::Store(inner.clone()));
+    wraps(&err, &inner);
+    let blob_source = err.source().unwrap();
+    assert_eq!(blob_source.downcast_ref::<BlobError>(), Some(&blob));
+    assert_eq!(err.to_string(), format!("entity {id}: {blob}"));
+
+    // The upgrade: a key hash 1 save with unnamed keys, and the same save read in place.
+    let err = Store::from_bytes(GOLDEN_V1).unwrap_err();
+    let LoadError::Upgrade(inner @ UpgradeError::UnexplainedKeys { keys }) = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(keys.len(), 8);
+    wraps(&err, inner);
+    let mut words = vec![0_u64; GOLDEN_V1.len().div_ceil(8)];
+    zerocopy::IntoBytes::as_mut_bytes(words.as_mut_slice())[..GOLDEN_V1.len()]
+        .copy_from_slice(GOLDEN_V1);
+    let aligned = &zerocopy::IntoBytes::as_bytes(words.as_slice())[..GOLDEN_V1.len()];
+    let err = StoreView::new(aligned).unwrap_err();
+    let inner = UpgradeError::KeyHashView { key_hash: 1 };
+    assert_eq!(err, LoadError::Upgrade(inner.clone()));
+    wraps(&err, &inner);
+
+    // The delta: applied to a store that is not its base.
+    let base = store();
+    let mut target = base.clone();
+    target.insert_empty();
+    let delta = Store::diff(&base, &target);
+    let mut other = target.clone();
+    let err = delta.apply(&mut other).unwrap_err();
+    let LoadError::Delta(inner @ DeltaError::Base { .. }) = &err else { panic!("{err:?}") };
+    wraps(&err, inner);
+    assert_eq!(other, target, "unchanged");
+    // A delta's own section of the wrong size is the delta's, not the container's: the
+    // `delta base` section (kind 7) said to be 16 bytes long.
+    let delta_bytes = delta.to_bytes();
+    let entry = 32 + 24 * table(&delta_bytes).iter().position(|e| e.0 == 7).unwrap();
+    let long = edited(&delta_bytes, |b| {
+        b[entry + 16..entry + 24].copy_from_slice(&16_u64.to_le_bytes());
+    });
+    let err = StorePatch::from_bytes(&long).unwrap_err();
+    let inner = DeltaError::SectionSize { section: "delta base", expected: 12, found: 16 };
+    assert_eq!(err, LoadError::Delta(inner.clone()));
+    wraps(&err, &inner);
+    assert_eq!(err.to_string(), "section 'delta base' is 16 bytes; its header says 12");
+}
+
+#[test]
+fn the_crate_error_chains_down_to_the_layer() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("short.dcmp");
+    std::fs::write(&path, b"DATACOMP").unwrap();
+    let err = Store::load(&path).unwrap_err();
+    let inner = FileError::Truncated { what: "file header", needed: 32, len: 8 };
+    let Error::Load(load) = &err else { panic!("{err:?}") };
+    assert_eq!(load, &LoadError::File(inner.clone()));
+    // Error -> LoadError -> FileError, transparent: one message, printed once.
+    let mut chain = Vec::new();
+    let mut next: Option<&(dyn std::error::Error + 'static)> = Some(&err);
+    while let Some(e) = next {
+        chain.push(e.to_string());
+        next = e.source();
+    }
+    assert_eq!(chain, vec![inner.to_string()]);
+    assert_eq!(chain[0], "file of 8 bytes ends inside the file header, which needs 32");
+}
+
+/// A load returns `Result<Store, LoadError>` or `Result<StoreView, LoadError>`: nesting the
+/// errors by layer must not make those results bigger (56 and 72 bytes before, on 64-bit).
+#[test]
+#[cfg(target_pointer_width = "64")]
+fn nesting_does_not_grow_the_error() {
+    use std::mem::size_of;
+    assert_eq!(size_of::<LoadError>(), 56);
+    assert_eq!(size_of::<Result<StoreView<'static>, LoadError>>(), 72);
+    assert!(size_of::<FileError>() <= size_of::<LoadError>());
+    assert!(size_of::<StoreError>() <= size_of::<LoadError>());
+}
