@@ -145,3 +145,29 @@ fn a_command_refuses_to_write_another_kind_of_file_over_its_input() {
     ok(&["apply", &save, &delta, "-o", &save]);
     assert_eq!(names(&save), ["b"]);
 }
+
+/// `import -o DIR` and `import -o missing/` failed to write, as they should, but left
+/// `DIR.lock` and `missing.lock` behind: the lock was taken before the path was found to name
+/// a directory. Now the path is refused first, and no lock file is made.
+#[test]
+fn an_output_naming_a_directory_is_refused_before_a_lock_file_is_made() {
+    let dir = TempDir::new().unwrap();
+    let json = path(dir.path(), "a.json");
+    std::fs::write(&json, r#"{"name": "a"}"#).unwrap();
+    let existing = path(dir.path(), "saves");
+    std::fs::create_dir(&existing).unwrap();
+    let missing = format!("{}/", path(dir.path(), "missing"));
+    for output in [existing.clone(), format!("{existing}/"), missing.clone()] {
+        assert_eq!(
+            fails(&["import", &json, "-o", &output]),
+            format!("{output}: cannot lock: the path names a directory, not a file")
+        );
+    }
+    let mut left: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["a.json", "saves"]);
+    assert_eq!(std::fs::read_dir(&existing).unwrap().count(), 0);
+}
