@@ -7,6 +7,15 @@
 //! `valgrind --tool=callgrind target/release/deps/query_min-* --once` then
 //! `callgrind_annotate --inclusive=yes --threshold=100 callgrind.out.* | grep probe_`
 //! (each `probe_*` runs its operation once over its whole input: divide by the input size).
+//!
+//! HandleMap against DenseSlotMap is timed interleaved (A B A B ..., 101 rounds, the same
+//! shuffled handles, both maps built before timing, removes restoring their map into warm
+//! buffers untimed) at two sizes: 100k items (cache-miss bound) and 1k items looked up 1,000
+//! times a run (in L1: instruction bound). Each line gives both minima, both medians, and the
+//! median of the 101 paired ratios. `-- hm` runs only these. Code alignment alone moves the
+//! hot loops by up to 1.5x between builds, so compare builds with every loop aligned:
+//! `RUSTFLAGS="-C llvm-args=-align-loops=64" CARGO_TARGET_DIR=target/aligned cargo bench
+//! --bench query_min -- hm`.
 
 #[path = "common/sheet.rs"]
 mod sheet;
@@ -65,6 +74,12 @@ fn probe_column_json(json: &[serde_json::Value], seg: &[&str]) -> f32 {
 fn probe_hm_get(m: &HandleMap<u64>, ids: &[Id]) -> u64 {
     ids.iter().map(|&id| m.get(id).copied().unwrap_or(0)).sum()
 }
+/// As `probe_hm_get`, for the map with a nonzero `base` (a distinct body, so that the two
+/// are not merged and callgrind counts them apart).
+#[inline(never)]
+fn probe_hm_get_reset(m: &HandleMap<u64>, ids: &[Id]) -> u64 {
+    ids.iter().map(|&id| m.get(id).copied().unwrap_or(1)).sum()
+}
 #[inline(never)]
 fn probe_dense_get(m: &DenseSlotMap<DefaultKey, u64>, keys: &[DefaultKey]) -> u64 {
     keys.iter().map(|&k| m.get(k).copied().unwrap_or(0)).sum()
@@ -111,6 +126,14 @@ fn min_ns<S, R>(
 
 fn main() {
     let once = std::env::args().any(|a| a == "--once");
+    // `hm`: only the interleaved HandleMap / DenseSlotMap runs.
+    if !std::env::args().any(|a| a == "hm") {
+        cursors_and_columns(once);
+    }
+    handle_maps(once);
+}
+
+fn cursors_and_columns(once: bool) {
     let row = |name: &str, ours: f64, peer_name: &str, peer: f64| {
         println!(
             "{name:<40} datacomp {ours:>8.2} ns  {peer_name:<16} {peer:>8.2} ns  ratio {:.2}x",
@@ -177,7 +200,78 @@ fn main() {
     row("sum_f32/100000_entities (store column)", ours, "vec_fxhashmap", peer);
     row("sum_f32/100000_entities (store column)", ours, "serde_json_path", json);
     drop((store, fxs, jsons));
+}
 
+/// Alternations of the interleaved HandleMap / DenseSlotMap runs.
+const ROUNDS: usize = 101;
+
+/// Fastest, median and paired figures of one operation, datacomp (A) against its peer (B),
+/// timed in alternation: A B A B ..., each run over the same shuffled handles.
+struct Interleaved {
+    a: Vec<f64>,
+    b: Vec<f64>,
+}
+
+impl Interleaved {
+    fn print(mut self, name: &str) {
+        let ratios = {
+            let mut r: Vec<f64> = self.a.iter().zip(&self.b).map(|(a, b)| a / b).collect();
+            r.sort_by(f64::total_cmp);
+            r
+        };
+        self.a.sort_by(f64::total_cmp);
+        self.b.sort_by(f64::total_cmp);
+        let mid = self.a.len() / 2;
+        let (a_min, a_med, b_min, b_med) = (self.a[0], self.a[mid], self.b[0], self.b[mid]);
+        println!(
+            "{name:<24} datacomp min {a_min:>6.2} med {a_med:>6.2} ns  dense_slotmap min \
+             {b_min:>6.2} med {b_med:>6.2} ns  ratio min {:.3}x med {:.3}x paired-median {:.3}x",
+            a_min / b_min,
+            a_med / b_med,
+            ratios[ratios.len() / 2],
+        );
+    }
+}
+
+/// Times `a` and `b` in alternation, `ROUNDS` times each (once each with `once`); each
+/// returns the time of its timed part. Figures in nanoseconds per operation.
+fn interleave(
+    once: bool,
+    ops: usize,
+    mut a: impl FnMut() -> Duration,
+    mut b: impl FnMut() -> Duration,
+) -> Interleaved {
+    let rounds = if once { 1 } else { ROUNDS };
+    let per_op = |d: Duration| d.as_secs_f64() * 1e9 / ops as f64;
+    let mut out = Interleaved { a: Vec::with_capacity(rounds), b: Vec::with_capacity(rounds) };
+    for _ in 0..rounds {
+        out.a.push(per_op(a()));
+        out.b.push(per_op(b()));
+    }
+    out
+}
+
+/// `reps` timed runs of `f` on `state`, each after an untimed `setup` of it: their total time.
+fn timed<S>(
+    reps: usize,
+    state: &mut S,
+    mut setup: impl FnMut(&mut S),
+    mut f: impl FnMut(&mut S) -> u64,
+) -> Duration {
+    let mut total = Duration::ZERO;
+    for _ in 0..reps {
+        setup(state);
+        let start = Instant::now();
+        black_box(f(state));
+        total += start.elapsed();
+    }
+    total
+}
+
+/// Gets and removes of `n` items through shuffled handles, HandleMap against DenseSlotMap,
+/// `reps` passes over the handles a run: 100k is bound by cache misses, 1k (hot, in L1) by
+/// instructions.
+fn handle_map_size(once: bool, n: usize, reps: usize) {
     let order = shuffled(n);
     let mut hm = HandleMap::new(1);
     let ids: Vec<Id> = (0..n as u64).map(|v| hm.insert(v)).collect();
@@ -185,10 +279,50 @@ fn main() {
     let mut dense = DenseSlotMap::new();
     let keys: Vec<DefaultKey> = (0..n as u64).map(|v| dense.insert(v)).collect();
     let keys: Vec<DefaultKey> = order.iter().map(|&i| keys[i]).collect();
-    let ours = min_ns(once, n, || (), |()| probe_hm_get(&hm, &ids));
-    let peer = min_ns(once, n, || (), |()| probe_dense_get(&dense, &keys));
-    row("get/100k_shuffled", ours, "dense_slotmap", peer);
-    let ours = min_ns(once, n, || hm.clone(), |mut m| probe_hm_remove(&mut m, &ids));
-    let peer = min_ns(once, n, || dense.clone(), |mut m| probe_dense_remove(&mut m, &keys));
-    row("remove/100k_shuffled", ours, "dense_slotmap", peer);
+    let ops = n * reps;
+    interleave(
+        once,
+        ops,
+        || timed(1, &mut (), |_| (), |_| (0..reps).map(|_| probe_hm_get(&hm, &ids)).sum()),
+        || timed(1, &mut (), |_| (), |_| (0..reps).map(|_| probe_dense_get(&dense, &keys)).sum()),
+    )
+    .print(&format!("get/{n}_shuffled"));
+    // The same map after a `reset` (a nonzero `base`): the other branch of `slot_index`.
+    let mut reset = HandleMap::new(1);
+    reset.insert(0);
+    reset.reset();
+    let reset_ids: Vec<Id> = (0..n as u64).map(|v| reset.insert(v)).collect();
+    let reset_ids: Vec<Id> = order.iter().map(|&i| reset_ids[i]).collect();
+    interleave(
+        once,
+        ops,
+        || {
+            timed(
+                1,
+                &mut (),
+                |_| (),
+                |_| (0..reps).map(|_| probe_hm_get_reset(&reset, &reset_ids)).sum(),
+            )
+        },
+        || timed(1, &mut (), |_| (), |_| (0..reps).map(|_| probe_dense_get(&dense, &keys)).sum()),
+    )
+    .print(&format!("get/{n}_shuffled_reset"));
+    drop(reset);
+    // Both working copies allocated before timing; each run first restores its map into
+    // those warm buffers, untimed.
+    let mut hm_work = hm.clone();
+    let mut dense_work = dense.clone();
+    interleave(
+        once,
+        ops,
+        || timed(reps, &mut hm_work, |w| w.clone_from(&hm), |w| probe_hm_remove(w, &ids)),
+        || timed(reps, &mut dense_work, |w| w.clone_from(&dense), |w| probe_dense_remove(w, &keys)),
+    )
+    .print(&format!("remove/{n}_shuffled"));
+}
+
+fn handle_maps(once: bool) {
+    handle_map_size(once, 100_000, 1);
+    // Under callgrind (`--once`) one pass each: every probe then totals 101,000 operations.
+    handle_map_size(once, 1_000, if once { 1 } else { 1_000 });
 }

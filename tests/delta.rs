@@ -342,13 +342,16 @@ fn each_delta_malformation_gets_its_own_error() {
         panic!("not a patch error: {err}");
     };
     assert_eq!(*id, ids[0]);
-    // The chain of sources goes layer by layer: the delta's error, then the patch's.
-    let delta_error = std::error::Error::source(&err).expect("LoadError::Delta has a source");
-    let delta_error = delta_error.downcast_ref::<DeltaError>().expect("the source is a DeltaError");
-    assert_eq!(LoadError::Delta(delta_error.clone()), err);
+    // `LoadError` is transparent: its words are the delta error's, and its source is the delta
+    // error's own, the patch's error.
+    let LoadError::Delta(delta_error) = &err else { unreachable!() };
     assert_eq!(delta_error.to_string(), err.to_string(), "the wrapper adds no words");
-    let patch_source = std::error::Error::source(delta_error).expect("the patch error is next");
+    let patch_source = std::error::Error::source(&err).expect("the patch error is the source");
     assert_eq!(patch_source.downcast_ref::<datacomp::PatchError>(), Some(patch_error));
+    assert_eq!(
+        std::error::Error::source(delta_error).map(ToString::to_string),
+        Some(patch_error.to_string())
+    );
     assert_eq!(
         edit(&|b| b.copy_within(slots.start + 12..slots.start + 24, slots.start)),
         Some(LoadError::Delta(DeltaError::Change {

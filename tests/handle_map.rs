@@ -198,6 +198,59 @@ proptest! {
         }
     }
 
+    /// Near misses of every handle ever issued (each single bit flipped, the next
+    /// generations with and without the free bit, the index one off) on maps that were reset 0 to 2 times: `slot_index` has one branch
+    /// for a map whose handles start at index 0 and one for a map whose `base` a reset
+    /// raised. Every lookup agrees with the list of live handles, and `remove` removes
+    /// exactly the live ones.
+    #[test]
+    fn near_miss_handles_resolve_only_when_live_with_and_without_a_base(
+        resets in 0..3usize,
+        count in 1..40usize,
+        removals in prop::collection::vec(any::<prop::sample::Index>(), 0..20),
+        reinserts in 0..20usize,
+    ) {
+        let mut map = HandleMap::new(3);
+        let mut issued = Vec::new();
+        for _ in 0..resets {
+            issued.extend(map.insert_batch(0..count as u64));
+            map.reset();
+        }
+        issued.extend(map.insert_batch(0..count as u64));
+        for i in &removals {
+            map.remove(issued[i.index(issued.len())]);
+        }
+        issued.extend(map.insert_batch(100..100 + reinserts as u64));
+        let live: Vec<Id> = map.ids().collect();
+        let mut probes = vec![Id::NULL];
+        for id in &issued {
+            let bits = id.to_bits();
+            probes.extend((0..64).map(|b| Id::from_bits(bits ^ 1 << b)));
+            // The slot's next generations, with and without the free bit (a freed slot
+            // holds its next generation and the free bit).
+            for next in [1_u64 << 32, 2 << 32] {
+                let next = bits.wrapping_add(next);
+                probes.extend([next, next | 1 << 63].map(Id::from_bits));
+            }
+            probes.push(Id::from_bits(bits.wrapping_add(1)));
+            probes.push(Id::from_bits(bits.wrapping_sub(1)));
+            probes.push(*id);
+        }
+        for &probe in &probes {
+            let is_live = live.contains(&probe);
+            prop_assert_eq!(map.get(probe).is_some(), is_live, "get {}", probe);
+            prop_assert_eq!(map.contains(probe), is_live, "contains {}", probe);
+            prop_assert_eq!(map.try_get(probe).is_ok(), is_live, "try_get {}", probe);
+            if let Some(&value) = map.get(probe) {
+                prop_assert_eq!(map.as_slice()[map.dense_index(probe).unwrap()], value);
+            }
+        }
+        let mut copy = map.clone();
+        let removed = probes.iter().filter(|&&p| copy.remove(p).is_some()).count();
+        prop_assert_eq!(removed, live.len(), "each live handle removed once, no other");
+        prop_assert!(copy.is_empty());
+    }
+
     #[test]
     fn id_display_parses_back(bits in any::<u64>()) {
         let id = Id::from_bits(bits);
@@ -532,4 +585,59 @@ fn serde_rejects_an_inconsistent_map() {
     let id: Id =
         serde_json::from_str(&serde_json::to_string(&map.id_at(0).unwrap()).unwrap()).unwrap();
     assert_eq!(back.get(id), map.get(id));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Break it
+
+/// The lookups at their largest: a million items; ten million random handles and three near
+/// misses of every handle (a flipped free bit, the next generation, the next index) against
+/// the set of live ones, for both branches of the slot lookup (a fresh map, and one reset
+/// first); then every handle removed twice, in shuffled order. Run in release:
+/// `cargo test --release --test handle_map -- --ignored break_it`.
+#[test]
+#[ignore = "a million items and ten million forged handles: seconds in release, minutes in debug"]
+fn break_it_a_million_items_and_ten_million_forged_handles() {
+    use std::collections::HashSet;
+    let n = 1_000_000_u64;
+    for resets in [0, 1] {
+        let mut map = HandleMap::new(7);
+        for _ in 0..resets {
+            map.insert_batch(0..n);
+            map.reset();
+        }
+        let ids = map.insert_batch(0..n);
+        let live: HashSet<Id> = ids.iter().copied().collect();
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut resolved = 0;
+        for _ in 0..10_000_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let forged = Id::from_bits(state);
+            let got = map.get(forged);
+            assert_eq!(got.is_some(), live.contains(&forged), "{forged}");
+            resolved += usize::from(got.is_some());
+        }
+        assert_eq!(resolved, 0, "random bits name none of a million live handles");
+        for &id in &ids {
+            let bits = id.to_bits();
+            for miss in [bits | 1 << 63, bits + (1 << 32), bits + 1] {
+                let miss = Id::from_bits(miss);
+                assert_eq!(map.get(miss).is_some(), live.contains(&miss), "{miss}");
+            }
+            assert_eq!(map.get(id), Some(&(u64::from(id.index()) - u64::from(ids[0].index()))));
+        }
+        let mut order = ids.clone();
+        for i in (1..order.len()).rev() {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            order.swap(i, (state % (i as u64 + 1)) as usize);
+        }
+        let removed = order.iter().filter(|&&id| map.remove(id).is_some()).count();
+        assert_eq!(removed, ids.len());
+        assert!(order.iter().all(|&id| map.remove(id).is_none()), "a second remove finds nothing");
+        assert!(map.is_empty());
+    }
 }

@@ -84,7 +84,7 @@ fn a_lazy_view_reads_what_a_full_view_reads() {
 }
 
 #[test]
-fn opening_checks_the_index_and_spans_but_no_blob() {
+fn opening_checks_the_index_but_no_blob() {
     let (store, ids) = world(300, 1);
     let good = store.to_bytes();
     let (arena_at, _) = arena(&good);
@@ -117,14 +117,35 @@ fn opening_checks_the_index_and_spans_but_no_blob() {
         assert_eq!(lazy.get(id).unwrap().unwrap(), store.get(id).unwrap());
     }
 
-    // A span out of the arena is found at the open.
+    // An end offset past the arena (format 1.3) is found at the first read of the entities
+    // whose blob it bounds; the full view refuses the file.
+    let dense: Vec<Id> = store.iter().map(|(id, _)| id).collect();
     let mut bytes = good.clone();
-    let (_, items, _) = table(&good).into_iter().find(|e| e.0 == 2).unwrap();
-    bytes[items..items + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+    let (_, ends, _) = table(&good).into_iter().find(|e| e.0 == 14).unwrap();
+    let end_of_second = u32::from_le_bytes(bytes[ends + 4..ends + 8].try_into().unwrap());
+    bytes[ends..ends + 4].copy_from_slice(&u32::MAX.to_le_bytes());
     reseal(&mut bytes);
     let words = aligned(&bytes);
-    let err = StoreView::lazy(as_bytes(&words, bytes.len())).unwrap_err();
-    assert!(matches!(err, LoadError::Store(StoreError::SpanOutOfArena { .. })), "{err}");
+    let bytes = as_bytes(&words, bytes.len());
+    let (_, arena_len) = arena(bytes);
+    let past = LoadError::Store(StoreError::SpanOutOfArena {
+        id: dense[0],
+        offset: 0,
+        words: u32::MAX,
+        arena_words: arena_len as u64 / 4,
+    });
+    assert_eq!(StoreView::new(bytes).unwrap_err(), past);
+    let lazy = StoreView::lazy(bytes).expect("the open reads no end offset");
+    assert_eq!(lazy.get(dense[0]).unwrap_err(), past);
+    let decrease = LoadError::Store(StoreError::EndsDecrease {
+        id: dense[1],
+        start: u32::MAX,
+        end: end_of_second,
+    });
+    assert_eq!(lazy.get(dense[1]).unwrap_err(), decrease);
+    for &id in &dense[2..] {
+        assert_eq!(lazy.get(id).unwrap().unwrap(), store.get(id).unwrap());
+    }
 }
 
 proptest! {

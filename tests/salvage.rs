@@ -109,21 +109,30 @@ fn unreadable_headers_and_indexes_are_errors() {
         Err(LoadError::File(FileError::Truncated { .. }))
     ));
     let mut bytes = good.clone();
-    let (_, items, _) = table(&good).into_iter().find(|e| e.0 == 2).unwrap();
-    bytes[items] ^= 1;
+    let (_, ends, _) = table(&good).into_iter().find(|e| e.0 == 14).unwrap();
+    bytes[ends] ^= 1;
     assert!(matches!(
         Store::salvage(&bytes),
-        Err(LoadError::File(FileError::Crc { section: "index items", .. }))
+        Err(LoadError::File(FileError::Crc { section: "index ends", .. }))
     ));
-    // Overlapping spans (resealed): both entities are lost, the others kept.
+    // The first entity's end moved to the third's (resealed): the second ends before it
+    // starts, and the first and third overlap. The three are lost, the others kept.
     let mut bytes = good.clone();
-    let second = u32::from_le_bytes(bytes[items + 8..items + 12].try_into().unwrap());
-    bytes[items..items + 4].copy_from_slice(&second.to_le_bytes());
+    let end = |b: &[u8], i: usize| {
+        u32::from_le_bytes(b[ends + 4 * i..ends + 4 * i + 4].try_into().unwrap())
+    };
+    let (second, third) = (end(&good, 1), end(&good, 2));
+    bytes[ends..ends + 4].copy_from_slice(&third.to_le_bytes());
     reseal(&mut bytes);
     let salvage = Store::salvage(&bytes).unwrap();
-    let ids: Vec<Id> = store.iter().map(|(id, _)| id).take(2).collect();
-    assert_eq!(salvage.lost.len(), 2, "{:?}", salvage.lost);
+    let ids: Vec<Id> = store.iter().map(|(id, _)| id).take(3).collect();
+    assert_eq!(salvage.lost.len(), 3, "{:?}", salvage.lost);
     assert_eq!(salvage.lost.iter().map(|(id, _)| *id).collect::<Vec<_>>(), ids);
+    let decrease =
+        LoadError::Store(StoreError::EndsDecrease { id: ids[1], start: third, end: second });
+    assert_eq!(salvage.lost[1].1, decrease);
+    let overlap = LoadError::Store(StoreError::SpansOverlap { first: ids[0], second: ids[2] });
+    assert_eq!((&salvage.lost[0].1, &salvage.lost[2].1), (&overlap, &overlap));
     assert!(salvage.store == minus(&store, &salvage.lost));
 }
 

@@ -38,7 +38,13 @@ fn assert_same(a: &Store, b: &Store, live: &[Id], dead: &[Id]) {
     for &id in dead {
         assert!(b.get(id).is_none(), "stale handles stay stale");
     }
-    assert_eq!(a.stats(), b.stats());
+    // A save holds no garbage: the loaded store's arena is the original's live blobs.
+    let (a, b) = (a.stats(), b.stats());
+    assert_eq!(
+        (a.entities, a.live_bytes, a.slack_bytes),
+        (b.entities, b.live_bytes, b.slack_bytes)
+    );
+    assert_eq!((b.garbage_bytes, b.arena_bytes), (0, a.arena_bytes - a.garbage_bytes));
 }
 
 #[test]
@@ -174,7 +180,8 @@ fn describe_reads_the_header_and_table_a_load_checks() {
         assert_eq!(s.crc, crc32fast::hash(&bytes[offset..offset + len]), "{}", s.name);
     }
     let arena = info.sections.iter().find(|s| s.name == "arena").unwrap();
-    assert_eq!(arena.len as usize, store.stats().arena_bytes);
+    let stats = store.stats();
+    assert_eq!(arena.len as usize, stats.arena_bytes - stats.garbage_bytes, "no garbage saved");
     // A file that fails the first checks fails them here too, with the same error.
     let mut bad = bytes.clone();
     bad[40] ^= 1;
@@ -182,7 +189,7 @@ fn describe_reads_the_header_and_table_a_load_checks() {
     assert!(datacomp::save::describe(&bytes[..31]).is_err());
 }
 
-const ITEMS: u32 = 2;
+const ENDS: u32 = 14;
 const ARENA: u32 = 5;
 
 #[test]
@@ -242,27 +249,34 @@ fn each_malformation_gets_its_own_error() {
         Some(LoadError::File(FileError::Padding { offset: padding as u64 }))
     );
 
-    // Spans: live[0] is the entity at dense index 0 (its span is the items section's first).
-    let (items, _) = section(&good, ITEMS);
+    // End offsets: live[0] is the entity at dense index 0 (its end is the section's first),
+    // live[1] at dense index 1.
+    let (ends, ends_len) = section(&good, ENDS);
+    assert_eq!(ends_len, 4 * store.len());
     let arena_words = (arena_len / 4) as u64;
-    let span_offset = u32_at(&good, items);
-    let span_words = u32_at(&good, items + 4);
+    let span_words = u32_at(&good, ends);
+    let past = arena_words as u32 + 1;
     assert_eq!(
-        edit(&|b| b[items + 4..items + 8].copy_from_slice(&(arena_words as u32).to_le_bytes())),
+        edit(&|b| b[ends..ends + 4].copy_from_slice(&past.to_le_bytes())),
         Some(LoadError::Store(StoreError::SpanOutOfArena {
             id: live[0],
-            offset: span_offset,
-            words: arena_words as u32,
-            arena_words,
+            offset: 0,
+            words: past,
+            arena_words
         }))
     );
-    // Give the second entity the first one's span: both blobs are valid, and they overlap.
+    // The second entity's end before its start, the first's end.
+    let before = span_words - 1;
     assert_eq!(
-        edit(&|b| b.copy_within(items..items + 8, items + 8)),
-        Some(LoadError::Store(StoreError::SpansOverlap { first: live[0], second: live[1] }))
+        edit(&|b| b[ends + 4..ends + 8].copy_from_slice(&before.to_le_bytes())),
+        Some(LoadError::Store(StoreError::EndsDecrease {
+            id: live[1],
+            start: span_words,
+            end: before
+        }))
     );
     // A blob whose key count claims more than its span holds.
-    let blob_start = arena + 4 * span_offset as usize;
+    let blob_start = arena;
     assert_eq!(
         edit(&|b| b[blob_start..blob_start + 4].copy_from_slice(&1000_u32.to_le_bytes())),
         Some(LoadError::Store(StoreError::Blob {
@@ -512,8 +526,8 @@ fn a_handle_base_that_leaves_no_room_is_refused() {
                    a reset gives, and could leave no index for new handles";
     assert_eq!(err.to_string(), message);
     assert_eq!(inner.to_string(), message);
-    let source = std::error::Error::source(&err).expect("the handle map's error is the source");
-    assert_eq!(source.downcast_ref::<HandleMapError>(), Some(&inner));
+    // Transparent: the wrapper's source is the handle map error's own (it has none).
+    assert!(std::error::Error::source(&err).is_none());
 }
 
 /// `bytes` with its key-name section replaced by one name, `pointer`, under `key`, as the flat
@@ -635,4 +649,273 @@ fn a_compacted_save_holds_no_name_of_a_removed_key() {
     assert_eq!(loaded.key_names().map(|(_, n)| n).collect::<Vec<_>>(), ["name"]);
     assert_eq!(store.key_names().len(), 1, "the store forgot it too");
     assert_eq!(loaded.get(id).unwrap().get_str("name"), Some("Bob"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Format 1.3's index: end offsets, empty blobs of zero bytes, identity handle maps.
+
+const META: u32 = 3;
+const SLOTS: u32 = 4;
+
+/// An operation on a store, for the model test of format 1.3's index.
+#[derive(Clone, Debug)]
+enum Edit {
+    /// A sheet of `keys` floats (0: the empty blob, as an import of `{}` makes it).
+    Insert {
+        keys: u8,
+    },
+    InsertEmpty,
+    /// Removes the entity at this position of the live ones: the handle map leaves its
+    /// identity state.
+    Remove(prop::sample::Index),
+    /// Grows the entity at this position: it moves to the arena's end, leaving garbage.
+    Grow(prop::sample::Index),
+    /// Removes every entity (their slots' generations bumped).
+    Clear,
+    Compact,
+}
+
+fn edit() -> impl Strategy<Value = Edit> {
+    prop_oneof![
+        4 => (0_u8..6).prop_map(|keys| Edit::Insert { keys }),
+        2 => Just(Edit::InsertEmpty),
+        1 => any::<prop::sample::Index>().prop_map(Edit::Remove),
+        2 => any::<prop::sample::Index>().prop_map(Edit::Grow),
+        1 => Just(Edit::Clear),
+        1 => Just(Edit::Compact),
+    ]
+}
+
+/// Reads `bytes` every way there is and checks each against `model` (every handle ever
+/// issued: live ones with their blob, the others absent).
+fn assert_every_reader_matches(bytes: &[u8], model: &[(Id, Option<Blob>)]) {
+    let words: Vec<u64> =
+        bytes.chunks(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
+    let aligned = &zerocopy::IntoBytes::as_bytes(words.as_slice())[..bytes.len()];
+    let store = Store::from_bytes(bytes).unwrap();
+    let view = StoreView::new(aligned).unwrap();
+    let lazy = StoreView::lazy(aligned).unwrap();
+    let salvage = Store::salvage(bytes).unwrap();
+    assert!(salvage.lost.is_empty() && salvage.damaged.is_empty());
+    assert_eq!(salvage.store, store);
+    let live = model.iter().filter(|(_, b)| b.is_some()).count();
+    assert_eq!((store.len(), view.len(), lazy.len()), (live, live, live));
+    for (id, blob) in model {
+        match blob {
+            Some(blob) => {
+                assert_eq!(store.get(*id).unwrap(), *blob, "{id}");
+                assert_eq!(view.get(*id).unwrap(), *blob, "{id}");
+                assert_eq!(lazy.get(*id).unwrap().unwrap(), *blob, "{id}");
+            }
+            None => {
+                assert!(store.get(*id).is_none() && view.get(*id).is_none(), "{id}");
+                assert!(!lazy.contains(*id) && lazy.get(*id).unwrap().is_none(), "{id}");
+            }
+        }
+    }
+    let dense: Vec<Id> = store.iter().map(|(id, _)| id).collect();
+    assert_eq!(view.iter().map(|(id, _)| id).collect::<Vec<_>>(), dense);
+    assert_eq!(lazy.iter().map(|(id, _)| id).collect::<Vec<_>>(), dense);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    /// Model test: random stores (inserts, empty entities, removals, moves, clears,
+    /// compactions) saved and read back by `Store::from_bytes`, `StoreView::new`,
+    /// `StoreView::lazy` and `Store::salvage` equal a model of every handle issued; a store
+    /// that never left its identity state saves no meta or slot bytes, the others save
+    /// them in full; an empty entity costs its 4-byte end and no arena byte; a save of the
+    /// loaded store is the same bytes.
+    #[test]
+    fn every_reader_reads_a_1_3_save_as_the_store_it_was(
+        edits in prop::collection::vec(edit(), 0..60),
+    ) {
+        let mut store = Store::new();
+        let mut model: Vec<(Id, Option<Blob>)> = Vec::new();
+        let mut identity = true;
+        for (step, edit) in edits.into_iter().enumerate() {
+            let live: Vec<usize> = (0..model.len()).filter(|&i| model[i].1.is_some()).collect();
+            match edit {
+                Edit::Insert { keys } => {
+                    const NAMES: [&str; 6] = ["k0", "k1", "k2", "k3", "k4", "k5"];
+                    let blob: Blob = NAMES[..usize::from(keys)]
+                        .iter()
+                        .zip(0_u16..)
+                        .map(|(&name, k)| (name, f32::from(k) + step as f32))
+                        .collect();
+                    model.push((store.insert(&blob), Some(blob)));
+                }
+                Edit::InsertEmpty => model.push((store.insert_empty(), Some(Blob::new()))),
+                Edit::Remove(at) if !live.is_empty() => {
+                    let i = live[at.index(live.len())];
+                    prop_assert!(store.remove(model[i].0));
+                    model[i].1 = None;
+                    identity = false;
+                }
+                Edit::Grow(at) if !live.is_empty() => {
+                    let i = live[at.index(live.len())];
+                    let text = "g".repeat(40 + step);
+                    store.get_mut(model[i].0).unwrap().set("bio", text.as_str());
+                    model[i].1.as_mut().unwrap().set("bio", text.as_str());
+                }
+                Edit::Clear => {
+                    store.clear();
+                    model.iter_mut().for_each(|(_, blob)| *blob = None);
+                    identity &= model.is_empty();
+                }
+                Edit::Compact => store.compact(),
+                Edit::Remove(_) | Edit::Grow(_) => {}
+            }
+        }
+        let bytes = store.to_bytes();
+        assert_every_reader_matches(&bytes, &model);
+        let (_, meta) = section(&bytes, META);
+        let (_, slots) = section(&bytes, SLOTS);
+        let (_, ends) = section(&bytes, ENDS);
+        let (_, arena) = section(&bytes, ARENA);
+        prop_assert_eq!(ends, 4 * store.len());
+        if identity {
+            prop_assert_eq!((meta, slots), (0, 0));
+        } else if !model.is_empty() {
+            prop_assert_eq!(meta, 4 * store.len());
+            prop_assert!(slots >= 8 * store.len() && slots > 0);
+        }
+        let empties = store.iter().filter(|(_, b)| b.as_bytes() == [0, 0, 0, 0, 8, 0, 0, 0]).count();
+        let stats = store.stats();
+        prop_assert_eq!(arena, stats.arena_bytes - stats.garbage_bytes - 8 * empties);
+        let loaded = Store::from_bytes(&bytes).unwrap();
+        prop_assert_eq!(loaded.to_bytes(), bytes, "a loaded 1.3 save writes back the same bytes");
+    }
+}
+
+/// A save's index header (section 1), for editing: (offset of the header in the file).
+fn index_header(bytes: &[u8]) -> usize {
+    section(bytes, 1).0
+}
+
+/// Every reader's error for `bytes`, which must be one and the same.
+fn error_of(bytes: &[u8]) -> LoadError {
+    let store = Store::from_bytes(bytes).unwrap_err();
+    assert_eq!(StoreView::new(bytes).unwrap_err(), store, "view");
+    assert_eq!(StoreView::lazy(bytes).unwrap_err(), store, "lazy view");
+    assert_eq!(Store::salvage(bytes).unwrap_err(), store, "salvage");
+    store
+}
+
+#[test]
+fn a_1_3_index_header_that_contradicts_itself_is_refused_by_every_reader() {
+    // A fresh store: an identity map, its meta and slots left out.
+    let mut fresh = Store::new();
+    for i in 0..5_u8 {
+        fresh.insert_entries([("hp", f32::from(i))]);
+    }
+    fresh.insert_empty();
+    let identity = fresh.to_bytes();
+    assert_eq!((section(&identity, META).1, section(&identity, SLOTS).1), (0, 0));
+    let at = index_header(&identity);
+    assert_eq!(u32_at(&identity, at), 1 | (1 << 16), "type id 1, flags IDENTITY");
+    let edit = |bytes: &[u8], offset: usize, value: u32| {
+        let mut bytes = bytes.to_vec();
+        bytes[offset..offset + 4].copy_from_slice(&value.to_le_bytes());
+        reseal(&mut bytes);
+        bytes
+    };
+    let map = |e: HandleMapError| LoadError::HandleMap(e);
+    // An identity map with a free list.
+    assert_eq!(
+        error_of(&edit(&identity, at + 16, 0)),
+        map(HandleMapError::Identity { field: "free list", found: 0, expected: u32::MAX })
+    );
+    assert_eq!(
+        error_of(&edit(&identity, at + 20, 3)),
+        map(HandleMapError::Identity { field: "free list", found: 3, expected: u32::MAX })
+    );
+    // An identity map whose slot count is not its item count.
+    assert_eq!(
+        error_of(&edit(&identity, at + 12, 7)),
+        map(HandleMapError::Identity { field: "slots", found: 7, expected: 6 })
+    );
+    // An unknown flag.
+    assert_eq!(
+        error_of(&edit(&identity, at, 1 | (3 << 16))),
+        map(HandleMapError::Flags { flags: 3 })
+    );
+    // A count past what the sections hold: no overflow, the size is wrong.
+    let huge = edit(&edit(&identity, at + 8, u32::MAX - 2), at + 12, u32::MAX - 2);
+    assert_eq!(
+        error_of(&huge),
+        map(HandleMapError::SectionSize {
+            section: "items",
+            expected: 4 * u64::from(u32::MAX - 2),
+            found: 24
+        })
+    );
+    // The ends' item size must be 4.
+    assert_eq!(
+        error_of(&edit(&identity, at + 24, 8)),
+        map(HandleMapError::SectionSize { section: "item size", expected: 4, found: 8 })
+    );
+
+    // A map that removed (slots saved in full), flagged as an identity map: its meta and
+    // slots are present where an identity map has none.
+    let mut churned = fresh.clone();
+    let gone = churned.iter().map(|(id, _)| id).nth(1).unwrap();
+    churned.remove(gone);
+    churned.insert_empty(); // reuses the slot: as many slots as items, at generation 1
+    let full = churned.to_bytes();
+    let at = index_header(&full);
+    assert_eq!(section(&full, META).1, 4 * 6);
+    assert_eq!(
+        error_of(&edit(&full, at, 1 | (1 << 16))),
+        map(HandleMapError::SectionSize { section: "meta", expected: 0, found: 24 })
+    );
+}
+
+#[test]
+fn ends_that_decrease_or_pass_the_arena_are_refused_by_every_full_reader() {
+    let mut store = Store::new();
+    let ids: Vec<Id> = (0..4_u8).map(|i| store.insert_entries([("hp", f32::from(i))])).collect();
+    let empty = store.insert_empty();
+    let bytes = store.to_bytes();
+    let (ends, _) = section(&bytes, ENDS);
+    let (_, arena) = section(&bytes, ARENA);
+    let end = |i: usize| u32_at(&bytes, ends + 4 * i);
+    // The empty entity ends where the one before it does: it has no bytes.
+    assert_eq!(end(4), end(3));
+    assert_eq!(end(3) as usize * 4, arena);
+    let edit = |i: usize, value: u32| {
+        let mut bad = bytes.clone();
+        bad[ends + 4 * i..ends + 4 * i + 4].copy_from_slice(&value.to_le_bytes());
+        reseal(&mut bad);
+        bad
+    };
+    let full_error = |bytes: &[u8]| {
+        let error = Store::from_bytes(bytes).unwrap_err();
+        assert_eq!(StoreView::new(bytes).unwrap_err(), error);
+        error
+    };
+    let arena_words = (arena / 4) as u64;
+    // The last end past the arena.
+    assert_eq!(
+        full_error(&edit(4, end(3) + 1)),
+        LoadError::Store(StoreError::SpanOutOfArena {
+            id: empty,
+            offset: end(3),
+            words: 1,
+            arena_words
+        })
+    );
+    // The second end before the first.
+    assert_eq!(
+        full_error(&edit(1, end(0) - 1)),
+        LoadError::Store(StoreError::EndsDecrease { id: ids[1], start: end(0), end: end(0) - 1 })
+    );
+    // The first end at 0: the first entity becomes empty, and the second's blob holds the
+    // first's bytes too, with its header where the first's was: a valid blob of the first's
+    // keys, in a span twice its size. Everything reads; the content moved.
+    let shifted = edit(0, 0);
+    let loaded = Store::from_bytes(&shifted).unwrap();
+    assert!(loaded.get(ids[0]).unwrap().is_empty());
+    assert_eq!(loaded.get(ids[1]).unwrap(), store.get(ids[0]).unwrap());
 }

@@ -138,7 +138,31 @@ impl<const N: usize> Layout<N> {
         }
         Layout { minor, sections, ..self }
     }
+
+    /// This layout as format `minor` (1.2 or before) wrote it, with the index's spans
+    /// ([`REPLACED`]) in the slot of the end offsets that replaced them in format 1.3.
+    #[cfg(test)]
+    pub(crate) const fn with_spans(self, minor: u16) -> Layout<N> {
+        let mut sections = self.sections;
+        let mut i = 0;
+        while i < N {
+            if sections[i].0 == REPLACED[1].2 {
+                sections[i] = (REPLACED[1].0, REPLACED[1].1);
+            }
+            i += 1;
+        }
+        Layout { minor, sections, ..self }
+    }
 }
+
+/// The section of a save's index items as end offsets (format 1.3): the end of each entity's
+/// blob in the arena, in words, one little-endian `u32` per entity in dense order; blob `i`
+/// is the arena's words `end[i - 1]..end[i]` (from 0 for the first).
+pub(crate) const ENDS: (u32, &str) = (14, "index ends");
+
+/// The section kind of a save's index items as spans (format 1.2 and before): an offset and a
+/// length, `u32` each, per entity in dense order.
+pub(crate) const SPANS_KIND: u32 = 2;
 
 /// A full save: a store's index and arena.
 pub(crate) const SAVE: Layout<6> = Layout {
@@ -146,7 +170,7 @@ pub(crate) const SAVE: Layout<6> = Layout {
     minor: FORMAT_MINOR,
     sections: [
         (1, "index header"),
-        (2, "index items"),
+        ENDS,
         (3, "index meta"),
         (4, "index slots"),
         (5, "arena"),
@@ -200,9 +224,11 @@ pub(crate) const DELTA: Layout<6> = Layout {
 /// crc covers them in that form): a delta read with such names is written back the same way.
 pub(crate) const DELTA_LIST: Layout<6> = DELTA.with_names_list(1);
 
-/// Sections of format 1.0 that a later one replaced: each stands in the slot of its
-/// successor (the key names' flat list where the key tree is now).
-const REPLACED: [(u32, &str, u32); 1] = [(LIST_KIND, "key names", TREE_KIND)];
+/// Sections of an older format that a later one replaced: each stands in the slot of its
+/// successor (format 1.0's key names as a flat list where the key tree is now; format 1.2's
+/// index spans where the end offsets are now).
+const REPLACED: [(u32, &str, u32); 2] =
+    [(LIST_KIND, "key names", TREE_KIND), (SPANS_KIND, "index items", ENDS.0)];
 
 /// A file that passed [`parse`]: its header, its section table, and the known sections, in
 /// the order of its kind's list.
@@ -377,7 +403,7 @@ pub struct SectionInfo {
 /// assert_eq!(
 ///     names,
 ///     [
-///         "index header", "index items", "index meta", "index slots", "arena", "key tree",
+///         "index header", "index ends", "index meta", "index slots", "arena", "key tree",
 ///         "arena crcs",
 ///     ]
 /// );

@@ -108,6 +108,23 @@ pub enum HandleMapError {
         /// The link after it (`u32::MAX` ends the list).
         next: u32,
     },
+    /// The header's flags hold a bit this build does not know.
+    Flags {
+        /// The flags found.
+        flags: u16,
+    },
+    /// A header flagged as an identity map (slot `i` holds item `i`, every generation the
+    /// first, no free list: [`RawHeader::IDENTITY`](crate::RawHeader::IDENTITY)) whose counts
+    /// or free list say otherwise.
+    Identity {
+        /// Which field disagrees: `"slots"` (the slot count is not the item count) or
+        /// `"free list"` (its head or tail is not `u32::MAX`).
+        field: &'static str,
+        /// The value found.
+        found: u32,
+        /// The value an identity map has.
+        expected: u32,
+    },
 }
 
 impl fmt::Display for HandleMapError {
@@ -148,6 +165,16 @@ impl fmt::Display for HandleMapError {
                 f,
                 "handle map: free list step {step} names slot {slot}, which is not one of the \
                  {free} free slots"
+            ),
+            HandleMapError::Flags { flags } => {
+                write!(
+                    f,
+                    "handle map: header flags {flags:#06x} hold a bit this build does not know"
+                )
+            }
+            HandleMapError::Identity { field, found, expected } => write!(
+                f,
+                "handle map: flagged as an identity map, but its {field} is {found}, not {expected}"
             ),
             HandleMapError::FreeListEnd { free, tail, last, next } => write!(
                 f,

@@ -22,6 +22,7 @@ use std::ops::{Index, IndexMut};
 pub use error::HandleMapError;
 pub use id::{Id, ParseIdError};
 pub(crate) use raw::HandleMapView;
+pub(crate) use raw::check_header;
 pub use raw::{RawHandleMap, RawHeader};
 
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
@@ -404,11 +405,29 @@ impl<T> HandleMap<T> {
 
     /// The slot that `id` names: its index less `base`; past every slot if the index is
     /// below `base` (it wraps: `base + slots <= u32::MAX`) or `id` has the free bit, which is
-    /// kept in the subtraction for that (one `and` here saves two in the liveness test).
+    /// kept in the slot number for that (one `and` here saves two in the liveness test).
+    ///
+    /// A map that was never [`reset`](HandleMap::reset) (nor loaded with a nonzero `base`)
+    /// takes the first branch: its slot number is the handle's index and free bit, one `and`.
+    /// The branch is the same on every call, so a loop over handles is unswitched on it and
+    /// its body loses the subtraction; small enough, the compiler then unrolls it as it does
+    /// `DenseSlotMap::get`'s. The second branch is written so that the compiler cannot prove
+    /// it equal to the first when `base` is 0 (a wrapping `index_and_free - base` it can, and
+    /// folds the branch away): a checked subtraction, whose underflow (an index below `base`)
+    /// gives `u64::MAX`, past every slot as the wrapped difference was. It costs a map with a
+    /// nonzero `base` one conditional move a lookup.
     #[inline]
     fn slot_index(&self, id: Id) -> usize {
-        let index_and_free = id.to_bits() & (Slot::FREE | 0xffff_ffff);
-        usize::try_from(index_and_free.wrapping_sub(u64::from(self.base))).unwrap_or(usize::MAX)
+        let bits = id.to_bits();
+        let slot = if self.base == 0 {
+            bits & (Slot::FREE | 0xffff_ffff)
+        } else {
+            (bits & (Slot::FREE | 0xffff_ffff))
+                .checked_sub(u64::from(self.base))
+                .unwrap_or(u64::MAX)
+        };
+        // A no-op on 64-bit targets; on narrower ones a number past every slot saturates.
+        usize::try_from(slot).unwrap_or(usize::MAX)
     }
 
     /// As [`live_slot`](HandleMap::live_slot), with the reason when `id` is not live.
@@ -600,7 +619,12 @@ impl<T> HandleMap<T> {
     fn push_free(&mut self, slot: u32) {
         // An empty list's tail, NONE, is past every slot: one test for both.
         match self.slots.get_mut(self.free_tail as usize) {
-            Some(tail) => *tail = tail.with_index(slot),
+            // The tail's index is NONE (all ones): flipping the bits that `slot` lacks writes
+            // `slot` in one xor, where `with_index` masks and ors.
+            Some(tail) => {
+                debug_assert_eq!(tail.index(), NONE);
+                *tail = Slot(tail.0 ^ u64::from(!slot));
+            }
             None => self.free_head = slot,
         }
         self.free_tail = slot;
@@ -619,13 +643,33 @@ impl<T> HandleMap<T> {
     /// assert_eq!(map.remove(id), None);
     /// ```
     pub fn remove(&mut self, id: Id) -> Option<T> {
-        // One lookup of the slot: its entry is freed from the copy read here.
-        let slot = self.slot_index(id);
-        let entry = *self.slots.get(slot)?;
+        // One lookup of the slot: its entry is read, and freed, through the one reference
+        // taken here. Not `slot_index`: no loop of removes is unrolled, so its branch on
+        // `base` would only add instructions here.
+        let index_and_free = id.to_bits() & (Slot::FREE | 0xffff_ffff);
+        let slot = index_and_free.wrapping_sub(u64::from(self.base));
+        let slot = usize::try_from(slot).unwrap_or(usize::MAX);
+        let at = self.slots.get_mut(slot)?;
+        let entry = *at;
         let dense = usize::try_from(entry.dense_for_unfreed(id)).unwrap_or(usize::MAX);
         if dense >= self.items.len() {
             return None;
         }
+        let freed = entry.freed();
+        *at = freed;
+        // INVARIANT: `slot` < `slots.len()` <= u32::MAX.
+        Some(self.remove_live(slot as u32, freed, dense))
+    }
+
+    /// Takes out the live item at `dense`, whose slot `slot` the caller has just freed (it
+    /// holds `freed`): moves the last item into `dense`, and links `slot` to the free list
+    /// unless it is retired.
+    ///
+    /// Not inlined: inlined into a caller's loop, with the lookup, its dozen live values
+    /// spilled and shuffled between registers (75 instructions a remove in `query_min`'s
+    /// loop; `DenseSlotMap::remove`, 55, is not inlined either).
+    #[inline(never)]
+    fn remove_live(&mut self, slot: u32, freed: Slot, dense: usize) -> T {
         let value = self.items.swap_remove(dense);
         // `meta` is as long as `items` was: its last entry is the slot of the item that moved
         // into `dense` (none if the removed item was the last).
@@ -633,20 +677,20 @@ impl<T> HandleMap<T> {
             && let Some(at) = self.meta.get_mut(dense)
         {
             *at = moved;
+            // The moved item's slot holds its old dense index, the last one (`items.len()`
+            // now): one xor turns it into `dense`.
+            let last = self.items.len() as u32;
             if let Some(moved) = self.slots.get_mut(moved as usize) {
-                *moved = moved.with_index(dense as u32);
+                debug_assert_eq!(moved.index(), last);
+                *moved = Slot(moved.0 ^ u64::from(last ^ dense as u32));
             }
         }
-        let freed = entry.freed();
-        if let Some(at) = self.slots.get_mut(slot) {
-            *at = freed;
-        }
         if freed.generation() != RETIRED {
-            self.push_free(slot as u32);
+            self.push_free(slot);
         }
         // The item moved from the end may belong anywhere: sorting starts over.
         self.defrag = Defrag::default();
-        Some(value)
+        value
     }
 
     /// Removes the items of every live handle in `ids`; returns how many it removed.
@@ -735,6 +779,11 @@ impl<T> HandleMap<T> {
     /// Old handles still never resolve: new handles start at the index after every slot the
     /// map had, and an older index is stale. When the 32-bit index space runs low, `reset`
     /// falls back to `clear`, which reuses slots under new generations.
+    ///
+    /// A reset map (its slot 0 past index 0) looks its handles up through one more instruction
+    /// than a map that was never reset (about 1.3x [`get`](HandleMap::get)'s time on a hot
+    /// loop, BENCHMARKS.md "Issue 18, third pass"); [`clear`](HandleMap::clear) keeps the
+    /// faster path, at the cost of visiting every slot.
     ///
     /// # Examples
     ///

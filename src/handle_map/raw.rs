@@ -17,8 +17,8 @@ use super::{Defrag, HandleMap, Id, MAX_BASE, NONE, RETIRED, Slot};
 pub struct RawHeader {
     /// The map's type id.
     pub type_id: U16,
-    /// Zero.
-    pub reserved: U16,
+    /// Zero, or [`RawHeader::IDENTITY`] (from format 1.3 of a save; zero before).
+    pub flags: U16,
     /// Index of slot 0 in handles (raised by `reset`).
     pub base: U32,
     /// Number of items.
@@ -34,6 +34,30 @@ pub struct RawHeader {
     pub item_size: U32,
 }
 
+impl RawHeader {
+    /// Flag of a map in its identity state: slot `i` holds item `i` for every `i`, every slot
+    /// at the first generation, no free slot (a map that never removed an item, since it was
+    /// made or last reset). Its `meta` and `slots` sections are then left out (empty), its
+    /// slot count is its item count, its free list empty, and a reader rebuilds them.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{HandleMap, RawHandleMap, RawHeader};
+    ///
+    /// let mut map = HandleMap::new(2);
+    /// let ids = map.insert_batch([10_u64, 20, 30]);
+    /// let full = map.as_raw();
+    /// let mut header = full.header;
+    /// header.flags.set(RawHeader::IDENTITY);
+    /// let identity = RawHandleMap { header, meta: &[], slots: &[], ..full };
+    /// let copy: HandleMap<u64> = HandleMap::from_raw(&identity).unwrap();
+    /// assert_eq!(copy[ids[2]], 30);
+    /// assert_eq!(copy.as_raw().slots, full.slots);
+    /// ```
+    pub const IDENTITY: u16 = 1;
+}
+
 /// A [`HandleMap`]'s whole state as a header and three byte sections, written and read with no
 /// per-item encoding.
 ///
@@ -42,6 +66,9 @@ pub struct RawHeader {
 /// - `slots`: `slots` little-endian `u64`s, each the bits of the handle its slot would issue,
 ///   with the index replaced by the item's dense index (live) or the next free slot (free bit
 ///   set).
+///
+/// A header flagged [`RawHeader::IDENTITY`] has empty `meta` and `slots`: both follow from
+/// the item count.
 ///
 /// # Examples
 ///
@@ -92,26 +119,43 @@ struct Fields {
     base: u32,
     free_head: u32,
     free_tail: u32,
+    /// Flagged [`RawHeader::IDENTITY`]: `meta` and `slots` are left out, implied by the count.
+    identity: bool,
+}
+
+/// The checks of the fixed fields for a map of `len` items in `slot_count` slots.
+fn check_fields(fields: Fields, len: u64, slot_count: u64) -> Result<(), HandleMapError> {
+    let Fields { type_id, base, .. } = fields;
+    if type_id > Id::MAX_TYPE_ID {
+        return Err(HandleMapError::TypeId { type_id });
+    }
+    if base > MAX_BASE {
+        return Err(HandleMapError::Base { base, max: MAX_BASE });
+    }
+    if u64::from(base) + slot_count > u64::from(u32::MAX) || len >= u64::from(u32::MAX) - 1 {
+        return Err(HandleMapError::IndexSpace { base, slots: slot_count });
+    }
+    Ok(())
+}
+
+/// The meta and slot arrays of an identity map of `len` items (see [`RawHeader::IDENTITY`]).
+fn identity_parts(len: usize, type_id: u16) -> (Vec<u32>, Vec<Slot>) {
+    // `len` is below 2^32 - 1: `check_fields` passed.
+    let meta = (0..len as u32).collect();
+    let slots = (0..len as u32).map(|i| Slot::live(i, 0, type_id)).collect();
+    (meta, slots)
 }
 
 /// Checks every invariant of a handle map's state, wherever it lives: owned vectors (cast to
 /// these little-endian slices at no cost) or sections of a file read in place.
 fn check(fields: Fields, len: usize, meta: &[U32], slots: &[U64]) -> Result<(), HandleMapError> {
-    let Fields { type_id, base, free_head, free_tail } = fields;
-    if type_id > Id::MAX_TYPE_ID {
-        return Err(HandleMapError::TypeId { type_id });
-    }
+    let Fields { type_id, free_head, free_tail, .. } = fields;
     let len = len as u64;
     if meta.len() as u64 != len {
         return Err(HandleMapError::Meta { items: len, meta: meta.len() as u64 });
     }
-    if base > MAX_BASE {
-        return Err(HandleMapError::Base { base, max: MAX_BASE });
-    }
     let slot_count = slots.len() as u64;
-    if u64::from(base) + slot_count > u64::from(u32::MAX) || len >= u64::from(u32::MAX) - 1 {
-        return Err(HandleMapError::IndexSpace { base, slots: slot_count });
-    }
+    check_fields(fields, len, slot_count)?;
     let slot_at = |s: usize| slots.get(s).map(|bits| Slot(bits.get()));
     let mut live = 0_u64;
     let mut retired = 0_u64;
@@ -154,11 +198,23 @@ fn check(fields: Fields, len: usize, meta: &[U32], slots: &[U64]) -> Result<(), 
     Ok(())
 }
 
+/// Checks the header's flags, item size and each section's size against the header's
+/// counts, as [`HandleMap::from_raw`] and a view do first: for an owner that reads the items
+/// its own way (a save's end offsets) before it builds the map.
+pub(crate) fn check_header(raw: &RawHandleMap<'_>, item_size: usize) -> Result<(), HandleMapError> {
+    check_sizes(raw, item_size).map(|_| ())
+}
+
 /// Checks the header's item size and each section's size against the header's counts.
 fn check_sizes(raw: &RawHandleMap<'_>, item_size: usize) -> Result<Fields, HandleMapError> {
     let header = &raw.header;
     let item_size = item_size as u64;
-    if u64::from(header.item_size.get()) != item_size || header.reserved.get() != 0 {
+    let flags = header.flags.get();
+    if flags & !RawHeader::IDENTITY != 0 {
+        return Err(HandleMapError::Flags { flags });
+    }
+    let identity = flags & RawHeader::IDENTITY != 0;
+    if u64::from(header.item_size.get()) != item_size {
         let found = u64::from(header.item_size.get());
         return Err(HandleMapError::SectionSize {
             section: "item size",
@@ -168,10 +224,22 @@ fn check_sizes(raw: &RawHandleMap<'_>, item_size: usize) -> Result<Fields, Handl
     }
     let len = u64::from(header.len.get());
     let slots = u64::from(header.slots.get());
+    if identity {
+        let checks = [
+            ("slots", header.slots.get(), header.len.get()),
+            ("free list", header.free_head.get(), NONE),
+            ("free list", header.free_tail.get(), NONE),
+        ];
+        if let Some((field, found, expected)) = checks.into_iter().find(|&(_, f, e)| f != e) {
+            return Err(HandleMapError::Identity { field, found, expected });
+        }
+    }
+    // An identity map's meta and slots are left out.
+    let kept = u64::from(!identity);
     let sizes = [
         ("items", raw.items, len * item_size),
-        ("meta", raw.meta, len * 4),
-        ("slots", raw.slots, slots * 8),
+        ("meta", raw.meta, kept * len * 4),
+        ("slots", raw.slots, kept * slots * 8),
     ];
     for (section, bytes, expected) in sizes {
         if bytes.len() as u64 != expected {
@@ -187,6 +255,7 @@ fn check_sizes(raw: &RawHandleMap<'_>, item_size: usize) -> Result<Fields, Handl
         base: header.base.get(),
         free_head: header.free_head.get(),
         free_tail: header.free_tail.get(),
+        identity,
     })
 }
 
@@ -194,7 +263,7 @@ impl<T> HandleMap<T> {
     /// Checks every invariant of `parts` and builds the map.
     fn from_parts(parts: Parts<T>) -> Result<HandleMap<T>, HandleMapError> {
         let Parts { type_id, base, free_head, free_tail, items, meta, slots } = parts;
-        let fields = Fields { type_id, base, free_head, free_tail };
+        let fields = Fields { type_id, base, free_head, free_tail, identity: false };
         let (meta_le, slots_le): (&[U32], &[U64]) =
             (zerocopy::transmute_ref!(meta.as_slice()), zerocopy::transmute_ref!(slots.as_slice()));
         check(fields, items.len(), meta_le, slots_le)?;
@@ -217,7 +286,13 @@ impl<T> HandleMap<T> {
 #[derive(Clone, Copy)]
 pub(crate) struct HandleMapView<'a> {
     base: u32,
-    // INVARIANT: with `slots`, passes `check`.
+    type_id: u16,
+    /// Number of items.
+    len: usize,
+    /// An identity map ([`RawHeader::IDENTITY`]): `meta` and `slots` are empty, and handles
+    /// are answered arithmetically.
+    identity: bool,
+    // INVARIANT: empty for an identity map, else `len` entries that with `slots` pass `check`.
     meta: &'a [U32],
     slots: &'a [U64],
 }
@@ -231,24 +306,40 @@ impl<'a> HandleMapView<'a> {
         let size_error = |section| HandleMapError::SectionSize { section, expected: 0, found: 0 };
         let meta = <[U32]>::ref_from_bytes(raw.meta).map_err(|_| size_error("meta"))?;
         let slots = <[U64]>::ref_from_bytes(raw.slots).map_err(|_| size_error("slots"))?;
-        check(fields, meta.len(), meta, slots)?;
-        Ok(HandleMapView { base: fields.base, meta, slots })
+        let len = raw.header.len.get() as usize;
+        if fields.identity {
+            // O(1): nothing per item to check.
+            check_fields(fields, len as u64, len as u64)?;
+        } else {
+            check(fields, meta.len(), meta, slots)?;
+        }
+        let (base, type_id, identity) = (fields.base, fields.type_id, fields.identity);
+        Ok(HandleMapView { base, type_id, len, identity, meta, slots })
     }
 
     /// Number of items.
     pub(crate) fn len(self) -> usize {
-        self.meta.len()
+        self.len
     }
 
     /// The dense index of `id`, if it is live.
     pub(crate) fn dense_index(self, id: Id) -> Option<usize> {
+        if self.identity {
+            let dense = id.index().wrapping_sub(self.base) as usize;
+            // `base + len` fits in 32 bits (`check_fields`), so `base + dense` does.
+            let live = dense < self.len && id == Id::new(self.base + dense as u32, 0, self.type_id);
+            return live.then_some(dense);
+        }
         let slot = Slot(self.slots.get(id.index().wrapping_sub(self.base) as usize)?.get());
         let dense = usize::try_from(slot.dense_for(id)).ok()?;
-        (dense < self.meta.len()).then_some(dense)
+        (dense < self.len).then_some(dense)
     }
 
-    /// The handle of the item at `dense`.
+    /// The handle of the item at `dense` (below `len`).
     pub(crate) fn id_at(self, dense: usize) -> Id {
+        if self.identity {
+            return Id::new(self.base + dense as u32, 0, self.type_id);
+        }
         let slot = self.meta[dense].get();
         Slot(self.slots[slot as usize].get()).id(self.base + slot)
     }
@@ -273,7 +364,7 @@ impl<T: IntoBytes + FromBytes + Immutable + KnownLayout> HandleMap<T> {
         RawHandleMap {
             header: RawHeader {
                 type_id: U16::new(self.type_id),
-                reserved: U16::ZERO,
+                flags: U16::ZERO,
                 base: U32::new(self.base),
                 len: U32::new(self.items.len() as u32),
                 slots: U32::new(self.slots.len() as u32),
@@ -295,9 +386,24 @@ impl<T: IntoBytes + FromBytes + Immutable + KnownLayout> HandleMap<T> {
     ///
     /// A [`HandleMapError`] that says which section and which slot or item is wrong.
     pub fn from_raw(raw: &RawHandleMap<'_>) -> Result<HandleMap<T>, HandleMapError> {
-        let Fields { type_id, base, free_head, free_tail } = check_sizes(raw, size_of::<T>())?;
+        let fields = check_sizes(raw, size_of::<T>())?;
+        let Fields { type_id, base, free_head, free_tail, identity } = fields;
         let len = raw.header.len.get() as usize;
         let slots = raw.header.slots.get() as usize;
+        if identity {
+            check_fields(fields, len as u64, len as u64)?;
+            let (meta, slots) = identity_parts(len, type_id);
+            let items = copy_aligned::<T>(raw.items, len);
+            return HandleMap::from_parts(Parts {
+                type_id,
+                base,
+                free_head,
+                free_tail,
+                items,
+                meta,
+                slots,
+            });
+        }
         HandleMap::from_parts(Parts {
             type_id,
             base,
@@ -307,6 +413,32 @@ impl<T: IntoBytes + FromBytes + Immutable + KnownLayout> HandleMap<T> {
             meta: copy_aligned::<u32>(raw.meta, len),
             slots: copy_aligned::<Slot>(raw.slots, slots),
         })
+    }
+}
+
+impl<T> HandleMap<T> {
+    /// Whether the map is in its identity state ([`RawHeader::IDENTITY`]): slot `i` holds item
+    /// `i`, every generation the first, no free slot. O(items).
+    pub(crate) fn is_identity(&self) -> bool {
+        self.free_head == NONE
+            && self.slots.len() == self.items.len()
+            && self.meta.iter().enumerate().all(|(i, &m)| m as usize == i)
+            && (0_u32..).zip(&self.slots).all(|(i, &s)| s == Slot::live(i, 0, self.type_id))
+    }
+}
+
+impl<T: IntoBytes + FromBytes + Immutable + KnownLayout> HandleMap<T> {
+    /// As [`as_raw`](HandleMap::as_raw), with the `meta` and `slots` sections left out and the
+    /// header flagged [`RawHeader::IDENTITY`] when the map is in its identity state: what a save
+    /// writes.
+    pub(crate) fn as_raw_compact(&self) -> RawHandleMap<'_> {
+        let mut raw = self.as_raw();
+        if self.is_identity() {
+            raw.header.flags = U16::new(RawHeader::IDENTITY);
+            raw.meta = &[];
+            raw.slots = &[];
+        }
+        raw
     }
 }
 
@@ -406,5 +538,39 @@ mod tests {
         }
         // The 7 live handles, each found once among the probes and once among `ids`.
         assert_eq!(live, 7 + 4);
+    }
+
+    /// An identity map's view (no meta, no slots: handles answered arithmetically) resolves
+    /// exactly the handles the map does, and reads back into an equal map; the map leaves the
+    /// identity state at its first removal, and a reset (a raised base) keeps it.
+    #[test]
+    fn an_identity_view_resolves_exactly_the_handles_the_map_does() {
+        let mut map = HandleMap::new(5);
+        map.insert_batch(0..3_u64);
+        map.reset();
+        let ids = map.insert_batch(10..16_u64);
+        assert!(map.is_identity());
+        let raw = map.as_raw_compact();
+        assert_eq!(raw.header.flags.get(), RawHeader::IDENTITY);
+        assert!(raw.meta.is_empty() && raw.slots.is_empty());
+        let view = HandleMapView::new(&raw, size_of::<u64>()).expect("an identity map's sections");
+        let mut live = 0;
+        for id in probes(&map).into_iter().chain(ids.iter().copied()) {
+            assert_eq!(view.dense_index(id), map.dense_index(id), "{id:?}");
+            if let Some(dense) = view.dense_index(id) {
+                assert_eq!(view.id_at(dense), id);
+                live += 1;
+            }
+        }
+        assert_eq!(live, 6 + 6);
+        let copy: HandleMap<u64> = HandleMap::from_raw(&raw).unwrap();
+        assert_eq!(copy.as_raw().slots, map.as_raw().slots);
+        assert_eq!(copy.as_raw().meta, map.as_raw().meta);
+        assert_eq!(copy.as_raw().header, map.as_raw().header);
+        map.remove(ids[5]);
+        assert!(!map.is_identity(), "a removal leaves a free slot");
+        assert_eq!(map.as_raw_compact().header.flags.get(), 0);
+        map.insert(16);
+        assert!(!map.is_identity(), "the reused slot is at generation 1");
     }
 }

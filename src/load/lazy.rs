@@ -5,10 +5,9 @@ use std::sync::atomic::{AtomicU8, Ordering};
 
 use zerocopy::IntoBytes;
 
-use super::{ArenaCrc, check_crc, check_span_bounds, finish};
+use super::{ArenaCrc, Spans, blob_at, check_crc, check_span_bounds, decrease, finish};
 use crate::blob::layout;
 use crate::handle_map::HandleMapView;
-use crate::store::Span;
 use crate::{BlobRef, Id, LoadError, StoreError};
 
 /// What is known of a chunk or a blob of a [`LazyStoreView`]: not checked yet, good, or bad.
@@ -19,12 +18,21 @@ const BAD: u8 = 2;
 /// A save file opened in place with every blob left unchecked until it is read: see
 /// [`StoreView::lazy`](crate::StoreView::lazy).
 ///
-/// Opening checks the header, the section table (and every section's crc but the arena's),
-/// the index, and that every span lies inside the arena with no two overlapping: O(entities),
-/// with no walk of the arena. A read of an entity checks the crcs of the arena chunks its
-/// span lies in (a format 1.0 save, with one crc for the whole arena, checks it whole at the
-/// first read) and its blob, once: what was found is remembered, so a second read costs a
-/// lookup. Bad bytes in one entity do not keep the others from being read.
+/// Opening checks the header, the section table (and every section's crc but the arena's)
+/// and the index. A save of format 1.3 whose handle map is in its identity state (a store
+/// that never removed an entity) opens with no work per entity but the crc of its index
+/// section and a byte of state: its handles are answered arithmetically, and each blob's two
+/// end offsets are checked at its first read. An older save, or one whose handle map had
+/// removals, has its handle map checked, and (1.2 and before) every span inside the arena with
+/// no two overlapping: O(entities), with no walk of the arena.
+///
+/// A read of an entity checks the crcs of the arena chunks its blob lies in (a format 1.0
+/// save, with one crc for the whole arena, checks it whole at the first read) and its blob,
+/// once: what was found is remembered, so a second read costs a lookup. Bad bytes in one
+/// entity do not keep the others from being read. A lazy view checks each blob it reads, not
+/// the order of every end offset: of a format 1.3 save whose ends decrease somewhere it does
+/// not read, it may hand out two blobs that share arena words (read-only, each valid), where
+/// [`StoreView::new`](crate::StoreView::new) refuses the file.
 ///
 /// ```text
 ///  bytes:  header │ table │ index … │ arena: │ chunk 0 │ chunk 1 │ chunk 2 │ … │ arena crcs
@@ -53,8 +61,9 @@ const BAD: u8 = 2;
 /// ```
 pub struct LazyStoreView<'a> {
     index: HandleMapView<'a>,
-    // INVARIANT: one span per item of `index`, each inside `arena`, no two overlapping.
-    spans: &'a [Span],
+    // INVARIANT: one span per item of `index`; spans (format 1.2) each inside `arena`, no two
+    // overlapping; end offsets (1.3) checked for each blob on its first read.
+    spans: Spans<'a>,
     arena: &'a [u32],
     crc: ArenaCrc<'a>,
     /// Per chunk of the arena (one for a whole-arena crc): UNCHECKED, GOOD or BAD.
@@ -67,7 +76,9 @@ impl<'a> LazyStoreView<'a> {
     /// Opens `bytes`: see [`StoreView::lazy`](crate::StoreView::lazy).
     pub(crate) fn new(bytes: &'a [u8]) -> Result<LazyStoreView<'a>, LoadError> {
         let super::InPlace { index, spans, arena, arena_crc, .. } = super::in_place(bytes)?;
-        check_span_bounds(spans, arena.len(), &|d| index.id_at(d))?;
+        if let Spans::Spans(spans) = spans {
+            check_span_bounds(spans, arena.len(), &|d| index.id_at(d))?;
+        }
         let chunks = match arena_crc {
             ArenaCrc::Whole { .. } => 1,
             ArenaCrc::Chunks { crcs, .. } => crcs.len(),
@@ -90,8 +101,9 @@ impl<'a> LazyStoreView<'a> {
     ///
     /// [`FileError::ChunkCrc`](crate::FileError::ChunkCrc) (or
     /// [`FileError::Crc`](crate::FileError::Crc) for a format 1.0 save) if a chunk the blob
-    /// lies in does not match its crc, [`StoreError::Blob`] if the
-    /// blob is malformed.
+    /// lies in does not match its crc, [`StoreError::Blob`] if the blob is malformed; for a
+    /// format 1.3 save, [`StoreError::SpanOutOfArena`] if the blob's end offset is past the
+    /// arena, [`StoreError::EndsDecrease`] if it comes before the end of the blob before.
     ///
     /// # Examples
     ///
@@ -141,12 +153,21 @@ impl<'a> LazyStoreView<'a> {
 
     /// The blob at dense index `dense`, checked.
     fn blob_at(&self, dense: usize) -> Result<BlobRef<'a>, LoadError> {
-        // INVARIANT (new): the span is inside the arena.
-        let span = self.spans[dense];
-        let words = &self.arena[span.range()];
         if self.blobs[dense].load(Ordering::Relaxed) == GOOD {
-            return Ok(BlobRef::from_valid(words));
+            // Checked at its first read: inside the arena, its end not before its start.
+            return Ok(blob_at(self.arena, self.spans.range(dense)));
         }
+        let span = self.spans.span(dense).map_err(|bad| decrease(self.index.id_at(dense), bad))?;
+        let Some(words) = self.arena.get(span.range()) else {
+            let (offset, words) = (span.offset() as u32, span.words() as u32);
+            let (id, arena_words) = (self.index.id_at(dense), self.arena.len() as u64);
+            return Err(LoadError::Store(StoreError::SpanOutOfArena {
+                id,
+                offset,
+                words,
+                arena_words,
+            }));
+        };
         let bytes = self.arena.as_bytes();
         let (start, end) = (span.offset() * 4, (span.offset() + span.words()) * 4);
         match self.crc {
@@ -160,10 +181,12 @@ impl<'a> LazyStoreView<'a> {
             }
         }
         let mut scratch = layout::Scratch::default();
-        match layout::validate(words, &mut scratch) {
+        // A zero-length blob is the empty blob (format 1.3).
+        let valid = if words.is_empty() { Ok(()) } else { layout::validate(words, &mut scratch) };
+        match valid {
             Ok(()) => {
                 self.blobs[dense].store(GOOD, Ordering::Relaxed);
-                Ok(BlobRef::from_valid(words))
+                Ok(blob_at(self.arena, span.range()))
             }
             Err(error) => {
                 self.blobs[dense].store(BAD, Ordering::Relaxed);
@@ -180,7 +203,7 @@ impl<'a> LazyStoreView<'a> {
         }
         let bytes = self.arena.as_bytes();
         let report = check_crc(bytes, range, self.crc, |_| {});
-        let result = finish([report], self.crc, &[], &|_| unreachable!("no spans"));
+        let result = finish([report], self.crc, Spans::Spans(&[]), &|_| unreachable!("no spans"));
         let state = if result.is_ok() { GOOD } else { BAD };
         self.chunks[chunk].store(state, Ordering::Relaxed);
         result

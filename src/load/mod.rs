@@ -29,11 +29,12 @@ use zerocopy::little_endian::U32;
 use zerocopy::{FromBytes, IntoBytes};
 
 use crate::blob::layout;
-use crate::handle_map::HandleMapView;
+use crate::file::container::ENDS;
+use crate::handle_map::{HandleMapView, RawHandleMap, RawHeader};
 use crate::names::KeyNames;
 use crate::save::{KEY_HASH_FX32_BYTES, SaveParts, index_and_arena};
 use crate::store::Span;
-use crate::{FileError, Id, LoadError, StoreError, UpgradeError};
+use crate::{BlobRef, FileError, HandleMapError, Id, LoadError, StoreError, UpgradeError};
 
 pub use lazy::LazyStoreView;
 pub use salvage::Salvage;
@@ -51,7 +52,7 @@ const PART_BYTES: usize = 512 << 10;
 pub(crate) struct InPlace<'a> {
     pub(crate) names: KeyNames,
     pub(crate) index: HandleMapView<'a>,
-    pub(crate) spans: &'a [Span],
+    pub(crate) spans: Spans<'a>,
     pub(crate) arena_bytes: &'a [u8],
     pub(crate) arena: &'a [u32],
     pub(crate) arena_crc: ArenaCrc<'a>,
@@ -70,16 +71,21 @@ pub(crate) fn view_names(parts: &SaveParts<'_>) -> Result<KeyNames, LoadError> {
 pub(crate) fn in_place(bytes: &[u8]) -> Result<InPlace<'_>, LoadError> {
     let parts = index_and_arena(bytes)?;
     let names = view_names(&parts)?;
-    let SaveParts { arena_crc, index: raw_index, arena: arena_bytes, .. } = parts;
-    let index = HandleMapView::new(&raw_index, size_of::<Span>())?;
-    // Span is unaligned, and the items section's size was checked against the count.
-    let spans = <[Span]>::ref_from_bytes(raw_index.items).map_err(|_| {
-        LoadError::Store(StoreError::SectionSize {
-            section: "index items",
-            expected: (index.len() * size_of::<Span>()) as u64,
-            found: raw_index.items.len() as u64,
-        })
-    })?;
+    let SaveParts { arena_crc, index: raw_index, arena: arena_bytes, items_kind, .. } = parts;
+    let ends = items_kind == ENDS.0;
+    let item_size = if ends { size_of::<U32>() } else { size_of::<Span>() };
+    let index = HandleMapView::new(&raw_index, item_size)?;
+    // Span and U32 are unaligned, and the items section's size was checked against the count.
+    let size_error = LoadError::Store(StoreError::SectionSize {
+        section: if ends { ENDS.1 } else { "index items" },
+        expected: (index.len() * item_size) as u64,
+        found: raw_index.items.len() as u64,
+    });
+    let spans = if ends {
+        Spans::Ends(<[U32]>::ref_from_bytes(raw_index.items).map_err(|_| size_error.clone())?)
+    } else {
+        Spans::Spans(<[Span]>::ref_from_bytes(raw_index.items).map_err(|_| size_error.clone())?)
+    };
     let arena = <[u32]>::ref_from_bytes(arena_bytes).map_err(|_| {
         LoadError::Store(StoreError::Misaligned {
             section: "arena",
@@ -87,6 +93,155 @@ pub(crate) fn in_place(bytes: &[u8]) -> Result<InPlace<'_>, LoadError> {
         })
     })?;
     Ok(InPlace { names, index, spans, arena_bytes, arena, arena_crc })
+}
+
+/// Where each entity's blob lies in a save's arena, as its index holds them, in dense order.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Spans<'a> {
+    /// Format 1.2 and before: each blob's first word and length.
+    Spans(&'a [Span]),
+    /// Format 1.3: each blob's end, in words; blob `d` starts where blob `d - 1` ends (the
+    /// first at 0), so ends that never decrease prove no two blobs overlap. A zero-length
+    /// blob is the empty blob.
+    Ends(&'a [U32]),
+}
+
+impl Spans<'_> {
+    /// Number of entities.
+    pub(crate) fn len(self) -> usize {
+        match self {
+            Spans::Spans(spans) => spans.len(),
+            Spans::Ends(ends) => ends.len(),
+        }
+    }
+
+    /// The span of the blob at `dense` (below `len`), or `Err((start, end))` when its end
+    /// comes before its start (the ends decrease there).
+    #[inline]
+    pub(crate) fn span(self, dense: usize) -> Result<Span, (u32, u32)> {
+        match self {
+            Spans::Spans(spans) => Ok(spans[dense]),
+            Spans::Ends(ends) => {
+                let start = dense.checked_sub(1).map_or(0, |before| ends[before].get());
+                let end = ends[dense].get();
+                match end.checked_sub(start) {
+                    Some(words) => Ok(Span::new(start as usize, words as usize)),
+                    None => Err((start, end)),
+                }
+            }
+        }
+    }
+
+    /// The arena range of the blob at `dense`, whose span was checked ([`Spans::span`]).
+    #[inline]
+    pub(crate) fn range(self, dense: usize) -> Range<usize> {
+        self.span(dense).map_or(0..0, Span::range)
+    }
+}
+
+/// The error of a blob at `dense` whose end comes before its start.
+pub(crate) fn decrease(id: Id, (start, end): (u32, u32)) -> LoadError {
+    LoadError::Store(StoreError::EndsDecrease { id, start, end })
+}
+
+/// The blob at `range` of a checked arena: a zero-length one is the empty blob.
+#[inline]
+pub(crate) fn blob_at(arena: &[u32], range: Range<usize>) -> BlobRef<'_> {
+    if range.is_empty() {
+        BlobRef::from_valid(&layout::EMPTY)
+    } else {
+        BlobRef::from_valid(&arena[range])
+    }
+}
+
+/// A save's index with its items as spans, for a [`HandleMap`](crate::HandleMap) of them: a
+/// format 1.3 index's end offsets turned into spans, with each entity whose end comes before
+/// its start given an empty span and listed (dense index, start, end).
+pub(crate) struct OwnedSpans<'a> {
+    /// The end offsets, as the file holds them: what a load checks, as a view does.
+    pub(crate) ends: Spans<'a>,
+    pub(crate) header: RawHeader,
+    pub(crate) spans: Vec<Span>,
+    pub(crate) decreasing: Decreasing,
+}
+
+/// Each entity of a format 1.3 index whose end comes before its start: its dense index, and
+/// its start and end.
+pub(crate) type Decreasing = Vec<(usize, (u32, u32))>;
+
+impl OwnedSpans<'_> {
+    /// The raw index with these spans as its items.
+    pub(crate) fn raw<'a>(&'a self, raw: &RawHandleMap<'a>) -> RawHandleMap<'a> {
+        RawHandleMap { header: self.header, items: self.spans.as_bytes(), ..*raw }
+    }
+}
+
+/// The spans of a format 1.3 index, whose items section (of kind `items_kind`) holds end
+/// offsets; `None` for an older index, whose items are spans already.
+///
+/// # Errors
+///
+/// [`HandleMapError::SectionSize`] (as [`LoadError::HandleMap`]) if the header's item size
+/// is not 4 or the section does not hold one end per item, and the other checks of the
+/// index header that a view makes first.
+pub(crate) fn owned_spans<'a>(
+    raw: &RawHandleMap<'a>,
+    items_kind: u32,
+) -> Result<Option<OwnedSpans<'a>>, LoadError> {
+    if items_kind != ENDS.0 {
+        return Ok(None);
+    }
+    // The checks a view makes first, in the same order: the same error for the same file.
+    crate::handle_map::check_header(raw, size_of::<U32>())?;
+    let mut header = raw.header;
+    let len = u64::from(header.len.get());
+    let ends = <[U32]>::ref_from_bytes(raw.items).ok().filter(|e| e.len() as u64 == len);
+    let ends = ends.ok_or(HandleMapError::SectionSize {
+        section: "items",
+        expected: len * 4,
+        found: raw.items.len() as u64,
+    })?;
+    let ends = Spans::Ends(ends);
+    let mut decreasing = Vec::new();
+    let spans = (0..ends.len())
+        .map(|d| {
+            ends.span(d).unwrap_or_else(|bad| {
+                decreasing.push((d, bad));
+                Span::new(bad.0 as usize, 0)
+            })
+        })
+        .collect();
+    header.item_size = U32::new(size_of::<Span>() as u32);
+    Ok(Some(OwnedSpans { ends, header, spans, decreasing }))
+}
+
+/// Gives each entity of a loaded store whose span is empty (a format 1.3 empty blob) the
+/// empty blob's words, appended to the arena: a store's spans each hold a blob.
+///
+/// # Errors
+///
+/// [`StoreError::SectionSize`] for the arena if the empty blobs would take it past its limit
+/// of 2^32 words (a file of 16 GiB).
+pub(crate) fn fill_empties<'s>(
+    spans: impl Iterator<Item = &'s mut Span>,
+    words: &mut Vec<u32>,
+) -> Result<(), LoadError> {
+    for span in spans {
+        if span.words() == 0 {
+            let at = words.len();
+            if crate::store::ArenaFull::check(at + layout::EMPTY.len()).is_err() {
+                let (expected, found) = (u64::from(u32::MAX) * 4, (at as u64 + 2) * 4);
+                return Err(LoadError::Store(StoreError::SectionSize {
+                    section: "arena",
+                    expected,
+                    found,
+                }));
+            }
+            words.extend_from_slice(&layout::EMPTY);
+            *span = Span::new(at, layout::EMPTY.len());
+        }
+    }
+    Ok(())
 }
 
 /// How a save's arena bytes are covered by checksums.
@@ -277,7 +432,7 @@ pub(super) fn check_crc(
 /// Checks the spans `dense` of `spans`: each inside `arena` holding a valid blob, and whether
 /// they are in ascending order.
 fn check_part(
-    spans: &[Span],
+    spans: Spans<'_>,
     dense: Range<usize>,
     arena: &[u32],
     id_at: &(impl Fn(usize) -> Id + Sync),
@@ -285,12 +440,12 @@ fn check_part(
     let mut scratch = layout::Scratch::default();
     let mut ascending = true;
     let mut bounds: Option<(usize, usize)> = None;
-    let start = dense.start;
-    for (d, &span) in spans[dense].iter().enumerate() {
+    for d in dense {
+        let span = spans.span(d).map_err(|bad| decrease(id_at(d), bad))?;
         let Some(words) = arena.get(span.range()) else {
             let (offset, words) = (span.offset() as u32, span.words() as u32);
             let arena_words = arena.len() as u64;
-            let id = id_at(start + d);
+            let id = id_at(d);
             return Err(LoadError::Store(StoreError::SpanOutOfArena {
                 id,
                 offset,
@@ -298,8 +453,11 @@ fn check_part(
                 arena_words,
             }));
         };
-        layout::validate(words, &mut scratch)
-            .map_err(|error| LoadError::Store(StoreError::Blob { id: id_at(start + d), error }))?;
+        // A zero-length blob is the empty blob (format 1.3).
+        if !words.is_empty() {
+            layout::validate(words, &mut scratch)
+                .map_err(|error| LoadError::Store(StoreError::Blob { id: id_at(d), error }))?;
+        }
         let (offset, end) = (span.offset(), span.offset() + span.words());
         bounds = match bounds {
             None => Some((offset, end)),
@@ -314,9 +472,14 @@ fn check_part(
 
 /// Checks that no two spans overlap, by sorting them by offset: the general case, for spans
 /// that are not in ascending dense order.
-pub(super) fn check_overlap(spans: &[Span], id_at: &impl Fn(usize) -> Id) -> Result<(), LoadError> {
-    let mut sorted: Vec<(usize, usize, usize)> =
-        spans.iter().enumerate().map(|(d, s)| (s.offset(), s.words(), d)).collect();
+pub(super) fn check_overlap(
+    spans: Spans<'_>,
+    id_at: &impl Fn(usize) -> Id,
+) -> Result<(), LoadError> {
+    // Every span was checked (`check_part`): none decreases.
+    let mut sorted: Vec<(usize, usize, usize)> = (0..spans.len())
+        .filter_map(|d| spans.span(d).ok().map(|s| (s.offset(), s.words(), d)))
+        .collect();
     // By offset; equal offsets in dense order, so that errors name the same pair each time.
     sorted.sort_unstable();
     for pair in sorted.windows(2) {
@@ -338,7 +501,7 @@ pub(crate) fn check_arena(
     bytes: &[u8],
     arena: &[u32],
     crc: ArenaCrc<'_>,
-    spans: &[Span],
+    spans: Spans<'_>,
     id_at: impl Fn(usize) -> Id + Sync,
     threads: Option<usize>,
 ) -> Result<(), LoadError> {
@@ -351,7 +514,7 @@ fn check_arena_on(
     bytes: &[u8],
     arena: &[u32],
     crc: ArenaCrc<'_>,
-    spans: &[Span],
+    spans: Spans<'_>,
     id_at: impl Fn(usize) -> Id + Sync,
 ) -> Result<(), LoadError> {
     let check = |p: usize| {
@@ -376,7 +539,7 @@ pub(crate) fn check_checksums(bytes: &[u8], crc: ArenaCrc<'_>) -> Result<(), Loa
     let reports = on_threads(vec![(); parts], |p, ()| {
         check_crc(bytes, part_range(bytes.len(), unit(crc), p, parts), crc, |_| {})
     });
-    finish(reports, crc, &[], &|_| unreachable!("no spans, no entity to name"))
+    finish(reports, crc, Spans::Spans(&[]), &|_| unreachable!("no spans, no entity to name"))
 }
 
 /// Copies an arena out of `bytes` into new words and checks it as [`check_arena`] does: each
@@ -386,7 +549,7 @@ pub(crate) fn check_checksums(bytes: &[u8], crc: ArenaCrc<'_>) -> Result<(), Loa
 pub(crate) fn copy_arena(
     bytes: &[u8],
     crc: ArenaCrc<'_>,
-    spans: &[Span],
+    spans: Spans<'_>,
     id_at: impl Fn(usize) -> Id + Sync,
     threads: Option<usize>,
 ) -> Result<Vec<u32>, LoadError> {
@@ -398,7 +561,7 @@ fn copy_arena_on(
     parts: usize,
     bytes: &[u8],
     crc: ArenaCrc<'_>,
-    spans: &[Span],
+    spans: Spans<'_>,
     id_at: impl Fn(usize) -> Id + Sync,
 ) -> Result<Vec<u32>, LoadError> {
     let mut words = vec![0_u32; bytes.len() / 4];
@@ -455,7 +618,7 @@ fn copy_arena_on(
 pub(super) fn finish(
     reports: impl IntoIterator<Item = PartReport>,
     crc: ArenaCrc<'_>,
-    spans: &[Span],
+    spans: Spans<'_>,
     id_at: &impl Fn(usize) -> Id,
 ) -> Result<(), LoadError> {
     let mut whole = crc32fast::Hasher::new();
@@ -516,7 +679,7 @@ pub(super) fn check_span_bounds(
         ascending &= span.offset() >= last_end;
         last_end = end;
     }
-    if ascending { Ok(()) } else { check_overlap(spans, id_at) }
+    if ascending { Ok(()) } else { check_overlap(Spans::Spans(spans), id_at) }
 }
 
 #[cfg(test)]
@@ -549,7 +712,7 @@ mod tests {
     /// place and copying: the same answer.
     fn same_on_every_thread_count(store: &Store, arena: &[u32]) -> Result<(), LoadError> {
         let bytes = arena.as_bytes();
-        let spans = store.index().as_slice();
+        let spans = Spans::Spans(store.index().as_slice());
         let id_at = |d| store.index().id_at(d).unwrap_or_default();
         let chunk_crcs: Vec<U32> =
             bytes.chunks(1024).map(|c| U32::new(crc32fast::hash(c))).collect();
@@ -632,7 +795,7 @@ mod tests {
                 arena.as_bytes(),
                 &arena,
                 chunks,
-                store.index().as_slice(),
+                Spans::Spans(store.index().as_slice()),
                 id_at,
             )
             .unwrap_err();

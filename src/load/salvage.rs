@@ -2,8 +2,9 @@
 
 use zerocopy::IntoBytes;
 
-use super::{ArenaCrc, check_crc, finish};
+use super::{ArenaCrc, Spans, check_crc, finish};
 use crate::blob::layout;
+use crate::handle_map::RawHandleMap;
 use crate::names::KeyNames;
 use crate::save::{KEY_HASH_FX32_WORDS, SaveParts, index_and_arena_tolerant};
 use crate::store::Span;
@@ -78,6 +79,7 @@ impl Store {
             names,
             names_kind,
             data_version,
+            items_kind,
             ..
         } = parts;
         // As `Store::from_bytes_with`: key hash 1 was written before the key tree, and its
@@ -89,7 +91,7 @@ impl Store {
                 let tree = (key_hash != KEY_HASH_FX32_WORDS).then(KeyNames::default);
                 (tree, Vec::new())
             });
-        let mut index: HandleMap<Span> = HandleMap::from_raw(&raw_index)?;
+        let (mut index, decreasing) = index_of(&raw_index, items_kind)?;
         let mut words = vec![0_u32; arena.len() / 4];
         words.as_mut_bytes().copy_from_slice(arena);
 
@@ -97,7 +99,8 @@ impl Store {
 
         let spans = index.as_slice();
         let id_at = |d: usize| index.id_at(d).unwrap_or_default();
-        let mut lost: Vec<(usize, LoadError)> = Vec::new();
+        let mut lost: Vec<(usize, LoadError)> =
+            decreasing.into_iter().map(|(d, bad)| (d, super::decrease(id_at(d), bad))).collect();
         let mut scratch = layout::Scratch::default();
         for (d, span) in spans.iter().enumerate() {
             let Some(blob) = words.get(span.range()) else {
@@ -118,7 +121,10 @@ impl Store {
                 lost.push((d, e.clone()));
                 continue;
             }
-            if let Err(error) = layout::validate(blob, &mut scratch) {
+            // A zero-length blob is the empty blob (format 1.3).
+            if let Err(error) = layout::validate(blob, &mut scratch)
+                && !blob.is_empty()
+            {
                 lost.push((d, LoadError::Store(StoreError::Blob { id: id_at(d), error })));
             }
         }
@@ -166,6 +172,7 @@ impl Store {
         for (id, _) in &lost {
             index.remove(*id);
         }
+        super::fill_empties(index.values_mut(), &mut words)?;
         let names = match tree {
             Some(tree) => tree,
             None => crate::upgrade::rehash(&index, &mut words, &old_names, &LoadOptions::new())?,
@@ -173,6 +180,18 @@ impl Store {
         let store = Store::from_parts(index, words, names, data_version);
         Ok(Salvage { store, lost, damaged })
     }
+}
+
+/// The index as a map of spans, and (format 1.3) each entity whose end offset comes before
+/// its start, given an empty span: it is lost.
+fn index_of(
+    raw: &RawHandleMap<'_>,
+    items_kind: u32,
+) -> Result<(HandleMap<Span>, super::Decreasing), LoadError> {
+    let owned = super::owned_spans(raw, items_kind)?;
+    let raw = owned.as_ref().map_or(*raw, |owned| owned.raw(raw));
+    let index = HandleMap::from_raw(&raw)?;
+    Ok((index, owned.map(|owned| owned.decreasing).unwrap_or_default()))
 }
 
 /// Each chunk's verdict, once (one chunk: the whole arena of a format 1.0 save), and the
@@ -185,9 +204,8 @@ fn chunk_verdicts(arena: &[u8], arena_crc: ArenaCrc<'_>) -> (usize, Vec<Result<(
     let verdicts = (0..chunks)
         .map(|c| {
             let range = c * unit..((c + 1) * unit).min(arena.len());
-            finish([check_crc(arena, range, arena_crc, |_| {})], arena_crc, &[], &|_| {
-                unreachable!("no spans")
-            })
+            let report = check_crc(arena, range, arena_crc, |_| {});
+            finish([report], arena_crc, Spans::Spans(&[]), &|_| unreachable!("no spans"))
         })
         .collect();
     (unit, verdicts)

@@ -64,6 +64,15 @@ pub enum StoreError {
         /// Words in the arena.
         arena_words: u64,
     },
+    /// An entity's blob ends before it starts: the index's end offsets (format 1.3) decrease.
+    EndsDecrease {
+        /// The entity.
+        id: Id,
+        /// Where its blob starts, in words: the end of the one before it.
+        start: u32,
+        /// Where its blob ends, in words.
+        end: u32,
+    },
     /// Two entities' spans share arena words.
     SpansOverlap {
         /// The entity whose span starts first.
@@ -119,6 +128,11 @@ impl fmt::Display for StoreError {
             StoreError::SpansOverlap { first, second } => {
                 write!(f, "entities {first} and {second} share arena bytes")
             }
+            StoreError::EndsDecrease { id, start, end } => write!(
+                f,
+                "section 'index ends': entity {id} ends at word {end}, before its start at word \
+                 {start} (where the entity before it ends)"
+            ),
             StoreError::Blob { id, ref error } => write!(f, "entity {id}: {error}"),
             StoreError::Misaligned { section, address } => write!(
                 f,

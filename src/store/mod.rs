@@ -565,7 +565,7 @@ impl Store {
     /// assert_eq!(store.key_name(Key::parse("secret.plan")), None);
     /// ```
     pub fn compact(&mut self) {
-        self.compact_arena();
+        self.compact_arena(true);
         if !self.names.is_empty() {
             let mut used: Vec<Key> = self.iter().flat_map(|(_, blob)| blob.keys()).collect();
             used.sort_unstable();
@@ -579,16 +579,24 @@ impl Store {
         }
     }
 
-    /// Rewrites the arena without garbage, as [`compact`](Store::compact) does, keeping the
-    /// names: what runs on its own when garbage passes half the arena.
-    fn compact_arena(&mut self) {
+    /// Rewrites the arena without garbage, keeping the names: each blob repacked (no hole,
+    /// free space zeroed) for [`compact`](Store::compact), or with `repack` false moved as it
+    /// is, what runs on its own when garbage passes half the arena. A move leaves every blob's
+    /// bytes as they were, so when it runs (which depends on the garbage, and a store loaded
+    /// from a save has none: a save writes the live blobs only) changes no blob, no save and
+    /// no delta's base crc.
+    fn compact_arena(&mut self, repack: bool) {
         let live = self.arena.len() - self.garbage_words;
         let mut arena = vec![0; live];
         let mut end = 0;
         for span in self.index.values_mut() {
             let moved = Span::new(end, span.words());
-            // INVARIANT: a span holds a valid blob, so its used bytes fit in its own size.
-            layout::repack(&self.arena[span.range()], &mut arena[moved.range()]);
+            if repack {
+                // INVARIANT: a span holds a valid blob, so its used bytes fit in its own size.
+                layout::repack(&self.arena[span.range()], &mut arena[moved.range()]);
+            } else {
+                arena[moved.range()].copy_from_slice(&self.arena[span.range()]);
+            }
             end += span.words();
             *span = moved;
         }
@@ -614,7 +622,7 @@ impl Store {
 
     pub(crate) fn compact_if_wasteful(&mut self) {
         if self.arena.len() >= MIN_COMPACT_WORDS && self.garbage_words * 2 > self.arena.len() {
-            self.compact_arena();
+            self.compact_arena(false);
         }
     }
 

@@ -56,6 +56,22 @@ fn main() {
     if let Ok(golden) = fs::read(fixtures.join("world_v1.dcmp")) {
         saves.push(("world_v1", golden));
     }
+    // Format 1.2's index (spans) and 1.3's (end offsets, empty blobs of zero bytes, an
+    // identity handle map's meta and slots left out), from the goldens and built here.
+    for golden in ["world_v4", "world_v5", "world_v5_identity"] {
+        if let Ok(bytes) = fs::read(fixtures.join(format!("{golden}.dcmp"))) {
+            saves.push((golden, bytes));
+        }
+    }
+    let mut empties = store.clone();
+    empties.insert_empty();
+    empties.insert_empty();
+    saves.push(("identity_with_empties", empties.to_bytes()));
+    let mut general = empties.clone();
+    let first = general.iter().map(|(id, _)| id).next().expect("the fixtures hold entities");
+    general.remove(first);
+    general.insert_empty();
+    saves.push(("general_with_empties", general.to_bytes()));
     // Issue 15's regressions: a name of 20,000 segments (export overflowed the stack), and an
     // entity of 5,000 keys (import, equality and patches were quadratic in its keys).
     if let Ok(deep) = fs::read(fixtures.join("deep_name.dcmp")) {
