@@ -58,28 +58,22 @@ fn an_unnamed_key_exported_by_hash_imports_back_as_the_same_key() {
     assert_eq!(blob.get_float(Key::from_raw(42)), Some(7.0));
 }
 
-/// A handle map's raw header with a nonzero `reserved` field is refused as "section 'item
-/// size' is 8 bytes; its header says 8", which contradicts itself; and a wrong item size
-/// reads backwards ("section 'item size' is 4294967295 bytes; its header says 8": the header
-/// says 4294967295, the items are 8 bytes). Not fixed here: `check_sizes` is in
-/// `src/handle_map/raw.rs`, which the save-format work (issues 15 and 17) is changing.
+/// A raw handle-map header whose item size is wrong is refused as "section 'item size' is
+/// 4294967295 bytes; its header says 8", which reads backwards: the header says 4294967295,
+/// and the items are 8 bytes. (A nonzero `reserved` field was refused as "section 'item size'
+/// is 8 bytes; its header says 8"; format 1.3 made that field `flags`, with its own error.)
+/// Not fixed here: `check_sizes` is in `src/handle_map/raw.rs`, which the save-format work
+/// (issues 15 and 17) changed.
 #[test]
-#[ignore = "defect: a bad reserved field or item size in a raw handle map header gets a contradictory message (reported, not fixed)"]
-fn a_bad_raw_header_field_is_named_with_what_it_holds() {
-    use datacomp::{HandleMap, HandleMapError, RawHandleMap, RawHeader};
-    use zerocopy::little_endian::{U16, U32};
+#[ignore = "defect: a wrong item size in a raw handle map header gets a backwards message (reported, not fixed)"]
+fn a_wrong_item_size_is_named_with_what_the_header_holds() {
+    use datacomp::{HandleMap, RawHandleMap, RawHeader};
+    use zerocopy::little_endian::U32;
 
     let mut map = HandleMap::new(1);
     map.insert(7_u64);
     let raw = map.as_raw();
-    let reserved =
-        RawHandleMap { header: RawHeader { reserved: U16::new(1), ..raw.header }, ..raw };
-    let err = HandleMap::<u64>::from_raw(&reserved).unwrap_err();
-    assert_eq!(err, HandleMapError::SectionSize { section: "reserved", expected: 0, found: 1 });
-    assert_eq!(err.to_string(), "handle map: the header's reserved is 1, not 0");
-
-    let size =
-        RawHandleMap { header: RawHeader { item_size: U32::new(u32::MAX), ..raw.header }, ..raw };
-    let err = HandleMap::<u64>::from_raw(&size).unwrap_err();
+    let header = RawHeader { item_size: U32::new(u32::MAX), ..raw.header };
+    let err = HandleMap::<u64>::from_raw(&RawHandleMap { header, ..raw }).unwrap_err();
     assert_eq!(err.to_string(), "handle map: the header's item size is 4294967295, not 8");
 }
