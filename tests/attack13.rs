@@ -1,0 +1,314 @@
+//! Attacks on save format 1.3 (end offsets, empty blobs, identity handle maps) through every
+//! reader of a save: crafted files resealed, and handles kept across a save.
+
+use datacomp::{HandleMap, HandleMapError, Id, LoadError, Store, StoreError, StoreView};
+
+mod common;
+use common::{reseal, table, u32_at};
+
+const INDEX_HEADER: u32 = 1;
+const ENDS: u32 = 14;
+const META: u32 = 3;
+const SLOTS: u32 = 4;
+const ARENA: u32 = 5;
+const ARENA_CRCS: u32 = 12;
+
+/// The file `bytes` with the sections of `replace` swapped in (by kind), laid out again
+/// (8-aligned), its header's minor version set to `minor` if given, the arena's chunk crcs
+/// recomputed for the new arena, and every crc resealed.
+fn rebuild(bytes: &[u8], replace: &[(u32, Vec<u8>)], minor: Option<u16>) -> Vec<u8> {
+    let entries = table(bytes);
+    let mut sections: Vec<(u32, Vec<u8>)> = entries
+        .iter()
+        .map(|&(kind, offset, len)| {
+            let new = replace.iter().find(|(k, _)| *k == kind).map(|(_, b)| b.clone());
+            (kind, new.unwrap_or_else(|| bytes[offset..offset + len].to_vec()))
+        })
+        .collect();
+    let arena = sections.iter().find(|s| s.0 == ARENA).map(|s| s.1.clone()).unwrap();
+    if let Some(crcs) = sections.iter_mut().find(|s| s.0 == ARENA_CRCS) {
+        let chunk = u32_at(&crcs.1, 0) as usize;
+        let mut section = (chunk as u32).to_le_bytes().to_vec();
+        for c in arena.chunks(chunk) {
+            section.extend_from_slice(&crc32fast::hash(c).to_le_bytes());
+        }
+        crcs.1 = section;
+    }
+    let mut out = bytes[..32].to_vec();
+    if let Some(minor) = minor {
+        out[10..12].copy_from_slice(&minor.to_le_bytes());
+    }
+    let table_end = 32 + 24 * sections.len();
+    let mut at = table_end.next_multiple_of(8);
+    let mut entries_out = Vec::new();
+    for (kind, data) in &sections {
+        entries_out.push((*kind, at, data.len()));
+        at = (at + data.len()).next_multiple_of(8);
+    }
+    out.resize(at, 0);
+    for (i, ((kind, offset, len), (_, data))) in entries_out.iter().zip(&sections).enumerate() {
+        let e = 32 + 24 * i;
+        out[e..e + 4].copy_from_slice(&kind.to_le_bytes());
+        out[e + 8..e + 16].copy_from_slice(&(*offset as u64).to_le_bytes());
+        out[e + 16..e + 24].copy_from_slice(&(*len as u64).to_le_bytes());
+        out[*offset..offset + len].copy_from_slice(data);
+    }
+    let file_len = out.len() as u64;
+    out[16..24].copy_from_slice(&file_len.to_le_bytes());
+    reseal(&mut out);
+    out
+}
+
+fn section_of(bytes: &[u8], kind: u32) -> Vec<u8> {
+    let (_, offset, len) = *table(bytes).iter().find(|e| e.0 == kind).unwrap();
+    bytes[offset..offset + len].to_vec()
+}
+
+fn words(ws: &[u32]) -> Vec<u8> {
+    ws.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+/// An 8-aligned copy, for the views.
+fn aligned(bytes: &[u8]) -> Vec<u64> {
+    let mut out = vec![0_u64; bytes.len().div_ceil(8)];
+    for (i, b) in bytes.iter().enumerate() {
+        out[i / 8] |= u64::from(*b) << (8 * (i % 8));
+    }
+    out
+}
+
+/// What every reader makes of `bytes`: the full readers' one answer (they must agree), and
+/// each lazy read checked against it: a lazy view may defer an error, never hand out a blob
+/// the full view refuses.
+fn readers(bytes: &[u8]) -> Result<Store, LoadError> {
+    let words = aligned(bytes);
+    let bytes = &zerocopy::IntoBytes::as_bytes(words.as_slice())[..bytes.len()];
+    let store = Store::from_bytes(bytes);
+    let view = StoreView::new(bytes);
+    assert_eq!(view.as_ref().err(), store.as_ref().err(), "view and store disagree");
+    let salvage = Store::salvage(bytes);
+    match (&store, StoreView::lazy(bytes)) {
+        (Ok(store), Ok(lazy)) => {
+            assert_eq!(lazy.len(), store.len());
+            for (id, blob) in lazy.iter() {
+                assert_eq!(blob.unwrap(), store.get(id).unwrap(), "{id:?}");
+            }
+            let salvage = salvage.unwrap();
+            assert!(salvage.lost.is_empty(), "{:?}", salvage.lost);
+            assert_eq!(salvage.store.len(), store.len());
+            for (id, blob) in store.iter() {
+                assert_eq!(salvage.store.get(id).unwrap(), blob);
+            }
+        }
+        (Ok(_), Err(lazy)) => panic!("lazy refuses a file the full readers read: {lazy}"),
+        (Err(_), Ok(lazy)) => {
+            // Deferred: whatever it hands out must be what salvage keeps.
+            let salvage = salvage.expect("salvage opens what a lazy view opens");
+            for (id, blob) in lazy.iter() {
+                if let Ok(blob) = blob {
+                    assert_eq!(Some(blob), salvage.store.get(id), "lazy hands out {id:?}");
+                }
+            }
+        }
+        (Err(e), Err(lazy)) => {
+            assert_eq!(&lazy, e, "lazy");
+            assert_eq!(salvage.unwrap_err(), *e, "salvage");
+        }
+    }
+    store
+}
+
+fn fresh(n: usize) -> (Store, Vec<Id>) {
+    let mut store = Store::new();
+    let ids = (0..n).map(|i| store.insert_entries([("hp", i as f32)])).collect();
+    (store, ids)
+}
+
+#[test]
+fn identity_flag_with_meta_or_slots_of_any_size_is_refused_alike() {
+    let (store, _) = fresh(3);
+    let bytes = store.to_bytes();
+    assert!(section_of(&bytes, META).is_empty());
+    for (kind, name) in [(META, "meta"), (SLOTS, "slots")] {
+        for len in [4_usize, 8, 12, 24, 1] {
+            let bad = rebuild(&bytes, &[(kind, vec![0; len])], None);
+            assert_eq!(
+                readers(&bad).unwrap_err(),
+                LoadError::HandleMap(HandleMapError::SectionSize {
+                    section: name,
+                    expected: 0,
+                    found: len as u64
+                })
+            );
+        }
+    }
+}
+
+#[test]
+fn all_ends_zero_over_a_nonempty_arena_reads_as_empty_blobs() {
+    let (store, ids) = fresh(4);
+    let bytes = store.to_bytes();
+    let bad = rebuild(&bytes, &[(ENDS, words(&[0; 4]))], None);
+    let loaded = readers(&bad).unwrap();
+    for id in ids {
+        assert!(loaded.get(id).unwrap().is_empty());
+    }
+}
+
+#[test]
+fn a_zero_length_arena_holds_only_empty_blobs() {
+    let (store, ids) = fresh(3);
+    let bytes = store.to_bytes();
+    let ok = rebuild(&bytes, &[(ENDS, words(&[0; 3])), (ARENA, Vec::new())], None);
+    let loaded = readers(&ok).unwrap();
+    assert!(loaded.get(ids[2]).unwrap().is_empty());
+    let bad = rebuild(&bytes, &[(ENDS, words(&[0, 0, 1])), (ARENA, Vec::new())], None);
+    assert_eq!(
+        readers(&bad).unwrap_err(),
+        LoadError::Store(StoreError::SpanOutOfArena {
+            id: ids[2],
+            offset: 0,
+            words: 1,
+            arena_words: 0
+        })
+    );
+}
+
+#[test]
+fn ends_past_the_arena_are_refused_alike() {
+    let (store, ids) = fresh(3);
+    let bytes = store.to_bytes();
+    let ends: Vec<u32> = section_of(&bytes, ENDS)
+        .chunks(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    let arena = ends[2];
+    for last in [arena + 1, u32::MAX] {
+        let bad = rebuild(&bytes, &[(ENDS, words(&[ends[0], ends[1], last]))], None);
+        assert_eq!(
+            readers(&bad).unwrap_err(),
+            LoadError::Store(StoreError::SpanOutOfArena {
+                id: ids[2],
+                offset: ends[1],
+                words: last - ends[1],
+                arena_words: u64::from(arena)
+            })
+        );
+    }
+    // u32::MAX in the middle: the next decreases.
+    let bad = rebuild(&bytes, &[(ENDS, words(&[ends[0], u32::MAX, ends[2]]))], None);
+    let err = readers(&bad).unwrap_err();
+    assert_eq!(
+        err,
+        LoadError::Store(StoreError::SpanOutOfArena {
+            id: ids[1],
+            offset: ends[0],
+            words: u32::MAX - ends[0],
+            arena_words: u64::from(arena)
+        })
+    );
+}
+
+#[test]
+fn trailing_arena_words_no_end_covers_load_as_garbage() {
+    let (store, ids) = fresh(3);
+    let bytes = store.to_bytes();
+    let mut arena = section_of(&bytes, ARENA);
+    arena.extend_from_slice(&words(&[0xdead_beef; 5]));
+    let ok = rebuild(&bytes, &[(ARENA, arena)], None);
+    let loaded = readers(&ok).unwrap();
+    assert_eq!(loaded.get(ids[1]).unwrap(), store.get(ids[1]).unwrap());
+    // Saved again, the garbage is gone.
+    assert_eq!(loaded.to_bytes(), bytes);
+}
+
+#[test]
+fn the_minor_version_does_not_decide_the_index_kind() {
+    let (store, _) = fresh(3);
+    let bytes = store.to_bytes();
+    for minor in [0_u16, 2, 4, u16::MAX] {
+        let other = rebuild(&bytes, &[], Some(minor));
+        let loaded = readers(&other);
+        assert_eq!(loaded.map(|s| s.len()), Ok(3), "minor {minor}");
+    }
+}
+
+#[test]
+fn a_claimed_count_of_u32_max_entities_is_refused_without_allocating() {
+    let (store, _) = fresh(2);
+    let bytes = store.to_bytes();
+    let mut header = section_of(&bytes, INDEX_HEADER);
+    for count in [u32::MAX, u32::MAX - 1, u32::MAX - 2] {
+        header[8..12].copy_from_slice(&count.to_le_bytes());
+        header[12..16].copy_from_slice(&count.to_le_bytes());
+        let bad = rebuild(&bytes, &[(INDEX_HEADER, header.clone())], None);
+        let err = readers(&bad).unwrap_err();
+        assert!(matches!(err, LoadError::HandleMap(_)), "{err:?}");
+    }
+}
+
+/// Handles from before a save: the removed ones stay stale in all four readers.
+fn assert_stale_stay_stale(store: &Store, live: &[Id], dead: &[Id]) {
+    let bytes = store.to_bytes();
+    let loaded = readers(&bytes).unwrap();
+    let view = StoreView::new(&bytes).unwrap();
+    let lazy = StoreView::lazy(&bytes).unwrap();
+    let salvage = Store::salvage(&bytes).unwrap().store;
+    for &id in dead {
+        assert!(loaded.get(id).is_none() && view.get(id).is_none(), "{id:?}");
+        assert!(lazy.get(id).unwrap().is_none() && salvage.get(id).is_none(), "{id:?}");
+        assert!(!lazy.contains(id));
+    }
+    for &id in live {
+        let blob = store.get(id).unwrap();
+        assert_eq!(loaded.get(id).unwrap(), blob);
+        assert_eq!(view.get(id).unwrap(), blob);
+        assert_eq!(lazy.get(id).unwrap().unwrap(), blob);
+        assert_eq!(salvage.get(id).unwrap(), blob);
+    }
+}
+
+#[test]
+fn stale_handles_stay_stale_after_removals_reinserts_and_clear() {
+    let (mut store, ids) = fresh(6);
+    let mut dead = vec![ids[1], ids[4]];
+    store.remove(ids[1]);
+    store.remove(ids[4]);
+    let a = store.insert_entries([("hp", 40.0)]);
+    let b = store.insert_empty();
+    let mut live = vec![ids[0], ids[2], ids[3], ids[5], a, b];
+    assert_stale_stay_stale(&store, &live, &dead);
+    store.clear();
+    dead.append(&mut live);
+    let c = store.insert_entries([("hp", 1.0)]);
+    let d = store.insert_empty();
+    assert_stale_stay_stale(&store, &[c, d], &dead);
+    // Loaded, removed from and saved again: still stale.
+    let mut loaded = Store::from_bytes(&store.to_bytes()).unwrap();
+    loaded.remove(c);
+    dead.push(c);
+    assert_stale_stay_stale(&loaded, &[d], &dead);
+}
+
+#[test]
+fn a_reset_map_saved_in_its_identity_state_keeps_old_handles_stale() {
+    let mut map = HandleMap::new(1);
+    let old: Vec<Id> = (0..5_u64).map(|i| map.insert(i)).collect();
+    map.reset();
+    let new: Vec<Id> = (10..13_u64).map(|i| map.insert(i)).collect();
+    let raw = map.as_raw();
+    let copy: HandleMap<u64> = HandleMap::from_raw(&raw).unwrap();
+    for id in &old {
+        assert_eq!(copy.get(*id), None);
+    }
+    for (id, v) in new.iter().zip(10..) {
+        assert_eq!(copy.get(*id), Some(&v));
+    }
+    let mut copy = copy;
+    for id in &old {
+        assert_eq!(copy.remove(*id), None);
+    }
+    assert_eq!(copy.remove(new[0]), Some(10));
+    assert_eq!(copy.get(new[0]), None);
+    assert_eq!(copy.get(new[2]), Some(&12));
+}
