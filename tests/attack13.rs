@@ -4,60 +4,13 @@
 use datacomp::{HandleMap, HandleMapError, Id, LoadError, Store, StoreError, StoreView};
 
 mod common;
-use common::{reseal, table, u32_at};
+use common::{rebuild, table};
 
 const INDEX_HEADER: u32 = 1;
 const ENDS: u32 = 14;
 const META: u32 = 3;
 const SLOTS: u32 = 4;
 const ARENA: u32 = 5;
-const ARENA_CRCS: u32 = 12;
-
-/// The file `bytes` with the sections of `replace` swapped in (by kind), laid out again
-/// (8-aligned), its header's minor version set to `minor` if given, the arena's chunk crcs
-/// recomputed for the new arena, and every crc resealed.
-fn rebuild(bytes: &[u8], replace: &[(u32, Vec<u8>)], minor: Option<u16>) -> Vec<u8> {
-    let entries = table(bytes);
-    let mut sections: Vec<(u32, Vec<u8>)> = entries
-        .iter()
-        .map(|&(kind, offset, len)| {
-            let new = replace.iter().find(|(k, _)| *k == kind).map(|(_, b)| b.clone());
-            (kind, new.unwrap_or_else(|| bytes[offset..offset + len].to_vec()))
-        })
-        .collect();
-    let arena = sections.iter().find(|s| s.0 == ARENA).map(|s| s.1.clone()).unwrap();
-    if let Some(crcs) = sections.iter_mut().find(|s| s.0 == ARENA_CRCS) {
-        let chunk = u32_at(&crcs.1, 0) as usize;
-        let mut section = (chunk as u32).to_le_bytes().to_vec();
-        for c in arena.chunks(chunk) {
-            section.extend_from_slice(&crc32fast::hash(c).to_le_bytes());
-        }
-        crcs.1 = section;
-    }
-    let mut out = bytes[..32].to_vec();
-    if let Some(minor) = minor {
-        out[10..12].copy_from_slice(&minor.to_le_bytes());
-    }
-    let table_end = 32 + 24 * sections.len();
-    let mut at = table_end.next_multiple_of(8);
-    let mut entries_out = Vec::new();
-    for (kind, data) in &sections {
-        entries_out.push((*kind, at, data.len()));
-        at = (at + data.len()).next_multiple_of(8);
-    }
-    out.resize(at, 0);
-    for (i, ((kind, offset, len), (_, data))) in entries_out.iter().zip(&sections).enumerate() {
-        let e = 32 + 24 * i;
-        out[e..e + 4].copy_from_slice(&kind.to_le_bytes());
-        out[e + 8..e + 16].copy_from_slice(&(*offset as u64).to_le_bytes());
-        out[e + 16..e + 24].copy_from_slice(&(*len as u64).to_le_bytes());
-        out[*offset..offset + len].copy_from_slice(data);
-    }
-    let file_len = out.len() as u64;
-    out[16..24].copy_from_slice(&file_len.to_le_bytes());
-    reseal(&mut out);
-    out
-}
 
 fn section_of(bytes: &[u8], kind: u32) -> Vec<u8> {
     let (_, offset, len) = *table(bytes).iter().find(|e| e.0 == kind).unwrap();
@@ -339,8 +292,8 @@ mod random_ends {
             edits in proptest::collection::vec((any::<prop::sample::Index>(), 0_u8..5, any::<prop::sample::Index>()), 1..4),
         ) {
             let mut store = Store::new();
-            for i in 0..n {
-                if empties[i] { store.insert_empty(); } else { store.insert_entries([("hp", i as f32), ("mp", 1.0)]); }
+            for (i, &empty) in empties.iter().enumerate().take(n) {
+                if empty { store.insert_empty(); } else { store.insert_entries([("hp", i as f32), ("mp", 1.0)]); }
             }
             let bytes = store.to_bytes();
             let mut ends: Vec<u32> = section_of(&bytes, ENDS)
@@ -371,4 +324,33 @@ mod random_ends {
             if full.is_ok() { prop_assert!(salvage.lost.is_empty()); }
         }
     }
+}
+
+/// Writes the largest hostile files to `$ATTACK13_DIR` for break-it runs in release
+/// (`/usr/bin/time -v datacomp verify ...`): 10,000,000 entities each.
+#[test]
+#[ignore = "break-it generator: 40 MB files, run in release with ATTACK13_DIR set"]
+fn write_hostile_files() {
+    let Some(dir) = std::env::var_os("ATTACK13_DIR") else { return };
+    let dir = std::path::PathBuf::from(dir);
+    let n = 10_000_000_usize;
+    let mut store = Store::new();
+    for _ in 0..n {
+        store.insert_empty();
+    }
+    let empties = store.to_bytes();
+    std::fs::write(dir.join("empties.dcmp"), &empties).unwrap();
+    // Every end 1 over an empty arena: every entity past the arena (salvage loses all).
+    let ones = rebuild(&empties, &[(ENDS, words(&vec![1; n]))], None);
+    std::fs::write(dir.join("past.dcmp"), &ones).unwrap();
+    // Ends 1, 0, 1, 0 over a one-word arena: half decrease, half overlap nothing.
+    let zigzag: Vec<u32> = (0..n).map(|i| 1 - (i as u32 & 1)).collect();
+    let mut arena = vec![0_u8; 4];
+    arena[..4].copy_from_slice(&0_u32.to_le_bytes());
+    let zig = rebuild(&empties, &[(ENDS, words(&zigzag)), (ARENA, arena)], None);
+    std::fs::write(dir.join("zigzag.dcmp"), &zig).unwrap();
+    // Non-identity: one removal, so meta and slots are saved in full.
+    let first = store.iter().next().unwrap().0;
+    store.remove(first);
+    std::fs::write(dir.join("full_index.dcmp"), store.to_bytes()).unwrap();
 }
