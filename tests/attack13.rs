@@ -400,3 +400,61 @@ fn zero_length_spans_of_a_1_2_save_read_alike() {
     );
     let _ = words;
 }
+
+/// An identity map loaded with the largest base: its handles resolve, the ones below the base
+/// and past the slots never do, a reset that would pass half the index space clears instead
+/// (old handles stale), and a base past it is refused.
+#[test]
+fn an_identity_map_at_the_largest_base_keeps_handles_apart() {
+    use datacomp::RawHeader;
+    use zerocopy::little_endian::{U16, U32};
+    let max_base = u32::MAX / 2;
+    let items: Vec<u8> = (0..3_u64).flat_map(u64::to_le_bytes).collect();
+    let header = |base: u32| RawHeader {
+        type_id: U16::new(7),
+        flags: U16::new(RawHeader::IDENTITY),
+        base: U32::new(base),
+        len: U32::new(3),
+        slots: U32::new(3),
+        free_head: U32::new(u32::MAX),
+        free_tail: U32::new(u32::MAX),
+        item_size: U32::new(8),
+    };
+    let raw = |base| datacomp::RawHandleMap {
+        header: header(base),
+        items: &items,
+        meta: &[],
+        slots: &[],
+    };
+    assert_eq!(
+        HandleMap::<u64>::from_raw(&raw(max_base + 1)).unwrap_err(),
+        HandleMapError::Base { base: max_base + 1, max: max_base }
+    );
+    let mut map = HandleMap::<u64>::from_raw(&raw(max_base)).unwrap();
+    let ids: Vec<Id> = map.iter().map(|(id, _)| id).collect();
+    assert_eq!(
+        ids.iter().map(|id| id.index()).collect::<Vec<_>>(),
+        [max_base, max_base + 1, max_base + 2]
+    );
+    for (id, v) in ids.iter().zip(0..) {
+        assert_eq!(map.get(*id), Some(&v));
+    }
+    let at = |index: u32| Id::from_bits((ids[0].to_bits() & !0xffff_ffff) | u64::from(index));
+    let (below, past) = (at(max_base - 1), at(max_base + 3));
+    assert_eq!((map.get(below), map.get(past)), (None, None));
+    assert_eq!((map.remove(below), map.remove(past)), (None, None));
+    assert_eq!(map.remove(ids[0]), Some(0));
+    let reused = map.insert(9);
+    assert_eq!((reused.index(), map.get(ids[0])), (max_base, None));
+    assert_eq!(map.get(ids[2]), Some(&2));
+    // Saved and loaded again (no longer an identity map): the same handles.
+    let copy = HandleMap::<u64>::from_raw(&map.as_raw()).unwrap();
+    assert_eq!((copy.get(reused), copy.get(ids[0]), copy.get(ids[1])), (Some(&9), None, Some(&1)));
+    map.reset();
+    for id in ids.iter().chain([&reused]) {
+        assert_eq!(map.get(*id), None, "{id:?}");
+    }
+    let after = map.insert(5);
+    assert_eq!(map.get(after), Some(&5));
+    assert!(!ids.contains(&after) && after != reused);
+}
