@@ -458,3 +458,35 @@ fn an_identity_map_at_the_largest_base_keeps_handles_apart() {
     assert_eq!(map.get(after), Some(&5));
     assert!(!ids.contains(&after) && after != reused);
 }
+
+/// A 1.3 save without its arena's chunk crcs (the arena's whole crc stands in, as in format
+/// 1.0): every reader reads it, empty arena and all, and refuses its bad ends alike.
+#[test]
+fn a_1_3_save_with_a_whole_arena_crc_reads_alike() {
+    let without_chunk_crcs = |bytes: &[u8]| {
+        let mut bytes = bytes.to_vec();
+        assert_eq!(table(&bytes).last().unwrap().0, 12, "the chunk crcs come last");
+        let count = u16::from_le_bytes([bytes[14], bytes[15]]) - 1;
+        bytes[14..16].copy_from_slice(&count.to_le_bytes());
+        rebuild(&bytes, &[], None)
+    };
+    let (store, ids) = fresh(3);
+    let whole = without_chunk_crcs(&store.to_bytes());
+    assert_eq!(table(&whole).len(), 6);
+    let loaded = readers(&whole).unwrap();
+    assert_eq!(loaded.get(ids[2]).unwrap(), store.get(ids[2]).unwrap());
+    let mut empties = Store::new();
+    let e = empties.insert_empty();
+    let loaded = readers(&without_chunk_crcs(&empties.to_bytes())).unwrap();
+    assert!(loaded.get(e).unwrap().is_empty());
+    let bad = rebuild(&whole, &[(ENDS, words(&[0, 0, u32::MAX]))], None);
+    assert_eq!(
+        readers(&bad).unwrap_err(),
+        LoadError::Store(StoreError::SpanOutOfArena {
+            id: ids[2],
+            offset: 0,
+            words: u32::MAX,
+            arena_words: (section_of(&whole, ARENA).len() / 4) as u64
+        })
+    );
+}
