@@ -85,14 +85,47 @@ fn monsters(c: &mut Criterion) {
     let tree: serde_json::Value = serde_json::from_str(&text).unwrap();
     let mut group = c.benchmark_group("export/10000_monsters");
     group.sample_size(10);
+    group.bench_function("datacomp_compact", |b| b.iter(|| black_box(&store).export_all_json()));
     group.bench_function("datacomp_try_compact", |b| {
         b.iter(|| black_box(&store).try_export_all_json(JsonStyle::Compact).unwrap())
     });
     group.bench_function("serde_json_compact", |b| {
         b.iter(|| serde_json::to_string(black_box(&tree)).unwrap())
     });
+    group.bench_function("datacomp_pretty", |b| {
+        b.iter(|| black_box(&store).export_all_json_pretty())
+    });
+    group.bench_function("serde_json_pretty", |b| {
+        b.iter(|| serde_json::to_string_pretty(black_box(&tree)).unwrap())
+    });
     memcpy(&mut group, text.as_bytes());
     group.finish();
+}
+
+/// One sheet exported from a store (built as a tree and written: no plan is reused for one
+/// entity), beside `serde_json` writing the `Value` it parsed the sheet into.
+fn export_one(c: &mut Criterion) {
+    for name in ["classic", "wizard"] {
+        let text = fixtures::sheet(name);
+        let mut store = Store::new();
+        let id = store.import_json(&text, &ImportOptions::strict()).unwrap()[0];
+        let tree: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let mut group = c.benchmark_group(format!("export/{name}_sheet"));
+        group.bench_function("datacomp_compact", |b| {
+            b.iter(|| black_box(&store).export_json(id).unwrap())
+        });
+        group.bench_function("serde_json_compact", |b| {
+            b.iter(|| serde_json::to_string(black_box(&tree)).unwrap())
+        });
+        group.bench_function("datacomp_pretty", |b| {
+            b.iter(|| black_box(&store).export_json_pretty(id).unwrap())
+        });
+        group.bench_function("serde_json_pretty", |b| {
+            b.iter(|| serde_json::to_string_pretty(black_box(&tree)).unwrap())
+        });
+        memcpy(&mut group, store.export_json(id).unwrap().as_bytes());
+        group.finish();
+    }
 }
 
 /// The same 10,000 sheets written back as JSON, beside `serde_json` writing the `Value` tree
@@ -122,5 +155,5 @@ fn export_many(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, import, import_many, export_many, monsters);
+criterion_group!(benches, import, import_many, export_one, export_many, monsters);
 criterion_main!(benches);

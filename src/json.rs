@@ -696,6 +696,9 @@ pub(crate) struct TreeNode<'a> {
     /// Segments from the entity's object: a name deeper than an import takes (only an old
     /// save holds one) is written by hash, so that the export always imports back.
     depth: u32,
+    /// The blob entry (its position in the blob) that `leaf` is, or [`NO_NODE`]: what an
+    /// export plan writes at this place for another entity of the same layout.
+    pub(crate) entry: u32,
 }
 
 /// The entity's own object in a [`Tree`].
@@ -703,9 +706,15 @@ pub(crate) const ROOT: u32 = 0;
 /// No node: the end of a list of members.
 pub(crate) const NO_NODE: u32 = u32::MAX;
 
-/// The bytes an export wrote: JSON from `serde_json` and ASCII punctuation, so always UTF-8.
+/// The bytes an export wrote: JSON from `serde_json`, ASCII punctuation and strings copied from
+/// validated blobs (every blob's strings are checked UTF-8 when it is made or loaded), so always
+/// UTF-8. Were that broken, the text keeps every valid byte and marks the others with U+FFFD
+/// (and a debug build stops), rather than losing the whole document.
 pub(crate) fn into_string(bytes: Vec<u8>) -> String {
-    String::from_utf8(bytes).unwrap_or_default()
+    String::from_utf8(bytes).unwrap_or_else(|error| {
+        debug_assert!(false, "an export wrote invalid UTF-8: {error}");
+        String::from_utf8_lossy(error.as_bytes()).into_owned()
+    })
 }
 
 /// Whether `segment` is an array index as JSON documents number elements: `0`, or digits
@@ -763,31 +772,33 @@ impl<'a> Tree<'a> {
             source: NO_NODE,
             array: false,
             depth: 0,
+            entry: NO_NODE,
         };
         self.nodes.push(root);
         self.placed.clear();
     }
 
-    /// Adds a member (a value, or with `leaf` `None` an empty object) after the last member of
-    /// `object`, and returns it.
+    /// Adds a member (a value and its blob entry, or with `leaf` `None` an empty object) after
+    /// the last member of `object`, and returns it.
     pub(crate) fn push_member(
         &mut self,
         object: u32,
         name: Cow<'a, str>,
-        leaf: Option<Value<'a>>,
+        leaf: Option<(Value<'a>, u32)>,
         source: u32,
     ) -> u32 {
         let node = self.nodes.len() as u32;
         let depth = self.nodes[object as usize].depth + 1;
         self.nodes.push(TreeNode {
             name,
-            leaf,
+            leaf: leaf.map(|(value, _)| value),
             first: NO_NODE,
             last: NO_NODE,
             next: NO_NODE,
             source,
             array: false,
             depth,
+            entry: leaf.map_or(NO_NODE, |(_, entry)| entry),
         });
         let parent = &mut self.nodes[object as usize];
         let last = std::mem::replace(&mut parent.last, node);
@@ -799,19 +810,20 @@ impl<'a> Tree<'a> {
         node
     }
 
-    /// Puts `value` at the path of name-tree node `node` below `top` (the root, or the node
+    /// Puts `value` (blob entry `entry`) at the path of name-tree node `node` below `top` (the root, or the node
     /// whose object is exported), creating objects on the way (from the nearest one placed
-    /// already). Returns false, changing nothing, where the path meets
-    /// a value, is an object in this entity, or is deeper than [`MAX_PATH_SEGMENTS`].
+    /// already). Returns the tree node of the value, or `None`, changing nothing, where the
+    /// path meets a value, is an object in this entity, or is deeper than
+    /// [`MAX_PATH_SEGMENTS`].
     pub(crate) fn place(
         &mut self,
         names: &'a KeyNames,
         node: u32,
         top: u32,
-        value: Value<'a>,
-    ) -> bool {
+        (value, entry): (Value<'a>, u32),
+    ) -> Option<u32> {
         if self.placed.get(node).is_some() {
-            return false;
+            return None;
         }
         let mut chain = std::mem::take(&mut self.chain);
         chain.clear();
@@ -835,10 +847,11 @@ impl<'a> Tree<'a> {
                 object = self.push_member(object, Cow::Borrowed(names.segment(n)), None, n);
                 self.placed.insert(n, object);
             }
-            self.nodes[object as usize].leaf = Some(value);
+            let leaf = &mut self.nodes[object as usize];
+            (leaf.leaf, leaf.entry) = (Some(value), entry);
         }
         self.chain = chain;
-        fits
+        fits.then_some(object)
     }
 
     /// Writes as arrays the objects whose name-tree node was an imported array and whose
@@ -893,9 +906,22 @@ impl<'a> Tree<'a> {
     /// indented two spaces a level from `depth`, float arrays on one line: `[12.0, 0.0]`).
     /// Iterative: a path of any depth writes without recursion.
     pub(crate) fn write(&self, pretty: bool, depth: usize, out: &mut Vec<u8>) {
+        let separator: &[u8] = if pretty { b", " } else { b"," };
+        self.write_with(pretty, depth, out, |out, _, value| write_value(out, value, separator));
+    }
+
+    /// Writes the entity as [`write`](Tree::write) does, each value by `leaf` (given the
+    /// output, the value's tree node and the value).
+    pub(crate) fn write_with(
+        &self,
+        pretty: bool,
+        depth: usize,
+        out: &mut Vec<u8>,
+        mut leaf: impl FnMut(&mut Vec<u8>, &TreeNode<'a>, Value<'a>),
+    ) {
         // Each open object or array, and its next member to write.
         let mut open: Vec<(u32, u32)> = Vec::new();
-        self.open(ROOT, out, pretty, &mut open);
+        self.open(ROOT, out, &mut open, &mut leaf);
         while let Some(top) = open.last_mut() {
             let (object, member) = *top;
             let node = &self.nodes[object as usize];
@@ -917,18 +943,24 @@ impl<'a> Tree<'a> {
                 push_indent(out, depth + open.len());
             }
             if !node.array {
-                write_leaf(out, &self.nodes[member as usize].name);
+                write_str(out, &self.nodes[member as usize].name);
                 out.extend_from_slice(if pretty { b": " } else { b":" });
             }
-            self.open(member, out, pretty, &mut open);
+            self.open(member, out, &mut open, &mut leaf);
         }
     }
 
-    /// Writes a value whole, or an object's or array's opening (pushed on `open`).
-    fn open(&self, node: u32, out: &mut Vec<u8>, pretty: bool, open: &mut Vec<(u32, u32)>) {
+    /// Writes a value whole (by `leaf`), or an object's or array's opening (pushed on `open`).
+    fn open(
+        &self,
+        node: u32,
+        out: &mut Vec<u8>,
+        open: &mut Vec<(u32, u32)>,
+        leaf: &mut impl FnMut(&mut Vec<u8>, &TreeNode<'a>, Value<'a>),
+    ) {
         let tree_node = &self.nodes[node as usize];
         match tree_node.leaf {
-            Some(value) => write_value(out, value, if pretty { b", " } else { b"," }),
+            Some(value) => leaf(out, tree_node, value),
             None if tree_node.first == NO_NODE => out.extend_from_slice(b"{}"),
             None => {
                 out.push(if tree_node.array { b'[' } else { b'{' });
@@ -944,20 +976,141 @@ impl<'a> Tree<'a> {
 /// JSON, a space in SJSON).
 pub(crate) fn write_value(out: &mut Vec<u8>, value: Value<'_>, separator: &[u8]) {
     match value {
-        Value::Bool(b) => write_leaf(out, &b),
-        Value::Float(f) => write_leaf(out, &JsonF32(f)),
-        Value::Str(s) => write_leaf(out, s),
+        Value::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
+        Value::Float(f) => write_f32(out, f),
+        Value::Str(s) => write_str(out, s),
         Value::Floats(floats) => {
             out.push(b'[');
             for (i, f) in floats.iter().enumerate() {
                 if i > 0 {
                     out.extend_from_slice(separator);
                 }
-                write_leaf(out, &JsonF32(*f));
+                write_f32(out, *f);
             }
             out.push(b']');
         }
     }
+}
+
+/// Writes `x` as [`JsonF32`] serializes it: a whole number up to 2^24 (its own shortest
+/// form) as plain digits, here without going through a serializer; any other through
+/// [`JsonF32`] itself.
+pub(crate) fn write_f32(out: &mut Vec<u8>, x: f32) {
+    // Saturating, NaN to 0: equal to `x` back only for a whole `x` (or minus zero).
+    let whole = x as i32;
+    #[allow(clippy::cast_precision_loss)] // Exact below 2^24, and only compared there.
+    let back = whole as f32;
+    // Minus zero is written "-0.0" by `JsonF32`.
+    #[allow(clippy::float_cmp)] // Exactly whole, on purpose.
+    let exact = back == x;
+    if exact && x.abs() <= 16_777_216.0 && !(x == 0.0 && x.is_sign_negative()) {
+        let mut n = whole.unsigned_abs();
+        let mut digits = [0_u8; 11];
+        let mut at = digits.len();
+        loop {
+            at -= 1;
+            digits[at] = b"0123456789"[(n % 10) as usize];
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        if x < 0.0 {
+            at -= 1;
+            digits[at] = b'-';
+        }
+        out.extend_from_slice(&digits[at..]);
+    } else if x.is_finite() && x.fract() != 0.0 {
+        // Not whole: `JsonF32` hands it to `serde_json` as it is (its shortest form).
+        write_leaf(out, &x);
+    } else {
+        write_leaf(out, &JsonF32(x));
+    }
+}
+
+/// What each byte of a string is written as inside JSON quotes, as `serde_json` escapes it: 0
+/// for the byte itself, else the letter after the backslash (`u` for `\u00XX`). Control
+/// characters, `"` and `\` are escaped; everything else (DEL, non-ASCII) is written as it is.
+static ESCAPE: [u8; 256] = {
+    let mut table = [0_u8; 256];
+    let mut byte = 0;
+    while byte < 0x20 {
+        table[byte] = b'u';
+        byte += 1;
+    }
+    table[0x08] = b'b';
+    table[0x09] = b't';
+    table[0x0a] = b'n';
+    table[0x0c] = b'f';
+    table[0x0d] = b'r';
+    table[b'"' as usize] = b'"';
+    table[b'\\' as usize] = b'\\';
+    table
+};
+
+/// Writes `s` as a JSON string, byte for byte as `serde_json` writes it, in one pass over its
+/// bytes: runs that need no escape are copied whole.
+pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
+    write_str_bytes(out, s.as_bytes());
+}
+
+/// Eight bytes with each byte `b`.
+const fn splat(b: u8) -> u64 {
+    u64::from_ne_bytes([b; 8])
+}
+
+/// Whether any of the eight bytes of `word` needs an escape: below 0x20, `"` or `\`. Exact: a
+/// subtraction's borrow runs on only past a byte that matches, so a byte is flagged wrongly
+/// only in a word where another is flagged rightly.
+fn needs_escape(word: u64) -> bool {
+    let has_zero = |v: u64| v.wrapping_sub(splat(1)) & !v & splat(0x80);
+    let below_space = word.wrapping_sub(splat(0x20)) & !word & splat(0x80);
+    below_space | has_zero(word ^ splat(b'"')) | has_zero(word ^ splat(b'\\')) != 0
+}
+
+/// [`write_str`] of the bytes of a string (UTF-8, as a validated blob holds it): runs of
+/// eight bytes with nothing to escape are skipped a word at a time.
+pub(crate) fn write_str_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    let mut run = 0;
+    let mut words = bytes.chunks_exact(8);
+    let mut at = 0;
+    for word in &mut words {
+        if let Ok(word) = <[u8; 8]>::try_from(word)
+            && needs_escape(u64::from_ne_bytes(word))
+        {
+            for i in at..at + 8 {
+                escape_at(out, bytes, i, &mut run);
+            }
+        }
+        at += 8;
+    }
+    for i in at..bytes.len() {
+        escape_at(out, bytes, i, &mut run);
+    }
+    out.extend_from_slice(&bytes[run..]);
+    out.push(b'"');
+}
+
+/// Writes the escape of `bytes[i]` if it needs one, after the run of bytes since `*run`,
+/// which then starts after it.
+#[inline]
+fn escape_at(out: &mut Vec<u8>, bytes: &[u8], i: usize, run: &mut usize) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let byte = bytes[i];
+    let escape = ESCAPE[byte as usize];
+    if escape == 0 {
+        return;
+    }
+    out.extend_from_slice(&bytes[*run..i]);
+    if escape == b'u' {
+        let hex = [HEX[usize::from(byte >> 4)], HEX[usize::from(byte & 0xf)]];
+        out.extend_from_slice(&[b'\\', b'u', b'0', b'0', hex[0], hex[1]]);
+    } else {
+        out.extend_from_slice(&[b'\\', escape]);
+    }
+    *run = i + 1;
 }
 
 /// A float, string or member name written by `serde_json`, so that escapes and float forms
@@ -1640,5 +1793,82 @@ mod tests {
             (0..40).rev().filter(|&i| i != 30).map(|i| format!(r#""m{i}":{{"x":1}}"#)).collect();
         let through = Key::parse("m30.x.y");
         assert_eq!(exported, format!(r#"{{{},"m30":true,"{through}":false}}"#, expected.join(",")));
+    }
+}
+
+#[cfg(test)]
+mod writer_tests {
+    use super::*;
+
+    fn str_text(s: &str) -> String {
+        let mut out = Vec::new();
+        write_str(&mut out, s);
+        String::from_utf8(out).unwrap()
+    }
+
+    fn f32_text(x: f32) -> String {
+        let mut out = Vec::new();
+        write_f32(&mut out, x);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn strings_are_escaped_as_serde_json_escapes_them() {
+        let every_ascii: String = (0_u8..0x80).map(char::from).collect();
+        for s in
+            ["", "plain", "\"", "\\", "a\u{7f}b", "é\u{1}\u{1f}—\n\r\t\u{8}\u{c}/", &every_ascii]
+        {
+            assert_eq!(str_text(s), serde_json::to_string(s).unwrap(), "{s:?}");
+        }
+        assert_eq!(str_text("a\"b\\c\u{1}"), r#""a\"b\\c\u0001""#);
+    }
+
+    #[test]
+    fn floats_are_written_as_json_f32_serializes_them() {
+        let cases = [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            17.0,
+            9.0,
+            10.0,
+            99.0,
+            100.0,
+            16_777_216.0,
+            -16_777_216.0,
+            16_777_218.0,
+            123_456_792.0,
+            1e13,
+            0.5,
+            -2.5,
+            1e-7,
+            f32::MAX,
+            f32::MIN_POSITIVE,
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+        ];
+        for x in cases {
+            assert_eq!(f32_text(x), serde_json::to_string(&JsonF32(x)).unwrap(), "{x}");
+        }
+        assert_eq!(f32_text(-16_777_216.0), "-16777216");
+        assert_eq!(f32_text(f32::NAN), "null");
+        assert_eq!(f32_text(-0.0), "-0.0");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_string_is_escaped_as_serde_json_escapes_it(s in "(\\PC|[\u{0}-\u{1f}\"\\\\\u{7f}])*") {
+            proptest::prop_assert_eq!(str_text(&s), serde_json::to_string(&s).unwrap());
+        }
+
+        #[test]
+        #[allow(clippy::cast_precision_loss)] // Whole numbers past 2^24 round: cases too.
+        fn any_float_is_written_as_json_f32_serializes_it(bits in proptest::num::u32::ANY, whole in -20_000_000_i32..20_000_000) {
+            for x in [f32::from_bits(bits), whole as f32] {
+                proptest::prop_assert_eq!(f32_text(x), serde_json::to_string(&JsonF32(x)).unwrap());
+            }
+        }
     }
 }

@@ -101,6 +101,14 @@ pub(crate) fn keys(w: &[u32]) -> &[u32] {
     &w[HEADER_WORDS..HEADER_WORDS + len(w)]
 }
 
+/// The key array and the tag array, back to back: the words that fix which keys a blob holds,
+/// in which order, with which types (their length fixes the key count). Blobs with equal
+/// layout words differ only in their values.
+#[inline]
+pub(crate) fn layout_words(w: &[u32]) -> &[u32] {
+    &w[HEADER_WORDS..values_at(len(w))]
+}
+
 /// The key array, to rehash every key in place (a save's upgrade).
 pub(crate) fn keys_mut(w: &mut [u32]) -> &mut [u32] {
     let n = len(w);
@@ -278,6 +286,22 @@ pub(crate) fn decode(w: &[u32], tag: u8, raw: u32) -> Value<'_> {
         let words: &[u32] = &w[data..data + len];
         Value::Floats(zerocopy::transmute_ref!(words))
     }
+}
+
+/// The 32-bit header values of every entry, in entry order (see [`decode`]).
+#[inline]
+pub(crate) fn raw_values(w: &[u32]) -> &[u32] {
+    let n = len(w);
+    &w[values_at(n)..values_at(n) + n]
+}
+
+/// The bytes of the string whose header value is `raw`: [`decode`] without its UTF-8 re-check,
+/// for a writer that copies them as they are (a validated region holds UTF-8).
+#[inline]
+pub(crate) fn str_bytes(w: &[u32], raw: u32) -> &[u8] {
+    let data = raw as usize / 4 + 1;
+    let len = w[data - 1] as usize;
+    &w[data..data + len.div_ceil(4)].as_bytes()[..len]
 }
 
 /// Bytes of the payload region that live values use.

@@ -13,6 +13,7 @@ use crate::names;
 use crate::{BlobError, BlobRef, Id, Key, KeyPath, Store};
 
 use super::ArenaFull;
+use super::plan::{self, NotFinite, Plans};
 
 /// The options of the `export_*` methods without `try_`: a NaN or infinity written as `null`.
 const LOSSY: ExportOptions = ExportOptions::new().non_finite_as_null();
@@ -267,7 +268,8 @@ impl Store {
         if let (true, Some(bad)) = (checked, self.export_tree(blob, &mut tree)) {
             return Err(bad);
         }
-        let mut out = Vec::new();
+        // JSON takes about twice the bytes of the blob: one allocation, not a doubling series.
+        let mut out = Vec::with_capacity(blob.byte_len() * 2);
         write(&tree, &mut out);
         Ok(into_string(out))
     }
@@ -326,12 +328,70 @@ impl Store {
         self.export_all_json_with(&LOSSY.style(JsonStyle::Pretty)).unwrap_or_default()
     }
 
-    /// Every entity as a JSON array, one entity's tree at a time, in one tree kept between
-    /// entities: an export allocates per document, not per entity.
+    /// Every entity as a JSON array. The first entity of each key layout is built as a tree
+    /// (one tree kept between entities) and written, and what was written between its values
+    /// kept as the layout's plan; every later entity of that layout is written from the plan
+    /// (see `store::plan`), byte for byte as its tree would write it. An export allocates per
+    /// document, not per entity.
     fn export_all(&self, pretty: bool, checked: bool) -> Result<String, ExportError> {
+        let [open, separator, close]: [&[u8]; 3] =
+            if pretty { [b"[\n  ", b",\n  ", b"\n]"] } else { [b"[", b",", b"]"] };
+        let values: &[u8] = if pretty { b", " } else { b"," };
+        let depth = usize::from(pretty);
+        // JSON takes about twice the bytes of the blobs; a guess that saves most regrowth
+        // without a pass over every blob to measure them.
+        let mut out = Vec::with_capacity(self.arena.len() * 4 * 2);
+        let mut tree = Tree::for_names(&self.names, true);
+        let mut plans = Plans::new();
+        out.extend_from_slice(open);
+        for (i, (id, blob)) in self.iter().enumerate() {
+            if i > 0 {
+                out.extend_from_slice(separator);
+            }
+            if !plans.looking() {
+                if let (true, Some((key, x))) = (checked, self.export_tree(blob, &mut tree)) {
+                    return Err(self.not_finite(Some(id), key, x));
+                }
+                tree.write(pretty, depth, &mut out);
+                continue;
+            }
+            let layout = plan::layout_words(blob);
+            let hash = plans.hash(layout);
+            match plans.write(hash, layout, blob, checked, values, &mut out) {
+                Some(Ok(())) => continue,
+                Some(Err(NotFinite)) => {
+                    // The first in the entity's key order, as the tree path names it.
+                    let (key, x) = blob
+                        .iter()
+                        .find_map(|(key, value)| check_finite(value).err().map(|x| (key, x)))
+                        .expect("INVARIANT: the plan met a value that is not finite");
+                    return Err(self.not_finite(Some(id), key, x));
+                }
+                None => {}
+            }
+            if let (true, Some((key, x))) = (checked, self.export_tree(blob, &mut tree)) {
+                return Err(self.not_finite(Some(id), key, x));
+            }
+            plans.write_and_record(&tree, (hash, layout), (pretty, depth), values, &mut out);
+        }
+        out.extend_from_slice(close);
+        Ok(into_string(out))
+    }
+
+    /// Every entity as [`export_all`](Store::export_all) writes them, each from its own tree,
+    /// with no plan: the reference the plans are tested against.
+    #[cfg(test)]
+    pub(crate) fn export_all_by_trees(
+        &self,
+        options: ExportOptions,
+    ) -> Result<String, ExportError> {
+        if self.is_empty() {
+            return Ok("[]".to_owned());
+        }
+        let pretty = options.style == JsonStyle::Pretty;
         let frame: [&[u8]; 3] =
             if pretty { [b"[\n  ", b",\n  ", b"\n]"] } else { [b"[", b",", b"]"] };
-        self.write_all_with(checked, frame, |tree, out| {
+        self.write_all_with(!options.lossy, frame, |tree, out| {
             tree.write(pretty, usize::from(pretty), out);
         })
     }
@@ -373,8 +433,10 @@ impl Store {
         tree: &mut Tree<'a>,
     ) -> Option<(Key, f32)> {
         tree.clear();
+        // A node a key, the root, and the objects on the way (grown as met).
+        tree.nodes.reserve(blob.len() + 1);
         let mut not_finite = None;
-        for (key, value) in blob {
+        for (entry, (key, value)) in (0..).zip(blob) {
             // Checked as the tree is built: no second pass over the values.
             if not_finite.is_none() {
                 not_finite = check_finite(value).err().map(|x| (key, x));
@@ -382,11 +444,12 @@ impl Store {
             let placed = self
                 .names
                 .named(key)
-                .is_some_and(|node| tree.place(&self.names, node, names::ROOT, value));
-            if !placed {
+                .and_then(|node| tree.place(&self.names, node, names::ROOT, (value, entry)));
+            if placed.is_none() {
                 // Unnamed, too deep, or its path runs through another key's value: at the
                 // top, by hash.
-                tree.push_member(ROOT, Cow::Owned(key.to_string()), Some(value), NO_NODE);
+                let name = Cow::Owned(key.to_string());
+                tree.push_member(ROOT, name, Some((value, entry)), NO_NODE);
             }
         }
         tree.shape_arrays(&self.names);
@@ -634,9 +697,10 @@ impl Store {
                 }
                 check_finite(value).map_err(|x| self.not_finite(Some(id), key, x))?;
                 found = true;
-                if !tree.place(&self.names, node, top, value) {
+                if tree.place(&self.names, node, top, (value, NO_NODE)).is_none() {
                     // Its path runs through another key's value: by hash, as export does.
-                    tree.push_member(ROOT, Cow::Owned(key.to_string()), Some(value), NO_NODE);
+                    let name = Cow::Owned(key.to_string());
+                    tree.push_member(ROOT, name, Some((value, NO_NODE)), NO_NODE);
                 }
             }
             if !found {

@@ -14,12 +14,15 @@
 //!   [`DeltaError`].
 //! - `error.rs`: [`StoreError`], why a file's sections do not hold a valid store.
 //! - `json.rs`: `Store`'s JSON import and exports (the reader and writer are `crate::json`).
+//! - `plan.rs`: export plans, an entity's JSON without its values, made once per key layout.
 
 pub(crate) mod delta;
 mod delta_error;
 mod error;
 #[cfg(feature = "json")]
 mod json;
+#[cfg(feature = "json")]
+mod plan;
 pub mod save;
 mod view;
 
