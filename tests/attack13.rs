@@ -490,3 +490,61 @@ fn a_1_3_save_with_a_whole_arena_crc_reads_alike() {
         })
     );
 }
+
+mod corrupt_index {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// A map's raw meta and slots with words changed at random: if `from_raw` accepts
+        /// them, the map keeps the invariants `remove`'s xor updates rely on. Every handle
+        /// resolves to its own item, and removing them one by one (and inserting after) keeps
+        /// every other handle resolving to its item.
+        #[test]
+        fn a_corrupt_index_is_refused_or_sound(
+            n in 1_usize..10,
+            removed in proptest::collection::vec(any::<prop::sample::Index>(), 0..4),
+            edits in proptest::collection::vec((any::<bool>(), any::<prop::sample::Index>(), prop_oneof![Just(0_u32), Just(1), Just(u32::MAX), 0_u32..12, any::<u32>()]), 1..3),
+            order in any::<prop::sample::Index>(),
+        ) {
+            let mut map = HandleMap::new(3);
+            let ids: Vec<Id> = (0..n as u64).map(|i| map.insert(i)).collect();
+            for r in removed {
+                map.remove(ids[r.index(n)]);
+            }
+            map.insert(100);
+            let raw = map.as_raw();
+            let (mut meta, mut slots) = (raw.meta.to_vec(), raw.slots.to_vec());
+            for (in_meta, at, value) in edits {
+                let bytes = if in_meta { &mut meta } else { &mut slots };
+                if bytes.len() < 4 { continue; }
+                let at = at.index(bytes.len() / 4) * 4;
+                bytes[at..at + 4].copy_from_slice(&value.to_le_bytes());
+            }
+            let corrupt = datacomp::RawHandleMap { meta: &meta, slots: &slots, ..raw };
+            let Ok(mut copy) = HandleMap::<u64>::from_raw(&corrupt) else { return Ok(()) };
+            let live: Vec<(Id, u64)> = copy.iter().map(|(id, v)| (id, *v)).collect();
+            for (d, &(id, v)) in live.iter().enumerate() {
+                prop_assert_eq!(copy.get(id), Some(&v));
+                prop_assert_eq!(copy.id_at(d), Some(id));
+            }
+            let mut left = live.clone();
+            let start = order.index(left.len().max(1)).min(left.len());
+            left.rotate_left(start);
+            while let Some((id, v)) = left.pop() {
+                prop_assert_eq!(copy.remove(id), Some(v));
+                prop_assert_eq!(copy.get(id), None);
+                for &(other, w) in &left {
+                    prop_assert_eq!(copy.get(other), Some(&w));
+                }
+                let new = copy.insert(v + 1000);
+                prop_assert_eq!(copy.get(new), Some(&(v + 1000)));
+                prop_assert_eq!(copy.remove(new), Some(v + 1000));
+            }
+            prop_assert!(copy.is_empty());
+        }
+    }
+}
