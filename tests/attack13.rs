@@ -590,3 +590,23 @@ fn a_delta_applies_to_a_loaded_1_3_store_whatever_compacted() {
     assert_eq!(loaded, target);
     assert_eq!(Store::from_bytes(&loaded.to_bytes()).unwrap(), target);
 }
+
+/// Opens each hostile file of `$ATTACK13_DIR` (see `write_hostile_files`) with
+/// `StoreView::lazy` and reads every entity, for `/usr/bin/time -v` in release; names the file
+/// with `ATTACK13_FILE`.
+#[test]
+#[ignore = "break-it run: needs ATTACK13_DIR and ATTACK13_FILE, run in release"]
+fn lazy_reads_a_hostile_file() {
+    let (Some(dir), Some(file)) =
+        (std::env::var_os("ATTACK13_DIR"), std::env::var_os("ATTACK13_FILE"))
+    else {
+        return;
+    };
+    let bytes = std::fs::read(std::path::Path::new(&dir).join(file)).unwrap();
+    let (words, len) = (aligned(&bytes), bytes.len());
+    drop(bytes);
+    let bytes = &zerocopy::IntoBytes::as_bytes(words.as_slice())[..len];
+    let lazy = StoreView::lazy(bytes).unwrap();
+    let bad = lazy.iter().filter(|(_, blob)| blob.is_err()).count();
+    eprintln!("{} entities, {bad} refused", lazy.len());
+}
