@@ -336,12 +336,12 @@ mod random_ends {
     }
 }
 
-/// Writes the largest hostile files to `$ATTACK13_DIR` for break-it runs in release
+/// Writes the largest hostile files to `$HOSTILE_INDEX_DIR` for break-it runs in release
 /// (`/usr/bin/time -v datacomp verify ...`): 10,000,000 entities each.
 #[test]
-#[ignore = "break-it generator: 40 MB files, run in release with ATTACK13_DIR set"]
+#[ignore = "break-it generator: 40 MB files, run in release with HOSTILE_INDEX_DIR set"]
 fn write_hostile_files() {
-    let Some(dir) = std::env::var_os("ATTACK13_DIR") else { return };
+    let Some(dir) = std::env::var_os("HOSTILE_INDEX_DIR") else { return };
     let dir = std::path::PathBuf::from(dir);
     let n = 10_000_000_usize;
     let mut store = Store::new();
@@ -597,14 +597,14 @@ fn a_delta_applies_to_a_loaded_1_3_store_whatever_compacted() {
     assert_eq!(Store::from_bytes(&loaded.to_bytes()).unwrap(), target);
 }
 
-/// Opens each hostile file of `$ATTACK13_DIR` (see `write_hostile_files`) with
+/// Opens each hostile file of `$HOSTILE_INDEX_DIR` (see `write_hostile_files`) with
 /// `StoreView::lazy` and reads every entity, for `/usr/bin/time -v` in release; names the file
-/// with `ATTACK13_FILE`.
+/// with `HOSTILE_INDEX_FILE`.
 #[test]
-#[ignore = "break-it run: needs ATTACK13_DIR and ATTACK13_FILE, run in release"]
+#[ignore = "break-it run: needs HOSTILE_INDEX_DIR and HOSTILE_INDEX_FILE, run in release"]
 fn lazy_reads_a_hostile_file() {
     let (Some(dir), Some(file)) =
-        (std::env::var_os("ATTACK13_DIR"), std::env::var_os("ATTACK13_FILE"))
+        (std::env::var_os("HOSTILE_INDEX_DIR"), std::env::var_os("HOSTILE_INDEX_FILE"))
     else {
         return;
     };
