@@ -474,8 +474,9 @@ impl Blob {
     /// Imports one entity from a JSON object, strictly: `null`, arrays holding anything but
     /// numbers, numbers past `f32`, a top level that is not an object, a path set twice and
     /// two paths whose keys collide are errors. An empty array is an empty float array. A
-    /// top-level member named `#` and 8 hex digits (`"#0000002a"`, as [`Key`]'s `FromStr`
-    /// reads a raw key) is that key, holding one value; deeper, it is a name.
+    /// leading byte order mark is skipped. A top-level member named `#` and 8 hex digits
+    /// (`"#0000002a"`, as [`Key`]'s `FromStr` reads a raw key) is that key, holding one
+    /// value; deeper, it is a name.
     ///
     /// # Errors
     ///
@@ -527,10 +528,17 @@ impl Blob {
         text: &str,
         options: &ImportOptions,
     ) -> Result<(Blob, ImportReport), JsonError> {
-        read_with_extremes(text, options.lenient, |text| {
+        read_with_extremes(without_bom(text), options.lenient, |text| {
             blob_from(*options, |entity| read_json(text, entity))
         })
     }
+}
+
+/// `text` without a leading byte order mark, which some editors write and which is not part of
+/// the document (RFC 8259 lets a reader skip it; the SJSON reader does too). Lines and columns
+/// count from after it, as an editor that hides it shows them.
+pub(crate) fn without_bom(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
 }
 
 /// Runs `serde_json` over `text`, feeding the importer's `entity`.

@@ -517,7 +517,7 @@ fn raw_sections_reject_each_inconsistency() {
         Err(HandleMapError::SectionSize { section: "meta", expected: 36, found: 32 })
     );
     let as_u32 = HandleMap::<u32>::from_raw(&raw).unwrap_err();
-    assert_eq!(as_u32, HandleMapError::SectionSize { section: "item size", expected: 4, found: 8 });
+    assert_eq!(as_u32, HandleMapError::ItemSize { expected: 4, found: 8 });
 }
 
 #[test]

@@ -854,7 +854,7 @@ fn a_1_3_index_header_that_contradicts_itself_is_refused_by_every_reader() {
     // The ends' item size must be 4.
     assert_eq!(
         error_of(&edit(&identity, at + 24, 8)),
-        map(HandleMapError::SectionSize { section: "item size", expected: 4, found: 8 })
+        map(HandleMapError::ItemSize { expected: 4, found: 8 })
     );
 
     // A map that removed (slots saved in full), flagged as an identity map: its meta and

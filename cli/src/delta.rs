@@ -8,9 +8,10 @@ use datacomp::{
     Blob, BlobRef, DeltaError, Error, Id, Key, KeyCollision, LoadError, Patch, Side, Store,
     StorePatch,
 };
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::json;
 
-use crate::files::{load, lock_if_exists, lock_later, save, saved_len};
+use crate::files::{load, lock_if_exists, lock_later, not_an_input, save, saved_len};
 use crate::output::{Bytes, Failure, key_name as name, shown, value_json};
 
 /// Entries as a JSON object by key name (sorted).
@@ -92,6 +93,11 @@ pub fn diff(
     compact: bool,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
+    if let Some(output) = output {
+        // A link of the delta's own chain too: the chain would lose it.
+        let inputs = chain.iter().map(PathBuf::as_path).chain([base_path, target_path]);
+        not_an_input(output, &inputs.collect::<Vec<_>>(), "the delta")?;
+    }
     let file = output.map(lock_if_exists).transpose()?.flatten();
     let (base, target) = (load_chain(base_path, chain)?.0, load(target_path)?);
     // One hash under two names: its changes could be shown under neither name alone, so the
@@ -105,40 +111,69 @@ pub fn diff(
         }
     }
     let file = output.map(|output| lock_later(file, output)).transpose()?;
-    let stores = [&target, &base];
-    let mut inserted = Vec::new();
-    let mut changed = Vec::new();
-    for (id, blob) in target.iter() {
-        match base.get(id) {
-            None => {
-                let entries = blob.iter().map(|(k, v)| (k, value_json(v)));
-                inserted.push(
-                    json!({ "id": id.to_string(), "entries": entries_by_name(&stores, entries) }),
-                );
-            }
-            Some(old) => {
-                let patch = Patch::between(old, blob);
-                if !patch.is_empty() {
-                    changed.push(patch_json(&stores, id, &patch));
-                }
-            }
-        }
-    }
-    let removed: Vec<String> =
-        base.iter().filter(|(id, _)| !target.contains(*id)).map(|(id, _)| id.to_string()).collect();
     if let (Some(output), Some(file)) = (output, &file) {
         Store::diff(&base, &target)
             .save(file.path())
             .map_err(|e| Failure::at(output.display(), format!("cannot write: {e}")))?;
     }
-    let doc = json!({ "inserted": inserted, "removed": removed, "changed": changed });
-    let text = if compact {
-        doc.to_string()
+    // Written as it is made, one entity's JSON at a time: a document of every entity held at
+    // once took 3.4 GB for a million changed entities.
+    let doc = DiffJson { base: &base, target: &target };
+    if compact {
+        serde_json::to_writer(&mut *out, &doc).map_err(std::io::Error::from)?;
     } else {
-        serde_json::to_string_pretty(&doc).unwrap_or_default()
-    };
-    writeln!(out, "{text}")?;
+        serde_json::to_writer_pretty(&mut *out, &doc).map_err(std::io::Error::from)?;
+    }
+    writeln!(out)?;
     Ok(())
+}
+
+/// What `diff` prints: `{"changed": [...], "inserted": [...], "removed": [...]}` (members in
+/// name order, as a `serde_json` object has them), each entity's JSON made as it is written.
+struct DiffJson<'a> {
+    base: &'a Store,
+    target: &'a Store,
+}
+
+impl Serialize for DiffJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let (base, target) = (self.base, self.target);
+        let stores = [target, base];
+        let changed = Lazy(|| {
+            target.iter().filter_map(move |(id, blob)| {
+                let patch = Patch::between(base.get(id)?, blob);
+                (!patch.is_empty()).then(|| patch_json(&stores, id, &patch))
+            })
+        });
+        let inserted = Lazy(|| {
+            target.iter().filter(|(id, _)| !base.contains(*id)).map(move |(id, blob)| {
+                let entries = blob.iter().map(|(k, v)| (k, value_json(v)));
+                json!({ "id": id.to_string(), "entries": entries_by_name(&stores, entries) })
+            })
+        });
+        let removed = Lazy(|| {
+            base.iter().filter(|(id, _)| !target.contains(*id)).map(|(id, _)| id.to_string())
+        });
+        let mut map = serializer.serialize_map(Some(3))?;
+        map.serialize_entry("changed", &changed)?;
+        map.serialize_entry("inserted", &inserted)?;
+        map.serialize_entry("removed", &removed)?;
+        map.end()
+    }
+}
+
+/// A JSON array of what a fresh iterator from the closure gives, serialized as it goes.
+struct Lazy<F>(F);
+
+impl<F, I> Serialize for Lazy<F>
+where
+    F: Fn() -> I,
+    I: Iterator,
+    I::Item: Serialize,
+{
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq((self.0)())
+    }
 }
 
 /// `datacomp apply`: a delta file, or a chain of them, applied to the save the first was made
@@ -149,6 +184,7 @@ pub fn apply(
     output: &Path,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
+    not_an_input(output, chain, "the save")?;
     let file = lock_if_exists(output)?;
     let (mut store, inserted, changed) = load_chain(base_path, chain)?;
     let file = lock_later(file, output)?;

@@ -8,7 +8,9 @@ use datacomp::{BlobRef, Error, ExportError, Id, JsonStyle, Store};
 
 use crate::args::{KeyArg, TypeArg, parse_key, parse_value};
 use crate::files::{entity, load, lock_and_load, save};
-use crate::output::{Failure, Plain, entries_json, print_entries, value_json};
+use crate::output::{
+    Failure, Plain, entries_json, member, print_entries, value_json, write_object,
+};
 
 /// Keys under an object's path that a "no such key" message lists before "and N more".
 const LISTED_KEYS: usize = 10;
@@ -47,8 +49,9 @@ pub fn get(
     let (id, blob) = entity(&store, path, id)?;
     let Some(given) = key else {
         if json {
-            let entries = entries_json(&store, blob);
-            writeln!(out, "{}", serde_json::json!({ "id": id.to_string(), "entries": entries }))?;
+            let (entries, id) = (entries_json(&store, blob), id.to_string());
+            write_object(out, &[("entries", &member(&entries)), ("id", &member(&id))])?;
+            writeln!(out)?;
         } else {
             print_entries(&store, blob, out)?;
         }

@@ -15,6 +15,51 @@ pub fn read(path: &Path) -> Result<Vec<u8>, Failure> {
     std::fs::read(path).map_err(|e| Failure::at(path.display(), format!("cannot read: {e}")))
 }
 
+/// Refuses an `output` that is one of the `inputs` (the same file, through any symbolic or
+/// hard link) when the command writes another kind of file there (`what`: "the JSON
+/// export"): the input would be replaced by it and lost, as `export world.dcmp -o world.dcmp`
+/// replaced the save with its JSON (or by a salvaged save, which leaves out what the damaged
+/// one still holds). A device or pipe (`/dev/stdout`) is never refused.
+pub fn not_an_input<P: AsRef<Path>>(
+    output: &Path,
+    inputs: &[P],
+    what: &str,
+) -> Result<(), Failure> {
+    let Ok(out_meta) = std::fs::metadata(output) else { return Ok(()) };
+    if !out_meta.is_file() {
+        return Ok(());
+    }
+    for input in inputs {
+        let input = input.as_ref();
+        if std::fs::metadata(input).is_ok_and(|meta| same_file(output, &out_meta, input, &meta)) {
+            return Err(Failure::at(
+                output.display(),
+                format!(
+                    "is an input of this command ({}): {what} would replace it (write to \
+                     another file)",
+                    input.display()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether the files at `a` and `b`, of these metadata, are one file.
+fn same_file(a: &Path, a_meta: &std::fs::Metadata, b: &Path, b_meta: &std::fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let _ = (a, b);
+        a_meta.dev() == b_meta.dev() && a_meta.ino() == b_meta.ino()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (a_meta, b_meta);
+        matches!((std::fs::canonicalize(a), std::fs::canonicalize(b)), (Ok(a), Ok(b)) if a == b)
+    }
+}
+
 /// Loads a save file with full validation.
 pub fn load(path: &Path) -> Result<Store, Failure> {
     Store::load(path).map_err(|e| match e {
@@ -102,6 +147,9 @@ pub fn export(
             "--compact is for JSON: SJSON is written one member a line".into(),
         ));
     }
+    if let Some(output) = output {
+        not_an_input(output, &[path], "the export")?;
+    }
     let store = load(path)?;
     let style = if compact { JsonStyle::Compact } else { JsonStyle::Pretty };
     // A NaN or infinity has no JSON form: the export fails naming it, and writes nothing.
@@ -150,6 +198,9 @@ pub fn verify(path: &Path, out: &mut dyn Write) -> Result<(), Failure> {
 /// `datacomp verify --salvage -o OUTPUT`: writes every entity of `path` that checks out to
 /// `output` (compacted, under the output's lock) and lists the others with why.
 pub fn salvage(path: &Path, output: &Path, out: &mut dyn Write) -> Result<(), Failure> {
+    // The damaged file holds what salvage cannot read, which other tools may still recover:
+    // it is not replaced by what salvage could.
+    not_an_input(output, &[path], "the salvaged save")?;
     let bytes = read(path)?;
     let datacomp::Salvage { mut store, lost, damaged, .. } =
         Store::salvage(&bytes).map_err(|e| Failure::at(path.display(), e))?;

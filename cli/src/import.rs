@@ -1,5 +1,6 @@
 //! `datacomp import`: JSON and SJSON fixtures into a new save file, all or nothing.
 
+use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -9,7 +10,7 @@ use datacomp::{ImportOptions, ImportReport, Store};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::args::FormatArg;
-use crate::files::{lock, save};
+use crate::files::{lock, not_an_input, save};
 use crate::output::{Bytes, Failure};
 
 /// An import shorter than this shows no progress bar.
@@ -19,11 +20,15 @@ const QUIET_FOR: Duration = Duration::from_millis(300);
 /// and `*.sjson`, each directory's files in name order.
 pub fn collect_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, Failure> {
     let mut files = Vec::new();
+    // Directories searched so far, by canonical path: a symbolic link back up the tree is
+    // searched once, not until the OS refuses the path (40 links deep, and 2^40 paths when a
+    // directory holds two such links).
+    let mut searched = HashSet::new();
     for input in inputs {
         let meta = std::fs::metadata(input)
             .map_err(|e| Failure::at(input.display(), format!("cannot read: {e}")))?;
         if meta.is_dir() {
-            find_documents(input, &mut files)?;
+            find_documents(input, &mut searched, &mut files)?;
         } else {
             files.push(input.clone());
         }
@@ -31,22 +36,43 @@ pub fn collect_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, Failure> {
     Ok(files)
 }
 
-fn find_documents(dir: &Path, files: &mut Vec<PathBuf>) -> Result<(), Failure> {
-    let cannot = |e: std::io::Error| Failure::at(dir.display(), format!("cannot read: {e}"));
-    let mut entries = std::fs::read_dir(dir)
-        .map_err(cannot)?
-        .map(|entry| entry.map(|e| e.path()))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(cannot)?;
-    entries.sort();
-    for path in entries {
-        if path.is_dir() {
-            find_documents(&path, files)?;
-        } else if path.extension().is_some_and(|ext| ext == "json" || ext == "sjson") {
-            files.push(path);
+/// Adds the documents under `top` to `files`, in name order (a subdirectory's in its place
+/// among its siblings), with an explicit stack, not recursion, and each directory searched
+/// once.
+fn find_documents(
+    top: &Path,
+    searched: &mut HashSet<PathBuf>,
+    files: &mut Vec<PathBuf>,
+) -> Result<(), Failure> {
+    let mut stack = Vec::new();
+    let mut next = Some(top.to_path_buf());
+    loop {
+        if let Some(dir) = next.take() {
+            let cannot =
+                |e: std::io::Error| Failure::at(dir.display(), format!("cannot read: {e}"));
+            if searched.insert(std::fs::canonicalize(&dir).map_err(cannot)?) {
+                let mut entries = std::fs::read_dir(&dir)
+                    .map_err(cannot)?
+                    .map(|entry| entry.map(|e| e.path()))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(cannot)?;
+                entries.sort();
+                stack.push(entries.into_iter());
+            }
+        }
+        let Some(entries) = stack.last_mut() else { return Ok(()) };
+        match entries.next() {
+            Some(path) if path.is_dir() => next = Some(path),
+            Some(path) => {
+                if path.extension().is_some_and(|ext| ext == "json" || ext == "sjson") {
+                    files.push(path);
+                }
+            }
+            None => {
+                stack.pop();
+            }
         }
     }
-    Ok(())
 }
 
 /// Whether `file` is read as SJSON: as `format` says, else when it is named `*.sjson`.
@@ -69,6 +95,7 @@ pub fn run(
     if files.is_empty() {
         return Err(Failure::Message("no JSON or SJSON files among the inputs".into()));
     }
+    not_an_input(output, &files, "the save")?;
     let options = if lenient { ImportOptions::lenient() } else { ImportOptions::strict() };
     let sizes: Vec<u64> =
         files.iter().map(|f| std::fs::metadata(f).map_or(0, |m| m.len())).collect();

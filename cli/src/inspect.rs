@@ -8,7 +8,10 @@ use datacomp::{BlobRef, Id, RegionKind, Store, save};
 use serde_json::json;
 
 use crate::files::{entity, read};
-use crate::output::{Bytes, Failure, entries_json, percent, print_buffer, print_entries};
+use crate::output::{
+    Bytes, Failure, JsonArray, entries_json, member, percent, print_buffer, print_entries,
+    write_object,
+};
 
 /// `datacomp list`.
 pub fn list(path: &Path, out: &mut dyn Write) -> Result<(), Failure> {
@@ -36,7 +39,8 @@ pub fn run(
         Some(id) => {
             let (id, blob) = entity(&store, path, id)?;
             if json {
-                writeln!(out, "{}", entity_json(&store, id, blob))?;
+                entity_json(&store, id, blob, out)?;
+                writeln!(out)?;
             } else {
                 print_entity(&store, id, blob, out)?;
             }
@@ -145,27 +149,38 @@ fn print_entity(
     print_buffer(store, blob, out)
 }
 
-fn entity_json(store: &Store, id: Id, blob: BlobRef<'_>) -> serde_json::Value {
-    let regions: Vec<_> = blob
-        .regions()
-        .into_iter()
-        .map(|(kind, offset, bytes)| match kind {
+/// An entity as JSON, written as it is made (an entity's entries and regions can be a million
+/// each).
+fn entity_json(
+    store: &Store,
+    id: Id,
+    blob: BlobRef<'_>,
+    out: &mut dyn Write,
+) -> Result<(), Failure> {
+    let regions = JsonArray(|| {
+        blob.regions().into_iter().map(|(kind, offset, bytes)| match kind {
             RegionKind::Payload(key) => json!({
                 "kind": "payload", "key": key_name(store, key), "offset": offset, "bytes": bytes
             }),
             kind => json!({ "kind": region_name(kind), "offset": offset, "bytes": bytes }),
         })
-        .collect();
-    json!({
-        "id": id.to_string(),
-        "bytes": blob.byte_len(),
-        "header_bytes": blob.header_bytes(),
-        "free_bytes": blob.free_bytes(),
-        "payload_bytes": blob.payload_bytes(),
-        "hole_bytes": blob.hole_bytes(),
-        "entries": entries_json(store, blob),
-        "regions": regions,
-    })
+    });
+    let entries = entries_json(store, blob);
+    let id = id.to_string();
+    // In name order, as the serde_json object this was written as had them.
+    write_object(
+        out,
+        &[
+            ("bytes", &member(&blob.byte_len())),
+            ("entries", &member(&entries)),
+            ("free_bytes", &member(&blob.free_bytes())),
+            ("header_bytes", &member(&blob.header_bytes())),
+            ("hole_bytes", &member(&blob.hole_bytes())),
+            ("id", &member(&id)),
+            ("payload_bytes", &member(&blob.payload_bytes())),
+            ("regions", &member(&regions)),
+        ],
+    )
 }
 
 fn region_name(kind: RegionKind) -> &'static str {

@@ -401,13 +401,28 @@ impl SaveFile {
     ///
     /// # Errors
     ///
-    /// [`Error::Io`] if the lock file cannot be created or opened (a read-only directory), is
-    /// a symbolic link, or cannot be locked.
+    /// [`Error::Io`] if `path` names a directory (one that exists, or any path ending in a
+    /// separator, `saves/`), or the lock file cannot be created or opened (a read-only
+    /// directory), is a symbolic link, or cannot be locked.
     pub fn lock(path: impl AsRef<Path>) -> Result<SaveFile, Error> {
-        if is_special(path.as_ref()) {
-            return Ok(SaveFile { path: path.as_ref().to_path_buf(), _lock: None });
+        let given = path.as_ref();
+        if is_special(given) {
+            return Ok(SaveFile { path: given.to_path_buf(), _lock: None });
         }
-        let path = follow_links(path.as_ref())?;
+        let path = follow_links(given)?;
+        // Checked before the lock file is made: a command that then fails to write a
+        // directory left `saves.lock` beside it.
+        let ends_in_separator = given
+            .as_os_str()
+            .as_encoded_bytes()
+            .last()
+            .is_some_and(|&b| std::path::is_separator(b.into()));
+        if ends_in_separator || std::fs::metadata(&path).is_ok_and(|meta| meta.is_dir()) {
+            return Err(Error::Io(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "the path names a directory, not a file",
+            )));
+        }
         let lock_path = lock_path(&path)?;
         if std::fs::symlink_metadata(&lock_path).is_ok_and(|m| m.file_type().is_symlink()) {
             return Err(Error::Io(io::Error::new(

@@ -24,14 +24,20 @@ use std::fmt;
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum HandleMapError {
-    /// A section's size disagrees with the counts that describe it (or the header's item size
-    /// with the item type's, as section `"item size"`).
+    /// A section's size disagrees with the counts that describe it.
     SectionSize {
         /// The section.
         section: &'static str,
         /// Bytes the counts call for.
         expected: u64,
         /// Bytes found.
+        found: u64,
+    },
+    /// The header's item size is not the item type's: a map of another item type.
+    ItemSize {
+        /// The item type's size.
+        expected: u64,
+        /// The size the header gives.
         found: u64,
     },
     /// The map's type id is past 15 bits.
@@ -132,6 +138,9 @@ impl fmt::Display for HandleMapError {
         match *self {
             HandleMapError::SectionSize { section, expected, found } => {
                 write!(f, "section '{section}' is {found} bytes; its header says {expected}")
+            }
+            HandleMapError::ItemSize { expected, found } => {
+                write!(f, "handle map: the header's item size is {found}, not {expected}")
             }
             HandleMapError::TypeId { type_id } => {
                 write!(f, "handle map: type id {type_id} is past the 15-bit limit of 32767")

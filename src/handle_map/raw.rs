@@ -216,11 +216,7 @@ fn check_sizes(raw: &RawHandleMap<'_>, item_size: usize) -> Result<Fields, Handl
     let identity = flags & RawHeader::IDENTITY != 0;
     if u64::from(header.item_size.get()) != item_size {
         let found = u64::from(header.item_size.get());
-        return Err(HandleMapError::SectionSize {
-            section: "item size",
-            expected: item_size,
-            found,
-        });
+        return Err(HandleMapError::ItemSize { expected: item_size, found });
     }
     let len = u64::from(header.len.get());
     let slots = u64::from(header.slots.get());

@@ -99,10 +99,21 @@ impl Store {
 
         let spans = index.as_slice();
         let id_at = |d: usize| index.id_at(d).unwrap_or_default();
-        let mut lost: Vec<(usize, LoadError)> =
-            decreasing.into_iter().map(|(d, bad)| (d, super::decrease(id_at(d), bad))).collect();
+        // Each entity is lost at most once, with the first problem found: `is_lost` keeps the
+        // list at one entry an entity, whatever the file (memory in proportion to its bytes).
+        let mut is_lost = vec![false; spans.len()];
+        let mut lost: Vec<(usize, LoadError)> = decreasing
+            .into_iter()
+            .map(|(d, bad)| {
+                is_lost[d] = true;
+                (d, super::decrease(id_at(d), bad))
+            })
+            .collect();
         let mut scratch = layout::Scratch::default();
         for (d, span) in spans.iter().enumerate() {
+            if is_lost[d] {
+                continue;
+            }
             let Some(blob) = words.get(span.range()) else {
                 let (offset, count) = (span.offset() as u32, span.words() as u32);
                 let arena_words = words.len() as u64;
@@ -112,12 +123,14 @@ impl Store {
                     words: count,
                     arena_words,
                 });
+                is_lost[d] = true;
                 lost.push((d, e));
                 continue;
             };
             let (start, end) = (span.offset() * 4, (span.offset() + span.words()) * 4);
             let touched = start / unit..end.div_ceil(unit).min(verdicts.len());
             if let Some(Err(e)) = verdicts[touched].iter().find(|v| v.is_err()) {
+                is_lost[d] = true;
                 lost.push((d, e.clone()));
                 continue;
             }
@@ -125,39 +138,14 @@ impl Store {
             if let Err(error) = layout::validate(blob, &mut scratch)
                 && !blob.is_empty()
             {
+                is_lost[d] = true;
                 lost.push((d, LoadError::Store(StoreError::Blob { id: id_at(d), error })));
             }
         }
-        // Spans that overlap another are lost with it: a sweep in offset order.
-        let mut sorted: Vec<(usize, usize, usize)> = spans
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| s.offset() + s.words() <= words.len())
-            .map(|(d, s)| (s.offset(), s.offset() + s.words(), d))
-            .collect();
-        sorted.sort_unstable();
-        let mut overlapping: Vec<(usize, LoadError)> = Vec::new();
-        let mut reach: Option<(usize, usize)> = None; // (end, dense) of the furthest span so far
-        for &(start, end, d) in &sorted {
-            if let Some((far, first)) = reach
-                && start < far
-            {
-                let e = LoadError::Store(StoreError::SpansOverlap {
-                    first: id_at(first),
-                    second: id_at(d),
-                });
-                overlapping.push((first, e.clone()));
-                overlapping.push((d, e));
-            }
-            if reach.is_none_or(|(far, _)| end > far) {
-                reach = Some((end, d));
-            }
-        }
-        // In dense order, each entity once, with the first problem found (a stable sort keeps
-        // the per-entity problems before the overlaps).
-        lost.extend(overlapping);
-        lost.sort_by_key(|&(d, _)| d);
-        lost.dedup_by_key(|&mut (d, _)| d);
+        lose_overlaps(spans, words.len(), &id_at, &mut is_lost, &mut lost);
+        drop(is_lost);
+        // In dense order (each entity is in the list once).
+        lost.sort_unstable_by_key(|&(d, _)| d);
 
         let lost: Vec<(Id, LoadError)> = lost
             .into_iter()
@@ -179,6 +167,46 @@ impl Store {
         };
         let store = Store::from_parts(index, words, names, data_version);
         Ok(Salvage { store, lost, damaged })
+    }
+}
+
+/// Marks each entity whose span (inside an arena of `arena_words`) overlaps another's as lost,
+/// with the overlap, unless it is lost already: a sweep in offset order. A span's offset and
+/// length, and a dense index, fit in 32 bits (the file holds them as `u32`s): 12 bytes an
+/// entity.
+fn lose_overlaps(
+    spans: &[Span],
+    arena_words: usize,
+    id_at: &impl Fn(usize) -> Id,
+    is_lost: &mut [bool],
+    lost: &mut Vec<(usize, LoadError)>,
+) {
+    let mut sorted: Vec<(u32, u32, u32)> = spans
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.offset() + s.words() <= arena_words)
+        .map(|(d, s)| (s.offset() as u32, s.words() as u32, d as u32))
+        .collect();
+    sorted.sort_unstable();
+    let mut reach: Option<(u64, usize)> = None; // (end, dense) of the furthest span so far
+    for &(start, words, d) in &sorted {
+        let (start, end, d) = (u64::from(start), u64::from(start) + u64::from(words), d as usize);
+        if let Some((far, first)) = reach
+            && start < far
+        {
+            let e = LoadError::Store(StoreError::SpansOverlap {
+                first: id_at(first),
+                second: id_at(d),
+            });
+            for at in [first, d] {
+                if !std::mem::replace(&mut is_lost[at], true) {
+                    lost.push((at, e.clone()));
+                }
+            }
+        }
+        if reach.is_none_or(|(far, _)| end > far) {
+            reach = Some((end, d));
+        }
     }
 }
 

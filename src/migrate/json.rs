@@ -31,7 +31,7 @@ impl Migrations {
     /// string or an array of numbers. Members keep their order. Any other field, a value of
     /// another kind, a number past `f32`'s range, steps out of order, or paths that overlap
     /// where that is ambiguous (see [`MigrationStep`]) is an error. Nesting is limited to 128
-    /// levels, by the JSON reader.
+    /// levels, by the JSON reader. A leading byte order mark is skipped.
     ///
     /// # Errors
     ///
@@ -59,7 +59,7 @@ impl Migrations {
     /// ```
     pub fn from_json(text: &str) -> Result<Migrations, MigrateError> {
         let context = Context::default();
-        let mut reader = serde_json::Deserializer::from_str(text);
+        let mut reader = serde_json::Deserializer::from_str(crate::json::without_bom(text));
         let read =
             Document(&context).deserialize(&mut reader).and_then(|m| reader.end().map(|()| m));
         let migrations = read.map_err(|e| context.error(&e))?;

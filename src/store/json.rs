@@ -7,7 +7,7 @@ use crate::blob::bulk::Builder;
 use crate::json::{
     Entity, ExportError, ExportOptions, ImportOptions, ImportReport, Importer, JsonError,
     JsonErrorKind, JsonStyle, NO_NODE, ROOT, ReadError, Staging, Tree, check_finite, into_string,
-    read_json, read_with_extremes,
+    read_json, read_with_extremes, without_bom,
 };
 use crate::names;
 use crate::{BlobError, BlobRef, Id, Key, KeyPath, Store};
@@ -20,7 +20,8 @@ const LOSSY: ExportOptions = ExportOptions::new().non_finite_as_null();
 
 impl Store {
     /// Imports entities from JSON: a top-level object is one entity, a top-level array of
-    /// objects gives one entity each. Returns their handles in document order.
+    /// objects gives one entity each. Returns their handles in document order. A leading byte
+    /// order mark is skipped.
     ///
     /// The import is atomic: on any error the store is unchanged. The store remembers the
     /// dotted name of every key it imports ([`key_name`](Store::key_name)); a key that it
@@ -82,7 +83,7 @@ impl Store {
         text: &str,
         options: &ImportOptions,
     ) -> Result<(Vec<Id>, ImportReport), JsonError> {
-        self.import_with(text, *options, true, read_json)
+        self.import_with(without_bom(text), *options, true, read_json)
     }
 
     /// Imports the entities of `text` with `read`, which runs a reader over the text and feeds

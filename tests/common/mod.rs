@@ -57,3 +57,49 @@ pub fn reseal(bytes: &mut [u8]) {
     let crc = crc32fast::hash(&bytes[..32 + 24 * entries.len()]);
     bytes[24..28].copy_from_slice(&crc.to_le_bytes());
 }
+
+/// The file `bytes` with the sections of `replace` swapped in (by kind), laid out again
+/// (8-aligned), its header's minor version set to `minor` if given, the arena's chunk crcs
+/// recomputed for the new arena, and every crc resealed.
+pub fn rebuild(bytes: &[u8], replace: &[(u32, Vec<u8>)], minor: Option<u16>) -> Vec<u8> {
+    let entries = table(bytes);
+    let mut sections: Vec<(u32, Vec<u8>)> = entries
+        .iter()
+        .map(|&(kind, offset, len)| {
+            let new = replace.iter().find(|(k, _)| *k == kind).map(|(_, b)| b.clone());
+            (kind, new.unwrap_or_else(|| bytes[offset..offset + len].to_vec()))
+        })
+        .collect();
+    let arena = sections.iter().find(|s| s.0 == 5).map(|s| s.1.clone()).unwrap();
+    if let Some(crcs) = sections.iter_mut().find(|s| s.0 == 12) {
+        let chunk = u32_at(&crcs.1, 0) as usize;
+        let mut section = (chunk as u32).to_le_bytes().to_vec();
+        for c in arena.chunks(chunk) {
+            section.extend_from_slice(&crc32fast::hash(c).to_le_bytes());
+        }
+        crcs.1 = section;
+    }
+    let mut out = bytes[..32].to_vec();
+    if let Some(minor) = minor {
+        out[10..12].copy_from_slice(&minor.to_le_bytes());
+    }
+    let table_end = 32 + 24 * sections.len();
+    let mut at = table_end.next_multiple_of(8);
+    let mut entries_out = Vec::new();
+    for (kind, data) in &sections {
+        entries_out.push((*kind, at, data.len()));
+        at = (at + data.len()).next_multiple_of(8);
+    }
+    out.resize(at, 0);
+    for (i, ((kind, offset, len), (_, data))) in entries_out.iter().zip(&sections).enumerate() {
+        let e = 32 + 24 * i;
+        out[e..e + 4].copy_from_slice(&kind.to_le_bytes());
+        out[e + 8..e + 16].copy_from_slice(&(*offset as u64).to_le_bytes());
+        out[e + 16..e + 24].copy_from_slice(&(*len as u64).to_le_bytes());
+        out[*offset..offset + len].copy_from_slice(data);
+    }
+    let file_len = out.len() as u64;
+    out[16..24].copy_from_slice(&file_len.to_le_bytes());
+    reseal(&mut out);
+    out
+}
