@@ -358,3 +358,14 @@ fn a_top_level_name_of_raw_key_form_reads_back_as_the_raw_key() {
     let member = "#0000002a".to_owned();
     assert_eq!(err.kind(), &JsonErrorKind::RawKeyNotAValue { member, object: true });
 }
+
+#[test]
+fn a_null_raw_member_is_refused_strictly_and_skipped_leniently() {
+    let text = r##"{"#0000002a": null, "n": 1}"##;
+    let err = Blob::from_json(text).unwrap_err();
+    assert_eq!(err.kind(), &JsonErrorKind::Null);
+    assert_eq!(err.path(), "/#0000002a");
+    let (blob, report) = Blob::from_json_with(text, &lenient()).unwrap();
+    assert_eq!(report.skipped_nulls, 1);
+    assert_eq!(entries(blob.as_blob_ref()), vec![(Key::parse("n"), OwnedValue::Float(1.0))]);
+}
