@@ -38,26 +38,6 @@ fn json_entry_points_skip_a_byte_order_mark() {
     assert!(Migrations::from_json(&format!("{BOM}{BOM}{{}}")).is_err());
 }
 
-/// An entity's key that the store has no name for exports by hash, as the member
-/// `"#0000002a"`; importing that JSON back gives a key named `#0000002a`, whose hash is not
-/// 42: an export/import round trip moves the value to another key, silently (the command line
-/// reads `#0000002a` as the raw key and `/#0000002a` as the name). Not fixed here: the export
-/// side is being rewritten (issue 16), and a fix needs a rule for member names of that form
-/// in both directions (a store may hold a key *named* `#0000002a` too).
-#[test]
-#[ignore = "defect: a key exported by hash imports back as another key (reported, not fixed)"]
-fn an_unnamed_key_exported_by_hash_imports_back_as_the_same_key() {
-    use datacomp::Key;
-    let mut store = Store::new();
-    let id = store.insert(&[(Key::from_raw(42), 7.0_f32)].into_iter().collect::<Blob>());
-    let text = store.export_json(id).unwrap();
-    assert_eq!(text, r##"{"#0000002a":7}"##);
-    let mut back = Store::new();
-    let ids = back.import_json(&text, &ImportOptions::strict()).unwrap();
-    let blob = back.get(ids[0]).unwrap();
-    assert_eq!(blob.get_float(Key::from_raw(42)), Some(7.0));
-}
-
 /// A raw handle-map header whose item size is wrong was refused as "section 'item size' is
 /// 4294967295 bytes; its header says 8", which read backwards (the header says 4294967295, the
 /// items are 8 bytes): now `HandleMapError::ItemSize`, in the header's words.
