@@ -12,7 +12,7 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::json;
 
 use crate::files::{load, lock_if_exists, lock_later, not_an_input, save, saved_len};
-use crate::output::{Bytes, Failure, key_name as name, shown, value_json};
+use crate::output::{Bytes, Failure, JsonArray, key_name as name, shown, value_json};
 
 /// Entries as a JSON object by key name (sorted).
 fn entries_by_name(
@@ -139,19 +139,19 @@ impl Serialize for DiffJson<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let (base, target) = (self.base, self.target);
         let stores = [target, base];
-        let changed = Lazy(|| {
+        let changed = JsonArray(|| {
             target.iter().filter_map(move |(id, blob)| {
                 let patch = Patch::between(base.get(id)?, blob);
                 (!patch.is_empty()).then(|| patch_json(&stores, id, &patch))
             })
         });
-        let inserted = Lazy(|| {
+        let inserted = JsonArray(|| {
             target.iter().filter(|(id, _)| !base.contains(*id)).map(move |(id, blob)| {
                 let entries = blob.iter().map(|(k, v)| (k, value_json(v)));
                 json!({ "id": id.to_string(), "entries": entries_by_name(&stores, entries) })
             })
         });
-        let removed = Lazy(|| {
+        let removed = JsonArray(|| {
             base.iter().filter(|(id, _)| !target.contains(*id)).map(|(id, _)| id.to_string())
         });
         let mut map = serializer.serialize_map(Some(3))?;
@@ -159,20 +159,6 @@ impl Serialize for DiffJson<'_> {
         map.serialize_entry("inserted", &inserted)?;
         map.serialize_entry("removed", &removed)?;
         map.end()
-    }
-}
-
-/// A JSON array of what a fresh iterator from the closure gives, serialized as it goes.
-struct Lazy<F>(F);
-
-impl<F, I> Serialize for Lazy<F>
-where
-    F: Fn() -> I,
-    I: Iterator,
-    I::Item: Serialize,
-{
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq((self.0)())
     }
 }
 
