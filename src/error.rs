@@ -457,6 +457,8 @@ pub enum Error {
     PathTooDeep(PathTooDeep),
     /// A write would make one path of an entity both a value and an object.
     PathConflict(PathConflict),
+    /// A name was given whose first segment reads as a raw key.
+    RawKeyName(RawKeyName),
 }
 
 impl fmt::Display for Error {
@@ -468,6 +470,7 @@ impl fmt::Display for Error {
             Error::KeyCollision(e) => e.fmt(f),
             Error::PathTooDeep(e) => e.fmt(f),
             Error::PathConflict(e) => e.fmt(f),
+            Error::RawKeyName(e) => e.fmt(f),
         }
     }
 }
@@ -483,6 +486,7 @@ impl std::error::Error for Error {
             Error::KeyCollision(e) => e.source(),
             Error::PathTooDeep(e) => e.source(),
             Error::PathConflict(e) => e.source(),
+            Error::RawKeyName(e) => e.source(),
         }
     }
 }
@@ -502,6 +506,12 @@ impl From<LoadError> for Error {
 impl From<KeyCollision> for Error {
     fn from(e: KeyCollision) -> Error {
         Error::KeyCollision(e)
+    }
+}
+
+impl From<RawKeyName> for Error {
+    fn from(e: RawKeyName) -> Error {
+        Error::RawKeyName(e)
     }
 }
 
@@ -573,6 +583,50 @@ impl fmt::Display for PathTooDeep {
 }
 
 impl std::error::Error for PathTooDeep {}
+
+/// A key path whose first segment is a raw key's label (`#` and 8 hex digits, as in
+/// `#0000002a`), given where a store records names: JSON import reads an entity's top-level
+/// member so named as that raw key (what export writes for a key without a name), so such a
+/// name would not read back as itself. A key given as a [`Key`](crate::Key) is not a name and
+/// is not refused; deeper segments (`stats.#0000002a`) are names as any other.
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{Error, Key, Store};
+///
+/// let mut store = Store::new();
+/// let id = store.insert_empty();
+/// let err = store.get_mut(id).unwrap().try_set("#0000002a.x", 1).unwrap_err();
+/// let Error::RawKeyName(raw) = &err else { panic!("{err}") };
+/// assert_eq!((raw.path.as_str(), raw.raw), ("#0000002a.x", Key::from_raw(42)));
+/// assert_eq!(
+///     err.to_string(),
+///     "key path #0000002a.x starts with #0000002a, which JSON reads as a raw key, not a name"
+/// );
+/// assert!(store.insert_key_name("#0000002A.hp").is_err(), "either case of hex digits");
+///
+/// // The raw key itself, and the same text deeper in a path, are fine.
+/// store.get_mut(id).unwrap().try_set(Key::from_raw(42), 1)?;
+/// store.get_mut(id).unwrap().try_set("stats.#0000002a", 2)?;
+/// # Ok::<(), Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RawKeyName {
+    /// The path as given (cut in the middle when shown).
+    pub path: String,
+    /// The raw key its first segment reads as.
+    pub raw: crate::Key,
+}
+
+impl fmt::Display for RawKeyName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (path, raw) = (Shortened(&self.path), self.raw);
+        write!(f, "key path {path} starts with {raw}, which JSON reads as a raw key, not a name")
+    }
+}
+
+impl std::error::Error for RawKeyName {}
 
 /// A write that would make one path of an entity both a value and an object (`stats` set to 5
 /// where the entity holds `stats.health`, or the other way round): JSON could not write the

@@ -595,6 +595,16 @@ impl<'a> KeyPath<'a> {
         Err(crate::PathTooDeep { path, segments, limit: MAX_PATH_SEGMENTS })
     }
 
+    /// The path, unless its first segment is a raw key's label (`#` and 8 hex digits): JSON
+    /// import reads an entity's top-level member so named as that raw key, so a name starting
+    /// so would not read back as itself.
+    pub(crate) fn check_not_raw(&self) -> Result<(), crate::RawKeyName> {
+        match self.segments().next().and_then(|first| raw_label(&first)) {
+            Some(raw) => Err(crate::RawKeyName { path: self.text.to_owned(), raw }),
+            None => Ok(()),
+        }
+    }
+
     /// The path's segments, unescaped: a JSON Pointer's `~1` is `/`, `~0` is `~`.
     pub fn segments(&self) -> impl Iterator<Item = Cow<'a, str>> + 'a {
         let (text, pointer) = (self.text, self.pointer);

@@ -41,6 +41,7 @@ pub use blob::{
 pub use cursor::KeyCursor;
 pub use error::{
     BlobError, Error, HandleError, KeyCollision, LoadError, PatchError, PathConflict, PathTooDeep,
+    RawKeyName,
 };
 pub use file::{FileError, SaveFile};
 pub use handle_map::{

@@ -335,9 +335,23 @@ impl MigrationStep {
                 problem: "a path is a dotted path or a JSON Pointer, and not empty",
             })
         };
+        // A path a step writes becomes a name: not one that JSON reads as a raw key.
+        let written = |given: &'s str| {
+            let text = path(given)?;
+            match KeyPath::pointer(&text.pointer).map(|p| p.check_not_raw()) {
+                Some(Err(_)) => Err(MigrateError::BadPath {
+                    step: index,
+                    to,
+                    path: given.to_owned(),
+                    problem: "a name may not start with # and 8 hex digits: JSON reads that \
+                              member as a raw key",
+                }),
+                _ => Ok(text),
+            }
+        };
         let mut renames = Vec::with_capacity(self.renames.len());
         for (from, dst) in &self.renames {
-            let (from, dst) = (path(from)?, path(dst)?);
+            let (from, dst) = (path(from)?, written(dst)?);
             if from.pointer == dst.pointer {
                 return Err(MigrateError::BadPath {
                     step: index,
@@ -352,7 +366,7 @@ impl MigrationStep {
         let mut writes = Vec::with_capacity(self.defaults.len() + self.sets.len());
         for (list, default) in [(&self.defaults, true), (&self.sets, false)] {
             for (p, value) in list {
-                writes.push(CheckedWrite { path: path(p)?, value, default });
+                writes.push(CheckedWrite { path: written(p)?, value, default });
             }
         }
         let overlap = |what, paths: Vec<&PathText<'_>>| match overlapping(paths) {

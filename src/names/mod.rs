@@ -145,6 +145,7 @@ impl Store {
     pub fn insert_key_name(&mut self, path: &str) -> Result<Key, Error> {
         let path = KeyPath::dotted(path);
         path.check_depth()?;
+        path.check_not_raw()?;
         Ok(self.record_name(&path)?)
     }
 

@@ -423,6 +423,7 @@ impl Store {
                 let key = match key.as_path() {
                     Some(path) => {
                         path.check_depth()?;
+                        path.check_not_raw()?;
                         self.names.record(&path)?
                     }
                     None => key.as_key(),
@@ -885,6 +886,7 @@ impl BlobMut<'_> {
         let key = match &path {
             Some(path) => {
                 path.check_depth()?;
+                path.check_not_raw()?;
                 let key = self.store.names.check(path)?;
                 // A new key may not make a path both a value and an object.
                 let blob = self.as_blob_ref();
