@@ -3,26 +3,17 @@
 //!
 //! Run: `cargo bench --bench handle_map`.
 
+#[path = "common/order.rs"]
+mod order;
+
 use std::hint::black_box;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use datacomp::{HandleMap, Id};
+use order::shuffled;
 use slotmap::{DefaultKey, DenseSlotMap, SlotMap};
 
 const N: usize = 100_000;
-
-/// A fixed permutation of `0..n` (xorshift Fisher-Yates): random order, same every run.
-fn shuffled(n: usize) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..n).collect();
-    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-    for i in (1..n).rev() {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        order.swap(i, (state % (i as u64 + 1)) as usize);
-    }
-    order
-}
 
 struct Maps {
     handle_map: HandleMap<u64>,

@@ -17,6 +17,8 @@
 //! `RUSTFLAGS="-C llvm-args=-align-loops=64" CARGO_TARGET_DIR=target/aligned cargo bench
 //! --bench query_min -- hm`.
 
+#[path = "common/order.rs"]
+mod order;
 #[path = "common/sheet.rs"]
 mod sheet;
 
@@ -25,6 +27,7 @@ use std::time::{Duration, Instant};
 
 use datacomp::{Blob, HandleMap, Id, Key, KeyCursor, OwnedValue, Store};
 use fxhash::FxHashMap;
+use order::shuffled;
 use slotmap::{DefaultKey, DenseSlotMap};
 
 const HOT: usize = 1_000_000;
@@ -93,16 +96,20 @@ fn probe_dense_remove(m: &mut DenseSlotMap<DefaultKey, u64>, keys: &[DefaultKey]
     keys.iter().map(|&k| m.remove(k).unwrap_or(0)).sum()
 }
 
-fn shuffled(n: usize) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..n).collect();
-    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-    for i in (1..n).rev() {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        order.swap(i, (state % (i as u64 + 1)) as usize);
-    }
-    order
+/// Sheet `i` of a set whose health differs from sheet to sheet (`i % 100`), as each peer holds
+/// it: a blob, an `FxHashMap` and a `serde_json::Value`.
+fn sheet_with_health(
+    health: Key,
+    i: usize,
+) -> (Blob, FxHashMap<u32, OwnedValue>, serde_json::Value) {
+    let hp = (i % 100) as f32;
+    let mut b = sheet::build_blob();
+    b.set(health, hp);
+    let mut f = sheet::build_fxhashmap();
+    f.insert(health.raw(), OwnedValue::Float(hp));
+    let mut j = sheet::build_json();
+    j["stats"]["health"] = serde_json::Value::from(f64::from(hp));
+    (b, f, j)
 }
 
 /// Runs `f` once (`once`) or 31 times, each after `setup`, and returns the fastest run
@@ -153,15 +160,9 @@ fn cursors_and_columns(once: bool) {
     let mut fxs = Vec::new();
     let mut jsons = Vec::new();
     for i in 0..n {
-        let hp = (i % 100) as f32;
-        let mut b = sheet::build_blob();
-        b.set(health, hp);
+        let (b, f, j) = sheet_with_health(health, i);
         blobs.push(b);
-        let mut f = sheet::build_fxhashmap();
-        f.insert(health.raw(), OwnedValue::Float(hp));
         fxs.push(f);
-        let mut j = sheet::build_json();
-        j["stats"]["health"] = serde_json::Value::from(f64::from(hp));
         jsons.push(j);
     }
     let seg: Vec<&str> = "stats.health".split('.').collect();
@@ -183,15 +184,9 @@ fn cursors_and_columns(once: bool) {
     let mut fxs = Vec::new();
     let mut jsons = Vec::new();
     for i in 0..n {
-        let hp = (i % 100) as f32;
-        let mut b = sheet::build_blob();
-        b.set(health, hp);
+        let (b, f, j) = sheet_with_health(health, i);
         store.insert(&b);
-        let mut f = sheet::build_fxhashmap();
-        f.insert(health.raw(), OwnedValue::Float(hp));
         fxs.push(f);
-        let mut j = sheet::build_json();
-        j["stats"]["health"] = serde_json::Value::from(f64::from(hp));
         jsons.push(j);
     }
     let ours = min_ns(once, n, || (), |()| probe_column_store(&store, health));
