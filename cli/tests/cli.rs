@@ -2,6 +2,9 @@
 //! files, bad IDs, bad keys and bad values. A failure is one line on stderr and exit code 1
 //! (2 for usage), never a panic, and a failed command leaves its files as they were.
 
+#[path = "common/outcome.rs"]
+mod outcome;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -18,23 +21,13 @@ fn run(args: &[&str]) -> Output {
 
 /// Runs a command that must succeed; returns its stdout.
 fn ok(args: &[&str]) -> String {
-    let out = run(args);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{args:?} failed: {stderr}");
-    assert_eq!(stderr, "", "{args:?}");
-    String::from_utf8(out.stdout).expect("UTF-8 output")
+    outcome::succeeded(args, run(args))
 }
 
 /// Runs a command that must fail with exit code 1 and one line on stderr; returns the line
 /// without the `datacomp: ` prefix.
 fn fails(args: &[&str]) -> String {
-    let out = run(args);
-    let stderr = String::from_utf8(out.stderr).expect("UTF-8 errors");
-    assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
-    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
-    let line = stderr.strip_suffix('\n').unwrap_or_else(|| panic!("{args:?}: {stderr:?}"));
-    assert!(!line.contains('\n'), "{args:?}: more than one line: {stderr}");
-    line.strip_prefix("datacomp: ").unwrap_or_else(|| panic!("{args:?}: {stderr}")).to_owned()
+    outcome::failed(args, run(args))
 }
 
 /// A temporary directory with `world.dcmp`, imported from the party and the three sheets:
