@@ -16,12 +16,12 @@ mod column;
 mod cursor;
 mod error;
 pub mod file;
+pub mod format;
 pub mod handle_map;
 mod history;
 #[cfg(feature = "json")]
 mod json;
 mod key;
-mod load;
 mod migrate;
 mod names;
 #[cfg(feature = "json")]
@@ -31,7 +31,6 @@ mod query;
 mod sjson;
 mod store;
 pub mod text;
-mod upgrade;
 mod value;
 
 pub use blob::{
@@ -39,11 +38,15 @@ pub use blob::{
     PatchTarget, RegionKind, Side,
 };
 pub use cursor::KeyCursor;
-pub use error::{
-    BlobError, Error, HandleError, KeyCollision, LoadError, PatchError, PathConflict, PathTooDeep,
-    RawKeyName,
+pub use blob::{BlobError, PatchError};
+pub use error::Error;
+pub use file::SaveFile;
+pub use format::{
+    DeltaError, FileError, LazyStoreView, LoadError, LoadOptions, Salvage, SavedKeyNames, StoreError, StoreView,
+    UpgradeError,
 };
-pub use file::{FileError, SaveFile};
+pub use handle_map::HandleError;
+pub use key::{KeyCollision, PathConflict, PathTooDeep, RawKeyName};
 pub use handle_map::{
     Drain as HandleMapDrain, HandleMap, HandleMapError, Id, Iter as HandleMapIter,
     IterMut as HandleMapIterMut, ParseIdError, RawHandleMap, RawHeader,
@@ -54,13 +57,9 @@ pub use json::{
     ExportError, ExportOptions, ImportOptions, ImportReport, JsonError, JsonErrorKind, JsonStyle,
 };
 pub use key::{AsKey, Key, KeyPath, MAX_PATH_SEGMENTS, ParseKeyError, ParseKeyErrorKind};
-pub use load::{LazyStoreView, Salvage};
 pub use migrate::{MigrateError, MigrationReport, MigrationStep, Migrations, StepReport};
-pub use names::SavedKeyNames;
 #[cfg(feature = "json")]
 pub use number::JsonF32;
 pub use query::{Query, QueryError, QueryErrorKind};
-pub use store::{BlobMut, Store, StoreStats, StoreView, save};
-pub use store::{DeltaError, StoreError, StorePatch};
-pub use upgrade::{LoadOptions, UpgradeError};
+pub use store::{BlobMut, Store, StoreStats, StorePatch};
 pub use value::{AsValue, OwnedValue, Value, ValueType};

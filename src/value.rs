@@ -131,7 +131,7 @@ impl<'a> Value<'a> {
     /// ```
     #[must_use]
     pub const fn payload_bytes(&self) -> usize {
-        crate::blob::layout::block_bytes(self.value_type(), crate::blob::layout::payload_len(*self))
+        block_bytes(self.value_type(), payload_len(*self))
             as usize
     }
 
@@ -350,5 +350,23 @@ impl AsValue for OwnedValue {
 impl<T: AsValue + ?Sized> AsValue for &T {
     fn as_value(&self) -> Value<'_> {
         (**self).as_value()
+    }
+}
+
+/// Bytes taken in the payload region by a payload of `len` (string bytes or float elements).
+pub(crate) const fn block_bytes(ty: ValueType, len: u64) -> u64 {
+    match ty {
+        ValueType::Str => 4 + len.next_multiple_of(4),
+        ValueType::Floats => 4 + 4 * len,
+        ValueType::Bool | ValueType::Float => 0,
+    }
+}
+
+/// Length stored in a payload block: bytes of a string, elements of a float array.
+pub(crate) const fn payload_len(value: Value<'_>) -> u64 {
+    match value {
+        Value::Bool(_) | Value::Float(_) => 0,
+        Value::Str(s) => s.len() as u64,
+        Value::Floats(f) => f.len() as u64,
     }
 }

@@ -8,7 +8,8 @@
 
 use zerocopy::IntoBytes;
 
-use super::layout::{self, HEADER_WORDS, block_bytes, header_bytes, payload_len};
+use super::layout::{self, HEADER_WORDS, header_bytes};
+use crate::value::{block_bytes, payload_len};
 use crate::{Blob, BlobError, Key, MAX_BYTES, Value};
 
 /// Blobs of up to this many keys are searched by a scan of their key array: for so few, a

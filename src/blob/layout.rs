@@ -28,7 +28,7 @@
 
 use zerocopy::IntoBytes;
 
-use crate::value::{Value, ValueType};
+use crate::value::{Value, ValueType, block_bytes, payload_len};
 use crate::{BlobError, Key};
 
 /// Words before the key array: the key count and the start of the payload region.
@@ -65,15 +65,6 @@ pub(crate) fn capacity_bytes(keys: usize, payload_bytes: usize) -> Option<usize>
     let header = keys.checked_mul(9)?.checked_add(11)?;
     let bytes = header.checked_add(payload_bytes.checked_next_multiple_of(4)?)?;
     (bytes <= MAX_BYTES).then(|| header_bytes(keys) + payload_bytes.next_multiple_of(4))
-}
-
-/// Bytes taken in the payload region by a payload of `len` (string bytes or float elements).
-pub(crate) const fn block_bytes(ty: ValueType, len: u64) -> u64 {
-    match ty {
-        ValueType::Str => 4 + len.next_multiple_of(4),
-        ValueType::Floats => 4 + 4 * len,
-        ValueType::Bool | ValueType::Float => 0,
-    }
 }
 
 /// Not enough free space for a write; nothing was changed.
@@ -525,15 +516,6 @@ pub(crate) fn repack(src: &[u32], dst: &mut [u32]) {
     }
     dst[1] = (top * 4) as u32;
     dst[header..top].fill(0);
-}
-
-/// Length stored in a payload block: bytes of a string, elements of a float array.
-pub(crate) const fn payload_len(value: Value<'_>) -> u64 {
-    match value {
-        Value::Bool(_) | Value::Float(_) => 0,
-        Value::Str(s) => s.len() as u64,
-        Value::Floats(f) => f.len() as u64,
-    }
 }
 
 /// Frees a payload block: at the bottom of the region it is given back, elsewhere it becomes a

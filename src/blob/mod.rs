@@ -1,6 +1,7 @@
 //! [`Blob`]: one entity's data in one byte buffer.
 
 pub(crate) mod bulk;
+mod error;
 pub(crate) mod layout;
 pub(crate) mod patch;
 mod view;
@@ -10,13 +11,14 @@ use std::fmt;
 
 use zerocopy::IntoBytes;
 
+pub use error::{BlobError, PatchError};
 pub use layout::{MAX_BYTES, RegionKind};
 pub use patch::{Conflict, Conflicts, Patch, PatchTarget, Side};
 pub(crate) use view::forward_read_api;
 pub use view::{BlobRef, Iter, Keys};
 use write::BlobWrite;
 
-use crate::{AsValue, BlobError, Key, Value};
+use crate::{AsValue, Key, Value};
 
 /// Bytes a blob takes on its first growth: room for a small character sheet.
 const MIN_GROWTH_BYTES: usize = 128;

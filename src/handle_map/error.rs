@@ -1,6 +1,9 @@
-//! [`HandleMapError`]: why raw or serialized handle-map state was refused.
+//! Why a handle did not resolve ([`HandleError`]), or raw or serialized handle-map state was
+//! refused ([`HandleMapError`]).
 
 use std::fmt;
+
+use super::Id;
 
 /// Why a [`HandleMap`](crate::HandleMap)'s raw sections (or serde data) could not be read back:
 /// which section, slot or item breaks which invariant.
@@ -195,3 +198,75 @@ impl fmt::Display for HandleMapError {
 }
 
 impl std::error::Error for HandleMapError {}
+
+/// Why a handle did not resolve in a [`HandleMap`](crate::HandleMap).
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{HandleError, HandleMap};
+///
+/// let mut map = HandleMap::new(1);
+/// let id = map.insert("x");
+/// map.remove(id);
+/// let err = map.try_get(id).unwrap_err();
+/// assert_eq!(err, HandleError::Stale { id, current: Some(1) });
+/// assert_eq!(err.to_string(), "handle 0v0t1 is stale: its slot is at generation 1 now");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HandleError {
+    /// [`Id::NULL`](crate::Id::NULL).
+    Null,
+    /// The handle's slot holds no item, or the handle has its free bit set: no map issued it.
+    Free {
+        /// The handle.
+        id: Id,
+    },
+    /// The handle belongs to a map of another type id.
+    WrongType {
+        /// The handle.
+        id: Id,
+        /// The type id of the map it was used with.
+        expected: u16,
+    },
+    /// The handle's index is past every slot the map has.
+    OutOfRange {
+        /// The handle.
+        id: Id,
+        /// One past the map's highest slot index.
+        slots: u64,
+    },
+    /// The handle's item was removed (or the map cleared or reset) since it was issued.
+    Stale {
+        /// The handle.
+        id: Id,
+        /// The slot's generation now: `None` when the slot was reset away or retired.
+        current: Option<u16>,
+    },
+}
+
+impl fmt::Display for HandleError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            HandleError::Null => f.write_str("the null handle never resolves"),
+            HandleError::Free { id } => write!(f, "handle {id} names a free slot"),
+            HandleError::WrongType { id, expected } => write!(
+                f,
+                "handle {id} has type id {}, but this map's type id is {expected}",
+                id.type_id()
+            ),
+            HandleError::OutOfRange { id, slots } => {
+                write!(f, "handle {id} is out of range: the map has slot indices below {slots}")
+            }
+            HandleError::Stale { id, current: Some(generation) } => {
+                write!(f, "handle {id} is stale: its slot is at generation {generation} now")
+            }
+            HandleError::Stale { id, current: None } => {
+                write!(f, "handle {id} is stale: its slot was reset or retired")
+            }
+        }
+    }
+}
+
+impl std::error::Error for HandleError {}

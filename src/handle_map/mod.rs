@@ -19,7 +19,7 @@ use std::cmp::Ordering;
 use std::fmt;
 use std::ops::{Index, IndexMut};
 
-pub use error::HandleMapError;
+pub use error::{HandleError, HandleMapError};
 pub use id::{Id, ParseIdError};
 pub(crate) use raw::HandleMapView;
 pub(crate) use raw::check_header;
@@ -27,7 +27,6 @@ pub use raw::{RawHandleMap, RawHeader};
 
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
-use crate::HandleError;
 
 /// End of the free list.
 const NONE: u32 = u32::MAX;

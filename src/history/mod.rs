@@ -9,7 +9,6 @@ use std::collections::VecDeque;
 use std::fmt;
 
 pub use snapshot::Snapshot;
-pub(crate) use track::Tracker;
 pub use track::{Changes, Mark};
 
 use crate::store::delta::Placement;

@@ -6,16 +6,13 @@
 //! of segments ([`KeyNames`]): a prefix that many keys share is stored once, and a member name
 //! that holds a `.` stays one segment.
 
-pub(crate) mod codec;
-mod saved;
 mod tree;
 
 use std::borrow::Cow;
 
 use fxhash::FxHashSet;
 
-pub use saved::SavedKeyNames;
-pub(crate) use tree::{KeyNames, ROOT, label};
+pub(crate) use tree::{ARRAY, KeyNames, ROOT, label};
 
 use crate::{AsKey, BlobRef, Error, Key, KeyCollision, KeyPath, PathConflict, Store};
 

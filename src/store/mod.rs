@@ -17,14 +17,11 @@
 //! - `plan.rs`: export plans, an entity's JSON without its values, made once per key layout.
 
 pub(crate) mod delta;
-mod delta_error;
-mod error;
 #[cfg(feature = "json")]
 mod json;
 #[cfg(feature = "json")]
 mod plan;
-pub mod save;
-mod view;
+mod track;
 
 use std::fmt;
 
@@ -33,16 +30,13 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use crate::blob::layout;
 use crate::blob::write::BlobWrite;
-use crate::history::Tracker;
 use crate::names::KeyNames;
 use crate::{
     AsKey, AsValue, Blob, BlobError, BlobRef, Error, HandleError, HandleMap, Id, Key, Value,
 };
 
 pub use delta::StorePatch;
-pub use delta_error::DeltaError;
-pub use error::StoreError;
-pub use view::StoreView;
+pub(crate) use track::Tracker;
 
 /// The handle map type id of a store's entities.
 pub(crate) const STORE_TYPE_ID: u16 = 1;

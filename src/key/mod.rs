@@ -1,5 +1,9 @@
 //! Hashed keys: the 32-bit names of a blob's values.
 
+mod error;
+
+pub use error::{KeyCollision, PathConflict, PathTooDeep, RawKeyName};
+
 use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;

@@ -2,13 +2,15 @@
 
 use zerocopy::IntoBytes;
 
-use super::{ArenaCrc, Spans, check_crc, finish};
+use super::check::{self, SaveParts, Spans, check_crc, finish, index_and_arena_tolerant};
+use super::container::ArenaCrc;
+use super::version::KEY_HASH_FX32_WORDS;
+use super::error::{LoadError, StoreError};
+use super::upgrade::{self, LoadOptions};
 use crate::blob::layout;
-use crate::handle_map::RawHandleMap;
+use crate::handle_map::{HandleMap, Id, RawHandleMap};
 use crate::names::KeyNames;
-use crate::save::{KEY_HASH_FX32_WORDS, SaveParts, index_and_arena_tolerant};
-use crate::store::Span;
-use crate::{HandleMap, Id, LoadError, LoadOptions, Store, StoreError};
+use crate::store::{Span, Store};
 
 /// What [`Store::salvage`] recovered from a damaged save: every entity whose bytes check out,
 /// with its handle, and why each of the others was left out.
@@ -106,7 +108,7 @@ impl Store {
             .into_iter()
             .map(|(d, bad)| {
                 is_lost[d] = true;
-                (d, super::decrease(id_at(d), bad))
+                (d, check::decrease(id_at(d), bad))
             })
             .collect();
         let mut scratch = layout::Scratch::default();
@@ -160,10 +162,10 @@ impl Store {
         for (id, _) in &lost {
             index.remove(*id);
         }
-        super::fill_empties(index.values_mut(), &mut words)?;
+        check::fill_empties(index.values_mut(), &mut words)?;
         let names = match tree {
             Some(tree) => tree,
-            None => crate::upgrade::rehash(&index, &mut words, &old_names, &LoadOptions::new())?,
+            None => upgrade::rehash(&index, &mut words, &old_names, &LoadOptions::new())?,
         };
         let store = Store::from_parts(index, words, names, data_version);
         Ok(Salvage { store, lost, damaged })
@@ -215,8 +217,8 @@ fn lose_overlaps(
 fn index_of(
     raw: &RawHandleMap<'_>,
     items_kind: u32,
-) -> Result<(HandleMap<Span>, super::Decreasing), LoadError> {
-    let owned = super::owned_spans(raw, items_kind)?;
+) -> Result<(HandleMap<Span>, check::Decreasing), LoadError> {
+    let owned = check::owned_spans(raw, items_kind)?;
     let raw = owned.as_ref().map_or(*raw, |owned| owned.raw(raw));
     let index = HandleMap::from_raw(&raw)?;
     Ok((index, owned.map(|owned| owned.decreasing).unwrap_or_default()))

@@ -3,14 +3,13 @@
 
 use std::collections::BTreeMap;
 use std::collections::btree_map::Entry;
-use std::fmt;
 
+use super::error::{LoadError, UpgradeError};
 use crate::blob::layout;
-use crate::key::v1;
+use crate::handle_map::{HandleMap, Id};
+use crate::key::{Key, KeyPath, v1};
 use crate::names::{KeyNames, label};
 use crate::store::Span;
-use crate::text::Shortened;
-use crate::{HandleMap, Id, Key, KeyPath, LoadError};
 
 /// How to load a save: the paths of keys that a save of key hash 1 holds without names.
 ///
@@ -72,102 +71,6 @@ impl LoadOptions {
         self
     }
 }
-
-/// Why a save of key hash 1 could not be brought to this build's key hash: the save is
-/// well-formed and its store valid, but its keys cannot be rehashed (as asked).
-///
-/// These are their own layer, not [`StoreError`](crate::StoreError)s: nothing in the bytes is
-/// wrong, and the same save loads once the caller gives the paths it lacks
-/// ([`LoadOptions::known_keys`]) or loads it into a [`Store`](crate::Store) rather than a view.
-/// [`LoadError::Upgrade`] wraps it.
-///
-/// # Examples
-///
-/// ```
-/// use datacomp::{LoadError, UpgradeError};
-///
-/// let err = LoadError::from(UpgradeError::KeyHashView { key_hash: 1 });
-/// assert!(matches!(err, LoadError::Upgrade(UpgradeError::KeyHashView { key_hash: 1 })));
-/// assert!(err.to_string().starts_with("save uses key hash 1: a view cannot rehash keys"));
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum UpgradeError {
-    /// A save of key hash 1 read in place: its keys must be rehashed into a
-    /// [`Store`](crate::Store) first.
-    KeyHashView {
-        /// The key-hash id found.
-        key_hash: u16,
-    },
-    /// A save of key hash 1 holds keys that neither its key names nor the known paths
-    /// ([`LoadOptions::known_keys`]) explain, so they cannot be rehashed.
-    UnexplainedKeys {
-        /// Each such key (its key hash 1 value), in key order, with the first entity that holds
-        /// it.
-        keys: Vec<(Id, Key)>,
-    },
-    /// Two known paths had the key hash 1 value of a key the save holds: which one it is
-    /// cannot be told.
-    AmbiguousKnownKeys {
-        /// The key's key hash 1 value.
-        key: Key,
-        /// One path.
-        first: String,
-        /// The other.
-        second: String,
-    },
-    /// Two keys that entities of a key hash 1 save hold rehash to one key.
-    Collision {
-        /// The key both rehash to.
-        key: Key,
-        /// One path.
-        first: String,
-        /// The other.
-        second: String,
-    },
-}
-
-impl fmt::Display for UpgradeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            UpgradeError::KeyHashView { key_hash } => write!(
-                f,
-                "save uses key hash {key_hash}: a view cannot rehash keys in place; load it into a \
-                 store, which upgrades it"
-            ),
-            UpgradeError::UnexplainedKeys { ref keys } => {
-                /// Keys listed in the message; the rest are counted.
-                const SHOWN: usize = 8;
-                write!(
-                    f,
-                    "save uses key hash 1, and {} keys have no name in it to rehash them from: ",
-                    keys.len()
-                )?;
-                for (i, (id, key)) in keys.iter().take(SHOWN).enumerate() {
-                    let separator = if i > 0 { ", " } else { "" };
-                    write!(f, "{separator}{key} (entity {id})")?;
-                }
-                if keys.len() > SHOWN {
-                    write!(f, " and {} more", keys.len() - SHOWN)?;
-                }
-                f.write_str("; give their paths as known keys")
-            }
-            UpgradeError::AmbiguousKnownKeys { key, ref first, ref second } => write!(
-                f,
-                "known keys {} and {} both had key hash 1 value {key}, which the save holds: \
-                 which one it is cannot be told",
-                Shortened(first),
-                Shortened(second)
-            ),
-            UpgradeError::Collision { key, ref first, ref second } => {
-                let (first, second) = (Shortened(first), Shortened(second));
-                write!(f, "{first} and {second} rehash to the same key {key} under key hash 2")
-            }
-        }
-    }
-}
-
-impl std::error::Error for UpgradeError {}
 
 /// A key hash 1 key that a name or a known path explains.
 struct Explained<'a> {

@@ -1,8 +1,12 @@
 //! [`StoreView`]: a save file read in place, every read borrowing from its bytes.
 
-use crate::handle_map::HandleMapView;
-use crate::load::{self, LazyStoreView, Spans, blob_at};
-use crate::{BlobRef, Id, LoadError, LoadOptions, SavedKeyNames};
+use super::check::{self, Spans, blob_at};
+use super::error::LoadError;
+use super::lazy::LazyStoreView;
+use super::saved_names::SavedKeyNames;
+use super::upgrade::LoadOptions;
+use crate::blob::BlobRef;
+use crate::handle_map::{HandleMapView, Id};
 
 /// A save file read in place: validated once, as [`Store::from_bytes`](crate::Store::from_bytes)
 /// would, then every read borrows straight from the bytes. Nothing is copied, so it works over a
@@ -93,10 +97,10 @@ impl<'a> StoreView<'a> {
         bytes: &'a [u8],
         options: &LoadOptions,
     ) -> Result<(StoreView<'a>, SavedKeyNames), LoadError> {
-        let load::InPlace { names, index, spans, arena_bytes, arena, arena_crc } =
-            load::in_place(bytes)?;
+        let check::InPlace { names, index, spans, arena_bytes, arena, arena_crc } =
+            check::in_place(bytes)?;
         let id_at = |d| index.id_at(d);
-        load::check_arena(arena_bytes, arena, arena_crc, spans, id_at, options.threads)?;
+        check::check_arena(arena_bytes, arena, arena_crc, spans, id_at, options.threads)?;
         Ok((StoreView { index, spans, arena }, SavedKeyNames { names }))
     }
 

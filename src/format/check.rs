@@ -19,25 +19,20 @@
 //! Errors are the ones a single pass would give, whatever the threads: a checksum first (the
 //! lowest chunk), then the span of the lowest dense index, then the first overlap by offset.
 
-mod lazy;
-mod salvage;
-
 use std::ops::Range;
 use std::sync::Mutex;
 
 use zerocopy::little_endian::U32;
 use zerocopy::{FromBytes, IntoBytes};
 
+use super::container::{ArenaCrc, ENDS, SAVE, parse_tolerant};
+use super::version::KEY_HASH_FX32_BYTES;
+use super::error::{FileError, LoadError, StoreError, UpgradeError};
+use crate::blob::BlobRef;
 use crate::blob::layout;
-use crate::file::container::ENDS;
-use crate::handle_map::{HandleMapView, RawHandleMap, RawHeader};
+use crate::handle_map::{HandleMapError, HandleMapView, Id, RawHandleMap, RawHeader};
 use crate::names::KeyNames;
-use crate::save::{KEY_HASH_FX32_BYTES, SaveParts, index_and_arena};
-use crate::store::Span;
-use crate::{BlobRef, FileError, HandleMapError, Id, LoadError, StoreError, UpgradeError};
-
-pub use lazy::LazyStoreView;
-pub use salvage::Salvage;
+use crate::store::{STORE_TYPE_ID, Span};
 
 /// An arena smaller than this is checked on the calling thread: a thread costs tens of
 /// microseconds to start, what a single thread checks about 200 KiB in.
@@ -242,75 +237,6 @@ pub(crate) fn fill_empties<'s>(
         }
     }
     Ok(())
-}
-
-/// How a save's arena bytes are covered by checksums.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum ArenaCrc<'a> {
-    /// One crc32 of the whole arena (format 1.0), in the section table.
-    Whole {
-        /// The arena's offset in the file, for errors.
-        offset: u64,
-        /// The crc32 stored.
-        expected: u32,
-    },
-    /// A crc32 of each `chunk_bytes` of the arena (the last one may be shorter).
-    Chunks {
-        /// The arena's offset in the file, for errors.
-        offset: u64,
-        // INVARIANT: a power of two; `crcs.len()` is the arena's bytes divided by it, rounded
-        // up.
-        chunk_bytes: usize,
-        crcs: &'a [U32],
-    },
-}
-
-/// The crc32 of each `chunk_bytes` of `arena`, as an `arena crcs` section (the chunk size,
-/// then the crcs), and the crc32 of the whole arena, combined from them.
-pub(crate) fn chunk_crcs(arena: &[u8], chunk_bytes: usize) -> (Vec<u8>, u32) {
-    let mut section = Vec::with_capacity(4 + 4 * arena.len().div_ceil(chunk_bytes));
-    section.extend_from_slice(&(chunk_bytes as u32).to_le_bytes());
-    let mut whole = crc32fast::Hasher::new();
-    for chunk in arena.chunks(chunk_bytes) {
-        let crc = crc32fast::hash(chunk);
-        section.extend_from_slice(&crc.to_le_bytes());
-        whole.combine(&crc32fast::Hasher::new_with_initial_len(crc, chunk.len() as u64));
-    }
-    (section, whole.finalize())
-}
-
-/// Reads an `arena crcs` section for an arena of `arena_len` bytes at file offset `offset`.
-///
-/// # Errors
-///
-/// [`FileError::ChunkSize`] for a chunk size that is not a power of two from 1 KiB to 1 GiB,
-/// [`FileError::SectionSize`] when the section does not hold one crc per chunk.
-pub(crate) fn chunked(
-    offset: u64,
-    section: &[u8],
-    arena_len: usize,
-) -> Result<ArenaCrc<'_>, LoadError> {
-    let (chunk_bytes, crcs) = U32::read_from_prefix(section).map_err(|_| {
-        LoadError::File(FileError::SectionSize {
-            section: "arena crcs",
-            expected: 4,
-            found: section.len() as u64,
-        })
-    })?;
-    let chunk_bytes = chunk_bytes.get();
-    if !chunk_bytes.is_power_of_two() || !(1 << 10..=1 << 30).contains(&chunk_bytes) {
-        return Err(LoadError::File(FileError::ChunkSize { chunk_bytes }));
-    }
-    let chunk_bytes = chunk_bytes as usize;
-    let count = arena_len.div_ceil(chunk_bytes);
-    let crcs = <[U32]>::ref_from_bytes(crcs).ok().filter(|c| c.len() == count).ok_or(
-        LoadError::File(FileError::SectionSize {
-            section: "arena crcs",
-            expected: 4 + 4 * count as u64,
-            found: section.len() as u64,
-        }),
-    )?;
-    Ok(ArenaCrc::Chunks { offset, chunk_bytes, crcs })
 }
 
 /// How many threads to check an arena of `bytes` with: one for a small one, else one per
@@ -856,4 +782,69 @@ mod tests {
             }
         }
     }
+}
+
+/// A save file's parts, as [`index_and_arena`] reads them.
+pub(crate) struct SaveParts<'a> {
+    pub(crate) key_hash: u16,
+    pub(crate) data_version: u32,
+    /// How the arena's bytes are checksummed: not checked yet.
+    pub(crate) arena_crc: ArenaCrc<'a>,
+    pub(crate) index: RawHandleMap<'a>,
+    pub(crate) arena: &'a [u8],
+    pub(crate) names: &'a [u8],
+    /// The names section's kind: the key tree, or format 1.0's list.
+    pub(crate) names_kind: u32,
+    /// The index items section's kind: end offsets (format 1.3), or the spans of 1.2 and
+    /// before.
+    pub(crate) items_kind: u32,
+}
+
+/// The key hash, the handle map's sections, the arena's bytes and the key names of a save
+/// file, after [`parse`](crate::file::container::parse) and the checks of their sizes.
+pub(crate) fn index_and_arena(bytes: &[u8]) -> Result<SaveParts<'_>, LoadError> {
+    index_and_arena_tolerant(bytes, false).map(|(parts, _)| parts)
+}
+
+/// As [`index_and_arena`], with [`parse_tolerant`]: the sections it left out, and why.
+pub(crate) fn index_and_arena_tolerant(
+    bytes: &[u8],
+    tolerant: bool,
+) -> Result<(SaveParts<'_>, Vec<LoadError>), LoadError> {
+    let (parsed, damaged) = parse_tolerant(bytes, &SAVE, tolerant)?;
+    let [header, items, meta, slots, arena, names] = parsed.sections;
+    let header = RawHeader::read_from_bytes(header).map_err(|_| {
+        LoadError::Store(StoreError::SectionSize {
+            section: "index header",
+            expected: size_of::<RawHeader>() as u64,
+            found: header.len() as u64,
+        })
+    })?;
+    if arena.len() % 4 != 0 {
+        let found = arena.len() as u64;
+        return Err(LoadError::Store(StoreError::SectionSize {
+            section: "arena",
+            expected: found & !3,
+            found,
+        }));
+    }
+    // A store's handles always carry its type id.
+    if header.type_id.get() != STORE_TYPE_ID {
+        let found = header.type_id.get();
+        return Err(LoadError::Store(StoreError::TypeId { expected: STORE_TYPE_ID, found }));
+    }
+    let index = RawHandleMap { header, items, meta, slots };
+    let arena_crc =
+        parsed.deferred.ok_or(LoadError::File(FileError::MissingSection { section: "arena" }))?;
+    let parts = SaveParts {
+        key_hash: parsed.key_hash(),
+        data_version: parsed.data_version(),
+        arena_crc,
+        index,
+        arena,
+        names,
+        names_kind: parsed.kinds[5],
+        items_kind: parsed.kinds[1],
+    };
+    Ok((parts, damaged))
 }

@@ -1,8 +1,9 @@
 //! [`SavedKeyNames`]: a save file's key names, read without its entities.
 
-use super::KeyNames;
-use crate::save;
-use crate::{AsKey, Key, KeyCollision, LoadError};
+use super::check::{index_and_arena, view_names};
+use super::error::LoadError;
+use crate::key::{AsKey, Key, KeyCollision};
+use crate::names::KeyNames;
 
 /// A save file's key names, read and checked without loading its entities: what keys given
 /// as text are checked against when the save itself is read in place, through a
@@ -51,7 +52,7 @@ impl SavedKeyNames {
     /// # Ok::<(), datacomp::LoadError>(())
     /// ```
     pub fn from_bytes(bytes: &[u8]) -> Result<SavedKeyNames, LoadError> {
-        let names = crate::load::view_names(&save::index_and_arena(bytes)?)?;
+        let names = view_names(&index_and_arena(bytes)?)?;
         Ok(SavedKeyNames { names })
     }
 

@@ -5,10 +5,11 @@ use std::sync::atomic::{AtomicU8, Ordering};
 
 use zerocopy::IntoBytes;
 
-use super::{ArenaCrc, Spans, blob_at, check_crc, check_span_bounds, decrease, finish};
-use crate::blob::layout;
-use crate::handle_map::HandleMapView;
-use crate::{BlobRef, Id, LoadError, StoreError};
+use super::check::{self, Spans, blob_at, check_crc, check_span_bounds, decrease, finish};
+use super::container::ArenaCrc;
+use super::error::{LoadError, StoreError};
+use crate::blob::{BlobRef, layout};
+use crate::handle_map::{HandleMapView, Id};
 
 /// What is known of a chunk or a blob of a [`LazyStoreView`]: not checked yet, good, or bad.
 const UNCHECKED: u8 = 0;
@@ -75,7 +76,7 @@ pub struct LazyStoreView<'a> {
 impl<'a> LazyStoreView<'a> {
     /// Opens `bytes`: see [`StoreView::lazy`](crate::StoreView::lazy).
     pub(crate) fn new(bytes: &'a [u8]) -> Result<LazyStoreView<'a>, LoadError> {
-        let super::InPlace { index, spans, arena, arena_crc, .. } = super::in_place(bytes)?;
+        let check::InPlace { index, spans, arena, arena_crc, .. } = check::in_place(bytes)?;
         if let Spans::Spans(spans) = spans {
             check_span_bounds(spans, arena.len(), &|d| index.id_at(d))?;
         }

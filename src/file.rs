@@ -32,18 +32,14 @@
 //! `datacomp` command that writes, and code that uses [`SaveFile`]), not plain
 //! [`Store::save`] calls.
 
-pub(crate) mod container;
-mod error;
-
-pub use error::FileError;
-
 use std::ffi::OsString;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::{Error, Store};
+use crate::error::Error;
+use crate::store::Store;
 
 /// Symbolic links followed from a save path before giving up: Linux's own limit.
 const MAX_LINKS: usize = 40;

@@ -24,10 +24,15 @@ use std::io::Write;
 use zerocopy::little_endian::{U16, U32, U64};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
-use crate::load::{self, ArenaCrc};
-use crate::names::codec::{LIST_KIND, TREE_KIND};
-use crate::save::{FORMAT_MAJOR, FORMAT_MINOR, KEY_HASH_FX32_BYTES, KEY_HASH_FX32_WORDS, MAGIC};
-use crate::{FileError, LoadError};
+use super::error::{FileError, LoadError};
+use super::version::{FORMAT_MAJOR, FORMAT_MINOR, KEY_HASH_FX32_BYTES, KEY_HASH_FX32_WORDS, MAGIC};
+
+
+/// The section kind of the key tree (format 1.1 on).
+pub(crate) const TREE_KIND: u32 = 13;
+
+/// The section kind of format 1.0's flat list of key names.
+pub(crate) const LIST_KIND: u32 = 6;
 
 /// What a file holds: what [`describe`] reads from its sections.
 ///
@@ -85,7 +90,7 @@ const ALIGN: usize = 8;
 
 #[derive(Clone, Copy, Debug, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
 #[repr(C)]
-struct FileHeader {
+pub(crate) struct FileHeader {
     magic: [u8; 8],
     major: U16,
     minor: U16,
@@ -102,7 +107,7 @@ struct FileHeader {
 
 #[derive(Clone, Copy, Debug, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
 #[repr(C)]
-struct SectionEntry {
+pub(crate) struct SectionEntry {
     kind: U32,
     crc: U32,
     offset: U64,
@@ -233,8 +238,8 @@ const REPLACED: [(u32, &str, u32); 2] =
 /// A file that passed [`parse`]: its header, its section table, and the known sections, in
 /// the order of its kind's list.
 pub(crate) struct Parsed<'a, const N: usize> {
-    header: FileHeader,
-    table: &'a [SectionEntry],
+    pub(crate) header: FileHeader,
+    pub(crate) table: &'a [SectionEntry],
     pub(crate) sections: [&'a [u8]; N],
     /// How the deferred section's bytes are checked: the caller must.
     pub(crate) deferred: Option<ArenaCrc<'a>>,
@@ -340,110 +345,6 @@ fn file_head<const N: usize>(
     head.extend_from_slice(table.as_bytes());
     head.resize(table_end.next_multiple_of(ALIGN), 0);
     head
-}
-
-/// A save file's header and section table: what `datacomp inspect` prints.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct FileInfo {
-    /// A full save or a delta save.
-    pub kind: FileKind,
-    /// The format's major version ([`FORMAT_MAJOR`]).
-    pub major: u16,
-    /// The format's minor version.
-    pub minor: u16,
-    /// The key hash ([`KEY_HASH_FX32_BYTES`], or [`KEY_HASH_FX32_WORDS`] for an old save).
-    pub key_hash: u16,
-    /// The data version of the store the file holds, or a delta gives
-    /// ([`Store::data_version`](crate::Store::data_version)); 0 for a file of format 1.0.
-    pub data_version: u32,
-    /// The file's length in bytes.
-    pub file_len: u64,
-    /// The section table, in table order.
-    pub sections: Vec<SectionInfo>,
-}
-
-/// One entry of a save file's section table.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct SectionInfo {
-    /// The section kind: 1 to 5 and 12 in format 1.1 (6 for the key names of format 1.0).
-    pub kind: u32,
-    /// What the kind holds (`"arena"`, `"key tree"`), or `"unknown"` for a kind from a newer
-    /// minor version.
-    pub name: &'static str,
-    /// Where the section starts in the file (a multiple of 8).
-    pub offset: u64,
-    /// The section's length in bytes, without padding.
-    pub len: u64,
-    /// The crc32 of the section's bytes.
-    pub crc: u32,
-}
-
-/// Reads a save file's header and section table, after checking them, every section's crc
-/// and the padding, as a load does first. It does not check the sections' contents: use
-/// [`Store::from_bytes`](crate::Store::from_bytes) or [`StoreView::new`](crate::StoreView::new) for
-/// that.
-///
-/// # Errors
-///
-/// The [`LoadError`] of the first check that fails.
-///
-/// # Examples
-///
-/// ```
-/// use datacomp::{save, Store};
-///
-/// let mut store = Store::new();
-/// store.set_data_version(3);
-/// let info = save::describe(&store.to_bytes())?;
-/// assert_eq!((info.major, info.minor), (1, save::FORMAT_MINOR));
-/// assert_eq!(info.data_version, 3);
-/// let names: Vec<&str> = info.sections.iter().map(|s| s.name).collect();
-/// assert_eq!(
-///     names,
-///     [
-///         "index header", "index ends", "index meta", "index slots", "arena", "key tree",
-///         "arena crcs",
-///     ]
-/// );
-/// # Ok::<(), datacomp::LoadError>(())
-/// ```
-pub fn describe(bytes: &[u8]) -> Result<FileInfo, LoadError> {
-    let (kind, header, table) = match parse(bytes, &SAVE) {
-        Ok(Parsed { header, table, sections, deferred, .. }) => {
-            if let Some(crc) = deferred {
-                load::check_checksums(sections[4], crc)?;
-            }
-            (FileKind::Save, header, table)
-        }
-        Err(LoadError::File(FileError::FileKind { found, .. }))
-            if found == FileKind::Delta.as_str() =>
-        {
-            let Parsed { header, table, .. } = parse(bytes, &DELTA)?;
-            (FileKind::Delta, header, table)
-        }
-        Err(e) => return Err(e),
-    };
-    let sections = table
-        .iter()
-        .map(|entry| SectionInfo {
-            kind: entry.kind.get(),
-            name: kind_name(entry.kind.get()),
-            offset: entry.offset.get(),
-            len: entry.len.get(),
-            crc: entry.crc.get(),
-        })
-        .collect();
-    Ok(FileInfo {
-        kind,
-        major: header.major.get(),
-        minor: header.minor.get(),
-        key_hash: header.key_hash.get(),
-        data_version: header.data_version.get(),
-        file_len: header.file_len.get(),
-        sections,
-    })
 }
 
 /// Checks the header, the table, padding and crcs, and returns them with the sections of
@@ -611,7 +512,7 @@ fn with_chunks<'a>(
     let (Some(ArenaCrc::Whole { offset, .. }), Some(crcs)) = (deferred, chunk_crcs) else {
         return Ok(deferred);
     };
-    match (load::chunked(offset, crcs, arena_len), damaged) {
+    match (chunked(offset, crcs, arena_len), damaged) {
         (Ok(chunks), _) => Ok(Some(chunks)),
         (Err(error), Some(damaged)) => {
             damaged.push(error);
@@ -627,5 +528,137 @@ fn check_zero(bytes: &[u8], start: usize, end: usize) -> Result<(), LoadError> {
     match bytes[start..end].iter().position(|&b| b != 0) {
         Some(at) => Err(LoadError::File(FileError::Padding { offset: (start + at) as u64 })),
         None => Ok(()),
+    }
+}
+
+/// How a save's arena bytes are covered by checksums.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum ArenaCrc<'a> {
+    /// One crc32 of the whole arena (format 1.0), in the section table.
+    Whole {
+        /// The arena's offset in the file, for errors.
+        offset: u64,
+        /// The crc32 stored.
+        expected: u32,
+    },
+    /// A crc32 of each `chunk_bytes` of the arena (the last one may be shorter).
+    Chunks {
+        /// The arena's offset in the file, for errors.
+        offset: u64,
+        // INVARIANT: a power of two; `crcs.len()` is the arena's bytes divided by it, rounded
+        // up.
+        chunk_bytes: usize,
+        crcs: &'a [U32],
+    },
+}
+
+/// The crc32 of each `chunk_bytes` of `arena`, as an `arena crcs` section (the chunk size,
+/// then the crcs), and the crc32 of the whole arena, combined from them.
+pub(crate) fn chunk_crcs(arena: &[u8], chunk_bytes: usize) -> (Vec<u8>, u32) {
+    let mut section = Vec::with_capacity(4 + 4 * arena.len().div_ceil(chunk_bytes));
+    section.extend_from_slice(&(chunk_bytes as u32).to_le_bytes());
+    let mut whole = crc32fast::Hasher::new();
+    for chunk in arena.chunks(chunk_bytes) {
+        let crc = crc32fast::hash(chunk);
+        section.extend_from_slice(&crc.to_le_bytes());
+        whole.combine(&crc32fast::Hasher::new_with_initial_len(crc, chunk.len() as u64));
+    }
+    (section, whole.finalize())
+}
+
+/// Reads an `arena crcs` section for an arena of `arena_len` bytes at file offset `offset`.
+///
+/// # Errors
+///
+/// [`FileError::ChunkSize`] for a chunk size that is not a power of two from 1 KiB to 1 GiB,
+/// [`FileError::SectionSize`] when the section does not hold one crc per chunk.
+pub(crate) fn chunked(
+    offset: u64,
+    section: &[u8],
+    arena_len: usize,
+) -> Result<ArenaCrc<'_>, LoadError> {
+    let (chunk_bytes, crcs) = U32::read_from_prefix(section).map_err(|_| {
+        LoadError::File(FileError::SectionSize {
+            section: "arena crcs",
+            expected: 4,
+            found: section.len() as u64,
+        })
+    })?;
+    let chunk_bytes = chunk_bytes.get();
+    if !chunk_bytes.is_power_of_two() || !(1 << 10..=1 << 30).contains(&chunk_bytes) {
+        return Err(LoadError::File(FileError::ChunkSize { chunk_bytes }));
+    }
+    let chunk_bytes = chunk_bytes as usize;
+    let count = arena_len.div_ceil(chunk_bytes);
+    let crcs = <[U32]>::ref_from_bytes(crcs).ok().filter(|c| c.len() == count).ok_or(
+        LoadError::File(FileError::SectionSize {
+            section: "arena crcs",
+            expected: 4 + 4 * count as u64,
+            found: section.len() as u64,
+        }),
+    )?;
+    Ok(ArenaCrc::Chunks { offset, chunk_bytes, crcs })
+}
+
+/// A save file's header and section table: what `datacomp inspect` prints.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct FileInfo {
+    /// A full save or a delta save.
+    pub kind: FileKind,
+    /// The format's major version ([`FORMAT_MAJOR`]).
+    pub major: u16,
+    /// The format's minor version.
+    pub minor: u16,
+    /// The key hash ([`KEY_HASH_FX32_BYTES`], or [`KEY_HASH_FX32_WORDS`] for an old save).
+    pub key_hash: u16,
+    /// The data version of the store the file holds, or a delta gives
+    /// ([`Store::data_version`](crate::Store::data_version)); 0 for a file of format 1.0.
+    pub data_version: u32,
+    /// The file's length in bytes.
+    pub file_len: u64,
+    /// The section table, in table order.
+    pub sections: Vec<SectionInfo>,
+}
+
+/// One entry of a save file's section table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SectionInfo {
+    /// The section kind: 1 to 5 and 12 in format 1.1 (6 for the key names of format 1.0).
+    pub kind: u32,
+    /// What the kind holds (`"arena"`, `"key tree"`), or `"unknown"` for a kind from a newer
+    /// minor version.
+    pub name: &'static str,
+    /// Where the section starts in the file (a multiple of 8).
+    pub offset: u64,
+    /// The section's length in bytes, without padding.
+    pub len: u64,
+    /// The crc32 of the section's bytes.
+    pub crc: u32,
+}
+
+impl FileInfo {
+    /// What a checked file's header and section table say.
+    pub(crate) fn read(kind: FileKind, header: &FileHeader, table: &[SectionEntry]) -> FileInfo {
+        let sections = table
+            .iter()
+            .map(|entry| SectionInfo {
+                kind: entry.kind.get(),
+                name: kind_name(entry.kind.get()),
+                offset: entry.offset.get(),
+                len: entry.len.get(),
+                crc: entry.crc.get(),
+            })
+            .collect();
+        FileInfo {
+            kind,
+            major: header.major.get(),
+            minor: header.minor.get(),
+            key_hash: header.key_hash.get(),
+            data_version: header.data_version.get(),
+            file_len: header.file_len.get(),
+            sections,
+        }
     }
 }

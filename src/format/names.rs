@@ -18,9 +18,11 @@
 use zerocopy::FromBytes;
 use zerocopy::little_endian::U32;
 
-use super::tree::{ARRAY, KeyNames};
-use crate::save::KEY_HASH_FX32_WORDS;
-use crate::{Key, KeyPath, LoadError, StoreError};
+use super::container::LIST_KIND;
+use super::version::KEY_HASH_FX32_WORDS;
+use super::error::{LoadError, StoreError};
+use crate::key::{Key, KeyPath};
+use crate::names::{ARRAY, KeyNames};
 
 /// Flag bits a saved node may carry.
 const NAMED_BIT: u64 = 1;
@@ -99,8 +101,8 @@ impl KeyNames {
         key_hash: u16,
     ) -> Result<(Option<KeyNames>, NameList<'_>), LoadError> {
         Ok(match (key_hash, kind) {
-            (crate::save::KEY_HASH_FX32_WORDS, LIST_KIND) => (None, decode_list(bytes, key_hash)?),
-            (crate::save::KEY_HASH_FX32_WORDS, _) => {
+            (KEY_HASH_FX32_WORDS, LIST_KIND) => (None, decode_list(bytes, key_hash)?),
+            (KEY_HASH_FX32_WORDS, _) => {
                 decode_tree(bytes, key_hash)?;
                 (None, Vec::new())
             }
@@ -286,11 +288,6 @@ pub(crate) fn decode_list(bytes: &[u8], key_hash: u16) -> Result<Vec<(Key, &str)
     }
     Ok(names)
 }
-
-/// The section kind of the key tree (format 1.1 on).
-pub(crate) const TREE_KIND: u32 = 13;
-/// The section kind of format 1.0's flat list of key names.
-pub(crate) const LIST_KIND: u32 = 6;
 
 /// Writes the format 1.0 key-name section of `names` to `out`, piece by piece: the count, the
 /// (key, length) table in key order, then each name as a JSON Pointer.

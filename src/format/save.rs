@@ -1,97 +1,23 @@
-//! The save file: a header, a section table and a [`Store`]'s raw buffers, little-endian.
-//!
-//! ```text
-//!  offset 0   ┌──────────────────────────────────────────────────────────┐
-//!             │ FileHeader (32 B): magic "DATACOMP", format 1.3, key hash 2,│
-//!             │ section count, file length, crc32 of header + table,      │
-//!             │ data version                                              │
-//!  32         ├──────────────────────────────────────────────────────────┤
-//!             │ SectionEntry × n (24 B each): kind, crc32, offset, length │
-//!             ├──────── zero padding to 8 ───────────────────────────────┤
-//!             │ index header │ index ends │ index meta │ index slots    │  each 8-aligned,
-//!             │ arena (every blob, as stored)      │ key tree             │  zero-padded
-//!             └──────────────────────────────────────────────────────────┘
-//! ```
-//!
-//! Saving is a few large writes with no per-entity encoding; loading checks the header, the
-//! table, every section's crc32 and that all padding is zero (so a change to any byte of the
-//! file is caught), then the handle map's invariants, that every blob lies inside the arena and
-//! no two overlap (format 1.3: that the end offsets never decrease), and every blob, as
-//! `Blob::from_bytes` would.
-//!
-//! The header names the key hash its keys were made with. A save of key hash 1
-//! ([`KEY_HASH_FX32_WORDS`]) loads into a [`Store`] by rehashing every key from its name, or from
-//! a path the caller knows ([`LoadOptions::known_keys`](crate::LoadOptions::known_keys)); a key
-//! neither explains is an error, and nothing loads half-upgraded. A [`StoreView`] reads in place
-//! and cannot rehash, so it reads key hash 2 only.
-//!
-//! A delta save ([`StorePatch`](crate::StorePatch)) is the same header and table over sections
-//! of its own (`delta base`, `delta index header`, `delta slot changes`, `delta meta changes`,
-//! `delta entities`, and `key tree` when they changed), with the same checks; reading either
-//! kind of file as the other is a [`FileError::FileKind`].
-//!
-//! The key names are a tree of segments (section kind 13, `key tree`, from format 1.2): a
-//! prefix that many keys share is saved once. A file of format 1.0 holds them as a flat list
-//! of JSON Pointers instead (kind 6, `key names`), which still loads.
-//!
-//! The index (format 1.3) holds each blob's end in the arena (`index ends`), which is written
-//! in dense order, blob after blob, with no hole and no bytes for an empty blob; a store that
-//! never removed an entity leaves its handle map's `index meta` and `index slots` empty (an
-//! identity map, rebuilt on load). A 1.2 save's index holds spans (`index items`: offset and
-//! length), which still loads; this build writes 1.3.
+//! [`Store`]'s save and load: the save file's sections written from, and read into, a store.
 
 use std::io::{Read, Write};
 use std::path::Path;
 
 use zerocopy::little_endian::U32;
-use zerocopy::{FromBytes, IntoBytes};
+use zerocopy::IntoBytes;
 
-pub use super::view::StoreView;
-use super::{STORE_TYPE_ID, Span};
+use super::version::ARENA_CHUNK_BYTES;
+use super::check::{self, SaveParts, Spans, index_and_arena};
+use super::container::{chunk_crcs, SAVE_WRITTEN, file_len, write_file_crcs};
+use super::error::LoadError;
+use super::upgrade::{self, LoadOptions};
 use crate::blob::layout;
-pub use crate::file::container::{FileInfo, FileKind, SectionInfo, describe};
-use crate::file::container::{SAVE, SAVE_WRITTEN, file_len, parse_tolerant, write_file_crcs};
+use crate::error::Error;
 use crate::file::write_atomically;
-use crate::handle_map::{RawHandleMap, RawHeader};
-use crate::load::{self, ArenaCrc, Spans};
+use crate::handle_map::{HandleMap, RawHeader};
 use crate::names::KeyNames;
-use crate::{Error, FileError, HandleMap, LoadError, LoadOptions, Store, StoreError};
+use crate::store::{Span, Store};
 
-/// The first 8 bytes of every save file.
-pub const MAGIC: [u8; 8] = *b"DATACOMP";
-/// The format's major version: a reader refuses a newer one.
-pub const FORMAT_MAJOR: u16 = 1;
-/// The format's minor version: additions an older reader may ignore, and changes a newer
-/// reader reads both sides of.
-///
-/// - 0: the first format.
-/// - 1: the header's last word, zero before, holds the data version
-///   ([`Store::data_version`]); a delta's `delta base` section adds the base's data version.
-///   A save adds a crc32 of each 64 KiB chunk of its arena ([`ARENA_CHUNK_BYTES`]), in a
-///   section of its own (`arena crcs`, kind 12), so that the arena is checked on all cores, a
-///   lazy view checks only the chunks it reads, and damage is confined to its chunk. The arena
-///   keeps its whole crc in the table, so a 1.0 reader still reads a 1.1 save, and the chunk
-///   crcs are optional: a save without them is checked whole.
-/// - 2: the key names are a tree of segments (section `key tree`, kind 13) in place of the
-///   flat list of JSON Pointers (`key names`, kind 6), which still loads.
-/// - 3: the index holds each blob's end offset (section `index ends`, kind 14: one `u32` per
-///   entity) in place of its span (`index items`, kind 2: offset and length), the arena
-///   written in dense order with no hole; an empty entity's blob has no bytes (its end is
-///   the one before's); and a handle map in its identity state (a store that never removed
-///   an entity) leaves its `index meta` and `index slots` sections empty, flagged in the index
-///   header ([`RawHeader::IDENTITY`](crate::RawHeader::IDENTITY)). A save of `[{},{},...]`
-///   takes 4 bytes an entity, down from 28. Saves of 1.2 and before still load.
-pub const FORMAT_MINOR: u16 = 3;
-/// The bytes of the arena each crc of a save's `arena crcs` section covers (the last chunk may
-/// be shorter).
-pub const ARENA_CHUNK_BYTES: usize = 64 << 10;
-/// Key hash 1: fxhash's 32-bit round fed each segment four bytes (a word) at a time, segments
-/// combined in order. Retired: numbered names such as `item_1409` and `item_1482` collided. A
-/// save of it loads by rehashing its keys (see [`LoadOptions`]).
-pub const KEY_HASH_FX32_WORDS: u16 = 1;
-/// Key hash 2, the one [`Key`](crate::Key) computes and every save of this build names: fxhash's
-/// 32-bit round fed each segment's bytes one at a time, segments combined in order.
-pub const KEY_HASH_FX32_BYTES: u16 = 2;
 /// A full save as format 1.0 laid it out, its key names a flat list (kind 6): for tests that
 /// check such files load.
 #[cfg(test)]
@@ -99,9 +25,9 @@ pub(crate) fn to_bytes_with_list(store: &Store, list: &[u8]) -> Vec<u8> {
     use crate::file::container::{Layout, SAVE, write_file};
     const SAVE_1_0: Layout<6> =
         Layout { chunk_crcs: None, ..SAVE.with_names_list(0).with_spans(0) };
-    let raw = store.index.as_raw();
+    let raw = store.index().as_raw();
     let sections =
-        [raw.header.as_bytes(), raw.items, raw.meta, raw.slots, store.arena.as_bytes(), list];
+        [raw.header.as_bytes(), raw.items, raw.meta, raw.slots, store.arena().as_bytes(), list];
     let mut out = Vec::new();
     write_file(&SAVE_1_0, &sections, 0, &mut out).expect("writing to a Vec cannot fail");
     out
@@ -128,12 +54,12 @@ impl Store {
     /// for the arena words when the store's own arena is already so (a fresh import, a
     /// compacted store with no empty blob): it is written as it is, with no copy.
     fn packed(&self) -> Packed {
-        let spans = self.index.as_slice();
+        let spans = self.index().as_slice();
         let mut ends = Vec::with_capacity(spans.len());
         let mut end = 0;
         let mut in_place = true;
         let len_of = |span: Span| {
-            let words = &self.arena[span.range()];
+            let words = &self.arena()[span.range()];
             if words == layout::EMPTY { 0 } else { words.len() }
         };
         for &span in spans {
@@ -143,12 +69,12 @@ impl Store {
             // The arena is at most 2^32 words, so an end fits.
             ends.push(U32::new(end as u32));
         }
-        in_place &= end == self.arena.len();
+        in_place &= end == self.arena().len();
         let arena = (!in_place).then(|| {
             let mut arena = Vec::with_capacity(end);
             for &span in spans {
                 if len_of(span) != 0 {
-                    arena.extend_from_slice(&self.arena[span.range()]);
+                    arena.extend_from_slice(&self.arena()[span.range()]);
                 }
             }
             arena
@@ -158,17 +84,17 @@ impl Store {
 
     /// Writes the save file of [`packed`](Store::packed)'s arena and ends.
     fn write_packed(&self, packed: &Packed, out: impl Write) -> std::io::Result<()> {
-        let raw = self.index.as_raw_compact();
+        let raw = self.index().as_raw_compact();
         let header = RawHeader { item_size: U32::new(4), ..raw.header };
         // In the order of SAVE's sections; the key tree stays empty until a name is recorded.
-        let names = self.names.encode_tree();
-        let arena = packed.arena.as_deref().unwrap_or(&self.arena).as_bytes();
-        let (chunk_crcs, arena_crc) = load::chunk_crcs(arena, ARENA_CHUNK_BYTES);
+        let names = self.names().encode_tree();
+        let arena = packed.arena.as_deref().unwrap_or(self.arena()).as_bytes();
+        let (chunk_crcs, arena_crc) = chunk_crcs(arena, ARENA_CHUNK_BYTES);
         let ends = packed.ends.as_bytes();
         let sections = [header.as_bytes(), ends, raw.meta, raw.slots, arena, &names, &chunk_crcs];
         let mut crcs = [None; 7];
         crcs[4] = Some(arena_crc);
-        write_file_crcs(&SAVE_WRITTEN, &sections, crcs, self.data_version, out)
+        write_file_crcs(&SAVE_WRITTEN, &sections, crcs, self.data_version(), out)
     }
 
     /// The save file as bytes.
@@ -189,15 +115,15 @@ impl Store {
     pub fn to_bytes(&self) -> Vec<u8> {
         // Room for every section and its padding, so the buffer is allocated once.
         let packed = self.packed();
-        let raw = self.index.as_raw_compact();
-        let arena_bytes = 4 * packed.arena.as_ref().map_or(self.arena.len(), Vec::len);
+        let raw = self.index().as_raw_compact();
+        let arena_bytes = 4 * packed.arena.as_ref().map_or(self.arena().len(), Vec::len);
         let sections = [
             size_of::<RawHeader>(),
             packed.ends.as_bytes().len(),
             raw.meta.len(),
             raw.slots.len(),
             arena_bytes,
-            self.names.tree_len(),
+            self.names().tree_len(),
             4 + 4 * arena_bytes.div_ceil(ARENA_CHUNK_BYTES),
         ];
         let mut bytes = Vec::with_capacity(file_len(sections));
@@ -268,19 +194,19 @@ impl Store {
         // rehash the keys from.
         let (tree, list) = KeyNames::saved(names, names_kind, key_hash)?;
         // Format 1.3's end offsets, as spans.
-        let owned = load::owned_spans(&raw_index, items_kind)?;
+        let owned = check::owned_spans(&raw_index, items_kind)?;
         let raw_index = owned.as_ref().map_or(raw_index, |owned| owned.raw(&raw_index));
         let mut index: HandleMap<Span> = HandleMap::from_raw(&raw_index)?;
         let id_at = |d| index.id_at(d).unwrap_or_default();
         // The end offsets as the file holds them are checked, as a view checks them: the same
         // error for the same file.
         let spans = owned.as_ref().map_or(Spans::Spans(index.as_slice()), |owned| owned.ends);
-        let mut words = load::copy_arena(arena, arena_crc, spans, id_at, options.threads)?;
+        let mut words = check::copy_arena(arena, arena_crc, spans, id_at, options.threads)?;
         drop(owned);
-        load::fill_empties(index.values_mut(), &mut words)?;
+        check::fill_empties(index.values_mut(), &mut words)?;
         let names = match tree {
             Some(tree) => tree,
-            None => crate::upgrade::rehash(&index, &mut words, &list, options)?,
+            None => upgrade::rehash(&index, &mut words, &list, options)?,
         };
         Ok(Store::from_parts(index, words, names, data_version))
     }
@@ -389,67 +315,3 @@ struct Packed {
     arena: Option<Vec<u32>>,
 }
 
-/// A save file's parts, as [`index_and_arena`] reads them.
-pub(crate) struct SaveParts<'a> {
-    pub(crate) key_hash: u16,
-    pub(crate) data_version: u32,
-    /// How the arena's bytes are checksummed: not checked yet.
-    pub(crate) arena_crc: ArenaCrc<'a>,
-    pub(crate) index: RawHandleMap<'a>,
-    pub(crate) arena: &'a [u8],
-    pub(crate) names: &'a [u8],
-    /// The names section's kind: the key tree, or format 1.0's list.
-    pub(crate) names_kind: u32,
-    /// The index items section's kind: end offsets (format 1.3), or the spans of 1.2 and
-    /// before.
-    pub(crate) items_kind: u32,
-}
-
-/// The key hash, the handle map's sections, the arena's bytes and the key names of a save
-/// file, after [`parse`](crate::file::container::parse) and the checks of their sizes.
-pub(crate) fn index_and_arena(bytes: &[u8]) -> Result<SaveParts<'_>, LoadError> {
-    index_and_arena_tolerant(bytes, false).map(|(parts, _)| parts)
-}
-
-/// As [`index_and_arena`], with [`parse_tolerant`]: the sections it left out, and why.
-pub(crate) fn index_and_arena_tolerant(
-    bytes: &[u8],
-    tolerant: bool,
-) -> Result<(SaveParts<'_>, Vec<LoadError>), LoadError> {
-    let (parsed, damaged) = parse_tolerant(bytes, &SAVE, tolerant)?;
-    let [header, items, meta, slots, arena, names] = parsed.sections;
-    let header = RawHeader::read_from_bytes(header).map_err(|_| {
-        LoadError::Store(StoreError::SectionSize {
-            section: "index header",
-            expected: size_of::<RawHeader>() as u64,
-            found: header.len() as u64,
-        })
-    })?;
-    if arena.len() % 4 != 0 {
-        let found = arena.len() as u64;
-        return Err(LoadError::Store(StoreError::SectionSize {
-            section: "arena",
-            expected: found & !3,
-            found,
-        }));
-    }
-    // A store's handles always carry its type id.
-    if header.type_id.get() != STORE_TYPE_ID {
-        let found = header.type_id.get();
-        return Err(LoadError::Store(StoreError::TypeId { expected: STORE_TYPE_ID, found }));
-    }
-    let index = RawHandleMap { header, items, meta, slots };
-    let arena_crc =
-        parsed.deferred.ok_or(LoadError::File(FileError::MissingSection { section: "arena" }))?;
-    let parts = SaveParts {
-        key_hash: parsed.key_hash(),
-        data_version: parsed.data_version(),
-        arena_crc,
-        index,
-        arena,
-        names,
-        names_kind: parsed.kinds[5],
-        items_kind: parsed.kinds[1],
-    };
-    Ok((parts, damaged))
-}

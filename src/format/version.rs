@@ -1,0 +1,42 @@
+//! The save format's versions: its magic, major and minor version, key hashes and chunk size.
+
+/// The first 8 bytes of every save file.
+pub const MAGIC: [u8; 8] = *b"DATACOMP";
+
+/// The format's major version: a reader refuses a newer one.
+pub const FORMAT_MAJOR: u16 = 1;
+
+/// The format's minor version: additions an older reader may ignore, and changes a newer
+/// reader reads both sides of.
+///
+/// - 0: the first format.
+/// - 1: the header's last word, zero before, holds the data version
+///   ([`Store::data_version`]); a delta's `delta base` section adds the base's data version.
+///   A save adds a crc32 of each 64 KiB chunk of its arena ([`ARENA_CHUNK_BYTES`]), in a
+///   section of its own (`arena crcs`, kind 12), so that the arena is checked on all cores, a
+///   lazy view checks only the chunks it reads, and damage is confined to its chunk. The arena
+///   keeps its whole crc in the table, so a 1.0 reader still reads a 1.1 save, and the chunk
+///   crcs are optional: a save without them is checked whole.
+/// - 2: the key names are a tree of segments (section `key tree`, kind 13) in place of the
+///   flat list of JSON Pointers (`key names`, kind 6), which still loads.
+/// - 3: the index holds each blob's end offset (section `index ends`, kind 14: one `u32` per
+///   entity) in place of its span (`index items`, kind 2: offset and length), the arena
+///   written in dense order with no hole; an empty entity's blob has no bytes (its end is
+///   the one before's); and a handle map in its identity state (a store that never removed
+///   an entity) leaves its `index meta` and `index slots` sections empty, flagged in the index
+///   header ([`RawHeader::IDENTITY`](crate::RawHeader::IDENTITY)). A save of `[{},{},...]`
+///   takes 4 bytes an entity, down from 28. Saves of 1.2 and before still load.
+pub const FORMAT_MINOR: u16 = 3;
+
+/// The bytes of the arena each crc of a save's `arena crcs` section covers (the last chunk may
+/// be shorter).
+pub const ARENA_CHUNK_BYTES: usize = 64 << 10;
+
+/// Key hash 1: fxhash's 32-bit round fed each segment four bytes (a word) at a time, segments
+/// combined in order. Retired: numbered names such as `item_1409` and `item_1482` collided. A
+/// save of it loads by rehashing its keys (see [`LoadOptions`]).
+pub const KEY_HASH_FX32_WORDS: u16 = 1;
+
+/// Key hash 2, the one [`Key`](crate::Key) computes and every save of this build names: fxhash's
+/// 32-bit round fed each segment's bytes one at a time, segments combined in order.
+pub const KEY_HASH_FX32_BYTES: u16 = 2;

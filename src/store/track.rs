@@ -1,0 +1,151 @@
+//! Change tracking: a stamp per slot and a log of first changes, so that what changed since a
+//! [`Mark`](crate::Mark) is found in time proportional to the changes. It lives inside the
+//! store because every write stamps it (O(1), nothing on reads); the marks and the answers built
+//! on it are `crate::history`'s.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The source of store identities for marks: 0 is "none yet".
+static NEXT_STORE_ID: AtomicU64 = AtomicU64::new(1);
+
+/// Log entries kept at least, whatever the store's size.
+const MIN_LOG: usize = 1024;
+
+/// One slot's first change in an epoch.
+#[derive(Clone, Copy, Debug)]
+struct Logged {
+    epoch: u64,
+    slot: u32,
+}
+
+/// What a store records for change tracking: which slots changed in which epoch.
+///
+/// Each [`Store::mark`] starts an epoch. A write stamps its slot with the current epoch, and the
+/// first write of a slot in an epoch also appends the slot to the log, so the slots changed
+/// since a mark are the log's tail: O(1) per write, nothing on reads, and nothing at all until
+/// the store is first marked.
+///
+/// ```text
+///  epoch 3 (current)    stamps (per slot)   ┌───┬───┬───┬───┬───┐
+///  horizon 2                                │ 1 │ 3 │ 0 │ 2 │ 3 │
+///                                           └───┴───┴───┴───┴───┘
+///  log (epoch, slot), in epoch order: (2,1) (2,3) (3,4) (3,1)
+///  changed since the mark of epoch 2: slots 3, 4, 1 (an entry counts where it is its slot's
+///  stamp, so each slot once)
+/// ```
+#[derive(Debug, Default)]
+pub(crate) struct Tracker {
+    /// This store's identity in its marks; 0 until the first mark.
+    id: AtomicU64,
+    /// The current epoch: 0 until the first mark (no tracking), then bumped by every mark.
+    /// Atomic so that [`Store::mark`] and [`History::commit`](crate::History::commit) take
+    /// `&Store`.
+    epoch: AtomicU64,
+    // INVARIANT: `stamps[s]` is at least the epoch of slot `s`'s last change since `horizon`
+    // (0 for a slot past the end).
+    stamps: Vec<u64>,
+    // INVARIANT: in epoch order; holds `(e, s)` for every slot `s` changed in each epoch
+    // `e >= horizon`.
+    log: Vec<Logged>,
+    /// Marks before this epoch cannot be answered from the log: it was trimmed, or everything
+    /// changed at once (a restore, a delta applied, a clear).
+    horizon: u64,
+}
+
+impl Clone for Tracker {
+    /// A clone is another store, which no mark has seen: it starts untracked.
+    fn clone(&self) -> Tracker {
+        Tracker::new()
+    }
+}
+
+impl Tracker {
+    pub(crate) const fn new() -> Tracker {
+        Tracker {
+            id: AtomicU64::new(0),
+            epoch: AtomicU64::new(0),
+            stamps: Vec::new(),
+            log: Vec::new(),
+            horizon: 0,
+        }
+    }
+
+    /// Whether a mark was ever taken, so that writes must be stamped.
+    #[inline]
+    pub(crate) fn is_tracking(&mut self) -> bool {
+        *self.epoch.get_mut() != 0
+    }
+
+    /// Stamps slot `slot` as changed in the current epoch.
+    #[inline]
+    pub(crate) fn touch(&mut self, slot: usize) {
+        let epoch = *self.epoch.get_mut();
+        if epoch == 0 {
+            return;
+        }
+        match self.stamps.get_mut(slot) {
+            Some(stamp) if *stamp == epoch => return,
+            Some(stamp) => *stamp = epoch,
+            None => {
+                self.stamps.resize(slot + 1, 0);
+                self.stamps[slot] = epoch;
+            }
+        }
+        self.log.push(Logged { epoch, slot: slot as u32 });
+        if self.log.len() > MIN_LOG.max(2 * self.stamps.len()) {
+            self.trim();
+        }
+    }
+
+    /// Drops the older half of the log (at least one whole epoch), moving the horizon past
+    /// it: O(1) amortized per entry, and the log stays O(slots).
+    #[cold]
+    fn trim(&mut self) {
+        let dropped = self.log[self.log.len() / 2].epoch;
+        let keep = self.log.partition_point(|e| e.epoch <= dropped);
+        self.log.drain(..keep);
+        self.horizon = self.horizon.max(dropped + 1);
+    }
+
+    /// Everything changed at once: marks taken so far see every slot as changed.
+    pub(crate) fn touch_all(&mut self) {
+        let epoch = *self.epoch.get_mut();
+        if epoch != 0 {
+            self.log.clear();
+            self.horizon = epoch + 1;
+        }
+    }
+
+    /// This store's identity, given on first use.
+    pub(crate) fn id(&self) -> u64 {
+        let id = self.id.load(Ordering::Relaxed);
+        if id != 0 {
+            return id;
+        }
+        let new = NEXT_STORE_ID.fetch_add(1, Ordering::Relaxed);
+        match self.id.compare_exchange(0, new, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => new,
+            Err(existing) => existing,
+        }
+    }
+
+    /// Starts a new epoch and returns it: writes from now on are stamped with it (or later).
+    pub(crate) fn next_epoch(&self) -> u64 {
+        self.epoch.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// The slots changed since `epoch` of store `id`, each once, in no particular order; `None`
+    /// when the log cannot tell (another store's mark, or one past the horizon).
+    pub(crate) fn changed_since(&self, id: u64, epoch: u64) -> Option<Vec<u32>> {
+        if id == 0 || self.id.load(Ordering::Relaxed) != id || epoch < self.horizon.max(1) {
+            return None;
+        }
+        let start = self.log.partition_point(|e| e.epoch < epoch);
+        let changed = self.log[start..]
+            .iter()
+            .filter(|e| self.stamps[e.slot as usize] == e.epoch)
+            .map(|e| e.slot)
+            .collect();
+        Some(changed)
+    }
+}
