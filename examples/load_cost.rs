@@ -96,7 +96,7 @@ fn min_of(rounds: usize) {
 fn salvage() {
     const SHEETS: usize = 10_000;
     let bytes = save(SHEETS);
-    let info = datacomp::save::describe(&bytes).unwrap();
+    let info = datacomp::format::describe(&bytes).unwrap();
     let arena = info.sections.iter().find(|s| s.name == "arena").unwrap();
     let (start, len) = (arena.offset as usize, arena.len as usize);
     let per_chunk = (64 * 1024) / (len / SHEETS);

@@ -1,7 +1,12 @@
 //! Columns: one key read from every entity of a [`Store`] or a [`StoreView`], with a
 //! [`KeyCursor`], in dense order.
 
-use crate::{BlobRef, Id, Key, KeyCursor, Store, StoreView};
+use crate::blob::BlobRef;
+use crate::cursor::KeyCursor;
+use crate::format::StoreView;
+use crate::handle_map::Id;
+use crate::key::Key;
+use crate::store::Store;
 
 /// The entities of `entities` that hold a value `read` accepts at `key`, with that value.
 fn column<'a, T>(

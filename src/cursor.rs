@@ -3,8 +3,10 @@
 use std::cell::Cell;
 use std::fmt;
 
+use crate::blob::BlobRef;
 use crate::blob::layout::{self, Shape};
-use crate::{BlobRef, Key, Value};
+use crate::key::Key;
+use crate::value::Value;
 
 /// A key that remembers its position in the last blob it was found in, and tries that position
 /// first in the next: inline caching, as JavaScript engines do for object shapes.
@@ -239,7 +241,7 @@ impl fmt::Debug for KeyCursor {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Blob;
+    use crate::blob::Blob;
 
     #[test]
     fn a_stale_position_costs_a_scan_never_a_wrong_value() {

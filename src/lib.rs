@@ -37,16 +37,15 @@ pub use blob::{
     Blob, BlobRef, Conflict, Conflicts, Iter as BlobIter, Keys as BlobKeys, MAX_BYTES, Patch,
     PatchTarget, RegionKind, Side,
 };
-pub use cursor::KeyCursor;
 pub use blob::{BlobError, PatchError};
+pub use cursor::KeyCursor;
 pub use error::Error;
 pub use file::SaveFile;
 pub use format::{
-    DeltaError, FileError, LazyStoreView, LoadError, LoadOptions, Salvage, SavedKeyNames, StoreError, StoreView,
-    UpgradeError,
+    DeltaError, FileError, LazyStoreView, LoadError, LoadOptions, Salvage, SavedKeyNames,
+    StoreError, StoreView, UpgradeError,
 };
 pub use handle_map::HandleError;
-pub use key::{KeyCollision, PathConflict, PathTooDeep, RawKeyName};
 pub use handle_map::{
     Drain as HandleMapDrain, HandleMap, HandleMapError, Id, Iter as HandleMapIter,
     IterMut as HandleMapIterMut, ParseIdError, RawHandleMap, RawHeader,
@@ -57,9 +56,10 @@ pub use json::{
     ExportError, ExportOptions, ImportOptions, ImportReport, JsonError, JsonErrorKind, JsonStyle,
 };
 pub use key::{AsKey, Key, KeyPath, MAX_PATH_SEGMENTS, ParseKeyError, ParseKeyErrorKind};
+pub use key::{KeyCollision, PathConflict, PathTooDeep, RawKeyName};
 pub use migrate::{MigrateError, MigrationReport, MigrationStep, Migrations, StepReport};
 #[cfg(feature = "json")]
 pub use number::JsonF32;
 pub use query::{Query, QueryError, QueryErrorKind};
-pub use store::{BlobMut, Store, StoreStats, StorePatch};
+pub use store::{BlobMut, Store, StorePatch, StoreStats};
 pub use value::{AsValue, OwnedValue, Value, ValueType};

@@ -14,7 +14,12 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::{BlobRef, Id, Key, KeyCursor, Store, StoreView};
+use crate::blob::BlobRef;
+use crate::cursor::KeyCursor;
+use crate::format::StoreView;
+use crate::handle_map::Id;
+use crate::key::Key;
+use crate::store::Store;
 
 /// A filter over an entity's keys, parsed once and run over many entities.
 ///

@@ -131,8 +131,7 @@ impl<'a> Value<'a> {
     /// ```
     #[must_use]
     pub const fn payload_bytes(&self) -> usize {
-        block_bytes(self.value_type(), payload_len(*self))
-            as usize
+        block_bytes(self.value_type(), payload_len(*self)) as usize
     }
 
     /// The boolean, if this is one.

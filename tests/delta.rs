@@ -205,7 +205,7 @@ fn a_delta_refuses_a_base_of_another_data_version_and_gives_its_target_its_own()
     target.set_data_version(3);
     let delta = StorePatch::from_bytes(&Store::diff(&base, &target).to_bytes()).unwrap();
     assert_eq!((delta.base_data_version(), delta.data_version()), (2, 3));
-    let info = datacomp::save::describe(&delta.to_bytes()).unwrap();
+    let info = datacomp::format::describe(&delta.to_bytes()).unwrap();
     assert_eq!(info.data_version, 3, "the header names the data version the delta gives");
 
     for version in [0, 1, 3, u32::MAX] {
@@ -260,8 +260,8 @@ fn a_delta_and_a_save_are_told_apart() {
     assert_eq!(Store::from_bytes(&delta).unwrap_err(), kind("save", "delta"));
     assert_eq!(StorePatch::from_bytes(&base.to_bytes()).unwrap_err(), kind("delta", "save"));
     assert_eq!(kind("save", "delta").to_string(), "this is a delta file, not a save file");
-    let info = datacomp::save::describe(&delta).unwrap();
-    assert_eq!(info.kind, datacomp::save::FileKind::Delta);
+    let info = datacomp::format::describe(&delta).unwrap();
+    assert_eq!(info.kind, datacomp::format::FileKind::Delta);
     let names: Vec<&str> = info.sections.iter().map(|s| s.name).collect();
     assert_eq!(
         names,
@@ -275,8 +275,8 @@ fn a_delta_and_a_save_are_told_apart() {
         ]
     );
     assert_eq!(
-        datacomp::save::describe(&base.to_bytes()).unwrap().kind,
-        datacomp::save::FileKind::Save
+        datacomp::format::describe(&base.to_bytes()).unwrap().kind,
+        datacomp::format::FileKind::Save
     );
 }
 

@@ -27,7 +27,7 @@
 
 use datacomp::{
     Blob, FileError, Id, ImportOptions, Key, LoadError, LoadOptions, Migrations, Store, StorePatch,
-    StoreView, UpgradeError, save,
+    StoreView, UpgradeError, format,
 };
 
 const GOLDEN_V1: &[u8] = include_bytes!("../fixtures/world_v1.dcmp");
@@ -150,7 +150,8 @@ const GOLDEN: [Golden; 11] = [
 #[test]
 fn every_golden_file_keeps_its_header_and_passes_every_check() {
     for golden in &GOLDEN {
-        let info = save::describe(golden.bytes).unwrap_or_else(|e| panic!("{}: {e}", golden.name));
+        let info =
+            format::describe(golden.bytes).unwrap_or_else(|e| panic!("{}: {e}", golden.name));
         assert_eq!(
             (info.kind.as_str(), info.major, info.minor, info.key_hash, info.data_version),
             (golden.kind, 1, golden.minor, golden.key_hash, golden.data_version),
@@ -190,8 +191,8 @@ fn aligned(bytes: &[u8]) -> Vec<u64> {
 
 #[test]
 fn the_v1_save_loads_with_its_known_keys_and_every_value_reads_back_by_name() {
-    let info = save::describe(GOLDEN_V1).unwrap();
-    assert_eq!((info.major, info.minor, info.key_hash), (1, 0, save::KEY_HASH_FX32_WORDS));
+    let info = format::describe(GOLDEN_V1).unwrap();
+    assert_eq!((info.major, info.minor, info.key_hash), (1, 0, format::KEY_HASH_FX32_WORDS));
 
     let store = Store::from_bytes_with(GOLDEN_V1, &LoadOptions::new().known_keys(V1_KEYS))
         .expect("format 1.0 saves of key hash 1 load with their keys' paths");
@@ -220,7 +221,7 @@ fn the_v1_save_loads_with_its_known_keys_and_every_value_reads_back_by_name() {
     assert_eq!(names, expected);
     let again = Store::from_bytes(&store.to_bytes()).unwrap();
     assert_eq!(again, store);
-    assert_eq!(save::describe(&store.to_bytes()).unwrap().key_hash, save::KEY_HASH_FX32_BYTES);
+    assert_eq!(format::describe(&store.to_bytes()).unwrap().key_hash, format::KEY_HASH_FX32_BYTES);
 }
 
 #[test]
@@ -292,8 +293,8 @@ fn golden_world_v2() -> Store {
 
 #[test]
 fn the_v2_save_loads_with_its_contents_and_names() {
-    let info = save::describe(GOLDEN_V2).unwrap();
-    assert_eq!((info.major, info.minor, info.key_hash), (1, 0, save::KEY_HASH_FX32_BYTES));
+    let info = format::describe(GOLDEN_V2).unwrap();
+    assert_eq!((info.major, info.minor, info.key_hash), (1, 0, format::KEY_HASH_FX32_BYTES));
     let store = Store::from_bytes(GOLDEN_V2).expect("format 1.0 saves of key hash 2 load");
     assert_eq!(store.len(), 3);
 
@@ -357,7 +358,7 @@ fn golden_world_v3() -> Store {
 
 #[test]
 fn the_v3_save_loads_with_its_contents_and_chunk_crcs() {
-    let info = save::describe(GOLDEN_V3).unwrap();
+    let info = format::describe(GOLDEN_V3).unwrap();
     let arena = info.sections.iter().find(|s| s.name == "arena").unwrap();
     let crcs = info.sections.iter().find(|s| s.name == "arena crcs").unwrap();
     assert!(arena.len > 64 << 10, "the arena spans two chunks");
@@ -401,7 +402,7 @@ fn golden_target_v2() -> Store {
 
 #[test]
 fn the_v2_delta_applies_to_the_v2_save() {
-    let info = save::describe(GOLDEN_DELTA_V2).unwrap();
+    let info = format::describe(GOLDEN_DELTA_V2).unwrap();
     assert_eq!((info.kind.as_str(), info.major, info.minor), ("delta", 1, 0));
     let delta = StorePatch::from_bytes(GOLDEN_DELTA_V2).expect("format 1.0 deltas load");
     assert_eq!((delta.inserted(), delta.changed()), (1, 2));
@@ -446,8 +447,8 @@ fn golden_world_data0() -> Store {
 
 #[test]
 fn the_data0_save_loads_with_its_contents() {
-    let info = save::describe(GOLDEN_DATA0).unwrap();
-    assert_eq!((info.major, info.minor, info.key_hash), (1, 0, save::KEY_HASH_FX32_BYTES));
+    let info = format::describe(GOLDEN_DATA0).unwrap();
+    assert_eq!((info.major, info.minor, info.key_hash), (1, 0, format::KEY_HASH_FX32_BYTES));
     let store = Store::from_bytes(GOLDEN_DATA0).unwrap();
     assert_eq!(store, golden_world_data0());
     assert_eq!(store.len(), 4);
@@ -522,7 +523,7 @@ fn the_data0_save_migrates_to_the_readme_version_3() {
     // Saved and loaded: format 1.1, data version 3; migrating again is a no-op.
     let mut loaded = Store::from_bytes(&store.to_bytes()).unwrap();
     assert_eq!(loaded, store);
-    assert_eq!(save::describe(&store.to_bytes()).unwrap().data_version, 3);
+    assert_eq!(format::describe(&store.to_bytes()).unwrap().data_version, 3);
     let before = loaded.clone();
     let again = loaded.migrate(&migrations).unwrap();
     assert_eq!((again.from, again.to), (3, 3));
@@ -625,7 +626,7 @@ fn golden_delta_v5_target() -> Store {
 type World = fn() -> Store;
 
 /// Golden saves of key hash 2 with the world each holds; those of this build's format
-/// ([`save::FORMAT_MINOR`]) it writes byte for byte.
+/// ([`format::FORMAT_MINOR`]) it writes byte for byte.
 fn saves() -> [(&'static [u8], World); 5] {
     [
         (GOLDEN_V2, golden_world_v2),
@@ -648,7 +649,7 @@ fn deltas() -> [(&'static [u8], World, World); 3] {
 
 /// Whether `bytes` are of this build's format.
 fn newest(bytes: &[u8]) -> bool {
-    save::describe(bytes).unwrap().minor == save::FORMAT_MINOR
+    format::describe(bytes).unwrap().minor == format::FORMAT_MINOR
 }
 
 #[test]
@@ -660,7 +661,7 @@ fn every_golden_save_loads_as_its_world_and_the_newest_writes_back_byte_for_byte
         assert_eq!(store.export_all_json(), world().export_all_json(), "save {i}");
         // Saved again, it is of this build's format, and loads the same, handles and all.
         let again = store.to_bytes();
-        assert_eq!(save::describe(&again).unwrap().minor, save::FORMAT_MINOR, "save {i}");
+        assert_eq!(format::describe(&again).unwrap().minor, format::FORMAT_MINOR, "save {i}");
         assert_eq!(Store::from_bytes(&again).unwrap(), store, "save {i}");
         let words = aligned(bytes);
         let aligned_bytes = zerocopy::IntoBytes::as_bytes(words.as_slice());
@@ -728,7 +729,7 @@ fn write_golden_v5() {
 #[test]
 fn the_v5_saves_hold_end_offsets_and_leave_out_what_follows_from_them() {
     let section = |bytes: &[u8], name: &str| {
-        let info = save::describe(bytes).unwrap();
+        let info = format::describe(bytes).unwrap();
         info.sections.iter().find(|s| s.name == name).map(|s| s.len)
     };
     for bytes in [GOLDEN_V5, GOLDEN_V5_IDENTITY] {

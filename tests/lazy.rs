@@ -3,7 +3,7 @@
 
 mod common;
 
-use datacomp::{Blob, FileError, Id, LoadError, Store, StoreError, StoreView, save};
+use datacomp::{Blob, FileError, Id, LoadError, Store, StoreError, StoreView, format};
 use proptest::prelude::*;
 
 use common::{reseal, table};
@@ -182,11 +182,11 @@ proptest! {
         let bytes = as_bytes(&words, bytes.len());
         prop_assert!(StoreView::new(bytes).is_err());
         let lazy = StoreView::lazy(bytes).unwrap();
-        let chunk = flipped / save::ARENA_CHUNK_BYTES;
+        let chunk = flipped / format::ARENA_CHUNK_BYTES;
         for (&id, range) in ids.iter().zip(ranges) {
             let original = store.get(id).unwrap();
-            let first = range.start / save::ARENA_CHUNK_BYTES;
-            let last = (range.end - 1) / save::ARENA_CHUNK_BYTES;
+            let first = range.start / format::ARENA_CHUNK_BYTES;
+            let last = (range.end - 1) / format::ARENA_CHUNK_BYTES;
             match lazy.get(id) {
                 Ok(Some(blob)) => {
                     prop_assert!(chunk < first || chunk > last, "{id} lies in the damaged chunk");

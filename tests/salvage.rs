@@ -4,7 +4,7 @@
 mod common;
 
 use datacomp::{
-    Blob, FileError, Id, LoadError, LoadOptions, Store, StoreError, UpgradeError, save,
+    Blob, FileError, Id, LoadError, LoadOptions, Store, StoreError, UpgradeError, format,
 };
 use proptest::prelude::*;
 
@@ -162,7 +162,7 @@ proptest! {
         let store = world(n, churn);
         let good = store.to_bytes();
         let (arena_at, arena_len) = arena(&good);
-        let chunk = save::ARENA_CHUNK_BYTES;
+        let chunk = format::ARENA_CHUNK_BYTES;
         let start = at.index(arena_len);
         let end = (start + garbage.len()).min((start / chunk + 1) * chunk).min(arena_len);
         let mut bytes = good.clone();

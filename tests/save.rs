@@ -167,8 +167,8 @@ fn section(bytes: &[u8], kind: u32) -> (usize, usize) {
 fn describe_reads_the_header_and_table_a_load_checks() {
     let (store, _, _) = world();
     let bytes = store.to_bytes();
-    let info = datacomp::save::describe(&bytes).unwrap();
-    let minor = datacomp::save::FORMAT_MINOR;
+    let info = datacomp::format::describe(&bytes).unwrap();
+    let minor = datacomp::format::FORMAT_MINOR;
     assert_eq!((info.major, info.minor, info.key_hash, info.data_version), (1, minor, 2, 0));
     assert_eq!(info.file_len, bytes.len() as u64);
     let expected: Vec<(u32, usize, usize)> = table(&bytes);
@@ -185,8 +185,8 @@ fn describe_reads_the_header_and_table_a_load_checks() {
     // A file that fails the first checks fails them here too, with the same error.
     let mut bad = bytes.clone();
     bad[40] ^= 1;
-    assert_eq!(datacomp::save::describe(&bad), Err(Store::from_bytes(&bad).unwrap_err()));
-    assert!(datacomp::save::describe(&bytes[..31]).is_err());
+    assert_eq!(datacomp::format::describe(&bad), Err(Store::from_bytes(&bad).unwrap_err()));
+    assert!(datacomp::format::describe(&bytes[..31]).is_err());
 }
 
 const ENDS: u32 = 14;
@@ -207,7 +207,7 @@ fn each_malformation_gets_its_own_error() {
         edit(&|b| b[0] = b'X'),
         Some(LoadError::File(FileError::BadMagic { found: *b"XATACOMP" }))
     );
-    let minor = datacomp::save::FORMAT_MINOR;
+    let minor = datacomp::format::FORMAT_MINOR;
     assert_eq!(
         edit(&|b| b[8] = 2),
         Some(LoadError::File(FileError::UnsupportedVersion { major: 2, minor }))

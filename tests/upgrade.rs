@@ -6,7 +6,7 @@ use std::hash::Hasher;
 
 use datacomp::{
     Blob, DeltaError, Error, FileError, Id, Key, LoadError, LoadOptions, Store, StorePatch,
-    StoreView, UpgradeError, save,
+    StoreView, UpgradeError, format,
 };
 
 /// A path's key under key hash 1: `FxHasher32::write` per segment, segments combined with
@@ -166,7 +166,7 @@ fn two_keys_that_rehash_to_one_are_an_error_naming_both_paths() {
 #[test]
 fn key_hashes_other_than_1_and_2_are_refused_and_views_read_key_hash_2_only() {
     let mut bytes = old_save(&[&["name"]]);
-    assert_eq!(save::describe(&bytes).unwrap().key_hash, 1);
+    assert_eq!(format::describe(&bytes).unwrap().key_hash, 1);
     assert_eq!(
         StoreView::new(&bytes).unwrap_err(),
         LoadError::Upgrade(UpgradeError::KeyHashView { key_hash: 1 })
@@ -201,7 +201,7 @@ fn a_delta_of_key_hash_1_is_refused_before_it_touches_a_store() {
         "the delta uses key hash 1, and stores now use key hash 2: apply it to its base with the \
          release that wrote it, then load that save to upgrade it"
     );
-    assert_eq!(save::describe(&old).unwrap().kind, save::FileKind::Delta);
+    assert_eq!(format::describe(&old).unwrap().kind, format::FileKind::Delta);
 }
 
 /// Attack: upgrade errors quote paths the caller or the save gave, which may be 100 KB long

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::Path;
 
 use datacomp::{
-    BlobRef, Error, Id, JsonStyle, LoadError, SaveFile, Store, StorePatch, UpgradeError, save,
+    BlobRef, Error, Id, JsonStyle, LoadError, SaveFile, Store, StorePatch, UpgradeError, format,
 };
 
 use crate::args::{FormatArg, parse_id};
@@ -226,8 +226,8 @@ pub fn salvage(path: &Path, output: &Path, out: &mut dyn Write) -> Result<(), Fa
 /// The checks and the summary line of `verify`.
 fn check(path: &Path, out: &mut dyn Write) -> Result<(), Failure> {
     let bytes = read(path)?;
-    let info = save::describe(&bytes).map_err(|e| Failure::at(path.display(), e))?;
-    if info.kind == save::FileKind::Delta {
+    let info = format::describe(&bytes).map_err(|e| Failure::at(path.display(), e))?;
+    if info.kind == format::FileKind::Delta {
         let delta = StorePatch::from_bytes(&bytes).map_err(|e| Failure::at(path.display(), e))?;
         writeln!(
             out,

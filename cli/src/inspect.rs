@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::Path;
 
 use datacomp::text::Escaped;
-use datacomp::{BlobRef, Id, RegionKind, Store, save};
+use datacomp::{BlobRef, Id, RegionKind, Store, format};
 use serde_json::json;
 
 use crate::files::{entity, read};
@@ -33,7 +33,7 @@ pub fn run(
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
     let bytes = read(path)?;
-    let info = save::describe(&bytes).map_err(|e| Failure::at(path.display(), e))?;
+    let info = format::describe(&bytes).map_err(|e| Failure::at(path.display(), e))?;
     let store = Store::from_bytes(&bytes).map_err(|e| crate::files::load_failure(path, &e))?;
     match entity_id {
         Some(id) => {
@@ -53,7 +53,7 @@ pub fn run(
 
 fn print_file(
     path: &Path,
-    info: &save::FileInfo,
+    info: &format::FileInfo,
     store: &Store,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
@@ -103,7 +103,7 @@ fn print_file(
     Ok(())
 }
 
-fn file_json(path: &Path, info: &save::FileInfo, store: &Store) -> serde_json::Value {
+fn file_json(path: &Path, info: &format::FileInfo, store: &Store) -> serde_json::Value {
     let stats = store.stats();
     let sections: Vec<_> = info
         .sections

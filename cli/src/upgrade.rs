@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use datacomp::{LoadError, LoadOptions, Store, UpgradeError, save};
+use datacomp::{LoadError, LoadOptions, Store, UpgradeError, format};
 
 use crate::files::{lock_if_exists, lock_later, read, save, saved_len};
 use crate::output::{Bytes, Failure, shown};
@@ -23,7 +23,7 @@ pub fn run(
     // needs room for the bytes and the store, not for a third copy.
     let (from, mut store) = {
         let bytes = read(old)?;
-        let from = save::describe(&bytes).map_err(|e| Failure::at(old.display(), e))?.key_hash;
+        let from = format::describe(&bytes).map_err(|e| Failure::at(old.display(), e))?.key_hash;
         let text = match keys {
             Some(keys) => read_keys(keys)?,
             None => String::new(),
@@ -41,7 +41,7 @@ pub fn run(
         out,
         "{}: key hash {from} -> {}, {} entities, {} key names, {}",
         shown(output),
-        save::KEY_HASH_FX32_BYTES,
+        format::KEY_HASH_FX32_BYTES,
         store.len(),
         store.key_names().len(),
         Bytes(saved_len(&file)),

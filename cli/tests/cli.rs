@@ -90,7 +90,7 @@ fn import_writes_a_save_of_every_document_in_order() {
     assert_eq!(lines[8], "7 entities");
     let verified = ok(&["verify", &world.path]);
     let len = world.bytes().len();
-    let format = format!("format 1.{}, data version 0", datacomp::save::FORMAT_MINOR);
+    let format = format!("format 1.{}, data version 0", datacomp::format::FORMAT_MINOR);
     assert!(verified.starts_with(&format!("{}: ok: {format}, ", world.path)), "{verified}");
     assert!(verified.ends_with(&format!("({len} bytes), 7 sections, 7 entities, 91 key names\n")));
 }
@@ -466,7 +466,7 @@ fn inspect_shows_the_file_and_its_arena() {
     let world = World::new();
     let w = world.path.as_str();
     let text = ok(&["inspect", w]);
-    let minor = datacomp::save::FORMAT_MINOR;
+    let minor = datacomp::format::FORMAT_MINOR;
     let head = format!("{w}: datacomp save, format 1.{minor}, key hash 2, data version 0, ");
     assert!(text.starts_with(&head), "{text}");
     for line in [
@@ -668,7 +668,7 @@ fn diff_prints_the_changes_by_key_name_and_writes_a_delta() {
     );
     // The same as a library diff, and it turns the base into theirs.
     let verified = ok(&["verify", &delta]);
-    let format = format!("format 1.{}, data version 0 -> 0", datacomp::save::FORMAT_MINOR);
+    let format = format!("format 1.{}, data version 0 -> 0", datacomp::format::FORMAT_MINOR);
     assert!(verified.contains(&format!(": ok: delta, {format}, ")), "{verified}");
     assert!(verified.contains("0 entities inserted, 2 changed"), "{verified}");
     let applied = world.file("applied.dcmp");

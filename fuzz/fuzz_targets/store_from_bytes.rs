@@ -1,4 +1,4 @@
-//! `Store::from_bytes` on any bytes: an error that `StoreView::new` and `save::describe` agree
+//! `Store::from_bytes` on any bytes: an error that `StoreView::new` and `format::describe` agree
 //! with, or a store that passes every check and keeps working after edits.
 #![no_main]
 
@@ -14,8 +14,8 @@ fn check(data: &[u8]) {
     let view = StoreView::new(&words.as_bytes()[..data.len()]);
     match Store::from_bytes(data) {
         Ok(mut store) => {
-            let info = datacomp::save::describe(data).expect("a file that loads is described");
-            if info.key_hash == datacomp::save::KEY_HASH_FX32_WORDS {
+            let info = datacomp::format::describe(data).expect("a file that loads is described");
+            if info.key_hash == datacomp::format::KEY_HASH_FX32_WORDS {
                 // Rehashed into the store; a view cannot rehash in place.
                 let key_hash = info.key_hash;
                 let refused = datacomp::UpgradeError::KeyHashView { key_hash };

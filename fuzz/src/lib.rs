@@ -158,7 +158,7 @@ pub fn check_store(store: &Store) {
     let words = aligned(&bytes);
     let view = StoreView::new(&words.as_bytes()[..bytes.len()]).expect("a store's own save views");
     assert_view_matches(&view, store);
-    let info = datacomp::save::describe(&bytes).expect("a store's own save is described");
+    let info = datacomp::format::describe(&bytes).expect("a store's own save is described");
     assert_eq!(info.file_len, bytes.len() as u64);
 
     let json = store.export_all_json();

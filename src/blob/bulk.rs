@@ -9,8 +9,10 @@
 use zerocopy::IntoBytes;
 
 use super::layout::{self, HEADER_WORDS, header_bytes};
+use crate::blob::{Blob, BlobError, MAX_BYTES};
+use crate::key::Key;
+use crate::value::Value;
 use crate::value::{block_bytes, payload_len};
-use crate::{Blob, BlobError, Key, MAX_BYTES, Value};
 
 /// Blobs of up to this many keys are searched by a scan of their key array: for so few, a
 /// scan beats sorting, and costs no allocation.

@@ -28,8 +28,9 @@
 
 use zerocopy::IntoBytes;
 
+use crate::blob::BlobError;
+use crate::key::Key;
 use crate::value::{Value, ValueType, block_bytes, payload_len};
-use crate::{BlobError, Key};
 
 /// Words before the key array: the key count and the start of the payload region.
 pub(crate) const HEADER_WORDS: usize = 2;

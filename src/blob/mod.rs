@@ -18,7 +18,8 @@ pub(crate) use view::forward_read_api;
 pub use view::{BlobRef, Iter, Keys};
 use write::BlobWrite;
 
-use crate::{AsValue, Key, Value};
+use crate::key::Key;
+use crate::value::{AsValue, Value};
 
 /// Bytes a blob takes on its first growth: room for a small character sheet.
 const MIN_GROWTH_BYTES: usize = 128;

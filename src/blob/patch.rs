@@ -12,7 +12,9 @@ use zerocopy::IntoBytes;
 use super::bulk::{self, Finder};
 use super::layout;
 use super::write::BlobWrite;
-use crate::{Blob, BlobError, BlobRef, Key, MAX_BYTES, OwnedValue, PatchError, Value};
+use crate::blob::{Blob, BlobError, BlobRef, MAX_BYTES, PatchError};
+use crate::key::Key;
+use crate::value::{OwnedValue, Value};
 
 /// The changes that turn one blob into another: values to set and keys to remove.
 ///

@@ -7,7 +7,8 @@ use zerocopy::IntoBytes;
 
 use super::layout::RegionKind;
 use super::{Blob, layout};
-use crate::{Key, Value, ValueType};
+use crate::key::Key;
+use crate::value::{Value, ValueType};
 
 /// A borrowed, validated blob: the read API shared by [`Blob`] and the store's entities.
 ///

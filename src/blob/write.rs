@@ -7,7 +7,9 @@
 //! trait and nothing else.
 
 use super::{bulk, layout};
-use crate::{BlobError, Key, Value};
+use crate::blob::BlobError;
+use crate::key::Key;
+use crate::value::Value;
 
 /// An owner of one valid blob region that can regrow it: the write path that [`Blob`]
 /// and the store's [`BlobMut`] share.

@@ -26,8 +26,8 @@ use zerocopy::little_endian::U32;
 use zerocopy::{FromBytes, IntoBytes};
 
 use super::container::{ArenaCrc, ENDS, SAVE, parse_tolerant};
-use super::version::KEY_HASH_FX32_BYTES;
 use super::error::{FileError, LoadError, StoreError, UpgradeError};
+use super::version::KEY_HASH_FX32_BYTES;
 use crate::blob::BlobRef;
 use crate::blob::layout;
 use crate::handle_map::{HandleMapError, HandleMapView, Id, RawHandleMap, RawHeader};
@@ -613,7 +613,9 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::{Blob, Store};
+    use crate::blob::Blob;
+    use crate::format::container::{chunk_crcs, chunked};
+    use crate::store::Store;
 
     /// A store whose spans are out of dense order after `churn` rounds of growth and removal.
     fn churned(entities: usize, churn: usize) -> Store {

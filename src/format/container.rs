@@ -27,7 +27,6 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 use super::error::{FileError, LoadError};
 use super::version::{FORMAT_MAJOR, FORMAT_MINOR, KEY_HASH_FX32_BYTES, KEY_HASH_FX32_WORDS, MAGIC};
 
-
 /// The section kind of the key tree (format 1.1 on).
 pub(crate) const TREE_KIND: u32 = 13;
 
@@ -39,15 +38,15 @@ pub(crate) const LIST_KIND: u32 = 6;
 /// # Examples
 ///
 /// ```
-/// use datacomp::save::{self, FileKind};
+/// use datacomp::format::{self, FileKind};
 /// use datacomp::Store;
 ///
 /// let base = Store::new();
 /// let mut target = base.clone();
 /// target.insert_empty();
-/// assert_eq!(save::describe(&base.to_bytes())?.kind, FileKind::Save);
+/// assert_eq!(format::describe(&base.to_bytes())?.kind, FileKind::Save);
 /// let delta = Store::diff(&base, &target).to_bytes();
-/// assert_eq!(save::describe(&delta)?.kind, FileKind::Delta);
+/// assert_eq!(format::describe(&delta)?.kind, FileKind::Delta);
 /// assert_eq!(FileKind::Delta.to_string(), "delta");
 /// # Ok::<(), datacomp::LoadError>(())
 /// ```
@@ -66,7 +65,7 @@ impl FileKind {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::save::FileKind;
+    /// use datacomp::format::FileKind;
     ///
     /// assert_eq!(FileKind::Save.as_str(), "save");
     /// ```

@@ -10,15 +10,15 @@ use zerocopy::little_endian::U32;
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use super::container::{DELTA, DELTA_LIST, LIST_KIND, file_len, parse, write_file};
-use super::version::KEY_HASH_FX32_BYTES;
 use super::error::{DeltaError, LoadError, StoreError};
+use super::version::KEY_HASH_FX32_BYTES;
+use crate::blob::{layout, patch};
 use crate::error::Error;
 use crate::file::write_atomically;
-use crate::blob::{layout, patch};
 use crate::handle_map::{Id, RawHeader};
 use crate::names::KeyNames;
-use crate::store::delta::{CHANGED, INSERTED, MetaChange, RECORD_HEAD, SlotChange, StorePatch};
 use crate::store::STORE_TYPE_ID;
+use crate::store::delta::{CHANGED, INSERTED, MetaChange, RECORD_HEAD, SlotChange, StorePatch};
 
 /// Bytes of the `delta base` section: the base's crc32, the flags, the base's data version
 /// (format 1.0 wrote the first two only).

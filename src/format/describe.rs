@@ -16,12 +16,12 @@ use super::error::{FileError, LoadError};
 /// # Examples
 ///
 /// ```
-/// use datacomp::{save, Store};
+/// use datacomp::{format, Store};
 ///
 /// let mut store = Store::new();
 /// store.set_data_version(3);
-/// let info = save::describe(&store.to_bytes())?;
-/// assert_eq!((info.major, info.minor), (1, save::FORMAT_MINOR));
+/// let info = format::describe(&store.to_bytes())?;
+/// assert_eq!((info.major, info.minor), (1, format::FORMAT_MINOR));
 /// assert_eq!(info.data_version, 3);
 /// let names: Vec<&str> = info.sections.iter().map(|s| s.name).collect();
 /// assert_eq!(

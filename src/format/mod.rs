@@ -64,7 +64,7 @@ mod error;
 mod lazy;
 mod names;
 mod salvage;
-mod save;
+pub(crate) mod save;
 mod saved_names;
 mod upgrade;
 mod version;

@@ -19,8 +19,8 @@ use zerocopy::FromBytes;
 use zerocopy::little_endian::U32;
 
 use super::container::LIST_KIND;
-use super::version::KEY_HASH_FX32_WORDS;
 use super::error::{LoadError, StoreError};
+use super::version::KEY_HASH_FX32_WORDS;
 use crate::key::{Key, KeyPath};
 use crate::names::{ARRAY, KeyNames};
 

@@ -4,9 +4,9 @@ use zerocopy::IntoBytes;
 
 use super::check::{self, SaveParts, Spans, check_crc, finish, index_and_arena_tolerant};
 use super::container::ArenaCrc;
-use super::version::KEY_HASH_FX32_WORDS;
 use super::error::{LoadError, StoreError};
 use super::upgrade::{self, LoadOptions};
+use super::version::KEY_HASH_FX32_WORDS;
 use crate::blob::layout;
 use crate::handle_map::{HandleMap, Id, RawHandleMap};
 use crate::names::KeyNames;

@@ -3,14 +3,14 @@
 use std::io::{Read, Write};
 use std::path::Path;
 
-use zerocopy::little_endian::U32;
 use zerocopy::IntoBytes;
+use zerocopy::little_endian::U32;
 
-use super::version::ARENA_CHUNK_BYTES;
 use super::check::{self, SaveParts, Spans, index_and_arena};
-use super::container::{chunk_crcs, SAVE_WRITTEN, file_len, write_file_crcs};
+use super::container::{SAVE_WRITTEN, chunk_crcs, file_len, write_file_crcs};
 use super::error::LoadError;
 use super::upgrade::{self, LoadOptions};
+use super::version::ARENA_CHUNK_BYTES;
 use crate::blob::layout;
 use crate::error::Error;
 use crate::file::write_atomically;
@@ -22,7 +22,7 @@ use crate::store::{Span, Store};
 /// check such files load.
 #[cfg(test)]
 pub(crate) fn to_bytes_with_list(store: &Store, list: &[u8]) -> Vec<u8> {
-    use crate::file::container::{Layout, SAVE, write_file};
+    use super::container::{Layout, SAVE, write_file};
     const SAVE_1_0: Layout<6> =
         Layout { chunk_crcs: None, ..SAVE.with_names_list(0).with_spans(0) };
     let raw = store.index().as_raw();
@@ -314,4 +314,3 @@ struct Packed {
     /// The written arena's words, when they are not the store's arena as it is.
     arena: Option<Vec<u32>>,
 }
-

@@ -210,7 +210,9 @@ pub(crate) fn rehash(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Blob, Store, StoreError};
+    use crate::blob::Blob;
+    use crate::format::StoreError;
+    use crate::store::Store;
 
     /// A key hash 1 save whose entity holds `held` and whose names table names `named`.
     fn old_save(held: &[&str], named: &[&str]) -> Vec<u8> {
@@ -229,7 +231,7 @@ mod tests {
         for (_, pointer) in &list {
             section.extend_from_slice(pointer.as_bytes());
         }
-        let mut bytes = crate::save::to_bytes_with_list(&store, &section);
+        let mut bytes = crate::format::save::to_bytes_with_list(&store, &section);
         bytes[12] = 1;
         let sections = usize::from(bytes[14]);
         bytes[24..28].fill(0);

@@ -27,7 +27,6 @@ pub use raw::{RawHandleMap, RawHeader};
 
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
-
 /// End of the free list.
 const NONE: u32 = u32::MAX;
 /// The generation of a retired slot: no handle carries it, and the slot is never reused.

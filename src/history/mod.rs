@@ -12,7 +12,7 @@ pub use snapshot::Snapshot;
 pub use track::{Changes, Mark};
 
 use crate::store::delta::Placement;
-use crate::{Store, StorePatch};
+use crate::store::{Store, StorePatch};
 
 /// Undo and redo over a store's committed states, each step a pair of deltas made from change
 /// tracking: O(changed) to commit, undo or redo.

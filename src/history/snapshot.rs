@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::Store;
+use crate::store::Store;
 
 /// A store's whole state, copied: its index, arena and key names as buffers, with no allocation
 /// per entity. Made by [`Store::snapshot`], put back by [`Store::restore`].

@@ -5,8 +5,10 @@ use std::fmt;
 use std::path::Path;
 use std::sync::OnceLock;
 
+use crate::error::Error;
+use crate::handle_map::Id;
 use crate::store::delta::Placement;
-use crate::{Error, Id, Store, StorePatch};
+use crate::store::{Store, StorePatch};
 
 /// A store's state at one moment, kept so that what changed since then is found in time
 /// proportional to the changes: made by [`Store::mark`].
@@ -348,7 +350,8 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
-    use crate::{MigrationStep, Migrations, Store};
+    use crate::migrate::{MigrationStep, Migrations};
+    use crate::store::Store;
 
     /// A migration stamps the entities it rewrote, and only those: a mark before it is still
     /// answered from the log, in O(changed), not by comparing every entity.

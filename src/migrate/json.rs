@@ -11,7 +11,7 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, Error as _, MapAccess, SeqAccess, Visitor};
 
 use super::{MigrateError, MigrationStep, Migrations};
-use crate::OwnedValue;
+use crate::value::OwnedValue;
 
 impl Migrations {
     /// Reads migrations from JSON:

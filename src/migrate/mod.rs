@@ -16,8 +16,10 @@ mod plan;
 use std::borrow::Cow;
 use std::fmt;
 
+use crate::handle_map::Id;
+use crate::key::{KeyCollision, KeyPath};
 use crate::text::Shortened;
-use crate::{AsValue, Id, KeyCollision, KeyPath, OwnedValue};
+use crate::value::{AsValue, OwnedValue};
 
 /// The steps that take a store's entities from older versions of the game's data to
 /// `version`: read from JSON ([`from_json`](Migrations::from_json)) or built in code, and run

@@ -16,10 +16,14 @@ use std::borrow::Cow;
 use fxhash::{FxHashMap, FxHashSet};
 
 use super::{CheckedStep, MigrateError, MigrationReport, Migrations, StepReport, under_or_at};
+use crate::blob::BlobError;
 use crate::blob::layout;
 use crate::blob::write::BlobWrite;
+use crate::handle_map::Id;
+use crate::key::{Key, KeyCollision, KeyPath};
 use crate::store::Span;
-use crate::{BlobError, Id, Key, KeyCollision, KeyPath, OwnedValue, Store};
+use crate::store::Store;
+use crate::value::OwnedValue;
 
 /// No move, no write: a role's empty link.
 const NONE: u32 = u32::MAX;
@@ -794,7 +798,7 @@ impl BlobWrite for Growing<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Value;
+    use crate::value::Value;
 
     #[test]
     fn set_growing_regrows_through_the_spare_and_keeps_every_entry() {

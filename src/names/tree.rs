@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use hashbrown::HashTable;
 
-use crate::{Key, KeyCollision, KeyPath};
+use crate::key::{Key, KeyCollision, KeyPath};
 
 /// The root: the entity's own object. It has no segment and is never a name.
 pub(crate) const ROOT: u32 = 0;

@@ -735,9 +735,7 @@ impl StorePatch {
         let raw = RawHandleMap { header: self.header, items: &items, meta: &meta, slots: &slots };
         Ok(HandleMap::from_raw(&raw)?)
     }
-
 }
-
 
 impl fmt::Debug for StorePatch {
     /// Counts: `StorePatch { base_crc: 1a2b3c4d, entities: 100000, inserted: 10, changed: 990,

@@ -19,6 +19,7 @@
 pub(crate) mod delta;
 #[cfg(feature = "json")]
 mod json;
+mod names;
 #[cfg(feature = "json")]
 mod plan;
 mod track;
@@ -30,10 +31,12 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use crate::blob::layout;
 use crate::blob::write::BlobWrite;
+use crate::blob::{Blob, BlobError, BlobRef};
+use crate::error::Error;
+use crate::handle_map::{HandleError, HandleMap, Id};
+use crate::key::{AsKey, Key};
 use crate::names::KeyNames;
-use crate::{
-    AsKey, AsValue, Blob, BlobError, BlobRef, Error, HandleError, HandleMap, Id, Key, Value,
-};
+use crate::value::{AsValue, Value};
 
 pub use delta::StorePatch;
 pub(crate) use track::Tracker;
