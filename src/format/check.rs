@@ -608,6 +608,71 @@ pub(super) fn check_span_bounds(
     if ascending { Ok(()) } else { check_overlap(Spans::Spans(spans), id_at) }
 }
 
+/// A save file's parts, as [`index_and_arena`] reads them.
+pub(crate) struct SaveParts<'a> {
+    pub(crate) key_hash: u16,
+    pub(crate) data_version: u32,
+    /// How the arena's bytes are checksummed: not checked yet.
+    pub(crate) arena_crc: ArenaCrc<'a>,
+    pub(crate) index: RawHandleMap<'a>,
+    pub(crate) arena: &'a [u8],
+    pub(crate) names: &'a [u8],
+    /// The names section's kind: the key tree, or format 1.0's list.
+    pub(crate) names_kind: u32,
+    /// The index items section's kind: end offsets (format 1.3), or the spans of 1.2 and
+    /// before.
+    pub(crate) items_kind: u32,
+}
+
+/// The key hash, the handle map's sections, the arena's bytes and the key names of a save
+/// file, after [`parse`](crate::file::container::parse) and the checks of their sizes.
+pub(crate) fn index_and_arena(bytes: &[u8]) -> Result<SaveParts<'_>, LoadError> {
+    index_and_arena_tolerant(bytes, false).map(|(parts, _)| parts)
+}
+
+/// As [`index_and_arena`], with [`parse_tolerant`]: the sections it left out, and why.
+pub(crate) fn index_and_arena_tolerant(
+    bytes: &[u8],
+    tolerant: bool,
+) -> Result<(SaveParts<'_>, Vec<LoadError>), LoadError> {
+    let (parsed, damaged) = parse_tolerant(bytes, &SAVE, tolerant)?;
+    let [header, items, meta, slots, arena, names] = parsed.sections;
+    let header = RawHeader::read_from_bytes(header).map_err(|_| {
+        LoadError::Store(StoreError::SectionSize {
+            section: "index header",
+            expected: size_of::<RawHeader>() as u64,
+            found: header.len() as u64,
+        })
+    })?;
+    if arena.len() % 4 != 0 {
+        let found = arena.len() as u64;
+        return Err(LoadError::Store(StoreError::SectionSize {
+            section: "arena",
+            expected: found & !3,
+            found,
+        }));
+    }
+    // A store's handles always carry its type id.
+    if header.type_id.get() != STORE_TYPE_ID {
+        let found = header.type_id.get();
+        return Err(LoadError::Store(StoreError::TypeId { expected: STORE_TYPE_ID, found }));
+    }
+    let index = RawHandleMap { header, items, meta, slots };
+    let arena_crc =
+        parsed.deferred.ok_or(LoadError::File(FileError::MissingSection { section: "arena" }))?;
+    let parts = SaveParts {
+        key_hash: parsed.key_hash(),
+        data_version: parsed.data_version(),
+        arena_crc,
+        index,
+        arena,
+        names,
+        names_kind: parsed.kinds[5],
+        items_kind: parsed.kinds[1],
+    };
+    Ok((parts, damaged))
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
@@ -784,69 +849,4 @@ mod tests {
             }
         }
     }
-}
-
-/// A save file's parts, as [`index_and_arena`] reads them.
-pub(crate) struct SaveParts<'a> {
-    pub(crate) key_hash: u16,
-    pub(crate) data_version: u32,
-    /// How the arena's bytes are checksummed: not checked yet.
-    pub(crate) arena_crc: ArenaCrc<'a>,
-    pub(crate) index: RawHandleMap<'a>,
-    pub(crate) arena: &'a [u8],
-    pub(crate) names: &'a [u8],
-    /// The names section's kind: the key tree, or format 1.0's list.
-    pub(crate) names_kind: u32,
-    /// The index items section's kind: end offsets (format 1.3), or the spans of 1.2 and
-    /// before.
-    pub(crate) items_kind: u32,
-}
-
-/// The key hash, the handle map's sections, the arena's bytes and the key names of a save
-/// file, after [`parse`](crate::file::container::parse) and the checks of their sizes.
-pub(crate) fn index_and_arena(bytes: &[u8]) -> Result<SaveParts<'_>, LoadError> {
-    index_and_arena_tolerant(bytes, false).map(|(parts, _)| parts)
-}
-
-/// As [`index_and_arena`], with [`parse_tolerant`]: the sections it left out, and why.
-pub(crate) fn index_and_arena_tolerant(
-    bytes: &[u8],
-    tolerant: bool,
-) -> Result<(SaveParts<'_>, Vec<LoadError>), LoadError> {
-    let (parsed, damaged) = parse_tolerant(bytes, &SAVE, tolerant)?;
-    let [header, items, meta, slots, arena, names] = parsed.sections;
-    let header = RawHeader::read_from_bytes(header).map_err(|_| {
-        LoadError::Store(StoreError::SectionSize {
-            section: "index header",
-            expected: size_of::<RawHeader>() as u64,
-            found: header.len() as u64,
-        })
-    })?;
-    if arena.len() % 4 != 0 {
-        let found = arena.len() as u64;
-        return Err(LoadError::Store(StoreError::SectionSize {
-            section: "arena",
-            expected: found & !3,
-            found,
-        }));
-    }
-    // A store's handles always carry its type id.
-    if header.type_id.get() != STORE_TYPE_ID {
-        let found = header.type_id.get();
-        return Err(LoadError::Store(StoreError::TypeId { expected: STORE_TYPE_ID, found }));
-    }
-    let index = RawHandleMap { header, items, meta, slots };
-    let arena_crc =
-        parsed.deferred.ok_or(LoadError::File(FileError::MissingSection { section: "arena" }))?;
-    let parts = SaveParts {
-        key_hash: parsed.key_hash(),
-        data_version: parsed.data_version(),
-        arena_crc,
-        index,
-        arena,
-        names,
-        names_kind: parsed.kinds[5],
-        items_kind: parsed.kinds[1],
-    };
-    Ok((parts, damaged))
 }

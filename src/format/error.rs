@@ -159,8 +159,8 @@ impl fmt::Display for FileError {
             }
             FileError::UnsupportedVersion { major, minor } => write!(
                 f,
-                "save format {major}.{minor} is not supported: this build reads format {}.x",
-                FORMAT_MAJOR
+                "save format {major}.{minor} is not supported: this build reads format \
+                 {FORMAT_MAJOR}.x"
             ),
             FileError::UnsupportedKeyHash { key_hash } => {
                 write!(f, "save uses key hash {key_hash}, which this build does not compute")
