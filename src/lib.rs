@@ -33,11 +33,11 @@ mod store;
 pub mod text;
 mod value;
 
+pub use blob::BlobError;
 pub use blob::{
     Blob, BlobRef, Conflict, Conflicts, Iter as BlobIter, Keys as BlobKeys, MAX_BYTES, Patch,
     PatchTarget, RegionKind, Side,
 };
-pub use blob::{BlobError, PatchError};
 pub use cursor::KeyCursor;
 pub use error::Error;
 pub use file::SaveFile;

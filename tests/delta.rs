@@ -347,7 +347,7 @@ fn each_delta_malformation_gets_its_own_error() {
     let LoadError::Delta(delta_error) = &err else { unreachable!() };
     assert_eq!(delta_error.to_string(), err.to_string(), "the wrapper adds no words");
     let patch_source = std::error::Error::source(&err).expect("the patch error is the source");
-    assert_eq!(patch_source.downcast_ref::<datacomp::PatchError>(), Some(patch_error));
+    assert_eq!(patch_source.downcast_ref::<datacomp::BlobError>(), Some(patch_error));
     assert_eq!(
         std::error::Error::source(delta_error).map(ToString::to_string),
         Some(patch_error.to_string())

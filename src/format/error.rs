@@ -11,7 +11,7 @@
 use std::fmt;
 
 use super::version::FORMAT_MAJOR;
-use crate::blob::{BlobError, PatchError};
+use crate::blob::BlobError;
 use crate::handle_map::{HandleMapError, Id};
 use crate::key::Key;
 use crate::text::Shortened;
@@ -543,8 +543,8 @@ pub enum DeltaError {
     Patch {
         /// The entity.
         id: Id,
-        /// Why.
-        error: PatchError,
+        /// Why, as [`Patch::from_bytes`](crate::Patch::from_bytes) says it.
+        error: BlobError,
     },
     /// A delta and its base disagree about an entity.
     Entity {
