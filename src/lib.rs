@@ -48,7 +48,7 @@ pub use format::{
 pub use handle_map::HandleError;
 pub use handle_map::{
     Drain as HandleMapDrain, HandleMap, HandleMapError, Id, Iter as HandleMapIter,
-    IterMut as HandleMapIterMut, ParseIdError, RawHandleMap, RawHeader,
+    IterMut as HandleMapIterMut, RawHandleMap, RawHeader,
 };
 pub use history::{Changes, History, Mark, Snapshot};
 #[cfg(feature = "json")]
