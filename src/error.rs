@@ -4,7 +4,7 @@ use std::fmt;
 
 use crate::blob::BlobError;
 use crate::format::LoadError;
-use crate::key::{KeyCollision, PathConflict, PathTooDeep, RawKeyName};
+use crate::key::KeyError;
 
 /// Any error of this crate: what the whole-file operations return.
 ///
@@ -27,14 +27,8 @@ pub enum Error {
     Load(LoadError),
     /// Reading or writing a file failed.
     Io(std::io::Error),
-    /// A key given as text is recorded in the store under another name.
-    KeyCollision(KeyCollision),
-    /// A key given as text has more segments than a name may have.
-    PathTooDeep(PathTooDeep),
-    /// A write would make one path of an entity both a value and an object.
-    PathConflict(PathConflict),
-    /// A name was given whose first segment reads as a raw key.
-    RawKeyName(RawKeyName),
+    /// Text that is not a key, or a name a store refused.
+    Key(KeyError),
 }
 
 impl fmt::Display for Error {
@@ -43,10 +37,7 @@ impl fmt::Display for Error {
             Error::Blob(e) => e.fmt(f),
             Error::Load(e) => e.fmt(f),
             Error::Io(e) => e.fmt(f),
-            Error::KeyCollision(e) => e.fmt(f),
-            Error::PathTooDeep(e) => e.fmt(f),
-            Error::PathConflict(e) => e.fmt(f),
-            Error::RawKeyName(e) => e.fmt(f),
+            Error::Key(e) => e.fmt(f),
         }
     }
 }
@@ -59,10 +50,7 @@ impl std::error::Error for Error {
             Error::Blob(e) => e.source(),
             Error::Load(e) => e.source(),
             Error::Io(e) => e.source(),
-            Error::KeyCollision(e) => e.source(),
-            Error::PathTooDeep(e) => e.source(),
-            Error::PathConflict(e) => e.source(),
-            Error::RawKeyName(e) => e.source(),
+            Error::Key(e) => e.source(),
         }
     }
 }
@@ -79,32 +67,14 @@ impl From<LoadError> for Error {
     }
 }
 
-impl From<KeyCollision> for Error {
-    fn from(e: KeyCollision) -> Error {
-        Error::KeyCollision(e)
-    }
-}
-
-impl From<RawKeyName> for Error {
-    fn from(e: RawKeyName) -> Error {
-        Error::RawKeyName(e)
-    }
-}
-
-impl From<PathTooDeep> for Error {
-    fn from(e: PathTooDeep) -> Error {
-        Error::PathTooDeep(e)
+impl From<KeyError> for Error {
+    fn from(e: KeyError) -> Error {
+        Error::Key(e)
     }
 }
 
 impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Error {
         Error::Io(e)
-    }
-}
-
-impl From<PathConflict> for Error {
-    fn from(e: PathConflict) -> Error {
-        Error::PathConflict(e)
     }
 }

@@ -55,8 +55,8 @@ pub use history::{Changes, History, Mark, Snapshot};
 pub use json::{
     ExportError, ExportOptions, ImportOptions, ImportReport, JsonError, JsonErrorKind, JsonStyle,
 };
-pub use key::{AsKey, Key, KeyPath, MAX_PATH_SEGMENTS, ParseKeyError, ParseKeyErrorKind};
-pub use key::{KeyCollision, PathConflict, PathTooDeep, RawKeyName};
+pub use key::KeyError;
+pub use key::{AsKey, Key, KeyPath, MAX_PATH_SEGMENTS};
 pub use migrate::{MigrateError, MigrationReport, MigrationStep, Migrations, StepReport};
 #[cfg(feature = "json")]
 pub use number::JsonF32;

@@ -281,7 +281,9 @@ fn a_saved_name_no_entity_holds_gives_way_to_a_held_one_that_rehashes_alike() {
     assert_eq!(hero.get_float("sleep_haste_8"), Some(0.0));
     assert_eq!(store.key_name(Key::parse("sleep_haste_8")).as_deref(), Some("sleep_haste_8"));
     assert_eq!(store.key_names().len(), 2);
-    assert_eq!(store.check_key("fury_sleep_272").unwrap_err().known, "sleep_haste_8");
+    let err = store.check_key("fury_sleep_272").unwrap_err();
+    let datacomp::KeyError::Collision { known, .. } = err else { panic!("{err}") };
+    assert_eq!(known, "sleep_haste_8");
 
     // Neither held: the first in key hash 1 order stays, whichever way the table lists them.
     let first =

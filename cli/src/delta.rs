@@ -5,8 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use datacomp::{
-    Blob, BlobRef, DeltaError, Error, Id, Key, KeyCollision, LoadError, Patch, Side, Store,
-    StorePatch,
+    Blob, BlobRef, DeltaError, Error, Id, Key, KeyError, LoadError, Patch, Side, Store, StorePatch,
 };
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::json;
@@ -106,7 +105,7 @@ pub fn diff(
         let (before, after) = (base.key_label(key), target.key_label(key));
         if target.key_name(key).is_some() && before != after {
             let collision =
-                KeyCollision { key, name: after.into_owned(), known: before.into_owned() };
+                KeyError::Collision { key, name: after.into_owned(), known: before.into_owned() };
             return Err(Failure::at(target_path.display(), collision));
         }
     }
