@@ -42,8 +42,7 @@ pub use cursor::KeyCursor;
 pub use error::Error;
 pub use file::SaveFile;
 pub use format::{
-    DeltaError, FileError, LazyStoreView, LoadError, LoadOptions, Salvage, SavedKeyNames,
-    StoreError, StoreView, UpgradeError,
+    FileError, LazyStoreView, LoadError, LoadOptions, Salvage, SavedKeyNames, StoreError, StoreView,
 };
 pub use handle_map::HandleError;
 pub use handle_map::{

@@ -5,8 +5,8 @@
 use std::error::Error as _;
 
 use datacomp::{
-    Blob, BlobError, DeltaError, Error, FileError, HandleMapError, LoadError, Store, StoreError,
-    StorePatch, StoreView, UpgradeError,
+    Blob, BlobError, Error, FileError, HandleMapError, LoadError, Store, StoreError, StorePatch,
+    StoreView,
 };
 
 mod common;
@@ -98,7 +98,7 @@ fn each_layer_comes_back_through_load_error_transparently() {
 
     // The upgrade: a key hash 1 save with unnamed keys, and the same save read in place.
     let err = Store::from_bytes(GOLDEN_V1).unwrap_err();
-    let LoadError::Upgrade(inner @ UpgradeError::UnexplainedKeys { keys }) = &err else {
+    let LoadError::Store(inner @ StoreError::UnexplainedKeys { keys }) = &err else {
         panic!("{err:?}")
     };
     assert_eq!(keys.len(), 8);
@@ -108,8 +108,8 @@ fn each_layer_comes_back_through_load_error_transparently() {
         .copy_from_slice(GOLDEN_V1);
     let aligned = &zerocopy::IntoBytes::as_bytes(words.as_slice())[..GOLDEN_V1.len()];
     let err = StoreView::new(aligned).unwrap_err();
-    let inner = UpgradeError::KeyHashView { key_hash: 1 };
-    assert_eq!(err, LoadError::Upgrade(inner.clone()));
+    let inner = StoreError::KeyHashView { key_hash: 1 };
+    assert_eq!(err, LoadError::Store(inner.clone()));
     wraps(&err, &inner);
 
     // The delta: applied to a store that is not its base.
@@ -119,7 +119,7 @@ fn each_layer_comes_back_through_load_error_transparently() {
     let delta = Store::diff(&base, &target);
     let mut other = target.clone();
     let err = delta.apply(&mut other).unwrap_err();
-    let LoadError::Delta(inner @ DeltaError::Base { .. }) = &err else { panic!("{err:?}") };
+    let LoadError::Store(inner @ StoreError::DeltaBase { .. }) = &err else { panic!("{err:?}") };
     wraps(&err, inner);
     assert_eq!(other, target, "unchanged");
     // A delta's own section of the wrong size is the delta's, not the container's: the
@@ -130,8 +130,8 @@ fn each_layer_comes_back_through_load_error_transparently() {
         b[entry + 16..entry + 24].copy_from_slice(&16_u64.to_le_bytes());
     });
     let err = StorePatch::from_bytes(&long).unwrap_err();
-    let inner = DeltaError::SectionSize { section: "delta base", expected: 12, found: 16 };
-    assert_eq!(err, LoadError::Delta(inner.clone()));
+    let inner = StoreError::SectionSize { section: "delta base", expected: 12, found: 16 };
+    assert_eq!(err, LoadError::Store(inner.clone()));
     wraps(&err, &inner);
     assert_eq!(err.to_string(), "section 'delta base' is 16 bytes; its header says 12");
 }

@@ -72,7 +72,7 @@ mod view;
 
 pub use container::{FileInfo, FileKind, SectionInfo};
 pub use describe::describe;
-pub use error::{DeltaError, FileError, LoadError, StoreError, UpgradeError};
+pub use error::{FileError, LoadError, StoreError};
 pub use lazy::LazyStoreView;
 pub use salvage::Salvage;
 pub use saved_names::SavedKeyNames;

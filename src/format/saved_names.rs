@@ -38,7 +38,7 @@ impl SavedKeyNames {
     ///
     /// A [`LoadError`] if `bytes` is not a save (a delta, a damaged or truncated file), as
     /// [`Store::from_bytes`](crate::Store::from_bytes) says it, and
-    /// [`UpgradeError::KeyHashView`](crate::UpgradeError::KeyHashView) for a save of key hash
+    /// [`StoreError::KeyHashView`](super::StoreError::KeyHashView) for a save of key hash
     /// 1, whose names are a list to rehash its keys from
     /// ([`StoreView::new`](crate::StoreView::new) refuses it too).
     ///

@@ -10,8 +10,8 @@
 //! - `save.rs`: the save file's sections and `Store`'s save and load (public as
 //!   [`crate::save`]); the header and table they share with deltas are `crate::file::container`.
 //! - `view.rs`: [`StoreView`], a save read in place.
-//! - `delta.rs`: `Store::diff`, [`StorePatch`] and the delta file; `delta_error.rs`: its
-//!   [`DeltaError`].
+//! - `delta.rs`: `Store::diff`, [`StorePatch`] and the delta file; its errors are
+//!   [`StoreError`](crate::format::StoreError)'s `Delta...` variants.
 //! - `error.rs`: [`StoreError`], why a file's sections do not hold a valid store.
 //! - `json.rs`: `Store`'s JSON import and exports (the reader and writer are `crate::json`).
 //! - `plan.rs`: export plans, an entity's JSON without its values, made once per key layout.
@@ -82,7 +82,8 @@ impl Span {
 
 /// The arena would pass its limit of 2^32 words (16 GiB): spans are 32-bit. Each entry point
 /// reports it in its own error ([`BlobError::TooLarge`] for an import, a delta's
-/// [`DeltaError::Entity`](crate::DeltaError::Entity), a panic for [`Store::insert`]).
+/// [`StoreError::DeltaEntity`](crate::format::StoreError::DeltaEntity), a panic for
+/// [`Store::insert`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct ArenaFull {
     /// The arena's bytes that were asked for.
