@@ -14,7 +14,7 @@ compile_error!(
 pub mod blob;
 mod column;
 mod cursor;
-mod error;
+pub mod error;
 pub mod file;
 pub mod format;
 pub mod handle_map;
