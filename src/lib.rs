@@ -14,7 +14,7 @@ compile_error!(
 pub mod blob;
 mod column;
 mod cursor;
-mod error;
+pub mod error;
 pub mod file;
 pub mod format;
 pub mod handle_map;
@@ -33,30 +33,29 @@ mod store;
 pub mod text;
 mod value;
 
+pub use blob::BlobError;
 pub use blob::{
     Blob, BlobRef, Conflict, Conflicts, Iter as BlobIter, Keys as BlobKeys, MAX_BYTES, Patch,
     PatchTarget, RegionKind, Side,
 };
-pub use blob::{BlobError, PatchError};
 pub use cursor::KeyCursor;
 pub use error::Error;
 pub use file::SaveFile;
 pub use format::{
-    DeltaError, FileError, LazyStoreView, LoadError, LoadOptions, Salvage, SavedKeyNames,
-    StoreError, StoreView, UpgradeError,
+    FileError, LazyStoreView, LoadError, LoadOptions, Salvage, SavedKeyNames, StoreError, StoreView,
 };
 pub use handle_map::HandleError;
 pub use handle_map::{
     Drain as HandleMapDrain, HandleMap, HandleMapError, Id, Iter as HandleMapIter,
-    IterMut as HandleMapIterMut, ParseIdError, RawHandleMap, RawHeader,
+    IterMut as HandleMapIterMut, RawHandleMap, RawHeader,
 };
 pub use history::{Changes, History, Mark, Snapshot};
 #[cfg(feature = "json")]
 pub use json::{
     ExportError, ExportOptions, ImportOptions, ImportReport, JsonError, JsonErrorKind, JsonStyle,
 };
-pub use key::{AsKey, Key, KeyPath, MAX_PATH_SEGMENTS, ParseKeyError, ParseKeyErrorKind};
-pub use key::{KeyCollision, PathConflict, PathTooDeep, RawKeyName};
+pub use key::KeyError;
+pub use key::{AsKey, Key, KeyPath, MAX_PATH_SEGMENTS};
 pub use migrate::{MigrateError, MigrationReport, MigrationStep, Migrations, StepReport};
 #[cfg(feature = "json")]
 pub use number::JsonF32;

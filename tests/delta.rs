@@ -3,7 +3,7 @@
 //! refused, exact errors, and truncation and corruption sweeps of the delta file.
 
 use datacomp::{
-    Blob, DeltaError, Error, FileError, Id, ImportOptions, Key, LoadError, OwnedValue, Store,
+    Blob, Error, FileError, Id, ImportOptions, Key, LoadError, OwnedValue, Store, StoreError,
     StorePatch,
 };
 use proptest::prelude::*;
@@ -187,7 +187,7 @@ fn a_delta_refuses_another_base_and_changes_nothing() {
     other.get_mut(ids[3]).unwrap().set("stats.mana", 9);
     let before = other.clone();
     let err = delta.apply(&mut other).unwrap_err();
-    assert!(matches!(err, LoadError::Delta(DeltaError::Base { .. })), "{err}");
+    assert!(matches!(err, LoadError::Store(StoreError::DeltaBase { .. })), "{err}");
     assert!(err.to_string().starts_with("the delta was made from a base with crc32 "), "{err}");
     assert_eq!(other, before);
     // A compacted copy is equal, but laid out differently: a delta needs the exact base.
@@ -195,7 +195,10 @@ fn a_delta_refuses_another_base_and_changes_nothing() {
     compacted.get_mut(ids[0]).unwrap().set("name", "A much longer name that moves the blob");
     compacted.get_mut(ids[0]).unwrap().set("name", "Ann");
     assert_eq!(compacted, base);
-    assert!(matches!(delta.apply(&mut compacted), Err(LoadError::Delta(DeltaError::Base { .. }))));
+    assert!(matches!(
+        delta.apply(&mut compacted),
+        Err(LoadError::Store(StoreError::DeltaBase { .. }))
+    ));
 }
 
 #[test]
@@ -213,11 +216,14 @@ fn a_delta_refuses_a_base_of_another_data_version_and_gives_its_target_its_own()
         other.set_data_version(version);
         let before = other.clone();
         let err = delta.apply(&mut other).unwrap_err();
-        assert_eq!(err, LoadError::Delta(DeltaError::DataVersion { expected: 2, found: version }));
+        assert_eq!(
+            err,
+            LoadError::Store(StoreError::DeltaDataVersion { expected: 2, found: version })
+        );
         assert_eq!(other, before, "nothing changed");
     }
     assert_eq!(
-        LoadError::Delta(DeltaError::DataVersion { expected: 2, found: 3 }).to_string(),
+        LoadError::Store(StoreError::DeltaDataVersion { expected: 2, found: 3 }).to_string(),
         "the delta was made from a base of data version 2, not this store's 3: apply it before \
          migrating, or make it from the migrated base"
     );
@@ -244,7 +250,7 @@ fn the_delta_base_section_holds_the_base_data_version() {
     reseal(&mut long);
     assert_eq!(
         StorePatch::from_bytes(&long).unwrap_err(),
-        LoadError::Delta(DeltaError::SectionSize {
+        LoadError::Store(StoreError::SectionSize {
             section: "delta base",
             expected: 12,
             found: 16
@@ -324,37 +330,37 @@ fn each_delta_malformation_gets_its_own_error() {
 
     assert_eq!(
         edit(&|b| word(b, first_record + 8, 3)),
-        Some(LoadError::Delta(DeltaError::Record {
+        Some(LoadError::Store(StoreError::DeltaRecord {
             offset: 0,
             problem: "the record's kind is neither 1 (inserted) nor 2 (changed)"
         }))
     );
     assert_eq!(
         edit(&|b| word(b, first_record + 12, 1_000_000)),
-        Some(LoadError::Delta(DeltaError::Record {
+        Some(LoadError::Store(StoreError::DeltaRecord {
             offset: 0,
             problem: "the record's data runs past the section"
         }))
     );
     // The first record is the patch of ids[0]; its removal count now claims 1000 keys.
     let err = edit(&|b| word(b, first_record + 16, 1000)).unwrap();
-    let LoadError::Delta(DeltaError::Patch { id, error: patch_error }) = &err else {
+    let LoadError::Store(StoreError::DeltaPatch { id, error: patch_error }) = &err else {
         panic!("not a patch error: {err}");
     };
     assert_eq!(*id, ids[0]);
     // `LoadError` is transparent: its words are the delta error's, and its source is the delta
     // error's own, the patch's error.
-    let LoadError::Delta(delta_error) = &err else { unreachable!() };
+    let LoadError::Store(delta_error) = &err else { unreachable!() };
     assert_eq!(delta_error.to_string(), err.to_string(), "the wrapper adds no words");
     let patch_source = std::error::Error::source(&err).expect("the patch error is the source");
-    assert_eq!(patch_source.downcast_ref::<datacomp::PatchError>(), Some(patch_error));
+    assert_eq!(patch_source.downcast_ref::<datacomp::BlobError>(), Some(patch_error));
     assert_eq!(
         std::error::Error::source(delta_error).map(ToString::to_string),
         Some(patch_error.to_string())
     );
     assert_eq!(
         edit(&|b| b.copy_within(slots.start + 12..slots.start + 24, slots.start)),
-        Some(LoadError::Delta(DeltaError::Change {
+        Some(LoadError::Store(StoreError::DeltaChange {
             section: "delta slot changes",
             index: 1,
             problem: "not after the entry before it"
@@ -362,7 +368,7 @@ fn each_delta_malformation_gets_its_own_error() {
     );
     assert_eq!(
         edit(&|b| word(b, section(&good, 7).start + 4, 2)),
-        Some(LoadError::Delta(DeltaError::Change {
+        Some(LoadError::Store(StoreError::DeltaChange {
             section: "delta base",
             index: 1,
             problem: "flags other than bit 0 (names are the base's) are set"
@@ -371,7 +377,7 @@ fn each_delta_malformation_gets_its_own_error() {
     // `good` carries the target's names (it has a new one); flag 1 says they are the base's.
     assert_eq!(
         edit(&|b| word(b, section(&good, 7).start + 4, 1)),
-        Some(LoadError::Delta(DeltaError::Change {
+        Some(LoadError::Store(StoreError::DeltaChange {
             section: "delta base",
             index: 1,
             problem: "the names are the base's, yet the key tree section is not empty"
@@ -391,7 +397,10 @@ fn each_delta_malformation_gets_its_own_error() {
     reseal(&mut moved);
     let err = apply(&moved).unwrap();
     assert!(
-        matches!(err, LoadError::Delta(DeltaError::Change { section: "delta slot changes", .. })),
+        matches!(
+            err,
+            LoadError::Store(StoreError::DeltaChange { section: "delta slot changes", .. })
+        ),
         "{err}"
     );
     // The first record now names an entity the target does not have.
@@ -399,7 +408,7 @@ fn each_delta_malformation_gets_its_own_error() {
     stray[first_record..first_record + 8].copy_from_slice(&ids[2].to_bits().to_le_bytes());
     reseal(&mut stray);
     let err = apply(&stray).unwrap();
-    assert!(matches!(err, LoadError::Delta(DeltaError::Entity { .. })), "{err}");
+    assert!(matches!(err, LoadError::Store(StoreError::DeltaEntity { .. })), "{err}");
 }
 
 /// Every truncation of a delta file, and every bit flip, is an error; re-sealed after each

@@ -26,8 +26,8 @@
 //!   (written by [`write_golden_v5`]). Every older save's index holds spans (kind 2).
 
 use datacomp::{
-    Blob, FileError, Id, ImportOptions, Key, LoadError, LoadOptions, Migrations, Store, StorePatch,
-    StoreView, UpgradeError, format,
+    Blob, FileError, Id, ImportOptions, Key, LoadError, LoadOptions, Migrations, Store, StoreError,
+    StorePatch, StoreView, format,
 };
 
 const GOLDEN_V1: &[u8] = include_bytes!("../fixtures/world_v1.dcmp");
@@ -240,7 +240,7 @@ fn the_v1_save_without_its_keys_names_every_unexplained_key() {
         (wizard, raw(0xd053_329f)),  // position
         (classic, raw(0xf78b_ecf6)), // stats.mana
     ];
-    assert_eq!(err, LoadError::Upgrade(UpgradeError::UnexplainedKeys { keys }));
+    assert_eq!(err, LoadError::Store(StoreError::UnexplainedKeys { keys }));
     assert_eq!(
         err.to_string(),
         "save uses key hash 1, and 8 keys have no name in it to rehash them from: #01140106 \
@@ -254,9 +254,7 @@ fn the_v1_save_without_its_keys_names_every_unexplained_key() {
     let err = Store::from_bytes_with(GOLDEN_V1, &options).unwrap_err();
     assert_eq!(
         err,
-        LoadError::Upgrade(UpgradeError::UnexplainedKeys {
-            keys: vec![(wizard, raw(0xcada_97f2))]
-        })
+        LoadError::Store(StoreError::UnexplainedKeys { keys: vec![(wizard, raw(0xcada_97f2))] })
     );
 
     // Paths the save does not use cost nothing and are not recorded.
@@ -267,7 +265,7 @@ fn the_v1_save_without_its_keys_names_every_unexplained_key() {
     // A view reads in place and cannot rehash.
     let words = aligned(GOLDEN_V1);
     let view = StoreView::new(zerocopy::IntoBytes::as_bytes(words.as_slice()));
-    assert_eq!(view.unwrap_err(), LoadError::Upgrade(UpgradeError::KeyHashView { key_hash: 1 }));
+    assert_eq!(view.unwrap_err(), LoadError::Store(StoreError::KeyHashView { key_hash: 1 }));
 }
 
 /// The world `world_v2.dcmp` holds: an imported sheet (names recorded, one member name with a

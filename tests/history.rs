@@ -744,7 +744,7 @@ fn a_chain_link_repeated_or_out_of_order_is_refused_and_changes_nothing() {
     for (link, what) in [(&links[0], "repeated"), (&links[2], "out of order")] {
         let err = link.apply(&mut loaded).unwrap_err();
         assert!(
-            matches!(err, datacomp::LoadError::Delta(datacomp::DeltaError::Base { .. })),
+            matches!(err, datacomp::LoadError::Store(datacomp::StoreError::DeltaBase { .. })),
             "{what}: {err:?}"
         );
         assert_eq!(loaded.to_bytes(), after_first, "{what}: nothing changed");

@@ -68,11 +68,11 @@ fn a_name_of_the_deepest_allowed_path_exports_nested_and_imports_back() {
 
 #[test]
 fn every_way_a_name_enters_refuses_a_path_past_the_limit_and_changes_nothing() {
-    use datacomp::{Blob, Error, KeyPath, PathTooDeep};
+    use datacomp::{Blob, Error, KeyError, KeyPath};
 
     let mut store = Store::new();
     let id = store.insert_empty();
-    let too_deep = |path: &str, segments| PathTooDeep {
+    let too_deep = |path: &str, segments| KeyError::PathTooDeep {
         path: path.to_owned(),
         segments,
         limit: MAX_PATH_SEGMENTS,
@@ -81,7 +81,7 @@ fn every_way_a_name_enters_refuses_a_path_past_the_limit_and_changes_nothing() {
     // The path: 60,001 segments.
     let dotted = deep_path(60_001);
     let err = store.get_mut(id).unwrap().try_set(dotted.as_str(), 1).unwrap_err();
-    let Error::PathTooDeep(err) = err else { panic!("{err}") };
+    let Error::Key(err @ KeyError::PathTooDeep { .. }) = err else { panic!("{err}") };
     assert_eq!(err, too_deep(&dotted, 60_001));
     let shown = err.to_string();
     assert!(shown.starts_with("key path a.a.a."), "{shown}");
@@ -90,13 +90,19 @@ fn every_way_a_name_enters_refuses_a_path_past_the_limit_and_changes_nothing() {
 
     let pointer = "/b".repeat(MAX_PATH_SEGMENTS + 1);
     let err = store.get_mut(id).unwrap().try_set(KeyPath::pointer(&pointer).unwrap(), 1);
-    assert!(matches!(err, Err(Error::PathTooDeep(e)) if e == too_deep(&pointer, 126)));
+    assert!(
+        matches!(err, Err(Error::Key(e @ KeyError::PathTooDeep { .. })) if e == too_deep(&pointer, 126))
+    );
 
     let just_over = deep_path(MAX_PATH_SEGMENTS + 1);
     let err = store.try_insert_entries([("name", 1.0), (just_over.as_str(), 2.0)]);
-    assert!(matches!(err, Err(Error::PathTooDeep(e)) if e == too_deep(&just_over, 126)));
+    assert!(
+        matches!(err, Err(Error::Key(e @ KeyError::PathTooDeep { .. })) if e == too_deep(&just_over, 126))
+    );
     let err = store.insert_key_name(&just_over);
-    assert!(matches!(err, Err(Error::PathTooDeep(e)) if e == too_deep(&just_over, 126)));
+    assert!(
+        matches!(err, Err(Error::Key(e @ KeyError::PathTooDeep { .. })) if e == too_deep(&just_over, 126))
+    );
 
     assert_eq!(store.len(), 1);
     assert!(store.get(id).unwrap().is_empty());

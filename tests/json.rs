@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use datacomp::{
-    Blob, ImportOptions, ImportReport, JsonErrorKind, Key, KeyCollision, OwnedValue, Value,
+    Blob, ImportOptions, ImportReport, JsonErrorKind, Key, KeyError, OwnedValue, Value,
 };
 use proptest::prelude::*;
 
@@ -637,16 +637,17 @@ fn names_given_by_hand_follow_the_import_rules_and_are_saved() {
         "no collision while the other name is unknown"
     );
     let err = store.insert_key_name("sleep_haste_8").unwrap_err();
-    let datacomp::Error::KeyCollision(err) = err else { panic!("{err}") };
+    let datacomp::Error::Key(err @ KeyError::Collision { .. }) = err else { panic!("{err}") };
     assert_eq!(
         err,
-        KeyCollision {
+        KeyError::Collision {
             key: Key::from_raw(0x316e_c2d7),
             name: "sleep_haste_8".into(),
             known: "fury_sleep_272".into()
         }
     );
-    assert_eq!(store.key_name(err.key).as_deref(), Some("fury_sleep_272"), "unchanged");
+    let KeyError::Collision { key, .. } = err else { unreachable!() };
+    assert_eq!(store.key_name(key).as_deref(), Some("fury_sleep_272"), "unchanged");
     // An import meets the hand-given name like one it gave itself.
     let err = store.import_json(r#"{"sleep_haste_8": 1}"#, &ImportOptions::strict()).unwrap_err();
     assert!(matches!(err.kind(), JsonErrorKind::KeyCollision { .. }), "{err}");
@@ -837,7 +838,7 @@ fn long_and_hostile_names_are_cut_and_escaped_in_errors() {
     assert_eq!(err.to_string(), r"/a\u{1b}[2J\nb (line 1, column 22): null is not a value");
 
     let key = datacomp::Key::parse("k");
-    let err = datacomp::KeyCollision { key, name: long.clone(), known: format!("{long}\n") };
+    let err = KeyError::Collision { key, name: long.clone(), known: format!("{long}\n") };
     let cut = format!("{}[...19808 bytes cut...]{}", "m".repeat(96), "m".repeat(96));
     let cut_too = format!("{}[...19809 bytes cut...]{}\\n", "m".repeat(96), "m".repeat(95));
     assert_eq!(err.to_string(), format!("{cut} and {cut_too} hash to the same key {key}"));

@@ -1,12 +1,14 @@
 //! `LoadError` by layer: each layer's error, raised by a real load, comes back wrapped in its own
 //! variant, transparent: `Display` is the inner error's words and `source()` the inner error's
-//! own source, so a chain of errors prints each message once.
+//! own source, so a chain of errors prints each message once; and every error of the crate
+//! converts into `Error` the same way.
 
 use std::error::Error as _;
 
 use datacomp::{
-    Blob, BlobError, DeltaError, Error, FileError, HandleMapError, LoadError, Store, StoreError,
-    StorePatch, StoreView, UpgradeError,
+    Blob, BlobError, Error, FileError, HandleError, HandleMapError, Id, Key, KeyError, LoadError,
+    MigrateError, MigrationStep, Migrations, Patch, Query, Store, StoreError, StorePatch,
+    StoreView,
 };
 
 mod common;
@@ -98,7 +100,7 @@ fn each_layer_comes_back_through_load_error_transparently() {
 
     // The upgrade: a key hash 1 save with unnamed keys, and the same save read in place.
     let err = Store::from_bytes(GOLDEN_V1).unwrap_err();
-    let LoadError::Upgrade(inner @ UpgradeError::UnexplainedKeys { keys }) = &err else {
+    let LoadError::Store(inner @ StoreError::UnexplainedKeys { keys }) = &err else {
         panic!("{err:?}")
     };
     assert_eq!(keys.len(), 8);
@@ -108,8 +110,8 @@ fn each_layer_comes_back_through_load_error_transparently() {
         .copy_from_slice(GOLDEN_V1);
     let aligned = &zerocopy::IntoBytes::as_bytes(words.as_slice())[..GOLDEN_V1.len()];
     let err = StoreView::new(aligned).unwrap_err();
-    let inner = UpgradeError::KeyHashView { key_hash: 1 };
-    assert_eq!(err, LoadError::Upgrade(inner.clone()));
+    let inner = StoreError::KeyHashView { key_hash: 1 };
+    assert_eq!(err, LoadError::Store(inner.clone()));
     wraps(&err, &inner);
 
     // The delta: applied to a store that is not its base.
@@ -119,7 +121,7 @@ fn each_layer_comes_back_through_load_error_transparently() {
     let delta = Store::diff(&base, &target);
     let mut other = target.clone();
     let err = delta.apply(&mut other).unwrap_err();
-    let LoadError::Delta(inner @ DeltaError::Base { .. }) = &err else { panic!("{err:?}") };
+    let LoadError::Store(inner @ StoreError::DeltaBase { .. }) = &err else { panic!("{err:?}") };
     wraps(&err, inner);
     assert_eq!(other, target, "unchanged");
     // A delta's own section of the wrong size is the delta's, not the container's: the
@@ -130,8 +132,8 @@ fn each_layer_comes_back_through_load_error_transparently() {
         b[entry + 16..entry + 24].copy_from_slice(&16_u64.to_le_bytes());
     });
     let err = StorePatch::from_bytes(&long).unwrap_err();
-    let inner = DeltaError::SectionSize { section: "delta base", expected: 12, found: 16 };
-    assert_eq!(err, LoadError::Delta(inner.clone()));
+    let inner = StoreError::SectionSize { section: "delta base", expected: 12, found: 16 };
+    assert_eq!(err, LoadError::Store(inner.clone()));
     wraps(&err, &inner);
     assert_eq!(err.to_string(), "section 'delta base' is 16 bytes; its header says 12");
 }
@@ -156,6 +158,73 @@ fn the_crate_error_chains_down_to_the_layer() {
     assert_eq!(chain[0], "file of 8 bytes ends inside the file header, which needs 32");
 }
 
+/// `inner` converted into the crate's `Error`, checked transparent: the same words, and the
+/// inner error's own source (not `inner` itself).
+fn converts<E: std::error::Error + Clone + Into<Error>>(inner: &E) -> Error {
+    let err: Error = inner.clone().into();
+    assert_eq!(err.to_string(), inner.to_string());
+    assert_eq!(
+        err.source().map(|s| s.to_string()),
+        inner.source().map(|s| s.to_string()),
+        "{err:?}"
+    );
+    err
+}
+
+#[test]
+fn every_error_of_the_crate_converts_into_the_crate_error_transparently() {
+    let key = "".parse::<Key>().unwrap_err();
+    assert!(matches!(converts(&key), Error::Key(KeyError::Empty)));
+
+    let blob = Blob::from_bytes(&[0; 6]).unwrap_err();
+    assert!(matches!(converts(&blob), Error::Blob(BlobError::Truncated { byte_len: 6 })));
+    // A patch's values that are no blob: the patch error holds the blob's as its source.
+    let patch = Patch::from_bytes(&[0; 4]).unwrap_err();
+    assert!(patch.source().is_some());
+    assert!(matches!(converts(&patch), Error::Blob(BlobError::PatchSets(_))));
+
+    let handle = "12v".parse::<Id>().unwrap_err();
+    assert!(matches!(converts(&handle), Error::Handle(HandleError::Parse { .. })));
+
+    // A load's layers reach `Error` through `LoadError`.
+    let map = HandleMapError::Base { base: u32::MAX, max: u32::MAX / 2 };
+    assert_eq!(converts(&map).to_string(), LoadError::HandleMap(map.clone()).to_string());
+    assert!(matches!(converts(&map), Error::Load(LoadError::HandleMap(_))));
+    let file = FileError::Padding { offset: 40 };
+    assert!(matches!(converts(&file), Error::Load(LoadError::File(_))));
+    let id = Id::NULL;
+    let store = StoreError::Blob { id, error: blob.clone() };
+    assert!(matches!(converts(&store), Error::Load(LoadError::Store(StoreError::Blob { .. }))));
+    let load = LoadError::from(StoreError::DeltaBase { expected: 1, found: 2 });
+    assert!(matches!(converts(&load), Error::Load(_)));
+
+    let query = Query::parse("has").unwrap_err();
+    assert!(matches!(converts(&query), Error::Query(_)));
+
+    // Boxed in `Error`, and transparent all the same.
+    let mut names = Store::new();
+    names.insert_key_name("sleep_haste_8").unwrap();
+    let step = MigrationStep::to(2).set("fury_sleep_272", 1);
+    let migrate = names.migrate(&Migrations::new(2).step(step)).unwrap_err();
+    assert!(matches!(&migrate, MigrateError::KeyCollision { .. }), "{migrate}");
+    assert!(matches!(converts(&migrate), Error::Migrate(_)));
+
+    #[cfg(feature = "json")]
+    {
+        let json = Blob::from_json("{\"a\": null}").unwrap_err();
+        assert!(matches!(converts(&json), Error::Json(_)));
+        let mut store = Store::new();
+        let gone = store.insert_empty();
+        store.remove(gone);
+        let export = store.try_export_json(gone, datacomp::JsonStyle::Compact).unwrap_err();
+        assert!(matches!(converts(&export), Error::Export(datacomp::ExportError::Handle(_))));
+    }
+
+    let io = Error::from(std::io::Error::other("disk on fire"));
+    assert_eq!(io.to_string(), "disk on fire");
+    assert!(matches!(io, Error::Io(_)));
+}
+
 /// A load returns `Result<Store, LoadError>` or `Result<StoreView, LoadError>`: nesting the
 /// errors by layer must not make those results bigger (56 and 72 bytes before, on 64-bit):
 /// no bigger than the view itself, which grew from 72 to 88 bytes with format 1.3 (its index
@@ -165,6 +234,8 @@ fn the_crate_error_chains_down_to_the_layer() {
 fn nesting_does_not_grow_the_error() {
     use std::mem::size_of;
     assert_eq!(size_of::<LoadError>(), 56);
+    // The crate's error wraps every area's (the two large ones boxed) in no more than before.
+    assert_eq!(size_of::<Error>(), 64);
     assert_eq!(size_of::<StoreView<'static>>(), 88);
     assert_eq!(size_of::<Result<StoreView<'static>, LoadError>>(), 88);
     assert!(size_of::<FileError>() <= size_of::<LoadError>());

@@ -7,8 +7,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use datacomp::{
-    Id, ImportOptions, Key, KeyCollision, MigrateError, MigrationStep, Migrations, OwnedValue,
-    Store,
+    Id, ImportOptions, Key, KeyError, MigrateError, MigrationStep, Migrations, OwnedValue, Store,
 };
 use proptest::prelude::*;
 
@@ -399,7 +398,7 @@ fn entity_errors_name_the_step_entity_and_keys_and_change_nothing() {
     // Two names with one hash.
     store.insert_key_name("sleep_haste_8").unwrap();
     let err = fails(&mut store, &one(2, MigrationStep::to(2).set("fury_sleep_272", 1)));
-    let collision = KeyCollision {
+    let collision = KeyError::Collision {
         key: Key::parse("sleep_haste_8"),
         name: "fury_sleep_272".into(),
         known: "sleep_haste_8".into(),
@@ -772,7 +771,7 @@ proptest! {
                     // A path that would be both a value and an object is refused (issue 16).
                     match store.get_mut(id).unwrap().try_set(&*dotted(path), value) {
                         Ok(()) => {}
-                        Err(datacomp::Error::PathConflict(_)) => continue,
+                        Err(datacomp::Error::Key(KeyError::PathConflict { .. })) => continue,
                         Err(e) => panic!("{e}"),
                     }
                     model.names.insert(key, path.clone());

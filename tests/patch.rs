@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use datacomp::{Blob, BlobError, Conflict, Key, OwnedValue, Patch, PatchError, Side, Store, Value};
+use datacomp::{Blob, BlobError, Conflict, Key, OwnedValue, Patch, Side, Store, Value};
 use proptest::prelude::*;
 
 /// A small pool, so that both sides of a merge touch the same keys; and a large one, past the
@@ -274,25 +274,25 @@ fn patch_from_bytes_names_each_malformation() {
     let w = words(&good);
     assert_eq!(w[0], 2, "two removals lead the patch");
 
-    assert_eq!(Patch::from_bytes(&[]), Err(PatchError::Truncated { byte_len: 0 }));
-    assert_eq!(Patch::from_bytes(&good[..7]), Err(PatchError::UnalignedLength { byte_len: 7 }));
+    assert_eq!(Patch::from_bytes(&[]), Err(BlobError::PatchTruncated { byte_len: 0 }));
+    assert_eq!(Patch::from_bytes(&good[..7]), Err(BlobError::PatchUnalignedLength { byte_len: 7 }));
     let mut bad = w.clone();
     bad[0] = 1000;
     assert_eq!(
         Patch::from_bytes(&to_bytes(&bad)),
-        Err(PatchError::RemovalsOutOfBounds { removals: 1000, byte_len: good.len() })
+        Err(BlobError::RemovalsOutOfBounds { removals: 1000, byte_len: good.len() })
     );
     let mut bad = w.clone();
     bad.swap(1, 2);
     assert_eq!(
         Patch::from_bytes(&to_bytes(&bad)),
-        Err(PatchError::RemovalsNotAscending { index: 1 })
+        Err(BlobError::RemovalsNotAscending { index: 1 })
     );
     let mut bad = w.clone();
     bad[2] = bad[1];
     assert_eq!(
         Patch::from_bytes(&to_bytes(&bad)),
-        Err(PatchError::RemovalsNotAscending { index: 1 })
+        Err(BlobError::RemovalsNotAscending { index: 1 })
     );
     // The first removal replaced by a key that is also set (keeping the order).
     let set_key = patch.sets().keys().map(Key::raw).find(|&k| k < w[2]).unwrap();
@@ -300,15 +300,18 @@ fn patch_from_bytes_names_each_malformation() {
     bad[1] = set_key;
     assert_eq!(
         Patch::from_bytes(&to_bytes(&bad)),
-        Err(PatchError::SetAndRemoved { key: Key::from_raw(set_key) })
+        Err(BlobError::SetAndRemoved { key: Key::from_raw(set_key) })
     );
     // Only the count: no room for the blob of values.
     assert_eq!(
         Patch::from_bytes(&[0, 0, 0, 0]),
-        Err(PatchError::Sets(BlobError::Truncated { byte_len: 0 }))
+        Err(BlobError::PatchSets(Box::new(BlobError::Truncated { byte_len: 0 })))
     );
     let err = Patch::from_bytes(&to_bytes(&[0, 5, 8])).unwrap_err();
-    assert!(matches!(err, PatchError::Sets(BlobError::HeaderOutOfBounds { .. })), "{err}");
+    assert!(
+        matches!(&err, BlobError::PatchSets(sets) if matches!(**sets, BlobError::HeaderOutOfBounds { .. })),
+        "{err}"
+    );
     assert!(err.to_string().starts_with("the values to set: "), "{err}");
 }
 

@@ -337,14 +337,14 @@ proptest! {
 /// nothing; the raw key itself, and the label deeper in a path, are fine.
 #[test]
 fn a_name_starting_with_a_raw_key_label_is_refused_where_names_are_recorded() {
-    use datacomp::{Error, MigrateError, MigrationStep, Migrations, RawKeyName};
+    use datacomp::{Error, KeyError, MigrateError, MigrationStep, Migrations};
 
     let mut store = Store::new();
     let id = store.insert(&Blob::new());
     let raw = Key::from_raw(42);
-    let refused = |path: &str| RawKeyName { path: path.to_owned(), raw };
+    let refused = |path: &str| KeyError::RawKeyName { path: path.to_owned(), raw };
     let why = |result: Result<_, Error>| match result {
-        Err(Error::RawKeyName(e)) => e,
+        Err(Error::Key(e @ KeyError::RawKeyName { .. })) => e,
         other => panic!("not refused as a raw key name: {other:?}"),
     };
     let mut entity = store.get_mut(id).unwrap();

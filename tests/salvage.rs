@@ -3,9 +3,7 @@
 
 mod common;
 
-use datacomp::{
-    Blob, FileError, Id, LoadError, LoadOptions, Store, StoreError, UpgradeError, format,
-};
+use datacomp::{Blob, FileError, Id, LoadError, LoadOptions, Store, StoreError, format};
 use proptest::prelude::*;
 
 use common::{reseal, table};
@@ -143,7 +141,7 @@ fn a_key_hash_1_save_is_rehashed_as_it_is_salvaged() {
     let err = Store::salvage(golden).unwrap_err();
     let full = Store::from_bytes_with(golden, &LoadOptions::new()).unwrap_err();
     assert_eq!(err, full);
-    assert!(matches!(err, LoadError::Upgrade(UpgradeError::UnexplainedKeys { .. })));
+    assert!(matches!(err, LoadError::Store(StoreError::UnexplainedKeys { .. })));
 }
 
 proptest! {

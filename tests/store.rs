@@ -321,9 +321,7 @@ fn compaction_leaves_no_removed_bytes() {
 // ---------------------------------------------------------------------------------------------
 // Key names: every write with a key given as text records its name
 
-use datacomp::{
-    Error, ImportOptions, JsonStyle, KeyCollision, KeyPath, MAX_PATH_SEGMENTS, PathConflict,
-};
+use datacomp::{Error, ImportOptions, JsonStyle, KeyError, KeyPath, MAX_PATH_SEGMENTS};
 
 /// Two names with one key hash 2 value.
 const FIRST: &str = "sleep_haste_8";
@@ -368,27 +366,28 @@ fn a_write_whose_name_collides_changes_nothing() {
     store.get_mut(id).unwrap().set(FIRST, 1);
     let before = (store.clone(), store.to_bytes());
     let err = store.get_mut(id).unwrap().try_set(SECOND, "a long string that would regrow");
-    let Err(Error::KeyCollision(collision)) = err else { panic!("{err:?}") };
+    let Err(Error::Key(collision @ KeyError::Collision { .. })) = err else { panic!("{err:?}") };
     assert_eq!(
         collision,
-        KeyCollision { key: Key::parse(FIRST), name: SECOND.into(), known: FIRST.into() }
+        KeyError::Collision { key: Key::parse(FIRST), name: SECOND.into(), known: FIRST.into() }
     );
     assert_eq!(store, before.0);
     assert_eq!(store.to_bytes(), before.1, "not one byte changed");
     // A pointer that names the other path collides too; the raw key is the caller's choice.
     let pointer = format!("/{SECOND}");
     let err = store.get_mut(id).unwrap().try_set(KeyPath::pointer(&pointer).unwrap(), 2);
-    assert!(matches!(err, Err(Error::KeyCollision(_))));
-    assert_eq!(store.check_key(SECOND).unwrap_err().known, FIRST);
+    assert!(matches!(err, Err(Error::Key(KeyError::Collision { .. }))));
+    let KeyError::Collision { known, .. } = store.check_key(SECOND).unwrap_err() else { panic!() };
+    assert_eq!(known, FIRST);
     assert_eq!(store.check_key(FIRST), Ok(Key::parse(FIRST)));
     // A whole insert is refused as one: no entity, no name.
     let err = store.try_insert_entries([("fresh", 1), (SECOND, 2)]);
-    assert!(matches!(err, Err(Error::KeyCollision(_))));
+    assert!(matches!(err, Err(Error::Key(KeyError::Collision { .. }))));
     let err = store.try_insert_entries([("x", 1), ("y.z", 2), ("x", 3)]).map(|_| ());
     assert!(err.is_ok(), "the same name twice is no collision");
     let mut again = Store::new();
     let err = again.try_insert_entries([(FIRST, 1), (SECOND, 2)]);
-    assert!(matches!(err, Err(Error::KeyCollision(_))), "within one insert");
+    assert!(matches!(err, Err(Error::Key(KeyError::Collision { .. }))), "within one insert");
     assert!(again.is_empty() && again.key_names().len() == 0);
 }
 
@@ -446,7 +445,7 @@ fn merging_names_keeps_dots_and_refuses_two_names_for_one_key() {
     let err = ours.merge_key_names(&other).unwrap_err();
     assert_eq!(
         err,
-        KeyCollision { key: Key::parse(FIRST), name: SECOND.into(), known: FIRST.into() }
+        KeyError::Collision { key: Key::parse(FIRST), name: SECOND.into(), known: FIRST.into() }
     );
     assert_eq!(ours, before, "all or nothing: fresh was not taken either");
 }
@@ -454,8 +453,8 @@ fn merging_names_keeps_dots_and_refuses_two_names_for_one_key() {
 // ---------------------------------------------------------------------------------------------
 // A path is a value or an object, never both
 
-fn conflict(path: &str, other: &str, under: bool) -> PathConflict {
-    PathConflict { path: path.into(), other: other.into(), under }
+fn conflict(path: &str, other: &str, under: bool) -> KeyError {
+    KeyError::PathConflict { path: path.into(), other: other.into(), under }
 }
 
 #[test]
@@ -464,7 +463,7 @@ fn a_value_where_a_path_runs_through_is_refused_and_changes_nothing() {
     let id = store.insert_entries([("stats.health", 30.0), ("name.first", 1.0)]);
     let unrelated = store.insert_entries([("stats", 1.0)]);
     let before = (store.clone(), store.to_bytes());
-    let cases: [(&str, PathConflict); 4] = [
+    let cases: [(&str, KeyError); 4] = [
         ("stats", conflict("stats", "stats.health", true)),
         ("stats.health.max", conflict("stats.health.max", "stats.health", false)),
         ("name", conflict("name", "name.first", true)),
@@ -472,7 +471,9 @@ fn a_value_where_a_path_runs_through_is_refused_and_changes_nothing() {
     ];
     for (path, expected) in cases {
         let err = store.get_mut(id).unwrap().try_set(path, 5).unwrap_err();
-        let Error::PathConflict(got) = err else { panic!("{path}: {err:?}") };
+        let Error::Key(got @ KeyError::PathConflict { .. }) = err else {
+            panic!("{path}: {err:?}")
+        };
         assert_eq!(got, expected, "{path}");
         assert_eq!(store, before.0, "{path}");
         assert_eq!(store.to_bytes(), before.1, "{path}: not one byte changed");
@@ -503,7 +504,9 @@ fn an_entity_inserted_with_a_value_where_a_path_runs_through_is_refused() {
         (vec![("a", 2.0), ("x", 0.0), ("a.b.c", 1.0)], conflict("a.b.c", "a", false)),
     ] {
         let err = store.try_insert_entries(entries.clone()).unwrap_err();
-        let Error::PathConflict(got) = err else { panic!("{entries:?}: {err:?}") };
+        let Error::Key(got @ KeyError::PathConflict { .. }) = err else {
+            panic!("{entries:?}: {err:?}")
+        };
         assert_eq!(got, expected);
         assert!(store.is_empty() && store.key_names().len() == 0, "nothing kept");
     }
@@ -512,7 +515,7 @@ fn an_entity_inserted_with_a_value_where_a_path_runs_through_is_refused() {
     store.insert_entries([("gear.sword", 1.0)]);
     let err =
         store.try_insert_entries([(Key::parse("gear"), 1.0), (Key::parse("gear.sword"), 2.0)]);
-    assert!(matches!(err, Err(Error::PathConflict(_))), "{err:?}");
+    assert!(matches!(err, Err(Error::Key(KeyError::PathConflict { .. }))), "{err:?}");
     // A Key written into an entity is the caller's choice, unchecked.
     let id = store.insert_entries([("gear.sword", 1.0)]);
     assert!(store.get_mut(id).unwrap().try_set(Key::parse("gear"), 2.0).is_ok());
@@ -521,7 +524,7 @@ fn an_entity_inserted_with_a_value_where_a_path_runs_through_is_refused() {
     let big = store.insert_entries(many.iter().map(|(k, v)| (k.as_str(), *v)));
     let deep = format!("k4999.{}", vec!["x"; MAX_PATH_SEGMENTS - 1].join("."));
     let err = store.get_mut(big).unwrap().try_set(deep.as_str(), 1).unwrap_err();
-    assert!(matches!(err, Error::PathConflict(PathConflict { under: false, .. })), "{err}");
+    assert!(matches!(err, Error::Key(KeyError::PathConflict { under: false, .. })), "{err}");
 }
 
 #[derive(Clone, Debug)]

@@ -5,8 +5,8 @@
 use std::hash::Hasher;
 
 use datacomp::{
-    Blob, DeltaError, Error, FileError, Id, Key, LoadError, LoadOptions, Store, StorePatch,
-    StoreView, UpgradeError, format,
+    Blob, Error, FileError, Id, Key, LoadError, LoadOptions, Store, StoreError, StorePatch,
+    StoreView, format,
 };
 
 /// A path's key under key hash 1: `FxHasher32::write` per segment, segments combined with
@@ -83,9 +83,7 @@ fn a_key_no_path_explains_is_an_error_naming_entity_and_hash() {
     let err = err.unwrap_err();
     assert_eq!(
         err,
-        LoadError::Upgrade(UpgradeError::UnexplainedKeys {
-            keys: vec![(id("1v0t1"), v1("secret"))]
-        })
+        LoadError::Store(StoreError::UnexplainedKeys { keys: vec![(id("1v0t1"), v1("secret"))] })
     );
     assert_eq!(
         err.to_string(),
@@ -102,7 +100,7 @@ fn a_key_no_path_explains_is_an_error_naming_entity_and_hash() {
     assert_eq!(loaded.unwrap().len(), 2);
     assert!(matches!(
         Store::load(&path),
-        Err(Error::Load(LoadError::Upgrade(UpgradeError::UnexplainedKeys { .. })))
+        Err(Error::Load(LoadError::Store(StoreError::UnexplainedKeys { .. })))
     ));
     std::fs::remove_file(&path).unwrap();
 }
@@ -112,7 +110,7 @@ fn many_unexplained_keys_are_listed_in_the_error_and_counted_in_its_message() {
     let paths: Vec<String> = (0..20).map(|i| format!("k{i}")).collect();
     let refs: Vec<&str> = paths.iter().map(String::as_str).collect();
     let bytes = old_save(&[&refs]);
-    let Err(LoadError::Upgrade(UpgradeError::UnexplainedKeys { keys })) = Store::from_bytes(&bytes)
+    let Err(LoadError::Store(StoreError::UnexplainedKeys { keys })) = Store::from_bytes(&bytes)
     else {
         panic!("unexplained keys");
     };
@@ -130,7 +128,7 @@ fn two_known_paths_with_the_old_hash_of_a_held_key_are_ambiguous() {
     let options = LoadOptions::new().known_keys(["item_1409", "item_1482"]);
     assert_eq!(
         Store::from_bytes_with(&bytes, &options).unwrap_err(),
-        LoadError::Upgrade(UpgradeError::AmbiguousKnownKeys {
+        LoadError::Store(StoreError::AmbiguousKnownKeys {
             key: v1("item_1409"),
             first: "item_1409".into(),
             second: "item_1482".into()
@@ -151,7 +149,7 @@ fn two_keys_that_rehash_to_one_are_an_error_naming_both_paths() {
     let err = Store::from_bytes_with(&bytes, &options).unwrap_err();
     assert_eq!(
         err,
-        LoadError::Upgrade(UpgradeError::Collision {
+        LoadError::Store(StoreError::UpgradeCollision {
             key: Key::parse("sleep_haste_8"),
             first: "sleep_haste_8".into(),
             second: "fury_sleep_272".into()
@@ -169,7 +167,7 @@ fn key_hashes_other_than_1_and_2_are_refused_and_views_read_key_hash_2_only() {
     assert_eq!(format::describe(&bytes).unwrap().key_hash, 1);
     assert_eq!(
         StoreView::new(&bytes).unwrap_err(),
-        LoadError::Upgrade(UpgradeError::KeyHashView { key_hash: 1 })
+        LoadError::Store(StoreError::KeyHashView { key_hash: 1 })
     );
     bytes[12] = 3;
     let bytes = {
@@ -195,7 +193,7 @@ fn a_delta_of_key_hash_1_is_refused_before_it_touches_a_store() {
     assert!(StorePatch::from_bytes(&delta).is_ok());
     let old = as_key_hash_1(delta);
     let err = StorePatch::from_bytes(&old).unwrap_err();
-    assert_eq!(err, LoadError::Delta(DeltaError::KeyHash { key_hash: 1 }));
+    assert_eq!(err, LoadError::Store(StoreError::DeltaKeyHash { key_hash: 1 }));
     assert_eq!(
         err.to_string(),
         "the delta uses key hash 1, and stores now use key hash 2: apply it to its base with the \
@@ -214,7 +212,7 @@ fn upgrade_errors_cut_long_paths_and_escape_control_characters() {
     let bytes = old_save(&[&[sleep.as_str()], &[fury.as_str()]]);
     let options = LoadOptions::new().known_keys([sleep.as_str(), fury.as_str()]);
     let err = Store::from_bytes_with(&bytes, &options).unwrap_err();
-    assert!(matches!(err, LoadError::Upgrade(UpgradeError::Collision { .. })), "{err:?}");
+    assert!(matches!(err, LoadError::Store(StoreError::UpgradeCollision { .. })), "{err:?}");
     let message = err.to_string();
     assert!(message.len() < 1000, "{} bytes", message.len());
     assert!(message.contains("bytes cut") && !message.contains('\u{1b}'), "{message}");
@@ -226,7 +224,7 @@ fn upgrade_errors_cut_long_paths_and_escape_control_characters() {
     let bytes = old_save(&[&[a.as_str()]]);
     let options = LoadOptions::new().known_keys([a.as_str(), b.as_str()]);
     let err = Store::from_bytes_with(&bytes, &options).unwrap_err();
-    assert!(matches!(err, LoadError::Upgrade(UpgradeError::AmbiguousKnownKeys { .. })), "{err:?}");
+    assert!(matches!(err, LoadError::Store(StoreError::AmbiguousKnownKeys { .. })), "{err:?}");
     let message = err.to_string();
     assert!(message.len() < 1000, "{} bytes", message.len());
     assert!(message.contains("bytes cut") && !message.contains('\u{1b}'), "{message}");
@@ -281,7 +279,9 @@ fn a_saved_name_no_entity_holds_gives_way_to_a_held_one_that_rehashes_alike() {
     assert_eq!(hero.get_float("sleep_haste_8"), Some(0.0));
     assert_eq!(store.key_name(Key::parse("sleep_haste_8")).as_deref(), Some("sleep_haste_8"));
     assert_eq!(store.key_names().len(), 2);
-    assert_eq!(store.check_key("fury_sleep_272").unwrap_err().known, "sleep_haste_8");
+    let err = store.check_key("fury_sleep_272").unwrap_err();
+    let datacomp::KeyError::Collision { known, .. } = err else { panic!("{err}") };
+    assert_eq!(known, "sleep_haste_8");
 
     // Neither held: the first in key hash 1 order stays, whichever way the table lists them.
     let first =
@@ -298,6 +298,6 @@ fn a_saved_name_no_entity_holds_gives_way_to_a_held_one_that_rehashes_alike() {
         &["fury_sleep_272", "sleep_haste_8"],
     );
     let err = Store::from_bytes(&bytes).unwrap_err();
-    let LoadError::Upgrade(UpgradeError::Collision { key, .. }) = err else { panic!("{err:?}") };
+    let LoadError::Store(StoreError::UpgradeCollision { key, .. }) = err else { panic!("{err:?}") };
     assert_eq!(key, Key::parse("sleep_haste_8"));
 }

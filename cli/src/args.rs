@@ -5,7 +5,7 @@ use std::path::Path;
 
 use clap::ValueEnum;
 use datacomp::text::Shortened;
-use datacomp::{Id, JsonErrorKind, JsonF32, Key, KeyPath, OwnedValue, ParseKeyError, Side, Store};
+use datacomp::{Id, JsonErrorKind, JsonF32, Key, KeyError, KeyPath, OwnedValue, Side, Store};
 
 use crate::output::Failure;
 
@@ -77,7 +77,7 @@ impl KeyArg<'_> {
 /// A dotted path (`stats.health`), a JSON Pointer (`/a.b/c`) or a raw hash (`#1a2b3c4d`).
 pub fn parse_key(text: &str) -> Result<KeyArg<'_>, Failure> {
     // The library's reading of a key; the text is kept so that its name can be checked.
-    let key: Key = text.parse().map_err(|e: ParseKeyError| Failure::Message(e.to_string()))?;
+    let key: Key = text.parse().map_err(|e: KeyError| Failure::Message(e.to_string()))?;
     if text.starts_with('#') {
         return Ok(KeyArg::Raw(key));
     }

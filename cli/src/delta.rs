@@ -5,8 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use datacomp::{
-    Blob, BlobRef, DeltaError, Error, Id, Key, KeyCollision, LoadError, Patch, Side, Store,
-    StorePatch,
+    Blob, BlobRef, Error, Id, Key, KeyError, LoadError, Patch, Side, Store, StoreError, StorePatch,
 };
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::json;
@@ -68,7 +67,7 @@ fn load_chain(base_path: &Path, chain: &[PathBuf]) -> Result<(Store, usize, usiz
             let after = chain[i.saturating_sub(1)].display().to_string();
             let after = datacomp::text::Shortened(&after);
             let hint = match e {
-                LoadError::Delta(DeltaError::Base { .. }) if chain.len() > 1 => format!(
+                LoadError::Store(StoreError::DeltaBase { .. }) if chain.len() > 1 => format!(
                     "; it was not made from {} (a link is missing or out of order, or the base \
                      changed)",
                     if i == 0 { "the base".to_owned() } else { format!("what {after} gives") }
@@ -106,7 +105,7 @@ pub fn diff(
         let (before, after) = (base.key_label(key), target.key_label(key));
         if target.key_name(key).is_some() && before != after {
             let collision =
-                KeyCollision { key, name: after.into_owned(), known: before.into_owned() };
+                KeyError::Collision { key, name: after.into_owned(), known: before.into_owned() };
             return Err(Failure::at(target_path.display(), collision));
         }
     }

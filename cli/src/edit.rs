@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::Path;
 
 use datacomp::text::{Escaped, Shortened};
-use datacomp::{BlobRef, Error, ExportError, Id, JsonStyle, Store};
+use datacomp::{BlobRef, Error, ExportError, Id, JsonStyle, KeyError, Store};
 
 use crate::args::{KeyArg, TypeArg, parse_key, parse_value};
 use crate::files::{entity, load, lock_and_load, save};
@@ -118,7 +118,9 @@ pub fn set(
         KeyArg::Raw(key) => blob.try_set(key, &value),
     }
     .map_err(|e| match e {
-        Error::PathConflict(e) => Failure::at(path.display(), format!("entity {id}: {e}")),
+        Error::Key(e @ KeyError::PathConflict { .. }) => {
+            Failure::at(path.display(), format!("entity {id}: {e}"))
+        }
         e => Failure::at(path.display(), e),
     })?;
     let label = Escaped(&store.key_label(parsed)).to_string();

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::Path;
 
 use datacomp::{
-    BlobRef, Error, Id, JsonStyle, LoadError, SaveFile, Store, StorePatch, UpgradeError, format,
+    BlobRef, Error, Id, JsonStyle, LoadError, SaveFile, Store, StoreError, StorePatch, format,
 };
 
 use crate::args::{FormatArg, parse_id};
@@ -73,7 +73,7 @@ pub fn load(path: &Path) -> Result<Store, Failure> {
 /// `upgrade`, the one command that takes them.
 pub fn load_failure(path: &Path, e: &LoadError) -> Failure {
     match e {
-        LoadError::Upgrade(UpgradeError::UnexplainedKeys { .. }) => Failure::at(
+        LoadError::Store(StoreError::UnexplainedKeys { .. }) => Failure::at(
             path.display(),
             format_args!("{e} (with datacomp upgrade OLD -o NEW --keys FILE)"),
         ),

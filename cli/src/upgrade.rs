@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use datacomp::{LoadError, LoadOptions, Store, UpgradeError, format};
+use datacomp::{LoadError, LoadOptions, Store, StoreError, format};
 
 use crate::files::{lock_if_exists, lock_later, read, save, saved_len};
 use crate::output::{Bytes, Failure, shown};
@@ -53,7 +53,7 @@ pub fn run(
 /// and none were given.
 fn hint(e: &LoadError, keys_given: bool) -> &'static str {
     match e {
-        LoadError::Upgrade(UpgradeError::UnexplainedKeys { .. }) if !keys_given => {
+        LoadError::Store(StoreError::UnexplainedKeys { .. }) if !keys_given => {
             " (with --keys FILE, one path a line)"
         }
         _ => "",
@@ -85,12 +85,12 @@ mod tests {
 
     #[test]
     fn only_unexplained_keys_without_a_keys_file_get_the_keys_hint() {
-        let unexplained = LoadError::Upgrade(UpgradeError::UnexplainedKeys { keys: vec![] });
+        let unexplained = LoadError::Store(StoreError::UnexplainedKeys { keys: vec![] });
         assert_eq!(hint(&unexplained, false), " (with --keys FILE, one path a line)");
         assert_eq!(hint(&unexplained, true), "");
         // Attack: two saved names that rehash to one key were told to add a --keys file,
         // which cannot help.
-        let collision = LoadError::Upgrade(UpgradeError::Collision {
+        let collision = LoadError::Store(StoreError::UpgradeCollision {
             key: Key::parse("r24925.q"),
             first: "/p40764.q".into(),
             second: "r24925.q".into(),

@@ -18,8 +18,8 @@ fn check(data: &[u8]) {
             if info.key_hash == datacomp::format::KEY_HASH_FX32_WORDS {
                 // Rehashed into the store; a view cannot rehash in place.
                 let key_hash = info.key_hash;
-                let refused = datacomp::UpgradeError::KeyHashView { key_hash };
-                assert_eq!(view.err(), Some(datacomp::LoadError::Upgrade(refused)));
+                let refused = datacomp::StoreError::KeyHashView { key_hash };
+                assert_eq!(view.err(), Some(datacomp::LoadError::Store(refused)));
                 let again = Store::from_bytes(&store.to_bytes()).expect("an upgraded store saves");
                 assert_eq!(again, store);
             } else {
@@ -35,7 +35,7 @@ fn check(data: &[u8]) {
                 // A saved name may collide with this one: then nothing changes.
                 let mut entity = store.get_mut(first).unwrap();
                 match entity.try_set("fuzz.name", "x".repeat(64).as_str()) {
-                    Ok(()) | Err(datacomp::Error::KeyCollision(_)) => {}
+                    Ok(()) | Err(datacomp::Error::Key(datacomp::KeyError::Collision { .. })) => {}
                     Err(e) => panic!("{e}"),
                 }
             }

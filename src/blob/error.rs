@@ -1,23 +1,30 @@
-//! Why a blob or a blob patch could not be read from bytes, or could not grow: [`BlobError`],
-//! [`PatchError`].
+//! Why a blob or a blob patch could not be read from bytes, or could not grow: [`BlobError`].
 
 use std::fmt;
 
 use crate::key::Key;
 
-/// Why a blob could not be read from bytes, or could not grow.
+/// Why a blob or a [`Patch`](crate::Patch) could not be read from bytes, or a blob could not
+/// grow.
 ///
 /// Each variant names the place: the entry index (position in the header) and its key, or the
-/// byte offset. Display messages are lowercase, with no trailing period.
+/// byte offset. A patch's own variants say so in their names (`Patch...`, `Removals...`,
+/// [`SetAndRemoved`](BlobError::SetAndRemoved)); the values a patch sets are a blob, so their
+/// problem is a blob's, inside [`PatchSets`](BlobError::PatchSets). Display messages are
+/// lowercase, with no trailing period.
 ///
 /// # Examples
 ///
 /// ```
-/// use datacomp::{Blob, BlobError};
+/// use datacomp::{Blob, BlobError, Patch};
 ///
 /// let err = Blob::from_bytes(&[0; 6]).unwrap_err();
 /// assert_eq!(err, BlobError::Truncated { byte_len: 6 });
 /// assert_eq!(err.to_string(), "blob is 6 bytes, shorter than its 8-byte header");
+///
+/// let err = Patch::from_bytes(&[9, 0, 0, 0]).unwrap_err();
+/// assert_eq!(err, BlobError::RemovalsOutOfBounds { removals: 9, byte_len: 4 });
+/// assert_eq!(err.to_string(), "patch of 4 bytes claims 9 keys to remove, past its end");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -118,6 +125,37 @@ pub enum BlobError {
         /// Where the second payload starts.
         offset: u32,
     },
+    /// A patch with fewer bytes than its count of keys to remove.
+    PatchTruncated {
+        /// Bytes given.
+        byte_len: usize,
+    },
+    /// A patch whose length is not a whole number of 4-byte words.
+    PatchUnalignedLength {
+        /// Bytes given.
+        byte_len: usize,
+    },
+    /// A patch's keys to remove run past its end.
+    RemovalsOutOfBounds {
+        /// Keys to remove, as stated.
+        removals: u32,
+        /// The patch's size in bytes.
+        byte_len: usize,
+    },
+    /// A patch's key to remove is not greater than the one before it (so a duplicate or out of
+    /// order).
+    RemovalsNotAscending {
+        /// Position of the key among the keys to remove.
+        index: usize,
+    },
+    /// The values a patch sets are not a valid blob: why, as a blob's error (boxed, as an enum
+    /// cannot hold itself).
+    PatchSets(Box<BlobError>),
+    /// A key that a patch both sets and removes.
+    SetAndRemoved {
+        /// The key.
+        key: Key,
+    },
 }
 
 impl fmt::Display for BlobError {
@@ -168,83 +206,29 @@ impl fmt::Display for BlobError {
                 f,
                 "entry {second}: payload at byte {offset} overlaps the payload of entry {first}"
             ),
-        }
-    }
-}
-
-impl std::error::Error for BlobError {}
-
-/// Why a [`Patch`](crate::Patch) could not be read from bytes.
-///
-/// # Examples
-///
-/// ```
-/// use datacomp::{Patch, PatchError};
-///
-/// let err = Patch::from_bytes(&[9, 0, 0, 0]).unwrap_err();
-/// assert_eq!(err, PatchError::RemovalsOutOfBounds { removals: 9, byte_len: 4 });
-/// assert_eq!(err.to_string(), "patch of 4 bytes claims 9 keys to remove, past its end");
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum PatchError {
-    /// Fewer bytes than the count of keys to remove.
-    Truncated {
-        /// Bytes given.
-        byte_len: usize,
-    },
-    /// A length that is not a whole number of 4-byte words.
-    UnalignedLength {
-        /// Bytes given.
-        byte_len: usize,
-    },
-    /// The keys to remove run past the end.
-    RemovalsOutOfBounds {
-        /// Keys to remove, as stated.
-        removals: u32,
-        /// The patch's size in bytes.
-        byte_len: usize,
-    },
-    /// A key to remove is not greater than the one before it (so a duplicate or out of order).
-    RemovalsNotAscending {
-        /// Position of the key among the keys to remove.
-        index: usize,
-    },
-    /// The values to set are not a valid blob.
-    Sets(BlobError),
-    /// A key is both set and removed.
-    SetAndRemoved {
-        /// The key.
-        key: Key,
-    },
-}
-
-impl fmt::Display for PatchError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            PatchError::Truncated { byte_len } => {
+            BlobError::PatchTruncated { byte_len } => {
                 write!(f, "patch is {byte_len} bytes, shorter than its 4-byte count")
             }
-            PatchError::UnalignedLength { byte_len } => {
+            BlobError::PatchUnalignedLength { byte_len } => {
                 write!(f, "patch is {byte_len} bytes, not a whole number of 4-byte words")
             }
-            PatchError::RemovalsOutOfBounds { removals, byte_len } => write!(
+            BlobError::RemovalsOutOfBounds { removals, byte_len } => write!(
                 f,
                 "patch of {byte_len} bytes claims {removals} keys to remove, past its end"
             ),
-            PatchError::RemovalsNotAscending { index } => {
+            BlobError::RemovalsNotAscending { index } => {
                 write!(f, "key {index} to remove is not greater than the one before it")
             }
-            PatchError::Sets(e) => write!(f, "the values to set: {e}"),
-            PatchError::SetAndRemoved { key } => write!(f, "key {key} is both set and removed"),
+            BlobError::PatchSets(ref e) => write!(f, "the values to set: {e}"),
+            BlobError::SetAndRemoved { key } => write!(f, "key {key} is both set and removed"),
         }
     }
 }
 
-impl std::error::Error for PatchError {
+impl std::error::Error for BlobError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            PatchError::Sets(e) => Some(e),
+            BlobError::PatchSets(e) => Some(&**e),
             _ => None,
         }
     }

@@ -11,7 +11,7 @@ use std::fmt;
 
 use zerocopy::IntoBytes;
 
-pub use error::{BlobError, PatchError};
+pub use error::BlobError;
 pub use layout::{MAX_BYTES, RegionKind};
 pub use patch::{Conflict, Conflicts, Patch, PatchTarget, Side};
 pub(crate) use view::forward_read_api;

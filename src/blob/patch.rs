@@ -12,7 +12,7 @@ use zerocopy::IntoBytes;
 use super::bulk::{self, Finder};
 use super::layout;
 use super::write::BlobWrite;
-use crate::blob::{Blob, BlobError, BlobRef, MAX_BYTES, PatchError};
+use crate::blob::{Blob, BlobError, BlobRef, MAX_BYTES};
 use crate::key::Key;
 use crate::value::{OwnedValue, Value};
 
@@ -53,7 +53,7 @@ use crate::value::{OwnedValue, Value};
 /// let mut copy = before.clone();
 /// received.apply(&mut copy);
 /// assert_eq!(copy, after);
-/// # Ok::<(), datacomp::PatchError>(())
+/// # Ok::<(), datacomp::BlobError>(())
 /// ```
 #[derive(Clone)]
 pub struct Patch {
@@ -109,29 +109,29 @@ impl Patch {
     ///
     /// # Errors
     ///
-    /// A [`PatchError`] naming the first problem. Any input gives `Ok` or `Err`; none panics
+    /// A [`BlobError`] naming the first problem. Any input gives `Ok` or `Err`; none panics
     /// or reads out of bounds.
     ///
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{Blob, Patch, PatchError};
+    /// use datacomp::{Blob, BlobError, Patch};
     ///
     /// let base: Blob = [("a", 1.0)].into_iter().collect();
     /// let patch = Blob::diff(&base, &Blob::new());
     /// assert_eq!(Patch::from_bytes(patch.as_bytes()).unwrap(), patch);
     /// assert_eq!(
     ///     Patch::from_bytes(&patch.as_bytes()[..6]),
-    ///     Err(PatchError::UnalignedLength { byte_len: 6 })
+    ///     Err(BlobError::PatchUnalignedLength { byte_len: 6 })
     /// );
     /// ```
-    pub fn from_bytes(bytes: &[u8]) -> Result<Patch, PatchError> {
+    pub fn from_bytes(bytes: &[u8]) -> Result<Patch, BlobError> {
         let byte_len = bytes.len();
         if !byte_len.is_multiple_of(4) {
-            return Err(PatchError::UnalignedLength { byte_len });
+            return Err(BlobError::PatchUnalignedLength { byte_len });
         }
         if byte_len < 4 {
-            return Err(PatchError::Truncated { byte_len });
+            return Err(BlobError::PatchTruncated { byte_len });
         }
         let mut words = vec![0_u32; byte_len / 4];
         words.as_mut_bytes().copy_from_slice(bytes);
@@ -299,23 +299,23 @@ pub(crate) fn room_needed(words: &[u32]) -> usize {
 
 /// Checks that `words` hold a patch: the count of removals, the removals in strictly
 /// ascending order, then a valid blob of values, none of whose keys is also removed.
-pub(crate) fn validate(words: &[u32], scratch: &mut layout::Scratch) -> Result<(), PatchError> {
+pub(crate) fn validate(words: &[u32], scratch: &mut layout::Scratch) -> Result<(), BlobError> {
     let byte_len = words.len() * 4;
     let Some(&removals) = words.first() else {
-        return Err(PatchError::Truncated { byte_len });
+        return Err(BlobError::PatchTruncated { byte_len });
     };
     let sets_start = (removals as usize).checked_add(1).filter(|&end| end <= words.len());
     let Some(sets_start) = sets_start else {
-        return Err(PatchError::RemovalsOutOfBounds { removals, byte_len });
+        return Err(BlobError::RemovalsOutOfBounds { removals, byte_len });
     };
     let (head, sets) = words.split_at(sets_start);
     let removed = &head[1..];
     if let Some(index) = removed.windows(2).position(|pair| pair[0] >= pair[1]) {
-        return Err(PatchError::RemovalsNotAscending { index: index + 1 });
+        return Err(BlobError::RemovalsNotAscending { index: index + 1 });
     }
-    layout::validate(sets, scratch).map_err(PatchError::Sets)?;
+    layout::validate(sets, scratch).map_err(|e| BlobError::PatchSets(Box::new(e)))?;
     if let Some(key) = layout::keys(sets).iter().find(|k| removed.binary_search(k).is_ok()) {
-        return Err(PatchError::SetAndRemoved { key: Key::from_raw(*key) });
+        return Err(BlobError::SetAndRemoved { key: Key::from_raw(*key) });
     }
     Ok(())
 }

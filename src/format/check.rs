@@ -26,7 +26,7 @@ use zerocopy::little_endian::U32;
 use zerocopy::{FromBytes, IntoBytes};
 
 use super::container::{ArenaCrc, ENDS, SAVE, parse_tolerant};
-use super::error::{FileError, LoadError, StoreError, UpgradeError};
+use super::error::{FileError, LoadError, StoreError};
 use super::version::KEY_HASH_FX32_BYTES;
 use crate::blob::BlobRef;
 use crate::blob::layout;
@@ -54,10 +54,10 @@ pub(crate) struct InPlace<'a> {
 }
 
 /// The key names of a save to be read in place, decoded and checked: a view cannot rehash, so
-/// a save of key hash 1 is refused ([`UpgradeError::KeyHashView`]).
+/// a save of key hash 1 is refused ([`StoreError::KeyHashView`]).
 pub(crate) fn view_names(parts: &SaveParts<'_>) -> Result<KeyNames, LoadError> {
     if parts.key_hash != KEY_HASH_FX32_BYTES {
-        return Err(LoadError::Upgrade(UpgradeError::KeyHashView { key_hash: parts.key_hash }));
+        return Err(LoadError::Store(StoreError::KeyHashView { key_hash: parts.key_hash }));
     }
     KeyNames::decode(parts.names, parts.names_kind, parts.key_hash)
 }

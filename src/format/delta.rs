@@ -10,7 +10,7 @@ use zerocopy::little_endian::U32;
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use super::container::{DELTA, DELTA_LIST, LIST_KIND, file_len, parse, write_file};
-use super::error::{DeltaError, LoadError, StoreError};
+use super::error::{LoadError, StoreError};
 use super::version::KEY_HASH_FX32_BYTES;
 use crate::blob::{layout, patch};
 use crate::error::Error;
@@ -73,7 +73,7 @@ impl StorePatch {
         ])
     }
 
-    /// Saves the delta file to `path` atomically, as [`Store::save`] saves a store.
+    /// Saves the delta file to `path` atomically, as [`Store::save`](crate::Store::save) saves a store.
     ///
     /// # Errors
     ///
@@ -100,7 +100,7 @@ impl StorePatch {
     ///
     /// A [`LoadError`] that names the section, entry or record at fault;
     /// [`FileError::FileKind`](crate::FileError::FileKind) for a full save;
-    /// [`DeltaError::KeyHash`] for a delta of key hash 1, whose keys no store of this build has
+    /// [`StoreError::DeltaKeyHash`] for a delta of key hash 1, whose keys no store of this build has
     /// (apply it to its base with the release that wrote it, then load that save here to
     /// upgrade it).
     pub fn from_bytes(bytes: &[u8]) -> Result<StorePatch, LoadError> {
@@ -108,12 +108,12 @@ impl StorePatch {
         // Its keys, in patches, blobs and names, are of the delta's key hash: applied to a
         // store of another, its patches would set and remove keys the base does not have.
         if parsed.key_hash() != KEY_HASH_FX32_BYTES {
-            return Err(LoadError::Delta(DeltaError::KeyHash { key_hash: parsed.key_hash() }));
+            return Err(LoadError::Store(StoreError::DeltaKeyHash { key_hash: parsed.key_hash() }));
         }
         let [base, header, slots, meta, entities, names] = parsed.sections;
         let list_names = parsed.kinds[5] == LIST_KIND;
         let size = |section, expected: usize, found: &[u8]| {
-            LoadError::Delta(DeltaError::SectionSize {
+            LoadError::Store(StoreError::SectionSize {
                 section,
                 expected: expected as u64,
                 found: found.len() as u64,
@@ -138,7 +138,7 @@ impl StorePatch {
                 } else {
                     "the names are the base's, yet the key tree section is not empty"
                 };
-                return Err(LoadError::Delta(DeltaError::Change {
+                return Err(LoadError::Store(StoreError::DeltaChange {
                     section: "delta base",
                     index: 1,
                     problem,
@@ -146,7 +146,7 @@ impl StorePatch {
             }
             _ => {
                 let problem = "flags other than bit 0 (names are the base's) are set";
-                return Err(LoadError::Delta(DeltaError::Change {
+                return Err(LoadError::Store(StoreError::DeltaChange {
                     section: "delta base",
                     index: 1,
                     problem,
@@ -189,7 +189,7 @@ fn ascending<T: FromBytes + Immutable + KnownLayout + Unaligned + Copy>(
     position: impl Fn(&T) -> u32,
 ) -> Result<Vec<T>, LoadError> {
     let entries = <[T]>::ref_from_bytes(bytes).map_err(|_| {
-        LoadError::Delta(DeltaError::SectionSize {
+        LoadError::Store(StoreError::SectionSize {
             section,
             expected: (bytes.len() / size_of::<T>() * size_of::<T>()) as u64,
             found: bytes.len() as u64,
@@ -197,7 +197,11 @@ fn ascending<T: FromBytes + Immutable + KnownLayout + Unaligned + Copy>(
     })?;
     if let Some(i) = entries.windows(2).position(|w| position(&w[0]) >= position(&w[1])) {
         let problem = "not after the entry before it";
-        return Err(LoadError::Delta(DeltaError::Change { section, index: i as u64 + 1, problem }));
+        return Err(LoadError::Store(StoreError::DeltaChange {
+            section,
+            index: i as u64 + 1,
+            problem,
+        }));
     }
     Ok(entries.to_vec())
 }
@@ -206,7 +210,7 @@ fn ascending<T: FromBytes + Immutable + KnownLayout + Unaligned + Copy>(
 /// number of records of each kind.
 fn check_records(bytes: &[u8]) -> Result<(Vec<u32>, usize, usize), LoadError> {
     let bad = |offset: usize, problem| {
-        LoadError::Delta(DeltaError::Record { offset: offset as u64, problem })
+        LoadError::Store(StoreError::DeltaRecord { offset: offset as u64, problem })
     };
     let mut words = vec![0_u32; bytes.len() / 4];
     if !bytes.len().is_multiple_of(4) {
@@ -234,7 +238,7 @@ fn check_records(bytes: &[u8]) -> Result<(Vec<u32>, usize, usize), LoadError> {
             }
             CHANGED => {
                 patch::validate(data, &mut scratch)
-                    .map_err(|error| LoadError::Delta(DeltaError::Patch { id, error }))?;
+                    .map_err(|error| LoadError::Store(StoreError::DeltaPatch { id, error }))?;
                 changed += 1;
             }
             _ => {

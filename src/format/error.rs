@@ -4,14 +4,12 @@
 //! |---|---|---|
 //! | [`FileError`] | `container.rs` | the header, section table, placement, padding or crcs |
 //! | [`HandleMapError`] | `crate::handle_map` | the index's handle-map sections |
-//! | [`StoreError`] | `check.rs`, `names.rs`, `lazy.rs`, `salvage.rs` | the index's ends, the blobs, the key names |
-//! | [`UpgradeError`] | `upgrade.rs` | a key hash 1 save whose keys cannot all be rehashed |
-//! | [`DeltaError`] | `delta.rs`, `crate::store` | a delta's own sections, or its fit to the base |
+//! | [`StoreError`] | `check.rs`, `names.rs`, `lazy.rs`, `salvage.rs`, `upgrade.rs`, `delta.rs`, `crate::store` | the index's ends, the blobs, the key names; a key hash 1 save's rehash; a delta's own sections, or its fit to the base |
 
 use std::fmt;
 
 use super::version::FORMAT_MAJOR;
-use crate::blob::{BlobError, PatchError};
+use crate::blob::BlobError;
 use crate::handle_map::{HandleMapError, Id};
 use crate::key::Key;
 use crate::text::Shortened;
@@ -19,9 +17,9 @@ use crate::text::Shortened;
 /// Why bytes are not a well-formed datacomp file: its header, section table, section
 /// placement, padding or checksums (the whole file's or the arena's chunks), or a file of the
 /// other kind. This is the container that saves and deltas share; whether the sections then
-/// hold a valid store is [`StoreError`](crate::StoreError)'s concern.
+/// hold a valid store is [`StoreError`]'s concern.
 ///
-/// [`LoadError::File`](crate::LoadError::File) wraps it. Display messages are lowercase, with no
+/// [`LoadError::File`] wraps it. Display messages are lowercase, with no
 /// trailing period, and name the section or byte at fault.
 ///
 /// # Examples
@@ -208,18 +206,16 @@ impl fmt::Display for FileError {
 impl std::error::Error for FileError {}
 
 /// Why saved bytes could not be loaded, by layer: the file container, the store's index (a
-/// handle map), the store it holds, the upgrade of an old key hash, or a delta's own sections.
-/// Each layer's error says which section, entry or entity is at fault; this enum adds no words
-/// of its own, so its `Display` is the inner error's, and [`source`](std::error::Error::source)
-/// gives the inner error.
+/// handle map), or the store it holds (with the upgrade of an old key hash, and a delta's own
+/// sections and its fit to its base). Each layer's error says which section, entry or entity
+/// is at fault; this enum adds no words of its own, so its `Display` is the inner error's, and
+/// [`source`](std::error::Error::source) gives the inner error's source.
 ///
 /// | layer                         | checks                                                   |
 /// |-------------------------------|----------------------------------------------------------|
 /// | [`File`](LoadError::File)     | header, section table, placement, padding, crcs, kind    |
 /// | [`HandleMap`](LoadError::HandleMap) | the index's handle-map sections                    |
-/// | [`Store`](LoadError::Store)   | index header, spans, blobs, key names, alignment in place |
-/// | [`Upgrade`](LoadError::Upgrade) | rehashing a key hash 1 save's keys                     |
-/// | [`Delta`](LoadError::Delta)   | a delta's own sections and its fit to the base           |
+/// | [`Store`](LoadError::Store)   | index header, spans, blobs, key names, alignment in place; rehashing a key hash 1 save's keys; a delta's own sections and its fit to the base |
 ///
 /// # Examples
 ///
@@ -249,22 +245,32 @@ pub enum LoadError {
     File(FileError),
     /// A handle map's sections (the store's index) are malformed.
     HandleMap(HandleMapError),
-    /// The file's sections do not hold a valid store.
+    /// The file's sections do not hold a valid store, a key hash 1 save cannot be rehashed (as
+    /// asked), or a delta's own sections are malformed or it does not fit its base.
     Store(StoreError),
-    /// A save of key hash 1 whose keys cannot be rehashed (as asked).
-    Upgrade(UpgradeError),
-    /// A delta's own sections are malformed, or it does not fit the store it is applied to.
-    Delta(DeltaError),
 }
 
+// Written out rather than through `crate::error`'s macro, which `Error` uses: this file would
+// then import `error.rs`, which imports this file for `Error::Load`, a circle. Three variants.
 impl fmt::Display for LoadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             LoadError::File(error) => fmt::Display::fmt(error, f),
             LoadError::HandleMap(error) => fmt::Display::fmt(error, f),
             LoadError::Store(error) => fmt::Display::fmt(error, f),
-            LoadError::Upgrade(error) => fmt::Display::fmt(error, f),
-            LoadError::Delta(error) => fmt::Display::fmt(error, f),
+        }
+    }
+}
+
+/// Transparent, as `Display` is: the layer's error is this error (match the variant to get it),
+/// so `source()` is the layer error's own source, and a reporter that walks the chain prints
+/// each message once.
+impl std::error::Error for LoadError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            LoadError::File(error) => error.source(),
+            LoadError::HandleMap(error) => error.source(),
+            LoadError::Store(error) => error.source(),
         }
     }
 }
@@ -287,40 +293,26 @@ impl From<StoreError> for LoadError {
     }
 }
 
-impl From<UpgradeError> for LoadError {
-    fn from(error: UpgradeError) -> Self {
-        LoadError::Upgrade(error)
-    }
-}
-
-impl From<DeltaError> for LoadError {
-    fn from(error: DeltaError) -> Self {
-        LoadError::Delta(error)
-    }
-}
-
-/// Transparent, as `Display` is: the layer's error is this error (match the variant to get it),
-/// so `source()` is the layer error's own source, and a reporter that walks the chain prints
-/// each message once.
-impl std::error::Error for LoadError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            LoadError::File(error) => error.source(),
-            LoadError::HandleMap(error) => error.source(),
-            LoadError::Store(error) => error.source(),
-            LoadError::Upgrade(error) => error.source(),
-            LoadError::Delta(error) => error.source(),
-        }
-    }
-}
-
-/// Why the sections of a well-formed file (a save, or a delta's store sections) do not hold a
-/// valid store: the index header, the entities' spans in the arena, their blobs, the key
-/// names, or the arena's place in memory for a read in place.
+/// Why a file's sections do not make a valid store, a delta does not fit its base, or a save
+/// of key hash 1 cannot be rehashed (as asked).
 ///
-/// The container around them (header, table, checksums) is [`FileError`](crate::FileError)'s
-/// concern, the index's handle map [`HandleMapError`](crate::HandleMapError)'s.
-/// [`LoadError::Store`](crate::LoadError::Store) wraps it.
+/// - **A file's sections** (a save's, or a delta's store sections): the index header, the
+///   entities' spans in the arena, their blobs, the key names, or the arena's place in memory
+///   for a read in place.
+/// - **A delta** ([`StorePatch`](crate::store::StorePatch)): its own sections (the `Delta...`
+///   variants, and [`SectionSize`](StoreError::SectionSize) for a delta section's size), or a
+///   mismatch with the base it is applied to.
+/// - **The key-hash upgrade**: a save of key hash 1 is well-formed and its store valid, but its
+///   keys cannot be brought to this build's key hash: nothing in the bytes is wrong, and the
+///   same save loads once the caller gives the paths it lacks
+///   ([`LoadOptions::known_keys`](super::LoadOptions::known_keys)) or loads it into a
+///   [`Store`](crate::store::Store) rather than a view ([`KeyHashView`](StoreError::KeyHashView),
+///   [`UnexplainedKeys`](StoreError::UnexplainedKeys),
+///   [`AmbiguousKnownKeys`](StoreError::AmbiguousKnownKeys),
+///   [`UpgradeCollision`](StoreError::UpgradeCollision)).
+///
+/// The container around them (header, table, checksums) is [`FileError`]'s concern, the
+/// index's handle map [`HandleMapError`]'s. [`LoadError::Store`] wraps it.
 ///
 /// # Examples
 ///
@@ -342,12 +334,28 @@ impl std::error::Error for LoadError {
 ///     err.to_string(),
 ///     "section 'index header': type id 5, but store handles carry type id 1"
 /// );
+///
+/// // A delta applied to a store that is not its base.
+/// let base = Store::new();
+/// let mut target = base.clone();
+/// target.set_data_version(2);
+/// let delta = Store::diff(&base, &target);
+/// let mut migrated = base.clone();
+/// migrated.set_data_version(1);
+/// let err = delta.apply(&mut migrated).unwrap_err();
+/// assert_eq!(err, LoadError::Store(StoreError::DeltaDataVersion { expected: 0, found: 1 }));
+/// assert!(err.to_string().starts_with("the delta was made from a base of data version 0"));
+///
+/// // A key hash 1 save read in place.
+/// let err = LoadError::from(StoreError::KeyHashView { key_hash: 1 });
+/// assert!(err.to_string().starts_with("save uses key hash 1: a view cannot rehash keys"));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum StoreError {
-    /// A store section's size disagrees with what describes it (the index header's fixed
-    /// size, the arena's whole words, one span per index item).
+    /// A store or delta section's size disagrees with what describes it (the index header's
+    /// fixed size, the arena's whole words, one span per index item; `delta base`, `delta
+    /// index header`, whole entries of the slot and meta changes).
     SectionSize {
         /// The section.
         section: &'static str,
@@ -418,6 +426,88 @@ pub enum StoreError {
         /// What is wrong with it.
         problem: &'static str,
     },
+    /// A delta of another key hash than this build's stores (key hash 2).
+    DeltaKeyHash {
+        /// The key-hash id found.
+        key_hash: u16,
+    },
+    /// A delta applied to a store of another data version than its base's.
+    DeltaDataVersion {
+        /// The data version of the base the delta was made from.
+        expected: u32,
+        /// The data version of the store it was applied to.
+        found: u32,
+    },
+    /// A delta applied to a store that is not the base it was made from.
+    DeltaBase {
+        /// The crc32 of the base the delta was made from.
+        expected: u32,
+        /// The crc32 of the store it was applied to.
+        found: u32,
+    },
+    /// An entry of a delta's slot or meta changes is out of order or out of range.
+    DeltaChange {
+        /// The section.
+        section: &'static str,
+        /// The entry's position in the section.
+        index: u64,
+        /// What is wrong with it.
+        problem: &'static str,
+    },
+    /// A record of a delta's entities section is malformed.
+    DeltaRecord {
+        /// Where the record starts in the section, in bytes.
+        offset: u64,
+        /// What is wrong with it.
+        problem: &'static str,
+    },
+    /// A delta's patch of an entity is not a valid patch.
+    DeltaPatch {
+        /// The entity.
+        id: Id,
+        /// Why, as [`Patch::from_bytes`](crate::Patch::from_bytes) says it.
+        error: BlobError,
+    },
+    /// A delta and its base disagree about an entity.
+    DeltaEntity {
+        /// The entity.
+        id: Id,
+        /// What is wrong.
+        problem: &'static str,
+    },
+    /// A save of key hash 1 read in place: its keys must be rehashed into a
+    /// [`Store`](crate::Store) first.
+    KeyHashView {
+        /// The key-hash id found.
+        key_hash: u16,
+    },
+    /// A save of key hash 1 holds keys that neither its key names nor the known paths
+    /// ([`LoadOptions::known_keys`](super::LoadOptions::known_keys)) explain, so they cannot be
+    /// rehashed.
+    UnexplainedKeys {
+        /// Each such key (its key hash 1 value), in key order, with the first entity that holds
+        /// it.
+        keys: Vec<(Id, Key)>,
+    },
+    /// Two known paths had the key hash 1 value of a key the save holds: which one it is
+    /// cannot be told.
+    AmbiguousKnownKeys {
+        /// The key's key hash 1 value.
+        key: Key,
+        /// One path.
+        first: String,
+        /// The other.
+        second: String,
+    },
+    /// Two keys that entities of a key hash 1 save hold rehash to one key.
+    UpgradeCollision {
+        /// The key both rehash to.
+        key: Key,
+        /// One path.
+        first: String,
+        /// The other.
+        second: String,
+    },
 }
 
 impl fmt::Display for StoreError {
@@ -455,213 +545,37 @@ impl fmt::Display for StoreError {
             StoreError::KeyTree { node, problem } => {
                 write!(f, "section 'key tree', node {node}: {problem}")
             }
-        }
-    }
-}
-
-impl std::error::Error for StoreError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            StoreError::Blob { error, .. } => Some(error),
-            _ => None,
-        }
-    }
-}
-
-/// Why a delta save (a [`StorePatch`](crate::StorePatch)) could not be read, or applied to a
-/// store: its own sections, or a mismatch with the base it is applied to.
-///
-/// [`LoadError::Delta`](crate::LoadError::Delta) wraps it; the container's, the handle map's
-/// and the entities' errors of a delta are the [`FileError`](crate::FileError),
-/// [`HandleMapError`](crate::HandleMapError) and [`StoreError`](crate::StoreError) a full save
-/// gives, in their own [`LoadError`](crate::LoadError) variants.
-///
-/// # Examples
-///
-/// ```
-/// use datacomp::{DeltaError, LoadError, Store};
-///
-/// let base = Store::new();
-/// let mut target = base.clone();
-/// target.set_data_version(2);
-/// let delta = Store::diff(&base, &target);
-/// let mut migrated = base.clone();
-/// migrated.set_data_version(1);
-/// let err = delta.apply(&mut migrated).unwrap_err();
-/// assert_eq!(err, LoadError::Delta(DeltaError::DataVersion { expected: 0, found: 1 }));
-/// assert!(err.to_string().starts_with("the delta was made from a base of data version 0"));
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum DeltaError {
-    /// A delta of another key hash than this build's stores (key hash 2).
-    KeyHash {
-        /// The key-hash id found.
-        key_hash: u16,
-    },
-    /// A section of the delta is not the size its contents call for (`delta base`, `delta
-    /// index header`, whole entries of the slot and meta changes).
-    SectionSize {
-        /// The section.
-        section: &'static str,
-        /// Bytes the counts call for.
-        expected: u64,
-        /// Bytes found.
-        found: u64,
-    },
-    /// A delta applied to a store of another data version than its base's.
-    DataVersion {
-        /// The data version of the base the delta was made from.
-        expected: u32,
-        /// The data version of the store it was applied to.
-        found: u32,
-    },
-    /// A delta applied to a store that is not the base it was made from.
-    Base {
-        /// The crc32 of the base the delta was made from.
-        expected: u32,
-        /// The crc32 of the store it was applied to.
-        found: u32,
-    },
-    /// An entry of a delta's slot or meta changes is out of order or out of range.
-    Change {
-        /// The section.
-        section: &'static str,
-        /// The entry's position in the section.
-        index: u64,
-        /// What is wrong with it.
-        problem: &'static str,
-    },
-    /// A record of a delta's entities section is malformed.
-    Record {
-        /// Where the record starts in the section, in bytes.
-        offset: u64,
-        /// What is wrong with it.
-        problem: &'static str,
-    },
-    /// A delta's patch of an entity is not a valid patch.
-    Patch {
-        /// The entity.
-        id: Id,
-        /// Why.
-        error: PatchError,
-    },
-    /// A delta and its base disagree about an entity.
-    Entity {
-        /// The entity.
-        id: Id,
-        /// What is wrong.
-        problem: &'static str,
-    },
-}
-
-impl fmt::Display for DeltaError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            DeltaError::KeyHash { key_hash } => write!(
+            StoreError::DeltaKeyHash { key_hash } => write!(
                 f,
                 "the delta uses key hash {key_hash}, and stores now use key hash 2: apply it to \
                  its base with the release that wrote it, then load that save to upgrade it"
             ),
-            DeltaError::SectionSize { section, expected, found } => {
-                write!(f, "section '{section}' is {found} bytes; its header says {expected}")
-            }
-            DeltaError::DataVersion { expected, found } => write!(
+            StoreError::DeltaDataVersion { expected, found } => write!(
                 f,
                 "the delta was made from a base of data version {expected}, not this store's \
                  {found}: apply it before migrating, or make it from the migrated base"
             ),
-            DeltaError::Base { expected, found } => write!(
+            StoreError::DeltaBase { expected, found } => write!(
                 f,
                 "the delta was made from a base with crc32 {expected:08x}, not this store \
                  ({found:08x})"
             ),
-            DeltaError::Change { section, index, problem } => {
+            StoreError::DeltaChange { section, index, problem } => {
                 write!(f, "section '{section}', entry {index}: {problem}")
             }
-            DeltaError::Record { offset, problem } => {
+            StoreError::DeltaRecord { offset, problem } => {
                 write!(f, "section 'delta entities', record at byte {offset}: {problem}")
             }
-            DeltaError::Patch { id, ref error } => {
+            StoreError::DeltaPatch { id, ref error } => {
                 write!(f, "the patch of entity {id}: {error}")
             }
-            DeltaError::Entity { id, problem } => write!(f, "entity {id}: {problem}"),
-        }
-    }
-}
-
-impl std::error::Error for DeltaError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            DeltaError::Patch { error, .. } => Some(error),
-            _ => None,
-        }
-    }
-}
-
-/// Why a save of key hash 1 could not be brought to this build's key hash: the save is
-/// well-formed and its store valid, but its keys cannot be rehashed (as asked).
-///
-/// These are their own layer, not [`StoreError`](crate::StoreError)s: nothing in the bytes is
-/// wrong, and the same save loads once the caller gives the paths it lacks
-/// ([`LoadOptions::known_keys`]) or loads it into a [`Store`](crate::Store) rather than a view.
-/// [`LoadError::Upgrade`] wraps it.
-///
-/// # Examples
-///
-/// ```
-/// use datacomp::{LoadError, UpgradeError};
-///
-/// let err = LoadError::from(UpgradeError::KeyHashView { key_hash: 1 });
-/// assert!(matches!(err, LoadError::Upgrade(UpgradeError::KeyHashView { key_hash: 1 })));
-/// assert!(err.to_string().starts_with("save uses key hash 1: a view cannot rehash keys"));
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum UpgradeError {
-    /// A save of key hash 1 read in place: its keys must be rehashed into a
-    /// [`Store`](crate::Store) first.
-    KeyHashView {
-        /// The key-hash id found.
-        key_hash: u16,
-    },
-    /// A save of key hash 1 holds keys that neither its key names nor the known paths
-    /// ([`LoadOptions::known_keys`]) explain, so they cannot be rehashed.
-    UnexplainedKeys {
-        /// Each such key (its key hash 1 value), in key order, with the first entity that holds
-        /// it.
-        keys: Vec<(Id, Key)>,
-    },
-    /// Two known paths had the key hash 1 value of a key the save holds: which one it is
-    /// cannot be told.
-    AmbiguousKnownKeys {
-        /// The key's key hash 1 value.
-        key: Key,
-        /// One path.
-        first: String,
-        /// The other.
-        second: String,
-    },
-    /// Two keys that entities of a key hash 1 save hold rehash to one key.
-    Collision {
-        /// The key both rehash to.
-        key: Key,
-        /// One path.
-        first: String,
-        /// The other.
-        second: String,
-    },
-}
-
-impl fmt::Display for UpgradeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            UpgradeError::KeyHashView { key_hash } => write!(
+            StoreError::DeltaEntity { id, problem } => write!(f, "entity {id}: {problem}"),
+            StoreError::KeyHashView { key_hash } => write!(
                 f,
                 "save uses key hash {key_hash}: a view cannot rehash keys in place; load it into a \
                  store, which upgrades it"
             ),
-            UpgradeError::UnexplainedKeys { ref keys } => {
+            StoreError::UnexplainedKeys { ref keys } => {
                 /// Keys listed in the message; the rest are counted.
                 const SHOWN: usize = 8;
                 write!(
@@ -678,14 +592,14 @@ impl fmt::Display for UpgradeError {
                 }
                 f.write_str("; give their paths as known keys")
             }
-            UpgradeError::AmbiguousKnownKeys { key, ref first, ref second } => write!(
+            StoreError::AmbiguousKnownKeys { key, ref first, ref second } => write!(
                 f,
                 "known keys {} and {} both had key hash 1 value {key}, which the save holds: \
                  which one it is cannot be told",
                 Shortened(first),
                 Shortened(second)
             ),
-            UpgradeError::Collision { key, ref first, ref second } => {
+            StoreError::UpgradeCollision { key, ref first, ref second } => {
                 let (first, second) = (Shortened(first), Shortened(second));
                 write!(f, "{first} and {second} rehash to the same key {key} under key hash 2")
             }
@@ -693,4 +607,11 @@ impl fmt::Display for UpgradeError {
     }
 }
 
-impl std::error::Error for UpgradeError {}
+impl std::error::Error for StoreError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            StoreError::Blob { error, .. } | StoreError::DeltaPatch { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}

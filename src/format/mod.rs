@@ -24,7 +24,7 @@
 //! `Blob::from_bytes` would.
 //!
 //! The header names the key hash its keys were made with. A save of key hash 1
-//! ([`KEY_HASH_FX32_WORDS`]) loads into a [`Store`] by rehashing every key from its name, or from
+//! ([`KEY_HASH_FX32_WORDS`]) loads into a [`Store`](crate::Store) by rehashing every key from its name, or from
 //! a path the caller knows ([`LoadOptions::known_keys`](crate::LoadOptions::known_keys)); a key
 //! neither explains is an error, and nothing loads half-upgraded. A [`StoreView`] reads in place
 //! and cannot rehash, so it reads key hash 2 only.
@@ -72,7 +72,7 @@ mod view;
 
 pub use container::{FileInfo, FileKind, SectionInfo};
 pub use describe::describe;
-pub use error::{DeltaError, FileError, LoadError, StoreError, UpgradeError};
+pub use error::{FileError, LoadError, StoreError};
 pub use lazy::LazyStoreView;
 pub use salvage::Salvage;
 pub use saved_names::SavedKeyNames;

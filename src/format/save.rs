@@ -131,7 +131,7 @@ impl Store {
         bytes
     }
 
-    /// Reads a store from save-file bytes, checking everything (see the [`save`](crate::save)
+    /// Reads a store from save-file bytes, checking everything (see the [`format`](crate::format)
     /// module). Handles saved with the store resolve in the loaded one, and stale ones stay
     /// stale. A save of key hash 1 is rehashed from its key names; one with keys it never named
     /// needs their paths: see [`from_bytes_with`](Store::from_bytes_with).
@@ -150,23 +150,23 @@ impl Store {
     /// # Errors
     ///
     /// As [`from_bytes`](Store::from_bytes); for a key hash 1 save also
-    /// [`UpgradeError::UnexplainedKeys`](crate::UpgradeError::UnexplainedKeys) listing every key
+    /// [`StoreError::UnexplainedKeys`](super::StoreError::UnexplainedKeys) listing every key
     /// (with an entity that holds it) that neither a name nor a known path explains,
-    /// [`UpgradeError::AmbiguousKnownKeys`](crate::UpgradeError::AmbiguousKnownKeys) when two
+    /// [`StoreError::AmbiguousKnownKeys`](super::StoreError::AmbiguousKnownKeys) when two
     /// known paths had the hash of a key the save holds, and
-    /// [`UpgradeError::Collision`](crate::UpgradeError::Collision) when two keys that entities
+    /// [`StoreError::UpgradeCollision`](super::StoreError::UpgradeCollision) when two keys that entities
     /// hold rehash to one (a saved name no entity holds gives way).
     /// Nothing loads half-upgraded.
     ///
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{LoadError, LoadOptions, Store, UpgradeError};
+    /// use datacomp::{LoadError, LoadOptions, Store, StoreError};
     ///
     /// // A key hash 1 save, written before key hash 2, whose keys were set without names.
     /// let old = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/world_v1.dcmp"))?;
     /// let err = Store::from_bytes(&old).unwrap_err();
-    /// assert!(matches!(err, LoadError::Upgrade(UpgradeError::UnexplainedKeys { .. })));
+    /// assert!(matches!(err, LoadError::Store(StoreError::UnexplainedKeys { .. })));
     ///
     /// let known = [
     ///     "name", "stats.health", "stats.mana", "status_effects.drunk",

@@ -2,7 +2,7 @@
 
 use super::check::{index_and_arena, view_names};
 use super::error::LoadError;
-use crate::key::{AsKey, Key, KeyCollision};
+use crate::key::{AsKey, Key, KeyError};
 use crate::names::KeyNames;
 
 /// A save file's key names, read and checked without loading its entities: what keys given
@@ -38,7 +38,7 @@ impl SavedKeyNames {
     ///
     /// A [`LoadError`] if `bytes` is not a save (a delta, a damaged or truncated file), as
     /// [`Store::from_bytes`](crate::Store::from_bytes) says it, and
-    /// [`UpgradeError::KeyHashView`](crate::UpgradeError::KeyHashView) for a save of key hash
+    /// [`StoreError::KeyHashView`](super::StoreError::KeyHashView) for a save of key hash
     /// 1, whose names are a list to rehash its keys from
     /// ([`StoreView::new`](crate::StoreView::new) refuses it too).
     ///
@@ -132,7 +132,7 @@ impl SavedKeyNames {
     ///
     /// # Errors
     ///
-    /// [`KeyCollision`] naming both paths.
+    /// [`KeyError::Collision`] naming both paths.
     ///
     /// # Examples
     ///
@@ -147,7 +147,7 @@ impl SavedKeyNames {
     /// assert_eq!(err.to_string(), "fury_sleep_272 and sleep_haste_8 hash to the same key #316ec2d7");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn check_key(&self, key: impl AsKey) -> Result<Key, KeyCollision> {
+    pub fn check_key(&self, key: impl AsKey) -> Result<Key, KeyError> {
         match key.as_path() {
             Some(path) => self.names.check(&path),
             None => Ok(key.as_key()),

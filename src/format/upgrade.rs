@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::collections::btree_map::Entry;
 
-use super::error::{LoadError, UpgradeError};
+use super::error::{LoadError, StoreError};
 use crate::blob::layout;
 use crate::handle_map::{HandleMap, Id};
 use crate::key::{Key, KeyPath, v1};
@@ -154,7 +154,7 @@ pub(crate) fn rehash(
         .map(|(&old, &id)| (id, old))
         .collect();
     if !unexplained.is_empty() {
-        return Err(UpgradeError::UnexplainedKeys { keys: unexplained }.into());
+        return Err(StoreError::UnexplainedKeys { keys: unexplained }.into());
     }
 
     // New key -> its name, and whether an entity holds it.
@@ -164,7 +164,7 @@ pub(crate) fn rehash(
         let name = entry.name();
         if let (true, Some(rival)) = (entry.used, &entry.rival) {
             let (first, second) = (label(name.segments()), label(rival.segments()));
-            return Err(UpgradeError::AmbiguousKnownKeys { key: old, first, second }.into());
+            return Err(StoreError::AmbiguousKnownKeys { key: old, first, second }.into());
         }
         let key = name.key();
         match new_names.entry(key) {
@@ -174,7 +174,7 @@ pub(crate) fn rehash(
             Entry::Occupied(mut other) => match (other.get().1, entry.used) {
                 (true, true) => {
                     let (first, second) = (label(other.get().0.segments()), label(name.segments()));
-                    return Err(UpgradeError::Collision { key, first, second }.into());
+                    return Err(StoreError::UpgradeCollision { key, first, second }.into());
                 }
                 // A saved name that no entity holds gives way to one that an entity does (or,
                 // both unheld, to the first): it names no value, so nothing is lost, and

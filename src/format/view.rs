@@ -44,7 +44,7 @@ impl<'a> StoreView<'a> {
     ///
     /// As [`Store::from_bytes`](crate::Store::from_bytes),
     /// [`StoreError::Misaligned`](crate::StoreError::Misaligned) if the arena is not 4-byte
-    /// aligned in memory, and [`UpgradeError::KeyHashView`](crate::UpgradeError::KeyHashView)
+    /// aligned in memory, and [`StoreError::KeyHashView`](super::StoreError::KeyHashView)
     /// for a save of key hash 1, whose keys must be rehashed into a [`Store`](crate::Store)
     /// first.
     pub fn new(bytes: &'a [u8]) -> Result<StoreView<'a>, LoadError> {

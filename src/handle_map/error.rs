@@ -1,9 +1,10 @@
-//! Why a handle did not resolve ([`HandleError`]), or raw or serialized handle-map state was
-//! refused ([`HandleMapError`]).
+//! Why a handle did not resolve or parse ([`HandleError`]), or raw or serialized handle-map
+//! state was refused ([`HandleMapError`]).
 
 use std::fmt;
 
-use super::Id;
+use super::id::Id;
+use crate::text::Shortened;
 
 /// Why a [`HandleMap`](crate::HandleMap)'s raw sections (or serde data) could not be read back:
 /// which section, slot or item breaks which invariant.
@@ -199,7 +200,8 @@ impl fmt::Display for HandleMapError {
 
 impl std::error::Error for HandleMapError {}
 
-/// Why a handle did not resolve in a [`HandleMap`](crate::HandleMap).
+/// Why a handle did not resolve in a [`HandleMap`](crate::HandleMap), or text is not a handle
+/// ([`Id`]'s [`FromStr`](std::str::FromStr)).
 ///
 /// # Examples
 ///
@@ -213,7 +215,7 @@ impl std::error::Error for HandleMapError {}
 /// assert_eq!(err, HandleError::Stale { id, current: Some(1) });
 /// assert_eq!(err.to_string(), "handle 0v0t1 is stale: its slot is at generation 1 now");
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum HandleError {
     /// [`Id::NULL`](crate::Id::NULL).
@@ -244,6 +246,11 @@ pub enum HandleError {
         /// The slot's generation now: `None` when the slot was reset away or retired.
         current: Option<u16>,
     },
+    /// Text that is not a handle's `Display` form (`12v3`, `12v3t7`, `12v3t7f`, `null`).
+    Parse {
+        /// The text as given (cut in the middle when shown).
+        input: String,
+    },
 }
 
 impl fmt::Display for HandleError {
@@ -265,6 +272,12 @@ impl fmt::Display for HandleError {
             HandleError::Stale { id, current: None } => {
                 write!(f, "handle {id} is stale: its slot was reset or retired")
             }
+            HandleError::Parse { ref input } => write!(
+                f,
+                "\"{}\" is not an id: expected INDEXvGENERATION, then tTYPE and f if set (as in \
+                 12v3t7), or null",
+                Shortened(input)
+            ),
         }
     }
 }

@@ -1,11 +1,11 @@
 //! [`Id`]: the 64-bit generational handle of a [`HandleMap`](super::HandleMap) item.
 
 use std::fmt;
-use std::str::FromStr;
 
 const GENERATION_SHIFT: u32 = 32;
 const TYPE_SHIFT: u32 = 48;
-const FREE_BIT: u64 = 1 << 63;
+/// The free bit: set in no handle a map issues (see [`Id::is_free`]).
+pub(super) const FREE_BIT: u64 = 1 << 63;
 
 /// A 64-bit generational handle to an item of a [`HandleMap`](crate::HandleMap).
 ///
@@ -55,7 +55,7 @@ impl Id {
     /// The handle with these 64 bits, as [`to_bits`](Id::to_bits) gave them.
     ///
     /// Any value is accepted: a map answers a forged handle with `None` or a
-    /// [`HandleError`](crate::HandleError).
+    /// [`HandleError`](super::HandleError).
     #[must_use]
     pub const fn from_bits(bits: u64) -> Id {
         Id(bits)
@@ -125,60 +125,6 @@ impl fmt::Debug for Id {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Id({self})")
     }
-}
-
-/// Why a string is not an [`Id`]: it names the form expected.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ParseIdError {
-    input: String,
-}
-
-impl fmt::Display for ParseIdError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "\"{}\" is not an id: expected INDEXvGENERATION, then tTYPE and f if set (as in \
-             12v3t7), or null",
-            crate::text::Shortened(&self.input)
-        )
-    }
-}
-
-impl std::error::Error for ParseIdError {}
-
-impl FromStr for Id {
-    type Err = ParseIdError;
-
-    /// Parses the `Display` form: `12v3`, `12v3t7`, `12v3t7f`, or `null`.
-    fn from_str(s: &str) -> Result<Id, ParseIdError> {
-        let error = || ParseIdError { input: s.to_owned() };
-        if s == "null" {
-            return Ok(Id::NULL);
-        }
-        let (rest, free) = match s.strip_suffix('f') {
-            Some(rest) => (rest, FREE_BIT),
-            None => (s, 0),
-        };
-        let (rest, type_id) = match rest.split_once('t') {
-            Some((rest, ty)) => (rest, number::<u16>(ty).filter(|&t| t <= Id::MAX_TYPE_ID)),
-            None => (rest, Some(0)),
-        };
-        let (index, generation) = rest.split_once('v').ok_or_else(error)?;
-        let (Some(index), Some(generation), Some(type_id)) =
-            (number::<u32>(index), number::<u16>(generation), type_id)
-        else {
-            return Err(error());
-        };
-        Ok(Id(Id::new(index, generation, type_id).0 | free))
-    }
-}
-
-/// A decimal number with digits only: no sign, no spaces.
-fn number<N: FromStr>(s: &str) -> Option<N> {
-    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    s.parse().ok()
 }
 
 #[cfg(feature = "serde")]

@@ -5,13 +5,15 @@
 //! `HandleMap` is a general public container, not a private part of [`Store`](crate::Store):
 //! any `T` (the store keeps its spans in one), its own handle type ([`Id`]), its own raw
 //! sections ([`RawHandleMap`]) and serde form, and its own errors: [`HandleError`] for a
-//! handle that does not resolve, [`HandleMapError`] for raw or serialized state that breaks an
+//! handle that does not resolve (or text that is not one), [`HandleMapError`] for raw or
+//! serialized state that breaks an
 //! invariant. It knows nothing of save files: a save's loader wraps a `HandleMapError` in
 //! [`LoadError::HandleMap`](crate::LoadError::HandleMap), so the error type of a map read on its
 //! own says only what is wrong with the map.
 
 mod error;
 mod id;
+mod parse;
 mod raw;
 mod travel;
 
@@ -20,7 +22,7 @@ use std::fmt;
 use std::ops::{Index, IndexMut};
 
 pub use error::{HandleError, HandleMapError};
-pub use id::{Id, ParseIdError};
+pub use id::Id;
 pub(crate) use raw::HandleMapView;
 pub(crate) use raw::check_header;
 pub use raw::{RawHandleMap, RawHeader};

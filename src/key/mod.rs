@@ -2,7 +2,7 @@
 
 mod error;
 
-pub use error::{KeyCollision, PathConflict, PathTooDeep, RawKeyName};
+pub use error::KeyError;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -21,7 +21,7 @@ use std::str::FromStr;
 /// # Examples
 ///
 /// ```
-/// use datacomp::{Error, ImportOptions, JsonErrorKind, MAX_PATH_SEGMENTS, Store};
+/// use datacomp::{Error, ImportOptions, JsonErrorKind, KeyError, MAX_PATH_SEGMENTS, Store};
 ///
 /// let mut store = Store::new();
 /// let id = store.insert_empty();
@@ -29,7 +29,7 @@ use std::str::FromStr;
 /// store.get_mut(id).unwrap().try_set(deepest.as_str(), 1.0)?;
 /// let deeper = format!("{deepest}.a");
 /// let err = store.get_mut(id).unwrap().try_set(deeper.as_str(), 1.0).unwrap_err();
-/// assert!(matches!(err, Error::PathTooDeep(_)));
+/// assert!(matches!(err, Error::Key(KeyError::PathTooDeep { .. })));
 ///
 /// let json = format!("{}1{}", r#"{"a":"#.repeat(126), "}".repeat(126));
 /// let err = store.import_json(&json, &ImportOptions::strict()).unwrap_err();
@@ -325,12 +325,12 @@ impl From<&String> for Key {
 ///
 /// # Errors
 ///
-/// [`ParseKeyError`], whose [`kind`](ParseKeyError::kind) says which rule the text broke.
+/// [`KeyError::Empty`] or [`KeyError::BadHash`], for the rule the text broke.
 ///
 /// # Examples
 ///
 /// ```
-/// use datacomp::{Key, ParseKeyErrorKind};
+/// use datacomp::{Key, KeyError};
 ///
 /// assert_eq!("stats.health".parse::<Key>()?, Key::parse("stats.health"));
 /// assert_eq!("/a.b/c~1d".parse::<Key>()?, Key::path(&["a.b", "c/d"]));
@@ -339,24 +339,23 @@ impl From<&String> for Key {
 /// assert_eq!(key.to_string().parse::<Key>()?, key);
 ///
 /// let err = "#12".parse::<Key>().unwrap_err();
-/// assert_eq!(err.kind(), ParseKeyErrorKind::BadHash);
+/// assert_eq!(err, KeyError::BadHash { input: "#12".into() });
 /// assert_eq!(
 ///     err.to_string(),
 ///     "bad key \"#12\": a raw key is # and 8 hex digits, as in #1a2b3c4d"
 /// );
-/// assert_eq!("".parse::<Key>().unwrap_err().kind(), ParseKeyErrorKind::Empty);
-/// # Ok::<(), datacomp::ParseKeyError>(())
+/// assert_eq!("".parse::<Key>().unwrap_err(), KeyError::Empty);
+/// # Ok::<(), KeyError>(())
 /// ```
 impl FromStr for Key {
-    type Err = ParseKeyError;
+    type Err = KeyError;
 
-    fn from_str(text: &str) -> Result<Key, ParseKeyError> {
-        let error = |kind| ParseKeyError { input: text.to_owned(), kind };
+    fn from_str(text: &str) -> Result<Key, KeyError> {
         if text.is_empty() {
-            return Err(error(ParseKeyErrorKind::Empty));
+            return Err(KeyError::Empty);
         }
         if text.starts_with('#') {
-            return raw_label(text).ok_or_else(|| error(ParseKeyErrorKind::BadHash));
+            return raw_label(text).ok_or_else(|| KeyError::BadHash { input: text.to_owned() });
         }
         Ok(Key::from_pointer(text).unwrap_or_else(|| Key::parse(text)))
     }
@@ -372,89 +371,6 @@ pub(crate) fn raw_label(text: &str) -> Option<Key> {
         .flatten()
         .map(Key::from_raw)
 }
-
-/// Why text is not a key, as [`Key`]'s [`FromStr`] reads one.
-///
-/// # Examples
-///
-/// ```
-/// use datacomp::{Key, ParseKeyErrorKind};
-///
-/// assert_eq!("#xyzxyzxy".parse::<Key>().unwrap_err().kind(), ParseKeyErrorKind::BadHash);
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ParseKeyErrorKind {
-    /// The text is empty.
-    Empty,
-    /// The text starts with `#` but is not `#` and eight hex digits (`#1a2b3c4d`).
-    BadHash,
-}
-
-/// Text that is not a key: the text (shortened when shown) and why.
-///
-/// # Examples
-///
-/// ```
-/// use datacomp::{Key, ParseKeyErrorKind};
-///
-/// let err = "".parse::<Key>().unwrap_err();
-/// assert_eq!(err.kind(), ParseKeyErrorKind::Empty);
-/// assert_eq!(err.input(), "");
-/// assert_eq!(
-///     err.to_string(),
-///     "bad key \"\": a key is a dotted path, a JSON Pointer or # and 8 hex digits"
-/// );
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ParseKeyError {
-    input: String,
-    kind: ParseKeyErrorKind,
-}
-
-impl ParseKeyError {
-    /// Which rule the text broke.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::{Key, ParseKeyErrorKind};
-    ///
-    /// assert_eq!("#+1a2b3c4".parse::<Key>().unwrap_err().kind(), ParseKeyErrorKind::BadHash);
-    /// ```
-    #[must_use]
-    pub fn kind(&self) -> ParseKeyErrorKind {
-        self.kind
-    }
-
-    /// The text as given.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::Key;
-    ///
-    /// assert_eq!("#12".parse::<Key>().unwrap_err().input(), "#12");
-    /// ```
-    #[must_use]
-    pub fn input(&self) -> &str {
-        &self.input
-    }
-}
-
-impl fmt::Display for ParseKeyError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let why = match self.kind {
-            ParseKeyErrorKind::Empty => {
-                "a key is a dotted path, a JSON Pointer or # and 8 hex digits"
-            }
-            ParseKeyErrorKind::BadHash => "a raw key is # and 8 hex digits, as in #1a2b3c4d",
-        };
-        write!(f, "bad key \"{}\": {why}", crate::text::Shortened(&self.input))
-    }
-}
-
-impl std::error::Error for ParseKeyError {}
 
 /// A key as a write takes it: a [`Key`], or text that names it (a dotted path `&str`, a
 /// [`KeyPath`]).
@@ -586,7 +502,7 @@ impl<'a> KeyPath<'a> {
     }
 
     /// The path, unless it has more segments than a name may have ([`MAX_PATH_SEGMENTS`]).
-    pub(crate) fn check_depth(&self) -> Result<(), crate::PathTooDeep> {
+    pub(crate) fn check_depth(&self) -> Result<(), KeyError> {
         let segments = if self.pointer {
             self.text.matches('/').count()
         } else {
@@ -596,15 +512,15 @@ impl<'a> KeyPath<'a> {
             return Ok(());
         }
         let path = self.text.to_owned();
-        Err(crate::PathTooDeep { path, segments, limit: MAX_PATH_SEGMENTS })
+        Err(KeyError::PathTooDeep { path, segments, limit: MAX_PATH_SEGMENTS })
     }
 
     /// The path, unless its first segment is a raw key's label (`#` and 8 hex digits): JSON
     /// import reads an entity's top-level member so named as that raw key, so a name starting
     /// so would not read back as itself.
-    pub(crate) fn check_not_raw(&self) -> Result<(), crate::RawKeyName> {
+    pub(crate) fn check_not_raw(&self) -> Result<(), KeyError> {
         match self.segments().next().and_then(|first| raw_label(&first)) {
-            Some(raw) => Err(crate::RawKeyName { path: self.text.to_owned(), raw }),
+            Some(raw) => Err(KeyError::RawKeyName { path: self.text.to_owned(), raw }),
             None => Ok(()),
         }
     }

@@ -17,7 +17,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 use crate::handle_map::Id;
-use crate::key::{KeyCollision, KeyPath};
+use crate::key::{KeyError, KeyPath};
 use crate::text::Shortened;
 use crate::value::{AsValue, OwnedValue};
 
@@ -677,8 +677,8 @@ pub enum MigrateError {
         step: usize,
         /// The version it leads to.
         to: u32,
-        /// The two names.
-        collision: KeyCollision,
+        /// The two names: a [`KeyError::Collision`].
+        collision: KeyError,
     },
     /// A rename onto a key the entity holds (and does not move away in the same step).
     RenameOntoKey {

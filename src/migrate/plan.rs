@@ -20,7 +20,7 @@ use crate::blob::BlobError;
 use crate::blob::layout;
 use crate::blob::write::BlobWrite;
 use crate::handle_map::Id;
-use crate::key::{Key, KeyCollision, KeyPath};
+use crate::key::{Key, KeyError, KeyPath};
 use crate::store::Span;
 use crate::store::Store;
 use crate::value::OwnedValue;
@@ -177,20 +177,22 @@ impl Names {
     }
 
     /// The key of `pointer`, unless a name of another path has it.
-    fn check(&self, pointer: &str) -> Result<Key, KeyCollision> {
+    fn check(&self, pointer: &str) -> Result<Key, KeyError> {
         let key = Key::from_pointer(pointer).expect("INVARIANT: a path's pointer starts with /");
         match self.by_key.get(&key) {
-            Some(&known) if self.entries[known as usize].pointer != pointer => Err(KeyCollision {
-                key,
-                name: label(pointer).into_owned(),
-                known: label(&self.entries[known as usize].pointer).into_owned(),
-            }),
+            Some(&known) if self.entries[known as usize].pointer != pointer => {
+                Err(KeyError::Collision {
+                    key,
+                    name: label(pointer).into_owned(),
+                    known: label(&self.entries[known as usize].pointer).into_owned(),
+                })
+            }
             _ => Ok(key),
         }
     }
 
     /// Names `pointer` (unless it is named already) and returns its key.
-    fn add(&mut self, pointer: String) -> Result<Key, KeyCollision> {
+    fn add(&mut self, pointer: String) -> Result<Key, KeyError> {
         let key = self.check(&pointer)?;
         if !self.by_key.contains_key(&key) {
             self.push(key, pointer);
@@ -332,7 +334,7 @@ impl<'m> Plan<'m> {
                     // key is cannot be told.
                     let (name, known) =
                         (label(root).into_owned(), label(roots[first]).into_owned());
-                    return Err(collision(KeyCollision { key, name, known }));
+                    return Err(collision(KeyError::Collision { key, name, known }));
                 }
                 by_root.insert(key, r);
                 if !names.by_key.contains_key(&key) {

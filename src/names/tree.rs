@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use hashbrown::HashTable;
 
-use crate::key::{Key, KeyCollision, KeyPath};
+use crate::key::{Key, KeyError, KeyPath};
 
 /// The root: the entity's own object. It has no segment and is never a name.
 pub(crate) const ROOT: u32 = 0;
@@ -500,18 +500,20 @@ impl KeyNames {
     }
 
     /// The key of `path`, or the collision of its name with the one recorded for its key.
-    pub(crate) fn check(&self, path: &KeyPath<'_>) -> Result<Key, KeyCollision> {
+    pub(crate) fn check(&self, path: &KeyPath<'_>) -> Result<Key, KeyError> {
         let key = path.key();
         match self.keys.get(&key) {
-            Some(&node) if !self.is_path(node, path) => {
-                Err(KeyCollision { key, name: label(path.segments()), known: self.label(node) })
-            }
+            Some(&node) if !self.is_path(node, path) => Err(KeyError::Collision {
+                key,
+                name: label(path.segments()),
+                known: self.label(node),
+            }),
             _ => Ok(key),
         }
     }
 
     /// Records `path` as the name of its key, unless its key has another name.
-    pub(crate) fn record(&mut self, path: &KeyPath<'_>) -> Result<Key, KeyCollision> {
+    pub(crate) fn record(&mut self, path: &KeyPath<'_>) -> Result<Key, KeyError> {
         let key = self.check(path)?;
         if !self.keys.contains_key(&key) {
             let mut node = ROOT;
@@ -540,14 +542,14 @@ impl KeyNames {
     }
 
     /// Takes every name of `other` that this tree lacks (and its array marks), all or nothing.
-    pub(crate) fn merge(&mut self, other: &KeyNames) -> Result<(), KeyCollision> {
+    pub(crate) fn merge(&mut self, other: &KeyNames) -> Result<(), KeyError> {
         let mut map = self.correspondence(other);
         for (&key, &theirs) in &other.keys {
             if let Some(&ours) = self.keys.get(&key)
                 && map[theirs as usize] != ours
             {
                 let (name, known) = (other.label(theirs), self.label(ours));
-                return Err(KeyCollision { key, name, known });
+                return Err(KeyError::Collision { key, name, known });
             }
         }
         for number in 1..=other.nodes.len() as u32 {
@@ -669,8 +671,9 @@ mod tests {
         names.record(&path("sleep_haste_8")).unwrap();
         let before = names.clone();
         let err = names.record(&path("fury_sleep_272")).unwrap_err();
-        assert_eq!(err.name, "fury_sleep_272");
-        assert_eq!(err.known, "sleep_haste_8");
+        let KeyError::Collision { name, known, .. } = err else { panic!("{err}") };
+        assert_eq!(name, "fury_sleep_272");
+        assert_eq!(known, "sleep_haste_8");
         assert_eq!(names, before);
         assert_eq!(names.node_count(), 1);
     }
@@ -750,7 +753,8 @@ mod tests {
         ours.record(&path("sleep_haste_8")).unwrap();
         let before = ours.clone();
         let err = ours.merge(&other).unwrap_err();
-        assert_eq!((err.name.as_str(), err.known.as_str()), ("fury_sleep_272", "sleep_haste_8"));
+        let KeyError::Collision { name, known, .. } = err else { panic!("{err}") };
+        assert_eq!((name.as_str(), known.as_str()), ("fury_sleep_272", "sleep_haste_8"));
         assert_eq!(ours, before);
     }
 

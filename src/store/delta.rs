@@ -11,12 +11,11 @@ use zerocopy::little_endian::{U32, U64};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use crate::blob::{Blob, layout, patch};
-use crate::format::{DeltaError, LoadError};
+use crate::format::{LoadError, StoreError};
 use crate::handle_map::{HandleMap, Id, RawHandleMap, RawHeader};
 use crate::names::KeyNames;
 
 use super::{ArenaFull, Span, Store, garbage_of};
-use crate::format::StoreError;
 
 /// A record of the entities section: an entity the base does not have, whole.
 pub(crate) const INSERTED: u32 = 1;
@@ -420,13 +419,13 @@ fn place_record(
         }
         (_, None) => {
             let problem = "the delta patches it, but the base does not have it";
-            return Err(LoadError::Delta(DeltaError::Entity { id, problem }));
+            return Err(LoadError::Store(StoreError::DeltaEntity { id, problem }));
         }
     }
     if ArenaFull::check(base.arena.len()).is_err() {
         base.arena.truncate(start);
         let problem = "the arena would pass 2^32 words (16 GiB)";
-        return Err(LoadError::Delta(DeltaError::Entity { id, problem }));
+        return Err(LoadError::Store(StoreError::DeltaEntity { id, problem }));
     }
     Ok(Span::new(start, base.arena.len() - start))
 }
@@ -515,16 +514,16 @@ impl StorePatch {
     ///
     /// # Errors
     ///
-    /// [`DeltaError::DataVersion`] (in [`LoadError::Delta`]) if `base` has another data version
+    /// [`StoreError::DeltaDataVersion`] (in [`LoadError::Store`]) if `base` has another data version
     /// than the store the patch was made from (migrate it, or apply the delta before migrating);
-    /// [`DeltaError::Base`] if `base` is not the store the patch was made from (its
+    /// [`StoreError::DeltaBase`] if `base` is not the store the patch was made from (its
     /// [contents' crc32](StorePatch) differs), and the errors of a load for a handle map or
     /// entity that does not check out.
     ///
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{DeltaError, LoadError, Store};
+    /// use datacomp::{LoadError, Store, StoreError};
     ///
     /// let base = Store::new();
     /// let mut target = base.clone();
@@ -535,7 +534,7 @@ impl StorePatch {
     /// let mut migrated = base.clone();
     /// migrated.set_data_version(1);
     /// let err = delta.apply(&mut migrated).unwrap_err();
-    /// assert_eq!(err, LoadError::Delta(DeltaError::DataVersion { expected: 0, found: 1 }));
+    /// assert_eq!(err, LoadError::Store(StoreError::DeltaDataVersion { expected: 0, found: 1 }));
     ///
     /// let mut world = base.clone();
     /// delta.apply(&mut world)?;
@@ -545,11 +544,11 @@ impl StorePatch {
     pub fn apply(&self, base: &mut Store) -> Result<(), LoadError> {
         if base.data_version != self.base_data_version {
             let (expected, found) = (self.base_data_version, base.data_version);
-            return Err(LoadError::Delta(DeltaError::DataVersion { expected, found }));
+            return Err(LoadError::Store(StoreError::DeltaDataVersion { expected, found }));
         }
         let found = base.content_crc(self.list_names);
         if found != self.base_crc {
-            return Err(LoadError::Delta(DeltaError::Base { expected: self.base_crc, found }));
+            return Err(LoadError::Store(StoreError::DeltaBase { expected: self.base_crc, found }));
         }
         let mut index = self.target_index(base)?;
         // Unchanged entities stay where they are in the base's arena; changed and inserted
@@ -593,7 +592,7 @@ impl StorePatch {
                 (None, Some(old)) => old,
                 (None, None) => {
                     let problem = "neither the base nor the delta has it";
-                    return Err(LoadError::Delta(DeltaError::Entity { id, problem }));
+                    return Err(LoadError::Store(StoreError::DeltaEntity { id, problem }));
                 }
             };
             spans.push(span);
@@ -601,7 +600,7 @@ impl StorePatch {
         if let Some(record) = records.next() {
             let problem = "the delta has a record for it out of the target's order, or for a \
                            handle the target does not have";
-            return Err(LoadError::Delta(DeltaError::Entity { id: record.id, problem }));
+            return Err(LoadError::Store(StoreError::DeltaEntity { id: record.id, problem }));
         }
         Ok(spans)
     }
@@ -698,7 +697,7 @@ impl StorePatch {
         // Every entry past the base's is a change, so the changes bound the sizes, before
         // anything is allocated for them.
         let out_of_range = |section, index: usize, problem| {
-            LoadError::Delta(DeltaError::Change { section, index: index as u64, problem })
+            LoadError::Store(StoreError::DeltaChange { section, index: index as u64, problem })
         };
         if slot_count > old.slots.len() / 8 + self.slots.len() {
             return Err(out_of_range(

@@ -10,8 +10,8 @@
 //! - `save.rs`: the save file's sections and `Store`'s save and load (public as
 //!   [`crate::save`]); the header and table they share with deltas are `crate::file::container`.
 //! - `view.rs`: [`StoreView`], a save read in place.
-//! - `delta.rs`: `Store::diff`, [`StorePatch`] and the delta file; `delta_error.rs`: its
-//!   [`DeltaError`].
+//! - `delta.rs`: `Store::diff`, [`StorePatch`] and the delta file; its errors are
+//!   [`StoreError`](crate::format::StoreError)'s `Delta...` variants.
 //! - `error.rs`: [`StoreError`], why a file's sections do not hold a valid store.
 //! - `json.rs`: `Store`'s JSON import and exports (the reader and writer are `crate::json`).
 //! - `plan.rs`: export plans, an entity's JSON without its values, made once per key layout.
@@ -82,7 +82,8 @@ impl Span {
 
 /// The arena would pass its limit of 2^32 words (16 GiB): spans are 32-bit. Each entry point
 /// reports it in its own error ([`BlobError::TooLarge`] for an import, a delta's
-/// [`DeltaError::Entity`](crate::DeltaError::Entity), a panic for [`Store::insert`]).
+/// [`StoreError::DeltaEntity`](crate::format::StoreError::DeltaEntity), a panic for
+/// [`Store::insert`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct ArenaFull {
     /// The arena's bytes that were asked for.
@@ -389,11 +390,13 @@ impl Store {
     ///
     /// # Errors
     ///
-    /// [`Error::KeyCollision`] if a key given as text is recorded (in the store, or by an
-    /// earlier entry) under another name; [`Error::PathTooDeep`] for a key given as text of
-    /// more than [`MAX_PATH_SEGMENTS`](crate::MAX_PATH_SEGMENTS) segments;
-    /// [`Error::PathConflict`] if one path would be both a value and an object (`stats` and
-    /// `stats.health`); [`Error::Blob`] if the entity would pass 4 GiB.
+    /// [`Error::Key`] with [`KeyError::Collision`](crate::key::KeyError::Collision) if a key
+    /// given as text is recorded (in the store, or by an earlier entry) under another name,
+    /// [`KeyError::PathTooDeep`](crate::key::KeyError::PathTooDeep) for a key given as text of
+    /// more than [`MAX_PATH_SEGMENTS`](crate::MAX_PATH_SEGMENTS) segments,
+    /// [`KeyError::PathConflict`](crate::key::KeyError::PathConflict) if one path would be both
+    /// a value and an object (`stats` and `stats.health`); [`Error::Blob`] if the entity would
+    /// pass 4 GiB.
     ///
     /// # Panics
     ///
@@ -402,11 +405,11 @@ impl Store {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{Error, Store};
+    /// use datacomp::{Error, KeyError, Store};
     ///
     /// let mut store = Store::new();
     /// let err = store.try_insert_entries([("sleep_haste_8", 1), ("fury_sleep_272", 2)]);
-    /// assert!(matches!(err, Err(Error::KeyCollision(_))));
+    /// assert!(matches!(err, Err(Error::Key(KeyError::Collision { .. }))));
     /// assert!(store.is_empty() && store.key_names().len() == 0);
     /// ```
     pub fn try_insert_entries<K: AsKey, V: AsValue>(
@@ -845,13 +848,14 @@ impl BlobMut<'_> {
     ///
     /// # Errors
     ///
-    /// [`Error::KeyCollision`] if the key is given as text and the store records its hash under
-    /// another name (writing would overwrite that name's value); [`Error::PathTooDeep`] for a
-    /// key given as text of more than [`MAX_PATH_SEGMENTS`](crate::MAX_PATH_SEGMENTS)
-    /// segments; [`Error::PathConflict`] if the key is new to the entity and given as text, and
-    /// the entity holds a value named on its path (`stats` for `stats.health`) or keys named
-    /// under it (`stats.health` for `stats`): export could not write both; [`Error::Blob`] with
-    /// [`BlobError::TooLarge`] past 4 GiB for one blob.
+    /// [`Error::Key`] with [`KeyError::Collision`](crate::key::KeyError::Collision) if the key
+    /// is given as text and the store records its hash under another name (writing would
+    /// overwrite that name's value), [`KeyError::PathTooDeep`](crate::key::KeyError::PathTooDeep)
+    /// for a key given as text of more than [`MAX_PATH_SEGMENTS`](crate::MAX_PATH_SEGMENTS)
+    /// segments, [`KeyError::PathConflict`](crate::key::KeyError::PathConflict) if the key is new
+    /// to the entity and given as text, and the entity holds a value named on its path (`stats`
+    /// for `stats.health`) or keys named under it (`stats.health` for `stats`): export could not
+    /// write both; [`Error::Blob`] with [`BlobError::TooLarge`] past 4 GiB for one blob.
     ///
     /// # Panics
     ///
@@ -860,7 +864,7 @@ impl BlobMut<'_> {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{Error, Store};
+    /// use datacomp::{Error, KeyError, Store};
     ///
     /// let mut store = Store::new();
     /// let id = store.insert_empty();
@@ -868,13 +872,16 @@ impl BlobMut<'_> {
     /// entity.try_set("sleep_haste_8", 1)?;
     /// // Another name with the same 32-bit hash.
     /// let err = entity.try_set("fury_sleep_272", 2).unwrap_err();
-    /// assert!(matches!(err, Error::KeyCollision(_)));
+    /// assert!(matches!(err, Error::Key(KeyError::Collision { .. })));
     /// assert_eq!(entity.get_float("sleep_haste_8"), Some(1.0), "unchanged");
     ///
     /// // A value where a path runs through, or the other way round.
     /// entity.try_set("stats.health", 30)?;
-    /// assert!(matches!(entity.try_set("stats", 5), Err(Error::PathConflict(_))));
-    /// assert!(matches!(entity.try_set("stats.health.max", 5), Err(Error::PathConflict(_))));
+    /// assert!(matches!(entity.try_set("stats", 5), Err(Error::Key(KeyError::PathConflict { .. }))));
+    /// assert!(matches!(
+    ///     entity.try_set("stats.health.max", 5),
+    ///     Err(Error::Key(KeyError::PathConflict { .. }))
+    /// ));
     /// assert_eq!(entity.len(), 2, "unchanged");
     /// # Ok::<(), Error>(())
     /// ```

@@ -8,7 +8,7 @@ use fxhash::FxHashSet;
 use super::Store;
 use crate::blob::BlobRef;
 use crate::error::Error;
-use crate::key::{AsKey, Key, KeyCollision, KeyPath, PathConflict};
+use crate::key::{AsKey, Key, KeyError, KeyPath};
 use crate::names::{ROOT, label};
 
 impl Store {
@@ -109,8 +109,8 @@ impl Store {
     ///
     /// # Errors
     ///
-    /// [`Error::KeyCollision`] if the store knows the key under another name, and
-    /// [`Error::PathTooDeep`] for a path of more than
+    /// [`KeyError::Collision`] if the store knows the key under another name, and
+    /// [`KeyError::PathTooDeep`] for a path of more than
     /// [`MAX_PATH_SEGMENTS`](crate::MAX_PATH_SEGMENTS) segments; nothing is changed.
     ///
     /// # Examples
@@ -147,7 +147,7 @@ impl Store {
     ///
     /// # Errors
     ///
-    /// [`KeyCollision`] naming both paths.
+    /// [`KeyError::Collision`] naming both paths.
     ///
     /// # Examples
     ///
@@ -162,7 +162,7 @@ impl Store {
     /// assert_eq!(store.check_key(Key::from_raw(0x316e_c2d7))?, Key::from_raw(0x316e_c2d7));
     /// # Ok::<(), datacomp::Error>(())
     /// ```
-    pub fn check_key(&self, key: impl AsKey) -> Result<Key, KeyCollision> {
+    pub fn check_key(&self, key: impl AsKey) -> Result<Key, KeyError> {
         let Some(path) = key.as_path() else {
             return Ok(key.as_key());
         };
@@ -170,12 +170,12 @@ impl Store {
     }
 
     /// The key of `path`, or the collision of its name with the one recorded for its key.
-    pub(crate) fn check_path(&self, path: &KeyPath<'_>) -> Result<Key, KeyCollision> {
+    pub(crate) fn check_path(&self, path: &KeyPath<'_>) -> Result<Key, KeyError> {
         self.names().check(path)
     }
 
     /// Records the name of `path` unless the store knows its key under another name.
-    pub(crate) fn record_name(&mut self, path: &KeyPath<'_>) -> Result<Key, KeyCollision> {
+    pub(crate) fn record_name(&mut self, path: &KeyPath<'_>) -> Result<Key, KeyError> {
         self.names_mut().record(path)
     }
 
@@ -186,7 +186,7 @@ impl Store {
     ///
     /// # Errors
     ///
-    /// [`KeyCollision`] for the first key (in key order) the two stores name differently;
+    /// [`KeyError::Collision`] for the first key (in key order) the two stores name differently;
     /// this store is unchanged.
     ///
     /// # Examples
@@ -208,7 +208,7 @@ impl Store {
     /// assert_eq!(err.to_string(), "fury_sleep_272 and sleep_haste_8 hash to the same key #316ec2d7");
     /// # Ok::<(), datacomp::JsonError>(())
     /// ```
-    pub fn merge_key_names(&mut self, other: &Store) -> Result<(), KeyCollision> {
+    pub fn merge_key_names(&mut self, other: &Store) -> Result<(), KeyError> {
         self.names_mut().merge(other.names())
     }
 }
@@ -224,8 +224,8 @@ impl Store {
         &self,
         blob: BlobRef<'_>,
         path: &KeyPath<'_>,
-    ) -> Result<(), PathConflict> {
-        let conflict = |other: u32, under| PathConflict {
+    ) -> Result<(), KeyError> {
+        let conflict = |other: u32, under| KeyError::PathConflict {
             path: label(path.segments()),
             other: self.names().label(other),
             under,
@@ -266,7 +266,7 @@ impl Store {
 
     /// Whether every path of `blob`, a new entity whose keys' names are recorded, is a value
     /// or an object, never both. O(keys × depth) lookups, in the name tree.
-    pub(crate) fn check_entity_paths(&self, blob: BlobRef<'_>) -> Result<(), PathConflict> {
+    pub(crate) fn check_entity_paths(&self, blob: BlobRef<'_>) -> Result<(), KeyError> {
         let keys: FxHashSet<Key> = blob.keys().collect();
         for key in blob.keys() {
             let Some(node) = self.names().named(key) else { continue };
@@ -278,7 +278,7 @@ impl Store {
                     && keys.contains(&self.names().key(prefix))
                 {
                     let (path, other) = (self.names().label(node), self.names().label(prefix));
-                    return Err(PathConflict { path, other, under: false });
+                    return Err(KeyError::PathConflict { path, other, under: false });
                 }
             }
         }
