@@ -11,7 +11,8 @@ mod sheet;
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use datacomp::{Blob, Key, KeyCursor, OwnedValue, Query, Store, StoreView};
+use datacomp::query::KeyCursor;
+use datacomp::{Blob, Key, OwnedValue, Query, Store, StoreView};
 use fxhash::FxHashMap;
 
 const HEALTH: &str = "stats.health";

@@ -25,7 +25,8 @@ mod sheet;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use datacomp::{Blob, HandleMap, Id, Key, KeyCursor, OwnedValue, Store};
+use datacomp::query::KeyCursor;
+use datacomp::{Blob, HandleMap, Id, Key, OwnedValue, Store};
 use fxhash::FxHashMap;
 use order::shuffled;
 use slotmap::{DefaultKey, DenseSlotMap};

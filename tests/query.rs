@@ -1,7 +1,8 @@
 //! `KeyCursor`, columns and `Query`: model tests against plain `get` on random stores whose
 //! entities have different layouts and are edited between reads, and a model evaluator.
 
-use datacomp::{Blob, BlobRef, Id, Key, KeyCursor, OwnedValue, Query, Store, StoreView, Value};
+use datacomp::query::KeyCursor;
+use datacomp::{Blob, BlobRef, Id, Key, OwnedValue, Query, Store, StoreView, Value};
 use proptest::prelude::*;
 
 const KEYS: usize = 6;

@@ -1,8 +1,8 @@
 //! Columns: one key read from every entity of a [`Store`] or a [`StoreView`], with a
 //! [`KeyCursor`], in dense order.
 
+use super::cursor::KeyCursor;
 use crate::blob::BlobRef;
-use crate::cursor::KeyCursor;
 use crate::format::StoreView;
 use crate::handle_map::Id;
 use crate::key::Key;

@@ -1,5 +1,12 @@
-//! [`Query`]: a small filter language over entities' keys, run over a [`Store`] or a
-//! [`StoreView`] with one [`KeyCursor`] per test.
+//! Reading keys across many entities: [`Query`], a small filter language over entities' keys,
+//! run over a [`Store`] or a [`StoreView`] with one [`KeyCursor`] per test; columns, one key
+//! read from every entity; and the [`KeyCursor`] both are built on.
+//!
+//! - `mod.rs`: [`Query`], its parser and [`QueryError`].
+//! - `cursor.rs`: [`KeyCursor`], one key read from many blobs.
+//! - `column.rs`: the column readers of [`Store`] and [`StoreView`].
+//!
+//! The query language:
 //!
 //! ```text
 //! query   := or
@@ -11,11 +18,15 @@
 //! literal := number | "string" | 'true' | 'false'
 //! ```
 
+mod column;
+mod cursor;
+
+pub use cursor::KeyCursor;
+
 use std::fmt;
 use std::str::FromStr;
 
 use crate::blob::BlobRef;
-use crate::cursor::KeyCursor;
 use crate::format::StoreView;
 use crate::handle_map::Id;
 use crate::key::Key;
