@@ -1,10 +1,11 @@
 //! Reading keys across many entities: [`Query`], a small filter language over entities' keys,
-//! run over a [`Store`] or a [`StoreView`] with one [`KeyCursor`] per test; columns, one key
-//! read from every entity; and the [`KeyCursor`] both are built on.
+//! run over a [`Store`] or a [`StoreView`] with one [`KeyCursor`] per test; columns
+//! ([`Store::column`]), one key read from every entity as a [`ColumnValue`] type; and the
+//! [`KeyCursor`] both are built on.
 //!
 //! - `mod.rs`: [`Query`], its parser and [`QueryError`].
 //! - `cursor.rs`: [`KeyCursor`], one key read from many blobs.
-//! - `column.rs`: the column readers of [`Store`] and [`StoreView`].
+//! - `column.rs`: [`Store::column`] and [`StoreView::column`], typed by [`ColumnValue`].
 //!
 //! The query language:
 //!
@@ -21,6 +22,7 @@
 mod column;
 mod cursor;
 
+pub use column::ColumnValue;
 pub use cursor::KeyCursor;
 
 use std::fmt;
