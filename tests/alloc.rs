@@ -6,7 +6,7 @@
 
 use std::hash::Hasher;
 
-use datacomp::{Blob, History, Key, LoadOptions, Store, StoreView, Value};
+use datacomp::{Blob, History, Key, LoadOptions, Snapshot, Store, StoreView, Value};
 
 #[global_allocator]
 static ALLOC: dhat::Alloc = dhat::Alloc;
@@ -174,20 +174,20 @@ fn time_travel_allocations() {
     let mut counts = Vec::new();
     for entities in [1_000, 100_000] {
         let mut store = named_world(entities);
-        let (snapshot, snapshot_count) = allocations(|| store.snapshot());
+        let (snapshot, snapshot_count) = allocations(|| Snapshot::new(&store));
         // The index's items, meta and slots, the arena; the names: the tree's nodes, text and
         // segment table, and one B-tree node of its keys, whatever the names. Nothing per
         // entity.
-        assert_eq!(snapshot_count, 4 + 4, "Store::snapshot of {entities} entities");
+        assert_eq!(snapshot_count, 4 + 4, "Snapshot::new of {entities} entities");
 
         let ids: Vec<_> = store.iter().map(|(id, _)| id).take(10).collect();
         for &id in &ids {
             store.get_mut(id).unwrap().set(Key::parse("stats.health"), 1.0);
         }
-        let (_, restore_count) = allocations(|| store.restore(&snapshot));
+        let (_, restore_count) = allocations(|| snapshot.restore(&mut store));
         assert_eq!(restore_count, 0, "Store::restore of {entities} entities into its own buffers");
         let mut empty = Store::new();
-        let (_, count) = allocations(|| empty.restore(&snapshot));
+        let (_, count) = allocations(|| snapshot.restore(&mut empty));
         assert_eq!(count, snapshot_count, "Store::restore into an empty store: one per buffer");
 
         let (mark, mark_count) = allocations(|| store.mark());
