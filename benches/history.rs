@@ -2,7 +2,7 @@
 //! bytes (into a fresh buffer and into a warm one) and a clone of the usual
 //! `Vec<HashMap<String, serde_json::Value>>`; and, with 1% of the sheets changed (1,000 sheets:
 //! their health), a history commit, undo and redo, `Mark::changes` and `Mark::delta`, beside
-//! what they replace: a full snapshot per commit, and `Store::diff` against a copy.
+//! what they replace: a full snapshot per commit, and `StorePatch::diff` against a copy.
 //!
 //! Run: `cargo bench --bench history -- --warm-up-time 1 --measurement-time 3`. It prints the
 //! sizes first.
@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use changed_world::{CHANGE_EVERY, ENTITIES, json_world, worlds};
 use criterion::{Bencher, Criterion, criterion_group, criterion_main};
-use datacomp::{History, Id, Snapshot, Store};
+use datacomp::{History, Id, Snapshot, Store, StorePatch};
 
 /// The bytes of the store's buffers, as one buffer: what a memcpy of the store copies.
 fn store_bytes(store: &Store) -> Vec<u8> {
@@ -111,7 +111,7 @@ fn commit_undo_redo(c: &mut Criterion) {
         history.redo(&mut world);
     }
 
-    // Changes since a mark, beside Store::diff against a copy (what a delta took before): the
+    // Changes since a mark, beside StorePatch::diff against a copy (what a delta took before): the
     // 1,000 sheets changed since the mark, read without writing.
     let mark = world.mark();
     let copy = Snapshot::new(&world);
@@ -120,7 +120,7 @@ fn commit_undo_redo(c: &mut Criterion) {
     group.bench_function("changes_since", |b| b.iter(|| black_box(&mark).changes(&world)));
     group.bench_function("delta_since", |b| b.iter(|| black_box(&mark).delta(&world)));
     group.bench_function("store_diff", |b| {
-        b.iter(|| Store::diff(copy.as_store(), black_box(&world)))
+        b.iter(|| StorePatch::diff(copy.as_store(), black_box(&world)))
     });
     group.finish();
     println!(
@@ -205,7 +205,7 @@ fn cpu_times(c: &mut Criterion) {
     group.bench_function("changes_since", |b| cpu(b, || black_box(&mark).changes(&world)));
     group.bench_function("delta_since", |b| cpu(b, || black_box(&mark).delta(&world)));
     group.bench_function("store_diff", |b| {
-        cpu(b, || Store::diff(copy.as_store(), black_box(&world)));
+        cpu(b, || StorePatch::diff(copy.as_store(), black_box(&world)));
     });
     group.finish();
 }

@@ -420,7 +420,7 @@ fn the_v2_delta_applies_to_the_v2_save() {
 #[test]
 #[ignore = "writes fixtures/delta_v2.delta: only for a new format version"]
 fn write_golden_delta_v2() {
-    Store::diff(&golden_world_v2(), &golden_target_v2()).save(PATH_DELTA_V2).unwrap();
+    StorePatch::diff(&golden_world_v2(), &golden_target_v2()).save(PATH_DELTA_V2).unwrap();
 }
 
 /// The world `world_data0.dcmp` holds: sheets of a game's first data version, which the
@@ -696,7 +696,7 @@ fn every_golden_delta_applies_to_its_base_and_reads_back_the_same() {
         assert_eq!(again, target(), "delta {i}");
         if newest(bytes) {
             assert_eq!(delta.to_bytes(), bytes);
-            assert_eq!(Store::diff(&base(), &target()).to_bytes(), bytes);
+            assert_eq!(StorePatch::diff(&base(), &target()).to_bytes(), bytes);
         }
     }
 }
@@ -719,7 +719,7 @@ fn the_v4_world_exports_its_arrays_as_arrays() {
 fn write_golden_v5() {
     golden_world_v5().save(format!("{DIR}world_v5.dcmp")).unwrap();
     golden_world_v5_identity().save(format!("{DIR}world_v5_identity.dcmp")).unwrap();
-    Store::diff(&golden_world_v5(), &golden_delta_v5_target())
+    StorePatch::diff(&golden_world_v5(), &golden_delta_v5_target())
         .save(format!("{DIR}delta_v5.dcmp"))
         .unwrap();
 }
@@ -754,7 +754,7 @@ fn the_v5_saves_hold_end_offsets_and_leave_out_what_follows_from_them() {
 #[ignore = "writes fixtures/world_v4.dcmp and delta_v4.dcmp: only for a new format"]
 fn write_golden_v4() {
     golden_world_v4().save(format!("{DIR}world_v4.dcmp")).unwrap();
-    Store::diff(&golden_world_v4(), &golden_delta_v4_target())
+    StorePatch::diff(&golden_world_v4(), &golden_delta_v4_target())
         .save(format!("{DIR}delta_v4.dcmp"))
         .unwrap();
 }

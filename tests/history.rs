@@ -148,10 +148,10 @@ fn check_marks(store: &Store, marks: &[Marked]) {
         assert_same_state(marked.mark.state(), &marked.model, &context);
         assert_eq!(as_lists(&marked.mark.changes(&store)), changes(&marked.model, store));
         let delta = marked.mark.delta(&store);
-        let full = Store::diff(marked.mark.state(), store);
+        let full = StorePatch::diff(marked.mark.state(), store);
         assert!(
             delta.to_bytes() == full.to_bytes(),
-            "{context}: Mark::delta is not Store::diff: {delta:?} {full:?}"
+            "{context}: Mark::delta is not StorePatch::diff: {delta:?} {full:?}"
         );
         // The delta applies to the chain's loader, the base its file names.
         let mut loaded = marked.loader.clone();
@@ -229,7 +229,7 @@ fn run(ops: &[Op]) {
             Op::ApplyDelta => {
                 let mut target = store.clone();
                 target.insert(&[(key(0), 1.0)].into_iter().collect::<Blob>());
-                Store::diff(&store, &target).apply(&mut store).unwrap();
+                StorePatch::diff(&store, &target).apply(&mut store).unwrap();
                 assert_eq!(store, target);
             }
             Op::Snapshot => {
@@ -377,7 +377,7 @@ fn a_mark_past_the_log_is_answered_by_comparing_everything() {
     world.get_mut(ids[0]).unwrap().set("stats.health", 0.0); // as it was
     assert_eq!(as_lists(&old.changes(&world)), changes(&old_state, &world));
     assert_eq!(old.changes(&world).changed().len(), 7);
-    assert_eq!(old.delta(&world).to_bytes(), Store::diff(&old_state, &world).to_bytes());
+    assert_eq!(old.delta(&world).to_bytes(), StorePatch::diff(&old_state, &world).to_bytes());
 }
 
 #[test]
@@ -554,10 +554,10 @@ fn key_names_travel_with_the_steps() {
     assert!(history.undo(&mut world));
     assert_eq!(world.key_names().map(|(_, name)| name).collect::<Vec<_>>(), ["stats.health"]);
     // An undo that replaced the names makes older marks compare them whole.
-    assert_eq!(mark.delta(&world).to_bytes(), Store::diff(mark.state(), &world).to_bytes());
+    assert_eq!(mark.delta(&world).to_bytes(), StorePatch::diff(mark.state(), &world).to_bytes());
     assert!(history.redo(&mut world));
     assert_eq!(world.key_names().len(), 3);
-    assert_eq!(mark.delta(&world).to_bytes(), Store::diff(mark.state(), &world).to_bytes());
+    assert_eq!(mark.delta(&world).to_bytes(), StorePatch::diff(mark.state(), &world).to_bytes());
 }
 
 #[test]
@@ -650,7 +650,7 @@ fn a_migration_since_a_mark_is_a_change_of_the_entities_it_rewrote() {
     assert!(changes.inserted().is_empty() && changes.removed().is_empty());
     let delta = mark.delta(&world);
     assert_eq!(delta.changed(), 1);
-    assert_eq!(delta.to_bytes(), Store::diff(mark.state(), &world).to_bytes());
+    assert_eq!(delta.to_bytes(), StorePatch::diff(mark.state(), &world).to_bytes());
     let mut loaded = Store::from_bytes(&base).unwrap();
     delta.apply(&mut loaded).unwrap();
     assert_eq!((loaded.data_version(), &loaded), (1, &world));

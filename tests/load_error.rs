@@ -116,7 +116,7 @@ fn each_layer_comes_back_through_load_error_transparently() {
     let base = store();
     let mut target = base.clone();
     target.insert_empty();
-    let delta = Store::diff(&base, &target);
+    let delta = StorePatch::diff(&base, &target);
     let mut other = target.clone();
     let err = delta.apply(&mut other).unwrap_err();
     let LoadError::Delta(inner @ DeltaError::Base { .. }) = &err else { panic!("{err:?}") };

@@ -484,7 +484,7 @@ impl std::error::Error for StoreError {
 /// let base = Store::new();
 /// let mut target = base.clone();
 /// target.set_data_version(2);
-/// let delta = Store::diff(&base, &target);
+/// let delta = StorePatch::diff(&base, &target);
 /// let mut migrated = base.clone();
 /// migrated.set_data_version(1);
 /// let err = delta.apply(&mut migrated).unwrap_err();

@@ -370,7 +370,7 @@ impl History {
 /// copying the state whole when the store cannot tell them).
 fn revert(store: &mut Store, mark: &Mark) {
     match mark.changed_slots(store) {
-        Some(slots) => Store::diff_slots(store, &mark.state, (&slots, true), 0, None)
+        Some(slots) => StorePatch::diff_slots(store, &mark.state, (&slots, true), 0, None)
             .apply_trusted(store, Placement::InPlace),
         None => store.copy_from(&mark.state),
     }
@@ -394,8 +394,8 @@ impl Step {
             (0..count as u32).collect()
         };
         // The crc of a base is only checked when a delta file is applied: these never are.
-        let forward = Store::diff_slots(before, after, (&slots, is_tracked), 0, None);
-        let back = Store::diff_slots(after, before, (&slots, is_tracked), 0, Some(&forward));
+        let forward = StorePatch::diff_slots(before, after, (&slots, is_tracked), 0, None);
+        let back = StorePatch::diff_slots(after, before, (&slots, is_tracked), 0, Some(&forward));
         let bytes = forward.file_len() + back.file_len();
         Some(Step { forward, back, bytes })
     }

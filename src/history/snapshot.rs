@@ -115,14 +115,14 @@ impl Snapshot {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{Snapshot, Store};
+    /// use datacomp::{Snapshot, Store, StorePatch};
     ///
     /// let mut world = Store::new();
     /// let id = world.insert_entries([("gold", 10.0)]);
     /// let snapshot = Snapshot::new(&world);
     /// world.get_mut(id).unwrap().set("gold", 0.0);
     /// assert_eq!(snapshot.as_store().get(id).unwrap().get_float("gold"), Some(10.0));
-    /// assert_eq!(Store::diff(snapshot.as_store(), &world).changed(), 1);
+    /// assert_eq!(StorePatch::diff(snapshot.as_store(), &world).changed(), 1);
     /// ```
     #[must_use]
     pub fn as_store(&self) -> &Store {

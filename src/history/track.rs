@@ -123,7 +123,7 @@ impl Mark {
     }
 
     /// The changes from this mark's state to `store` as a delta, in O(changed): equal to
-    /// [`Store::diff`]`(mark.state(), store)`, byte for byte.
+    /// [`StorePatch::diff`]`(mark.state(), store)`, byte for byte.
     ///
     /// The first delta from a mark also computes the crc32 of the marked state (the base the
     /// delta names; a pass over its bytes at crc32 speed), which the mark keeps for later
@@ -141,7 +141,7 @@ impl Mark {
     /// world.get_mut(id).unwrap().set("gold", 12.0);
     ///
     /// let delta = mark.delta(&world);
-    /// assert_eq!(delta.to_bytes(), Store::diff(mark.state(), &world).to_bytes());
+    /// assert_eq!(delta.to_bytes(), StorePatch::diff(mark.state(), &world).to_bytes());
     /// let mut loaded = Store::from_bytes(&base)?;
     /// delta.apply(&mut loaded)?;
     /// assert_eq!(loaded, world);
@@ -174,8 +174,10 @@ impl Mark {
     #[must_use]
     pub fn delta(&self, store: &Store) -> StorePatch {
         match self.changed_slots(store) {
-            Some(slots) => Store::diff_slots(&self.state, store, (&slots, true), self.crc(), None),
-            None => Store::diff(&self.state, store),
+            Some(slots) => {
+                StorePatch::diff_slots(&self.state, store, (&slots, true), self.crc(), None)
+            }
+            None => StorePatch::diff(&self.state, store),
         }
     }
 
@@ -211,11 +213,12 @@ impl Mark {
     /// ```
     pub fn take_delta(&mut self, store: &Store) -> StorePatch {
         let delta = if let Some(slots) = self.changed_slots(store) {
-            let delta = Store::diff_slots(&self.state, store, (&slots, true), self.crc(), None);
+            let delta =
+                StorePatch::diff_slots(&self.state, store, (&slots, true), self.crc(), None);
             delta.apply_trusted(&mut self.state, Placement::AsApply);
             delta
         } else {
-            let delta = Store::diff(&self.state, store);
+            let delta = StorePatch::diff(&self.state, store);
             // The mark's state is the delta's base, crc and all: the apply cannot fail.
             if delta.apply(&mut self.state).is_err() {
                 self.state = store.copy_state();
@@ -341,7 +344,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use crate::migrate::{MigrationStep, Migrations};
-    use crate::store::Store;
+    use crate::store::{Store, StorePatch};
 
     /// A migration stamps the entities it rewrote, and only those: a mark before it is still
     /// answered from the log, in O(changed), not by comparing every entity.
@@ -358,7 +361,7 @@ mod tests {
         assert_eq!(mark.changed_slots(&world), Some(vec![slot]));
         world.set_data_version(7);
         assert_eq!(mark.changed_slots(&world), Some(vec![slot]), "no entity changed");
-        assert_eq!(mark.delta(&world).to_bytes(), Store::diff(&mark.state, &world).to_bytes());
+        assert_eq!(mark.delta(&world).to_bytes(), StorePatch::diff(&mark.state, &world).to_bytes());
     }
 
     /// A migration that changes no entity (no entity holds its keys) stamps nothing.
@@ -371,6 +374,6 @@ mod tests {
         world.migrate(&Migrations::new(2).step(step)).unwrap();
         assert_eq!(mark.changed_slots(&world), Some(vec![]));
         assert!(mark.changes(&world).is_empty());
-        assert_eq!(mark.delta(&world).to_bytes(), Store::diff(&mark.state, &world).to_bytes());
+        assert_eq!(mark.delta(&world).to_bytes(), StorePatch::diff(&mark.state, &world).to_bytes());
     }
 }

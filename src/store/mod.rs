@@ -10,7 +10,7 @@
 //! - `save.rs`: the save file's sections and `Store`'s save and load (public as
 //!   [`crate::save`]); the header and table they share with deltas are `crate::file::container`.
 //! - `view.rs`: [`StoreView`], a save read in place.
-//! - `delta.rs`: `Store::diff`, [`StorePatch`] and the delta file; `delta_error.rs`: its
+//! - `delta.rs`: `StorePatch::diff`, [`StorePatch`] and the delta file; `delta_error.rs`: its
 //!   [`DeltaError`].
 //! - `error.rs`: [`StoreError`], why a file's sections do not hold a valid store.
 //! - `json.rs`: `Store`'s JSON import and exports (the reader and writer are `crate::json`).
