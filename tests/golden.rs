@@ -471,7 +471,7 @@ fn write_golden_data0() {
 /// `world_data0.dcmp` migrated by the README's migrations.
 fn golden_world_data3() -> Store {
     let mut store = Store::from_bytes(GOLDEN_DATA0).unwrap();
-    store.migrate(&Migrations::from_json(MIGRATIONS_V3).unwrap()).unwrap();
+    Migrations::from_json(MIGRATIONS_V3).unwrap().apply(&mut store).unwrap();
     store
 }
 
@@ -479,7 +479,7 @@ fn golden_world_data3() -> Store {
 fn the_data0_save_migrates_to_the_readme_version_3() {
     let migrations = Migrations::from_json(MIGRATIONS_V3).unwrap();
     let mut store = Store::from_bytes(GOLDEN_DATA0).unwrap();
-    let report = store.migrate(&migrations).unwrap();
+    let report = migrations.apply(&mut store).unwrap();
     assert_eq!((report.from, report.to, store.data_version()), (0, 3, 3));
     let counts: Vec<_> = report
         .steps
@@ -525,7 +525,7 @@ fn the_data0_save_migrates_to_the_readme_version_3() {
     assert_eq!(loaded, store);
     assert_eq!(format::describe(&store.to_bytes()).unwrap().data_version, 3);
     let before = loaded.clone();
-    let again = loaded.migrate(&migrations).unwrap();
+    let again = migrations.apply(&mut loaded).unwrap();
     assert_eq!((again.from, again.to), (3, 3));
     assert!(again.steps.is_empty());
     assert_eq!(loaded, before);
@@ -547,7 +547,7 @@ fn a_key_hash_1_save_migrates_once_upgraded() {
         r#"{"version": 1, "steps": [{"to": 1, "rename": {"stats": "attributes", "status_effects": "effects"}, "default": {"attributes.luck": 1}}]}"#,
     )
     .unwrap();
-    store.migrate(&migrations).unwrap();
+    migrations.apply(&mut store).unwrap();
     let classic = store.get(id("0v0t1")).unwrap();
     assert_eq!(classic.get_float("attributes.health"), Some(100.0));
     assert_eq!(classic.get_bool("effects.delirious"), Some(true));

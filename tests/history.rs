@@ -222,7 +222,7 @@ fn run(ops: &[Op]) {
                 let step = MigrationStep::to(to)
                     .rename(&format!("pool.k{k}"), &format!("pool.k{}", (k + 1) % KEYS));
                 // Refused (changing nothing) where an entity holds both keys.
-                let _ = store.migrate(&Migrations::new(to).step(step));
+                let _ = Migrations::new(to).step(step).apply(&mut store);
             }
             Op::Compact => store.compact(),
             Op::Clear => store.clear(),
@@ -614,7 +614,7 @@ fn undo_and_redo_of_a_migration_restore_its_data_version_and_keys() {
     let mut history = History::new(usize::MAX);
     history.commit(&world);
     let before = world.clone();
-    world.migrate(&rename_hp(2)).unwrap();
+    rename_hp(2).apply(&mut world).unwrap();
     let after = world.clone();
     assert!(history.commit(&world));
     world.set_data_version(5);
@@ -635,7 +635,7 @@ fn undo_and_redo_of_a_migration_restore_its_data_version_and_keys() {
     // The migration runs again from the restored version.
     history.undo(&mut world);
     history.undo(&mut world);
-    assert_eq!(world.migrate(&rename_hp(2)).unwrap().from, 0);
+    assert_eq!(rename_hp(2).apply(&mut world).unwrap().from, 0);
     assert_eq!(world, after);
 }
 
@@ -644,7 +644,7 @@ fn a_migration_since_a_mark_is_a_change_of_the_entities_it_rewrote() {
     let (mut world, ids) = migration_world();
     let base = world.to_bytes();
     let mark = world.mark();
-    world.migrate(&rename_hp(1)).unwrap();
+    rename_hp(1).apply(&mut world).unwrap();
     let changes = mark.changes(&world);
     assert_eq!(changes.changed(), [ids[1]]);
     assert!(changes.inserted().is_empty() && changes.removed().is_empty());
@@ -665,7 +665,7 @@ fn a_delta_chain_carries_data_versions_and_dropped_names() {
     let mut chain = Vec::new();
     world.set_data_version(3);
     chain.push(mark.take_delta(&world).to_bytes());
-    world.migrate(&rename_hp(4)).unwrap();
+    rename_hp(4).apply(&mut world).unwrap();
     chain.push(mark.take_delta(&world).to_bytes());
     world.remove(ids[1]);
     world.compact(); // drops the names `hp` and `stats.hp`, which no entity holds now

@@ -356,7 +356,7 @@ mod tests {
         world.get_mut(ids[40]).unwrap().set("hp", 1.0);
         let mark = world.mark();
         let step = MigrationStep::to(1).rename("hp", "stats.hp");
-        world.migrate(&Migrations::new(1).step(step)).unwrap();
+        Migrations::new(1).step(step).apply(&mut world).unwrap();
         let slot = world.index().slot_of(ids[40]).unwrap() as u32;
         assert_eq!(mark.changed_slots(&world), Some(vec![slot]));
         world.set_data_version(7);
@@ -371,7 +371,7 @@ mod tests {
         world.insert_entries([("gold", 1.0)]);
         let mark = world.mark();
         let step = MigrationStep::to(2).rename("hp", "stats.hp");
-        world.migrate(&Migrations::new(2).step(step)).unwrap();
+        Migrations::new(2).step(step).apply(&mut world).unwrap();
         assert_eq!(mark.changed_slots(&world), Some(vec![]));
         assert!(mark.changes(&world).is_empty());
         assert_eq!(mark.delta(&world).to_bytes(), StorePatch::diff(&mark.state, &world).to_bytes());
