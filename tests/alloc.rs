@@ -109,7 +109,7 @@ fn store_load_allocations() {
         // The index's items, meta and slots and the arena; spans in order need no sorted
         // list. Checked on one thread: four, not one per entity.
         let one = LoadOptions::new().threads(1);
-        let (store, count) = allocations(|| Store::from_bytes_with(&bytes, &one).unwrap());
+        let (store, count) = allocations(|| one.load_bytes(&bytes).unwrap());
         assert_eq!(store.len(), entities);
         // FIXME(flaky under load: 8 seen once in a few runs on a saturated machine; the count
         // must not grow with the entities, which is what this checks)
@@ -117,7 +117,7 @@ fn store_load_allocations() {
             (4..=8).contains(&count),
             "Store::from_bytes of {entities} entities on one thread: {count}"
         );
-        let (view, count) = allocations(|| StoreView::new_with(&bytes, &one).unwrap().len());
+        let (view, count) = allocations(|| one.view(&bytes).unwrap().len());
         assert_eq!(view, entities);
         assert!(count <= 4, "StoreView::new of {entities} entities on one thread: {count}");
 
@@ -153,7 +153,7 @@ fn known_keys_allocations() {
             let mut known: Vec<String> = (0..paths).map(|i| format!("item_{i}.count")).collect();
             known.push("name".into());
             let options = LoadOptions::new().known_keys(known.iter().map(String::as_str));
-            let (store, count) = allocations(|| Store::from_bytes_with(&bytes, &options).unwrap());
+            let (store, count) = allocations(|| options.load_bytes(&bytes).unwrap());
             assert_eq!(store.key_name(Key::parse("name")).as_deref(), Some("name"));
             count
         })

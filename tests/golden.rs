@@ -160,7 +160,9 @@ fn every_golden_file_keeps_its_header_and_passes_every_check() {
         );
         let data_version = match golden.kind {
             "delta" => StorePatch::from_bytes(golden.bytes).map(|d| d.data_version()),
-            _ => Store::from_bytes_with(golden.bytes, &LoadOptions::new().known_keys(V1_KEYS))
+            _ => LoadOptions::new()
+                .known_keys(V1_KEYS)
+                .load_bytes(golden.bytes)
                 .map(|s| s.data_version()),
         };
         let data_version = data_version.unwrap_or_else(|e| panic!("{}: {e}", golden.name));
@@ -194,7 +196,9 @@ fn the_v1_save_loads_with_its_known_keys_and_every_value_reads_back_by_name() {
     let info = format::describe(GOLDEN_V1).unwrap();
     assert_eq!((info.major, info.minor, info.key_hash), (1, 0, format::KEY_HASH_FX32_WORDS));
 
-    let store = Store::from_bytes_with(GOLDEN_V1, &LoadOptions::new().known_keys(V1_KEYS))
+    let store = LoadOptions::new()
+        .known_keys(V1_KEYS)
+        .load_bytes(GOLDEN_V1)
         .expect("format 1.0 saves of key hash 1 load with their keys' paths");
     assert_eq!(store.len(), 2);
     let classic = store.get(id("0v0t1")).unwrap();
@@ -251,7 +255,7 @@ fn the_v1_save_without_its_keys_names_every_unexplained_key() {
 
     // All but one path: only that key is unexplained.
     let options = LoadOptions::new().known_keys(V1_KEYS.iter().copied().filter(|&k| k != "bio"));
-    let err = Store::from_bytes_with(GOLDEN_V1, &options).unwrap_err();
+    let err = options.load_bytes(GOLDEN_V1).unwrap_err();
     assert_eq!(
         err,
         LoadError::Upgrade(UpgradeError::UnexplainedKeys {
@@ -261,7 +265,7 @@ fn the_v1_save_without_its_keys_names_every_unexplained_key() {
 
     // Paths the save does not use cost nothing and are not recorded.
     let options = LoadOptions::new().known_keys(V1_KEYS).known_keys(["unused", "/a.b/c"]);
-    let store = Store::from_bytes_with(GOLDEN_V1, &options).unwrap();
+    let store = options.load_bytes(GOLDEN_V1).unwrap();
     assert_eq!(store.key_names().len(), V1_KEYS.len());
 
     // A view reads in place and cannot rehash.
@@ -540,7 +544,9 @@ fn write_golden_data3() {
 
 #[test]
 fn a_key_hash_1_save_migrates_once_upgraded() {
-    let mut store = Store::from_bytes_with(GOLDEN_V1, &LoadOptions::new().known_keys(V1_KEYS))
+    let mut store = LoadOptions::new()
+        .known_keys(V1_KEYS)
+        .load_bytes(GOLDEN_V1)
         .expect("upgraded with its keys' paths, which become its names");
     assert_eq!(store.data_version(), 0);
     let migrations = Migrations::from_json(
