@@ -33,7 +33,7 @@ pub(crate) const TREE_KIND: u32 = 13;
 /// The section kind of format 1.0's flat list of key names.
 pub(crate) const LIST_KIND: u32 = 6;
 
-/// What a file holds: what [`describe`] reads from its sections.
+/// What a file holds: what [`describe`](super::describe) reads from its sections.
 ///
 /// # Examples
 ///

@@ -604,7 +604,8 @@ impl std::error::Error for DeltaError {
 ///
 /// These are their own layer, not [`StoreError`](crate::StoreError)s: nothing in the bytes is
 /// wrong, and the same save loads once the caller gives the paths it lacks
-/// ([`LoadOptions::known_keys`]) or loads it into a [`Store`](crate::Store) rather than a view.
+/// ([`LoadOptions::known_keys`](super::LoadOptions::known_keys)) or loads it into a
+/// [`Store`](crate::Store) rather than a view.
 /// [`LoadError::Upgrade`] wraps it.
 ///
 /// # Examples
@@ -626,7 +627,8 @@ pub enum UpgradeError {
         key_hash: u16,
     },
     /// A save of key hash 1 holds keys that neither its key names nor the known paths
-    /// ([`LoadOptions::known_keys`]) explain, so they cannot be rehashed.
+    /// ([`LoadOptions::known_keys`](super::LoadOptions::known_keys)) explain, so they cannot be
+    /// rehashed.
     UnexplainedKeys {
         /// Each such key (its key hash 1 value), in key order, with the first entity that holds
         /// it.

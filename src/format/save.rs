@@ -131,7 +131,7 @@ impl Store {
         bytes
     }
 
-    /// Reads a store from save-file bytes, checking everything (see the [`save`](crate::save)
+    /// Reads a store from save-file bytes, checking everything (see the [`format`](crate::format)
     /// module). Handles saved with the store resolve in the loaded one, and stale ones stay
     /// stale. A save of key hash 1 is rehashed from its key names; one with keys it never named
     /// needs their paths: see [`LoadOptions::load_bytes`].

@@ -11,7 +11,8 @@ pub const FORMAT_MAJOR: u16 = 1;
 ///
 /// - 0: the first format.
 /// - 1: the header's last word, zero before, holds the data version
-///   ([`Store::data_version`]); a delta's `delta base` section adds the base's data version.
+///   ([`Store::data_version`](crate::Store::data_version)); a delta's `delta base` section adds
+///   the base's data version.
 ///   A save adds a crc32 of each 64 KiB chunk of its arena ([`ARENA_CHUNK_BYTES`]), in a
 ///   section of its own (`arena crcs`, kind 12), so that the arena is checked on all cores, a
 ///   lazy view checks only the chunks it reads, and damage is confined to its chunk. The arena
@@ -34,7 +35,7 @@ pub const ARENA_CHUNK_BYTES: usize = 64 << 10;
 
 /// Key hash 1: fxhash's 32-bit round fed each segment four bytes (a word) at a time, segments
 /// combined in order. Retired: numbered names such as `item_1409` and `item_1482` collided. A
-/// save of it loads by rehashing its keys (see [`LoadOptions`]).
+/// save of it loads by rehashing its keys (see [`LoadOptions`](super::LoadOptions)).
 pub const KEY_HASH_FX32_WORDS: u16 = 1;
 
 /// Key hash 2, the one [`Key`](crate::Key) computes and every save of this build names: fxhash's
