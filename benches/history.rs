@@ -26,7 +26,7 @@ use datacomp::{History, Id, Snapshot, Store, StorePatch};
 
 /// The bytes of the store's buffers, as one buffer: what a memcpy of the store copies.
 fn store_bytes(store: &Store) -> Vec<u8> {
-    Snapshot::new(&store).as_store().to_bytes()
+    Snapshot::new(store).as_store().to_bytes()
 }
 
 /// Sets the health of every 100th sheet: 1% of them, each to a value that differs from the

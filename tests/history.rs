@@ -1,6 +1,6 @@
 //! Time travel: snapshots, change tracking (`mark`, `Mark::changes`, `Mark::delta`,
-//! `Mark::take_delta`) and `History`, in a model test against a model that clones the whole store at
-//! every snapshot, mark and commit; and the edge cases each of them has.
+//! `Mark::take_delta`) and `History`, in a model test against a model that clones the whole
+//! store at every snapshot, mark and commit; and the edge cases each of them has.
 
 use datacomp::{
     Blob, Changes, History, Id, ImportOptions, Key, Mark, MigrationStep, Migrations, OwnedValue,
@@ -146,8 +146,8 @@ fn check_marks(store: &Store, marks: &[Marked]) {
     for (i, marked) in marks.iter().enumerate() {
         let context = format!("mark {i}");
         assert_same_state(marked.mark.state(), &marked.model, &context);
-        assert_eq!(as_lists(&marked.mark.changes(&store)), changes(&marked.model, store));
-        let delta = marked.mark.delta(&store);
+        assert_eq!(as_lists(&marked.mark.changes(store)), changes(&marked.model, store));
+        let delta = marked.mark.delta(store);
         let full = StorePatch::diff(marked.mark.state(), store);
         assert!(
             delta.to_bytes() == full.to_bytes(),

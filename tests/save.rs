@@ -629,9 +629,9 @@ fn a_big_save_loads_the_same_on_any_number_of_threads() {
     }
 }
 
-/// Attack: `compact` then `save` (once `save_compacted`) promised "no byte of a removed entity, removed key or overwritten
-/// value", yet the name of a removed key stayed in the key-name table. Names that no entity
-/// holds are left out of a compacted save; a plain save keeps them.
+/// Attack: `compact` then `save` (once `save_compacted`) promised "no byte of a removed entity,
+/// removed key or overwritten value", yet the name of a removed key stayed in the key-name
+/// table. Names that no entity holds are left out of a compacted save; a plain save keeps them.
 #[test]
 fn a_compacted_save_holds_no_name_of_a_removed_key() {
     let dir = tempfile::TempDir::new().unwrap();

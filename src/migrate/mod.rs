@@ -256,7 +256,8 @@ impl MigrationStep {
     ///
     /// let mut store = Store::new();
     /// let id = store.insert_entries([("inventory.sword", 1), ("inventory.potion", 3)]);
-    /// Migrations::new(1).step(MigrationStep::to(1).rename("inventory", "items")).apply(&mut store)?;
+    /// let migrations = Migrations::new(1).step(MigrationStep::to(1).rename("inventory", "items"));
+    /// migrations.apply(&mut store)?;
     /// assert_eq!(store.export_json(id).unwrap(), r#"{"items":{"sword":1,"potion":3}}"#);
     /// # Ok::<(), datacomp::MigrateError>(())
     /// ```

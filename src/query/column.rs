@@ -127,7 +127,8 @@ impl Store {
     /// sheet.set("position", [1.0, 2.0]);
     /// let mut world = Store::new();
     /// let orc = world.insert(&sheet);
-    /// assert_eq!(world.column::<&[f32]>("position").collect::<Vec<_>>(), [(orc, &[1.0, 2.0][..])]);
+    /// let position: Vec<_> = world.column::<&[f32]>("position").collect();
+    /// assert_eq!(position, [(orc, &[1.0, 2.0][..])]);
     /// ```
     pub fn column<'s, T: ColumnValue<'s>>(
         &'s self,
@@ -179,7 +180,8 @@ impl<'a> StoreView<'a> {
     /// let orc = world.insert(&sheet);
     /// let bytes = world.to_bytes();
     /// let view = StoreView::new(&bytes)?;
-    /// assert_eq!(view.column::<&[f32]>("position").collect::<Vec<_>>(), [(orc, &[1.0, 2.0][..])]);
+    /// let position: Vec<_> = view.column::<&[f32]>("position").collect();
+    /// assert_eq!(position, [(orc, &[1.0, 2.0][..])]);
     /// # Ok::<(), datacomp::LoadError>(())
     /// ```
     pub fn column<T: ColumnValue<'a>>(
