@@ -39,7 +39,7 @@ pub(crate) const LIST_KIND: u32 = 6;
 ///
 /// ```
 /// use datacomp::format::{self, FileKind};
-/// use datacomp::Store;
+/// use datacomp::{Store, StorePatch};
 ///
 /// let base = Store::new();
 /// let mut target = base.clone();

@@ -479,7 +479,7 @@ impl std::error::Error for StoreError {
 /// # Examples
 ///
 /// ```
-/// use datacomp::{DeltaError, LoadError, Store};
+/// use datacomp::{DeltaError, LoadError, Store, StorePatch};
 ///
 /// let base = Store::new();
 /// let mut target = base.clone();

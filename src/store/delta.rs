@@ -478,7 +478,7 @@ impl StorePatch {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::Store;
+    /// use datacomp::{Store, StorePatch};
     ///
     /// let mut base = Store::new();
     /// base.set_data_version(2);
@@ -524,7 +524,7 @@ impl StorePatch {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{DeltaError, LoadError, Store};
+    /// use datacomp::{DeltaError, LoadError, Store, StorePatch};
     ///
     /// let base = Store::new();
     /// let mut target = base.clone();
