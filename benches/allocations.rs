@@ -45,7 +45,7 @@ fn main() {
     let (base, target) = changed_world::worlds();
     let (base_json, target_json) =
         (changed_world::json_world(&base), changed_world::json_world(&target));
-    let delta = Store::diff(&base, &target).to_bytes();
+    let delta = StorePatch::diff(&base, &target).to_bytes();
     let target_bytes = target.to_bytes();
     let mut world = base.clone();
     let sheets = fixtures::ten_thousand_sheets();
@@ -84,7 +84,7 @@ fn main() {
         (
             "diff/100k_sheets_1pct_changed",
             "datacomp_store_diff",
-            count(|| Store::diff(&base, &target)),
+            count(|| StorePatch::diff(&base, &target)),
         ),
         (
             "diff/100k_sheets_1pct_changed",

@@ -33,7 +33,7 @@ fn store_delta(c: &mut Criterion) {
     let (base, target) = worlds();
     let (base_bytes, target_bytes) = (base.to_bytes(), target.to_bytes());
     let (base_json, target_json) = (json_world(&base), json_world(&target));
-    let delta = Store::diff(&base, &target);
+    let delta = StorePatch::diff(&base, &target);
     let delta_bytes = delta.to_bytes();
     report_sizes(&base, &delta);
     assert_eq!(json_diff(&base_json, &target_json).len(), ENTITIES / CHANGE_EVERY);
@@ -49,7 +49,7 @@ fn store_delta(c: &mut Criterion) {
         })
     });
     group.bench_function("datacomp_store_diff", |b| {
-        b.iter(|| Store::diff(black_box(&base), black_box(&target)))
+        b.iter(|| StorePatch::diff(black_box(&base), black_box(&target)))
     });
     group.bench_function("json_maps_diff", |b| {
         b.iter(|| json_diff(black_box(&base_json), black_box(&target_json)))

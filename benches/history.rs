@@ -1,8 +1,8 @@
 //! Time travel on 100,000 character sheets: a snapshot and a restore beside memcpy of the same
 //! bytes (into a fresh buffer and into a warm one) and a clone of the usual
 //! `Vec<HashMap<String, serde_json::Value>>`; and, with 1% of the sheets changed (1,000 sheets:
-//! their health), a history commit, undo and redo, `changes_since` and `delta_since`, beside
-//! what they replace: a full snapshot per commit, and `Store::diff` against a copy.
+//! their health), a history commit, undo and redo, `Mark::changes` and `Mark::delta`, beside
+//! what they replace: a full snapshot per commit, and `StorePatch::diff` against a copy.
 //!
 //! Run: `cargo bench --bench history -- --warm-up-time 1 --measurement-time 3`. It prints the
 //! sizes first.
@@ -22,11 +22,11 @@ use std::time::Duration;
 
 use changed_world::{CHANGE_EVERY, ENTITIES, json_world, worlds};
 use criterion::{Bencher, Criterion, criterion_group, criterion_main};
-use datacomp::{History, Id, Store};
+use datacomp::{History, Id, Snapshot, Store, StorePatch};
 
 /// The bytes of the store's buffers, as one buffer: what a memcpy of the store copies.
 fn store_bytes(store: &Store) -> Vec<u8> {
-    store.snapshot().as_store().to_bytes()
+    Snapshot::new(store).as_store().to_bytes()
 }
 
 /// Sets the health of every 100th sheet: 1% of them, each to a value that differs from the
@@ -41,7 +41,7 @@ fn change_one_percent(store: &mut Store, ids: &[Id], round: &mut u32) {
 fn snapshot_restore(c: &mut Criterion) {
     let (world, _) = worlds();
     let bytes = store_bytes(&world);
-    let snapshot = world.snapshot();
+    let snapshot = Snapshot::new(&world);
     println!(
         "store: {} entities, snapshot {} bytes, save {} bytes",
         world.len(),
@@ -52,10 +52,12 @@ fn snapshot_restore(c: &mut Criterion) {
 
     let mut group = c.benchmark_group("snapshot/100k_sheets");
     group.sample_size(10);
-    group.bench_function("datacomp_snapshot", |b| b.iter(|| black_box(&world).snapshot()));
+    group.bench_function("datacomp_snapshot", |b| b.iter(|| Snapshot::new(black_box(&world))));
     group.bench_function("memcpy_fresh_buffer", |b| b.iter(|| black_box(&bytes[..]).to_vec()));
     let mut target = world.clone();
-    group.bench_function("datacomp_restore", |b| b.iter(|| target.restore(black_box(&snapshot))));
+    group.bench_function("datacomp_restore", |b| {
+        b.iter(|| black_box(&snapshot).restore(&mut target))
+    });
     let mut warm = vec![0_u8; bytes.len()];
     group.bench_function("memcpy_warm_buffer", |b| {
         b.iter(|| warm.copy_from_slice(black_box(&bytes[..])))
@@ -85,7 +87,7 @@ fn commit_undo_redo(c: &mut Criterion) {
     group.bench_function("writes_and_snapshot", |b| {
         b.iter(|| {
             change_one_percent(&mut world, &ids, &mut round);
-            black_box(&world).snapshot()
+            Snapshot::new(black_box(&world))
         });
     });
     let mut history = History::new(256 << 20);
@@ -109,16 +111,16 @@ fn commit_undo_redo(c: &mut Criterion) {
         history.redo(&mut world);
     }
 
-    // Changes since a mark, beside Store::diff against a copy (what a delta took before): the
+    // Changes since a mark, beside StorePatch::diff against a copy (what a delta took before): the
     // 1,000 sheets changed since the mark, read without writing.
     let mark = world.mark();
-    let copy = world.snapshot();
+    let copy = Snapshot::new(&world);
     change_one_percent(&mut world, &ids, &mut round);
-    let _ = world.delta_since(&mark); // the mark's crc32, once
-    group.bench_function("changes_since", |b| b.iter(|| world.changes_since(black_box(&mark))));
-    group.bench_function("delta_since", |b| b.iter(|| world.delta_since(black_box(&mark))));
+    let _ = mark.delta(&world); // the mark's crc32, once
+    group.bench_function("changes_since", |b| b.iter(|| black_box(&mark).changes(&world)));
+    group.bench_function("delta_since", |b| b.iter(|| black_box(&mark).delta(&world)));
     group.bench_function("store_diff", |b| {
-        b.iter(|| Store::diff(copy.as_store(), black_box(&world)))
+        b.iter(|| StorePatch::diff(copy.as_store(), black_box(&world)))
     });
     group.finish();
     println!(
@@ -161,17 +163,19 @@ fn cpu_times(c: &mut Criterion) {
     let mut round = 0;
     let bytes = store_bytes(&world);
     let mut warm = vec![0_u8; bytes.len()];
-    let snapshot = world.snapshot();
+    let snapshot = Snapshot::new(&world);
 
     let mut group = c.benchmark_group("cpu_time/100k_sheets_1pct_changed");
     group.sample_size(10);
     group.bench_function("memcpy_fresh_buffer", |b| cpu(b, || black_box(&bytes[..]).to_vec()));
-    group.bench_function("datacomp_snapshot", |b| cpu(b, || black_box(&world).snapshot()));
+    group.bench_function("datacomp_snapshot", |b| cpu(b, || Snapshot::new(black_box(&world))));
     group.bench_function("memcpy_warm_buffer", |b| {
         cpu(b, || warm.copy_from_slice(black_box(&bytes[..])));
     });
     let mut target = world.clone();
-    group.bench_function("datacomp_restore", |b| cpu(b, || target.restore(black_box(&snapshot))));
+    group.bench_function("datacomp_restore", |b| {
+        cpu(b, || black_box(&snapshot).restore(&mut target))
+    });
     group.bench_function("writes_only", |b| {
         cpu(b, || change_one_percent(&mut world, &ids, &mut round));
     });
@@ -195,13 +199,13 @@ fn cpu_times(c: &mut Criterion) {
         history.redo(&mut world);
     }
     let mark = world.mark();
-    let copy = world.snapshot();
+    let copy = Snapshot::new(&world);
     change_one_percent(&mut world, &ids, &mut round);
-    let _ = world.delta_since(&mark);
-    group.bench_function("changes_since", |b| cpu(b, || world.changes_since(black_box(&mark))));
-    group.bench_function("delta_since", |b| cpu(b, || world.delta_since(black_box(&mark))));
+    let _ = mark.delta(&world);
+    group.bench_function("changes_since", |b| cpu(b, || black_box(&mark).changes(&world)));
+    group.bench_function("delta_since", |b| cpu(b, || black_box(&mark).delta(&world)));
     group.bench_function("store_diff", |b| {
-        cpu(b, || Store::diff(copy.as_store(), black_box(&world)));
+        cpu(b, || StorePatch::diff(copy.as_store(), black_box(&world)));
     });
     group.finish();
 }

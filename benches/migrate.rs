@@ -4,7 +4,7 @@
 //! bytes into a warm and a fresh buffer, and the same migration done the usual ways: on nested
 //! `serde_json::Value` sheets, and on `FxHashMap<u32, OwnedValue>` sheets keyed by the same
 //! hashes; in place (an error halfway leaves half the sheets migrated), and on a copy made
-//! first (all or nothing, as `Store::migrate` is: it builds the new arena aside).
+//! first (all or nothing, as `Migrations::apply` is: it builds the new arena aside).
 //!
 //! Run: `cargo bench --bench migrate -- --warm-up-time 1 --measurement-time 3`.
 
@@ -67,7 +67,7 @@ fn migrate(c: &mut Criterion) {
     let migrations = migrations();
     {
         let mut check = store.clone();
-        let report = check.migrate(&migrations).unwrap();
+        let report = migrations.apply(&mut check).unwrap();
         println!("{report}");
         assert_eq!(report.steps[0].entities, ENTITIES);
     }
@@ -103,7 +103,7 @@ fn migrate(c: &mut Criterion) {
         b.iter_batched(
             || store.clone(),
             |mut store| {
-                store.migrate(black_box(&migrations)).unwrap();
+                black_box(&migrations).apply(&mut store).unwrap();
                 store
             },
             BatchSize::LargeInput,

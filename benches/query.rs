@@ -11,7 +11,8 @@ mod sheet;
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use datacomp::{Blob, Key, KeyCursor, OwnedValue, Query, Store, StoreView};
+use datacomp::query::KeyCursor;
+use datacomp::{Blob, Key, OwnedValue, Query, Store, StoreView};
 use fxhash::FxHashMap;
 
 const HEALTH: &str = "stats.health";
@@ -106,7 +107,7 @@ fn many_sheets(c: &mut Criterion) {
         store.insert(blob);
     }
     group.bench_function("datacomp_store_column", |b| {
-        b.iter(|| black_box(&store).column_f32(key).map(|(_, x)| x).sum::<f32>())
+        b.iter(|| black_box(&store).column::<f32>(key).map(|(_, x)| x).sum::<f32>())
     });
     group.bench_function("vec_fxhashmap_u32", |b| {
         b.iter(|| black_box(&s.fx).iter().filter_map(|m| fx_float(m, key.raw())).sum::<f32>())
@@ -132,10 +133,10 @@ fn column(c: &mut Criterion) {
     let segments: Vec<&str> = HEALTH.split('.').collect();
     let mut group = c.benchmark_group("sum_f32/100000_entities");
     group.bench_function("datacomp_store_column", |b| {
-        b.iter(|| black_box(&store).column_f32(key).map(|(_, x)| x).sum::<f32>())
+        b.iter(|| black_box(&store).column::<f32>(key).map(|(_, x)| x).sum::<f32>())
     });
     group.bench_function("datacomp_view_column", |b| {
-        b.iter(|| black_box(&view).column_f32(key).map(|(_, x)| x).sum::<f32>())
+        b.iter(|| black_box(&view).column::<f32>(key).map(|(_, x)| x).sum::<f32>())
     });
     group.bench_function("datacomp_store_iter_get", |b| {
         b.iter(|| black_box(&store).iter().filter_map(|(_, blob)| blob.get_float(key)).sum::<f32>())
@@ -148,7 +149,7 @@ fn column(c: &mut Criterion) {
     });
     // The physical limits: the column's values already in one `Vec<f32>`, summed, and copied
     // (memcpy) into a warm buffer and into a fresh one.
-    let values: Vec<f32> = store.column_f32(key).map(|(_, x)| x).collect();
+    let values: Vec<f32> = store.column::<f32>(key).map(|(_, x)| x).collect();
     group.bench_function("vec_f32_sum", |b| b.iter(|| black_box(&values).iter().sum::<f32>()));
     let mut warm = vec![0.0_f32; values.len()];
     group.bench_function("memcpy_warm", |b| {

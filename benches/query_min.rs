@@ -25,7 +25,8 @@ mod sheet;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use datacomp::{Blob, HandleMap, Id, Key, KeyCursor, OwnedValue, Store};
+use datacomp::query::KeyCursor;
+use datacomp::{Blob, HandleMap, Id, Key, OwnedValue, Store};
 use fxhash::FxHashMap;
 use order::shuffled;
 use slotmap::{DefaultKey, DenseSlotMap};
@@ -67,7 +68,7 @@ fn probe_sheets_fx(fx: &[FxHashMap<u32, OwnedValue>], key: Key) -> f32 {
 }
 #[inline(never)]
 fn probe_column_store(store: &Store, key: Key) -> f32 {
-    store.column_f32(key).map(|(_, x)| x).sum()
+    store.column::<f32>(key).map(|(_, x)| x).sum()
 }
 #[inline(never)]
 fn probe_column_json(json: &[serde_json::Value], seg: &[&str]) -> f32 {

@@ -144,7 +144,7 @@ fn save_and_load(c: &mut Criterion) {
         b.iter(|| Store::from_bytes(black_box(&bytes)).unwrap())
     });
     group.bench_function("datacomp_from_bytes_1_thread", |b| {
-        b.iter(|| Store::from_bytes_with(black_box(&bytes), &one_thread).unwrap())
+        b.iter(|| one_thread.load_bytes(black_box(&bytes)).unwrap())
     });
     group.bench_function("datacomp_store_view", |b| {
         b.iter(|| StoreView::new(black_box(&bytes)).unwrap().len())
@@ -153,7 +153,7 @@ fn save_and_load(c: &mut Criterion) {
         b.iter(|| StoreView::lazy(black_box(&bytes)).unwrap().len())
     });
     group.bench_function("datacomp_store_view_1_thread", |b| {
-        b.iter(|| StoreView::new_with(black_box(&bytes), &one_thread).unwrap().len())
+        b.iter(|| one_thread.view(black_box(&bytes)).unwrap().len())
     });
     // Validation and access: rkyv's bytecheck walks every map, key and value, as a view
     // checks every blob.

@@ -52,10 +52,10 @@ fn measured(op: &str, bytes: &[u8], warm: &mut [u8]) -> usize {
         }
         "memcpy_fresh" => black_box(bytes.to_vec()).len(),
         "view" => StoreView::new(black_box(bytes)).unwrap().len(),
-        "view_1" => StoreView::new_with(black_box(bytes), &one).unwrap().len(),
+        "view_1" => one.view(black_box(bytes)).unwrap().len(),
         "lazy" => StoreView::lazy(black_box(bytes)).unwrap().len(),
         "from_bytes" => Store::from_bytes(black_box(bytes)).unwrap().len(),
-        "from_bytes_1" => Store::from_bytes_with(black_box(bytes), &one).unwrap().len(),
+        "from_bytes_1" => one.load_bytes(black_box(bytes)).unwrap().len(),
         other => panic!("unknown operation {other}: one of {OPS:?}"),
     }
 }

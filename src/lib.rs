@@ -12,8 +12,6 @@ compile_error!(
 );
 
 pub mod blob;
-mod column;
-mod cursor;
 pub mod error;
 pub mod file;
 pub mod format;
@@ -26,7 +24,7 @@ mod migrate;
 mod names;
 #[cfg(feature = "json")]
 mod number;
-mod query;
+pub mod query;
 #[cfg(feature = "json")]
 mod sjson;
 mod store;
@@ -38,7 +36,6 @@ pub use blob::{
     Blob, BlobRef, Conflict, Conflicts, Iter as BlobIter, Keys as BlobKeys, MAX_BYTES, Patch,
     PatchTarget, RegionKind, Side,
 };
-pub use cursor::KeyCursor;
 pub use error::Error;
 pub use file::SaveFile;
 pub use format::{

@@ -6,7 +6,7 @@
 
 use std::hash::Hasher;
 
-use datacomp::{Blob, History, Key, LoadOptions, Store, StoreView, Value};
+use datacomp::{Blob, History, Key, LoadOptions, Snapshot, Store, StoreView, Value};
 
 #[global_allocator]
 static ALLOC: dhat::Alloc = dhat::Alloc;
@@ -109,7 +109,7 @@ fn store_load_allocations() {
         // The index's items, meta and slots and the arena; spans in order need no sorted
         // list. Checked on one thread: four, not one per entity.
         let one = LoadOptions::new().threads(1);
-        let (store, count) = allocations(|| Store::from_bytes_with(&bytes, &one).unwrap());
+        let (store, count) = allocations(|| one.load_bytes(&bytes).unwrap());
         assert_eq!(store.len(), entities);
         // FIXME(flaky under load: 8 seen once in a few runs on a saturated machine; the count
         // must not grow with the entities, which is what this checks)
@@ -117,7 +117,7 @@ fn store_load_allocations() {
             (4..=8).contains(&count),
             "Store::from_bytes of {entities} entities on one thread: {count}"
         );
-        let (view, count) = allocations(|| StoreView::new_with(&bytes, &one).unwrap().len());
+        let (view, count) = allocations(|| one.view(&bytes).unwrap().len());
         assert_eq!(view, entities);
         assert!(count <= 4, "StoreView::new of {entities} entities on one thread: {count}");
 
@@ -153,7 +153,7 @@ fn known_keys_allocations() {
             let mut known: Vec<String> = (0..paths).map(|i| format!("item_{i}.count")).collect();
             known.push("name".into());
             let options = LoadOptions::new().known_keys(known.iter().map(String::as_str));
-            let (store, count) = allocations(|| Store::from_bytes_with(&bytes, &options).unwrap());
+            let (store, count) = allocations(|| options.load_bytes(&bytes).unwrap());
             assert_eq!(store.key_name(Key::parse("name")).as_deref(), Some("name"));
             count
         })
@@ -174,20 +174,20 @@ fn time_travel_allocations() {
     let mut counts = Vec::new();
     for entities in [1_000, 100_000] {
         let mut store = named_world(entities);
-        let (snapshot, snapshot_count) = allocations(|| store.snapshot());
+        let (snapshot, snapshot_count) = allocations(|| Snapshot::new(&store));
         // The index's items, meta and slots, the arena; the names: the tree's nodes, text and
         // segment table, and one B-tree node of its keys, whatever the names. Nothing per
         // entity.
-        assert_eq!(snapshot_count, 4 + 4, "Store::snapshot of {entities} entities");
+        assert_eq!(snapshot_count, 4 + 4, "Snapshot::new of {entities} entities");
 
         let ids: Vec<_> = store.iter().map(|(id, _)| id).take(10).collect();
         for &id in &ids {
             store.get_mut(id).unwrap().set(Key::parse("stats.health"), 1.0);
         }
-        let (_, restore_count) = allocations(|| store.restore(&snapshot));
+        let (_, restore_count) = allocations(|| snapshot.restore(&mut store));
         assert_eq!(restore_count, 0, "Store::restore of {entities} entities into its own buffers");
         let mut empty = Store::new();
-        let (_, count) = allocations(|| empty.restore(&snapshot));
+        let (_, count) = allocations(|| snapshot.restore(&mut empty));
         assert_eq!(count, snapshot_count, "Store::restore into an empty store: one per buffer");
 
         let (mark, mark_count) = allocations(|| store.mark());

@@ -1,4 +1,4 @@
-//! `Store::diff` and `StorePatch`: the diff/apply identity against random edits (through the
+//! `StorePatch::diff` and `StorePatch`: the diff/apply identity against random edits (through the
 //! delta file, onto a loaded base), the handle map restored slot for slot, a wrong base
 //! refused, exact errors, and truncation and corruption sweeps of the delta file.
 
@@ -103,7 +103,7 @@ proptest! {
         let mut target = base.clone();
         run(&mut target, &after);
 
-        let delta = Store::diff(&base, &target);
+        let delta = StorePatch::diff(&base, &target);
         let bytes = delta.to_bytes();
         prop_assert_eq!(bytes.len(), delta.file_len());
         let read = StorePatch::from_bytes(&bytes).unwrap();
@@ -122,7 +122,7 @@ proptest! {
         prop_assert_eq!(&in_memory, &target);
 
         // Nothing changed: nothing in the delta but the header, and applying changes nothing.
-        let none = Store::diff(&target, &target);
+        let none = StorePatch::diff(&target, &target);
         prop_assert_eq!((none.inserted(), none.changed()), (0, 0));
         let mut same = target.clone();
         none.apply(&mut same).unwrap();
@@ -152,7 +152,7 @@ fn worlds() -> (Store, Store, Vec<Id>) {
 #[test]
 fn a_delta_counts_its_changes_and_is_small() {
     let (base, target, _) = worlds();
-    let delta = Store::diff(&base, &target);
+    let delta = StorePatch::diff(&base, &target);
     assert_eq!((delta.inserted(), delta.changed()), (1, 2));
     let debug = format!("{delta:?}");
     assert!(debug.starts_with("StorePatch { base_crc: "), "{debug}");
@@ -166,7 +166,7 @@ fn a_delta_carries_the_key_names_only_when_they_changed() {
     assert!(target.key_names().len() > base.key_names().len());
     let mut edited = base.clone();
     edited.get_mut(ids[0]).unwrap().set("stats.mana", 1);
-    let (renamed, same) = (Store::diff(&base, &target), Store::diff(&base, &edited));
+    let (renamed, same) = (StorePatch::diff(&base, &target), StorePatch::diff(&base, &edited));
     let names_len = |delta: &StorePatch| {
         let bytes = delta.to_bytes();
         table(&bytes).iter().find(|(kind, _, _)| *kind == 13).unwrap().2
@@ -182,7 +182,7 @@ fn a_delta_carries_the_key_names_only_when_they_changed() {
 #[test]
 fn a_delta_refuses_another_base_and_changes_nothing() {
     let (base, target, ids) = worlds();
-    let delta = Store::diff(&base, &target);
+    let delta = StorePatch::diff(&base, &target);
     let mut other = base.clone();
     other.get_mut(ids[3]).unwrap().set("stats.mana", 9);
     let before = other.clone();
@@ -206,7 +206,7 @@ fn a_delta_refuses_a_base_of_another_data_version_and_gives_its_target_its_own()
     let (mut base, mut target, _) = worlds();
     base.set_data_version(2);
     target.set_data_version(3);
-    let delta = StorePatch::from_bytes(&Store::diff(&base, &target).to_bytes()).unwrap();
+    let delta = StorePatch::from_bytes(&StorePatch::diff(&base, &target).to_bytes()).unwrap();
     assert_eq!((delta.base_data_version(), delta.data_version()), (2, 3));
     let info = datacomp::format::describe(&delta.to_bytes()).unwrap();
     assert_eq!(info.data_version, 3, "the header names the data version the delta gives");
@@ -237,7 +237,7 @@ fn a_delta_refuses_a_base_of_another_data_version_and_gives_its_target_its_own()
 fn the_delta_base_section_holds_the_base_data_version() {
     let (mut base, target, _) = worlds();
     base.set_data_version(5);
-    let good = Store::diff(&base, &target).to_bytes();
+    let good = StorePatch::diff(&base, &target).to_bytes();
     let at = section(&good, 7);
     assert_eq!(at.len(), 12, "crc32, flags, the base's data version");
     assert_eq!(good[at.start + 8..at.end], 5_u32.to_le_bytes());
@@ -261,7 +261,7 @@ fn the_delta_base_section_holds_the_base_data_version() {
 #[test]
 fn a_delta_and_a_save_are_told_apart() {
     let (base, target, _) = worlds();
-    let delta = Store::diff(&base, &target).to_bytes();
+    let delta = StorePatch::diff(&base, &target).to_bytes();
     let kind = |expected, found| LoadError::File(FileError::FileKind { expected, found });
     assert_eq!(Store::from_bytes(&delta).unwrap_err(), kind("save", "delta"));
     assert_eq!(StorePatch::from_bytes(&base.to_bytes()).unwrap_err(), kind("delta", "save"));
@@ -293,7 +293,7 @@ fn save_and_load_a_delta_file() {
     std::fs::create_dir_all(&dir).unwrap();
     let (base_path, delta_path) = (dir.join("base.dcmp"), dir.join("delta.dcmp"));
     base.save(&base_path).unwrap();
-    Store::diff(&base, &target).save(&delta_path).unwrap();
+    StorePatch::diff(&base, &target).save(&delta_path).unwrap();
     let mut world = Store::load(&base_path).unwrap();
     StorePatch::load(&delta_path).unwrap().apply(&mut world).unwrap();
     assert_eq!(world, target);
@@ -314,7 +314,7 @@ fn section(bytes: &[u8], kind: u32) -> std::ops::Range<usize> {
 #[test]
 fn each_delta_malformation_gets_its_own_error() {
     let (base, target, ids) = worlds();
-    let good = Store::diff(&base, &target).to_bytes();
+    let good = StorePatch::diff(&base, &target).to_bytes();
     let edit = |f: &dyn Fn(&mut Vec<u8>)| {
         let mut bytes = good.clone();
         f(&mut bytes);
@@ -417,7 +417,7 @@ fn each_delta_malformation_gets_its_own_error() {
 #[test]
 fn delta_truncation_and_corruption_sweeps() {
     let (base, target, _) = worlds();
-    let good = Store::diff(&base, &target).to_bytes();
+    let good = StorePatch::diff(&base, &target).to_bytes();
     for len in 0..good.len() {
         assert!(StorePatch::from_bytes(&good[..len]).is_err(), "{len}");
     }

@@ -160,7 +160,9 @@ fn every_golden_file_keeps_its_header_and_passes_every_check() {
         );
         let data_version = match golden.kind {
             "delta" => StorePatch::from_bytes(golden.bytes).map(|d| d.data_version()),
-            _ => Store::from_bytes_with(golden.bytes, &LoadOptions::new().known_keys(V1_KEYS))
+            _ => LoadOptions::new()
+                .known_keys(V1_KEYS)
+                .load_bytes(golden.bytes)
                 .map(|s| s.data_version()),
         };
         let data_version = data_version.unwrap_or_else(|e| panic!("{}: {e}", golden.name));
@@ -194,7 +196,9 @@ fn the_v1_save_loads_with_its_known_keys_and_every_value_reads_back_by_name() {
     let info = format::describe(GOLDEN_V1).unwrap();
     assert_eq!((info.major, info.minor, info.key_hash), (1, 0, format::KEY_HASH_FX32_WORDS));
 
-    let store = Store::from_bytes_with(GOLDEN_V1, &LoadOptions::new().known_keys(V1_KEYS))
+    let store = LoadOptions::new()
+        .known_keys(V1_KEYS)
+        .load_bytes(GOLDEN_V1)
         .expect("format 1.0 saves of key hash 1 load with their keys' paths");
     assert_eq!(store.len(), 2);
     let classic = store.get(id("0v0t1")).unwrap();
@@ -251,7 +255,7 @@ fn the_v1_save_without_its_keys_names_every_unexplained_key() {
 
     // All but one path: only that key is unexplained.
     let options = LoadOptions::new().known_keys(V1_KEYS.iter().copied().filter(|&k| k != "bio"));
-    let err = Store::from_bytes_with(GOLDEN_V1, &options).unwrap_err();
+    let err = options.load_bytes(GOLDEN_V1).unwrap_err();
     assert_eq!(
         err,
         LoadError::Store(StoreError::UnexplainedKeys { keys: vec![(wizard, raw(0xcada_97f2))] })
@@ -259,7 +263,7 @@ fn the_v1_save_without_its_keys_names_every_unexplained_key() {
 
     // Paths the save does not use cost nothing and are not recorded.
     let options = LoadOptions::new().known_keys(V1_KEYS).known_keys(["unused", "/a.b/c"]);
-    let store = Store::from_bytes_with(GOLDEN_V1, &options).unwrap();
+    let store = options.load_bytes(GOLDEN_V1).unwrap();
     assert_eq!(store.key_names().len(), V1_KEYS.len());
 
     // A view reads in place and cannot rehash.
@@ -418,7 +422,7 @@ fn the_v2_delta_applies_to_the_v2_save() {
 #[test]
 #[ignore = "writes fixtures/delta_v2.delta: only for a new format version"]
 fn write_golden_delta_v2() {
-    Store::diff(&golden_world_v2(), &golden_target_v2()).save(PATH_DELTA_V2).unwrap();
+    StorePatch::diff(&golden_world_v2(), &golden_target_v2()).save(PATH_DELTA_V2).unwrap();
 }
 
 /// The world `world_data0.dcmp` holds: sheets of a game's first data version, which the
@@ -469,7 +473,7 @@ fn write_golden_data0() {
 /// `world_data0.dcmp` migrated by the README's migrations.
 fn golden_world_data3() -> Store {
     let mut store = Store::from_bytes(GOLDEN_DATA0).unwrap();
-    store.migrate(&Migrations::from_json(MIGRATIONS_V3).unwrap()).unwrap();
+    Migrations::from_json(MIGRATIONS_V3).unwrap().apply(&mut store).unwrap();
     store
 }
 
@@ -477,7 +481,7 @@ fn golden_world_data3() -> Store {
 fn the_data0_save_migrates_to_the_readme_version_3() {
     let migrations = Migrations::from_json(MIGRATIONS_V3).unwrap();
     let mut store = Store::from_bytes(GOLDEN_DATA0).unwrap();
-    let report = store.migrate(&migrations).unwrap();
+    let report = migrations.apply(&mut store).unwrap();
     assert_eq!((report.from, report.to, store.data_version()), (0, 3, 3));
     let counts: Vec<_> = report
         .steps
@@ -523,7 +527,7 @@ fn the_data0_save_migrates_to_the_readme_version_3() {
     assert_eq!(loaded, store);
     assert_eq!(format::describe(&store.to_bytes()).unwrap().data_version, 3);
     let before = loaded.clone();
-    let again = loaded.migrate(&migrations).unwrap();
+    let again = migrations.apply(&mut loaded).unwrap();
     assert_eq!((again.from, again.to), (3, 3));
     assert!(again.steps.is_empty());
     assert_eq!(loaded, before);
@@ -538,14 +542,16 @@ fn write_golden_data3() {
 
 #[test]
 fn a_key_hash_1_save_migrates_once_upgraded() {
-    let mut store = Store::from_bytes_with(GOLDEN_V1, &LoadOptions::new().known_keys(V1_KEYS))
+    let mut store = LoadOptions::new()
+        .known_keys(V1_KEYS)
+        .load_bytes(GOLDEN_V1)
         .expect("upgraded with its keys' paths, which become its names");
     assert_eq!(store.data_version(), 0);
     let migrations = Migrations::from_json(
         r#"{"version": 1, "steps": [{"to": 1, "rename": {"stats": "attributes", "status_effects": "effects"}, "default": {"attributes.luck": 1}}]}"#,
     )
     .unwrap();
-    store.migrate(&migrations).unwrap();
+    migrations.apply(&mut store).unwrap();
     let classic = store.get(id("0v0t1")).unwrap();
     assert_eq!(classic.get_float("attributes.health"), Some(100.0));
     assert_eq!(classic.get_bool("effects.delirious"), Some(true));
@@ -694,7 +700,7 @@ fn every_golden_delta_applies_to_its_base_and_reads_back_the_same() {
         assert_eq!(again, target(), "delta {i}");
         if newest(bytes) {
             assert_eq!(delta.to_bytes(), bytes);
-            assert_eq!(Store::diff(&base(), &target()).to_bytes(), bytes);
+            assert_eq!(StorePatch::diff(&base(), &target()).to_bytes(), bytes);
         }
     }
 }
@@ -717,7 +723,7 @@ fn the_v4_world_exports_its_arrays_as_arrays() {
 fn write_golden_v5() {
     golden_world_v5().save(format!("{DIR}world_v5.dcmp")).unwrap();
     golden_world_v5_identity().save(format!("{DIR}world_v5_identity.dcmp")).unwrap();
-    Store::diff(&golden_world_v5(), &golden_delta_v5_target())
+    StorePatch::diff(&golden_world_v5(), &golden_delta_v5_target())
         .save(format!("{DIR}delta_v5.dcmp"))
         .unwrap();
 }
@@ -752,7 +758,7 @@ fn the_v5_saves_hold_end_offsets_and_leave_out_what_follows_from_them() {
 #[ignore = "writes fixtures/world_v4.dcmp and delta_v4.dcmp: only for a new format"]
 fn write_golden_v4() {
     golden_world_v4().save(format!("{DIR}world_v4.dcmp")).unwrap();
-    Store::diff(&golden_world_v4(), &golden_delta_v4_target())
+    StorePatch::diff(&golden_world_v4(), &golden_delta_v4_target())
         .save(format!("{DIR}delta_v4.dcmp"))
         .unwrap();
 }

@@ -1,6 +1,6 @@
-//! Time travel: snapshots, change tracking (`mark`, `changes_since`, `delta_since`,
-//! `take_delta`) and `History`, in a model test against a model that clones the whole store at
-//! every snapshot, mark and commit; and the edge cases each of them has.
+//! Time travel: snapshots, change tracking (`mark`, `Mark::changes`, `Mark::delta`,
+//! `Mark::take_delta`) and `History`, in a model test against a model that clones the whole
+//! store at every snapshot, mark and commit; and the edge cases each of them has.
 
 use datacomp::{
     Blob, Changes, History, Id, ImportOptions, Key, Mark, MigrationStep, Migrations, OwnedValue,
@@ -146,12 +146,12 @@ fn check_marks(store: &Store, marks: &[Marked]) {
     for (i, marked) in marks.iter().enumerate() {
         let context = format!("mark {i}");
         assert_same_state(marked.mark.state(), &marked.model, &context);
-        assert_eq!(as_lists(&store.changes_since(&marked.mark)), changes(&marked.model, store));
-        let delta = store.delta_since(&marked.mark);
-        let full = Store::diff(marked.mark.state(), store);
+        assert_eq!(as_lists(&marked.mark.changes(store)), changes(&marked.model, store));
+        let delta = marked.mark.delta(store);
+        let full = StorePatch::diff(marked.mark.state(), store);
         assert!(
             delta.to_bytes() == full.to_bytes(),
-            "{context}: delta_since is not Store::diff: {delta:?} {full:?}"
+            "{context}: Mark::delta is not StorePatch::diff: {delta:?} {full:?}"
         );
         // The delta applies to the chain's loader, the base its file names.
         let mut loaded = marked.loader.clone();
@@ -222,18 +222,18 @@ fn run(ops: &[Op]) {
                 let step = MigrationStep::to(to)
                     .rename(&format!("pool.k{k}"), &format!("pool.k{}", (k + 1) % KEYS));
                 // Refused (changing nothing) where an entity holds both keys.
-                let _ = store.migrate(&Migrations::new(to).step(step));
+                let _ = Migrations::new(to).step(step).apply(&mut store);
             }
             Op::Compact => store.compact(),
             Op::Clear => store.clear(),
             Op::ApplyDelta => {
                 let mut target = store.clone();
                 target.insert(&[(key(0), 1.0)].into_iter().collect::<Blob>());
-                Store::diff(&store, &target).apply(&mut store).unwrap();
+                StorePatch::diff(&store, &target).apply(&mut store).unwrap();
                 assert_eq!(store, target);
             }
             Op::Snapshot => {
-                snapshots.push((store.snapshot(), store.clone()));
+                snapshots.push((Snapshot::new(&store), store.clone()));
                 if snapshots.len() > 3 {
                     snapshots.remove(0);
                 }
@@ -241,7 +241,7 @@ fn run(ops: &[Op]) {
             Op::Restore(i) => {
                 if !snapshots.is_empty() {
                     let (snapshot, copy) = i.get(&snapshots);
-                    store.restore(snapshot);
+                    snapshot.restore(&mut store);
                     assert_same_state(&store, copy, &context);
                 }
             }
@@ -257,7 +257,7 @@ fn run(ops: &[Op]) {
                 if !marks.is_empty() {
                     let at = i.index(marks.len());
                     let marked = &mut marks[at];
-                    let link = store.take_delta(&mut marked.mark).to_bytes();
+                    let link = marked.mark.take_delta(&store).to_bytes();
                     StorePatch::from_bytes(&link).unwrap().apply(&mut marked.loader).unwrap();
                     marked.model = store.clone();
                     assert_eq!(marked.loader, store, "{context}");
@@ -351,13 +351,13 @@ fn changes_since_counts_only_real_changes() {
     world.get_mut(ids[2]).unwrap().set("stats.health", 2.0); // back as it was
     world.remove(ids[3]); // moves the last entity into its dense position
     let new = world.insert(&sheet(7.0)); // reuses no slot: the free list is FIFO
-    let changes = world.changes_since(&mark);
+    let changes = mark.changes(&world);
     assert_eq!(changes.changed(), [ids[1]]);
     assert_eq!(changes.removed(), [ids[3]]);
     assert_eq!(changes.inserted(), [new]);
     assert_eq!(changes.len(), 3);
     assert!(!changes.is_empty());
-    let delta = world.delta_since(&mark);
+    let delta = mark.delta(&world);
     assert_eq!((delta.inserted(), delta.changed()), (1, 1));
 }
 
@@ -375,27 +375,27 @@ fn a_mark_past_the_log_is_answered_by_comparing_everything() {
         world.get_mut(id).unwrap().set("stats.health", round as f32);
     }
     world.get_mut(ids[0]).unwrap().set("stats.health", 0.0); // as it was
-    assert_eq!(as_lists(&world.changes_since(&old)), changes(&old_state, &world));
-    assert_eq!(world.changes_since(&old).changed().len(), 7);
-    assert_eq!(world.delta_since(&old).to_bytes(), Store::diff(&old_state, &world).to_bytes());
+    assert_eq!(as_lists(&old.changes(&world)), changes(&old_state, &world));
+    assert_eq!(old.changes(&world).changed().len(), 7);
+    assert_eq!(old.delta(&world).to_bytes(), StorePatch::diff(&old_state, &world).to_bytes());
 }
 
 #[test]
 fn a_restore_makes_older_marks_compare_everything() {
     let mut world = Store::new();
     let a = world.insert(&sheet(1.0));
-    let snapshot = world.snapshot();
+    let snapshot = Snapshot::new(&world);
     let b = world.insert(&sheet(2.0));
     let mark = world.mark();
-    world.restore(&snapshot); // b is gone, and no write stamped it
-    let changes = world.changes_since(&mark);
+    snapshot.restore(&mut world); // b is gone, and no write stamped it
+    let changes = mark.changes(&world);
     assert_eq!(changes.removed(), [b]);
     assert!(changes.inserted().is_empty() && changes.changed().is_empty());
     assert!(world.contains(a));
     // A new mark is answered from the log again.
     let after = world.mark();
     world.get_mut(a).unwrap().set("stats.health", 5.0);
-    assert_eq!(world.changes_since(&after).changed(), [a]);
+    assert_eq!(after.changes(&world).changed(), [a]);
 }
 
 #[test]
@@ -403,12 +403,12 @@ fn a_snapshot_restores_handles_exactly() {
     let mut world = Store::new();
     let ids: Vec<Id> = (0..5).map(|i| world.insert(&sheet(i as f32))).collect();
     world.remove(ids[1]);
-    let snapshot = world.snapshot();
+    let snapshot = Snapshot::new(&world);
     let next = world.clone().insert_empty();
     world.remove(ids[0]);
     world.insert_empty();
     world.insert_empty();
-    world.restore(&snapshot);
+    snapshot.restore(&mut world);
     assert!(!world.contains(ids[1]), "a handle stale at the snapshot stays stale");
     assert!(world.contains(ids[0]));
     assert_eq!(world.insert_empty(), next, "the next insert gets the same handle");
@@ -494,10 +494,10 @@ fn a_clone_is_another_store_to_marks() {
     let mut copy = world.clone();
     copy.get_mut(id).unwrap().set("stats.health", 3.0);
     world.get_mut(id).unwrap().set("name", "Troll");
-    assert_eq!(copy.changes_since(&mark).changed(), [id]);
-    assert_eq!(world.changes_since(&mark).changed(), [id]);
+    assert_eq!(mark.changes(&copy).changed(), [id]);
+    assert_eq!(mark.changes(&world).changed(), [id]);
     let fresh = copy.mark();
-    assert!(copy.changes_since(&fresh).is_empty());
+    assert!(fresh.changes(&copy).is_empty());
 }
 
 #[test]
@@ -554,10 +554,10 @@ fn key_names_travel_with_the_steps() {
     assert!(history.undo(&mut world));
     assert_eq!(world.key_names().map(|(_, name)| name).collect::<Vec<_>>(), ["stats.health"]);
     // An undo that replaced the names makes older marks compare them whole.
-    assert_eq!(world.delta_since(&mark).to_bytes(), Store::diff(mark.state(), &world).to_bytes());
+    assert_eq!(mark.delta(&world).to_bytes(), StorePatch::diff(mark.state(), &world).to_bytes());
     assert!(history.redo(&mut world));
     assert_eq!(world.key_names().len(), 3);
-    assert_eq!(world.delta_since(&mark).to_bytes(), Store::diff(mark.state(), &world).to_bytes());
+    assert_eq!(mark.delta(&world).to_bytes(), StorePatch::diff(mark.state(), &world).to_bytes());
 }
 
 #[test]
@@ -614,7 +614,7 @@ fn undo_and_redo_of_a_migration_restore_its_data_version_and_keys() {
     let mut history = History::new(usize::MAX);
     history.commit(&world);
     let before = world.clone();
-    world.migrate(&rename_hp(2)).unwrap();
+    rename_hp(2).apply(&mut world).unwrap();
     let after = world.clone();
     assert!(history.commit(&world));
     world.set_data_version(5);
@@ -635,7 +635,7 @@ fn undo_and_redo_of_a_migration_restore_its_data_version_and_keys() {
     // The migration runs again from the restored version.
     history.undo(&mut world);
     history.undo(&mut world);
-    assert_eq!(world.migrate(&rename_hp(2)).unwrap().from, 0);
+    assert_eq!(rename_hp(2).apply(&mut world).unwrap().from, 0);
     assert_eq!(world, after);
 }
 
@@ -644,13 +644,13 @@ fn a_migration_since_a_mark_is_a_change_of_the_entities_it_rewrote() {
     let (mut world, ids) = migration_world();
     let base = world.to_bytes();
     let mark = world.mark();
-    world.migrate(&rename_hp(1)).unwrap();
-    let changes = world.changes_since(&mark);
+    rename_hp(1).apply(&mut world).unwrap();
+    let changes = mark.changes(&world);
     assert_eq!(changes.changed(), [ids[1]]);
     assert!(changes.inserted().is_empty() && changes.removed().is_empty());
-    let delta = world.delta_since(&mark);
+    let delta = mark.delta(&world);
     assert_eq!(delta.changed(), 1);
-    assert_eq!(delta.to_bytes(), Store::diff(mark.state(), &world).to_bytes());
+    assert_eq!(delta.to_bytes(), StorePatch::diff(mark.state(), &world).to_bytes());
     let mut loaded = Store::from_bytes(&base).unwrap();
     delta.apply(&mut loaded).unwrap();
     assert_eq!((loaded.data_version(), &loaded), (1, &world));
@@ -664,14 +664,14 @@ fn a_delta_chain_carries_data_versions_and_dropped_names() {
     let mut mark = world.mark();
     let mut chain = Vec::new();
     world.set_data_version(3);
-    chain.push(world.take_delta(&mut mark).to_bytes());
-    world.migrate(&rename_hp(4)).unwrap();
-    chain.push(world.take_delta(&mut mark).to_bytes());
+    chain.push(mark.take_delta(&world).to_bytes());
+    rename_hp(4).apply(&mut world).unwrap();
+    chain.push(mark.take_delta(&world).to_bytes());
     world.remove(ids[1]);
     world.compact(); // drops the names `hp` and `stats.hp`, which no entity holds now
     assert_eq!(world.key_name(Key::parse("stats.hp")), None);
-    chain.push(world.take_delta(&mut mark).to_bytes());
-    chain.push(world.take_delta(&mut mark).to_bytes()); // nothing since: an empty link
+    chain.push(mark.take_delta(&world).to_bytes());
+    chain.push(mark.take_delta(&world).to_bytes()); // nothing since: an empty link
 
     let mut loaded = Store::from_bytes(&base).unwrap();
     let versions: Vec<u32> = chain
@@ -735,7 +735,7 @@ fn a_chain_link_repeated_or_out_of_order_is_refused_and_changes_nothing() {
     let links: Vec<StorePatch> = (1..=3)
         .map(|turn| {
             world.get_mut(id).unwrap().set("stats.health", turn as f32);
-            world.take_delta(&mut mark)
+            mark.take_delta(&world)
         })
         .collect();
     let mut loaded = Store::from_bytes(&base).unwrap();

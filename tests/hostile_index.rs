@@ -579,7 +579,7 @@ fn a_delta_applies_to_a_loaded_1_3_store_whatever_compacted() {
         }
     }
     let fresh = target.insert_entries([("hp", 9.0)]);
-    let patch = Store::diff(&base, &target);
+    let patch = StorePatch::diff(&base, &target);
     let bytes = patch.to_bytes();
     let patch = StorePatch::from_bytes(&bytes).unwrap();
     let mut loaded = Store::from_bytes(&saved).unwrap();

@@ -6,7 +6,7 @@
 //! Sizes keep a debug `cargo test` fast; the largest cases are `#[ignore]`d, to run in
 //! release: `cargo test --release --test hostile_sizes -- --include-ignored`.
 
-use datacomp::{Key, MAX_PATH_SEGMENTS, Store};
+use datacomp::{Key, MAX_PATH_SEGMENTS, Store, StorePatch};
 
 /// A save written before names had a depth limit: entity `0v0t1` holds `name` ("Deep",
 /// set without a name), `stats.health` = 7 and a key named by 20,000 segments `a.a.a...a`
@@ -328,7 +328,7 @@ fn whole_blob_operations(n: usize) {
     let (mut before, mut after) = (Store::new(), Store::new());
     let id = before.insert(&base);
     assert_eq!(after.insert(&target), id);
-    let delta = timed("Store::diff", || Store::diff(&before, &after));
+    let delta = timed("Store::diff", || StorePatch::diff(&before, &after));
     assert_eq!(delta.changed(), 1);
     timed("StorePatch::apply", || delta.apply(&mut before).unwrap());
     assert!(before == after);

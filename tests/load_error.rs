@@ -118,7 +118,7 @@ fn each_layer_comes_back_through_load_error_transparently() {
     let base = store();
     let mut target = base.clone();
     target.insert_empty();
-    let delta = Store::diff(&base, &target);
+    let delta = StorePatch::diff(&base, &target);
     let mut other = target.clone();
     let err = delta.apply(&mut other).unwrap_err();
     let LoadError::Store(inner @ StoreError::DeltaBase { .. }) = &err else { panic!("{err:?}") };
@@ -205,7 +205,7 @@ fn every_error_of_the_crate_converts_into_the_crate_error_transparently() {
     let mut names = Store::new();
     names.insert_key_name("sleep_haste_8").unwrap();
     let step = MigrationStep::to(2).set("fury_sleep_272", 1);
-    let migrate = names.migrate(&Migrations::new(2).step(step)).unwrap_err();
+    let migrate = Migrations::new(2).step(step).apply(&mut names).unwrap_err();
     assert!(matches!(&migrate, MigrateError::KeyCollision { .. }), "{migrate}");
     assert!(matches!(converts(&migrate), Error::Migrate(_)));
 

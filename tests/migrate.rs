@@ -1,4 +1,4 @@
-//! `Migrations` and `Store::migrate`: the JSON format's errors (exact kinds, places and steps),
+//! `Migrations` and `Migrations::apply`: the JSON format's errors (exact kinds, places and steps),
 //! each step's semantics and errors (the store unchanged after each), a model test of random
 //! migration sequences on random stores against a model of each entity's ordered entries, and
 //! the property that migrating then exporting equals exporting then applying the same steps to
@@ -23,7 +23,7 @@ fn one(version: u32, step: MigrationStep) -> Migrations {
 /// Runs a migration that must fail; checks the store is unchanged, byte for byte.
 fn fails(store: &mut Store, migrations: &Migrations) -> MigrateError {
     let (before, bytes) = (store.clone(), store.to_bytes());
-    let err = store.migrate(migrations).unwrap_err();
+    let err = migrations.apply(store).unwrap_err();
     assert_eq!(*store, before, "{err}");
     assert_eq!(store.to_bytes(), bytes, "{err}");
     err
@@ -231,7 +231,7 @@ fn imported(json: &str) -> (Store, Vec<Id>) {
 fn renames_in_one_step_move_at_once_so_two_keys_can_swap() {
     let (mut store, ids) = imported(r#"{"a": 1, "b": {"x": 2, "y": "s"}}"#);
     let step = MigrationStep::to(1).rename("a", "b").rename("b", "a");
-    let report = store.migrate(&one(1, step)).unwrap();
+    let report = one(1, step).apply(&mut store).unwrap();
     assert_eq!(report.steps[0].renamed, 3);
     assert_eq!(store.export_json(ids[0]).unwrap(), r#"{"b":1,"a":{"x":2,"y":"s"}}"#);
 }
@@ -243,7 +243,7 @@ fn steps_chain_and_a_store_runs_only_the_steps_above_its_version() {
         .step(MigrationStep::to(3).rename("stats", "attributes"))
         .step(MigrationStep::to(4).default("attributes.health", 10));
     let (mut old, ids) = imported(r#"[{"hp": 5}, {"name": "x"}]"#);
-    let report = old.migrate(&migrations).unwrap();
+    let report = migrations.apply(&mut old).unwrap();
     assert_eq!(report.steps.iter().map(|s| s.to).collect::<Vec<_>>(), [2, 3, 4]);
     assert_eq!(old.export_json(ids[0]).unwrap(), r#"{"attributes":{"health":5}}"#);
     assert_eq!(old.export_json(ids[1]).unwrap(), r#"{"name":"x","attributes":{"health":10}}"#);
@@ -251,7 +251,7 @@ fn steps_chain_and_a_store_runs_only_the_steps_above_its_version() {
     // A store at version 3 holds version 3 keys: only the last step runs.
     let (mut newer, ids) = imported(r#"[{"hp": 5, "stats": {"mana": 1}}]"#);
     newer.set_data_version(3);
-    let report = newer.migrate(&migrations).unwrap();
+    let report = migrations.apply(&mut newer).unwrap();
     assert_eq!((report.from, report.steps.len(), report.steps[0].to), (3, 1, 4));
     assert_eq!(
         newer.export_json(ids[0]).unwrap(),
@@ -305,7 +305,7 @@ fn a_step_renames_then_removes_then_defaults_then_sets() {
         .remove("gone")
         .default("stats.health", 100)
         .set("tag", "v1");
-    let report = store.migrate(&one(1, step)).unwrap();
+    let report = one(1, step).apply(&mut store).unwrap();
     let s = report.steps[0];
     assert_eq!((s.entities, s.renamed, s.removed, s.defaulted, s.set), (2, 3, 2, 1, 2));
     assert_eq!(store.export_json(ids[0]).unwrap(), r#"{"stats":{"health":5},"tag":"v1"}"#);
@@ -316,7 +316,7 @@ fn a_step_renames_then_removes_then_defaults_then_sets() {
 fn a_set_to_the_value_held_changes_nothing() {
     let (mut store, ids) = imported(r#"[{"tag": "v1"}, {"tag": "v0"}]"#);
     let before = store.get(ids[0]).unwrap().as_bytes().to_vec();
-    let report = store.migrate(&one(1, MigrationStep::to(1).set("tag", "v1"))).unwrap();
+    let report = one(1, MigrationStep::to(1).set("tag", "v1")).apply(&mut store).unwrap();
     assert_eq!((report.steps[0].entities, report.steps[0].set), (1, 1));
     assert_eq!(store.get(ids[0]).unwrap().as_bytes(), before, "copied as it was");
     assert_eq!(store.get(ids[1]).unwrap().get_str("tag"), Some("v1"));
@@ -331,7 +331,7 @@ fn a_key_without_a_name_moves_only_by_its_own_path() {
     sheet.set(Key::parse("inventory.shield"), 2);
     sheet.set(Key::parse("hp"), 3);
     let step = MigrationStep::to(1).rename("inventory", "items").rename("hp", "stats.health");
-    store.migrate(&one(1, step)).unwrap();
+    one(1, step).apply(&mut store).unwrap();
     let hero = store.get(hero).unwrap();
     assert_eq!(hero.get_float("items.sword"), Some(1.0), "found by its name");
     assert_eq!(hero.get_float("inventory.shield"), Some(2.0), "no name: not found under inventory");
@@ -342,9 +342,9 @@ fn a_key_without_a_name_moves_only_by_its_own_path() {
 #[test]
 fn paths_with_dots_in_member_names_are_json_pointers() {
     let (mut store, ids) = imported(r#"{"a.b": {"c": 1}, "a": {"b": {"c": 2}}}"#);
-    store.migrate(&one(1, MigrationStep::to(1).rename("/a.b", "x"))).unwrap();
+    one(1, MigrationStep::to(1).rename("/a.b", "x")).apply(&mut store).unwrap();
     assert_eq!(store.export_json(ids[0]).unwrap(), r#"{"x":{"c":1},"a":{"b":{"c":2}}}"#);
-    store.migrate(&one(2, MigrationStep::to(2).rename("a.b", "/y.z"))).unwrap();
+    one(2, MigrationStep::to(2).rename("a.b", "/y.z")).apply(&mut store).unwrap();
     assert_eq!(store.export_json(ids[0]).unwrap(), r#"{"x":{"c":1},"y.z":{"c":2}}"#);
     assert_eq!(store.key_label(Key::path(&["y.z", "c"])), "/y.z/c");
 }
@@ -418,12 +418,12 @@ fn entity_errors_name_the_step_entity_and_keys_and_change_nothing() {
 #[test]
 fn an_empty_store_or_no_steps_only_sets_the_version() {
     let mut store = Store::new();
-    let report = store.migrate(&Migrations::from_json(r#"{"version": 9, "steps": []}"#).unwrap());
+    let report = Migrations::from_json(r#"{"version": 9, "steps": []}"#).unwrap().apply(&mut store);
     assert_eq!(report.unwrap().to_string(), "data version 0 -> 9\n");
     assert_eq!(store.data_version(), 9);
     let (mut store, _) = imported(r#"{"a": 1}"#);
     let before = store.to_bytes();
-    let report = store.migrate(&one(1, MigrationStep::to(1).remove("b"))).unwrap();
+    let report = one(1, MigrationStep::to(1).remove("b")).apply(&mut store).unwrap();
     assert_eq!(report.steps[0].keys(), 0);
     assert_eq!(report.to_string(), "data version 0 -> 1\n  steps[0] (to 1): 0 entities changed\n");
     assert_eq!(store.to_bytes()[32..], before[32..], "only the header's data version changed");
@@ -433,7 +433,7 @@ fn an_empty_store_or_no_steps_only_sets_the_version() {
 fn the_report_counts_and_reads() {
     let (mut store, _) = imported(r#"[{"hp": 1, "old": 2}, {"hp": 3}]"#);
     let migrations = Migrations::from_json(include_str!("../fixtures/migrations_v3.json")).unwrap();
-    let report = store.migrate(&migrations).unwrap();
+    let report = migrations.apply(&mut store).unwrap();
     assert_eq!(
         report.to_string(),
         "data version 0 -> 3\n  steps[0] (to 2): 2 entities changed: 2 keys renamed\n  \
@@ -791,7 +791,7 @@ proptest! {
                 Op::Migrate(ahead, steps) => {
                     let (version, steps) = versions(store.data_version(), *ahead, steps);
                     let before = (store.clone(), store.to_bytes());
-                    let got = store.migrate(&migrations_of(version, &steps));
+                    let got = migrations_of(version, &steps).apply(&mut store);
                     let expected = model.migrate(version, &steps);
                     match (&got, &expected) {
                         (Ok(_), Ok(())) => {}
@@ -949,7 +949,7 @@ proptest! {
                 || overlap(&spec.renames.iter().map(|(_, to)| to).collect::<Vec<_>>())
                 || overlap(&spec.defaults.iter().chain(&spec.sets).map(|(p, _)| p).collect::<Vec<_>>())
         });
-        let migrated = store.migrate(&migrations);
+        let migrated = migrations.apply(&mut store);
         if statically_bad {
             prop_assert!(matches!(migrated, Err(MigrateError::Overlap { .. } | MigrateError::BadPath { .. })), "{:?}", migrated);
             return Ok(());
@@ -980,7 +980,7 @@ fn run_any(store: &Store, text: &str) -> Option<Store> {
         }
     };
     let mut migrated = store.clone();
-    match migrated.migrate(&migrations) {
+    match migrations.apply(&mut migrated) {
         Ok(_) => Some(migrated),
         Err(err) => {
             assert!(!err.to_string().contains('\n'), "{err:?}");

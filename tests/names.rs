@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use datacomp::{ImportOptions, Key, KeyPath, Store};
+use datacomp::{ImportOptions, Key, KeyPath, Store, StorePatch};
 use proptest::prelude::*;
 
 /// A JSON Pointer of these segments.
@@ -283,7 +283,7 @@ fn array_shapes_survive_save_load_diff_and_merge() {
     let hero = base.import_json(r#"{"name": "Hero"}"#, &ImportOptions::strict()).unwrap()[0];
     let mut target = base.clone();
     let monster_id = target.import_json(MONSTER, &ImportOptions::lenient()).unwrap()[0];
-    let delta = Store::diff(&base, &target);
+    let delta = StorePatch::diff(&base, &target);
     let mut applied = base.clone();
     datacomp::StorePatch::from_bytes(&delta.to_bytes()).unwrap().apply(&mut applied).unwrap();
     assert_eq!(applied.export_json(monster_id).unwrap(), EXPORTED);

@@ -1,7 +1,8 @@
 //! `KeyCursor`, columns and `Query`: model tests against plain `get` on random stores whose
 //! entities have different layouts and are edited between reads, and a model evaluator.
 
-use datacomp::{Blob, BlobRef, Id, Key, KeyCursor, OwnedValue, Query, Store, StoreView, Value};
+use datacomp::query::KeyCursor;
+use datacomp::{Blob, BlobRef, Id, Key, OwnedValue, Query, Store, StoreView, Value};
 use proptest::prelude::*;
 
 const KEYS: usize = 6;
@@ -291,20 +292,20 @@ proptest! {
                     let entities: Vec<_> = store.iter().collect();
                     check_columns(
                         &entities,
-                        |k| bits(store.column_f32(k)),
-                        |k| store.column_bool(k).collect(),
-                        |k| store.column_str(k).map(|(id, s)| (id, s.to_owned())).collect(),
-                        |k| store.column_floats(k).map(|(id, f)| (id, f.iter().map(|x| x.to_bits()).collect())).collect(),
+                        |k| bits(store.column::<f32>(k)),
+                        |k| store.column::<bool>(k).collect(),
+                        |k| store.column::<&str>(k).map(|(id, s)| (id, s.to_owned())).collect(),
+                        |k| store.column::<&[f32]>(k).map(|(id, f)| (id, f.iter().map(|x| x.to_bits()).collect())).collect(),
                     );
                     let bytes = store.to_bytes();
                     let view = StoreView::new(&bytes).expect("a store's bytes load");
                     let entities: Vec<_> = view.iter().collect();
                     check_columns(
                         &entities,
-                        |k| bits(view.column_f32(k)),
-                        |k| view.column_bool(k).collect(),
-                        |k| view.column_str(k).map(|(id, s)| (id, s.to_owned())).collect(),
-                        |k| view.column_floats(k).map(|(id, f)| (id, f.iter().map(|x| x.to_bits()).collect())).collect(),
+                        |k| bits(view.column::<f32>(k)),
+                        |k| view.column::<bool>(k).collect(),
+                        |k| view.column::<&str>(k).map(|(id, s)| (id, s.to_owned())).collect(),
+                        |k| view.column::<&[f32]>(k).map(|(id, f)| (id, f.iter().map(|x| x.to_bits()).collect())).collect(),
                     );
                 }
                 Step::Query(model, style) => {
@@ -343,9 +344,9 @@ fn columns_skip_entities_without_the_key_or_of_another_type() {
     world.insert(&[("hp", "full")].into_iter().collect::<Blob>());
     world.insert(&Blob::new());
     let d = world.insert(&[("mp", 0.0), ("hp", 4.0)].into_iter().collect::<Blob>());
-    assert_eq!(world.column_f32("hp").collect::<Vec<_>>(), [(a, 1.0), (d, 4.0)]);
-    assert_eq!(world.column_str("hp").count(), 1);
-    assert_eq!(world.column_bool("hp").count(), 0);
+    assert_eq!(world.column::<f32>("hp").collect::<Vec<_>>(), [(a, 1.0), (d, 4.0)]);
+    assert_eq!(world.column::<&str>("hp").count(), 1);
+    assert_eq!(world.column::<bool>("hp").count(), 0);
 }
 
 #[test]

@@ -368,7 +368,7 @@ fn a_name_starting_with_a_raw_key_label_is_refused_where_names_are_recorded() {
         MigrationStep::to(2).rename("n", "#0000002a"),
         MigrationStep::to(2).default("/#0000002a/x", 1.0_f32),
     ] {
-        let err = store.migrate(&Migrations::new(2).step(step)).unwrap_err();
+        let err = Migrations::new(2).step(step).apply(&mut store).unwrap_err();
         assert!(matches!(err, MigrateError::BadPath { step: 0, to: 2, .. }), "{err}");
     }
     assert_eq!(store.data_version(), 0, "unchanged");

@@ -120,7 +120,7 @@ fn edits_diffs_and_merges_keep_the_round_trip() {
         }
     }
     assert_exports(&store, &changed, name);
-    let delta = Store::diff(&base, &store).to_bytes();
+    let delta = StorePatch::diff(&base, &store).to_bytes();
     let mut applied = base.clone();
     StorePatch::from_bytes(&delta).unwrap().apply(&mut applied).unwrap();
     assert_exports(&applied, &changed, name);

@@ -139,7 +139,7 @@ fn a_key_hash_1_save_is_rehashed_as_it_is_salvaged() {
     // world_v1 names none of its keys: like a load, salvage cannot rehash them.
     let golden = include_bytes!("../fixtures/world_v1.dcmp");
     let err = Store::salvage(golden).unwrap_err();
-    let full = Store::from_bytes_with(golden, &LoadOptions::new()).unwrap_err();
+    let full = LoadOptions::new().load_bytes(golden).unwrap_err();
     assert_eq!(err, full);
     assert!(matches!(err, LoadError::Store(StoreError::UnexplainedKeys { .. })));
 }

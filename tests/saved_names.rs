@@ -1,7 +1,7 @@
 //! `SavedKeyNames`: a save's key names read without its entities, against the names of the
 //! store that wrote it, over every truncation and every bit flip of the file.
 
-use datacomp::{ImportOptions, Key, LoadOptions, SavedKeyNames, Store, StoreView};
+use datacomp::{ImportOptions, Key, LoadOptions, SavedKeyNames, Store};
 
 fn world() -> Store {
     let mut store = Store::new();
@@ -62,14 +62,14 @@ fn every_truncation_and_bit_flip_is_an_error_or_the_same_names() {
 fn a_view_gives_the_same_names_and_errors_as_a_read_of_the_names() {
     let store = world();
     let bytes = store.to_bytes();
-    let (view, names) = StoreView::with_key_names(&bytes, &LoadOptions::new()).expect("a view");
+    let (view, names) = LoadOptions::new().view_with_key_names(&bytes).expect("a view");
     assert_eq!(view.len(), 2);
     assert!(same_names(&names, &store));
     // A damaged names section is the same error either way.
     let mut flipped = bytes.clone();
     let at = bytes.windows(6).position(|w| w == b"health").expect("the names hold health");
     flipped[at] ^= 1;
-    let from_view = StoreView::with_key_names(&flipped, &LoadOptions::new()).map(|(_, n)| n.len());
+    let from_view = LoadOptions::new().view_with_key_names(&flipped).map(|(_, n)| n.len());
     let read = SavedKeyNames::from_bytes(&flipped).map(|n| n.len());
     assert!(read.is_err());
     assert_eq!(from_view, read);

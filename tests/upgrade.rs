@@ -54,7 +54,7 @@ fn id(text: &str) -> Id {
 fn known_paths_rehash_every_key_and_become_its_names() {
     let bytes = old_save(&[&["name", "stats.health"], &["stats.health", "a.b"]]);
     let options = LoadOptions::new().known_keys(["stats.health", "name", "a.b", "x.y"]);
-    let store = Store::from_bytes_with(&bytes, &options).unwrap();
+    let store = options.load_bytes(&bytes).unwrap();
     assert_eq!(store.get(id("0v0t1")).unwrap().get_float("name"), Some(0.0));
     assert_eq!(store.get(id("0v0t1")).unwrap().get_float("stats.health"), Some(1.0));
     assert_eq!(store.get(id("1v0t1")).unwrap().get_float("stats.health"), Some(0.0));
@@ -65,13 +65,13 @@ fn known_paths_rehash_every_key_and_become_its_names() {
 
     // A member name with a dot, given as a JSON Pointer.
     let dotted = old_save(&[&[]]);
-    assert!(Store::from_bytes_with(&dotted, &LoadOptions::new()).is_ok(), "no keys, no paths");
+    assert!(LoadOptions::new().load_bytes(&dotted).is_ok(), "no keys, no paths");
     let mut store = Store::new();
     let mut segment = fxhash::FxHasher32::default();
     segment.write(b"a.b");
     store.insert(&[(Key::from_raw(segment.finish() as u32), true)].into_iter().collect::<Blob>());
     let bytes = as_key_hash_1(store.to_bytes());
-    let store = Store::from_bytes_with(&bytes, &LoadOptions::new().known_keys(["/a.b"])).unwrap();
+    let store = LoadOptions::new().known_keys(["/a.b"]).load_bytes(&bytes).unwrap();
     assert_eq!(store.get(id("0v0t1")).unwrap().get_bool(Key::new("a.b")), Some(true));
     assert_eq!(store.key_label(Key::new("a.b")), "/a.b");
 }
@@ -79,7 +79,7 @@ fn known_paths_rehash_every_key_and_become_its_names() {
 #[test]
 fn a_key_no_path_explains_is_an_error_naming_entity_and_hash() {
     let bytes = old_save(&[&["name"], &["name", "secret"]]);
-    let err = Store::from_bytes_with(&bytes, &LoadOptions::new().known_keys(["name"]));
+    let err = LoadOptions::new().known_keys(["name"]).load_bytes(&bytes);
     let err = err.unwrap_err();
     assert_eq!(
         err,
@@ -96,7 +96,7 @@ fn a_key_no_path_explains_is_an_error_naming_entity_and_hash() {
     // Through a file too, as Error::Load.
     let path = std::env::temp_dir().join(format!("upgrade-{}.dcmp", std::process::id()));
     std::fs::write(&path, &bytes).unwrap();
-    let loaded = Store::load_with(&path, &LoadOptions::new().known_keys(["name", "secret"]));
+    let loaded = LoadOptions::new().known_keys(["name", "secret"]).load(&path);
     assert_eq!(loaded.unwrap().len(), 2);
     assert!(matches!(
         Store::load(&path),
@@ -127,7 +127,7 @@ fn two_known_paths_with_the_old_hash_of_a_held_key_are_ambiguous() {
     let bytes = old_save(&[&["item_1409"]]);
     let options = LoadOptions::new().known_keys(["item_1409", "item_1482"]);
     assert_eq!(
-        Store::from_bytes_with(&bytes, &options).unwrap_err(),
+        options.load_bytes(&bytes).unwrap_err(),
         LoadError::Store(StoreError::AmbiguousKnownKeys {
             key: v1("item_1409"),
             first: "item_1409".into(),
@@ -137,7 +137,7 @@ fn two_known_paths_with_the_old_hash_of_a_held_key_are_ambiguous() {
     // Unless the save does not hold that key.
     let bytes = old_save(&[&["name"]]);
     let options = options.known_keys(["name"]);
-    assert_eq!(Store::from_bytes_with(&bytes, &options).unwrap().key_names().len(), 1);
+    assert_eq!(options.load_bytes(&bytes).unwrap().key_names().len(), 1);
 }
 
 #[test]
@@ -146,7 +146,7 @@ fn two_keys_that_rehash_to_one_are_an_error_naming_both_paths() {
     assert_eq!(Key::parse("sleep_haste_8"), Key::parse("fury_sleep_272"));
     let bytes = old_save(&[&["sleep_haste_8"], &["fury_sleep_272"]]);
     let options = LoadOptions::new().known_keys(["sleep_haste_8", "fury_sleep_272"]);
-    let err = Store::from_bytes_with(&bytes, &options).unwrap_err();
+    let err = options.load_bytes(&bytes).unwrap_err();
     assert_eq!(
         err,
         LoadError::Store(StoreError::UpgradeCollision {
@@ -189,7 +189,7 @@ fn a_delta_of_key_hash_1_is_refused_before_it_touches_a_store() {
     let hero = base.insert(&[("health", 100.0)].into_iter().collect::<Blob>());
     let mut now = base.clone();
     now.get_mut(hero).unwrap().set(Key::parse("health"), 95.0);
-    let delta = Store::diff(&base, &now).to_bytes();
+    let delta = StorePatch::diff(&base, &now).to_bytes();
     assert!(StorePatch::from_bytes(&delta).is_ok());
     let old = as_key_hash_1(delta);
     let err = StorePatch::from_bytes(&old).unwrap_err();
@@ -211,7 +211,7 @@ fn upgrade_errors_cut_long_paths_and_escape_control_characters() {
     let (sleep, fury) = (format!("{long}.sleep_haste_8"), format!("{long}.fury_sleep_272"));
     let bytes = old_save(&[&[sleep.as_str()], &[fury.as_str()]]);
     let options = LoadOptions::new().known_keys([sleep.as_str(), fury.as_str()]);
-    let err = Store::from_bytes_with(&bytes, &options).unwrap_err();
+    let err = options.load_bytes(&bytes).unwrap_err();
     assert!(matches!(err, LoadError::Store(StoreError::UpgradeCollision { .. })), "{err:?}");
     let message = err.to_string();
     assert!(message.len() < 1000, "{} bytes", message.len());
@@ -223,7 +223,7 @@ fn upgrade_errors_cut_long_paths_and_escape_control_characters() {
     let (a, b) = (format!("{long}.item_1409"), format!("{long}.item_1482"));
     let bytes = old_save(&[&[a.as_str()]]);
     let options = LoadOptions::new().known_keys([a.as_str(), b.as_str()]);
-    let err = Store::from_bytes_with(&bytes, &options).unwrap_err();
+    let err = options.load_bytes(&bytes).unwrap_err();
     assert!(matches!(err, LoadError::Store(StoreError::AmbiguousKnownKeys { .. })), "{err:?}");
     let message = err.to_string();
     assert!(message.len() < 1000, "{} bytes", message.len());

@@ -111,7 +111,7 @@ pub fn diff(
     }
     let file = output.map(|output| lock_later(file, output)).transpose()?;
     if let (Some(output), Some(file)) = (output, &file) {
-        Store::diff(&base, &target)
+        StorePatch::diff(&base, &target)
             .save(file.path())
             .map_err(|e| Failure::at(output.display(), format!("cannot write: {e}")))?;
     }

@@ -26,7 +26,7 @@ pub fn run(
     // Held from the load to the save, so that no other writer's change is lost.
     let held = if dry_run { None } else { Some(lock(target)?) };
     let mut store = load(file)?;
-    let report = store.migrate(&migrations).map_err(|e| Failure::at(file.display(), e))?;
+    let report = migrations.apply(&mut store).map_err(|e| Failure::at(file.display(), e))?;
     write!(out, "{}: {report}", file.display())?;
     match held {
         // Already at the version: the file is left as it is.

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::Path;
 
 use datacomp::text::Shortened;
-use datacomp::{Key, LoadOptions, Query, SavedKeyNames, StoreView};
+use datacomp::{Key, LoadOptions, Query, SavedKeyNames};
 
 use crate::args::{KeyArg, parse_key};
 use crate::files::read;
@@ -32,7 +32,8 @@ pub fn run(
         .map(|text| parse_key(text).map(|arg| (arg, text.as_str())))
         .collect::<Result<_, _>>()?;
     let bytes = read(path)?;
-    let (view, names) = StoreView::with_key_names(&bytes, &LoadOptions::new())
+    let (view, names) = LoadOptions::new()
+        .view_with_key_names(&bytes)
         .map_err(|e| Failure::at(path.display(), e))?;
     for (column, text) in query.keys() {
         // The filter's keys parsed as keys already: only the names are left to check.

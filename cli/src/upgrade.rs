@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use datacomp::{LoadError, LoadOptions, Store, StoreError, format};
+use datacomp::{LoadError, LoadOptions, StoreError, format};
 
 use crate::files::{lock_if_exists, lock_later, read, save, saved_len};
 use crate::output::{Bytes, Failure, shown};
@@ -31,7 +31,8 @@ pub fn run(
         // One path a line, as a KEY is given: dotted, or a JSON Pointer; blank lines skipped.
         let paths = text.lines().map(|line| line.strip_suffix('\r').unwrap_or(line));
         let options = LoadOptions::new().known_keys(paths.filter(|line| !line.trim().is_empty()));
-        let store = Store::from_bytes_with(&bytes, &options)
+        let store = options
+            .load_bytes(&bytes)
             .map_err(|e| Failure::at(old.display(), format!("{e}{}", hint(&e, keys.is_some()))))?;
         (from, store)
     };

@@ -1747,7 +1747,7 @@ fn apply_takes_a_chain_the_library_wrote_with_take_delta() {
             store.remove(ids[0]);
         }
         let link = world.file(&format!("turn{turn}.delta"));
-        store.take_delta(&mut mark).save(&link).unwrap();
+        mark.take_delta(&store).save(&link).unwrap();
         links.push(link);
     }
     let out = world.file("out.dcmp");

@@ -37,7 +37,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let mut store = store();
     let before = store.to_bytes();
-    match store.migrate(&migrations) {
+    match migrations.apply(&mut store) {
         Err(e) => {
             assert!(!e.to_string().contains('\n'), "{e:?}");
             assert_eq!(store.to_bytes(), before, "{e}: a failed migration changed the store");
@@ -52,7 +52,7 @@ fuzz_target!(|data: &[u8]| {
             serde_json::from_str::<serde_json::Value>(&store.export_all_json())
                 .expect("a migrated store exports JSON");
             let mut again = store.clone();
-            let report = again.migrate(&migrations).expect("migrating again succeeds");
+            let report = migrations.apply(&mut again).expect("migrating again succeeds");
             assert!(report.steps.is_empty());
             assert_eq!(again, store, "migrating again changed the store");
         }

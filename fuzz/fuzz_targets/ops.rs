@@ -67,7 +67,7 @@ enum Op {
     View,
     /// Remembers the store, as a base save.
     Checkpoint,
-    /// `Store::diff` from the checkpoint -> delta file -> applied to the checkpoint's save,
+    /// `StorePatch::diff` from the checkpoint -> delta file -> applied to the checkpoint's save,
     /// carrying on with the result.
     DeltaFromCheckpoint,
 
@@ -246,7 +246,7 @@ fuzz_target!(|ops: Vec<Op>| {
             Op::Checkpoint => checkpoint = Some(store.clone()),
             Op::DeltaFromCheckpoint => {
                 let Some(base) = &checkpoint else { continue };
-                let delta = Store::diff(base, &store).to_bytes();
+                let delta = StorePatch::diff(base, &store).to_bytes();
                 let mut applied = Store::from_bytes(&base.to_bytes()).expect("a base loads");
                 let delta = StorePatch::from_bytes(&delta).expect("a delta's own bytes load");
                 delta.apply(&mut applied).expect("a delta applies to its own base");

@@ -6,7 +6,9 @@
 
 use std::collections::HashMap;
 
-use datacomp::{Blob, BlobRef, Id, Key, OwnedValue, RegionKind, Store, StoreView, Value};
+use datacomp::{
+    Blob, BlobRef, Id, Key, OwnedValue, RegionKind, Store, StorePatch, StoreView, Value,
+};
 use zerocopy::IntoBytes;
 
 /// A blob's entries as a model: a map from key to value.
@@ -302,6 +304,6 @@ pub fn seed_deltas() -> Vec<(&'static str, Vec<u8>)> {
     inserted.insert(&Blob::new());
     [("changed", changed), ("removed", removed), ("inserted", inserted), ("none", base.clone())]
         .into_iter()
-        .map(|(name, target)| (name, Store::diff(&base, &target).to_bytes()))
+        .map(|(name, target)| (name, StorePatch::diff(&base, &target).to_bytes()))
         .collect()
 }

@@ -162,7 +162,7 @@ pub(crate) fn lookup(w: &[u32], key: Key) -> Option<(u8, u32)> {
     Some((tags.as_bytes()[i], values[i]))
 }
 
-/// Where a [`KeyCursor`](crate::KeyCursor) last found its key: the blob's key count and the
+/// Where a [`KeyCursor`](crate::query::KeyCursor) last found its key: the blob's key count and the
 /// key's position. Any value is safe to pass to [`lookup_at`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Shape {

@@ -39,13 +39,13 @@ pub(crate) const LIST_KIND: u32 = 6;
 ///
 /// ```
 /// use datacomp::format::{self, FileKind};
-/// use datacomp::Store;
+/// use datacomp::{Store, StorePatch};
 ///
 /// let base = Store::new();
 /// let mut target = base.clone();
 /// target.insert_empty();
 /// assert_eq!(format::describe(&base.to_bytes())?.kind, FileKind::Save);
-/// let delta = Store::diff(&base, &target).to_bytes();
+/// let delta = StorePatch::diff(&base, &target).to_bytes();
 /// assert_eq!(format::describe(&delta)?.kind, FileKind::Delta);
 /// assert_eq!(FileKind::Delta.to_string(), "delta");
 /// # Ok::<(), datacomp::LoadError>(())

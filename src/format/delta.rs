@@ -73,7 +73,8 @@ impl StorePatch {
         ])
     }
 
-    /// Saves the delta file to `path` atomically, as [`Store::save`](crate::Store::save) saves a store.
+    /// Saves the delta file to `path` atomically, as [`Store::save`](crate::Store::save) saves a
+    /// store.
     ///
     /// # Errors
     ///

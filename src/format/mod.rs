@@ -24,10 +24,11 @@
 //! `Blob::from_bytes` would.
 //!
 //! The header names the key hash its keys were made with. A save of key hash 1
-//! ([`KEY_HASH_FX32_WORDS`]) loads into a [`Store`](crate::Store) by rehashing every key from its name, or from
-//! a path the caller knows ([`LoadOptions::known_keys`](crate::LoadOptions::known_keys)); a key
-//! neither explains is an error, and nothing loads half-upgraded. A [`StoreView`] reads in place
-//! and cannot rehash, so it reads key hash 2 only.
+//! ([`KEY_HASH_FX32_WORDS`]) loads into a [`Store`](crate::Store) by rehashing every key from
+//! its name, or from a path the caller knows
+//! ([`LoadOptions::known_keys`](crate::LoadOptions::known_keys)); a key neither explains is an
+//! error, and nothing loads half-upgraded. A [`StoreView`] reads in place and cannot rehash, so
+//! it reads key hash 2 only.
 //!
 //! A delta save ([`StorePatch`](crate::StorePatch)) is the same header and table over sections
 //! of its own (`delta base`, `delta index header`, `delta slot changes`, `delta meta changes`,

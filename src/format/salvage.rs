@@ -84,7 +84,7 @@ impl Store {
             items_kind,
             ..
         } = parts;
-        // As `Store::from_bytes_with`: key hash 1 was written before the key tree, and its
+        // As `LoadOptions::load_bytes`: key hash 1 was written before the key tree, and its
         // names are a list (or none) to rehash the keys from. Names that do not read are
         // done without (a key hash 1 save then fails its rehash below).
         let (tree, old_names) =

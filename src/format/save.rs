@@ -134,81 +134,13 @@ impl Store {
     /// Reads a store from save-file bytes, checking everything (see the [`format`](crate::format)
     /// module). Handles saved with the store resolve in the loaded one, and stale ones stay
     /// stale. A save of key hash 1 is rehashed from its key names; one with keys it never named
-    /// needs their paths: see [`from_bytes_with`](Store::from_bytes_with).
+    /// needs their paths: see [`LoadOptions::load_bytes`].
     ///
     /// # Errors
     ///
     /// A [`LoadError`] that names the section, offset or entity at fault.
     pub fn from_bytes(bytes: &[u8]) -> Result<Store, LoadError> {
-        Store::from_bytes_with(bytes, &LoadOptions::new())
-    }
-
-    /// Reads a store from save-file bytes as [`from_bytes`](Store::from_bytes) does, and
-    /// upgrades a save of key hash 1 with the help of `options`: every key is rehashed from
-    /// its name in the save, else from the known path that hashed to it under key hash 1.
-    ///
-    /// # Errors
-    ///
-    /// As [`from_bytes`](Store::from_bytes); for a key hash 1 save also
-    /// [`StoreError::UnexplainedKeys`](super::StoreError::UnexplainedKeys) listing every key
-    /// (with an entity that holds it) that neither a name nor a known path explains,
-    /// [`StoreError::AmbiguousKnownKeys`](super::StoreError::AmbiguousKnownKeys) when two
-    /// known paths had the hash of a key the save holds, and
-    /// [`StoreError::UpgradeCollision`](super::StoreError::UpgradeCollision) when two keys that entities
-    /// hold rehash to one (a saved name no entity holds gives way).
-    /// Nothing loads half-upgraded.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::{LoadError, LoadOptions, Store, StoreError};
-    ///
-    /// // A key hash 1 save, written before key hash 2, whose keys were set without names.
-    /// let old = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/world_v1.dcmp"))?;
-    /// let err = Store::from_bytes(&old).unwrap_err();
-    /// assert!(matches!(err, LoadError::Store(StoreError::UnexplainedKeys { .. })));
-    ///
-    /// let known = [
-    ///     "name", "stats.health", "stats.mana", "status_effects.drunk",
-    ///     "status_effects.delirious", "position", "color", "bio",
-    /// ];
-    /// let world = Store::from_bytes_with(&old, &LoadOptions::new().known_keys(known))?;
-    /// let hero = "0v0t1".parse()?;
-    /// assert_eq!(world.get(hero).unwrap().get_float("stats.health"), Some(100.0));
-    /// // Now it knows every name: its next save upgrades by itself.
-    /// assert_eq!(world.key_names().len(), known.len());
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn from_bytes_with(bytes: &[u8], options: &LoadOptions) -> Result<Store, LoadError> {
-        let SaveParts {
-            key_hash,
-            data_version,
-            arena_crc,
-            index: raw_index,
-            arena,
-            names,
-            names_kind,
-            items_kind,
-        } = index_and_arena(bytes)?;
-        // Key hash 1 was written before the key tree: its names are a list (or none) to
-        // rehash the keys from.
-        let (tree, list) = KeyNames::saved(names, names_kind, key_hash)?;
-        // Format 1.3's end offsets, as spans.
-        let owned = check::owned_spans(&raw_index, items_kind)?;
-        let raw_index = owned.as_ref().map_or(raw_index, |owned| owned.raw(&raw_index));
-        let mut index: HandleMap<Span> = HandleMap::from_raw(&raw_index)?;
-        let id_at = |d| index.id_at(d).unwrap_or_default();
-        // The end offsets as the file holds them are checked, as a view checks them: the same
-        // error for the same file.
-        let spans = owned.as_ref().map_or(Spans::Spans(index.as_slice()), |owned| owned.ends);
-        let mut words = check::copy_arena(arena, arena_crc, spans, id_at, options.threads)?;
-        drop(owned);
-        check::fill_empties(index.values_mut(), &mut words)?;
-        let names = match tree {
-            Some(tree) => tree,
-            None => upgrade::rehash(&index, &mut words, &list, options)?,
-        };
-        Ok(Store::from_parts(index, words, names, data_version))
+        LoadOptions::new().load_bytes(bytes)
     }
 
     /// Reads a whole save file from `input`, as [`from_bytes`](Store::from_bytes) does.
@@ -232,8 +164,8 @@ impl Store {
     /// The arena is written blob after blob in dense order (format 1.3), so the garbage
     /// between blobs (removed entities, old copies of moved ones) never reaches the disk; but
     /// each blob is written as it is in memory, so removed and overwritten values inside a
-    /// live blob do, until compaction. Use [`save_compacted`](Store::save_compacted) when the
-    /// file must hold none of them.
+    /// live blob do, until compaction: [`compact`](Store::compact) first when the file must
+    /// hold none of them.
     ///
     /// Two saves to one path at once both succeed and leave one of the two files, complete.
     /// For a load-change-save that another writer must not interleave with, hold a
@@ -242,18 +174,10 @@ impl Store {
     /// # Errors
     ///
     /// [`Error::Io`] if any step fails; the temporary file is removed and `path` is untouched.
-    pub fn save(&self, path: impl AsRef<Path>) -> Result<(), Error> {
-        write_atomically(path.as_ref(), |out| self.write_to(out))
-    }
-
-    /// [`compact`](Store::compact)s the store, then [`save`](Store::save)s it: the file holds
-    /// no byte of a removed entity, removed key or overwritten value.
-    ///
-    /// # Errors
-    ///
-    /// As [`save`](Store::save).
     ///
     /// # Examples
+    ///
+    /// A save that holds no byte of a removed entity, removed key or overwritten value:
     ///
     /// ```
     /// use datacomp::{Blob, Store};
@@ -264,15 +188,15 @@ impl Store {
     /// store.remove(secret);
     ///
     /// let path = std::env::temp_dir().join(format!("doc-compacted-{}.dcmp", std::process::id()));
-    /// store.save_compacted(&path)?;
+    /// store.compact();
+    /// store.save(&path)?;
     /// let bytes = std::fs::read(&path)?;
     /// assert!(!bytes.windows(6).any(|w| w == b"Secret"));
     /// # std::fs::remove_file(&path)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn save_compacted(&mut self, path: impl AsRef<Path>) -> Result<(), Error> {
-        self.compact();
-        self.save(path)
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<(), Error> {
+        write_atomically(path.as_ref(), |out| self.write_to(out))
     }
 
     /// Loads a store saved with [`save`](Store::save).
@@ -280,12 +204,88 @@ impl Store {
     /// # Errors
     ///
     /// [`Error::Io`] if the file cannot be read, [`Error::Load`] if it is not a valid save.
+    /// (A save of key hash 1 with keys it never named loads with [`LoadOptions::load`].)
     pub fn load(path: impl AsRef<Path>) -> Result<Store, Error> {
-        Store::load_with(path, &LoadOptions::new())
+        LoadOptions::new().load(path)
+    }
+}
+
+/// Loading with options: a store read from a save's bytes or file, as
+/// [`Store::from_bytes`] and [`Store::load`] read one with the default options.
+impl LoadOptions {
+    /// Reads a store from save-file bytes as [`Store::from_bytes`] does, with these options: a
+    /// save of key hash 1 is upgraded with the help of the [known keys](LoadOptions::known_keys)
+    /// (every key is rehashed from its name in the save, else from the known path that hashed
+    /// to it under key hash 1), and the arena is checked on at most
+    /// [`threads`](LoadOptions::threads) threads.
+    ///
+    /// # Errors
+    ///
+    /// As [`Store::from_bytes`]; for a key hash 1 save also
+    /// [`UpgradeError::UnexplainedKeys`](crate::UpgradeError::UnexplainedKeys) listing every key
+    /// (with an entity that holds it) that neither a name nor a known path explains,
+    /// [`StoreError::AmbiguousKnownKeys`](super::StoreError::AmbiguousKnownKeys) when two
+    /// known paths had the hash of a key the save holds, and
+    /// [`StoreError::UpgradeCollision`](super::StoreError::UpgradeCollision) when two keys that entities
+    /// hold rehash to one (a saved name no entity holds gives way).
+    /// Nothing loads half-upgraded.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{LoadError, LoadOptions, Store, StoreError};
+    ///
+    /// // A key hash 1 save, written before key hash 2, whose keys were set without names.
+    /// let old = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/world_v1.dcmp"))?;
+    /// let err = Store::from_bytes(&old).unwrap_err();
+    /// assert!(matches!(err, LoadError::Store(StoreError::UnexplainedKeys { .. })));
+    ///
+    /// let known = [
+    ///     "name", "stats.health", "stats.mana", "status_effects.drunk",
+    ///     "status_effects.delirious", "position", "color", "bio",
+    /// ];
+    /// let world = LoadOptions::new().known_keys(known).load_bytes(&old)?;
+    /// let hero = "0v0t1".parse()?;
+    /// assert_eq!(world.get(hero).unwrap().get_float("stats.health"), Some(100.0));
+    /// // Now it knows every name: its next save upgrades by itself.
+    /// assert_eq!(world.key_names().len(), known.len());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn load_bytes(&self, bytes: &[u8]) -> Result<Store, LoadError> {
+        let SaveParts {
+            key_hash,
+            data_version,
+            arena_crc,
+            index: raw_index,
+            arena,
+            names,
+            names_kind,
+            items_kind,
+        } = index_and_arena(bytes)?;
+        // Key hash 1 was written before the key tree: its names are a list (or none) to
+        // rehash the keys from.
+        let (tree, list) = KeyNames::saved(names, names_kind, key_hash)?;
+        // Format 1.3's end offsets, as spans.
+        let owned = check::owned_spans(&raw_index, items_kind)?;
+        let raw_index = owned.as_ref().map_or(raw_index, |owned| owned.raw(&raw_index));
+        let mut index: HandleMap<Span> = HandleMap::from_raw(&raw_index)?;
+        let id_at = |d| index.id_at(d).unwrap_or_default();
+        // The end offsets as the file holds them are checked, as a view checks them: the same
+        // error for the same file.
+        let spans = owned.as_ref().map_or(Spans::Spans(index.as_slice()), |owned| owned.ends);
+        let mut words = check::copy_arena(arena, arena_crc, spans, id_at, self.threads)?;
+        drop(owned);
+        check::fill_empties(index.values_mut(), &mut words)?;
+        let names = match tree {
+            Some(tree) => tree,
+            None => upgrade::rehash(&index, &mut words, &list, self)?,
+        };
+        Ok(Store::from_parts(index, words, names, data_version))
     }
 
-    /// Loads a store saved with [`save`](Store::save), upgrading a save of key hash 1 as
-    /// [`from_bytes_with`](Store::from_bytes_with) does.
+    /// Loads a store saved with [`Store::save`], with these options, as
+    /// [`load_bytes`](LoadOptions::load_bytes) reads one (as [`std::fs::OpenOptions::open`]
+    /// opens a file with its options).
     ///
     /// # Errors
     ///
@@ -295,15 +295,15 @@ impl Store {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{LoadOptions, Store};
+    /// use datacomp::LoadOptions;
     ///
     /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/world_v2.dcmp");
-    /// let world = Store::load_with(path, &LoadOptions::new().known_keys(["name"]))?;
+    /// let world = LoadOptions::new().known_keys(["name"]).load(path)?;
     /// assert_eq!(world.len(), 3);
     /// # Ok::<(), datacomp::Error>(())
     /// ```
-    pub fn load_with(path: impl AsRef<Path>, options: &LoadOptions) -> Result<Store, Error> {
-        Ok(Store::from_bytes_with(&std::fs::read(path)?, options)?)
+    pub fn load(&self, path: impl AsRef<Path>) -> Result<Store, Error> {
+        Ok(self.load_bytes(&std::fs::read(path)?)?)
     }
 }
 

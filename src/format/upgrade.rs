@@ -11,7 +11,13 @@ use crate::key::{Key, KeyPath, v1};
 use crate::names::{KeyNames, label};
 use crate::store::Span;
 
-/// How to load a save: the paths of keys that a save of key hash 1 holds without names.
+/// How to load a save: the paths of keys that a save of key hash 1 holds without names, and
+/// the threads that check the arena. Built, then used, as [`std::fs::OpenOptions`] is: a store
+/// is read with [`load`](LoadOptions::load) (a file) or [`load_bytes`](LoadOptions::load_bytes),
+/// a save read in place with [`view`](LoadOptions::view) or
+/// [`view_with_key_names`](LoadOptions::view_with_key_names).
+/// [`Store::from_bytes`](crate::Store::from_bytes), [`Store::load`](crate::Store::load) and
+/// [`StoreView::new`](crate::format::StoreView::new) are the same with the default options.
 ///
 /// A store of key hash 1 recorded names only for keys a JSON import met; keys set with
 /// `Blob::set` or `BlobMut::set` were saved as bare hashes. To rehash such a key, the loader
@@ -23,7 +29,7 @@ use crate::store::Span;
 /// use datacomp::{LoadOptions, Store};
 ///
 /// let options = LoadOptions::new().known_keys(["name", "stats.health", "/a.b/c"]);
-/// let store = Store::from_bytes_with(&Store::new().to_bytes(), &options)?;
+/// let store = options.load_bytes(&Store::new().to_bytes())?;
 /// assert!(store.is_empty());
 /// # Ok::<(), datacomp::LoadError>(())
 /// ```
@@ -57,12 +63,12 @@ impl LoadOptions {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{LoadOptions, Store, StoreView};
+    /// use datacomp::{LoadOptions, Store};
     ///
     /// let bytes = Store::new().to_bytes();
     /// let one_thread = LoadOptions::new().threads(1);
-    /// assert!(Store::from_bytes_with(&bytes, &one_thread)?.is_empty());
-    /// assert!(StoreView::new_with(&bytes, &one_thread)?.is_empty());
+    /// assert!(one_thread.load_bytes(&bytes)?.is_empty());
+    /// assert!(one_thread.view(&bytes)?.is_empty());
     /// # Ok::<(), datacomp::LoadError>(())
     /// ```
     #[must_use]
@@ -246,7 +252,7 @@ mod tests {
             old_save(&["/stats/health", "/a.b/c~1d"], &["/stats/health", "/a.b/c~1d", "/x"]);
         // A known path is ignored for a key the save names.
         let options = LoadOptions::new().known_keys(["stats.health", "a.b.c/d"]);
-        for store in [Store::from_bytes(&bytes), Store::from_bytes_with(&bytes, &options)] {
+        for store in [Store::from_bytes(&bytes), options.load_bytes(&bytes)] {
             let store = store.unwrap();
             let (_, blob) = store.iter().next().unwrap();
             assert_eq!(blob.get_float("stats.health"), Some(1.0));

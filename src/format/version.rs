@@ -11,7 +11,8 @@ pub const FORMAT_MAJOR: u16 = 1;
 ///
 /// - 0: the first format.
 /// - 1: the header's last word, zero before, holds the data version
-///   ([`Store::data_version`](crate::Store::data_version)); a delta's `delta base` section adds the base's data version.
+///   ([`Store::data_version`](crate::Store::data_version)); a delta's `delta base` section adds
+///   the base's data version.
 ///   A save adds a crc32 of each 64 KiB chunk of its arena ([`ARENA_CHUNK_BYTES`]), in a
 ///   section of its own (`arena crcs`, kind 12), so that the arena is checked on all cores, a
 ///   lazy view checks only the chunks it reads, and damage is confined to its chunk. The arena

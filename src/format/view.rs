@@ -48,60 +48,7 @@ impl<'a> StoreView<'a> {
     /// for a save of key hash 1, whose keys must be rehashed into a [`Store`](crate::Store)
     /// first.
     pub fn new(bytes: &'a [u8]) -> Result<StoreView<'a>, LoadError> {
-        StoreView::new_with(bytes, &LoadOptions::new())
-    }
-
-    /// Validates `bytes` as [`new`](StoreView::new) does, with `options`' limit on threads
-    /// ([`LoadOptions::threads`]); a view cannot rehash, so known keys do not apply.
-    ///
-    /// # Errors
-    ///
-    /// As [`new`](StoreView::new).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::{LoadOptions, Store, StoreView};
-    ///
-    /// let bytes = Store::new().to_bytes();
-    /// let view = StoreView::new_with(&bytes, &LoadOptions::new().threads(1))?;
-    /// assert!(view.is_empty());
-    /// # Ok::<(), datacomp::LoadError>(())
-    /// ```
-    pub fn new_with(bytes: &'a [u8], options: &LoadOptions) -> Result<StoreView<'a>, LoadError> {
-        StoreView::with_key_names(bytes, options).map(|(view, _)| view)
-    }
-
-    /// Validates `bytes` as [`new_with`](StoreView::new_with) does, and gives the save's key
-    /// names beside the view: what [`SavedKeyNames::from_bytes`] reads, without reading the
-    /// file's sections and names a second time.
-    ///
-    /// # Errors
-    ///
-    /// As [`new`](StoreView::new).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::{ImportOptions, Key, LoadOptions, Store, StoreView};
-    ///
-    /// let mut store = Store::new();
-    /// store.import_json(r#"{"stats": {"health": 12}}"#, &ImportOptions::strict())?;
-    /// let bytes = store.to_bytes();
-    /// let (view, names) = StoreView::with_key_names(&bytes, &LoadOptions::new())?;
-    /// assert_eq!(view.len(), 1);
-    /// assert!(names.contains_key(Key::parse("stats.health")));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn with_key_names(
-        bytes: &'a [u8],
-        options: &LoadOptions,
-    ) -> Result<(StoreView<'a>, SavedKeyNames), LoadError> {
-        let check::InPlace { names, index, spans, arena_bytes, arena, arena_crc } =
-            check::in_place(bytes)?;
-        let id_at = |d| index.id_at(d);
-        check::check_arena(arena_bytes, arena, arena_crc, spans, id_at, options.threads)?;
-        Ok((StoreView { index, spans, arena }, SavedKeyNames { names }))
+        LoadOptions::new().view(bytes)
     }
 
     /// Checks the header, the section table and the index, and leaves each blob (its end
@@ -163,6 +110,64 @@ impl<'a> StoreView<'a> {
     #[must_use]
     pub fn iter(&self) -> impl ExactSizeIterator<Item = (Id, BlobRef<'a>)> + '_ {
         (0..self.len()).map(|d| (self.index.id_at(d), blob_at(self.arena, self.spans.range(d))))
+    }
+}
+
+/// Views with options: a save read in place, as [`StoreView::new`] reads one with the default
+/// options.
+impl LoadOptions {
+    /// Validates `bytes` as a save file and reads it in place, as [`StoreView::new`] does, with
+    /// these options' limit on [`threads`](LoadOptions::threads); a view cannot rehash, so
+    /// known keys do not apply.
+    ///
+    /// # Errors
+    ///
+    /// As [`StoreView::new`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{LoadOptions, Store};
+    ///
+    /// let bytes = Store::new().to_bytes();
+    /// let view = LoadOptions::new().threads(1).view(&bytes)?;
+    /// assert!(view.is_empty());
+    /// # Ok::<(), datacomp::LoadError>(())
+    /// ```
+    pub fn view<'a>(&self, bytes: &'a [u8]) -> Result<StoreView<'a>, LoadError> {
+        self.view_with_key_names(bytes).map(|(view, _)| view)
+    }
+
+    /// Validates `bytes` as [`view`](LoadOptions::view) does, and gives the save's key names
+    /// beside the view: what [`SavedKeyNames::from_bytes`] reads, without reading the file's
+    /// sections and names a second time.
+    ///
+    /// # Errors
+    ///
+    /// As [`StoreView::new`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{ImportOptions, Key, LoadOptions, Store};
+    ///
+    /// let mut store = Store::new();
+    /// store.import_json(r#"{"stats": {"health": 12}}"#, &ImportOptions::strict())?;
+    /// let bytes = store.to_bytes();
+    /// let (view, names) = LoadOptions::new().view_with_key_names(&bytes)?;
+    /// assert_eq!(view.len(), 1);
+    /// assert!(names.contains_key(Key::parse("stats.health")));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn view_with_key_names<'a>(
+        &self,
+        bytes: &'a [u8],
+    ) -> Result<(StoreView<'a>, SavedKeyNames), LoadError> {
+        let check::InPlace { names, index, spans, arena_bytes, arena, arena_crc } =
+            check::in_place(bytes)?;
+        let id_at = |d| index.id_at(d);
+        check::check_arena(arena_bytes, arena, arena_crc, spans, id_at, self.threads)?;
+        Ok((StoreView { index, spans, arena }, SavedKeyNames { names }))
     }
 }
 

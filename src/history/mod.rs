@@ -1,6 +1,12 @@
 //! Time travel: [`Snapshot`]s (the whole store, copied at memcpy speed), change tracking
 //! ([`Mark`], [`Changes`], deltas since a mark in O(changed)) and an undo/redo [`History`]
 //! built on both.
+//!
+//! Each is a type that takes the store it reads or changes as an argument
+//! ([`Snapshot::new`]`(&store)`, [`Mark::changes`]`(&store)`, [`History::undo`]`(&mut store)`),
+//! with one entry point on `Store`: [`Store::mark`]. Change tracking itself stays inside the
+//! store (`crate::store::track`), because every write stamps it: a mark only reads the
+//! stamps, so it starts from the store that keeps them.
 
 mod snapshot;
 mod track;
@@ -363,8 +369,8 @@ impl History {
 /// Makes `store` the mark's state again, patching only the slots stamped since the mark (or
 /// copying the state whole when the store cannot tell them).
 fn revert(store: &mut Store, mark: &Mark) {
-    match store.slots_changed_since(mark) {
-        Some(slots) => Store::diff_slots(store, &mark.state, (&slots, true), 0, None)
+    match mark.changed_slots(store) {
+        Some(slots) => StorePatch::diff_slots(store, &mark.state, (&slots, true), 0, None)
             .apply_trusted(store, Placement::InPlace),
         None => store.copy_from(&mark.state),
     }
@@ -375,7 +381,7 @@ impl Step {
     /// slots from different indices (a map that was reset), which a step cannot express.
     fn between(mark: &Mark, store: &Store) -> Option<Step> {
         let (before, after) = (&mark.state, store);
-        let tracked = store.slots_changed_since(mark);
+        let tracked = mark.changed_slots(store);
         let is_tracked = tracked.is_some();
         let slots = if let Some(slots) = tracked {
             slots
@@ -388,8 +394,8 @@ impl Step {
             (0..count as u32).collect()
         };
         // The crc of a base is only checked when a delta file is applied: these never are.
-        let forward = Store::diff_slots(before, after, (&slots, is_tracked), 0, None);
-        let back = Store::diff_slots(after, before, (&slots, is_tracked), 0, Some(&forward));
+        let forward = StorePatch::diff_slots(before, after, (&slots, is_tracked), 0, None);
+        let back = StorePatch::diff_slots(after, before, (&slots, is_tracked), 0, Some(&forward));
         let bytes = forward.file_len() + back.file_len();
         Some(Step { forward, back, bytes })
     }

@@ -5,7 +5,8 @@ use std::fmt;
 use crate::store::Store;
 
 /// A store's whole state, copied: its index, arena and key names as buffers, with no allocation
-/// per entity. Made by [`Store::snapshot`], put back by [`Store::restore`].
+/// per entity. Made by [`Snapshot::new`], put back by [`Snapshot::restore`], retaken in place
+/// by [`Snapshot::copy_from`].
 ///
 /// ```text
 ///  Store                                   Snapshot (one memcpy per buffer)
@@ -25,16 +26,16 @@ use crate::store::Store;
 /// # Examples
 ///
 /// ```
-/// use datacomp::Store;
+/// use datacomp::{Snapshot, Store};
 ///
 /// let mut world = Store::new();
 /// let hero = world.insert_entries([("stats.health", 100.0)]);
-/// let before = world.snapshot();
+/// let before = Snapshot::new(&world);
 ///
 /// world.get_mut(hero).unwrap().set("stats.health", 0.0);
 /// world.remove(hero);
 ///
-/// world.restore(&before);
+/// before.restore(&mut world);
 /// assert_eq!(world.get(hero).unwrap().get_float("stats.health"), Some(100.0));
 /// assert_eq!(&world, before.as_store());
 /// ```
@@ -45,19 +46,83 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// A copy of `store`'s whole state. One memcpy per buffer, no allocation per entity.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Snapshot, Store};
+    ///
+    /// let mut world = Store::new();
+    /// let id = world.insert_entries([("gold", 10.0)]);
+    /// let snapshot = Snapshot::new(&world);
+    /// world.remove(id);
+    /// snapshot.restore(&mut world);
+    /// assert!(world.contains(id));
+    /// ```
+    #[must_use]
+    pub fn new(store: &Store) -> Snapshot {
+        Snapshot { state: store.copy_state() }
+    }
+
+    /// Copies `store`'s whole state into this snapshot, reusing its buffers (as
+    /// [`Clone::clone_from`] does): no allocation once they are big enough, so a ring of
+    /// snapshots (one per frame of a rollback window) costs memcpys only.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Snapshot, Store};
+    ///
+    /// let mut world = Store::new();
+    /// let id = world.insert_entries([("x", 0.0)]);
+    /// let mut ring = vec![Snapshot::new(&world); 4];
+    /// for frame in 0..8 {
+    ///     ring[frame % 4].copy_from(&world);
+    ///     world.get_mut(id).unwrap().set("x", frame as f32 + 1.0);
+    /// }
+    /// ring[5 % 4].restore(&mut world); // the world before frame 5
+    /// assert_eq!(world.get(id).unwrap().get_float("x"), Some(5.0));
+    /// ```
+    pub fn copy_from(&mut self, store: &Store) {
+        self.state.copy_from(store);
+    }
+
+    /// Puts this snapshot's state back into `store` (the store it was taken of, or any
+    /// other): index, arena and key names, copied into the store's own buffers. Marks and
+    /// histories of `store` see every entity as changed once (their next look compares every
+    /// entity).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Snapshot, Store};
+    ///
+    /// let mut world = Store::new();
+    /// let start = Snapshot::new(&world);
+    /// for _ in 0..3 {
+    ///     world.insert_entries([("gold", 1.0)]);
+    /// }
+    /// start.restore(&mut world);
+    /// assert!(world.is_empty());
+    /// ```
+    pub fn restore(&self, store: &mut Store) {
+        store.copy_from(&self.state);
+    }
+
     /// The state held, to read (get, iterate, export, diff) without restoring it.
     ///
     /// # Examples
     ///
     /// ```
-    /// use datacomp::Store;
+    /// use datacomp::{Snapshot, Store, StorePatch};
     ///
     /// let mut world = Store::new();
     /// let id = world.insert_entries([("gold", 10.0)]);
-    /// let snapshot = world.snapshot();
+    /// let snapshot = Snapshot::new(&world);
     /// world.get_mut(id).unwrap().set("gold", 0.0);
     /// assert_eq!(snapshot.as_store().get(id).unwrap().get_float("gold"), Some(10.0));
-    /// assert_eq!(Store::diff(snapshot.as_store(), &world).changed(), 1);
+    /// assert_eq!(StorePatch::diff(snapshot.as_store(), &world).changed(), 1);
     /// ```
     #[must_use]
     pub fn as_store(&self) -> &Store {
@@ -69,11 +134,11 @@ impl Snapshot {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::Store;
+    /// use datacomp::{Snapshot, Store};
     ///
     /// let mut world = Store::new();
     /// world.insert_empty();
-    /// let copy = world.snapshot().into_store();
+    /// let copy = Snapshot::new(&world).into_store();
     /// assert_eq!(copy, world);
     /// ```
     #[must_use]
@@ -86,11 +151,11 @@ impl Snapshot {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::Store;
+    /// use datacomp::{Snapshot, Store};
     ///
     /// let mut world = Store::new();
     /// world.insert_entries([("gold", 10.0)]);
-    /// assert!(world.snapshot().byte_len() >= world.stats().arena_bytes);
+    /// assert!(Snapshot::new(&world).byte_len() >= world.stats().arena_bytes);
     /// ```
     #[must_use]
     pub fn byte_len(&self) -> usize {
@@ -109,70 +174,6 @@ impl fmt::Debug for Snapshot {
 }
 
 impl Store {
-    /// A copy of the store's whole state: see [`Snapshot`]. One memcpy per buffer, no
-    /// allocation per entity.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::Store;
-    ///
-    /// let mut world = Store::new();
-    /// let id = world.insert_entries([("gold", 10.0)]);
-    /// let snapshot = world.snapshot();
-    /// world.remove(id);
-    /// world.restore(&snapshot);
-    /// assert!(world.contains(id));
-    /// ```
-    #[must_use]
-    pub fn snapshot(&self) -> Snapshot {
-        Snapshot { state: self.copy_state() }
-    }
-
-    /// Copies the store's whole state into `snapshot`, reusing its buffers: no allocation once
-    /// they are big enough, so a ring of snapshots (one per frame of a rollback window) costs
-    /// memcpys only.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::Store;
-    ///
-    /// let mut world = Store::new();
-    /// let id = world.insert_entries([("x", 0.0)]);
-    /// let mut ring = vec![world.snapshot(); 4];
-    /// for frame in 0..8 {
-    ///     world.snapshot_into(&mut ring[frame % 4]);
-    ///     world.get_mut(id).unwrap().set("x", frame as f32 + 1.0);
-    /// }
-    /// world.restore(&ring[5 % 4]); // the world before frame 5
-    /// assert_eq!(world.get(id).unwrap().get_float("x"), Some(5.0));
-    /// ```
-    pub fn snapshot_into(&self, snapshot: &mut Snapshot) {
-        snapshot.state.copy_from(self);
-    }
-
-    /// Puts back the state of `snapshot` (of this store or any other): index, arena and key
-    /// names, copied into the store's own buffers. Marks and histories of this store see every
-    /// entity as changed once (their next look compares every entity).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::Store;
-    ///
-    /// let mut world = Store::new();
-    /// let start = world.snapshot();
-    /// for _ in 0..3 {
-    ///     world.insert_entries([("gold", 1.0)]);
-    /// }
-    /// world.restore(&start);
-    /// assert!(world.is_empty());
-    /// ```
-    pub fn restore(&mut self, snapshot: &Snapshot) {
-        self.copy_from(&snapshot.state);
-    }
-
     /// A copy of the state, untracked: what snapshots and marks hold. (A clone's tracker
     /// starts untracked.)
     pub(crate) fn copy_state(&self) -> Store {

@@ -1,11 +1,10 @@
-//! Marks and what changed since one: [`Mark`], [`Changes`], and `Store`'s answers, built on the
-//! store's change tracker (`crate::store::track`).
+//! Marks and what changed since one: [`Mark`] and its answers about a store ([`Changes`],
+//! deltas), built on the store's change tracker (`crate::store::track`). [`Store::mark`] is the
+//! one entry point on `Store`: the tracker lives in the store, since every write stamps it.
 
 use std::fmt;
-use std::path::Path;
 use std::sync::OnceLock;
 
-use crate::error::Error;
 use crate::handle_map::Id;
 use crate::store::delta::Placement;
 use crate::store::{Store, StorePatch};
@@ -15,11 +14,12 @@ use crate::store::{Store, StorePatch};
 ///
 /// A mark holds a copy of the store (as a [`Snapshot`](crate::Snapshot) does, one memcpy of
 /// its buffers) and the epoch the store's change tracking started at that moment. Then
-/// [`Store::changes_since`] and [`Store::delta_since`] look only at the slots the store
-/// stamped since: they cost O(changed), not O(entities). With a mark of another store (a
-/// clone, a loaded copy) or one the store can no longer answer from its log (after a
-/// [`restore`](Store::restore), a delta applied, a `clear`, or more changes since than the
-/// store has slots, twice over), they compare every entity instead, and give the same answer.
+/// [`changes`](Mark::changes), [`delta`](Mark::delta) and [`take_delta`](Mark::take_delta)
+/// look only at the slots the store stamped since: they cost O(changed), not O(entities). With
+/// a mark of another store (a clone, a loaded copy) or one the store can no longer answer from
+/// its log (after a [`Snapshot::restore`](crate::Snapshot::restore), a delta applied, a
+/// `clear`, or more changes since than the store has slots, twice over), they compare every
+/// entity instead, and give the same answer.
 ///
 /// # Examples
 ///
@@ -35,7 +35,7 @@ use crate::store::{Store, StorePatch};
 /// world.remove(orc);
 /// let imp = world.insert_entries([("stats.health", 5.0)]);
 ///
-/// let changes = world.changes_since(&mark);
+/// let changes = mark.changes(&world);
 /// assert_eq!((changes.inserted(), changes.removed(), changes.changed()), (&[imp][..], &[orc][..], &[hero][..]));
 /// assert_eq!(mark.state().get(orc).unwrap().get_float("stats.health"), Some(30.0));
 /// ```
@@ -70,6 +70,175 @@ impl Mark {
         &self.state
     }
 
+    /// The entities inserted, removed and changed in `store` since this mark, in O(changed)
+    /// (see [`Mark`] for when it compares every entity instead).
+    ///
+    /// An entity changed and changed back counts as unchanged; one removed and another
+    /// inserted in its slot counts as both.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Store;
+    ///
+    /// let mut world = Store::new();
+    /// let old = world.insert_empty();
+    /// let mark = world.mark();
+    /// world.remove(old);
+    /// let new = world.insert_empty(); // the same slot, the next generation
+    /// let changes = mark.changes(&world);
+    /// assert_eq!((changes.removed(), changes.inserted()), (&[old][..], &[new][..]));
+    /// ```
+    #[must_use]
+    pub fn changes(&self, store: &Store) -> Changes {
+        let old = &self.state;
+        let mut changes = Changes::default();
+        let Some(slots) = store.tracker().changed_since(self.store, self.epoch) else {
+            for (id, blob) in store.iter() {
+                match old.get(id) {
+                    None => changes.inserted.push(id),
+                    Some(before) if before != blob => changes.changed.push(id),
+                    Some(_) => {}
+                }
+            }
+            changes.removed = old.index().ids().filter(|&id| !store.contains(id)).collect();
+            return changes.sort();
+        };
+        for slot in slots {
+            let before = old.index().live_at_slot(slot as usize).map(|(id, _)| id);
+            let now = store.index().live_at_slot(slot as usize).map(|(id, _)| id);
+            match (before, now) {
+                (Some(a), Some(b)) if a == b => {
+                    if old.get(a) != store.get(a) {
+                        changes.changed.push(a);
+                    }
+                }
+                (before, now) => {
+                    changes.removed.extend(before);
+                    changes.inserted.extend(now);
+                }
+            }
+        }
+        changes.sort()
+    }
+
+    /// The changes from this mark's state to `store` as a delta, in O(changed): equal to
+    /// [`StorePatch::diff`]`(mark.state(), store)`, byte for byte.
+    ///
+    /// The first delta from a mark also computes the crc32 of the marked state (the base the
+    /// delta names; a pass over its bytes at crc32 speed), which the mark keeps for later
+    /// ones.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Store, StorePatch};
+    ///
+    /// let mut world = Store::new();
+    /// let id = world.insert_entries([("gold", 10.0)]);
+    /// let base = world.to_bytes(); // the base save
+    /// let mark = world.mark();
+    /// world.get_mut(id).unwrap().set("gold", 12.0);
+    ///
+    /// let delta = mark.delta(&world);
+    /// assert_eq!(delta.to_bytes(), StorePatch::diff(mark.state(), &world).to_bytes());
+    /// let mut loaded = Store::from_bytes(&base)?;
+    /// delta.apply(&mut loaded)?;
+    /// assert_eq!(loaded, world);
+    /// # Ok::<(), datacomp::LoadError>(())
+    /// ```
+    ///
+    /// The incremental save of a world whose base was saved when the mark was taken: the
+    /// delta saved as a file ([`StorePatch::save`], atomic), applied to that base with
+    /// [`StorePatch::apply`] (or `datacomp apply`).
+    ///
+    /// ```
+    /// use datacomp::{Store, StorePatch};
+    ///
+    /// let dir = std::env::temp_dir().join(format!("save-delta-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir)?;
+    /// let mut world = Store::new();
+    /// let id = world.insert_entries([("gold", 10.0)]);
+    /// world.save(dir.join("base.dcmp"))?;
+    /// let base = world.mark();
+    ///
+    /// world.get_mut(id).unwrap().set("gold", 12.0);
+    /// base.delta(&world).save(dir.join("autosave.delta"))?;
+    ///
+    /// let mut loaded = Store::load(dir.join("base.dcmp"))?;
+    /// StorePatch::load(dir.join("autosave.delta"))?.apply(&mut loaded)?;
+    /// assert_eq!(loaded, world);
+    /// # std::fs::remove_dir_all(&dir)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn delta(&self, store: &Store) -> StorePatch {
+        match self.changed_slots(store) {
+            Some(slots) => {
+                StorePatch::diff_slots(&self.state, store, (&slots, true), self.crc(), None)
+            }
+            None => StorePatch::diff(&self.state, store),
+        }
+    }
+
+    /// The changes in `store` since this mark as a delta (as [`delta`](Mark::delta)), moving
+    /// the mark to the state that applying the delta to its base gives: the next link of a
+    /// chain of deltas, each made from the one before, in O(changed).
+    ///
+    /// The mark's state is then the delta's apply result, byte for byte (not the store's
+    /// layout), so the next delta's base is exactly what a loader of the chain has. Each link
+    /// computes the crc32 of the state it starts from (see [`delta`](Mark::delta)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Store, StorePatch};
+    ///
+    /// let mut world = Store::new();
+    /// let id = world.insert_entries([("turn", 0.0)]);
+    /// let base = world.to_bytes();
+    /// let mut mark = world.mark();
+    /// let mut chain = Vec::new();
+    /// for turn in 1..=3 {
+    ///     world.get_mut(id).unwrap().set("turn", turn as f32);
+    ///     chain.push(mark.take_delta(&world).to_bytes());
+    /// }
+    ///
+    /// let mut loaded = Store::from_bytes(&base)?;
+    /// for link in &chain {
+    ///     StorePatch::from_bytes(link)?.apply(&mut loaded)?;
+    /// }
+    /// assert_eq!(loaded, world);
+    /// # Ok::<(), datacomp::LoadError>(())
+    /// ```
+    pub fn take_delta(&mut self, store: &Store) -> StorePatch {
+        let delta = if let Some(slots) = self.changed_slots(store) {
+            let delta =
+                StorePatch::diff_slots(&self.state, store, (&slots, true), self.crc(), None);
+            delta.apply_trusted(&mut self.state, Placement::AsApply);
+            delta
+        } else {
+            let delta = StorePatch::diff(&self.state, store);
+            // The mark's state is the delta's base, crc and all: the apply cannot fail.
+            if delta.apply(&mut self.state).is_err() {
+                self.state = store.copy_state();
+            }
+            delta
+        };
+        self.store = store.tracker().id();
+        self.epoch = store.tracker().next_epoch();
+        self.crc = OnceLock::new();
+        delta
+    }
+
+    /// The slots of `store` whose state may differ from the mark's, sorted; `None` when the
+    /// store cannot tell and every slot must be compared.
+    pub(crate) fn changed_slots(&self, store: &Store) -> Option<Vec<u32>> {
+        let mut slots = store.tracker().changed_since(self.store, self.epoch)?;
+        slots.sort_unstable();
+        Some(slots)
+    }
+
     /// The crc32 of the marked state's contents: the base a delta from it names.
     pub(crate) fn crc(&self) -> u32 {
         *self.crc.get_or_init(|| self.state.content_crc(false))
@@ -87,7 +256,7 @@ impl fmt::Debug for Mark {
 }
 
 /// The entities inserted, removed and changed between a [`Mark`] and now: what
-/// [`Store::changes_since`] returns. Each list is sorted by handle index.
+/// [`Mark::changes`] returns. Each list is sorted by handle index.
 ///
 /// # Examples
 ///
@@ -99,7 +268,7 @@ impl fmt::Debug for Mark {
 /// let mark = world.mark();
 /// world.get_mut(id).unwrap().set("gold", 11.0);
 /// world.get_mut(id).unwrap().set("gold", 10.0); // back as it was
-/// assert!(world.changes_since(&mark).is_empty());
+/// assert!(mark.changes(&world).is_empty());
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Changes {
@@ -159,7 +328,7 @@ impl Store {
     /// let mut world = Store::new();
     /// let mark = world.mark();
     /// let id = world.insert_empty();
-    /// assert_eq!(world.changes_since(&mark).inserted(), [id]);
+    /// assert_eq!(mark.changes(&world).inserted(), [id]);
     /// ```
     #[must_use]
     pub fn mark(&self) -> Mark {
@@ -170,188 +339,12 @@ impl Store {
             crc: OnceLock::new(),
         }
     }
-
-    /// The slots whose state may differ from `mark`'s, sorted; `None` when the store cannot
-    /// tell and every slot must be compared.
-    pub(crate) fn slots_changed_since(&self, mark: &Mark) -> Option<Vec<u32>> {
-        let mut slots = self.tracker().changed_since(mark.store, mark.epoch)?;
-        slots.sort_unstable();
-        Some(slots)
-    }
-
-    /// The entities inserted, removed and changed since `mark`, in O(changed) (see [`Mark`]
-    /// for when it compares every entity instead).
-    ///
-    /// An entity changed and changed back counts as unchanged; one removed and another
-    /// inserted in its slot counts as both.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::Store;
-    ///
-    /// let mut world = Store::new();
-    /// let old = world.insert_empty();
-    /// let mark = world.mark();
-    /// world.remove(old);
-    /// let new = world.insert_empty(); // the same slot, the next generation
-    /// let changes = world.changes_since(&mark);
-    /// assert_eq!((changes.removed(), changes.inserted()), (&[old][..], &[new][..]));
-    /// ```
-    #[must_use]
-    pub fn changes_since(&self, mark: &Mark) -> Changes {
-        let old = &mark.state;
-        let mut changes = Changes::default();
-        let Some(slots) = self.tracker().changed_since(mark.store, mark.epoch) else {
-            for (id, blob) in self.iter() {
-                match old.get(id) {
-                    None => changes.inserted.push(id),
-                    Some(before) if before != blob => changes.changed.push(id),
-                    Some(_) => {}
-                }
-            }
-            changes.removed = old.index().ids().filter(|&id| !self.contains(id)).collect();
-            return changes.sort();
-        };
-        for slot in slots {
-            let before = old.index().live_at_slot(slot as usize).map(|(id, _)| id);
-            let now = self.index().live_at_slot(slot as usize).map(|(id, _)| id);
-            match (before, now) {
-                (Some(a), Some(b)) if a == b => {
-                    if old.get(a) != self.get(a) {
-                        changes.changed.push(a);
-                    }
-                }
-                (before, now) => {
-                    changes.removed.extend(before);
-                    changes.inserted.extend(now);
-                }
-            }
-        }
-        changes.sort()
-    }
-
-    /// The changes from `mark`'s state to this store as a delta, in O(changed): equal to
-    /// [`Store::diff`]`(mark.state(), self)`, byte for byte.
-    ///
-    /// The first delta from a mark also computes the crc32 of the marked state (the base the
-    /// delta names; a pass over its bytes at crc32 speed), which the mark keeps for later
-    /// ones.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::{Store, StorePatch};
-    ///
-    /// let mut world = Store::new();
-    /// let id = world.insert_entries([("gold", 10.0)]);
-    /// let base = world.to_bytes(); // the base save
-    /// let mark = world.mark();
-    /// world.get_mut(id).unwrap().set("gold", 12.0);
-    ///
-    /// let delta = world.delta_since(&mark);
-    /// assert_eq!(delta.to_bytes(), Store::diff(mark.state(), &world).to_bytes());
-    /// let mut loaded = Store::from_bytes(&base)?;
-    /// delta.apply(&mut loaded)?;
-    /// assert_eq!(loaded, world);
-    /// # Ok::<(), datacomp::LoadError>(())
-    /// ```
-    #[must_use]
-    pub fn delta_since(&self, mark: &Mark) -> StorePatch {
-        match self.slots_changed_since(mark) {
-            Some(slots) => Store::diff_slots(&mark.state, self, (&slots, true), mark.crc(), None),
-            None => Store::diff(&mark.state, self),
-        }
-    }
-
-    /// Saves the changes since `mark` as a delta file (see [`delta_since`](Store::delta_since)),
-    /// atomically: the incremental save of a world whose base was saved when `mark` was taken.
-    /// Apply it to that base with [`StorePatch::apply`] (or `datacomp apply`).
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Io`] if any step of the write fails; `path` is untouched.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::{Store, StorePatch};
-    ///
-    /// let dir = std::env::temp_dir().join(format!("save-delta-{}", std::process::id()));
-    /// std::fs::create_dir_all(&dir)?;
-    /// let mut world = Store::new();
-    /// let id = world.insert_entries([("gold", 10.0)]);
-    /// world.save(dir.join("base.dcmp"))?;
-    /// let base = world.mark();
-    ///
-    /// world.get_mut(id).unwrap().set("gold", 12.0);
-    /// world.save_delta(dir.join("autosave.delta"), &base)?;
-    ///
-    /// let mut loaded = Store::load(dir.join("base.dcmp"))?;
-    /// StorePatch::load(dir.join("autosave.delta"))?.apply(&mut loaded)?;
-    /// assert_eq!(loaded, world);
-    /// # std::fs::remove_dir_all(&dir)?;
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn save_delta(&self, path: impl AsRef<Path>, mark: &Mark) -> Result<(), Error> {
-        self.delta_since(mark).save(path)
-    }
-
-    /// The changes since `mark` as a delta (as [`delta_since`](Store::delta_since)), moving
-    /// `mark` to the state that applying the delta to its base gives: the next link of a
-    /// chain of deltas, each made from the one before, in O(changed).
-    ///
-    /// The mark's state is then the delta's apply result, byte for byte (not this store's
-    /// layout), so the next delta's base is exactly what a loader of the chain has. Each link
-    /// computes the crc32 of the state it starts from (see
-    /// [`delta_since`](Store::delta_since)).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::{Store, StorePatch};
-    ///
-    /// let mut world = Store::new();
-    /// let id = world.insert_entries([("turn", 0.0)]);
-    /// let base = world.to_bytes();
-    /// let mut mark = world.mark();
-    /// let mut chain = Vec::new();
-    /// for turn in 1..=3 {
-    ///     world.get_mut(id).unwrap().set("turn", turn as f32);
-    ///     chain.push(world.take_delta(&mut mark).to_bytes());
-    /// }
-    ///
-    /// let mut loaded = Store::from_bytes(&base)?;
-    /// for link in &chain {
-    ///     StorePatch::from_bytes(link)?.apply(&mut loaded)?;
-    /// }
-    /// assert_eq!(loaded, world);
-    /// # Ok::<(), datacomp::LoadError>(())
-    /// ```
-    pub fn take_delta(&self, mark: &mut Mark) -> StorePatch {
-        let delta = if let Some(slots) = self.slots_changed_since(mark) {
-            let delta = Store::diff_slots(&mark.state, self, (&slots, true), mark.crc(), None);
-            delta.apply_trusted(&mut mark.state, Placement::AsApply);
-            delta
-        } else {
-            let delta = Store::diff(&mark.state, self);
-            // The mark's state is the delta's base, crc and all: the apply cannot fail.
-            if delta.apply(&mut mark.state).is_err() {
-                mark.state = self.copy_state();
-            }
-            delta
-        };
-        mark.store = self.tracker().id();
-        mark.epoch = self.tracker().next_epoch();
-        mark.crc = OnceLock::new();
-        delta
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use crate::migrate::{MigrationStep, Migrations};
-    use crate::store::Store;
+    use crate::store::{Store, StorePatch};
 
     /// A migration stamps the entities it rewrote, and only those: a mark before it is still
     /// answered from the log, in O(changed), not by comparing every entity.
@@ -363,15 +356,12 @@ mod tests {
         world.get_mut(ids[40]).unwrap().set("hp", 1.0);
         let mark = world.mark();
         let step = MigrationStep::to(1).rename("hp", "stats.hp");
-        world.migrate(&Migrations::new(1).step(step)).unwrap();
+        Migrations::new(1).step(step).apply(&mut world).unwrap();
         let slot = world.index().slot_of(ids[40]).unwrap() as u32;
-        assert_eq!(world.slots_changed_since(&mark), Some(vec![slot]));
+        assert_eq!(mark.changed_slots(&world), Some(vec![slot]));
         world.set_data_version(7);
-        assert_eq!(world.slots_changed_since(&mark), Some(vec![slot]), "no entity changed");
-        assert_eq!(
-            world.delta_since(&mark).to_bytes(),
-            Store::diff(&mark.state, &world).to_bytes()
-        );
+        assert_eq!(mark.changed_slots(&world), Some(vec![slot]), "no entity changed");
+        assert_eq!(mark.delta(&world).to_bytes(), StorePatch::diff(&mark.state, &world).to_bytes());
     }
 
     /// A migration that changes no entity (no entity holds its keys) stamps nothing.
@@ -381,12 +371,9 @@ mod tests {
         world.insert_entries([("gold", 1.0)]);
         let mark = world.mark();
         let step = MigrationStep::to(2).rename("hp", "stats.hp");
-        world.migrate(&Migrations::new(2).step(step)).unwrap();
-        assert_eq!(world.slots_changed_since(&mark), Some(vec![]));
-        assert!(world.changes_since(&mark).is_empty());
-        assert_eq!(
-            world.delta_since(&mark).to_bytes(),
-            Store::diff(&mark.state, &world).to_bytes()
-        );
+        Migrations::new(2).step(step).apply(&mut world).unwrap();
+        assert_eq!(mark.changed_slots(&world), Some(vec![]));
+        assert!(mark.changes(&world).is_empty());
+        assert_eq!(mark.delta(&world).to_bytes(), StorePatch::diff(&mark.state, &world).to_bytes());
     }
 }

@@ -5,9 +5,8 @@
 //! - `mod.rs`: the data version, [`Migrations`] and [`MigrationStep`] (the builder), the checks
 //!   that need no store, [`MigrationReport`] and [`MigrateError`].
 //! - `json.rs`: [`Migrations::from_json`], strict.
-//! - `plan.rs`: [`Store::migrate`](crate::Store::migrate): each step compiled against the store's
-//!   key names into a table of keys, then every entity rewritten into a new arena, swapped in at
-//!   the end.
+//! - `plan.rs`: [`Migrations::apply`]: each step compiled against the store's key names into a
+//!   table of keys, then every entity rewritten into a new arena, swapped in at the end.
 
 #[cfg(feature = "json")]
 mod json;
@@ -23,7 +22,7 @@ use crate::value::{AsValue, OwnedValue};
 
 /// The steps that take a store's entities from older versions of the game's data to
 /// `version`: read from JSON ([`from_json`](Migrations::from_json)) or built in code, and run
-/// by [`Store::migrate`](crate::Store::migrate).
+/// by [`Migrations::apply`].
 ///
 /// Each [`MigrationStep`] leads to a data version (`to`); steps are in ascending order of it.
 /// A store runs the steps whose `to` is above its data version, in order, and ends at
@@ -64,7 +63,7 @@ use crate::value::{AsValue, OwnedValue};
 ///
 /// let mut world = Store::new();
 /// let id = world.insert_entries([("hp", 30.0), ("inventory.club", 1.0), ("legacy", 1.0)]);
-/// let report = world.migrate(&migrations)?;
+/// let report = migrations.apply(&mut world)?;
 /// assert_eq!((report.from, report.to), (0, 3));
 /// let orc = world.get(id).unwrap();
 /// assert_eq!(orc.get_float("stats.health"), Some(30.0));
@@ -74,7 +73,7 @@ use crate::value::{AsValue, OwnedValue};
 /// assert_eq!(world.data_version(), 3);
 ///
 /// // Migrating again changes nothing.
-/// let again = world.migrate(&migrations)?;
+/// let again = migrations.apply(&mut world)?;
 /// assert!(again.steps.is_empty());
 /// # Ok::<(), datacomp::MigrateError>(())
 /// ```
@@ -127,7 +126,7 @@ impl Migrations {
     /// use datacomp::{Migrations, Store};
     ///
     /// let mut store = Store::new();
-    /// store.migrate(&Migrations::new(2))?;
+    /// Migrations::new(2).apply(&mut store)?;
     /// assert_eq!(store.data_version(), 2);
     /// # Ok::<(), datacomp::MigrateError>(())
     /// ```
@@ -137,7 +136,7 @@ impl Migrations {
     }
 
     /// Adds a step after the others. Steps must come in ascending order of their `to`, none
-    /// past `version`: [`Store::migrate`](crate::Store::migrate) checks it.
+    /// past `version`: [`Migrations::apply`] checks it.
     ///
     /// # Examples
     ///
@@ -257,7 +256,8 @@ impl MigrationStep {
     ///
     /// let mut store = Store::new();
     /// let id = store.insert_entries([("inventory.sword", 1), ("inventory.potion", 3)]);
-    /// store.migrate(&Migrations::new(1).step(MigrationStep::to(1).rename("inventory", "items")))?;
+    /// let migrations = Migrations::new(1).step(MigrationStep::to(1).rename("inventory", "items"));
+    /// migrations.apply(&mut store)?;
     /// assert_eq!(store.export_json(id).unwrap(), r#"{"items":{"sword":1,"potion":3}}"#);
     /// # Ok::<(), datacomp::MigrateError>(())
     /// ```
@@ -276,7 +276,7 @@ impl MigrationStep {
     ///
     /// let mut store = Store::new();
     /// let id = store.insert_entries([("name", "Orc"), ("legacy.xp", "5"), ("legacy.kills", "2")]);
-    /// store.migrate(&Migrations::new(1).step(MigrationStep::to(1).remove("legacy")))?;
+    /// Migrations::new(1).step(MigrationStep::to(1).remove("legacy")).apply(&mut store)?;
     /// assert_eq!(store.export_json(id).unwrap(), r#"{"name":"Orc"}"#);
     /// # Ok::<(), datacomp::MigrateError>(())
     /// ```
@@ -296,7 +296,7 @@ impl MigrationStep {
     /// let mut store = Store::new();
     /// let lucky = store.insert_entries([("stats.luck", 7)]);
     /// let plain = store.insert_empty();
-    /// store.migrate(&Migrations::new(1).step(MigrationStep::to(1).default("stats.luck", 1)))?;
+    /// Migrations::new(1).step(MigrationStep::to(1).default("stats.luck", 1)).apply(&mut store)?;
     /// assert_eq!(store.get(lucky).unwrap().get_float("stats.luck"), Some(7.0));
     /// assert_eq!(store.get(plain).unwrap().get_float("stats.luck"), Some(1.0));
     /// # Ok::<(), datacomp::MigrateError>(())
@@ -316,7 +316,7 @@ impl MigrationStep {
     ///
     /// let mut store = Store::new();
     /// let old = store.insert_entries([("schema", "v2")]);
-    /// store.migrate(&Migrations::new(3).step(MigrationStep::to(3).set("schema", "v3")))?;
+    /// Migrations::new(3).step(MigrationStep::to(3).set("schema", "v3")).apply(&mut store)?;
     /// assert_eq!(store.get(old).unwrap().get_str("schema"), Some("v3"));
     /// # Ok::<(), datacomp::MigrateError>(())
     /// ```
@@ -452,8 +452,8 @@ pub(crate) struct CheckedWrite<'a> {
     pub(crate) default: bool,
 }
 
-/// What [`Store::migrate`](crate::Store::migrate) did: the data versions before and after, and for
-/// each step it ran, how many entities and keys it changed.
+/// What [`Migrations::apply`] did: the data versions before and after, and for each step it
+/// ran, how many entities and keys it changed.
 ///
 /// # Examples
 ///
@@ -464,7 +464,7 @@ pub(crate) struct CheckedWrite<'a> {
 /// store.insert_entries([("hp", 30)]);
 /// store.insert_entries([("name", "Orc")]);
 /// let migrations = Migrations::new(2).step(MigrationStep::to(2).rename("hp", "stats.health"));
-/// let report = store.migrate(&migrations)?;
+/// let report = migrations.apply(&mut store)?;
 /// assert_eq!(report.steps[0].entities, 1);
 /// assert_eq!(report.steps[0].renamed, 1);
 /// assert_eq!(report.to_string(), "data version 0 -> 2\n  steps[0] (to 2): 1 entities changed: 1 keys renamed\n");
@@ -491,7 +491,7 @@ pub struct MigrationReport {
 /// let mut store = Store::new();
 /// store.insert_entries([("legacy.a", 1), ("legacy.b", 2)]);
 /// store.insert_entries([("name", "Orc")]);
-/// let report = store.migrate(&Migrations::new(1).step(MigrationStep::to(1).remove("legacy")))?;
+/// let report = Migrations::new(1).step(MigrationStep::to(1).remove("legacy")).apply(&mut store)?;
 /// let step = report.steps[0];
 /// assert_eq!((step.index, step.to, step.entities, step.removed, step.keys()), (0, 1, 1, 2, 2));
 /// # Ok::<(), datacomp::MigrateError>(())

@@ -1,4 +1,4 @@
-//! [`Store::migrate`]: each step compiled against the store's key names into a table of the
+//! [`Migrations::apply`]: each step compiled against the store's key names into a table of the
 //! keys it touches, then every entity rewritten into a new arena, swapped in at the end.
 //!
 //! ```text
@@ -28,10 +28,10 @@ use crate::value::OwnedValue;
 /// No move, no write: a role's empty link.
 const NONE: u32 = u32::MAX;
 
-impl Store {
-    /// Runs the steps of `migrations` that lead past the store's data version, in order, on
-    /// every entity, and sets the data version to `migrations.version()`; or changes nothing
-    /// and says why. A store already at the version is left as it is, so migrating twice is
+impl Migrations {
+    /// Runs the steps that lead past `store`'s data version, in order, on every entity, and
+    /// sets its data version to [`version`](Migrations::version); or changes nothing and says
+    /// why. A store already at the version is left as it is, so migrating twice is
     /// the same as once.
     ///
     /// A subtree (`rename` or `remove` of `inventory`) is found through the store's key names:
@@ -73,7 +73,7 @@ impl Store {
     /// let id = store.insert_entries([("hp", 30.0), ("stats.health", 25.0)]);
     /// let migrations = Migrations::new(2).step(MigrationStep::to(2).rename("hp", "stats.health"));
     /// let before = store.clone();
-    /// let err = store.migrate(&migrations).unwrap_err();
+    /// let err = migrations.apply(&mut store).unwrap_err();
     /// assert_eq!(
     ///     err.to_string(),
     ///     format!("steps[0] (to 2), entity {id}: renaming hp onto stats.health, which the entity holds")
@@ -81,16 +81,16 @@ impl Store {
     /// assert_eq!(store, before, "nothing changed");
     ///
     /// store.set_data_version(5);
-    /// let err = store.migrate(&migrations).unwrap_err();
+    /// let err = migrations.apply(&mut store).unwrap_err();
     /// assert_eq!(err, MigrateError::StoreAhead { data_version: 5, version: 2 });
     /// ```
-    pub fn migrate(&mut self, migrations: &Migrations) -> Result<MigrationReport, MigrateError> {
-        let steps = migrations.check()?;
-        let (from, version) = (self.data_version(), migrations.version);
+    pub fn apply(&self, store: &mut Store) -> Result<MigrationReport, MigrateError> {
+        let steps = self.check()?;
+        let (from, version) = (store.data_version(), self.version);
         if from > version {
             return Err(MigrateError::StoreAhead { data_version: from, version });
         }
-        let mut names = Names::of(self);
+        let mut names = Names::of(store);
         let plans = steps
             .iter()
             .filter(|step| step.to > from)
@@ -101,20 +101,20 @@ impl Store {
             .map(|plan| StepReport { index: plan.index, to: plan.to, ..StepReport::default() })
             .collect();
         if plans.iter().any(|plan| !plan.roles.is_empty()) {
-            let Rewritten { arena, spans, changed } = rewrite(self, &plans, &names, &mut reports)?;
-            self.replace_arena(arena, spans);
+            let Rewritten { arena, spans, changed } = rewrite(store, &plans, &names, &mut reports)?;
+            store.replace_arena(arena, spans);
             // Change tracking: the entities a step changed, and only those, are stamped, so
             // marks see the migration in O(changed) (the data version travels in every delta).
             for id in changed {
-                self.touch(id);
+                store.touch(id);
             }
         }
         for pointer in names.added() {
             let path =
                 KeyPath::pointer(pointer).expect("INVARIANT: a name's pointer starts with /");
-            self.record_name(&path).expect("INVARIANT: each new name was checked when compiled");
+            store.record_name(&path).expect("INVARIANT: each new name was checked when compiled");
         }
-        self.set_data_version(version);
+        store.set_data_version(version);
         Ok(MigrationReport { from, to: version, steps: reports })
     }
 }

@@ -1,5 +1,13 @@
-//! [`Query`]: a small filter language over entities' keys, run over a [`Store`] or a
-//! [`StoreView`] with one [`KeyCursor`] per test.
+//! Reading keys across many entities: [`Query`], a small filter language over entities' keys,
+//! run over a [`Store`] or a [`StoreView`] with one [`KeyCursor`] per test; columns
+//! ([`Store::column`]), one key read from every entity as a [`ColumnValue`] type; and the
+//! [`KeyCursor`] both are built on.
+//!
+//! - `mod.rs`: [`Query`], its parser and [`QueryError`].
+//! - `cursor.rs`: [`KeyCursor`], one key read from many blobs.
+//! - `column.rs`: [`Store::column`] and [`StoreView::column`], typed by [`ColumnValue`].
+//!
+//! The query language:
 //!
 //! ```text
 //! query   := or
@@ -12,13 +20,17 @@
 //! ```
 
 pub(crate) mod error;
+mod column;
+mod cursor;
+
+pub use column::ColumnValue;
+pub use cursor::KeyCursor;
 
 use std::str::FromStr;
 
 pub use error::{QueryError, QueryErrorKind};
 
 use crate::blob::BlobRef;
-use crate::cursor::KeyCursor;
 use crate::format::StoreView;
 use crate::handle_map::Id;
 use crate::key::Key;

@@ -47,7 +47,7 @@ pub(crate) struct MetaChange {
 /// The changes that turn one [`Store`] into another: entities inserted, removed and changed,
 /// each changed entity as a [`Patch`](crate::Patch), with the target's handles exactly.
 ///
-/// Made by [`Store::diff`], applied by [`apply`](StorePatch::apply) to the base it was made
+/// Made by [`StorePatch::diff`], applied by [`apply`](StorePatch::apply) to the base it was made
 /// from, and saved as a delta file ([`save`](StorePatch::save),
 /// [`to_bytes`](StorePatch::to_bytes)): the save file's header and checks, with sections of its
 /// own. For a world where 1% of entities changed, the delta is about 1% of a full save.
@@ -77,7 +77,7 @@ pub(crate) struct MetaChange {
 /// now.remove(orc);
 /// let imp = now.insert(&[("stats.health", 5.0)].into_iter().collect::<Blob>());
 ///
-/// let delta = Store::diff(&base, &now);
+/// let delta = StorePatch::diff(&base, &now);
 /// assert_eq!((delta.inserted(), delta.changed()), (1, 1));
 /// let bytes = delta.to_bytes();
 ///
@@ -117,105 +117,6 @@ pub struct StorePatch {
 }
 
 impl Store {
-    /// The changes that turn `base` into `target`: see [`StorePatch`].
-    ///
-    /// Entities are matched by handle: one live in both is changed (when its entries differ),
-    /// one live only in `target` is inserted, one live only in `base` removed. Unchanged
-    /// entities cost a comparison of their bytes (and of their entries, when the bytes
-    /// differ) and nothing in the patch.
-    #[must_use]
-    pub fn diff(base: &Store, target: &Store) -> StorePatch {
-        let (old, new) = (base.index.as_raw(), target.index.as_raw());
-        let slots = changed_entries(old.slots, new.slots, |slot, value: U64| SlotChange {
-            slot: U32::new(slot),
-            value,
-        });
-        let meta = changed_entries(old.meta, new.meta, |dense, slot: U32| MetaChange {
-            dense: U32::new(dense),
-            slot,
-        });
-
-        let mut records = Records::default();
-        for (id, blob) in target.iter() {
-            records.push(base, id, blob);
-        }
-        records.into_patch(base, target, base.content_crc(false), (slots, meta), false)
-    }
-
-    /// [`Store::diff`] of two states of one store, looking only at `slots` (sorted), which
-    /// hold every slot whose bits or entity differ between them: the same patch in O(changed).
-    ///
-    /// A slot's dense position in `target` differs from `base`'s only where its bits differ,
-    /// so the dense positions whose slot changed are those of the changed slots live in
-    /// `target`.
-    ///
-    /// With `reverse_of`, the patch from `target` to `base` over the same slots, an entity's
-    /// record is that patch's taken back, in O(its changes) rather than a comparison of the two
-    /// blobs (the records say the same; their bytes may differ from `Store::diff`'s).
-    ///
-    /// `tracked`: the slots are those the store's tracker stamped between the two states, which
-    /// also means their key names differ exactly when their counts do (see `Store::names`).
-    pub(crate) fn diff_slots(
-        base: &Store,
-        target: &Store,
-        (slots, tracked): (&[u32], bool),
-        base_crc: u32,
-        reverse_of: Option<&StorePatch>,
-    ) -> StorePatch {
-        let (old, new) = (base.index.as_raw(), target.index.as_raw());
-        let old_slots = <[U64]>::ref_from_bytes(old.slots).expect("INVARIANT: own sections");
-        let new_slots = <[U64]>::ref_from_bytes(new.slots).expect("INVARIANT: own sections");
-        let old_meta = <[U32]>::ref_from_bytes(old.meta).expect("INVARIANT: own sections");
-        let slot_changes = slots
-            .iter()
-            .filter_map(|&slot| {
-                let value = *new_slots.get(slot as usize)?;
-                (old_slots.get(slot as usize) != Some(&value))
-                    .then_some(SlotChange { slot: U32::new(slot), value })
-            })
-            .collect();
-        let mut live: Vec<(usize, u32, Id)> = slots
-            .iter()
-            .filter_map(|&slot| {
-                let (id, dense) = target.index.live_at_slot(slot as usize)?;
-                Some((dense, slot, id))
-            })
-            .collect();
-        live.sort_unstable_by_key(|&(dense, ..)| dense);
-        let meta = live
-            .iter()
-            .filter(|&&(dense, slot, _)| old_meta.get(dense) != Some(&U32::new(slot)))
-            .map(|&(dense, slot, _)| MetaChange {
-                dense: U32::new(dense as u32),
-                slot: U32::new(slot),
-            })
-            .collect();
-        let mut records = Records::default();
-        let forward: Vec<Record<'_>> = match reverse_of {
-            Some(patch) => {
-                let mut changed: Vec<Record<'_>> =
-                    self::records(&patch.entities).filter(|r| r.kind == CHANGED).collect();
-                changed.sort_unstable_by_key(|r| r.id.to_bits());
-                changed
-            }
-            None => Vec::new(),
-        };
-        for (_, _, id) in live {
-            let blob = target.get(id).expect("INVARIANT: live in the target's index");
-            if reverse_of.is_none() {
-                records.push(base, id, blob);
-            } else if base.contains(id) {
-                // Live in both: changed exactly when the forward patch has a record for it.
-                if let Ok(i) = forward.binary_search_by_key(&id.to_bits(), |r| r.id.to_bits()) {
-                    records.push_reverse(id, blob, forward[i].data);
-                }
-            } else {
-                records.push(base, id, blob);
-            }
-        }
-        records.into_patch(base, target, base_crc, (slot_changes, meta), tracked)
-    }
-
     /// A crc32 of the store's contents: its handle map (without the arena offsets) and every
     /// blob's bytes in dense order, its key names (as the key tree, or with `list_names` as
     /// the flat list of formats 1.0 and 1.1, which their deltas were made with), and its data
@@ -258,7 +159,7 @@ where
         .collect()
 }
 
-/// The entities section of a patch as [`Store::diff`] builds it, in the target's dense order.
+/// The entities section of a patch as [`StorePatch::diff`] builds it, in the target's dense order.
 #[derive(Default)]
 struct Records {
     entities: Vec<u32>,
@@ -449,6 +350,105 @@ fn records(mut words: &[u32]) -> impl Iterator<Item = Record<'_>> {
 }
 
 impl StorePatch {
+    /// The changes that turn `base` into `target`: see [`StorePatch`].
+    ///
+    /// Entities are matched by handle: one live in both is changed (when its entries differ),
+    /// one live only in `target` is inserted, one live only in `base` removed. Unchanged
+    /// entities cost a comparison of their bytes (and of their entries, when the bytes
+    /// differ) and nothing in the patch.
+    #[must_use]
+    pub fn diff(base: &Store, target: &Store) -> StorePatch {
+        let (old, new) = (base.index.as_raw(), target.index.as_raw());
+        let slots = changed_entries(old.slots, new.slots, |slot, value: U64| SlotChange {
+            slot: U32::new(slot),
+            value,
+        });
+        let meta = changed_entries(old.meta, new.meta, |dense, slot: U32| MetaChange {
+            dense: U32::new(dense),
+            slot,
+        });
+
+        let mut records = Records::default();
+        for (id, blob) in target.iter() {
+            records.push(base, id, blob);
+        }
+        records.into_patch(base, target, base.content_crc(false), (slots, meta), false)
+    }
+
+    /// [`StorePatch::diff`] of two states of one store, looking only at `slots` (sorted), which
+    /// hold every slot whose bits or entity differ between them: the same patch in O(changed).
+    ///
+    /// A slot's dense position in `target` differs from `base`'s only where its bits differ,
+    /// so the dense positions whose slot changed are those of the changed slots live in
+    /// `target`.
+    ///
+    /// With `reverse_of`, the patch from `target` to `base` over the same slots, an entity's
+    /// record is that patch's taken back, in O(its changes) rather than a comparison of the two
+    /// blobs (the records say the same; their bytes may differ from `diff`'s).
+    ///
+    /// `tracked`: the slots are those the store's tracker stamped between the two states, which
+    /// also means their key names differ exactly when their counts do (see `Store::names`).
+    pub(crate) fn diff_slots(
+        base: &Store,
+        target: &Store,
+        (slots, tracked): (&[u32], bool),
+        base_crc: u32,
+        reverse_of: Option<&StorePatch>,
+    ) -> StorePatch {
+        let (old, new) = (base.index.as_raw(), target.index.as_raw());
+        let old_slots = <[U64]>::ref_from_bytes(old.slots).expect("INVARIANT: own sections");
+        let new_slots = <[U64]>::ref_from_bytes(new.slots).expect("INVARIANT: own sections");
+        let old_meta = <[U32]>::ref_from_bytes(old.meta).expect("INVARIANT: own sections");
+        let slot_changes = slots
+            .iter()
+            .filter_map(|&slot| {
+                let value = *new_slots.get(slot as usize)?;
+                (old_slots.get(slot as usize) != Some(&value))
+                    .then_some(SlotChange { slot: U32::new(slot), value })
+            })
+            .collect();
+        let mut live: Vec<(usize, u32, Id)> = slots
+            .iter()
+            .filter_map(|&slot| {
+                let (id, dense) = target.index.live_at_slot(slot as usize)?;
+                Some((dense, slot, id))
+            })
+            .collect();
+        live.sort_unstable_by_key(|&(dense, ..)| dense);
+        let meta = live
+            .iter()
+            .filter(|&&(dense, slot, _)| old_meta.get(dense) != Some(&U32::new(slot)))
+            .map(|&(dense, slot, _)| MetaChange {
+                dense: U32::new(dense as u32),
+                slot: U32::new(slot),
+            })
+            .collect();
+        let mut records = Records::default();
+        let forward: Vec<Record<'_>> = match reverse_of {
+            Some(patch) => {
+                let mut changed: Vec<Record<'_>> =
+                    self::records(&patch.entities).filter(|r| r.kind == CHANGED).collect();
+                changed.sort_unstable_by_key(|r| r.id.to_bits());
+                changed
+            }
+            None => Vec::new(),
+        };
+        for (_, _, id) in live {
+            let blob = target.get(id).expect("INVARIANT: live in the target's index");
+            if reverse_of.is_none() {
+                records.push(base, id, blob);
+            } else if base.contains(id) {
+                // Live in both: changed exactly when the forward patch has a record for it.
+                if let Ok(i) = forward.binary_search_by_key(&id.to_bits(), |r| r.id.to_bits()) {
+                    records.push_reverse(id, blob, forward[i].data);
+                }
+            } else {
+                records.push(base, id, blob);
+            }
+        }
+        records.into_patch(base, target, base_crc, (slot_changes, meta), tracked)
+    }
+
     /// Entities the patch inserts (live in the target, not in the base).
     #[must_use]
     pub fn inserted(&self) -> usize {
@@ -477,13 +477,13 @@ impl StorePatch {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::Store;
+    /// use datacomp::{Store, StorePatch};
     ///
     /// let mut base = Store::new();
     /// base.set_data_version(2);
     /// let mut target = base.clone();
     /// target.set_data_version(3);
-    /// let delta = Store::diff(&base, &target);
+    /// let delta = StorePatch::diff(&base, &target);
     /// assert_eq!((delta.base_data_version(), delta.data_version()), (2, 3));
     /// ```
     #[must_use]
@@ -500,7 +500,7 @@ impl StorePatch {
     ///
     /// let mut target = Store::new();
     /// target.set_data_version(4);
-    /// let delta = StorePatch::from_bytes(&Store::diff(&Store::new(), &target).to_bytes())?;
+    /// let delta = StorePatch::from_bytes(&StorePatch::diff(&Store::new(), &target).to_bytes())?;
     /// assert_eq!(delta.data_version(), 4);
     /// # Ok::<(), datacomp::LoadError>(())
     /// ```
@@ -523,13 +523,13 @@ impl StorePatch {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{LoadError, Store, StoreError};
+    /// use datacomp::{LoadError, Store, StoreError, StorePatch};
     ///
     /// let base = Store::new();
     /// let mut target = base.clone();
     /// target.insert_entries([("name", "Orc")]);
     /// target.set_data_version(2);
-    /// let delta = Store::diff(&base, &target);
+    /// let delta = StorePatch::diff(&base, &target);
     ///
     /// let mut migrated = base.clone();
     /// migrated.set_data_version(1);

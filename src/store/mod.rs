@@ -10,7 +10,8 @@
 //! - `save.rs`: the save file's sections and `Store`'s save and load (public as
 //!   [`crate::save`]); the header and table they share with deltas are `crate::file::container`.
 //! - `view.rs`: [`StoreView`], a save read in place.
-//! - `delta.rs`: `Store::diff`, [`StorePatch`] and the delta file; its errors are
+//! - `delta.rs`: [`StorePatch`]: `StorePatch::diff`, `apply` and the merges (its bytes, the
+//!   delta file, are `crate::format`'s); its errors are
 //!   [`StoreError`](crate::format::StoreError)'s `Delta...` variants.
 //! - `error.rs`: [`StoreError`], why a file's sections do not hold a valid store.
 //! - `json.rs`: `Store`'s JSON import and exports (the reader and writer are `crate::json`).
@@ -700,8 +701,8 @@ impl Store {
 impl Store {
     /// The version of the game's data the store's entities follow: 0 for a new store and for
     /// a save written before saves had one (format 1.0); set by
-    /// [`set_data_version`](Store::set_data_version) or by [`migrate`](Store::migrate). Saved
-    /// with the store.
+    /// [`set_data_version`](Store::set_data_version) or by a migration
+    /// ([`Migrations::apply`](crate::Migrations::apply)). Saved with the store.
     ///
     /// # Examples
     ///
@@ -722,7 +723,7 @@ impl Store {
 
     /// Sets the data version without changing any entity: for a store built by this version of
     /// the game (a new world, a JSON import of current fixtures). To bring older data up to
-    /// date, [`migrate`](Store::migrate) it instead.
+    /// date, migrate it instead ([`Migrations::apply`](crate::Migrations::apply)).
     ///
     /// Time travel sees it: a delta since a [`Mark`](crate::Mark) and a
     /// [`History`](crate::History) step carry the data version, which no entity stamp needs.

@@ -32,7 +32,8 @@ use crate::value::Value;
 /// # Examples
 ///
 /// ```
-/// use datacomp::{Blob, KeyCursor};
+/// use datacomp::Blob;
+/// use datacomp::query::KeyCursor;
 ///
 /// let sheets: Vec<Blob> = (0..100)
 ///     .map(|i| [("stats.mana", 10.0), ("stats.health", i as f32)].into_iter().collect())
@@ -57,7 +58,8 @@ impl KeyCursor {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{Key, KeyCursor};
+    /// use datacomp::Key;
+    /// use datacomp::query::KeyCursor;
     ///
     /// assert_eq!(KeyCursor::new("stats.health").key(), Key::parse("stats.health"));
     /// ```
@@ -77,7 +79,8 @@ impl KeyCursor {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{Blob, KeyCursor};
+    /// use datacomp::Blob;
+    /// use datacomp::query::KeyCursor;
     ///
     /// let sheet: Blob = [("a", 1.0), ("b", 2.0), ("c", 3.0)].into_iter().collect();
     /// let c = KeyCursor::new("c");
@@ -126,7 +129,8 @@ impl KeyCursor {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{Blob, KeyCursor, Value};
+    /// use datacomp::query::KeyCursor;
+    /// use datacomp::{Blob, Value};
     ///
     /// let sheet: Blob = [("name", "Orc")].into_iter().collect();
     /// assert_eq!(KeyCursor::new("name").get(&sheet), Some(Value::Str("Orc")));
@@ -145,7 +149,8 @@ impl KeyCursor {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{Blob, KeyCursor};
+    /// use datacomp::Blob;
+    /// use datacomp::query::KeyCursor;
     ///
     /// let sheet: Blob = [("poisoned", true)].into_iter().collect();
     /// assert_eq!(KeyCursor::new("poisoned").get_bool(&sheet), Some(true));
@@ -161,7 +166,8 @@ impl KeyCursor {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{Blob, KeyCursor, Store};
+    /// use datacomp::query::KeyCursor;
+    /// use datacomp::{Blob, Store};
     ///
     /// let mut world = Store::new();
     /// let orc = world.insert(&[("stats.health", 30.0)].into_iter().collect::<Blob>());
@@ -179,7 +185,8 @@ impl KeyCursor {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{Blob, KeyCursor};
+    /// use datacomp::Blob;
+    /// use datacomp::query::KeyCursor;
     ///
     /// let sheet: Blob = [("name", "Orc")].into_iter().collect();
     /// assert_eq!(KeyCursor::new("name").get_str(&sheet), Some("Orc"));
@@ -197,7 +204,8 @@ impl KeyCursor {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{Blob, KeyCursor};
+    /// use datacomp::Blob;
+    /// use datacomp::query::KeyCursor;
     ///
     /// let mut sheet = Blob::new();
     /// sheet.set("position", [1.0, 2.0]);
@@ -215,7 +223,8 @@ impl KeyCursor {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{Blob, KeyCursor};
+    /// use datacomp::Blob;
+    /// use datacomp::query::KeyCursor;
     ///
     /// let sheet: Blob = [("gold", 10.0)].into_iter().collect();
     /// assert!(KeyCursor::new("gold").contains_key(&sheet));

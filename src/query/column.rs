@@ -1,0 +1,193 @@
+//! Columns: one key read from every entity of a [`Store`] or a [`StoreView`], with a
+//! [`KeyCursor`], in dense order, as the type the caller names ([`ColumnValue`]).
+
+use super::cursor::KeyCursor;
+use crate::blob::BlobRef;
+use crate::format::StoreView;
+use crate::handle_map::Id;
+use crate::key::Key;
+use crate::store::Store;
+
+/// A type a column reads: one of [`Value`](crate::Value)'s four, `f32`, `bool`, `&str` or
+/// `&[f32]`, named as [`Store::column`]'s type parameter. An entity whose value at the key is
+/// of another type is skipped.
+///
+/// Sealed: the four are all there are. Each reads its value with the cursor's typed read
+/// (`KeyCursor::get_float` for `f32`, and so on), so a column of one type compiles to the loop
+/// that type's read alone would.
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::Store;
+///
+/// let mut world = Store::new();
+/// let orc = world.insert_entries([("level", 3.0)]);
+/// world.insert_entries([("level", "three")]);
+/// assert_eq!(world.column::<f32>("level").collect::<Vec<_>>(), [(orc, 3.0)]);
+/// ```
+pub trait ColumnValue<'a>: sealed::Read<'a> + 'a {}
+
+mod sealed {
+    use crate::blob::BlobRef;
+    use crate::query::cursor::KeyCursor;
+
+    /// The typed read behind [`ColumnValue`](super::ColumnValue): private, so no other type
+    /// can be one.
+    pub trait Read<'a>: Sized {
+        /// The value at `cursor`'s key in `blob`, if it is of this type.
+        fn read(cursor: &KeyCursor, blob: BlobRef<'a>) -> Option<Self>;
+    }
+
+    impl<'a> Read<'a> for f32 {
+        #[inline]
+        fn read(cursor: &KeyCursor, blob: BlobRef<'a>) -> Option<f32> {
+            cursor.get_float(blob)
+        }
+    }
+
+    impl<'a> Read<'a> for bool {
+        #[inline]
+        fn read(cursor: &KeyCursor, blob: BlobRef<'a>) -> Option<bool> {
+            cursor.get_bool(blob)
+        }
+    }
+
+    impl<'a> Read<'a> for &'a str {
+        #[inline]
+        fn read(cursor: &KeyCursor, blob: BlobRef<'a>) -> Option<&'a str> {
+            cursor.get_str(blob)
+        }
+    }
+
+    impl<'a> Read<'a> for &'a [f32] {
+        #[inline]
+        fn read(cursor: &KeyCursor, blob: BlobRef<'a>) -> Option<&'a [f32]> {
+            cursor.get_floats(blob)
+        }
+    }
+}
+
+impl ColumnValue<'_> for f32 {}
+impl ColumnValue<'_> for bool {}
+impl<'a> ColumnValue<'a> for &'a str {}
+impl<'a> ColumnValue<'a> for &'a [f32] {}
+
+/// The entities of `entities` that hold a `T` at `key`, with that value.
+fn column<'a, T: ColumnValue<'a>>(
+    entities: impl Iterator<Item = (Id, BlobRef<'a>)>,
+    key: Key,
+) -> impl Iterator<Item = (Id, T)> {
+    let cursor = KeyCursor::new(key);
+    entities.filter_map(move |(id, blob)| Some((id, T::read(&cursor, blob)?)))
+}
+
+/// The column reader of a [`Store`]: see also [`StoreView::column`].
+impl Store {
+    /// Every entity that holds a `T` at `key` (an `f32`, `bool`, `&str` or `&[f32]`: see
+    /// [`ColumnValue`]), with that value, in dense order (memory order after
+    /// [`compact`](Store::compact)). Entities without the key, or with another type at it,
+    /// are skipped.
+    ///
+    /// The key is found with one [`KeyCursor`], so entities that share a layout cost one
+    /// compare each to find it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, Store};
+    ///
+    /// let mut world = Store::new();
+    /// let orc = world.insert(&[("stats.health", 30.0)].into_iter().collect::<Blob>());
+    /// world.insert(&[("name", "a chest")].into_iter().collect::<Blob>());
+    /// let troll = world.insert(&[("stats.health", 80.0)].into_iter().collect::<Blob>());
+    ///
+    /// let health: Vec<_> = world.column::<f32>("stats.health").collect();
+    /// assert_eq!(health, [(orc, 30.0), (troll, 80.0)]);
+    /// let total: f32 = world.column::<f32>("stats.health").map(|(_, h)| h).sum();
+    /// assert_eq!(total, 110.0);
+    /// ```
+    ///
+    /// Booleans, strings and float arrays, the last two borrowed from the store:
+    ///
+    /// ```
+    /// use datacomp::{Blob, Store};
+    ///
+    /// let mut world = Store::new();
+    /// let orc = world.insert(&[("poisoned", true)].into_iter().collect::<Blob>());
+    /// let elf = world.insert(&[("poisoned", false)].into_iter().collect::<Blob>());
+    /// let poisoned: Vec<_> = world.column::<bool>("poisoned").collect();
+    /// assert_eq!(poisoned, [(orc, true), (elf, false)]);
+    ///
+    /// let mut world = Store::new();
+    /// let orc = world.insert(&[("name", "Orc")].into_iter().collect::<Blob>());
+    /// assert_eq!(world.column::<&str>("name").collect::<Vec<_>>(), [(orc, "Orc")]);
+    ///
+    /// let mut sheet = Blob::new();
+    /// sheet.set("position", [1.0, 2.0]);
+    /// let mut world = Store::new();
+    /// let orc = world.insert(&sheet);
+    /// let position: Vec<_> = world.column::<&[f32]>("position").collect();
+    /// assert_eq!(position, [(orc, &[1.0, 2.0][..])]);
+    /// ```
+    pub fn column<'s, T: ColumnValue<'s>>(
+        &'s self,
+        key: impl Into<Key>,
+    ) -> impl Iterator<Item = (Id, T)> + 's {
+        column(self.iter(), key.into())
+    }
+}
+
+/// The column reader of a [`StoreView`], as on [`Store`].
+impl<'a> StoreView<'a> {
+    /// Every entity that holds a `T` at `key` (see [`ColumnValue`]), with that value (a
+    /// string or float array borrowed from the saved bytes), in the saved dense order. As
+    /// [`Store::column`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, Store, StoreView};
+    ///
+    /// let mut world = Store::new();
+    /// let orc = world.insert(&[("stats.health", 30.0)].into_iter().collect::<Blob>());
+    /// let bytes = world.to_bytes();
+    /// let view = StoreView::new(&bytes)?;
+    /// assert_eq!(view.column::<f32>("stats.health").collect::<Vec<_>>(), [(orc, 30.0)]);
+    /// # Ok::<(), datacomp::LoadError>(())
+    /// ```
+    ///
+    /// Booleans, strings and float arrays:
+    ///
+    /// ```
+    /// use datacomp::{Blob, Store, StoreView};
+    ///
+    /// let mut world = Store::new();
+    /// let orc = world.insert(&[("poisoned", true)].into_iter().collect::<Blob>());
+    /// let bytes = world.to_bytes();
+    /// let view = StoreView::new(&bytes)?;
+    /// assert_eq!(view.column::<bool>("poisoned").collect::<Vec<_>>(), [(orc, true)]);
+    ///
+    /// let mut world = Store::new();
+    /// let orc = world.insert(&[("name", "Orc")].into_iter().collect::<Blob>());
+    /// let bytes = world.to_bytes();
+    /// let view = StoreView::new(&bytes)?;
+    /// assert_eq!(view.column::<&str>("name").collect::<Vec<_>>(), [(orc, "Orc")]);
+    ///
+    /// let mut sheet = Blob::new();
+    /// sheet.set("position", [1.0, 2.0]);
+    /// let mut world = Store::new();
+    /// let orc = world.insert(&sheet);
+    /// let bytes = world.to_bytes();
+    /// let view = StoreView::new(&bytes)?;
+    /// let position: Vec<_> = view.column::<&[f32]>("position").collect();
+    /// assert_eq!(position, [(orc, &[1.0, 2.0][..])]);
+    /// # Ok::<(), datacomp::LoadError>(())
+    /// ```
+    pub fn column<T: ColumnValue<'a>>(
+        &self,
+        key: impl Into<Key>,
+    ) -> impl Iterator<Item = (Id, T)> + '_ {
+        column(self.iter(), key.into())
+    }
+}
