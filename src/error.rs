@@ -17,7 +17,7 @@
 //! | [`StoreError`] | `format/error.rs` | the readers of saves and deltas, [`StorePatch::apply`](crate::store::StorePatch::apply) | a file's sections that do not make a valid store; a delta that does not fit its base; a key hash 1 save that cannot be rehashed |
 //! | [`LoadError`] | `format/error.rs` | [`Store::from_bytes`](crate::store::Store::from_bytes), [`StoreView::new`](crate::format::StoreView::new), [`StorePatch::from_bytes`](crate::store::StorePatch::from_bytes), [`StorePatch::apply`](crate::store::StorePatch::apply) and the other readers | a save or delta that did not load: a [`FileError`], [`HandleMapError`] or [`StoreError`] |
 //! | [`QueryError`] | `query/error.rs` | [`Query::parse`](crate::query::Query::parse) | query text that does not parse, at a column |
-//! | [`MigrateError`] | `migrate/mod.rs` | [`Migrations::from_json`](crate::migrate::Migrations::from_json), [`Store::migrate`](crate::store::Store::migrate) | migrations that do not read, or cannot run on a store (which is then unchanged) |
+//! | [`MigrateError`] | `migrate/mod.rs` | [`Migrations::from_json`](crate::migrate::Migrations::from_json), [`Migrations::apply`](crate::migrate::Migrations::apply) | migrations that do not read, or cannot run on a store (which is then unchanged) |
 //! | [`JsonError`] | `json.rs` | JSON and SJSON imports | a document that is not of the format, at a JSON path, line and column |
 //! | [`ExportError`] | `json.rs` | JSON and SJSON exports | an entity that cannot be written as text |
 //! | [`Error`] | `error.rs` | whole-file operations ([`Store::load`](crate::store::Store::load), [`SaveFile`](crate::file::SaveFile)), a store's writes of keys given as text | any of the above, or an I/O error |

@@ -317,7 +317,7 @@ impl From<StoreError> for LoadError {
 /// # Examples
 ///
 /// ```
-/// use datacomp::{Blob, LoadError, Store, StoreError, StoreView};
+/// use datacomp::{Blob, LoadError, Store, StoreError, StorePatch, StoreView};
 ///
 /// let mut store = Store::new();
 /// store.insert(&[("name", "Ada")].into_iter().collect::<Blob>());
@@ -339,7 +339,7 @@ impl From<StoreError> for LoadError {
 /// let base = Store::new();
 /// let mut target = base.clone();
 /// target.set_data_version(2);
-/// let delta = Store::diff(&base, &target);
+/// let delta = StorePatch::diff(&base, &target);
 /// let mut migrated = base.clone();
 /// migrated.set_data_version(1);
 /// let err = delta.apply(&mut migrated).unwrap_err();

@@ -222,7 +222,7 @@ impl LoadOptions {
     /// # Errors
     ///
     /// As [`Store::from_bytes`]; for a key hash 1 save also
-    /// [`UpgradeError::UnexplainedKeys`](crate::UpgradeError::UnexplainedKeys) listing every key
+    /// [`StoreError::UnexplainedKeys`](super::StoreError::UnexplainedKeys) listing every key
     /// (with an entity that holds it) that neither a name nor a known path explains,
     /// [`StoreError::AmbiguousKnownKeys`](super::StoreError::AmbiguousKnownKeys) when two
     /// known paths had the hash of a key the save holds, and

@@ -19,9 +19,9 @@
 //! literal := number | "string" | 'true' | 'false'
 //! ```
 
-pub(crate) mod error;
 mod column;
 mod cursor;
+pub(crate) mod error;
 
 pub use column::ColumnValue;
 pub use cursor::KeyCursor;
