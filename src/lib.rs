@@ -18,17 +18,11 @@ mod error;
 pub mod file;
 pub mod handle_map;
 mod history;
-#[cfg(feature = "json")]
-mod json;
 mod key;
 mod load;
 mod migrate;
 mod names;
-#[cfg(feature = "json")]
-mod number;
 mod query;
-#[cfg(feature = "json")]
-mod sjson;
 mod store;
 pub mod text;
 mod upgrade;
@@ -49,18 +43,17 @@ pub use handle_map::{
     IterMut as HandleMapIterMut, ParseIdError, RawHandleMap, RawHeader,
 };
 pub use history::{Changes, History, Mark, Snapshot};
-#[cfg(feature = "json")]
-pub use json::{
-    ExportError, ExportOptions, ImportOptions, ImportReport, JsonError, JsonErrorKind, JsonStyle,
-};
 pub use key::{AsKey, Key, KeyPath, MAX_PATH_SEGMENTS, ParseKeyError, ParseKeyErrorKind};
 pub use load::{LazyStoreView, Salvage};
 pub use migrate::{MigrateError, MigrationReport, MigrationStep, Migrations, StepReport};
 pub use names::SavedKeyNames;
-#[cfg(feature = "json")]
-pub use number::JsonF32;
 pub use query::{Query, QueryError, QueryErrorKind};
 pub use store::{BlobMut, Store, StoreStats, StoreView, save};
 pub use store::{DeltaError, StoreError, StorePatch};
+#[cfg(feature = "json")]
+pub use text::{
+    ExportError, ExportOptions, ImportOptions, ImportReport, JsonError, JsonErrorKind, JsonF32,
+    JsonStyle,
+};
 pub use upgrade::{LoadOptions, UpgradeError};
 pub use value::{AsValue, OwnedValue, Value, ValueType};

@@ -13,16 +13,13 @@
 //! - `delta.rs`: `Store::diff`, [`StorePatch`] and the delta file; `delta_error.rs`: its
 //!   [`DeltaError`].
 //! - `error.rs`: [`StoreError`], why a file's sections do not hold a valid store.
-//! - `json.rs`: `Store`'s JSON import and exports (the reader and writer are `crate::json`).
-//! - `plan.rs`: export plans, an entity's JSON without its values, made once per key layout.
+//!
+//! `Store`'s JSON and SJSON import and exports are `crate::text` (`text/store.rs`): they use
+//! the accessors above, and `check_room` and `append_packed` for an import.
 
 pub(crate) mod delta;
 mod delta_error;
 mod error;
-#[cfg(feature = "json")]
-mod json;
-#[cfg(feature = "json")]
-mod plan;
 pub mod save;
 mod view;
 

@@ -26,10 +26,11 @@ use std::ops::Range;
 
 use fxhash::FxHashMap;
 
+use crate::blob::BlobRef;
 use crate::blob::layout;
-use crate::json::{NO_NODE, Tree, write_f32, write_str_bytes, write_value};
-use crate::value::ValueType;
-use crate::{BlobRef, Value};
+use crate::value::{Value, ValueType};
+
+use super::write::{NO_NODE, Tree, check_finite, write_f32, write_str_bytes, write_value};
 
 /// Most plans an export keeps.
 pub(crate) const MAX_PLANS: usize = 1024;
@@ -267,14 +268,19 @@ impl Plans {
 
 /// Whether every float of `value` is one JSON has a number for.
 fn finite(value: Value<'_>) -> bool {
-    crate::json::check_finite(value).is_ok()
+    check_finite(value).is_ok()
 }
 
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
 
-    use crate::{Blob, ExportOptions, ImportOptions, JsonStyle, Key, KeyPath, Store, Value};
+    use crate::blob::Blob;
+    use crate::key::{Key, KeyPath};
+    use crate::store::Store;
+    use crate::text::options::{ExportOptions, ImportOptions, JsonStyle};
+    use crate::text::write::Tree;
+    use crate::value::Value;
 
     /// Paths entities are given: in the arrays of objects and of strings the base document
     /// marks, an empty array, names that need escapes, a path that is a value of another
@@ -390,7 +396,7 @@ mod tests {
         assert_eq!(store.export_all_json(), expected);
 
         let mut plans = super::Plans::new();
-        let mut tree = crate::json::Tree::for_names(&store.names, true);
+        let mut tree = Tree::for_names(store.names(), true);
         let mut out = Vec::new();
         let mut planned = Vec::new();
         for (_, blob) in store.iter() {
@@ -433,7 +439,7 @@ mod tests {
         }
 
         let mut plans = super::Plans::new();
-        let mut tree = crate::json::Tree::for_names(&store.names, true);
+        let mut tree = Tree::for_names(store.names(), true);
         let mut out = Vec::new();
         for (i, (_, blob)) in store.iter().enumerate() {
             assert_eq!(plans.looking(), i < super::MAX_PLANS + super::GIVE_UP_MISSES, "{i}");

@@ -35,8 +35,12 @@
 mod read;
 mod write;
 
-use crate::json;
-use crate::{Blob, BlobRef, ExportError, Id, ImportOptions, ImportReport, JsonError, Store};
+use crate::blob::{Blob, BlobRef};
+use crate::handle_map::Id;
+use crate::store::Store;
+use crate::text::error::{ExportError, JsonError};
+use crate::text::options::{ImportOptions, ImportReport};
+use crate::text::read::blob_from;
 
 impl Blob {
     /// Imports one entity from an SJSON document, strictly: the rules of
@@ -100,7 +104,7 @@ impl Blob {
         text: &str,
         options: &ImportOptions,
     ) -> Result<(Blob, ImportReport), JsonError> {
-        json::blob_from(*options, |entity| read::read_sjson(text, entity)).map(|(read, _)| read)
+        blob_from(*options, |entity| read::read_sjson(text, entity)).map(|(read, _)| read)
     }
 }
 

@@ -1,19 +1,24 @@
 //! The store's JSON entry points: [`Store::import_json`] and the exports. The reader and
-//! writer they run are in `crate::json`.
+//! writer they run are `read.rs` and `write.rs`; they reach the store through its public API
+//! and a few crate-internal accessors (`names()`, `arena()`, `check_room`, `append_packed`).
 
 use std::borrow::Cow;
 
+use crate::blob::BlobRef;
 use crate::blob::bulk::Builder;
-use crate::json::{
-    Entity, ExportError, ExportOptions, ImportOptions, ImportReport, Importer, JsonError,
-    JsonErrorKind, JsonStyle, NO_NODE, ROOT, ReadError, Staging, Tree, check_finite, into_string,
-    read_json, read_with_extremes, without_bom,
-};
+use crate::error::BlobError;
+use crate::handle_map::Id;
+use crate::key::{Key, KeyPath};
 use crate::names;
-use crate::{BlobError, BlobRef, Id, Key, KeyPath, Store};
+use crate::store::{ArenaFull, Store};
 
-use super::ArenaFull;
+use super::entity::Entity;
+use super::error::{ExportError, JsonError, JsonErrorKind};
+use super::importer::{Importer, ReadError, Staging};
+use super::options::{ExportOptions, ImportOptions, ImportReport, JsonStyle};
 use super::plan::{self, NotFinite, Plans};
+use super::read::{read_json, read_with_extremes, without_bom};
+use super::write::{NO_NODE, ROOT, Tree, check_finite, into_string};
 
 /// The options of the `export_*` methods without `try_`: a NaN or infinity written as `null`.
 const LOSSY: ExportOptions = ExportOptions::new().non_finite_as_null();
@@ -100,11 +105,11 @@ impl Store {
         let mut stage = |text: &str| {
             // A second read of the text (see `read_with_extremes`) starts from the names as
             // they were: what the first added is taken back.
-            self.names.rollback();
-            self.names.begin();
+            self.names_mut().rollback();
+            self.names_mut().begin();
             let mut importer = Importer {
                 lenient: options.lenient,
-                names: std::mem::take(&mut self.names),
+                names: std::mem::take(self.names_mut()),
                 ..Importer::default()
             };
             let mut staging = Staging::default();
@@ -124,10 +129,10 @@ impl Store {
             if let Err(error) = read {
                 // Nothing of a failed import stays: not even the names it met.
                 importer.names.rollback();
-                self.names = importer.names;
+                *self.names_mut() = importer.names;
                 return Err(error);
             }
-            self.names = importer.names;
+            *self.names_mut() = importer.names;
             Ok(((staging, importer.report), importer.saw_zero))
         };
         let (staging, report) = if extremes {
@@ -136,7 +141,7 @@ impl Store {
             stage(text)?.0
         };
         // Paths that named nothing (empty objects, skipped nulls) are dropped.
-        self.names.commit();
+        self.names_mut().commit();
         // Each buffer freed as soon as it is copied, the index grown once: the peak is about
         // the staged entities twice, not more (`[{},{},...]` has 3 bytes of JSON an entity).
         let Staging { arena, spans, blob } = staging;
@@ -280,7 +285,7 @@ impl Store {
         checked: bool,
         write: impl FnOnce(&Tree<'_>, &mut Vec<u8>),
     ) -> Result<String, (Key, f32)> {
-        let mut tree = Tree::for_names(&self.names, false);
+        let mut tree = Tree::for_names(self.names(), false);
         if let (true, Some(bad)) = (checked, self.export_tree(blob, &mut tree)) {
             return Err(bad);
         }
@@ -356,8 +361,8 @@ impl Store {
         let depth = usize::from(pretty);
         // JSON takes about twice the bytes of the blobs; a guess that saves most regrowth
         // without a pass over every blob to measure them.
-        let mut out = Vec::with_capacity(self.arena.len() * 4 * 2);
-        let mut tree = Tree::for_names(&self.names, true);
+        let mut out = Vec::with_capacity(self.arena().len() * 4 * 2);
+        let mut tree = Tree::for_names(self.names(), true);
         let mut plans = Plans::new();
         out.extend_from_slice(open);
         for (i, (id, blob)) in self.iter().enumerate() {
@@ -423,9 +428,9 @@ impl Store {
     ) -> Result<String, ExportError> {
         // JSON takes about twice the bytes of the blobs; a guess that saves most regrowth
         // without a pass over every blob to measure them.
-        let mut out = Vec::with_capacity(self.arena.len() * 4 * 2);
+        let mut out = Vec::with_capacity(self.arena().len() * 4 * 2);
         // Every entity: a slot per name costs no more than the entities' keys.
-        let mut tree = Tree::for_names(&self.names, true);
+        let mut tree = Tree::for_names(self.names(), true);
         out.extend_from_slice(open);
         for (i, (id, blob)) in self.iter().enumerate() {
             if i > 0 {
@@ -458,9 +463,9 @@ impl Store {
                 not_finite = check_finite(value).err().map(|x| (key, x));
             }
             let placed = self
-                .names
+                .names()
                 .named(key)
-                .and_then(|node| tree.place(&self.names, node, names::ROOT, (value, entry)));
+                .and_then(|node| tree.place(self.names(), node, names::ROOT, (value, entry)));
             if placed.is_none() {
                 // Unnamed, too deep, or its path runs through another key's value: at the
                 // top, by hash.
@@ -468,7 +473,7 @@ impl Store {
                 tree.push_member(ROOT, name, Some((value, entry)), NO_NODE);
             }
         }
-        tree.shape_arrays(&self.names);
+        tree.shape_arrays(self.names());
         not_finite
     }
 }
@@ -694,26 +699,26 @@ impl Store {
         style: JsonStyle,
     ) -> Result<String, ExportError> {
         let blob = self.try_get(id).map_err(ExportError::Handle)?;
-        let mut tree = Tree::for_names(&self.names, false);
+        let mut tree = Tree::for_names(self.names(), false);
         tree.clear();
         let key = path.key();
-        let node = self.names.named(key).filter(|&n| self.names.is_path(n, path));
+        let node = self.names().named(key).filter(|&n| self.names().is_path(n, path));
         if let Some(value) = blob.get(key).filter(|_| node.is_some()) {
             check_finite(value).map_err(|x| self.not_finite(Some(id), key, x))?;
             tree.nodes[ROOT as usize].leaf = Some(value);
         } else {
             // The object at `path`: every named key of the entity under its node, placed as
             // export places them under the entity's own object.
-            let top = self.names.find_path(path);
+            let top = self.names().find_path(path);
             let mut found = false;
             for (key, value) in blob {
-                let Some((top, node)) = top.zip(self.names.named(key)) else { continue };
-                if !self.names.is_under(node, top) {
+                let Some((top, node)) = top.zip(self.names().named(key)) else { continue };
+                if !self.names().is_under(node, top) {
                     continue;
                 }
                 check_finite(value).map_err(|x| self.not_finite(Some(id), key, x))?;
                 found = true;
-                if tree.place(&self.names, node, top, (value, NO_NODE)).is_none() {
+                if tree.place(self.names(), node, top, (value, NO_NODE)).is_none() {
                     // Its path runs through another key's value: by hash, as export does.
                     let name = Cow::Owned(key.to_string());
                     tree.push_member(ROOT, name, Some((value, NO_NODE)), NO_NODE);
@@ -723,7 +728,7 @@ impl Store {
                 let path = names::label(path.segments());
                 return Err(ExportError::NoPath { entity: Some(id), path });
             }
-            tree.shape_arrays(&self.names);
+            tree.shape_arrays(self.names());
         }
         let mut out = Vec::new();
         tree.write(style == JsonStyle::Pretty, 0, &mut out);
@@ -733,5 +738,58 @@ impl Store {
     /// The error for a float that JSON and SJSON have no number for, naming its key.
     pub(crate) fn not_finite(&self, entity: Option<Id>, key: Key, value: f32) -> ExportError {
         ExportError::NotFinite { entity, key: self.key_label(key).into_owned(), value }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Store;
+
+    /// Runs `f` on a thread with a 64 KiB stack: enough for a loop, far too little for a
+    /// recursion per level of a deep tree.
+    fn on_a_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+        let thread = std::thread::Builder::new().stack_size(64 * 1024).spawn(f).unwrap();
+        thread.join().expect("no stack overflow")
+    }
+
+    #[test]
+    fn a_name_of_100_000_segments_exports_by_hash_without_recursion() {
+        let exported = on_a_small_stack(|| {
+            let mut store = Store::new();
+            let id = store.insert_empty();
+            let mut node = names::ROOT;
+            for _ in 0..100_000 {
+                node = store.names_mut().intern(node, "a");
+            }
+            let key = store.names_mut().name(node).unwrap();
+            store.get_mut(id).unwrap().set(key, 1.0);
+            assert_eq!(store.key_name(key).map(|n| n.len()), Some(2 * 100_000 - 1));
+            store.export_json(id).unwrap()
+        });
+        // Deeper than an import takes: written by hash, so that the export imports back.
+        let key = Key::parse(&vec!["a"; 100_000].join("."));
+        assert_eq!(exported, format!(r#"{{"{key}":1}}"#));
+    }
+
+    #[test]
+    fn members_keep_their_order_and_a_path_through_a_value_goes_by_hash() {
+        let mut store = Store::new();
+        let id = store.insert_empty();
+        let mut blob = store.get_mut(id).unwrap();
+        for i in (0..40).rev() {
+            blob.set(format!("m{i}.x").as_str(), 1.0);
+        }
+        blob.remove(Key::parse("m30.x"));
+        // Keys given as `Key`s skip the check of paths: a value on the way to another.
+        blob.set(Key::parse("m30"), true);
+        blob.set(Key::parse("m30.x.y"), false);
+        store.insert_key_name("m30").unwrap();
+        store.insert_key_name("m30.x.y").unwrap();
+        let exported = store.export_json(id).unwrap();
+        let expected: Vec<String> =
+            (0..40).rev().filter(|&i| i != 30).map(|i| format!(r#""m{i}":{{"x":1}}"#)).collect();
+        let through = Key::parse("m30.x.y");
+        assert_eq!(exported, format!(r#"{{{},"m30":true,"{through}":false}}"#, expected.join(",")));
     }
 }
