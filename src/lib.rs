@@ -53,7 +53,7 @@ pub use store::{DeltaError, StoreError, StorePatch};
 #[cfg(feature = "json")]
 pub use text::{
     ExportError, ExportOptions, ImportOptions, ImportReport, JsonError, JsonErrorKind, JsonF32,
-    JsonStyle,
+    TextFormat,
 };
 pub use upgrade::{LoadOptions, UpgradeError};
 pub use value::{AsValue, OwnedValue, Value, ValueType};

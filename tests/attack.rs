@@ -13,17 +13,17 @@ const BOM: &str = "\u{feff}";
 #[test]
 fn json_entry_points_skip_a_byte_order_mark() {
     for options in [ImportOptions::strict(), ImportOptions::lenient()] {
-        let (blob, _) = Blob::from_json_with(&format!("{BOM}{{\"hp\": 3}}"), &options).unwrap();
+        let blob = Blob::import(&format!("{BOM}{{\"hp\": 3}}"), &options).unwrap();
         assert_eq!(blob.get_float("hp"), Some(3.0));
 
         let mut store = Store::new();
-        let ids =
-            store.import_json_with_report(&format!("{BOM}[{{\"a\": 1}}, {{\"a\": 2}}]"), &options);
-        let ids = ids.unwrap().0;
+        let ids = store.import(&format!("{BOM}[{{\"a\": 1}}, {{\"a\": 2}}]"), &options);
+        let ids = ids.unwrap().ids;
         assert_eq!(ids.len(), 2);
         assert_eq!(store.get(ids[1]).unwrap().get_float("a"), Some(2.0));
     }
-    let err = Blob::from_json(&format!("{BOM}{{\"hp\": null}}")).unwrap_err();
+    let err =
+        Blob::import(&format!("{BOM}{{\"hp\": null}}"), &ImportOptions::strict()).unwrap_err();
     assert_eq!(err.kind(), &JsonErrorKind::Null);
     assert_eq!((err.path(), err.line(), err.column()), ("/hp", 1, 11));
 
@@ -33,7 +33,7 @@ fn json_entry_points_skip_a_byte_order_mark() {
     assert_eq!(migrations.version(), 2);
 
     // Only a leading mark is skipped: one inside the document is still an error.
-    let err = Blob::from_json(&format!("{{{BOM}\"hp\": 1}}")).unwrap_err();
+    let err = Blob::import(&format!("{{{BOM}\"hp\": 1}}"), &ImportOptions::strict()).unwrap_err();
     assert!(matches!(err.kind(), JsonErrorKind::Syntax(_)), "{err}");
     assert!(Migrations::from_json(&format!("{BOM}{BOM}{{}}")).is_err());
 }

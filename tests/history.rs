@@ -211,7 +211,7 @@ fn run(ops: &[Op]) {
             Op::Import(n) => {
                 let doc =
                     format!("[{}]", vec![r#"{"pool": {"k1": 1, "k2": "two"}}"#; *n].join(","));
-                store.import_json(&doc, &ImportOptions::lenient()).unwrap();
+                store.import(&doc, &ImportOptions::lenient()).unwrap();
             }
             Op::Name(k) => {
                 store.insert_key_name(&format!("pool.k{k}")).unwrap();

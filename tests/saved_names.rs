@@ -10,7 +10,7 @@ fn world() -> Store {
         r#"{"name": "Elf", "position": [1, 2, 3], "status_effects": {"poisoned": false}}"#,
     ];
     for doc in docs {
-        store.import_json(doc, &ImportOptions::strict()).expect("imports");
+        store.import(doc, &ImportOptions::strict()).expect("imports");
     }
     store
 }

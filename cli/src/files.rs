@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::Path;
 
 use datacomp::{
-    BlobRef, Error, Id, JsonStyle, LoadError, SaveFile, Store, StorePatch, UpgradeError, save,
+    BlobRef, Error, ExportOptions, Id, LoadError, SaveFile, Store, StorePatch, UpgradeError, save,
 };
 
 use crate::args::{FormatArg, parse_id};
@@ -151,19 +151,17 @@ pub fn export(
         not_an_input(output, &[path], "the export")?;
     }
     let store = load(path)?;
-    let style = if compact { JsonStyle::Compact } else { JsonStyle::Pretty };
+    let options = match format {
+        FormatArg::Json => ExportOptions::json().pretty(!compact),
+        FormatArg::Sjson => ExportOptions::sjson(),
+    };
     // A NaN or infinity has no JSON form: the export fails naming it, and writes nothing.
-    let mut text = match (entity_id, format) {
-        (Some(id), FormatArg::Json) => {
+    let mut text = match entity_id {
+        Some(id) => {
             let (id, _) = entity(&store, path, id)?;
-            store.try_export_json(id, style)
+            store.export(id, &options)
         }
-        (None, FormatArg::Json) => store.try_export_all_json(style),
-        (Some(id), FormatArg::Sjson) => {
-            let (id, _) = entity(&store, path, id)?;
-            store.try_export_sjson(id)
-        }
-        (None, FormatArg::Sjson) => store.try_export_all_sjson(),
+        None => store.export_all(&options),
     }
     .map_err(|e| Failure::at(shown(path), e))?;
     text.push('\n');

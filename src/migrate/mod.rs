@@ -251,12 +251,13 @@ impl MigrationStep {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{MigrationStep, Migrations, Store};
+    /// use datacomp::{ExportOptions, MigrationStep, Migrations, Store};
     ///
     /// let mut store = Store::new();
     /// let id = store.insert_entries([("inventory.sword", 1), ("inventory.potion", 3)]);
     /// store.migrate(&Migrations::new(1).step(MigrationStep::to(1).rename("inventory", "items")))?;
-    /// assert_eq!(store.export_json(id).unwrap(), r#"{"items":{"sword":1,"potion":3}}"#);
+    /// let items = store.export(id, &ExportOptions::json()).unwrap();
+    /// assert_eq!(items, r#"{"items":{"sword":1,"potion":3}}"#);
     /// # Ok::<(), datacomp::MigrateError>(())
     /// ```
     #[must_use]
@@ -270,12 +271,12 @@ impl MigrationStep {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{MigrationStep, Migrations, Store};
+    /// use datacomp::{ExportOptions, MigrationStep, Migrations, Store};
     ///
     /// let mut store = Store::new();
     /// let id = store.insert_entries([("name", "Orc"), ("legacy.xp", "5"), ("legacy.kills", "2")]);
     /// store.migrate(&Migrations::new(1).step(MigrationStep::to(1).remove("legacy")))?;
-    /// assert_eq!(store.export_json(id).unwrap(), r#"{"name":"Orc"}"#);
+    /// assert_eq!(store.export(id, &ExportOptions::json()).unwrap(), r#"{"name":"Orc"}"#);
     /// # Ok::<(), datacomp::MigrateError>(())
     /// ```
     #[must_use]

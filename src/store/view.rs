@@ -82,7 +82,7 @@ impl<'a> StoreView<'a> {
     /// use datacomp::{ImportOptions, Key, LoadOptions, Store, StoreView};
     ///
     /// let mut store = Store::new();
-    /// store.import_json(r#"{"stats": {"health": 12}}"#, &ImportOptions::strict())?;
+    /// store.import(r#"{"stats": {"health": 12}}"#, &ImportOptions::strict())?;
     /// let bytes = store.to_bytes();
     /// let (view, names) = StoreView::with_key_names(&bytes, &LoadOptions::new())?;
     /// assert_eq!(view.len(), 1);

@@ -34,7 +34,7 @@ impl Staging {
     }
 }
 
-/// One entity, which must be an object: the top level of `Blob::from_json`, or of a store
+/// One entity, which must be an object: the top level of `Blob::import`, or of a store
 /// import (where it may also be an array of entities). The seed that a reader of JSON or SJSON
 /// is given.
 pub(crate) struct Entity<'i> {

@@ -18,9 +18,10 @@ use super::shown::Shortened;
 /// # Examples
 ///
 /// ```
-/// use datacomp::{Blob, JsonErrorKind};
+/// use datacomp::{Blob, ImportOptions, JsonErrorKind};
 ///
-/// let err = Blob::from_json("{\"stats\": {\"health\": null}}").unwrap_err();
+/// let text = "{\"stats\": {\"health\": null}}";
+/// let err = Blob::import(text, &ImportOptions::strict()).unwrap_err();
 /// assert_eq!(err.kind(), &JsonErrorKind::Null);
 /// assert_eq!(err.path(), "/stats/health");
 /// assert_eq!((err.line(), err.column()), (1, 25));
@@ -165,14 +166,14 @@ impl std::error::Error for JsonError {}
 /// # Examples
 ///
 /// ```
-/// use datacomp::{ExportError, JsonStyle, Store};
+/// use datacomp::{ExportError, ExportOptions, Store};
 ///
 /// let mut store = Store::new();
 /// let id = store.insert_entries([("stats.luck", f32::NAN)]);
-/// let err = store.try_export_json(id, JsonStyle::Compact).unwrap_err();
+/// let err = store.export(id, &ExportOptions::json()).unwrap_err();
 /// assert!(matches!(&err, ExportError::NotFinite { key, .. } if key == "stats.luck"));
 /// store.remove(id);
-/// assert!(matches!(store.try_export_json(id, JsonStyle::Compact), Err(ExportError::Handle(_))));
+/// assert!(matches!(store.export(id, &ExportOptions::json()), Err(ExportError::Handle(_))));
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]

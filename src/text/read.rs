@@ -7,75 +7,87 @@ use serde::de::DeserializeSeed;
 
 use crate::blob::Blob;
 use crate::blob::bulk::Builder;
+use crate::text::TextFormat;
 
 use super::entity::Entity;
 use super::error::{JsonError, JsonErrorKind};
 use super::importer::{Importer, ReadError};
 use super::number::{self, Fit, JsonF32, fit_f64, fit_integer, is_json_number};
-use super::options::{ImportOptions, ImportReport};
+use super::options::ImportOptions;
 use super::shown::Shortened;
+use super::sjson::read::read_sjson;
 
 impl Blob {
-    /// Imports one entity from a JSON object, strictly: `null`, arrays holding anything but
-    /// numbers, numbers past `f32`, a top level that is not an object, a path set twice and
-    /// two paths whose keys collide are errors. An empty array is an empty float array. A
-    /// leading byte order mark is skipped. A top-level member named `#` and 8 hex digits
-    /// (`"#0000002a"`, as [`Key`]'s `FromStr` reads a raw key) is that key, holding one
-    /// value; deeper, it is a name.
+    /// Imports one entity from a JSON or SJSON document (as `options` say), which must be an
+    /// object: with [`ImportOptions::strict`], `null`, arrays holding anything but numbers,
+    /// numbers past `f32`, a top level that is not an object, a path set twice and two paths
+    /// whose keys collide are errors; [`ImportOptions::lenient`] reads existing data as its
+    /// rules say. An empty array is an empty float array. A leading byte order mark is
+    /// skipped. A top-level member named `#` and 8 hex digits (`"#0000002a"`, as [`Key`]'s
+    /// `FromStr` reads a raw key) is that key, holding one value; deeper, it is a name.
+    ///
+    /// The keys' names are not kept (a blob holds hashes): [`Store::import`] keeps them, and
+    /// reports what a lenient import changed.
+    ///
+    /// [`Key`]: crate::key::Key
+    /// [`Store::import`]: crate::store::Store::import
     ///
     /// # Errors
     ///
-    /// A [`JsonError`] with the JSON path and line and column; a raw-key member holding an
-    /// object or an array of other things than numbers is [`JsonErrorKind::RawKeyNotAValue`].
+    /// A [`JsonError`] with the path (a JSON Pointer) and line and column:
+    /// [`JsonErrorKind::Syntax`] for text that is not JSON (or SJSON); a raw-key member
+    /// holding an object or an array of other things than numbers is
+    /// [`JsonErrorKind::RawKeyNotAValue`].
     ///
     /// # Examples
     ///
     /// ```
-    /// use datacomp::Blob;
+    /// use datacomp::{Blob, ImportOptions, Key, TextFormat};
     ///
-    /// let sheet = Blob::from_json(r#"{
+    /// let sheet = Blob::import(r#"{
     ///     "name": "The One",
     ///     "stats": { "health": 100, "mana": 200 },
     ///     "status_effects": { "drunk": true },
     ///     "position": [12.5, 0, -3.25]
-    /// }"#)?;
+    /// }"#, &ImportOptions::strict())?;
     /// assert_eq!(sheet.get_float("stats.mana"), Some(200.0));
     /// assert_eq!(sheet.get_floats("position"), Some(&[12.5, 0.0, -3.25][..]));
     ///
     /// // A raw key, as an export writes a key without a name.
-    /// let blob = Blob::from_json(r##"{"#0000002a": true, "a": {"#0000002a": 1}}"##)?;
-    /// assert_eq!(blob.get_bool(datacomp::Key::from_raw(42)), Some(true));
+    /// let text = r##"{"#0000002a": true, "a": {"#0000002a": 1}}"##;
+    /// let blob = Blob::import(text, &ImportOptions::strict())?;
+    /// assert_eq!(blob.get_bool(Key::from_raw(42)), Some(true));
     /// assert_eq!(blob.get_float("a.#0000002a"), Some(1.0));
+    ///
+    /// // SJSON: the same entity, as designers write it.
+    /// let sjson = ImportOptions::strict().format(TextFormat::Sjson);
+    /// let sheet = Blob::import(
+    ///     "name = \"The One\"
+    ///      stats = {
+    ///          health = 100
+    ///          mana = 200
+    ///      }
+    ///      color = [0 0.5 0.5 0.7] // red, green, blue, alpha",
+    ///     &sjson,
+    /// )?;
+    /// assert_eq!(sheet.get_str("name"), Some("The One"));
+    /// assert_eq!(sheet.get_floats("color"), Some(&[0.0, 0.5, 0.5, 0.7][..]));
+    /// let err = Blob::import("stats = {\n    health =\n}", &sjson).unwrap_err();
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "/stats/health (line 3, column 1): expected a value after `=`, found `}`"
+    /// );
     /// # Ok::<(), datacomp::JsonError>(())
     /// ```
-    pub fn from_json(text: &str) -> Result<Blob, JsonError> {
-        Blob::from_json_with(text, &ImportOptions::strict()).map(|(blob, _)| blob)
-    }
-
-    /// Imports one entity from a JSON object under `options`, and reports what a lenient
-    /// import changed.
-    ///
-    /// # Errors
-    ///
-    /// A [`JsonError`] with the JSON path and line and column.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::{Blob, ImportOptions};
-    ///
-    /// let (sheet, report) = Blob::from_json_with(r#"{"gold": 1e39}"#, &ImportOptions::lenient())?;
-    /// assert_eq!(sheet.get_float("gold"), Some(f32::MAX));
-    /// assert_eq!(report.rounded_numbers, 1);
-    /// # Ok::<(), datacomp::JsonError>(())
-    /// ```
-    pub fn from_json_with(
-        text: &str,
-        options: &ImportOptions,
-    ) -> Result<(Blob, ImportReport), JsonError> {
-        read_with_extremes(without_bom(text), options.lenient, |text| {
-            blob_from(*options, |entity| read_json(text, entity))
-        })
+    pub fn import(text: &str, options: &ImportOptions) -> Result<Blob, JsonError> {
+        match options.format {
+            TextFormat::Json => read_with_extremes(without_bom(text), options.lenient, |text| {
+                blob_from(*options, |entity| read_json(text, entity))
+            }),
+            TextFormat::Sjson => {
+                blob_from(*options, |entity| read_sjson(text, entity)).map(|(blob, _)| blob)
+            }
+        }
     }
 }
 
@@ -96,19 +108,19 @@ pub(crate) fn read_json(text: &str, entity: Entity<'_>) -> Result<(), ReadError>
     })
 }
 
-/// Imports one entity with `read`, which runs a reader over a text and feeds
-/// the importer's [`Entity`]: the one import of JSON and SJSON. Also says whether the
-/// importer met a zero (see [`read_with_extremes`]).
-pub(crate) fn blob_from(
+/// Imports one entity with `read`, which runs a reader over a text and feeds the importer's
+/// [`Entity`]: the one blob import of JSON and SJSON. Also says whether the importer met a
+/// zero (see [`read_with_extremes`]).
+fn blob_from(
     options: ImportOptions,
     read: impl FnOnce(Entity<'_>) -> Result<(), ReadError>,
-) -> Result<((Blob, ImportReport), bool), JsonError> {
+) -> Result<(Blob, bool), JsonError> {
     let mut importer = Importer { lenient: options.lenient, ..Importer::default() };
     // Entries are gathered apart, then laid out once: O(1) a value, not a move of the header
     // per new key.
     let mut blob = Builder::default();
     match read(Entity { importer: &mut importer, blob: &mut blob, staging: None }) {
-        Ok(()) => Ok(((blob.to_blob(), importer.report), importer.saw_zero)),
+        Ok(()) => Ok((blob.to_blob(), importer.saw_zero)),
         Err(e) => Err(importer.error(&e)),
     }
 }

@@ -5,8 +5,9 @@ use std::borrow::Cow;
 
 use fxhash::FxHashMap;
 
-use crate::key::MAX_PATH_SEGMENTS;
-use crate::names::KeyNames;
+use crate::blob::BlobRef;
+use crate::key::{Key, MAX_PATH_SEGMENTS};
+use crate::names::{self, KeyNames};
 use crate::value::Value;
 
 use super::number::JsonF32;
@@ -272,6 +273,33 @@ impl<'a> Tree<'a> {
         }
         self.chain = chain;
         fits.then_some(object)
+    }
+
+    /// Builds the blob as a tree of objects and arrays, nested by `names` (the names of its
+    /// store's keys), and returns the first float JSON has no number for (NaN, infinity), if
+    /// any. O(the keys and the path nodes they need), with no recursion.
+    pub(crate) fn build(&mut self, names: &'a KeyNames, blob: BlobRef<'a>) -> Option<(Key, f32)> {
+        self.clear();
+        // A node a key, the root, and the objects on the way (grown as met).
+        self.nodes.reserve(blob.len() + 1);
+        let mut not_finite = None;
+        for (entry, (key, value)) in (0..).zip(blob) {
+            // Checked as the tree is built: no second pass over the values.
+            if not_finite.is_none() {
+                not_finite = check_finite(value).err().map(|x| (key, x));
+            }
+            let placed = names
+                .named(key)
+                .and_then(|node| self.place(names, node, names::ROOT, (value, entry)));
+            if placed.is_none() {
+                // Unnamed, too deep, or its path runs through another key's value: at the
+                // top, by hash.
+                let name = Cow::Owned(key.to_string());
+                self.push_member(ROOT, name, Some((value, entry)), NO_NODE);
+            }
+        }
+        self.shape_arrays(names);
+        not_finite
     }
 
     /// Writes as arrays the objects whose name-tree node was an imported array and whose

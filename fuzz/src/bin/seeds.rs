@@ -19,7 +19,7 @@ fn main() {
     let mut store = Store::new();
     for (_, text) in &documents {
         // The invalid fixtures are seeds for the JSON target only.
-        let _ = store.import_json(text, &ImportOptions::lenient());
+        let _ = store.import(text, &ImportOptions::lenient());
     }
 
     // Blobs: each entity as stored, and compacted to its smallest form.
@@ -32,7 +32,8 @@ fn main() {
     }
     write(&blobs, "empty", Blob::new().as_bytes());
     // 1,000 keys, not 5,000: the target checks a model after every removal of every key.
-    let wide_blob = Blob::from_json(&wide(1_000, 0)).expect("the wide entity imports");
+    let wide_blob =
+        Blob::import(&wide(1_000, 0), &ImportOptions::strict()).expect("the wide entity imports");
     write(&blobs, "wide", wide_blob.as_bytes());
 
     // Saves: the fixtures as imported; after edits (holes, a moved blob, a free slot); with
@@ -79,7 +80,7 @@ fn main() {
     }
     let wide_json = wide(5_000, 0);
     let mut wide_store = Store::new();
-    wide_store.import_json(&wide_json, &ImportOptions::strict()).expect("the wide entity imports");
+    wide_store.import(&wide_json, &ImportOptions::strict()).expect("the wide entity imports");
     saves.push(("wide", wide_store.to_bytes()));
     for target in ["store_from_bytes", "store_view", "store_lazy", "store_salvage"] {
         for (name, bytes) in &saves {
@@ -102,7 +103,10 @@ fn main() {
         );
     }
 
-    let (base, changed) = (Blob::from_json(&wide(5_000, 0)), Blob::from_json(&wide(5_000, 1)));
+    let (base, changed) = (
+        Blob::import(&wide(5_000, 0), &ImportOptions::strict()),
+        Blob::import(&wide(5_000, 1), &ImportOptions::strict()),
+    );
     let (base, changed) = (base.expect("imports"), changed.expect("imports"));
     let wide_patch = Patch::between(base.as_blob_ref(), changed.as_blob_ref());
     write(&out.join("patch_from_bytes"), "wide", wide_patch.as_bytes());
