@@ -13,7 +13,7 @@ mod sheet;
 
 use std::hint::black_box;
 
-use datacomp::{Blob, ImportOptions, Store, StorePatch};
+use datacomp::{Blob, ExportOptions, ImportOptions, Store, StorePatch};
 
 #[global_allocator]
 static ALLOC: dhat::Alloc = dhat::Alloc;
@@ -50,7 +50,7 @@ fn main() {
     let mut world = base.clone();
     let sheets = fixtures::ten_thousand_sheets();
     let mut imported = Store::new();
-    imported.import_json(&sheets, &ImportOptions::strict()).expect("the sheets import");
+    imported.import(&sheets, &ImportOptions::strict()).expect("the sheets import");
     let tree: serde_json::Value = serde_json::from_str(&sheets).expect("the sheets parse");
 
     let rows = [
@@ -104,16 +104,24 @@ fn main() {
         (
             "import/10000_sheets",
             "datacomp_store",
-            count(|| Store::new().import_json(&sheets, &ImportOptions::strict())),
+            count(|| Store::new().import(&sheets, &ImportOptions::strict())),
         ),
         (
             "import/10000_sheets",
             "serde_json_value",
             count(|| serde_json::from_str::<serde_json::Value>(&sheets)),
         ),
-        ("export/10000_sheets", "datacomp_compact", count(|| imported.export_all_json())),
+        (
+            "export/10000_sheets",
+            "datacomp_compact",
+            count(|| imported.export_all(&ExportOptions::json().non_finite_as_null())),
+        ),
         ("export/10000_sheets", "serde_json_compact", count(|| serde_json::to_string(&tree))),
-        ("export/10000_sheets", "datacomp_pretty", count(|| imported.export_all_json_pretty())),
+        (
+            "export/10000_sheets",
+            "datacomp_pretty",
+            count(|| imported.export_all(&ExportOptions::json().pretty(true).non_finite_as_null())),
+        ),
         ("export/10000_sheets", "serde_json_pretty", count(|| serde_json::to_string_pretty(&tree))),
     ];
     println!("| operation | implementation | allocations |");

@@ -20,7 +20,8 @@ use std::hint::black_box;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use datacomp::{Blob, ImportOptions, OwnedValue, Patch, Store};
+use datacomp::blob::Patch;
+use datacomp::{Blob, ExportOptions, ImportOptions, OwnedValue, Store};
 use entity::Entities;
 use fxhash::FxHashMap;
 
@@ -93,11 +94,11 @@ fn import(c: &mut Criterion) {
     sizes(c, "import", |group, n| {
         group.bench_function(BenchmarkId::new("datacomp_blob", n), |b| {
             let data = data(n);
-            b.iter(|| Blob::from_json(black_box(&data.text)).unwrap())
+            b.iter(|| Blob::import(black_box(&data.text), &ImportOptions::strict()).unwrap())
         });
         group.bench_function(BenchmarkId::new("datacomp_store", n), |b| {
             let data = data(n);
-            b.iter(|| Store::new().import_json(black_box(&data.text), &ImportOptions::strict()))
+            b.iter(|| Store::new().import(black_box(&data.text), &ImportOptions::strict()))
         });
         group.bench_function(BenchmarkId::new("serde_json_value", n), |b| {
             let data = data(n);
@@ -111,7 +112,9 @@ fn export(c: &mut Criterion) {
     sizes(c, "export", |group, n| {
         group.bench_function(BenchmarkId::new("datacomp", n), |b| {
             let data = data(n);
-            b.iter(|| black_box(&data.store).export_json(data.id))
+            b.iter(|| {
+                black_box(&data.store).export(data.id, &ExportOptions::json().non_finite_as_null())
+            })
         });
         group.bench_function(BenchmarkId::new("serde_json", n), |b| {
             let data = data(n);

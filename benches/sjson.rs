@@ -12,7 +12,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use datacomp::{Blob, ImportOptions, Store};
+use datacomp::{Blob, ExportOptions, ImportOptions, Store, TextFormat};
 
 const SHEETS: usize = 10_000;
 
@@ -37,10 +37,13 @@ fn import_one(c: &mut Criterion) {
     let [_, (sjson, json)] = sheets();
     let mut group = c.benchmark_group("import_sjson/wizard_sheet");
     group.bench_function("datacomp_blob_sjson", |b| {
-        b.iter(|| Blob::from_sjson(black_box(&sjson)).unwrap())
+        b.iter(|| {
+            Blob::import(black_box(&sjson), &ImportOptions::strict().format(TextFormat::Sjson))
+                .unwrap()
+        })
     });
     group.bench_function("datacomp_blob_json", |b| {
-        b.iter(|| Blob::from_json(black_box(&json)).unwrap())
+        b.iter(|| Blob::import(black_box(&json), &ImportOptions::strict()).unwrap())
     });
     group.bench_function("serde_json_value", |b| {
         b.iter(|| serde_json::from_str::<serde_json::Value>(black_box(&json)).unwrap())
@@ -67,7 +70,9 @@ fn import_documents(c: &mut Criterion) {
         b.iter(|| {
             let mut store = Store::new();
             for text in &sjson {
-                store.import_sjson(black_box(text), &ImportOptions::strict()).unwrap();
+                store
+                    .import(black_box(text), &ImportOptions::strict().format(TextFormat::Sjson))
+                    .unwrap();
             }
             store
         })
@@ -76,7 +81,7 @@ fn import_documents(c: &mut Criterion) {
         b.iter(|| {
             let mut store = Store::new();
             for text in &json {
-                store.import_json(black_box(text), &ImportOptions::strict()).unwrap();
+                store.import(black_box(text), &ImportOptions::strict()).unwrap();
             }
             store
         })
@@ -117,14 +122,16 @@ fn import_array(c: &mut Criterion) {
     group.bench_function("datacomp_store_sjson", |b| {
         b.iter(|| {
             let mut store = Store::new();
-            store.import_sjson(black_box(&sjson), &ImportOptions::strict()).unwrap();
+            store
+                .import(black_box(&sjson), &ImportOptions::strict().format(TextFormat::Sjson))
+                .unwrap();
             store
         })
     });
     group.bench_function("datacomp_store_json", |b| {
         b.iter(|| {
             let mut store = Store::new();
-            store.import_json(black_box(&json), &ImportOptions::strict()).unwrap();
+            store.import(black_box(&json), &ImportOptions::strict()).unwrap();
             store
         })
     });
@@ -145,18 +152,22 @@ fn export(c: &mut Criterion) {
     let json: Vec<&str> = alternating(&pair).map(|(_, j)| j.as_str()).collect();
     let json = format!("[{}]", json.join(","));
     let mut store = Store::new();
-    store.import_json(&json, &ImportOptions::strict()).unwrap();
+    store.import(&json, &ImportOptions::strict()).unwrap();
     let tree: serde_json::Value = serde_json::from_str(&json).unwrap();
-    let written = store.export_all_sjson();
+    let written = store.export_all(&ExportOptions::sjson()).unwrap();
     let mut group = c.benchmark_group("export_sjson/10000_sheets");
     group.sample_size(10);
-    group.bench_function("datacomp_sjson", |b| b.iter(|| black_box(&store).export_all_sjson()));
+    group.bench_function("datacomp_sjson", |b| {
+        b.iter(|| black_box(&store).export_all(&ExportOptions::sjson().non_finite_as_null()))
+    });
     // What the command runs: NaN and infinity refused as each entity's tree is built.
     group.bench_function("datacomp_try_sjson", |b| {
-        b.iter(|| black_box(&store).try_export_all_sjson().unwrap())
+        b.iter(|| black_box(&store).export_all(&ExportOptions::sjson()).unwrap())
     });
     group.bench_function("datacomp_json_pretty", |b| {
-        b.iter(|| black_box(&store).export_all_json_pretty())
+        b.iter(|| {
+            black_box(&store).export_all(&ExportOptions::json().pretty(true).non_finite_as_null())
+        })
     });
     group.bench_function("serde_json_pretty", |b| {
         b.iter(|| serde_json::to_string_pretty(black_box(&tree)).unwrap())

@@ -3,7 +3,8 @@
 //!
 //! Run with `cargo run --example character_sheet`.
 
-use datacomp::{Blob, Key, RegionKind, Value};
+use datacomp::blob::RegionKind;
+use datacomp::{Blob, ImportOptions, Key, Value};
 
 // Keys are hashed paths; a `const` key costs nothing at run time.
 const HEALTH: Key = Key::path(&["stats", "health"]);
@@ -60,8 +61,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("{} bytes round trip: {:?}", bytes.len(), loaded);
 
     // Designers write JSON; the importer streams it straight into a blob.
-    let from_json = Blob::from_json(
+    let from_json = Blob::import(
         r#"{"name": "Orc", "stats": {"health": 30, "mana": 0}, "loot": [0.5, 0.25]}"#,
+        &ImportOptions::strict(),
     )?;
     assert_eq!(from_json.get(MANA), Some(Value::Float(0.0)));
     println!("from JSON: {from_json:?}");

@@ -17,16 +17,17 @@ mod entity;
 
 use std::hint::black_box;
 
-use datacomp::{Blob, ImportOptions, Patch, Store};
+use datacomp::blob::Patch;
+use datacomp::{Blob, ExportOptions, ImportOptions, Store};
 
 #[inline(never)]
 fn op_import_blob(text: &str) -> usize {
-    Blob::from_json(black_box(text)).unwrap().len()
+    Blob::import(black_box(text), &ImportOptions::strict()).unwrap().len()
 }
 
 #[inline(never)]
 fn op_import_store(text: &str) -> usize {
-    Store::new().import_json(black_box(text), &ImportOptions::strict()).unwrap().len()
+    Store::new().import(black_box(text), &ImportOptions::strict()).unwrap().ids.len()
 }
 
 #[inline(never)]
@@ -36,7 +37,7 @@ fn op_serde_json_parse(text: &str) -> usize {
 
 #[inline(never)]
 fn op_export(e: &entity::Entities) -> usize {
-    black_box(&e.store).export_json(e.id).unwrap().len()
+    black_box(&e.store).export(e.id, &ExportOptions::json()).unwrap().len()
 }
 
 #[inline(never)]

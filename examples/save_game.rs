@@ -3,13 +3,13 @@
 //!
 //! Run with `cargo run --example save_game`.
 
-use datacomp::{HandleError, ImportOptions, Store, StoreView};
+use datacomp::{ExportOptions, HandleError, ImportOptions, Store, StoreView};
 
 const PARTY: &str = include_str!("../fixtures/party.json");
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut world = Store::new();
-    let ids = world.import_json(PARTY, &ImportOptions::strict())?;
+    let ids = world.import(PARTY, &ImportOptions::strict())?.ids;
     let (hero, orc) = (ids[0], ids[1]);
     println!("imported {} entities: {ids:?}", world.len());
 
@@ -45,7 +45,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     // Back to JSON for the designers.
-    println!("{}", loaded.export_json_pretty(hero).expect("live"));
+    println!("{}", loaded.export(hero, &ExportOptions::json().pretty(true)).expect("live"));
 
     // A damaged save is refused with the reason, and nothing is loaded.
     let mut damaged = bytes.clone();

@@ -102,11 +102,11 @@ use std::fmt;
 use crate::blob::BlobError;
 use crate::format::{FileError, LoadError, StoreError};
 use crate::handle_map::{HandleError, HandleMapError};
-#[cfg(feature = "json")]
-use crate::json::{ExportError, JsonError};
 use crate::key::KeyError;
 use crate::migrate::MigrateError;
 use crate::query::error::QueryError;
+#[cfg(feature = "json")]
+use crate::text::{ExportError, JsonError};
 
 /// Any error of this crate: what the whole-file operations return, and what every error of
 /// the crate converts into (see [the module](self) for the design).

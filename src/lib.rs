@@ -1,4 +1,179 @@
-#![doc = include_str!("../README.md")]
+//! Per-entity game data in one pointerless buffer each, every entity in one arena, saved and
+//! loaded as raw bytes.
+//!
+//! A game keeps small, dynamic data per entity: a character sheet with a name, stats, status
+//! effects, a few float arrays. datacomp stores each entity's data in one [`Blob`] (one buffer,
+//! no pointers inside) and every blob of a world in one [`Store`] arena behind generational
+//! [`Id`] handles, so a world is copied with a memcpy and saved and loaded as its buffers,
+//! validated on load, with no per-field serialization and no allocation per entity.
+//!
+//! This page is the guide: one section per concept, each linking the module that holds it. The
+//! [README](https://github.com/) has the quick start and the command; `ARCHITECTURE.md` the map
+//! for contributors.
+//!
+//! # Keys
+//!
+//! A [`Key`] is a 32-bit hash of a dotted path (`stats.health`), stable across platforms and
+//! releases (a save names its key hash; an older one is rehashed on load). Anything that names
+//! a key takes [`AsKey`]: a `Key` (a `const` costs nothing at run time), a `&str` path, or a
+//! [`KeyPath`]. A key given as text carries its name into a store, which remembers it so that
+//! exports, diffs and the command show names. Module: [`key`].
+//!
+//! ```
+//! use datacomp::Key;
+//!
+//! const HEALTH: Key = Key::path(&["stats", "health"]);
+//! assert_eq!(HEALTH, Key::parse("stats.health"));
+//! assert_eq!("stats.health".parse::<Key>()?, HEALTH);
+//! # Ok::<(), datacomp::KeyError>(())
+//! ```
+//!
+//! # Blobs
+//!
+//! A [`Blob`] is one entity: a header of keys, type tags and 32-bit values growing up from the
+//! start of one buffer, strings and float arrays growing down from its end. A [`Value`] is a
+//! bool, an f32, a string or an f32 array; [`BlobRef`] is the read API over a borrowed blob
+//! (from a store or a view), [`BlobMut`] the write API over a stored one. Bytes read back with
+//! [`Blob::from_bytes`] are checked whole. Changes between blobs are a [`blob::Patch`], with
+//! two- and three-way merges ([`Blob::merge3`]). Module: [`blob`].
+//!
+//! ```
+//! use datacomp::{Blob, Value};
+//!
+//! let mut sheet = Blob::new();
+//! sheet.set("name", "The One");
+//! sheet.set("stats.health", 100);
+//! sheet.set("position", [1.0, 2.0, 0.5]);
+//! assert_eq!(sheet.get("position"), Some(Value::Floats(&[1.0, 2.0, 0.5])));
+//! assert_eq!(Blob::from_bytes(sheet.as_bytes())?, sheet);
+//! # Ok::<(), datacomp::BlobError>(())
+//! ```
+//!
+//! # The store
+//!
+//! A [`Store`] holds every entity's blob in one arena, reached through [`Id`] handles (index,
+//! generation, type): [`insert`](Store::insert), [`get`](Store::get),
+//! [`get_mut`](Store::get_mut), [`remove`](Store::remove), [`iter`](Store::iter). A blob that
+//! outgrows its place moves to the arena's end, and garbage is compacted in one pass. The
+//! handles come from a [`HandleMap`], usable on its own for any `T`. Modules: [`store`],
+//! [`handle_map`].
+//!
+//! ```
+//! use datacomp::Store;
+//!
+//! let mut world = Store::new();
+//! let orc = world.insert_entries([("stats.health", 30.0)]);
+//! world.get_mut(orc).unwrap().set("stats.health", 25.0);
+//! assert_eq!(world.get(orc).unwrap().get_float("stats.health"), Some(25.0));
+//! assert!(world.remove(orc));
+//! assert!(world.get(orc).is_none()); // a stale handle never resolves
+//! ```
+//!
+//! # Saves and views
+//!
+//! [`Store::save`] writes a header, a section table and the store's raw buffers, with a crc32
+//! per section and per 64 KiB of arena, atomically (temp file, fsync, rename). [`Store::load`]
+//! and [`Store::from_bytes`] check every byte, on every core. A [`StoreView`] validates a save
+//! in place and reads it with no copy (over a memory map, say); a [`format::LazyStoreView`]
+//! checks each blob on its first read; [`Store::salvage`] keeps what checks out of a damaged
+//! file. [`SaveFile`] holds a save under an OS lock for a load-change-save. Saves of every
+//! earlier format version load. Module: [`format`](mod@format).
+//!
+//! ```
+//! use datacomp::{Store, StoreView};
+//!
+//! let mut world = Store::new();
+//! let hero = world.insert_entries([("stats.health", 100.0)]);
+//! let bytes = world.to_bytes();
+//! let view = StoreView::new(&bytes)?; // checked once, then read in place
+//! assert_eq!(view.get(hero).unwrap().get_float("stats.health"), Some(100.0));
+//! assert_eq!(Store::from_bytes(&bytes)?, world);
+//! # Ok::<(), datacomp::LoadError>(())
+//! ```
+//!
+//! # Text formats
+//!
+//! Fixtures are JSON or SJSON (the brace-less form Bitsquid designers write). One import and one
+//! export per target, options in a struct: [`Store::import`] and [`Blob::import`] with
+//! [`ImportOptions`] (`strict()` for the restricted format, `lenient()` for real designers' JSON,
+//! with a report of every lossy change; `.format(TextFormat::Sjson)`), and [`Store::export`],
+//! [`Store::export_all`], [`Store::export_at`] with [`ExportOptions`] (`json()`, `sjson()`,
+//! `.pretty(true)`). An import happens whole or not at all; errors name the path and
+//! line:column. Module: [`text`].
+//!
+//! ```
+//! use datacomp::{ExportOptions, ImportOptions, Store, TextFormat};
+//!
+//! let mut world = Store::new();
+//! let imported = world.import(
+//!     "name = \"Orc\"\nstats = { health = 30 }",
+//!     &ImportOptions::strict().format(TextFormat::Sjson),
+//! )?;
+//! let orc = imported.ids[0];
+//! assert_eq!(world.export(orc, &ExportOptions::json())?, r#"{"name":"Orc","stats":{"health":30}}"#);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Deltas and merges
+//!
+//! A [`StorePatch`] is what changed between two stores (entities inserted, removed and changed,
+//! each changed one as a blob patch, with the target's handles exactly): made by
+//! [`StorePatch::diff`], applied to the very base it was made from, saved as a delta file a
+//! fraction of a full save's size. Module: [`store`] (the delta file's bytes: [`format`](mod@format)).
+//!
+//! ```
+//! use datacomp::{Store, StorePatch};
+//!
+//! let mut base = Store::new();
+//! let hero = base.insert_entries([("stats.health", 100.0)]);
+//! let mut now = base.clone();
+//! now.get_mut(hero).unwrap().set("stats.health", 95.0);
+//!
+//! let delta = StorePatch::diff(&base, &now);
+//! let mut loaded = Store::from_bytes(&base.to_bytes())?;
+//! StorePatch::from_bytes(&delta.to_bytes())?.apply(&mut loaded)?;
+//! assert_eq!(loaded, now);
+//! # Ok::<(), datacomp::LoadError>(())
+//! ```
+//!
+//! # History
+//!
+//! A [`Snapshot`] copies a whole store as buffers; a [`Mark`] remembers a moment so that what
+//! changed since ([`history::Changes`], or a delta for an autosave chain) costs O(changed): every write
+//! stamps its entity's slot. [`History`] is undo and redo over such steps. Module: [`history`].
+//!
+//! # Queries
+//!
+//! One key read from many entities: [`query::KeyCursor`] remembers where it last found its key
+//! (one compare when entities share a layout), columns read one key of every entity, and a
+//! [`Query`] filters entities (`status_effects.poisoned and stats.health < 20`) over a `Store`
+//! or a `StoreView`. Module: [`query`].
+//!
+//! # Migrations
+//!
+//! A store carries the version of the game's data it follows
+//! ([`data_version`](Store::data_version)). [`Migrations`] are steps to a later version (rename a
+//! key or subtree, remove, default, set), read from JSON or built in code, run all or nothing
+//! with a report per step. Module: [`migrate`].
+//!
+//! # Errors
+//!
+//! Each layer has a small error type beside the code that raises it, and every one converts into
+//! [`Error`]: see [`error`] for the whole design.
+//!
+//! # Guarantees and limits
+//!
+//! - Every reader of outside bytes or text ([`Blob::from_bytes`], every save and delta reader,
+//!   JSON and SJSON import, [`Query::parse`], [`Migrations::from_json`]) answers bad input with
+//!   an error that names the place, changes nothing, never panics, and is fuzzed. Work is at
+//!   most O(n log n) in the input; nothing recurses on its depth.
+//! - `#![forbid(unsafe_code)]`: zerocopy does the byte casts.
+//! - A blob holds at most 4 GiB ([`blob::MAX_BYTES`]); a key name at most 125 segments
+//!   ([`key::MAX_PATH_SEGMENTS`]). Keys are 32-bit hashes: two names can share one; wherever a
+//!   name is known the collision is refused, naming both.
+//! - Little-endian targets only: a blob is written to disk as it is in memory.
+//! - Saves and deltas are written atomically; a crash leaves the old file or the new one, whole.
+
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 #![warn(clippy::pedantic)]
@@ -16,46 +191,32 @@ pub mod error;
 pub mod file;
 pub mod format;
 pub mod handle_map;
-mod history;
-#[cfg(feature = "json")]
-mod json;
-mod key;
-mod migrate;
+pub mod history;
+pub mod key;
+pub mod migrate;
 mod names;
-#[cfg(feature = "json")]
-mod number;
 pub mod query;
-#[cfg(feature = "json")]
-mod sjson;
-mod store;
+pub mod store;
 pub mod text;
 mod value;
 
-pub use blob::BlobError;
-pub use blob::{
-    Blob, BlobRef, Conflict, Conflicts, Iter as BlobIter, Keys as BlobKeys, MAX_BYTES, Patch,
-    PatchTarget, RegionKind, Side,
-};
+// The names ordinary code writes; everything else is reached through its module
+// (`datacomp::blob::Patch`, `datacomp::format::Salvage`), as slotmap and bytes do.
+pub use blob::{Blob, BlobError, BlobRef};
 pub use error::Error;
 pub use file::SaveFile;
-pub use format::{
-    FileError, LazyStoreView, LoadError, LoadOptions, Salvage, SavedKeyNames, StoreError, StoreView,
-};
-pub use handle_map::HandleError;
-pub use handle_map::{
-    Drain as HandleMapDrain, HandleMap, HandleMapError, Id, Iter as HandleMapIter,
-    IterMut as HandleMapIterMut, RawHandleMap, RawHeader,
-};
-pub use history::{Changes, History, Mark, Snapshot};
+pub use format::{LoadError, LoadOptions, StoreView};
+pub use handle_map::{HandleError, HandleMap, Id};
+pub use history::{History, Mark, Snapshot};
+pub use key::{AsKey, Key, KeyError, KeyPath};
+pub use migrate::{MigrationStep, Migrations};
+pub use query::Query;
+pub use store::{BlobMut, Store, StorePatch};
 #[cfg(feature = "json")]
-pub use json::{
-    ExportError, ExportOptions, ImportOptions, ImportReport, JsonError, JsonErrorKind, JsonStyle,
-};
-pub use key::KeyError;
-pub use key::{AsKey, Key, KeyPath, MAX_PATH_SEGMENTS};
-pub use migrate::{MigrateError, MigrationReport, MigrationStep, Migrations, StepReport};
-#[cfg(feature = "json")]
-pub use number::JsonF32;
-pub use query::{Query, QueryError, QueryErrorKind};
-pub use store::{BlobMut, Store, StorePatch, StoreStats};
+pub use text::{ExportError, ExportOptions, ImportOptions, Imported, JsonError, TextFormat};
 pub use value::{AsValue, OwnedValue, Value, ValueType};
+
+// The README's examples run as doctests, as the crate docs' do.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -45,7 +45,7 @@ fn check(case: &str, text: &str, options: &ImportOptions) -> (usize, usize) {
     let n = text.len();
     let (store, import_peak) = peak(|| {
         let mut store = Store::new();
-        store.import_json(text, options).unwrap();
+        store.import(text, options).unwrap();
         store
     });
     let (save, save_peak) = peak(|| store.to_bytes());
@@ -84,8 +84,8 @@ fn names_take_memory_and_save_bytes_in_proportion_to_the_json() {
     assert!(save_large < 3 * save_small, "{save_large} vs {save_small}");
 
     // A blob import keeps no names, but its claims of paths are a tree as well.
-    let (_, blob_peak) = peak(|| Blob::from_json(&small).unwrap());
-    eprintln!("deep prefix, 109 KB, Blob::from_json: peak {blob_peak} B");
+    let (_, blob_peak) = peak(|| Blob::import(&small, &ImportOptions::strict()).unwrap());
+    eprintln!("deep prefix, 109 KB, Blob::import: peak {blob_peak} B");
     assert!(blob_peak <= 16 * small.len() + 65_536, "{blob_peak}");
 
     // Nesting as deep as serde_json reads (127 levels) of long names, each level with a few

@@ -2,7 +2,8 @@
 //! once refused with a misleading error, misread, or took unbounded time, and the answer it
 //! gets now.
 
-use datacomp::{Blob, ImportOptions, JsonErrorKind, Migrations, Store};
+use datacomp::text::JsonErrorKind;
+use datacomp::{Blob, ImportOptions, Migrations, Store};
 
 /// A UTF-8 byte order mark, as Windows editors write at the start of a file.
 const BOM: &str = "\u{feff}";
@@ -13,17 +14,17 @@ const BOM: &str = "\u{feff}";
 #[test]
 fn json_entry_points_skip_a_byte_order_mark() {
     for options in [ImportOptions::strict(), ImportOptions::lenient()] {
-        let (blob, _) = Blob::from_json_with(&format!("{BOM}{{\"hp\": 3}}"), &options).unwrap();
+        let blob = Blob::import(&format!("{BOM}{{\"hp\": 3}}"), &options).unwrap();
         assert_eq!(blob.get_float("hp"), Some(3.0));
 
         let mut store = Store::new();
-        let ids =
-            store.import_json_with_report(&format!("{BOM}[{{\"a\": 1}}, {{\"a\": 2}}]"), &options);
-        let ids = ids.unwrap().0;
+        let ids = store.import(&format!("{BOM}[{{\"a\": 1}}, {{\"a\": 2}}]"), &options);
+        let ids = ids.unwrap().ids;
         assert_eq!(ids.len(), 2);
         assert_eq!(store.get(ids[1]).unwrap().get_float("a"), Some(2.0));
     }
-    let err = Blob::from_json(&format!("{BOM}{{\"hp\": null}}")).unwrap_err();
+    let err =
+        Blob::import(&format!("{BOM}{{\"hp\": null}}"), &ImportOptions::strict()).unwrap_err();
     assert_eq!(err.kind(), &JsonErrorKind::Null);
     assert_eq!((err.path(), err.line(), err.column()), ("/hp", 1, 11));
 
@@ -33,7 +34,7 @@ fn json_entry_points_skip_a_byte_order_mark() {
     assert_eq!(migrations.version(), 2);
 
     // Only a leading mark is skipped: one inside the document is still an error.
-    let err = Blob::from_json(&format!("{{{BOM}\"hp\": 1}}")).unwrap_err();
+    let err = Blob::import(&format!("{{{BOM}\"hp\": 1}}"), &ImportOptions::strict()).unwrap_err();
     assert!(matches!(err.kind(), JsonErrorKind::Syntax(_)), "{err}");
     assert!(Migrations::from_json(&format!("{BOM}{BOM}{{}}")).is_err());
 }
@@ -43,7 +44,9 @@ fn json_entry_points_skip_a_byte_order_mark() {
 /// items are 8 bytes): now `HandleMapError::ItemSize`, in the header's words.
 #[test]
 fn a_wrong_item_size_is_named_with_what_the_header_holds() {
-    use datacomp::{HandleMap, RawHandleMap, RawHeader};
+    use datacomp::HandleMap;
+    use datacomp::handle_map::RawHandleMap;
+    use datacomp::handle_map::RawHeader;
     use zerocopy::little_endian::U32;
 
     let mut map = HandleMap::new(1);
@@ -51,6 +54,9 @@ fn a_wrong_item_size_is_named_with_what_the_header_holds() {
     let raw = map.as_raw();
     let header = RawHeader { item_size: U32::new(u32::MAX), ..raw.header };
     let err = HandleMap::<u64>::from_raw(&RawHandleMap { header, ..raw }).unwrap_err();
-    assert_eq!(err, datacomp::HandleMapError::ItemSize { expected: 8, found: u64::from(u32::MAX) });
+    assert_eq!(
+        err,
+        datacomp::handle_map::HandleMapError::ItemSize { expected: 8, found: u64::from(u32::MAX) }
+    );
     assert_eq!(err.to_string(), "handle map: the header's item size is 4294967295, not 8");
 }

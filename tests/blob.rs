@@ -3,7 +3,8 @@
 
 use std::collections::HashMap;
 
-use datacomp::{Blob, BlobError, BlobRef, Id, Key, OwnedValue, RegionKind, Store, Value};
+use datacomp::blob::RegionKind;
+use datacomp::{Blob, BlobError, BlobRef, Id, Key, OwnedValue, Store, Value};
 use proptest::prelude::*;
 
 // ---------------------------------------------------------------------------------------------

@@ -2,10 +2,9 @@
 //! delta file, onto a loaded base), the handle map restored slot for slot, a wrong base
 //! refused, exact errors, and truncation and corruption sweeps of the delta file.
 
-use datacomp::{
-    Blob, Error, FileError, Id, ImportOptions, Key, LoadError, OwnedValue, Store, StoreError,
-    StorePatch,
-};
+use datacomp::format::FileError;
+use datacomp::format::StoreError;
+use datacomp::{Blob, Error, Id, ImportOptions, Key, LoadError, OwnedValue, Store, StorePatch};
 use proptest::prelude::*;
 
 mod common;
@@ -138,14 +137,13 @@ fn worlds() -> (Store, Store, Vec<Id>) {
         {"name": "Cid", "stats": {"health": 30, "mana": 7}, "pos": [5, 6]},
         {"name": "Dee", "stats": {"health": 40, "mana": 8}, "pos": [7, 8]}
     ]"#;
-    let ids = base.import_json(sheets, &ImportOptions::strict()).unwrap();
+    let ids = base.import(sheets, &ImportOptions::strict()).unwrap().ids;
     let mut target = base.clone();
     target.get_mut(ids[0]).unwrap().set("stats.health", 11);
     target.get_mut(ids[1]).unwrap().remove("pos");
     target.remove(ids[2]);
-    let new =
-        target.import_json(r#"{"name": "Eve", "stats": {"luck": 1}}"#, &ImportOptions::strict());
-    assert_eq!(new.unwrap().len(), 1);
+    let new = target.import(r#"{"name": "Eve", "stats": {"luck": 1}}"#, &ImportOptions::strict());
+    assert_eq!(new.unwrap().ids.len(), 1);
     (base, target, ids)
 }
 

@@ -25,8 +25,10 @@
 //!   or `index slots` bytes); the delta is `delta_v4.dcmp`'s change on `world_v5.dcmp`
 //!   (written by [`write_golden_v5`]). Every older save's index holds spans (kind 2).
 
+use datacomp::format::FileError;
+use datacomp::format::StoreError;
 use datacomp::{
-    Blob, FileError, Id, ImportOptions, Key, LoadError, LoadOptions, Migrations, Store, StoreError,
+    Blob, ExportOptions, Id, ImportOptions, Key, LoadError, LoadOptions, Migrations, Store,
     StorePatch, StoreView, format,
 };
 
@@ -280,7 +282,7 @@ fn golden_world_v2() -> Store {
     let mut store = Store::new();
     let text = r#"{"name": "The One", "stats": {"health": 100, "mana": 200},
                    "status_effects": {"drunk": true}, "a.b": {"c": 1}, "a": {"b": {"c": 2}}}"#;
-    store.import_json(text, &ImportOptions::strict()).unwrap();
+    store.import(text, &ImportOptions::strict()).unwrap();
     let wizard = store.insert_empty();
     let mut sheet = store.get_mut(wizard).unwrap();
     sheet.set("name", "Wizard");
@@ -327,7 +329,7 @@ fn the_v2_save_loads_with_its_contents_and_names() {
     );
     assert_eq!(store.key_label(Key::from_raw(0xdead_beef)), "#deadbeef");
     assert_eq!(
-        store.export_json(id("1v0t1")).unwrap(),
+        store.export(id("1v0t1"), &ExportOptions::json()).unwrap(),
         r##"{"name":"Wizard","transform":{"position":[12.5,0,-3.25]},"#deadbeef":true,"bio":"Keeper of offsets, breaker of pointers."}"##
     );
     assert_eq!(store.key_names().len(), 9);
@@ -437,7 +439,7 @@ fn golden_world_data0() -> Store {
         {"name": "Sage", "stats": {"health": 80, "luck": 7}, "flags": {"tutorial_done": false},
          "position": [1, 2, 3]}
     ]"#;
-    store.import_json(text, &ImportOptions::strict()).unwrap();
+    store.import(text, &ImportOptions::strict()).unwrap();
     let odd = store.insert_empty();
     let mut sheet = store.get_mut(odd).unwrap();
     sheet.set("name", "Odd");
@@ -493,7 +495,7 @@ fn the_data0_save_migrates_to_the_readme_version_3() {
     // for all 4.
     assert_eq!(counts, [(0, 2, 2, 5, 0, 0, 0), (1, 3, 4, 0, 3, 6, 4)]);
 
-    let export = |id: &str| store.export_json(self::id(id)).unwrap();
+    let export = |id: &str| store.export(self::id(id), &ExportOptions::json()).unwrap();
     assert_eq!(
         export("0v0t1"),
         r#"{"name":"Hero","stats":{"health":100,"mana":50,"luck":1},"items":{"sword":1,"potion":3},"flags":{"tutorial_done":true},"schema":"v3"}"#
@@ -576,7 +578,7 @@ fn golden_world_v4() -> Store {
             "{prefix}": {{"senses": ["darkvision", "tremorsense"], "mixed": [1, "two", true],
             "grid": [[1, 2], [3]], "empty": []}}}}"#
     );
-    store.import_json(&text, &ImportOptions::lenient()).unwrap();
+    store.import(&text, &ImportOptions::lenient()).unwrap();
     store
 }
 
@@ -610,7 +612,7 @@ fn golden_world_v5() -> Store {
 fn golden_world_v5_identity() -> Store {
     let mut store = Store::new();
     let text = r#"[{"name": "Ann", "stats": {"hp": 10}}, {}, {"name": "Bo", "tags": [1, 2]}, {}]"#;
-    store.import_json(text, &ImportOptions::strict()).unwrap();
+    store.import(text, &ImportOptions::strict()).unwrap();
     store.set_data_version(2);
     store
 }
@@ -662,7 +664,11 @@ fn every_golden_save_loads_as_its_world_and_the_newest_writes_back_byte_for_byte
     for (i, &(bytes, world)) in saves.iter().enumerate() {
         let store = Store::from_bytes(bytes).unwrap();
         assert_eq!(store, world(), "save {i}");
-        assert_eq!(store.export_all_json(), world().export_all_json(), "save {i}");
+        assert_eq!(
+            store.export_all(&ExportOptions::json()).unwrap(),
+            world().export_all(&ExportOptions::json()).unwrap(),
+            "save {i}"
+        );
         // Saved again, it is of this build's format, and loads the same, handles and all.
         let again = store.to_bytes();
         assert_eq!(format::describe(&again).unwrap().minor, format::FORMAT_MINOR, "save {i}");
@@ -710,7 +716,7 @@ fn the_v4_world_exports_its_arrays_as_arrays() {
     let store = Store::from_bytes(GOLDEN_V4).unwrap();
     let prefix = "a_long_shared_prefix_".repeat(4);
     assert_eq!(
-        store.export_json(id("3v0t1")).unwrap(),
+        store.export(id("3v0t1"), &ExportOptions::json()).unwrap(),
         format!(
             r#"{{"name":"Monster","armor_class":[{{"type":"natural","value":17}}],"{prefix}":{{"senses":["darkvision","tremorsense"],"mixed":[1,"two",true],"grid":[[1,2],[3]],"empty":[]}}}}"#
         )

@@ -3,7 +3,9 @@
 
 use std::collections::HashMap;
 
-use datacomp::{HandleError, HandleMap, HandleMapError, Id, RawHandleMap};
+use datacomp::handle_map::HandleMapError;
+use datacomp::handle_map::RawHandleMap;
+use datacomp::{HandleError, HandleMap, Id};
 use proptest::prelude::*;
 
 // ---------------------------------------------------------------------------------------------

@@ -2,9 +2,11 @@
 //! `Mark::take_delta`) and `History`, in a model test against a model that clones the whole
 //! store at every snapshot, mark and commit; and the edge cases each of them has.
 
+use datacomp::blob::Patch;
+use datacomp::history::Changes;
 use datacomp::{
-    Blob, Changes, History, Id, ImportOptions, Key, Mark, MigrationStep, Migrations, OwnedValue,
-    Patch, Snapshot, Store, StorePatch,
+    Blob, History, Id, ImportOptions, Key, Mark, MigrationStep, Migrations, OwnedValue, Snapshot,
+    Store, StorePatch,
 };
 use proptest::prelude::*;
 
@@ -211,7 +213,7 @@ fn run(ops: &[Op]) {
             Op::Import(n) => {
                 let doc =
                     format!("[{}]", vec![r#"{"pool": {"k1": 1, "k2": "two"}}"#; *n].join(","));
-                store.import_json(&doc, &ImportOptions::lenient()).unwrap();
+                store.import(&doc, &ImportOptions::lenient()).unwrap();
             }
             Op::Name(k) => {
                 store.insert_key_name(&format!("pool.k{k}")).unwrap();
@@ -744,7 +746,10 @@ fn a_chain_link_repeated_or_out_of_order_is_refused_and_changes_nothing() {
     for (link, what) in [(&links[0], "repeated"), (&links[2], "out of order")] {
         let err = link.apply(&mut loaded).unwrap_err();
         assert!(
-            matches!(err, datacomp::LoadError::Store(datacomp::StoreError::DeltaBase { .. })),
+            matches!(
+                err,
+                datacomp::LoadError::Store(datacomp::format::StoreError::DeltaBase { .. })
+            ),
             "{what}: {err:?}"
         );
         assert_eq!(loaded.to_bytes(), after_first, "{what}: nothing changed");

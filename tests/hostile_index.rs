@@ -1,7 +1,9 @@
 //! Attacks on save format 1.3 (end offsets, empty blobs, identity handle maps) through every
 //! reader of a save: crafted files resealed, and handles kept across a save.
 
-use datacomp::{HandleMap, HandleMapError, Id, LoadError, Store, StoreError, StoreView};
+use datacomp::format::StoreError;
+use datacomp::handle_map::HandleMapError;
+use datacomp::{HandleMap, Id, LoadError, Store, StoreView};
 
 mod common;
 use common::{rebuild, table};
@@ -412,7 +414,7 @@ fn zero_length_spans_of_a_1_2_save_read_alike() {
 /// (old handles stale), and a base past it is refused.
 #[test]
 fn an_identity_map_at_the_largest_base_keeps_handles_apart() {
-    use datacomp::RawHeader;
+    use datacomp::handle_map::RawHeader;
     use zerocopy::little_endian::{U16, U32};
     let max_base = u32::MAX / 2;
     let items: Vec<u8> = (0..3_u64).flat_map(u64::to_le_bytes).collect();
@@ -426,7 +428,7 @@ fn an_identity_map_at_the_largest_base_keeps_handles_apart() {
         free_tail: U32::new(u32::MAX),
         item_size: U32::new(8),
     };
-    let raw = |base| datacomp::RawHandleMap {
+    let raw = |base| datacomp::handle_map::RawHandleMap {
         header: header(base),
         items: &items,
         meta: &[],
@@ -530,7 +532,7 @@ mod corrupt_index {
                 let at = at.index(bytes.len() / 4) * 4;
                 bytes[at..at + 4].copy_from_slice(&value.to_le_bytes());
             }
-            let corrupt = datacomp::RawHandleMap { meta: &meta, slots: &slots, ..raw };
+            let corrupt = datacomp::handle_map::RawHandleMap { meta: &meta, slots: &slots, ..raw };
             let Ok(mut copy) = HandleMap::<u64>::from_raw(&corrupt) else { return Ok(()) };
             let live: Vec<(Id, u64)> = copy.iter().map(|(id, v)| (id, *v)).collect();
             for (d, &(id, v)) in live.iter().enumerate() {

@@ -6,7 +6,8 @@
 //! Sizes keep a debug `cargo test` fast; the largest cases are `#[ignore]`d, to run in
 //! release: `cargo test --release --test hostile_sizes -- --include-ignored`.
 
-use datacomp::{Key, MAX_PATH_SEGMENTS, Store, StorePatch};
+use datacomp::key::MAX_PATH_SEGMENTS;
+use datacomp::{ExportOptions, Key, Store, StorePatch};
 
 /// A save written before names had a depth limit: entity `0v0t1` holds `name` ("Deep",
 /// set without a name), `stats.health` = 7 and a key named by 20,000 segments `a.a.a...a`
@@ -34,9 +35,9 @@ fn a_save_with_a_20_000_segment_name_loads_reads_and_exports_it_by_hash() {
         let entity = store.get(id).unwrap();
         assert_eq!(entity.get_float(deep.as_str()), Some(1.0));
         assert_eq!(store.key_name(Key::parse(&deep)).as_deref(), Some(deep.as_str()));
-        let compact = store.export_json(id).unwrap();
-        let pretty = store.export_json_pretty(id).unwrap();
-        (compact, pretty, store.export_all_json())
+        let compact = store.export(id, &ExportOptions::json()).unwrap();
+        let pretty = store.export(id, &ExportOptions::json().pretty(true)).unwrap();
+        (compact, pretty, store.export_all(&ExportOptions::json()).unwrap())
     });
     let hash = Key::parse(&deep_path(DEEP_SEGMENTS));
     assert_eq!(hash.to_string(), "#76077a0b");
@@ -55,15 +56,15 @@ fn a_name_of_the_deepest_allowed_path_exports_nested_and_imports_back() {
     let id = store.insert_empty();
     let deepest = deep_path(MAX_PATH_SEGMENTS);
     store.get_mut(id).unwrap().set(deepest.as_str(), [1.0, 2.0]);
-    let exported = store.export_all_json();
+    let exported = store.export_all(&ExportOptions::json()).unwrap();
     let nested = "{\"a\":".repeat(MAX_PATH_SEGMENTS);
     assert_eq!(exported, format!("[{nested}[1,2]{}]", "}".repeat(MAX_PATH_SEGMENTS)));
 
     // 127 levels of JSON, the most the importer reads: the export imports back.
     let mut copy = Store::new();
-    let ids = copy.import_json(&exported, &datacomp::ImportOptions::strict()).unwrap();
+    let ids = copy.import(&exported, &datacomp::ImportOptions::strict()).unwrap().ids;
     assert_eq!(copy.get(ids[0]).unwrap().get_floats(deepest.as_str()), Some(&[1.0, 2.0][..]));
-    assert_eq!(copy.export_all_json(), exported);
+    assert_eq!(copy.export_all(&ExportOptions::json()).unwrap(), exported);
 }
 
 #[test]
@@ -121,7 +122,8 @@ fn every_way_a_name_enters_refuses_a_path_past_the_limit_and_changes_nothing() {
 
 #[test]
 fn an_import_refuses_a_member_nested_past_the_limit_and_changes_nothing() {
-    use datacomp::{Blob, ImportOptions, JsonErrorKind};
+    use datacomp::text::JsonErrorKind;
+    use datacomp::{Blob, ImportOptions};
 
     let nested = |depth: usize, leaf: &str| {
         format!("{}{leaf}{}", "{\"a\":".repeat(depth), "}".repeat(depth))
@@ -129,8 +131,8 @@ fn an_import_refuses_a_member_nested_past_the_limit_and_changes_nothing() {
     let too_deep = JsonErrorKind::TooDeep { segments: 126, limit: MAX_PATH_SEGMENTS };
     let pointer_126 = "/a".repeat(126);
 
-    assert_eq!(Blob::from_json(&nested(125, "true")).unwrap().len(), 1);
-    let err = Blob::from_json(&nested(126, "true")).unwrap_err();
+    assert_eq!(Blob::import(&nested(125, "true"), &ImportOptions::strict()).unwrap().len(), 1);
+    let err = Blob::import(&nested(126, "true"), &ImportOptions::strict()).unwrap_err();
     assert_eq!((err.kind(), err.path()), (&too_deep, pointer_126.as_str()));
     assert_eq!((err.line(), err.column()), (1, 125 * 5 + 4), "at the member name's end");
     assert_eq!(
@@ -141,18 +143,18 @@ fn an_import_refuses_a_member_nested_past_the_limit_and_changes_nothing() {
         )
     );
     // Far deeper than serde_json's own limit: refused at the same place, by the same rule.
-    let err = Blob::from_json(&nested(60_000, "true")).unwrap_err();
+    let err = Blob::import(&nested(60_000, "true"), &ImportOptions::strict()).unwrap_err();
     assert_eq!((err.kind(), err.path()), (&too_deep, pointer_126.as_str()));
 
     // In a store, a lenient array of arrays (members by index) counts its levels as well.
     let mut store = Store::new();
     let text = nested(125, "[[0]]");
-    let err = store.import_json(&text, &ImportOptions::lenient()).unwrap_err();
+    let err = store.import(&text, &ImportOptions::lenient()).unwrap_err();
     assert_eq!(err.kind(), &too_deep);
     assert_eq!(err.path(), format!("{}/0", "/a".repeat(125)));
     assert!(store.is_empty() && store.key_names().len() == 0, "nothing of it stays");
     // Past serde_json's 127 levels its own limit answers first, refusing as well.
-    let err = store.import_json(&format!("[{{}},{text}]"), &ImportOptions::lenient());
+    let err = store.import(&format!("[{{}},{text}]"), &ImportOptions::lenient());
     let err = err.unwrap_err();
     assert_eq!(err.kind(), &JsonErrorKind::Syntax("recursion limit exceeded".into()));
     assert!(store.is_empty() && store.key_names().len() == 0, "nothing of it stays");
@@ -168,7 +170,8 @@ fn an_import_refuses_a_member_nested_past_the_limit_and_changes_nothing() {
 
 use std::time::Instant;
 
-use datacomp::{Blob, ImportOptions, Patch, Value};
+use datacomp::blob::Patch;
+use datacomp::{Blob, ImportOptions, Value};
 
 /// Seconds of CPU that no O(n log n) operation here comes near, even in debug at 1M keys, and
 /// that each quadratic one passed by far at 50,000.
@@ -235,7 +238,7 @@ fn an_entity_of_1_000_000_keys_imports_exports_and_imports_back() {
 
 fn import_export(n: usize) {
     let text = entity((0..n).map(|i| (i, 0)));
-    let blob = timed("Blob::from_json", || Blob::from_json(&text).unwrap());
+    let blob = timed("Blob::import", || Blob::import(&text, &ImportOptions::strict()).unwrap());
     assert_eq!(blob.len(), n);
     assert_eq!(blob.get(key(0)), Some(Value::Str("v0")));
     let last = n - 4;
@@ -245,18 +248,19 @@ fn import_export(n: usize) {
     assert_eq!(blob.keys().nth(n / 2 + 1), Some(key(n / 2 + 1)), "in document order");
 
     let mut store = Store::new();
-    let ids =
-        timed("Store::import_json", || store.import_json(&text, &ImportOptions::strict()).unwrap());
+    let ids = timed("Store::import", || store.import(&text, &ImportOptions::strict()).unwrap().ids);
     assert!(store.get(ids[0]).unwrap() == blob.as_blob_ref());
-    let exported = timed("export", || store.export_json(ids[0]).unwrap());
+    let exported = timed("export", || store.export(ids[0], &ExportOptions::json()).unwrap());
     assert!(exported.starts_with(r#"{"k0":"v0","k1":1.5,"k2":true,"k3":[3,0.25],"k4":"#));
-    let again = timed("import of the export", || Blob::from_json(&exported).unwrap());
+    let again = timed("import of the export", || {
+        Blob::import(&exported, &ImportOptions::strict()).unwrap()
+    });
     assert_eq!(again, blob);
 
     // A member repeated at the end is found, and named.
     let twice = format!("{},\"k7\":1}}", &text[..text.len() - 1]);
-    let err = timed("a duplicate", || Blob::from_json(&twice).unwrap_err());
-    assert_eq!(err.kind(), &datacomp::JsonErrorKind::DuplicatePath("k7".into()));
+    let err = timed("a duplicate", || Blob::import(&twice, &ImportOptions::strict()).unwrap_err());
+    assert_eq!(err.kind(), &datacomp::text::JsonErrorKind::DuplicatePath("k7".into()));
     assert_eq!(err.path(), "/k7");
 }
 
@@ -275,7 +279,7 @@ fn equality_diff_apply_and_merge3_of_1_000_000_keys() {
 fn whole_blob_operations(n: usize) {
     let added = n / 100;
     let blob = |members: &mut dyn Iterator<Item = (usize, u32)>| {
-        Blob::from_json(&entity(members)).unwrap()
+        Blob::import(&entity(members), &ImportOptions::strict()).unwrap()
     };
     // Keys with `i % 10` in `changed` get `variant`, in `removed` are left out; `added` new
     // keys follow.
@@ -431,17 +435,17 @@ proptest! {
         let (mut text, mut seen, mut values, mut repeat) =
             (String::new(), std::collections::HashSet::new(), Vec::new(), None);
         render(&doc, "", &mut text, &mut seen, &mut values, &mut repeat);
-        match (Blob::from_json(&text), repeat) {
+        match (Blob::import(&text, &ImportOptions::strict()), repeat) {
             (Ok(blob), None) => {
                 prop_assert_eq!(blob.len(), values.len());
                 for (path, value) in &values {
                     prop_assert_eq!(blob.get_float(path.as_str()), Some(*value));
                 }
                 let mut store = Store::new();
-                store.import_json(&text, &ImportOptions::strict()).unwrap();
+                store.import(&text, &ImportOptions::strict()).unwrap();
             }
             (Err(err), Some(path)) => {
-                prop_assert_eq!(err.kind(), &datacomp::JsonErrorKind::DuplicatePath(path.clone()));
+                prop_assert_eq!(err.kind(), &datacomp::text::JsonErrorKind::DuplicatePath(path.clone()));
                 prop_assert_eq!(err.path(), format!("/{}", path.replace('.', "/")));
             }
             (got, expected) => prop_assert!(false, "{text}: {got:?}, expected a repeat of {expected:?}"),
@@ -451,11 +455,11 @@ proptest! {
 
 #[test]
 fn past_the_scan_colliding_keys_are_refused_and_keys_of_other_depths_are_not() {
-    use datacomp::JsonErrorKind;
+    use datacomp::text::JsonErrorKind;
     let filler: String = (0..40).map(|i| format!("\"f{i}\":{i},")).collect();
     // Two names with one key, the second after 40 other claims.
     let text = format!("{{{filler}\"sleep_haste_8\":1,\"x\":{{}},\"fury_sleep_272\":2}}");
-    let err = Blob::from_json(&text).unwrap_err();
+    let err = Blob::import(&text, &ImportOptions::strict()).unwrap_err();
     assert_eq!(
         err.kind(),
         &JsonErrorKind::KeyCollision {
@@ -468,7 +472,7 @@ fn past_the_scan_colliding_keys_are_refused_and_keys_of_other_depths_are_not() {
     assert_eq!(Key::parse("inventory.2241.count"), Key::parse("inventory.18937"));
     let text =
         format!("{{{filler}\"inventory\":{{\"2241\":{{\"count\":3}},\"18937\":{{\"count\":4}}}}}}");
-    let blob = Blob::from_json(&text).unwrap();
+    let blob = Blob::import(&text, &ImportOptions::strict()).unwrap();
     assert_eq!(blob.len(), 42);
     assert_eq!(blob.get_float("inventory.18937.count"), Some(4.0));
 }

@@ -3,9 +3,10 @@
 
 use std::collections::BTreeMap;
 
-use datacomp::{
-    Blob, ImportOptions, ImportReport, JsonErrorKind, Key, KeyError, OwnedValue, Value,
-};
+use datacomp::text::ImportReport;
+use datacomp::text::Imported;
+use datacomp::text::JsonErrorKind;
+use datacomp::{Blob, ImportOptions, JsonError, Key, KeyError, OwnedValue, TextFormat, Value};
 use proptest::prelude::*;
 
 fn fixture(path: &str) -> String {
@@ -15,7 +16,7 @@ fn fixture(path: &str) -> String {
 
 #[test]
 fn the_classic_sheet() {
-    let sheet = Blob::from_json(&fixture("sheets/classic.json")).unwrap();
+    let sheet = Blob::import(&fixture("sheets/classic.json"), &ImportOptions::strict()).unwrap();
     assert_eq!(sheet.len(), 5);
     assert_eq!(sheet.get_str("name"), Some("The One"));
     assert_eq!(sheet.get_float("stats.health"), Some(100.0));
@@ -31,7 +32,7 @@ fn the_classic_sheet() {
 #[test]
 #[allow(clippy::approx_constant)] // The fixture's 0.7071068, as written: not f32's 1/sqrt(2).
 fn a_rich_sheet() {
-    let sheet = Blob::from_json(&fixture("sheets/wizard.json")).unwrap();
+    let sheet = Blob::import(&fixture("sheets/wizard.json"), &ImportOptions::strict()).unwrap();
     // 4 top-level, 8 stats, 3 resistances, 3 effects, 3 transforms, color, 3 inventory,
     // 9 spellbook, bio, motto.
     assert_eq!(sheet.len(), 36);
@@ -78,7 +79,8 @@ fn each_invalid_fixture_fails_at_its_place() {
         ),
     ];
     for (name, kind, path, line, column) in cases {
-        let err = Blob::from_json(&fixture(&format!("invalid/{name}.json"))).unwrap_err();
+        let err = Blob::import(&fixture(&format!("invalid/{name}.json")), &ImportOptions::strict())
+            .unwrap_err();
         assert_eq!(
             (err.kind(), err.path(), err.line(), err.column()),
             (&kind, path, line, column),
@@ -90,16 +92,18 @@ fn each_invalid_fixture_fails_at_its_place() {
 #[test]
 fn numbers_past_f32_are_those_that_round_to_infinity() {
     // Found by the export property test: f32::MAX's shortest form is above it as an f64.
-    let blob = Blob::from_json(r#"{"max": 3.4028235e38, "min": -3.4028235e38}"#).unwrap();
+    let blob =
+        Blob::import(r#"{"max": 3.4028235e38, "min": -3.4028235e38}"#, &ImportOptions::strict())
+            .unwrap();
     assert_eq!(blob.get_float("max"), Some(f32::MAX));
     assert_eq!(blob.get_float("min"), Some(-f32::MAX));
-    let err = Blob::from_json(r#"{"big": 3.5e38}"#).unwrap_err();
+    let err = Blob::import(r#"{"big": 3.5e38}"#, &ImportOptions::strict()).unwrap_err();
     assert_eq!(err.kind(), &JsonErrorKind::NumberOutOfRange(3.5e38));
 }
 
 /// The error and its message for `text` read strictly.
 fn strict_error(text: &str) -> (JsonErrorKind, String) {
-    let err = Blob::from_json(text).unwrap_err();
+    let err = Blob::import(text, &ImportOptions::strict()).unwrap_err();
     (err.kind().clone(), err.to_string())
 }
 
@@ -151,7 +155,7 @@ fn strict_refuses_numbers_f32_would_change_beyond_rounding() {
         assert_eq!(strict_error(text), (kind, message.to_owned()), "{text}");
     }
     // Past f64 as well as f32: serde_json's own error, at the number.
-    let err = Blob::from_json(r#"{"stars": 1e400}"#).unwrap_err();
+    let err = Blob::import(r#"{"stars": 1e400}"#, &ImportOptions::strict()).unwrap_err();
     assert_eq!(err.kind(), &JsonErrorKind::Syntax("number out of range".into()));
     assert_eq!((err.path(), err.line(), err.column()), ("/stars", 1, 15));
 }
@@ -161,7 +165,7 @@ fn strict_keeps_numbers_f32_holds_within_rounding() {
     let text = r#"{"a": 16777216, "b": 123456790, "c": 123456792, "d": 0.1, "e": 1e-45,
         "f": 3.14159265358979, "g": 1e20, "h": 0.0, "i": -0.0, "j": 3.4028235e38,
         "k": 1.8446744e19, "l": 18446744073709551616, "m": 1e-38, "n": -0}"#;
-    let blob = Blob::from_json(text).unwrap();
+    let blob = Blob::import(text, &ImportOptions::strict()).unwrap();
     let expected: [(&str, f32); 14] = [
         ("a", 16_777_216.0),
         ("b", 123_456_792.0),
@@ -197,12 +201,12 @@ fn lenient_rounds_what_strict_refuses_and_says_where_first() {
     assert_eq!(blob.get_float("h"), Some(0.0));
     // The same text into a store: the same report, and the names once each.
     let mut store = Store::new();
-    let (ids, r) = store.import_json_with_report(text, &ImportOptions::lenient()).unwrap();
+    let Imported { ids, report: r } = store.import(text, &ImportOptions::lenient()).unwrap();
     assert_eq!(r, report(0, 0, &["/b/c/1", "/d", "/e", "/f", "/h"]));
     assert_eq!(store.get(ids[0]).unwrap().to_blob(), blob);
     assert_eq!(store.key_names().len(), 7);
     // Errors after a literal past f64 still say where they are.
-    let err = Blob::from_json_with(r#"{"a": 1e400, "b": nul}"#, &ImportOptions::lenient());
+    let err = Blob::import(r#"{"a": 1e400, "b": nul}"#, &ImportOptions::lenient());
     let err = err.unwrap_err();
     assert!(matches!(err.kind(), JsonErrorKind::Syntax(_)), "{err}");
     assert_eq!((err.path(), err.column()), ("/b", 22));
@@ -211,11 +215,11 @@ fn lenient_rounds_what_strict_refuses_and_says_where_first() {
 #[test]
 fn a_store_import_refused_for_a_tiny_number_changes_nothing() {
     let mut store = Store::new();
-    store.import_json(r#"{"kept": 1}"#, &ImportOptions::strict()).unwrap();
+    store.import(r#"{"kept": 1}"#, &ImportOptions::strict()).unwrap();
     let before = (store.to_bytes(), store.key_names().len());
     // The first read succeeds (serde_json reads 1e-400 as 0); the second refuses it.
     let text = r#"[{"x": 0.0}, {"y": 2, "z": [1e-400]}]"#;
-    let err = store.import_json(text, &ImportOptions::strict()).unwrap_err();
+    let err = store.import(text, &ImportOptions::strict()).unwrap_err();
     assert_eq!(err.kind(), &not_held("1e-400", 0.0));
     assert_eq!((err.path(), err.column()), ("/1/z/0", 34));
     assert_eq!((store.to_bytes(), store.key_names().len()), before);
@@ -223,14 +227,16 @@ fn a_store_import_refused_for_a_tiny_number_changes_nothing() {
 
 #[test]
 fn messages_say_where_and_what() {
-    let err = Blob::from_json(&fixture("invalid/number_too_big.json")).unwrap_err();
+    let err = Blob::import(&fixture("invalid/number_too_big.json"), &ImportOptions::strict())
+        .unwrap_err();
     assert_eq!(err.to_string(), "/stats/gold (line 2, column 27): 1e39 is past the range of f32");
-    let err = Blob::from_json(&fixture("invalid/key_collision.json")).unwrap_err();
+    let err =
+        Blob::import(&fixture("invalid/key_collision.json"), &ImportOptions::strict()).unwrap_err();
     assert_eq!(
         err.to_string(),
         "/fury_sleep_272 (line 3, column 23): fury_sleep_272 and sleep_haste_8 hash to the same key #316ec2d7"
     );
-    let err = Blob::from_json("{\"a/b~c\": null}").unwrap_err();
+    let err = Blob::import("{\"a/b~c\": null}", &ImportOptions::strict()).unwrap_err();
     assert_eq!(err.path(), "/a~1b~0c", "JSON Pointer escapes");
 }
 
@@ -239,7 +245,7 @@ fn every_truncation_of_a_fixture_is_an_error() {
     let text = fixture("sheets/wizard.json");
     let closing_brace = text.trim_end().len() - 1;
     for len in (0..=closing_brace).filter(|&l| text.is_char_boundary(l)) {
-        let err = Blob::from_json(&text[..len]).unwrap_err();
+        let err = Blob::import(&text[..len], &ImportOptions::strict()).unwrap_err();
         assert!(matches!(err.kind(), JsonErrorKind::Syntax(_)), "cut at {len}: {err}");
     }
 }
@@ -248,7 +254,15 @@ fn every_truncation_of_a_fixture_is_an_error() {
 // Lenient
 
 fn lenient(text: &str) -> (Blob, ImportReport) {
-    Blob::from_json_with(text, &ImportOptions::lenient()).unwrap()
+    with_report(text, &ImportOptions::lenient()).unwrap()
+}
+
+/// One entity and what its import changed: `Blob::import` keeps no report, so the report is
+/// that of the same text imported into a store, as one entity (the same importer and rules).
+fn with_report(text: &str, options: &ImportOptions) -> Result<(Blob, ImportReport), JsonError> {
+    let blob = Blob::import(text, options)?;
+    let report = Store::new().import(text, options)?.report;
+    Ok((blob, report))
 }
 
 fn report(converted_arrays: usize, skipped_nulls: usize, rounded: &[&str]) -> ImportReport {
@@ -286,8 +300,7 @@ fn lenient_turns_the_invalid_fixtures_into_data() {
     assert_eq!(rich.get_float("stats.gold"), Some(f32::MAX));
 
     // What JSON itself forbids stays an error.
-    let err =
-        Blob::from_json_with(&fixture("invalid/trailing_comma.json"), &ImportOptions::lenient());
+    let err = Blob::import(&fixture("invalid/trailing_comma.json"), &ImportOptions::lenient());
     assert!(matches!(err.unwrap_err().kind(), JsonErrorKind::Syntax(_)));
 }
 
@@ -307,30 +320,28 @@ fn empty_objects_are_left_out_and_counted() {
     assert_eq!(report, expected);
     assert_eq!(blob.len(), 3);
     assert_eq!(blob.get_float("list.1.a"), Some(1.0));
-    let (sjson, report) = Blob::from_sjson_with(text, &ImportOptions::lenient()).unwrap();
+    let sjson = ImportOptions::lenient().format(TextFormat::Sjson);
+    let (sjson, report) = with_report(text, &sjson).unwrap();
     assert_eq!((sjson, report), (blob, expected.clone()));
 
     let mut store = Store::new();
-    let (ids, report) = store
-        .import_json_with_report(
-            &format!("[{text}, {{}}, {{\"e\": {{}}}}]"),
-            &ImportOptions::lenient(),
-        )
+    let Imported { ids, report } = store
+        .import(&format!("[{text}, {{}}, {{\"e\": {{}}}}]"), &ImportOptions::lenient())
         .unwrap();
     expected.empty_objects += 1; // `e`; the entity `{}` itself is kept, with no keys
     assert_eq!(report, expected);
     assert_eq!(ids.len(), 3);
     assert_eq!(
-        store.export_json(ids[0]).unwrap(),
+        store.export(ids[0], &ExportOptions::json()).unwrap(),
         r#"{"name":"Imp","stats":{"hp":3},"list":{"1":{"a":1}}}"#
     );
-    assert_eq!(store.export_json(ids[1]).unwrap(), "{}");
+    assert_eq!(store.export(ids[1], &ExportOptions::json()).unwrap(), "{}");
 
     // Strict leaves them out the same way, and says so.
     let strict = r#"{"a": {}, "b": {"c": {}}, "d": 1}"#;
-    let (blob, report) = Blob::from_json_with(strict, &ImportOptions::strict()).unwrap();
+    let (blob, report) = with_report(strict, &ImportOptions::strict()).unwrap();
     assert_eq!((blob.len(), report.empty_objects), (1, 2));
-    assert_eq!(blob, Blob::from_json(strict).unwrap());
+    assert_eq!(blob, Blob::import(strict, &ImportOptions::strict()).unwrap());
 }
 
 #[test]
@@ -354,7 +365,7 @@ fn lenient_arrays_of_every_shape() {
     for (text, column) in
         [(r#"{"a": [1, {"b": 2}], "a": 5}"#, 27), (r#"{"a": 5, "a": [true]}"#, 19)]
     {
-        let err = Blob::from_json_with(text, &ImportOptions::lenient()).unwrap_err();
+        let err = Blob::import(text, &ImportOptions::lenient()).unwrap_err();
         assert_eq!(err.kind(), &JsonErrorKind::DuplicatePath("a".into()), "{err}");
         assert_eq!((err.path(), err.column()), ("/a", column), "{text}");
     }
@@ -373,21 +384,21 @@ fn a_path_is_a_value_or_an_object_never_both() {
     ];
     for options in [ImportOptions::strict(), ImportOptions::lenient()] {
         for (text, path, column) in cases {
-            let err = Blob::from_json_with(text, &options).unwrap_err();
+            let err = Blob::import(text, &options).unwrap_err();
             let dotted = path[1..].replace('/', ".");
             assert_eq!(err.kind(), &JsonErrorKind::DuplicatePath(dotted), "{text}: {err}");
             assert_eq!((err.path(), err.line(), err.column()), (path, 1, column), "{text}");
             let mut store = Store::new();
-            assert!(store.import_json(text, &options).is_err());
+            assert!(store.import(text, &options).is_err());
             assert!(store.is_empty() && store.key_names().len() == 0);
         }
     }
     // The same path in two entities is two entities, and each exports back as it was read.
     let mut store = Store::new();
     let text = r#"[{"stats": {"health": 64}}, {"stats": [0.2, 1]}]"#;
-    let ids = store.import_json(text, &ImportOptions::strict()).unwrap();
-    assert_eq!(store.export_json(ids[0]).unwrap(), r#"{"stats":{"health":64}}"#);
-    assert_eq!(store.export_json(ids[1]).unwrap(), r#"{"stats":[0.2,1]}"#);
+    let ids = store.import(text, &ImportOptions::strict()).unwrap().ids;
+    assert_eq!(store.export(ids[0], &ExportOptions::json()).unwrap(), r#"{"stats":{"health":64}}"#);
+    assert_eq!(store.export(ids[1], &ExportOptions::json()).unwrap(), r#"{"stats":[0.2,1]}"#);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -448,12 +459,12 @@ proptest! {
         let mut expected = Vec::new();
         flatten(&members, None, &mut expected);
         // A document in the restricted format reads the same under both policies.
-        let lenient = Blob::from_json_with(&text, &ImportOptions::lenient());
+        let lenient = with_report(&text, &ImportOptions::lenient());
         prop_assert_eq!(
             lenient.as_ref().map(|(blob, r)| (blob.clone(), r.clone())).map_err(Clone::clone),
-            Blob::from_json_with(&text, &ImportOptions::strict())
+            with_report(&text, &ImportOptions::strict())
         );
-        match Blob::from_json(&text) {
+        match Blob::import(&text, &ImportOptions::strict()) {
             Ok(blob) => {
                 prop_assert_eq!(blob.len(), expected.len());
                 for (key, value) in &expected {
@@ -530,8 +541,8 @@ proptest! {
         for (name, value) in &members {
             flatten_lenient(value, Key::new(name), &mut expected);
         }
-        match Blob::from_json_with(&text, &ImportOptions::lenient()) {
-            Ok((blob, _)) => {
+        match Blob::import(&text, &ImportOptions::lenient()) {
+            Ok(blob) => {
                 prop_assert_eq!(blob.len(), expected.len(), "{}", text);
                 for (key, value) in &expected {
                     let got = blob.get(*key);
@@ -560,11 +571,13 @@ fn party() -> String {
 #[test]
 fn a_store_imports_an_array_of_entities_in_order_with_their_names() {
     let mut store = Store::new();
-    let ids = store.import_json(&party(), &ImportOptions::strict()).unwrap();
+    let ids = store.import(&party(), &ImportOptions::strict()).unwrap().ids;
     assert_eq!(ids.len(), 2);
     for (id, name) in ids.iter().zip(["classic", "wizard"]) {
-        let expected = Blob::from_json(&fixture(&format!("sheets/{name}.json"))).unwrap();
-        assert_eq!(store.get(*id).unwrap(), expected, "{name}: as Blob::from_json reads it");
+        let expected =
+            Blob::import(&fixture(&format!("sheets/{name}.json")), &ImportOptions::strict())
+                .unwrap();
+        assert_eq!(store.get(*id).unwrap(), expected, "{name}: as Blob::import reads it");
     }
     assert_eq!(
         store.key_name(Key::parse("spellbook.blink.cooldown")).as_deref(),
@@ -573,7 +586,7 @@ fn a_store_imports_an_array_of_entities_in_order_with_their_names() {
     assert_eq!(store.key_name(Key::parse("name")).as_deref(), Some("name"));
     assert_eq!(store.key_name(Key::parse("no.such.key")), None);
 
-    let one = store.import_json(&fixture("sheets/classic.json"), &ImportOptions::strict()).unwrap();
+    let one = store.import(&fixture("sheets/classic.json"), &ImportOptions::strict()).unwrap().ids;
     assert_eq!(one.len(), 1, "a top-level object is one entity");
     assert_eq!(store.len(), 3);
     assert_eq!(store.stats().garbage_bytes, 0, "staged blobs are stored repacked");
@@ -582,20 +595,20 @@ fn a_store_imports_an_array_of_entities_in_order_with_their_names() {
 #[test]
 fn a_failed_import_changes_nothing() {
     let mut store = Store::new();
-    store.import_json(&fixture("sheets/classic.json"), &ImportOptions::strict()).unwrap();
+    store.import(&fixture("sheets/classic.json"), &ImportOptions::strict()).unwrap();
     let (stats, bytes) = (store.stats(), store.to_bytes());
     let text = format!(
         "[{}, {{\"fresh.key\": 1}}, {}]",
         fixture("sheets/wizard.json"),
         fixture("invalid/null_value.json")
     );
-    let err = store.import_json(&text, &ImportOptions::strict()).unwrap_err();
+    let err = store.import(&text, &ImportOptions::strict()).unwrap_err();
     assert_eq!((err.kind(), err.path()), (&JsonErrorKind::Null, "/2/stats/health"));
     assert_eq!(store.stats(), stats);
     assert_eq!(store.to_bytes(), bytes, "not one byte of the store changed");
     assert_eq!(store.key_name(Key::parse("class")), None, "no name of the failed import is kept");
 
-    let err = store.import_json("[{\"a\": 1}, 42]", &ImportOptions::strict()).unwrap_err();
+    let err = store.import("[{\"a\": 1}, 42]", &ImportOptions::strict()).unwrap_err();
     assert_eq!((err.kind(), err.path()), (&JsonErrorKind::NotAnObject, "/1"));
     assert_eq!(store.len(), 1);
 }
@@ -603,9 +616,9 @@ fn a_failed_import_changes_nothing() {
 #[test]
 fn a_key_known_under_another_name_is_a_collision() {
     let mut store = Store::new();
-    store.import_json("{\"sleep_haste_8\": 1}", &ImportOptions::strict()).unwrap();
+    store.import("{\"sleep_haste_8\": 1}", &ImportOptions::strict()).unwrap();
     let err = store
-        .import_json("{\"other\": true,\n \"fury_sleep_272\": 2}", &ImportOptions::strict())
+        .import("{\"other\": true,\n \"fury_sleep_272\": 2}", &ImportOptions::strict())
         .unwrap_err();
     let expected = JsonErrorKind::KeyCollision {
         first: "sleep_haste_8".into(),
@@ -619,14 +632,14 @@ fn a_key_known_under_another_name_is_a_collision() {
     assert_eq!(store.len(), 1);
     assert_eq!(store.key_name(Key::parse("other")), None);
     // The same name again is no collision.
-    store.import_json("{\"sleep_haste_8\": 2}", &ImportOptions::strict()).unwrap();
+    store.import("{\"sleep_haste_8\": 2}", &ImportOptions::strict()).unwrap();
     assert_eq!(store.len(), 2);
 }
 
 #[test]
 fn names_given_by_hand_follow_the_import_rules_and_are_saved() {
     let mut store = Store::new();
-    store.import_json(r#"{"a": {"b~/": 1}}"#, &ImportOptions::strict()).unwrap();
+    store.import(r#"{"a": {"b~/": 1}}"#, &ImportOptions::strict()).unwrap();
     // The name an import gave, given again: no change.
     assert_eq!(store.insert_key_name("a.b~/").unwrap(), Key::path(&["a", "b~/"]));
     let luck = store.insert_key_name("stats.luck").unwrap();
@@ -649,7 +662,7 @@ fn names_given_by_hand_follow_the_import_rules_and_are_saved() {
     let KeyError::Collision { key, .. } = err else { unreachable!() };
     assert_eq!(store.key_name(key).as_deref(), Some("fury_sleep_272"), "unchanged");
     // An import meets the hand-given name like one it gave itself.
-    let err = store.import_json(r#"{"sleep_haste_8": 1}"#, &ImportOptions::strict()).unwrap_err();
+    let err = store.import(r#"{"sleep_haste_8": 1}"#, &ImportOptions::strict()).unwrap_err();
     assert!(matches!(err.kind(), JsonErrorKind::KeyCollision { .. }), "{err}");
     let loaded = Store::from_bytes(&store.to_bytes()).unwrap();
     assert_eq!(loaded.key_name(luck).as_deref(), Some("stats.luck"));
@@ -662,16 +675,16 @@ fn names_given_by_hand_follow_the_import_rules_and_are_saved() {
 #[test]
 fn import_export_import_gives_the_same_entities() {
     let mut store = Store::new();
-    let ids = store.import_json(&party(), &ImportOptions::strict()).unwrap();
+    let ids = store.import(&party(), &ImportOptions::strict()).unwrap().ids;
     for id in ids {
-        let exported = store.export_json(id).unwrap();
-        let again = Blob::from_json(&exported).unwrap();
+        let exported = store.export(id, &ExportOptions::json()).unwrap();
+        let again = Blob::import(&exported, &ImportOptions::strict()).unwrap();
         assert_eq!(again, store.get(id).unwrap(), "{exported}");
     }
     let classic =
-        store.import_json(&fixture("sheets/classic.json"), &ImportOptions::strict()).unwrap()[0];
+        store.import(&fixture("sheets/classic.json"), &ImportOptions::strict()).unwrap().ids[0];
     assert_eq!(
-        store.export_json(classic).unwrap(),
+        store.export(classic, &ExportOptions::json()).unwrap(),
         r#"{"name":"The One","stats":{"health":100,"mana":200},"status_effects":{"drunk":true,"delirious":true}}"#,
         "nested again, in document order"
     );
@@ -680,20 +693,26 @@ fn import_export_import_gives_the_same_entities() {
 #[test]
 fn a_whole_store_exports_as_an_array_that_imports_back() {
     let mut store = Store::new();
-    let ids = store.import_json(&fixture("party.json"), &ImportOptions::strict()).unwrap();
+    let ids = store.import(&fixture("party.json"), &ImportOptions::strict()).unwrap().ids;
     store.remove(ids[1]);
-    for exported in [store.export_all_json(), store.export_all_json_pretty()] {
+    for exported in [
+        store.export_all(&ExportOptions::json()).unwrap(),
+        store.export_all(&ExportOptions::json().pretty(true)).unwrap(),
+    ] {
         let mut again = Store::new();
-        let new_ids = again.import_json(&exported, &ImportOptions::strict()).unwrap();
+        let new_ids = again.import(&exported, &ImportOptions::strict()).unwrap().ids;
         assert_eq!(new_ids.len(), 3);
         for ((_, before), (_, after)) in store.iter().zip(again.iter()) {
             assert_eq!(before, after, "in iteration order");
         }
-        assert_eq!(again.export_all_json(), store.export_all_json());
+        assert_eq!(
+            again.export_all(&ExportOptions::json()).unwrap(),
+            store.export_all(&ExportOptions::json()).unwrap()
+        );
     }
     // Pretty output is the compact output, indented, with float arrays on one line.
     assert_eq!(
-        store.export_json_pretty(ids[2]).unwrap(),
+        store.export(ids[2], &ExportOptions::json().pretty(true)).unwrap(),
         r#"{
   "name": "Cave Troll",
   "kind": "monster",
@@ -715,37 +734,48 @@ fn a_whole_store_exports_as_an_array_that_imports_back() {
     );
     for (id, _) in store.iter() {
         let pretty: serde_json::Value =
-            serde_json::from_str(&store.export_json_pretty(id).unwrap()).unwrap();
+            serde_json::from_str(&store.export(id, &ExportOptions::json().pretty(true)).unwrap())
+                .unwrap();
         let compact: serde_json::Value =
-            serde_json::from_str(&store.export_json(id).unwrap()).unwrap();
+            serde_json::from_str(&store.export(id, &ExportOptions::json()).unwrap()).unwrap();
         assert_eq!(pretty, compact);
     }
-    assert_eq!(store.export_json_pretty(ids[1]), None, "removed");
-    assert_eq!(Store::new().export_all_json(), "[]");
+    assert_eq!(
+        store.export(ids[1], &ExportOptions::json().pretty(true).non_finite_as_null()).ok(),
+        None,
+        "removed"
+    );
+    assert_eq!(Store::new().export_all(&ExportOptions::json()).unwrap(), "[]");
 }
 
 #[test]
 fn member_names_with_dots_slashes_and_tildes_survive_export() {
     let mut store = Store::new();
     let text = r#"{"a.b":{"c/d~e":1,"f":[1.5]},"g":"h"}"#;
-    let id = store.import_json(text, &ImportOptions::strict()).unwrap()[0];
-    assert_eq!(store.export_json(id).unwrap(), r#"{"a.b":{"c/d~e":1,"f":[1.5]},"g":"h"}"#);
+    let id = store.import(text, &ImportOptions::strict()).unwrap().ids[0];
+    assert_eq!(
+        store.export(id, &ExportOptions::json()).unwrap(),
+        r#"{"a.b":{"c/d~e":1,"f":[1.5]},"g":"h"}"#
+    );
     assert_eq!(store.key_name(Key::new("a.b").child("f")).as_deref(), Some("a.b.f"));
 }
 
 #[test]
 fn keys_without_a_place_export_by_hash() {
     let mut store = Store::new();
-    let id = store.import_json(r#"{"a": 1}"#, &ImportOptions::strict()).unwrap()[0];
-    store.import_json(r#"{"a": {"b": 2}}"#, &ImportOptions::strict()).unwrap();
+    let id = store.import(r#"{"a": 1}"#, &ImportOptions::strict()).unwrap().ids[0];
+    store.import(r#"{"a": {"b": 2}}"#, &ImportOptions::strict()).unwrap();
     let mut blob = store.get_mut(id).unwrap();
     // Named a.b by the other entity, but a is a value here; a Key is written unchecked.
     blob.set(Key::parse("a.b"), 2.0);
     blob.set(Key::from_raw(7), "unnamed");
-    let exported = store.export_json(id).unwrap();
+    let exported = store.export(id, &ExportOptions::json()).unwrap();
     let a_b = Key::parse("a.b");
     assert_eq!(exported, format!(r##"{{"a":1,"{a_b}":2,"#00000007":"unnamed"}}"##));
-    assert_eq!(store.export_json(datacomp::Id::NULL), None);
+    assert_eq!(
+        store.export(datacomp::Id::NULL, &ExportOptions::json().non_finite_as_null()).ok(),
+        None
+    );
 }
 
 proptest! {
@@ -756,18 +786,18 @@ proptest! {
         let text = serde_json::Value::Object(members.into_iter().collect()).to_string();
         let mut store = Store::new();
         let lenient = ImportOptions::lenient();
-        if let Ok(ids) = store.import_json(&text, &lenient) {
-            let exported = store.export_json(ids[0]).unwrap();
-            let again = Blob::from_json_with(&exported, &lenient);
+        if let Ok(Imported { ids, .. }) = store.import(&text, &lenient) {
+            let exported = store.export(ids[0], &ExportOptions::json()).unwrap();
+            let again = Blob::import(&exported, &lenient);
             prop_assert!(again.is_ok(), "{} -> {}: {:?}", text, exported, again);
-            prop_assert_eq!(again.unwrap().0, store.get(ids[0]).unwrap().to_blob());
-            let pretty = store.export_json_pretty(ids[0]).unwrap();
-            let again = Blob::from_json_with(&pretty, &lenient).unwrap().0;
+            prop_assert_eq!(again.unwrap(), store.get(ids[0]).unwrap().to_blob());
+            let pretty = store.export(ids[0], &ExportOptions::json().pretty(true)).unwrap();
+            let again = Blob::import(&pretty, &lenient).unwrap();
             prop_assert_eq!(again, store.get(ids[0]).unwrap().to_blob());
             // Arrays come back as arrays: a second round trip writes the same text.
             let mut copy = Store::new();
-            let id = copy.import_json(&exported, &lenient).unwrap()[0];
-            prop_assert_eq!(copy.export_json(id).unwrap(), exported);
+            let id = copy.import(&exported, &lenient).unwrap().ids[0];
+            prop_assert_eq!(copy.export(id, &ExportOptions::json()).unwrap(), exported);
         }
     }
 }
@@ -775,7 +805,7 @@ proptest! {
 #[test]
 fn the_party_file_imports_four_entities() {
     let mut store = Store::new();
-    let ids = store.import_json(&fixture("party.json"), &ImportOptions::strict()).unwrap();
+    let ids = store.import(&fixture("party.json"), &ImportOptions::strict()).unwrap().ids;
     assert_eq!(ids.len(), 4);
     let names: Vec<_> =
         ids.iter().map(|&id| store.get(id).unwrap().get_str("name").unwrap().to_owned()).collect();
@@ -791,14 +821,18 @@ fn the_party_file_imports_four_entities() {
         Some("shop.stock.potion")
     );
     for id in ids {
-        let again = Blob::from_json(&store.export_json(id).unwrap()).unwrap();
+        let again = Blob::import(
+            &store.export(id, &ExportOptions::json()).unwrap(),
+            &ImportOptions::strict(),
+        )
+        .unwrap();
         assert_eq!(again, store.get(id).unwrap());
     }
 }
 
 #[test]
 fn a_sheet_with_many_keys_and_long_strings() {
-    let golem = Blob::from_json(&fixture("sheets/golem.json")).unwrap();
+    let golem = Blob::import(&fixture("sheets/golem.json"), &ImportOptions::strict()).unwrap();
     assert_eq!(golem.len(), 58, "3 + 10 stats + 8 resistances + 24 rune fields + 6 joints + 3 + 4");
     assert_eq!(golem.get_float("stats.speed"), Some(0.6));
     assert_eq!(golem.get_float("resistances.lightning"), Some(-0.25));
@@ -817,8 +851,12 @@ fn a_sheet_with_many_keys_and_long_strings() {
         "past 32 keys: scratch validation"
     );
     let mut store = Store::new();
-    let id = store.import_json(&fixture("sheets/golem.json"), &ImportOptions::strict()).unwrap()[0];
-    assert_eq!(Blob::from_json(&store.export_json(id).unwrap()).unwrap(), golem);
+    let id = store.import(&fixture("sheets/golem.json"), &ImportOptions::strict()).unwrap().ids[0];
+    assert_eq!(
+        Blob::import(&store.export(id, &ExportOptions::json()).unwrap(), &ImportOptions::strict())
+            .unwrap(),
+        golem
+    );
 }
 
 /// A 20,000-byte member name in an error is cut to its ends and a count, and control
@@ -826,15 +864,16 @@ fn a_sheet_with_many_keys_and_long_strings() {
 #[test]
 fn long_and_hostile_names_are_cut_and_escaped_in_errors() {
     let long = "m".repeat(20_000);
-    let err = Blob::from_json(&format!("{{\"{long}\": null}}")).unwrap_err();
+    let err = Blob::import(&format!("{{\"{long}\": null}}"), &ImportOptions::strict()).unwrap_err();
     assert_eq!(err.path().len(), 20_001, "the path itself is whole");
     let cut = format!("/{}[...19809 bytes cut...]{}", "m".repeat(95), "m".repeat(96));
     assert_eq!(err.to_string(), format!("{cut} (line 1, column 20009): null is not a value"));
 
-    let err = Blob::from_json(&format!("{{\"{long}\": 1, \"{long}\": 2}}")).unwrap_err();
+    let err = Blob::import(&format!("{{\"{long}\": 1, \"{long}\": 2}}"), &ImportOptions::strict())
+        .unwrap_err();
     assert!(err.to_string().len() < 600, "{err}");
 
-    let err = Blob::from_json("{\"a\\u001b[2J\\nb\": null}").unwrap_err();
+    let err = Blob::import("{\"a\\u001b[2J\\nb\": null}", &ImportOptions::strict()).unwrap_err();
     assert_eq!(err.to_string(), r"/a\u{1b}[2J\nb (line 1, column 22): null is not a value");
 
     let key = datacomp::Key::parse("k");
@@ -853,7 +892,7 @@ fn a_lenient_import_of_twenty_thousand_objects_keeps_every_key() {
     let items: Vec<String> = (0..20_000).map(|i| format!(r#"{{"count": {i}}}"#)).collect();
     let text = format!(r#"{{"inventory": [{}]}}"#, items.join(","));
     let mut store = Store::new();
-    let (ids, report) = store.import_json_with_report(&text, &ImportOptions::lenient()).unwrap();
+    let Imported { ids, report } = store.import(&text, &ImportOptions::lenient()).unwrap();
     assert_eq!(report.converted_arrays, 1);
     let sheet = store.get(ids[0]).unwrap();
     assert_eq!(sheet.len(), 20_000);
@@ -862,7 +901,7 @@ fn a_lenient_import_of_twenty_thousand_objects_keeps_every_key() {
     assert_eq!(store.key_names().len(), 20_000);
     // A value and an object of one path still clash, at any depth.
     for text in [r#"{"a": {"b": 1, "b": {"c": 2}}}"#, r#"{"a": {"b": {"c": 2}, "b": 1}}"#] {
-        let err = Blob::from_json(text).unwrap_err();
+        let err = Blob::import(text, &ImportOptions::strict()).unwrap_err();
         assert_eq!(err.kind(), &JsonErrorKind::DuplicatePath("a.b".into()), "{text}");
     }
 }
@@ -870,17 +909,18 @@ fn a_lenient_import_of_twenty_thousand_objects_keeps_every_key() {
 // ---------------------------------------------------------------------------------------------
 // Export: numbers as people write them, and nothing that does not read back
 
-use datacomp::{ExportError, JsonStyle, KeyPath};
+use datacomp::text::export_blob;
+use datacomp::{ExportError, ExportOptions};
 
 #[test]
 fn exports_write_whole_numbers_without_a_fraction_and_others_shortest() {
     let mut store = Store::new();
     let text = r#"{"hp":135,"ac":[17,0.5,-2],"big":123456790,"huge":1e+20,"tiny":1e-7,"zero":-0.0,"max":3.4028235e+38}"#;
-    let id = store.import_json(text, &ImportOptions::strict()).unwrap()[0];
-    assert_eq!(store.try_export_json(id, JsonStyle::Compact).unwrap(), text);
-    assert_eq!(store.export_json(id).unwrap(), text);
+    let id = store.import(text, &ImportOptions::strict()).unwrap().ids[0];
+    assert_eq!(store.export(id, &ExportOptions::json()).unwrap(), text);
+    assert_eq!(store.export(id, &ExportOptions::json()).unwrap(), text);
     assert_eq!(
-        store.try_export_json(id, JsonStyle::Pretty).unwrap(),
+        store.export(id, &ExportOptions::json().pretty(true)).unwrap(),
         "{\n  \"hp\": 135,\n  \"ac\": [17, 0.5, -2],\n  \"big\": 123456790,\n  \"huge\": 1e+20,\n  \
          \"tiny\": 1e-7,\n  \"zero\": -0.0,\n  \"max\": 3.4028235e+38\n}"
     );
@@ -890,40 +930,40 @@ fn exports_write_whole_numbers_without_a_fraction_and_others_shortest() {
 fn export_refuses_what_json_has_no_number_for() {
     let mut store = Store::new();
     let ids =
-        store.import_json(r#"[{"a": {"b": 1}}, {"c": [1, 2]}]"#, &ImportOptions::strict()).unwrap();
+        store.import(r#"[{"a": {"b": 1}}, {"c": [1, 2]}]"#, &ImportOptions::strict()).unwrap().ids;
     store.get_mut(ids[0]).unwrap().set("a.x", f32::INFINITY);
     store.get_mut(ids[1]).unwrap().set("c", [1.0, f32::NAN]);
     let not_finite =
         |entity, key: &str, value: f32| ExportError::NotFinite { entity, key: key.into(), value };
-    for style in [JsonStyle::Compact, JsonStyle::Pretty] {
-        let err = store.try_export_json(ids[1], style).unwrap_err();
+    for pretty in [false, true] {
+        let options = ExportOptions::json().pretty(pretty);
+        let err = store.export(ids[1], &options).unwrap_err();
         assert!(matches!(&err, ExportError::NotFinite { entity: Some(id), key, value }
             if *id == ids[1] && key == "c" && value.is_nan()));
         assert_eq!(
-            store.try_export_all_json(style).unwrap_err(),
+            store.export_all(&options).unwrap_err(),
             not_finite(Some(ids[0]), "a.x", f32::INFINITY)
         );
         let blob = store.get(ids[0]).unwrap();
         assert_eq!(
-            store.try_export_blob_json(blob, style).unwrap_err(),
+            export_blob(&store, blob, &options).unwrap_err(),
             not_finite(None, "a.x", f32::INFINITY)
         );
-        let at = store.try_export_json_at(ids[0], &KeyPath::dotted("a"), style);
+        let at = store.export_at(ids[0], "a", &options);
         assert_eq!(at.unwrap_err(), not_finite(Some(ids[0]), "a.x", f32::INFINITY));
-        let fine = store.try_export_json_at(ids[0], &KeyPath::dotted("a.b"), style);
+        let fine = store.export_at(ids[0], "a.b", &options);
         assert_eq!(fine.unwrap(), "1");
     }
-    // The old exports, kept for their callers, write null, which does not read back.
-    assert_eq!(store.export_json(ids[1]).unwrap(), r#"{"c":[1,null]}"#);
-    assert!(Blob::from_json(&store.export_json(ids[1]).unwrap()).is_err());
+    // A lossy export writes null, which does not read back.
+    let lossy = ExportOptions::json().non_finite_as_null();
+    assert_eq!(store.export(ids[1], &lossy).unwrap(), r#"{"c":[1,null]}"#);
+    let exported = store.export(ids[1], &lossy).unwrap();
+    assert!(Blob::import(&exported, &ImportOptions::strict()).is_err());
     // Removed, the entity no longer stops the export.
     store.remove(ids[1]);
     store.get_mut(ids[0]).unwrap().remove("a.x");
-    assert_eq!(store.try_export_all_json(JsonStyle::Compact).unwrap(), r#"[{"a":{"b":1}}]"#);
-    assert!(matches!(
-        store.try_export_json(ids[1], JsonStyle::Compact),
-        Err(ExportError::Handle(_))
-    ));
+    assert_eq!(store.export_all(&ExportOptions::json()).unwrap(), r#"[{"a":{"b":1}}]"#);
+    assert!(matches!(store.export(ids[1], &ExportOptions::json()), Err(ExportError::Handle(_))));
 }
 
 #[test]
@@ -931,68 +971,66 @@ fn a_subtree_exports_as_the_whole_entity_nests_it() {
     let mut store = Store::new();
     let text =
         r#"{"name":"Orc","stats":{"hp":30,"speed":{"walk":1.5,"run":[3,4]}},"stats.x":{"y":true}}"#;
-    let id = store.import_json(text, &ImportOptions::strict()).unwrap()[0];
-    let at = |path: KeyPath<'_>| store.try_export_json_at(id, &path, JsonStyle::Compact);
+    let id = store.import(text, &ImportOptions::strict()).unwrap().ids[0];
+    let at = |path: &str| store.export_at(id, path, &ExportOptions::json());
+    assert_eq!(at("stats").unwrap(), r#"{"hp":30,"speed":{"walk":1.5,"run":[3,4]}}"#);
+    assert_eq!(at("stats.speed").unwrap(), r#"{"walk":1.5,"run":[3,4]}"#);
+    assert_eq!(at("stats.speed.run").unwrap(), "[3,4]");
+    assert_eq!(at("name").unwrap(), r#""Orc""#);
+    assert_eq!(at("/stats.x").unwrap(), r#"{"y":true}"#);
     assert_eq!(
-        at(KeyPath::dotted("stats")).unwrap(),
-        r#"{"hp":30,"speed":{"walk":1.5,"run":[3,4]}}"#
-    );
-    assert_eq!(at(KeyPath::dotted("stats.speed")).unwrap(), r#"{"walk":1.5,"run":[3,4]}"#);
-    assert_eq!(at(KeyPath::dotted("stats.speed.run")).unwrap(), "[3,4]");
-    assert_eq!(at(KeyPath::dotted("name")).unwrap(), r#""Orc""#);
-    assert_eq!(at(KeyPath::pointer("/stats.x").unwrap()).unwrap(), r#"{"y":true}"#);
-    assert_eq!(
-        at(KeyPath::dotted("stats.x")).unwrap_err(),
+        at("stats.x").unwrap_err(),
         ExportError::NoPath { entity: Some(id), path: "stats.x".into() }
     );
     assert_eq!(
-        at(KeyPath::dotted("stats.hp.max")).unwrap_err().to_string(),
+        at("stats.hp.max").unwrap_err().to_string(),
         format!("entity {id} holds nothing at stats.hp.max")
     );
 }
 
-use datacomp::ExportOptions;
-
-/// Every combination of `ExportOptions`, against the method it stands for: the same text, or
-/// the same error.
+/// Every combination of `ExportOptions`: the same text where every float is finite, whether
+/// checked or lossy and for a stored entity or any blob; then the error or the `null`.
 #[test]
-fn export_options_give_what_the_older_methods_give() {
+fn export_options_give_the_same_text_or_the_same_error() {
     let mut store = Store::new();
     let text = r#"[{"name": "Orc", "stats": {"hp": 30, "speed": 1.5}}, {"pos": [1, 2]}]"#;
-    let ids = store.import_json(text, &ImportOptions::strict()).unwrap();
-    let lossy = ExportOptions::new().non_finite_as_null();
-    for style in [JsonStyle::Compact, JsonStyle::Pretty] {
-        let (checked, lossy) = (ExportOptions::new().style(style), lossy.style(style));
-        assert_eq!(ExportOptions::from(style), checked);
+    let ids = store.import(text, &ImportOptions::strict()).unwrap().ids;
+    let lossy = ExportOptions::json().non_finite_as_null();
+    for pretty in [false, true] {
+        let (checked, lossy) = (ExportOptions::json().pretty(pretty), lossy.pretty(pretty));
+        assert_eq!((checked.is_pretty(), checked.is_lossy()), (pretty, false));
         for &id in &ids {
-            let expected = store.try_export_json(id, style).unwrap();
-            assert_eq!(store.export_json_with(id, &checked).unwrap(), expected);
-            assert_eq!(store.export_json_with(id, &lossy).unwrap(), expected);
+            let expected = store.export(id, &checked).unwrap();
+            assert_eq!(store.export(id, &checked).unwrap(), expected);
+            assert_eq!(store.export(id, &lossy).unwrap(), expected);
             let blob = store.get(id).unwrap();
-            assert_eq!(store.export_blob_json_with(blob, &checked).unwrap(), expected);
+            assert_eq!(export_blob(&store, blob, &checked).unwrap(), expected);
         }
-        let all = store.try_export_all_json(style).unwrap();
-        assert_eq!(store.export_all_json_with(&checked).unwrap(), all);
-        assert_eq!(store.export_all_json_with(&lossy).unwrap(), all);
+        let all = store.export_all(&checked).unwrap();
+        assert_eq!(store.export_all(&checked).unwrap(), all);
+        assert_eq!(store.export_all(&lossy).unwrap(), all);
     }
     assert_eq!(
-        store.export_json_with(ids[0], &ExportOptions::new()).unwrap(),
+        store.export(ids[0], &ExportOptions::json()).unwrap(),
         r#"{"name":"Orc","stats":{"hp":30,"speed":1.5}}"#
     );
-    assert_eq!(store.export_all_json(), store.export_all_json_with(&lossy).unwrap());
+    assert_eq!(
+        store.export_all(&ExportOptions::json()).unwrap(),
+        store.export_all(&lossy).unwrap()
+    );
 
     store.get_mut(ids[1]).unwrap().set("pos", [1.0, f32::INFINITY]);
-    let err = store.export_json_with(ids[1], &ExportOptions::new()).unwrap_err();
-    assert_eq!(err, store.try_export_json(ids[1], JsonStyle::Compact).unwrap_err());
+    let err = store.export(ids[1], &ExportOptions::json()).unwrap_err();
+    assert_eq!(err, store.export(ids[1], &ExportOptions::json()).unwrap_err());
     assert!(matches!(err, ExportError::NotFinite { entity: Some(e), .. } if e == ids[1]));
-    assert_eq!(store.export_json_with(ids[1], &lossy).unwrap(), r#"{"pos":[1,null]}"#);
-    assert_eq!(store.export_json(ids[1]).unwrap(), r#"{"pos":[1,null]}"#);
-    let all = store.export_all_json_with(&ExportOptions::new()).unwrap_err();
-    assert_eq!(all, store.try_export_all_json(JsonStyle::Compact).unwrap_err());
+    assert_eq!(store.export(ids[1], &lossy).unwrap(), r#"{"pos":[1,null]}"#);
+    assert_eq!(store.export(ids[1], &lossy.pretty(false)).unwrap(), r#"{"pos":[1,null]}"#);
+    let all = store.export_all(&ExportOptions::json()).unwrap_err();
+    assert_eq!(all, store.export_all(&ExportOptions::json()).unwrap_err());
 
     store.remove(ids[0]);
-    let dead = store.export_json_with(ids[0], &lossy).unwrap_err();
+    let dead = store.export(ids[0], &lossy).unwrap_err();
     assert!(matches!(dead, ExportError::Handle(_)), "{dead}");
-    assert_eq!(store.export_json(ids[0]), None);
-    assert_eq!(Store::new().export_all_json_with(&lossy.style(JsonStyle::Pretty)).unwrap(), "[]");
+    assert_eq!(store.export(ids[0], &ExportOptions::json().non_finite_as_null()).ok(), None);
+    assert_eq!(Store::new().export_all(&lossy.pretty(true)).unwrap(), "[]");
 }

@@ -3,7 +3,9 @@
 
 mod common;
 
-use datacomp::{Blob, FileError, Id, LoadError, Store, StoreError, StoreView, format};
+use datacomp::format::FileError;
+use datacomp::format::StoreError;
+use datacomp::{Blob, Id, LoadError, Store, StoreView, format};
 use proptest::prelude::*;
 
 use common::{reseal, table};

@@ -5,10 +5,14 @@
 
 use std::error::Error as _;
 
+use datacomp::blob::Patch;
+use datacomp::format::FileError;
+use datacomp::format::StoreError;
+use datacomp::handle_map::HandleMapError;
+use datacomp::migrate::MigrateError;
 use datacomp::{
-    Blob, BlobError, Error, FileError, HandleError, HandleMapError, Id, Key, KeyError, LoadError,
-    MigrateError, MigrationStep, Migrations, Patch, Query, Store, StoreError, StorePatch,
-    StoreView,
+    Blob, BlobError, Error, HandleError, Id, Key, KeyError, LoadError, MigrationStep, Migrations,
+    Query, Store, StorePatch, StoreView,
 };
 
 mod common;
@@ -211,12 +215,12 @@ fn every_error_of_the_crate_converts_into_the_crate_error_transparently() {
 
     #[cfg(feature = "json")]
     {
-        let json = Blob::from_json("{\"a\": null}").unwrap_err();
+        let json = Blob::import("{\"a\": null}", &datacomp::ImportOptions::strict()).unwrap_err();
         assert!(matches!(converts(&json), Error::Json(_)));
         let mut store = Store::new();
         let gone = store.insert_empty();
         store.remove(gone);
-        let export = store.try_export_json(gone, datacomp::JsonStyle::Compact).unwrap_err();
+        let export = store.export(gone, &datacomp::ExportOptions::json()).unwrap_err();
         assert!(matches!(converts(&export), Error::Export(datacomp::ExportError::Handle(_))));
     }
 

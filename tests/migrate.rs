@@ -6,8 +6,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use datacomp::migrate::MigrateError;
 use datacomp::{
-    Id, ImportOptions, Key, KeyError, MigrateError, MigrationStep, Migrations, OwnedValue, Store,
+    ExportOptions, Id, ImportOptions, Key, KeyError, MigrationStep, Migrations, OwnedValue, Store,
 };
 use proptest::prelude::*;
 
@@ -223,7 +224,7 @@ fn overlapping_paths_where_that_is_ambiguous_are_refused() {
 /// A store imported from `json` (names recorded).
 fn imported(json: &str) -> (Store, Vec<Id>) {
     let mut store = Store::new();
-    let ids = store.import_json(json, &ImportOptions::strict()).unwrap();
+    let ids = store.import(json, &ImportOptions::strict()).unwrap().ids;
     (store, ids)
 }
 
@@ -233,7 +234,10 @@ fn renames_in_one_step_move_at_once_so_two_keys_can_swap() {
     let step = MigrationStep::to(1).rename("a", "b").rename("b", "a");
     let report = one(1, step).apply(&mut store).unwrap();
     assert_eq!(report.steps[0].renamed, 3);
-    assert_eq!(store.export_json(ids[0]).unwrap(), r#"{"b":1,"a":{"x":2,"y":"s"}}"#);
+    assert_eq!(
+        store.export(ids[0], &ExportOptions::json()).unwrap(),
+        r#"{"b":1,"a":{"x":2,"y":"s"}}"#
+    );
 }
 
 #[test]
@@ -245,8 +249,14 @@ fn steps_chain_and_a_store_runs_only_the_steps_above_its_version() {
     let (mut old, ids) = imported(r#"[{"hp": 5}, {"name": "x"}]"#);
     let report = migrations.apply(&mut old).unwrap();
     assert_eq!(report.steps.iter().map(|s| s.to).collect::<Vec<_>>(), [2, 3, 4]);
-    assert_eq!(old.export_json(ids[0]).unwrap(), r#"{"attributes":{"health":5}}"#);
-    assert_eq!(old.export_json(ids[1]).unwrap(), r#"{"name":"x","attributes":{"health":10}}"#);
+    assert_eq!(
+        old.export(ids[0], &ExportOptions::json()).unwrap(),
+        r#"{"attributes":{"health":5}}"#
+    );
+    assert_eq!(
+        old.export(ids[1], &ExportOptions::json()).unwrap(),
+        r#"{"name":"x","attributes":{"health":10}}"#
+    );
 
     // A store at version 3 holds version 3 keys: only the last step runs.
     let (mut newer, ids) = imported(r#"[{"hp": 5, "stats": {"mana": 1}}]"#);
@@ -254,7 +264,7 @@ fn steps_chain_and_a_store_runs_only_the_steps_above_its_version() {
     let report = migrations.apply(&mut newer).unwrap();
     assert_eq!((report.from, report.steps.len(), report.steps[0].to), (3, 1, 4));
     assert_eq!(
-        newer.export_json(ids[0]).unwrap(),
+        newer.export(ids[0], &ExportOptions::json()).unwrap(),
         r#"{"hp":5,"stats":{"mana":1},"attributes":{"health":10}}"#
     );
     assert_eq!(newer.data_version(), 4);
@@ -308,8 +318,14 @@ fn a_step_renames_then_removes_then_defaults_then_sets() {
     let report = one(1, step).apply(&mut store).unwrap();
     let s = report.steps[0];
     assert_eq!((s.entities, s.renamed, s.removed, s.defaulted, s.set), (2, 3, 2, 1, 2));
-    assert_eq!(store.export_json(ids[0]).unwrap(), r#"{"stats":{"health":5},"tag":"v1"}"#);
-    assert_eq!(store.export_json(ids[1]).unwrap(), r#"{"stats":{"health":100},"tag":"v1"}"#);
+    assert_eq!(
+        store.export(ids[0], &ExportOptions::json()).unwrap(),
+        r#"{"stats":{"health":5},"tag":"v1"}"#
+    );
+    assert_eq!(
+        store.export(ids[1], &ExportOptions::json()).unwrap(),
+        r#"{"stats":{"health":100},"tag":"v1"}"#
+    );
 }
 
 #[test]
@@ -343,9 +359,15 @@ fn a_key_without_a_name_moves_only_by_its_own_path() {
 fn paths_with_dots_in_member_names_are_json_pointers() {
     let (mut store, ids) = imported(r#"{"a.b": {"c": 1}, "a": {"b": {"c": 2}}}"#);
     one(1, MigrationStep::to(1).rename("/a.b", "x")).apply(&mut store).unwrap();
-    assert_eq!(store.export_json(ids[0]).unwrap(), r#"{"x":{"c":1},"a":{"b":{"c":2}}}"#);
+    assert_eq!(
+        store.export(ids[0], &ExportOptions::json()).unwrap(),
+        r#"{"x":{"c":1},"a":{"b":{"c":2}}}"#
+    );
     one(2, MigrationStep::to(2).rename("a.b", "/y.z")).apply(&mut store).unwrap();
-    assert_eq!(store.export_json(ids[0]).unwrap(), r#"{"x":{"c":1},"y.z":{"c":2}}"#);
+    assert_eq!(
+        store.export(ids[0], &ExportOptions::json()).unwrap(),
+        r#"{"x":{"c":1},"y.z":{"c":2}}"#
+    );
     assert_eq!(store.key_label(Key::path(&["y.z", "c"])), "/y.z/c");
 }
 
@@ -930,11 +952,11 @@ proptest! {
         specs in prop::collection::vec(named_step(), 1..4),
     ) {
         let mut store = Store::new();
-        store.import_json(&serde_json::Value::Array(documents).to_string(), &ImportOptions::strict()).unwrap();
+        store.import(&serde_json::Value::Array(documents).to_string(), &ImportOptions::strict()).unwrap();
         let steps: Vec<(u32, StepSpec)> =
             specs.into_iter().enumerate().map(|(i, s)| (i as u32 + 1, s)).collect();
         let migrations = migrations_of(steps.len() as u32, &steps);
-        let exported: serde_json::Value = serde_json::from_str(&store.export_all_json()).unwrap();
+        let exported: serde_json::Value = serde_json::from_str(&store.export_all(&ExportOptions::json()).unwrap()).unwrap();
         let mut documents: Vec<Leaves> = exported.as_array().unwrap().iter().map(|doc| {
             let mut leaves = Leaves::new();
             flatten(doc, &mut Vec::new(), &mut leaves);
@@ -956,7 +978,7 @@ proptest! {
         }
         prop_assert_eq!(migrated.is_ok(), json.is_ok(), "{:?}", migrated);
         if migrated.is_ok() {
-            let exported: serde_json::Value = serde_json::from_str(&store.export_all_json()).unwrap();
+            let exported: serde_json::Value = serde_json::from_str(&store.export_all(&ExportOptions::json()).unwrap()).unwrap();
             let got: Vec<Leaves> = exported.as_array().unwrap().iter().map(|doc| {
                 let mut leaves = Leaves::new();
                 flatten(doc, &mut Vec::new(), &mut leaves);

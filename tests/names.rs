@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use datacomp::{ImportOptions, Key, KeyPath, Store, StorePatch};
+use datacomp::{ExportOptions, ImportOptions, Key, KeyPath, Store, StorePatch};
 use proptest::prelude::*;
 
 /// A JSON Pointer of these segments.
@@ -169,14 +169,14 @@ proptest! {
                             keys.sort_unstable();
                             keys.windows(2).all(|w| w[0] != w[1])
                         };
-                    match store.import_json(&text, &ImportOptions::lenient()) {
-                        Ok(ids) => {
+                    match store.import(&text, &ImportOptions::lenient()) {
+                        Ok(imported) => {
                             prop_assert!(fits, "{}", text);
                             for path in &paths {
                                 model.name(path);
                             }
                             let keys = paths.iter().map(|p| Model::key(p)).collect();
-                            model.entities.push((ids[0], keys));
+                            model.entities.push((imported.ids[0], keys));
                         }
                         Err(_) => {
                             prop_assert!(!fits, "{}", text);
@@ -252,16 +252,16 @@ fn as_exported(text: &str) -> serde_json::Value {
 
 fn monster() -> (Store, datacomp::Id) {
     let mut store = Store::new();
-    let id = store.import_json(MONSTER, &ImportOptions::lenient()).unwrap()[0];
+    let id = store.import(MONSTER, &ImportOptions::lenient()).unwrap().ids[0];
     (store, id)
 }
 
 #[test]
 fn arrays_of_every_shape_export_as_arrays_in_their_order() {
     let (store, id) = monster();
-    assert_eq!(store.export_json(id).unwrap(), EXPORTED);
+    assert_eq!(store.export(id, &ExportOptions::json()).unwrap(), EXPORTED);
     assert_eq!(as_exported(EXPORTED), as_exported(MONSTER));
-    let pretty = store.export_json_pretty(id).unwrap();
+    let pretty = store.export(id, &ExportOptions::json().pretty(true)).unwrap();
     assert!(pretty.contains("\"armor_class\": [\n    {\n      \"type\": \"natural\""), "{pretty}");
     assert!(pretty.contains("\"grid\": [\n    [1, 2],\n    [3]\n  ]"), "{pretty}");
     assert_eq!(as_exported(&pretty), as_exported(MONSTER));
@@ -276,24 +276,24 @@ fn arrays_of_every_shape_export_as_arrays_in_their_order() {
 fn array_shapes_survive_save_load_diff_and_merge() {
     let (store, id) = monster();
     let loaded = Store::from_bytes(&store.to_bytes()).unwrap();
-    assert_eq!(loaded.export_json(id).unwrap(), EXPORTED);
+    assert_eq!(loaded.export(id, &ExportOptions::json()).unwrap(), EXPORTED);
 
     // A delta whose target imported the arrays carries the marks with the names.
     let mut base = Store::new();
-    let hero = base.import_json(r#"{"name": "Hero"}"#, &ImportOptions::strict()).unwrap()[0];
+    let hero = base.import(r#"{"name": "Hero"}"#, &ImportOptions::strict()).unwrap().ids[0];
     let mut target = base.clone();
-    let monster_id = target.import_json(MONSTER, &ImportOptions::lenient()).unwrap()[0];
+    let monster_id = target.import(MONSTER, &ImportOptions::lenient()).unwrap().ids[0];
     let delta = StorePatch::diff(&base, &target);
     let mut applied = base.clone();
     datacomp::StorePatch::from_bytes(&delta.to_bytes()).unwrap().apply(&mut applied).unwrap();
-    assert_eq!(applied.export_json(monster_id).unwrap(), EXPORTED);
-    assert_eq!(applied.export_json(hero).unwrap(), r#"{"name":"Hero"}"#);
+    assert_eq!(applied.export(monster_id, &ExportOptions::json()).unwrap(), EXPORTED);
+    assert_eq!(applied.export(hero, &ExportOptions::json()).unwrap(), r#"{"name":"Hero"}"#);
 
     // Merged names carry the marks: the other store's entity exports with them.
     let mut merged = Store::new();
     merged.merge_key_names(&store).unwrap();
     let copy = merged.insert(&store.get(id).unwrap().to_blob());
-    assert_eq!(merged.export_json(copy).unwrap(), EXPORTED);
+    assert_eq!(merged.export(copy, &ExportOptions::json()).unwrap(), EXPORTED);
 }
 
 #[test]
@@ -307,7 +307,7 @@ fn edits_under_an_array_export_what_reads_back_the_same() {
     sheet.set("flags.note", "set by hand");
     // A removed middle element leaves a hole: an object too.
     sheet.remove("mixed.1");
-    let exported = store.export_json(id).unwrap();
+    let exported = store.export(id, &ExportOptions::json()).unwrap();
     let value: serde_json::Value = serde_json::from_str(&exported).unwrap();
     assert_eq!(value["armor_class"][1]["type"], "shield");
     assert_eq!(value["senses"], serde_json::json!(["darkvision", "keen smell", "blindsight"]));
@@ -315,13 +315,14 @@ fn edits_under_an_array_export_what_reads_back_the_same() {
     assert_eq!(value["mixed"], serde_json::json!({"0": 1, "2": [3, 4], "3": {"five": 5}}));
     // Whatever the shapes, the export reads back to the same entity.
     let mut copy = Store::new();
-    let again = copy.import_json(&exported, &ImportOptions::lenient()).unwrap()[0];
+    let again = copy.import(&exported, &ImportOptions::lenient()).unwrap().ids[0];
     assert_eq!(copy.get(again).unwrap(), store.get(id).unwrap());
     // Elements set back in any order are an array again, written in index order.
     let mut sheet = store.get_mut(id).unwrap();
     sheet.remove("senses.0");
     sheet.set("senses.0", "truesight");
-    let value: serde_json::Value = serde_json::from_str(&store.export_json(id).unwrap()).unwrap();
+    let value: serde_json::Value =
+        serde_json::from_str(&store.export(id, &ExportOptions::json()).unwrap()).unwrap();
     assert_eq!(value["senses"], serde_json::json!(["truesight", "keen smell", "blindsight"]));
 }
 
@@ -329,27 +330,27 @@ fn edits_under_an_array_export_what_reads_back_the_same() {
 fn a_lenient_array_left_with_numbers_only_exports_as_an_object() {
     // `null` is skipped: what is left would read back as a float array, another key.
     let mut store = Store::new();
-    let id = store.import_json(r#"{"a": [1, null, 3]}"#, &ImportOptions::lenient()).unwrap()[0];
-    let exported = store.export_json(id).unwrap();
+    let id = store.import(r#"{"a": [1, null, 3]}"#, &ImportOptions::lenient()).unwrap().ids[0];
+    let exported = store.export(id, &ExportOptions::json()).unwrap();
     assert_eq!(exported, r#"{"a":{"0":1,"2":3}}"#);
     let mut copy = Store::new();
-    let again = copy.import_json(&exported, &ImportOptions::strict()).unwrap()[0];
+    let again = copy.import(&exported, &ImportOptions::strict()).unwrap().ids[0];
     assert_eq!(copy.get(again).unwrap(), store.get(id).unwrap());
 }
 
 #[test]
 fn a_key_as_deep_as_a_name_may_be_exports_saves_and_imports_back() {
-    let limit = datacomp::MAX_PATH_SEGMENTS;
+    let limit = datacomp::key::MAX_PATH_SEGMENTS;
     let path = vec!["a"; limit].join(".");
     let mut store = Store::new();
     let id = store.insert_empty();
     store.get_mut(id).unwrap().set(path.as_str(), 1.0);
-    let exported = store.export_json(id).unwrap();
+    let exported = store.export(id, &ExportOptions::json()).unwrap();
     // `{"a":` a level, the value, `}` a level.
     assert_eq!(exported.len(), limit * 5 + 1 + limit);
-    let pretty = store.export_json_pretty(id).unwrap();
+    let pretty = store.export(id, &ExportOptions::json().pretty(true)).unwrap();
     let mut copy = Store::new();
-    let again = copy.import_json(&pretty, &ImportOptions::strict()).unwrap()[0];
+    let again = copy.import(&pretty, &ImportOptions::strict()).unwrap().ids[0];
     assert_eq!(copy.get(again).unwrap(), store.get(id).unwrap());
     let loaded = Store::from_bytes(&store.to_bytes()).unwrap();
     assert_eq!(loaded.key_name(Key::parse(&path)).as_deref(), Some(path.as_str()));

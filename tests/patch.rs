@@ -4,7 +4,10 @@
 
 use std::collections::HashMap;
 
-use datacomp::{Blob, BlobError, Conflict, Key, OwnedValue, Patch, Side, Store, Value};
+use datacomp::blob::Conflict;
+use datacomp::blob::Patch;
+use datacomp::blob::Side;
+use datacomp::{Blob, BlobError, Key, OwnedValue, Store, Value};
 use proptest::prelude::*;
 
 /// A small pool, so that both sides of a merge touch the same keys; and a large one, past the

@@ -5,8 +5,10 @@
 
 use std::collections::BTreeSet;
 
+use datacomp::text::JsonErrorKind;
 use datacomp::{
-    Blob, ImportOptions, JsonError, JsonErrorKind, Key, KeyPath, OwnedValue, Store, Value,
+    Blob, ExportOptions, ImportOptions, JsonError, Key, KeyPath, OwnedValue, Store, TextFormat,
+    Value,
 };
 use proptest::prelude::*;
 
@@ -39,15 +41,19 @@ fn import_error(text: &str) -> JsonError {
     let mut store = Store::new();
     store.insert_key_name("kept").unwrap();
     let before = names(&store);
-    let strict_err = store.import_json(text, &strict()).unwrap_err();
-    let lenient_err = store.import_json(text, &lenient()).unwrap_err();
+    let strict_err = store.import(text, &strict()).unwrap_err();
+    let lenient_err = store.import(text, &lenient()).unwrap_err();
     assert_eq!(strict_err, lenient_err, "{text}");
     // All or nothing: no entity, no name.
     assert_eq!(store.len(), 0, "{text}");
     assert_eq!(names(&store), before, "{text}");
     // The blob import says the same of one entity.
     if text.starts_with('{') {
-        assert_eq!(Blob::from_json(text).unwrap_err().kind(), strict_err.kind(), "{text}");
+        assert_eq!(
+            Blob::import(text, &ImportOptions::strict()).unwrap_err().kind(),
+            strict_err.kind(),
+            "{text}"
+        );
     }
     strict_err
 }
@@ -59,15 +65,15 @@ fn import_error(text: &str) -> JsonError {
 fn an_unnamed_key_exported_by_hash_imports_back_as_the_same_key() {
     let mut store = Store::new();
     let id = store.insert(&[(Key::from_raw(42), 7.0_f32)].into_iter().collect::<Blob>());
-    let text = store.export_json(id).unwrap();
+    let text = store.export(id, &ExportOptions::json()).unwrap();
     assert_eq!(text, r##"{"#0000002a":7}"##);
     let mut back = Store::new();
-    let ids = back.import_json(&text, &ImportOptions::strict()).unwrap();
+    let ids = back.import(&text, &ImportOptions::strict()).unwrap().ids;
     let blob = back.get(ids[0]).unwrap();
     assert_eq!(blob.get_float(Key::from_raw(42)), Some(7.0));
     // Unnamed: the import registers no name.
     assert_eq!(back.key_names().len(), 0);
-    assert_eq!(back.export_json(ids[0]).unwrap(), text);
+    assert_eq!(back.export(ids[0], &ExportOptions::json()).unwrap(), text);
 }
 
 #[test]
@@ -75,7 +81,7 @@ fn a_raw_member_holds_each_kind_of_value_unnamed() {
     let text = r##"{"#00000001":true,"#00000002":1.5,"#00000003":"x","#00000004":[1,2],"#00000005":[],"n":3}"##;
     for options in [strict(), lenient()] {
         let mut store = Store::new();
-        let ids = store.import_json(text, &options).unwrap();
+        let ids = store.import(text, &options).unwrap().ids;
         let blob = store.get(ids[0]).unwrap();
         assert_eq!(blob.get(Key::from_raw(1)), Some(Value::Bool(true)));
         assert_eq!(blob.get(Key::from_raw(2)), Some(Value::Float(1.5)));
@@ -85,9 +91,9 @@ fn a_raw_member_holds_each_kind_of_value_unnamed() {
         assert_eq!(blob.get_float("n"), Some(3.0));
         assert_eq!(blob.len(), 6);
         assert_eq!(names(&store), vec![(Key::parse("n"), "n".to_owned())]);
-        assert_eq!(store.export_json(ids[0]).unwrap(), text);
+        assert_eq!(store.export(ids[0], &ExportOptions::json()).unwrap(), text);
     }
-    let blob = Blob::from_json(text).unwrap();
+    let blob = Blob::import(text, &ImportOptions::strict()).unwrap();
     assert_eq!(blob.get(Key::from_raw(4)), Some(Value::Floats(&[1.0, 2.0])));
     assert_eq!(blob.len(), 6);
 }
@@ -96,12 +102,12 @@ fn a_raw_member_holds_each_kind_of_value_unnamed() {
 fn uppercase_hex_is_a_raw_key_as_key_from_str_reads_it() {
     let key: Key = "#00AbCdEf".parse().unwrap();
     assert_eq!(key, Key::from_raw(0x00ab_cdef));
-    let blob = Blob::from_json(r##"{"#00AbCdEf": 1}"##).unwrap();
+    let blob = Blob::import(r##"{"#00AbCdEf": 1}"##, &ImportOptions::strict()).unwrap();
     assert_eq!(blob.get_float(Key::from_raw(0x00ab_cdef)), Some(1.0));
     // Anything `Key::from_str` refuses as a raw key is a name, as before.
     for name in ["#abc", "#0000002a0", "#+000002a", "#0000002g", "#", "##0000002a"] {
         assert!(name.parse::<Key>().is_err(), "{name}");
-        let blob = Blob::from_json(&format!(r#"{{"{name}": 1}}"#)).unwrap();
+        let blob = Blob::import(&format!(r#"{{"{name}": 1}}"#), &ImportOptions::strict()).unwrap();
         assert_eq!(blob.get_float(Key::path(&[name])), Some(1.0), "{name}");
         assert_eq!(blob.len(), 1);
     }
@@ -110,14 +116,14 @@ fn uppercase_hex_is_a_raw_key_as_key_from_str_reads_it() {
 #[test]
 fn a_nested_raw_looking_member_stays_a_name() {
     let mut store = Store::new();
-    let ids = store.import_json(r##"{"a":{"#0000002a":1}}"##, &strict()).unwrap();
+    let ids = store.import(r##"{"a":{"#0000002a":1}}"##, &strict()).unwrap().ids;
     let blob = store.get(ids[0]).unwrap();
     let key = Key::path(&["a", "#0000002a"]);
     assert_eq!(blob.get_float(key), Some(1.0));
     assert_eq!(blob.get_float(Key::from_raw(42)), None);
     assert_eq!(names(&store), vec![(key, "a.#0000002a".to_owned())]);
     // In a lenient array of other things than numbers, an element's member too.
-    let (blob, _) = Blob::from_json_with(r##"{"a":[{"#0000002a":1}]}"##, &lenient()).unwrap();
+    let blob = Blob::import(r##"{"a":[{"#0000002a":1}]}"##, &lenient()).unwrap();
     assert_eq!(blob.get_float(Key::path(&["a", "0", "#0000002a"])), Some(1.0));
 }
 
@@ -126,14 +132,14 @@ fn a_raw_key_the_store_names_is_that_named_key() {
     let mut store = Store::new();
     let health = store.insert_key_name("stats.health").unwrap();
     let text = format!(r#"{{"{health}": 5}}"#);
-    let ids = store.import_json(&text, &strict()).unwrap();
+    let ids = store.import(&text, &strict()).unwrap().ids;
     assert_eq!(store.get(ids[0]).unwrap().get_float("stats.health"), Some(5.0));
     // Export writes the name.
-    assert_eq!(store.export_json(ids[0]).unwrap(), r#"{"stats":{"health":5}}"#);
+    assert_eq!(store.export(ids[0], &ExportOptions::json()).unwrap(), r#"{"stats":{"health":5}}"#);
     // In another entity of the same document, a name met before is known too.
     let text = format!(r#"[{{"stats":{{"mana":1}}}},{{"{}":2}}]"#, Key::parse("stats.mana"));
-    let ids = store.import_json(&text, &strict()).unwrap();
-    assert_eq!(store.export_json(ids[1]).unwrap(), r#"{"stats":{"mana":2}}"#);
+    let ids = store.import(&text, &strict()).unwrap().ids;
+    assert_eq!(store.export(ids[1], &ExportOptions::json()).unwrap(), r#"{"stats":{"mana":2}}"#);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -185,7 +191,7 @@ fn a_raw_member_set_twice_is_a_duplicate_path() {
     assert_eq!(err.kind(), &JsonErrorKind::DuplicatePath("#0000002A".to_owned()));
     // In two entities of one document, no collision.
     let mut store = Store::new();
-    let ids = store.import_json(r##"[{"#0000002a":1},{"#0000002a":2}]"##, &strict()).unwrap();
+    let ids = store.import(r##"[{"#0000002a":1},{"#0000002a":2}]"##, &strict()).unwrap().ids;
     assert_eq!(store.get(ids[1]).unwrap().get_float(Key::from_raw(42)), Some(2.0));
 }
 
@@ -208,7 +214,11 @@ fn a_raw_key_of_another_path_of_the_entity_is_a_collision() {
     let a = Key::parse("a");
     let err = import_error(&format!(r#"{{"a":true,"{a}":"x"}}"#));
     assert!(matches!(err.kind(), JsonErrorKind::KeyCollision { key, .. } if *key == a));
-    let err = Blob::from_sjson(&format!("\"{a}\" = 1\na = 2")).unwrap_err();
+    let err = Blob::import(
+        &format!("\"{a}\" = 1\na = 2"),
+        &ImportOptions::strict().format(TextFormat::Sjson),
+    )
+    .unwrap_err();
     let expected = JsonErrorKind::KeyCollision { first: a.to_string(), second: "a".into(), key: a };
     assert_eq!(err.kind(), &expected);
 }
@@ -220,7 +230,7 @@ fn a_raw_key_the_store_names_beside_an_object_at_that_path_is_a_collision() {
     let mut store = Store::new();
     let a = store.insert_key_name("a").unwrap();
     for text in [format!(r#"{{"{a}":1,"a":{{"b":2}}}}"#), format!(r#"{{"a":{{"b":2}},"{a}":1}}"#)] {
-        let err = store.import_json(&text, &strict()).unwrap_err();
+        let err = store.import(&text, &strict()).unwrap_err();
         assert!(
             matches!(err.kind(), JsonErrorKind::KeyCollision { key, .. } if *key == a),
             "{text}: {err}"
@@ -234,7 +244,7 @@ fn a_raw_key_the_store_names_beside_an_object_at_that_path_is_a_collision() {
 fn a_failed_import_with_raw_members_keeps_no_name() {
     let mut store = Store::new();
     let text = r##"[{"x":{"y":1},"#00000001":2},{"z":1,"#00000001":{}}]"##;
-    assert!(store.import_json(text, &strict()).is_err());
+    assert!(store.import(text, &strict()).is_err());
     assert_eq!(store.len(), 0);
     assert_eq!(store.key_names().len(), 0);
 }
@@ -309,24 +319,24 @@ proptest! {
         entities in prop::collection::vec(entity(), 1..5),
     ) {
         let store = store_of(&entities);
-        let text = store.export_all_json();
+        let text = store.export_all(&ExportOptions::json()).unwrap();
         let mut back = Store::new();
-        back.import_json(&text, &strict()).unwrap();
+        back.import(&text, &strict()).unwrap();
         prop_assert_eq!(all(&back), all(&store), "{}", text);
         // Raw keys stay unnamed; the names are those the entities use.
         prop_assert_eq!(names(&back), used_names(&entities), "{}", text);
-        prop_assert_eq!(back.export_all_json(), text);
+        prop_assert_eq!(back.export_all(&ExportOptions::json()).unwrap(), text);
 
-        let text = store.export_all_sjson();
+        let text = store.export_all(&ExportOptions::sjson()).unwrap();
         let mut back = Store::new();
-        back.import_sjson(&text, &strict()).unwrap();
+        back.import(&text, &strict().format(TextFormat::Sjson)).unwrap();
         prop_assert_eq!(all(&back), all(&store), "{}", text);
         prop_assert_eq!(names(&back), used_names(&entities), "{}", text);
 
-        // One entity at a time, through `Blob::from_json`.
+        // One entity at a time, through `Blob::import`.
         for (id, blob) in store.iter() {
-            let text = store.export_json(id).unwrap();
-            prop_assert_eq!(entries(Blob::from_json(&text).unwrap().as_blob_ref()), entries(blob));
+            let text = store.export(id, &ExportOptions::json()).unwrap();
+            prop_assert_eq!(entries(Blob::import(&text, &ImportOptions::strict()).unwrap().as_blob_ref()), entries(blob));
         }
     }
 }
@@ -337,7 +347,8 @@ proptest! {
 /// nothing; the raw key itself, and the label deeper in a path, are fine.
 #[test]
 fn a_name_starting_with_a_raw_key_label_is_refused_where_names_are_recorded() {
-    use datacomp::{Error, KeyError, MigrateError, MigrationStep, Migrations};
+    use datacomp::migrate::MigrateError;
+    use datacomp::{Error, KeyError, MigrationStep, Migrations};
 
     let mut store = Store::new();
     let id = store.insert(&Blob::new());
@@ -378,20 +389,22 @@ fn a_name_starting_with_a_raw_key_label_is_refused_where_names_are_recorded() {
     entity.try_set(raw, 1.0_f32).unwrap();
     entity.try_set("stats.#0000002a", 2.0_f32).unwrap();
     entity.try_set("#0000002", 3.0_f32).unwrap();
-    let text = store.export_json(id).unwrap();
+    let text = store.export(id, &ExportOptions::json()).unwrap();
     assert_eq!(text, r##"{"#0000002a":1,"stats":{"#0000002a":2},"#0000002":3}"##);
     let mut back = Store::new();
-    let ids = back.import_json(&text, &strict()).unwrap();
+    let ids = back.import(&text, &strict()).unwrap().ids;
     assert_eq!(entries(back.get(ids[0]).unwrap()), entries(store.get(id).unwrap()));
 }
 
 #[test]
 fn a_null_raw_member_is_refused_strictly_and_skipped_leniently() {
     let text = r##"{"#0000002a": null, "n": 1}"##;
-    let err = Blob::from_json(text).unwrap_err();
+    let err = Blob::import(text, &ImportOptions::strict()).unwrap_err();
     assert_eq!(err.kind(), &JsonErrorKind::Null);
     assert_eq!(err.path(), "/#0000002a");
-    let (blob, report) = Blob::from_json_with(text, &lenient()).unwrap();
+    let blob = Blob::import(text, &lenient()).unwrap();
+    // The report of a lenient import is a store import's.
+    let report = Store::new().import(text, &lenient()).unwrap().report;
     assert_eq!(report.skipped_nulls, 1);
     assert_eq!(entries(blob.as_blob_ref()), vec![(Key::parse("n"), OwnedValue::Float(1.0))]);
 }

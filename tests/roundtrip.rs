@@ -8,7 +8,8 @@
 mod corpus;
 
 use corpus::J;
-use datacomp::{ImportOptions, ImportReport, JsonStyle, Store, StorePatch};
+use datacomp::text::ImportReport;
+use datacomp::{ExportOptions, ImportOptions, Store, StorePatch, TextFormat};
 
 /// The document's text in both forms an export writes.
 fn texts(doc: &J) -> [String; 2] {
@@ -22,7 +23,7 @@ fn texts(doc: &J) -> [String; 2] {
 /// `text` imported under `options`, saved to a file and loaded back.
 fn import_save_load(text: &str, options: &ImportOptions) -> (Store, ImportReport) {
     let mut store = Store::new();
-    let (_, report) = store.import_json_with_report(text, options).unwrap();
+    let report = store.import(text, options).unwrap().report;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("world.dcmp");
     store.save(&path).unwrap();
@@ -50,21 +51,17 @@ fn assert_same(got: &str, expected: &str, name: &str) {
 #[track_caller]
 fn assert_exports(store: &Store, entities: &[J], name: &str) {
     let all = J::Arr(entities.to_vec());
-    assert_same(&store.try_export_all_json(JsonStyle::Compact).unwrap(), &all.compact(), name);
+    assert_same(&store.export_all(&ExportOptions::json()).unwrap(), &all.compact(), name);
     assert_same(
-        &store.try_export_all_json(JsonStyle::Pretty).unwrap(),
+        &store.export_all(&ExportOptions::json().pretty(true)).unwrap(),
         &J::pretty_all(entities),
         name,
     );
     assert_eq!(store.len(), entities.len(), "{name}");
     for ((id, _), entity) in store.iter().zip(entities) {
+        assert_same(&store.export(id, &ExportOptions::json()).unwrap(), &entity.compact(), name);
         assert_same(
-            &store.try_export_json(id, JsonStyle::Compact).unwrap(),
-            &entity.compact(),
-            name,
-        );
-        assert_same(
-            &store.try_export_json(id, JsonStyle::Pretty).unwrap(),
+            &store.export(id, &ExportOptions::json().pretty(true)).unwrap(),
             &entity.pretty(0),
             name,
         );
@@ -136,7 +133,7 @@ fn numbers_written_otherwise_come_back_as_people_write_them() {
         let (store, report) = import_save_load(text, &options);
         assert_eq!(report, ImportReport::default());
         let (id, _) = store.iter().next().unwrap();
-        let exported = store.try_export_json(id, JsonStyle::Compact).unwrap();
+        let exported = store.export(id, &ExportOptions::json()).unwrap();
         assert_eq!(exported, written);
         assert!(J::parse(&exported).same_as_f32(&J::parse(text)), "the same numbers as f32");
     }
@@ -150,7 +147,7 @@ fn documents_with_arrays_of_every_kind_round_trip() {
         for text in texts(&doc) {
             let (store, _) = import_save_load(&text, &ImportOptions::lenient());
             let (id, _) = store.iter().next().unwrap();
-            let exported = store.try_export_json(id, JsonStyle::Compact).unwrap();
+            let exported = store.export(id, &ExportOptions::json()).unwrap();
             assert_eq!(exported, doc.compact(), "{name}");
         }
     }
@@ -159,20 +156,20 @@ fn documents_with_arrays_of_every_kind_round_trip() {
 /// The store's entities written as SJSON (checked), read back by a new store under
 /// `options` and saved and loaded: the JSON it exports, compact.
 fn through_sjson(store: &Store, options: &ImportOptions) -> String {
-    let sjson = store.try_export_all_sjson().unwrap();
+    let sjson = store.export_all(&ExportOptions::sjson()).unwrap();
     let mut copy = Store::new();
-    copy.import_sjson(&sjson, options).unwrap();
+    copy.import(&sjson, &options.format(TextFormat::Sjson)).unwrap();
     let copy = Store::from_bytes(&copy.to_bytes()).unwrap();
     for ((id, _), (copy_id, _)) in store.iter().zip(copy.iter()) {
-        let one = store.try_export_sjson(id).unwrap();
+        let one = store.export(id, &ExportOptions::sjson()).unwrap();
         let mut alone = Store::new();
-        let again = alone.import_sjson(&one, options).unwrap()[0];
+        let again = alone.import(&one, &options.format(TextFormat::Sjson)).unwrap().ids[0];
         assert_eq!(
-            alone.try_export_json(again, JsonStyle::Compact),
-            copy.try_export_json(copy_id, JsonStyle::Compact)
+            alone.export(again, &ExportOptions::json()),
+            copy.export(copy_id, &ExportOptions::json())
         );
     }
-    copy.try_export_all_json(JsonStyle::Compact).unwrap()
+    copy.export_all(&ExportOptions::json()).unwrap()
 }
 
 /// SJSON export writes what JSON export writes (issue 16): the corpus, strictly, and the
@@ -191,7 +188,7 @@ fn the_corpus_and_arrays_round_trip_through_sjson() {
         let all = J::Arr(vec![doc.clone()]);
         assert_same(&through_sjson(&store, &ImportOptions::lenient()), &all.compact(), name);
         let (id, _) = store.iter().next().unwrap();
-        let sjson = store.try_export_sjson(id).unwrap();
+        let sjson = store.export(id, &ExportOptions::sjson()).unwrap();
         assert!(!sjson.contains("\"0\" ="), "{name}: an array written as an object: {sjson}");
     }
 }

@@ -3,7 +3,9 @@
 
 mod common;
 
-use datacomp::{Blob, FileError, Id, LoadError, LoadOptions, Store, StoreError, format};
+use datacomp::format::FileError;
+use datacomp::format::StoreError;
+use datacomp::{Blob, Id, LoadError, LoadOptions, Store, format};
 use proptest::prelude::*;
 
 use common::{reseal, table};

@@ -1,7 +1,8 @@
 //! `SavedKeyNames`: a save's key names read without its entities, against the names of the
 //! store that wrote it, over every truncation and every bit flip of the file.
 
-use datacomp::{ImportOptions, Key, LoadOptions, SavedKeyNames, Store};
+use datacomp::format::SavedKeyNames;
+use datacomp::{ImportOptions, Key, LoadOptions, Store};
 
 fn world() -> Store {
     let mut store = Store::new();
@@ -10,7 +11,7 @@ fn world() -> Store {
         r#"{"name": "Elf", "position": [1, 2, 3], "status_effects": {"poisoned": false}}"#,
     ];
     for doc in docs {
-        store.import_json(doc, &ImportOptions::strict()).expect("imports");
+        store.import(doc, &ImportOptions::strict()).expect("imports");
     }
     store
 }

@@ -5,9 +5,13 @@
 
 use std::collections::BTreeMap;
 
+use datacomp::key::MAX_PATH_SEGMENTS;
+use datacomp::text::ImportReport;
+use datacomp::text::JsonErrorKind;
+use datacomp::text::{Imported, export_blob};
 use datacomp::{
-    Blob, ExportError, HandleError, ImportOptions, ImportReport, JsonErrorKind, JsonStyle, Key,
-    MAX_PATH_SEGMENTS, OwnedValue, Store, Value,
+    Blob, ExportError, ExportOptions, HandleError, ImportOptions, JsonError, Key, OwnedValue,
+    Store, TextFormat, Value,
 };
 use proptest::prelude::*;
 
@@ -20,10 +24,22 @@ fn strict() -> ImportOptions {
     ImportOptions::strict()
 }
 
+/// Strict and lenient imports of SJSON.
+const SJSON: ImportOptions = ImportOptions::strict().format(TextFormat::Sjson);
+const SJSON_LENIENT: ImportOptions = ImportOptions::lenient().format(TextFormat::Sjson);
+
+/// One entity and what its import changed: `Blob::import` keeps no report, so the report is
+/// that of the same text imported into a store, as one entity (the same importer and rules).
+fn with_report(text: &str, options: &ImportOptions) -> Result<(Blob, ImportReport), JsonError> {
+    let blob = Blob::import(text, options)?;
+    let report = Store::new().import(text, options)?.report;
+    Ok((blob, report))
+}
+
 /// A store's entities as JSON, and its key names: what two imports must agree on.
 fn contents(store: &Store) -> (String, Vec<(Key, String)>) {
     let names = store.key_names().map(|(k, n)| (k, n.to_owned())).collect();
-    (store.export_all_json(), names)
+    (store.export_all(&ExportOptions::json()).unwrap(), names)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -32,7 +48,7 @@ fn contents(store: &Store) -> (String, Vec<(Key, String)>) {
 #[test]
 fn the_sheet_of_the_issue_reads_back_key_by_key() {
     let text = fixture("sjson/the_one.sjson");
-    let sheet = Blob::from_sjson(&text).unwrap();
+    let sheet = Blob::import(&text, &SJSON).unwrap();
     assert_eq!(sheet.len(), 6);
     assert_eq!(sheet.get("name"), Some(Value::Str("The One")));
     assert_eq!(sheet.get("stats.health"), Some(Value::Float(100.0)));
@@ -54,27 +70,28 @@ fn the_sheet_of_the_issue_reads_back_key_by_key() {
     // The store import gives the same entity and remembers every name; the export writes the
     // sheet exactly as the issue does.
     let mut store = Store::new();
-    let ids = store.import_sjson(&text, &strict()).unwrap();
+    let ids = store.import(&text, &SJSON).unwrap().ids;
     assert_eq!(ids.len(), 1);
     assert!(sheet == store.get(ids[0]).unwrap());
     for name in expected {
         assert_eq!(store.key_name(Key::parse(name)).as_deref(), Some(name));
     }
-    assert_eq!(store.export_sjson(ids[0]).unwrap() + "\n", text);
+    assert_eq!(store.export(ids[0], &ExportOptions::sjson()).unwrap() + "\n", text);
 }
 
 #[test]
 fn the_sjson_fixtures_equal_their_json_twins() {
     for name in ["classic", "wizard", "golem"] {
-        let sjson = Blob::from_sjson(&fixture(&format!("sjson/{name}.sjson"))).unwrap();
-        let json = Blob::from_json(&fixture(&format!("sheets/{name}.json"))).unwrap();
+        let sjson = Blob::import(&fixture(&format!("sjson/{name}.sjson")), &SJSON).unwrap();
+        let json = Blob::import(&fixture(&format!("sheets/{name}.json")), &ImportOptions::strict())
+            .unwrap();
         assert!(sjson == json, "{name}");
         let order = |blob: &Blob| blob.keys().collect::<Vec<_>>();
         assert_eq!(order(&sjson), order(&json), "{name}: document order");
     }
     let (mut from_sjson, mut from_json) = (Store::new(), Store::new());
-    let ids = from_sjson.import_sjson(&fixture("sjson/party.sjson"), &strict()).unwrap();
-    from_json.import_json(&fixture("party.json"), &strict()).unwrap();
+    let ids = from_sjson.import(&fixture("sjson/party.sjson"), &SJSON).unwrap().ids;
+    from_json.import(&fixture("party.json"), &strict()).unwrap();
     assert_eq!(ids.len(), 4);
     assert_eq!(contents(&from_sjson), contents(&from_json));
 }
@@ -91,10 +108,10 @@ fn every_json_fixture_imports_through_sjson_as_through_json() {
         let text = fixture(name);
         for options in [ImportOptions::strict(), ImportOptions::lenient()] {
             let (mut json, mut sjson) = (Store::new(), Store::new());
-            let json_ids = json.import_json_with_report(&text, &options).unwrap();
-            let sjson_ids = sjson.import_sjson_with_report(&text, &options).unwrap();
-            assert_eq!(json_ids.0.len(), sjson_ids.0.len(), "{name}");
-            assert_eq!(json_ids.1, sjson_ids.1, "{name}: the reports");
+            let json_ids = json.import(&text, &options).unwrap();
+            let sjson_ids = sjson.import(&text, &options.format(TextFormat::Sjson)).unwrap();
+            assert_eq!(json_ids.ids.len(), sjson_ids.ids.len(), "{name}");
+            assert_eq!(json_ids.report, sjson_ids.report, "{name}: the reports");
             assert_eq!(contents(&json), contents(&sjson), "{name}");
             for (a, b) in json.iter().zip(sjson.iter()) {
                 assert!(a.1 == b.1, "{name}");
@@ -102,7 +119,11 @@ fn every_json_fixture_imports_through_sjson_as_through_json() {
             }
         }
         if !text.trim_start().starts_with('[') {
-            assert_eq!(Blob::from_sjson(&text), Blob::from_json(&text), "{name}");
+            assert_eq!(
+                Blob::import(&text, &SJSON),
+                Blob::import(&text, &ImportOptions::strict()),
+                "{name}"
+            );
         }
     }
 }
@@ -123,8 +144,8 @@ fn the_invalid_json_fixtures_fail_through_sjson_as_through_json() {
     for name in names {
         let text = fixture(&format!("invalid/{name}.json"));
         for options in [ImportOptions::strict(), ImportOptions::lenient()] {
-            let json = Blob::from_json_with(&text, &options);
-            let sjson = Blob::from_sjson_with(&text, &options);
+            let json = with_report(&text, &options);
+            let sjson = with_report(&text, &options.format(TextFormat::Sjson));
             match (json, sjson) {
                 (Ok(json), Ok(sjson)) => assert!(json == sjson, "{name}"),
                 (Err(json), Err(sjson)) => {
@@ -140,17 +161,18 @@ fn the_invalid_json_fixtures_fail_through_sjson_as_through_json() {
                 (json, sjson) => panic!("{name}: {json:?} against {sjson:?}"),
             }
             let (mut a, mut b) = (Store::new(), Store::new());
-            let (json, sjson) = (a.import_json(&text, &options), b.import_sjson(&text, &options));
-            let outcome = |r: Result<Vec<_>, datacomp::JsonError>| {
-                r.map(|ids| ids.len()).map_err(|e| (e.kind().clone(), e.path().to_owned()))
+            let (json, sjson) =
+                (a.import(&text, &options), b.import(&text, &options.format(TextFormat::Sjson)));
+            let outcome = |r: Result<Imported, JsonError>| {
+                r.map(|i| i.ids.len()).map_err(|e| (e.kind().clone(), e.path().to_owned()))
             };
             assert_eq!(outcome(json), outcome(sjson), "{name}");
             assert_eq!(contents(&a), contents(&b), "{name}");
         }
     }
     let comma = fixture("invalid/trailing_comma.json");
-    let sheet = Blob::from_sjson(&comma).unwrap();
-    assert!(sheet == Blob::from_json(&comma.replace("3,", "3")).unwrap());
+    let sheet = Blob::import(&comma, &SJSON).unwrap();
+    assert!(sheet == Blob::import(&comma.replace("3,", "3"), &ImportOptions::strict()).unwrap());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -162,10 +184,10 @@ fn arrays_export_as_arrays() {
         "armor": [{"type": "natural", "value": 13}, {}], "grid": [[1, 2], [3], []],
         "mixed": [1, "two", {"x": 1}], "deep": [[{"a": 0.5}]], "none": []}"#;
     let mut store = Store::new();
-    let (ids, report) = store.import_json_with_report(text, &ImportOptions::lenient()).unwrap();
+    let Imported { ids, report } = store.import(text, &ImportOptions::lenient()).unwrap();
     // tags, flags, armor, grid, mixed, and deep with the array inside it.
     assert_eq!(report.converted_arrays, 7);
-    let exported = store.try_export_sjson(ids[0]).unwrap();
+    let exported = store.export(ids[0], &ExportOptions::sjson()).unwrap();
     assert_eq!(
         exported,
         r#"name = "Owlbear"
@@ -197,45 +219,47 @@ none = []"#
     // `{}` of `armor` holds no key, so the entity has one armor element: the array is written
     // with the elements it holds. Read back, the same entity and the same JSON.
     let mut copy = Store::new();
-    let again = copy.import_sjson(&exported, &ImportOptions::lenient()).unwrap()[0];
+    let again = copy.import(&exported, &SJSON_LENIENT).unwrap().ids[0];
     assert!(copy.get(again).unwrap() == store.get(ids[0]).unwrap());
     assert_eq!(
-        copy.try_export_json(again, JsonStyle::Compact).unwrap(),
-        store.try_export_json(ids[0], JsonStyle::Compact).unwrap()
+        copy.export(again, &ExportOptions::json()).unwrap(),
+        store.export(ids[0], &ExportOptions::json()).unwrap()
     );
     assert!(
-        copy.try_export_json(again, JsonStyle::Compact)
-            .unwrap()
-            .contains(r#""tags":["beast","large"]"#)
+        copy.export(again, &ExportOptions::json()).unwrap().contains(r#""tags":["beast","large"]"#)
     );
 }
 
 #[test]
 fn checked_exports_refuse_what_sjson_cannot_hold() {
     let mut store = Store::new();
-    let ids = store.import_sjson("[{hp = 1} {hp = 2 stats = {luck = 3}}]", &strict()).unwrap();
-    assert_eq!(store.try_export_sjson(ids[1]).unwrap(), "hp = 2\nstats = {\n    luck = 3\n}");
+    let ids = store.import("[{hp = 1} {hp = 2 stats = {luck = 3}}]", &SJSON).unwrap().ids;
+    assert_eq!(
+        store.export(ids[1], &ExportOptions::sjson()).unwrap(),
+        "hp = 2\nstats = {\n    luck = 3\n}"
+    );
     store.get_mut(ids[1]).unwrap().set("stats.luck", f32::NAN);
 
-    // The unchecked export writes null, which reads back as nothing (lenient) or not at all.
-    let unchecked = store.export_sjson(ids[1]).unwrap();
+    // The lossy export writes null, which reads back as nothing (lenient) or not at all.
+    let lossy = ExportOptions::sjson().non_finite_as_null();
+    let unchecked = store.export(ids[1], &lossy).unwrap();
     assert_eq!(unchecked, "hp = 2\nstats = {\n    luck = null\n}");
-    assert!(Blob::from_sjson(&unchecked).is_err());
+    assert!(Blob::import(&unchecked, &SJSON).is_err());
 
-    let err = store.try_export_sjson(ids[1]).unwrap_err();
+    let err = store.export(ids[1], &ExportOptions::sjson()).unwrap_err();
     let ExportError::NotFinite { entity, key, value } = &err else { panic!("{err:?}") };
     assert_eq!((*entity, key.as_str()), (Some(ids[1]), "stats.luck"));
     assert!(value.is_nan());
     assert_eq!(err.to_string(), "entity 1v0t1: stats.luck is NaN, which JSON has no number for");
     // The same error as the JSON export's (compared as text: NaN is not equal to itself).
-    let json = store.try_export_json(ids[1], JsonStyle::Pretty).unwrap_err();
+    let json = store.export(ids[1], &ExportOptions::json().pretty(true)).unwrap_err();
     assert!(matches!(&json, ExportError::NotFinite { value, .. } if value.is_nan()));
     assert_eq!(err.to_string(), json.to_string());
 
     store.get_mut(ids[1]).unwrap().set("stats.luck", 3);
     store.get_mut(ids[1]).unwrap().set("pos", [1.0, f32::NEG_INFINITY]);
     assert_eq!(
-        store.try_export_all_sjson(),
+        store.export_all(&ExportOptions::sjson()),
         Err(ExportError::NotFinite {
             entity: Some(ids[1]),
             key: "pos".into(),
@@ -243,23 +267,29 @@ fn checked_exports_refuse_what_sjson_cannot_hold() {
         })
     );
     assert_eq!(
-        store.try_export_all_sjson().err(),
-        store.try_export_all_json(JsonStyle::Compact).err()
+        store.export_all(&ExportOptions::sjson()).err(),
+        store.export_all(&ExportOptions::json()).err()
     );
     let blob = store.get(ids[1]).unwrap();
     assert_eq!(
-        store.try_export_blob_sjson(blob),
+        export_blob(&store, blob, &ExportOptions::sjson()),
         Err(ExportError::NotFinite { entity: None, key: "pos".into(), value: f32::NEG_INFINITY })
     );
-    assert!(store.try_export_sjson(ids[0]).is_ok(), "the other entity still exports");
+    assert!(
+        store.export(ids[0], &ExportOptions::sjson()).is_ok(),
+        "the other entity still exports"
+    );
 
     store.remove(ids[1]);
     assert!(matches!(
-        store.try_export_sjson(ids[1]),
+        store.export(ids[1], &ExportOptions::sjson()),
         Err(ExportError::Handle(HandleError::Stale { .. }))
     ));
-    assert_eq!(store.try_export_all_sjson().unwrap(), "[\n    {\n        hp = 1\n    }\n]");
-    assert_eq!(Store::new().try_export_all_sjson().unwrap(), "[]");
+    assert_eq!(
+        store.export_all(&ExportOptions::sjson()).unwrap(),
+        "[\n    {\n        hp = 1\n    }\n]"
+    );
+    assert_eq!(Store::new().export_all(&ExportOptions::sjson()).unwrap(), "[]");
 }
 
 #[test]
@@ -267,20 +297,24 @@ fn sjson_export_round_trips_every_fixture() {
     for name in JSON_FIXTURES.iter().chain(&["sjson/the_one.sjson", "sjson/wizard.sjson"]) {
         let text = fixture(name);
         let mut store = Store::new();
-        let ids = store.import_sjson(&text, &strict()).unwrap();
+        let ids = store.import(&text, &SJSON).unwrap().ids;
         let mut again = Store::new();
         for &id in &ids {
-            let exported = store.export_sjson(id).unwrap();
-            let copy = again.import_sjson(&exported, &strict()).unwrap();
+            let exported = store.export(id, &ExportOptions::sjson()).unwrap();
+            let copy = again.import(&exported, &SJSON).unwrap().ids;
             assert!(again.get(copy[0]).unwrap() == store.get(id).unwrap(), "{name}: {exported}");
-            let blob = Blob::from_sjson(&exported).unwrap();
+            let blob = Blob::import(&exported, &SJSON).unwrap();
             assert!(blob == store.get(id).unwrap(), "{name}");
         }
-        let all = store.export_all_sjson();
+        let all = store.export_all(&ExportOptions::sjson()).unwrap();
         let mut copy = Store::new();
-        assert_eq!(copy.import_sjson(&all, &strict()).unwrap().len(), ids.len());
+        assert_eq!(copy.import(&all, &SJSON).unwrap().ids.len(), ids.len());
         assert_eq!(contents(&copy), contents(&store), "{name}");
-        assert_eq!(copy.export_all_sjson(), all, "{name}: a second export is the same text");
+        assert_eq!(
+            copy.export_all(&ExportOptions::sjson()).unwrap(),
+            all,
+            "{name}: a second export is the same text"
+        );
     }
 }
 
@@ -290,8 +324,8 @@ fn export_writes_the_designers_form() {
     let text = r#"{"name": "Orc", "9lives": true, "a.b": 1, "true": 0.25, "tab\t": "x\"y",
                   "stats": {"health": -0.0, "big": 1e20, "tiny": 1.5e-7}, "empty": [],
                   "deep": {"er": {"est": [1, -2.5]}}}"#;
-    let id = store.import_json(text, &strict()).unwrap()[0];
-    let exported = store.export_sjson(id).unwrap();
+    let id = store.import(text, &strict()).unwrap().ids[0];
+    let exported = store.export(id, &ExportOptions::sjson()).unwrap();
     assert_eq!(
         exported,
         r#"name = "Orc"
@@ -311,17 +345,17 @@ deep = {
     }
 }"#
     );
-    let again = Blob::from_sjson(&exported).unwrap();
+    let again = Blob::import(&exported, &SJSON).unwrap();
     assert!(again == store.get(id).unwrap());
     assert_eq!(again.get_float("stats.health").map(f32::to_bits), Some((-0.0_f32).to_bits()));
 
     // Keys without a name go at the top by hash; an empty entity is an empty document.
     let unnamed = store.insert(&[(Key::from_raw(7), 1.0)].into_iter().collect::<Blob>());
-    assert_eq!(store.export_sjson(unnamed).unwrap(), "\"#00000007\" = 1");
+    assert_eq!(store.export(unnamed, &ExportOptions::sjson()).unwrap(), "\"#00000007\" = 1");
     let empty = store.insert(&Blob::new());
-    assert_eq!(store.export_sjson(empty).unwrap(), "");
-    assert!(Blob::from_sjson("").unwrap().is_empty());
-    assert_eq!(Store::new().export_all_sjson(), "[]");
+    assert_eq!(store.export(empty, &ExportOptions::sjson()).unwrap(), "");
+    assert!(Blob::import("", &SJSON).unwrap().is_empty());
+    assert_eq!(Store::new().export_all(&ExportOptions::sjson()).unwrap(), "[]");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -338,7 +372,7 @@ two lines"""
         g = [1, 2 3,] /* a trailing comma */ h = { i = true, j = false, }
         k = -0.5e-1 l = 0 m = 1E+2 n = {}
     "#;
-    let sheet = Blob::from_sjson(text).unwrap();
+    let sheet = Blob::import(text, &SJSON).unwrap();
     assert_eq!(sheet.get_float("a"), Some(1.0));
     assert_eq!(sheet.get_float("b"), Some(2.0));
     assert_eq!(sheet.get_float("c"), Some(3.0));
@@ -354,15 +388,15 @@ two lines"""
 
     // A braced top level and JSON itself; a byte order mark; CRLF line ends.
     for text in ["{ a = 1 }", r#"{"a": 1}"#, "\u{feff}a = 1", "// x\r\na = 1\r\n"] {
-        let sheet = Blob::from_sjson(text).unwrap();
+        let sheet = Blob::import(text, &SJSON).unwrap();
         assert_eq!((sheet.len(), sheet.get_float("a")), (1, Some(1.0)), "{text:?}");
     }
     // An empty document is an entity with no keys; an array of objects is several entities.
     for text in ["", "  // nothing\n /* at all */ "] {
-        assert!(Blob::from_sjson(text).unwrap().is_empty(), "{text:?}");
+        assert!(Blob::import(text, &SJSON).unwrap().is_empty(), "{text:?}");
     }
     let mut store = Store::new();
-    let ids = store.import_sjson("[{a = 1} {a = 2}, {}]", &strict()).unwrap();
+    let ids = store.import("[{a = 1} {a = 2}, {}]", &SJSON).unwrap().ids;
     assert_eq!(ids.len(), 3);
     assert_eq!(store.get(ids[1]).unwrap().get_float("a"), Some(2.0));
 }
@@ -394,8 +428,8 @@ fn numbers_follow_the_rules_of_json_numbers() {
     ];
     for literal in literals {
         for options in [ImportOptions::strict(), ImportOptions::lenient()] {
-            let json = Blob::from_json_with(&format!("{{\"a\": {literal}}}"), &options);
-            let sjson = Blob::from_sjson_with(&format!("a = {literal}"), &options);
+            let json = with_report(&format!("{{\"a\": {literal}}}"), &options);
+            let sjson = with_report(&format!("a = {literal}"), &options.format(TextFormat::Sjson));
             match (json, sjson) {
                 (Ok((j, jr)), Ok((s, sr))) => {
                     let (j, s) = (j.get_float("a").unwrap(), s.get_float("a").unwrap());
@@ -420,10 +454,9 @@ fn numbers_follow_the_rules_of_json_numbers() {
             }
         }
     }
-    let err = Blob::from_sjson("gold = 1e39").unwrap_err();
+    let err = Blob::import("gold = 1e39", &SJSON).unwrap_err();
     assert_eq!(err.kind(), &JsonErrorKind::NumberOutOfRange(1e39));
-    let (sheet, report) =
-        Blob::from_sjson_with("gold = -1e400", &ImportOptions::lenient()).unwrap();
+    let (sheet, report) = with_report("gold = -1e400", &SJSON_LENIENT).unwrap();
     assert_eq!((sheet.get_float("gold"), report.rounded_numbers), (Some(-f32::MAX), 1));
 }
 
@@ -548,15 +581,15 @@ fn bad_documents() -> Vec<(String, String, String, usize, usize)> {
 #[test]
 fn bad_sjson_says_what_and_where_and_changes_nothing() {
     let mut store = Store::new();
-    store.import_sjson("name = \"before\"\nstats = { health = 1 }", &strict()).unwrap();
+    store.import("name = \"before\"\nstats = { health = 1 }", &SJSON).unwrap();
     let before = (store.to_bytes(), contents(&store));
     for (text, message, path, line, column) in bad_documents() {
         for options in [ImportOptions::strict(), ImportOptions::lenient()] {
-            let err = Blob::from_sjson_with(&text, &options).unwrap_err();
+            let err = Blob::import(&text, &options.format(TextFormat::Sjson)).unwrap_err();
             let got = (err.kind(), err.path(), err.line(), err.column());
             let kind = JsonErrorKind::Syntax(message.clone());
             assert_eq!(got, (&kind, &*path, line, column), "{text:?}: {err}");
-            let err = store.import_sjson(&text, &options).unwrap_err();
+            let err = store.import(&text, &options.format(TextFormat::Sjson)).unwrap_err();
             assert_eq!(err.kind(), &kind, "{text:?}");
             assert_eq!((store.to_bytes(), contents(&store)), before, "{text:?} changed the store");
         }
@@ -578,15 +611,15 @@ fn the_format_rules_hold_in_sjson_with_their_places() {
         ),
     ];
     for (text, kind, path, line, column) in cases {
-        let err = Blob::from_sjson(text).unwrap_err();
+        let err = Blob::import(text, &SJSON).unwrap_err();
         assert_eq!((err.kind(), err.path(), err.line(), err.column()), (&kind, path, line, column));
     }
     assert_eq!(
-        Blob::from_sjson("[{a = 1}]").unwrap_err().kind(),
+        Blob::import("[{a = 1}]", &SJSON).unwrap_err().kind(),
         &JsonErrorKind::NotAnObject,
         "one entity is one object"
     );
-    let err = Store::new().import_sjson("[{a = 1} {a = null}]", &strict()).unwrap_err();
+    let err = Store::new().import("[{a = 1} {a = null}]", &SJSON).unwrap_err();
     assert_eq!((err.kind(), err.path()), (&JsonErrorKind::Null, "/1/a"));
 }
 
@@ -594,31 +627,31 @@ fn the_format_rules_hold_in_sjson_with_their_places() {
 fn nesting_stops_where_json_stops() {
     for levels in [MAX_PATH_SEGMENTS, MAX_PATH_SEGMENTS + 1, MAX_PATH_SEGMENTS + 2] {
         let json = format!("{}1{}", "{\"a\":".repeat(levels), "}".repeat(levels));
-        let braced_ok = Blob::from_json(&json).is_ok();
-        assert_eq!(Blob::from_sjson(&json).is_ok(), braced_ok, "{levels} braced levels");
+        let braced_ok = Blob::import(&json, &ImportOptions::strict()).is_ok();
+        assert_eq!(Blob::import(&json, &SJSON).is_ok(), braced_ok, "{levels} braced levels");
         // Without the top level's braces: the same depth of objects.
         let braces = levels - 1;
         let sjson = format!("a = {}1{}", "{a = ".repeat(braces), "}".repeat(braces));
-        assert_eq!(Blob::from_sjson(&sjson).is_ok(), braced_ok, "{levels} levels");
+        assert_eq!(Blob::import(&sjson, &SJSON).is_ok(), braced_ok, "{levels} levels");
         // The value's path has `levels` segments.
         assert_eq!(braced_ok, levels <= MAX_PATH_SEGMENTS);
     }
     // Far past the limit: an error, not a stack overflow.
     let deep = format!("a = {}", "[".repeat(1_000_000));
-    assert!(Blob::from_sjson(&deep).is_err());
+    assert!(Blob::import(&deep, &SJSON).is_err());
 }
 
 #[test]
 fn every_truncation_of_a_fixture_is_handled() {
     let text = fixture("sjson/wizard.sjson");
     let mut store = Store::new();
-    store.import_sjson(&fixture("sjson/the_one.sjson"), &strict()).unwrap();
+    store.import(&fixture("sjson/the_one.sjson"), &SJSON).unwrap();
     let before = store.to_bytes();
     for len in (0..text.len()).filter(|&l| text.is_char_boundary(l)) {
         let cut = &text[..len];
-        match (Blob::from_sjson(cut), store.import_sjson(cut, &strict())) {
-            (Ok(blob), Ok(ids)) => {
-                assert!(blob == store.get(ids[0]).unwrap(), "cut at {len}");
+        match (Blob::import(cut, &SJSON), store.import(cut, &SJSON)) {
+            (Ok(blob), Ok(imported)) => {
+                assert!(blob == store.get(imported.ids[0]).unwrap(), "cut at {len}");
                 store = Store::from_bytes(&before).unwrap();
             }
             (Err(a), Err(b)) => {
@@ -643,7 +676,7 @@ fn every_corruption_of_a_fixture_is_handled() {
             let mut changed = bytes.to_vec();
             changed[at] = mark;
             let changed = String::from_utf8(changed).unwrap();
-            if let Ok(blob) = Blob::from_sjson(&changed) {
+            if let Ok(blob) = Blob::import(&changed, &SJSON) {
                 assert!(Blob::from_bytes(blob.as_bytes()).is_ok());
             }
         }
@@ -791,7 +824,7 @@ proptest! {
         }
         let mut expected = Vec::new();
         flatten(&members, None, &mut expected);
-        match Blob::from_sjson(&text) {
+        match Blob::import(&text, &SJSON) {
             Ok(blob) => {
                 prop_assert_eq!(blob.len(), expected.len(), "{}", text);
                 for (key, value) in &expected {
@@ -801,10 +834,10 @@ proptest! {
                         "{}: {:?} vs {:?} in {}", key, got, value, text
                     );
                 }
-                let (lenient, report) = Blob::from_sjson_with(&text, &ImportOptions::lenient()).unwrap();
+                let (lenient, report) = with_report(&text, &SJSON_LENIENT).unwrap();
                 prop_assert!(lenient == blob);
                 // Nothing a lenient import changes; both count the empty objects left out.
-                let (_, strict_report) = Blob::from_sjson_with(&text, &strict()).unwrap();
+                let (_, strict_report) = with_report(&text, &SJSON).unwrap();
                 prop_assert_eq!(&report, &strict_report);
                 let mut empty_objects_only = ImportReport::default();
                 empty_objects_only.empty_objects = report.empty_objects;
@@ -828,20 +861,20 @@ proptest! {
         // Built by JSON import, which gives every key its name.
         let json: Vec<serde_json::Value> = entities.iter().map(to_json).collect();
         let mut store = Store::new();
-        if store.import_json(&serde_json::Value::Array(json).to_string(), &strict()).is_err() {
+        if store.import(&serde_json::Value::Array(json).to_string(), &strict()).is_err() {
             return Ok(()); // Colliding random names: nothing to export.
         }
-        let all = store.export_all_sjson();
+        let all = store.export_all(&ExportOptions::sjson()).unwrap();
         let mut copy = Store::new();
-        let ids = copy.import_sjson(&all, &strict());
+        let ids = copy.import(&all, &SJSON);
         prop_assert!(ids.is_ok(), "{}: {:?}", all, ids);
         prop_assert_eq!(contents(&copy), contents(&store), "{}", all);
         for ((_, a), (_, b)) in store.iter().zip(copy.iter()) {
             prop_assert!(a.to_blob() == b, "{}", all);
         }
         for (id, blob) in store.iter() {
-            let one = store.export_sjson(id).unwrap();
-            let again = Blob::from_sjson(&one);
+            let one = store.export(id, &ExportOptions::sjson()).unwrap();
+            let again = Blob::import(&one, &SJSON);
             prop_assert!(again.as_ref().is_ok_and(|b| *b == blob), "{}: {:?}", one, again);
         }
     }

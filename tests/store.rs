@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use datacomp::{Blob, BlobRef, Id, Key, OwnedValue, Store, StoreView};
+use datacomp::{Blob, BlobRef, ExportOptions, Id, Key, OwnedValue, Store, StoreView};
 use proptest::prelude::*;
 
 #[derive(Clone, Debug)]
@@ -241,7 +241,7 @@ fn debug_shows_entities_and_their_entries_by_name_where_known() {
     let mut store = Store::new();
     store.insert(&[("stats.health", 100.0)].into_iter().collect());
     assert_eq!(format!("{store:?}"), "{0v0t1: {#761767e6: Float(100.0)}}");
-    store.import_json(r#"{"stats": {"health": 5}}"#, &datacomp::ImportOptions::strict()).unwrap();
+    store.import(r#"{"stats": {"health": 5}}"#, &datacomp::ImportOptions::strict()).unwrap();
     assert_eq!(
         format!("{store:?}"),
         "{0v0t1: {stats.health: Float(100.0)}, 1v0t1: {stats.health: Float(5.0)}}",
@@ -321,7 +321,8 @@ fn compaction_leaves_no_removed_bytes() {
 // ---------------------------------------------------------------------------------------------
 // Key names: every write with a key given as text records its name
 
-use datacomp::{Error, ImportOptions, JsonStyle, KeyError, KeyPath, MAX_PATH_SEGMENTS};
+use datacomp::key::MAX_PATH_SEGMENTS;
+use datacomp::{Error, ImportOptions, KeyError, KeyPath};
 
 /// Two names with one key hash 2 value.
 const FIRST: &str = "sleep_haste_8";
@@ -343,7 +344,7 @@ fn writes_with_keys_given_as_text_record_their_names() {
     assert_eq!(store.key_label(Key::path(&["a.b", "c"])), "/a.b/c");
     assert_eq!(store.key_name(Key::parse("unnamed")), None, "a Key value has no name");
     assert_eq!(
-        store.export_json(id).unwrap(),
+        store.export(id, &ExportOptions::json()).unwrap(),
         format!(
             r#"{{"stats":{{"health":95,"mana":5}},"a.b":{{"c":true}},"{}":1}}"#,
             Key::parse("unnamed")
@@ -403,7 +404,7 @@ fn set_panics_on_a_collision() {
 #[test]
 fn names_that_differ_only_in_their_dots_show_apart() {
     let mut store = Store::new();
-    let id = store.import_json(r#"{"a.b": 1, "a": {"b": 2}}"#, &ImportOptions::strict()).unwrap();
+    let id = store.import(r#"{"a.b": 1, "a": {"b": 2}}"#, &ImportOptions::strict()).unwrap().ids;
     let labels: Vec<String> =
         store.get(id[0]).unwrap().keys().map(|k| store.key_label(k).into_owned()).collect();
     assert_eq!(labels, ["/a.b", "a.b"]);
@@ -419,8 +420,7 @@ fn names_that_differ_only_in_their_dots_show_apart() {
     );
     // Names that would read as a pointer or a hash, or as nothing, show as pointers.
     let mut odd = Store::new();
-    odd.import_json(r##"{"": 1, "#x": 2, "/y": 3, "k": {"": 4}}"##, &ImportOptions::strict())
-        .unwrap();
+    odd.import(r##"{"": 1, "#x": 2, "/y": 3, "k": {"": 4}}"##, &ImportOptions::strict()).unwrap();
     let mut labels: Vec<String> = odd.key_names().map(|(k, _)| odd.key_label(k).into()).collect();
     labels.sort();
     assert_eq!(labels, ["/", "/#x", "/~1y", "k."], "k. is k and an empty member: it reads back");
@@ -429,13 +429,13 @@ fn names_that_differ_only_in_their_dots_show_apart() {
 #[test]
 fn merging_names_keeps_dots_and_refuses_two_names_for_one_key() {
     let mut ours = Store::new();
-    ours.import_json(r#"{"x": 1}"#, &ImportOptions::strict()).unwrap();
+    ours.import(r#"{"x": 1}"#, &ImportOptions::strict()).unwrap();
     let mut theirs = Store::new();
-    theirs.import_json(r#"{"x": 1, "a.b": 5}"#, &ImportOptions::strict()).unwrap();
+    theirs.import(r#"{"x": 1, "a.b": 5}"#, &ImportOptions::strict()).unwrap();
     ours.merge_key_names(&theirs).unwrap();
     assert_eq!(ours.key_label(Key::new("a.b")), "/a.b");
     let id = ours.insert(&theirs.iter().next().unwrap().1.to_blob());
-    assert_eq!(ours.export_json(id).unwrap(), r#"{"x":1,"a.b":5}"#);
+    assert_eq!(ours.export(id, &ExportOptions::json()).unwrap(), r#"{"x":1,"a.b":5}"#);
 
     ours.insert_key_name(FIRST).unwrap();
     let mut other = Store::new();
@@ -488,12 +488,17 @@ fn a_value_where_a_path_runs_through_is_refused_and_changes_nothing() {
     store.get_mut(id).unwrap().set(KeyPath::pointer("/stats.health.max").unwrap(), 2);
     store.get_mut(unrelated).unwrap().set("stat", 2);
     assert_eq!(
-        store.try_export_json(id, JsonStyle::Compact).unwrap(),
+        store.export(id, &ExportOptions::json()).unwrap(),
         r#"{"stats":{"health":31,"mana":3},"name":{"first":1},"stats.health.max":2}"#
     );
     // A key given as a Key has no name and is not checked: export writes it by hash.
     store.get_mut(id).unwrap().set(Key::parse("stats"), 9);
-    assert!(store.export_json(id).unwrap().contains(&format!("\"{}\":9", Key::parse("stats"))));
+    assert!(
+        store
+            .export(id, &ExportOptions::json())
+            .unwrap()
+            .contains(&format!("\"{}\":9", Key::parse("stats")))
+    );
 }
 
 #[test]
@@ -589,8 +594,8 @@ proptest! {
                 let key = Key::from_pointer(&pointer(path)).unwrap();
                 prop_assert_eq!(entity.get_float(key).map(f32::to_bits), Some(x.to_bits()));
             }
-            let json = store.try_export_json(id, JsonStyle::Compact).unwrap();
-            let back = Blob::from_json(&json).unwrap();
+            let json = store.export(id, &ExportOptions::json()).unwrap();
+            let back = Blob::import(&json, &ImportOptions::strict()).unwrap();
             prop_assert_eq!(back, entity.to_blob(), "{}", json);
         }
     }

@@ -4,9 +4,10 @@
 
 use std::hash::Hasher;
 
+use datacomp::format::FileError;
+use datacomp::format::StoreError;
 use datacomp::{
-    Blob, Error, FileError, Id, Key, LoadError, LoadOptions, Store, StoreError, StorePatch,
-    StoreView, format,
+    Blob, Error, Id, Key, LoadError, LoadOptions, Store, StorePatch, StoreView, format,
 };
 
 /// A path's key under key hash 1: `FxHasher32::write` per segment, segments combined with

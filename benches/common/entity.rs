@@ -8,7 +8,8 @@
 
 use std::fmt::Write as _;
 
-use datacomp::{Blob, Id, ImportOptions, Patch, Store};
+use datacomp::blob::Patch;
+use datacomp::{Blob, Id, ImportOptions, Store};
 
 /// An entity as JSON: each member `(name, i, variant)` holds, by `i % 4`, a string, a float,
 /// a boolean or a two-float array, which `variant` changes.
@@ -54,7 +55,9 @@ pub struct Entities {
 }
 
 pub fn build(n: usize) -> Entities {
-    let blob = |text: &str| Blob::from_json(text).expect("the generated entity imports");
+    let blob = |text: &str| {
+        Blob::import(text, &ImportOptions::strict()).expect("the generated entity imports")
+    };
     let text = edited(n, |_| Some(0), None);
     let reversed = blob(&json((0..n).rev().map(|i| (format!("k{i}"), i, 0))));
     // Every tenth key changed, every twentieth removed, n/20 added.
@@ -71,6 +74,6 @@ pub fn build(n: usize) -> Entities {
     let base = blob(&text);
     let patch = Blob::diff(&base, &target);
     let mut store = Store::new();
-    let id = store.import_json(&text, &ImportOptions::strict()).expect("imports")[0];
+    let id = store.import(&text, &ImportOptions::strict()).expect("imports").ids[0];
     Entities { text, base, reversed, target, ours, theirs, patch, store, id }
 }

@@ -4,8 +4,11 @@
 use std::path::Path;
 
 use clap::ValueEnum;
+use datacomp::blob::Side;
+use datacomp::text::JsonErrorKind;
+use datacomp::text::JsonF32;
 use datacomp::text::Shortened;
-use datacomp::{Id, JsonErrorKind, JsonF32, Key, KeyError, KeyPath, OwnedValue, Side, Store};
+use datacomp::{Id, Key, KeyError, KeyPath, OwnedValue, Store};
 
 use crate::output::Failure;
 

@@ -4,9 +4,10 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use datacomp::{
-    Blob, BlobRef, Error, Id, Key, KeyError, LoadError, Patch, Side, Store, StoreError, StorePatch,
-};
+use datacomp::blob::Patch;
+use datacomp::blob::Side;
+use datacomp::format::StoreError;
+use datacomp::{Blob, BlobRef, Error, Id, Key, KeyError, LoadError, Store, StorePatch};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::json;
 

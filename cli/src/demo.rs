@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::time::Instant;
 
-use datacomp::{Blob, ImportOptions, Store};
+use datacomp::{Blob, ExportOptions, ImportOptions, Store, TextFormat};
 
 use crate::output::{Bytes, Failure, print_buffer, print_entries};
 
@@ -39,7 +39,7 @@ pub fn run(out: &mut dyn Write) -> Result<(), Failure> {
     let mut json_bytes = 0;
     for (name, text) in FIXTURES {
         store
-            .import_json(text, &ImportOptions::strict())
+            .import(text, &ImportOptions::strict())
             .map_err(|e| Failure::at(format!("bundled fixture {name}"), e))?;
         json_bytes += text.len();
     }
@@ -146,8 +146,9 @@ pub fn run(out: &mut dyn Write) -> Result<(), Failure> {
     let (name, text) = SJSON_SHEET;
     let mut sheets = Store::new();
     let ids = sheets
-        .import_sjson(text, &ImportOptions::strict())
-        .map_err(|e| Failure::at(format!("bundled fixture {name}"), e))?;
+        .import(text, &ImportOptions::strict().format(TextFormat::Sjson))
+        .map_err(|e| Failure::at(format!("bundled fixture {name}"), e))?
+        .ids;
     let id = *ids.first().ok_or_else(|| Failure::at(name, "no entity in the sheet"))?;
     let sheet = sheets.try_get(id).map_err(|e| Failure::at(name, e))?;
     writeln!(
@@ -159,7 +160,7 @@ pub fn run(out: &mut dyn Write) -> Result<(), Failure> {
     }
     writeln!(out, "   imported as it is, key by key:")?;
     print_entries(&sheets, sheet, out)?;
-    let again = sheets.export_sjson(id).unwrap_or_default();
+    let again = sheets.export(id, &ExportOptions::sjson().non_finite_as_null()).unwrap_or_default();
     let same = if again.trim_end() == text.trim_end() { "the same text" } else { "different text" };
     writeln!(out, "   and `export --format sjson` writes it back: {same}.")?;
     writeln!(out, "\nNext: `datacomp --help`, or `cargo run --release -- --help`.")?;

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::Path;
 
 use datacomp::text::{Escaped, Shortened};
-use datacomp::{BlobRef, Error, ExportError, Id, JsonStyle, KeyError, Store};
+use datacomp::{BlobRef, Error, ExportError, ExportOptions, Id, KeyError, Store};
 
 use crate::args::{KeyArg, TypeArg, parse_key, parse_value};
 use crate::files::{entity, load, lock_and_load, save};
@@ -61,9 +61,9 @@ pub fn get(
     let key = arg.check(&store, path)?;
     let Some(value) = blob.get(key) else {
         // An object's path: the keys under it, as JSON (as jq prints a member).
-        let style = if json { JsonStyle::Compact } else { JsonStyle::Pretty };
+        let options = ExportOptions::json().pretty(!json);
         let subtree = match &arg {
-            KeyArg::Path(at) => store.try_export_json_at(id, at, style),
+            KeyArg::Path(at) => store.export_at(id, at.as_str(), &options),
             KeyArg::Raw(_) => Err(ExportError::NoPath { entity: Some(id), path: given.into() }),
         };
         return match subtree {

@@ -3,9 +3,8 @@
 use std::io::Write;
 use std::path::Path;
 
-use datacomp::{
-    BlobRef, Error, Id, JsonStyle, LoadError, SaveFile, Store, StoreError, StorePatch, format,
-};
+use datacomp::format::StoreError;
+use datacomp::{BlobRef, Error, ExportOptions, Id, LoadError, SaveFile, Store, StorePatch, format};
 
 use crate::args::{FormatArg, parse_id};
 use crate::output::{Bytes, Failure, shown};
@@ -151,19 +150,17 @@ pub fn export(
         not_an_input(output, &[path], "the export")?;
     }
     let store = load(path)?;
-    let style = if compact { JsonStyle::Compact } else { JsonStyle::Pretty };
+    let options = match format {
+        FormatArg::Json => ExportOptions::json().pretty(!compact),
+        FormatArg::Sjson => ExportOptions::sjson(),
+    };
     // A NaN or infinity has no JSON form: the export fails naming it, and writes nothing.
-    let mut text = match (entity_id, format) {
-        (Some(id), FormatArg::Json) => {
+    let mut text = match entity_id {
+        Some(id) => {
             let (id, _) = entity(&store, path, id)?;
-            store.try_export_json(id, style)
+            store.export(id, &options)
         }
-        (None, FormatArg::Json) => store.try_export_all_json(style),
-        (Some(id), FormatArg::Sjson) => {
-            let (id, _) = entity(&store, path, id)?;
-            store.try_export_sjson(id)
-        }
-        (None, FormatArg::Sjson) => store.try_export_all_sjson(),
+        None => store.export_all(&options),
     }
     .map_err(|e| Failure::at(shown(path), e))?;
     text.push('\n');
@@ -202,7 +199,7 @@ pub fn salvage(path: &Path, output: &Path, out: &mut dyn Write) -> Result<(), Fa
     // it is not replaced by what salvage could.
     not_an_input(output, &[path], "the salvaged save")?;
     let bytes = read(path)?;
-    let datacomp::Salvage { mut store, lost, damaged, .. } =
+    let datacomp::format::Salvage { mut store, lost, damaged, .. } =
         Store::salvage(&bytes).map_err(|e| Failure::at(path.display(), e))?;
     let file = lock(output)?;
     save(&file, &mut store, output)?;

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use datacomp::text::Escaped;
-use datacomp::{ImportOptions, ImportReport, Store};
+use datacomp::text::ImportReport;
+use datacomp::{ImportOptions, Store, TextFormat};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::args::FormatArg;
@@ -114,13 +115,14 @@ pub fn run(
         json_bytes += text.len();
         // One document is all or nothing in the store; and nothing is written unless every
         // document imports.
-        let imported = if is_sjson(file, format) {
+        let read = if is_sjson(file, format) {
             sjson_documents += 1;
-            store.import_sjson_with_report(&text, &options)
+            options.format(TextFormat::Sjson)
         } else {
-            store.import_json_with_report(&text, &options)
+            options
         };
-        let (_, file_report) = imported.map_err(|e| Failure::at(file.display(), e))?;
+        let file_report =
+            store.import(&text, &read).map_err(|e| Failure::at(file.display(), e))?.report;
         if first_rounded.is_none() {
             first_rounded = file_report.first_rounded.clone().map(|path| (file, path));
         }

@@ -3,8 +3,9 @@
 use std::io::Write;
 use std::path::Path;
 
+use datacomp::blob::RegionKind;
 use datacomp::text::Escaped;
-use datacomp::{BlobRef, Id, RegionKind, Store, format};
+use datacomp::{BlobRef, Id, Store, format};
 use serde_json::json;
 
 use crate::files::{entity, read};

@@ -5,8 +5,10 @@ use std::fmt::{self, Display};
 use std::io::{self, Write};
 use std::path::Path;
 
+use datacomp::blob::RegionKind;
+use datacomp::text::JsonF32;
 use datacomp::text::{Escaped, Shortened};
-use datacomp::{BlobRef, JsonF32, Key, RegionKind, Store, Value};
+use datacomp::{BlobRef, Key, Store, Value};
 use serde::Serialize;
 use serde::ser::Serializer;
 use serde_json::json;

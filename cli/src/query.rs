@@ -3,8 +3,9 @@
 use std::io::Write;
 use std::path::Path;
 
+use datacomp::format::SavedKeyNames;
 use datacomp::text::Shortened;
-use datacomp::{Key, LoadOptions, Query, SavedKeyNames};
+use datacomp::{Key, LoadOptions, Query};
 
 use crate::args::{KeyArg, parse_key};
 use crate::files::read;

@@ -3,7 +3,8 @@
 use std::io::Write;
 use std::path::Path;
 
-use datacomp::{LoadError, LoadOptions, StoreError, format};
+use datacomp::format::StoreError;
+use datacomp::{LoadError, LoadOptions, format};
 
 use crate::files::{lock_if_exists, lock_later, read, save, saved_len};
 use crate::output::{Bytes, Failure, shown};

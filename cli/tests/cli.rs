@@ -8,7 +8,7 @@ mod outcome;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use datacomp::{Blob, Store};
+use datacomp::{Blob, ExportOptions, ImportOptions, Store, TextFormat};
 use tempfile::TempDir;
 
 fn fixtures() -> PathBuf {
@@ -444,19 +444,22 @@ fn export_writes_json_that_imports_back() {
     let w = world.path.as_str();
     let all = ok(&["export", w]);
     let mut again = Store::new();
-    again.import_json(&all, &datacomp::ImportOptions::strict()).unwrap();
+    again.import(&all, &ImportOptions::strict()).unwrap();
     let store = world.store();
     assert_eq!(again.len(), store.len());
     for ((_, a), (_, b)) in store.iter().zip(again.iter()) {
         assert_eq!(a, b);
     }
     let compact = ok(&["export", w, "--compact"]);
-    assert_eq!(compact, store.export_all_json() + "\n");
-    assert_eq!(all, store.export_all_json_pretty() + "\n");
+    assert_eq!(compact, store.export_all(&ExportOptions::json()).unwrap() + "\n");
+    assert_eq!(all, store.export_all(&ExportOptions::json().pretty(true)).unwrap() + "\n");
     let out = world.file("troll.json");
     assert_eq!(ok(&["export", w, "--entity", "2v0t1", "-o", &out]), "");
     let troll = std::fs::read_to_string(&out).unwrap();
-    assert_eq!(troll, store.export_json_pretty("2v0t1".parse().unwrap()).unwrap() + "\n");
+    assert_eq!(
+        troll,
+        store.export("2v0t1".parse().unwrap(), &ExportOptions::json().pretty(true)).unwrap() + "\n"
+    );
     let message = fails(&["export", w, "-o", &world.file("no/dir/x.json")]);
     assert!(message.contains(": cannot write: "), "{message}");
 }
@@ -1266,7 +1269,7 @@ fn a_key_given_as_a_pointer_is_named_and_shown_apart_from_its_dotted_twin() {
 /// A save of one entity imported from `json`.
 fn save_json(path: &str, json: &str) {
     let mut store = Store::new();
-    store.import_json(json, &datacomp::ImportOptions::strict()).unwrap();
+    store.import(json, &ImportOptions::strict()).unwrap();
     store.save(path).unwrap();
 }
 
@@ -1300,7 +1303,7 @@ fn merge_keeps_names_with_dots_and_refuses_one_hash_under_two_names() {
     save_json(&base, r#"{"x": 1}"#);
     std::fs::copy(&base, &ours).unwrap();
     let mut store = Store::load(&base).unwrap();
-    store.import_json(r#"{"x": 1, "a.b": 5}"#, &datacomp::ImportOptions::strict()).unwrap();
+    store.import(r#"{"x": 1, "a.b": 5}"#, &ImportOptions::strict()).unwrap();
     store.save(&theirs).unwrap();
     let printed = ok(&["merge", &base, &ours, &theirs, "-o", &merged]);
     assert!(printed.contains("1v0t1: inserted by theirs, as 1v0t1"), "{printed}");
@@ -1425,9 +1428,9 @@ fn export_writes_sjson_that_imports_back() {
     let w = world.path.as_str();
     let store = world.store();
     let all = ok(&["export", w, "--format", "sjson"]);
-    assert_eq!(all, store.export_all_sjson() + "\n");
+    assert_eq!(all, store.export_all(&ExportOptions::sjson()).unwrap() + "\n");
     let mut again = Store::new();
-    again.import_sjson(&all, &datacomp::ImportOptions::strict()).unwrap();
+    again.import(&all, &ImportOptions::strict().format(TextFormat::Sjson)).unwrap();
     assert_eq!(again.len(), store.len());
     for ((_, a), (_, b)) in store.iter().zip(again.iter()) {
         assert_eq!(a, b);
@@ -1436,7 +1439,10 @@ fn export_writes_sjson_that_imports_back() {
     let out = world.file("troll.sjson");
     assert_eq!(ok(&["export", w, "--entity", "2v0t1", "--format", "sjson", "-o", &out]), "");
     let troll = std::fs::read_to_string(&out).unwrap();
-    assert_eq!(troll, store.export_sjson("2v0t1".parse().unwrap()).unwrap() + "\n");
+    assert_eq!(
+        troll,
+        store.export("2v0t1".parse().unwrap(), &ExportOptions::sjson()).unwrap() + "\n"
+    );
     assert!(troll.starts_with("name = \"Cave Troll\"\nkind = \"monster\"\nstats = {\n"), "{troll}");
     assert!(troll.contains("\n    scale = [2.2 2.2 2.2]\n"), "{troll}");
     // The exported file imports by its name.
@@ -1448,7 +1454,10 @@ fn export_writes_sjson_that_imports_back() {
         fails(&["export", w, "--compact", "--format", "sjson"]),
         "--compact is for JSON: SJSON is written one member a line"
     );
-    assert_eq!(ok(&["export", w, "--format", "json", "--compact"]), store.export_all_json() + "\n");
+    assert_eq!(
+        ok(&["export", w, "--format", "json", "--compact"]),
+        store.export_all(&ExportOptions::json()).unwrap() + "\n"
+    );
 }
 
 /// The names of the files in `dir`, sorted.

@@ -3,7 +3,8 @@
 //! removes.
 #![no_main]
 
-use datacomp::{Blob, Patch};
+use datacomp::Blob;
+use datacomp::blob::Patch;
 use datacomp_fuzz::{assert_entries, check_blob, entries};
 use libfuzzer_sys::fuzz_target;
 

@@ -1,10 +1,12 @@
 //! SJSON import, strict and lenient, of any text: an error that leaves the store byte for byte
-//! as it was, or entities that pass every check, agree between `Blob::from_sjson` and
-//! `Store::import_sjson`, and export back to SJSON that imports as the same entities. Text that
+//! as it was, or entities that pass every check, agree between `Blob::import` and
+//! `Store::import` of SJSON, and export back to SJSON that imports as the same entities. Text that
 //! the JSON importer accepts, the SJSON reader accepts as the same entities (JSON is SJSON).
 #![no_main]
 
-use datacomp::{Blob, BlobRef, ImportOptions, ImportReport, Store, Value};
+use datacomp::text::Imported;
+use datacomp::{Blob, BlobRef, ExportOptions, ImportOptions, Store, TextFormat, Value};
+use datacomp::text::ImportReport;
 use datacomp_fuzz::{check_blob, check_store};
 use libfuzzer_sys::fuzz_target;
 
@@ -31,60 +33,73 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let strict = ImportOptions::strict();
-    let lenient = ImportOptions::lenient();
+    let strict = ImportOptions::strict().format(TextFormat::Sjson);
+    let lenient = ImportOptions::lenient().format(TextFormat::Sjson);
 
-    // One entity: a strict success is a lenient success with nothing more to report (both
-    // count the empty objects they leave out).
-    let strict_read = Blob::from_sjson_with(text, &strict);
-    let strict_blob = strict_read.as_ref().map(|(blob, _)| blob);
-    let lenient_blob = Blob::from_sjson_with(text, &lenient);
-    if let Ok((blob, strict_report)) = &strict_read {
+    // One entity: a strict success is a lenient success.
+    let strict_blob = Blob::import(text, &strict);
+    let lenient_blob = Blob::import(text, &lenient);
+    if let Ok(blob) = &strict_blob {
         check_blob(blob.as_blob_ref());
-        let (other, report) = lenient_blob.as_ref().expect("what strict accepts, lenient accepts");
+        let other = lenient_blob.as_ref().expect("what strict accepts, lenient accepts");
         assert!(other == blob, "strict and lenient read {text:?} differently");
-        assert_eq!(report, strict_report);
-        let mut empty_objects_only = ImportReport::default();
-        empty_objects_only.empty_objects = report.empty_objects;
-        assert_eq!(*report, empty_objects_only);
     }
-    if let Ok((blob, _)) = &lenient_blob {
+    if let Ok(blob) = &lenient_blob {
         check_blob(blob.as_blob_ref());
     }
     if let Err(e) = &strict_blob {
         assert!(e.line() >= 1 && e.column() >= 1, "{text:?}: {e}");
     }
 
-    // JSON is SJSON.
-    for options in [strict, lenient] {
-        if let Ok((json, json_report)) = Blob::from_json_with(text, &options) {
-            let sjson = Blob::from_sjson_with(text, &options);
-            let (sjson, sjson_report) =
+    // JSON is SJSON: the same entries, and (a one-entity store import reports) the same
+    // arrays converted and nulls skipped.
+    for options in [ImportOptions::strict(), ImportOptions::lenient()] {
+        let sjson_options = options.format(TextFormat::Sjson);
+        if let Ok(json) = Blob::import(text, &options) {
+            let sjson = Blob::import(text, &sjson_options);
+            let sjson =
                 sjson.unwrap_or_else(|e| panic!("{text:?}: JSON reads it, SJSON fails: {e}"));
             assert!(same_entries(json.as_blob_ref(), sjson.as_blob_ref()), "{text:?}");
+            let report = |options| Store::new().import(text, &options).map(|i| i.report);
+            let json_report = report(options).expect("a lone object a blob reads, a store reads");
+            let sjson_report = report(sjson_options).expect("and so in SJSON");
             assert_eq!(json_report.converted_arrays, sjson_report.converted_arrays);
             assert_eq!(json_report.skipped_nulls, sjson_report.skipped_nulls);
         }
     }
 
+    // The report of the strict store import, when it succeeds.
+    let mut strict_report = None;
     for options in [strict, lenient] {
         // A store that already holds an entity and a name, to see that a failure keeps both.
         let mut store = Store::new();
-        store.import_sjson("name = \"before\"\nstats = { health = 1 }", &strict).unwrap();
+        store.import("name = \"before\"\nstats = { health = 1 }", &strict).unwrap();
         let before = store.to_bytes();
-        match store.import_sjson_with_report(text, &options) {
+        match store.import(text, &options) {
             Err(e) => {
                 assert_eq!(store.to_bytes(), before, "a failed import changed the store");
                 assert!(!e.to_string().is_empty());
+                assert!(strict_report.is_none(), "what strict accepts, lenient accepts");
             }
-            Ok((ids, _)) => {
+            Ok(Imported { ids, report }) => {
                 assert_eq!(store.len(), 1 + ids.len());
                 check_store(&store);
-                // A lone object imports as `Blob::from_sjson_with` reads it.
+                // A strict success is a lenient success with nothing more to report (both
+                // count the empty objects they leave out).
+                match &strict_report {
+                    None => {
+                        let mut empty_objects_only = ImportReport::default();
+                        empty_objects_only.empty_objects = report.empty_objects;
+                        assert_eq!(report, empty_objects_only);
+                        strict_report = Some(report);
+                    }
+                    Some(strict_report) => assert_eq!(&report, strict_report),
+                }
+                // A lone object imports as `Blob::import` reads it.
                 let single = if options.is_lenient() {
-                    lenient_blob.as_ref().ok().map(|(blob, _)| blob)
+                    lenient_blob.as_ref().ok()
                 } else {
-                    strict_blob.ok()
+                    strict_blob.as_ref().ok()
                 };
                 if let (Some(blob), [id]) = (single, &ids[..]) {
                     assert!(*blob == store.get(*id).unwrap(), "{text:?}: store and blob differ");
@@ -94,24 +109,25 @@ fuzz_target!(|data: &[u8]| {
                 // export as arrays, which only a lenient import reads back.
                 let mut again = Store::new();
                 for &id in &ids {
-                    let sjson = store.try_export_sjson(id).unwrap();
+                    let sjson = store.export(id, &ExportOptions::sjson()).unwrap();
                     let copy = again
-                        .import_sjson(&sjson, &lenient)
+                        .import(&sjson, &lenient)
                         .unwrap_or_else(|e| panic!("the export {sjson:?} of {text:?} fails: {e}"));
                     assert!(
-                        again.get(copy[0]).unwrap().to_blob() == store.get(id).unwrap(),
+                        again.get(copy.ids[0]).unwrap().to_blob() == store.get(id).unwrap(),
                         "{text:?} exported as {sjson:?} imports differently"
                     );
                 }
-                let all = store.try_export_all_sjson().unwrap();
+                let all = store.export_all(&ExportOptions::sjson()).unwrap();
                 let mut copy = Store::new();
-                let copied = copy.import_sjson(&all, &lenient).unwrap();
+                let copied = copy.import(&all, &lenient).unwrap().ids;
                 assert_eq!(copied.len(), store.len(), "{all:?}");
                 for ((_, a), (_, b)) in copy.iter().zip(store.iter()) {
                     assert!(a.to_blob() == b, "{all:?}");
                 }
                 // Arrays come back as arrays: the copy exports the same JSON.
-                assert_eq!(copy.export_all_json(), store.export_all_json(), "{all:?}");
+                let lossy = ExportOptions::json().non_finite_as_null();
+                assert_eq!(copy.export_all(&lossy), store.export_all(&lossy), "{all:?}");
             }
         }
     }

@@ -18,7 +18,7 @@ fn check(data: &[u8]) {
             if info.key_hash == datacomp::format::KEY_HASH_FX32_WORDS {
                 // Rehashed into the store; a view cannot rehash in place.
                 let key_hash = info.key_hash;
-                let refused = datacomp::StoreError::KeyHashView { key_hash };
+                let refused = datacomp::format::StoreError::KeyHashView { key_hash };
                 assert_eq!(view.err(), Some(datacomp::LoadError::Store(refused)));
                 let again = Store::from_bytes(&store.to_bytes()).expect("an upgraded store saves");
                 assert_eq!(again, store);

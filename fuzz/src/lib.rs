@@ -6,9 +6,8 @@
 
 use std::collections::HashMap;
 
-use datacomp::{
-    Blob, BlobRef, Id, Key, OwnedValue, RegionKind, Store, StorePatch, StoreView, Value,
-};
+use datacomp::{Blob, BlobRef, ExportOptions, Id, ImportOptions, Key, OwnedValue, Store, StorePatch, StoreView, Value};
+use datacomp::blob::RegionKind;
 use zerocopy::IntoBytes;
 
 /// A blob's entries as a model: a map from key to value.
@@ -163,10 +162,15 @@ pub fn check_store(store: &Store) {
     let info = datacomp::format::describe(&bytes).expect("a store's own save is described");
     assert_eq!(info.file_len, bytes.len() as u64);
 
-    let json = store.export_all_json();
+    let json = store.export_all(&ExportOptions::json().non_finite_as_null()).unwrap();
     let parsed: Result<serde_json::Value, _> = serde_json::from_str(&json);
     assert!(parsed.is_ok(), "export wrote invalid JSON: {json}");
-    assert!(serde_json::from_str::<serde_json::Value>(&store.export_all_json_pretty()).is_ok());
+    assert!(
+        serde_json::from_str::<serde_json::Value>(
+            &store.export_all(&ExportOptions::json().pretty(true).non_finite_as_null()).unwrap()
+        )
+        .is_ok()
+    );
 }
 
 /// Panics unless `view` holds the same handles and blobs as `store`.
@@ -282,7 +286,7 @@ pub fn seed_base() -> Store {
         {"name": "Cid", "stats": {"health": 30, "mana": 7}, "pos": [5, 6], "alive": false},
         {"name": "Dee", "stats": {"health": 40, "mana": 8}, "pos": [7, 8], "alive": true}
     ]"#;
-    store.import_json(sheets, &datacomp::ImportOptions::strict()).expect("the seed sheets import");
+    store.import(sheets, &ImportOptions::strict()).expect("the seed sheets import");
     store
 }
 
@@ -299,7 +303,7 @@ pub fn seed_deltas() -> Vec<(&'static str, Vec<u8>)> {
     removed.remove(ids[3]);
     let mut inserted = removed.clone();
     inserted
-        .import_json(r#"{"name": "Eve", "stats": {"luck": 1}}"#, &datacomp::ImportOptions::strict())
+        .import(r#"{"name": "Eve", "stats": {"luck": 1}}"#, &ImportOptions::strict())
         .expect("a new sheet imports");
     inserted.insert(&Blob::new());
     [("changed", changed), ("removed", removed), ("inserted", inserted), ("none", base.clone())]

@@ -4,7 +4,7 @@ use std::fmt;
 
 use crate::key::Key;
 
-/// Why a blob or a [`Patch`](crate::Patch) could not be read from bytes, or a blob could not
+/// Why a blob or a [`Patch`](crate::blob::Patch) could not be read from bytes, or a blob could not
 /// grow.
 ///
 /// Each variant names the place: the entry index (position in the header) and its key, or the

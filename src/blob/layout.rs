@@ -97,6 +97,7 @@ pub(crate) fn keys(w: &[u32]) -> &[u32] {
 /// in which order, with which types (their length fixes the key count). Blobs with equal
 /// layout words differ only in their values.
 #[inline]
+#[cfg_attr(not(feature = "json"), allow(dead_code))] // Used by the JSON export plans.
 pub(crate) fn layout_words(w: &[u32]) -> &[u32] {
     &w[HEADER_WORDS..values_at(len(w))]
 }
@@ -282,6 +283,7 @@ pub(crate) fn decode(w: &[u32], tag: u8, raw: u32) -> Value<'_> {
 
 /// The 32-bit header values of every entry, in entry order (see [`decode`]).
 #[inline]
+#[cfg_attr(not(feature = "json"), allow(dead_code))] // Used by the JSON export plans.
 pub(crate) fn raw_values(w: &[u32]) -> &[u32] {
     let n = len(w);
     &w[values_at(n)..values_at(n) + n]
@@ -290,6 +292,7 @@ pub(crate) fn raw_values(w: &[u32]) -> &[u32] {
 /// The bytes of the string whose header value is `raw`: [`decode`] without its UTF-8 re-check,
 /// for a writer that copies them as they are (a validated region holds UTF-8).
 #[inline]
+#[cfg_attr(not(feature = "json"), allow(dead_code))] // Used by the JSON export plans.
 pub(crate) fn str_bytes(w: &[u32], raw: u32) -> &[u8] {
     let data = raw as usize / 4 + 1;
     let len = w[data - 1] as usize;

@@ -178,7 +178,7 @@ impl Patch {
     ///
     /// # Panics
     ///
-    /// If the target would pass [`MAX_BYTES`](crate::MAX_BYTES); [`try_apply`](Patch::try_apply)
+    /// If the target would pass [`MAX_BYTES`](crate::blob::MAX_BYTES); [`try_apply`](Patch::try_apply)
     /// returns an error instead.
     #[track_caller]
     pub fn apply(&self, target: &mut impl PatchTarget) {
@@ -191,7 +191,7 @@ impl Patch {
     ///
     /// # Errors
     ///
-    /// [`BlobError::TooLarge`] if the target would pass [`MAX_BYTES`](crate::MAX_BYTES); the
+    /// [`BlobError::TooLarge`] if the target would pass [`MAX_BYTES`](crate::blob::MAX_BYTES); the
     /// target is unchanged.
     pub fn try_apply(&self, target: &mut impl PatchTarget) -> Result<(), BlobError> {
         apply(&self.words, target)
@@ -605,7 +605,7 @@ impl Conflicts {
     ///
     /// # Panics
     ///
-    /// If the merge would pass [`MAX_BYTES`](crate::MAX_BYTES) with their values.
+    /// If the merge would pass [`MAX_BYTES`](crate::blob::MAX_BYTES) with their values.
     ///
     /// # Examples
     ///

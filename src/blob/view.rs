@@ -615,7 +615,7 @@ macro_rules! forward_read_api {
             used_bytes() -> usize;
             /// The buffer's layout from its first byte to its last, as `(kind, byte offset,
             /// bytes)`.
-            regions() -> Vec<($crate::RegionKind, usize, usize)>;
+            regions() -> Vec<($crate::blob::RegionKind, usize, usize)>;
         }
     };
     ($owner:ty, to_blob) => {

@@ -3,7 +3,7 @@
 //! A [`Blob`](crate::Blob) owns its buffer; a store's [`BlobMut`](crate::BlobMut) writes a span
 //! of the arena and moves it to the arena's end to grow. Each says only where its words are and
 //! how it regrows them; setting, removing and reserving room are written once, here, and so are
-//! a [`Patch`](crate::Patch)'s application and the merges, which reach the owner through this
+//! a [`Patch`](crate::blob::Patch)'s application and the merges, which reach the owner through this
 //! trait and nothing else.
 
 use super::{bulk, layout};
@@ -34,7 +34,7 @@ pub trait BlobWrite {
     ///
     /// # Errors
     ///
-    /// [`BlobError::TooLarge`] if `required` passes [`MAX_BYTES`](crate::MAX_BYTES); the blob is
+    /// [`BlobError::TooLarge`] if `required` passes [`MAX_BYTES`](crate::blob::MAX_BYTES); the blob is
     /// unchanged.
     fn regrow(&mut self, required: u64) -> Result<(), BlobError>;
 
@@ -43,7 +43,7 @@ pub trait BlobWrite {
     ///
     /// # Errors
     ///
-    /// [`BlobError::TooLarge`] past [`MAX_BYTES`](crate::MAX_BYTES); the blob is unchanged.
+    /// [`BlobError::TooLarge`] past [`MAX_BYTES`](crate::blob::MAX_BYTES); the blob is unchanged.
     fn set_entry(&mut self, key: Key, value: Value<'_>) -> Result<bool, BlobError> {
         let done = match self.words_mut() {
             Some(words) => layout::set(words, key, value),
@@ -70,7 +70,7 @@ pub trait BlobWrite {
     ///
     /// # Errors
     ///
-    /// [`BlobError::TooLarge`] past [`MAX_BYTES`](crate::MAX_BYTES); the blob is unchanged.
+    /// [`BlobError::TooLarge`] past [`MAX_BYTES`](crate::blob::MAX_BYTES); the blob is unchanged.
     fn reserve_bytes(&mut self, additional: usize) -> Result<(), BlobError> {
         let words = self.words();
         if layout::free_bytes(words) < additional {
@@ -85,7 +85,7 @@ pub trait BlobWrite {
     ///
     /// # Errors
     ///
-    /// [`BlobError::TooLarge`] past [`MAX_BYTES`](crate::MAX_BYTES); the blob is unchanged.
+    /// [`BlobError::TooLarge`] past [`MAX_BYTES`](crate::blob::MAX_BYTES); the blob is unchanged.
     fn set_all<'v, I>(&mut self, room: usize, entries: I) -> Result<(), BlobError>
     where
         I: IntoIterator<Item = (Key, Value<'v>)>,
@@ -95,11 +95,11 @@ pub trait BlobWrite {
     }
 
     /// Removes the keys in `removals` (sorted) and sets `sets`, growing at most once, or
-    /// changes nothing: the application of a [`Patch`](crate::Patch).
+    /// changes nothing: the application of a [`Patch`](crate::blob::Patch).
     ///
     /// # Errors
     ///
-    /// [`BlobError::TooLarge`] past [`MAX_BYTES`](crate::MAX_BYTES); the blob is unchanged.
+    /// [`BlobError::TooLarge`] past [`MAX_BYTES`](crate::blob::MAX_BYTES); the blob is unchanged.
     fn remove_and_set_all<'v, I>(
         &mut self,
         removals: &[u32],

@@ -100,7 +100,7 @@ impl StorePatch {
     /// # Errors
     ///
     /// A [`LoadError`] that names the section, entry or record at fault;
-    /// [`FileError::FileKind`](crate::FileError::FileKind) for a full save;
+    /// [`FileError::FileKind`](crate::format::FileError::FileKind) for a full save;
     /// [`StoreError::DeltaKeyHash`] for a delta of key hash 1, whose keys no store of this build has
     /// (apply it to its base with the release that wrote it, then load that save here to
     /// upgrade it).

@@ -465,7 +465,7 @@ pub enum StoreError {
     DeltaPatch {
         /// The entity.
         id: Id,
-        /// Why, as [`Patch::from_bytes`](crate::Patch::from_bytes) says it.
+        /// Why, as [`Patch::from_bytes`](crate::blob::Patch::from_bytes) says it.
         error: BlobError,
     },
     /// A delta and its base disagree about an entity.

@@ -100,8 +100,8 @@ impl<'a> LazyStoreView<'a> {
     ///
     /// # Errors
     ///
-    /// [`FileError::ChunkCrc`](crate::FileError::ChunkCrc) (or
-    /// [`FileError::Crc`](crate::FileError::Crc) for a format 1.0 save) if a chunk the blob
+    /// [`FileError::ChunkCrc`](crate::format::FileError::ChunkCrc) (or
+    /// [`FileError::Crc`](crate::format::FileError::Crc) for a format 1.0 save) if a chunk the blob
     /// lies in does not match its crc, [`StoreError::Blob`] if the blob is malformed; for a
     /// format 1.3 save, [`StoreError::SpanOutOfArena`] if the blob's end offset is past the
     /// arena, [`StoreError::EndsDecrease`] if it comes before the end of the blob before.

@@ -168,7 +168,7 @@ fn flag_bits(flags: u8) -> u64 {
 ///
 /// # Errors
 ///
-/// [`StoreError::KeyTree`](crate::StoreError::KeyTree) naming the node and the problem.
+/// [`StoreError::KeyTree`](crate::format::StoreError::KeyTree) naming the node and the problem.
 pub(crate) fn decode_tree(bytes: &[u8], key_hash: u16) -> Result<KeyNames, LoadError> {
     let mut names = KeyNames::new();
     if bytes.is_empty() {
@@ -229,7 +229,7 @@ pub(crate) fn decode_tree(bytes: &[u8], key_hash: u16) -> Result<KeyNames, LoadE
 ///
 /// # Errors
 ///
-/// [`StoreError::KeyName`](crate::StoreError::KeyName) naming the entry and the problem.
+/// [`StoreError::KeyName`](crate::format::StoreError::KeyName) naming the entry and the problem.
 /// Names of a flat list: each key and its JSON Pointer.
 pub(crate) type NameList<'a> = Vec<(Key, &'a str)>;
 

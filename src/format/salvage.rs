@@ -22,8 +22,8 @@ pub struct Salvage {
     pub store: Store,
     /// Each entity left out, in the saved dense order, with the first problem found in its
     /// bytes: its span outside the arena, a damaged chunk
-    /// ([`FileError::ChunkCrc`](crate::FileError::ChunkCrc), or
-    /// [`FileError::Crc`](crate::FileError::Crc) for a format 1.0 save's whole arena), a
+    /// ([`FileError::ChunkCrc`](crate::format::FileError::ChunkCrc), or
+    /// [`FileError::Crc`](crate::format::FileError::Crc) for a format 1.0 save's whole arena), a
     /// malformed blob, or a span that overlaps another's.
     pub lost: Vec<(Id, LoadError)>,
     /// Sections it did without, and why: the key names (the store then names no key) and the

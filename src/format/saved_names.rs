@@ -19,7 +19,7 @@ use crate::names::KeyNames;
 /// use datacomp::{ImportOptions, Key, SavedKeyNames, Store};
 ///
 /// let mut store = Store::new();
-/// store.import_json(r#"{"stats": {"health": 12}}"#, &ImportOptions::strict())?;
+/// store.import(r#"{"stats": {"health": 12}}"#, &ImportOptions::strict())?;
 /// let names = SavedKeyNames::from_bytes(&store.to_bytes())?;
 /// assert!(names.contains_key(Key::parse("stats.health")));
 /// assert!(!names.contains_key(Key::parse("stats.mana")));

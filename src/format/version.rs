@@ -25,7 +25,7 @@ pub const FORMAT_MAJOR: u16 = 1;
 ///   written in dense order with no hole; an empty entity's blob has no bytes (its end is
 ///   the one before's); and a handle map in its identity state (a store that never removed
 ///   an entity) leaves its `index meta` and `index slots` sections empty, flagged in the index
-///   header ([`RawHeader::IDENTITY`](crate::RawHeader::IDENTITY)). A save of `[{},{},...]`
+///   header ([`RawHeader::IDENTITY`](crate::handle_map::RawHeader::IDENTITY)). A save of `[{},{},...]`
 ///   takes 4 bytes an entity, down from 28. Saves of 1.2 and before still load.
 pub const FORMAT_MINOR: u16 = 3;
 

@@ -43,7 +43,7 @@ impl<'a> StoreView<'a> {
     /// # Errors
     ///
     /// As [`Store::from_bytes`](crate::Store::from_bytes),
-    /// [`StoreError::Misaligned`](crate::StoreError::Misaligned) if the arena is not 4-byte
+    /// [`StoreError::Misaligned`](crate::format::StoreError::Misaligned) if the arena is not 4-byte
     /// aligned in memory, and [`StoreError::KeyHashView`](super::StoreError::KeyHashView)
     /// for a save of key hash 1, whose keys must be rehashed into a [`Store`](crate::Store)
     /// first.

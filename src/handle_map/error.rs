@@ -124,7 +124,7 @@ pub enum HandleMapError {
         flags: u16,
     },
     /// A header flagged as an identity map (slot `i` holds item `i`, every generation the
-    /// first, no free list: [`RawHeader::IDENTITY`](crate::RawHeader::IDENTITY)) whose counts
+    /// first, no free list: [`RawHeader::IDENTITY`](crate::handle_map::RawHeader::IDENTITY)) whose counts
     /// or free list say otherwise.
     Identity {
         /// Which field disagrees: `"slots"` (the slot count is not the item count) or

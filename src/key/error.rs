@@ -74,7 +74,7 @@ pub enum KeyError {
         /// The name the store knows.
         known: String,
     },
-    /// A key path with more segments than [`MAX_PATH_SEGMENTS`](crate::MAX_PATH_SEGMENTS),
+    /// A key path with more segments than [`MAX_PATH_SEGMENTS`](crate::key::MAX_PATH_SEGMENTS),
     /// given where a store records names: such a name could not be exported as JSON that
     /// imports back.
     PathTooDeep {
@@ -82,7 +82,7 @@ pub enum KeyError {
         path: String,
         /// Its segments.
         segments: usize,
-        /// The most a name may have: [`MAX_PATH_SEGMENTS`](crate::MAX_PATH_SEGMENTS).
+        /// The most a name may have: [`MAX_PATH_SEGMENTS`](crate::key::MAX_PATH_SEGMENTS).
         limit: usize,
     },
     /// A key path whose first segment is a raw key's label (`#` and 8 hex digits, as in

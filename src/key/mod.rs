@@ -32,7 +32,7 @@ use std::str::FromStr;
 /// assert!(matches!(err, Error::Key(KeyError::PathTooDeep { .. })));
 ///
 /// let json = format!("{}1{}", r#"{"a":"#.repeat(126), "}".repeat(126));
-/// let err = store.import_json(&json, &ImportOptions::strict()).unwrap_err();
+/// let err = store.import(&json, &ImportOptions::strict()).unwrap_err();
 /// assert_eq!(err.kind(), &JsonErrorKind::TooDeep { segments: 126, limit: 125 });
 /// # Ok::<(), Error>(())
 /// ```

@@ -11,6 +11,7 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, Error as _, MapAccess, SeqAccess, Visitor};
 
 use super::{MigrateError, MigrationStep, Migrations};
+use crate::text::read::without_bom;
 use crate::value::OwnedValue;
 
 impl Migrations {
@@ -59,7 +60,7 @@ impl Migrations {
     /// ```
     pub fn from_json(text: &str) -> Result<Migrations, MigrateError> {
         let context = Context::default();
-        let mut reader = serde_json::Deserializer::from_str(crate::json::without_bom(text));
+        let mut reader = serde_json::Deserializer::from_str(without_bom(text));
         let read =
             Document(&context).deserialize(&mut reader).and_then(|m| reader.end().map(|()| m));
         let migrations = read.map_err(|e| context.error(&e))?;

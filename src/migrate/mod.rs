@@ -252,13 +252,14 @@ impl MigrationStep {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{MigrationStep, Migrations, Store};
+    /// use datacomp::{ExportOptions, MigrationStep, Migrations, Store};
     ///
     /// let mut store = Store::new();
     /// let id = store.insert_entries([("inventory.sword", 1), ("inventory.potion", 3)]);
     /// let migrations = Migrations::new(1).step(MigrationStep::to(1).rename("inventory", "items"));
     /// migrations.apply(&mut store)?;
-    /// assert_eq!(store.export_json(id).unwrap(), r#"{"items":{"sword":1,"potion":3}}"#);
+    /// let items = store.export(id, &ExportOptions::json()).unwrap();
+    /// assert_eq!(items, r#"{"items":{"sword":1,"potion":3}}"#);
     /// # Ok::<(), datacomp::MigrateError>(())
     /// ```
     #[must_use]
@@ -272,12 +273,12 @@ impl MigrationStep {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{MigrationStep, Migrations, Store};
+    /// use datacomp::{ExportOptions, MigrationStep, Migrations, Store};
     ///
     /// let mut store = Store::new();
     /// let id = store.insert_entries([("name", "Orc"), ("legacy.xp", "5"), ("legacy.kills", "2")]);
     /// Migrations::new(1).step(MigrationStep::to(1).remove("legacy")).apply(&mut store)?;
-    /// assert_eq!(store.export_json(id).unwrap(), r#"{"name":"Orc"}"#);
+    /// assert_eq!(store.export(id, &ExportOptions::json()).unwrap(), r#"{"name":"Orc"}"#);
     /// # Ok::<(), datacomp::MigrateError>(())
     /// ```
     #[must_use]

@@ -227,7 +227,7 @@ impl Query {
 
     /// Every key the query names, as written (a dotted path, a JSON Pointer or a `#` raw
     /// key), with the 1-based column where it starts, in text order: for checking the names
-    /// against a store's ([`Store::check_key`], [`SavedKeyNames`](crate::SavedKeyNames)).
+    /// against a store's ([`Store::check_key`], [`SavedKeyNames`](crate::format::SavedKeyNames)).
     ///
     /// # Examples
     ///

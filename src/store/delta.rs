@@ -2,7 +2,7 @@
 //!
 //! A delta names its base by a crc32 of the base's contents, records the target's handle map
 //! as the slots and dense entries that differ from the base's, and records each entity the
-//! target changed: a [`Patch`](crate::Patch) for one the base has, the whole blob for one it
+//! target changed: a [`Patch`](crate::blob::Patch) for one the base has, the whole blob for one it
 //! does not. Removed entities need no record: the target's handle map no longer has them.
 
 use std::fmt;
@@ -45,7 +45,7 @@ pub(crate) struct MetaChange {
 }
 
 /// The changes that turn one [`Store`] into another: entities inserted, removed and changed,
-/// each changed entity as a [`Patch`](crate::Patch), with the target's handles exactly.
+/// each changed entity as a [`Patch`](crate::blob::Patch), with the target's handles exactly.
 ///
 /// Made by [`StorePatch::diff`], applied by [`apply`](StorePatch::apply) to the base it was made
 /// from, and saved as a delta file ([`save`](StorePatch::save),

@@ -3,26 +3,22 @@
 //! This module tree is the only code that writes the store's arena, index and names: its
 //! fields are private here, other modules read them through crate-internal accessors
 //! (`arena()`, `index()`, `names()`), and add entities through `insert*`, `append_packed`
-//! (blobs built aside: owns the check of the arena's 16 GiB limit, [`ArenaFull`]) or build a
-//! store with `from_parts` (parts read from a file: counts the garbage).
+//! (blobs built aside: owns the check of the arena's 16 GiB limit, `ArenaFull`) or build a
+//! store with `from_parts` (parts read from a file: counts the garbage). The store knows no
+//! file layout: its save, views and the delta file are [`crate::format`]'s.
 //!
 //! - `mod.rs`: `Store`, `BlobMut`, `StoreStats`, the arena's growth and compaction.
-//! - `save.rs`: the save file's sections and `Store`'s save and load (public as
-//!   [`crate::save`]); the header and table they share with deltas are `crate::file::container`.
-//! - `view.rs`: [`StoreView`], a save read in place.
-//! - `delta.rs`: [`StorePatch`]: `StorePatch::diff`, `apply` and the merges (its bytes, the
-//!   delta file, are `crate::format`'s); its errors are
+//! - `names.rs`: the store's key names (the tree itself is `crate::names`).
+//! - `track.rs`: the change tracker every write stamps (the marks built on it are
+//!   [`crate::history`]'s).
+//! - `delta.rs`: [`StorePatch`]: `StorePatch::diff`, `apply` and the merges; its errors are
 //!   [`StoreError`](crate::format::StoreError)'s `Delta...` variants.
-//! - `error.rs`: [`StoreError`], why a file's sections do not hold a valid store.
-//! - `json.rs`: `Store`'s JSON import and exports (the reader and writer are `crate::json`).
-//! - `plan.rs`: export plans, an entity's JSON without its values, made once per key layout.
+//!
+//! `Store`'s JSON and SJSON import and exports are [`crate::text`]'s (`text/store.rs`): they
+//! use the accessors above, and `check_room` and `append_packed` for an import.
 
 pub(crate) mod delta;
-#[cfg(feature = "json")]
-mod json;
 mod names;
-#[cfg(feature = "json")]
-mod plan;
 mod track;
 
 use std::fmt;
@@ -394,7 +390,7 @@ impl Store {
     /// [`Error::Key`] with [`KeyError::Collision`](crate::key::KeyError::Collision) if a key
     /// given as text is recorded (in the store, or by an earlier entry) under another name,
     /// [`KeyError::PathTooDeep`](crate::key::KeyError::PathTooDeep) for a key given as text of
-    /// more than [`MAX_PATH_SEGMENTS`](crate::MAX_PATH_SEGMENTS) segments,
+    /// more than [`MAX_PATH_SEGMENTS`](crate::key::MAX_PATH_SEGMENTS) segments,
     /// [`KeyError::PathConflict`](crate::key::KeyError::PathConflict) if one path would be both
     /// a value and an object (`stats` and `stats.health`); [`Error::Blob`] if the entity would
     /// pass 4 GiB.
@@ -852,7 +848,7 @@ impl BlobMut<'_> {
     /// [`Error::Key`] with [`KeyError::Collision`](crate::key::KeyError::Collision) if the key
     /// is given as text and the store records its hash under another name (writing would
     /// overwrite that name's value), [`KeyError::PathTooDeep`](crate::key::KeyError::PathTooDeep)
-    /// for a key given as text of more than [`MAX_PATH_SEGMENTS`](crate::MAX_PATH_SEGMENTS)
+    /// for a key given as text of more than [`MAX_PATH_SEGMENTS`](crate::key::MAX_PATH_SEGMENTS)
     /// segments, [`KeyError::PathConflict`](crate::key::KeyError::PathConflict) if the key is new
     /// to the entity and given as text, and the entity holds a value named on its path (`stats`
     /// for `stats.health`) or keys named under it (`stats.health` for `stats`): export could not
@@ -979,9 +975,9 @@ impl crate::blob::PatchTarget for BlobMut<'_> {}
 
 impl<'b> IntoIterator for &'b BlobMut<'_> {
     type Item = (Key, Value<'b>);
-    type IntoIter = crate::BlobIter<'b>;
+    type IntoIter = crate::blob::Iter<'b>;
 
-    fn into_iter(self) -> crate::BlobIter<'b> {
+    fn into_iter(self) -> crate::blob::Iter<'b> {
         self.iter()
     }
 }

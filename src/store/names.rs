@@ -111,7 +111,7 @@ impl Store {
     ///
     /// [`KeyError::Collision`] if the store knows the key under another name, and
     /// [`KeyError::PathTooDeep`] for a path of more than
-    /// [`MAX_PATH_SEGMENTS`](crate::MAX_PATH_SEGMENTS) segments; nothing is changed.
+    /// [`MAX_PATH_SEGMENTS`](crate::key::MAX_PATH_SEGMENTS) segments; nothing is changed.
     ///
     /// # Examples
     ///

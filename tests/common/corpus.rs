@@ -337,7 +337,7 @@ pub fn array_documents() -> Vec<(&'static str, J)> {
 }
 
 impl J {
-    /// The text on one line, as `Store::export_json` writes it.
+    /// The text on one line, as `Store::export` writes it.
     pub fn compact(&self) -> String {
         let mut out = String::new();
         self.write_compact(&mut out);
@@ -374,8 +374,8 @@ impl J {
         }
     }
 
-    /// The text as `Store::export_json_pretty` writes an entity at `depth` (0, or 1 inside
-    /// `export_all_json_pretty`'s array): a member a line, two spaces a level, arrays of
+    /// The text as `Store::export` writes (pretty) an entity at `depth` (0, or 1 inside
+    /// `export_all`'s array): a member a line, two spaces a level, arrays of
     /// numbers on one line.
     pub fn pretty(&self, depth: usize) -> String {
         let mut out = String::new();
@@ -412,7 +412,7 @@ impl J {
         }
     }
 
-    /// A document of entities as `export_all_json_pretty` writes it.
+    /// A document of entities as `Store::export_all` writes it, pretty.
     pub fn pretty_all(entities: &[J]) -> String {
         if entities.is_empty() {
             return "[]".into();

@@ -7,7 +7,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use datacomp::{Blob, ImportOptions, Patch, Store};
+use datacomp::{Blob, ImportOptions, Store};
+use datacomp::blob::Patch;
 
 fn main() {
     let args: Vec<PathBuf> = std::env::args_os().skip(1).map(PathBuf::from).collect();
@@ -19,7 +20,7 @@ fn main() {
     let mut store = Store::new();
     for (_, text) in &documents {
         // The invalid fixtures are seeds for the JSON target only.
-        let _ = store.import_json(text, &ImportOptions::lenient());
+        let _ = store.import(text, &ImportOptions::lenient());
     }
 
     // Blobs: each entity as stored, and compacted to its smallest form.
@@ -32,7 +33,8 @@ fn main() {
     }
     write(&blobs, "empty", Blob::new().as_bytes());
     // 1,000 keys, not 5,000: the target checks a model after every removal of every key.
-    let wide_blob = Blob::from_json(&wide(1_000, 0)).expect("the wide entity imports");
+    let wide_blob =
+        Blob::import(&wide(1_000, 0), &ImportOptions::strict()).expect("the wide entity imports");
     write(&blobs, "wide", wide_blob.as_bytes());
 
     // Saves: the fixtures as imported; after edits (holes, a moved blob, a free slot); with
@@ -79,7 +81,7 @@ fn main() {
     }
     let wide_json = wide(5_000, 0);
     let mut wide_store = Store::new();
-    wide_store.import_json(&wide_json, &ImportOptions::strict()).expect("the wide entity imports");
+    wide_store.import(&wide_json, &ImportOptions::strict()).expect("the wide entity imports");
     saves.push(("wide", wide_store.to_bytes()));
     for target in ["store_from_bytes", "store_view", "store_lazy", "store_salvage"] {
         for (name, bytes) in &saves {
@@ -102,7 +104,10 @@ fn main() {
         );
     }
 
-    let (base, changed) = (Blob::from_json(&wide(5_000, 0)), Blob::from_json(&wide(5_000, 1)));
+    let (base, changed) = (
+        Blob::import(&wide(5_000, 0), &ImportOptions::strict()),
+        Blob::import(&wide(5_000, 1), &ImportOptions::strict()),
+    );
     let (base, changed) = (base.expect("imports"), changed.expect("imports"));
     let wide_patch = Patch::between(base.as_blob_ref(), changed.as_blob_ref());
     write(&out.join("patch_from_bytes"), "wide", wide_patch.as_bytes());
@@ -129,8 +134,8 @@ fn main() {
     let nested = |depth: usize, leaf: &str| {
         format!("{}{leaf}{}", "{\"a\":".repeat(depth), "}".repeat(depth))
     };
-    write(&json, "deepest", nested(datacomp::MAX_PATH_SEGMENTS, "[1,2]").as_bytes());
-    write(&json, "too_deep", nested(datacomp::MAX_PATH_SEGMENTS + 1, "1").as_bytes());
+    write(&json, "deepest", nested(datacomp::key::MAX_PATH_SEGMENTS, "[1,2]").as_bytes());
+    write(&json, "too_deep", nested(datacomp::key::MAX_PATH_SEGMENTS + 1, "1").as_bytes());
     write(
         &json,
         "deep_arrays",

@@ -11,8 +11,9 @@ use std::fmt;
 
 use serde::de::{self, DeserializeSeed, IntoDeserializer, MapAccess, SeqAccess, Visitor};
 
-use crate::json::{Entity, ReadError};
-use crate::text::{Escaped, Shortened};
+use crate::text::entity::Entity;
+use crate::text::importer::ReadError;
+use crate::text::shown::{Escaped, Shortened};
 
 /// The deepest nesting of objects and arrays read, the top-level object or array included:
 /// `serde_json`'s recursion limit (it starts at 128 and fails when it reaches 0), so that SJSON

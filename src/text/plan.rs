@@ -26,10 +26,11 @@ use std::ops::Range;
 
 use fxhash::FxHashMap;
 
+use crate::blob::BlobRef;
 use crate::blob::layout;
-use crate::json::{NO_NODE, Tree, write_f32, write_str_bytes, write_value};
-use crate::value::ValueType;
-use crate::{BlobRef, Value};
+use crate::value::{Value, ValueType};
+
+use super::write::{NO_NODE, Tree, check_finite, write_f32, write_str_bytes, write_value};
 
 /// Most plans an export keeps.
 pub(crate) const MAX_PLANS: usize = 1024;
@@ -267,14 +268,20 @@ impl Plans {
 
 /// Whether every float of `value` is one JSON has a number for.
 fn finite(value: Value<'_>) -> bool {
-    crate::json::check_finite(value).is_ok()
+    check_finite(value).is_ok()
 }
 
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
 
-    use crate::{Blob, ExportOptions, ImportOptions, JsonStyle, Key, KeyPath, Store, Value};
+    use crate::blob::Blob;
+    use crate::key::{Key, KeyPath};
+    use crate::store::Store;
+    use crate::text::error::ExportError;
+    use crate::text::options::{ExportOptions, ImportOptions};
+    use crate::text::write::Tree;
+    use crate::value::Value;
 
     /// Paths entities are given: in the arrays of objects and of strings the base document
     /// marks, an empty array, names that need escapes, a path that is a value of another
@@ -319,7 +326,7 @@ mod tests {
         let mut store = Store::new();
         let base = r#"{"arr": [{"x": 1, "y": "s"}, {"x": 2}], "list": ["a", "b", "c"],
             "empty": [], "pos": [1, 2], "q\"uo\\te": {"k\n": true}, "stats": {"hp": 1}}"#;
-        store.import_json(base, &ImportOptions::lenient()).unwrap();
+        store.import(base, &ImportOptions::lenient()).unwrap();
         for (template, values) in entities {
             let id = store.insert(&Blob::new());
             let paths = &templates[template % templates.len()];
@@ -339,13 +346,35 @@ mod tests {
     }
 
     fn all_options() -> [ExportOptions; 4] {
-        let lossy = ExportOptions::new().non_finite_as_null();
-        [
-            ExportOptions::new(),
-            ExportOptions::new().style(JsonStyle::Pretty),
-            lossy,
-            lossy.style(JsonStyle::Pretty),
-        ]
+        let lossy = ExportOptions::json().non_finite_as_null();
+        [ExportOptions::json(), ExportOptions::json().pretty(true), lossy, lossy.pretty(true)]
+    }
+
+    /// Every entity as the store's JSON export writes them, each from its own tree, with no
+    /// plan: the reference the plans are tested against.
+    fn export_all_by_trees(store: &Store, options: ExportOptions) -> Result<String, ExportError> {
+        if store.is_empty() {
+            return Ok("[]".to_owned());
+        }
+        let pretty = options.is_pretty();
+        let [open, separator, close]: [&str; 3] =
+            if pretty { ["[\n  ", ",\n  ", "\n]"] } else { ["[", ",", "]"] };
+        let mut out = open.as_bytes().to_vec();
+        let mut tree = Tree::for_names(store.names(), true);
+        for (i, (id, blob)) in store.iter().enumerate() {
+            if i > 0 {
+                out.extend_from_slice(separator.as_bytes());
+            }
+            if let (false, Some((key, value))) =
+                (options.is_lossy(), tree.build(store.names(), blob))
+            {
+                let key = store.key_label(key).into_owned();
+                return Err(ExportError::NotFinite { entity: Some(id), key, value });
+            }
+            tree.write(pretty, usize::from(pretty), &mut out);
+        }
+        out.extend_from_slice(close.as_bytes());
+        Ok(String::from_utf8(out).unwrap())
     }
 
     proptest! {
@@ -363,8 +392,8 @@ mod tests {
         ) {
             let store = store(&templates, &entities);
             for options in all_options() {
-                let planned = store.export_all_json_with(&options).map_err(|e| e.to_string());
-                let trees = store.export_all_by_trees(options).map_err(|e| e.to_string());
+                let planned = store.export_all(&options).map_err(|e| e.to_string());
+                let trees = export_all_by_trees(&store, options).map_err(|e| e.to_string());
                 prop_assert_eq!(&planned, &trees);
                 if let Ok(text) = planned {
                     // JSON, and (when checked) JSON that import reads back.
@@ -372,7 +401,7 @@ mod tests {
                     prop_assert!(parsed.is_ok(), "{}", text);
                     if !options.is_lossy() {
                         let mut copy = Store::new();
-                        copy.import_json(&text, &ImportOptions::lenient()).unwrap();
+                        copy.import(&text, &ImportOptions::lenient()).unwrap();
                         prop_assert_eq!(copy.len(), store.len());
                     }
                 }
@@ -385,12 +414,12 @@ mod tests {
         let mut store = Store::new();
         let text = r#"[{"n": "a\"b", "v": [{"x": 1}, {"x": 2.5}]}, {"n": "c", "v": [{"x": 3}, {"x": 4}]},
             {"n": true, "v": [{"x": 5}, {"x": 6}]}, {"n": "d", "v": [{"x": 7}, {"x": 8}]}]"#;
-        store.import_json(text, &ImportOptions::lenient()).unwrap();
+        store.import(text, &ImportOptions::lenient()).unwrap();
         let expected = r#"[{"n":"a\"b","v":[{"x":1},{"x":2.5}]},{"n":"c","v":[{"x":3},{"x":4}]},{"n":true,"v":[{"x":5},{"x":6}]},{"n":"d","v":[{"x":7},{"x":8}]}]"#;
-        assert_eq!(store.export_all_json(), expected);
+        assert_eq!(store.export_all(&ExportOptions::json()).unwrap(), expected);
 
         let mut plans = super::Plans::new();
-        let mut tree = crate::json::Tree::for_names(&store.names, true);
+        let mut tree = Tree::for_names(store.names(), true);
         let mut out = Vec::new();
         let mut planned = Vec::new();
         for (_, blob) in store.iter() {
@@ -399,7 +428,7 @@ mod tests {
             let found = plans.write(hash, layout, blob, true, b",", &mut out);
             planned.push(found.is_some());
             if found.is_none() {
-                store.export_tree(blob, &mut tree);
+                tree.build(store.names(), blob);
                 plans.write_and_record(&tree, (hash, layout), (false, 0), b",", &mut out);
             }
         }
@@ -421,11 +450,11 @@ mod tests {
             (0..different).map(|i| format!(r#"{{"a": {i}, "k{i}": {{"x": "\"{i}"}}}}"#)).collect();
         entities.extend((0..10).map(|i| format!(r#"{{"a": {i}, "k0": {{"x": "{i}"}}}}"#)));
         let mut store = Store::new();
-        store.import_json(&format!("[{}]", entities.join(",")), &ImportOptions::strict()).unwrap();
+        store.import(&format!("[{}]", entities.join(",")), &ImportOptions::strict()).unwrap();
         for options in all_options() {
-            let planned = store.export_all_json_with(&options).unwrap();
-            assert_eq!(planned, store.export_all_by_trees(options).unwrap());
-            assert!(planned.ends_with(if options.get_style() == JsonStyle::Pretty {
+            let planned = store.export_all(&options).unwrap();
+            assert_eq!(planned, export_all_by_trees(&store, options).unwrap());
+            assert!(planned.ends_with(if options.is_pretty() {
                 "{\n    \"a\": 9,\n    \"k0\": {\n      \"x\": \"9\"\n    }\n  }\n]"
             } else {
                 r#"{"a":9,"k0":{"x":"9"}}]"#
@@ -433,7 +462,7 @@ mod tests {
         }
 
         let mut plans = super::Plans::new();
-        let mut tree = crate::json::Tree::for_names(&store.names, true);
+        let mut tree = Tree::for_names(store.names(), true);
         let mut out = Vec::new();
         for (i, (_, blob)) in store.iter().enumerate() {
             assert_eq!(plans.looking(), i < super::MAX_PLANS + super::GIVE_UP_MISSES, "{i}");
@@ -443,7 +472,7 @@ mod tests {
             let layout = super::layout_words(blob);
             let hash = plans.hash(layout);
             if plans.write(hash, layout, blob, true, b",", &mut out).is_none() {
-                store.export_tree(blob, &mut tree);
+                tree.build(store.names(), blob);
                 plans.write_and_record(&tree, (hash, layout), (false, 0), b",", &mut out);
             }
         }
@@ -455,18 +484,19 @@ mod tests {
     fn a_nan_in_a_planned_entity_is_refused_naming_the_first_in_key_order() {
         let mut store = Store::new();
         let ids = store
-            .import_json(
+            .import(
                 r#"[{"a": 1, "b": [1], "c": 2}, {"a": 1, "b": [1], "c": 2}]"#,
                 &ImportOptions::strict(),
             )
-            .unwrap();
+            .unwrap()
+            .ids;
         let mut second = store.get_mut(ids[1]).unwrap();
         second.set("c", f32::NAN);
         second.set("b", [f32::INFINITY]);
-        let err = store.try_export_all_json(JsonStyle::Compact).unwrap_err();
+        let err = store.export_all(&ExportOptions::json()).unwrap_err();
         assert_eq!(err.to_string(), "entity 1v0t1: b is inf, which JSON has no number for");
         assert_eq!(
-            store.export_all_json(),
+            store.export_all(&ExportOptions::json().non_finite_as_null()).unwrap(),
             r#"[{"a":1,"b":[1],"c":2},{"a":1,"b":[null],"c":null}]"#
         );
     }

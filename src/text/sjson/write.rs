@@ -1,10 +1,10 @@
 //! The SJSON writer: an entity's tree (as the JSON export builds it, arrays included) written
 //! the way designers write character sheets, without recursion. Values are written by the
-//! JSON export's own writer ([`json::write_value`]), so both forms hold the same numbers and
+//! JSON export's own writer (`write::write_value`), so both forms hold the same numbers and
 //! strings.
 
-use crate::Value;
-use crate::json::{self, ROOT, Tree};
+use crate::text::write::{self, ROOT, Tree};
+use crate::value::Value;
 
 /// Spaces a nesting level is indented by, as in the sheets of the Bitsquid tradition.
 const INDENT: usize = 4;
@@ -121,13 +121,13 @@ fn write_name(out: &mut Vec<u8>, name: &str) {
     if is_bare_name(name) {
         out.extend_from_slice(name.as_bytes());
     } else {
-        json::write_leaf(out, name);
+        write::write_leaf(out, name);
     }
 }
 
 /// One value as the JSON export writes it, float arrays' elements separated by spaces.
 fn write_value(out: &mut Vec<u8>, value: Value<'_>) {
-    json::write_value(out, value, b" ");
+    write::write_value(out, value, b" ");
 }
 
 fn push_indent(out: &mut Vec<u8>, depth: usize) {

@@ -103,84 +103,6 @@ impl serde::Serialize for JsonF32 {
     }
 }
 
-impl std::str::FromStr for JsonF32 {
-    type Err = crate::JsonErrorKind;
-
-    /// Reads a JSON number (`17`, `-0.5e1`) as strict import reads it: the nearest `f32`, or an
-    /// error if that changes the number beyond rounding ([`NotHeld`]), or it is past `f32`'s
-    /// range.
-    ///
-    /// # Errors
-    ///
-    /// [`Syntax`] for text that is not a JSON number; [`NumberOutOfRange`] past `f32`
-    /// (infinity for text past `f64` too); [`NotHeld`] for a whole number `f32` does not hold
-    /// or a nonzero number it holds only as zero.
-    ///
-    /// [`Syntax`]: crate::JsonErrorKind::Syntax
-    /// [`NumberOutOfRange`]: crate::JsonErrorKind::NumberOutOfRange
-    /// [`NotHeld`]: crate::JsonErrorKind::NotHeld
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::{JsonErrorKind, JsonF32};
-    ///
-    /// assert_eq!("-0.5e1".parse::<JsonF32>(), Ok(JsonF32(-5.0)));
-    /// assert_eq!("123456790".parse::<JsonF32>(), Ok(JsonF32(123_456_792.0)));
-    /// let err = "16777217".parse::<JsonF32>().unwrap_err();
-    /// assert_eq!(err, JsonErrorKind::NotHeld { number: "16777217".into(), becomes: 16_777_216.0 });
-    /// assert!(matches!("1e400".parse::<JsonF32>(), Err(JsonErrorKind::NumberOutOfRange(_))));
-    /// assert!(matches!("+1".parse::<JsonF32>(), Err(JsonErrorKind::Syntax(_))));
-    /// ```
-    fn from_str(text: &str) -> Result<JsonF32, crate::JsonErrorKind> {
-        use crate::JsonErrorKind;
-        if !is_json_number(text) {
-            return Err(JsonErrorKind::Syntax(format!(
-                "{} is not a JSON number",
-                crate::text::Shortened(text)
-            )));
-        }
-        let integer = !text.contains(['.', 'e', 'E']);
-        let fit = match text.parse::<i128>() {
-            // (Zero as an f64, which keeps the sign of "-0".)
-            Ok(n) if integer && n != 0 && n.unsigned_abs() <= u128::from(u64::MAX) => {
-                fit_integer(n)
-            }
-            // Read exactly, unlike serde_json: a nonzero past f64's precision is not zero.
-            _ => match text.parse::<f64>() {
-                Ok(wide) if wide.is_infinite() => {
-                    return Err(JsonErrorKind::NumberOutOfRange(wide));
-                }
-                Ok(wide)
-                    if wide == 0.0
-                        && text
-                            .bytes()
-                            .take_while(|b| !matches!(b, b'e' | b'E'))
-                            .any(|b| matches!(b, b'1'..=b'9')) =>
-                {
-                    Fit::Changes(0.0f32.copysign(wide as f32))
-                }
-                Ok(wide) => fit_f64(wide),
-                Err(_) => {
-                    return Err(JsonErrorKind::Syntax(format!(
-                        "{} is not a JSON number",
-                        crate::text::Shortened(text)
-                    )));
-                }
-            },
-        };
-        match fit {
-            Fit::Holds(x) => Ok(JsonF32(x)),
-            Fit::Changes(becomes) => {
-                Err(JsonErrorKind::NotHeld { number: text.to_owned(), becomes })
-            }
-            Fit::OutOfRange => {
-                Err(JsonErrorKind::NumberOutOfRange(text.parse().unwrap_or(f64::INFINITY)))
-            }
-        }
-    }
-}
-
 /// An `f64` read from JSON, shown in messages as it was most likely written: to 15 significant
 /// digits (`serde_json` reads `1e-50` as `9.999999999999999e-51`), in the shortest form, with no
 /// `.0` on a whole number: `1e-50`, `16777217`, `1.2345678912e+29`.
@@ -340,7 +262,7 @@ pub(crate) fn extremes(text: &str, tiny: bool) -> Vec<Extreme> {
 }
 
 /// Whether `literal` is a number as JSON writes one: `-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?`.
-fn is_json_number(literal: &str) -> bool {
+pub(crate) fn is_json_number(literal: &str) -> bool {
     let rest = literal.strip_prefix('-').unwrap_or(literal).as_bytes();
     let digits = |s: &[u8]| s.iter().take_while(|b| b.is_ascii_digit()).count();
     let int = digits(rest);

@@ -1,0 +1,508 @@
+//! The importer's serde seeds: an entity, its members, raw-key members, array elements and
+//! numbers. Each visitor writes what it is given straight into the blob being built, through
+//! the importer's rules (`importer.rs`).
+
+use std::fmt;
+
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+
+use crate::blob::bulk::Builder;
+use crate::key::Key;
+use crate::names;
+use crate::value::Value;
+
+use super::error::JsonErrorKind;
+use super::importer::{Importer, Staging};
+
+impl Staging {
+    /// Reads one entity's members and stages its blob.
+    fn entity<'de, A: MapAccess<'de>>(
+        &mut self,
+        importer: &mut Importer,
+        map: A,
+    ) -> Result<(), A::Error> {
+        self.blob.clear();
+        importer.release_claims();
+        read_members(importer, &mut self.blob, map)?;
+        // Laid out straight into the staged arena, with no free space.
+        let used = self.blob.byte_len() / 4;
+        let offset = self.arena.len();
+        self.arena.resize(offset + used, 0);
+        self.blob.write(&mut self.arena[offset..]);
+        self.spans.push(used as u32);
+        Ok(())
+    }
+}
+
+/// One entity, which must be an object: the top level of `Blob::import`, or of a store
+/// import (where it may also be an array of entities). The seed that a reader of JSON or SJSON
+/// is given.
+pub(crate) struct Entity<'i> {
+    pub(crate) importer: &'i mut Importer,
+    pub(crate) blob: &'i mut Builder,
+    /// In a store import: stage the entity there instead of reading into `blob`.
+    pub(crate) staging: Option<&'i mut Staging>,
+}
+
+impl<'de> DeserializeSeed<'de> for Entity<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Entity<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
+        match self.staging {
+            Some(staging) => staging.entity(self.importer, map),
+            None => read_members(self.importer, self.blob, map).map(drop),
+        }
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
+        Err(self.importer.fail(JsonErrorKind::NotAnObject))
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+        Err(self.importer.fail(JsonErrorKind::NotAnObject))
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+        Err(self.importer.fail(JsonErrorKind::NotAnObject))
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+        Err(self.importer.fail(JsonErrorKind::NotAnObject))
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
+        Err(self.importer.fail(JsonErrorKind::NotAnObject))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Err(self.importer.fail(JsonErrorKind::NotAnObject))
+    }
+
+    /// A store import's top level may be an array of entities; nothing else may be one.
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let Some(staging) = self.staging.filter(|_| self.importer.entity.is_none()) else {
+            return Err(self.importer.fail(JsonErrorKind::NotAnObject));
+        };
+        loop {
+            self.importer.entity = Some(staging.spans.len());
+            let seed = Entity {
+                importer: &mut *self.importer,
+                blob: &mut *self.blob,
+                staging: Some(&mut *staging),
+            };
+            if seq.next_element_seed(seed)?.is_none() {
+                break;
+            }
+        }
+        self.importer.entity = None;
+        Ok(())
+    }
+}
+
+/// Reads the members of an object into `blob`, under the importer's current path, and returns
+/// how many it had.
+fn read_members<'de, A: MapAccess<'de>>(
+    importer: &mut Importer,
+    blob: &mut Builder,
+    mut map: A,
+) -> Result<usize, A::Error> {
+    let mut members = 0;
+    while map.next_key_seed(Segment { importer: &mut *importer })?.is_some() {
+        if let Some(key) = importer.raw_member() {
+            importer.enter_raw();
+            map.next_value_seed(RawMember { importer: &mut *importer, blob: &mut *blob, key })?;
+        } else {
+            let node = importer.enter()?;
+            map.next_value_seed(Member { importer: &mut *importer, blob: &mut *blob, node })?;
+        }
+        importer.leave();
+        members += 1;
+    }
+    Ok(members)
+}
+
+/// A member's name, copied into the importer's reusable buffer.
+struct Segment<'i> {
+    importer: &'i mut Importer,
+}
+
+impl<'de> DeserializeSeed<'de> for Segment<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl Visitor<'_> for Segment<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a member name")
+    }
+
+    fn visit_str<E: de::Error>(self, name: &str) -> Result<(), E> {
+        self.importer.segment.clear();
+        self.importer.segment.push_str(name);
+        Ok(())
+    }
+}
+
+/// A member's value, written into the blob at `key`.
+struct Member<'i> {
+    importer: &'i mut Importer,
+    blob: &'i mut Builder,
+    node: u32,
+}
+
+impl<'de> DeserializeSeed<'de> for Member<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Member<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a boolean, number, string, object or array of numbers")
+    }
+
+    fn visit_bool<E: de::Error>(self, b: bool) -> Result<(), E> {
+        self.importer.set(self.blob, self.node, Value::Bool(b))
+    }
+
+    fn visit_f64<E: de::Error>(self, n: f64) -> Result<(), E> {
+        let n = self.importer.float(n)?;
+        self.importer.set(self.blob, self.node, Value::Float(n))
+    }
+
+    fn visit_i64<E: de::Error>(self, n: i64) -> Result<(), E> {
+        let n = self.importer.integer(n.into())?;
+        self.importer.set(self.blob, self.node, Value::Float(n))
+    }
+
+    fn visit_u64<E: de::Error>(self, n: u64) -> Result<(), E> {
+        let n = self.importer.integer(n.into())?;
+        self.importer.set(self.blob, self.node, Value::Float(n))
+    }
+
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<(), E> {
+        self.importer.set(self.blob, self.node, Value::Str(s))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        if !self.importer.lenient {
+            return Err(self.importer.fail(JsonErrorKind::Null));
+        }
+        self.importer.report.skipped_nulls += 1;
+        Ok(())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
+        self.importer.open_object(self.node)?;
+        self.importer.levels.push(self.node);
+        let members = read_members(self.importer, self.blob, map)?;
+        self.importer.levels.pop();
+        if members == 0 {
+            self.importer.report.empty_objects += 1;
+        }
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let Member { importer, blob, node } = self;
+        let mut floats = std::mem::take(&mut importer.floats);
+        floats.clear();
+        let mut converted = false;
+        loop {
+            let index = floats.len();
+            importer.element = Some(index);
+            let element = if importer.lenient {
+                let seed = LenientElement {
+                    importer: &mut *importer,
+                    blob: &mut *blob,
+                    node,
+                    floats: &floats,
+                };
+                seq.next_element_seed(seed)?
+            } else {
+                seq.next_element_seed(Number { importer: &mut *importer })?.map(Element::Number)
+            };
+            importer.element = None;
+            match element {
+                Some(Element::Number(n)) => floats.push(n),
+                Some(Element::Converted) => {
+                    converted = true;
+                    break;
+                }
+                None => break,
+            }
+        }
+        let result = if converted {
+            // The rest of the array, member by member at its index.
+            importer.report.converted_arrays += 1;
+            let mut index = floats.len() + 1;
+            loop {
+                let member = importer.enter_index(node, index)?;
+                let seed = Member { importer: &mut *importer, blob: &mut *blob, node: member };
+                let read = seq.next_element_seed(seed);
+                importer.leave_index();
+                if read?.is_none() {
+                    break Ok(());
+                }
+                index += 1;
+            }
+        } else {
+            importer.set(blob, node, Value::Floats(&floats))
+        };
+        importer.floats = floats;
+        result
+    }
+}
+
+/// The value of an entity's top-level member named as a raw key (`#0000002a`): one value, the
+/// key's, unnamed.
+struct RawMember<'i> {
+    importer: &'i mut Importer,
+    blob: &'i mut Builder,
+    key: Key,
+}
+
+impl<'de> DeserializeSeed<'de> for RawMember<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for RawMember<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a boolean, number, string or array of numbers")
+    }
+
+    fn visit_bool<E: de::Error>(self, b: bool) -> Result<(), E> {
+        self.importer.set_raw(self.blob, self.key, Value::Bool(b))
+    }
+
+    fn visit_f64<E: de::Error>(self, n: f64) -> Result<(), E> {
+        let n = self.importer.float(n)?;
+        self.importer.set_raw(self.blob, self.key, Value::Float(n))
+    }
+
+    fn visit_i64<E: de::Error>(self, n: i64) -> Result<(), E> {
+        let n = self.importer.integer(n.into())?;
+        self.importer.set_raw(self.blob, self.key, Value::Float(n))
+    }
+
+    fn visit_u64<E: de::Error>(self, n: u64) -> Result<(), E> {
+        let n = self.importer.integer(n.into())?;
+        self.importer.set_raw(self.blob, self.key, Value::Float(n))
+    }
+
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<(), E> {
+        self.importer.set_raw(self.blob, self.key, Value::Str(s))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Member { importer: self.importer, blob: self.blob, node: names::ROOT }.visit_unit()
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<(), A::Error> {
+        Err(self.importer.refuse_raw(true))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut floats = std::mem::take(&mut self.importer.floats);
+        floats.clear();
+        let result = loop {
+            self.importer.element = Some(floats.len());
+            match seq.next_element_seed(Number { importer: &mut *self.importer }) {
+                Ok(Some(n)) => floats.push(n),
+                Ok(None) => break Ok(()),
+                Err(e) => break Err(e),
+            }
+        };
+        self.importer.element = None;
+        let result = match result {
+            Err(e) if self.importer.failure == Some(JsonErrorKind::NotANumber) => {
+                drop(e);
+                Err(self.importer.refuse_raw(false))
+            }
+            Err(e) => Err(e),
+            Ok(()) => self.importer.set_raw(self.blob, self.key, Value::Floats(&floats)),
+        };
+        self.importer.floats = floats;
+        result
+    }
+}
+
+/// What reading one element of a lenient array gave.
+enum Element {
+    /// A number, while every element so far was one.
+    Number(f32),
+    /// The first element that is not a number: the array is now an object keyed by index, and
+    /// the numbers before it and this element are written as its members.
+    Converted,
+}
+
+/// An element of an array read leniently.
+struct LenientElement<'i> {
+    importer: &'i mut Importer,
+    blob: &'i mut Builder,
+    /// The array's name-tree node.
+    node: u32,
+    /// The numbers read so far.
+    floats: &'i [f32],
+}
+
+impl LenientElement<'_> {
+    /// Writes the numbers read so far as members `0..`, then returns the member for this
+    /// element.
+    fn convert<E: de::Error>(&mut self) -> Result<Member<'_>, E> {
+        // From here on the path names members by index, not elements.
+        self.importer.element = None;
+        self.importer.open_object(self.node)?;
+        // Marked, so that export writes it back as an array.
+        self.importer.names.set_array(self.node);
+        for (index, &n) in self.floats.iter().enumerate() {
+            let member = self.importer.enter_index(self.node, index)?;
+            let set = self.importer.set(self.blob, member, Value::Float(n));
+            self.importer.leave_index();
+            set?;
+        }
+        let index = self.floats.len();
+        let node = self.importer.enter_index(self.node, index)?;
+        Ok(Member { importer: &mut *self.importer, blob: &mut *self.blob, node })
+    }
+
+    /// Reads this element as a member of the converted array.
+    fn read_as_member<E: de::Error>(
+        mut self,
+        read: impl FnOnce(Member<'_>) -> Result<(), E>,
+    ) -> Result<Element, E> {
+        let member = self.convert()?;
+        let result = read(member);
+        self.importer.leave_index();
+        result.map(|()| Element::Converted)
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for LenientElement<'_> {
+    type Value = Element;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Element, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for LenientElement<'_> {
+    type Value = Element;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an array element")
+    }
+
+    // Numbers follow the one rule for array numbers, in `Number`.
+    fn visit_f64<E: de::Error>(self, n: f64) -> Result<Element, E> {
+        Number { importer: self.importer }.visit_f64(n).map(Element::Number)
+    }
+
+    fn visit_i64<E: de::Error>(self, n: i64) -> Result<Element, E> {
+        Number { importer: self.importer }.visit_i64(n).map(Element::Number)
+    }
+
+    fn visit_u64<E: de::Error>(self, n: u64) -> Result<Element, E> {
+        Number { importer: self.importer }.visit_u64(n).map(Element::Number)
+    }
+
+    fn visit_bool<E: de::Error>(self, b: bool) -> Result<Element, E> {
+        self.read_as_member(|m| m.visit_bool(b))
+    }
+
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<Element, E> {
+        self.read_as_member(|m| m.visit_str(s))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Element, E> {
+        self.read_as_member(|m| m.visit_unit())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Element, A::Error> {
+        self.read_as_member(|m| m.visit_map(map))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Element, A::Error> {
+        self.read_as_member(|m| m.visit_seq(seq))
+    }
+}
+
+/// An array element, which must be a number.
+struct Number<'i> {
+    importer: &'i mut Importer,
+}
+
+impl<'de> DeserializeSeed<'de> for Number<'_> {
+    type Value = f32;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<f32, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Number<'_> {
+    type Value = f32;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a number")
+    }
+
+    fn visit_f64<E: de::Error>(self, n: f64) -> Result<f32, E> {
+        self.importer.float(n)
+    }
+
+    fn visit_i64<E: de::Error>(self, n: i64) -> Result<f32, E> {
+        self.importer.integer(n.into())
+    }
+
+    fn visit_u64<E: de::Error>(self, n: u64) -> Result<f32, E> {
+        self.importer.integer(n.into())
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<f32, E> {
+        Err(self.importer.fail(JsonErrorKind::NotANumber))
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<f32, E> {
+        Err(self.importer.fail(JsonErrorKind::NotANumber))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<f32, E> {
+        Err(self.importer.fail(JsonErrorKind::NotANumber))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<f32, A::Error> {
+        Err(self.importer.fail(JsonErrorKind::NotANumber))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<f32, A::Error> {
+        Err(self.importer.fail(JsonErrorKind::NotANumber))
+    }
+}

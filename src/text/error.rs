@@ -1,0 +1,235 @@
+//! The errors of the text formats: [`JsonError`] (why a document does not import, and where)
+//! and [`ExportError`] (why an entity cannot be written).
+
+use std::fmt;
+
+use crate::blob::BlobError;
+use crate::handle_map::HandleError;
+use crate::handle_map::Id;
+use crate::key::Key;
+#[cfg(doc)]
+use crate::key::MAX_PATH_SEGMENTS;
+
+use super::number::JsonF32;
+use super::shown::Shortened;
+
+/// What is wrong with a JSON document, and where: the JSON path (a JSON Pointer such as
+/// `/stats/health`) and the line and column where reading stopped.
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{Blob, ImportOptions, JsonErrorKind};
+///
+/// let text = "{\"stats\": {\"health\": null}}";
+/// let err = Blob::import(text, &ImportOptions::strict()).unwrap_err();
+/// assert_eq!(err.kind(), &JsonErrorKind::Null);
+/// assert_eq!(err.path(), "/stats/health");
+/// assert_eq!((err.line(), err.column()), (1, 25));
+/// assert_eq!(err.to_string(), "/stats/health (line 1, column 25): null is not a value");
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct JsonError {
+    pub(crate) kind: JsonErrorKind,
+    pub(crate) path: String,
+    pub(crate) line: usize,
+    pub(crate) column: usize,
+}
+
+/// The kinds of [`JsonError`].
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum JsonErrorKind {
+    /// Not JSON: `serde_json`'s description.
+    Syntax(String),
+    /// The document is not an object.
+    NotAnObject,
+    /// `null`, which the format has no value for.
+    Null,
+    /// An array element that is not a number: arrays hold numbers only.
+    NotANumber,
+    /// A number past the range of `f32`.
+    NumberOutOfRange(f64),
+    /// A number that the nearest `f32` changes beyond its rounding: a whole number it does not
+    /// hold (and that is not written as that `f32` is written), or a nonzero number it holds
+    /// only as zero. A fraction rounded to `f32`'s precision (`0.1`) is not refused.
+    NotHeld {
+        /// The number as written (`16777217`, `1e-50`).
+        number: String,
+        /// What it would be stored as (`16777216`, `0`).
+        becomes: f32,
+    },
+    /// The same path twice in one entity: as two values, as two objects, or as a value and
+    /// an object (which JSON could not write back).
+    DuplicatePath(String),
+    /// Two different paths whose keys hash to the same [`Key`].
+    KeyCollision {
+        /// The path seen first.
+        first: String,
+        /// The path seen second.
+        second: String,
+        /// Their key.
+        key: Key,
+    },
+    /// An entity's top-level member named as a raw key (`#` and 8 hex digits, as in
+    /// `#0000002a`: the key with that hash, unnamed) that holds an object, or an array of
+    /// other things than numbers: a raw key holds one value.
+    RawKeyNotAValue {
+        /// The member's name as written.
+        member: String,
+        /// Whether it holds an object (else an array).
+        object: bool,
+    },
+    /// The blob would pass its 4 GiB limit.
+    Blob(BlobError),
+    /// A member nested deeper than a key's name may be: its path has `segments` member names,
+    /// past `limit` ([`MAX_PATH_SEGMENTS`]).
+    TooDeep {
+        /// Member names on the path.
+        segments: usize,
+        /// The most a name may have.
+        limit: usize,
+    },
+}
+
+impl JsonError {
+    /// What is wrong.
+    #[must_use]
+    pub fn kind(&self) -> &JsonErrorKind {
+        &self.kind
+    }
+
+    /// Where in the document: a JSON Pointer (`/stats/health`, `/position/2`; `""` is the top).
+    #[must_use]
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The line (from 1) where reading stopped.
+    #[must_use]
+    pub fn line(&self) -> usize {
+        self.line
+    }
+
+    /// The column (from 1) where reading stopped.
+    #[must_use]
+    pub fn column(&self) -> usize {
+        self.column
+    }
+}
+
+impl fmt::Display for JsonErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            JsonErrorKind::Syntax(message) => f.write_str(message),
+            JsonErrorKind::NotAnObject => f.write_str("an entity must be a JSON object"),
+            JsonErrorKind::Null => f.write_str("null is not a value"),
+            JsonErrorKind::NotANumber => f.write_str("arrays may hold numbers only"),
+            JsonErrorKind::NumberOutOfRange(n) => write!(f, "{n:e} is past the range of f32"),
+            JsonErrorKind::NotHeld { number, becomes } => {
+                let number = Shortened(number);
+                write!(f, "{number} would be stored as {}: f32 cannot hold it", JsonF32(*becomes))
+            }
+            JsonErrorKind::DuplicatePath(path) => write!(f, "{} is set twice", Shortened(path)),
+            JsonErrorKind::KeyCollision { first, second, key } => {
+                let (first, second) = (Shortened(first), Shortened(second));
+                write!(f, "{second} and {first} hash to the same key {key}")
+            }
+            JsonErrorKind::RawKeyNotAValue { member, object } => {
+                let not =
+                    if *object { "an object" } else { "an array of other things than numbers" };
+                write!(
+                    f,
+                    "member {} is a raw key and holds one value, not {not}",
+                    Shortened(member)
+                )
+            }
+            JsonErrorKind::Blob(e) => e.fmt(f),
+            JsonErrorKind::TooDeep { segments, limit } => {
+                write!(f, "the path has {segments} segments, past the limit of {limit}")
+            }
+        }
+    }
+}
+
+impl fmt::Display for JsonError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Names are cut and escaped, so that a message is one short line.
+        let path = Shortened(if self.path.is_empty() { "/" } else { &self.path });
+        write!(f, "{path} (line {}, column {}): {}", self.line, self.column, self.kind)
+    }
+}
+
+impl std::error::Error for JsonError {}
+
+/// Why an entity cannot be written as JSON.
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{ExportError, ExportOptions, Store};
+///
+/// let mut store = Store::new();
+/// let id = store.insert_entries([("stats.luck", f32::NAN)]);
+/// let err = store.export(id, &ExportOptions::json()).unwrap_err();
+/// assert!(matches!(&err, ExportError::NotFinite { key, .. } if key == "stats.luck"));
+/// store.remove(id);
+/// assert!(matches!(store.export(id, &ExportOptions::json()), Err(ExportError::Handle(_))));
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum ExportError {
+    /// The handle names no live entity.
+    Handle(HandleError),
+    /// A float that JSON has no number for (NaN, infinity): any text written for it would not
+    /// read back as it.
+    NotFinite {
+        /// The entity, when the export is of a store's entity.
+        entity: Option<Id>,
+        /// The key, as [`Store::key_label`](crate::Store::key_label) shows it.
+        key: String,
+        /// The float.
+        value: f32,
+    },
+    /// The entity holds nothing at or under the path.
+    NoPath {
+        /// The entity.
+        entity: Option<Id>,
+        /// The path, as [`Store::key_label`](crate::Store::key_label) would show its key.
+        path: String,
+    },
+}
+
+impl fmt::Display for ExportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let entity = |id: &Option<Id>| id.map(|id| format!("entity {id}: ")).unwrap_or_default();
+        match self {
+            ExportError::Handle(e) => e.fmt(f),
+            ExportError::NotFinite { entity: id, key, value } => {
+                let (id, key) = (entity(id), Shortened(key));
+                write!(f, "{id}{key} is {}, which JSON has no number for", JsonF32(*value))
+            }
+            ExportError::NoPath { entity: Some(id), path } => {
+                write!(f, "entity {id} holds nothing at {}", Shortened(path))
+            }
+            ExportError::NoPath { entity: None, path } => {
+                write!(f, "nothing at {}", Shortened(path))
+            }
+        }
+    }
+}
+
+impl std::error::Error for ExportError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ExportError::Handle(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<HandleError> for ExportError {
+    fn from(e: HandleError) -> ExportError {
+        ExportError::Handle(e)
+    }
+}

@@ -1,0 +1,139 @@
+//! The text formats: JSON and SJSON, read into blobs and written from them; and how error
+//! messages show untrusted text to people ([`Escaped`], [`Shortened`]).
+//!
+//! # The formats
+//!
+//! Both hold the `DataComponent`'s data: booleans, numbers (stored as `f32`), strings,
+//! objects (flattened into dotted keys: `{"stats": {"health": 100}}` is the key
+//! `stats.health`) and arrays of numbers. [`TextFormat::Json`] is JSON. [`TextFormat::Sjson`]
+//! is SJSON ("simplified JSON"), the form the Bitsquid and Stingray engines write their data
+//! in:
+//!
+//! ```text
+//! name = "The One"        // the top level is an object without braces
+//! stats = {
+//!     health = 100        // `=` (or `:`) after a name; commas are optional
+//!     mana = 200
+//! }
+//! color = [0 0.5 0.5 0.7] /* an array of numbers */
+//! ```
+//!
+//! What the SJSON reader accepts:
+//! - the top level is an object whose braces may be left out; a braced object, or (in a store
+//!   import) an array of objects, is read too: every JSON document is an SJSON document;
+//! - a member is a name, `=` or `:`, and a value; a name is unquoted when it is made of ASCII
+//!   letters, digits and `_`, else a quoted string;
+//! - members and array elements are separated by whitespace, or one comma (a trailing comma is
+//!   allowed);
+//! - `// comments` to the end of the line and `/* comments */` (not nested) wherever
+//!   whitespace may go;
+//! - values are JSON's: strings in double quotes with JSON's escapes, on one line (or
+//!   `"""verbatim, over lines"""`), numbers in JSON's form, `true`, `false`, `null`, objects
+//!   and arrays; a string value needs its quotes;
+//! - an empty document is an entity with no keys; objects and arrays nest at most 127 deep,
+//!   as in JSON.
+//!
+//! # Strict and lenient
+//!
+//! An import reads the restricted format only ([`ImportOptions::strict`]: `null`, arrays of
+//! anything but numbers and numbers `f32` does not hold are errors), or existing data
+//! ([`ImportOptions::lenient`]: such arrays become objects keyed by index, `null` is skipped,
+//! numbers are stored as the nearest `f32`), and reports what it changed ([`ImportReport`]).
+//! Either way an error says where: a [`JsonError`] has the path (a JSON Pointer), the line
+//! and the column.
+//!
+//! # Import and export
+//!
+//! One import and one export per target, the choices in an options struct:
+//! - [`Store::import`] reads a document (one entity, or an array of them) into a store, all or
+//!   nothing, keeping the keys' names; [`Blob::import`] reads one entity into a blob.
+//! - [`Store::export`] writes one entity, [`Store::export_all`] every entity (as a document
+//!   that imports back), [`Store::export_at`] what an entity holds at a path, and
+//!   [`export_blob`] any blob, nested by a store's names. [`ExportOptions`] picks the format,
+//!   the layout, and whether a NaN or infinity (which neither format has a number for) is
+//!   refused ([`ExportError::NotFinite`]) or written as `null`.
+//!
+//! ```
+//! use datacomp::{ExportOptions, ImportOptions, Store, TextFormat};
+//!
+//! let mut store = Store::new();
+//! let sjson = ImportOptions::strict().format(TextFormat::Sjson);
+//! let ids = store.import("name = \"Orc\"\nstats = { health = 30 }", &sjson)?.ids;
+//! assert_eq!(store.export(ids[0], &ExportOptions::json())?, r#"{"name":"Orc","stats":{"health":30}}"#);
+//! assert_eq!(store.export_at(ids[0], "stats.health", &ExportOptions::json())?, "30");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Where the code is
+//!
+//! - `options.rs`, `error.rs`: the options, reports and errors of import and export.
+//! - `read.rs`: the importer's entry points ([`Blob::import`]); `importer.rs`: its state and
+//!   rules; `entity.rs`: the serde seeds that drive it, writing each value straight into a
+//!   blob as it is read (no `serde_json::Value` tree).
+//! - `write.rs`: an entity's tree and the JSON writer; `plan.rs`: export plans, an entity's
+//!   JSON without its values, made once per key layout.
+//! - `number.rs`: numbers as JSON holds them ([`JsonF32`]).
+//! - `store.rs`: the store's import and exports, built on its public API and a few
+//!   crate-internal accessors.
+//! - `sjson/`: the SJSON reader and writer.
+//! - `shown.rs`: [`Escaped`] and [`Shortened`], compiled with or without the `json` feature.
+//!
+//! [`Store::import`]: crate::store::Store::import
+//! [`Store::export`]: crate::store::Store::export
+//! [`Store::export_all`]: crate::store::Store::export_all
+//! [`Store::export_at`]: crate::store::Store::export_at
+//! [`Blob::import`]: crate::blob::Blob::import
+
+#[cfg(feature = "json")]
+mod entity;
+#[cfg(feature = "json")]
+mod error;
+#[cfg(feature = "json")]
+mod importer;
+#[cfg(feature = "json")]
+mod number;
+#[cfg(feature = "json")]
+mod options;
+#[cfg(feature = "json")]
+mod plan;
+#[cfg(feature = "json")]
+pub(crate) mod read;
+pub(crate) mod shown;
+#[cfg(feature = "json")]
+mod sjson;
+#[cfg(feature = "json")]
+mod store;
+#[cfg(feature = "json")]
+mod write;
+
+#[cfg(feature = "json")]
+pub use error::{ExportError, JsonError, JsonErrorKind};
+#[cfg(feature = "json")]
+pub use number::JsonF32;
+#[cfg(feature = "json")]
+pub use options::{ExportOptions, ImportOptions, ImportReport, Imported};
+pub use shown::{Escaped, SHORTENED_BYTES, Shortened};
+#[cfg(feature = "json")]
+pub use store::export_blob;
+
+/// The text formats: what [`ImportOptions::format`] reads and [`ExportOptions`] writes.
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::{Blob, ImportOptions, TextFormat};
+///
+/// let options = ImportOptions::strict().format(TextFormat::Sjson);
+/// assert_eq!(Blob::import("hp = 7", &options)?.get_float("hp"), Some(7.0));
+/// assert_eq!(TextFormat::default(), TextFormat::Json);
+/// # Ok::<(), datacomp::JsonError>(())
+/// ```
+#[cfg(feature = "json")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum TextFormat {
+    /// JSON (RFC 8259).
+    #[default]
+    Json,
+    /// SJSON, the Bitsquid and Stingray form: see the [module docs](self).
+    Sjson,
+}
