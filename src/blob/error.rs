@@ -16,7 +16,8 @@ use crate::key::Key;
 /// # Examples
 ///
 /// ```
-/// use datacomp::{Blob, BlobError, Patch};
+/// use datacomp::{Blob, BlobError};
+/// use datacomp::blob::Patch;
 ///
 /// let err = Blob::from_bytes(&[0; 6]).unwrap_err();
 /// assert_eq!(err, BlobError::Truncated { byte_len: 6 });

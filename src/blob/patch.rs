@@ -33,7 +33,8 @@ use crate::value::{OwnedValue, Value};
 /// # Examples
 ///
 /// ```
-/// use datacomp::{Blob, Patch};
+/// use datacomp::Blob;
+/// use datacomp::blob::Patch;
 ///
 /// let mut before = Blob::new();
 /// before.set("name", "The One");
@@ -69,7 +70,7 @@ impl Patch {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::Patch;
+    /// use datacomp::blob::Patch;
     ///
     /// assert!(Patch::new().is_empty());
     /// ```
@@ -87,7 +88,8 @@ impl Patch {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{Blob, Patch};
+    /// use datacomp::Blob;
+    /// use datacomp::blob::Patch;
     ///
     /// let base: Blob = [("a", 1.0), ("b", 2.0)].into_iter().collect();
     /// let target: Blob = [("b", 3.0), ("c", 4.0)].into_iter().collect();
@@ -115,7 +117,8 @@ impl Patch {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{Blob, BlobError, Patch};
+    /// use datacomp::{Blob, BlobError};
+    /// use datacomp::blob::Patch;
     ///
     /// let base: Blob = [("a", 1.0)].into_iter().collect();
     /// let patch = Blob::diff(&base, &Blob::new());
@@ -469,7 +472,7 @@ impl Blob {
     /// let conflicts = Blob::merge3(&base, &ours, &theirs).unwrap_err();
     /// assert_eq!(conflicts.conflicts()[0].ours, OwnedValue::Float(90.0));
     /// assert_eq!(conflicts.into_theirs().get_float("health"), Some(80.0));
-    /// # Ok::<(), datacomp::Conflicts>(())
+    /// # Ok::<(), datacomp::blob::Conflicts>(())
     /// ```
     pub fn merge3(base: &Blob, ours: &Blob, theirs: &Blob) -> Result<Blob, Conflicts> {
         let (base, ours, theirs) = (base.as_blob_ref(), ours.as_blob_ref(), theirs.as_blob_ref());
@@ -610,7 +613,8 @@ impl Conflicts {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{Blob, OwnedValue, Side};
+    /// use datacomp::{Blob, OwnedValue};
+    /// use datacomp::blob::Side;
     ///
     /// let base: Blob = [("health", 100.0), ("mana", 50.0)].into_iter().collect();
     /// let ours: Blob = [("health", 90.0), ("mana", 40.0)].into_iter().collect();

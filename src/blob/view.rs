@@ -415,7 +415,8 @@ impl<'a> BlobRef<'a> {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{Blob, Key, RegionKind};
+    /// use datacomp::{Blob, Key};
+    /// use datacomp::blob::RegionKind;
     ///
     /// let mut sheet = Blob::with_capacity(2, 48);
     /// sheet.set("name", "Ann");

@@ -25,7 +25,8 @@ use crate::text::Shortened;
 /// # Examples
 ///
 /// ```
-/// use datacomp::{FileError, LoadError, Store};
+/// use datacomp::{LoadError, Store};
+/// use datacomp::format::FileError;
 ///
 /// let bytes = [b"NOTASAVE".as_slice(), &[0; 24]].concat(); // a whole header's length
 /// let err = Store::from_bytes(&bytes).unwrap_err();
@@ -221,7 +222,9 @@ impl std::error::Error for FileError {}
 ///
 /// ```
 /// use std::error::Error as _;
-/// use datacomp::{FileError, HandleMap, HandleMapError, LoadError, Store};
+/// use datacomp::{HandleMap, LoadError, Store};
+/// use datacomp::format::FileError;
+/// use datacomp::handle_map::HandleMapError;
 ///
 /// let err = Store::from_bytes(b"DATACOMP").unwrap_err();
 /// let inner = FileError::Truncated { what: "file header", needed: 32, len: 8 };
@@ -232,7 +235,7 @@ impl std::error::Error for FileError {}
 /// let mut map = HandleMap::new(0);
 /// map.insert(1_u64);
 /// let raw = map.as_raw();
-/// let short = datacomp::RawHandleMap { items: &raw.items[..4], ..raw };
+/// let short = datacomp::handle_map::RawHandleMap { items: &raw.items[..4], ..raw };
 /// let err = LoadError::from(HandleMap::<u64>::from_raw(&short).unwrap_err());
 /// let inner = HandleMapError::SectionSize { section: "items", expected: 8, found: 4 };
 /// assert_eq!(err, LoadError::HandleMap(inner));
@@ -317,7 +320,8 @@ impl From<StoreError> for LoadError {
 /// # Examples
 ///
 /// ```
-/// use datacomp::{Blob, LoadError, Store, StoreError, StorePatch, StoreView};
+/// use datacomp::{Blob, LoadError, Store, StorePatch, StoreView};
+/// use datacomp::format::StoreError;
 ///
 /// let mut store = Store::new();
 /// store.insert(&[("name", "Ada")].into_iter().collect::<Blob>());

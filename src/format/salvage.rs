@@ -52,7 +52,8 @@ impl Store {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{Blob, FileError, LoadError, Store};
+    /// use datacomp::{Blob, LoadError, Store};
+    /// use datacomp::format::FileError;
     ///
     /// let mut store = Store::new();
     /// let sheet: Blob = [("name", "Orc")].into_iter().collect();

@@ -233,7 +233,8 @@ impl LoadOptions {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{LoadError, LoadOptions, Store, StoreError};
+    /// use datacomp::{LoadError, LoadOptions, Store};
+    /// use datacomp::format::StoreError;
     ///
     /// // A key hash 1 save, written before key hash 2, whose keys were set without names.
     /// let old = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/world_v1.dcmp"))?;

@@ -16,7 +16,8 @@ use crate::names::KeyNames;
 /// # Examples
 ///
 /// ```
-/// use datacomp::{ImportOptions, Key, SavedKeyNames, Store};
+/// use datacomp::{ImportOptions, Key, Store};
+/// use datacomp::format::SavedKeyNames;
 ///
 /// let mut store = Store::new();
 /// store.import(r#"{"stats": {"health": 12}}"#, &ImportOptions::strict())?;
@@ -45,7 +46,8 @@ impl SavedKeyNames {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{SavedKeyNames, Store};
+    /// use datacomp::Store;
+    /// use datacomp::format::SavedKeyNames;
     ///
     /// assert!(SavedKeyNames::from_bytes(&Store::new().to_bytes())?.is_empty());
     /// assert!(SavedKeyNames::from_bytes(b"not a save").is_err());
@@ -61,7 +63,8 @@ impl SavedKeyNames {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{SavedKeyNames, Store};
+    /// use datacomp::Store;
+    /// use datacomp::format::SavedKeyNames;
     ///
     /// let mut store = Store::new();
     /// store.insert_key_name("stats.luck")?;
@@ -78,7 +81,8 @@ impl SavedKeyNames {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{SavedKeyNames, Store};
+    /// use datacomp::Store;
+    /// use datacomp::format::SavedKeyNames;
     ///
     /// assert!(SavedKeyNames::from_bytes(&Store::new().to_bytes())?.is_empty());
     /// # Ok::<(), datacomp::LoadError>(())
@@ -93,7 +97,8 @@ impl SavedKeyNames {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{Key, SavedKeyNames, Store};
+    /// use datacomp::{Key, Store};
+    /// use datacomp::format::SavedKeyNames;
     ///
     /// let mut store = Store::new();
     /// store.insert_key_name("gold")?;
@@ -113,7 +118,8 @@ impl SavedKeyNames {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{Key, SavedKeyNames, Store};
+    /// use datacomp::{Key, Store};
+    /// use datacomp::format::SavedKeyNames;
     ///
     /// let mut store = Store::new();
     /// store.insert_key_name("stats.luck")?;
@@ -137,7 +143,8 @@ impl SavedKeyNames {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{Key, SavedKeyNames, Store};
+    /// use datacomp::{Key, Store};
+    /// use datacomp::format::SavedKeyNames;
     ///
     /// let mut store = Store::new();
     /// store.insert_key_name("sleep_haste_8")?;

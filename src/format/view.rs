@@ -152,7 +152,7 @@ impl LoadOptions {
     /// use datacomp::{ImportOptions, Key, LoadOptions, Store};
     ///
     /// let mut store = Store::new();
-    /// store.import_json(r#"{"stats": {"health": 12}}"#, &ImportOptions::strict())?;
+    /// store.import(r#"{"stats": {"health": 12}}"#, &ImportOptions::strict())?;
     /// let bytes = store.to_bytes();
     /// let (view, names) = LoadOptions::new().view_with_key_names(&bytes)?;
     /// assert_eq!(view.len(), 1);

@@ -15,7 +15,9 @@ use crate::text::Shortened;
 /// # Examples
 ///
 /// ```
-/// use datacomp::{HandleMap, HandleMapError, RawHandleMap};
+/// use datacomp::HandleMap;
+/// use datacomp::handle_map::HandleMapError;
+/// use datacomp::handle_map::RawHandleMap;
 ///
 /// let mut map = HandleMap::new(0);
 /// map.insert(1_u64);

@@ -43,7 +43,9 @@ impl RawHeader {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{HandleMap, RawHandleMap, RawHeader};
+    /// use datacomp::HandleMap;
+    /// use datacomp::handle_map::RawHandleMap;
+    /// use datacomp::handle_map::RawHeader;
     ///
     /// let mut map = HandleMap::new(2);
     /// let ids = map.insert_batch([10_u64, 20, 30]);
@@ -73,7 +75,8 @@ impl RawHeader {
 /// # Examples
 ///
 /// ```
-/// use datacomp::{HandleMap, RawHandleMap};
+/// use datacomp::HandleMap;
+/// use datacomp::handle_map::RawHandleMap;
 ///
 /// let mut map = HandleMap::new(1);
 /// let id = map.insert(42_u64);

@@ -16,7 +16,8 @@ use crate::text::Shortened;
 /// # Examples
 ///
 /// ```
-/// use datacomp::{Error, KeyError, MAX_PATH_SEGMENTS, Store};
+/// use datacomp::{Error, KeyError, Store};
+/// use datacomp::key::MAX_PATH_SEGMENTS;
 ///
 /// let mut store = Store::new();
 /// let id = store.insert_empty();

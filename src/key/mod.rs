@@ -21,7 +21,9 @@ use std::str::FromStr;
 /// # Examples
 ///
 /// ```
-/// use datacomp::{Error, ImportOptions, JsonErrorKind, KeyError, MAX_PATH_SEGMENTS, Store};
+/// use datacomp::{Error, ImportOptions, KeyError, Store};
+/// use datacomp::text::JsonErrorKind;
+/// use datacomp::key::MAX_PATH_SEGMENTS;
 ///
 /// let mut store = Store::new();
 /// let id = store.insert_empty();

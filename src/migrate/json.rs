@@ -44,7 +44,8 @@ impl Migrations {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{MigrateError, Migrations};
+    /// use datacomp::Migrations;
+    /// use datacomp::migrate::MigrateError;
     ///
     /// let migrations = Migrations::from_json(r#"{"version": 2, "steps": [{"to": 2, "remove": ["x"]}]}"#)?;
     /// assert_eq!(migrations.version(), 2);

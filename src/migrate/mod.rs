@@ -75,7 +75,7 @@ use crate::value::{AsValue, OwnedValue};
 /// // Migrating again changes nothing.
 /// let again = migrations.apply(&mut world)?;
 /// assert!(again.steps.is_empty());
-/// # Ok::<(), datacomp::MigrateError>(())
+/// # Ok::<(), datacomp::migrate::MigrateError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Migrations {
@@ -128,7 +128,7 @@ impl Migrations {
     /// let mut store = Store::new();
     /// Migrations::new(2).apply(&mut store)?;
     /// assert_eq!(store.data_version(), 2);
-    /// # Ok::<(), datacomp::MigrateError>(())
+    /// # Ok::<(), datacomp::migrate::MigrateError>(())
     /// ```
     #[must_use]
     pub fn new(version: u32) -> Migrations {
@@ -175,7 +175,7 @@ impl Migrations {
     ///
     /// let migrations = Migrations::from_json(r#"{"version": 2, "steps": [{"to": 2}]}"#)?;
     /// assert_eq!(migrations.steps()[0].version(), 2);
-    /// # Ok::<(), datacomp::MigrateError>(())
+    /// # Ok::<(), datacomp::migrate::MigrateError>(())
     /// ```
     #[must_use]
     pub fn steps(&self) -> &[MigrationStep] {
@@ -260,7 +260,7 @@ impl MigrationStep {
     /// migrations.apply(&mut store)?;
     /// let items = store.export(id, &ExportOptions::json()).unwrap();
     /// assert_eq!(items, r#"{"items":{"sword":1,"potion":3}}"#);
-    /// # Ok::<(), datacomp::MigrateError>(())
+    /// # Ok::<(), datacomp::migrate::MigrateError>(())
     /// ```
     #[must_use]
     pub fn rename(mut self, from: &str, to: &str) -> MigrationStep {
@@ -279,7 +279,7 @@ impl MigrationStep {
     /// let id = store.insert_entries([("name", "Orc"), ("legacy.xp", "5"), ("legacy.kills", "2")]);
     /// Migrations::new(1).step(MigrationStep::to(1).remove("legacy")).apply(&mut store)?;
     /// assert_eq!(store.export(id, &ExportOptions::json()).unwrap(), r#"{"name":"Orc"}"#);
-    /// # Ok::<(), datacomp::MigrateError>(())
+    /// # Ok::<(), datacomp::migrate::MigrateError>(())
     /// ```
     #[must_use]
     pub fn remove(mut self, path: &str) -> MigrationStep {
@@ -300,7 +300,7 @@ impl MigrationStep {
     /// Migrations::new(1).step(MigrationStep::to(1).default("stats.luck", 1)).apply(&mut store)?;
     /// assert_eq!(store.get(lucky).unwrap().get_float("stats.luck"), Some(7.0));
     /// assert_eq!(store.get(plain).unwrap().get_float("stats.luck"), Some(1.0));
-    /// # Ok::<(), datacomp::MigrateError>(())
+    /// # Ok::<(), datacomp::migrate::MigrateError>(())
     /// ```
     #[must_use]
     pub fn default(mut self, path: &str, value: impl AsValue) -> MigrationStep {
@@ -319,7 +319,7 @@ impl MigrationStep {
     /// let old = store.insert_entries([("schema", "v2")]);
     /// Migrations::new(3).step(MigrationStep::to(3).set("schema", "v3")).apply(&mut store)?;
     /// assert_eq!(store.get(old).unwrap().get_str("schema"), Some("v3"));
-    /// # Ok::<(), datacomp::MigrateError>(())
+    /// # Ok::<(), datacomp::migrate::MigrateError>(())
     /// ```
     #[must_use]
     pub fn set(mut self, path: &str, value: impl AsValue) -> MigrationStep {
@@ -469,7 +469,7 @@ pub(crate) struct CheckedWrite<'a> {
 /// assert_eq!(report.steps[0].entities, 1);
 /// assert_eq!(report.steps[0].renamed, 1);
 /// assert_eq!(report.to_string(), "data version 0 -> 2\n  steps[0] (to 2): 1 entities changed: 1 keys renamed\n");
-/// # Ok::<(), datacomp::MigrateError>(())
+/// # Ok::<(), datacomp::migrate::MigrateError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 #[non_exhaustive]
@@ -495,7 +495,7 @@ pub struct MigrationReport {
 /// let report = Migrations::new(1).step(MigrationStep::to(1).remove("legacy")).apply(&mut store)?;
 /// let step = report.steps[0];
 /// assert_eq!((step.index, step.to, step.entities, step.removed, step.keys()), (0, 1, 1, 2, 2));
-/// # Ok::<(), datacomp::MigrateError>(())
+/// # Ok::<(), datacomp::migrate::MigrateError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 #[non_exhaustive]
@@ -522,7 +522,7 @@ impl StepReport {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::StepReport;
+    /// use datacomp::migrate::StepReport;
     ///
     /// assert_eq!(StepReport::default().keys(), 0);
     /// ```
@@ -570,7 +570,8 @@ impl fmt::Display for MigrationReport {
 /// # Examples
 ///
 /// ```
-/// use datacomp::{MigrateError, Migrations};
+/// use datacomp::Migrations;
+/// use datacomp::migrate::MigrateError;
 ///
 /// let err = Migrations::from_json(r#"{"version": 2, "steps": [{"to": 2, "renmae": {}}]}"#)
 ///     .unwrap_err();

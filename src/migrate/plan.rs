@@ -67,7 +67,8 @@ impl Migrations {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{MigrateError, MigrationStep, Migrations, Store};
+    /// use datacomp::{MigrationStep, Migrations, Store};
+    /// use datacomp::migrate::MigrateError;
     ///
     /// let mut store = Store::new();
     /// let id = store.insert_entries([("hp", 30.0), ("stats.health", 25.0)]);

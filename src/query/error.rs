@@ -7,7 +7,8 @@ use std::fmt;
 /// # Examples
 ///
 /// ```
-/// use datacomp::{Query, QueryErrorKind};
+/// use datacomp::Query;
+/// use datacomp::query::QueryErrorKind;
 ///
 /// let err = Query::parse("has").unwrap_err();
 /// assert_eq!(err.column(), 4);

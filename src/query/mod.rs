@@ -88,7 +88,7 @@ use crate::store::Store;
 ///
 /// let err = Query::parse("stats.health < twenty").unwrap_err();
 /// assert_eq!(err.to_string(), "column 16: expected a number, found 'twenty'");
-/// # Ok::<(), datacomp::QueryError>(())
+/// # Ok::<(), datacomp::query::QueryError>(())
 /// ```
 #[derive(Clone, Debug)]
 pub struct Query {
@@ -191,7 +191,8 @@ impl Query {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{Query, QueryErrorKind};
+    /// use datacomp::Query;
+    /// use datacomp::query::QueryErrorKind;
     ///
     /// assert!(Query::parse(r#"name == "Orc" or not (has title)"#).is_ok());
     /// let err = Query::parse("(stats.health > 3").unwrap_err();
@@ -237,7 +238,7 @@ impl Query {
     /// let query = Query::parse("poisoned and (stats.hp < 3 or has #0000002a)")?;
     /// let keys: Vec<(usize, &str)> = query.keys().collect();
     /// assert_eq!(keys, [(1, "poisoned"), (15, "stats.hp"), (35, "#0000002a")]);
-    /// # Ok::<(), datacomp::QueryError>(())
+    /// # Ok::<(), datacomp::query::QueryError>(())
     /// ```
     pub fn keys(&self) -> impl ExactSizeIterator<Item = (usize, &str)> + '_ {
         self.keys.iter().map(|(column, word)| (*column, &**word))
@@ -253,7 +254,7 @@ impl Query {
     /// let sheet: Blob = [("stats.health", 12.0)].into_iter().collect();
     /// assert!(Query::parse("stats.health <= 12")?.matches(&sheet));
     /// assert!(!Query::parse("stats.health != 12")?.matches(&sheet));
-    /// # Ok::<(), datacomp::QueryError>(())
+    /// # Ok::<(), datacomp::query::QueryError>(())
     /// ```
     #[must_use]
     pub fn matches<'a>(&self, blob: impl Into<BlobRef<'a>>) -> bool {
@@ -284,7 +285,7 @@ impl Store {
     /// world.insert(&[("name", "Elf")].into_iter().collect::<Blob>());
     /// let orcs = Query::parse(r#"name == "Orc""#)?;
     /// assert_eq!(world.query(&orcs).map(|(id, _)| id).collect::<Vec<_>>(), [orc]);
-    /// # Ok::<(), datacomp::QueryError>(())
+    /// # Ok::<(), datacomp::query::QueryError>(())
     /// ```
     pub fn query<'s>(&'s self, query: &'s Query) -> impl Iterator<Item = (Id, BlobRef<'s>)> + 's {
         self.iter().filter(|(_, blob)| query.matches(*blob))

@@ -523,7 +523,8 @@ impl StorePatch {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{LoadError, Store, StoreError, StorePatch};
+    /// use datacomp::{LoadError, Store, StorePatch};
+    /// use datacomp::format::StoreError;
     ///
     /// let base = Store::new();
     /// let mut target = base.clone();

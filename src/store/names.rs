@@ -24,7 +24,7 @@ impl Store {
     /// use datacomp::{ImportOptions, Key, Store};
     ///
     /// let mut store = Store::new();
-    /// store.import_json(r#"{"status_effects": {"drunk": true}}"#, &ImportOptions::strict())?;
+    /// store.import(r#"{"status_effects": {"drunk": true}}"#, &ImportOptions::strict())?;
     /// let name = store.key_name(Key::parse("status_effects.drunk"));
     /// assert_eq!(name.as_deref(), Some("status_effects.drunk"));
     /// assert_eq!(store.key_name(Key::parse("stats.health")), None);
@@ -44,7 +44,7 @@ impl Store {
     /// use datacomp::{ImportOptions, Key, Store};
     ///
     /// let mut store = Store::new();
-    /// store.import_json(r#"{"a.b": {"c/d": 1}}"#, &ImportOptions::strict())?;
+    /// store.import(r#"{"a.b": {"c/d": 1}}"#, &ImportOptions::strict())?;
     /// assert_eq!(store.key_pointer(Key::path(&["a.b", "c/d"])).as_deref(), Some("/a.b/c~1d"));
     /// assert_eq!(store.key_pointer(Key::parse("a.b.c")), None);
     /// # Ok::<(), datacomp::JsonError>(())
@@ -65,7 +65,7 @@ impl Store {
     /// use datacomp::{ImportOptions, Key, Store};
     ///
     /// let mut store = Store::new();
-    /// store.import_json(r#"{"a.b": 1, "a": {"b": 2}}"#, &ImportOptions::strict())?;
+    /// store.import(r#"{"a.b": 1, "a": {"b": 2}}"#, &ImportOptions::strict())?;
     /// assert_eq!(store.key_label(Key::new("a.b")), "/a.b");
     /// assert_eq!(store.key_label(Key::parse("a.b")), "a.b");
     /// assert_eq!(store.key_label(Key::from_raw(42)), "#0000002a");
@@ -89,7 +89,7 @@ impl Store {
     /// use datacomp::{ImportOptions, Key, Store};
     ///
     /// let mut store = Store::new();
-    /// store.import_json(r#"{"b": 1, "a": {"c": true}}"#, &ImportOptions::strict())?;
+    /// store.import(r#"{"b": 1, "a": {"c": true}}"#, &ImportOptions::strict())?;
     /// let mut names: Vec<String> = store.key_names().map(|(_, name)| name).collect();
     /// names.sort();
     /// assert_eq!(names, ["a.c", "b"]);
@@ -116,14 +116,14 @@ impl Store {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{Blob, Key, Store};
+    /// use datacomp::{Blob, ExportOptions, Key, Store};
     ///
     /// let mut store = Store::new();
     /// let id = store.insert(&Blob::new());
     /// let key = store.insert_key_name("stats.luck")?;
     /// store.get_mut(id).unwrap().set(key, 7);
     /// assert_eq!(store.key_name(key).as_deref(), Some("stats.luck"));
-    /// assert_eq!(store.export_json(id).unwrap(), r#"{"stats":{"luck":7}}"#);
+    /// assert_eq!(store.export(id, &ExportOptions::json()).unwrap(), r#"{"stats":{"luck":7}}"#);
     ///
     /// // Two names with one 32-bit hash: rare, but they exist.
     /// store.insert_key_name("sleep_haste_8")?;
@@ -195,9 +195,9 @@ impl Store {
     /// use datacomp::{ImportOptions, Key, Store};
     ///
     /// let mut ours = Store::new();
-    /// ours.import_json(r#"{"x": 1}"#, &ImportOptions::strict())?;
+    /// ours.import(r#"{"x": 1}"#, &ImportOptions::strict())?;
     /// let mut theirs = Store::new();
-    /// theirs.import_json(r#"{"x": 1, "a.b": 5}"#, &ImportOptions::strict())?;
+    /// theirs.import(r#"{"x": 1, "a.b": 5}"#, &ImportOptions::strict())?;
     /// ours.merge_key_names(&theirs).unwrap();
     /// assert_eq!(ours.key_label(Key::new("a.b")), "/a.b", "a dot inside a name stays inside");
     ///

@@ -19,7 +19,8 @@ use super::shown::Shortened;
 /// # Examples
 ///
 /// ```
-/// use datacomp::{Blob, ImportOptions, JsonErrorKind};
+/// use datacomp::{Blob, ImportOptions};
+/// use datacomp::text::JsonErrorKind;
 ///
 /// let text = "{\"stats\": {\"health\": null}}";
 /// let err = Blob::import(text, &ImportOptions::strict()).unwrap_err();

@@ -22,7 +22,7 @@ use std::fmt;
 /// # Examples
 ///
 /// ```
-/// use datacomp::JsonF32;
+/// use datacomp::text::JsonF32;
 ///
 /// let shown: Vec<String> = [17.0, 0.1, -2.5, 123_456_792.0, 1e20, 1e-7, -0.0]
 ///     .into_iter()

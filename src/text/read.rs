@@ -194,7 +194,8 @@ impl std::str::FromStr for JsonF32 {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{JsonErrorKind, JsonF32};
+    /// use datacomp::text::JsonErrorKind;
+    /// use datacomp::text::JsonF32;
     ///
     /// assert_eq!("-0.5e1".parse::<JsonF32>(), Ok(JsonF32(-5.0)));
     /// assert_eq!("123456790".parse::<JsonF32>(), Ok(JsonF32(123_456_792.0)));
