@@ -17,6 +17,7 @@
 //! `Store`'s JSON and SJSON import and exports are [`crate::text`]'s (`text/store.rs`): they
 //! use the accessors above, and `check_room` and `append_packed` for an import.
 
+mod blob_mut;
 pub(crate) mod delta;
 mod names;
 mod track;
@@ -27,21 +28,19 @@ use zerocopy::little_endian::U32;
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use crate::blob::layout;
-use crate::blob::write::BlobWrite;
-use crate::blob::{Blob, BlobError, BlobRef};
+use crate::blob::{Blob, BlobRef};
 use crate::error::Error;
 use crate::handle_map::{HandleError, HandleMap, Id};
 use crate::key::{AsKey, Key};
 use crate::names::KeyNames;
-use crate::value::{AsValue, Value};
+use crate::value::AsValue;
 
+pub use blob_mut::BlobMut;
 pub use delta::StorePatch;
 pub(crate) use track::Tracker;
 
 /// The handle map type id of a store's entities.
 pub(crate) const STORE_TYPE_ID: u16 = 1;
-/// Words a blob gets at least when it moves to the end of the arena to grow: 128 bytes.
-const MIN_GROWTH_WORDS: usize = 32;
 /// Compaction runs when garbage passes half the arena and the arena is at least this big.
 const MIN_COMPACT_WORDS: usize = 4096;
 
@@ -770,220 +769,5 @@ impl fmt::Debug for Store {
             }
         }
         f.debug_map().entries(self.iter().map(|(id, blob)| (Plain(id), Named(self, blob)))).finish()
-    }
-}
-
-/// One entity's blob inside a [`Store`], for editing: returned by [`Store::get_mut`].
-///
-/// Writes go straight into the arena; a blob that outgrows its span moves to the end of the
-/// arena first.
-pub struct BlobMut<'a> {
-    store: &'a mut Store,
-    // INVARIANT: live in `store.index` for the whole borrow.
-    id: Id,
-}
-
-impl BlobMut<'_> {
-    #[inline]
-    fn span(&self) -> Span {
-        *self.store.index.get(self.id).expect("INVARIANT: a BlobMut's id stays live")
-    }
-
-    /// The blob, read-only: the read API that `BlobMut` forwards to.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::{BlobRef, Store};
-    ///
-    /// fn health(sheet: BlobRef<'_>) -> f32 {
-    ///     sheet.get_float("stats.health").unwrap_or(0.0)
-    /// }
-    /// let mut store = Store::new();
-    /// let id = store.insert_entries([("stats.health", 42)]);
-    /// let mut entity = store.get_mut(id).unwrap();
-    /// entity.set("stats.health", 40);
-    /// assert_eq!(health(entity.as_blob_ref()), 40.0);
-    /// ```
-    #[inline]
-    #[must_use]
-    pub fn as_blob_ref(&self) -> BlobRef<'_> {
-        BlobRef::from_valid(self.words())
-    }
-
-    /// Sets `key` to `value`, as [`Blob::set`] does, and records the name of a key given as
-    /// text (`"stats.health"`, a [`KeyPath`](crate::KeyPath)) in the store, so that export,
-    /// tools and upgrades know it. A key given as a [`Key`] records no name.
-    ///
-    /// # Panics
-    ///
-    /// If the store records the key's hash under another name, or the write would make a path
-    /// both a value and an object (see [`try_set`](BlobMut::try_set)), or the blob would pass
-    /// 4 GiB or the arena 16 GiB.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::{Key, Store};
-    ///
-    /// let mut store = Store::new();
-    /// let id = store.insert_empty();
-    /// store.get_mut(id).unwrap().set("stats.health", 95);
-    /// store.get_mut(id).unwrap().set(Key::parse("stats.mana"), 10);
-    /// assert_eq!(store.key_name(Key::parse("stats.health")).as_deref(), Some("stats.health"));
-    /// assert_eq!(store.key_name(Key::parse("stats.mana")), None);
-    /// ```
-    #[track_caller]
-    pub fn set(&mut self, key: impl AsKey, value: impl AsValue) {
-        if let Err(e) = self.try_set(key, value) {
-            panic!("BlobMut::set: {e}");
-        }
-    }
-
-    /// Sets `key` to `value` as [`set`](BlobMut::set) does, or changes nothing: neither the
-    /// entity nor the store's names.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Key`] with [`KeyError::Collision`](crate::key::KeyError::Collision) if the key
-    /// is given as text and the store records its hash under another name (writing would
-    /// overwrite that name's value), [`KeyError::PathTooDeep`](crate::key::KeyError::PathTooDeep)
-    /// for a key given as text of more than [`MAX_PATH_SEGMENTS`](crate::key::MAX_PATH_SEGMENTS)
-    /// segments, [`KeyError::PathConflict`](crate::key::KeyError::PathConflict) if the key is new
-    /// to the entity and given as text, and the entity holds a value named on its path (`stats`
-    /// for `stats.health`) or keys named under it (`stats.health` for `stats`): export could not
-    /// write both; [`Error::Blob`] with [`BlobError::TooLarge`] past 4 GiB for one blob.
-    ///
-    /// # Panics
-    ///
-    /// If the arena would pass 16 GiB.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::{Error, KeyError, Store};
-    ///
-    /// let mut store = Store::new();
-    /// let id = store.insert_empty();
-    /// let mut entity = store.get_mut(id).unwrap();
-    /// entity.try_set("sleep_haste_8", 1)?;
-    /// // Another name with the same 32-bit hash.
-    /// let err = entity.try_set("fury_sleep_272", 2).unwrap_err();
-    /// assert!(matches!(err, Error::Key(KeyError::Collision { .. })));
-    /// assert_eq!(entity.get_float("sleep_haste_8"), Some(1.0), "unchanged");
-    ///
-    /// // A value where a path runs through, or the other way round.
-    /// entity.try_set("stats.health", 30)?;
-    /// assert!(matches!(entity.try_set("stats", 5), Err(Error::Key(KeyError::PathConflict { .. }))));
-    /// assert!(matches!(
-    ///     entity.try_set("stats.health.max", 5),
-    ///     Err(Error::Key(KeyError::PathConflict { .. }))
-    /// ));
-    /// assert_eq!(entity.len(), 2, "unchanged");
-    /// # Ok::<(), Error>(())
-    /// ```
-    pub fn try_set(&mut self, key: impl AsKey, value: impl AsValue) -> Result<(), Error> {
-        let path = key.as_path();
-        let key = match &path {
-            Some(path) => {
-                path.check_depth()?;
-                path.check_not_raw()?;
-                let key = self.store.names.check(path)?;
-                // A new key may not make a path both a value and an object.
-                let blob = self.as_blob_ref();
-                if !blob.contains_key(key) {
-                    self.store.check_placement(blob, path)?;
-                }
-                key
-            }
-            None => key.as_key(),
-        };
-        self.write(key, value.as_value())?;
-        if let Some(path) = &path {
-            // Checked above: recording cannot collide.
-            self.store.names.record(path)?;
-        }
-        Ok(())
-    }
-
-    /// Writes `key` in place, or after moving the blob to the arena's end with room.
-    fn write(&mut self, key: Key, value: Value<'_>) -> Result<(), BlobError> {
-        if self.set_entry(key, value)? {
-            // The blob moved: its old span is garbage.
-            self.store.compact_if_wasteful();
-        }
-        Ok(())
-    }
-
-    /// Removes `key`; returns whether it was there.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::Store;
-    ///
-    /// let mut store = Store::new();
-    /// let id = store.insert_entries([("status_effects.drunk", true)]);
-    /// let mut entity = store.get_mut(id).unwrap();
-    /// assert!(entity.remove("status_effects.drunk"));
-    /// assert!(!entity.remove("status_effects.drunk"));
-    /// assert!(entity.is_empty());
-    /// ```
-    pub fn remove(&mut self, key: impl Into<Key>) -> bool {
-        self.remove_entry(key.into())
-    }
-}
-
-crate::blob::forward_read_api!(BlobMut<'_>, to_blob);
-
-impl BlobWrite for BlobMut<'_> {
-    #[inline]
-    fn words(&self) -> &[u32] {
-        &self.store.arena[self.span().range()]
-    }
-
-    // Measured: left to itself LLVM calls it from `set_entry`, 7% more instructions a set.
-    #[allow(clippy::inline_always)]
-    #[inline(always)]
-    fn words_mut(&mut self) -> Option<&mut [u32]> {
-        // The caller writes the region: the entity changes.
-        self.store.touch(self.id);
-        let span = self.span();
-        Some(&mut self.store.arena[span.range()])
-    }
-
-    /// Moves the blob to the arena's end, repacked into at least `required` bytes (and at
-    /// least twice its size, so that a run of growing writes moves it O(log n) times).
-    fn regrow(&mut self, required: u64) -> Result<(), BlobError> {
-        if required > layout::MAX_BYTES as u64 {
-            return Err(BlobError::TooLarge { required });
-        }
-        let span = self.span();
-        let required = (required as usize).div_ceil(4);
-        let words = required.max(2 * span.words()).max(MIN_GROWTH_WORDS);
-        let words = words.min(layout::MAX_BYTES / 4);
-        let moved = self.store.allocate(words);
-        let (old, new) = self.store.arena.split_at_mut(moved.offset());
-        layout::repack(&old[span.range()], new);
-        *self.store.index.get_mut(self.id).expect("INVARIANT: a BlobMut's id stays live") = moved;
-        self.store.garbage_words += span.words();
-        Ok(())
-    }
-}
-
-impl crate::blob::PatchTarget for BlobMut<'_> {}
-
-impl<'b> IntoIterator for &'b BlobMut<'_> {
-    type Item = (Key, Value<'b>);
-    type IntoIter = crate::blob::Iter<'b>;
-
-    fn into_iter(self) -> crate::blob::Iter<'b> {
-        self.iter()
-    }
-}
-
-impl fmt::Debug for BlobMut<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&self.as_blob_ref(), f)
     }
 }
