@@ -191,7 +191,7 @@ pub(crate) fn owned_spans<'a>(
     let mut header = raw.header;
     let len = u64::from(header.len.get());
     let ends = <[U32]>::ref_from_bytes(raw.items).ok().filter(|e| e.len() as u64 == len);
-    let ends = ends.ok_or(HandleMapError::SectionSize {
+    let ends = ends.ok_or_else(|| HandleMapError::SectionSize {
         section: "items",
         expected: len * 4,
         found: raw.items.len() as u64,

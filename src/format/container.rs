@@ -399,11 +399,13 @@ pub(crate) fn parse_tolerant<'a, const N: usize>(
     let (header, rest) = read_file_header(bytes)?;
     let count = usize::from(header.sections.get());
     let table_len = count * size_of::<SectionEntry>();
-    let table_bytes = rest.get(..table_len).ok_or(LoadError::File(FileError::Truncated {
-        what: "section table",
-        needed: (32 + table_len) as u64,
-        len,
-    }))?;
+    let table_bytes = rest.get(..table_len).ok_or_else(|| {
+        LoadError::File(FileError::Truncated {
+            what: "section table",
+            needed: (32 + table_len) as u64,
+            len,
+        })
+    })?;
     let mut crc = crc32fast::Hasher::new();
     crc.update(FileHeader { table_crc: U32::ZERO, ..header }.as_bytes());
     crc.update(table_bytes);
@@ -589,13 +591,14 @@ pub(crate) fn chunked(
     }
     let chunk_bytes = chunk_bytes as usize;
     let count = arena_len.div_ceil(chunk_bytes);
-    let crcs = <[U32]>::ref_from_bytes(crcs).ok().filter(|c| c.len() == count).ok_or(
-        LoadError::File(FileError::SectionSize {
-            section: "arena crcs",
-            expected: 4 + 4 * count as u64,
-            found: section.len() as u64,
-        }),
-    )?;
+    let crcs =
+        <[U32]>::ref_from_bytes(crcs).ok().filter(|c| c.len() == count).ok_or_else(|| {
+            LoadError::File(FileError::SectionSize {
+                section: "arena crcs",
+                expected: 4 + 4 * count as u64,
+                found: section.len() as u64,
+            })
+        })?;
     Ok(ArenaCrc::Chunks { offset, chunk_bytes, crcs })
 }
 

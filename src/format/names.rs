@@ -181,7 +181,7 @@ pub(crate) fn decode_tree(bytes: &[u8], key_hash: u16) -> Result<KeyNames, LoadE
         return Err(bad(0, "a key tree in a save of key hash 1"));
     }
     let mut at = 0;
-    let count = read_varint(bytes, &mut at).ok_or(bad(0, "the count is cut short"))?;
+    let count = read_varint(bytes, &mut at).ok_or_else(|| bad(0, "the count is cut short"))?;
     // Each node takes at least two bytes: the count is bounded by the section's size.
     if count == 0 || count > (bytes.len() / 2) as u64 || count >= u64::from(u32::MAX) {
         return Err(bad(0, "the count does not fit the section"));
@@ -189,17 +189,17 @@ pub(crate) fn decode_tree(bytes: &[u8], key_hash: u16) -> Result<KeyNames, LoadE
     // Whether each node (the root first) is the parent of another.
     let mut parents = vec![false; count as usize + 1];
     for number in 1..=count {
-        let distance = read_varint(bytes, &mut at).ok_or(bad(number, "cut short"))?;
+        let distance = read_varint(bytes, &mut at).ok_or_else(|| bad(number, "cut short"))?;
         if distance == 0 || distance > number {
             return Err(bad(number, "its parent does not come before it"));
         }
         let parent = (number - distance) as u32;
-        let head = read_varint(bytes, &mut at).ok_or(bad(number, "cut short"))?;
+        let head = read_varint(bytes, &mut at).ok_or_else(|| bad(number, "cut short"))?;
         let (len, flags) = (head >> 2, head & 3);
         let text = usize::try_from(len)
             .ok()
             .and_then(|len| bytes.get(at..at.checked_add(len)?))
-            .ok_or(bad(number, "its text runs past the section"))?;
+            .ok_or_else(|| bad(number, "its text runs past the section"))?;
         at += text.len();
         let text = std::str::from_utf8(text).map_err(|_| bad(number, "its text is not UTF-8"))?;
         let node = names.intern(parent, text);
@@ -246,7 +246,7 @@ pub(crate) fn decode_list(bytes: &[u8], key_hash: u16) -> Result<Vec<(Key, &str)
     let count = u64::from(count.get());
     let table_len = usize::try_from(count * 8).map_err(|_| bad(0, "the count is too large"))?;
     let (table, mut text) = (rest.get(..table_len), rest.get(table_len..).unwrap_or_default());
-    let table = table.ok_or(bad(0, "the table runs past the section"))?;
+    let table = table.ok_or_else(|| bad(0, "the table runs past the section"))?;
     names.reserve(count as usize);
     let mut previous: Option<Key> = None;
     for (index, entry) in table.chunks_exact(8).enumerate() {
@@ -257,7 +257,8 @@ pub(crate) fn decode_list(bytes: &[u8], key_hash: u16) -> Result<Vec<(Key, &str)
             return Err(bad(index, "keys are not in ascending order"));
         }
         previous = Some(key);
-        let pointer = text.get(..len).ok_or(bad(index, "the name runs past the section"))?;
+        let pointer =
+            text.get(..len).ok_or_else(|| bad(index, "the name runs past the section"))?;
         text = &text[len..];
         let pointer =
             std::str::from_utf8(pointer).map_err(|_| bad(index, "the name is not UTF-8"))?;

@@ -719,7 +719,8 @@ impl StorePatch {
         for (i, change) in self.slots.iter().enumerate() {
             let at = change.slot.get() as usize * 8;
             let slot = slots.get_mut(at..at + 8);
-            let slot = slot.ok_or(out_of_range("delta slot changes", i, "past the last slot"))?;
+            let slot =
+                slot.ok_or_else(|| out_of_range("delta slot changes", i, "past the last slot"))?;
             slot.copy_from_slice(change.value.as_bytes());
         }
         let mut meta = old.meta.to_vec();
@@ -727,8 +728,8 @@ impl StorePatch {
         for (i, change) in self.meta.iter().enumerate() {
             let at = change.dense.get() as usize * 4;
             let entry = meta.get_mut(at..at + 4);
-            let entry =
-                entry.ok_or(out_of_range("delta meta changes", i, "past the last entity"))?;
+            let entry = entry
+                .ok_or_else(|| out_of_range("delta meta changes", i, "past the last entity"))?;
             entry.copy_from_slice(change.slot.as_bytes());
         }
         let items = vec![0; len * size_of::<Span>()];
