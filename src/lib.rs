@@ -8,8 +8,7 @@
 //! validated on load, with no per-field serialization and no allocation per entity.
 //!
 //! This page is the guide: one section per concept, each linking the module that holds it. The
-//! [README](https://github.com/) has the quick start and the command; `ARCHITECTURE.md` the map
-//! for contributors.
+//! README has the quick start and the command; `ARCHITECTURE.md` the map for contributors.
 //!
 //! # Keys
 //!
@@ -142,6 +141,19 @@
 //! changed since ([`history::Changes`], or a delta for an autosave chain) costs O(changed): every write
 //! stamps its entity's slot. [`History`] is undo and redo over such steps. Module: [`history`].
 //!
+//! ```
+//! use datacomp::{History, Store};
+//!
+//! let mut world = Store::new();
+//! let hero = world.insert_entries([("stats.health", 100.0)]);
+//! let mut history = History::new(1 << 20); // keeps at most 1 MiB of steps
+//! history.commit(&world);
+//! world.get_mut(hero).unwrap().set("stats.health", 40.0);
+//! history.commit(&world);
+//! assert!(history.undo(&mut world));
+//! assert_eq!(world.get(hero).unwrap().get_float("stats.health"), Some(100.0));
+//! ```
+//!
 //! # Queries
 //!
 //! One key read from many entities: [`query::KeyCursor`] remembers where it last found its key
@@ -149,12 +161,41 @@
 //! [`Query`] filters entities (`status_effects.poisoned and stats.health < 20`) over a `Store`
 //! or a `StoreView`. Module: [`query`].
 //!
+//! ```
+//! use datacomp::{Query, Store};
+//!
+//! let mut world = Store::new();
+//! world.insert_entries([("stats.health", 100.0)]);
+//! let orc = world.insert_entries([("stats.health", 12.0)]);
+//! world.get_mut(orc).unwrap().set("status_effects.poisoned", true);
+//!
+//! let total: f32 = world.column::<f32>("stats.health").map(|(_, health)| health).sum();
+//! assert_eq!(total, 112.0);
+//! let weak = Query::parse("status_effects.poisoned and stats.health < 20")?;
+//! assert_eq!(world.query(&weak).map(|(id, _)| id).collect::<Vec<_>>(), [orc]);
+//! # Ok::<(), datacomp::query::QueryError>(())
+//! ```
+//!
 //! # Migrations
 //!
 //! A store carries the version of the game's data it follows
 //! ([`data_version`](Store::data_version)). [`Migrations`] are steps to a later version (rename a
 //! key or subtree, remove, default, set), read from JSON or built in code, run all or nothing
 //! with a report per step. Module: [`migrate`].
+//!
+//! ```
+//! use datacomp::{MigrationStep, Migrations, Store};
+//!
+//! let mut world = Store::new();
+//! let orc = world.insert_entries([("hp", 30.0)]);
+//! let migrations = Migrations::new(2)
+//!     .step(MigrationStep::to(1).rename("hp", "stats.health"))
+//!     .step(MigrationStep::to(2).default("stats.mana", 0.0));
+//! migrations.apply(&mut world)?;
+//! assert_eq!(world.data_version(), 2);
+//! assert_eq!(world.get(orc).unwrap().get_float("stats.health"), Some(30.0));
+//! # Ok::<(), datacomp::migrate::MigrateError>(())
+//! ```
 //!
 //! # Errors
 //!
