@@ -6,8 +6,12 @@
 
 use std::collections::HashMap;
 
-use datacomp::{Blob, BlobRef, ExportOptions, Id, ImportOptions, Key, OwnedValue, Store, StorePatch, StoreView, Value};
 use datacomp::blob::RegionKind;
+use datacomp::text::ImportReport;
+use datacomp::{
+    Blob, BlobRef, ExportOptions, Id, ImportOptions, Key, OwnedValue, Store, StorePatch, StoreView,
+    Value,
+};
 use zerocopy::IntoBytes;
 
 /// A blob's entries as a model: a map from key to value.
@@ -310,4 +314,19 @@ pub fn seed_deltas() -> Vec<(&'static str, Vec<u8>)> {
         .into_iter()
         .map(|(name, target)| (name, StorePatch::diff(&base, &target).to_bytes()))
         .collect()
+}
+
+/// Checks the reports of strict and lenient store imports of one text, given in turn (strict
+/// first, `None` until a strict import succeeded): a strict success is a lenient success with
+/// nothing more to report (both count the empty objects they leave out).
+pub fn check_report_pair(strict_report: &mut Option<ImportReport>, report: ImportReport) {
+    match strict_report {
+        None => {
+            let mut empty_objects_only = ImportReport::default();
+            empty_objects_only.empty_objects = report.empty_objects;
+            assert_eq!(report, empty_objects_only);
+            *strict_report = Some(report);
+        }
+        Some(strict_report) => assert_eq!(&report, strict_report),
+    }
 }

@@ -7,8 +7,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use datacomp::{Blob, ImportOptions, Store};
 use datacomp::blob::Patch;
+use datacomp::{Blob, ImportOptions, Store};
 
 fn main() {
     let args: Vec<PathBuf> = std::env::args_os().skip(1).map(PathBuf::from).collect();
