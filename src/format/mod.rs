@@ -47,12 +47,14 @@
 //!
 //! # Files
 //!
-//! - `container.rs`: the header and section table both kinds of file share, the version
-//!   constants, the crcs of the arena's chunks.
+//! - `version.rs`: the magic, the format's versions, the key hashes, the arena's chunk size.
+//! - `container.rs`: the header and section table both kinds of file share, and the crcs of
+//!   the arena's chunks.
 //! - `check.rs`: the checks of a save's index and arena, on all cores; `names.rs`: the key
 //!   names' sections; `upgrade.rs`: [`LoadOptions`] and rehashing a key hash 1 save.
 //! - `save.rs`: `Store`'s save and load; `view.rs` ([`StoreView`]), `lazy.rs`
-//!   ([`LazyStoreView`]) and `salvage.rs` ([`Salvage`]): the other readers.
+//!   ([`LazyStoreView`]), `salvage.rs` ([`Salvage`]) and `saved_names.rs` ([`SavedKeyNames`]):
+//!   the other readers.
 //! - `delta.rs`: the delta file of a [`StorePatch`](crate::StorePatch).
 //! - `describe.rs`: [`describe`], what `datacomp inspect` prints.
 //! - `error.rs`: [`LoadError`] and its layers.

@@ -1,9 +1,11 @@
-//! [`StorePatch`]: what changed between two stores, and the delta save file that holds it.
+//! [`StorePatch`]: what changed between two stores, how it is found and how it applies.
 //!
 //! A delta names its base by a crc32 of the base's contents, records the target's handle map
 //! as the slots and dense entries that differ from the base's, and records each entity the
-//! target changed: a [`Patch`](crate::blob::Patch) for one the base has, the whole blob for one it
-//! does not. Removed entities need no record: the target's handle map no longer has them.
+//! target changed: a [`Patch`](crate::blob::Patch) for one the base has, the whole blob for
+//! one it does not. Removed entities need no record: the target's handle map no longer has
+//! them. The fields are the delta file's sections; their bytes (writing, reading, checking)
+//! are `crate::format::delta`'s, which is why they are `pub(crate)`.
 
 use std::fmt;
 
