@@ -52,7 +52,7 @@ impl BlobMut<'_> {
         BlobRef::from_valid(self.words())
     }
 
-    /// Sets `key` to `value`, as [`Blob::set`] does, and records the name of a key given as
+    /// Sets `key` to `value`, as [`Blob::set`](crate::blob::Blob::set) does, and records the name of a key given as
     /// text (`"stats.health"`, a [`KeyPath`](crate::KeyPath)) in the store, so that export,
     /// tools and upgrades know it. A key given as a [`Key`] records no name.
     ///
