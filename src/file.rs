@@ -40,6 +40,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::Error;
 use crate::store::Store;
+use crate::text::shown::Shortened;
 
 /// Symbolic links followed from a save path before giving up: Linux's own limit.
 const MAX_LINKS: usize = 40;
@@ -111,8 +112,8 @@ fn write_file(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>)
         // The directory, not the file, must be writable: say so.
         let what = format!(
             "a temporary file cannot be created in {}, to replace {} with: {e}",
-            crate::text::Shortened(&dir.display().to_string()),
-            crate::text::Shortened(&name.to_string_lossy())
+            Shortened(&dir.display().to_string()),
+            Shortened(&name.to_string_lossy())
         );
         io::Error::new(e.kind(), what)
     })?;
@@ -134,7 +135,7 @@ fn write_file(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>)
             format!(
                 "the file is replaced, but its directory {} could not be flushed to disk, so \
                  the change may not survive a power cut: {e}",
-                crate::text::Shortened(&dir.display().to_string())
+                Shortened(&dir.display().to_string())
             ),
         )
     })?;
@@ -425,11 +426,11 @@ impl SaveFile {
                 io::ErrorKind::InvalidInput,
                 format!(
                     "the lock file {} is a symbolic link; refusing to lock through it",
-                    crate::text::Shortened(&lock_path.display().to_string())
+                    Shortened(&lock_path.display().to_string())
                 ),
             )));
         }
-        let shown = || crate::text::Shortened(&lock_path.display().to_string()).to_string();
+        let shown = || Shortened(&lock_path.display().to_string()).to_string();
         let lock = OpenOptions::new()
             .read(true)
             .write(true)

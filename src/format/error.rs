@@ -12,7 +12,7 @@ use super::version::FORMAT_MAJOR;
 use crate::blob::BlobError;
 use crate::handle_map::{HandleMapError, Id};
 use crate::key::Key;
-use crate::text::Shortened;
+use crate::text::shown::Shortened;
 
 /// Why bytes are not a well-formed datacomp file: its header, section table, section
 /// placement, padding or checksums (the whole file's or the arena's chunks), or a file of the

@@ -4,7 +4,7 @@
 use std::fmt;
 
 use super::id::Id;
-use crate::text::Shortened;
+use crate::text::shown::Shortened;
 
 /// Why a [`HandleMap`](crate::HandleMap)'s raw sections (or serde data) could not be read back:
 /// which section, slot or item breaks which invariant.

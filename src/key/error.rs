@@ -3,7 +3,7 @@
 use std::fmt;
 
 use super::Key;
-use crate::text::Shortened;
+use crate::text::shown::Shortened;
 
 /// Why text is not a key ([`Key`]'s [`FromStr`](std::str::FromStr)), or why a name could not be
 /// recorded where a [`Store`](crate::Store) records names (a write with a key given as text,

@@ -17,7 +17,7 @@ use std::fmt;
 
 use crate::handle_map::Id;
 use crate::key::{KeyError, KeyPath};
-use crate::text::Shortened;
+use crate::text::shown::Shortened;
 use crate::value::{AsValue, OwnedValue};
 
 /// The steps that take a store's entities from older versions of the game's data to
