@@ -37,8 +37,8 @@ fn main() {
     let keys = sheet::keys();
 
     let mut changed = blob.clone();
-    changed.set("stats.health", 95.0);
-    changed.set("bio", "Changed.");
+    changed.set("stats.health", 95.0).unwrap();
+    changed.set("bio", "Changed.").unwrap();
     changed.remove("status_effects.drunk");
     let patch = Blob::diff(&blob, &changed);
 

@@ -134,7 +134,7 @@ fn build(c: &mut Criterion) {
         b.iter(|| {
             let mut blob = Blob::with_capacity(keys.len(), sheet::payload_bytes());
             for (&key, (_, value)) in keys.iter().zip(sheet::SHEET) {
-                blob.set(key, value);
+                blob.set(key, value).unwrap();
             }
             blob
         })
@@ -143,7 +143,7 @@ fn build(c: &mut Criterion) {
         b.iter(|| {
             let mut blob = Blob::new();
             for (&key, (_, value)) in keys.iter().zip(sheet::SHEET) {
-                blob.set(key, value);
+                blob.set(key, value).unwrap();
             }
             blob
         })

@@ -82,8 +82,8 @@ fn store_delta(c: &mut Criterion) {
 fn blob_patch(c: &mut Criterion) {
     let base = sheet::build_blob();
     let mut target = base.clone();
-    target.set("stats.health", 95.0);
-    target.set("bio", "Changed.");
+    target.set("stats.health", 95.0).unwrap();
+    target.set("bio", "Changed.").unwrap();
     target.remove("status_effects.drunk");
     let patch = Blob::diff(&base, &target);
     let base_map = sheet::build_string_hashmap();

@@ -34,7 +34,7 @@ fn store_bytes(store: &Store) -> Vec<u8> {
 fn change_one_percent(store: &mut Store, ids: &[Id], round: &mut u32) {
     *round += 1;
     for &id in ids.iter().step_by(CHANGE_EVERY) {
-        store.get_mut(id).unwrap().set(sheet::ONE_KEY, *round as f32);
+        store.get_mut(id).unwrap().set(sheet::ONE_KEY, *round as f32).unwrap();
     }
 }
 
@@ -90,7 +90,7 @@ fn commit_undo_redo(c: &mut Criterion) {
             Snapshot::new(black_box(&world))
         });
     });
-    let mut history = History::new(256 << 20);
+    let mut history = History::with_max_bytes(256 << 20);
     history.commit(&world);
     group.bench_function("writes_and_history_commit", |b| {
         b.iter(|| {
@@ -179,7 +179,7 @@ fn cpu_times(c: &mut Criterion) {
     group.bench_function("writes_only", |b| {
         cpu(b, || change_one_percent(&mut world, &ids, &mut round));
     });
-    let mut history = History::new(256 << 20);
+    let mut history = History::with_max_bytes(256 << 20);
     history.commit(&world);
     group.bench_function("writes_and_history_commit", |b| {
         cpu(b, || {

@@ -49,8 +49,8 @@ fn sheets(n: usize) -> Sheets {
         let hp = (i % 100) as f32;
         let sick = i % 3 == 0;
         let mut blob = sheet::build_blob();
-        blob.set(health, hp);
-        blob.set(poisoned, sick);
+        blob.set(health, hp).unwrap();
+        blob.set(poisoned, sick).unwrap();
         out.blobs.push(blob);
         let mut fx = sheet::build_fxhashmap();
         fx.insert(health.raw(), OwnedValue::Float(hp));

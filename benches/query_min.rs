@@ -105,7 +105,7 @@ fn sheet_with_health(
 ) -> (Blob, FxHashMap<u32, OwnedValue>, serde_json::Value) {
     let hp = (i % 100) as f32;
     let mut b = sheet::build_blob();
-    b.set(health, hp);
+    b.set(health, hp).unwrap();
     let mut f = sheet::build_fxhashmap();
     f.insert(health.raw(), OwnedValue::Float(hp));
     let mut j = sheet::build_json();

@@ -73,7 +73,7 @@ fn report_sizes(store: &Store, json: &[u8], postcard: &[u8], rkyv: &[u8]) {
                 *id = churned.insert(&template);
             } else {
                 let bio = "x".repeat(40 + (i * 7 + round * 13) % 200);
-                churned.get_mut(*id).unwrap().set("bio", bio.as_str());
+                churned.get_mut(*id).unwrap().set("bio", bio.as_str()).unwrap();
             }
         }
     }
@@ -184,7 +184,7 @@ fn save_and_load(c: &mut Criterion) {
 fn set(c: &mut Criterion) {
     let mut store = Store::new();
     let id = store.insert(&sheet::build_blob());
-    store.get_mut(id).unwrap().set(sheet::ONE_KEY, 1.0);
+    store.get_mut(id).unwrap().set(sheet::ONE_KEY, 1.0).unwrap();
     let key = datacomp::Key::parse(sheet::ONE_KEY);
     let mut fx = sheet::build_fxhashmap();
     let mut group = c.benchmark_group("set/one_key");
@@ -194,7 +194,7 @@ fn set(c: &mut Criterion) {
     group.bench_function("datacomp_path_unnamed", |b| {
         b.iter(|| {
             let key = datacomp::Key::parse(black_box(sheet::ONE_KEY));
-            store.get_mut(id).unwrap().set(key, 95.0);
+            store.get_mut(id).unwrap().set(key, 95.0).unwrap();
         });
     });
     group.bench_function("datacomp_key", |b| {

@@ -21,9 +21,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let luck = world.insert_key_name("stats.luck")?;
     // Edit in place; a blob that outgrows its span moves to the arena's end.
     let mut sheet = world.get_mut(hero).expect("just imported");
-    sheet.set("stats.health", 95);
-    sheet.set(title, "Keeper of Offsets");
-    sheet.set(luck, 7);
+    sheet.set("stats.health", 95).unwrap();
+    sheet.set(title, "Keeper of Offsets").unwrap();
+    sheet.set(luck, 7).unwrap();
     world.remove(orc);
     assert_eq!(world.try_get(orc).unwrap_err(), HandleError::Stale { id: orc, current: Some(1) });
     println!("{:?}", world.stats());

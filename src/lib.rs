@@ -14,16 +14,21 @@
 //!
 //! A [`Key`] is a 32-bit hash of a dotted path (`stats.health`), stable across platforms and
 //! releases (a save names its key hash; an older one is rehashed on load). Anything that names
-//! a key takes [`AsKey`]: a `Key` (a `const` costs nothing at run time), a `&str` path, or a
-//! [`KeyPath`]. A key given as text carries its name into a store, which remembers it so that
-//! exports, diffs and the command show names. Module: [`key`].
+//! a key takes [`AsKey`]: a `&str` path, a [`KeyPath`], or a bare `Key`. A key given as text
+//! carries its name into a store, which remembers it so that exports, diffs and the command
+//! show names. Declare a key used in code once, as a `const` [`KeyPath`]: it is hashed at
+//! compile time (reads with it cost what reads with a `const Key` do) and keeps its name; a
+//! `const Key` is only the hash, and a store that never saw its name exports it as
+//! `"#1a2b3c4d"`. Module: [`key`].
 //!
 //! ```
-//! use datacomp::Key;
+//! use datacomp::{Key, KeyPath};
 //!
-//! const HEALTH: Key = Key::path(&["stats", "health"]);
-//! assert_eq!(HEALTH, Key::parse("stats.health"));
-//! assert_eq!("stats.health".parse::<Key>()?, HEALTH);
+//! const HEALTH: KeyPath = KeyPath::dotted("stats.health");
+//! const RANGE: KeyPath = KeyPath::pointer("/bow/range.max").unwrap(); // a `.` in a name
+//! assert_eq!(HEALTH.key(), Key::path(&["stats", "health"]));
+//! assert_eq!(RANGE.key(), Key::path(&["bow", "range.max"]));
+//! assert_eq!("stats.health".parse::<Key>()?, HEALTH.key());
 //! # Ok::<(), datacomp::KeyError>(())
 //! ```
 //!
@@ -31,19 +36,24 @@
 //!
 //! A [`Blob`] is one entity: a header of keys, type tags and 32-bit values growing up from the
 //! start of one buffer, strings and float arrays growing down from its end. A [`Value`] is a
-//! bool, an f32, a string or an f32 array; [`BlobRef`] is the read API over a borrowed blob
-//! (from a store or a view), [`BlobMut`] the write API over a stored one. Bytes read back with
-//! [`Blob::from_bytes`] are checked whole. Changes between blobs are a [`blob::Patch`], with
-//! two- and three-way merges ([`Blob::merge3`]). Module: [`blob`].
+//! bool, an f32, a string or an f32 array (any integer type is stored as an f32, and refused
+//! when an f32 cannot hold it exactly); [`BlobRef`] is the read API over a borrowed blob (from
+//! a store or a view), [`BlobMut`] the write API over a stored one. Every write returns a
+//! `Result`: data can refuse a write (an integer past 2^24, a name that collides), and a game
+//! decides what to do, rather than panic. Bytes read back with [`Blob::from_bytes`] are
+//! checked whole. Changes between blobs are a [`blob::Patch`], with two- and three-way merges
+//! ([`Blob::merge3`]). Module: [`blob`].
 //!
 //! ```
-//! use datacomp::{Blob, Value};
+//! use datacomp::{Blob, BlobError, Value};
 //!
 //! let mut sheet = Blob::new();
-//! sheet.set("name", "The One");
-//! sheet.set("stats.health", 100);
-//! sheet.set("position", [1.0, 2.0, 0.5]);
+//! sheet.set("name", "The One")?;
+//! sheet.set("stats.health", 100)?;
+//! sheet.set("position", [1.0, 2.0, 0.5])?;
 //! assert_eq!(sheet.get("position"), Some(Value::Floats(&[1.0, 2.0, 0.5])));
+//! let gold: u32 = 16_777_217; // 2^24 + 1: no f32 holds it
+//! assert!(matches!(sheet.set("gold", gold), Err(BlobError::InexactInteger { .. })));
 //! assert_eq!(Blob::from_bytes(sheet.as_bytes())?, sheet);
 //! # Ok::<(), datacomp::BlobError>(())
 //! ```
@@ -52,20 +62,29 @@
 //!
 //! A [`Store`] holds every entity's blob in one arena, reached through [`Id`] handles (index,
 //! generation, type): [`insert`](Store::insert), [`get`](Store::get),
-//! [`get_mut`](Store::get_mut), [`remove`](Store::remove), [`iter`](Store::iter). A blob that
+//! [`get_mut`](Store::get_mut), [`remove`](Store::remove), [`iter`](Store::iter), and
+//! [`find`](Store::find) for the entities that hold a value ("the Orc", by name). A blob that
 //! outgrows its place moves to the arena's end, and garbage is compacted in one pass. The
-//! handles come from a [`HandleMap`], usable on its own for any `T`. Modules: [`store`],
-//! [`handle_map`].
+//! handles come from a [`HandleMap`], usable on its own for any `T`. A write
+//! ([`BlobMut::set`], [`Store::insert_entries`]) that the store's names or the entity's keys
+//! refuse (`stats` where the entity holds `stats.health`) returns the error and changes nothing.
+//! `Debug` of an entity shows its keys by name. Modules: [`store`], [`handle_map`].
 //!
 //! ```
-//! use datacomp::Store;
+//! use datacomp::{KeyPath, Store};
+//!
+//! const HEALTH: KeyPath = KeyPath::dotted("stats.health");
 //!
 //! let mut world = Store::new();
-//! let orc = world.insert_entries([("stats.health", 30.0)]);
-//! world.get_mut(orc).unwrap().set("stats.health", 25.0);
-//! assert_eq!(world.get(orc).unwrap().get_float("stats.health"), Some(25.0));
+//! let orc = world.insert_entries([("name", "Orc")])?;
+//! world.get_mut(orc).unwrap().set(HEALTH, 25.0)?;
+//! assert_eq!(world.get(orc).unwrap().get_float(HEALTH), Some(25.0));
+//! assert!(world.get_mut(orc).unwrap().set("stats", 1.0).is_err()); // refused, not a panic
+//! assert_eq!(format!("{:?}", world.get(orc).unwrap()), r#"{name: Str("Orc"), stats.health: Float(25.0)}"#);
+//! assert_eq!(world.find("name", "Orc").collect::<Vec<_>>(), [orc]);
 //! assert!(world.remove(orc));
 //! assert!(world.get(orc).is_none()); // a stale handle never resolves
+//! # Ok::<(), datacomp::Error>(())
 //! ```
 //!
 //! # Saves and views
@@ -82,12 +101,12 @@
 //! use datacomp::{Store, StoreView};
 //!
 //! let mut world = Store::new();
-//! let hero = world.insert_entries([("stats.health", 100.0)]);
+//! let hero = world.insert_entries([("stats.health", 100.0)])?;
 //! let bytes = world.to_bytes();
 //! let view = StoreView::new(&bytes)?; // checked once, then read in place
 //! assert_eq!(view.get(hero).unwrap().get_float("stats.health"), Some(100.0));
 //! assert_eq!(Store::from_bytes(&bytes)?, world);
-//! # Ok::<(), datacomp::LoadError>(())
+//! # Ok::<(), datacomp::Error>(())
 //! ```
 //!
 //! # Text formats
@@ -124,15 +143,15 @@
 //! use datacomp::{Store, StorePatch};
 //!
 //! let mut base = Store::new();
-//! let hero = base.insert_entries([("stats.health", 100.0)]);
+//! let hero = base.insert_entries([("stats.health", 100.0)])?;
 //! let mut now = base.clone();
-//! now.get_mut(hero).unwrap().set("stats.health", 95.0);
+//! now.get_mut(hero).unwrap().set("stats.health", 95.0)?;
 //!
 //! let delta = StorePatch::diff(&base, &now);
 //! let mut loaded = Store::from_bytes(&base.to_bytes())?;
 //! StorePatch::from_bytes(&delta.to_bytes())?.apply(&mut loaded)?;
 //! assert_eq!(loaded, now);
-//! # Ok::<(), datacomp::LoadError>(())
+//! # Ok::<(), datacomp::Error>(())
 //! ```
 //!
 //! # History
@@ -145,13 +164,14 @@
 //! use datacomp::{History, Store};
 //!
 //! let mut world = Store::new();
-//! let hero = world.insert_entries([("stats.health", 100.0)]);
-//! let mut history = History::new(1 << 20); // keeps at most 1 MiB of steps
+//! let hero = world.insert_entries([("stats.health", 100.0)])?;
+//! let mut history = History::with_max_bytes(1 << 20); // keeps at most 1 MiB of steps
 //! history.commit(&world);
-//! world.get_mut(hero).unwrap().set("stats.health", 40.0);
+//! world.get_mut(hero).unwrap().set("stats.health", 40.0)?;
 //! history.commit(&world);
 //! assert!(history.undo(&mut world));
 //! assert_eq!(world.get(hero).unwrap().get_float("stats.health"), Some(100.0));
+//! # Ok::<(), datacomp::Error>(())
 //! ```
 //!
 //! # Queries
@@ -159,21 +179,22 @@
 //! One key read from many entities: [`query::KeyCursor`] remembers where it last found its key
 //! (one compare when entities share a layout), columns read one key of every entity, and a
 //! [`Query`] filters entities (`status_effects.poisoned and stats.health < 20`) over a `Store`
-//! or a `StoreView`. Module: [`query`].
+//! or a `StoreView`; a `Query` is `Send + Sync`, so a parsed one can live in an engine's
+//! shared state. Module: [`query`].
 //!
 //! ```
 //! use datacomp::{Query, Store};
 //!
 //! let mut world = Store::new();
-//! world.insert_entries([("stats.health", 100.0)]);
-//! let orc = world.insert_entries([("stats.health", 12.0)]);
-//! world.get_mut(orc).unwrap().set("status_effects.poisoned", true);
+//! world.insert_entries([("stats.health", 100.0)])?;
+//! let orc = world.insert_entries([("stats.health", 12.0)])?;
+//! world.get_mut(orc).unwrap().set("status_effects.poisoned", true)?;
 //!
 //! let total: f32 = world.column::<f32>("stats.health").map(|(_, health)| health).sum();
 //! assert_eq!(total, 112.0);
 //! let weak = Query::parse("status_effects.poisoned and stats.health < 20")?;
 //! assert_eq!(world.query(&weak).map(|(id, _)| id).collect::<Vec<_>>(), [orc]);
-//! # Ok::<(), datacomp::query::QueryError>(())
+//! # Ok::<(), datacomp::Error>(())
 //! ```
 //!
 //! # Migrations
@@ -187,14 +208,14 @@
 //! use datacomp::{MigrationStep, Migrations, Store};
 //!
 //! let mut world = Store::new();
-//! let orc = world.insert_entries([("hp", 30.0)]);
+//! let orc = world.insert_entries([("hp", 30.0)])?;
 //! let migrations = Migrations::new(2)
 //!     .step(MigrationStep::to(1).rename("hp", "stats.health"))
 //!     .step(MigrationStep::to(2).default("stats.mana", 0.0));
 //! migrations.apply(&mut world)?;
 //! assert_eq!(world.data_version(), 2);
 //! assert_eq!(world.get(orc).unwrap().get_float("stats.health"), Some(30.0));
-//! # Ok::<(), datacomp::migrate::MigrateError>(())
+//! # Ok::<(), datacomp::Error>(())
 //! ```
 //!
 //! # Errors

@@ -13,8 +13,8 @@ use std::fmt;
 /// use datacomp::{Blob, Value};
 ///
 /// let mut sheet = Blob::new();
-/// sheet.set("name", "The One");
-/// sheet.set("stats.health", 100.0);
+/// sheet.set("name", "The One").unwrap();
+/// sheet.set("stats.health", 100.0).unwrap();
 /// assert_eq!(sheet.get("name"), Some(Value::Str("The One")));
 /// assert_eq!(sheet.get("stats.health"), Some(Value::Float(100.0)));
 /// ```
@@ -222,7 +222,7 @@ impl<'a> Value<'a> {
 /// use datacomp::{Blob, OwnedValue};
 ///
 /// let mut sheet = Blob::new();
-/// sheet.set("name", &OwnedValue::Str("The One".into()));
+/// sheet.set("name", &OwnedValue::Str("The One".into())).unwrap();
 /// assert_eq!(sheet.get("name").map(|v| v.to_owned_value()), Some(OwnedValue::Str("The One".into())));
 /// ```
 #[derive(Clone, PartialEq, Debug)]
@@ -258,22 +258,40 @@ impl From<Value<'_>> for OwnedValue {
 
 /// Anything [`Blob::set`](crate::Blob::set) accepts: it lends itself as a [`Value`].
 ///
-/// Implemented for `bool`, `f32`, `f64` and `i32` (stored as `f32`), `str`, `String`,
-/// `[f32]`, `Vec<f32>`, `[f32; N]`, [`Value`] and [`OwnedValue`], and for references to any of
-/// them.
+/// Implemented for `bool`, `f32`, `f64` (rounded to the nearest `f32`), every integer type
+/// (`i8` .. `i64`, `u8` .. `u64`, `isize`, `usize`: stored as `f32`, and refused by a write when
+/// `f32` cannot hold the number exactly), `str`, `String`, `[f32]`, `Vec<f32>`, `[f32; N]`,
+/// [`Value`] and [`OwnedValue`], and for references to any of them.
 ///
 /// # Examples
 ///
 /// ```
-/// use datacomp::{AsValue, Value};
+/// use datacomp::{AsValue, Blob, BlobError, Value};
 ///
 /// assert_eq!(3_i32.as_value(), Value::Float(3.0));
 /// assert_eq!([1.0_f32, 2.0].as_value(), Value::Floats(&[1.0, 2.0]));
 /// assert_eq!(String::from("hi").as_value(), Value::Str("hi"));
+///
+/// let mut sheet = Blob::new();
+/// let gold: u32 = 16_777_216; // 2^24: every whole number up to it is an exact f32
+/// sheet.set("gold", gold)?;
+/// let err = sheet.set("gold", gold + 1).unwrap_err();
+/// assert_eq!(err, BlobError::InexactInteger { integer: "16777217".into() });
+/// assert_eq!(sheet.get_float("gold"), Some(16_777_216.0), "unchanged");
+/// # Ok::<(), BlobError>(())
 /// ```
 pub trait AsValue {
-    /// This value as a [`Value`].
+    /// This value as a [`Value`] (an integer as its nearest `f32`).
     fn as_value(&self) -> Value<'_>;
+
+    /// The whole number this value was given as, if it is of an integer type. A write
+    /// refuses, changing nothing, an integer that `f32` cannot hold exactly (one past 2^24 in
+    /// magnitude that is not a multiple of the `f32` spacing there), rather than store
+    /// [`as_value`](AsValue::as_value)'s nearest `f32`, as strict JSON import refuses the
+    /// number `16777217`. `None` by default.
+    fn as_integer(&self) -> Option<i128> {
+        None
+    }
 }
 
 impl AsValue for bool {
@@ -291,14 +309,6 @@ impl AsValue for f32 {
 #[allow(clippy::cast_precision_loss)]
 impl AsValue for f64 {
     /// Rounds to the nearest `f32`.
-    fn as_value(&self) -> Value<'_> {
-        Value::Float(*self as f32)
-    }
-}
-
-#[allow(clippy::cast_precision_loss)]
-impl AsValue for i32 {
-    /// Rounds to the nearest `f32` (exact up to 2^24 in magnitude).
     fn as_value(&self) -> Value<'_> {
         Value::Float(*self as f32)
     }
@@ -349,6 +359,47 @@ impl AsValue for OwnedValue {
 impl<T: AsValue + ?Sized> AsValue for &T {
     fn as_value(&self) -> Value<'_> {
         (**self).as_value()
+    }
+
+    fn as_integer(&self) -> Option<i128> {
+        (**self).as_integer()
+    }
+}
+
+// Integers (`set("gold", some_u32)`): stored as their nearest `f32`, and refused by a write
+// when that is not the integer itself (see `AsValue::as_integer`).
+
+/// `AsValue` for integer types: the nearest `f32`, and the integer for the write's check.
+macro_rules! integer_as_value {
+    ($($int:ty),*) => {$(
+        #[allow(clippy::cast_precision_loss, clippy::cast_lossless)]
+        impl AsValue for $int {
+            /// The nearest `f32` (exact up to 2^24 in magnitude; a write refuses an integer
+            /// it is not exact for).
+            fn as_value(&self) -> Value<'_> {
+                Value::Float(*self as f32)
+            }
+
+            fn as_integer(&self) -> Option<i128> {
+                Some(*self as i128)
+            }
+        }
+    )*};
+}
+
+integer_as_value!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);
+
+/// The value a write stores for `value`, or the integer it refuses because `f32` cannot hold
+/// it exactly (see `blob::write::stored_value`, which every write calls).
+#[inline]
+pub(crate) fn exact_value<V: AsValue + ?Sized>(value: &V) -> Result<Value<'_>, i128> {
+    let stored = value.as_value();
+    match (value.as_integer(), stored) {
+        // `f32 as i128` is exact for a whole f32 (every f32 past 2^23 is one, and |n| < 2^64
+        // keeps it far from i128's range): the integer is held when it comes back unchanged.
+        #[allow(clippy::cast_possible_truncation)]
+        (Some(integer), Value::Float(float)) if float as i128 != integer => Err(integer),
+        _ => Ok(stored),
     }
 }
 

@@ -22,12 +22,12 @@ const NAME: Value<'static> = Value::Str("The One");
 const POSITION: Value<'static> = Value::Floats(&[1.0, 2.0, 0.5]);
 
 fn fill(sheet: &mut Blob) {
-    sheet.set("name", NAME);
-    sheet.set("stats.health", 100.0);
-    sheet.set("stats.mana", 200.0);
-    sheet.set("status_effects.drunk", true);
-    sheet.set("status_effects.delirious", true);
-    sheet.set("position", POSITION);
+    sheet.set("name", NAME).unwrap();
+    sheet.set("stats.health", 100.0).unwrap();
+    sheet.set("stats.mana", 200.0).unwrap();
+    sheet.set("status_effects.drunk", true).unwrap();
+    sheet.set("status_effects.delirious", true).unwrap();
+    sheet.set("position", POSITION).unwrap();
 }
 
 #[test]
@@ -73,9 +73,9 @@ fn blob_allocations() {
     assert_eq!(count, 1, "a clone is one memcpy'd buffer");
 
     let (_, count) = allocations(|| {
-        copy.set("name", "Another"); // fits in place
+        copy.set("name", "Another").unwrap(); // fits in place
         copy.remove("status_effects.drunk");
-        copy.set("stats.health", 50.0);
+        copy.set("stats.health", 50.0).unwrap();
     });
     assert_eq!(count, 0, "edits that fit do not allocate");
 
@@ -92,9 +92,9 @@ fn blob_allocations() {
 fn world(entities: usize) -> Vec<u8> {
     let mut store = Store::with_capacity(entities, entities * 128);
     let mut sheet = Blob::new();
-    sheet.set("name", "The One");
-    sheet.set("stats.health", 100);
-    sheet.set("position", [1.0, 2.0, 3.0]);
+    sheet.set("name", "The One").unwrap();
+    sheet.set("stats.health", 100).unwrap();
+    sheet.set("position", [1.0, 2.0, 3.0]).unwrap();
     for _ in 0..entities {
         store.insert(&sheet);
     }
@@ -182,7 +182,7 @@ fn time_travel_allocations() {
 
         let ids: Vec<_> = store.iter().map(|(id, _)| id).take(10).collect();
         for &id in &ids {
-            store.get_mut(id).unwrap().set(Key::parse("stats.health"), 1.0);
+            store.get_mut(id).unwrap().set(Key::parse("stats.health"), 1.0).unwrap();
         }
         let (_, restore_count) = allocations(|| snapshot.restore(&mut store));
         assert_eq!(restore_count, 0, "Store::restore of {entities} entities into its own buffers");
@@ -195,10 +195,10 @@ fn time_travel_allocations() {
         drop(mark);
 
         // A commit of 10 changed entities costs the same whatever the store's size.
-        let mut history = History::new(usize::MAX);
+        let mut history = History::with_max_bytes(usize::MAX);
         history.commit(&store);
         for &id in &ids {
-            store.get_mut(id).unwrap().set(Key::parse("stats.health"), 2.0);
+            store.get_mut(id).unwrap().set(Key::parse("stats.health"), 2.0).unwrap();
         }
         let (_, commit_count) = allocations(|| history.commit(&store));
         let (_, undo_count) = allocations(|| history.undo(&mut store));

@@ -109,7 +109,7 @@ fn a_migration_refuses_a_path_past_the_segment_limit() {
     let mut store = Store::new();
     let id = store.import(r#"{"name": "a"}"#, &ImportOptions::strict()).unwrap().ids[0];
     let deep = "a.".repeat(200) + "b";
-    assert!(store.get_mut(id).unwrap().try_set(deep.as_str(), 1.0).is_err());
+    assert!(store.get_mut(id).unwrap().set(deep.as_str(), 1.0).is_err());
     let before = store.to_bytes();
     let result = Migrations::new(1).step(MigrationStep::to(1).set(&deep, 1.0)).apply(&mut store);
     assert!(result.is_err(), "a 201-segment path was written");

@@ -158,7 +158,7 @@ proptest! {
         for op in ops {
             match op {
                 Op::Set(k, value) => {
-                    blob.set(pool_key(k), &value);
+                    blob.set(pool_key(k), &value).unwrap();
                     model.set(pool_key(k), value);
                 }
                 Op::Remove(k) => prop_assert_eq!(blob.remove(pool_key(k)), model.remove(pool_key(k))),
@@ -203,9 +203,9 @@ fn word(bytes: &[u8], index: usize) -> u32 {
 fn classic() -> Blob {
     let name = Value::Str("The One");
     let mut blob = Blob::with_capacity(3, name.payload_bytes());
-    blob.set("name", name);
-    blob.set("stats.health", 100.0);
-    blob.set("status_effects.drunk", true);
+    blob.set("name", name).unwrap();
+    blob.set("stats.health", 100.0).unwrap();
+    blob.set("status_effects.drunk", true).unwrap();
     blob
 }
 
@@ -231,8 +231,8 @@ fn keys_sit_at_the_front_and_payloads_at_the_back() {
 fn payloads_grow_down_and_the_header_grows_up_into_shared_free_space() {
     let mut blob = Blob::with_capacity(8, 64);
     let len = blob.byte_len();
-    blob.set("a", "aaaa");
-    blob.set("b", "bbbb");
+    blob.set("a", "aaaa").unwrap();
+    blob.set("b", "bbbb").unwrap();
     let bytes = blob.as_bytes();
     assert_eq!(
         &bytes[len - 8..],
@@ -241,7 +241,7 @@ fn payloads_grow_down_and_the_header_grows_up_into_shared_free_space() {
     );
     assert_eq!(&bytes[len - 16..len - 8], &[4, 0, 0, 0, b'b', b'b', b'b', b'b'], "second below it");
     let free = blob.free_bytes();
-    blob.set("c", 1.0);
+    blob.set("c", 1.0).unwrap();
     assert_eq!(blob.free_bytes(), free - 8, "a new inline key takes header room from free space");
     assert_eq!(blob.byte_len(), len, "no growth while both fit");
 }
@@ -249,7 +249,7 @@ fn payloads_grow_down_and_the_header_grows_up_into_shared_free_space() {
 #[test]
 fn float_arrays_are_lent_from_the_buffer_without_copying() {
     let mut blob = Blob::new();
-    blob.set("position", [1.0, 2.0, 3.0]);
+    blob.set("position", [1.0, 2.0, 3.0]).unwrap();
     let floats = blob.get_floats("position").unwrap();
     let bytes = blob.as_bytes().as_ptr_range();
     assert!(bytes.contains(&floats.as_ptr().cast()), "the slice points into the blob");
@@ -259,23 +259,23 @@ fn float_arrays_are_lent_from_the_buffer_without_copying() {
 #[test]
 fn an_overwrite_that_fits_reuses_its_place() {
     let mut blob = Blob::new();
-    blob.set("name", "The One and Only");
-    blob.set("title", "Sir");
+    blob.set("name", "The One and Only").unwrap();
+    blob.set("title", "Sir").unwrap();
     let before = blob.get_str("name").unwrap().as_ptr();
-    blob.set("name", "The One");
+    blob.set("name", "The One").unwrap();
     assert_eq!(blob.get_str("name").unwrap().as_ptr(), before, "same place");
     assert_eq!(blob.hole_bytes(), 8, "the tail of the old block");
     // A block's size is its current length: the 8 bytes left over are a hole, not spare room.
-    blob.set("name", [1.0, 2.0]);
+    blob.set("name", [1.0, 2.0]).unwrap();
     assert_eq!(blob.get_floats("name").unwrap().as_ptr().cast(), before, "another type fits too");
 }
 
 #[test]
 fn a_larger_overwrite_leaves_a_hole_that_compact_reclaims() {
     let mut blob = Blob::with_capacity(2, 256);
-    blob.set("name", "The One");
-    blob.set("title", "Sir");
-    blob.set("name", "The One and Only");
+    blob.set("name", "The One").unwrap();
+    blob.set("title", "Sir").unwrap();
+    blob.set("name", "The One and Only").unwrap();
     assert_eq!(blob.hole_bytes(), 12);
     blob.compact();
     assert_eq!(blob.hole_bytes(), 0);
@@ -287,11 +287,11 @@ fn a_larger_overwrite_leaves_a_hole_that_compact_reclaims() {
 fn growing_repacks_geometrically_and_drops_holes() {
     let mut blob = Blob::with_capacity(2, 24);
     assert_eq!(blob.byte_len(), 28 + 24);
-    blob.set("a", "0123456789ab");
-    blob.set("b", "x");
+    blob.set("a", "0123456789ab").unwrap();
+    blob.set("b", "x").unwrap();
     blob.remove("a"); // a's block is not the lowest: a hole
     assert_eq!(blob.hole_bytes(), 16);
-    blob.set("c", "0123456789abcdef"); // needs 28 bytes, 8 are free: repacks
+    blob.set("c", "0123456789abcdef").unwrap(); // needs 28 bytes, 8 are free: repacks
     assert_eq!(blob.byte_len(), 2 * 52, "doubled");
     assert_eq!(blob.hole_bytes(), 0, "the hole did not survive the repack");
     assert_eq!(blob.get_str("b"), Some("x"));
@@ -313,8 +313,8 @@ fn removing_keeps_the_order_of_the_rest() {
 fn one_megabyte_string_needs_no_64k_limit() {
     let big = "x".repeat(1 << 20);
     let mut blob = Blob::new();
-    blob.set("big", big.as_str());
-    blob.set("after", 1.0);
+    blob.set("big", big.as_str()).unwrap();
+    blob.set("after", 1.0).unwrap();
     assert_eq!(blob.get_str("big").map(str::len), Some(1 << 20));
     assert_eq!(Blob::from_bytes(blob.as_bytes()).unwrap(), blob);
 }
@@ -324,12 +324,12 @@ fn values_convert_from_the_usual_types() {
     let mut blob = Blob::new();
     let owned = String::from("owned");
     let floats = vec![1.5_f32];
-    blob.set("f64", 0.1_f64);
-    blob.set("i32", -7);
-    blob.set("string", &owned);
-    blob.set("vec", &floats);
-    blob.set("slice", &floats[..]);
-    blob.set("array", [2.5_f32; 2]);
+    blob.set("f64", 0.1_f64).unwrap();
+    blob.set("i32", -7).unwrap();
+    blob.set("string", &owned).unwrap();
+    blob.set("vec", &floats).unwrap();
+    blob.set("slice", &floats[..]).unwrap();
+    blob.set("array", [2.5_f32; 2]).unwrap();
     assert_eq!(blob.get_float("f64"), Some(0.1_f32));
     assert_eq!(blob.get_float("i32"), Some(-7.0));
     assert_eq!(blob.get_str("string"), Some("owned"));
@@ -341,24 +341,24 @@ fn values_convert_from_the_usual_types() {
 #[test]
 fn equality_is_by_entries_not_bytes() {
     let mut a = Blob::with_capacity(10, 100);
-    a.set("x", 1.0);
-    a.set("y", "why");
+    a.set("x", 1.0).unwrap();
+    a.set("y", "why").unwrap();
     let mut b = Blob::new();
-    b.set("y", "why");
-    b.set("x", 1.0);
+    b.set("y", "why").unwrap();
+    b.set("x", 1.0).unwrap();
     assert_ne!(a.as_bytes(), b.as_bytes());
     assert_eq!(a, b);
-    b.set("x", f32::NAN);
+    b.set("x", f32::NAN).unwrap();
     assert_ne!(a, b);
-    a.set("x", f32::NAN);
+    a.set("x", f32::NAN).unwrap();
     assert_eq!(a, b, "floats compare by bits, so NaN equals NaN");
 }
 
 #[test]
 fn debug_shows_keys_and_values() {
     let mut blob = Blob::new();
-    blob.set("stats.health", 100);
-    blob.set("name", "The One");
+    blob.set("stats.health", 100).unwrap();
+    blob.set("name", "The One").unwrap();
     assert_eq!(format!("{blob:?}"), r#"{#761767e6: Float(100.0), #de9577cc: Str("The One")}"#);
 }
 
@@ -368,17 +368,19 @@ fn try_set_past_four_gigabytes_fails_and_changes_nothing() {
     let before = blob.as_bytes().to_vec();
     // Zeroed memory is mapped lazily: this costs address space, not 4 GiB of writes.
     let huge = vec![0.0_f32; 1 << 30];
-    let err = blob.try_set("huge", &huge).unwrap_err();
+    let err = blob.set("huge", &huge).unwrap_err();
     // 48 bytes in use, 8 more of header for a fourth key, 4 of length and 4 GiB of floats.
     assert_eq!(err, BlobError::TooLarge { required: 48 + 8 + 4 + (4 << 30) });
     assert_eq!(blob.as_bytes(), before);
 }
 
 #[test]
-#[should_panic(expected = "past the format's limit")]
-fn set_past_four_gigabytes_panics_with_the_reason() {
+#[should_panic(
+    expected = "Blob::extend: blob would need 4294967308 bytes, past the format's limit"
+)]
+fn extend_past_four_gigabytes_panics_with_the_reason() {
     let huge = vec![0.0_f32; 1 << 30];
-    Blob::new().set("huge", &huge);
+    Blob::new().extend([("huge", &huge)]);
 }
 
 #[test]
@@ -493,8 +495,8 @@ fn each_malformation_gets_its_own_error() {
 #[test]
 fn overlapping_payloads_are_rejected() {
     let mut blob = Blob::with_capacity(2, 16);
-    blob.set("a", "abcd");
-    blob.set("b", "efgh");
+    blob.set("a", "abcd").unwrap();
+    blob.set("b", "efgh").unwrap();
     // Point b's value (word 2 + 2 keys + 1 tag word + 1) at a's block.
     let a_offset = 4 * (blob.byte_len() / 4 - 2) as u32;
     let bad = with_word(blob.as_bytes(), 6, a_offset);
@@ -546,13 +548,13 @@ fn error_messages_say_what_and_where() {
 /// A blob with every type, holes and free space: the input for the sweeps.
 fn rich() -> Blob {
     let mut blob = Blob::with_capacity(4, 64);
-    blob.set("name", "The One");
-    blob.set("stats.health", 100.0);
-    blob.set("stats.mana", 200.0);
-    blob.set("status_effects.drunk", true);
-    blob.set("position", [1.0, 2.0, 3.0]);
-    blob.set("bio", "Once upon a time, in a buffer far away");
-    blob.set("name", "The One and Only, longer");
+    blob.set("name", "The One").unwrap();
+    blob.set("stats.health", 100.0).unwrap();
+    blob.set("stats.mana", 200.0).unwrap();
+    blob.set("status_effects.drunk", true).unwrap();
+    blob.set("position", [1.0, 2.0, 3.0]).unwrap();
+    blob.set("bio", "Once upon a time, in a buffer far away").unwrap();
+    blob.set("name", "The One and Only, longer").unwrap();
     blob.remove("stats.mana");
     blob
 }
@@ -568,7 +570,7 @@ fn check_untrusted(bytes: &[u8]) {
         }
         assert_regions_add_up(blob.as_blob_ref());
         let mut blob = blob;
-        blob.set("after", "a write to an accepted blob keeps it valid");
+        blob.set("after", "a write to an accepted blob keeps it valid").unwrap();
         assert!(Blob::from_bytes(blob.as_bytes()).is_ok());
     }
 }
@@ -649,7 +651,7 @@ proptest! {
     ) {
         let mut in_turn = Blob::new();
         for (key, value) in base.iter().chain(&more) {
-            in_turn.set(*key, value);
+            in_turn.set(*key, value).unwrap();
         }
         let mut extended: Blob = base.iter().map(|(k, v)| (*k, v)).collect();
         extended.extend(more.iter().map(|(k, v)| (*k, v)));
@@ -717,14 +719,14 @@ proptest! {
         let mut blob = Blob::new();
         let mut model = Model::default();
         let mut store = Store::new();
-        let before = store.insert_entries([("neighbour", 1.0)]);
+        let before = store.insert_entries([("neighbour", 1.0)]).unwrap();
         let id = store.insert_empty();
-        let after = store.insert_entries([("neighbour", 2.0)]);
+        let after = store.insert_entries([("neighbour", 2.0)]).unwrap();
         for op in ops {
             match op {
                 Op::Set(k, value) => {
-                    blob.set(pool_key(k), &value);
-                    store.get_mut(id).unwrap().set(pool_key(k), &value);
+                    blob.set(pool_key(k), &value).unwrap();
+                    store.get_mut(id).unwrap().set(pool_key(k), &value).unwrap();
                     model.set(pool_key(k), value);
                 }
                 Op::Remove(k) => {
@@ -747,4 +749,72 @@ proptest! {
         prop_assert_eq!(store.get(before).unwrap().get_float("neighbour"), Some(1.0));
         prop_assert_eq!(store.get(after).unwrap().get_float("neighbour"), Some(2.0));
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Integers
+
+/// Every integer type is a value, stored as its `f32` when that holds it exactly; one it does
+/// not hold is refused whole, the blob unchanged, rather than rounded.
+#[test]
+#[allow(clippy::needless_borrows_for_generic_args)] // Through references is the point.
+fn integers_are_stored_exactly_or_refused() {
+    fn check<T: datacomp::AsValue + Copy + std::fmt::Display>(held: &[T], refused: &[T]) {
+        for &n in held {
+            let mut sheet = Blob::new();
+            sheet.set("n", n).unwrap();
+            let stored = sheet.get_float("n").unwrap();
+            assert_eq!(format!("{stored:.0}"), n.to_string(), "{n} is held exactly");
+        }
+        for &n in refused {
+            let mut sheet = Blob::new();
+            sheet.set("n", 1.5).unwrap();
+            let before = sheet.as_bytes().to_vec();
+            let err = sheet.set("n", n).unwrap_err();
+            assert_eq!(err, BlobError::InexactInteger { integer: n.to_string() });
+            assert_eq!(sheet.as_bytes(), before, "{n}: nothing written");
+        }
+    }
+    const P24: i64 = 1 << 24;
+    check(&[i8::MIN, 0, i8::MAX], &[]);
+    check(&[u8::MIN, u8::MAX], &[]);
+    check(&[i16::MIN, i16::MAX], &[]);
+    check(&[u16::MAX], &[]);
+    check(
+        &[i32::MIN, -(1 << 24), 1 << 24, (1 << 24) + 2, 1 << 30],
+        &[(1 << 24) + 1, -(1 << 24) - 1, i32::MAX],
+    );
+    check(&[1_u32 << 24, 1 << 31], &[(1 << 24) + 1, u32::MAX]);
+    check(&[i64::MIN, P24, 1 << 62, -(1 << 40)], &[P24 + 1, i64::MAX, -(1 << 40) - 1]);
+    check(&[1_u64 << 63, u64::from(u32::MAX) + 1], &[u64::MAX, (1 << 53) + 1]);
+    check(&[isize::MIN, 1 << 24], &[isize::MAX]);
+    check(&[0_usize, 1 << 24], &[usize::MAX, (1 << 24) + 1]);
+
+    // The message says what the number would have become.
+    let err = Blob::new().set("gold", 16_777_217_u32).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "16777217 is not held exactly by an f32, the type numbers are stored as (it would \
+         become 16777216); every whole number up to 16777216 is"
+    );
+    // Through a reference, as a `Value` (already an f32: no check), and many at once.
+    let mut sheet = Blob::new();
+    let gold: u32 = 250;
+    sheet.set("gold", gold).unwrap();
+    sheet.set("gold.ref", &gold).unwrap();
+    assert_eq!(sheet.get_float("gold.ref"), Some(250.0));
+    let err = sheet.set("x", &&u64::MAX).unwrap_err();
+    assert_eq!(err.to_string().split(' ').next(), Some("18446744073709551615"));
+    let before = sheet.as_bytes().to_vec();
+    let err = sheet.try_extend([("a", 1_u64), ("b", u64::MAX), ("c", 3)]).unwrap_err();
+    assert_eq!(err, BlobError::InexactInteger { integer: u64::MAX.to_string() });
+    assert_eq!(sheet.as_bytes(), before, "try_extend is all or nothing");
+    sheet.try_extend([("a", 1_u64), ("c", 3)]).unwrap();
+    assert_eq!((sheet.get_float("a"), sheet.get_float("c")), (Some(1.0), Some(3.0)));
+}
+
+#[test]
+#[should_panic(expected = "Blob::extend: 16777217 is not held exactly by an f32")]
+fn extend_with_an_inexact_integer_panics_with_the_reason() {
+    let _: Blob = [("gold", 16_777_217_i64)].into_iter().collect();
 }

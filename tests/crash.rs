@@ -15,9 +15,9 @@ fn state(g: u32) -> Store {
     let mut store = Store::with_capacity(3000, 3000 * 100);
     for i in 0..3000_u16 {
         let mut sheet = Blob::new();
-        sheet.set("generation", g as f32);
-        sheet.set("index", f32::from(i));
-        sheet.set("name", format!("entity {i} of generation {g}").as_str());
+        sheet.set("generation", g as f32).unwrap();
+        sheet.set("index", f32::from(i)).unwrap();
+        sheet.set("name", format!("entity {i} of generation {g}").as_str()).unwrap();
         store.insert(&sheet);
     }
     store

@@ -57,7 +57,7 @@ fn run(store: &mut Store, edits: &[Edit]) {
                 store.insert(&entries.iter().map(|(k, v)| (key(*k), v)).collect::<Blob>());
             }
             Edit::Set(e, k, v) if !ids.is_empty() => {
-                store.get_mut(*e.get(&ids)).unwrap().set(key(*k), v);
+                store.get_mut(*e.get(&ids)).unwrap().set(key(*k), v).unwrap();
             }
             Edit::RemoveKey(e, k) if !ids.is_empty() => {
                 store.get_mut(*e.get(&ids)).unwrap().remove(key(*k));
@@ -139,7 +139,7 @@ fn worlds() -> (Store, Store, Vec<Id>) {
     ]"#;
     let ids = base.import(sheets, &ImportOptions::strict()).unwrap().ids;
     let mut target = base.clone();
-    target.get_mut(ids[0]).unwrap().set("stats.health", 11);
+    target.get_mut(ids[0]).unwrap().set("stats.health", 11).unwrap();
     target.get_mut(ids[1]).unwrap().remove("pos");
     target.remove(ids[2]);
     let new = target.import(r#"{"name": "Eve", "stats": {"luck": 1}}"#, &ImportOptions::strict());
@@ -163,7 +163,7 @@ fn a_delta_carries_the_key_names_only_when_they_changed() {
     let (base, target, ids) = worlds();
     assert!(target.key_names().len() > base.key_names().len());
     let mut edited = base.clone();
-    edited.get_mut(ids[0]).unwrap().set("stats.mana", 1);
+    edited.get_mut(ids[0]).unwrap().set("stats.mana", 1).unwrap();
     let (renamed, same) = (StorePatch::diff(&base, &target), StorePatch::diff(&base, &edited));
     let names_len = |delta: &StorePatch| {
         let bytes = delta.to_bytes();
@@ -182,7 +182,7 @@ fn a_delta_refuses_another_base_and_changes_nothing() {
     let (base, target, ids) = worlds();
     let delta = StorePatch::diff(&base, &target);
     let mut other = base.clone();
-    other.get_mut(ids[3]).unwrap().set("stats.mana", 9);
+    other.get_mut(ids[3]).unwrap().set("stats.mana", 9).unwrap();
     let before = other.clone();
     let err = delta.apply(&mut other).unwrap_err();
     assert!(matches!(err, LoadError::Store(StoreError::DeltaBase { .. })), "{err}");
@@ -190,8 +190,12 @@ fn a_delta_refuses_another_base_and_changes_nothing() {
     assert_eq!(other, before);
     // A compacted copy is equal, but laid out differently: a delta needs the exact base.
     let mut compacted = base.clone();
-    compacted.get_mut(ids[0]).unwrap().set("name", "A much longer name that moves the blob");
-    compacted.get_mut(ids[0]).unwrap().set("name", "Ann");
+    compacted
+        .get_mut(ids[0])
+        .unwrap()
+        .set("name", "A much longer name that moves the blob")
+        .unwrap();
+    compacted.get_mut(ids[0]).unwrap().set("name", "Ann").unwrap();
     assert_eq!(compacted, base);
     assert!(matches!(
         delta.apply(&mut compacted),

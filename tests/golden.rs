@@ -285,13 +285,13 @@ fn golden_world_v2() -> Store {
     store.import(text, &ImportOptions::strict()).unwrap();
     let wizard = store.insert_empty();
     let mut sheet = store.get_mut(wizard).unwrap();
-    sheet.set("name", "Wizard");
-    sheet.set("transform.position", [12.5, 0.0, -3.25]);
-    sheet.set(Key::from_raw(0xdead_beef), true);
+    sheet.set("name", "Wizard").unwrap();
+    sheet.set("transform.position", [12.5, 0.0, -3.25]).unwrap();
+    sheet.set(Key::from_raw(0xdead_beef), true).unwrap();
     let goblin = store.insert(&[("name", "Goblin")].into_iter().collect::<Blob>());
     store.remove(goblin);
-    store.insert_entries([("name", "Orc"), ("kind", "monster")]);
-    store.get_mut(wizard).unwrap().set("bio", "Keeper of offsets, breaker of pointers.");
+    store.insert_entries([("name", "Orc"), ("kind", "monster")]).unwrap();
+    store.get_mut(wizard).unwrap().set("bio", "Keeper of offsets, breaker of pointers.").unwrap();
     store
 }
 
@@ -351,10 +351,10 @@ fn golden_world_v3() -> Store {
     let mut store = golden_world_v2();
     for i in 0..200_u16 {
         let mut sheet = Blob::new();
-        sheet.set("name", format!("Goblin {i}").as_str());
-        sheet.set("stats.health", f32::from(i));
-        sheet.set("position", [f32::from(i), 0.5, -1.0]);
-        sheet.set("bio", "g".repeat(300 + usize::from(i % 7)).as_str());
+        sheet.set("name", format!("Goblin {i}").as_str()).unwrap();
+        sheet.set("stats.health", f32::from(i)).unwrap();
+        sheet.set("position", [f32::from(i), 0.5, -1.0]).unwrap();
+        sheet.set("bio", "g".repeat(300 + usize::from(i % 7)).as_str()).unwrap();
         store.insert(&sheet);
     }
     store
@@ -397,10 +397,10 @@ fn write_golden_v3() {
 /// entity removed, one inserted, and a new key name.
 fn golden_target_v2() -> Store {
     let mut store = golden_world_v2();
-    store.get_mut(id("0v0t1")).unwrap().set("stats.health", 75);
+    store.get_mut(id("0v0t1")).unwrap().set("stats.health", 75).unwrap();
     store.get_mut(id("1v0t1")).unwrap().remove("bio");
     store.remove(id("2v1t1"));
-    store.insert_entries([("name", "Imp"), ("stats.luck", "high")]);
+    store.insert_entries([("name", "Imp"), ("stats.luck", "high")]).unwrap();
     store
 }
 
@@ -442,9 +442,9 @@ fn golden_world_data0() -> Store {
     store.import(text, &ImportOptions::strict()).unwrap();
     let odd = store.insert_empty();
     let mut sheet = store.get_mut(odd).unwrap();
-    sheet.set("name", "Odd");
-    sheet.set(Key::from_raw(0xdead_beef), true);
-    let gone = store.insert_entries([("name", "Gone"), ("hp", "1")]);
+    sheet.set("name", "Odd").unwrap();
+    sheet.set(Key::from_raw(0xdead_beef), true).unwrap();
+    let gone = store.insert_entries([("name", "Gone"), ("hp", "1")]).unwrap();
     store.remove(gone);
     store
 }
@@ -586,7 +586,7 @@ fn golden_world_v4() -> Store {
 fn golden_delta_v4_target() -> Store {
     let mut store = golden_world_v4();
     let monster = id("3v0t1");
-    store.get_mut(monster).unwrap().set("armor_class.0.note", "scaly");
+    store.get_mut(monster).unwrap().set("armor_class.0.note", "scaly").unwrap();
     store.get_mut(monster).unwrap().remove("name");
     store
 }
@@ -601,7 +601,7 @@ const GOLDEN_DELTA_V5: &[u8] = include_bytes!("../fixtures/delta_v5.dcmp");
 fn golden_world_v5() -> Store {
     let mut store = golden_world_v4();
     let empty = store.insert_empty();
-    store.insert_entries([("name", "Last")]);
+    store.insert_entries([("name", "Last")]).unwrap();
     store.insert_empty();
     assert!(store.get(empty).unwrap().is_empty());
     store
@@ -622,9 +622,9 @@ fn golden_world_v5_identity() -> Store {
 fn golden_delta_v5_target() -> Store {
     let mut store = golden_world_v5();
     let monster = id("3v0t1");
-    store.get_mut(monster).unwrap().set("armor_class.0.note", "scaly");
+    store.get_mut(monster).unwrap().set("armor_class.0.note", "scaly").unwrap();
     store.get_mut(monster).unwrap().remove("name");
-    store.get_mut(id("4v0t1")).unwrap().set("name", "Filled");
+    store.get_mut(id("4v0t1")).unwrap().set("name", "Filled").unwrap();
     store
 }
 

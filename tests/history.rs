@@ -172,7 +172,7 @@ fn run(ops: &[Op]) {
     let mut store = Store::new();
     let mut snapshots: Vec<(Snapshot, Store)> = Vec::new();
     let mut marks: Vec<Marked> = Vec::new();
-    let mut history = History::new(usize::MAX);
+    let mut history = History::with_max_bytes(usize::MAX);
     let mut model = ModelHistory::default();
     for (step, op) in ops.iter().enumerate() {
         let context = format!("op {step}: {op:?}");
@@ -182,12 +182,12 @@ fn run(ops: &[Op]) {
             }
             Op::SetNamed(e, k, v) => {
                 if let Some(id) = pick(&store, e) {
-                    store.get_mut(id).unwrap().set(format!("pool.k{k}").as_str(), v);
+                    store.get_mut(id).unwrap().set(format!("pool.k{k}").as_str(), v).unwrap();
                 }
             }
             Op::Set(e, k, v) => {
                 if let Some(id) = pick(&store, e) {
-                    store.get_mut(id).unwrap().set(key(*k), v);
+                    store.get_mut(id).unwrap().set(key(*k), v).unwrap();
                 }
             }
             Op::RemoveKey(e, k) => {
@@ -204,7 +204,7 @@ fn run(ops: &[Op]) {
                 if let Some(id) = pick(&store, e) {
                     let old = store.get(id).unwrap().to_blob();
                     let mut new = old.clone();
-                    new.set(key(*k), v);
+                    new.set(key(*k), v).unwrap();
                     new.remove(key((*k + 1) % KEYS));
                     Patch::between(old.as_blob_ref(), new.as_blob_ref())
                         .apply(&mut store.get_mut(id).unwrap());
@@ -348,9 +348,9 @@ fn changes_since_counts_only_real_changes() {
     let mut world = Store::new();
     let ids: Vec<Id> = (0..10).map(|i| world.insert(&sheet(i as f32))).collect();
     let mark = world.mark();
-    world.get_mut(ids[1]).unwrap().set("stats.health", 99.0);
-    world.get_mut(ids[2]).unwrap().set("stats.health", 50.0);
-    world.get_mut(ids[2]).unwrap().set("stats.health", 2.0); // back as it was
+    world.get_mut(ids[1]).unwrap().set("stats.health", 99.0).unwrap();
+    world.get_mut(ids[2]).unwrap().set("stats.health", 50.0).unwrap();
+    world.get_mut(ids[2]).unwrap().set("stats.health", 2.0).unwrap(); // back as it was
     world.remove(ids[3]); // moves the last entity into its dense position
     let new = world.insert(&sheet(7.0)); // reuses no slot: the free list is FIFO
     let changes = mark.changes(&world);
@@ -374,9 +374,9 @@ fn a_mark_past_the_log_is_answered_by_comparing_everything() {
     for round in 0..3000 {
         let _recent = world.mark();
         let id = ids[round % ids.len()];
-        world.get_mut(id).unwrap().set("stats.health", round as f32);
+        world.get_mut(id).unwrap().set("stats.health", round as f32).unwrap();
     }
-    world.get_mut(ids[0]).unwrap().set("stats.health", 0.0); // as it was
+    world.get_mut(ids[0]).unwrap().set("stats.health", 0.0).unwrap(); // as it was
     assert_eq!(as_lists(&old.changes(&world)), changes(&old_state, &world));
     assert_eq!(old.changes(&world).changed().len(), 7);
     assert_eq!(old.delta(&world).to_bytes(), StorePatch::diff(&old_state, &world).to_bytes());
@@ -396,7 +396,7 @@ fn a_restore_makes_older_marks_compare_everything() {
     assert!(world.contains(a));
     // A new mark is answered from the log again.
     let after = world.mark();
-    world.get_mut(a).unwrap().set("stats.health", 5.0);
+    world.get_mut(a).unwrap().set("stats.health", 5.0).unwrap();
     assert_eq!(after.changes(&world).changed(), [a]);
 }
 
@@ -423,17 +423,17 @@ fn history_drops_its_oldest_steps_to_stay_under_max_bytes() {
     let mut world = Store::new();
     let id = world.insert(&sheet(0.0));
     // Measure one step's bytes with an unbounded history.
-    let mut probe = History::new(usize::MAX);
+    let mut probe = History::with_max_bytes(usize::MAX);
     probe.commit(&world);
-    world.get_mut(id).unwrap().set("stats.health", 1.0);
+    world.get_mut(id).unwrap().set("stats.health", 1.0).unwrap();
     probe.commit(&world);
     let step = probe.byte_len();
     assert!(step > 0);
 
-    let mut history = History::new(step * 3);
+    let mut history = History::with_max_bytes(step * 3);
     history.commit(&world);
     for round in 2..10 {
-        world.get_mut(id).unwrap().set("stats.health", round as f32);
+        world.get_mut(id).unwrap().set("stats.health", round as f32).unwrap();
         assert!(history.commit(&world));
         assert!(history.byte_len() <= step * 3, "{history:?}");
     }
@@ -442,9 +442,9 @@ fn history_drops_its_oldest_steps_to_stay_under_max_bytes() {
     assert_eq!(world.get(id).unwrap().get_float("stats.health"), Some(6.0));
 
     // A step bigger than the whole budget leaves nothing to undo.
-    let mut tiny = History::new(1);
+    let mut tiny = History::with_max_bytes(1);
     tiny.commit(&world);
-    world.get_mut(id).unwrap().set("stats.health", 0.5);
+    world.get_mut(id).unwrap().set("stats.health", 0.5).unwrap();
     assert!(tiny.commit(&world));
     assert!(!tiny.can_undo());
     assert_eq!(tiny.byte_len(), 0);
@@ -454,15 +454,15 @@ fn history_drops_its_oldest_steps_to_stay_under_max_bytes() {
 fn a_commit_after_an_undo_drops_the_redo_steps() {
     let mut world = Store::new();
     let id = world.insert(&sheet(0.0));
-    let mut history = History::new(usize::MAX);
+    let mut history = History::with_max_bytes(usize::MAX);
     history.commit(&world);
     for round in 1..=3 {
-        world.get_mut(id).unwrap().set("stats.health", round as f32);
+        world.get_mut(id).unwrap().set("stats.health", round as f32).unwrap();
         history.commit(&world);
     }
     assert!(history.undo(&mut world) && history.undo(&mut world));
     assert_eq!(history.redo_steps(), 2);
-    world.get_mut(id).unwrap().set("stats.health", 10.0);
+    world.get_mut(id).unwrap().set("stats.health", 10.0).unwrap();
     assert!(history.commit(&world));
     assert_eq!((history.undo_steps(), history.redo_steps()), (2, 0));
     assert!(!history.redo(&mut world));
@@ -474,9 +474,9 @@ fn a_commit_after_an_undo_drops_the_redo_steps() {
 fn undo_on_another_store_makes_it_the_committed_state_first() {
     let mut world = Store::new();
     let id = world.insert(&sheet(0.0));
-    let mut history = History::new(usize::MAX);
+    let mut history = History::with_max_bytes(usize::MAX);
     history.commit(&world);
-    world.get_mut(id).unwrap().set("stats.health", 1.0);
+    world.get_mut(id).unwrap().set("stats.health", 1.0).unwrap();
     history.commit(&world);
     let mut other = Store::new();
     other.insert(&sheet(42.0));
@@ -494,8 +494,8 @@ fn a_clone_is_another_store_to_marks() {
     let id = world.insert(&sheet(0.0));
     let mark = world.mark();
     let mut copy = world.clone();
-    copy.get_mut(id).unwrap().set("stats.health", 3.0);
-    world.get_mut(id).unwrap().set("name", "Troll");
+    copy.get_mut(id).unwrap().set("stats.health", 3.0).unwrap();
+    world.get_mut(id).unwrap().set("name", "Troll").unwrap();
     assert_eq!(mark.changes(&copy).changed(), [id]);
     assert_eq!(mark.changes(&world).changed(), [id]);
     let fresh = copy.mark();
@@ -508,7 +508,7 @@ fn debug_output_of_marks_and_histories() {
     world.insert(&sheet(0.0));
     let mark = world.mark();
     assert!(format!("{mark:?}").contains("entities: 1"), "{mark:?}");
-    let history = History::new(100);
+    let history = History::with_max_bytes(100);
     assert_eq!(
         format!("{history:?}"),
         "History { undo_steps: 0, redo_steps: 0, bytes: 0, max_bytes: 100, .. }"
@@ -520,18 +520,18 @@ fn undo_of_a_step_that_changes_many_keys_of_one_entity() {
     let mut world = Store::new();
     let before: Blob = (0..40).map(|i| (Key::from_raw(i), OwnedValue::Float(i as f32))).collect();
     let id = world.insert(&before);
-    let mut history = History::new(usize::MAX);
+    let mut history = History::with_max_bytes(usize::MAX);
     history.commit(&world);
     {
         let mut entity = world.get_mut(id).unwrap();
         for i in 0..30 {
-            entity.set(Key::from_raw(i), format!("changed {i}").as_str());
+            entity.set(Key::from_raw(i), format!("changed {i}").as_str()).unwrap();
         }
         for i in 30..35 {
             entity.remove(Key::from_raw(i));
         }
         for i in 100..105 {
-            entity.set(Key::from_raw(i), [i as f32, 1.0]);
+            entity.set(Key::from_raw(i), [i as f32, 1.0]).unwrap();
         }
     }
     let after = world.get(id).unwrap().to_blob();
@@ -545,11 +545,11 @@ fn undo_of_a_step_that_changes_many_keys_of_one_entity() {
 #[test]
 fn key_names_travel_with_the_steps() {
     let mut world = Store::new();
-    let id = world.insert_entries([("stats.health", 1.0)]);
-    let mut history = History::new(usize::MAX);
+    let id = world.insert_entries([("stats.health", 1.0)]).unwrap();
+    let mut history = History::with_max_bytes(usize::MAX);
     history.commit(&world);
     let mark = world.mark();
-    world.get_mut(id).unwrap().set("stats.mana", 2.0);
+    world.get_mut(id).unwrap().set("stats.mana", 2.0).unwrap();
     world.insert_key_name("xp").unwrap();
     assert!(history.commit(&world));
     assert_eq!(world.key_names().len(), 3);
@@ -599,7 +599,7 @@ fn migration_world() -> (Store, Vec<Id>) {
     let mut world = Store::new();
     let ids = vec![
         world.insert(&sheet(1.0)),
-        world.insert_entries([("hp", 30.0)]),
+        world.insert_entries([("hp", 30.0)]).unwrap(),
         world.insert(&sheet(3.0)),
         world.insert(&sheet(4.0)),
     ];
@@ -613,7 +613,7 @@ fn rename_hp(to: u32) -> Migrations {
 #[test]
 fn undo_and_redo_of_a_migration_restore_its_data_version_and_keys() {
     let (mut world, ids) = migration_world();
-    let mut history = History::new(usize::MAX);
+    let mut history = History::with_max_bytes(usize::MAX);
     history.commit(&world);
     let before = world.clone();
     rename_hp(2).apply(&mut world).unwrap();
@@ -694,15 +694,15 @@ fn a_history_of_no_bytes_keeps_no_step_yet_reverts() {
     for max_bytes in [0, 1] {
         let mut world = Store::new();
         let id = world.insert(&sheet(0.0));
-        let mut history = History::new(max_bytes);
+        let mut history = History::with_max_bytes(max_bytes);
         assert!(!history.commit(&world));
         for round in 1..=3 {
-            world.get_mut(id).unwrap().set("stats.health", round as f32);
+            world.get_mut(id).unwrap().set("stats.health", round as f32).unwrap();
             assert!(history.commit(&world), "a change, recorded then dropped");
             assert_eq!((history.undo_steps(), history.byte_len()), (0, 0));
         }
         assert!(!history.undo(&mut world) && !history.redo(&mut world));
-        world.get_mut(id).unwrap().set("stats.health", 9.0);
+        world.get_mut(id).unwrap().set("stats.health", 9.0).unwrap();
         assert!(history.revert(&mut world), "the committed state is kept beside the steps");
         assert_eq!(world.get(id).unwrap().get_float("stats.health"), Some(3.0));
     }
@@ -712,9 +712,9 @@ fn a_history_of_no_bytes_keeps_no_step_yet_reverts() {
 fn undo_past_the_oldest_step_changes_nothing() {
     let mut world = Store::new();
     let id = world.insert(&sheet(0.0));
-    let mut history = History::new(usize::MAX);
+    let mut history = History::with_max_bytes(usize::MAX);
     history.commit(&world);
-    world.get_mut(id).unwrap().set("stats.health", 1.0);
+    world.get_mut(id).unwrap().set("stats.health", 1.0).unwrap();
     history.commit(&world);
     assert!(history.undo(&mut world));
     let oldest = world.clone();
@@ -736,7 +736,7 @@ fn a_chain_link_repeated_or_out_of_order_is_refused_and_changes_nothing() {
     let mut mark = world.mark();
     let links: Vec<StorePatch> = (1..=3)
         .map(|turn| {
-            world.get_mut(id).unwrap().set("stats.health", turn as f32);
+            world.get_mut(id).unwrap().set("stats.health", turn as f32).unwrap();
             mark.take_delta(&world)
         })
         .collect();
@@ -757,4 +757,25 @@ fn a_chain_link_repeated_or_out_of_order_is_refused_and_changes_nothing() {
     links[1].apply(&mut loaded).unwrap();
     links[2].apply(&mut loaded).unwrap();
     assert_eq!(loaded, world);
+}
+
+/// `with_max_bytes` names its unit; `new`, its old name, still builds the same history.
+#[test]
+#[allow(deprecated)]
+fn a_history_is_made_with_its_size_in_bytes() {
+    let mut world = Store::new();
+    let id = world.insert_entries([("gold", 1.0)]).unwrap();
+    let mut bounded = History::with_max_bytes(0);
+    let mut old = History::new(0);
+    for gold in 2..5_u8 {
+        bounded.commit(&world);
+        old.commit(&world);
+        world.get_mut(id).unwrap().set("gold", gold).unwrap();
+    }
+    assert_eq!((bounded.undo_steps(), old.undo_steps()), (0, 0), "no byte for any step");
+    let mut roomy = History::with_max_bytes(1 << 20);
+    roomy.commit(&world);
+    world.get_mut(id).unwrap().set("gold", 9).unwrap();
+    roomy.commit(&world);
+    assert_eq!(roomy.undo_steps(), 1);
 }

@@ -86,7 +86,7 @@ fn readers(bytes: &[u8]) -> Result<Store, LoadError> {
 
 fn fresh(n: usize) -> (Store, Vec<Id>) {
     let mut store = Store::new();
-    let ids = (0..n).map(|i| store.insert_entries([("hp", i as f32)])).collect();
+    let ids = (0..n).map(|i| store.insert_entries([("hp", i as f32)]).unwrap()).collect();
     (store, ids)
 }
 
@@ -246,13 +246,13 @@ fn stale_handles_stay_stale_after_removals_reinserts_and_clear() {
     let mut dead = vec![ids[1], ids[4]];
     store.remove(ids[1]);
     store.remove(ids[4]);
-    let a = store.insert_entries([("hp", 40.0)]);
+    let a = store.insert_entries([("hp", 40.0)]).unwrap();
     let b = store.insert_empty();
     let mut live = vec![ids[0], ids[2], ids[3], ids[5], a, b];
     assert_stale_stay_stale(&store, &live, &dead);
     store.clear();
     dead.append(&mut live);
-    let c = store.insert_entries([("hp", 1.0)]);
+    let c = store.insert_entries([("hp", 1.0)]).unwrap();
     let d = store.insert_empty();
     assert_stale_stay_stale(&store, &[c, d], &dead);
     // Loaded, removed from and saved again: still stale.
@@ -305,7 +305,7 @@ mod random_ends {
         ) {
             let mut store = Store::new();
             for (i, &empty) in empties.iter().enumerate().take(n) {
-                if empty { store.insert_empty(); } else { store.insert_entries([("hp", i as f32), ("mp", 1.0)]); }
+                if empty { store.insert_empty(); } else { store.insert_entries([("hp", i as f32), ("mp", 1.0)]).unwrap(); }
             }
             let bytes = store.to_bytes();
             let mut ends: Vec<u32> = section_of(&bytes, ENDS)
@@ -566,9 +566,9 @@ fn a_delta_applies_to_a_loaded_1_3_store_whatever_compacted() {
     use datacomp::StorePatch;
     let mut base = Store::new();
     let ids: Vec<Id> =
-        (0..600).map(|i| base.insert_entries([("hp", i as f32), ("mp", 1.0)])).collect();
+        (0..600).map(|i| base.insert_entries([("hp", i as f32), ("mp", 1.0)]).unwrap()).collect();
     for (i, id) in ids.iter().enumerate().step_by(2) {
-        base.get_mut(*id).unwrap().set("bio", "x".repeat(40 + i % 60).as_str());
+        base.get_mut(*id).unwrap().set("bio", "x".repeat(40 + i % 60).as_str()).unwrap();
     }
     for id in ids.iter().skip(1).step_by(5) {
         base.remove(*id);
@@ -577,10 +577,10 @@ fn a_delta_applies_to_a_loaded_1_3_store_whatever_compacted() {
     let mut target = base.clone();
     for (i, id) in ids.iter().enumerate().step_by(3) {
         if let Some(mut blob) = target.get_mut(*id) {
-            blob.set("bio", "y".repeat(100 + i % 50).as_str());
+            blob.set("bio", "y".repeat(100 + i % 50).as_str()).unwrap();
         }
     }
-    let fresh = target.insert_entries([("hp", 9.0)]);
+    let fresh = target.insert_entries([("hp", 9.0)]).unwrap();
     let patch = StorePatch::diff(&base, &target);
     let bytes = patch.to_bytes();
     let patch = StorePatch::from_bytes(&bytes).unwrap();

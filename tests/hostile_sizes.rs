@@ -55,7 +55,7 @@ fn a_name_of_the_deepest_allowed_path_exports_nested_and_imports_back() {
     let mut store = Store::new();
     let id = store.insert_empty();
     let deepest = deep_path(MAX_PATH_SEGMENTS);
-    store.get_mut(id).unwrap().set(deepest.as_str(), [1.0, 2.0]);
+    store.get_mut(id).unwrap().set(deepest.as_str(), [1.0, 2.0]).unwrap();
     let exported = store.export_all(&ExportOptions::json()).unwrap();
     let nested = "{\"a\":".repeat(MAX_PATH_SEGMENTS);
     assert_eq!(exported, format!("[{nested}[1,2]{}]", "}".repeat(MAX_PATH_SEGMENTS)));
@@ -81,7 +81,7 @@ fn every_way_a_name_enters_refuses_a_path_past_the_limit_and_changes_nothing() {
 
     // The path: 60,001 segments.
     let dotted = deep_path(60_001);
-    let err = store.get_mut(id).unwrap().try_set(dotted.as_str(), 1).unwrap_err();
+    let err = store.get_mut(id).unwrap().set(dotted.as_str(), 1).unwrap_err();
     let Error::Key(err @ KeyError::PathTooDeep { .. }) = err else { panic!("{err}") };
     assert_eq!(err, too_deep(&dotted, 60_001));
     let shown = err.to_string();
@@ -90,13 +90,13 @@ fn every_way_a_name_enters_refuses_a_path_past_the_limit_and_changes_nothing() {
     assert!(shown.len() < 300, "the path is cut: {} bytes", shown.len());
 
     let pointer = "/b".repeat(MAX_PATH_SEGMENTS + 1);
-    let err = store.get_mut(id).unwrap().try_set(KeyPath::pointer(&pointer).unwrap(), 1);
+    let err = store.get_mut(id).unwrap().set(KeyPath::pointer(&pointer).unwrap(), 1);
     assert!(
         matches!(err, Err(Error::Key(e @ KeyError::PathTooDeep { .. })) if e == too_deep(&pointer, 126))
     );
 
     let just_over = deep_path(MAX_PATH_SEGMENTS + 1);
-    let err = store.try_insert_entries([("name", 1.0), (just_over.as_str(), 2.0)]);
+    let err = store.insert_entries([("name", 1.0), (just_over.as_str(), 2.0)]);
     assert!(
         matches!(err, Err(Error::Key(e @ KeyError::PathTooDeep { .. })) if e == too_deep(&just_over, 126))
     );
@@ -111,7 +111,7 @@ fn every_way_a_name_enters_refuses_a_path_past_the_limit_and_changes_nothing() {
 
     // At the limit, each takes the path.
     let deepest = deep_path(MAX_PATH_SEGMENTS);
-    store.get_mut(id).unwrap().try_set(deepest.as_str(), 1).unwrap();
+    store.get_mut(id).unwrap().set(deepest.as_str(), 1).unwrap();
     assert_eq!(store.insert_key_name(&deepest).unwrap(), Key::parse(&deepest));
     assert_eq!(store.key_name(Key::parse(&deepest)).as_deref(), Some(deepest.as_str()));
     // Reading a deeper path records nothing, so it is not refused: it finds nothing.
@@ -360,7 +360,7 @@ fn extend_and_insert(n: usize) {
     let mut store = Store::new();
     let names: Vec<String> = (0..n).map(|i| format!("k{i}")).collect();
     let id = timed("insert_entries", || {
-        store.insert_entries(names.iter().map(|name| (name.as_str(), 2.0)))
+        store.insert_entries(names.iter().map(|name| (name.as_str(), 2.0))).unwrap()
     });
     assert_eq!(store.get(id).unwrap().len(), n);
     assert_eq!(store.get(id).unwrap().get_float(names[n - 1].as_str()), Some(2.0));

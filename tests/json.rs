@@ -767,8 +767,8 @@ fn keys_without_a_place_export_by_hash() {
     store.import(r#"{"a": {"b": 2}}"#, &ImportOptions::strict()).unwrap();
     let mut blob = store.get_mut(id).unwrap();
     // Named a.b by the other entity, but a is a value here; a Key is written unchecked.
-    blob.set(Key::parse("a.b"), 2.0);
-    blob.set(Key::from_raw(7), "unnamed");
+    blob.set(Key::parse("a.b"), 2.0).unwrap();
+    blob.set(Key::from_raw(7), "unnamed").unwrap();
     let exported = store.export(id, &ExportOptions::json()).unwrap();
     let a_b = Key::parse("a.b");
     assert_eq!(exported, format!(r##"{{"a":1,"{a_b}":2,"#00000007":"unnamed"}}"##));
@@ -931,8 +931,8 @@ fn export_refuses_what_json_has_no_number_for() {
     let mut store = Store::new();
     let ids =
         store.import(r#"[{"a": {"b": 1}}, {"c": [1, 2]}]"#, &ImportOptions::strict()).unwrap().ids;
-    store.get_mut(ids[0]).unwrap().set("a.x", f32::INFINITY);
-    store.get_mut(ids[1]).unwrap().set("c", [1.0, f32::NAN]);
+    store.get_mut(ids[0]).unwrap().set("a.x", f32::INFINITY).unwrap();
+    store.get_mut(ids[1]).unwrap().set("c", [1.0, f32::NAN]).unwrap();
     let not_finite =
         |entity, key: &str, value: f32| ExportError::NotFinite { entity, key: key.into(), value };
     for pretty in [false, true] {
@@ -1019,7 +1019,7 @@ fn export_options_give_the_same_text_or_the_same_error() {
         store.export_all(&lossy).unwrap()
     );
 
-    store.get_mut(ids[1]).unwrap().set("pos", [1.0, f32::INFINITY]);
+    store.get_mut(ids[1]).unwrap().set("pos", [1.0, f32::INFINITY]).unwrap();
     let err = store.export(ids[1], &ExportOptions::json()).unwrap_err();
     assert_eq!(err, store.export(ids[1], &ExportOptions::json()).unwrap_err());
     assert!(matches!(err, ExportError::NotFinite { entity: Some(e), .. } if e == ids[1]));

@@ -172,3 +172,36 @@ proptest! {
         prop_assert_eq!(Key::from_raw(raw).raw(), raw);
     }
 }
+
+/// A key declared once as a `const KeyPath` carries its name into a store: export writes it by
+/// name, where a `const Key` of the same path, never named, is written by its hash.
+#[test]
+fn a_const_key_path_keeps_its_name_in_a_store() {
+    use datacomp::{ExportOptions, KeyPath, Store};
+
+    const LUCK: KeyPath = KeyPath::dotted("stats.luck");
+    const RANGE: KeyPath = KeyPath::pointer("/bow/range.max").unwrap();
+    const LUCK_HASH: Key = Key::path(&["stats", "luck"]);
+
+    let mut world = Store::new();
+    let hashed = world.insert_empty();
+    world.get_mut(hashed).unwrap().set(LUCK_HASH, 3.0).unwrap();
+    assert_eq!(world.export(hashed, &ExportOptions::json()).unwrap(), r##"{"#036624a8":3}"##);
+
+    let orc = world.insert_empty();
+    let mut entity = world.get_mut(orc).unwrap();
+    entity.set(LUCK, 3.0).unwrap();
+    entity.set(RANGE, 30).unwrap();
+    assert_eq!(entity.get_float(LUCK), Some(3.0));
+    assert_eq!(entity.get_float(LUCK_HASH), Some(3.0), "one key");
+    assert_eq!(
+        world.export(orc, &ExportOptions::json()).unwrap(),
+        r#"{"stats":{"luck":3},"bow":{"range.max":30}}"#
+    );
+    // Now named, the store exports the first entity by name too.
+    assert_eq!(world.export(hashed, &ExportOptions::json()).unwrap(), r#"{"stats":{"luck":3}}"#);
+    // A Blob reads and writes with it as with its Key.
+    let mut sheet = datacomp::Blob::new();
+    sheet.set(LUCK, 1.0).unwrap();
+    assert_eq!(sheet.get_float(LUCK_HASH), Some(1.0));
+}

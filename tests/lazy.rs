@@ -19,10 +19,10 @@ fn world(n: usize, churn: u64) -> (Store, Vec<Id>) {
     let mut ids = Vec::new();
     for i in 0..n {
         let mut sheet = Blob::new();
-        sheet.set("name", format!("Sheet {i}").as_str());
-        sheet.set("stats.health", f32::from(i as u16));
-        sheet.set("position", [1.0, 2.0, f32::from(i as u16)]);
-        sheet.set("bio", "b".repeat(100 + i % 50).as_str());
+        sheet.set("name", format!("Sheet {i}").as_str()).unwrap();
+        sheet.set("stats.health", f32::from(i as u16)).unwrap();
+        sheet.set("position", [1.0, 2.0, f32::from(i as u16)]).unwrap();
+        sheet.set("bio", "b".repeat(100 + i % 50).as_str()).unwrap();
         ids.push(store.insert(&sheet));
     }
     for (i, id) in ids.clone().into_iter().enumerate() {
@@ -32,7 +32,7 @@ fn world(n: usize, churn: u64) -> (Store, Vec<Id>) {
             }
             1 => {
                 let longer = "g".repeat(300);
-                store.get_mut(id).unwrap().set("bio", longer.as_str());
+                store.get_mut(id).unwrap().set("bio", longer.as_str()).unwrap();
             }
             _ => {}
         }

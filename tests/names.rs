@@ -137,7 +137,7 @@ proptest! {
                     let at = n % model.entities.len();
                     let text = pointer(&segments);
                     let path = KeyPath::pointer(&text).unwrap();
-                    let result = store.get_mut(model.entities[at].0).unwrap().try_set(path, 1.0);
+                    let result = store.get_mut(model.entities[at].0).unwrap().set(path, 1.0);
                     // A new key may not make a path both a value and an object: no path the
                     // entity holds is a prefix of this one, nor under it.
                     let key = Model::key(&segments);
@@ -203,7 +203,7 @@ proptest! {
                         let text = pointer(path);
                         if other.check_key(KeyPath::pointer(&text).unwrap()).is_ok() {
                             let id = other.insert_empty();
-                            other.get_mut(id).unwrap().set(KeyPath::pointer(&text).unwrap(), 1.0);
+                            other.get_mut(id).unwrap().set(KeyPath::pointer(&text).unwrap(), 1.0).unwrap();
                             named.push(path.clone());
                         }
                     }
@@ -301,10 +301,10 @@ fn edits_under_an_array_export_what_reads_back_the_same() {
     let (mut store, id) = monster();
     let mut sheet = store.get_mut(id).unwrap();
     // A new element at the next index: still an array.
-    sheet.set("armor_class.1.type", "shield");
-    sheet.set("senses.2", "blindsight");
+    sheet.set("armor_class.1.type", "shield").unwrap();
+    sheet.set("senses.2", "blindsight").unwrap();
     // A member that is not an index: the array becomes an object keyed by index.
-    sheet.set("flags.note", "set by hand");
+    sheet.set("flags.note", "set by hand").unwrap();
     // A removed middle element leaves a hole: an object too.
     sheet.remove("mixed.1");
     let exported = store.export(id, &ExportOptions::json()).unwrap();
@@ -320,7 +320,7 @@ fn edits_under_an_array_export_what_reads_back_the_same() {
     // Elements set back in any order are an array again, written in index order.
     let mut sheet = store.get_mut(id).unwrap();
     sheet.remove("senses.0");
-    sheet.set("senses.0", "truesight");
+    sheet.set("senses.0", "truesight").unwrap();
     let value: serde_json::Value =
         serde_json::from_str(&store.export(id, &ExportOptions::json()).unwrap()).unwrap();
     assert_eq!(value["senses"], serde_json::json!(["truesight", "keen smell", "blindsight"]));
@@ -344,7 +344,7 @@ fn a_key_as_deep_as_a_name_may_be_exports_saves_and_imports_back() {
     let path = vec!["a"; limit].join(".");
     let mut store = Store::new();
     let id = store.insert_empty();
-    store.get_mut(id).unwrap().set(path.as_str(), 1.0);
+    store.get_mut(id).unwrap().set(path.as_str(), 1.0).unwrap();
     let exported = store.export(id, &ExportOptions::json()).unwrap();
     // `{"a":` a level, the value, `}` a level.
     assert_eq!(exported.len(), limit * 5 + 1 + limit);
@@ -356,6 +356,6 @@ fn a_key_as_deep_as_a_name_may_be_exports_saves_and_imports_back() {
     assert_eq!(loaded.key_name(Key::parse(&path)).as_deref(), Some(path.as_str()));
     // One segment more is refused where a name is recorded.
     let deeper = format!("{path}.a");
-    let err = store.get_mut(id).unwrap().try_set(deeper.as_str(), 1.0).unwrap_err();
+    let err = store.get_mut(id).unwrap().set(deeper.as_str(), 1.0).unwrap_err();
     assert!(matches!(err, datacomp::Error::Key(datacomp::KeyError::PathTooDeep { .. })), "{err}");
 }

@@ -213,16 +213,16 @@ proptest! {
 
 fn sample_patch() -> (Blob, Blob, Patch) {
     let mut base = Blob::new();
-    base.set("name", "The One");
-    base.set("stats.health", 100);
-    base.set("status_effects.drunk", true);
-    base.set("inventory.weights", [1.0, 2.5]);
+    base.set("name", "The One").unwrap();
+    base.set("stats.health", 100).unwrap();
+    base.set("status_effects.drunk", true).unwrap();
+    base.set("inventory.weights", [1.0, 2.5]).unwrap();
     let mut target = base.clone();
-    target.set("stats.health", 95);
-    target.set("name", "The One, Twice Removed");
+    target.set("stats.health", 95).unwrap();
+    target.set("name", "The One, Twice Removed").unwrap();
     target.remove("status_effects.drunk");
     target.remove("inventory.weights");
-    target.set("transform.position", [1.0, 2.0, 3.0]);
+    target.set("transform.position", [1.0, 2.0, 3.0]).unwrap();
     let patch = Blob::diff(&base, &target);
     (base, target, patch)
 }

@@ -165,7 +165,7 @@ fn step() -> impl Strategy<Value = Step> {
 fn insert(store: &mut Store, entries: &[(usize, OwnedValue)]) {
     let mut blob = Blob::new();
     for (k, v) in entries {
-        blob.set(key(*k), v.as_value());
+        blob.set(key(*k), v.as_value()).unwrap();
     }
     store.insert(&blob);
 }
@@ -265,7 +265,7 @@ proptest! {
             match step {
                 Step::Set(at, k, v) => {
                     if let Some(id) = nth_id(&store, &at) {
-                        store.get_mut(id).unwrap().set(key(k), v.as_value());
+                        store.get_mut(id).unwrap().set(key(k), v.as_value()).unwrap();
                     }
                 }
                 Step::RemoveKey(at, k) => {
@@ -400,7 +400,7 @@ fn huge_and_hostile_queries_fail_fast_or_run() {
     // A key of 10,000 segments.
     let path = vec!["s"; 10_000].join(".");
     let mut blob = Blob::new();
-    blob.set(path.as_str(), true);
+    blob.set(path.as_str(), true).unwrap();
     assert!(Query::parse(&path).unwrap().matches(&blob));
     assert!(Query::parse(&format!("has {path}x")).is_ok_and(|q| !q.matches(&blob)));
 }
@@ -437,4 +437,83 @@ fn keys_come_in_text_order_with_character_columns() {
     let query = Query::parse(&text).expect("parses");
     assert_eq!(query.keys().len(), 12_500);
     assert_eq!(query.keys().last(), Some((12_499 * 9 + 1, "k")));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Find by value, and sharing a query between threads
+
+/// `find` against a model: a scan of every entity's value at the key, compared as `Value`s.
+#[test]
+fn find_gives_the_entities_holding_the_value_in_dense_order() {
+    let mut world = Store::new();
+    let values = [
+        OwnedValue::Str("Orc".into()),
+        OwnedValue::Str("Troll".into()),
+        OwnedValue::Float(3.0),
+        OwnedValue::Float(-0.0),
+        OwnedValue::Bool(true),
+        OwnedValue::Floats(vec![1.0, 2.0]),
+    ];
+    let mut ids = Vec::new();
+    for i in 0..60 {
+        let mut sheet = Blob::new();
+        // Layouts differ (a key before, or not), so the cursor both hits and misses.
+        if i % 3 == 0 {
+            sheet.set("pad", i).unwrap();
+        }
+        if i % 7 != 0 {
+            sheet.set("v", &values[i % values.len()]).unwrap();
+        }
+        ids.push(world.insert(&sheet));
+    }
+    world.remove(ids[5]);
+    let bytes = world.to_bytes();
+    let view = StoreView::new(&bytes).unwrap();
+    for target in &values {
+        let model: Vec<Id> = world
+            .iter()
+            .filter(|(_, blob)| blob.get("v").is_some_and(|v| v == target.as_value()))
+            .map(|(id, _)| id)
+            .collect();
+        assert!(!model.is_empty(), "{target:?}");
+        assert_eq!(world.find("v", target).collect::<Vec<_>>(), model, "{target:?}");
+        assert_eq!(view.find("v", target).collect::<Vec<_>>(), model, "{target:?}");
+    }
+    // Numbers compare as numbers, of any type given; what no f32 holds finds nothing.
+    let threes = world.find("v", 3.0).collect::<Vec<_>>();
+    assert_eq!(world.find("v", 3_u8).collect::<Vec<_>>(), threes);
+    assert_eq!(world.find("v", 0.0).collect::<Vec<_>>(), world.find("v", -0.0).collect::<Vec<_>>());
+    assert_eq!(world.find("v", 16_777_217_i32).count(), 0);
+    assert_eq!(world.find("v", f32::NAN).count(), 0);
+    assert_eq!(world.find("v", "3").count(), 0, "a string is not a number");
+    assert_eq!(world.find("missing", 3.0).count(), 0);
+}
+
+/// A parsed query (and a cursor) lives in shared state: `Send + Sync`, checked at compile time,
+/// and used from several threads at once with the same answers.
+#[test]
+fn a_query_is_send_and_sync() {
+    const fn shared<T: Send + Sync>() {}
+    const _: () = shared::<Query>();
+    const _: () = shared::<KeyCursor>();
+
+    let mut world = Store::new();
+    for i in 0..200_u16 {
+        world.insert_entries([("stats.health", f32::from(i))]).unwrap();
+    }
+    let weak = Query::parse("stats.health < 20").unwrap();
+    let health = KeyCursor::new("stats.health");
+    let counts: Vec<(usize, f32)> = std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                scope.spawn(|| {
+                    let found = world.query(&weak).count();
+                    let sum = world.iter().filter_map(|(_, b)| health.get_float(b)).sum();
+                    (found, sum)
+                })
+            })
+            .collect();
+        threads.into_iter().map(|t| t.join().unwrap()).collect()
+    });
+    assert_eq!(counts, [(20, 19_900.0); 4]);
 }

@@ -286,7 +286,7 @@ fn store_of(entities: &[Entity]) -> Store {
         let mut blob = Blob::new();
         for (i, v) in paths {
             let key = Key::path(&PATHS[*i].split('.').collect::<Vec<_>>());
-            blob.set(key, v.as_value());
+            blob.set(key, v.as_value()).unwrap();
         }
         for (raw, v) in raws {
             let key = Key::from_raw(*raw);
@@ -294,7 +294,7 @@ fn store_of(entities: &[Entity]) -> Store {
             if named.contains(&key) || key == Key::parse("stats") || key == Key::from_raw(42) {
                 continue;
             }
-            blob.set(key, v.as_value());
+            blob.set(key, v.as_value()).unwrap();
         }
         store.insert(&blob);
     }
@@ -361,11 +361,11 @@ fn a_name_starting_with_a_raw_key_label_is_refused_where_names_are_recorded() {
     let mut entity = store.get_mut(id).unwrap();
     for path in ["/#0000002a", "/#0000002A/x"] {
         let pointer = KeyPath::pointer(path).unwrap();
-        assert_eq!(why(entity.try_set(pointer, 1.0_f32)), refused(path));
+        assert_eq!(why(entity.set(pointer, 1.0_f32)), refused(path));
     }
-    assert_eq!(why(entity.try_set("#0000002a.x", true)), refused("#0000002a.x"));
+    assert_eq!(why(entity.set("#0000002a.x", true)), refused("#0000002a.x"));
     assert_eq!(why(store.insert_key_name("#0000002a").map(|_| ())), refused("#0000002a"));
-    let err = why(store.try_insert_entries([("n", 1.0_f32), ("#0000002a", 2.0)]).map(|_| ()));
+    let err = why(store.insert_entries([("n", 1.0_f32), ("#0000002a", 2.0)]).map(|_| ()));
     assert_eq!(err, refused("#0000002a"));
     assert_eq!(
         err.to_string(),
@@ -386,9 +386,9 @@ fn a_name_starting_with_a_raw_key_label_is_refused_where_names_are_recorded() {
 
     // Not refused: the raw key itself, a label deeper in a path, a label of another length.
     let mut entity = store.get_mut(id).unwrap();
-    entity.try_set(raw, 1.0_f32).unwrap();
-    entity.try_set("stats.#0000002a", 2.0_f32).unwrap();
-    entity.try_set("#0000002", 3.0_f32).unwrap();
+    entity.set(raw, 1.0_f32).unwrap();
+    entity.set("stats.#0000002a", 2.0_f32).unwrap();
+    entity.set("#0000002", 3.0_f32).unwrap();
     let text = store.export(id, &ExportOptions::json()).unwrap();
     assert_eq!(text, r##"{"#0000002a":1,"stats":{"#0000002a":2},"#0000002":3}"##);
     let mut back = Store::new();

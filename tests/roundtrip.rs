@@ -97,13 +97,13 @@ fn edits_diffs_and_merges_keep_the_round_trip() {
     // A value changed and changed back, in place: the same document.
     for &id in &ids[..10] {
         let hp = store.get(id).unwrap().get_float("hit_points").unwrap();
-        store.get_mut(id).unwrap().set("hit_points", hp + 1.5);
-        store.get_mut(id).unwrap().set("hit_points", hp);
+        store.get_mut(id).unwrap().set("hit_points", hp + 1.5).unwrap();
+        store.get_mut(id).unwrap().set("hit_points", hp).unwrap();
     }
     assert_exports(&store, &entities, name);
     // A change carried by a delta: the target's document, member order kept.
-    store.get_mut(ids[3]).unwrap().set("abilities.wisdom", 31);
-    store.get_mut(ids[3]).unwrap().set("position", [0.5, 1.0, -2.25]);
+    store.get_mut(ids[3]).unwrap().set("abilities.wisdom", 31).unwrap();
+    store.get_mut(ids[3]).unwrap().set("position", [0.5, 1.0, -2.25]).unwrap();
     let mut changed = entities.clone();
     let J::Obj(members) = &mut changed[3] else { panic!("an object") };
     for (member, value) in members.iter_mut() {

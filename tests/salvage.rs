@@ -18,10 +18,10 @@ fn world(n: usize, churn: u64) -> Store {
     let mut ids = Vec::new();
     for i in 0..n {
         let mut sheet = Blob::new();
-        sheet.set("name", format!("Sheet {i}").as_str());
-        sheet.set("stats.health", f32::from(i as u16));
-        sheet.set("position", [1.0, 2.0, f32::from(i as u16)]);
-        sheet.set("bio", "b".repeat(100 + i % 50).as_str());
+        sheet.set("name", format!("Sheet {i}").as_str()).unwrap();
+        sheet.set("stats.health", f32::from(i as u16)).unwrap();
+        sheet.set("position", [1.0, 2.0, f32::from(i as u16)]).unwrap();
+        sheet.set("bio", "b".repeat(100 + i % 50).as_str()).unwrap();
         ids.push(store.insert(&sheet));
     }
     for (i, id) in ids.into_iter().enumerate() {
@@ -31,7 +31,7 @@ fn world(n: usize, churn: u64) -> Store {
             }
             1 => {
                 let longer = "g".repeat(300);
-                store.get_mut(id).unwrap().set("bio", longer.as_str());
+                store.get_mut(id).unwrap().set("bio", longer.as_str()).unwrap();
             }
             _ => {}
         }
@@ -206,7 +206,7 @@ fn damaged_names_or_chunk_crcs_are_done_without() {
 
     // Key names: every entity is kept, with no names.
     let mut named = Store::new();
-    let id = named.insert_entries([("name", "Orc"), ("kind", "monster")]);
+    let id = named.insert_entries([("name", "Orc"), ("kind", "monster")]).unwrap();
     let good_named = named.to_bytes();
     let (_, names_at, _) = table(&good_named).into_iter().find(|e| e.0 == 13).unwrap();
     let mut bytes = good_named.clone();

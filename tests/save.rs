@@ -19,16 +19,20 @@ fn world() -> (Store, Vec<Id>, Vec<Id>) {
     let mut dead = Vec::new();
     for i in 0..8_u16 {
         let mut sheet = Blob::new();
-        sheet.set("name", format!("entity {i}").as_str());
-        sheet.set("stats.health", f32::from(i) * 10.0);
-        sheet.set("position", [f32::from(i), 0.5, -1.0]);
+        sheet.set("name", format!("entity {i}").as_str()).unwrap();
+        sheet.set("stats.health", f32::from(i) * 10.0).unwrap();
+        sheet.set("position", [f32::from(i), 0.5, -1.0]).unwrap();
         live.push(store.insert(&sheet));
     }
     for id in [live.remove(6), live.remove(2)] {
         store.remove(id);
         dead.push(id);
     }
-    store.get_mut(live[0]).unwrap().set("bio", "a much longer string that makes this blob move");
+    store
+        .get_mut(live[0])
+        .unwrap()
+        .set("bio", "a much longer string that makes this blob move")
+        .unwrap();
     (store, live, dead)
 }
 
@@ -321,9 +325,9 @@ fn ten_thousand_random_corruptions_of_a_larger_save() {
     let mut store = Store::new();
     for i in 0..200_u16 {
         let mut sheet = Blob::new();
-        sheet.set("name", format!("entity {i}").as_str());
-        sheet.set("stats.health", f32::from(i));
-        sheet.set("position", [f32::from(i), 1.0, 2.0]);
+        sheet.set("name", format!("entity {i}").as_str()).unwrap();
+        sheet.set("stats.health", f32::from(i)).unwrap();
+        sheet.set("position", [f32::from(i), 1.0, 2.0]).unwrap();
         store.insert(&sheet);
     }
     let bytes = store.to_bytes();
@@ -595,12 +599,12 @@ fn a_name_with_a_tilde_that_is_no_escape_is_refused() {
 fn a_big_save_loads_the_same_on_any_number_of_threads() {
     let mut store = Store::new();
     let mut sheet = Blob::new();
-    sheet.set("name", "Goblin");
-    sheet.set("bio", "g".repeat(200).as_str());
+    sheet.set("name", "Goblin").unwrap();
+    sheet.set("bio", "g".repeat(200).as_str()).unwrap();
     let ids: Vec<Id> = (0..6000).map(|_| store.insert(&sheet)).collect();
     // Some grown, so that spans are out of dense order in the second half.
     for id in ids.iter().skip(4000).step_by(3) {
-        store.get_mut(*id).unwrap().set("bio", "h".repeat(300).as_str());
+        store.get_mut(*id).unwrap().set("bio", "h".repeat(300).as_str()).unwrap();
     }
     let good = store.to_bytes();
     assert!(good.len() > 1 << 20);
@@ -644,8 +648,8 @@ fn a_compacted_save_holds_no_name_of_a_removed_key() {
     let path = dir.path().join("world.dcmp");
     let mut store = Store::new();
     let id = store.insert_empty();
-    store.get_mut(id).unwrap().set("name", "Bob");
-    store.get_mut(id).unwrap().set("password_is_hunter2", 1.0);
+    store.get_mut(id).unwrap().set("name", "Bob").unwrap();
+    store.get_mut(id).unwrap().set("password_is_hunter2", 1.0).unwrap();
     store.get_mut(id).unwrap().remove(Key::parse("password_is_hunter2"));
     let has = |bytes: &[u8]| bytes.windows(7).any(|w| w == b"hunter2");
     assert!(has(&store.to_bytes()), "a plain save keeps every name");
@@ -763,8 +767,8 @@ proptest! {
                 Edit::Grow(at) if !live.is_empty() => {
                     let i = live[at.index(live.len())];
                     let text = "g".repeat(40 + step);
-                    store.get_mut(model[i].0).unwrap().set("bio", text.as_str());
-                    model[i].1.as_mut().unwrap().set("bio", text.as_str());
+                    store.get_mut(model[i].0).unwrap().set("bio", text.as_str()).unwrap();
+                    model[i].1.as_mut().unwrap().set("bio", text.as_str()).unwrap();
                 }
                 Edit::Clear => {
                     store.clear();
@@ -815,7 +819,7 @@ fn a_1_3_index_header_that_contradicts_itself_is_refused_by_every_reader() {
     // A fresh store: an identity map, its meta and slots left out.
     let mut fresh = Store::new();
     for i in 0..5_u8 {
-        fresh.insert_entries([("hp", f32::from(i))]);
+        fresh.insert_entries([("hp", f32::from(i))]).unwrap();
     }
     fresh.insert_empty();
     let identity = fresh.to_bytes();
@@ -882,7 +886,8 @@ fn a_1_3_index_header_that_contradicts_itself_is_refused_by_every_reader() {
 #[test]
 fn ends_that_decrease_or_pass_the_arena_are_refused_by_every_full_reader() {
     let mut store = Store::new();
-    let ids: Vec<Id> = (0..4_u8).map(|i| store.insert_entries([("hp", f32::from(i))])).collect();
+    let ids: Vec<Id> =
+        (0..4_u8).map(|i| store.insert_entries([("hp", f32::from(i))]).unwrap()).collect();
     let empty = store.insert_empty();
     let bytes = store.to_bytes();
     let (ends, _) = section(&bytes, ENDS);

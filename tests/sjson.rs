@@ -238,7 +238,7 @@ fn checked_exports_refuse_what_sjson_cannot_hold() {
         store.export(ids[1], &ExportOptions::sjson()).unwrap(),
         "hp = 2\nstats = {\n    luck = 3\n}"
     );
-    store.get_mut(ids[1]).unwrap().set("stats.luck", f32::NAN);
+    store.get_mut(ids[1]).unwrap().set("stats.luck", f32::NAN).unwrap();
 
     // The lossy export writes null, which reads back as nothing (lenient) or not at all.
     let lossy = ExportOptions::sjson().non_finite_as_null();
@@ -256,8 +256,8 @@ fn checked_exports_refuse_what_sjson_cannot_hold() {
     assert!(matches!(&json, ExportError::NotFinite { value, .. } if value.is_nan()));
     assert_eq!(err.to_string(), json.to_string());
 
-    store.get_mut(ids[1]).unwrap().set("stats.luck", 3);
-    store.get_mut(ids[1]).unwrap().set("pos", [1.0, f32::NEG_INFINITY]);
+    store.get_mut(ids[1]).unwrap().set("stats.luck", 3).unwrap();
+    store.get_mut(ids[1]).unwrap().set("pos", [1.0, f32::NEG_INFINITY]).unwrap();
     assert_eq!(
         store.export_all(&ExportOptions::sjson()),
         Err(ExportError::NotFinite {

@@ -99,7 +99,7 @@ proptest! {
                     let mut blob = Blob::new();
                     let mut expected = HashMap::new();
                     for (k, v) in entries {
-                        blob.set(key(k), &v);
+                        blob.set(key(k), &v).unwrap();
                         expected.insert(key(k), v);
                     }
                     let id = store.insert(&blob);
@@ -116,7 +116,7 @@ proptest! {
                     let id = pick(&issued, &e);
                     match (store.get_mut(id), model.get_mut(&id)) {
                         (Some(mut blob), Some(entries)) => {
-                            blob.set(key(k), &v);
+                            blob.set(key(k), &v).unwrap();
                             prop_assert!(blob.get(key(k)).unwrap().is_identical(&v.as_value()));
                             entries.insert(key(k), v);
                         }
@@ -185,7 +185,7 @@ fn a_blob_that_outgrows_its_span_moves_and_leaves_garbage() {
         2 * 28,
         "each stored repacked: 20 bytes of header, 8 of payload"
     );
-    store.get_mut(a).unwrap().set("name", "a name far too long for the span it had");
+    store.get_mut(a).unwrap().set("name", "a name far too long for the span it had").unwrap();
     let after = store.stats();
     assert_eq!(after.garbage_bytes, 28, "a's old span");
     assert!(after.arena_bytes >= before.arena_bytes + 128, "moved to the end with room to grow");
@@ -209,7 +209,7 @@ fn garbage_never_passes_half_of_a_large_arena() {
     let ids: Vec<Id> = (0..500).map(|_| store.insert_empty()).collect();
     for round in 1..40 {
         for &id in &ids {
-            store.get_mut(id).unwrap().set("bio", "x".repeat(round * 8).as_str());
+            store.get_mut(id).unwrap().set("bio", "x".repeat(round * 8).as_str()).unwrap();
         }
         let stats = store.stats();
         if stats.arena_bytes >= 4 * 4096 {
@@ -255,16 +255,16 @@ fn stores_are_equal_by_contents_not_by_layout() {
     let ids: Vec<Id> = (0..4u8)
         .map(|i| a.insert(&[("level", f32::from(i)), ("xp", 0.5)].into_iter().collect()))
         .collect();
-    a.get_mut(ids[1]).unwrap().set("name", "grows out of its span");
+    a.get_mut(ids[1]).unwrap().set("name", "grows out of its span").unwrap();
     let mut b = Store::from_bytes(&a.to_bytes()).unwrap();
     assert_eq!(a, b);
     b.compact();
     assert_eq!(a, b, "compaction moves bytes, not contents");
     // Given as a `Key`, so that no name is recorded: only the value differs.
     let xp = Key::parse("xp");
-    b.get_mut(ids[2]).unwrap().set(xp, f32::from_bits(0.5f32.to_bits() + 1));
+    b.get_mut(ids[2]).unwrap().set(xp, f32::from_bits(0.5f32.to_bits() + 1)).unwrap();
     assert_ne!(a, b, "one float bit");
-    b.get_mut(ids[2]).unwrap().set(xp, 0.5);
+    b.get_mut(ids[2]).unwrap().set(xp, 0.5).unwrap();
     assert_eq!(a, b);
     b.insert_key_name("xp").unwrap();
     assert_ne!(a, b, "key names are contents: export writes them");
@@ -297,7 +297,7 @@ fn compaction_leaves_no_removed_bytes() {
     );
     store.remove(gone);
     let mut blob = store.get_mut(id).unwrap();
-    blob.set("name", "Short"); // in place: the old tail is a hole
+    blob.set("name", "Short").unwrap(); // in place: the old tail is a hole
     blob.remove("note"); // its block is given back as free space, unzeroed
     let kept = store.get(id).unwrap().to_blob();
     let has = |store: &Store, text: &str| {
@@ -333,11 +333,11 @@ fn writes_with_keys_given_as_text_record_their_names() {
     let mut store = Store::new();
     let id = store.insert_empty();
     let mut entity = store.get_mut(id).unwrap();
-    entity.set("stats.health", 95);
+    entity.set("stats.health", 95).unwrap();
     let mana = String::from("stats.mana");
-    entity.set(&mana, 5);
-    entity.set(KeyPath::pointer("/a.b/c").unwrap(), true);
-    entity.set(Key::parse("unnamed"), 1);
+    entity.set(&mana, 5).unwrap();
+    entity.set(KeyPath::pointer("/a.b/c").unwrap(), true).unwrap();
+    entity.set(Key::parse("unnamed"), 1).unwrap();
     let mut names: Vec<String> = store.key_names().map(|(_, n)| n.to_owned()).collect();
     names.sort();
     assert_eq!(names, ["a.b.c", "stats.health", "stats.mana"]);
@@ -351,7 +351,7 @@ fn writes_with_keys_given_as_text_record_their_names() {
         )
     );
 
-    let orc = store.insert_entries([("name", "Orc"), ("kind", "monster")]);
+    let orc = store.insert_entries([("name", "Orc"), ("kind", "monster")]).unwrap();
     assert_eq!(store.get(orc).unwrap().get_str("kind"), Some("monster"));
     assert_eq!(store.key_name(Key::parse("kind")).as_deref(), Some("kind"));
     // Saved and loaded, the names come back: the next key hash upgrade needs no help.
@@ -364,9 +364,9 @@ fn a_write_whose_name_collides_changes_nothing() {
     assert_eq!(Key::parse(FIRST), Key::parse(SECOND), "the pair collides");
     let mut store = Store::new();
     let id = store.insert_empty();
-    store.get_mut(id).unwrap().set(FIRST, 1);
+    store.get_mut(id).unwrap().set(FIRST, 1).unwrap();
     let before = (store.clone(), store.to_bytes());
-    let err = store.get_mut(id).unwrap().try_set(SECOND, "a long string that would regrow");
+    let err = store.get_mut(id).unwrap().set(SECOND, "a long string that would regrow");
     let Err(Error::Key(collision @ KeyError::Collision { .. })) = err else { panic!("{err:?}") };
     assert_eq!(
         collision,
@@ -376,29 +376,31 @@ fn a_write_whose_name_collides_changes_nothing() {
     assert_eq!(store.to_bytes(), before.1, "not one byte changed");
     // A pointer that names the other path collides too; the raw key is the caller's choice.
     let pointer = format!("/{SECOND}");
-    let err = store.get_mut(id).unwrap().try_set(KeyPath::pointer(&pointer).unwrap(), 2);
+    let err = store.get_mut(id).unwrap().set(KeyPath::pointer(&pointer).unwrap(), 2);
     assert!(matches!(err, Err(Error::Key(KeyError::Collision { .. }))));
     let KeyError::Collision { known, .. } = store.check_key(SECOND).unwrap_err() else { panic!() };
     assert_eq!(known, FIRST);
     assert_eq!(store.check_key(FIRST), Ok(Key::parse(FIRST)));
     // A whole insert is refused as one: no entity, no name.
-    let err = store.try_insert_entries([("fresh", 1), (SECOND, 2)]);
+    let err = store.insert_entries([("fresh", 1), (SECOND, 2)]);
     assert!(matches!(err, Err(Error::Key(KeyError::Collision { .. }))));
-    let err = store.try_insert_entries([("x", 1), ("y.z", 2), ("x", 3)]).map(|_| ());
+    let err = store.insert_entries([("x", 1), ("y.z", 2), ("x", 3)]).map(|_| ());
     assert!(err.is_ok(), "the same name twice is no collision");
     let mut again = Store::new();
-    let err = again.try_insert_entries([(FIRST, 1), (SECOND, 2)]);
+    let err = again.insert_entries([(FIRST, 1), (SECOND, 2)]);
     assert!(matches!(err, Err(Error::Key(KeyError::Collision { .. }))), "within one insert");
     assert!(again.is_empty() && again.key_names().len() == 0);
 }
 
 #[test]
-#[should_panic(expected = "BlobMut::set: fury_sleep_272 and sleep_haste_8 hash to the same key")]
-fn set_panics_on_a_collision() {
+fn set_returns_a_collision_and_changes_nothing() {
     let mut store = Store::new();
     let id = store.insert_empty();
-    store.get_mut(id).unwrap().set(FIRST, 1);
-    store.get_mut(id).unwrap().set(SECOND, 2);
+    store.get_mut(id).unwrap().set(FIRST, 1).unwrap();
+    let err = store.get_mut(id).unwrap().set(SECOND, 2).unwrap_err();
+    assert_eq!(err.to_string(), "fury_sleep_272 and sleep_haste_8 hash to the same key #316ec2d7");
+    assert_eq!(store.get(id).unwrap().get_float(FIRST), Some(1.0));
+    assert_eq!(store.key_names().map(|(_, name)| name).collect::<Vec<_>>(), [FIRST]);
 }
 
 #[test]
@@ -460,8 +462,8 @@ fn conflict(path: &str, other: &str, under: bool) -> KeyError {
 #[test]
 fn a_value_where_a_path_runs_through_is_refused_and_changes_nothing() {
     let mut store = Store::new();
-    let id = store.insert_entries([("stats.health", 30.0), ("name.first", 1.0)]);
-    let unrelated = store.insert_entries([("stats", 1.0)]);
+    let id = store.insert_entries([("stats.health", 30.0), ("name.first", 1.0)]).unwrap();
+    let unrelated = store.insert_entries([("stats", 1.0)]).unwrap();
     let before = (store.clone(), store.to_bytes());
     let cases: [(&str, KeyError); 4] = [
         ("stats", conflict("stats", "stats.health", true)),
@@ -470,7 +472,7 @@ fn a_value_where_a_path_runs_through_is_refused_and_changes_nothing() {
         ("name.first.a.b", conflict("name.first.a.b", "name.first", false)),
     ];
     for (path, expected) in cases {
-        let err = store.get_mut(id).unwrap().try_set(path, 5).unwrap_err();
+        let err = store.get_mut(id).unwrap().set(path, 5).unwrap_err();
         let Error::Key(got @ KeyError::PathConflict { .. }) = err else {
             panic!("{path}: {err:?}")
         };
@@ -483,16 +485,16 @@ fn a_value_where_a_path_runs_through_is_refused_and_changes_nothing() {
         "stats.health holds a value, so stats.health.max cannot be set under it"
     );
     // Other entities, siblings, overwrites and member names with dots are no conflict.
-    store.get_mut(id).unwrap().set("stats.mana", 3);
-    store.get_mut(id).unwrap().set("stats.health", 31);
-    store.get_mut(id).unwrap().set(KeyPath::pointer("/stats.health.max").unwrap(), 2);
-    store.get_mut(unrelated).unwrap().set("stat", 2);
+    store.get_mut(id).unwrap().set("stats.mana", 3).unwrap();
+    store.get_mut(id).unwrap().set("stats.health", 31).unwrap();
+    store.get_mut(id).unwrap().set(KeyPath::pointer("/stats.health.max").unwrap(), 2).unwrap();
+    store.get_mut(unrelated).unwrap().set("stat", 2).unwrap();
     assert_eq!(
         store.export(id, &ExportOptions::json()).unwrap(),
         r#"{"stats":{"health":31,"mana":3},"name":{"first":1},"stats.health.max":2}"#
     );
     // A key given as a Key has no name and is not checked: export writes it by hash.
-    store.get_mut(id).unwrap().set(Key::parse("stats"), 9);
+    store.get_mut(id).unwrap().set(Key::parse("stats"), 9).unwrap();
     assert!(
         store
             .export(id, &ExportOptions::json())
@@ -508,7 +510,7 @@ fn an_entity_inserted_with_a_value_where_a_path_runs_through_is_refused() {
         (vec![("a.b", 1.0), ("a", 2.0)], conflict("a.b", "a", false)),
         (vec![("a", 2.0), ("x", 0.0), ("a.b.c", 1.0)], conflict("a.b.c", "a", false)),
     ] {
-        let err = store.try_insert_entries(entries.clone()).unwrap_err();
+        let err = store.insert_entries(entries.clone()).unwrap_err();
         let Error::Key(got @ KeyError::PathConflict { .. }) = err else {
             panic!("{entries:?}: {err:?}")
         };
@@ -516,19 +518,18 @@ fn an_entity_inserted_with_a_value_where_a_path_runs_through_is_refused() {
         assert!(store.is_empty() && store.key_names().len() == 0, "nothing kept");
     }
     // Names the store knows from elsewhere place keys given as Keys.
-    store.insert_entries([("gear", 1.0)]);
-    store.insert_entries([("gear.sword", 1.0)]);
-    let err =
-        store.try_insert_entries([(Key::parse("gear"), 1.0), (Key::parse("gear.sword"), 2.0)]);
+    store.insert_entries([("gear", 1.0)]).unwrap();
+    store.insert_entries([("gear.sword", 1.0)]).unwrap();
+    let err = store.insert_entries([(Key::parse("gear"), 1.0), (Key::parse("gear.sword"), 2.0)]);
     assert!(matches!(err, Err(Error::Key(KeyError::PathConflict { .. }))), "{err:?}");
     // A Key written into an entity is the caller's choice, unchecked.
-    let id = store.insert_entries([("gear.sword", 1.0)]);
-    assert!(store.get_mut(id).unwrap().try_set(Key::parse("gear"), 2.0).is_ok());
+    let id = store.insert_entries([("gear.sword", 1.0)]).unwrap();
+    assert!(store.get_mut(id).unwrap().set(Key::parse("gear"), 2.0).is_ok());
     // A long path and a large entity stay cheap: one set of keys, not a scan per segment.
     let many: Vec<(String, f32)> = (0..5_000).map(|i| (format!("k{i}"), 1.0)).collect();
-    let big = store.insert_entries(many.iter().map(|(k, v)| (k.as_str(), *v)));
+    let big = store.insert_entries(many.iter().map(|(k, v)| (k.as_str(), *v))).unwrap();
     let deep = format!("k4999.{}", vec!["x"; MAX_PATH_SEGMENTS - 1].join("."));
-    let err = store.get_mut(big).unwrap().try_set(deep.as_str(), 1).unwrap_err();
+    let err = store.get_mut(big).unwrap().set(deep.as_str(), 1).unwrap_err();
     assert!(matches!(err, Error::Key(KeyError::PathConflict { under: false, .. })), "{err}");
 }
 
@@ -576,7 +577,7 @@ proptest! {
                     let clash = model.keys().any(|p| {
                         p != &path && (p.starts_with(&path) || path.starts_with(p))
                     });
-                    let result = store.get_mut(id).unwrap().try_set(KeyPath::pointer(&text).unwrap(), x);
+                    let result = store.get_mut(id).unwrap().set(KeyPath::pointer(&text).unwrap(), x);
                     prop_assert_eq!(result.is_err(), clash, "{} over {:?}", text, model);
                     if !clash {
                         model.insert(path, x);
@@ -599,4 +600,107 @@ proptest! {
             prop_assert_eq!(back, entity.to_blob(), "{}", json);
         }
     }
+}
+
+/// Whether a write succeeds can depend on the data (names an import recorded, keys the entity
+/// holds, a number's size): every such write returns its refusal, and changes nothing.
+#[test]
+fn writes_from_data_return_errors_and_change_nothing() {
+    use datacomp::migrate::MigrateError;
+    use datacomp::{BlobError, MigrationStep, Migrations};
+
+    let mut store = Store::new();
+    let modded = store.import(r#"{"stats": {"health": 30}}"#, &ImportOptions::strict()).unwrap();
+    let orc = modded.ids[0];
+    let bytes = store.to_bytes();
+    let unchanged = |store: &Store| assert_eq!(store.to_bytes(), bytes, "nothing changed");
+
+    // The issue's example: a value where the entity has keys under it.
+    let err = store.get_mut(orc).unwrap().set("stats", 1.0).unwrap_err();
+    let Error::Key(KeyError::PathConflict { path, other, under: true }) = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!((path.as_str(), other.as_str()), ("stats", "stats.health"));
+    unchanged(&store);
+    // A key under a value, a name colliding with one recorded, a raw key's form, too deep.
+    let err = store.get_mut(orc).unwrap().set("stats.health.max", 1.0).unwrap_err();
+    assert!(matches!(err, Error::Key(KeyError::PathConflict { under: false, .. })), "{err:?}");
+    store.insert_key_name(FIRST).unwrap();
+    let bytes = store.to_bytes();
+    let unchanged = |store: &Store| assert_eq!(store.to_bytes(), bytes, "nothing changed");
+    let err = store.get_mut(orc).unwrap().set(SECOND, 1.0).unwrap_err();
+    assert!(matches!(err, Error::Key(KeyError::Collision { .. })), "{err:?}");
+    let err = store.get_mut(orc).unwrap().set("#0000002a.x", 1.0).unwrap_err();
+    assert!(matches!(err, Error::Key(KeyError::RawKeyName { .. })), "{err:?}");
+    let deep = vec!["a"; 126].join(".");
+    let err = store.get_mut(orc).unwrap().set(deep.as_str(), 1.0).unwrap_err();
+    assert!(matches!(err, Error::Key(KeyError::PathTooDeep { segments: 126, .. })), "{err:?}");
+    // An integer f32 does not hold, given as text or as a Key.
+    let err = store.get_mut(orc).unwrap().set("gold", 16_777_217_u32).unwrap_err();
+    let Error::Blob(BlobError::InexactInteger { integer }) = &err else { panic!("{err:?}") };
+    assert_eq!(integer, "16777217");
+    let err = store.get_mut(orc).unwrap().set(Key::parse("gold"), u64::MAX).unwrap_err();
+    assert!(matches!(err, Error::Blob(BlobError::InexactInteger { .. })), "{err:?}");
+    unchanged(&store);
+
+    // A new entity: the same refusals, all or nothing.
+    let err = store.insert_entries([("stats", 1.0), ("stats.health", 2.0)]).unwrap_err();
+    assert!(matches!(err, Error::Key(KeyError::PathConflict { .. })), "{err:?}");
+    let err = store.insert_entries([("name", 1_i64), ("gold", i64::MAX)]).unwrap_err();
+    assert!(matches!(err, Error::Blob(BlobError::InexactInteger { .. })), "{err:?}");
+    let err = store.insert_entries([(SECOND, 1)]).unwrap_err();
+    assert!(matches!(err, Error::Key(KeyError::Collision { .. })), "{err:?}");
+    unchanged(&store);
+
+    // A migration given an integer in code refuses it when it runs, before changing anything.
+    let step = MigrationStep::to(1).default("stats.mana", 5).set("gold", 16_777_217_i64);
+    let err = Migrations::new(1).step(step).apply(&mut store).unwrap_err();
+    assert_eq!(
+        err,
+        MigrateError::InexactInteger {
+            step: 0,
+            to: 1,
+            path: "gold".into(),
+            integer: "16777217".into()
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        "steps[0] (to 1): the value of \"gold\" is 16777217, which an f32 (the type numbers are \
+         stored as) does not hold exactly"
+    );
+    unchanged(&store);
+
+    // And every one of them, on valid data, writes.
+    let mut entity = store.get_mut(orc).unwrap();
+    entity.set("stats.mana", 16_777_216_u32).unwrap();
+    entity.set(KeyPath::dotted("stats.luck"), 3_u8).unwrap();
+    assert_eq!(entity.get_float("stats.mana"), Some(16_777_216.0));
+    let id = store.insert_entries([("gold", 7_usize)]).unwrap();
+    assert_eq!(store.get(id).unwrap().get_float("gold"), Some(7.0));
+}
+
+/// `Debug` of a store's entity shows each key by the name the store knows, else its hash;
+/// a standalone `Blob` holds only hashes.
+#[test]
+fn debug_shows_key_names_where_the_store_knows_them() {
+    let mut world = Store::new();
+    let orc = world.insert_entries([("name", "Orc")]).unwrap();
+    let mut entity = world.get_mut(orc).unwrap();
+    entity.set(KeyPath::pointer("/bow/range.max").unwrap(), 30).unwrap();
+    entity.set(Key::from_raw(0x2a), true).unwrap();
+    let shown = r#"{name: Str("Orc"), /bow/range.max: Float(30.0), #0000002a: Bool(true)}"#;
+    assert_eq!(format!("{entity:?}"), shown);
+    assert_eq!(format!("{:?}", world.get(orc).unwrap()), shown);
+    assert_eq!(format!("{:?}", world.try_get(orc).unwrap()), shown);
+    assert_eq!(format!("{:?}", world.iter().next().unwrap().1), shown);
+    let blob = world.get(orc).unwrap().to_blob();
+    assert_eq!(
+        format!("{blob:?}"),
+        format!(
+            "{{{:?}: Str(\"Orc\"), {:?}: Float(30.0), #0000002a: Bool(true)}}",
+            Key::parse("name"),
+            Key::path(&["bow", "range.max"])
+        )
+    );
 }

@@ -189,7 +189,7 @@ fn a_delta_of_key_hash_1_is_refused_before_it_touches_a_store() {
     let mut base = Store::new();
     let hero = base.insert(&[("health", 100.0)].into_iter().collect::<Blob>());
     let mut now = base.clone();
-    now.get_mut(hero).unwrap().set(Key::parse("health"), 95.0);
+    now.get_mut(hero).unwrap().set(Key::parse("health"), 95.0).unwrap();
     let delta = StorePatch::diff(&base, &now).to_bytes();
     assert!(StorePatch::from_bytes(&delta).is_ok());
     let old = as_key_hash_1(delta);

@@ -23,8 +23,8 @@ pub fn worlds() -> (Store, Store) {
     let mut target = base.clone();
     for (i, &id) in ids.iter().enumerate().step_by(CHANGE_EVERY) {
         let mut entity = target.get_mut(id).unwrap();
-        entity.set("stats.health", 90.0 - (i % 50) as f32);
-        entity.set("bio", format!("Changed at turn {i}.").as_str());
+        entity.set("stats.health", 90.0 - (i % 50) as f32).unwrap();
+        entity.set("bio", format!("Changed at turn {i}.").as_str()).unwrap();
     }
     (base, target)
 }

@@ -49,7 +49,7 @@ pub fn payload_bytes() -> usize {
 pub fn build_blob() -> Blob {
     let mut blob = Blob::with_capacity(SHEET.len(), payload_bytes());
     for (path, value) in SHEET {
-        blob.set(path, value);
+        blob.set(path, value).unwrap();
     }
     blob
 }

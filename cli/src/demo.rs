@@ -66,9 +66,9 @@ pub fn run(out: &mut dyn Write) -> Result<(), Failure> {
     // 3. Edits.
     let position = store.insert_key_name("transform.position").map_err(|e| Failure::at(hero, e))?;
     let mut sheet = store.try_get_mut(hero).map_err(|e| Failure::at(hero, e))?;
-    sheet.set("name", "The One, Bane of the Cave Troll");
+    sheet.set("name", "The One, Bane of the Cave Troll").map_err(|e| Failure::at(hero, e))?;
     sheet.remove("status_effects.drunk");
-    sheet.set(position, [12.5, 0.0, -3.25]);
+    sheet.set(position, [12.5, 0.0, -3.25]).map_err(|e| Failure::at(hero, e))?;
     let sheet = store.try_get(hero).map_err(|e| Failure::at(hero, e))?;
     writeln!(
         out,

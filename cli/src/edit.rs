@@ -114,8 +114,8 @@ pub fn set(
     let mut blob = store.try_get_mut(id).map_err(|e| Failure::at(path.display(), e))?;
     // A path's name is recorded with the value, or neither is.
     match arg {
-        KeyArg::Path(key) => blob.try_set(key, &value),
-        KeyArg::Raw(key) => blob.try_set(key, &value),
+        KeyArg::Path(key) => blob.set(key, &value),
+        KeyArg::Raw(key) => blob.set(key, &value),
     }
     .map_err(|e| match e {
         Error::Key(e @ KeyError::PathConflict { .. }) => {

@@ -308,8 +308,8 @@ fn export_refuses_a_float_json_has_no_number_for() {
     let w = world.path.as_str();
     let mut store = world.store();
     let troll = "2v0t1".parse().unwrap();
-    store.get_mut(troll).unwrap().set("stats.mana", f32::NAN);
-    store.get_mut(troll).unwrap().set("transform.scale", [1.0, f32::NEG_INFINITY]);
+    store.get_mut(troll).unwrap().set("stats.mana", f32::NAN).unwrap();
+    store.get_mut(troll).unwrap().set("transform.scale", [1.0, f32::NEG_INFINITY]).unwrap();
     store.save(w).unwrap();
     let out = world.file("out.json");
     for args in [
@@ -893,7 +893,7 @@ fn query_refuses_a_key_name_the_save_does_not_know_as_that_key() {
     let mut store = Store::new();
     let key = store.insert_key_name("sleep_haste_8").unwrap();
     let mut sheet = Blob::new();
-    sheet.set(key, 1.0);
+    sheet.set(key, 1.0).unwrap();
     let id = store.insert(&sheet);
     let path = world.file("collide.dcmp");
     store.save(&path).unwrap();
@@ -1313,7 +1313,7 @@ fn merge_keeps_names_with_dots_and_refuses_one_hash_under_two_names() {
     std::fs::remove_file(&merged).unwrap();
     ok(&["set", &ours, "0v0t1", FIRST, "1"]);
     let mut store = Store::load(&base).unwrap();
-    store.get_mut("0v0t1".parse().unwrap()).unwrap().set(SECOND, 2);
+    store.get_mut("0v0t1".parse().unwrap()).unwrap().set(SECOND, 2).unwrap();
     store.save(&theirs).unwrap();
     assert_eq!(
         fails(&["merge", &base, &ours, &theirs, "-o", &merged]),
@@ -1541,7 +1541,7 @@ fn diff_refuses_one_hash_under_two_names() {
     // One name on one side only is no conflict.
     save_json(&target, r#"{"x": 2}"#);
     let mut store = Store::load(&target).unwrap();
-    store.get_mut("0v0t1".parse().unwrap()).unwrap().set(datacomp::Key::parse(FIRST), 2);
+    store.get_mut("0v0t1".parse().unwrap()).unwrap().set(datacomp::Key::parse(FIRST), 2).unwrap();
     store.save(&target).unwrap();
     assert!(ok(&["diff", &base, &target, "--compact"]).contains(&format!("\"{FIRST}\":2")));
 }
@@ -1751,7 +1751,7 @@ fn apply_takes_a_chain_the_library_wrote_with_take_delta() {
     let ids: Vec<_> = store.iter().map(|(id, _)| id).collect();
     let mut links = Vec::new();
     for (turn, &id) in ids.iter().enumerate() {
-        store.get_mut(id).unwrap().set("stats.health", turn as f32);
+        store.get_mut(id).unwrap().set("stats.health", turn as f32).unwrap();
         if turn == 2 {
             store.remove(ids[0]);
         }

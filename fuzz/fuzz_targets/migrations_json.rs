@@ -16,10 +16,10 @@ fn store() -> Store {
                    {}]"#;
     store.import(text, &ImportOptions::strict()).unwrap();
     let mut unnamed = Blob::new();
-    unnamed.set(Key::parse("a"), 2.0);
-    unnamed.set(Key::parse("g.h"), "z");
+    unnamed.set(Key::parse("a"), 2.0).unwrap();
+    unnamed.set(Key::parse("g.h"), "z").unwrap();
     store.insert(&unnamed);
-    let gone = store.insert_entries([("a", 3.0)]);
+    let gone = store.insert_entries([("a", 3.0)]).unwrap();
     store.remove(gone);
     store
 }

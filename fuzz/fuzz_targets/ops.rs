@@ -172,7 +172,7 @@ fuzz_target!(|ops: Vec<Op>| {
                 let mut blob = Blob::new();
                 let mut expected = Entries::new();
                 for (k, value) in &entries {
-                    blob.set(key(*k), value.owned());
+                    blob.set(key(*k), value.owned()).unwrap();
                     expected.insert(key(*k), value.owned());
                 }
                 let id = store.insert(&blob);
@@ -188,7 +188,7 @@ fuzz_target!(|ops: Vec<Op>| {
                 let Some(id) = pick(&model.issued, entity) else { continue };
                 match (store.get_mut(id), model.entities.get_mut(&id)) {
                     (Some(mut blob), Some(entries)) => {
-                        blob.set(key(k), value.owned());
+                        blob.set(key(k), value.owned()).unwrap();
                         entries.insert(key(k), value.owned());
                     }
                     (None, None) => assert!(store.try_get_mut(id).is_err()),

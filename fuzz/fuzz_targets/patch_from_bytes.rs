@@ -18,11 +18,11 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(patch.len(), patch.sets().len() + patch.removals().len());
 
     let mut sheet = Blob::new();
-    sheet.set("name", "The One");
-    sheet.set("stats.health", 100.0);
+    sheet.set("name", "The One").unwrap();
+    sheet.set("stats.health", 100.0).unwrap();
     // Some of the patch's own keys, so that removals and overwrites hit.
     for (i, key) in patch.removals().chain(patch.sets().keys()).enumerate().take(8) {
-        sheet.set(key, "x".repeat(i * 5).as_str());
+        sheet.set(key, "x".repeat(i * 5).as_str()).unwrap();
     }
     for mut target in [Blob::new(), sheet] {
         let mut expected = entries(target.as_blob_ref());

@@ -16,10 +16,10 @@ fn store() -> Store {
         store.insert(&sheet.iter().copied().collect::<Blob>());
     }
     let mut mixed = Blob::new();
-    mixed.set("c", true);
-    mixed.set("a", "x");
-    mixed.set("b", [1.0, 2.0]);
-    mixed.set("d.e", false);
+    mixed.set("c", true).unwrap();
+    mixed.set("a", "x").unwrap();
+    mixed.set("b", [1.0, 2.0]).unwrap();
+    mixed.set("d.e", false).unwrap();
     store.insert(&mixed);
     store
 }

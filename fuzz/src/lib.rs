@@ -116,7 +116,7 @@ pub fn exercise_blob(mut blob: Blob, seed: u8) {
     ];
     for (i, value) in values.iter().enumerate() {
         let key = existing.get(i).copied().unwrap_or(fresh);
-        blob.set(key, value);
+        blob.set(key, value).unwrap();
         model.insert(key, value.clone());
         assert_entries(blob.as_blob_ref(), &model);
         check_blob(blob.as_blob_ref());
@@ -300,9 +300,9 @@ pub fn seed_deltas() -> Vec<(&'static str, Vec<u8>)> {
     let base = seed_base();
     let ids: Vec<Id> = base.iter().map(|(id, _)| id).collect();
     let mut changed = base.clone();
-    changed.get_mut(ids[0]).unwrap().set("stats.health", 11.0);
+    changed.get_mut(ids[0]).unwrap().set("stats.health", 11.0).unwrap();
     changed.get_mut(ids[1]).unwrap().remove("pos");
-    changed.get_mut(ids[2]).unwrap().set("name", "a name long enough to move the blob");
+    changed.get_mut(ids[2]).unwrap().set("name", "a name long enough to move the blob").unwrap();
     let mut removed = changed.clone();
     removed.remove(ids[3]);
     let mut inserted = removed.clone();

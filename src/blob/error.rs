@@ -35,6 +35,12 @@ pub enum BlobError {
         /// Bytes the blob would need.
         required: u64,
     },
+    /// An integer given to a write (`set("gold", 16_777_217_u32)`) that `f32`, the type a
+    /// blob stores numbers as, cannot hold exactly: refused rather than rounded.
+    InexactInteger {
+        /// The integer given, in decimal (text, as any integer type's value fits).
+        integer: String,
+    },
     /// Fewer bytes than the fixed header.
     Truncated {
         /// Bytes given.
@@ -166,6 +172,13 @@ impl fmt::Display for BlobError {
                 f,
                 "blob would need {required} bytes, past the format's limit of {} bytes",
                 crate::blob::MAX_BYTES
+            ),
+            #[allow(clippy::cast_precision_loss)] // The nearest f32: what it would become.
+            BlobError::InexactInteger { ref integer } => write!(
+                f,
+                "{integer} is not held exactly by an f32, the type numbers are stored as (it \
+                 would become {}); every whole number up to 16777216 is",
+                integer.parse::<i128>().map_or(f32::NAN, |n| n as f32)
             ),
             BlobError::Truncated { byte_len } => {
                 write!(f, "blob is {byte_len} bytes, shorter than its 8-byte header")

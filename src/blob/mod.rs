@@ -51,11 +51,11 @@ const MIN_GROWTH_BYTES: usize = 128;
 /// use datacomp::{Blob, Key};
 ///
 /// let mut sheet = Blob::new();
-/// sheet.set("name", "The One");
-/// sheet.set("stats.health", 100);
-/// sheet.set("stats.mana", 200);
-/// sheet.set("status_effects.drunk", true);
-/// sheet.set("position", [1.0, 2.0, 0.5]);
+/// sheet.set("name", "The One").unwrap();
+/// sheet.set("stats.health", 100).unwrap();
+/// sheet.set("stats.mana", 200).unwrap();
+/// sheet.set("status_effects.drunk", true).unwrap();
+/// sheet.set("position", [1.0, 2.0, 0.5]).unwrap();
 ///
 /// const HEALTH: Key = Key::path(&["stats", "health"]);
 /// assert_eq!(sheet.get_float(HEALTH), Some(100.0));
@@ -107,8 +107,8 @@ impl Blob {
     /// let name = Value::Str("The One");
     /// let mut sheet = Blob::with_capacity(2, name.payload_bytes());
     /// let bytes = sheet.byte_len();
-    /// sheet.set("name", name);
-    /// sheet.set("stats.health", 100.0);
+    /// sheet.set("name", name).unwrap();
+    /// sheet.set("stats.health", 100.0).unwrap();
     /// assert_eq!(sheet.byte_len(), bytes, "no growth");
     /// assert_eq!(sheet.free_bytes(), 0);
     /// ```
@@ -142,7 +142,7 @@ impl Blob {
     /// use datacomp::{Blob, BlobError};
     ///
     /// let mut sheet = Blob::new();
-    /// sheet.set("name", "The One");
+    /// sheet.set("name", "The One").unwrap();
     /// let bytes = sheet.as_bytes().to_vec();
     /// assert_eq!(Blob::from_bytes(&bytes).unwrap(), sheet);
     ///
@@ -195,7 +195,7 @@ impl Blob {
     ///     sheet.get_float("stats.health").unwrap_or(0.0)
     /// }
     /// let mut sheet = Blob::new();
-    /// sheet.set("stats.health", 42);
+    /// sheet.set("stats.health", 42).unwrap();
     /// assert_eq!(health(sheet.as_blob_ref()), 42.0);
     /// ```
     #[must_use]
@@ -203,54 +203,49 @@ impl Blob {
         BlobRef::from_valid(self.words())
     }
 
-    /// Sets `key` to `value`, replacing any old value of any type.
+    /// Sets `key` to `value`, replacing any old value of any type, or changes nothing.
     ///
-    /// `value` may be a `bool`, `f32`, `f64` or `i32` (stored as `f32`), a `&str` or `&String`,
-    /// a `&[f32]`, `&Vec<f32>` or `[f32; N]`, or a [`Value`]. A new payload that fits in the old
-    /// one's place reuses it; otherwise it takes free space, and the buffer grows when there is
-    /// none.
-    ///
-    /// # Panics
-    ///
-    /// If the blob would exceed [`MAX_BYTES`] (4 GiB); [`try_set`](Blob::try_set) returns an
-    /// error instead.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::Blob;
-    ///
-    /// let mut sheet = Blob::new();
-    /// sheet.set("stats.health", 100);
-    /// sheet.set("stats.health", "full"); // the type may change
-    /// assert_eq!(sheet.get_str("stats.health"), Some("full"));
-    /// assert_eq!(sheet.len(), 1);
-    /// ```
-    #[track_caller]
-    pub fn set(&mut self, key: impl Into<Key>, value: impl AsValue) {
-        if let Err(e) = self.try_set(key, value) {
-            panic!("Blob::set: {e}");
-        }
-    }
-
-    /// Sets `key` to `value`, as [`set`](Blob::set) does.
+    /// `value` may be a `bool`, an `f32`, an `f64` (rounded to the nearest `f32`) or any
+    /// integer type (stored as `f32`), a `&str` or `&String`, a `&[f32]`, `&Vec<f32>` or
+    /// `[f32; N]`, or a [`Value`]. A new payload that fits in the old one's place reuses it;
+    /// otherwise it takes free space, and the buffer grows when there is none.
     ///
     /// # Errors
     ///
-    /// [`BlobError::TooLarge`] if the blob would exceed [`MAX_BYTES`]; the blob is unchanged.
+    /// [`BlobError::InexactInteger`] for an integer that `f32` cannot hold exactly (past 2^24
+    /// in magnitude: `16_777_217` would become `16777216`), and [`BlobError::TooLarge`] if the
+    /// blob would exceed [`MAX_BYTES`] (4 GiB). The blob is unchanged.
     ///
     /// # Examples
     ///
     /// ```
-    /// use datacomp::Blob;
+    /// use datacomp::{Blob, BlobError};
     ///
     /// let mut sheet = Blob::new();
-    /// sheet.try_set("name", "The One")?;
-    /// assert_eq!(sheet.get_str("name"), Some("The One"));
-    /// # Ok::<(), datacomp::BlobError>(())
+    /// sheet.set("stats.health", 100)?;
+    /// sheet.set("stats.health", "full")?; // the type may change
+    /// assert_eq!(sheet.get_str("stats.health"), Some("full"));
+    /// assert_eq!(sheet.len(), 1);
+    ///
+    /// let gold: u64 = 1 << 40; // a power of two: held exactly
+    /// sheet.set("gold", gold)?;
+    /// assert_eq!(sheet.set("gold", gold + 1), Err(BlobError::InexactInteger { integer: "1099511627777".into() }));
+    /// assert_eq!(sheet.get_float("gold"), Some(1099511627776.0), "unchanged");
+    /// # Ok::<(), BlobError>(())
     /// ```
+    pub fn set(&mut self, key: impl Into<Key>, value: impl AsValue) -> Result<(), BlobError> {
+        let value = write::stored_value(&value)?;
+        self.set_entry(key.into(), value).map(|_regrew| ())
+    }
+
+    /// Sets `key` to `value`: [`set`](Blob::set), under its old name.
+    ///
+    /// # Errors
+    ///
+    /// As [`set`](Blob::set).
+    #[deprecated(since = "0.2.0", note = "`set` returns the `Result` now")]
     pub fn try_set(&mut self, key: impl Into<Key>, value: impl AsValue) -> Result<(), BlobError> {
-        self.set_entry(key.into(), value.as_value()).map(|_regrew| ())
+        self.set(key, value)
     }
 
     /// Removes `key`, returning whether it was there. Its payload becomes a hole (or free
@@ -262,7 +257,7 @@ impl Blob {
     /// use datacomp::Blob;
     ///
     /// let mut sheet = Blob::new();
-    /// sheet.set("status_effects.drunk", true);
+    /// sheet.set("status_effects.drunk", true).unwrap();
     /// assert!(sheet.remove("status_effects.drunk"));
     /// assert!(!sheet.remove("status_effects.drunk"));
     /// assert!(sheet.is_empty());
@@ -279,7 +274,7 @@ impl Blob {
     /// use datacomp::Blob;
     ///
     /// let mut sheet = Blob::new();
-    /// sheet.set("name", "The One");
+    /// sheet.set("name", "The One").unwrap();
     /// let bytes = sheet.byte_len();
     /// sheet.clear();
     /// assert!(sheet.is_empty());
@@ -300,9 +295,9 @@ impl Blob {
     /// use datacomp::Blob;
     ///
     /// let mut sheet = Blob::new();
-    /// sheet.set("name", "The One");
-    /// sheet.set("title", "Lord of the Keys");
-    /// sheet.set("name", "The One and Only"); // outgrows its place: a hole
+    /// sheet.set("name", "The One").unwrap();
+    /// sheet.set("title", "Lord of the Keys").unwrap();
+    /// sheet.set("name", "The One and Only").unwrap(); // outgrows its place: a hole
     /// assert_eq!(sheet.hole_bytes(), 12);
     /// let free = sheet.free_bytes();
     /// sheet.compact();
@@ -327,7 +322,7 @@ impl Blob {
     /// use datacomp::Blob;
     ///
     /// let mut sheet = Blob::with_capacity(100, 4096);
-    /// sheet.set("stats.health", 100);
+    /// sheet.set("stats.health", 100).unwrap();
     /// sheet.shrink_to_fit();
     /// assert_eq!(sheet.free_bytes(), 0);
     /// assert_eq!(sheet.byte_len(), 20);
@@ -405,7 +400,9 @@ impl BlobWrite for Blob {
 }
 
 impl fmt::Debug for Blob {
-    /// The entries, as a map from key to value: `{#1a2b3c4d: Float(100.0)}`.
+    /// The entries, as a map from key to value: `{#1a2b3c4d: Float(100.0)}` (a blob holds
+    /// only its keys' hashes; a store's entity, from [`Store::get`](crate::Store::get), shows
+    /// the names the store knows).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&self.as_blob_ref(), f)
     }
@@ -444,11 +441,15 @@ impl<K: Into<Key>, V: AsValue> Extend<(K, V)> for Blob {
     ///
     /// # Panics
     ///
-    /// If the blob would exceed [`MAX_BYTES`].
+    /// Where [`try_extend`](Blob::try_extend) returns an error: for an integer `f32` cannot
+    /// hold exactly, or past [`MAX_BYTES`]. For entries that come from data, use `try_extend`.
+    #[track_caller]
     fn extend<I: IntoIterator<Item = (K, V)>>(&mut self, entries: I) {
         let mut entries = entries.into_iter();
         for (key, value) in entries.by_ref().take(bulk::SCAN_KEYS) {
-            self.set(key, value);
+            if let Err(e) = self.set(key, value) {
+                panic!("Blob::extend: {e}");
+            }
         }
         let rest: Vec<(Key, V)> = entries.map(|(key, value)| (key.into(), value)).collect();
         if let Err(e) = self.try_set_all(&rest) {
@@ -458,6 +459,36 @@ impl<K: Into<Key>, V: AsValue> Extend<(K, V)> for Blob {
 }
 
 impl Blob {
+    /// Sets each entry in turn, as [`set`](Blob::set) does, or changes nothing: a later entry
+    /// for a key replaces an earlier one, in its place. The entries are set at once, in
+    /// O(n log n) for n keys, where setting each in turn would scan the keys for each.
+    ///
+    /// # Errors
+    ///
+    /// As [`set`](Blob::set), for the first entry it refuses; the blob is unchanged.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, BlobError};
+    ///
+    /// let mut sheet = Blob::new();
+    /// sheet.try_extend([("stats.health", 30), ("stats.mana", 5)])?;
+    /// assert_eq!(sheet.get_float("stats.mana"), Some(5.0));
+    /// let err = sheet.try_extend([("stats.health", 1), ("gold", i32::MAX)]).unwrap_err();
+    /// assert_eq!(err, BlobError::InexactInteger { integer: "2147483647".into() });
+    /// assert_eq!(sheet.get_float("stats.health"), Some(30.0), "unchanged");
+    /// # Ok::<(), BlobError>(())
+    /// ```
+    pub fn try_extend<K: Into<Key>, V: AsValue>(
+        &mut self,
+        entries: impl IntoIterator<Item = (K, V)>,
+    ) -> Result<(), BlobError> {
+        let entries: Vec<(Key, V)> =
+            entries.into_iter().map(|(key, value)| (key.into(), value)).collect();
+        self.try_set_all(&entries)
+    }
+
     /// Sets the entries as setting each in turn would, or changes nothing: one search of the
     /// blob's keys through an index, the new keys appended at once. O(n log n).
     pub(crate) fn try_set_all<V: AsValue>(
@@ -466,6 +497,9 @@ impl Blob {
     ) -> Result<(), BlobError> {
         if entries.is_empty() {
             return Ok(());
+        }
+        for (_, value) in entries {
+            write::stored_value(value)?;
         }
         let picks = bulk::last_wins(entries.iter().map(|&(key, _)| key));
         let values = || picks.iter().map(|&i| (entries[i].0, entries[i].1.as_value()));
@@ -482,6 +516,11 @@ impl Blob {
 
 impl<K: Into<Key>, V: AsValue> FromIterator<(K, V)> for Blob {
     /// A blob holding the entries; a later entry for the same key replaces an earlier one.
+    ///
+    /// # Panics
+    ///
+    /// As [`extend`](Extend::extend): for entries that come from data, use
+    /// [`Blob::try_extend`] on a new blob.
     ///
     /// # Examples
     ///

@@ -37,12 +37,12 @@ use crate::value::{OwnedValue, Value};
 /// use datacomp::blob::Patch;
 ///
 /// let mut before = Blob::new();
-/// before.set("name", "The One");
-/// before.set("stats.health", 100);
-/// before.set("status_effects.drunk", true);
+/// before.set("name", "The One").unwrap();
+/// before.set("stats.health", 100).unwrap();
+/// before.set("status_effects.drunk", true).unwrap();
 ///
 /// let mut after = before.clone();
-/// after.set("stats.health", 95);
+/// after.set("stats.health", 95).unwrap();
 /// after.remove("status_effects.drunk");
 ///
 /// let patch = Blob::diff(&before, &after);
@@ -398,7 +398,7 @@ impl Blob {
     ///
     /// let base: Blob = [("health", 100.0)].into_iter().collect();
     /// let mut target = base.clone();
-    /// target.set("health", 95.0);
+    /// target.set("health", 95.0).unwrap();
     /// let patch = Blob::diff(&base, &target);
     /// let mut copy = base.clone();
     /// patch.apply(&mut copy);
@@ -459,16 +459,16 @@ impl Blob {
     ///
     /// let base: Blob = [("health", 100.0), ("mana", 50.0), ("gold", 10.0)].into_iter().collect();
     /// let mut ours = base.clone();
-    /// ours.set("health", 90.0); // only we changed it
+    /// ours.set("health", 90.0).unwrap(); // only we changed it
     /// ours.remove("gold"); // we removed it...
     /// let mut theirs = base.clone();
-    /// theirs.set("mana", 70.0); // only they changed it
-    /// theirs.set("gold", 20.0); // ...they changed it: remove beats change
+    /// theirs.set("mana", 70.0).unwrap(); // only they changed it
+    /// theirs.set("gold", 20.0).unwrap(); // ...they changed it: remove beats change
     ///
     /// let merged = Blob::merge3(&base, &ours, &theirs)?;
     /// assert_eq!(merged, [("health", 90.0), ("mana", 70.0)].into_iter().collect::<Blob>());
     ///
-    /// theirs.set("health", 80.0); // now both changed it, differently
+    /// theirs.set("health", 80.0).unwrap(); // now both changed it, differently
     /// let conflicts = Blob::merge3(&base, &ours, &theirs).unwrap_err();
     /// assert_eq!(conflicts.conflicts()[0].ours, OwnedValue::Float(90.0));
     /// assert_eq!(conflicts.into_theirs().get_float("health"), Some(80.0));

@@ -8,6 +8,7 @@ use zerocopy::IntoBytes;
 use super::layout::RegionKind;
 use super::{Blob, layout};
 use crate::key::Key;
+use crate::names::KeyNames;
 use crate::value::{Value, ValueType};
 
 /// A borrowed, validated blob: the read API shared by [`Blob`] and the store's entities.
@@ -26,7 +27,7 @@ use crate::value::{Value, ValueType};
 /// use datacomp::Blob;
 ///
 /// let mut sheet = Blob::new();
-/// sheet.set("stats.health", 100.0);
+/// sheet.set("stats.health", 100.0).unwrap();
 /// let view = sheet.as_blob_ref();
 /// assert_eq!(view.get_float("stats.health"), Some(100.0));
 /// assert_eq!(view.len(), 1);
@@ -35,12 +36,21 @@ use crate::value::{Value, ValueType};
 pub struct BlobRef<'a> {
     // INVARIANT: `words` passes `layout::validate`.
     words: &'a [u32],
+    /// The key names of the store the blob is in, if it is in one: for `Debug` only (reads
+    /// never look at them).
+    names: Option<&'a KeyNames>,
 }
 
 impl<'a> BlobRef<'a> {
     /// Wraps a region that passed [`layout::validate`] or was written by `layout` functions.
     pub(crate) fn from_valid(words: &'a [u32]) -> BlobRef<'a> {
-        BlobRef { words }
+        BlobRef { words, names: None }
+    }
+
+    /// The same blob, shown (by `Debug`) with the key names of the store it is in.
+    #[inline]
+    pub(crate) fn with_names(self, names: &'a KeyNames) -> BlobRef<'a> {
+        BlobRef { names: Some(names), ..self }
     }
 
     /// The value of `key`, if the blob has it.
@@ -55,7 +65,7 @@ impl<'a> BlobRef<'a> {
     ///
     /// const MANA: Key = Key::path(&["stats", "mana"]);
     /// let mut sheet = Blob::new();
-    /// sheet.set(MANA, 200);
+    /// sheet.set(MANA, 200).unwrap();
     /// assert_eq!(sheet.as_blob_ref().get(MANA), Some(Value::Float(200.0)));
     /// assert_eq!(sheet.as_blob_ref().get("stats.health"), None);
     ///
@@ -77,7 +87,7 @@ impl<'a> BlobRef<'a> {
     /// use datacomp::Blob;
     ///
     /// let mut sheet = Blob::new();
-    /// sheet.set("status_effects.drunk", true);
+    /// sheet.set("status_effects.drunk", true).unwrap();
     /// assert_eq!(sheet.get_bool("status_effects.drunk"), Some(true));
     /// assert_eq!(sheet.get_float("status_effects.drunk"), None);
     /// ```
@@ -94,7 +104,7 @@ impl<'a> BlobRef<'a> {
     /// use datacomp::Blob;
     ///
     /// let mut sheet = Blob::new();
-    /// sheet.set("stats.health", 99.5);
+    /// sheet.set("stats.health", 99.5).unwrap();
     /// assert_eq!(sheet.get_float("stats.health"), Some(99.5));
     /// ```
     #[must_use]
@@ -110,7 +120,7 @@ impl<'a> BlobRef<'a> {
     /// use datacomp::Blob;
     ///
     /// let mut sheet = Blob::new();
-    /// sheet.set("name", "The One");
+    /// sheet.set("name", "The One").unwrap();
     /// assert_eq!(sheet.get_str("name"), Some("The One"));
     /// ```
     #[must_use]
@@ -127,7 +137,7 @@ impl<'a> BlobRef<'a> {
     /// use datacomp::Blob;
     ///
     /// let mut sheet = Blob::new();
-    /// sheet.set("color", [0.0, 0.5, 0.5, 0.7]);
+    /// sheet.set("color", [0.0, 0.5, 0.5, 0.7]).unwrap();
     /// assert_eq!(sheet.get_floats("color"), Some(&[0.0, 0.5, 0.5, 0.7][..]));
     /// ```
     #[must_use]
@@ -188,7 +198,7 @@ impl<'a> BlobRef<'a> {
     /// use datacomp::Blob;
     ///
     /// let mut sheet = Blob::new();
-    /// sheet.set("name", "The One");
+    /// sheet.set("name", "The One").unwrap();
     /// assert!(sheet.contains_key("name"));
     /// assert!(!sheet.contains_key("title"));
     /// ```
@@ -205,9 +215,9 @@ impl<'a> BlobRef<'a> {
     /// use datacomp::Blob;
     ///
     /// let mut sheet = Blob::new();
-    /// sheet.set("a", 1);
-    /// sheet.set("b", 2);
-    /// sheet.set("a", 3);
+    /// sheet.set("a", 1).unwrap();
+    /// sheet.set("b", 2).unwrap();
+    /// sheet.set("a", 3).unwrap();
     /// assert_eq!(sheet.len(), 2);
     /// ```
     #[must_use]
@@ -238,8 +248,8 @@ impl<'a> BlobRef<'a> {
     /// use datacomp::{Blob, Key, Value};
     ///
     /// let mut sheet = Blob::new();
-    /// sheet.set("name", "The One");
-    /// sheet.set("stats.health", 100);
+    /// sheet.set("name", "The One").unwrap();
+    /// sheet.set("stats.health", 100).unwrap();
     /// let entries: Vec<_> = sheet.iter().collect();
     /// assert_eq!(entries, [
     ///     (Key::parse("name"), Value::Str("The One")),
@@ -259,7 +269,7 @@ impl<'a> BlobRef<'a> {
     /// use datacomp::{Blob, Key};
     ///
     /// let mut sheet = Blob::new();
-    /// sheet.set("stats.mana", 200);
+    /// sheet.set("stats.mana", 200).unwrap();
     /// assert_eq!(sheet.keys().collect::<Vec<_>>(), [Key::parse("stats.mana")]);
     /// ```
     #[must_use]
@@ -275,7 +285,7 @@ impl<'a> BlobRef<'a> {
     /// use datacomp::Store;
     ///
     /// let mut store = Store::new();
-    /// let id = store.insert_entries([("name", "Orc")]);
+    /// let id = store.insert_entries([("name", "Orc")]).unwrap();
     /// let copy = store.get(id).unwrap().to_blob();
     /// assert_eq!(copy.get_str("name"), Some("Orc"));
     /// assert_eq!(store.get_mut(id).unwrap().to_blob(), copy);
@@ -294,7 +304,7 @@ impl<'a> BlobRef<'a> {
     /// use datacomp::Blob;
     ///
     /// let mut sheet = Blob::new();
-    /// sheet.set("stats.health", 100.0);
+    /// sheet.set("stats.health", 100.0).unwrap();
     /// let bytes = sheet.as_bytes();
     /// assert_eq!(bytes.len(), sheet.byte_len());
     /// assert_eq!(&bytes[0..4], &1u32.to_le_bytes(), "one key");
@@ -332,7 +342,7 @@ impl<'a> BlobRef<'a> {
     /// use datacomp::Blob;
     ///
     /// let mut sheet = Blob::new();
-    /// sheet.set("stats.health", 100);
+    /// sheet.set("stats.health", 100).unwrap();
     /// // 8 bytes of counts, then a 4-byte key, a tag padded to 4 bytes and a 4-byte value.
     /// assert_eq!(sheet.header_bytes(), 20);
     /// ```
@@ -364,7 +374,7 @@ impl<'a> BlobRef<'a> {
     /// use datacomp::Blob;
     ///
     /// let mut sheet = Blob::new();
-    /// sheet.set("name", "The One");
+    /// sheet.set("name", "The One").unwrap();
     /// assert_eq!(sheet.payload_bytes(), 4 + 8);
     /// ```
     #[must_use]
@@ -381,8 +391,8 @@ impl<'a> BlobRef<'a> {
     /// use datacomp::Blob;
     ///
     /// let mut sheet = Blob::new();
-    /// sheet.set("name", "The One");
-    /// sheet.set("title", "Sir");
+    /// sheet.set("name", "The One").unwrap();
+    /// sheet.set("title", "Sir").unwrap();
     /// sheet.remove("name"); // not the last payload allocated: leaves a hole
     /// assert_eq!(sheet.hole_bytes(), 12);
     /// ```
@@ -400,7 +410,7 @@ impl<'a> BlobRef<'a> {
     /// use datacomp::Blob;
     ///
     /// let mut sheet = Blob::with_capacity(10, 100);
-    /// sheet.set("name", "The One");
+    /// sheet.set("name", "The One").unwrap();
     /// assert_eq!(sheet.used_bytes(), sheet.header_bytes() + 12);
     /// ```
     #[must_use]
@@ -419,9 +429,9 @@ impl<'a> BlobRef<'a> {
     /// use datacomp::blob::RegionKind;
     ///
     /// let mut sheet = Blob::with_capacity(2, 48);
-    /// sheet.set("name", "Ann");
-    /// sheet.set("title", "Queen");
-    /// sheet.set("name", "Annabel"); // outgrows its block: the old one becomes a hole
+    /// sheet.set("name", "Ann").unwrap();
+    /// sheet.set("title", "Queen").unwrap();
+    /// sheet.set("name", "Annabel").unwrap(); // outgrows its block: the old one becomes a hole
     /// let kinds: Vec<RegionKind> = sheet.as_blob_ref().regions().iter().map(|r| r.0).collect();
     /// assert_eq!(
     ///     kinds,
@@ -456,9 +466,25 @@ impl<'a> BlobRef<'a> {
 }
 
 impl fmt::Debug for BlobRef<'_> {
-    /// The entries, as a map from key to value.
+    /// The entries, as a map from key to value: each key by its name when the blob is a
+    /// store's and the store knows it (`{name: Str("Orc"), stats.health: Float(25.0)}`, as
+    /// [`Store::key_label`](crate::Store::key_label) shows it), else by its hash
+    /// (`{#1a2b3c4d: Float(25.0)}`: a [`Blob`] holds only hashes).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_map().entries(self.iter()).finish()
+        /// A key as `Debug` shows it: its name, unquoted, or its hash.
+        struct Shown<'n>(Key, Option<&'n KeyNames>);
+
+        impl fmt::Debug for Shown<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                match self.1.and_then(|names| Some((names, names.named(self.0)?))) {
+                    Some((names, node)) => f.write_str(&names.label(node)),
+                    None => fmt::Debug::fmt(&self.0, f),
+                }
+            }
+        }
+
+        let names = self.names;
+        f.debug_map().entries(self.iter().map(|(key, value)| (Shown(key, names), value))).finish()
     }
 }
 

@@ -9,7 +9,18 @@
 use super::{bulk, layout};
 use crate::blob::BlobError;
 use crate::key::Key;
-use crate::value::Value;
+use crate::value::{AsValue, Value, exact_value};
+
+/// The value a write stores for `value`: [`AsValue::as_value`], unless it is an integer that
+/// `f32` cannot hold exactly. Every write of a caller's value goes through here.
+///
+/// # Errors
+///
+/// [`BlobError::InexactInteger`].
+#[inline]
+pub(crate) fn stored_value<V: AsValue + ?Sized>(value: &V) -> Result<Value<'_>, BlobError> {
+    exact_value(value).map_err(|integer| BlobError::InexactInteger { integer: integer.to_string() })
+}
 
 /// An owner of one valid blob region that can regrow it: the write path that [`Blob`]
 /// and the store's [`BlobMut`] share.

@@ -694,7 +694,7 @@ mod tests {
             for (i, id) in ids.iter().enumerate().skip(round % 3).step_by(3) {
                 let text = "x".repeat(8 + (i + round) % 40);
                 if let Some(mut blob) = store.get_mut(*id) {
-                    blob.set("bio", text.as_str());
+                    blob.set("bio", text.as_str()).unwrap();
                 }
             }
         }

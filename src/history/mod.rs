@@ -46,11 +46,11 @@ use crate::store::{Store, StorePatch};
 /// use datacomp::{History, Store};
 ///
 /// let mut world = Store::new();
-/// let hero = world.insert_entries([("stats.health", 100.0)]);
-/// let mut history = History::new(64 << 20);
+/// let hero = world.insert_entries([("stats.health", 100.0)]).unwrap();
+/// let mut history = History::with_max_bytes(64 << 20);
 /// history.commit(&world);
 ///
-/// world.get_mut(hero).unwrap().set("stats.health", 60.0);
+/// world.get_mut(hero).unwrap().set("stats.health", 60.0).unwrap();
 /// history.commit(&world);
 /// world.remove(hero);
 /// history.commit(&world);
@@ -85,19 +85,28 @@ struct Step {
 }
 
 impl History {
-    /// An empty history whose steps take at most `max_bytes` (as delta files).
+    /// An empty history whose steps take at most `max_bytes` bytes (as delta files): past
+    /// it, the oldest steps are forgotten.
     ///
     /// # Examples
     ///
     /// ```
     /// use datacomp::History;
     ///
-    /// let history = History::new(1 << 20);
+    /// let history = History::with_max_bytes(1 << 20); // 1 MiB of steps
     /// assert!(!history.can_undo() && !history.can_redo());
     /// ```
     #[must_use]
-    pub fn new(max_bytes: usize) -> History {
+    pub fn with_max_bytes(max_bytes: usize) -> History {
         History { max_bytes, mark: None, steps: VecDeque::new(), cursor: 0, bytes: 0 }
+    }
+
+    /// An empty history of at most `max_bytes` bytes of steps:
+    /// [`with_max_bytes`](History::with_max_bytes), under a name that did not say its unit.
+    #[deprecated(since = "0.2.0", note = "use `History::with_max_bytes`, which names the unit")]
+    #[must_use]
+    pub fn new(max_bytes: usize) -> History {
+        History::with_max_bytes(max_bytes)
     }
 
     /// Records the store's state as the next step; returns whether there was a change to
@@ -112,7 +121,7 @@ impl History {
     /// use datacomp::{History, Store};
     ///
     /// let mut world = Store::new();
-    /// let mut history = History::new(1 << 20);
+    /// let mut history = History::with_max_bytes(1 << 20);
     /// assert!(!history.commit(&world), "the starting state");
     /// assert!(!history.commit(&world), "nothing changed");
     /// world.insert_empty();
@@ -162,7 +171,7 @@ impl History {
     /// use datacomp::{History, Store};
     ///
     /// let mut world = Store::new();
-    /// let mut history = History::new(1 << 20);
+    /// let mut history = History::with_max_bytes(1 << 20);
     /// history.commit(&world);
     /// let id = world.insert_empty();
     /// history.commit(&world);
@@ -188,9 +197,9 @@ impl History {
     /// use datacomp::{History, Store};
     ///
     /// let mut world = Store::new();
-    /// let mut history = History::new(1 << 20);
+    /// let mut history = History::with_max_bytes(1 << 20);
     /// history.commit(&world);
-    /// let id = world.insert_entries([("gold", 5.0)]);
+    /// let id = world.insert_entries([("gold", 5.0)]).unwrap();
     /// history.commit(&world);
     /// history.undo(&mut world);
     /// assert!(history.redo(&mut world));
@@ -215,10 +224,10 @@ impl History {
     /// use datacomp::{History, Store};
     ///
     /// let mut world = Store::new();
-    /// let id = world.insert_entries([("gold", 5.0)]);
-    /// let mut history = History::new(1 << 20);
+    /// let id = world.insert_entries([("gold", 5.0)]).unwrap();
+    /// let mut history = History::with_max_bytes(1 << 20);
     /// history.commit(&world);
-    /// world.get_mut(id).unwrap().set("gold", 0.0);
+    /// world.get_mut(id).unwrap().set("gold", 0.0).unwrap();
     /// assert!(history.revert(&mut world));
     /// assert_eq!(world.get(id).unwrap().get_float("gold"), Some(5.0));
     /// ```
@@ -251,7 +260,7 @@ impl History {
     /// use datacomp::{History, Store};
     ///
     /// let mut world = Store::new();
-    /// let mut history = History::new(1 << 20);
+    /// let mut history = History::with_max_bytes(1 << 20);
     /// history.commit(&world);
     /// world.insert_empty();
     /// history.commit(&world);
@@ -270,7 +279,7 @@ impl History {
     /// use datacomp::{History, Store};
     ///
     /// let mut world = Store::new();
-    /// let mut history = History::new(1 << 20);
+    /// let mut history = History::with_max_bytes(1 << 20);
     /// history.commit(&world);
     /// world.insert_empty();
     /// history.commit(&world);
@@ -290,7 +299,7 @@ impl History {
     /// use datacomp::{History, Store};
     ///
     /// let mut world = Store::new();
-    /// let mut history = History::new(1 << 20);
+    /// let mut history = History::with_max_bytes(1 << 20);
     /// history.commit(&world);
     /// for _ in 0..3 {
     ///     world.insert_empty();
@@ -311,7 +320,7 @@ impl History {
     /// use datacomp::{History, Store};
     ///
     /// let mut world = Store::new();
-    /// let mut history = History::new(1 << 20);
+    /// let mut history = History::with_max_bytes(1 << 20);
     /// history.commit(&world);
     /// world.insert_empty();
     /// history.commit(&world);
@@ -332,9 +341,9 @@ impl History {
     /// use datacomp::{History, Store};
     ///
     /// let mut world = Store::new();
-    /// let mut history = History::new(1 << 20);
+    /// let mut history = History::with_max_bytes(1 << 20);
     /// history.commit(&world);
-    /// world.insert_entries([("name", "Orc")]);
+    /// world.insert_entries([("name", "Orc")]).unwrap();
     /// history.commit(&world);
     /// assert!(history.byte_len() > 0 && history.byte_len() <= 1 << 20);
     /// ```
@@ -351,7 +360,7 @@ impl History {
     /// use datacomp::{History, Store};
     ///
     /// let mut world = Store::new();
-    /// let mut history = History::new(1 << 20);
+    /// let mut history = History::with_max_bytes(1 << 20);
     /// history.commit(&world);
     /// world.insert_empty();
     /// history.commit(&world);

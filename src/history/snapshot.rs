@@ -29,10 +29,10 @@ use crate::store::Store;
 /// use datacomp::{Snapshot, Store};
 ///
 /// let mut world = Store::new();
-/// let hero = world.insert_entries([("stats.health", 100.0)]);
+/// let hero = world.insert_entries([("stats.health", 100.0)]).unwrap();
 /// let before = Snapshot::new(&world);
 ///
-/// world.get_mut(hero).unwrap().set("stats.health", 0.0);
+/// world.get_mut(hero).unwrap().set("stats.health", 0.0).unwrap();
 /// world.remove(hero);
 ///
 /// before.restore(&mut world);
@@ -54,7 +54,7 @@ impl Snapshot {
     /// use datacomp::{Snapshot, Store};
     ///
     /// let mut world = Store::new();
-    /// let id = world.insert_entries([("gold", 10.0)]);
+    /// let id = world.insert_entries([("gold", 10.0)]).unwrap();
     /// let snapshot = Snapshot::new(&world);
     /// world.remove(id);
     /// snapshot.restore(&mut world);
@@ -75,11 +75,11 @@ impl Snapshot {
     /// use datacomp::{Snapshot, Store};
     ///
     /// let mut world = Store::new();
-    /// let id = world.insert_entries([("x", 0.0)]);
+    /// let id = world.insert_entries([("x", 0.0)]).unwrap();
     /// let mut ring = vec![Snapshot::new(&world); 4];
     /// for frame in 0..8 {
     ///     ring[frame % 4].copy_from(&world);
-    ///     world.get_mut(id).unwrap().set("x", frame as f32 + 1.0);
+    ///     world.get_mut(id).unwrap().set("x", frame as f32 + 1.0).unwrap();
     /// }
     /// ring[5 % 4].restore(&mut world); // the world before frame 5
     /// assert_eq!(world.get(id).unwrap().get_float("x"), Some(5.0));
@@ -101,7 +101,7 @@ impl Snapshot {
     /// let mut world = Store::new();
     /// let start = Snapshot::new(&world);
     /// for _ in 0..3 {
-    ///     world.insert_entries([("gold", 1.0)]);
+    ///     world.insert_entries([("gold", 1.0)]).unwrap();
     /// }
     /// start.restore(&mut world);
     /// assert!(world.is_empty());
@@ -118,9 +118,9 @@ impl Snapshot {
     /// use datacomp::{Snapshot, Store, StorePatch};
     ///
     /// let mut world = Store::new();
-    /// let id = world.insert_entries([("gold", 10.0)]);
+    /// let id = world.insert_entries([("gold", 10.0)]).unwrap();
     /// let snapshot = Snapshot::new(&world);
-    /// world.get_mut(id).unwrap().set("gold", 0.0);
+    /// world.get_mut(id).unwrap().set("gold", 0.0).unwrap();
     /// assert_eq!(snapshot.as_store().get(id).unwrap().get_float("gold"), Some(10.0));
     /// assert_eq!(StorePatch::diff(snapshot.as_store(), &world).changed(), 1);
     /// ```
@@ -154,7 +154,7 @@ impl Snapshot {
     /// use datacomp::{Snapshot, Store};
     ///
     /// let mut world = Store::new();
-    /// world.insert_entries([("gold", 10.0)]);
+    /// world.insert_entries([("gold", 10.0)]).unwrap();
     /// assert!(Snapshot::new(&world).byte_len() >= world.stats().arena_bytes);
     /// ```
     #[must_use]

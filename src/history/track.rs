@@ -27,13 +27,13 @@ use crate::store::{Store, StorePatch};
 /// use datacomp::Store;
 ///
 /// let mut world = Store::new();
-/// let hero = world.insert_entries([("stats.health", 100.0)]);
-/// let orc = world.insert_entries([("stats.health", 30.0)]);
+/// let hero = world.insert_entries([("stats.health", 100.0)]).unwrap();
+/// let orc = world.insert_entries([("stats.health", 30.0)]).unwrap();
 /// let mark = world.mark();
 ///
-/// world.get_mut(hero).unwrap().set("stats.health", 95.0);
+/// world.get_mut(hero).unwrap().set("stats.health", 95.0).unwrap();
 /// world.remove(orc);
-/// let imp = world.insert_entries([("stats.health", 5.0)]);
+/// let imp = world.insert_entries([("stats.health", 5.0)]).unwrap();
 ///
 /// let changes = mark.changes(&world);
 /// assert_eq!((changes.inserted(), changes.removed(), changes.changed()), (&[imp][..], &[orc][..], &[hero][..]));
@@ -60,9 +60,9 @@ impl Mark {
     /// use datacomp::Store;
     ///
     /// let mut world = Store::new();
-    /// let id = world.insert_entries([("gold", 10.0)]);
+    /// let id = world.insert_entries([("gold", 10.0)]).unwrap();
     /// let mark = world.mark();
-    /// world.get_mut(id).unwrap().set("gold", 0.0);
+    /// world.get_mut(id).unwrap().set("gold", 0.0).unwrap();
     /// assert_eq!(mark.state().get(id).unwrap().get_float("gold"), Some(10.0));
     /// ```
     #[must_use]
@@ -135,10 +135,10 @@ impl Mark {
     /// use datacomp::{Store, StorePatch};
     ///
     /// let mut world = Store::new();
-    /// let id = world.insert_entries([("gold", 10.0)]);
+    /// let id = world.insert_entries([("gold", 10.0)]).unwrap();
     /// let base = world.to_bytes(); // the base save
     /// let mark = world.mark();
-    /// world.get_mut(id).unwrap().set("gold", 12.0);
+    /// world.get_mut(id).unwrap().set("gold", 12.0).unwrap();
     ///
     /// let delta = mark.delta(&world);
     /// assert_eq!(delta.to_bytes(), StorePatch::diff(mark.state(), &world).to_bytes());
@@ -158,11 +158,11 @@ impl Mark {
     /// let dir = std::env::temp_dir().join(format!("save-delta-{}", std::process::id()));
     /// std::fs::create_dir_all(&dir)?;
     /// let mut world = Store::new();
-    /// let id = world.insert_entries([("gold", 10.0)]);
+    /// let id = world.insert_entries([("gold", 10.0)]).unwrap();
     /// world.save(dir.join("base.dcmp"))?;
     /// let base = world.mark();
     ///
-    /// world.get_mut(id).unwrap().set("gold", 12.0);
+    /// world.get_mut(id).unwrap().set("gold", 12.0).unwrap();
     /// base.delta(&world).save(dir.join("autosave.delta"))?;
     ///
     /// let mut loaded = Store::load(dir.join("base.dcmp"))?;
@@ -195,12 +195,12 @@ impl Mark {
     /// use datacomp::{Store, StorePatch};
     ///
     /// let mut world = Store::new();
-    /// let id = world.insert_entries([("turn", 0.0)]);
+    /// let id = world.insert_entries([("turn", 0.0)]).unwrap();
     /// let base = world.to_bytes();
     /// let mut mark = world.mark();
     /// let mut chain = Vec::new();
     /// for turn in 1..=3 {
-    ///     world.get_mut(id).unwrap().set("turn", turn as f32);
+    ///     world.get_mut(id).unwrap().set("turn", turn as f32).unwrap();
     ///     chain.push(mark.take_delta(&world).to_bytes());
     /// }
     ///
@@ -264,10 +264,10 @@ impl fmt::Debug for Mark {
 /// use datacomp::Store;
 ///
 /// let mut world = Store::new();
-/// let id = world.insert_entries([("gold", 10.0)]);
+/// let id = world.insert_entries([("gold", 10.0)]).unwrap();
 /// let mark = world.mark();
-/// world.get_mut(id).unwrap().set("gold", 11.0);
-/// world.get_mut(id).unwrap().set("gold", 10.0); // back as it was
+/// world.get_mut(id).unwrap().set("gold", 11.0).unwrap();
+/// world.get_mut(id).unwrap().set("gold", 10.0).unwrap(); // back as it was
 /// assert!(mark.changes(&world).is_empty());
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -352,8 +352,8 @@ mod tests {
     fn a_migration_stamps_only_the_entities_it_rewrote() {
         let mut world = Store::new();
         let ids: Vec<_> =
-            (0..100_u16).map(|i| world.insert_entries([("gold", f32::from(i))])).collect();
-        world.get_mut(ids[40]).unwrap().set("hp", 1.0);
+            (0..100_u16).map(|i| world.insert_entries([("gold", f32::from(i))]).unwrap()).collect();
+        world.get_mut(ids[40]).unwrap().set("hp", 1.0).unwrap();
         let mark = world.mark();
         let step = MigrationStep::to(1).rename("hp", "stats.hp");
         Migrations::new(1).step(step).apply(&mut world).unwrap();
@@ -368,7 +368,7 @@ mod tests {
     #[test]
     fn a_migration_of_no_entity_stamps_nothing() {
         let mut world = Store::new();
-        world.insert_entries([("gold", 1.0)]);
+        world.insert_entries([("gold", 1.0)]).unwrap();
         let mark = world.mark();
         let step = MigrationStep::to(2).rename("hp", "stats.hp");
         Migrations::new(2).step(step).apply(&mut world).unwrap();

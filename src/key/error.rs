@@ -22,7 +22,7 @@ use crate::text::shown::Shortened;
 /// let mut store = Store::new();
 /// let id = store.insert_empty();
 /// let path = vec!["a"; 200].join(".");
-/// let err = store.get_mut(id).unwrap().try_set(path.as_str(), 1).unwrap_err();
+/// let err = store.get_mut(id).unwrap().set(path.as_str(), 1).unwrap_err();
 /// let Error::Key(KeyError::PathTooDeep { segments, limit, .. }) = &err else { panic!("{err}") };
 /// assert_eq!((*segments, *limit), (200, MAX_PATH_SEGMENTS));
 /// assert!(err.to_string().ends_with("has 200 segments, past the limit of 125"));
@@ -100,7 +100,7 @@ pub enum KeyError {
     ///
     /// let mut store = Store::new();
     /// let id = store.insert_empty();
-    /// let err = store.get_mut(id).unwrap().try_set("#0000002a.x", 1).unwrap_err();
+    /// let err = store.get_mut(id).unwrap().set("#0000002a.x", 1).unwrap_err();
     /// let Error::Key(KeyError::RawKeyName { path, raw }) = &err else { panic!("{err}") };
     /// assert_eq!((path.as_str(), *raw), ("#0000002a.x", Key::from_raw(42)));
     /// assert_eq!(
@@ -110,8 +110,8 @@ pub enum KeyError {
     /// assert!(store.insert_key_name("#0000002A.hp").is_err(), "either case of hex digits");
     ///
     /// // The raw key itself, and the same text deeper in a path, are fine.
-    /// store.get_mut(id).unwrap().try_set(Key::from_raw(42), 1)?;
-    /// store.get_mut(id).unwrap().try_set("stats.#0000002a", 2)?;
+    /// store.get_mut(id).unwrap().set(Key::from_raw(42), 1)?;
+    /// store.get_mut(id).unwrap().set("stats.#0000002a", 2)?;
     /// # Ok::<(), Error>(())
     /// ```
     RawKeyName {
@@ -131,8 +131,8 @@ pub enum KeyError {
     /// use datacomp::{Error, KeyError, Store};
     ///
     /// let mut store = Store::new();
-    /// let id = store.insert_entries([("stats.health", 30)]);
-    /// let Err(Error::Key(e)) = store.get_mut(id).unwrap().try_set("stats", 5) else {
+    /// let id = store.insert_entries([("stats.health", 30)]).unwrap();
+    /// let Err(Error::Key(e)) = store.get_mut(id).unwrap().set("stats", 5) else {
     ///     panic!("refused")
     /// };
     /// let KeyError::PathConflict { path, other, under } = &e else { panic!("{e}") };

@@ -28,9 +28,9 @@ use std::str::FromStr;
 /// let mut store = Store::new();
 /// let id = store.insert_empty();
 /// let deepest = vec!["a"; MAX_PATH_SEGMENTS].join(".");
-/// store.get_mut(id).unwrap().try_set(deepest.as_str(), 1.0)?;
+/// store.get_mut(id).unwrap().set(deepest.as_str(), 1.0)?;
 /// let deeper = format!("{deepest}.a");
-/// let err = store.get_mut(id).unwrap().try_set(deeper.as_str(), 1.0).unwrap_err();
+/// let err = store.get_mut(id).unwrap().set(deeper.as_str(), 1.0).unwrap_err();
 /// assert!(matches!(err, Error::Key(KeyError::PathTooDeep { .. })));
 ///
 /// let json = format!("{}1{}", r#"{"a":"#.repeat(126), "}".repeat(126));
@@ -266,11 +266,36 @@ impl Key {
     /// assert_eq!(Key::from_pointer("stats"), None);
     /// ```
     #[must_use]
-    pub fn from_pointer(pointer: &str) -> Option<Key> {
-        let mut segments = pointer.strip_prefix('/')?.split('/').map(unescape);
-        // `split` always yields at least one segment.
-        let first = Key::new(&segments.next().unwrap_or_default());
-        Some(segments.fold(first, |key, segment| key.child(&segment)))
+    pub const fn from_pointer(pointer: &str) -> Option<Key> {
+        // One pass over the bytes, as `parse` makes: a segment's hash is built from its
+        // unescaped bytes as they go by (`~1` feeds `/`, `~0` feeds `~`, any other `~` itself,
+        // as `unescape` reads them), and combined with the path so far at each `/`.
+        let bytes = pointer.as_bytes();
+        if bytes.is_empty() || bytes[0] != b'/' {
+            return None;
+        }
+        let (mut key, mut segment, mut first) = (0, 0, true);
+        let mut i = 1;
+        while i < bytes.len() {
+            let byte = bytes[i];
+            i += 1;
+            if byte == b'/' {
+                key = if first { segment } else { mix(key, segment) };
+                (segment, first) = (0, false);
+                continue;
+            }
+            let fed = if byte == b'~' && i < bytes.len() && bytes[i] == b'1' {
+                i += 1;
+                b'/'
+            } else if byte == b'~' && i < bytes.len() && bytes[i] == b'0' {
+                i += 1;
+                b'~'
+            } else {
+                byte
+            };
+            segment = mix(segment, fed as u32);
+        }
+        Some(Key(if first { segment } else { mix(key, segment) }))
     }
 
     /// The 32-bit hash value, as stored in a blob.
@@ -314,6 +339,23 @@ impl From<&String> for Key {
     /// Parses a dotted path, as [`Key::parse`] does.
     fn from(path: &String) -> Key {
         Key::parse(path)
+    }
+}
+
+impl From<KeyPath<'_>> for Key {
+    /// The path's key, hashed when the path was made: a `const` [`KeyPath`] reads as fast as
+    /// a `const` [`Key`].
+    #[inline]
+    fn from(path: KeyPath<'_>) -> Key {
+        path.key
+    }
+}
+
+impl From<&KeyPath<'_>> for Key {
+    /// The path's key, as for a [`KeyPath`] by value.
+    #[inline]
+    fn from(path: &KeyPath<'_>) -> Key {
+        path.key
     }
 }
 
@@ -474,27 +516,59 @@ pub struct KeyPath<'a> {
 
 impl<'a> KeyPath<'a> {
     /// A dotted path: `"stats.health"` is the segments `stats` and `health`.
+    ///
+    /// `const`: a key declared once as a `const KeyPath` keeps its name, so a store it is
+    /// written to exports, diffs and shows it by name (a `const` [`Key`] is only a hash), and
+    /// reads with it cost what reads with a `const Key` do (the key is hashed at compile time).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{ExportOptions, KeyPath, Store};
+    ///
+    /// const LUCK: KeyPath = KeyPath::dotted("stats.luck");
+    ///
+    /// let mut world = Store::new();
+    /// let orc = world.insert_empty();
+    /// world.get_mut(orc).unwrap().set(LUCK, 3.0)?;
+    /// assert_eq!(world.get(orc).unwrap().get_float(LUCK), Some(3.0));
+    /// assert_eq!(world.export(orc, &ExportOptions::json())?, r#"{"stats":{"luck":3}}"#);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[must_use]
-    pub fn dotted(path: &'a str) -> KeyPath<'a> {
+    pub const fn dotted(path: &'a str) -> KeyPath<'a> {
         KeyPath { key: Key::parse(path), text: path, pointer: false }
     }
 
     /// A JSON Pointer (RFC 6901), as [`Key::from_pointer`] reads it; `None` for text that does
-    /// not start with `/`.
+    /// not start with `/`. `const`, as [`dotted`](KeyPath::dotted) is: the form for a `const`
+    /// whose segments hold a `.`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Key, KeyPath};
+    ///
+    /// const RANGE: KeyPath = KeyPath::pointer("/weapon/range.max").unwrap();
+    /// assert_eq!(RANGE.key(), Key::path(&["weapon", "range.max"]));
+    /// ```
     #[must_use]
-    pub fn pointer(pointer: &'a str) -> Option<KeyPath<'a>> {
-        Some(KeyPath { key: Key::from_pointer(pointer)?, text: pointer, pointer: true })
+    pub const fn pointer(pointer: &'a str) -> Option<KeyPath<'a>> {
+        match Key::from_pointer(pointer) {
+            Some(key) => Some(KeyPath { key, text: pointer, pointer: true }),
+            None => None,
+        }
     }
 
     /// The path's key.
     #[must_use]
-    pub fn key(&self) -> Key {
+    pub const fn key(&self) -> Key {
         self.key
     }
 
     /// The text as given.
     #[must_use]
-    pub fn as_str(&self) -> &'a str {
+    pub const fn as_str(&self) -> &'a str {
         self.text
     }
 
@@ -666,6 +740,30 @@ mod tests {
             let model = segment.replace("~1", "/").replace("~0", "~");
             proptest::prop_assert_eq!(unescape(&segment), model);
         }
+    }
+
+    proptest::proptest! {
+        /// The one-pass `const` pointer hash against the segments unescaped and combined.
+        #[test]
+        fn from_pointer_is_the_unescaped_segments_combined(pointer in "/[~01/a.]{0,16}") {
+            let mut segments = pointer[1..].split('/').map(unescape);
+            let first = Key::new(&segments.next().unwrap());
+            let model = segments.fold(first, |key, segment| key.child(&segment));
+            proptest::prop_assert_eq!(Key::from_pointer(&pointer), Some(model));
+        }
+    }
+
+    #[test]
+    fn a_const_key_path_keeps_its_text_and_key() {
+        const LUCK: KeyPath<'static> = KeyPath::dotted("stats.luck");
+        const ODD: KeyPath<'static> = KeyPath::pointer("/a~1b/c.d~0~").unwrap();
+        const NOT: Option<KeyPath<'static>> = KeyPath::pointer("stats");
+        assert_eq!((LUCK.as_str(), LUCK.key()), ("stats.luck", Key::parse("stats.luck")));
+        assert_eq!(ODD.key(), Key::path(&["a/b", "c.d~~"]));
+        assert_eq!(ODD.segments().collect::<Vec<_>>(), ["a/b", "c.d~~"]);
+        assert_eq!(NOT, None);
+        assert_eq!(Key::from(LUCK), LUCK.key());
+        assert_eq!(Key::from(&ODD), ODD.key());
     }
 
     #[test]

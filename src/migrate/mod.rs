@@ -18,7 +18,7 @@ use std::fmt;
 use crate::handle_map::Id;
 use crate::key::{KeyError, KeyPath};
 use crate::text::shown::Shortened;
-use crate::value::{AsValue, OwnedValue};
+use crate::value::{AsValue, OwnedValue, exact_value};
 
 /// The steps that take a store's entities from older versions of the game's data to
 /// `version`: read from JSON ([`from_json`](Migrations::from_json)) or built in code, and run
@@ -62,7 +62,7 @@ use crate::value::{AsValue, OwnedValue};
 /// assert_eq!(migrations, built);
 ///
 /// let mut world = Store::new();
-/// let id = world.insert_entries([("hp", 30.0), ("inventory.club", 1.0), ("legacy", 1.0)]);
+/// let id = world.insert_entries([("hp", 30.0), ("inventory.club", 1.0), ("legacy", 1.0)]).unwrap();
 /// let report = migrations.apply(&mut world)?;
 /// assert_eq!((report.from, report.to), (0, 3));
 /// let orc = world.get(id).unwrap();
@@ -115,6 +115,9 @@ pub struct MigrationStep {
     removes: Vec<String>,
     defaults: Vec<(String, OwnedValue)>,
     sets: Vec<(String, OwnedValue)>,
+    /// The first default or set given an integer `f32` cannot hold exactly: (path, integer),
+    /// refused when the migrations are checked, as a write refuses one.
+    inexact: Option<(String, String)>,
 }
 
 impl Migrations {
@@ -230,6 +233,7 @@ impl MigrationStep {
             removes: Vec::new(),
             defaults: Vec::new(),
             sets: Vec::new(),
+            inexact: None,
         }
     }
 
@@ -255,7 +259,7 @@ impl MigrationStep {
     /// use datacomp::{ExportOptions, MigrationStep, Migrations, Store};
     ///
     /// let mut store = Store::new();
-    /// let id = store.insert_entries([("inventory.sword", 1), ("inventory.potion", 3)]);
+    /// let id = store.insert_entries([("inventory.sword", 1), ("inventory.potion", 3)]).unwrap();
     /// let migrations = Migrations::new(1).step(MigrationStep::to(1).rename("inventory", "items"));
     /// migrations.apply(&mut store)?;
     /// let items = store.export(id, &ExportOptions::json()).unwrap();
@@ -276,7 +280,7 @@ impl MigrationStep {
     /// use datacomp::{ExportOptions, MigrationStep, Migrations, Store};
     ///
     /// let mut store = Store::new();
-    /// let id = store.insert_entries([("name", "Orc"), ("legacy.xp", "5"), ("legacy.kills", "2")]);
+    /// let id = store.insert_entries([("name", "Orc"), ("legacy.xp", "5"), ("legacy.kills", "2")]).unwrap();
     /// Migrations::new(1).step(MigrationStep::to(1).remove("legacy")).apply(&mut store)?;
     /// assert_eq!(store.export(id, &ExportOptions::json()).unwrap(), r#"{"name":"Orc"}"#);
     /// # Ok::<(), datacomp::migrate::MigrateError>(())
@@ -295,7 +299,7 @@ impl MigrationStep {
     /// use datacomp::{MigrationStep, Migrations, Store};
     ///
     /// let mut store = Store::new();
-    /// let lucky = store.insert_entries([("stats.luck", 7)]);
+    /// let lucky = store.insert_entries([("stats.luck", 7)]).unwrap();
     /// let plain = store.insert_empty();
     /// Migrations::new(1).step(MigrationStep::to(1).default("stats.luck", 1)).apply(&mut store)?;
     /// assert_eq!(store.get(lucky).unwrap().get_float("stats.luck"), Some(7.0));
@@ -304,7 +308,9 @@ impl MigrationStep {
     /// ```
     #[must_use]
     pub fn default(mut self, path: &str, value: impl AsValue) -> MigrationStep {
-        self.defaults.push((path.to_owned(), value.as_value().to_owned_value()));
+        if let Some(value) = self.exact(path, &value) {
+            self.defaults.push((path.to_owned(), value));
+        }
         self
     }
 
@@ -316,20 +322,39 @@ impl MigrationStep {
     /// use datacomp::{MigrationStep, Migrations, Store};
     ///
     /// let mut store = Store::new();
-    /// let old = store.insert_entries([("schema", "v2")]);
+    /// let old = store.insert_entries([("schema", "v2")]).unwrap();
     /// Migrations::new(3).step(MigrationStep::to(3).set("schema", "v3")).apply(&mut store)?;
     /// assert_eq!(store.get(old).unwrap().get_str("schema"), Some("v3"));
     /// # Ok::<(), datacomp::migrate::MigrateError>(())
     /// ```
     #[must_use]
     pub fn set(mut self, path: &str, value: impl AsValue) -> MigrationStep {
-        self.sets.push((path.to_owned(), value.as_value().to_owned_value()));
+        if let Some(value) = self.exact(path, &value) {
+            self.sets.push((path.to_owned(), value));
+        }
         self
+    }
+
+    /// `value` as a step stores it, or `None` for an integer `f32` cannot hold exactly, kept
+    /// (the first one) for [`check`](MigrationStep::check) to refuse: a builder returns no
+    /// error, and a migration never stores a rounded integer.
+    fn exact(&mut self, path: &str, value: &impl AsValue) -> Option<OwnedValue> {
+        match exact_value(value) {
+            Ok(value) => Some(value.to_owned_value()),
+            Err(integer) => {
+                self.inexact.get_or_insert_with(|| (path.to_owned(), integer.to_string()));
+                None
+            }
+        }
     }
 
     /// The step with its paths read as JSON Pointers and checked.
     fn check<'s>(&'s self, index: usize) -> Result<CheckedStep<'s>, MigrateError> {
         let to = self.to;
+        if let Some((path, integer)) = &self.inexact {
+            let (path, integer) = (path.clone(), integer.clone());
+            return Err(MigrateError::InexactInteger { step: index, to, path, integer });
+        }
         let path = |given: &'s str| {
             PathText::read(given).ok_or_else(|| MigrateError::BadPath {
                 step: index,
@@ -462,8 +487,8 @@ pub(crate) struct CheckedWrite<'a> {
 /// use datacomp::{MigrationStep, Migrations, Store};
 ///
 /// let mut store = Store::new();
-/// store.insert_entries([("hp", 30)]);
-/// store.insert_entries([("name", "Orc")]);
+/// store.insert_entries([("hp", 30)]).unwrap();
+/// store.insert_entries([("name", "Orc")]).unwrap();
 /// let migrations = Migrations::new(2).step(MigrationStep::to(2).rename("hp", "stats.health"));
 /// let report = migrations.apply(&mut store)?;
 /// assert_eq!(report.steps[0].entities, 1);
@@ -490,8 +515,8 @@ pub struct MigrationReport {
 /// use datacomp::{MigrationStep, Migrations, Store};
 ///
 /// let mut store = Store::new();
-/// store.insert_entries([("legacy.a", 1), ("legacy.b", 2)]);
-/// store.insert_entries([("name", "Orc")]);
+/// store.insert_entries([("legacy.a", 1), ("legacy.b", 2)]).unwrap();
+/// store.insert_entries([("name", "Orc")]).unwrap();
 /// let report = Migrations::new(1).step(MigrationStep::to(1).remove("legacy")).apply(&mut store)?;
 /// let step = report.steps[0];
 /// assert_eq!((step.index, step.to, step.entities, step.removed, step.keys()), (0, 1, 1, 2, 2));
@@ -726,6 +751,18 @@ pub enum MigrateError {
         /// The key the entity holds above it.
         value: String,
     },
+    /// A default or set given in code an integer that `f32`, the type numbers are stored as,
+    /// cannot hold exactly (`set("gold", 16_777_217)`): refused, as a write refuses it.
+    InexactInteger {
+        /// The step.
+        step: usize,
+        /// The version it leads to.
+        to: u32,
+        /// The path it was given for.
+        path: String,
+        /// The integer, in decimal.
+        integer: String,
+    },
     /// An entity would pass the 4 GiB of a blob.
     BlobTooLarge {
         /// The step.
@@ -840,6 +877,13 @@ impl fmt::Display for MigrateError {
                 StepName(*step, *to),
                 Shortened(path),
                 Shortened(value)
+            ),
+            E::InexactInteger { step, to, path, integer } => write!(
+                f,
+                "{}: the value of \"{}\" is {integer}, which an f32 (the type numbers are \
+                 stored as) does not hold exactly",
+                StepName(*step, *to),
+                Shortened(path)
             ),
             E::BlobTooLarge { step, to, id, required } => write!(
                 f,

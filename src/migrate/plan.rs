@@ -71,7 +71,7 @@ impl Migrations {
     /// use datacomp::migrate::MigrateError;
     ///
     /// let mut store = Store::new();
-    /// let id = store.insert_entries([("hp", 30.0), ("stats.health", 25.0)]);
+    /// let id = store.insert_entries([("hp", 30.0), ("stats.health", 25.0)]).unwrap();
     /// let migrations = Migrations::new(2).step(MigrationStep::to(2).rename("hp", "stats.health"));
     /// let before = store.clone();
     /// let err = migrations.apply(&mut store).unwrap_err();

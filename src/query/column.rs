@@ -3,10 +3,12 @@
 
 use super::cursor::KeyCursor;
 use crate::blob::BlobRef;
+use crate::blob::write::stored_value;
 use crate::format::StoreView;
 use crate::handle_map::Id;
 use crate::key::Key;
 use crate::store::Store;
+use crate::value::{AsValue, OwnedValue};
 
 /// A type a column reads: one of [`Value`](crate::Value)'s four, `f32`, `bool`, `&str` or
 /// `&[f32]`, named as [`Store::column`]'s type parameter. An entity whose value at the key is
@@ -22,8 +24,8 @@ use crate::store::Store;
 /// use datacomp::Store;
 ///
 /// let mut world = Store::new();
-/// let orc = world.insert_entries([("level", 3.0)]);
-/// world.insert_entries([("level", "three")]);
+/// let orc = world.insert_entries([("level", 3.0)]).unwrap();
+/// world.insert_entries([("level", "three")]).unwrap();
 /// assert_eq!(world.column::<f32>("level").collect::<Vec<_>>(), [(orc, 3.0)]);
 /// ```
 pub trait ColumnValue<'a>: sealed::Read<'a> + 'a {}
@@ -82,6 +84,27 @@ fn column<'a, T: ColumnValue<'a>>(
     entities.filter_map(move |(id, blob)| Some((id, T::read(&cursor, blob)?)))
 }
 
+/// The entities of `entities` whose value at `key` equals `value` (`None`: a value no entity
+/// can hold, so none).
+fn find<'a>(
+    entities: impl Iterator<Item = (Id, BlobRef<'a>)>,
+    key: Key,
+    value: Option<OwnedValue>,
+) -> impl Iterator<Item = Id> {
+    let cursor = KeyCursor::new(key);
+    let entities = entities.take(if value.is_some() { usize::MAX } else { 0 });
+    // The common cases (a name, a number) read their type alone, as a column of it does.
+    #[allow(clippy::float_cmp)] // Equal as numbers: what a designer means by "level 3".
+    entities.filter_map(move |(id, blob)| {
+        let found = match value.as_ref()? {
+            OwnedValue::Str(s) => cursor.get_str(blob) == Some(s.as_str()),
+            OwnedValue::Float(x) => cursor.get_float(blob) == Some(*x),
+            other => cursor.get(blob).is_some_and(|v| v == other.as_value()),
+        };
+        found.then_some(id)
+    })
+}
+
 /// The column reader of a [`Store`]: see also [`StoreView::column`].
 impl Store {
     /// Every entity that holds a `T` at `key` (an `f32`, `bool`, `&str` or `&[f32]`: see
@@ -124,7 +147,7 @@ impl Store {
     /// assert_eq!(world.column::<&str>("name").collect::<Vec<_>>(), [(orc, "Orc")]);
     ///
     /// let mut sheet = Blob::new();
-    /// sheet.set("position", [1.0, 2.0]);
+    /// sheet.set("position", [1.0, 2.0]).unwrap();
     /// let mut world = Store::new();
     /// let orc = world.insert(&sheet);
     /// let position: Vec<_> = world.column::<&[f32]>("position").collect();
@@ -135,6 +158,36 @@ impl Store {
         key: impl Into<Key>,
     ) -> impl Iterator<Item = (Id, T)> + 's {
         column(self.iter(), key.into())
+    }
+
+    /// Every entity whose value at `key` equals `value`, in dense order: "the Orc", by name.
+    /// One pass at a column's speed (one [`KeyCursor`], the value's type read alone), no
+    /// allocation but a copy of a string `value`.
+    ///
+    /// Numbers compare as numbers (`0.0` finds `-0.0`, a NaN finds nothing); an integer
+    /// `value` an `f32` cannot hold exactly finds nothing, as no entity can hold it. For
+    /// other tests (`<`, `and`, `has`), see [`Query`](crate::Query).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Store;
+    ///
+    /// let mut world = Store::new();
+    /// let orc = world.insert_entries([("name", "Orc"), ("level", "3")])?;
+    /// let troll = world.insert_entries([("name", "Troll"), ("level", "3")])?;
+    /// let boss = world.insert_entries([("name", "Orc"), ("level", "9")])?;
+    /// assert_eq!(world.find("name", "Orc").collect::<Vec<_>>(), [orc, boss]);
+    /// assert_eq!(world.find("name", "Elf").next(), None);
+    ///
+    /// world.get_mut(troll).unwrap().set("stats.health", 80)?;
+    /// assert_eq!(world.find("stats.health", 80).collect::<Vec<_>>(), [troll]);
+    /// assert_eq!(world.find("stats.health", "80").next(), None, "a string is not a number");
+    /// # Ok::<(), datacomp::Error>(())
+    /// ```
+    pub fn find(&self, key: impl Into<Key>, value: impl AsValue) -> impl Iterator<Item = Id> + '_ {
+        let value = stored_value(&value).ok().map(|v| v.to_owned_value());
+        find(self.iter(), key.into(), value)
     }
 }
 
@@ -175,7 +228,7 @@ impl<'a> StoreView<'a> {
     /// assert_eq!(view.column::<&str>("name").collect::<Vec<_>>(), [(orc, "Orc")]);
     ///
     /// let mut sheet = Blob::new();
-    /// sheet.set("position", [1.0, 2.0]);
+    /// sheet.set("position", [1.0, 2.0]).unwrap();
     /// let mut world = Store::new();
     /// let orc = world.insert(&sheet);
     /// let bytes = world.to_bytes();
@@ -189,5 +242,25 @@ impl<'a> StoreView<'a> {
         key: impl Into<Key>,
     ) -> impl Iterator<Item = (Id, T)> + '_ {
         column(self.iter(), key.into())
+    }
+
+    /// Every entity whose value at `key` equals `value`, in the saved dense order. As
+    /// [`Store::find`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Store, StoreView};
+    ///
+    /// let mut world = Store::new();
+    /// let orc = world.insert_entries([("name", "Orc")])?;
+    /// let bytes = world.to_bytes();
+    /// let view = StoreView::new(&bytes)?;
+    /// assert_eq!(view.find("name", "Orc").collect::<Vec<_>>(), [orc]);
+    /// # Ok::<(), datacomp::Error>(())
+    /// ```
+    pub fn find(&self, key: impl Into<Key>, value: impl AsValue) -> impl Iterator<Item = Id> + '_ {
+        let value = stored_value(&value).ok().map(|v| v.to_owned_value());
+        find(self.iter(), key.into(), value)
     }
 }

@@ -1,7 +1,7 @@
 //! [`KeyCursor`]: one key read from many blobs, remembering where it last found it.
 
-use std::cell::Cell;
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::blob::BlobRef;
 use crate::blob::layout::{self, Shape};
@@ -18,9 +18,10 @@ use crate::value::Value;
 ///
 /// The remembered position is a hint, never trusted: the key stored there is compared with the
 /// cursor's, and keys in a blob are unique, so a stale position costs a scan and can never
-/// give another key's value. Reads take `&self` (the position is a [`Cell`]), so a cursor
-/// serves inside iterator closures; a cursor is not `Sync`, so each thread needs its own
-/// (clone one).
+/// give another key's value. Reads take `&self`, so a cursor serves inside iterator closures,
+/// and a cursor is `Send + Sync`: the position is one relaxed atomic word (a plain load and
+/// store on x86-64 and `AArch64`), and threads sharing a cursor can only cost each other scans,
+/// never a wrong value. A cursor per thread keeps each one's hits.
 ///
 /// ```text
 ///  cursor { key: stats.health, at: 3 }
@@ -43,12 +44,18 @@ use crate::value::Value;
 /// assert_eq!(total, 4950.0);
 /// assert_eq!(health.position(), 1); // found at entry 1 of the first sheet, then hit every time
 /// ```
-#[derive(Clone)]
 pub struct KeyCursor {
     key: Key,
-    /// The key count of the blob where `key` was last found, and its position there: a hint,
-    /// checked on every read.
-    shape: Cell<Shape>,
+    /// The key count of the blob where `key` was last found (low half), and its position there
+    /// (high half): a hint, checked on every read, so any value, even one torn between threads'
+    /// writes (it cannot be: one word), is safe.
+    shape: AtomicU64,
+}
+
+impl Clone for KeyCursor {
+    fn clone(&self) -> KeyCursor {
+        KeyCursor { key: self.key, shape: AtomicU64::new(self.shape.load(Ordering::Relaxed)) }
+    }
 }
 
 impl KeyCursor {
@@ -65,13 +72,20 @@ impl KeyCursor {
     /// ```
     #[must_use]
     pub fn new(key: impl Into<Key>) -> KeyCursor {
-        KeyCursor { key: key.into(), shape: Cell::new(Shape::default()) }
+        KeyCursor { key: key.into(), shape: AtomicU64::new(0) }
     }
 
     /// The key this cursor reads.
     #[must_use]
     pub fn key(&self) -> Key {
         self.key
+    }
+
+    /// The remembered shape: a hint only (see the field).
+    #[inline]
+    fn shape(&self) -> Shape {
+        let word = self.shape.load(Ordering::Relaxed);
+        Shape { keys: word as u32, at: (word >> 32) as u32 }
     }
 
     /// The entry position the next read tries first: where the key was last found.
@@ -90,7 +104,7 @@ impl KeyCursor {
     /// ```
     #[must_use]
     pub fn position(&self) -> usize {
-        self.shape.get().at as usize
+        self.shape().at as usize
     }
 
     /// The entry of `self.key()` in `blob` as (tag, header value), trying the remembered
@@ -106,7 +120,7 @@ impl KeyCursor {
     #[inline]
     fn read<R>(&self, blob: BlobRef<'_>, typed: impl Fn(Option<(u8, u32)>) -> R) -> R {
         let words = blob.as_words();
-        match layout::lookup_at(words, self.key, self.shape.get()) {
+        match layout::lookup_at(words, self.key, self.shape()) {
             hit @ Some(_) => typed(hit),
             None => typed(self.miss(words)),
         }
@@ -119,7 +133,7 @@ impl KeyCursor {
     #[inline(never)]
     fn miss(&self, words: &[u32]) -> Option<(u8, u32)> {
         let (tag, raw, shape) = layout::lookup_shape(words, self.key)?;
-        self.shape.set(shape);
+        self.shape.store(u64::from(shape.keys) | u64::from(shape.at) << 32, Ordering::Relaxed);
         Some((tag, raw))
     }
 
@@ -208,7 +222,7 @@ impl KeyCursor {
     /// use datacomp::query::KeyCursor;
     ///
     /// let mut sheet = Blob::new();
-    /// sheet.set("position", [1.0, 2.0]);
+    /// sheet.set("position", [1.0, 2.0]).unwrap();
     /// assert_eq!(KeyCursor::new("position").get_floats(&sheet), Some(&[1.0, 2.0][..]));
     /// ```
     #[inline]
@@ -236,9 +250,11 @@ impl KeyCursor {
     }
 }
 
+// The atomic word is shown as the two numbers it packs.
+#[allow(clippy::missing_fields_in_debug)]
 impl fmt::Debug for KeyCursor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let Shape { keys, at } = self.shape.get();
+        let Shape { keys, at } = self.shape();
         f.debug_struct("KeyCursor")
             .field("key", &self.key)
             .field("at", &at)
@@ -267,7 +283,7 @@ mod tests {
         assert_eq!(c.get_float(&sheet), None);
         assert_eq!(c.get(&sheet), None);
         assert_eq!(c.position(), 1, "a miss keeps the last position");
-        sheet.set("c", "now a string");
+        sheet.set("c", "now a string").unwrap();
         assert_eq!(c.get_float(&sheet), None, "wrong type");
         assert_eq!(c.get_str(&sheet), Some("now a string"));
     }
@@ -280,9 +296,9 @@ mod tests {
         for i in 0..9_u8 {
             let key = format!("k{i}");
             if i % 2 == 0 {
-                sheet.set(key.as_str(), f32::from(i));
+                sheet.set(key.as_str(), f32::from(i)).unwrap();
             } else {
-                sheet.set(key.as_str(), i % 4 == 1);
+                sheet.set(key.as_str(), i % 4 == 1).unwrap();
             }
         }
         for i in 0..9_u8 {

@@ -60,9 +60,10 @@ use crate::store::Store;
 ///
 /// Parsing takes time linear in the text and nests at most [`Query::MAX_DEPTH`] parentheses and
 /// `not`s. Each test reads its key with its own [`KeyCursor`], so a query over entities that
-/// share a layout costs about one compare per key per entity to find its keys. A query holds
-/// cursors, whose remembered positions change as it runs: it is not `Sync`; clone it for each
-/// thread.
+/// share a layout costs about one compare per key per entity to find its keys. A query is
+/// `Send + Sync`, so one parsed query can live in an engine's shared state and serve every
+/// thread (its cursors' remembered positions are hints in atomic words; a clone per thread
+/// keeps each thread's hits its own).
 ///
 /// # Errors
 ///
@@ -76,9 +77,9 @@ use crate::store::Store;
 ///
 /// let mut world = Store::new();
 /// let mut orc = Blob::new();
-/// orc.set("name", "Orc");
-/// orc.set("stats.health", 12.0);
-/// orc.set("status_effects.poisoned", true);
+/// orc.set("name", "Orc").unwrap();
+/// orc.set("stats.health", 12.0).unwrap();
+/// orc.set("status_effects.poisoned", true).unwrap();
 /// let orc = world.insert(&orc);
 /// world.insert(&[("name", "Elf"), ("title", "Queen")].into_iter().collect::<Blob>());
 ///

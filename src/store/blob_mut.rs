@@ -4,7 +4,7 @@ use std::fmt;
 
 use super::{Span, Store};
 use crate::blob::layout;
-use crate::blob::write::BlobWrite;
+use crate::blob::write::{BlobWrite, stored_value};
 use crate::blob::{BlobError, BlobRef};
 use crate::error::Error;
 use crate::handle_map::Id;
@@ -41,10 +41,11 @@ impl BlobMut<'_> {
     ///     sheet.get_float("stats.health").unwrap_or(0.0)
     /// }
     /// let mut store = Store::new();
-    /// let id = store.insert_entries([("stats.health", 42)]);
+    /// let id = store.insert_entries([("stats.health", 42)]).unwrap();
     /// let mut entity = store.get_mut(id).unwrap();
-    /// entity.set("stats.health", 40);
+    /// entity.set("stats.health", 40)?;
     /// assert_eq!(health(entity.as_blob_ref()), 40.0);
+    /// # Ok::<(), datacomp::Error>(())
     /// ```
     #[inline]
     #[must_use]
@@ -52,37 +53,15 @@ impl BlobMut<'_> {
         BlobRef::from_valid(self.words())
     }
 
-    /// Sets `key` to `value`, as [`Blob::set`](crate::blob::Blob::set) does, and records the name of a key given as
-    /// text (`"stats.health"`, a [`KeyPath`](crate::KeyPath)) in the store, so that export,
-    /// tools and upgrades know it. A key given as a [`Key`] records no name.
+    /// Sets `key` to `value`, as [`Blob::set`](crate::blob::Blob::set) does, and records the
+    /// name of a key given as text (`"stats.health"`, a [`KeyPath`](crate::KeyPath), such as a
+    /// `const` one) in the store, so that export, tools and upgrades know it; or changes
+    /// nothing: neither the entity nor the store's names. A key given as a [`Key`] records no
+    /// name.
     ///
-    /// # Panics
-    ///
-    /// If the store records the key's hash under another name, or the write would make a path
-    /// both a value and an object (see [`try_set`](BlobMut::try_set)), or the blob would pass
-    /// 4 GiB or the arena 16 GiB.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::{Key, Store};
-    ///
-    /// let mut store = Store::new();
-    /// let id = store.insert_empty();
-    /// store.get_mut(id).unwrap().set("stats.health", 95);
-    /// store.get_mut(id).unwrap().set(Key::parse("stats.mana"), 10);
-    /// assert_eq!(store.key_name(Key::parse("stats.health")).as_deref(), Some("stats.health"));
-    /// assert_eq!(store.key_name(Key::parse("stats.mana")), None);
-    /// ```
-    #[track_caller]
-    pub fn set(&mut self, key: impl AsKey, value: impl AsValue) {
-        if let Err(e) = self.try_set(key, value) {
-            panic!("BlobMut::set: {e}");
-        }
-    }
-
-    /// Sets `key` to `value` as [`set`](BlobMut::set) does, or changes nothing: neither the
-    /// entity nor the store's names.
+    /// Whether a write succeeds can depend on the data (an imported mod's names, the keys the
+    /// entity already holds), so a write returns every refusal as an error and never panics
+    /// on it.
     ///
     /// # Errors
     ///
@@ -90,40 +69,48 @@ impl BlobMut<'_> {
     /// is given as text and the store records its hash under another name (writing would
     /// overwrite that name's value), [`KeyError::PathTooDeep`](crate::key::KeyError::PathTooDeep)
     /// for a key given as text of more than [`MAX_PATH_SEGMENTS`](crate::key::MAX_PATH_SEGMENTS)
-    /// segments, [`KeyError::PathConflict`](crate::key::KeyError::PathConflict) if the key is new
+    /// segments, [`KeyError::RawKeyName`](crate::key::KeyError::RawKeyName) for a name whose
+    /// first segment reads as a raw key (`#1a2b3c4d`),
+    /// [`KeyError::PathConflict`](crate::key::KeyError::PathConflict) if the key is new
     /// to the entity and given as text, and the entity holds a value named on its path (`stats`
     /// for `stats.health`) or keys named under it (`stats.health` for `stats`): export could not
-    /// write both; [`Error::Blob`] with [`BlobError::TooLarge`] past 4 GiB for one blob.
+    /// write both; [`Error::Blob`] with [`BlobError::InexactInteger`] for an integer `f32`
+    /// cannot hold exactly, and [`BlobError::TooLarge`] past 4 GiB for one blob.
     ///
     /// # Panics
     ///
-    /// If the arena would pass 16 GiB.
+    /// If the arena would pass 16 GiB (memory, as a `Vec` that cannot grow).
     ///
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{Error, KeyError, Store};
+    /// use datacomp::{Error, Key, KeyError, Store};
     ///
     /// let mut store = Store::new();
     /// let id = store.insert_empty();
     /// let mut entity = store.get_mut(id).unwrap();
-    /// entity.try_set("sleep_haste_8", 1)?;
+    /// entity.set("stats.health", 95)?;
+    /// entity.set(Key::parse("stats.mana"), 10)?;
+    /// assert_eq!(store.key_name(Key::parse("stats.health")).as_deref(), Some("stats.health"));
+    /// assert_eq!(store.key_name(Key::parse("stats.mana")), None);
+    ///
+    /// let mut entity = store.get_mut(id).unwrap();
+    /// entity.set("sleep_haste_8", 1)?;
     /// // Another name with the same 32-bit hash.
-    /// let err = entity.try_set("fury_sleep_272", 2).unwrap_err();
+    /// let err = entity.set("fury_sleep_272", 2).unwrap_err();
     /// assert!(matches!(err, Error::Key(KeyError::Collision { .. })));
     /// assert_eq!(entity.get_float("sleep_haste_8"), Some(1.0), "unchanged");
     ///
     /// // A value where a path runs through, or the other way round.
-    /// entity.try_set("stats.health", 30)?;
-    /// assert!(matches!(entity.try_set("stats", 5), Err(Error::Key(KeyError::PathConflict { .. }))));
+    /// assert!(matches!(entity.set("stats", 5), Err(Error::Key(KeyError::PathConflict { .. }))));
     /// assert!(matches!(
-    ///     entity.try_set("stats.health.max", 5),
+    ///     entity.set("stats.health.max", 5),
     ///     Err(Error::Key(KeyError::PathConflict { .. }))
     /// ));
-    /// assert_eq!(entity.len(), 2, "unchanged");
+    /// assert_eq!(entity.len(), 3, "unchanged");
     /// # Ok::<(), Error>(())
     /// ```
-    pub fn try_set(&mut self, key: impl AsKey, value: impl AsValue) -> Result<(), Error> {
+    pub fn set(&mut self, key: impl AsKey, value: impl AsValue) -> Result<(), Error> {
         let path = key.as_path();
         let key = match &path {
             Some(path) => {
@@ -139,12 +126,22 @@ impl BlobMut<'_> {
             }
             None => key.as_key(),
         };
-        self.write(key, value.as_value())?;
+        self.write(key, stored_value(&value)?)?;
         if let Some(path) = &path {
             // Checked above: recording cannot collide.
             self.store.names.record(path)?;
         }
         Ok(())
+    }
+
+    /// Sets `key` to `value`: [`set`](BlobMut::set), under its old name.
+    ///
+    /// # Errors
+    ///
+    /// As [`set`](BlobMut::set).
+    #[deprecated(since = "0.2.0", note = "`set` returns the `Result` now")]
+    pub fn try_set(&mut self, key: impl AsKey, value: impl AsValue) -> Result<(), Error> {
+        self.set(key, value)
     }
 
     /// Writes `key` in place, or after moving the blob to the arena's end with room.
@@ -164,7 +161,7 @@ impl BlobMut<'_> {
     /// use datacomp::Store;
     ///
     /// let mut store = Store::new();
-    /// let id = store.insert_entries([("status_effects.drunk", true)]);
+    /// let id = store.insert_entries([("status_effects.drunk", true)]).unwrap();
     /// let mut entity = store.get_mut(id).unwrap();
     /// assert!(entity.remove("status_effects.drunk"));
     /// assert!(!entity.remove("status_effects.drunk"));
@@ -224,7 +221,8 @@ impl<'b> IntoIterator for &'b BlobMut<'_> {
 }
 
 impl fmt::Debug for BlobMut<'_> {
+    /// As a store's [`BlobRef`] shows: keys by name where the store knows them.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&self.as_blob_ref(), f)
+        fmt::Debug::fmt(&self.as_blob_ref().with_names(self.store.names()), f)
     }
 }

@@ -75,7 +75,7 @@ pub(crate) struct MetaChange {
 /// let saved = base.to_bytes();
 ///
 /// let mut now = base.clone();
-/// now.get_mut(hero).unwrap().set("stats.health", 95.0);
+/// now.get_mut(hero).unwrap().set("stats.health", 95.0).unwrap();
 /// now.remove(orc);
 /// let imp = now.insert(&[("stats.health", 5.0)].into_iter().collect::<Blob>());
 ///
@@ -530,7 +530,7 @@ impl StorePatch {
     ///
     /// let base = Store::new();
     /// let mut target = base.clone();
-    /// target.insert_entries([("name", "Orc")]);
+    /// target.insert_entries([("name", "Orc")]).unwrap();
     /// target.set_data_version(2);
     /// let delta = StorePatch::diff(&base, &target);
     ///

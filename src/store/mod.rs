@@ -125,11 +125,11 @@ fn garbage_of(index: &HandleMap<Span>, arena_words: usize) -> usize {
 ///
 /// let mut world = Store::new();
 /// let mut sheet = Blob::new();
-/// sheet.set("name", "The One");
-/// sheet.set("stats.health", 100);
+/// sheet.set("name", "The One").unwrap();
+/// sheet.set("stats.health", 100).unwrap();
 /// let hero = world.insert(&sheet);
 ///
-/// world.get_mut(hero).unwrap().set("stats.health", 95);
+/// world.get_mut(hero).unwrap().set("stats.health", 95).unwrap();
 /// assert_eq!(world.get(hero).unwrap().get_float("stats.health"), Some(95.0));
 /// assert!(world.remove(hero));
 /// assert!(world.get(hero).is_none());
@@ -306,7 +306,7 @@ impl Store {
     ///
     /// let mut store = Store::new();
     /// let mut sheet = Blob::with_capacity(100, 10_000);
-    /// sheet.set("name", "Bob");
+    /// sheet.set("name", "Bob").unwrap();
     /// let id = store.insert(&sheet);
     /// assert_eq!(store.get(id).unwrap(), sheet);
     /// assert_eq!(store.stats().arena_bytes, sheet.used_bytes());
@@ -354,35 +354,8 @@ impl Store {
     }
 
     /// Adds an entity with these entries, set in order as [`Blob::set`] sets them, and
-    /// records the name of every key given as text (as [`BlobMut::set`] does).
-    ///
-    /// # Panics
-    ///
-    /// As [`try_insert_entries`](Store::try_insert_entries) fails.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::{Key, Store};
-    ///
-    /// let mut store = Store::new();
-    /// let id = store.insert_entries([("name", "Orc")]);
-    /// assert_eq!(store.get(id).unwrap().get_str("name"), Some("Orc"));
-    /// assert_eq!(store.key_name(Key::parse("name")).as_deref(), Some("name"));
-    /// ```
-    #[track_caller]
-    pub fn insert_entries<K: AsKey, V: AsValue>(
-        &mut self,
-        entries: impl IntoIterator<Item = (K, V)>,
-    ) -> Id {
-        match self.try_insert_entries(entries) {
-            Ok(id) => id,
-            Err(e) => panic!("Store::insert_entries: {e}"),
-        }
-    }
-
-    /// Adds an entity with these entries as [`insert_entries`](Store::insert_entries) does,
-    /// or changes nothing.
+    /// records the name of every key given as text (as [`BlobMut::set`] does); or changes
+    /// nothing.
     ///
     /// # Errors
     ///
@@ -391,8 +364,9 @@ impl Store {
     /// [`KeyError::PathTooDeep`](crate::key::KeyError::PathTooDeep) for a key given as text of
     /// more than [`MAX_PATH_SEGMENTS`](crate::key::MAX_PATH_SEGMENTS) segments,
     /// [`KeyError::PathConflict`](crate::key::KeyError::PathConflict) if one path would be both
-    /// a value and an object (`stats` and `stats.health`); [`Error::Blob`] if the entity would
-    /// pass 4 GiB.
+    /// a value and an object (`stats` and `stats.health`); [`Error::Blob`] for an integer `f32`
+    /// cannot hold exactly ([`BlobError::InexactInteger`](crate::BlobError::InexactInteger)),
+    /// or if the entity would pass 4 GiB.
     ///
     /// # Panics
     ///
@@ -401,14 +375,19 @@ impl Store {
     /// # Examples
     ///
     /// ```
-    /// use datacomp::{Error, KeyError, Store};
+    /// use datacomp::{Error, Key, KeyError, Store};
     ///
     /// let mut store = Store::new();
-    /// let err = store.try_insert_entries([("sleep_haste_8", 1), ("fury_sleep_272", 2)]);
+    /// let id = store.insert_entries([("name", "Orc")])?;
+    /// assert_eq!(store.get(id).unwrap().get_str("name"), Some("Orc"));
+    /// assert_eq!(store.key_name(Key::parse("name")).as_deref(), Some("name"));
+    ///
+    /// let err = store.insert_entries([("sleep_haste_8", 1), ("fury_sleep_272", 2)]);
     /// assert!(matches!(err, Err(Error::Key(KeyError::Collision { .. }))));
-    /// assert!(store.is_empty() && store.key_names().len() == 0);
+    /// assert!(store.len() == 1 && store.key_names().len() == 1, "unchanged");
+    /// # Ok::<(), Error>(())
     /// ```
-    pub fn try_insert_entries<K: AsKey, V: AsValue>(
+    pub fn insert_entries<K: AsKey, V: AsValue>(
         &mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Result<Id, Error> {
@@ -444,11 +423,25 @@ impl Store {
         }
     }
 
+    /// Adds an entity with these entries: [`insert_entries`](Store::insert_entries), under its
+    /// old name.
+    ///
+    /// # Errors
+    ///
+    /// As [`insert_entries`](Store::insert_entries).
+    #[deprecated(since = "0.2.0", note = "`insert_entries` returns the `Result` now")]
+    pub fn try_insert_entries<K: AsKey, V: AsValue>(
+        &mut self,
+        entries: impl IntoIterator<Item = (K, V)>,
+    ) -> Result<Id, Error> {
+        self.insert_entries(entries)
+    }
+
     /// The blob of `id`, if it is live.
     #[must_use]
     pub fn get(&self, id: Id) -> Option<BlobRef<'_>> {
         let span = *self.index.get(id)?;
-        Some(BlobRef::from_valid(&self.arena[span.range()]))
+        Some(BlobRef::from_valid(&self.arena[span.range()]).with_names(&self.names))
     }
 
     /// The blob of `id`, or why there is none: for messages that say which handle was bad and
@@ -474,7 +467,7 @@ impl Store {
     /// ```
     pub fn try_get(&self, id: Id) -> Result<BlobRef<'_>, HandleError> {
         let span = *self.index.try_get(id)?;
-        Ok(BlobRef::from_valid(&self.arena[span.range()]))
+        Ok(BlobRef::from_valid(&self.arena[span.range()]).with_names(&self.names))
     }
 
     /// The blob of `id` for editing, if it is live.
@@ -495,7 +488,7 @@ impl Store {
     ///
     /// let mut store = Store::new();
     /// let id = store.insert(&Blob::new());
-    /// store.try_get_mut(id)?.set("stats.health", 95);
+    /// store.try_get_mut(id)?.set("stats.health", 95).unwrap();
     /// assert_eq!(store.get(id).unwrap().get_float("stats.health"), Some(95.0));
     /// assert_eq!(store.try_get_mut(Id::NULL).unwrap_err(), HandleError::Null);
     /// # Ok::<(), HandleError>(())
@@ -539,7 +532,10 @@ impl Store {
     /// is memory order.
     #[must_use]
     pub fn iter(&self) -> impl ExactSizeIterator<Item = (Id, BlobRef<'_>)> + '_ {
-        self.index.iter().map(|(id, span)| (id, BlobRef::from_valid(&self.arena[span.range()])))
+        let names = &self.names;
+        self.index.iter().map(move |(id, span)| {
+            (id, BlobRef::from_valid(&self.arena[span.range()]).with_names(names))
+        })
     }
 
     /// Rewrites the arena without garbage, blobs in dense order, each keeping its span's size
@@ -555,7 +551,7 @@ impl Store {
     ///
     /// let mut store = Store::new();
     /// let ids: Vec<_> = (0..3).map(|_| store.insert(&Blob::new())).collect();
-    /// store.get_mut(ids[1]).unwrap().set("secret.plan", "north");
+    /// store.get_mut(ids[1]).unwrap().set("secret.plan", "north").unwrap();
     /// store.remove(ids[1]);
     /// assert!(store.stats().garbage_bytes > 0);
     /// assert!(store.key_name(Key::parse("secret.plan")).is_some());

@@ -121,7 +121,7 @@ impl Store {
     /// let mut store = Store::new();
     /// let id = store.insert(&Blob::new());
     /// let key = store.insert_key_name("stats.luck")?;
-    /// store.get_mut(id).unwrap().set(key, 7);
+    /// store.get_mut(id).unwrap().set(key, 7).unwrap();
     /// assert_eq!(store.key_name(key).as_deref(), Some("stats.luck"));
     /// assert_eq!(store.export(id, &ExportOptions::json()).unwrap(), r#"{"stats":{"luck":7}}"#);
     ///

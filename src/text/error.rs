@@ -171,7 +171,7 @@ impl std::error::Error for JsonError {}
 /// use datacomp::{ExportError, ExportOptions, Store};
 ///
 /// let mut store = Store::new();
-/// let id = store.insert_entries([("stats.luck", f32::NAN)]);
+/// let id = store.insert_entries([("stats.luck", f32::NAN)]).unwrap();
 /// let err = store.export(id, &ExportOptions::json()).unwrap_err();
 /// assert!(matches!(&err, ExportError::NotFinite { key, .. } if key == "stats.luck"));
 /// store.remove(id);

@@ -127,7 +127,7 @@ impl ImportOptions {
 /// assert_eq!(store.export(id, &pretty)?, "{\n  \"hp\": 7\n}");
 /// assert_eq!(store.export(id, &ExportOptions::sjson())?, "hp = 7");
 ///
-/// store.get_mut(id).unwrap().set("hp", f32::NAN);
+/// store.get_mut(id).unwrap().set("hp", f32::NAN).unwrap();
 /// assert!(store.export(id, &ExportOptions::json()).is_err());
 /// let lossy = ExportOptions::json().non_finite_as_null();
 /// assert_eq!(store.export(id, &lossy)?, r#"{"hp":null}"#);

@@ -334,11 +334,11 @@ mod tests {
             for (&path, &choice) in paths.iter().zip(values.iter().cycle()) {
                 let value = value(choice);
                 let _ = match PATHS[path] {
-                    "#raw" => entity.try_set(Key::from_raw(7), value),
+                    "#raw" => entity.set(Key::from_raw(7), value),
                     path if path.starts_with('/') => {
-                        entity.try_set(KeyPath::pointer(path).unwrap(), value)
+                        entity.set(KeyPath::pointer(path).unwrap(), value)
                     }
-                    path => entity.try_set(path, value),
+                    path => entity.set(path, value),
                 };
             }
         }
@@ -491,8 +491,8 @@ mod tests {
             .unwrap()
             .ids;
         let mut second = store.get_mut(ids[1]).unwrap();
-        second.set("c", f32::NAN);
-        second.set("b", [f32::INFINITY]);
+        second.set("c", f32::NAN).unwrap();
+        second.set("b", [f32::INFINITY]).unwrap();
         let err = store.export_all(&ExportOptions::json()).unwrap_err();
         assert_eq!(err.to_string(), "entity 1v0t1: b is inf, which JSON has no number for");
         assert_eq!(

@@ -120,7 +120,7 @@ impl Store {
     /// let unnamed = store.insert(&[(Key::from_raw(42), true)].into_iter().collect::<Blob>());
     /// assert_eq!(store.export(unnamed, &ExportOptions::json())?, r##"{"#0000002a":true}"##);
     ///
-    /// store.get_mut(id).unwrap().set("stats.mana", f32::NAN);
+    /// store.get_mut(id).unwrap().set("stats.mana", f32::NAN).unwrap();
     /// let err = store.export(id, &ExportOptions::json()).unwrap_err();
     /// assert_eq!(err.to_string(), "entity 0v0t1: stats.mana is NaN, which JSON has no number for");
     /// let lossy = ExportOptions::json().non_finite_as_null();
@@ -166,7 +166,7 @@ impl Store {
     /// copy.import(&exported, &ImportOptions::strict())?;
     /// assert_eq!(copy.export_all(&ExportOptions::json())?, exported);
     ///
-    /// store.get_mut(ids[1]).unwrap().set("stats.health", f32::NEG_INFINITY);
+    /// store.get_mut(ids[1]).unwrap().set("stats.health", f32::NEG_INFINITY).unwrap();
     /// assert_eq!(
     ///     store.export_all(&ExportOptions::json()).unwrap_err().to_string(),
     ///     "entity 1v0t1: stats.health is -inf, which JSON has no number for"
@@ -288,8 +288,8 @@ impl Store {
 /// let mut store = Store::new();
 /// store.import(r#"{"stats": {"health": 1}}"#, &ImportOptions::strict())?;
 /// let mut sheet = Blob::new();
-/// sheet.set("stats.health", 75.5);
-/// sheet.set(Key::from_raw(42), true);
+/// sheet.set("stats.health", 75.5).unwrap();
+/// sheet.set(Key::from_raw(42), true).unwrap();
 /// let blob = sheet.as_blob_ref();
 /// assert_eq!(
 ///     export_blob(&store, blob, &ExportOptions::json())?,
@@ -300,7 +300,7 @@ impl Store {
 ///     "stats = {\n    health = 75.5\n}\n\"#0000002a\" = true"
 /// );
 ///
-/// sheet.set("position", [1.0, f32::INFINITY]);
+/// sheet.set("position", [1.0, f32::INFINITY]).unwrap();
 /// let err = export_blob(&store, sheet.as_blob_ref(), &ExportOptions::json()).unwrap_err();
 /// assert!(matches!(err, ExportError::NotFinite { entity: None, value, .. } if value == f32::INFINITY));
 /// assert_eq!(err.to_string(), "#38e2e10c is inf, which JSON has no number for");
@@ -511,7 +511,7 @@ mod tests {
                 node = store.names_mut().intern(node, "a");
             }
             let key = store.names_mut().name(node).unwrap();
-            store.get_mut(id).unwrap().set(key, 1.0);
+            store.get_mut(id).unwrap().set(key, 1.0).unwrap();
             assert_eq!(store.key_name(key).map(|n| n.len()), Some(2 * 100_000 - 1));
             store.export(id, &ExportOptions::json()).unwrap()
         });
@@ -526,12 +526,12 @@ mod tests {
         let id = store.insert_empty();
         let mut blob = store.get_mut(id).unwrap();
         for i in (0..40).rev() {
-            blob.set(format!("m{i}.x").as_str(), 1.0);
+            blob.set(format!("m{i}.x").as_str(), 1.0).unwrap();
         }
         blob.remove(Key::parse("m30.x"));
         // Keys given as `Key`s skip the check of paths: a value on the way to another.
-        blob.set(Key::parse("m30"), true);
-        blob.set(Key::parse("m30.x.y"), false);
+        blob.set(Key::parse("m30"), true).unwrap();
+        blob.set(Key::parse("m30.x.y"), false).unwrap();
         store.insert_key_name("m30").unwrap();
         store.insert_key_name("m30.x.y").unwrap();
         let exported = store.export(id, &ExportOptions::json()).unwrap();
@@ -555,7 +555,7 @@ mod tests {
             "hp = 30\nrun = [3 4.5]\n\"x.y\" = true"
         );
         // Lossy or not, as the whole entity's export.
-        store.get_mut(id).unwrap().set("stats.hp", f32::NAN);
+        store.get_mut(id).unwrap().set("stats.hp", f32::NAN).unwrap();
         assert!(store.export_at(id, "stats", &sjson).is_err());
         let lossy = sjson.non_finite_as_null();
         assert_eq!(store.export_at(id, "stats.hp", &lossy).unwrap(), "null");
