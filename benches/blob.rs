@@ -10,7 +10,7 @@ mod sheet;
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use datacomp::{Blob, Key, OwnedValue};
+use datacomp::{Blob, Key, KeyPath, OwnedValue};
 
 fn get(c: &mut Criterion) {
     let blob = sheet::build_blob();
@@ -219,5 +219,21 @@ fn key(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, get, get_many, build, copy, key);
+/// A `const KeyPath` (a key that keeps its name in a store) against today's `const Key` of the
+/// same path: both hash at compile time, so a read costs the same.
+fn get_const_key(c: &mut Criterion) {
+    const HEALTH_KEY: Key = Key::path(&["stats", "health"]);
+    const HEALTH_PATH: KeyPath = KeyPath::dotted("stats.health");
+    let blob = sheet::build_blob();
+    let mut group = c.benchmark_group("get_float/const_key");
+    group.bench_function("datacomp_const_key", |b| {
+        b.iter(|| black_box(&blob).get_float(HEALTH_KEY))
+    });
+    group.bench_function("datacomp_const_key_path", |b| {
+        b.iter(|| black_box(&blob).get_float(HEALTH_PATH))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, get, get_many, build, copy, key, get_const_key);
 criterion_main!(benches);

@@ -192,5 +192,51 @@ fn column(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, one_key, many_sheets, column);
+/// An entity found by its name among 10,000 sheets: `Store::find` beside a scan of a
+/// `Vec<FxHashMap>`, and the same store's `&str` column filtered by hand.
+fn find(c: &mut Criterion) {
+    const N: usize = 10_000;
+    let name = Key::parse("name");
+    let (store, fx) = named_sheets(N);
+    let wanted = format!("Orc {}", N * 3 / 4);
+    let mut group = c.benchmark_group("find/10000_sheets");
+    group.bench_function("datacomp_store_find", |b| {
+        b.iter(|| black_box(&store).find(name, black_box(wanted.as_str())).count())
+    });
+    group.bench_function("datacomp_store_column_filter", |b| {
+        b.iter(|| {
+            let wanted = black_box(wanted.as_str());
+            black_box(&store).column::<&str>(name).filter(|&(_, n)| n == wanted).count()
+        })
+    });
+    group.bench_function("vec_fxhashmap_u32", |b| {
+        b.iter(|| {
+            let wanted = black_box(wanted.as_str());
+            black_box(&fx)
+                .iter()
+                .filter(|m| matches!(m.get(&name.raw()), Some(OwnedValue::Str(s)) if s == wanted))
+                .count()
+        })
+    });
+    group.finish();
+}
+
+/// `n` sheets named `Orc 0` .. `Orc {n - 1}`, in a store and as fx maps.
+pub fn named_sheets(n: usize) -> (Store, Vec<FxHashMap<u32, OwnedValue>>) {
+    let name = Key::parse("name");
+    let mut store = Store::new();
+    let mut fx = Vec::with_capacity(n);
+    for i in 0..n {
+        let mut blob = sheet::build_blob();
+        let named = format!("Orc {i}");
+        blob.set(name, named.as_str()).unwrap();
+        store.insert(&blob);
+        let mut map = sheet::build_fxhashmap();
+        map.insert(name.raw(), OwnedValue::Str(named));
+        fx.push(map);
+    }
+    (store, fx)
+}
+
+criterion_group!(benches, one_key, many_sheets, column, find);
 criterion_main!(benches);

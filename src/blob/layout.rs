@@ -268,18 +268,17 @@ pub(crate) fn decode(w: &[u32], tag: u8, raw: u32) -> Value<'_> {
     if tag == ValueType::Bool as u8 {
         return Value::Bool(raw != 0);
     }
-    let data = raw as usize / 4 + 1;
-    let len = w[data - 1] as usize;
     if tag == ValueType::Str as u8 {
-        let bytes = &w[data..data + len.div_ceil(4)].as_bytes()[..len];
         // Safe Rust re-checks UTF-8 here (a few ns for a short string); `validate` guarantees
         // it passes.
-        match std::str::from_utf8(bytes) {
+        match std::str::from_utf8(str_bytes(w, raw)) {
             Ok(s) => Value::Str(s),
             Err(_) => unreachable!("INVARIANT: validated regions hold UTF-8 strings"),
         }
     } else {
         debug_assert_eq!(tag, ValueType::Floats as u8, "INVARIANT: validated tags");
+        let data = raw as usize / 4 + 1;
+        let len = w[data - 1] as usize;
         let words: &[u32] = &w[data..data + len];
         Value::Floats(zerocopy::transmute_ref!(words))
     }
@@ -294,9 +293,9 @@ pub(crate) fn raw_values(w: &[u32]) -> &[u32] {
 }
 
 /// The bytes of the string whose header value is `raw`: [`decode`] without its UTF-8 re-check,
-/// for a writer that copies them as they are (a validated region holds UTF-8).
+/// for a writer that copies them as they are and for a compare with known text (a validated
+/// region holds UTF-8).
 #[inline]
-#[cfg_attr(not(feature = "json"), allow(dead_code))] // Used by the JSON export plans.
 pub(crate) fn str_bytes(w: &[u32], raw: u32) -> &[u8] {
     let data = raw as usize / 4 + 1;
     let len = w[data - 1] as usize;

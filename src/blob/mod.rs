@@ -243,7 +243,7 @@ impl Blob {
     /// # Errors
     ///
     /// As [`set`](Blob::set).
-    #[deprecated(since = "0.2.0", note = "`set` returns the `Result` now")]
+    #[deprecated(note = "`set` returns the `Result` now")]
     pub fn try_set(&mut self, key: impl Into<Key>, value: impl AsValue) -> Result<(), BlobError> {
         self.set(key, value)
     }

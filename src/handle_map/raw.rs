@@ -51,7 +51,7 @@ impl RawHeader {
     /// let ids = map.insert_batch([10_u64, 20, 30]);
     /// let full = map.as_raw();
     /// let mut header = full.header;
-    /// header.flags.set(RawHeader::IDENTITY).unwrap();
+    /// header.flags.set(RawHeader::IDENTITY);
     /// let identity = RawHandleMap { header, meta: &[], slots: &[], ..full };
     /// let copy: HandleMap<u64> = HandleMap::from_raw(&identity).unwrap();
     /// assert_eq!(copy[ids[2]], 30);

@@ -103,7 +103,7 @@ impl History {
 
     /// An empty history of at most `max_bytes` bytes of steps:
     /// [`with_max_bytes`](History::with_max_bytes), under a name that did not say its unit.
-    #[deprecated(since = "0.2.0", note = "use `History::with_max_bytes`, which names the unit")]
+    #[deprecated(note = "use `History::with_max_bytes`, which names the unit")]
     #[must_use]
     pub fn new(max_bytes: usize) -> History {
         History::with_max_bytes(max_bytes)

@@ -2,13 +2,13 @@
 //! [`KeyCursor`], in dense order, as the type the caller names ([`ColumnValue`]).
 
 use super::cursor::KeyCursor;
-use crate::blob::BlobRef;
 use crate::blob::write::stored_value;
+use crate::blob::{BlobRef, layout};
 use crate::format::StoreView;
 use crate::handle_map::Id;
 use crate::key::Key;
 use crate::store::Store;
-use crate::value::{AsValue, OwnedValue};
+use crate::value::{AsValue, OwnedValue, ValueType};
 
 /// A type a column reads: one of [`Value`](crate::Value)'s four, `f32`, `bool`, `&str` or
 /// `&[f32]`, named as [`Store::column`]'s type parameter. An entity whose value at the key is
@@ -93,11 +93,15 @@ fn find<'a>(
 ) -> impl Iterator<Item = Id> {
     let cursor = KeyCursor::new(key);
     let entities = entities.take(if value.is_some() { usize::MAX } else { 0 });
-    // The common cases (a name, a number) read their type alone, as a column of it does.
+    // The common cases (a name, a number) read their type alone, as a column of it does; a
+    // string compares its bytes, with no UTF-8 check (equal bytes to valid text are valid).
     #[allow(clippy::float_cmp)] // Equal as numbers: what a designer means by "level 3".
     entities.filter_map(move |(id, blob)| {
         let found = match value.as_ref()? {
-            OwnedValue::Str(s) => cursor.get_str(blob) == Some(s.as_str()),
+            OwnedValue::Str(s) => cursor.find(blob).is_some_and(|(tag, raw)| {
+                tag == ValueType::Str as u8
+                    && layout::str_bytes(blob.as_words(), raw) == s.as_bytes()
+            }),
             OwnedValue::Float(x) => cursor.get_float(blob) == Some(*x),
             other => cursor.get(blob).is_some_and(|v| v == other.as_value()),
         };

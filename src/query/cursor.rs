@@ -110,7 +110,7 @@ impl KeyCursor {
     /// The entry of `self.key()` in `blob` as (tag, header value), trying the remembered
     /// position first and remembering where it was found.
     #[inline]
-    fn find(&self, blob: BlobRef<'_>) -> Option<(u8, u32)> {
+    pub(crate) fn find(&self, blob: BlobRef<'_>) -> Option<(u8, u32)> {
         self.read(blob, |found| found)
     }
 

@@ -139,7 +139,7 @@ impl BlobMut<'_> {
     /// # Errors
     ///
     /// As [`set`](BlobMut::set).
-    #[deprecated(since = "0.2.0", note = "`set` returns the `Result` now")]
+    #[deprecated(note = "`set` returns the `Result` now")]
     pub fn try_set(&mut self, key: impl AsKey, value: impl AsValue) -> Result<(), Error> {
         self.set(key, value)
     }

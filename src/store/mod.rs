@@ -429,7 +429,7 @@ impl Store {
     /// # Errors
     ///
     /// As [`insert_entries`](Store::insert_entries).
-    #[deprecated(since = "0.2.0", note = "`insert_entries` returns the `Result` now")]
+    #[deprecated(note = "`insert_entries` returns the `Result` now")]
     pub fn try_insert_entries<K: AsKey, V: AsValue>(
         &mut self,
         entries: impl IntoIterator<Item = (K, V)>,
