@@ -414,7 +414,8 @@ impl Blob {
     ///
     /// # Panics
     ///
-    /// If the blob would pass [`MAX_BYTES`].
+    /// If the blob would pass [`MAX_BYTES`]; [`try_merge`](Blob::try_merge) returns the error
+    /// instead, the form for an `other` that comes from data (a mod's buff, say).
     ///
     /// # Examples
     ///
@@ -429,10 +430,30 @@ impl Blob {
     /// ```
     #[track_caller]
     pub fn merge<'a>(&mut self, other: impl Into<BlobRef<'a>>) {
-        let other = other.into();
-        if let Err(e) = self.set_all(room_for(other), other) {
+        if let Err(e) = self.try_merge(other) {
             panic!("Blob::merge: {e}");
         }
+    }
+
+    /// Merges `other` into this blob as [`merge`](Blob::merge) does, or changes nothing.
+    ///
+    /// # Errors
+    ///
+    /// [`BlobError::TooLarge`] if the blob would pass [`MAX_BYTES`]; the blob is unchanged.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Blob;
+    ///
+    /// let mut sheet: Blob = [("mana", 50.0)].into_iter().collect();
+    /// sheet.try_merge(&[("mana", 80.0)].into_iter().collect::<Blob>())?;
+    /// assert_eq!(sheet.get_float("mana"), Some(80.0));
+    /// # Ok::<(), datacomp::BlobError>(())
+    /// ```
+    pub fn try_merge<'a>(&mut self, other: impl Into<BlobRef<'a>>) -> Result<(), BlobError> {
+        let other = other.into();
+        self.set_all(room_for(other), other)
     }
 
     /// A three-way merge: the changes `ours` and `theirs` each made to `base`, combined.

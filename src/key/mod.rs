@@ -158,7 +158,11 @@ impl Key {
 
     /// The key of a path given as segments, combined in order.
     ///
-    /// An empty path is the key of the empty segment, `Key::new("")`.
+    /// An empty path is the key of the empty segment, `Key::new("")`. A `Key` is only the
+    /// hash: a store given it records no name, and exports it as `"#1a2b3c4d"` unless the name
+    /// reaches it another way. For a `const` that keeps its name at the same cost on reads,
+    /// declare a [`KeyPath`]: `const MANA: KeyPath = KeyPath::dotted("stats.mana");`
+    /// ([`KeyPath::pointer`] for a segment that holds a `.`).
     ///
     /// # Examples
     ///

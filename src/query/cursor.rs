@@ -1,7 +1,7 @@
 //! [`KeyCursor`]: one key read from many blobs, remembering where it last found it.
 
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::blob::BlobRef;
 use crate::blob::layout::{self, Shape};
@@ -19,8 +19,8 @@ use crate::value::Value;
 /// The remembered position is a hint, never trusted: the key stored there is compared with the
 /// cursor's, and keys in a blob are unique, so a stale position costs a scan and can never
 /// give another key's value. Reads take `&self`, so a cursor serves inside iterator closures,
-/// and a cursor is `Send + Sync`: the position is one relaxed atomic word (a plain load and
-/// store on x86-64 and `AArch64`), and threads sharing a cursor can only cost each other scans,
+/// and a cursor is `Send + Sync`: the position is two relaxed atomic words (plain loads and
+/// stores on x86-64 and `AArch64`), and threads sharing a cursor can only cost each other scans,
 /// never a wrong value. A cursor per thread keeps each one's hits.
 ///
 /// ```text
@@ -46,15 +46,18 @@ use crate::value::Value;
 /// ```
 pub struct KeyCursor {
     key: Key,
-    /// The key count of the blob where `key` was last found (low half), and its position there
-    /// (high half): a hint, checked on every read, so any value, even one torn between threads'
-    /// writes (it cannot be: one word), is safe.
-    shape: AtomicU64,
+    /// The key count of the blob where `key` was last found, and its position there: a hint,
+    /// checked on every read, so any pair, even one torn between two threads' writes, is safe.
+    /// Two words, as the two fields a `Cell<Shape>` held: one word packing both cost two more
+    /// instructions a read, to split it.
+    keys: AtomicU32,
+    at: AtomicU32,
 }
 
 impl Clone for KeyCursor {
     fn clone(&self) -> KeyCursor {
-        KeyCursor { key: self.key, shape: AtomicU64::new(self.shape.load(Ordering::Relaxed)) }
+        let Shape { keys, at } = self.shape();
+        KeyCursor { key: self.key, keys: AtomicU32::new(keys), at: AtomicU32::new(at) }
     }
 }
 
@@ -72,7 +75,7 @@ impl KeyCursor {
     /// ```
     #[must_use]
     pub fn new(key: impl Into<Key>) -> KeyCursor {
-        KeyCursor { key: key.into(), shape: AtomicU64::new(0) }
+        KeyCursor { key: key.into(), keys: AtomicU32::new(0), at: AtomicU32::new(0) }
     }
 
     /// The key this cursor reads.
@@ -81,11 +84,10 @@ impl KeyCursor {
         self.key
     }
 
-    /// The remembered shape: a hint only (see the field).
+    /// The remembered shape: a hint only (see the fields).
     #[inline]
     fn shape(&self) -> Shape {
-        let word = self.shape.load(Ordering::Relaxed);
-        Shape { keys: word as u32, at: (word >> 32) as u32 }
+        Shape { keys: self.keys.load(Ordering::Relaxed), at: self.at.load(Ordering::Relaxed) }
     }
 
     /// The entry position the next read tries first: where the key was last found.
@@ -133,7 +135,8 @@ impl KeyCursor {
     #[inline(never)]
     fn miss(&self, words: &[u32]) -> Option<(u8, u32)> {
         let (tag, raw, shape) = layout::lookup_shape(words, self.key)?;
-        self.shape.store(u64::from(shape.keys) | u64::from(shape.at) << 32, Ordering::Relaxed);
+        self.keys.store(shape.keys, Ordering::Relaxed);
+        self.at.store(shape.at, Ordering::Relaxed);
         Some((tag, raw))
     }
 
@@ -250,7 +253,7 @@ impl KeyCursor {
     }
 }
 
-// The atomic word is shown as the two numbers it packs.
+// The two atomic words are shown as the numbers they hold.
 #[allow(clippy::missing_fields_in_debug)]
 impl fmt::Debug for KeyCursor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

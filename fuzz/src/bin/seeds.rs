@@ -45,7 +45,8 @@ fn main() {
     edited
         .get_mut(ids[0])
         .unwrap()
-        .set("name", "a name long enough to move the blob".repeat(4).as_str());
+        .set("name", "a name long enough to move the blob".repeat(4).as_str())
+        .unwrap();
     edited.get_mut(ids[1]).unwrap().remove("name");
     edited.remove(ids[2]);
     saves.push(("edited", edited.to_bytes()));
