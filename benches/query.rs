@@ -197,7 +197,7 @@ fn column(c: &mut Criterion) {
 fn find(c: &mut Criterion) {
     const N: usize = 10_000;
     let name = Key::parse("name");
-    let (store, fx) = named_sheets(N);
+    let (store, fx) = sheet::named_sheets(N);
     let wanted = format!("Orc {}", N * 3 / 4);
     let mut group = c.benchmark_group("find/10000_sheets");
     group.bench_function("datacomp_store_find", |b| {
@@ -219,23 +219,6 @@ fn find(c: &mut Criterion) {
         })
     });
     group.finish();
-}
-
-/// `n` sheets named `Orc 0` .. `Orc {n - 1}`, in a store and as fx maps.
-pub fn named_sheets(n: usize) -> (Store, Vec<FxHashMap<u32, OwnedValue>>) {
-    let name = Key::parse("name");
-    let mut store = Store::new();
-    let mut fx = Vec::with_capacity(n);
-    for i in 0..n {
-        let mut blob = sheet::build_blob();
-        let named = format!("Orc {i}");
-        blob.set(name, named.as_str()).unwrap();
-        store.insert(&blob);
-        let mut map = sheet::build_fxhashmap();
-        map.insert(name.raw(), OwnedValue::Str(named));
-        fx.push(map);
-    }
-    (store, fx)
 }
 
 criterion_group!(benches, one_key, many_sheets, column, find);

@@ -57,18 +57,7 @@ fn op_fx_scan(maps: &[FxHashMap<u32, OwnedValue>], wanted: &str) -> usize {
 fn main() {
     let n: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(10_000);
     let blob = sheet::build_blob();
-    let name = Key::parse("name");
-    let mut store = Store::new();
-    let mut maps = Vec::with_capacity(n);
-    for i in 0..n {
-        let mut sheet = sheet::build_blob();
-        let named = format!("Orc {i}");
-        sheet.set(name, named.as_str()).unwrap();
-        store.insert(&sheet);
-        let mut map = sheet::build_fxhashmap();
-        map.insert(name.raw(), OwnedValue::Str(named));
-        maps.push(map);
-    }
+    let (store, maps) = sheet::named_sheets(n);
     let wanted = format!("Orc {}", n * 3 / 4);
     let results = (
         op_get_const_key(&blob, n),

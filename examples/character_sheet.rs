@@ -4,11 +4,12 @@
 //! Run with `cargo run --example character_sheet`.
 
 use datacomp::blob::RegionKind;
-use datacomp::{Blob, ImportOptions, Key, Value};
+use datacomp::{Blob, ImportOptions, KeyPath, Value};
 
-// Keys are hashed paths; a `const` key costs nothing at run time.
-const HEALTH: Key = Key::path(&["stats", "health"]);
-const MANA: Key = Key::path(&["stats", "mana"]);
+// Keys are hashed paths; a `const` one is hashed at compile time, costs nothing on reads, and
+// keeps its name for a store to export.
+const HEALTH: KeyPath = KeyPath::dotted("stats.health");
+const MANA: KeyPath = KeyPath::dotted("stats.mana");
 
 /// The buffer to scale: `H` header, `.` free, `#` payload, `_` holes.
 fn draw(label: &str, sheet: &Blob) {
@@ -30,11 +31,11 @@ fn draw(label: &str, sheet: &Blob) {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Room for 8 keys and 96 payload bytes: one allocation, and edits below fit in place.
     let mut sheet = Blob::with_capacity(8, 96);
-    sheet.set("name", "The One").unwrap();
-    sheet.set(HEALTH, 100).unwrap();
-    sheet.set(MANA, 200).unwrap();
-    sheet.set("status_effects.drunk", true).unwrap();
-    sheet.set("position", [12.5, 0.0, -3.25]).unwrap();
+    sheet.set("name", "The One")?;
+    sheet.set(HEALTH, 100)?;
+    sheet.set(MANA, 200)?;
+    sheet.set("status_effects.drunk", true)?;
+    sheet.set("position", [12.5, 0.0, -3.25])?;
     draw("built", &sheet);
 
     // Typed reads borrow from the buffer: the float array is not copied.
@@ -44,8 +45,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("position {position:?}, health {:?}", sheet.get(HEALTH));
 
     // Edits: a float in place, a longer string leaves a hole, a removal keeps the order.
-    sheet.set(HEALTH, 95).unwrap();
-    sheet.set("name", "The One and Only").unwrap();
+    sheet.set(HEALTH, 95)?;
+    sheet.set("name", "The One and Only")?;
     sheet.remove("status_effects.drunk");
     draw("edited", &sheet);
     sheet.compact();

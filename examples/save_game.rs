@@ -3,7 +3,7 @@
 //!
 //! Run with `cargo run --example save_game`.
 
-use datacomp::{ExportOptions, HandleError, ImportOptions, Store, StoreView};
+use datacomp::{ExportOptions, HandleError, ImportOptions, KeyPath, Store, StoreView};
 
 const PARTY: &str = include_str!("../fixtures/party.json");
 
@@ -16,14 +16,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Handles are 64-bit generational ids; they print and parse as `index v generation t type`.
     println!("the hero is {hero}; parsed back: {:?}", hero.to_string().parse::<datacomp::Id>()?);
 
-    // Keys new to the store get names, so that export writes them by name, not by hash.
+    // Keys new to the store get names (a key given as text, or a `const KeyPath`), so that
+    // export writes them by name, not by hash. Every write returns a `Result`.
+    const LUCK: KeyPath = KeyPath::dotted("stats.luck");
     let title = world.insert_key_name("title")?;
-    let luck = world.insert_key_name("stats.luck")?;
     // Edit in place; a blob that outgrows its span moves to the arena's end.
     let mut sheet = world.get_mut(hero).expect("just imported");
-    sheet.set("stats.health", 95).unwrap();
-    sheet.set(title, "Keeper of Offsets").unwrap();
-    sheet.set(luck, 7).unwrap();
+    sheet.set("stats.health", 95)?;
+    sheet.set(title, "Keeper of Offsets")?;
+    sheet.set(LUCK, 7_u8)?;
     world.remove(orc);
     assert_eq!(world.try_get(orc).unwrap_err(), HandleError::Stale { id: orc, current: Some(1) });
     println!("{:?}", world.stats());

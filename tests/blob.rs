@@ -376,7 +376,7 @@ fn try_set_past_four_gigabytes_fails_and_changes_nothing() {
 
 #[test]
 #[should_panic(
-    expected = "Blob::extend: blob would need 4294967308 bytes, past the format's limit"
+    expected = "Blob::extend: blob would need 4294967320 bytes, past the format's limit"
 )]
 fn extend_past_four_gigabytes_panics_with_the_reason() {
     let huge = vec![0.0_f32; 1 << 30];

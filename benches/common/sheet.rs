@@ -121,3 +121,21 @@ pub fn use_json(value: Option<&serde_json::Value>) -> u32 {
         Some(serde_json::Value::Array(a)) => a.len() as u32,
     }
 }
+
+/// `n` sheets named `Orc 0` .. `Orc {n - 1}` (the 15-key sheet otherwise), in one `Store` and
+/// as `FxHashMap`s: what a find by name scans.
+pub fn named_sheets(n: usize) -> (datacomp::Store, Vec<FxHashMap<u32, OwnedValue>>) {
+    let name = Key::parse("name");
+    let mut store = datacomp::Store::new();
+    let mut fx = Vec::with_capacity(n);
+    for i in 0..n {
+        let mut blob = build_blob();
+        let named = format!("Orc {i}");
+        blob.set(name, named.as_str()).unwrap();
+        store.insert(&blob);
+        let mut map = build_fxhashmap();
+        map.insert(name.raw(), OwnedValue::Str(named));
+        fx.push(map);
+    }
+    (store, fx)
+}
