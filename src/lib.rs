@@ -229,6 +229,11 @@
 //!   JSON and SJSON import, [`Query::parse`], [`Migrations::from_json`]) answers bad input with
 //!   an error that names the place, changes nothing, never panics, and is fuzzed. Work is at
 //!   most O(n log n) in the input; nothing recurses on its depth.
+//! - Every write whose outcome depends on the data (the store's names, the keys an entity
+//!   holds, an integer's size, a blob's 4 GiB) returns a `Result` and changes nothing when it
+//!   refuses: a mod's data cannot panic a game. Panics are left to resources (an arena past
+//!   16 GiB), to arguments the caller chose (`Blob::with_capacity`), and to forms named for it
+//!   (`Extend`, `Patch::apply` beside `try_apply`, `Blob::merge` beside `try_merge`).
 //! - `#![forbid(unsafe_code)]`: zerocopy does the byte casts.
 //! - A blob holds at most 4 GiB ([`blob::MAX_BYTES`]); a key name at most 125 segments
 //!   ([`key::MAX_PATH_SEGMENTS`]). Keys are 32-bit hashes: two names can share one; wherever a
