@@ -123,7 +123,7 @@ pub enum KeyError {
     /// A write that would make one path of an entity both a value and an object (`stats` set
     /// to 5 where the entity holds `stats.health`, or the other way round): JSON could not
     /// write the entity back, so a store refuses it. See
-    /// [`BlobMut::try_set`](crate::BlobMut::try_set).
+    /// [`BlobMut::set`](crate::BlobMut::set).
     ///
     /// # Examples
     ///

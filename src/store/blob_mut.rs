@@ -79,7 +79,7 @@ impl BlobMut<'_> {
     ///
     /// # Panics
     ///
-    /// If the arena would pass 16 GiB (memory, as a `Vec` that cannot grow).
+    /// If the arena would pass 16 GiB (2^32 words: its offsets are 32-bit), a store's capacity.
     ///
     /// # Examples
     ///
