@@ -10,19 +10,36 @@ use serde_json::json;
 
 use crate::files::{entity, read};
 use crate::output::{
-    Bytes, Failure, JsonArray, entries_json, member, percent, print_buffer, print_entries,
-    write_object,
+    Bytes, Failure, JsonArray, entries_json, json_line, member, percent, plural, print_buffer,
+    print_entries, write_object,
 };
 
-/// `datacomp list`.
-pub fn list(path: &Path, out: &mut dyn Write) -> Result<(), Failure> {
+/// `datacomp list`: the entities in handle order (by index), whatever order the store keeps
+/// them in (removing one moves the last into its place).
+pub fn list(path: &Path, json: bool, out: &mut dyn Write) -> Result<(), Failure> {
     let store = crate::files::load(path)?;
-    writeln!(out, "{:<12} {:>5} {:>8}  name", "id", "keys", "bytes")?;
-    for (id, blob) in store.iter() {
+    let mut entities: Vec<(Id, BlobRef<'_>)> = store.iter().collect();
+    entities.sort_unstable_by_key(|(id, _)| id.index());
+    if !json {
+        writeln!(out, "{:<12} {:>5} {:>8}  name", "id", "keys", "bytes")?;
+    }
+    for (id, blob) in entities {
+        if json {
+            let line = json!({
+                "id": id.to_string(),
+                "keys": blob.len(),
+                "bytes": blob.byte_len(),
+                "name": blob.get_str("name"),
+            });
+            json_line(out, &line)?;
+            continue;
+        }
         let name = Escaped(blob.get_str("name").unwrap_or(""));
         writeln!(out, "{:<12} {:>5} {:>8}  {name}", id.to_string(), blob.len(), blob.byte_len())?;
     }
-    writeln!(out, "{} entities", store.len())?;
+    if !json {
+        writeln!(out, "{}", plural(store.len(), "entity", "entities"))?;
+    }
     Ok(())
 }
 
