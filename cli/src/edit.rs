@@ -166,15 +166,15 @@ pub fn rm(
             if !blob.contains_key(key) {
                 return Err(Failure::at(path.display(), no_such_key(&store, blob, id, given)));
             }
-            let label = Escaped(&store.key_label(key)).to_string();
+            // Taken before the save, whose compaction drops a name no entity holds any more.
+            let name = store.key_label(key).into_owned();
             store.try_get_mut(id).map_err(|e| Failure::at(path.display(), e))?.remove(key);
             save(&file, &mut store, path)?;
             if json {
-                let line =
-                    serde_json::json!({"id": id.to_string(), "removed_key": store.key_label(key)});
+                let line = serde_json::json!({"id": id.to_string(), "removed_key": name});
                 return json_line(out, &line);
             }
-            writeln!(out, "{id}: removed {label}")?;
+            writeln!(out, "{id}: removed {}", Escaped(&name))?;
         }
         None => {
             store.remove(id);
