@@ -184,8 +184,9 @@ pub(crate) const SAVE: Layout<6> = Layout {
     chunk_crcs: Some(ARENA_CRCS),
 };
 
-/// The sections a save is written with: [`SAVE`]'s, then its arena's chunk crcs.
-pub(crate) const SAVE_WRITTEN: Layout<7> = Layout {
+/// The sections a save is written with: [`SAVE`]'s, then its arena's chunk crcs and its
+/// lineage.
+pub(crate) const SAVE_WRITTEN: Layout<8> = Layout {
     kind: FileKind::Save,
     minor: FORMAT_MINOR,
     sections: [
@@ -196,6 +197,7 @@ pub(crate) const SAVE_WRITTEN: Layout<7> = Layout {
         SAVE.sections[4],
         SAVE.sections[5],
         ARENA_CRCS,
+        LINEAGE,
     ],
     deferred: Some(ARENA),
     chunk_crcs: Some(ARENA_CRCS),
@@ -207,6 +209,12 @@ const ARENA_CRCS: (u32, &str) = (12, "arena crcs");
 
 /// The section kind of a save's arena.
 pub(crate) const ARENA: u32 = 5;
+
+/// The section of a save's lineage (format 1.4): the store's
+/// [`lineage`](crate::Store::lineage), 16 bytes, a little-endian `u128`; empty for a store
+/// that has none (one loaded from a save of 1.3 or before). Optional: a save without it reads
+/// as a store without a lineage.
+pub(crate) const LINEAGE: (u32, &str) = (15, "lineage");
 
 /// A delta save: what changed since a base save (see [`StorePatch`](crate::StorePatch)).
 pub(crate) const DELTA: Layout<6> = Layout {
@@ -244,6 +252,9 @@ pub(crate) struct Parsed<'a, const N: usize> {
     pub(crate) deferred: Option<ArenaCrc<'a>>,
     /// The kind of section found in each slot: the kind's own, or the one it replaced.
     pub(crate) kinds: [u32; N],
+    /// A save's lineage section, if it has one (format 1.4), unchecked; empty if damaged in a
+    /// tolerant parse.
+    pub(crate) lineage: Option<&'a [u8]>,
 }
 
 impl<const N: usize> Parsed<'_, N> {
@@ -383,9 +394,10 @@ fn read_file_header(bytes: &[u8]) -> Result<(FileHeader, &[u8]), LoadError> {
     Ok((header, rest))
 }
 
-/// Sections a salvage can do without: the key names (entities keep their keys, unnamed) and
-/// the arena's chunk crcs (the arena's whole crc in the table stands in for them).
-const EXPENDABLE: [u32; 3] = [LIST_KIND, TREE_KIND, ARENA_CRCS.0];
+/// Sections a salvage can do without: the key names (entities keep their keys, unnamed), the
+/// arena's chunk crcs (the arena's whole crc in the table stands in for them) and the lineage
+/// (the salvaged store has none).
+const EXPENDABLE: [u32; 4] = [LIST_KIND, TREE_KIND, ARENA_CRCS.0, LINEAGE.0];
 
 /// As [`parse`]; with `tolerant`, a section of [`EXPENDABLE`] that fails its crc (or, for the
 /// chunk crcs, does not read) is left out, empty, and its error returned beside the file.
@@ -428,6 +440,7 @@ pub(crate) fn parse_tolerant<'a, const N: usize>(
     let mut seen = [false; N];
     let mut deferred = None;
     let mut chunk_crcs = None;
+    let mut lineage = None;
     // Everything between the table and the first section, and between sections, is padding.
     let mut end = size_of::<FileHeader>() + table_len;
     for entry in table {
@@ -479,6 +492,11 @@ pub(crate) fn parse_tolerant<'a, const N: usize>(
             }
             // A damaged one (left empty) is left out: the whole crc checks the arena.
             chunk_crcs = Some(section).filter(|s| !s.is_empty());
+        } else if kind.kind == FileKind::Save && entry.kind.get() == LINEAGE.0 {
+            if lineage.is_some() {
+                return Err(LoadError::File(FileError::SectionPlacement { section: name, offset }));
+            }
+            lineage = Some(section);
         }
     }
     check_zero(bytes, end, bytes.len())?;
@@ -498,7 +516,7 @@ pub(crate) fn parse_tolerant<'a, const N: usize>(
     let arena_len = kind.sections.iter().position(|&(k, _)| Some(k) == kind.deferred);
     let arena_len = arena_len.map_or(0, |slot| sections[slot].len());
     let deferred = with_chunks(deferred, chunk_crcs, arena_len, tolerant.then_some(&mut damaged))?;
-    Ok((Parsed { header, table, sections, deferred, kinds }, damaged))
+    Ok((Parsed { header, table, sections, deferred, kinds, lineage }, damaged))
 }
 
 /// A file with chunk crcs is checked chunk by chunk: they cover every byte of the deferred
