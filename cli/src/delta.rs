@@ -217,6 +217,22 @@ pub fn merge(
     let file = lock_if_exists(output)?;
     let [base, ours, theirs] = paths.map(load);
     let (base, mut merged, theirs) = (base?, ours?, theirs?);
+    // A save made apart from BASE (another import) shares none of its history: its entities
+    // under BASE's handles are other entities, and a merge would take them for edits. A save
+    // of format 1.3 or before has no lineage, and passes unchecked.
+    for (side, store) in [(paths[1], &merged), (paths[2], &theirs)] {
+        if let (Some(from), Some(found)) = (base.lineage(), store.lineage())
+            && from != found
+        {
+            return Err(Failure::at(
+                shown(side),
+                format!(
+                    "does not descend from {}: they were made apart (lineage {found:032x},                      not {from:032x}), so there is no common ancestor to merge from",
+                    shown(paths[0])
+                ),
+            ));
+        }
+    }
     // Keys of one data version mean other things in another: merging across a migration
     // would mix them.
     let versions = [&base, &merged, &theirs].map(Store::data_version);

@@ -118,6 +118,7 @@ fn print_file(
         writeln!(out, "  {name:<8} {bytes:>10} bytes {:>5.1}%  {what}", percent(bytes, arena))?;
     }
     writeln!(out, "key names: {}", store.key_names().len())?;
+    writeln!(out, "lineage: {}", lineage(store))?;
     Ok(())
 }
 
@@ -146,7 +147,13 @@ fn file_json(path: &Path, info: &format::FileInfo, store: &Store) -> serde_json:
             "garbage": stats.garbage_bytes,
         },
         "key_names": store.key_names().len(),
+        "lineage": store.lineage().map(|l| format!("{l:032x}")),
     })
+}
+
+/// A store's lineage as 32 hex digits, or `none` (a save of format 1.3 or before).
+fn lineage(store: &Store) -> String {
+    store.lineage().map_or_else(|| "none".to_owned(), |l| format!("{l:032x}"))
 }
 
 /// A key's name in `store`, else its hash (`#1a2b3c4d`).

@@ -4,68 +4,15 @@
 
 #[path = "common/outcome.rs"]
 mod outcome;
+#[path = "common/world.rs"]
+mod world;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 
 use datacomp::{Blob, ExportOptions, ImportOptions, Store, TextFormat};
 use tempfile::TempDir;
-
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures")
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_datacomp")).args(args).output().expect("the binary runs")
-}
-
-/// Runs a command that must succeed; returns its stdout.
-fn ok(args: &[&str]) -> String {
-    outcome::succeeded(args, run(args))
-}
-
-/// Runs a command that must fail with exit code 1 and one line on stderr; returns the line
-/// without the `datacomp: ` prefix.
-fn fails(args: &[&str]) -> String {
-    outcome::failed(args, run(args))
-}
-
-/// Runs a command whose command line is wrong: exit code 2 and one line on stderr, returned
-/// without the `datacomp: ` prefix.
-fn misused(args: &[&str]) -> String {
-    outcome::failed_with(2, args, run(args))
-}
-
-/// A temporary directory with `world.dcmp`, imported from the party and the three sheets:
-/// ids 0v0t1..3v0t1 are the party (The One, Orc Raider, Cave Troll, Mirabel), then the
-/// classic sheet, the golem and the wizard.
-struct World {
-    dir: TempDir,
-    path: String,
-}
-
-impl World {
-    fn new() -> World {
-        let dir = TempDir::new().unwrap();
-        let path = dir.path().join("world.dcmp").to_str().unwrap().to_owned();
-        let party = fixtures().join("party.json");
-        let sheets = fixtures().join("sheets");
-        ok(&["import", party.to_str().unwrap(), sheets.to_str().unwrap(), "-o", &path]);
-        World { dir, path }
-    }
-
-    fn bytes(&self) -> Vec<u8> {
-        std::fs::read(&self.path).unwrap()
-    }
-
-    fn store(&self) -> Store {
-        Store::load(&self.path).unwrap()
-    }
-
-    fn file(&self, name: &str) -> String {
-        self.dir.path().join(name).to_str().unwrap().to_owned()
-    }
-}
+use world::{World, fails, fixtures, misused, ok, run};
 
 // ---------------------------------------------------------------------------------------------
 // import, list, verify
@@ -98,7 +45,7 @@ fn import_writes_a_save_of_every_document_in_order() {
     let len = world.bytes().len();
     let format = format!("format 1.{}, data version 0", datacomp::format::FORMAT_MINOR);
     assert!(verified.starts_with(&format!("{}: ok: {format}, ", world.path)), "{verified}");
-    assert!(verified.ends_with(&format!("({len} bytes), 7 sections, 7 entities, 91 key names\n")));
+    assert!(verified.ends_with(&format!("({len} bytes), 8 sections, 7 entities, 91 key names\n")));
 }
 
 #[test]
@@ -505,6 +452,7 @@ fn inspect_shows_the_file_and_its_arena() {
         "     5  arena ",
         "    12  arena crcs ",
         "    13  key tree ",
+        "    15  lineage ",
         "
 entities: 7
 ",
@@ -519,7 +467,7 @@ key names: 91
     assert_eq!(json["data_version"], 0);
     assert_eq!(json["entities"], 7);
     assert_eq!(json["file_bytes"], world.bytes().len());
-    assert_eq!(json["sections"].as_array().unwrap().len(), 7);
+    assert_eq!(json["sections"].as_array().unwrap().len(), 8);
     let arena = &json["arena"];
     let sum = ["live", "slack", "garbage"].iter().map(|k| arena[k].as_u64().unwrap()).sum::<u64>();
     assert_eq!(Some(sum), arena["bytes"].as_u64());
@@ -595,7 +543,8 @@ fn bad_files_get_one_line_and_exit_code_1() {
         assert_eq!(&fails(&["set", path, "0v0t1", "name", "x"]), message);
     }
     let message = fails(&["verify", &flipped]);
-    assert!(message.starts_with(&format!("{flipped}: section 'key tree'")), "{message}");
+    // The last section is the lineage (format 1.4).
+    assert!(message.starts_with(&format!("{flipped}: section 'lineage'")), "{message}");
     assert!(message.contains("crc32"), "{message}");
     let message = fails(&["verify", &missing]);
     assert!(message.starts_with(&format!("{missing}: cannot read: ")), "{message}");

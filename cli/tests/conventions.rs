@@ -5,33 +5,15 @@
 
 #[path = "common/outcome.rs"]
 mod outcome;
+#[path = "common/world.rs"]
+mod world;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
 
 use datacomp::Store;
 use serde_json::Value;
 use tempfile::TempDir;
-
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures")
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_datacomp")).args(args).output().expect("the binary runs")
-}
-
-fn ok(args: &[&str]) -> String {
-    outcome::succeeded(args, run(args))
-}
-
-fn fails(args: &[&str]) -> String {
-    outcome::failed(args, run(args))
-}
-
-fn misused(args: &[&str]) -> String {
-    outcome::failed_with(2, args, run(args))
-}
+use world::{World, fails, fixtures, misused, ok, run};
 
 /// The one JSON document a `--json` run printed.
 fn json(args: &[&str]) -> Value {
@@ -43,37 +25,6 @@ fn json(args: &[&str]) -> Value {
 /// Each line a JSON document.
 fn json_lines(args: &[&str]) -> Vec<Value> {
     ok(args).lines().map(|line| serde_json::from_str(line).unwrap()).collect()
-}
-
-/// A directory with `world.dcmp`: the party (0v0t1..3v0t1: The One, Orc Raider, Cave Troll,
-/// Mirabel) and the three sheets.
-struct World {
-    dir: TempDir,
-    path: String,
-}
-
-impl World {
-    fn new() -> World {
-        let dir = TempDir::new().unwrap();
-        let path = dir.path().join("world.dcmp").to_str().unwrap().to_owned();
-        let party = fixtures().join("party.json");
-        let sheets = fixtures().join("sheets");
-        ok(&["import", party.to_str().unwrap(), sheets.to_str().unwrap(), "-o", &path]);
-        World { dir, path }
-    }
-
-    fn file(&self, name: &str) -> String {
-        self.dir.path().join(name).to_str().unwrap().to_owned()
-    }
-
-    fn listing(&self) -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(self.dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .collect();
-        names.sort();
-        names
-    }
 }
 
 #[test]
@@ -356,4 +307,65 @@ fn the_demo_s_fixtures_are_the_project_s() {
             "cli/demo/{name} differs from fixtures/{name}"
         );
     }
+}
+
+/// A merge of saves that share no history (THEIRS imported apart from BASE) is refused: every
+/// save holds its store's lineage, kept through edits, deltas, migrations, upgrades and merges,
+/// and a new import draws a new one. (It once replaced an entity and removed six, silently.)
+#[test]
+fn merge_refuses_saves_that_do_not_share_history() {
+    let world = World::new();
+    let w = world.path.as_str();
+    let lineage = |path: &str| Store::load(path).unwrap().lineage().expect("a lineage");
+    let born = lineage(w);
+    let inspected = json(&["inspect", w, "--json"]);
+    assert_eq!(inspected["lineage"], format!("{born:032x}"));
+
+    // Every way a command derives a save keeps its lineage.
+    let (ours, theirs) = (world.file("ours.dcmp"), world.file("theirs.dcmp"));
+    std::fs::copy(w, &ours).unwrap();
+    std::fs::copy(w, &theirs).unwrap();
+    ok(&["set", &ours, "0v0t1", "stats.health", "90"]);
+    ok(&["rm", &theirs, "2v0t1"]);
+    let delta = world.file("d.delta");
+    ok(&["diff", w, &theirs, "-o", &delta]);
+    let applied = world.file("applied.dcmp");
+    ok(&["apply", w, &delta, "-o", &applied]);
+    let migrations = world.file("m.json");
+    std::fs::write(&migrations, r#"{"version": 1, "steps": [{"to": 1, "set": {"x": 1}}]}"#)
+        .unwrap();
+    let migrated = world.file("migrated.dcmp");
+    ok(&["migrate", w, "--with", &migrations, "-o", &migrated]);
+    let upgraded = world.file("upgraded.dcmp");
+    ok(&["upgrade", w, "-o", &upgraded]);
+    let merged = world.file("merged.dcmp");
+    ok(&["merge", w, &ours, &applied, "-o", &merged]);
+    for path in [&ours, &theirs, &applied, &migrated, &upgraded, &merged] {
+        assert_eq!(lineage(path), born, "{path}");
+    }
+
+    // Another import of the same fixtures is another world.
+    let party = fixtures().join("party.json");
+    let other = world.file("other.dcmp");
+    ok(&["import", party.to_str().unwrap(), "-o", &other]);
+    assert_ne!(lineage(&other), born);
+    let out = world.file("out.dcmp");
+    for (args, refused) in [
+        (["merge", w, &ours, &other, "-o", &out], &other),
+        (["merge", w, &other, &theirs, "-o", &out], &other),
+        (["merge", &other, &ours, &theirs, "-o", &out], &ours),
+    ] {
+        let message = fails(&args);
+        let expected =
+            format!("{refused}: does not descend from {}: they were made apart", args[1]);
+        assert!(message.starts_with(&expected), "{message}");
+        assert!(message.ends_with("so there is no common ancestor to merge from"), "{message}");
+        assert!(!Path::new(&out).exists(), "nothing written");
+    }
+
+    // A save of format 1.3 (no lineage) is not checked: it merges as before.
+    let old = fixtures().join("world_v5.dcmp");
+    let old = old.to_str().unwrap();
+    assert_eq!(Store::load(old).unwrap().lineage(), None);
+    ok(&["merge", old, old, &other, "-o", &out]);
 }
