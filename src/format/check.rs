@@ -661,25 +661,21 @@ pub(crate) fn index_and_arena_tolerant(
     }
     let index = RawHandleMap { header, items, meta, slots };
     // Empty: a store without a lineage (or, in a salvage, a damaged section left out).
-    let lineage = match parsed.lineage.filter(|section| !section.is_empty()) {
-        None => None,
-        Some(section) => match <[u8; 16]>::try_from(section) {
-            Ok(bytes) => Some(u128::from_le_bytes(bytes)),
-            Err(_) => {
-                let error = LoadError::Store(StoreError::SectionSize {
-                    section: "lineage",
-                    expected: size_of::<u128>() as u64,
-                    found: section.len() as u64,
-                });
-                // A salvage does without it, as without any section it can spare.
-                if !tolerant {
-                    return Err(error);
-                }
-                damaged.push(error);
-                None
-            }
-        },
-    };
+    let section = parsed.lineage.filter(|section| !section.is_empty());
+    let lineage = section.map(<[u8; 16]>::try_from).transpose().map(|l| l.map(u128::from_le_bytes));
+    let lineage = lineage.or_else(|_| {
+        let error = LoadError::Store(StoreError::SectionSize {
+            section: "lineage",
+            expected: size_of::<u128>() as u64,
+            found: section.map_or(0, <[u8]>::len) as u64,
+        });
+        // A salvage does without it, as without any section it can spare.
+        if !tolerant {
+            return Err(error);
+        }
+        damaged.push(error);
+        Ok(None)
+    })?;
     let arena_crc =
         parsed.deferred.ok_or(LoadError::File(FileError::MissingSection { section: "arena" }))?;
     let parts = SaveParts {

@@ -439,8 +439,8 @@ pub(crate) fn parse_tolerant<'a, const N: usize>(
     let mut kinds = kind.sections.map(|(k, _)| k);
     let mut seen = [false; N];
     let mut deferred = None;
-    let mut chunk_crcs = None;
-    let mut lineage = None;
+    // The optional sections found: the arena's chunk crcs and a save's lineage.
+    let mut optional: [Option<&[u8]>; 2] = [None; 2];
     // Everything between the table and the first section, and between sections, is padding.
     let mut end = size_of::<FileHeader>() + table_len;
     for entry in table {
@@ -486,19 +486,16 @@ pub(crate) fn parse_tolerant<'a, const N: usize>(
             seen[slot] = true;
             sections[slot] = section;
             kinds[slot] = entry.kind.get();
-        } else if kind.chunk_crcs.is_some_and(|(k, _)| k == entry.kind.get()) {
-            if chunk_crcs.is_some() {
+        } else if let Some(i) = optional_slot(kind, entry.kind.get()) {
+            // At most one of each.
+            if optional[i].replace(section).is_some() {
                 return Err(LoadError::File(FileError::SectionPlacement { section: name, offset }));
             }
-            // A damaged one (left empty) is left out: the whole crc checks the arena.
-            chunk_crcs = Some(section).filter(|s| !s.is_empty());
-        } else if kind.kind == FileKind::Save && entry.kind.get() == LINEAGE.0 {
-            if lineage.is_some() {
-                return Err(LoadError::File(FileError::SectionPlacement { section: name, offset }));
-            }
-            lineage = Some(section);
         }
     }
+    let [chunk_crcs, lineage] = optional;
+    // A damaged one (left empty) is left out: the whole crc checks the arena.
+    let chunk_crcs = chunk_crcs.filter(|s: &&[u8]| !s.is_empty());
     check_zero(bytes, end, bytes.len())?;
     if let Some(missing) = seen.iter().position(|&s| !s) {
         // The other kind of file, told apart by its first section.
@@ -517,6 +514,16 @@ pub(crate) fn parse_tolerant<'a, const N: usize>(
     let arena_len = arena_len.map_or(0, |slot| sections[slot].len());
     let deferred = with_chunks(deferred, chunk_crcs, arena_len, tolerant.then_some(&mut damaged))?;
     Ok((Parsed { header, table, sections, deferred, kinds, lineage }, damaged))
+}
+
+/// Where [`parse_tolerant`] keeps an optional section of a file of `kind`, if `entry_kind`
+/// is one: 0 for the arena's chunk crcs, 1 for a save's lineage.
+fn optional_slot<const N: usize>(kind: &Layout<N>, entry_kind: u32) -> Option<usize> {
+    if kind.chunk_crcs.is_some_and(|(k, _)| k == entry_kind) {
+        Some(0)
+    } else {
+        (kind.kind == FileKind::Save && entry_kind == LINEAGE.0).then_some(1)
+    }
 }
 
 /// A file with chunk crcs is checked chunk by chunk: they cover every byte of the deferred
