@@ -144,7 +144,15 @@ pub fn set(
     let new = Plain(value.as_value());
     match old {
         Some(old) => writeln!(out, "{id} {label}: {old} -> {new}")?,
-        None => writeln!(out, "{id} {label}: {new} (new key)")?,
+        None => {
+            // A new key may be a typo of one the entity has: said, not refused.
+            let others = store
+                .try_get(id)
+                .map(|blob| blob.keys().filter(|&k| k != parsed).collect::<Vec<_>>())
+                .unwrap_or_default();
+            let near = suggestion(key, others.into_iter().map(|k| store.key_label(k).into_owned()));
+            writeln!(out, "{id} {label}: {new} (new key{near})")?;
+        }
     }
     Ok(())
 }

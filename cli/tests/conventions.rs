@@ -165,6 +165,11 @@ fn typos_get_a_suggestion() {
     let typo = run(&["lst", w]);
     assert_eq!(typo.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&typo.stderr).contains("similar subcommand exists: 'list'"));
+    // A new key is no error, but one a letter from a key the entity has is worth a word.
+    assert_eq!(
+        ok(&["set", w, "2v0t1", "stats.helth", "5"]),
+        "2v0t1 stats.helth: 5 (new key: did you mean stats.health?)\n"
+    );
     // --keys 'name, kind': the spaces are the list's.
     assert_eq!(
         ok(&["query", w, "kind == \"monster\"", "--keys", "name, kind"]),
