@@ -620,3 +620,33 @@ fn lazy_reads_a_hostile_file() {
     let bad = lazy.iter().filter(|(_, blob)| blob.is_err()).count();
     eprintln!("{} entities, {bad} refused", lazy.len());
 }
+
+/// A lineage section (format 1.4) of any length but 16 or 0 is refused by every reader, naming
+/// it; a salvage does without it.
+#[test]
+fn a_lineage_section_of_another_size_is_refused_and_salvaged_without() {
+    let (store, ids) = fresh(3);
+    let bytes = store.to_bytes();
+    for len in [1_usize, 15, 17, 32] {
+        let bad = rebuild(&bytes, &[(15, vec![7; len])], None);
+        assert_eq!(
+            Store::from_bytes(&bad).unwrap_err(),
+            LoadError::Store(StoreError::SectionSize {
+                section: "lineage",
+                expected: 16,
+                found: len as u64
+            }),
+            "{len}"
+        );
+        assert_eq!(StoreView::new(&bad).unwrap_err(), Store::from_bytes(&bad).unwrap_err());
+        let salvage = Store::salvage(&bad).unwrap();
+        assert_eq!((salvage.store.len(), salvage.store.lineage()), (3, None));
+        assert_eq!(salvage.damaged.len(), 1);
+        assert_eq!(salvage.store.get(ids[1]), store.get(ids[1]));
+    }
+    let none = rebuild(&bytes, &[(15, Vec::new())], None);
+    assert_eq!(Store::from_bytes(&none).unwrap().lineage(), None);
+    let lineage = 0x0123_4567_89ab_cdef_0011_2233_4455_6677_u128;
+    let set = rebuild(&bytes, &[(15, lineage.to_le_bytes().to_vec())], None);
+    assert_eq!(Store::from_bytes(&set).unwrap().lineage(), Some(lineage));
+}
