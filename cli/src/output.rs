@@ -70,9 +70,16 @@ pub fn did_you_mean(given: &str, candidates: impl IntoIterator<Item = String>) -
     let mut best: Option<(usize, String)> = None;
     let mut row = Vec::with_capacity(SUGGEST_CHARS + 1);
     let mut prev = Vec::with_capacity(SUGGEST_CHARS + 1);
+    let mut other = Vec::with_capacity(SUGGEST_CHARS + 1);
     for candidate in candidates {
         let allowed = best.as_ref().map_or((given.len() / 3).max(1), |(d, _)| d - 1);
-        let other: Vec<char> = candidate.chars().take(SUGGEST_CHARS + 1).collect();
+        // A name has at most as many characters as bytes: one too short is passed over
+        // before its characters are read.
+        if candidate.len() + allowed < given.len() {
+            continue;
+        }
+        other.clear();
+        other.extend(candidate.chars().take(SUGGEST_CHARS + 1));
         if other.len() > SUGGEST_CHARS || other.len().abs_diff(given.len()) > allowed {
             continue;
         }
