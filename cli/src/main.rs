@@ -56,7 +56,7 @@ use crate::output::Failure;
 /// command line is wrong (an unknown command or option, an ID, KEY or VALUE that is not one).
 #[derive(Parser, Debug)]
 #[command(name = "datacomp", version, after_help = EXAMPLES)]
-pub struct Cli {
+struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
 }
