@@ -26,11 +26,15 @@
 //!
 //! The lock is on a sidecar, not on the save, because a save replaces the save file by
 //! renaming: a lock on the old file would be a lock on a file that no longer has the name,
-//! and a writer waiting for it would then read a file nobody locks. The sidecar is never
-//! replaced or removed (removing it would let two writers lock two different files), so it
-//! stays beside the save, empty. Locks are advisory: they order writers that take them (every
-//! `datacomp` command that writes, and code that uses [`SaveFile`]), not plain
-//! [`Store::save`] calls.
+//! and a writer waiting for it would then read a file nobody locks. The sidecar lives only as
+//! long as the lock: the holder removes it before it lets go, so a finished command leaves
+//! nothing beside the save. A writer that was waiting then holds the lock of a file that no
+//! longer has the name, so every writer, once it holds a lock, checks that the name still
+//! names its file, and starts over with a new one if not: the one lock that counts is the
+//! lock of the file the name names, and only its holder removes it. (Where a file cannot be
+//! removed while another process has it open, on Windows, the sidecar stays, harmlessly.)
+//! Locks are advisory: they order writers that take them (every `datacomp` command that
+//! writes, and code that uses [`SaveFile`]), not plain [`Store::save`] calls.
 
 use std::ffi::OsString;
 use std::fs::{File, OpenOptions};
@@ -361,8 +365,10 @@ pub fn stale_temps(path: impl AsRef<Path>) -> Result<Vec<PathBuf>, Error> {
 ///
 /// The lock is an OS advisory lock on `<save>.lock` beside the save (after symbolic links are
 /// followed, so every link to one save shares one lock); see the [module docs](self) for why
-/// it is not the save itself. It is released when the `SaveFile` is dropped, or when its
-/// process dies. Taking it twice in one process waits forever, as in two processes.
+/// it is not the save itself. It is released when the `SaveFile` is dropped, which removes
+/// the lock file, or when its process dies (which leaves the lock file, unlocked, for the next
+/// writer to take and remove). Taking it twice in one process waits forever, as in two
+/// processes.
 ///
 /// # Examples
 ///
@@ -379,17 +385,18 @@ pub fn stale_temps(path: impl AsRef<Path>) -> Result<Vec<PathBuf>, Error> {
 /// drop(file); // the next writer may go
 ///
 /// assert_eq!(Store::load(&path)?.len(), 1);
+/// assert!(!path.with_extension("dcmp.lock").exists()); // the lock file went with the lock
 /// # std::fs::remove_file(&path)?;
-/// # std::fs::remove_file(path.with_extension("dcmp.lock"))?;
 /// # Ok::<(), datacomp::Error>(())
 /// ```
 #[derive(Debug)]
 pub struct SaveFile {
     /// The save, symbolic links followed.
     path: PathBuf,
-    /// Open and locked for as long as `self` lives; `None` for a device or a pipe, which is
-    /// written in place and has no save to guard.
-    _lock: Option<File>,
+    /// The lock file, open and locked for as long as `self` lives, and its path; `None` for a
+    /// device or a pipe, which is written in place and has no save to guard.
+    // INVARIANT: while `self` lives, the path names the locked file (checked after locking).
+    lock: Option<(File, PathBuf)>,
 }
 
 impl SaveFile {
@@ -404,7 +411,7 @@ impl SaveFile {
     pub fn lock(path: impl AsRef<Path>) -> Result<SaveFile, Error> {
         let given = path.as_ref();
         if is_special(given) {
-            return Ok(SaveFile { path: given.to_path_buf(), _lock: None });
+            return Ok(SaveFile { path: given.to_path_buf(), lock: None });
         }
         let path = follow_links(given)?;
         // Checked before the lock file is made: a command that then fails to write a
@@ -431,21 +438,29 @@ impl SaveFile {
             )));
         }
         let shown = || Shortened(&lock_path.display().to_string()).to_string();
-        let lock = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&lock_path)
-            .map_err(|e| {
-                // A save the user may write, in a directory they may not: say which file.
-                let what = format!("the lock file {} cannot be created or opened: {e}", shown());
-                io::Error::new(e.kind(), what)
+        loop {
+            let lock = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&lock_path)
+                .map_err(|e| {
+                    // A save the user may write, in a directory they may not: say which file.
+                    let what =
+                        format!("the lock file {} cannot be created or opened: {e}", shown());
+                    io::Error::new(e.kind(), what)
+                })?;
+            lock.lock().map_err(|e| {
+                io::Error::new(e.kind(), format!("the lock file {} cannot be locked: {e}", shown()))
             })?;
-        lock.lock().map_err(|e| {
-            io::Error::new(e.kind(), format!("the lock file {} cannot be locked: {e}", shown()))
-        })?;
-        Ok(SaveFile { path, _lock: Some(lock) })
+            // The writer before this one removed the file while this one waited for it: its
+            // lock guards nothing now. Each turn follows another writer's whole hold, so this
+            // ends once the writers ahead are done.
+            if names_file(&lock_path, &lock) {
+                return Ok(SaveFile { path, lock: Some((lock, lock_path)) });
+            }
+        }
     }
 
     /// The save's path, symbolic links followed.
@@ -470,6 +485,18 @@ impl SaveFile {
     /// As [`Store::save`].
     pub fn save(&self, store: &Store) -> Result<(), Error> {
         store.save(&self.path)
+    }
+}
+
+impl Drop for SaveFile {
+    /// Removes the lock file, then lets go of its lock (closing it): a waiting writer then
+    /// finds the name gone and makes a new one (see [`SaveFile::lock`]).
+    fn drop(&mut self) {
+        if let Some((file, lock_path)) = self.lock.take() {
+            // Best effort: a lock file left behind is only untidy, never unsafe.
+            let _ = std::fs::remove_file(&lock_path);
+            drop(file);
+        }
     }
 }
 

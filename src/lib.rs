@@ -94,8 +94,9 @@
 //! and [`Store::from_bytes`] check every byte, on every core. A [`StoreView`] validates a save
 //! in place and reads it with no copy (over a memory map, say); a [`format::LazyStoreView`]
 //! checks each blob on its first read; [`Store::salvage`] keeps what checks out of a damaged
-//! file. [`SaveFile`] holds a save under an OS lock for a load-change-save. Saves of every
-//! earlier format version load. Module: [`format`](mod@format).
+//! file. [`SaveFile`] holds a save under an OS lock for a load-change-save (its lock file
+//! goes with the lock). Saves of every earlier format version load. Module:
+//! [`format`](mod@format).
 //!
 //! ```
 //! use datacomp::{Store, StoreView};
@@ -137,7 +138,10 @@
 //! A [`StorePatch`] is what changed between two stores (entities inserted, removed and changed,
 //! each changed one as a blob patch, with the target's handles exactly): made by
 //! [`StorePatch::diff`], applied to the very base it was made from, saved as a delta file a
-//! fraction of a full save's size. Module: [`store`] (the delta file's bytes: [`format`](mod@format)).
+//! fraction of a full save's size. Every store has a [lineage](Store::lineage), drawn by
+//! [`Store::new`] and kept by clones, saves, deltas and merges: two saves of one lineage share
+//! history, and `datacomp merge` refuses two that do not. Module: [`store`] (the delta file's
+//! bytes: [`format`](mod@format)).
 //!
 //! ```
 //! use datacomp::{Store, StorePatch};

@@ -271,7 +271,8 @@ fn savefile_orders_read_modify_writes() {
         ["a", "b"].iter().flat_map(|w| (0..100).map(move |i| format!("{w}{i}"))).collect();
     expected.sort();
     assert_eq!(names, expected);
-    assert_eq!(listing(dir.path()), ["world.dcmp", "world.dcmp.lock"]);
+    // Each writer removed the lock file as it let go: the saves' only trace is the save.
+    assert_eq!(listing(dir.path()), ["world.dcmp"]);
 }
 
 #[cfg(unix)]
@@ -285,7 +286,7 @@ fn a_symlinked_lock_file_is_refused_and_links_share_one_lock() {
     let file = SaveFile::lock(&link).unwrap();
     assert_eq!(file.path(), path);
     drop(file);
-    assert_eq!(listing(dir.path()), ["link.dcmp", "world.dcmp", "world.dcmp.lock"]);
+    assert_eq!(listing(dir.path()), ["link.dcmp", "world.dcmp"]);
 
     let other = dir.path().join("other.dcmp");
     std::os::unix::fs::symlink("elsewhere", dir.path().join("other.dcmp.lock")).unwrap();
@@ -331,4 +332,33 @@ fn errors_making_the_lock_or_the_temporary_file_name_them() {
         )
     );
     assert_eq!(listing(dir.path()), Vec::<String>::new());
+}
+
+/// A lock file left by a killed writer (a lock dies with its process, the file does not) is
+/// taken by the next writer and removed when it lets go; a writer that waited on a lock file
+/// the holder removed takes a new one, and still waits for the holder.
+#[test]
+fn lock_files_live_only_as_long_as_their_lock() {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("world.dcmp");
+    Store::new().save(&path).unwrap();
+    std::fs::write(dir.path().join("world.dcmp.lock"), b"").unwrap();
+    let file = SaveFile::lock(&path).unwrap();
+    assert_eq!(listing(dir.path()), ["world.dcmp", "world.dcmp.lock"]);
+    // A second writer waits while the first holds the lock, then removes the file as well.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let waiter = {
+        let path = path.clone();
+        std::thread::spawn(move || {
+            let second = SaveFile::lock(&path).unwrap();
+            tx.send(()).unwrap();
+            drop(second);
+        })
+    };
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    assert!(rx.try_recv().is_err(), "the second writer waits for the first");
+    drop(file);
+    rx.recv().unwrap();
+    waiter.join().unwrap();
+    assert_eq!(listing(dir.path()), ["world.dcmp"]);
 }

@@ -768,3 +768,31 @@ fn write_golden_v4() {
         .save(format!("{DIR}delta_v4.dcmp"))
         .unwrap();
 }
+
+/// Format 1.4: every golden save (1.3 and before) still loads, as a store without a lineage,
+/// which a new save keeps (an empty `lineage` section); a fresh store's save holds its lineage
+/// in a section of its own, which every reader keeps, and a salvage too.
+#[test]
+fn golden_saves_load_without_a_lineage_and_fresh_saves_keep_theirs() {
+    for golden in GOLDEN.iter().filter(|g| g.kind == "save") {
+        let store = LoadOptions::new().known_keys(V1_KEYS).load_bytes(golden.bytes).unwrap();
+        assert_eq!(store.lineage(), None, "{}", golden.name);
+        let again = Store::from_bytes(&store.to_bytes()).unwrap();
+        assert_eq!((again.lineage(), again == store), (None, true), "{}", golden.name);
+        assert_eq!(Store::salvage(golden.bytes).map(|s| s.store.lineage()).ok().flatten(), None);
+    }
+    let mut fresh = Store::new();
+    fresh.insert_entries([("name", "Orc")]);
+    let lineage = fresh.lineage().expect("a new store has a lineage");
+    let bytes = fresh.to_bytes();
+    let info = format::describe(&bytes).unwrap();
+    assert_eq!(info.minor, 4);
+    let section = info.sections.iter().find(|s| s.kind == 15).expect("the lineage section");
+    assert_eq!((section.name, section.len), ("lineage", 16));
+    let at = usize::try_from(section.offset).unwrap();
+    assert_eq!(bytes[at..at + 16], lineage.to_le_bytes());
+    assert_eq!(Store::from_bytes(&bytes).unwrap().lineage(), Some(lineage));
+    assert_eq!(Store::salvage(&bytes).unwrap().store.lineage(), Some(lineage));
+    assert_eq!(fresh.clone().lineage(), Some(lineage));
+    assert_ne!(Store::new().lineage(), Some(lineage));
+}

@@ -468,13 +468,15 @@ fn an_identity_map_at_the_largest_base_keeps_handles_apart() {
 }
 
 /// A 1.3 save without its arena's chunk crcs (the arena's whole crc stands in, as in format
-/// 1.0): every reader reads it, empty arena and all, and refuses its bad ends alike.
+/// 1.0), and without the lineage 1.4 added: every reader reads it, empty arena and all, and
+/// refuses its bad ends alike.
 #[test]
 fn a_1_3_save_with_a_whole_arena_crc_reads_alike() {
     let without_chunk_crcs = |bytes: &[u8]| {
         let mut bytes = bytes.to_vec();
-        assert_eq!(table(&bytes).last().unwrap().0, 12, "the chunk crcs come last");
-        let count = u16::from_le_bytes([bytes[14], bytes[15]]) - 1;
+        let kinds: Vec<u32> = table(&bytes).iter().map(|entry| entry.0).collect();
+        assert_eq!(kinds[kinds.len() - 2..], [12, 15], "the chunk crcs, then the lineage, last");
+        let count = u16::from_le_bytes([bytes[14], bytes[15]]) - 2;
         bytes[14..16].copy_from_slice(&count.to_le_bytes());
         rebuild(&bytes, &[], None)
     };
@@ -617,4 +619,34 @@ fn lazy_reads_a_hostile_file() {
     let lazy = StoreView::lazy(bytes).unwrap();
     let bad = lazy.iter().filter(|(_, blob)| blob.is_err()).count();
     eprintln!("{} entities, {bad} refused", lazy.len());
+}
+
+/// A lineage section (format 1.4) of any length but 16 or 0 is refused by every reader, naming
+/// it; a salvage does without it.
+#[test]
+fn a_lineage_section_of_another_size_is_refused_and_salvaged_without() {
+    let (store, ids) = fresh(3);
+    let bytes = store.to_bytes();
+    for len in [1_usize, 15, 17, 32] {
+        let bad = rebuild(&bytes, &[(15, vec![7; len])], None);
+        assert_eq!(
+            Store::from_bytes(&bad).unwrap_err(),
+            LoadError::Store(StoreError::SectionSize {
+                section: "lineage",
+                expected: 16,
+                found: len as u64
+            }),
+            "{len}"
+        );
+        assert_eq!(StoreView::new(&bad).unwrap_err(), Store::from_bytes(&bad).unwrap_err());
+        let salvage = Store::salvage(&bad).unwrap();
+        assert_eq!((salvage.store.len(), salvage.store.lineage()), (3, None));
+        assert_eq!(salvage.damaged.len(), 1);
+        assert_eq!(salvage.store.get(ids[1]), store.get(ids[1]));
+    }
+    let none = rebuild(&bytes, &[(15, Vec::new())], None);
+    assert_eq!(Store::from_bytes(&none).unwrap().lineage(), None);
+    let lineage = 0x0123_4567_89ab_cdef_0011_2233_4455_6677_u128;
+    let set = rebuild(&bytes, &[(15, lineage.to_le_bytes().to_vec())], None);
+    assert_eq!(Store::from_bytes(&set).unwrap().lineage(), Some(lineage));
 }

@@ -19,6 +19,18 @@ pub enum FormatArg {
     Sjson,
 }
 
+impl FormatArg {
+    /// The format of `file`: `given`, else SJSON for a file named `*.sjson` and JSON for any
+    /// other (as both `import` and `export -o` read a name).
+    pub fn of(file: &Path, given: Option<FormatArg>) -> FormatArg {
+        match given {
+            Some(format) => format,
+            None if file.extension().is_some_and(|ext| ext == "sjson") => FormatArg::Sjson,
+            None => FormatArg::Json,
+        }
+    }
+}
+
 /// The sides of a merge, as `merge --prefer` names them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum PreferArg {
@@ -44,9 +56,13 @@ pub enum TypeArg {
     Floats,
 }
 
-/// An entity id as `Id`'s `Display` writes it (`0v0t1`).
-pub fn parse_id(text: &str) -> Result<Id, Failure> {
-    text.parse::<Id>().map_err(|e| Failure::Message(format!("bad entity id: {e}")))
+/// An entity id as `Id`'s `Display` writes it (`0v0t1`); `example` is one from the file, for
+/// the message of a usage failure.
+pub fn parse_id(text: &str, example: Option<Id>) -> Result<Id, Failure> {
+    text.parse::<Id>().map_err(|e| {
+        let example = example.map_or("0v0t1".to_owned(), |id| id.to_string());
+        Failure::usage(format!("bad entity id: {e} (ids look like {example}: see datacomp list)"))
+    })
 }
 
 /// A key as the command line gives it: a path, whose name the store's names are checked
@@ -80,7 +96,7 @@ impl KeyArg<'_> {
 /// A dotted path (`stats.health`), a JSON Pointer (`/a.b/c`) or a raw hash (`#1a2b3c4d`).
 pub fn parse_key(text: &str) -> Result<KeyArg<'_>, Failure> {
     // The library's reading of a key; the text is kept so that its name can be checked.
-    let key: Key = text.parse().map_err(|e: KeyError| Failure::Message(e.to_string()))?;
+    let key: Key = text.parse().map_err(|e: KeyError| Failure::usage(e))?;
     if text.starts_with('#') {
         return Ok(KeyArg::Raw(key));
     }
@@ -90,7 +106,7 @@ pub fn parse_key(text: &str) -> Result<KeyArg<'_>, Failure> {
 /// The value `text` means, as `set` reads it: with `ty`, that type; without, `true`/`false`
 /// is a bool, a number a float, `[...]` an array of floats, and anything else a string.
 pub fn parse_value(text: &str, ty: Option<TypeArg>) -> Result<OwnedValue, Failure> {
-    let bad = |what: &str| Failure::Message(format!("bad value \"{}\": {what}", Shortened(text)));
+    let bad = |what: &str| Failure::usage(format!("bad value \"{}\": {what}", Shortened(text)));
     // A number as strict import reads one: JSON's form, refused if f32 would change it.
     let number = |text: &str| -> Result<f32, Failure> {
         match text.trim().parse::<JsonF32>() {
@@ -136,6 +152,7 @@ mod tests {
 
     fn message(failure: Failure) -> String {
         match failure {
+            Failure::Usage(m) => format!("usage: {m}"),
             Failure::Message(m) => m,
             Failure::BrokenPipe => "broken pipe".into(),
         }
@@ -155,7 +172,7 @@ mod tests {
         }
         assert_eq!(
             message(parse_key("#12").unwrap_err()),
-            "bad key \"#12\": a raw key is # and 8 hex digits, as in #1a2b3c4d"
+            "usage: bad key \"#12\": a raw key is # and 8 hex digits, as in #1a2b3c4d"
         );
     }
 
@@ -175,16 +192,16 @@ mod tests {
         assert_eq!(infer("-0"), OwnedValue::Float(-0.0));
         assert_eq!(
             message(parse_value("16777217", None).unwrap_err()),
-            "bad value \"16777217\": 16777217 would be stored as 16777216: f32 cannot hold it"
+            "usage: bad value \"16777217\": 16777217 would be stored as 16777216: f32 cannot hold it"
         );
         assert_eq!(
             message(parse_value("[1, 1e-50]", None).unwrap_err()),
-            "bad value \"[1, 1e-50]\": 1e-50 would be stored as 0: f32 cannot hold it"
+            "usage: bad value \"[1, 1e-50]\": 1e-50 would be stored as 0: f32 cannot hold it"
         );
         assert_eq!(infer(""), OwnedValue::Str(String::new()));
         assert_eq!(
             message(parse_value("1e39", None).unwrap_err()),
-            "bad value \"1e39\": past the range of f32"
+            "usage: bad value \"1e39\": past the range of f32"
         );
         assert!(parse_value("[1, x]", None).is_err());
     }
@@ -198,7 +215,7 @@ mod tests {
         assert_eq!(typed("3", TypeArg::Float).unwrap(), OwnedValue::Float(3.0));
         assert_eq!(
             message(typed("yes", TypeArg::Bool).unwrap_err()),
-            "bad value \"yes\": a bool is true or false"
+            "usage: bad value \"yes\": a bool is true or false"
         );
         assert!(typed("abc", TypeArg::Float).is_err());
         assert!(typed("inf", TypeArg::Float).is_err());

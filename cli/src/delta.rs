@@ -12,7 +12,9 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::json;
 
 use crate::files::{load, lock_if_exists, lock_later, not_an_input, save, saved_len};
-use crate::output::{Bytes, Failure, JsonArray, key_name as name, shown, value_json};
+use crate::output::{
+    Bytes, Failure, JsonArray, json_line, key_name as name, plural, shown, value_json,
+};
 
 /// Entries as a JSON object by key name (sorted).
 fn entries_by_name(
@@ -168,6 +170,7 @@ pub fn apply(
     base_path: &Path,
     chain: &[PathBuf],
     output: &Path,
+    json: bool,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
     not_an_input(output, chain, "the save")?;
@@ -175,13 +178,24 @@ pub fn apply(
     let (mut store, inserted, changed) = load_chain(base_path, chain)?;
     let file = lock_later(file, output)?;
     save(&file, &mut store, output)?;
+    if json {
+        let line = json!({
+            "output": output.display().to_string(),
+            "entities": store.len(),
+            "inserted": inserted,
+            "changed": changed,
+            "deltas": chain.len(),
+            "file_bytes": saved_len(&file),
+        });
+        return json_line(out, &line);
+    }
     let by =
         if chain.len() == 1 { "the delta".to_owned() } else { format!("{} deltas", chain.len()) };
     writeln!(
         out,
-        "{}: {} entities ({inserted} inserted, {changed} changed by {by}), {}",
+        "{}: {} ({inserted} inserted, {changed} changed by {by}), {}",
         shown(output),
-        store.len(),
+        plural(store.len(), "entity", "entities"),
         Bytes(saved_len(&file)),
     )?;
     Ok(())
@@ -197,11 +211,28 @@ pub fn merge(
     paths: [&Path; 3],
     output: &Path,
     prefer: Option<Side>,
+    json: bool,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
     let file = lock_if_exists(output)?;
     let [base, ours, theirs] = paths.map(load);
     let (base, mut merged, theirs) = (base?, ours?, theirs?);
+    // A save made apart from BASE (another import) shares none of its history: its entities
+    // under BASE's handles are other entities, and a merge would take them for edits. A save
+    // of format 1.3 or before has no lineage, and passes unchecked.
+    for (side, store) in [(paths[1], &merged), (paths[2], &theirs)] {
+        if let (Some(from), Some(found)) = (base.lineage(), store.lineage())
+            && from != found
+        {
+            return Err(Failure::at(
+                shown(side),
+                format!(
+                    "does not descend from {}: they were made apart (lineage {found:032x},                      not {from:032x}), so there is no common ancestor to merge from",
+                    shown(paths[0])
+                ),
+            ));
+        }
+    }
     // Keys of one data version mean other things in another: merging across a migration
     // would mix them.
     let versions = [&base, &merged, &theirs].map(Store::data_version);
@@ -266,23 +297,36 @@ pub fn merge(
         return Err(Failure::at(
             paths[1].display(),
             format!(
-                "{} conflicting keys (changed differently on both sides; --prefer ours|theirs \
-                 picks a side): {}",
-                conflicts.len(),
+                "{} (changed differently on both sides; --prefer ours|theirs picks a side): {}",
+                plural(conflicts.len(), "conflicting key", "conflicting keys"),
                 conflicts.join("; ")
             ),
         ));
     }
     save(&file, &mut merged, output)?;
+    if json {
+        let line = json!({
+            "output": output.display().to_string(),
+            "entities": merged.len(),
+            "report": report,
+            "conflicts": conflicts,
+            "prefer": match prefer {
+                Some(Side::Ours) => "ours",
+                Some(Side::Theirs) => "theirs",
+                _ => "none",
+            },
+        });
+        return json_line(out, &line);
+    }
     for line in report.iter().chain(&conflicts) {
         writeln!(out, "{line}")?;
     }
     writeln!(
         out,
-        "{}: {} entities, {} conflicting keys{}",
+        "{}: {}, {}{}",
         shown(output),
-        merged.len(),
-        conflicts.len(),
+        plural(merged.len(), "entity", "entities"),
+        plural(conflicts.len(), "conflicting key", "conflicting keys"),
         match prefer {
             Some(Side::Ours) if !conflicts.is_empty() => " (ours kept)",
             Some(Side::Theirs) if !conflicts.is_empty() => " (theirs taken)",

@@ -10,16 +10,16 @@ use crate::output::{Bytes, Failure, print_buffer, print_entries};
 
 /// The fixtures, built into the binary so that the demo runs from anywhere.
 const FIXTURES: [(&str, &str); 4] = [
-    ("party.json", include_str!("../../fixtures/party.json")),
-    ("sheets/classic.json", include_str!("../../fixtures/sheets/classic.json")),
-    ("sheets/wizard.json", include_str!("../../fixtures/sheets/wizard.json")),
-    ("sheets/golem.json", include_str!("../../fixtures/sheets/golem.json")),
+    ("party.json", include_str!("../demo/party.json")),
+    ("sheets/classic.json", include_str!("../demo/sheets/classic.json")),
+    ("sheets/wizard.json", include_str!("../demo/sheets/wizard.json")),
+    ("sheets/golem.json", include_str!("../demo/sheets/golem.json")),
 ];
 
 /// The character sheet the design comes from, as the Bitsquid and Stingray designers write
 /// their data: SJSON.
 const SJSON_SHEET: (&str, &str) =
-    ("sjson/the_one.sjson", include_str!("../../fixtures/sjson/the_one.sjson"));
+    ("sjson/the_one.sjson", include_str!("../demo/sjson/the_one.sjson"));
 
 /// Entities in the world that is saved and loaded.
 const WORLD: usize = 100_000;

@@ -9,7 +9,8 @@ use datacomp::{BlobRef, Error, ExportError, ExportOptions, Id, KeyError, Store};
 use crate::args::{KeyArg, TypeArg, parse_key, parse_value};
 use crate::files::{entity, load, lock_and_load, save};
 use crate::output::{
-    Failure, Plain, entries_json, member, print_entries, value_json, write_object,
+    Failure, Plain, entries_json, json_line, member, plural, print_entries, suggestion, value_json,
+    write_object,
 };
 
 /// Keys under an object's path that a "no such key" message lists before "and N more".
@@ -24,10 +25,12 @@ fn no_such_key(store: &Store, blob: BlobRef<'_>, id: Id, given: &str) -> String 
         .filter(|&key| store.key_name(key).is_some_and(|name| name.starts_with(&prefix)))
         .map(|key| store.key_label(key))
         .collect();
-    let given = Shortened(given);
     if under.is_empty() {
-        return format!("entity {id} has no key {given}");
+        // A typo of one of its keys, most likely.
+        let labels = blob.keys().map(|key| store.key_label(key).into_owned());
+        return format!("entity {id} has no key {}{}", Shortened(given), suggestion(given, labels));
     }
+    let given = Shortened(given);
     let listed: Vec<String> =
         under.iter().take(LISTED_KEYS).map(|name| Shortened(name).to_string()).collect();
     let more = match under.len().saturating_sub(LISTED_KEYS) {
@@ -45,9 +48,10 @@ pub fn get(
     json: bool,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
+    let arg = key.map(parse_key).transpose()?;
     let store = load(path)?;
     let (id, blob) = entity(&store, path, id)?;
-    let Some(given) = key else {
+    let (Some(given), Some(arg)) = (key, arg) else {
         if json {
             let (entries, id) = (entries_json(&store, blob), id.to_string());
             write_object(out, &[("entries", &member(&entries)), ("id", &member(&id))])?;
@@ -57,7 +61,6 @@ pub fn get(
         }
         return Ok(());
     };
-    let arg = parse_key(given)?;
     let key = arg.check(&store, path)?;
     let Some(value) = blob.get(key) else {
         // An object's path: the keys under it, as JSON (as jq prints a member).
@@ -103,14 +106,17 @@ pub fn set(
     key: &str,
     value: &str,
     ty: Option<TypeArg>,
+    json: bool,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
+    // The command line is read before the file is: a usage error locks and loads nothing.
+    let arg = parse_key(key)?;
+    let value = parse_value(value, ty)?;
     let (file, mut store) = lock_and_load(path)?;
     let (id, blob) = entity(&store, path, id)?;
-    let arg = parse_key(key)?;
     let parsed = arg.check(&store, path)?;
-    let value = parse_value(value, ty)?;
     let old = blob.get(parsed).map(|v| Plain(v).to_string());
+    let old_json = blob.get(parsed).map(value_json);
     let mut blob = store.try_get_mut(id).map_err(|e| Failure::at(path.display(), e))?;
     // A path's name is recorded with the value, or neither is.
     match arg {
@@ -125,33 +131,68 @@ pub fn set(
     })?;
     let label = Escaped(&store.key_label(parsed)).to_string();
     save(&file, &mut store, path)?;
+    if json {
+        let old = old_json.unwrap_or(serde_json::Value::Null);
+        let line = serde_json::json!({
+            "id": id.to_string(),
+            "key": store.key_label(parsed),
+            "old": old,
+            "value": value_json(value.as_value()),
+        });
+        return json_line(out, &line);
+    }
     let new = Plain(value.as_value());
     match old {
         Some(old) => writeln!(out, "{id} {label}: {old} -> {new}")?,
-        None => writeln!(out, "{id} {label}: {new} (new key)")?,
+        None => {
+            // A new key may be a typo of one the entity has: said, not refused.
+            let others = store
+                .try_get(id)
+                .map(|blob| blob.keys().filter(|&k| k != parsed).collect::<Vec<_>>())
+                .unwrap_or_default();
+            let near = suggestion(key, others.into_iter().map(|k| store.key_label(k).into_owned()));
+            writeln!(out, "{id} {label}: {new} (new key{near})")?;
+        }
     }
     Ok(())
 }
 
 /// `datacomp rm`.
-pub fn rm(path: &Path, id: &str, key: Option<&str>, out: &mut dyn Write) -> Result<(), Failure> {
+pub fn rm(
+    path: &Path,
+    id: &str,
+    key: Option<&str>,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<(), Failure> {
+    let arg = key.map(|given| parse_key(given).map(|arg| (arg, given))).transpose()?;
     let (file, mut store) = lock_and_load(path)?;
     let (id, blob) = entity(&store, path, id)?;
-    match key {
-        Some(given) => {
-            let key = parse_key(given)?.check(&store, path)?;
+    match arg {
+        Some((arg, given)) => {
+            let key = arg.check(&store, path)?;
             if !blob.contains_key(key) {
                 return Err(Failure::at(path.display(), no_such_key(&store, blob, id, given)));
             }
-            let label = Escaped(&store.key_label(key)).to_string();
+            // Taken before the save, whose compaction drops a name no entity holds any more.
+            let name = store.key_label(key).into_owned();
             store.try_get_mut(id).map_err(|e| Failure::at(path.display(), e))?.remove(key);
             save(&file, &mut store, path)?;
-            writeln!(out, "{id}: removed {label}")?;
+            if json {
+                let line = serde_json::json!({"id": id.to_string(), "removed_key": name});
+                return json_line(out, &line);
+            }
+            writeln!(out, "{id}: removed {}", Escaped(&name))?;
         }
         None => {
             store.remove(id);
             save(&file, &mut store, path)?;
-            writeln!(out, "removed entity {id}; {} left", store.len())?;
+            if json {
+                let line = serde_json::json!({"removed": id.to_string(), "entities": store.len()});
+                return json_line(out, &line);
+            }
+            let left = plural(store.len(), "entity", "entities");
+            writeln!(out, "removed entity {id}; {left} left")?;
         }
     }
     Ok(())

@@ -7,7 +7,8 @@ use datacomp::format::StoreError;
 use datacomp::{BlobRef, Error, ExportOptions, Id, LoadError, SaveFile, Store, StorePatch, format};
 
 use crate::args::{FormatArg, parse_id};
-use crate::output::{Bytes, Failure, shown};
+use crate::output::{Bytes, Failure, json_line, plural, shown};
+use serde_json::json;
 
 /// Reads a save file's bytes.
 pub fn read(path: &Path) -> Result<Vec<u8>, Failure> {
@@ -74,7 +75,7 @@ pub fn load_failure(path: &Path, e: &LoadError) -> Failure {
     match e {
         LoadError::Store(StoreError::UnexplainedKeys { .. }) => Failure::at(
             path.display(),
-            format_args!("{e} (with datacomp upgrade OLD -o NEW --keys FILE)"),
+            format_args!("{e} (with datacomp upgrade OLD -o NEW --known-keys FILE)"),
         ),
         e => Failure::at(path.display(), e),
     }
@@ -127,7 +128,7 @@ pub fn saved_len(file: &SaveFile) -> usize {
 
 /// The live entity `id` of `store` and its blob, or why `id` names none.
 pub fn entity<'s>(store: &'s Store, path: &Path, id: &str) -> Result<(Id, BlobRef<'s>), Failure> {
-    let parsed = parse_id(id)?;
+    let parsed = parse_id(id, store.iter().next().map(|(id, _)| id))?;
     let blob = store.try_get(parsed).map_err(|e| Failure::at(path.display(), e))?;
     Ok((parsed, blob))
 }
@@ -138,13 +139,16 @@ pub fn export(
     entity_id: Option<&str>,
     output: Option<&Path>,
     compact: bool,
-    format: FormatArg,
+    format: Option<FormatArg>,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
+    // Named by the output, as import reads an input's name: `-o sheet.sjson` is SJSON.
+    let format = match output {
+        Some(output) => FormatArg::of(output, format),
+        None => format.unwrap_or(FormatArg::Json),
+    };
     if compact && format == FormatArg::Sjson {
-        return Err(Failure::Message(
-            "--compact is for JSON: SJSON is written one member a line".into(),
-        ));
+        return Err(Failure::usage("--compact is for JSON: SJSON is written one member a line"));
     }
     if let Some(output) = output {
         not_an_input(output, &[path], "the export")?;
@@ -175,10 +179,15 @@ pub fn export(
 
 /// `datacomp verify`: every check a load makes (of a save or a delta), then a one-line
 /// summary, and a line naming any temporary files of the file that a killed writer left.
-pub fn verify(path: &Path, out: &mut dyn Write) -> Result<(), Failure> {
-    check(path, out)?;
+pub fn verify(path: &Path, json: bool, out: &mut dyn Write) -> Result<(), Failure> {
+    let mut summary = check(path, json, out)?;
     // Best effort: a directory that cannot be listed has nothing to report.
     let stale = datacomp::file::stale_temps(path).unwrap_or_default();
+    if json {
+        let names: Vec<String> = stale.iter().map(|p| p.display().to_string()).collect();
+        summary["stale_temps"] = names.into();
+        return json_line(out, &summary);
+    }
     if !stale.is_empty() {
         let names: Vec<String> = stale.iter().map(|p| shown(p)).collect();
         writeln!(
@@ -194,7 +203,10 @@ pub fn verify(path: &Path, out: &mut dyn Write) -> Result<(), Failure> {
 
 /// `datacomp verify --salvage -o OUTPUT`: writes every entity of `path` that checks out to
 /// `output` (compacted, under the output's lock) and lists the others with why.
-pub fn salvage(path: &Path, output: &Path, out: &mut dyn Write) -> Result<(), Failure> {
+///
+/// It fails (exit 1), after writing what it kept, if it lost any entity or kept none: a
+/// script that goes on after a salvage must not take a partial world for the whole one.
+pub fn salvage(path: &Path, output: &Path, json: bool, out: &mut dyn Write) -> Result<(), Failure> {
     // The damaged file holds what salvage cannot read, which other tools may still recover:
     // it is not replaced by what salvage could.
     not_an_input(output, &[path], "the salvaged save")?;
@@ -203,33 +215,76 @@ pub fn salvage(path: &Path, output: &Path, out: &mut dyn Write) -> Result<(), Fa
         Store::salvage(&bytes).map_err(|e| Failure::at(path.display(), e))?;
     let file = lock(output)?;
     save(&file, &mut store, output)?;
-    writeln!(
-        out,
-        "{}: salvaged {} entities into {}; lost {}",
-        path.display(),
-        store.len(),
-        output.display(),
-        lost.len()
-    )?;
-    for why in &damaged {
-        writeln!(out, "  done without: {why}")?;
+    if json {
+        let lost_json: Vec<_> = lost
+            .iter()
+            .map(|(id, why)| json!({"id": id.to_string(), "why": why.to_string()}))
+            .collect();
+        let damaged: Vec<String> = damaged.iter().map(ToString::to_string).collect();
+        json_line(
+            out,
+            &json!({
+                "file": path.display().to_string(),
+                "output": output.display().to_string(),
+                "kept": store.len(),
+                "lost": lost_json,
+                "done_without": damaged,
+            }),
+        )?;
+    } else {
+        writeln!(
+            out,
+            "{}: salvaged {} into {}; lost {}",
+            shown(path),
+            plural(store.len(), "entity", "entities"),
+            shown(output),
+            lost.len()
+        )?;
+        for why in &damaged {
+            writeln!(out, "  done without: {why}")?;
+        }
+        for (id, why) in &lost {
+            writeln!(out, "  lost {id}: {why}")?;
+        }
     }
-    for (id, why) in &lost {
-        writeln!(out, "  lost {id}: {why}")?;
+    if !lost.is_empty() || store.is_empty() {
+        let what = if store.is_empty() {
+            "kept no entity".to_owned()
+        } else {
+            format!("lost {}", plural(lost.len(), "entity", "entities"))
+        };
+        return Err(Failure::at(
+            shown(path),
+            format!("salvage {what}: {} holds only what checked out", shown(output)),
+        ));
     }
     Ok(())
 }
 
-/// The checks and the summary line of `verify`.
-fn check(path: &Path, out: &mut dyn Write) -> Result<(), Failure> {
+/// The checks and the summary line of `verify` (written unless `json`); the summary as JSON.
+fn check(path: &Path, json: bool, out: &mut dyn Write) -> Result<serde_json::Value, Failure> {
     let bytes = read(path)?;
     let info = format::describe(&bytes).map_err(|e| Failure::at(path.display(), e))?;
     if info.kind == format::FileKind::Delta {
         let delta = StorePatch::from_bytes(&bytes).map_err(|e| Failure::at(path.display(), e))?;
+        let summary = json!({
+            "file": path.display().to_string(),
+            "ok": true,
+            "kind": "delta",
+            "format": format!("{}.{}", info.major, info.minor),
+            "base_data_version": delta.base_data_version(),
+            "data_version": delta.data_version(),
+            "bytes": bytes.len(),
+            "inserted": delta.inserted(),
+            "changed": delta.changed(),
+        });
+        if json {
+            return Ok(summary);
+        }
         writeln!(
             out,
-            "{}: ok: delta, format {}.{}, data version {} -> {}, {} ({} bytes), {} entities \
-             inserted, {} changed; its base is checked when it is applied",
+            "{}: ok: delta, format {}.{}, data version {} -> {}, {} ({} bytes), {} inserted, {} \
+             changed; its base is checked when it is applied",
             shown(path),
             info.major,
             info.minor,
@@ -237,16 +292,29 @@ fn check(path: &Path, out: &mut dyn Write) -> Result<(), Failure> {
             delta.data_version(),
             Bytes(bytes.len()),
             bytes.len(),
-            delta.inserted(),
+            plural(delta.inserted(), "entity", "entities"),
             delta.changed(),
         )?;
-        return Ok(());
+        return Ok(summary);
     }
     let store = Store::from_bytes(&bytes).map_err(|e| load_failure(path, &e))?;
+    let summary = json!({
+        "file": path.display().to_string(),
+        "ok": true,
+        "kind": "save",
+        "format": format!("{}.{}", info.major, info.minor),
+        "data_version": store.data_version(),
+        "bytes": bytes.len(),
+        "sections": info.sections.len(),
+        "entities": store.len(),
+        "key_names": store.key_names().len(),
+    });
+    if json {
+        return Ok(summary);
+    }
     writeln!(
         out,
-        "{}: ok: format {}.{}, data version {}, {} ({} bytes), {} sections, {} entities, {} key \
-         names",
+        "{}: ok: format {}.{}, data version {}, {} ({} bytes), {} sections, {}, {}",
         shown(path),
         info.major,
         info.minor,
@@ -254,8 +322,8 @@ fn check(path: &Path, out: &mut dyn Write) -> Result<(), Failure> {
         Bytes(bytes.len()),
         bytes.len(),
         info.sections.len(),
-        store.len(),
-        store.key_names().len(),
+        plural(store.len(), "entity", "entities"),
+        plural(store.key_names().len(), "key name", "key names"),
     )?;
-    Ok(())
+    Ok(summary)
 }

@@ -7,12 +7,14 @@ use std::time::{Duration, Instant};
 
 use datacomp::text::Escaped;
 use datacomp::text::ImportReport;
+use datacomp::text::{JsonError, JsonErrorKind};
 use datacomp::{ImportOptions, Store, TextFormat};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::args::FormatArg;
 use crate::files::{lock, not_an_input, save};
-use crate::output::{Bytes, Failure};
+use crate::output::{Bytes, Failure, json_line, plural, shown};
+use serde_json::json;
 
 /// An import shorter than this shows no progress bar.
 const QUIET_FOR: Duration = Duration::from_millis(300);
@@ -76,11 +78,25 @@ fn find_documents(
     }
 }
 
-/// Whether `file` is read as SJSON: as `format` says, else when it is named `*.sjson`.
-fn is_sjson(file: &Path, format: Option<FormatArg>) -> bool {
-    match format {
-        Some(format) => format == FormatArg::Sjson,
-        None => file.extension().is_some_and(|ext| ext == "sjson"),
+/// How `datacomp import` reads and reports: its options.
+pub struct How {
+    /// Lenient import (`--lenient`).
+    pub lenient: bool,
+    /// Every file read as this format (`--format`), else by its name.
+    pub format: Option<FormatArg>,
+    /// Import what reads and report the rest (`--keep-going`), instead of stopping.
+    pub keep_going: bool,
+    /// The summary as JSON (`--json`).
+    pub json: bool,
+}
+
+/// What strict import can add to an error that lenient import would not raise.
+fn lenient_hint(e: &JsonError) -> &'static str {
+    match e.kind() {
+        JsonErrorKind::NotANumber => " (--lenient converts such arrays to objects keyed by index)",
+        JsonErrorKind::Null => " (--lenient skips nulls)",
+        JsonErrorKind::NumberOutOfRange(_) => " (--lenient clamps such numbers to f32's range)",
+        _ => "",
     }
 }
 
@@ -88,8 +104,7 @@ fn is_sjson(file: &Path, format: Option<FormatArg>) -> bool {
 pub fn run(
     inputs: &[PathBuf],
     output: &Path,
-    lenient: bool,
-    format: Option<FormatArg>,
+    how: How,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
     let files = collect_files(inputs)?;
@@ -97,7 +112,7 @@ pub fn run(
         return Err(Failure::Message("no JSON or SJSON files among the inputs".into()));
     }
     not_an_input(output, &files, "the save")?;
-    let options = if lenient { ImportOptions::lenient() } else { ImportOptions::strict() };
+    let options = if how.lenient { ImportOptions::lenient() } else { ImportOptions::strict() };
     let sizes: Vec<u64> =
         files.iter().map(|f| std::fs::metadata(f).map_or(0, |m| m.len())).collect();
     let total: u64 = sizes.iter().sum();
@@ -109,24 +124,59 @@ pub fn run(
     let mut json_bytes = 0;
     let mut first_rounded = None;
     let mut sjson_documents = 0;
-    for (file, size) in files.iter().zip(&sizes) {
-        let text = std::fs::read_to_string(file)
-            .map_err(|e| Failure::at(file.display(), format!("cannot read: {e}")))?;
-        json_bytes += text.len();
-        // One document is all or nothing in the store; and nothing is written unless every
-        // document imports.
-        let read = if is_sjson(file, format) {
-            sjson_documents += 1;
-            options.format(TextFormat::Sjson)
-        } else {
-            options
-        };
-        let file_report =
-            store.import(&text, &read).map_err(|e| Failure::at(file.display(), e))?.report;
-        if first_rounded.is_none() {
-            first_rounded = file_report.first_rounded.clone().map(|path| (file, path));
+    // The files that did not import, with why (only --keep-going gets past the first).
+    let mut failed: Vec<(&PathBuf, String)> = Vec::new();
+    for (i, (file, size)) in files.iter().zip(&sizes).enumerate() {
+        let imported = std::fs::read_to_string(file)
+            .map_err(|e| format!("cannot read: {e}"))
+            .and_then(|text| {
+                json_bytes += text.len();
+                // One document is all or nothing in the store; and nothing is written unless
+                // every document imports, or --keep-going says to write what did.
+                let format = FormatArg::of(file, how.format);
+                let read = if format == FormatArg::Sjson {
+                    options.format(TextFormat::Sjson)
+                } else {
+                    options
+                };
+                let imported = store.import(&text, &read).map_err(|e| {
+                    let hint = if how.lenient { "" } else { lenient_hint(&e) };
+                    format!("{e}{hint}")
+                })?;
+                if format == FormatArg::Sjson {
+                    sjson_documents += 1;
+                }
+                Ok(imported.report)
+            });
+        match imported {
+            Ok(file_report) => {
+                if first_rounded.is_none() {
+                    first_rounded = file_report.first_rounded.clone().map(|path| (file, path));
+                }
+                add(&mut report, &file_report);
+            }
+            Err(why) if how.keep_going => {
+                let line = format!("datacomp: {}: {}", shown(file), Escaped(&why));
+                match &progress {
+                    Some(bar) => bar.suspend(|| eprintln!("{line}")),
+                    None => eprintln!("{line}"),
+                }
+                failed.push((file, why));
+            }
+            Err(why) => {
+                // Which file failed first is the message's place; the files after it are
+                // not read.
+                let rest = files.len() - i - 1;
+                let rest = match rest {
+                    0 => String::new(),
+                    _ => format!(
+                        "; {} after it not read (--keep-going imports what reads)",
+                        plural(rest, "file", "files")
+                    ),
+                };
+                return Err(Failure::at(file.display(), format!("{why}{rest}")));
+            }
         }
-        add(&mut report, &file_report);
         if progress.is_none() && start.elapsed() > QUIET_FOR {
             progress = Some(progress_bar(total));
         }
@@ -138,6 +188,13 @@ pub fn run(
     if let Some(bar) = progress {
         bar.finish_and_clear();
     }
+    let imported_files = files.len() - failed.len();
+    if imported_files == 0 {
+        return Err(Failure::Message(format!(
+            "none of the {} imported: nothing written",
+            plural(files.len(), "file", "files")
+        )));
+    }
 
     let start = Instant::now();
     // The save replaces the file whole, so the lock is needed only around the write.
@@ -145,44 +202,85 @@ pub fn run(
     save(&file, &mut store, output)?;
     let save_time = start.elapsed();
     let file_len = std::fs::metadata(output).map_or(0, |m| m.len() as usize);
+    drop(file);
 
-    let documents = if files.len() == 1 { "document" } else { "documents" };
-    let json_documents = files.len() - sjson_documents;
-    let documents = match (json_documents, sjson_documents) {
-        (_, 0) => format!("{} JSON {documents}", files.len()),
-        (0, _) => format!("{} SJSON {documents}", files.len()),
-        (json, sjson) => format!("{} {documents}, {json} JSON and {sjson} SJSON", files.len()),
-    };
-    writeln!(
-        out,
-        "imported {} entities from {documents} ({}) in {read_time:.1?}",
-        store.len(),
-        Bytes(json_bytes),
-    )?;
-    if lenient {
-        // The first rounded number's place, so that a user can look at what changed.
-        let first = first_rounded.map_or(String::new(), |(file, path)| {
-            format!(" (the first at {} in {})", Escaped(&path), file.display())
-        });
+    if how.json {
+        let failures: Vec<_> = failed
+            .iter()
+            .map(|(file, why)| json!({"file": file.display().to_string(), "error": why}))
+            .collect();
+        json_line(
+            out,
+            &json!({
+                "output": output.display().to_string(),
+                "entities": store.len(),
+                "documents": imported_files,
+                "sjson_documents": sjson_documents,
+                "text_bytes": json_bytes,
+                "file_bytes": file_len,
+                "key_names": store.key_names().len(),
+                "converted_arrays": report.converted_arrays,
+                "skipped_nulls": report.skipped_nulls,
+                "rounded_numbers": report.rounded_numbers,
+                "empty_objects": report.empty_objects,
+                "failed": failures,
+            }),
+        )?;
+    } else {
+        let json_documents = imported_files - sjson_documents;
+        let documents = match (json_documents, sjson_documents) {
+            (_, 0) => plural(imported_files, "JSON document", "JSON documents"),
+            (0, _) => plural(imported_files, "SJSON document", "SJSON documents"),
+            (json, sjson) => format!(
+                "{}, {json} JSON and {sjson} SJSON",
+                plural(imported_files, "document", "documents")
+            ),
+        };
         writeln!(
             out,
-            "lenient: {} arrays converted to objects, {} nulls skipped, {} numbers rounded{first}",
-            report.converted_arrays, report.skipped_nulls, report.rounded_numbers
+            "imported {} from {documents} ({}) in {read_time:.1?}",
+            plural(store.len(), "entity", "entities"),
+            Bytes(json_bytes),
+        )?;
+        if how.lenient {
+            // The first rounded number's place, so that a user can look at what changed.
+            let first = first_rounded.map_or(String::new(), |(file, path)| {
+                format!(" (the first at {} in {})", Escaped(&path), file.display())
+            });
+            writeln!(
+                out,
+                "lenient: {} converted to objects, {} skipped, {} rounded{first}",
+                plural(report.converted_arrays, "array", "arrays"),
+                plural(report.skipped_nulls, "null", "nulls"),
+                plural(report.rounded_numbers, "number", "numbers"),
+            )?;
+        }
+        if report.empty_objects > 0 {
+            // Strict imports leave them out too: said whatever the policy.
+            writeln!(
+                out,
+                "{} left out: they hold no keys",
+                plural(report.empty_objects, "empty object", "empty objects")
+            )?;
+        }
+        let per_entity = file_len.checked_div(store.len()).unwrap_or(0);
+        writeln!(
+            out,
+            "wrote {} ({}, {per_entity} bytes an entity, {}) in {save_time:.1?}",
+            shown(output),
+            Bytes(file_len),
+            plural(store.key_names().len(), "key name", "key names"),
         )?;
     }
-    if report.empty_objects > 0 {
-        // Strict imports leave them out too: said whatever the policy.
-        writeln!(out, "{} empty objects left out: they hold no keys", report.empty_objects)?;
+    match failed.first() {
+        None => Ok(()),
+        Some((first, _)) => Err(Failure::Message(format!(
+            "{} of {} did not import, the first {}; the save holds the others",
+            failed.len(),
+            plural(files.len(), "file", "files"),
+            shown(first)
+        ))),
     }
-    let per_entity = file_len.checked_div(store.len()).unwrap_or(0);
-    writeln!(
-        out,
-        "wrote {} ({}, {per_entity} bytes an entity, {} key names) in {save_time:.1?}",
-        crate::output::shown(output),
-        Bytes(file_len),
-        store.key_names().len(),
-    )?;
-    Ok(())
 }
 
 fn add(total: &mut ImportReport, more: &ImportReport) {

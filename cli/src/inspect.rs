@@ -10,19 +10,36 @@ use serde_json::json;
 
 use crate::files::{entity, read};
 use crate::output::{
-    Bytes, Failure, JsonArray, entries_json, member, percent, print_buffer, print_entries,
-    write_object,
+    Bytes, Failure, JsonArray, entries_json, json_line, member, percent, plural, print_buffer,
+    print_entries, write_object,
 };
 
-/// `datacomp list`.
-pub fn list(path: &Path, out: &mut dyn Write) -> Result<(), Failure> {
+/// `datacomp list`: the entities in handle order (by index), whatever order the store keeps
+/// them in (removing one moves the last into its place).
+pub fn list(path: &Path, json: bool, out: &mut dyn Write) -> Result<(), Failure> {
     let store = crate::files::load(path)?;
-    writeln!(out, "{:<12} {:>5} {:>8}  name", "id", "keys", "bytes")?;
-    for (id, blob) in store.iter() {
+    let mut entities: Vec<(Id, BlobRef<'_>)> = store.iter().collect();
+    entities.sort_unstable_by_key(|(id, _)| id.index());
+    if !json {
+        writeln!(out, "{:<12} {:>5} {:>8}  name", "id", "keys", "bytes")?;
+    }
+    for (id, blob) in entities {
+        if json {
+            let line = json!({
+                "id": id.to_string(),
+                "keys": blob.len(),
+                "bytes": blob.byte_len(),
+                "name": blob.get_str("name"),
+            });
+            json_line(out, &line)?;
+            continue;
+        }
         let name = Escaped(blob.get_str("name").unwrap_or(""));
         writeln!(out, "{:<12} {:>5} {:>8}  {name}", id.to_string(), blob.len(), blob.byte_len())?;
     }
-    writeln!(out, "{} entities", store.len())?;
+    if !json {
+        writeln!(out, "{}", plural(store.len(), "entity", "entities"))?;
+    }
     Ok(())
 }
 
@@ -101,6 +118,7 @@ fn print_file(
         writeln!(out, "  {name:<8} {bytes:>10} bytes {:>5.1}%  {what}", percent(bytes, arena))?;
     }
     writeln!(out, "key names: {}", store.key_names().len())?;
+    writeln!(out, "lineage: {}", lineage(store))?;
     Ok(())
 }
 
@@ -129,7 +147,13 @@ fn file_json(path: &Path, info: &format::FileInfo, store: &Store) -> serde_json:
             "garbage": stats.garbage_bytes,
         },
         "key_names": store.key_names().len(),
+        "lineage": store.lineage().map(|l| format!("{l:032x}")),
     })
+}
+
+/// A store's lineage as 32 hex digits, or `none` (a save of format 1.3 or before).
+fn lineage(store: &Store) -> String {
+    store.lineage().map_or_else(|| "none".to_owned(), |l| format!("{l:032x}"))
 }
 
 /// A key's name in `store`, else its hash (`#1a2b3c4d`).

@@ -1,8 +1,10 @@
 //! `datacomp`: import, inspect, edit, export and verify datacomp save files.
 //!
 //! With no subcommand it runs a demo on the fixtures bundled into the binary. Every failure is
-//! one line on stderr, `datacomp: <where>: <what>`, and a non-zero exit code: 1 for a bad
-//! file, handle, key or value, 2 for bad usage (clap's own code).
+//! one line on stderr, `datacomp: <where>: <what>`, and a non-zero exit code: 1 when the files
+//! say no (a damaged save, an ID that names no entity, a key the entity lacks), 2 when the
+//! command line is wrong (clap's own code, and an ID, KEY, VALUE or filter that does not read
+//! as one: [`Failure::Usage`], found before any file is written).
 //!
 //! The modules form layers; each imports only from the layers below it, so there is no
 //! circle (a test below reads the sources and checks it):
@@ -39,7 +41,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::args::{FormatArg, PreferArg, TypeArg};
 use crate::output::Failure;
@@ -47,8 +49,11 @@ use crate::output::Failure;
 /// Per-entity game data, one pointerless buffer per entity, every entity in one arena.
 ///
 /// An ID names an entity as `datacomp list` prints it: `<index>v<generation>t<type>`, e.g.
-/// `0v0t1`. A KEY is a dotted path (`stats.health`), a JSON Pointer for member names that
-/// contain dots (`/a.b/c`), or a raw hash (`#1a2b3c4d`).
+/// `0v0t1`, and is always the argument after the FILE. A KEY is a dotted path
+/// (`stats.health`), a JSON Pointer for member names that contain dots (`/a.b/c`), or a raw
+/// hash (`#1a2b3c4d`). Every command that prints results takes --json. Exit codes: 0 done,
+/// 1 the files said no (a damaged save, an ID that names no entity, a key it lacks), 2 the
+/// command line is wrong (an unknown command or option, an ID, KEY or VALUE that is not one).
 #[derive(Parser, Debug)]
 #[command(name = "datacomp", version, after_help = EXAMPLES)]
 struct Cli {
@@ -61,20 +66,22 @@ With no command, runs a demo on the bundled fixtures.
 
 Examples:
   datacomp import fixtures/party.json fixtures/sheets -o world.dcmp
-  datacomp import fixtures/sjson/the_one.sjson -o one.dcmp
+  datacomp import fixtures/ -o world.dcmp --keep-going
   datacomp list world.dcmp
-  datacomp inspect world.dcmp --entity 0v0t1
+  datacomp inspect world.dcmp 0v0t1
   datacomp set world.dcmp 0v0t1 stats.health 95
-  datacomp export world.dcmp --entity 0v0t1
-  datacomp export world.dcmp --entity 0v0t1 --format sjson
-  datacomp query world.dcmp 'status_effects.poisoned and stats.health < 20' --keys name
+  datacomp export world.dcmp 0v0t1
+  datacomp export world.dcmp 0v0t1 -o one.sjson
+  datacomp query world.dcmp 'status_effects.poisoned and stats.health < 20' --keys name,kind
   datacomp diff base.dcmp now.dcmp -o changes.delta
   datacomp apply base.dcmp changes.delta -o now.dcmp
   datacomp diff base.dcmp now.dcmp --chain a1.delta a2.delta -o a3.delta
   datacomp apply base.dcmp a1.delta a2.delta a3.delta -o now.dcmp
   datacomp merge base.dcmp ours.dcmp theirs.dcmp -o merged.dcmp
-  datacomp upgrade old.dcmp -o world.dcmp --keys keys.txt
-  datacomp migrate world.dcmp --with migrations.json --dry-run";
+  datacomp upgrade old.dcmp -o world.dcmp --known-keys keys.txt
+  datacomp migrate world.dcmp --with migrations.json --dry-run
+  datacomp completions bash > /etc/bash_completion.d/datacomp
+  datacomp man > datacomp.1";
 
 #[derive(Subcommand, Debug)]
 enum Command {
@@ -82,7 +89,7 @@ enum Command {
     Demo,
     /// Import JSON and SJSON fixtures (files, or directories of *.json and *.sjson, searched
     /// recursively) into a new save file. All or nothing: if one document fails, no file is
-    /// written.
+    /// written, unless --keep-going.
     Import {
         /// JSON or SJSON files, or directories to search for *.json and *.sjson files.
         #[arg(required = true)]
@@ -98,11 +105,21 @@ enum Command {
         /// SJSON and any other file JSON).
         #[arg(long, value_name = "FORMAT")]
         format: Option<FormatArg>,
+        /// Import every document that reads, report each that does not (on stderr), write the
+        /// save of what read, and exit 1 if any failed.
+        #[arg(long)]
+        keep_going: bool,
+        /// Print the summary as JSON, for scripts.
+        #[arg(long)]
+        json: bool,
     },
-    /// List the entities of a save file: ID, key count, bytes and name.
+    /// List the entities of a save file in handle order: ID, key count, bytes and name.
     List {
         /// The save file.
         file: PathBuf,
+        /// Print one JSON object per entity and line: {"id", "keys", "bytes", "name"}.
+        #[arg(long)]
+        json: bool,
     },
     /// Show a save file's header, sections and arena use; or one entity's entries and a
     /// diagram of its buffer.
@@ -110,8 +127,7 @@ enum Command {
         /// The save file.
         file: PathBuf,
         /// Show this entity.
-        #[arg(long, value_name = "ID")]
-        entity: Option<String>,
+        id: Option<String>,
         /// Print JSON, for scripts.
         #[arg(long)]
         json: bool,
@@ -143,6 +159,9 @@ enum Command {
         /// The value's type.
         #[arg(long = "type", value_name = "TYPE")]
         ty: Option<TypeArg>,
+        /// Print what changed as JSON, for scripts.
+        #[arg(long)]
+        json: bool,
     },
     /// Remove a key from an entity, or the entity itself without a KEY, and save the file.
     Rm {
@@ -152,6 +171,9 @@ enum Command {
         id: String,
         /// The key.
         key: Option<String>,
+        /// Print what was removed as JSON, for scripts.
+        #[arg(long)]
+        json: bool,
     },
     /// Write entities as JSON or SJSON: all of them as an array, or one as an object (in SJSON,
     /// its members without braces, as designers write sheets).
@@ -159,17 +181,16 @@ enum Command {
         /// The save file.
         file: PathBuf,
         /// Export only this entity.
-        #[arg(long, value_name = "ID")]
-        entity: Option<String>,
-        /// Write here instead of stdout.
+        id: Option<String>,
+        /// Write here instead of stdout (a *.sjson file is written as SJSON).
         #[arg(short, long)]
         output: Option<PathBuf>,
         /// One line, no indentation (JSON only).
         #[arg(long)]
         compact: bool,
-        /// The format to write.
-        #[arg(long, value_name = "FORMAT", default_value = "json")]
-        format: FormatArg,
+        /// The format to write (by default SJSON for an -o named *.sjson, else JSON).
+        #[arg(long, value_name = "FORMAT")]
+        format: Option<FormatArg>,
     },
     /// Print what changed from BASE to TARGET as JSON, keys by name: entities inserted
     /// (with their entries), removed, and changed (keys set, keys removed). Two files that name
@@ -189,6 +210,9 @@ enum Command {
         /// One line, no indentation.
         #[arg(long)]
         compact: bool,
+        /// JSON is what diff prints; accepted, as every command that prints results takes it.
+        #[arg(long)]
+        json: bool,
     },
     /// Apply a delta file (from `diff -o`) to the save file it was made from; or a chain of
     /// them, each made from what the ones before it give (autosaves). A delta made from
@@ -202,11 +226,15 @@ enum Command {
         /// The save file to write.
         #[arg(short, long)]
         output: PathBuf,
+        /// Print the summary as JSON, for scripts.
+        #[arg(long)]
+        json: bool,
     },
     /// Merge the changes THEIRS made to BASE into OURS, entity by entity and key by key. A key
     /// changed on one side takes that change; removing beats changing; a key both sides changed
     /// differently is a conflict, which fails the merge (nothing is written) unless --prefer
-    /// picks a side. Entities THEIRS inserted get new IDs, which are printed.
+    /// picks a side. Entities THEIRS inserted get new IDs, which are printed. Saves that do not
+    /// descend from BASE (another import's) are refused.
     Merge {
         /// The common ancestor.
         base: PathBuf,
@@ -220,6 +248,9 @@ enum Command {
         /// Resolve conflicts with this side's value.
         #[arg(long)]
         prefer: Option<PreferArg>,
+        /// Print the report as JSON, for scripts.
+        #[arg(long)]
+        json: bool,
     },
     /// Print the entities that pass a filter, one per line: the ID, then the value of each of
     /// --keys (`-` where there is none). A filter tests keys: `stats.health < 20` (or `<=`,
@@ -232,7 +263,8 @@ enum Command {
         file: PathBuf,
         /// The filter, e.g. 'status_effects.poisoned and stats.health < 20'.
         filter: String,
-        /// Keys whose values to print after each ID, comma-separated.
+        /// Keys whose values to print after each ID, comma-separated (spaces around them
+        /// are dropped).
         #[arg(long, value_name = "KEY,...", value_delimiter = ',')]
         keys: Vec<String>,
         /// Print one JSON object per line, for scripts: {"id": ..., "keys": {KEY: value}}.
@@ -240,18 +272,21 @@ enum Command {
         json: bool,
     },
     /// Rewrite a save of an older key hash (1) with this build's (2). Each key is rehashed
-    /// from its name in the save, else from the path in --keys that had its old hash; a key
-    /// neither explains fails the upgrade, naming its entity and hash (nothing is written).
+    /// from its name in the save, else from the path in --known-keys that had its old hash; a
+    /// key neither explains fails the upgrade, naming its entity and hash (nothing is written).
     Upgrade {
         /// The old save file.
         old: PathBuf,
         /// The save file to write (replaced atomically if it exists).
         #[arg(short, long)]
         output: PathBuf,
-        /// The paths the save's unnamed keys may have, one a line: dotted (stats.health), or a
-        /// JSON Pointer (/a.b/c) for a member name that holds a dot.
+        /// A file of the paths the save's unnamed keys may have, one a line: dotted
+        /// (stats.health), or a JSON Pointer (/a.b/c) for a member name that holds a dot.
         #[arg(long, value_name = "FILE")]
-        keys: Option<PathBuf>,
+        known_keys: Option<PathBuf>,
+        /// Print the summary as JSON, for scripts.
+        #[arg(long)]
+        json: bool,
     },
     /// Bring a save to the data version of a migrations file: the steps above the save's
     /// data version run on every entity (renames of keys and subtrees, removals, defaults,
@@ -270,11 +305,15 @@ enum Command {
         /// Print the report only: write nothing.
         #[arg(long)]
         dry_run: bool,
+        /// Print the report as JSON, for scripts.
+        #[arg(long)]
+        json: bool,
     },
     /// Validate a save file fully: header, table, checksums, padding, handles, spans and every
-    /// blob. Exits non-zero with the reason if anything is wrong. With --salvage, writes every
-    /// entity whose bytes check out (under its handle) to -o and lists the others with why;
-    /// it fails only if the header, table, index or key names cannot be read.
+    /// blob. Exits 1 with the reason if anything is wrong. With --salvage, writes every entity
+    /// whose bytes check out (under its handle) to -o and lists the others with why; it exits
+    /// 1 if it lost any entity or kept none, or if the header, table, index or key names
+    /// cannot be read (then writing nothing).
     Verify {
         /// The save file.
         file: PathBuf,
@@ -284,42 +323,63 @@ enum Command {
         /// Where --salvage writes the repaired save (replaced atomically if it exists).
         #[arg(short, long, requires = "salvage")]
         output: Option<PathBuf>,
+        /// Print the result as JSON, for scripts.
+        #[arg(long)]
+        json: bool,
     },
+    /// Print a completion script for a shell: `datacomp completions bash >
+    /// ~/.local/share/bash-completion/completions/datacomp`, or zsh, fish, elvish, powershell.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff): `datacomp man > datacomp.1; man ./datacomp.1`.
+    Man,
 }
 
 fn run(cli: Cli, out: &mut dyn Write) -> Result<(), Failure> {
     match cli.command.unwrap_or(Command::Demo) {
         Command::Demo => demo::run(out),
-        Command::Import { inputs, output, lenient, format } => {
-            import::run(&inputs, &output, lenient, format, out)
+        Command::Import { inputs, output, lenient, format, keep_going, json } => {
+            let how = import::How { lenient, format, keep_going, json };
+            import::run(&inputs, &output, how, out)
         }
-        Command::List { file } => inspect::list(&file, out),
-        Command::Inspect { file, entity, json } => {
-            inspect::run(&file, entity.as_deref(), json, out)
-        }
+        Command::List { file, json } => inspect::list(&file, json, out),
+        Command::Inspect { file, id, json } => inspect::run(&file, id.as_deref(), json, out),
         Command::Get { file, id, key, json } => edit::get(&file, &id, key.as_deref(), json, out),
-        Command::Set { file, id, key, value, ty } => edit::set(&file, &id, &key, &value, ty, out),
-        Command::Rm { file, id, key } => edit::rm(&file, &id, key.as_deref(), out),
-        Command::Export { file, entity, output, compact, format } => {
-            files::export(&file, entity.as_deref(), output.as_deref(), compact, format, out)
+        Command::Set { file, id, key, value, ty, json } => {
+            edit::set(&file, &id, &key, &value, ty, json, out)
         }
-        Command::Diff { base, target, output, chain, compact } => {
+        Command::Rm { file, id, key, json } => edit::rm(&file, &id, key.as_deref(), json, out),
+        Command::Export { file, id, output, compact, format } => {
+            files::export(&file, id.as_deref(), output.as_deref(), compact, format, out)
+        }
+        Command::Diff { base, target, output, chain, compact, json: _ } => {
             delta::diff(&base, &chain, &target, output.as_deref(), compact, out)
         }
-        Command::Apply { base, deltas, output } => delta::apply(&base, &deltas, &output, out),
-        Command::Merge { base, ours, theirs, output, prefer } => {
-            delta::merge([&base, &ours, &theirs], &output, prefer.map(Into::into), out)
+        Command::Apply { base, deltas, output, json } => {
+            delta::apply(&base, &deltas, &output, json, out)
+        }
+        Command::Merge { base, ours, theirs, output, prefer, json } => {
+            delta::merge([&base, &ours, &theirs], &output, prefer.map(Into::into), json, out)
         }
         Command::Query { file, filter, keys, json } => query::run(&file, &filter, &keys, json, out),
-        Command::Verify { file, salvage: false, .. } => files::verify(&file, out),
-        Command::Verify { file, salvage: true, output } => {
-            let output = output.ok_or_else(|| Failure::at("verify", "--salvage needs -o"))?;
-            files::salvage(&file, &output, out)
+        Command::Verify { file, salvage: false, json, .. } => files::verify(&file, json, out),
+        Command::Verify { file, salvage: true, output, json } => {
+            let output = output.ok_or_else(|| Failure::usage("verify --salvage needs -o"))?;
+            files::salvage(&file, &output, json, out)
         }
-        Command::Upgrade { old, output, keys } => upgrade::run(&old, &output, keys.as_deref(), out),
-        Command::Migrate { file, with, output, dry_run } => {
-            migrate::run(&file, &with, output.as_deref(), dry_run, out)
+        Command::Upgrade { old, output, known_keys, json } => {
+            upgrade::run(&old, &output, known_keys.as_deref(), json, out)
         }
+        Command::Migrate { file, with, output, dry_run, json } => {
+            migrate::run(&file, &with, output.as_deref(), dry_run, json, out)
+        }
+        Command::Completions { shell } => {
+            clap_complete::generate(shell, &mut Cli::command(), "datacomp", out);
+            Ok(())
+        }
+        Command::Man => Ok(clap_mangen::Man::new(Cli::command()).render(out)?),
     }
 }
 
@@ -328,18 +388,17 @@ fn main() -> ExitCode {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let result = run(cli, &mut out).and_then(|()| out.flush().map_err(Failure::from));
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
+    let (message, code) = match result {
         // A reader that stopped early (`datacomp export world.dcmp | head`) is not an error.
-        Err(Failure::BrokenPipe) => ExitCode::SUCCESS,
-        Err(Failure::Message(message)) => {
-            // What was printed before the failure goes out first, then the reason.
-            drop(out);
-            // Whatever a message quotes, it cannot drive the terminal or break the line.
-            eprintln!("datacomp: {}", datacomp::text::Escaped(&message));
-            ExitCode::FAILURE
-        }
-    }
+        Ok(()) | Err(Failure::BrokenPipe) => return ExitCode::SUCCESS,
+        Err(Failure::Message(message)) => (message, 1),
+        Err(Failure::Usage(message)) => (message, 2),
+    };
+    // What was printed before the failure goes out first, then the reason.
+    drop(out);
+    // Whatever a message quotes, it cannot drive the terminal or break the line.
+    eprintln!("datacomp: {}", datacomp::text::Escaped(&message));
+    ExitCode::from(code)
 }
 
 #[cfg(test)]

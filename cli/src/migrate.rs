@@ -3,10 +3,12 @@
 use std::io::Write;
 use std::path::Path;
 
-use datacomp::Migrations;
+use datacomp::migrate::MigrationReport;
+use datacomp::{Migrations, SaveFile, Store};
+use serde_json::json;
 
 use crate::files::{load, lock, save};
-use crate::output::{Bytes, Failure};
+use crate::output::{Bytes, Failure, json_line, plural};
 
 /// `datacomp migrate`: runs the migrations in `with` on `file` and writes the result to
 /// `output` (default: `file` itself, unless it is at the version already), atomically and
@@ -17,6 +19,7 @@ pub fn run(
     with: &Path,
     output: Option<&Path>,
     dry_run: bool,
+    json: bool,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
     let text = std::fs::read_to_string(with)
@@ -27,6 +30,9 @@ pub fn run(
     let held = if dry_run { None } else { Some(lock(target)?) };
     let mut store = load(file)?;
     let report = migrations.apply(&mut store).map_err(|e| Failure::at(file.display(), e))?;
+    if json {
+        return report_json(file, target, &report, held, &mut store, out);
+    }
     write!(out, "{}: {report}", file.display())?;
     match held {
         // Already at the version: the file is left as it is.
@@ -42,14 +48,56 @@ pub fn run(
             save(&held, &mut store, target)?;
             writeln!(
                 out,
-                "{}: written: data version {}, {} entities, {}",
+                "{}: written: data version {}, {}, {}",
                 target.display(),
                 store.data_version(),
-                store.len(),
+                plural(store.len(), "entity", "entities"),
                 Bytes(store.to_bytes().len()),
             )?;
         }
         None => writeln!(out, "dry run: nothing written")?,
     }
     Ok(())
+}
+
+/// `migrate --json`: the report as one JSON object, and the save written as without --json.
+fn report_json(
+    file: &Path,
+    target: &Path,
+    report: &MigrationReport,
+    held: Option<SaveFile>,
+    store: &mut Store,
+    out: &mut dyn Write,
+) -> Result<(), Failure> {
+    let written = match held {
+        Some(held) if target != file || report.from != report.to => {
+            save(&held, store, target)?;
+            Some(target.display().to_string())
+        }
+        _ => None,
+    };
+    let steps: Vec<_> = report
+        .steps
+        .iter()
+        .map(|step| {
+            json!({
+                "index": step.index,
+                "to": step.to,
+                "entities": step.entities,
+                "renamed": step.renamed,
+                "removed": step.removed,
+                "defaulted": step.defaulted,
+                "set": step.set,
+            })
+        })
+        .collect();
+    let line = json!({
+        "file": file.display().to_string(),
+        "from": report.from,
+        "to": report.to,
+        "steps": steps,
+        "written": written,
+        "entities": store.len(),
+    });
+    json_line(out, &line)
 }

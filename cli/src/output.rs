@@ -16,13 +16,22 @@ use serde_json::json;
 /// Why a command failed.
 #[derive(Debug)]
 pub enum Failure {
-    /// One line for stderr: where, then what (`world.dcmp: file is 31 bytes, ...`).
+    /// One line for stderr: where, then what (`world.dcmp: file is 31 bytes, ...`); exit 1,
+    /// the files said no.
     Message(String),
+    /// One line for stderr, exit 2: the command line is wrong (an ID, KEY, VALUE or filter
+    /// that does not read as one, options that do not go together), as clap's own errors.
+    Usage(String),
     /// Stdout's reader went away; not worth a message.
     BrokenPipe,
 }
 
 impl Failure {
+    /// A usage failure: exit code 2.
+    pub fn usage(what: impl Display) -> Failure {
+        Failure::Usage(what.to_string())
+    }
+
     /// A failure at `place` (a path, an id): `place: what`, the place cut short if it is
     /// long.
     pub fn at(place: impl Display, what: impl Display) -> Failure {
@@ -39,6 +48,79 @@ impl From<io::Error> for Failure {
             Failure::at("stdout", e)
         }
     }
+}
+
+/// `n` and the noun for it: `1 entity`, `2 entities`, `0 entities`.
+pub fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The longest name [`did_you_mean`] compares: a longer one is no typo of a key name.
+const SUGGEST_CHARS: usize = 64;
+
+/// The candidate nearest `given` by edit distance (insertions, deletions, substitutions of
+/// characters), if one is within a third of its length (at least 1), ties to the first. Each
+/// candidate costs O(`SUGGEST_CHARS` x the distance allowed): a store of a million names is a
+/// failure's fraction of a second.
+pub fn did_you_mean(given: &str, candidates: impl IntoIterator<Item = String>) -> Option<String> {
+    let given: Vec<char> = given.chars().collect();
+    if given.is_empty() || given.len() > SUGGEST_CHARS {
+        return None;
+    }
+    let mut best: Option<(usize, String)> = None;
+    let mut row = Vec::with_capacity(SUGGEST_CHARS + 1);
+    let mut prev = Vec::with_capacity(SUGGEST_CHARS + 1);
+    let mut other = Vec::with_capacity(SUGGEST_CHARS + 1);
+    for candidate in candidates {
+        let allowed = best.as_ref().map_or((given.len() / 3).max(1), |(d, _)| d - 1);
+        // A name has at most as many characters as bytes: one too short is passed over
+        // before its characters are read.
+        if candidate.len() + allowed < given.len() {
+            continue;
+        }
+        other.clear();
+        other.extend(candidate.chars().take(SUGGEST_CHARS + 1));
+        if other.len() > SUGGEST_CHARS || other.len().abs_diff(given.len()) > allowed {
+            continue;
+        }
+        // The two-row table; a row whose least entry passes `allowed` ends the comparison.
+        prev.clear();
+        prev.extend(0..=other.len());
+        let mut within = true;
+        for (i, &a) in given.iter().enumerate() {
+            row.clear();
+            row.push(i + 1);
+            for (j, &b) in other.iter().enumerate() {
+                let cost = usize::from(a != b);
+                row.push((prev[j] + cost).min(prev[j + 1] + 1).min(row[j] + 1));
+            }
+            if row.iter().min().is_some_and(|&least| least > allowed) {
+                within = false;
+                break;
+            }
+            std::mem::swap(&mut row, &mut prev);
+        }
+        let distance = prev[other.len()];
+        if within && distance <= allowed && distance > 0 {
+            best = Some((distance, candidate));
+            if distance == 1 {
+                break;
+            }
+        }
+    }
+    best.map(|(_, name)| name)
+}
+
+/// ` (did you mean X?)` for the nearest of `candidates` to `given`, else nothing.
+pub fn suggestion(given: &str, candidates: impl IntoIterator<Item = String>) -> String {
+    did_you_mean(given, candidates)
+        .map_or(String::new(), |name| format!(": did you mean {}?", Shortened(&name)))
+}
+
+/// Writes `value` as one line of JSON.
+pub fn json_line(out: &mut dyn Write, value: &serde_json::Value) -> Result<(), Failure> {
+    writeln!(out, "{value}")?;
+    Ok(())
 }
 
 /// A path as a summary line shows it: control characters escaped, as in errors, since a file
@@ -258,6 +340,28 @@ mod tests {
         let shown: Vec<String> =
             [0, 1023, 1024, 8_500, 42_000_000].iter().map(|&n| Bytes(n).to_string()).collect();
         assert_eq!(shown, ["0 B", "1023 B", "1.0 KiB", "8.3 KiB", "40.1 MiB"]);
+    }
+
+    #[test]
+    fn plurals_agree_with_their_numbers() {
+        assert_eq!(plural(1, "entity", "entities"), "1 entity");
+        assert_eq!(plural(0, "entity", "entities"), "0 entities");
+        assert_eq!(plural(2, "key", "keys"), "2 keys");
+    }
+
+    #[test]
+    fn the_nearest_name_within_a_third_is_suggested() {
+        let names = || ["stats.health", "stats.mana", "name"].map(String::from);
+        assert_eq!(did_you_mean("stats.helth", names()).as_deref(), Some("stats.health"));
+        assert_eq!(did_you_mean("stats.mama", names()).as_deref(), Some("stats.mana"));
+        assert_eq!(did_you_mean("nane", names()).as_deref(), Some("name"));
+        // Too far, the same name, nothing given, or past the length compared: no suggestion.
+        assert_eq!(did_you_mean("armor", names()), None);
+        assert_eq!(did_you_mean("name", names()), None);
+        assert_eq!(did_you_mean("", names()), None);
+        assert_eq!(did_you_mean(&"a".repeat(65), ["a".repeat(64)]), None);
+        assert_eq!(suggestion("stats.helth", names()), ": did you mean stats.health?");
+        assert_eq!(suggestion("xyz", names()), "");
     }
 
     #[test]

@@ -5,11 +5,11 @@ use std::path::Path;
 
 use datacomp::format::SavedKeyNames;
 use datacomp::text::Shortened;
-use datacomp::{Key, LoadOptions, Query};
+use datacomp::{Key, LoadOptions, Query, Store};
 
 use crate::args::{KeyArg, parse_key};
 use crate::files::read;
-use crate::output::{Failure, Plain, value_json};
+use crate::output::{Failure, Plain, suggestion, value_json};
 
 /// `datacomp query`: one row per entity that passes `filter`, its id and then the value of each
 /// of `keys` (`-` in text, `null` in JSON, where it has none).
@@ -27,10 +27,13 @@ pub fn run(
     json: bool,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
-    let query = Query::parse(filter).map_err(|e| Failure::at("query", e))?;
+    let query = Query::parse(filter).map_err(|e| Failure::usage(format!("query: {e}")))?;
+    // `--keys 'name, kind'`: the spaces around a name are the list's, not the name's.
     let args: Vec<(KeyArg<'_>, &str)> = keys
         .iter()
-        .map(|text| parse_key(text).map(|arg| (arg, text.as_str())))
+        .map(|text| text.trim())
+        .filter(|text| !text.is_empty())
+        .map(|text| parse_key(text).map(|arg| (arg, text)))
         .collect::<Result<_, _>>()?;
     let bytes = read(path)?;
     let (view, names) = LoadOptions::new()
@@ -39,11 +42,12 @@ pub fn run(
     for (column, text) in query.keys() {
         // The filter's keys parsed as keys already: only the names are left to check.
         let arg = parse_key(text)?;
-        check_name(&names, &arg, text, path, &format!("query column {column}"))?;
+        check_name(&names, &arg, text, (path, &bytes), &format!("query column {column}"))?;
     }
     let mut keys: Vec<(Key, &str)> = Vec::with_capacity(args.len());
     for (arg, text) in &args {
-        keys.push((check_name(&names, arg, text, path, "--keys")?, text));
+        let key = check_name(&names, arg, text, (path, &bytes), "--keys")?;
+        keys.push((key, text));
     }
     if !json {
         let header: Vec<&str> = std::iter::once("id").chain(keys.iter().map(|k| k.1)).collect();
@@ -72,13 +76,21 @@ pub fn run(
     Ok(())
 }
 
+/// The save's key name nearest `given`, as a suggestion. Only a failing query pays for the
+/// names: it loads the save (O(n)) to list them.
+fn nearest_name(given: &str, bytes: &[u8]) -> String {
+    let Ok(store) = Store::from_bytes(bytes) else { return String::new() };
+    suggestion(given, store.key_names().map(|(key, _)| store.key_label(key).into_owned()))
+}
+
 /// The key of `arg`, if it is a raw key or a name the save knows as this key's; else a failure
-/// at `path` that names it and says `where` it was given.
+/// at `path` (whose save is `bytes`) that names it, says `where` it was given, and suggests
+/// the nearest name.
 fn check_name(
     names: &SavedKeyNames,
     arg: &KeyArg<'_>,
     text: &str,
-    path: &Path,
+    (path, bytes): (&Path, &[u8]),
     place: &str,
 ) -> Result<Key, Failure> {
     let KeyArg::Path(key_path) = arg else {
@@ -88,7 +100,8 @@ fn check_name(
         .check_key(key_path)
         .map_err(|collision| Failure::at(path.display(), format!("{collision} ({place})")))?;
     if !names.contains_key(key) {
-        let what = format!("no key named {} ({place})", Shortened(text));
+        let what =
+            format!("no key named {} ({place}){}", Shortened(text), nearest_name(text, bytes));
         return Err(Failure::at(path.display(), what));
     }
     Ok(key)

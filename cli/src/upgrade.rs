@@ -10,11 +10,12 @@ use crate::files::{lock_if_exists, lock_later, read, save, saved_len};
 use crate::output::{Bytes, Failure, shown};
 
 /// `datacomp upgrade`: loads `old` (rehashing a key hash 1 save's keys from its key names and
-/// the paths in `keys`, one a line) and saves it to `output` with this build's key hash.
+/// the paths in `keys`, one a line, from --known-keys) and saves it to `output` with this build's key hash.
 pub fn run(
     old: &Path,
     output: &Path,
     keys: Option<&Path>,
+    json: bool,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
     // Held from the read to the save, so that upgrading a file in place races no other writer
@@ -39,6 +40,17 @@ pub fn run(
     };
     let file = lock_later(file, output)?;
     save(&file, &mut store, output)?;
+    if json {
+        let line = serde_json::json!({
+            "output": output.display().to_string(),
+            "key_hash_from": from,
+            "key_hash_to": format::KEY_HASH_FX32_BYTES,
+            "entities": store.len(),
+            "key_names": store.key_names().len(),
+            "file_bytes": saved_len(&file),
+        });
+        return crate::output::json_line(out, &line);
+    }
     writeln!(
         out,
         "{}: key hash {from} -> {}, {} entities, {} key names, {}",
@@ -56,13 +68,13 @@ pub fn run(
 fn hint(e: &LoadError, keys_given: bool) -> &'static str {
     match e {
         LoadError::Store(StoreError::UnexplainedKeys { .. }) if !keys_given => {
-            " (with --keys FILE, one path a line)"
+            " (with --known-keys FILE, one path a line)"
         }
         _ => "",
     }
 }
 
-/// The text of a --keys file, without a byte order mark; one that is not UTF-8 is refused
+/// The text of a --known-keys file, without a byte order mark; one that is not UTF-8 is refused
 /// naming the line.
 fn read_keys(keys: &Path) -> Result<String, Failure> {
     let bytes = std::fs::read(keys)
@@ -88,7 +100,7 @@ mod tests {
     #[test]
     fn only_unexplained_keys_without_a_keys_file_get_the_keys_hint() {
         let unexplained = LoadError::Store(StoreError::UnexplainedKeys { keys: vec![] });
-        assert_eq!(hint(&unexplained, false), " (with --keys FILE, one path a line)");
+        assert_eq!(hint(&unexplained, false), " (with --known-keys FILE, one path a line)");
         assert_eq!(hint(&unexplained, true), "");
         // Attack: two saved names that rehash to one key were told to add a --keys file,
         // which cannot help.

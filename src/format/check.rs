@@ -622,6 +622,8 @@ pub(crate) struct SaveParts<'a> {
     /// The index items section's kind: end offsets (format 1.3), or the spans of 1.2 and
     /// before.
     pub(crate) items_kind: u32,
+    /// The store's lineage (format 1.4), if the save holds one.
+    pub(crate) lineage: Option<u128>,
 }
 
 /// The key hash, the handle map's sections, the arena's bytes and the key names of a save
@@ -635,7 +637,7 @@ pub(crate) fn index_and_arena_tolerant(
     bytes: &[u8],
     tolerant: bool,
 ) -> Result<(SaveParts<'_>, Vec<LoadError>), LoadError> {
-    let (parsed, damaged) = parse_tolerant(bytes, &SAVE, tolerant)?;
+    let (parsed, mut damaged) = parse_tolerant(bytes, &SAVE, tolerant)?;
     let [header, items, meta, slots, arena, names] = parsed.sections;
     let header = RawHeader::read_from_bytes(header).map_err(|_| {
         LoadError::Store(StoreError::SectionSize {
@@ -658,6 +660,22 @@ pub(crate) fn index_and_arena_tolerant(
         return Err(LoadError::Store(StoreError::TypeId { expected: STORE_TYPE_ID, found }));
     }
     let index = RawHandleMap { header, items, meta, slots };
+    // Empty: a store without a lineage (or, in a salvage, a damaged section left out).
+    let section = parsed.lineage.filter(|section| !section.is_empty());
+    let lineage = section.map(<[u8; 16]>::try_from).transpose().map(|l| l.map(u128::from_le_bytes));
+    let lineage = lineage.or_else(|_| {
+        let error = LoadError::Store(StoreError::SectionSize {
+            section: "lineage",
+            expected: size_of::<u128>() as u64,
+            found: section.map_or(0, <[u8]>::len) as u64,
+        });
+        // A salvage does without it, as without any section it can spare.
+        if !tolerant {
+            return Err(error);
+        }
+        damaged.push(error);
+        Ok(None)
+    })?;
     let arena_crc =
         parsed.deferred.ok_or(LoadError::File(FileError::MissingSection { section: "arena" }))?;
     let parts = SaveParts {
@@ -669,6 +687,7 @@ pub(crate) fn index_and_arena_tolerant(
         names,
         names_kind: parsed.kinds[5],
         items_kind: parsed.kinds[1],
+        lineage,
     };
     Ok((parts, damaged))
 }

@@ -184,8 +184,9 @@ pub(crate) const SAVE: Layout<6> = Layout {
     chunk_crcs: Some(ARENA_CRCS),
 };
 
-/// The sections a save is written with: [`SAVE`]'s, then its arena's chunk crcs.
-pub(crate) const SAVE_WRITTEN: Layout<7> = Layout {
+/// The sections a save is written with: [`SAVE`]'s, then its arena's chunk crcs and its
+/// lineage.
+pub(crate) const SAVE_WRITTEN: Layout<8> = Layout {
     kind: FileKind::Save,
     minor: FORMAT_MINOR,
     sections: [
@@ -196,6 +197,7 @@ pub(crate) const SAVE_WRITTEN: Layout<7> = Layout {
         SAVE.sections[4],
         SAVE.sections[5],
         ARENA_CRCS,
+        LINEAGE,
     ],
     deferred: Some(ARENA),
     chunk_crcs: Some(ARENA_CRCS),
@@ -207,6 +209,12 @@ const ARENA_CRCS: (u32, &str) = (12, "arena crcs");
 
 /// The section kind of a save's arena.
 pub(crate) const ARENA: u32 = 5;
+
+/// The section of a save's lineage (format 1.4): the store's
+/// [`lineage`](crate::Store::lineage), 16 bytes, a little-endian `u128`; empty for a store
+/// that has none (one loaded from a save of 1.3 or before). Optional: a save without it reads
+/// as a store without a lineage.
+pub(crate) const LINEAGE: (u32, &str) = (15, "lineage");
 
 /// A delta save: what changed since a base save (see [`StorePatch`](crate::StorePatch)).
 pub(crate) const DELTA: Layout<6> = Layout {
@@ -244,6 +252,9 @@ pub(crate) struct Parsed<'a, const N: usize> {
     pub(crate) deferred: Option<ArenaCrc<'a>>,
     /// The kind of section found in each slot: the kind's own, or the one it replaced.
     pub(crate) kinds: [u32; N],
+    /// A save's lineage section, if it has one (format 1.4), unchecked; empty if damaged in a
+    /// tolerant parse.
+    pub(crate) lineage: Option<&'a [u8]>,
 }
 
 impl<const N: usize> Parsed<'_, N> {
@@ -383,9 +394,10 @@ fn read_file_header(bytes: &[u8]) -> Result<(FileHeader, &[u8]), LoadError> {
     Ok((header, rest))
 }
 
-/// Sections a salvage can do without: the key names (entities keep their keys, unnamed) and
-/// the arena's chunk crcs (the arena's whole crc in the table stands in for them).
-const EXPENDABLE: [u32; 3] = [LIST_KIND, TREE_KIND, ARENA_CRCS.0];
+/// Sections a salvage can do without: the key names (entities keep their keys, unnamed), the
+/// arena's chunk crcs (the arena's whole crc in the table stands in for them) and the lineage
+/// (the salvaged store has none).
+const EXPENDABLE: [u32; 4] = [LIST_KIND, TREE_KIND, ARENA_CRCS.0, LINEAGE.0];
 
 /// As [`parse`]; with `tolerant`, a section of [`EXPENDABLE`] that fails its crc (or, for the
 /// chunk crcs, does not read) is left out, empty, and its error returned beside the file.
@@ -427,7 +439,8 @@ pub(crate) fn parse_tolerant<'a, const N: usize>(
     let mut kinds = kind.sections.map(|(k, _)| k);
     let mut seen = [false; N];
     let mut deferred = None;
-    let mut chunk_crcs = None;
+    // The optional sections found: the arena's chunk crcs and a save's lineage.
+    let mut optional: [Option<&[u8]>; 2] = [None; 2];
     // Everything between the table and the first section, and between sections, is padding.
     let mut end = size_of::<FileHeader>() + table_len;
     for entry in table {
@@ -473,14 +486,16 @@ pub(crate) fn parse_tolerant<'a, const N: usize>(
             seen[slot] = true;
             sections[slot] = section;
             kinds[slot] = entry.kind.get();
-        } else if kind.chunk_crcs.is_some_and(|(k, _)| k == entry.kind.get()) {
-            if chunk_crcs.is_some() {
+        } else if let Some(i) = optional_slot(kind, entry.kind.get()) {
+            // At most one of each.
+            if optional[i].replace(section).is_some() {
                 return Err(LoadError::File(FileError::SectionPlacement { section: name, offset }));
             }
-            // A damaged one (left empty) is left out: the whole crc checks the arena.
-            chunk_crcs = Some(section).filter(|s| !s.is_empty());
         }
     }
+    let [chunk_crcs, lineage] = optional;
+    // A damaged one (left empty) is left out: the whole crc checks the arena.
+    let chunk_crcs = chunk_crcs.filter(|s: &&[u8]| !s.is_empty());
     check_zero(bytes, end, bytes.len())?;
     if let Some(missing) = seen.iter().position(|&s| !s) {
         // The other kind of file, told apart by its first section.
@@ -498,7 +513,17 @@ pub(crate) fn parse_tolerant<'a, const N: usize>(
     let arena_len = kind.sections.iter().position(|&(k, _)| Some(k) == kind.deferred);
     let arena_len = arena_len.map_or(0, |slot| sections[slot].len());
     let deferred = with_chunks(deferred, chunk_crcs, arena_len, tolerant.then_some(&mut damaged))?;
-    Ok((Parsed { header, table, sections, deferred, kinds }, damaged))
+    Ok((Parsed { header, table, sections, deferred, kinds, lineage }, damaged))
+}
+
+/// Where [`parse_tolerant`] keeps an optional section of a file of `kind`, if `entry_kind`
+/// is one: 0 for the arena's chunk crcs, 1 for a save's lineage.
+fn optional_slot<const N: usize>(kind: &Layout<N>, entry_kind: u32) -> Option<usize> {
+    if kind.chunk_crcs.is_some_and(|(k, _)| k == entry_kind) {
+        Some(0)
+    } else {
+        (kind.kind == FileKind::Save && entry_kind == LINEAGE.0).then_some(1)
+    }
 }
 
 /// A file with chunk crcs is checked chunk by chunk: they cover every byte of the deferred

@@ -83,6 +83,7 @@ impl Store {
             names_kind,
             data_version,
             items_kind,
+            lineage,
             ..
         } = parts;
         // As `LoadOptions::load_bytes`: key hash 1 was written before the key tree, and its
@@ -168,7 +169,7 @@ impl Store {
             Some(tree) => tree,
             None => upgrade::rehash(&index, &mut words, &old_names, &LoadOptions::new())?,
         };
-        let store = Store::from_parts(index, words, names, data_version);
+        let store = Store::from_parts(index, words, names, data_version, lineage);
         Ok(Salvage { store, lost, damaged })
     }
 }

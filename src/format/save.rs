@@ -91,8 +91,11 @@ impl Store {
         let arena = packed.arena.as_deref().unwrap_or(self.arena()).as_bytes();
         let (chunk_crcs, arena_crc) = chunk_crcs(arena, ARENA_CHUNK_BYTES);
         let ends = packed.ends.as_bytes();
-        let sections = [header.as_bytes(), ends, raw.meta, raw.slots, arena, &names, &chunk_crcs];
-        let mut crcs = [None; 7];
+        let lineage = self.lineage().map(u128::to_le_bytes);
+        let lineage: &[u8] = lineage.as_ref().map_or(&[], |bytes| bytes);
+        let sections =
+            [header.as_bytes(), ends, raw.meta, raw.slots, arena, &names, &chunk_crcs, lineage];
+        let mut crcs = [None; 8];
         crcs[4] = Some(arena_crc);
         write_file_crcs(&SAVE_WRITTEN, &sections, crcs, self.data_version(), out)
     }
@@ -262,6 +265,7 @@ impl LoadOptions {
             names,
             names_kind,
             items_kind,
+            lineage,
         } = index_and_arena(bytes)?;
         // Key hash 1 was written before the key tree: its names are a list (or none) to
         // rehash the keys from.
@@ -281,7 +285,7 @@ impl LoadOptions {
             Some(tree) => tree,
             None => upgrade::rehash(&index, &mut words, &list, self)?,
         };
-        Ok(Store::from_parts(index, words, names, data_version))
+        Ok(Store::from_parts(index, words, names, data_version, lineage))
     }
 
     /// Loads a store saved with [`Store::save`], with these options, as

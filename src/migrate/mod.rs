@@ -493,7 +493,7 @@ pub(crate) struct CheckedWrite<'a> {
 /// let report = migrations.apply(&mut store)?;
 /// assert_eq!(report.steps[0].entities, 1);
 /// assert_eq!(report.steps[0].renamed, 1);
-/// assert_eq!(report.to_string(), "data version 0 -> 2\n  steps[0] (to 2): 1 entities changed: 1 keys renamed\n");
+/// assert_eq!(report.to_string(), "data version 0 -> 2\n  steps[0] (to 2): 1 entity changed: 1 key renamed\n");
 /// # Ok::<(), datacomp::migrate::MigrateError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
@@ -563,9 +563,10 @@ impl fmt::Display for MigrationReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "data version {} -> {}", self.from, self.to)?;
         for step in &self.steps {
+            let entities = if step.entities == 1 { "entity" } else { "entities" };
             write!(
                 f,
-                "  steps[{}] (to {}): {} entities changed",
+                "  steps[{}] (to {}): {} {entities} changed",
                 step.index, step.to, step.entities
             )?;
             let counts = [
@@ -577,7 +578,11 @@ impl fmt::Display for MigrationReport {
             let mut first = true;
             for (count, what) in counts.into_iter().filter(|&(count, _)| count > 0) {
                 let lead = if first { ": " } else { ", " };
-                let keys = if first { " keys" } else { "" };
+                let keys = match (first, count) {
+                    (false, _) => "",
+                    (true, 1) => " key",
+                    (true, _) => " keys",
+                };
                 write!(f, "{lead}{count}{keys} {what}")?;
                 first = false;
             }

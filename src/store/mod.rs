@@ -134,7 +134,7 @@ fn garbage_of(index: &HandleMap<Span>, arena_words: usize) -> usize {
 /// assert!(world.remove(hero));
 /// assert!(world.get(hero).is_none());
 /// ```
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct Store {
     // INVARIANT: every span lies inside `arena`, no two spans overlap, and each span's words
     // pass `layout::validate`.
@@ -150,6 +150,10 @@ pub struct Store {
     names: KeyNames,
     /// The version of the game's data the entities follow (see [`Store::data_version`]).
     data_version: u32,
+    /// The history this store belongs to (see [`Store::lineage`]): drawn at random by `new`,
+    /// kept by clones, saves, loads, deltas applied and merges; `None` for a store loaded from
+    /// a save of format 1.3 or before.
+    lineage: Option<u128>,
     // INVARIANT: every change to a slot of `index` or to its entity's bytes is stamped here
     // (`touch`), or the tracker is told that everything changed (`Tracker::touch_all`).
     tracker: Tracker,
@@ -173,15 +177,16 @@ pub struct StoreStats {
 }
 
 impl Store {
-    /// An empty store. It does not allocate.
+    /// An empty store, the first of a new [lineage](Store::lineage). It does not allocate.
     #[must_use]
-    pub const fn new() -> Store {
+    pub fn new() -> Store {
         Store {
             index: HandleMap::new(STORE_TYPE_ID),
             arena: Vec::new(),
             garbage_words: 0,
             names: KeyNames::new(),
             data_version: 0,
+            lineage: Some(new_lineage()),
             tracker: Tracker::new(),
         }
     }
@@ -204,6 +209,7 @@ impl Store {
             garbage_words: 0,
             names: KeyNames::new(),
             data_version: 0,
+            lineage: Some(new_lineage()),
             tracker: Tracker::new(),
         }
     }
@@ -282,6 +288,7 @@ impl Store {
         arena: Vec<u32>,
         names: KeyNames,
         data_version: u32,
+        lineage: Option<u128>,
     ) -> Store {
         Store {
             garbage_words: garbage_of(&index, arena.len()),
@@ -289,6 +296,7 @@ impl Store {
             arena,
             names,
             data_version,
+            lineage,
             tracker: Tracker::new(),
         }
     }
@@ -662,11 +670,13 @@ impl Store {
     /// changed.
     pub(crate) fn copy_from(&mut self, source: &Store) {
         // Every field named: a field added to `Store` must be decided on here.
-        let Store { index, arena, garbage_words, names, data_version, tracker: _ } = source;
+        let Store { index, arena, garbage_words, names, data_version, lineage, tracker: _ } =
+            source;
         self.index.clone_from(index);
         self.arena.clone_from(arena);
         self.garbage_words = *garbage_words;
         self.data_version = *data_version;
+        self.lineage = *lineage;
         if self.names != *names {
             self.names.clone_from(names);
         }
@@ -730,6 +740,63 @@ impl Store {
     /// ```
     pub fn set_data_version(&mut self, version: u32) {
         self.data_version = version;
+    }
+
+    /// The history the store belongs to: a random 128-bit number drawn by [`Store::new`] (and
+    /// [`with_capacity`](Store::with_capacity)), saved with the store (format 1.4) and kept by
+    /// everything that derives one store from another: a clone, a save and its load, an
+    /// import or any edit, a delta applied, a migration, an upgrade, a merge into it. Two
+    /// stores of one lineage share an ancestor; two of different lineages were made apart
+    /// (two imports), so a three-way merge of them means nothing, and `datacomp merge`
+    /// refuses one. `None` for a store loaded from a save of format 1.3 or before (or a
+    /// salvage whose lineage did not read): nothing is known of its history. Not part of
+    /// `==`, which compares contents.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Store;
+    ///
+    /// let world = Store::new();
+    /// let copy = Store::from_bytes(&world.to_bytes())?;
+    /// assert!(world.lineage().is_some());
+    /// assert_eq!(copy.lineage(), world.lineage());
+    /// assert_ne!(Store::new().lineage(), world.lineage(), "another world");
+    /// assert_eq!(copy, Store::new(), "the same contents");
+    /// # Ok::<(), datacomp::LoadError>(())
+    /// ```
+    #[must_use]
+    pub fn lineage(&self) -> Option<u128> {
+        self.lineage
+    }
+}
+
+/// A lineage nobody else draws: 128 bits from std's randomly keyed hasher (seeded from the
+/// OS once per thread, its keys then stepped on each use) over the time, the process and a
+/// count, so that two stores of one process differ as well as two of two machines.
+fn new_lineage() -> u128 {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNT: AtomicU64 = AtomicU64::new(0);
+    let count = COUNT.fetch_add(1, Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_nanos());
+    let half = |salt: u64| {
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        hasher.write_u64(salt);
+        hasher.write_u64(count);
+        hasher.write_u128(nanos);
+        hasher.write_u32(std::process::id());
+        hasher.finish()
+    };
+    u128::from(half(0)) << 64 | u128::from(half(1))
+}
+
+impl Default for Store {
+    /// [`Store::new`]: an empty store of a new lineage.
+    fn default() -> Store {
+        Store::new()
     }
 }
 

@@ -14,8 +14,13 @@ pub fn succeeded(args: &[&str], out: Output) -> String {
 /// The one stderr line of a run of `args` that must fail with exit code 1 (and no panic),
 /// without its `datacomp: ` prefix.
 pub fn failed(args: &[&str], out: Output) -> String {
+    failed_with(1, args, out)
+}
+
+/// As [`failed`], for a run that must exit with `code` (2: the command line is wrong).
+pub fn failed_with(code: i32, args: &[&str], out: Output) -> String {
     let stderr = String::from_utf8(out.stderr).expect("UTF-8 errors");
-    assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {stderr}");
     assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     let line = stderr.strip_suffix('\n').unwrap_or_else(|| panic!("{args:?}: {stderr:?}"));
     assert!(!line.contains('\n'), "{args:?}: more than one line: {stderr}");
