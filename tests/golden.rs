@@ -782,7 +782,7 @@ fn golden_saves_load_without_a_lineage_and_fresh_saves_keep_theirs() {
         assert_eq!(Store::salvage(golden.bytes).map(|s| s.store.lineage()).ok().flatten(), None);
     }
     let mut fresh = Store::new();
-    fresh.insert_entries([("name", "Orc")]);
+    fresh.insert_entries([("name", "Orc")]).unwrap();
     let lineage = fresh.lineage().expect("a new store has a lineage");
     let bytes = fresh.to_bytes();
     let info = format::describe(&bytes).unwrap();

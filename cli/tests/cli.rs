@@ -1963,8 +1963,8 @@ fn verify_salvage_writes_what_checks_out_and_lists_the_rest() {
     // One entity lost of two: exit 1 as well. The small one fills the arena's first 64 KiB
     // chunk, the large one runs on into the second, whose checksum a flipped byte breaks.
     let mut two = Store::new();
-    two.insert_entries([("name", "small")]);
-    two.insert_entries([("name", "x".repeat(100_000).as_str())]);
+    two.insert_entries([("name", "small")]).unwrap();
+    two.insert_entries([("name", "x".repeat(100_000).as_str())]).unwrap();
     let mut bytes = two.to_bytes();
     let arena = (0..usize::from(bytes[14]))
         .map(|i| 32 + 24 * i)
