@@ -23,6 +23,7 @@
 
 use std::hash::{BuildHasher, RandomState};
 use std::ops::Range;
+use std::sync::Mutex;
 
 use fxhash::FxHashMap;
 
@@ -86,6 +87,59 @@ pub(crate) struct Plans {
 /// the key count).
 pub(crate) fn layout_words(blob: BlobRef<'_>) -> &[u32] {
     layout::layout_words(blob.as_words())
+}
+
+/// A store's plans for exporting one entity at a time ([`Store::export`](crate::Store::export)),
+/// kept between calls: an editor or a server exports entity after entity, and each one of a
+/// layout already met is written from its plan. The plans are made from the store's names,
+/// so they are dropped when the names' version changes (a name added, taken back or
+/// dropped), not on every write. Behind a lock so that a store stays `Sync`: an export that
+/// finds it taken (another thread exporting) writes from the tree instead.
+pub(crate) struct PlanCache(Mutex<Option<CachedPlans>>);
+
+/// The plans, and what they were made for.
+struct CachedPlans {
+    names_version: u64,
+    pretty: bool,
+    plans: Plans,
+}
+
+impl PlanCache {
+    /// No plans yet. Does not allocate.
+    pub(crate) const fn new() -> PlanCache {
+        PlanCache(Mutex::new(None))
+    }
+
+    /// Runs `write` with the plans made for names of version `names_version` and `pretty`
+    /// output (new ones if the kept plans were made for others); `None` if the plans are in
+    /// use by another thread.
+    pub(crate) fn with<R>(
+        &self,
+        names_version: u64,
+        pretty: bool,
+        write: impl FnOnce(&mut Plans) -> R,
+    ) -> Option<R> {
+        let mut cached = self.0.try_lock().ok()?;
+        let current =
+            cached.as_ref().is_some_and(|c| c.names_version == names_version && c.pretty == pretty);
+        if !current {
+            *cached = Some(CachedPlans { names_version, pretty, plans: Plans::new() });
+        }
+        cached.as_mut().map(|c| write(&mut c.plans))
+    }
+}
+
+impl Default for PlanCache {
+    fn default() -> PlanCache {
+        PlanCache::new()
+    }
+}
+
+impl Clone for PlanCache {
+    /// No plans: they are a cache, made again as needed.
+    fn clone(&self) -> PlanCache {
+        PlanCache::new()
+    }
 }
 
 /// A value of a planned entity that JSON has no number for: the export stops there.
@@ -395,6 +449,23 @@ mod tests {
                 let planned = store.export_all(&options).map_err(|e| e.to_string());
                 let trees = export_all_by_trees(&store, options).map_err(|e| e.to_string());
                 prop_assert_eq!(&planned, &trees);
+                // One entity at a time, twice (the second from the kept plans): each as its
+                // tree alone writes it.
+                for round in 0..2 {
+                    for (id, blob) in store.iter() {
+                        let mut tree = Tree::for_names(store.names(), false);
+                        let expected = match (options.is_lossy(), tree.build(store.names(), blob)) {
+                            (false, Some(_)) => None,
+                            _ => {
+                                let mut out = Vec::new();
+                                tree.write(options.is_pretty(), 0, &mut out);
+                                Some(String::from_utf8(out).unwrap())
+                            }
+                        };
+                        let exported = store.export(id, &options).ok();
+                        prop_assert_eq!(exported, expected, "round {}", round);
+                    }
+                }
                 if let Ok(text) = planned {
                     // JSON, and (when checked) JSON that import reads back.
                     let parsed = serde_json::from_str::<serde_json::Value>(&text);
@@ -407,6 +478,28 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn one_entity_exports_drop_their_plans_when_the_names_change() {
+        let mut store = Store::new();
+        let key = Key::parse("stats.luck");
+        let ids: Vec<_> = (0..2).map(|i| store.insert_entries([(key, i)])).collect();
+        let json = ExportOptions::json();
+        for &id in &ids {
+            assert!(store.export(id, &json).unwrap().starts_with(r##"{"#"##));
+        }
+        store.insert_key_name("stats.luck").unwrap();
+        assert_eq!(store.export(ids[1], &json).unwrap(), r#"{"stats":{"luck":1}}"#);
+        assert_eq!(
+            store.export(ids[0], &json.pretty(true)).unwrap(),
+            "{\n  \"stats\": {\n    \"luck\": 0\n  }\n}"
+        );
+        // A write changes values, not names: the plan stays, and writes the new value.
+        store.get_mut(ids[0]).unwrap().set("stats.luck", 5);
+        assert_eq!(store.export(ids[0], &json).unwrap(), r#"{"stats":{"luck":5}}"#);
+        // A clone starts without plans and writes the same.
+        assert_eq!(store.clone().export(ids[0], &json).unwrap(), r#"{"stats":{"luck":5}}"#);
     }
 
     #[test]
