@@ -94,6 +94,23 @@ pub(crate) struct KeyNames {
     // version hold the same names, so what is made from the names (a store's export plans)
     // is kept for as long as the version is the same.
     version: u64,
+    /// The dotted paths that [`known`](KeyNames::known) found last, by key (slot `key %
+    /// RECENT`), each valid while `version` is the one it was found at: a write of one of
+    /// them again is one comparison. Empty until the first is found.
+    recent: Vec<Recent>,
+}
+
+/// Slots of [`KeyNames::recent`].
+const RECENT: usize = 16;
+/// The longest path [`KeyNames::recent`] keeps: the slots hold at most 16 such.
+const RECENT_BYTES: usize = 64;
+
+/// A dotted path that names its key in the tree of version `version`.
+#[derive(Clone)]
+struct Recent {
+    version: u64,
+    key: Key,
+    text: String,
 }
 
 /// The last version any tree took ([`KeyNames::version`]).
@@ -118,6 +135,7 @@ impl KeyNames {
             keys: BTreeMap::new(),
             undo: None,
             version: 0,
+            recent: Vec::new(),
         }
     }
 
@@ -524,6 +542,36 @@ impl KeyNames {
         node == ROOT
     }
 
+    /// As [`known`](KeyNames::known), remembering what it finds: a path found since the names
+    /// last changed is one comparison with the path found last for its key's slot.
+    #[inline]
+    pub(crate) fn known_again(&mut self, path: &KeyPath<'_>) -> Option<Key> {
+        let (key, text) = (path.key(), path.as_str());
+        let slot = key.raw() as usize % RECENT;
+        if let Some(recent) = self.recent.get(slot)
+            && recent.version == self.version
+            && recent.key == key
+            && recent.text == text
+            && !path.is_pointer()
+        {
+            return Some(key);
+        }
+        let key = self.known(path)?;
+        if text.len() <= RECENT_BYTES {
+            if self.recent.is_empty() {
+                // A version no tree has: every slot starts empty.
+                let empty =
+                    Recent { version: u64::MAX, key: Key::from_raw(0), text: String::new() };
+                self.recent.resize(RECENT, empty);
+            }
+            let recent = &mut self.recent[slot];
+            (recent.version, recent.key) = (self.version, key);
+            recent.text.clear();
+            recent.text.push_str(text);
+        }
+        Some(key)
+    }
+
     /// The key of the dotted `path` if this tree names that key by exactly `path`, and `path`
     /// is one a write may name (at most [`MAX_PATH_SEGMENTS`] segments, not a raw key's
     /// label): then checking `path` finds no collision and recording it changes nothing, so a
@@ -539,16 +587,20 @@ impl KeyNames {
             return None;
         }
         let key = path.key();
-        let mut node = *self.keys.get(&key)?;
+        let (nodes, names) = (&self.nodes, self.text.as_bytes());
+        let mut node = *self.keys.get(&key)? as usize;
         let mut rest = text;
         for _ in 0..MAX_PATH_SEGMENTS {
-            let segment = self.segment(node).as_bytes();
+            // Node `node` is `nodes[node - 1]`; its text starts where the previous one's ends.
+            let this = nodes.get(node.wrapping_sub(1))?;
+            let start = if node == 1 { 0 } else { nodes.get(node - 2)?.end() };
+            let segment = names.get(start..this.end())?;
             let (head, tail) = rest.split_at_checked(rest.len().checked_sub(segment.len())?)?;
             if tail != segment || segment.contains(&b'.') {
                 return None;
             }
-            node = self.parent(node);
-            if node == ROOT {
+            node = this.parent as usize;
+            if node == ROOT as usize {
                 return head.is_empty().then_some(key);
             }
             rest = head.strip_suffix(b".")?;
@@ -757,6 +809,16 @@ mod tests {
         assert_eq!(known("x.stats.health"), None);
         assert_eq!(names.known(&path("/stats/health")), None);
         assert_eq!(known(".stats.health"), None);
+
+        // Remembered, and forgotten when the names change.
+        assert_eq!(names.known_again(&path("stats.health")), Some(Key::parse("stats.health")));
+        assert_eq!(names.known_again(&path("stats.health")), Some(Key::parse("stats.health")));
+        assert_eq!(names.known_again(&path("fury_sleep_272")), None);
+        let version = names.version();
+        names.record(&path("stats.mana")).unwrap();
+        assert_ne!(names.version(), version);
+        names.retain(|key| key != Key::parse("stats.health"));
+        assert_eq!(names.known_again(&path("stats.health")), None);
     }
 
     #[test]

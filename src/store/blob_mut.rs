@@ -129,7 +129,7 @@ impl BlobMut<'_> {
         // nothing to record (a lookup and a comparison a segment: `KeyNames::known`).
         let known = path
             .as_ref()
-            .and_then(|path| self.store.names.known(path))
+            .and_then(|path| self.store.names.known_again(path))
             .filter(|&key| self.as_blob_ref().contains_key(key));
         let path = if known.is_some() { None } else { path };
         let key = match (known, &path) {
