@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use datacomp::{Blob, Key, OwnedValue, Value};
+use datacomp::{Blob, Id, Key, OwnedValue, Store, Value};
 use fxhash::FxHashMap;
 
 /// The sheet's dotted paths and values.
@@ -73,6 +73,18 @@ pub fn build_blob_of(shape: &[(&str, Value<'_>)]) -> Blob {
         blob.set(path, value);
     }
     blob
+}
+
+/// A store of `entities` copies of `shape`, with their names recorded (as an import or a first
+/// text-key write records them), and their ids.
+pub fn store_of(shape: &[(&str, Value<'_>)], entities: usize) -> (Store, Vec<Id>) {
+    let blob = build_blob_of(shape);
+    let mut store = Store::with_capacity(entities, entities * blob.used_bytes());
+    for &(path, _) in shape {
+        store.insert_key_name(path).unwrap();
+    }
+    let ids = (0..entities).map(|_| store.insert(&blob)).collect();
+    (store, ids)
 }
 
 /// The path that `get/one_key` looks up: in the middle of the sheet.

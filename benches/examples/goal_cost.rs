@@ -46,16 +46,7 @@ enum Input {
 }
 
 fn store_of(shape: &str, entities: usize) -> (Store, Vec<Id>) {
-    let blob = sheet::build_blob_of(sheet::shape(shape));
-    let mut store = Store::with_capacity(entities, entities * blob.used_bytes());
-    // The names, recorded as an import or a first text-key write records them.
-    for &(path, value) in sheet::shape(shape) {
-        let id = store.insert(&datacomp::Blob::new());
-        store.get_mut(id).unwrap().set(path, value);
-        store.remove(id);
-    }
-    let ids = (0..entities).map(|_| store.insert(&blob)).collect();
-    (store, ids)
+    sheet::store_of(sheet::shape(shape), entities)
 }
 
 fn input(op: &str, shape: &str) -> Input {

@@ -957,7 +957,10 @@ impl<T> HandleMap<T> {
     /// ```
     #[must_use]
     pub fn iter(&self) -> Iter<'_, T> {
-        Iter { map: self, dense: 0..self.items.len() }
+        Iter {
+            ids: IdsOf { slots: &self.slots, base: self.base },
+            inner: self.meta.iter().zip(self.items.iter()),
+        }
     }
 
     /// Iterates over `(Id, &mut T)` in dense order.
