@@ -35,7 +35,8 @@ use slotmap::DenseSlotMap;
 
 const HEALTH: Key = Key::path(&["stats", "health"]);
 
-/// What an operation runs over, built before measuring.
+/// What an operation runs over, built before measuring (one of them, once: sizes do not matter).
+#[allow(clippy::large_enum_variant)]
 enum Input {
     Maps(HandleMap<u64>, Vec<Id>, DenseSlotMap<slotmap::DefaultKey, u64>, Vec<slotmap::DefaultKey>),
     Store(Store, Vec<Id>),

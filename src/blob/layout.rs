@@ -791,7 +791,7 @@ impl Entries<'_> {
     /// Checks the value of entry `i` (key `key`, type `ty`, value word `raw`): a boolean is 0
     /// or 1, a payload lies in bounds (and a string's is UTF-8); notes whether the payloads
     /// are still top-down.
-    #[inline(always)]
+    #[inline]
     fn check(&mut self, i: usize, key: u32, ty: ValueType, raw: u32) -> Result<(), BlobError> {
         let (w, payload_start, byte_len) = (self.w, self.payload_start, self.byte_len);
         match ty {
@@ -808,7 +808,7 @@ impl Entries<'_> {
                     payload_start,
                     byte_len,
                 };
-                if raw % 4 != 0 || raw < payload_start {
+                if !raw.is_multiple_of(4) || raw < payload_start {
                     return Err(out_of_bounds(u64::from(raw) + 4));
                 }
                 let len =

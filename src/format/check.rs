@@ -492,14 +492,18 @@ fn copy_arena_on(
 ) -> Result<Vec<u32>, LoadError> {
     let in_place = <[u32]>::ref_from_bytes(bytes).ok();
     if parts == 1 {
-        // No thread, and no allocation but the words, which are written once (appended, not
-        // zeroed first: that would be a second pass over the arena's memory).
+        // No thread, and no allocation but the words, which are written a chunk at a time
+        // while the chunk is in cache (not all zeroed first: a second pass over the arena's
+        // memory). Unaligned bytes: the chunk's words zeroed, then the bytes copied in.
         let mut words = Vec::with_capacity(bytes.len() / 4);
-        let copy = |chunk: Range<usize>| match in_place {
-            Some(aligned) => words.extend_from_slice(&aligned[chunk.start / 4..chunk.end / 4]),
-            None => words.extend(
-                bytes[chunk].chunks_exact(4).map(|b| u32::from_ne_bytes([b[0], b[1], b[2], b[3]])),
-            ),
+        let copy = |chunk: Range<usize>| {
+            if let Some(aligned) = in_place {
+                words.extend_from_slice(&aligned[chunk.start / 4..chunk.end / 4]);
+            } else {
+                let start = words.len();
+                words.resize(start + chunk.len() / 4, 0);
+                words[start..].as_mut_bytes().copy_from_slice(&bytes[chunk]);
+            }
         };
         let mut report = check_crc(bytes, 0..bytes.len(), crc, copy);
         if report.crc.is_ok() {
