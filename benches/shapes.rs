@@ -8,6 +8,8 @@
 //!
 //! Run: `cargo bench --bench shapes -- --warm-up-time 1 --measurement-time 3 [FILTER]`.
 
+#[path = "common/maps.rs"]
+mod maps;
 #[path = "common/order.rs"]
 mod order;
 #[path = "common/sheet.rs"]
@@ -16,21 +18,13 @@ mod sheet;
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use datacomp::{ExportOptions, HandleMap, History, Id, Key, LoadOptions, OwnedValue, Snapshot};
-use slotmap::DenseSlotMap;
+use datacomp::{ExportOptions, History, Key, LoadOptions, OwnedValue, Snapshot};
 
 const HEALTH: Key = Key::path(&["stats", "health"]);
 const SHAPES: [&str; 2] = ["sheet", "small"];
 
 fn index(c: &mut Criterion) {
-    const N: usize = 100_000;
-    let mut map = HandleMap::new(0);
-    let ids: Vec<Id> = (0..N as u64).map(|i| map.insert(i)).collect();
-    let mut dense = DenseSlotMap::new();
-    let keys: Vec<_> = (0..N as u64).map(|i| dense.insert(i)).collect();
-    let order = order::shuffled(N);
-    let ids: Vec<Id> = order.iter().map(|&i| ids[i]).collect();
-    let keys: Vec<_> = order.iter().map(|&i| keys[i]).collect();
+    let (map, ids, dense, keys) = maps::shuffled_maps();
     let mut group = c.benchmark_group("shapes/index_100k_shuffled");
     group.bench_function("datacomp_index", |b| {
         b.iter(|| ids.iter().map(|&id| map[id]).sum::<u64>())

@@ -23,6 +23,8 @@
 //! - `export_each`, `serde_each`: `Store::export` of each of 10,000 sheets, against
 //!   `serde_json::to_string` of each one's `serde_json::Value`.
 
+#[path = "../common/maps.rs"]
+mod maps;
 #[path = "../common/order.rs"]
 mod order;
 #[path = "../common/sheet.rs"]
@@ -53,18 +55,8 @@ fn store_of(shape: &str, entities: usize) -> (Store, Vec<Id>) {
 fn input(op: &str, shape: &str) -> Input {
     match op {
         "index" | "get" | "dsm_index" => {
-            const N: usize = 100_000;
-            let mut map = HandleMap::new(0);
-            let ids: Vec<Id> = (0..N as u64).map(|i| map.insert(i)).collect();
-            let mut dense = DenseSlotMap::new();
-            let keys: Vec<_> = (0..N as u64).map(|i| dense.insert(i)).collect();
-            let order = order::shuffled(N);
-            Input::Maps(
-                map,
-                order.iter().map(|&i| ids[i]).collect(),
-                dense,
-                order.iter().map(|&i| keys[i]).collect(),
-            )
+            let (map, ids, dense, keys) = maps::shuffled_maps();
+            Input::Maps(map, ids, dense, keys)
         }
         "set_text" | "set_key" | "column" | "export_each" => {
             let (store, ids) = store_of(shape, 10_000);
