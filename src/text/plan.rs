@@ -25,7 +25,7 @@ use std::hash::{BuildHasher, RandomState};
 use std::ops::Range;
 use std::sync::Mutex;
 
-use fxhash::FxHashMap;
+use fxhash::{FxHashMap, FxHashSet};
 
 use crate::blob::BlobRef;
 use crate::blob::layout;
@@ -81,6 +81,10 @@ pub(crate) struct Plans {
     misses: usize,
     /// Scratch of a recording: where each value went in the output, its entry and type tag.
     spans: Vec<(usize, usize, u32, u8)>,
+    /// The layout hashes met once by [`met_before`](Plans::met_before) (one-entity exports,
+    /// which make a plan for a layout met twice: a one-off export pays for no plan). At most
+    /// [`MAX_PLANS`] times four.
+    met: FxHashSet<u64>,
 }
 
 /// The words of `blob` that fix its layout: its key array and tag array (their length fixes
@@ -157,6 +161,7 @@ impl Plans {
             steps: Vec::new(),
             misses: 0,
             spans: Vec::new(),
+            met: FxHashSet::default(),
         }
     }
 
@@ -239,6 +244,17 @@ impl Plans {
         }
         out.extend_from_slice(&text[at..]);
         Some(Ok(()))
+    }
+
+    /// Whether the layout of `hash` was met before; notes it if not (while there is room).
+    pub(crate) fn met_before(&mut self, hash: u64) -> bool {
+        if self.met.contains(&hash) {
+            return true;
+        }
+        if self.met.len() < 4 * MAX_PLANS {
+            self.met.insert(hash);
+        }
+        false
     }
 
     /// Whether another plan may be made.
@@ -449,9 +465,9 @@ mod tests {
                 let planned = store.export_all(&options).map_err(|e| e.to_string());
                 let trees = export_all_by_trees(&store, options).map_err(|e| e.to_string());
                 prop_assert_eq!(&planned, &trees);
-                // One entity at a time, twice (the second from the kept plans): each as its
-                // tree alone writes it.
-                for round in 0..2 {
+                // One entity at a time, three times (a layout's plan is made the second time
+                // it is met, and used from then on): each as its tree alone writes it.
+                for round in 0..3 {
                     for (id, blob) in store.iter() {
                         let mut tree = Tree::for_names(store.names(), false);
                         let refused = tree.build(store.names(), blob).is_some() && !options.is_lossy();

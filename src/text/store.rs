@@ -422,7 +422,12 @@ fn write_planned(
     if let (true, Some(bad)) = (checked, tree.build(store.names(), blob)) {
         return Err(bad);
     }
-    plans.write_and_record(&tree, (hash, layout), (pretty, 0), values, &mut out);
+    if plans.met_before(hash) {
+        plans.write_and_record(&tree, (hash, layout), (pretty, 0), values, &mut out);
+    } else {
+        // A layout met once makes no plan: a one-off export of a large entity pays for none.
+        tree.write(pretty, 0, &mut out);
+    }
     Ok(into_string(out))
 }
 
