@@ -4,7 +4,7 @@
 //! builds on the 2 cores; a minimum of 31 runs and an instruction count do not.
 //!
 //! Run: `nice -n 5 cargo bench --bench query_min`, and for instruction counts
-//! `valgrind --tool=callgrind target/release/deps/query_min-* --once` then
+//! `valgrind --tool=callgrind ../target/release/deps/query_min-* --once` then
 //! `callgrind_annotate --inclusive=yes --threshold=100 callgrind.out.* | grep probe_`
 //! (each `probe_*` runs its operation once over its whole input: divide by the input size).
 //!

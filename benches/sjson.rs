@@ -17,7 +17,7 @@ use datacomp::{Blob, ExportOptions, ImportOptions, Store, TextFormat};
 const SHEETS: usize = 10_000;
 
 fn fixture(path: &str) -> String {
-    let path = format!("{}/fixtures/{path}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!("{}/../fixtures/{path}", env!("CARGO_MANIFEST_DIR"));
     std::fs::read_to_string(path).expect("the fixture exists")
 }
 

@@ -104,6 +104,13 @@ fn a_view_needs_an_aligned_buffer() {
         "{err}"
     );
     assert!(Store::from_bytes(&shifted[1..]).is_ok(), "a copy does not care");
+    // Copied a chunk at a time (one thread) or into zeroed words (two), aligned or not: the
+    // same store.
+    for threads in [1, 2] {
+        let options = datacomp::LoadOptions::new().threads(threads);
+        assert!(options.load_bytes(&shifted[1..]).unwrap() == store, "{threads} threads");
+        assert!(options.load_bytes(&bytes).unwrap() == store, "{threads} threads");
+    }
 }
 
 /// Both readers accept exactly the same inputs: one validator, two ways to read.
@@ -610,9 +617,13 @@ fn a_big_save_loads_the_same_on_any_number_of_threads() {
     assert!(good.len() > 1 << 20);
     let one = datacomp::LoadOptions::new().threads(1);
     let two = datacomp::LoadOptions::new().threads(2);
+    let mut shifted = vec![0_u8; good.len() + 1];
+    shifted[1..].copy_from_slice(&good);
     for options in [&one, &two] {
         assert!(options.load_bytes(&good).unwrap() == store);
         assert_eq!(options.view(&good).unwrap().len(), 6000);
+        // Unaligned, over many 64 KiB chunks.
+        assert!(options.load_bytes(&shifted[1..]).unwrap() == store);
     }
     let (arena, _) = section(&good, ARENA);
     // Each blob's first byte is its key count: 2 keys; made 0xff.

@@ -4,7 +4,7 @@
 
 /// The text of `fixtures/sheets/<name>.json`.
 pub fn sheet(name: &str) -> String {
-    let path = format!("{}/fixtures/sheets/{name}.json", env!("CARGO_MANIFEST_DIR"));
+    let path = format!("{}/../fixtures/sheets/{name}.json", env!("CARGO_MANIFEST_DIR"));
     std::fs::read_to_string(path).expect("the fixture exists")
 }
 

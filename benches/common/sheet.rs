@@ -1,12 +1,14 @@
 //! The 15-key character sheet every blob benchmark uses, in each representation a user might
 //! pick: a `Blob`, an `FxHashMap<u32, OwnedValue>` keyed by the same hashes, the usual
 //! `HashMap<String, serde_json::Value>` of dotted paths, and a nested `serde_json::Value`.
+//! Beside it the small sheet ([`SMALL`]): also 15 keys, but short texts and few floats, the
+//! shape most game entities have (~200 arena bytes against the sheet's ~380).
 
 #![allow(dead_code)] // Each bench uses its own part of this module.
 
 use std::collections::HashMap;
 
-use datacomp::{Blob, Key, OwnedValue, Value};
+use datacomp::{Blob, Id, Key, OwnedValue, Store, Value};
 use fxhash::FxHashMap;
 
 /// The sheet's dotted paths and values.
@@ -34,6 +36,57 @@ pub const SHEET: [(&str, Value<'static>); 15] = [
     ),
 ];
 
+/// The small sheet: a name, a title, six stats, three status flags, a 3-float position, level,
+/// xp and class. Its `stats.health` is at the same path as the sheet's.
+pub const SMALL: [(&str, Value<'static>); 15] = [
+    ("name", Value::Str("Grunt")),
+    ("title", Value::Str("the Orc")),
+    ("stats.health", Value::Float(100.0)),
+    ("stats.mana", Value::Float(20.0)),
+    ("stats.strength", Value::Float(16.0)),
+    ("stats.dexterity", Value::Float(9.0)),
+    ("stats.intelligence", Value::Float(6.0)),
+    ("stats.wisdom", Value::Float(7.0)),
+    ("status_effects.drunk", Value::Bool(false)),
+    ("status_effects.delirious", Value::Bool(false)),
+    ("status_effects.poisoned", Value::Bool(true)),
+    ("position", Value::Floats(&[12.5, 0.0, -3.25])),
+    ("level", Value::Float(3.0)),
+    ("xp", Value::Float(1250.0)),
+    ("class", Value::Str("Warrior")),
+];
+
+/// A sheet shape by name: `sheet` ([`SHEET`]) or `small` ([`SMALL`]).
+pub fn shape(name: &str) -> &'static [(&'static str, Value<'static>)] {
+    match name {
+        "sheet" => &SHEET,
+        "small" => &SMALL,
+        other => panic!("unknown shape {other}: sheet or small"),
+    }
+}
+
+/// A blob of `shape`, sized exactly.
+pub fn build_blob_of(shape: &[(&str, Value<'_>)]) -> Blob {
+    let payload = shape.iter().map(|(_, v)| v.payload_bytes()).sum();
+    let mut blob = Blob::with_capacity(shape.len(), payload);
+    for &(path, value) in shape {
+        blob.set(path, value).unwrap();
+    }
+    blob
+}
+
+/// A store of `entities` copies of `shape`, with their names recorded (as an import or a first
+/// text-key write records them), and their ids.
+pub fn store_of(shape: &[(&str, Value<'_>)], entities: usize) -> (Store, Vec<Id>) {
+    let blob = build_blob_of(shape);
+    let mut store = Store::with_capacity(entities, entities * blob.used_bytes());
+    for &(path, _) in shape {
+        store.insert_key_name(path).unwrap();
+    }
+    let ids = (0..entities).map(|_| store.insert(&blob)).collect();
+    (store, ids)
+}
+
 /// The path that `get/one_key` looks up: in the middle of the sheet.
 pub const ONE_KEY: &str = "stats.health";
 
@@ -47,15 +100,15 @@ pub fn payload_bytes() -> usize {
 }
 
 pub fn build_blob() -> Blob {
-    let mut blob = Blob::with_capacity(SHEET.len(), payload_bytes());
-    for (path, value) in SHEET {
-        blob.set(path, value).unwrap();
-    }
-    blob
+    build_blob_of(&SHEET)
 }
 
 pub fn build_fxhashmap() -> FxHashMap<u32, OwnedValue> {
-    SHEET.iter().map(|(path, v)| (Key::parse(path).raw(), v.to_owned_value())).collect()
+    build_fxhashmap_of(&SHEET)
+}
+
+pub fn build_fxhashmap_of(shape: &[(&str, Value<'_>)]) -> FxHashMap<u32, OwnedValue> {
+    shape.iter().map(|(path, v)| (Key::parse(path).raw(), v.to_owned_value())).collect()
 }
 
 pub fn to_json(value: Value<'_>) -> serde_json::Value {
@@ -73,8 +126,13 @@ pub fn build_string_hashmap() -> HashMap<String, serde_json::Value> {
 
 /// The nested object a designer would write.
 pub fn build_json() -> serde_json::Value {
+    build_json_of(&SHEET)
+}
+
+/// The nested object of `shape`.
+pub fn build_json_of(shape: &[(&str, Value<'_>)]) -> serde_json::Value {
     let mut root = serde_json::Map::new();
-    for (path, value) in SHEET {
+    for &(path, value) in shape {
         let mut object = &mut root;
         let mut segments = path.split('.').peekable();
         while let Some(segment) = segments.next() {

@@ -216,9 +216,7 @@ pub(crate) fn write_between(
         // i of the other, compared in place as raw words, and nothing is removed. `removals`
         // holds the positions that differ.
         removals.clear();
-        let n = layout::len(target_words) as u32;
-        removals
-            .extend((0..n).filter(|&i| !layout::same_entry(base_words, target_words, i as usize)));
+        layout::differing_entries(base_words, target_words, removals);
         let keys = layout::keys(target_words);
         let changed = || {
             removals.iter().map(|&i| {

@@ -490,12 +490,21 @@ fn copy_arena_on(
     spans: Spans<'_>,
     id_at: impl Fn(usize) -> Id + Sync,
 ) -> Result<Vec<u32>, LoadError> {
-    let mut words = vec![0_u32; bytes.len() / 4];
     let in_place = <[u32]>::ref_from_bytes(bytes).ok();
     if parts == 1 {
-        // No thread, and no allocation but the words.
-        let out = words.as_mut_bytes();
-        let copy = |chunk: Range<usize>| out[chunk.clone()].copy_from_slice(&bytes[chunk]);
+        // No thread, and no allocation but the words, which are written a chunk at a time
+        // while the chunk is in cache (not all zeroed first: a second pass over the arena's
+        // memory). Unaligned bytes: the chunk's words zeroed, then the bytes copied in.
+        let mut words = Vec::with_capacity(bytes.len() / 4);
+        let copy = |chunk: Range<usize>| {
+            if let Some(aligned) = in_place {
+                words.extend_from_slice(&aligned[chunk.start / 4..chunk.end / 4]);
+            } else {
+                let start = words.len();
+                words.resize(start + chunk.len() / 4, 0);
+                words[start..].as_mut_bytes().copy_from_slice(&bytes[chunk]);
+            }
+        };
         let mut report = check_crc(bytes, 0..bytes.len(), crc, copy);
         if report.crc.is_ok() {
             let arena = in_place.unwrap_or(&words);
@@ -504,6 +513,9 @@ fn copy_arena_on(
         finish([report], crc, spans, &id_at)?;
         return Ok(words);
     }
+    // Each thread writes its share in place: the words must exist first (zeroed), as safe
+    // code cannot hand out uninitialized memory.
+    let mut words = vec![0_u32; bytes.len() / 4];
     let unit = unit(crc);
     let mut outs = Vec::with_capacity(parts);
     let mut rest = words.as_mut_slice();

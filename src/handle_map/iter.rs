@@ -6,27 +6,30 @@ use super::{HandleMap, Id, Slot};
 
 /// Iterator over `(Id, &T)` in dense order: returned by [`HandleMap::iter`].
 pub struct Iter<'a, T> {
-    pub(super) map: &'a HandleMap<T>,
-    pub(super) dense: std::ops::Range<usize>,
+    pub(super) ids: IdsOf<'a>,
+    // Slices zipped, not indices: no bounds check per item, so a caller that drops the
+    // handles (a column's sum) loads neither `meta` nor the slots.
+    pub(super) inner: std::iter::Zip<std::slice::Iter<'a, u32>, std::slice::Iter<'a, T>>,
 }
 
 impl<'a, T> Iterator for Iter<'a, T> {
     type Item = (Id, &'a T);
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
-        let d = self.dense.next()?;
-        Some((self.map.id_of_slot(self.map.meta[d] as usize), &self.map.items[d]))
+        let (&slot, item) = self.inner.next()?;
+        Some((self.ids.id(slot), item))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        self.dense.size_hint()
+        self.inner.size_hint()
     }
 }
 
 impl<T> DoubleEndedIterator for Iter<'_, T> {
     fn next_back(&mut self) -> Option<Self::Item> {
-        let d = self.dense.next_back()?;
-        Some((self.map.id_of_slot(self.map.meta[d] as usize), &self.map.items[d]))
+        let (&slot, item) = self.inner.next_back()?;
+        Some((self.ids.id(slot), item))
     }
 }
 
@@ -35,7 +38,7 @@ impl<T> std::iter::FusedIterator for Iter<'_, T> {}
 
 impl<T> Clone for Iter<'_, T> {
     fn clone(&self) -> Self {
-        Iter { map: self.map, dense: self.dense.clone() }
+        Iter { ids: self.ids, inner: self.inner.clone() }
     }
 }
 
@@ -46,14 +49,18 @@ impl<T: fmt::Debug> fmt::Debug for Iter<'_, T> {
 }
 
 /// What [`IterMut`] needs to rebuild handles while the items are borrowed mutably.
+#[derive(Clone, Copy)]
 pub(super) struct IdsOf<'a> {
     pub(super) slots: &'a [Slot],
     pub(super) base: u32,
 }
 
 impl IdsOf<'_> {
+    /// The handle of live slot `slot`. Without a panic path (a slot past the end, which the
+    /// map's invariant rules out, gives [`Id::NULL`]), so that an unused handle costs nothing.
+    #[inline]
     fn id(&self, slot: u32) -> Id {
-        self.slots[slot as usize].id(self.base + slot)
+        self.slots.get(slot as usize).map_or(Id::NULL, |s| s.id(self.base + slot))
     }
 }
 

@@ -433,13 +433,10 @@ impl<T> HandleMap<T> {
         usize::try_from(slot).unwrap_or(usize::MAX)
     }
 
-    /// As [`live_slot`](HandleMap::live_slot), with the reason when `id` is not live.
-    fn resolve(&self, id: Id) -> Result<(usize, usize), HandleError> {
-        self.live_slot(id).ok_or_else(|| self.diagnose(id))
-    }
-
-    /// Why `id` does not resolve.
+    /// Why `id` does not resolve: cold and out of line, so that `try_get` and `map[id]` are
+    /// `get`'s instructions and a branch to here, and no reason is built before it is needed.
     #[cold]
+    #[inline(never)]
     fn diagnose(&self, id: Id) -> HandleError {
         if id.is_free() {
             return if id.is_null() { HandleError::Null } else { HandleError::Free { id } };
@@ -462,6 +459,14 @@ impl<T> HandleMap<T> {
         HandleError::Free { id }
     }
 
+    /// `map[id]`'s panic, with the reason: out of line, as [`diagnose`](HandleMap::diagnose).
+    #[cold]
+    #[inline(never)]
+    #[track_caller]
+    fn index_failed(&self, id: Id) -> ! {
+        panic!("HandleMap[{id}]: {}", self.diagnose(id))
+    }
+
     /// The item of `id`, or why there is none.
     ///
     /// # Errors
@@ -481,9 +486,12 @@ impl<T> HandleMap<T> {
     /// map.remove(id);
     /// assert!(matches!(map.try_get(id), Err(HandleError::Stale { .. })));
     /// ```
+    #[inline]
     pub fn try_get(&self, id: Id) -> Result<&T, HandleError> {
-        let (_, dense) = self.resolve(id)?;
-        Ok(&self.items[dense])
+        match self.get(id) {
+            Some(item) => Ok(item),
+            None => Err(self.diagnose(id)),
+        }
     }
 
     /// The item of `id`, mutably, or why there is none.
@@ -504,8 +512,11 @@ impl<T> HandleMap<T> {
     /// assert_eq!(map.try_get_mut(Id::NULL), Err(HandleError::Null));
     /// # Ok::<(), HandleError>(())
     /// ```
+    #[inline]
     pub fn try_get_mut(&mut self, id: Id) -> Result<&mut T, HandleError> {
-        let (_, dense) = self.resolve(id)?;
+        let Some((_, dense)) = self.live_slot(id) else {
+            return Err(self.diagnose(id));
+        };
         Ok(&mut self.items[dense])
     }
 
@@ -946,7 +957,10 @@ impl<T> HandleMap<T> {
     /// ```
     #[must_use]
     pub fn iter(&self) -> Iter<'_, T> {
-        Iter { map: self, dense: 0..self.items.len() }
+        Iter {
+            ids: IdsOf { slots: &self.slots, base: self.base },
+            inner: self.meta.iter().zip(self.items.iter()),
+        }
     }
 
     /// Iterates over `(Id, &mut T)` in dense order.
@@ -1098,11 +1112,12 @@ impl<T> Index<Id> for HandleMap<T> {
     /// # Panics
     ///
     /// If `id` does not resolve; the message says why (stale, wrong type, out of range).
+    #[inline]
     #[track_caller]
     fn index(&self, id: Id) -> &T {
-        match self.try_get(id) {
-            Ok(item) => item,
-            Err(e) => panic!("HandleMap[{id}]: {e}"),
+        match self.get(id) {
+            Some(item) => item,
+            None => self.index_failed(id),
         }
     }
 }
@@ -1111,11 +1126,10 @@ impl<T> IndexMut<Id> for HandleMap<T> {
     /// # Panics
     ///
     /// If `id` does not resolve; the message says why.
+    #[inline]
     #[track_caller]
     fn index_mut(&mut self, id: Id) -> &mut T {
-        match self.try_get_mut(id) {
-            Ok(item) => item,
-            Err(e) => panic!("HandleMap[{id}]: {e}"),
-        }
+        let Some((_, dense)) = self.live_slot(id) else { self.index_failed(id) };
+        &mut self.items[dense]
     }
 }

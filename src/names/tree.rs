@@ -3,10 +3,11 @@
 use std::collections::BTreeMap;
 use std::hash::{BuildHasher, RandomState};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use hashbrown::HashTable;
 
-use crate::key::{Key, KeyError, KeyPath};
+use crate::key::{Key, KeyError, KeyPath, MAX_PATH_SEGMENTS};
 
 /// The root: the entity's own object. It has no segment and is never a name.
 pub(crate) const ROOT: u32 = 0;
@@ -88,7 +89,32 @@ pub(crate) struct KeyNames {
     // INVARIANT: holds exactly the named nodes, by their key (one name per key).
     keys: BTreeMap<Key, u32>,
     undo: Option<Undo>,
+    // INVARIANT: changed (to a number no tree had before) by every change of a node, a segment
+    // or a kept flag; 0 only for a tree that never changed (no names). Two trees of one
+    // version hold the same names, so what is made from the names (a store's export plans)
+    // is kept for as long as the version is the same.
+    version: u64,
+    /// The dotted paths that [`known`](KeyNames::known) found last, by key (slot `key %
+    /// RECENT`), each valid while `version` is the one it was found at: a write of one of
+    /// them again is one comparison. Empty until the first is found.
+    recent: Vec<Recent>,
 }
+
+/// Slots of [`KeyNames::recent`].
+const RECENT: usize = 16;
+/// The longest path [`KeyNames::recent`] keeps: the slots hold at most 16 such.
+const RECENT_BYTES: usize = 64;
+
+/// A dotted path that names its key in the tree of version `version`.
+#[derive(Clone)]
+struct Recent {
+    version: u64,
+    key: Key,
+    text: String,
+}
+
+/// The last version any tree took ([`KeyNames::version`]).
+static VERSIONS: AtomicU64 = AtomicU64::new(0);
 
 /// What [`KeyNames::rollback`] restores: the sizes at [`KeyNames::begin`], and the older
 /// nodes that changed since.
@@ -108,7 +134,20 @@ impl KeyNames {
             segments: HashTable::new(),
             keys: BTreeMap::new(),
             undo: None,
+            version: 0,
+            recent: Vec::new(),
         }
+    }
+
+    /// A number that changes whenever the names do, and that no other set of names has: what
+    /// is made from the names stays valid while it is the same.
+    pub(crate) fn version(&self) -> u64 {
+        self.version
+    }
+
+    /// Marks a change: a version no tree had.
+    fn changed(&mut self) {
+        self.version = VERSIONS.fetch_add(1, Ordering::Relaxed) + 1;
     }
 
     /// Number of names (named nodes).
@@ -211,6 +250,7 @@ impl KeyNames {
             .ok()
             .filter(|&n| n != u32::MAX)
             .expect("key names: more than 2^32 - 2 segments");
+        self.changed();
         self.text.push_str(segment);
         let end = self.text.len() as u64;
         assert!(end <= END_MASK, "key names: more than 2^56 bytes of text");
@@ -232,6 +272,7 @@ impl KeyNames {
         {
             undo.flags.push((node, flags));
         }
+        self.changed();
         self.node_mut(node).set_flags(flags | flag);
     }
 
@@ -316,6 +357,7 @@ impl KeyNames {
         let Some(undo) = self.undo.take() else {
             return;
         };
+        self.changed();
         for number in (undo.nodes + 1..=self.nodes.len()).rev() {
             let number = number as u32;
             self.forget_segment(number);
@@ -352,6 +394,7 @@ impl KeyNames {
         if start > count {
             return;
         }
+        self.changed();
         let mut live = vec![false; count + 1 - start];
         for number in (start..=count).rev() {
             let node = self.node(number as u32);
@@ -497,6 +540,72 @@ impl KeyNames {
             node = self.parent(node);
         }
         node == ROOT
+    }
+
+    /// As [`known`](KeyNames::known), remembering what it finds: a path found since the names
+    /// last changed is one comparison with the path found last for its key's slot.
+    #[inline]
+    pub(crate) fn known_again(&mut self, path: &KeyPath<'_>) -> Option<Key> {
+        let (key, text) = (path.key(), path.as_str());
+        let slot = key.raw() as usize % RECENT;
+        if let Some(recent) = self.recent.get(slot)
+            && recent.version == self.version
+            && recent.key == key
+            && recent.text == text
+            && !path.is_pointer()
+        {
+            return Some(key);
+        }
+        let key = self.known(path)?;
+        if text.len() <= RECENT_BYTES {
+            if self.recent.is_empty() {
+                // A version no tree has: every slot starts empty.
+                let empty =
+                    Recent { version: u64::MAX, key: Key::from_raw(0), text: String::new() };
+                self.recent.resize(RECENT, empty);
+            }
+            let recent = &mut self.recent[slot];
+            (recent.version, recent.key) = (self.version, key);
+            recent.text.clear();
+            recent.text.push_str(text);
+        }
+        Some(key)
+    }
+
+    /// The key of the dotted `path` if this tree names that key by exactly `path`, and `path`
+    /// is one a write may name (at most [`MAX_PATH_SEGMENTS`] segments, not a raw key's
+    /// label): then checking `path` finds no collision and recording it changes nothing, so a
+    /// write of a name the store knows skips both. One map lookup and a comparison a segment
+    /// (the node's text against the path's, from the end; a node whose text holds a `.` never
+    /// matches, as [`is_path`](KeyNames::is_path) splits the path at every `.`). `None`
+    /// otherwise, and for a JSON Pointer: the full checks decide.
+    #[inline]
+    pub(crate) fn known(&self, path: &KeyPath<'_>) -> Option<Key> {
+        let text = path.as_str().as_bytes();
+        // A raw key's label starts with '#': `check_not_raw` decides those.
+        if path.is_pointer() || text.first() == Some(&b'#') {
+            return None;
+        }
+        let key = path.key();
+        let (nodes, names) = (&self.nodes, self.text.as_bytes());
+        let mut node = *self.keys.get(&key)? as usize;
+        let mut rest = text;
+        for _ in 0..MAX_PATH_SEGMENTS {
+            // Node `node` is `nodes[node - 1]`; its text starts where the previous one's ends.
+            let this = nodes.get(node.wrapping_sub(1))?;
+            let start = if node == 1 { 0 } else { nodes.get(node - 2)?.end() };
+            let segment = names.get(start..this.end())?;
+            let (head, tail) = rest.split_at_checked(rest.len().checked_sub(segment.len())?)?;
+            if tail != segment || segment.contains(&b'.') {
+                return None;
+            }
+            node = this.parent as usize;
+            if node == ROOT as usize {
+                return head.is_empty().then_some(key);
+            }
+            rest = head.strip_suffix(b".")?;
+        }
+        None
     }
 
     /// The key of `path`, or the collision of its name with the one recorded for its key.
@@ -676,6 +785,40 @@ mod tests {
         assert_eq!(known, "sleep_haste_8");
         assert_eq!(names, before);
         assert_eq!(names.node_count(), 1);
+    }
+
+    #[test]
+    fn known_is_only_a_name_recorded_as_exactly_that_dotted_path() {
+        let mut names = KeyNames::new();
+        for text in ["stats.health", "sleep_haste_8", "/a.b", "/#0000002a", "name"] {
+            names.record(&path(text)).unwrap();
+        }
+        let known = |text: &str| names.known(&KeyPath::dotted(text));
+        assert_eq!(known("stats.health"), Some(Key::parse("stats.health")));
+        assert_eq!(known("name"), Some(Key::parse("name")));
+        assert_eq!(known("sleep_haste_8"), Some(Key::parse("sleep_haste_8")));
+        // Its hash is sleep_haste_8's: the full check reports the collision.
+        assert_eq!(Key::parse("fury_sleep_272"), Key::parse("sleep_haste_8"));
+        assert_eq!(known("fury_sleep_272"), None);
+        assert!(names.check(&path("fury_sleep_272")).is_err());
+        // `a.b` is one segment there; dotted, it is two.
+        assert_eq!(known("a.b"), None);
+        assert_eq!(known("#0000002a"), None);
+        // A prefix that names nothing, a longer path, and the same path as a pointer.
+        assert_eq!(known("stats"), None);
+        assert_eq!(known("x.stats.health"), None);
+        assert_eq!(names.known(&path("/stats/health")), None);
+        assert_eq!(known(".stats.health"), None);
+
+        // Remembered, and forgotten when the names change.
+        assert_eq!(names.known_again(&path("stats.health")), Some(Key::parse("stats.health")));
+        assert_eq!(names.known_again(&path("stats.health")), Some(Key::parse("stats.health")));
+        assert_eq!(names.known_again(&path("fury_sleep_272")), None);
+        let version = names.version();
+        names.record(&path("stats.mana")).unwrap();
+        assert_ne!(names.version(), version);
+        names.retain(|key| key != Key::parse("stats.health"));
+        assert_eq!(names.known_again(&path("stats.health")), None);
     }
 
     #[test]

@@ -112,8 +112,16 @@ impl BlobMut<'_> {
     /// ```
     pub fn set(&mut self, key: impl AsKey, value: impl AsValue) -> Result<(), Error> {
         let path = key.as_path();
-        let key = match &path {
-            Some(path) => {
+        // A name the store holds already, for a key the entity holds: nothing to check and
+        // nothing to record (a lookup and a comparison a segment: `KeyNames::known`).
+        let known = path
+            .as_ref()
+            .and_then(|path| self.store.names.known_again(path))
+            .filter(|&key| self.as_blob_ref().contains_key(key));
+        let path = if known.is_some() { None } else { path };
+        let key = match (known, &path) {
+            (Some(known), _) => known,
+            (None, Some(path)) => {
                 path.check_depth()?;
                 path.check_not_raw()?;
                 let key = self.store.names.check(path)?;
@@ -124,7 +132,7 @@ impl BlobMut<'_> {
                 }
                 key
             }
-            None => key.as_key(),
+            (None, None) => key.as_key(),
         };
         self.write(key, stored_value(&value)?)?;
         if let Some(path) = &path {

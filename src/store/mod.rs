@@ -33,6 +33,8 @@ use crate::error::Error;
 use crate::handle_map::{HandleError, HandleMap, Id};
 use crate::key::{AsKey, Key};
 use crate::names::KeyNames;
+#[cfg(feature = "json")]
+use crate::text::plan::PlanCache;
 use crate::value::AsValue;
 
 pub use blob_mut::BlobMut;
@@ -157,6 +159,11 @@ pub struct Store {
     // INVARIANT: every change to a slot of `index` or to its entity's bytes is stamped here
     // (`touch`), or the tracker is told that everything changed (`Tracker::touch_all`).
     tracker: Tracker,
+    /// The JSON plans of one-entity exports ([`Store::export`]), by key layout, kept while
+    /// the names' version is the one they were made for. Not part of the store's state:
+    /// a clone starts without them.
+    #[cfg(feature = "json")]
+    export_plans: PlanCache,
 }
 
 /// A store's memory use: what [`Store::stats`] returns.
@@ -188,6 +195,8 @@ impl Store {
             data_version: 0,
             lineage: Some(new_lineage()),
             tracker: Tracker::new(),
+            #[cfg(feature = "json")]
+            export_plans: PlanCache::new(),
         }
     }
 
@@ -211,6 +220,8 @@ impl Store {
             data_version: 0,
             lineage: Some(new_lineage()),
             tracker: Tracker::new(),
+            #[cfg(feature = "json")]
+            export_plans: PlanCache::new(),
         }
     }
 
@@ -298,6 +309,8 @@ impl Store {
             data_version,
             lineage,
             tracker: Tracker::new(),
+            #[cfg(feature = "json")]
+            export_plans: PlanCache::new(),
         }
     }
 
@@ -661,6 +674,12 @@ impl Store {
         &mut self.names
     }
 
+    /// The plans of one-entity JSON exports.
+    #[cfg(feature = "json")]
+    pub(crate) fn export_plans(&self) -> &PlanCache {
+        &self.export_plans
+    }
+
     /// The change tracker, for reading.
     pub(crate) fn tracker(&self) -> &Tracker {
         &self.tracker
@@ -670,8 +689,11 @@ impl Store {
     /// changed.
     pub(crate) fn copy_from(&mut self, source: &Store) {
         // Every field named: a field added to `Store` must be decided on here.
-        let Store { index, arena, garbage_words, names, data_version, lineage, tracker: _ } =
+        #[cfg(feature = "json")]
+        let Store { index, arena, garbage_words, names, data_version, lineage, tracker: _, export_plans: _ } =
             source;
+        #[cfg(not(feature = "json"))]
+        let Store { index, arena, garbage_words, names, data_version, lineage, tracker: _ } = source;
         self.index.clone_from(index);
         self.arena.clone_from(arena);
         self.garbage_words = *garbage_words;

@@ -95,7 +95,7 @@ mod number;
 #[cfg(feature = "json")]
 mod options;
 #[cfg(feature = "json")]
-mod plan;
+pub(crate) mod plan;
 #[cfg(feature = "json")]
 pub(crate) mod read;
 pub(crate) mod shown;

@@ -23,8 +23,9 @@
 
 use std::hash::{BuildHasher, RandomState};
 use std::ops::Range;
+use std::sync::Mutex;
 
-use fxhash::FxHashMap;
+use fxhash::{FxHashMap, FxHashSet};
 
 use crate::blob::BlobRef;
 use crate::blob::layout;
@@ -80,12 +81,69 @@ pub(crate) struct Plans {
     misses: usize,
     /// Scratch of a recording: where each value went in the output, its entry and type tag.
     spans: Vec<(usize, usize, u32, u8)>,
+    /// The layout hashes met once by [`met_before`](Plans::met_before) (one-entity exports,
+    /// which make a plan for a layout met twice: a one-off export pays for no plan). At most
+    /// [`MAX_PLANS`] times four.
+    met: FxHashSet<u64>,
 }
 
 /// The words of `blob` that fix its layout: its key array and tag array (their length fixes
 /// the key count).
 pub(crate) fn layout_words(blob: BlobRef<'_>) -> &[u32] {
     layout::layout_words(blob.as_words())
+}
+
+/// A store's plans for exporting one entity at a time ([`Store::export`](crate::Store::export)),
+/// kept between calls: an editor or a server exports entity after entity, and each one of a
+/// layout already met is written from its plan. The plans are made from the store's names,
+/// so they are dropped when the names' version changes (a name added, taken back or
+/// dropped), not on every write. Behind a lock so that a store stays `Sync`: an export that
+/// finds it taken (another thread exporting) writes from the tree instead.
+pub(crate) struct PlanCache(Mutex<Option<Box<CachedPlans>>>);
+
+/// The plans, and what they were made for.
+struct CachedPlans {
+    names_version: u64,
+    pretty: bool,
+    plans: Plans,
+}
+
+impl PlanCache {
+    /// No plans yet. Does not allocate.
+    pub(crate) const fn new() -> PlanCache {
+        PlanCache(Mutex::new(None))
+    }
+
+    /// Runs `write` with the plans made for names of version `names_version` and `pretty`
+    /// output (new ones if the kept plans were made for others); `None` if the plans are in
+    /// use by another thread.
+    pub(crate) fn with<R>(
+        &self,
+        names_version: u64,
+        pretty: bool,
+        write: impl FnOnce(&mut Plans) -> R,
+    ) -> Option<R> {
+        let mut cached = self.0.try_lock().ok()?;
+        let current =
+            cached.as_ref().is_some_and(|c| c.names_version == names_version && c.pretty == pretty);
+        if !current {
+            *cached = Some(Box::new(CachedPlans { names_version, pretty, plans: Plans::new() }));
+        }
+        cached.as_mut().map(|c| write(&mut c.plans))
+    }
+}
+
+impl Default for PlanCache {
+    fn default() -> PlanCache {
+        PlanCache::new()
+    }
+}
+
+impl Clone for PlanCache {
+    /// No plans: they are a cache, made again as needed.
+    fn clone(&self) -> PlanCache {
+        PlanCache::new()
+    }
 }
 
 /// A value of a planned entity that JSON has no number for: the export stops there.
@@ -103,6 +161,7 @@ impl Plans {
             steps: Vec::new(),
             misses: 0,
             spans: Vec::new(),
+            met: FxHashSet::default(),
         }
     }
 
@@ -185,6 +244,17 @@ impl Plans {
         }
         out.extend_from_slice(&text[at..]);
         Some(Ok(()))
+    }
+
+    /// Whether the layout of `hash` was met before; notes it if not (while there is room).
+    pub(crate) fn met_before(&mut self, hash: u64) -> bool {
+        if self.met.contains(&hash) {
+            return true;
+        }
+        if self.met.len() < 4 * MAX_PLANS {
+            self.met.insert(hash);
+        }
+        false
     }
 
     /// Whether another plan may be made.
@@ -395,6 +465,19 @@ mod tests {
                 let planned = store.export_all(&options).map_err(|e| e.to_string());
                 let trees = export_all_by_trees(&store, options).map_err(|e| e.to_string());
                 prop_assert_eq!(&planned, &trees);
+                // One entity at a time, three times (a layout's plan is made the second time
+                // it is met, and used from then on): each as its tree alone writes it.
+                for round in 0..3 {
+                    for (id, blob) in store.iter() {
+                        let mut tree = Tree::for_names(store.names(), false);
+                        let refused = tree.build(store.names(), blob).is_some() && !options.is_lossy();
+                        let mut out = Vec::new();
+                        tree.write(options.is_pretty(), 0, &mut out);
+                        let expected = (!refused).then(|| String::from_utf8(out).unwrap());
+                        let exported = store.export(id, &options).ok();
+                        prop_assert_eq!(exported, expected, "round {}", round);
+                    }
+                }
                 if let Ok(text) = planned {
                     // JSON, and (when checked) JSON that import reads back.
                     let parsed = serde_json::from_str::<serde_json::Value>(&text);
@@ -407,6 +490,28 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn one_entity_exports_drop_their_plans_when_the_names_change() {
+        let mut store = Store::new();
+        let key = Key::parse("stats.luck");
+        let ids: Vec<_> = (0..2).map(|i| store.insert_entries([(key, i)])).collect();
+        let json = ExportOptions::json();
+        for &id in &ids {
+            assert!(store.export(id, &json).unwrap().starts_with(r##"{"#"##));
+        }
+        store.insert_key_name("stats.luck").unwrap();
+        assert_eq!(store.export(ids[1], &json).unwrap(), r#"{"stats":{"luck":1}}"#);
+        assert_eq!(
+            store.export(ids[0], &json.pretty(true)).unwrap(),
+            "{\n  \"stats\": {\n    \"luck\": 0\n  }\n}"
+        );
+        // A write changes values, not names: the plan stays, and writes the new value.
+        store.get_mut(ids[0]).unwrap().set("stats.luck", 5);
+        assert_eq!(store.export(ids[0], &json).unwrap(), r#"{"stats":{"luck":5}}"#);
+        // A clone starts without plans and writes the same.
+        assert_eq!(store.clone().export(ids[0], &json).unwrap(), r#"{"stats":{"luck":5}}"#);
     }
 
     #[test]

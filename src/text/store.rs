@@ -383,10 +383,60 @@ fn write_entity(
     match options.format {
         TextFormat::Json => {
             let pretty = options.pretty;
-            write_blob_with(store, blob, checked, |tree, out| tree.write(pretty, 0, out))
+            let version = store.names().version();
+            store
+                .export_plans()
+                .with(version, pretty, |plans| write_planned(store, blob, plans, pretty, checked))
+                .unwrap_or_else(|| {
+                    write_blob_with(store, blob, checked, |tree, out| tree.write(pretty, 0, out))
+                })
         }
         TextFormat::Sjson => write_blob_with(store, blob, checked, sjson::write::write_entity),
     }
+}
+
+/// One entity as JSON from the plan of its layout, made from its tree (and kept in `plans`)
+/// if there is none yet: byte for byte what its tree writes. With `checked`, the first NaN or
+/// infinity (key order) instead.
+fn write_planned(
+    store: &Store,
+    blob: BlobRef<'_>,
+    plans: &mut Plans,
+    pretty: bool,
+    checked: bool,
+) -> Result<String, (Key, f32)> {
+    if !plans.looking() {
+        return write_blob_with(store, blob, checked, |tree, out| tree.write(pretty, 0, out));
+    }
+    let values: &[u8] = if pretty { b", " } else { b"," };
+    let layout = plan::layout_words(blob);
+    let hash = plans.hash(layout);
+    // JSON takes about twice the bytes of the blob: one allocation, not a doubling series.
+    let mut out = Vec::with_capacity(blob.byte_len() * 2);
+    match plans.write(hash, layout, blob, checked, values, &mut out) {
+        Some(Ok(())) => return Ok(into_string(out)),
+        Some(Err(NotFinite)) => return Err(first_not_finite(blob)),
+        None => {}
+    }
+    let mut tree = Tree::for_names(store.names(), false);
+    if let (true, Some(bad)) = (checked, tree.build(store.names(), blob)) {
+        return Err(bad);
+    }
+    if plans.met_before(hash) {
+        plans.write_and_record(&tree, (hash, layout), (pretty, 0), values, &mut out);
+    } else {
+        // A layout met once makes no plan: a one-off export of a large entity pays for none.
+        tree.write(pretty, 0, &mut out);
+    }
+    Ok(into_string(out))
+}
+
+/// The first NaN or infinity of `blob` in key order, as the tree path names it: for a plan
+/// that met one.
+fn first_not_finite(blob: BlobRef<'_>) -> (Key, f32) {
+    blob.iter()
+        .find_map(|(key, value)| check_finite(value).err().map(|x| (key, x)))
+        .expect("INVARIANT: the plan met a value that is not finite")
 }
 
 /// The blob's tree as `write` writes it (JSON or SJSON); with `checked`, the first NaN or
@@ -439,11 +489,7 @@ fn write_all_planned(store: &Store, pretty: bool, checked: bool) -> Result<Strin
         match plans.write(hash, layout, blob, checked, values, &mut out) {
             Some(Ok(())) => continue,
             Some(Err(NotFinite)) => {
-                // The first in the entity's key order, as the tree path names it.
-                let (key, x) = blob
-                    .iter()
-                    .find_map(|(key, value)| check_finite(value).err().map(|x| (key, x)))
-                    .expect("INVARIANT: the plan met a value that is not finite");
+                let (key, x) = first_not_finite(blob);
                 return Err(not_finite(store, Some(id), key, x));
             }
             None => {}

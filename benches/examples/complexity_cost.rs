@@ -6,13 +6,13 @@
 //! ```sh
 //! cargo build --release --example complexity_cost
 //! valgrind --tool=callgrind --collect-atstart=no --toggle-collect='complexity_cost::op_*' \
-//!     --callgrind-out-file=cg.%p target/release/examples/complexity_cost 100000
+//!     --callgrind-out-file=cg.%p ../target/release/examples/complexity_cost 100000
 //! callgrind_annotate --inclusive=yes cg.<pid> | grep op_
 //! ```
 //!
 //! Divide each operation's count by N for its instructions per key.
 
-#[path = "../benches/common/entity.rs"]
+#[path = "../common/entity.rs"]
 mod entity;
 
 use std::hint::black_box;

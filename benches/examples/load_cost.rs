@@ -18,7 +18,7 @@
 //!
 //! Run: `cargo run --release --example load_cost -- min 60`.
 
-#[path = "../benches/common/sheet.rs"]
+#[path = "../common/sheet.rs"]
 mod sheet;
 
 use std::hint::black_box;

@@ -4,15 +4,15 @@
 //! counts it alone and no other process on a shared machine changes the figure:
 //!
 //! ```sh
-//! cargo build --release --example api_cost
+//! cd benches && cargo build --release --example api_cost
 //! valgrind --tool=callgrind --collect-atstart=no --toggle-collect='api_cost::op_*' \
-//!     --callgrind-out-file=cg.%p target/release/examples/api_cost 10000
+//!     --callgrind-out-file=cg.%p ../target/release/examples/api_cost 10000
 //! callgrind_annotate --inclusive=yes cg.<pid> | grep op_
 //! ```
 //!
 //! Divide a `get` count by N (reads) and a `find` count by N (entities scanned).
 
-#[path = "../benches/common/sheet.rs"]
+#[path = "../common/sheet.rs"]
 mod sheet;
 
 use std::hint::black_box;

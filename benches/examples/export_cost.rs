@@ -16,10 +16,10 @@
 //!
 //! Run: `cargo run --release --example export_cost -- min 30`.
 
-#[path = "../benches/common/fixtures.rs"]
+#[path = "../common/fixtures.rs"]
 mod fixtures;
 
-#[path = "../tests/common/corpus.rs"]
+#[path = "../../tests/common/corpus.rs"]
 mod corpus;
 
 use std::hint::black_box;
