@@ -47,14 +47,14 @@ fn per_shape(c: &mut Criterion) {
         group.bench_function("datacomp_text_key", |b| {
             b.iter(|| {
                 for &id in &ids {
-                    store.get_mut(id).unwrap().set(black_box("stats.health"), 5.0);
+                    store.get_mut(id).unwrap().set(black_box("stats.health"), 5.0).unwrap();
                 }
             })
         });
         group.bench_function("datacomp_const_key", |b| {
             b.iter(|| {
                 for &id in &ids {
-                    store.get_mut(id).unwrap().set(black_box(HEALTH), 5.0);
+                    store.get_mut(id).unwrap().set(black_box(HEALTH), 5.0).unwrap();
                 }
             })
         });
@@ -120,7 +120,7 @@ fn per_shape(c: &mut Criterion) {
         let mut write = |world: &mut datacomp::Store| {
             round += 1;
             for &id in ids.iter().step_by(100) {
-                world.get_mut(id).unwrap().set(HEALTH, round as f32);
+                world.get_mut(id).unwrap().set(HEALTH, round as f32).unwrap();
             }
         };
         let mut group = c.benchmark_group(format!("shapes/commit_100k_1pct/{shape}"));
@@ -132,7 +132,7 @@ fn per_shape(c: &mut Criterion) {
                 Snapshot::new(black_box(&world))
             })
         });
-        let mut history = History::new(1 << 30);
+        let mut history = History::with_max_bytes(1 << 30);
         history.commit(&world);
         group.bench_function("writes_and_history_commit", |b| {
             b.iter(|| {

@@ -71,10 +71,10 @@ fn input(op: &str, shape: &str) -> Input {
         }
         "commit" | "snapshot" => {
             let (mut store, ids) = store_of(shape, 100_000);
-            let mut history = History::new(1 << 30);
+            let mut history = History::with_max_bytes(1 << 30);
             history.commit(&store);
             for &id in ids.iter().step_by(100) {
-                store.get_mut(id).unwrap().set(HEALTH, 1.0);
+                store.get_mut(id).unwrap().set(HEALTH, 1.0).unwrap();
             }
             Input::History(store, history)
         }
@@ -101,13 +101,13 @@ fn measured(op: &str, input: &mut Input) -> usize {
         }
         ("set_text", Input::Store(store, ids)) => {
             for (i, &id) in ids.iter().enumerate() {
-                store.get_mut(id).unwrap().set(black_box("stats.health"), i as f32);
+                store.get_mut(id).unwrap().set(black_box("stats.health"), i as f32).unwrap();
             }
             store.len()
         }
         ("set_key", Input::Store(store, ids)) => {
             for (i, &id) in ids.iter().enumerate() {
-                store.get_mut(id).unwrap().set(black_box(HEALTH), i as f32);
+                store.get_mut(id).unwrap().set(black_box(HEALTH), i as f32).unwrap();
             }
             store.len()
         }

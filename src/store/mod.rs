@@ -690,10 +690,19 @@ impl Store {
     pub(crate) fn copy_from(&mut self, source: &Store) {
         // Every field named: a field added to `Store` must be decided on here.
         #[cfg(feature = "json")]
-        let Store { index, arena, garbage_words, names, data_version, lineage, tracker: _, export_plans: _ } =
-            source;
+        let Store {
+            index,
+            arena,
+            garbage_words,
+            names,
+            data_version,
+            lineage,
+            tracker: _,
+            export_plans: _,
+        } = source;
         #[cfg(not(feature = "json"))]
-        let Store { index, arena, garbage_words, names, data_version, lineage, tracker: _ } = source;
+        let Store { index, arena, garbage_words, names, data_version, lineage, tracker: _ } =
+            source;
         self.index.clone_from(index);
         self.arena.clone_from(arena);
         self.garbage_words = *garbage_words;

@@ -496,7 +496,7 @@ mod tests {
     fn one_entity_exports_drop_their_plans_when_the_names_change() {
         let mut store = Store::new();
         let key = Key::parse("stats.luck");
-        let ids: Vec<_> = (0..2).map(|i| store.insert_entries([(key, i)])).collect();
+        let ids: Vec<_> = (0..2).map(|i| store.insert_entries([(key, i)]).unwrap()).collect();
         let json = ExportOptions::json();
         for &id in &ids {
             assert!(store.export(id, &json).unwrap().starts_with(r##"{"#"##));
@@ -508,7 +508,7 @@ mod tests {
             "{\n  \"stats\": {\n    \"luck\": 0\n  }\n}"
         );
         // A write changes values, not names: the plan stays, and writes the new value.
-        store.get_mut(ids[0]).unwrap().set("stats.luck", 5);
+        store.get_mut(ids[0]).unwrap().set("stats.luck", 5).unwrap();
         assert_eq!(store.export(ids[0], &json).unwrap(), r#"{"stats":{"luck":5}}"#);
         // A clone starts without plans and writes the same.
         assert_eq!(store.clone().export(ids[0], &json).unwrap(), r#"{"stats":{"luck":5}}"#);
