@@ -89,6 +89,7 @@ pub fn run(
     inputs: &[PathBuf],
     output: &Path,
     lenient: bool,
+    exact_numbers: bool,
     format: Option<FormatArg>,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
@@ -98,6 +99,7 @@ pub fn run(
     }
     not_an_input(output, &files, "the save")?;
     let options = if lenient { ImportOptions::lenient() } else { ImportOptions::strict() };
+    let options = options.exact_numbers(exact_numbers);
     let sizes: Vec<u64> =
         files.iter().map(|f| std::fs::metadata(f).map_or(0, |m| m.len())).collect();
     let total: u64 = sizes.iter().sum();
@@ -107,7 +109,8 @@ pub fn run(
     let mut store = Store::new();
     let mut report = ImportReport::default();
     let mut json_bytes = 0;
-    let mut first_rounded = None;
+    // The first place of each kind of change, with its file.
+    let mut firsts = Firsts::default();
     let mut sjson_documents = 0;
     for (file, size) in files.iter().zip(&sizes) {
         let text = std::fs::read_to_string(file)
@@ -123,9 +126,7 @@ pub fn run(
         };
         let file_report =
             store.import(&text, &read).map_err(|e| Failure::at(file.display(), e))?.report;
-        if first_rounded.is_none() {
-            first_rounded = file_report.first_rounded.clone().map(|path| (file, path));
-        }
+        firsts.add(file, &file_report);
         add(&mut report, &file_report);
         if progress.is_none() && start.elapsed() > QUIET_FOR {
             progress = Some(progress_bar(total));
@@ -159,20 +160,36 @@ pub fn run(
         store.len(),
         Bytes(json_bytes),
     )?;
+    // Each change with the place of its first, so that a user can look at what changed.
     if lenient {
-        // The first rounded number's place, so that a user can look at what changed.
-        let first = first_rounded.map_or(String::new(), |(file, path)| {
-            format!(" (the first at {} in {})", Escaped(&path), file.display())
-        });
         writeln!(
             out,
-            "lenient: {} arrays converted to objects, {} nulls skipped, {} numbers rounded{first}",
-            report.converted_arrays, report.skipped_nulls, report.rounded_numbers
+            "lenient: {} arrays converted to objects{}, {} numbers rounded{}",
+            report.converted_arrays,
+            first_at(firsts.converted.as_ref()),
+            report.rounded_numbers,
+            first_at(firsts.rounded.as_ref()),
         )?;
     }
     if report.empty_objects > 0 {
         // Strict imports leave them out too: said whatever the policy.
-        writeln!(out, "{} empty objects left out: they hold no keys", report.empty_objects)?;
+        writeln!(
+            out,
+            "{} empty objects left out: they hold no keys{}",
+            report.empty_objects,
+            first_at(firsts.empty_object.as_ref()),
+        )?;
+    }
+    if report.lost_digits > 0 {
+        // Said whatever the policy: strict imports read them too (--exact-numbers refuses).
+        let example = firsts.lost_digits_example.unwrap_or_default();
+        writeln!(
+            out,
+            "warning: {} numbers lose digits in f32{}: {} (--exact-numbers refuses them)",
+            report.lost_digits,
+            first_at(firsts.lost_digits.as_ref()),
+            Escaped(&example),
+        )?;
     }
     let per_entity = file_len.checked_div(store.len()).unwrap_or(0);
     writeln!(
@@ -187,9 +204,44 @@ pub fn run(
 
 fn add(total: &mut ImportReport, more: &ImportReport) {
     total.converted_arrays += more.converted_arrays;
-    total.skipped_nulls += more.skipped_nulls;
     total.rounded_numbers += more.rounded_numbers;
     total.empty_objects += more.empty_objects;
+    total.lost_digits += more.lost_digits;
+}
+
+/// The first place of each kind of change over the files of an import: (file, JSON Pointer).
+#[derive(Default)]
+struct Firsts<'f> {
+    converted: Option<(&'f Path, String)>,
+    rounded: Option<(&'f Path, String)>,
+    empty_object: Option<(&'f Path, String)>,
+    lost_digits: Option<(&'f Path, String)>,
+    lost_digits_example: Option<String>,
+}
+
+impl<'f> Firsts<'f> {
+    /// Keeps the places of `report` (of `file`) that no earlier file had.
+    fn add(&mut self, file: &'f Path, report: &ImportReport) {
+        let keep = |first: &mut Option<(&'f Path, String)>, path: &Option<String>| {
+            if first.is_none() {
+                *first = path.clone().map(|path| (file, path));
+            }
+        };
+        keep(&mut self.converted, &report.first_converted);
+        keep(&mut self.rounded, &report.first_rounded);
+        keep(&mut self.empty_object, &report.first_empty_object);
+        if self.lost_digits.is_none() {
+            self.lost_digits_example.clone_from(&report.lost_digits_example);
+        }
+        keep(&mut self.lost_digits, &report.first_lost_digits);
+    }
+}
+
+/// ` (the first at PATH in FILE)`, or nothing.
+fn first_at(first: Option<&(&Path, String)>) -> String {
+    first.map_or(String::new(), |(file, path)| {
+        format!(" (the first at {} in {})", Escaped(path), file.display())
+    })
 }
 
 /// A bar on stderr, in bytes of JSON read; indicatif hides it when stderr is not a terminal.

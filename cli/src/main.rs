@@ -90,10 +90,15 @@ enum Command {
         /// The save file to write (replaced atomically if it exists).
         #[arg(short, long)]
         output: PathBuf,
-        /// Convert arrays of non-numbers to objects keyed by index, skip nulls and clamp
-        /// numbers past f32's range, and report what changed, instead of refusing them.
+        /// Keep nulls, convert arrays of non-numbers to objects keyed by index (exported back
+        /// as arrays) and clamp numbers past f32's range, and report what changed, instead of
+        /// refusing them.
         #[arg(long)]
         lenient: bool,
+        /// Refuse a number that loses digits in f32 (3.141592653589793 would be written back
+        /// as 3.1415927) instead of warning about it.
+        #[arg(long)]
+        exact_numbers: bool,
         /// Read every file as this format, whatever its name (by default *.sjson files are
         /// SJSON and any other file JSON).
         #[arg(long, value_name = "FORMAT")]
@@ -290,8 +295,8 @@ enum Command {
 fn run(cli: Cli, out: &mut dyn Write) -> Result<(), Failure> {
     match cli.command.unwrap_or(Command::Demo) {
         Command::Demo => demo::run(out),
-        Command::Import { inputs, output, lenient, format } => {
-            import::run(&inputs, &output, lenient, format, out)
+        Command::Import { inputs, output, lenient, exact_numbers, format } => {
+            import::run(&inputs, &output, lenient, exact_numbers, format, out)
         }
         Command::List { file } => inspect::list(&file, out),
         Command::Inspect { file, entity, json } => {

@@ -16,8 +16,8 @@
 //!
 //! - `keys` are [`Key`](crate::Key) hashes; a lookup scans only this array.
 //! - `tags` are [`ValueType`] discriminants, one byte each, padded with zeros to a whole word.
-//! - `values` hold a bool (0 or 1) or an f32's bits inline, or, for a string or float array, the
-//!   byte offset of its payload block.
+//! - `values` hold a bool (0 or 1) or an f32's bits inline, 0 for a null, or, for a string or
+//!   float array, the byte offset of its payload block.
 //! - A payload block is a `u32` length (bytes of a string, elements of a float array) followed by
 //!   the data, padded to a whole word. Blocks are allocated top-down from `pstart`.
 //! - A block that no value points at any more is a hole. A hole at `pstart` is given back at
@@ -212,7 +212,7 @@ pub(crate) fn lookup_shape(w: &[u32], key: Key) -> Option<(u8, u32, Shape)> {
 pub(super) fn block(w: &[u32], i: usize) -> Option<(usize, usize)> {
     let ty = tag(w, i);
     match ty {
-        ValueType::Bool | ValueType::Float => None,
+        ValueType::Bool | ValueType::Float | ValueType::Null => None,
         ValueType::Str | ValueType::Floats => {
             let offset = raw_value(w, i) as usize;
             let len = u64::from(w[offset / 4]);
@@ -230,7 +230,7 @@ pub(crate) fn same_entry(a: &[u32], b: &[u32], i: usize) -> bool {
     }
     let (ra, rb) = (raw_value(a, i), raw_value(b, i));
     match ty {
-        ValueType::Bool | ValueType::Float => ra == rb,
+        ValueType::Bool | ValueType::Float | ValueType::Null => ra == rb,
         ValueType::Str | ValueType::Floats => {
             let (da, db) = (ra as usize / 4, rb as usize / 4);
             let len = a[da] as usize;
@@ -267,6 +267,9 @@ pub(crate) fn decode(w: &[u32], tag: u8, raw: u32) -> Value<'_> {
     }
     if tag == ValueType::Bool as u8 {
         return Value::Bool(raw != 0);
+    }
+    if tag == ValueType::Null as u8 {
+        return Value::Null;
     }
     let data = raw as usize / 4 + 1;
     let len = w[data - 1] as usize;
@@ -559,6 +562,7 @@ pub(super) fn write_value(w: &mut [u32], i: usize, value: Value<'_>) {
     let raw = match value {
         Value::Bool(b) => u32::from(b),
         Value::Float(f) => f.to_bits(),
+        Value::Null => 0,
         Value::Str(_) | Value::Floats(_) => {
             let bytes = block_bytes(ty, payload_len(value)) as usize;
             let offset = payload_start(w) - bytes;
@@ -591,7 +595,7 @@ pub(super) fn write_payload(w: &mut [u32], offset: usize, value: Value<'_>) {
             let floats: &[u32] = zerocopy::transmute_ref!(f);
             w[data..data + f.len()].copy_from_slice(floats);
         }
-        Value::Bool(_) | Value::Float(_) => {}
+        Value::Bool(_) | Value::Float(_) | Value::Null => {}
     }
 }
 
@@ -685,7 +689,10 @@ pub(crate) fn validate(w: &[u32], scratch: &mut Scratch) -> Result<(), BlobError
             ValueType::Bool if raw > 1 => {
                 return Err(BlobError::InvalidBool { index: i, key: Key::from_raw(key), raw });
             }
-            ValueType::Bool | ValueType::Float => {}
+            ValueType::Null if raw != 0 => {
+                return Err(BlobError::InvalidNull { index: i, key: Key::from_raw(key), raw });
+            }
+            ValueType::Bool | ValueType::Float | ValueType::Null => {}
             ValueType::Str | ValueType::Floats => {
                 let out_of_bounds = |end: u64| BlobError::PayloadOutOfBounds {
                     index: i,

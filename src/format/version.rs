@@ -27,7 +27,10 @@ pub const FORMAT_MAJOR: u16 = 1;
 ///   an entity) leaves its `index meta` and `index slots` sections empty, flagged in the index
 ///   header ([`RawHeader::IDENTITY`](crate::handle_map::RawHeader::IDENTITY)). A save of `[{},{},...]`
 ///   takes 4 bytes an entity, down from 28. Saves of 1.2 and before still load.
-pub const FORMAT_MINOR: u16 = 3;
+/// - 4: a blob's entry may be a null ([`ValueType::Null`](crate::ValueType::Null), type tag 5,
+///   header value 0, no payload), in saves and deltas alike. A 1.3 reader refuses a blob
+///   holding one (unknown tag 5); saves of 1.3 and before load unchanged.
+pub const FORMAT_MINOR: u16 = 4;
 
 /// The bytes of the arena each crc of a save's `arena crcs` section covers (the last chunk may
 /// be shorter).

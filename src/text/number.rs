@@ -11,6 +11,11 @@
 //! writes that `f32` so). Otherwise the number changes beyond its rounding, and strict import
 //! refuses it: a whole number f32 does not hold (`16777217` would become `16777216`), a nonzero
 //! number that would become zero (`1e-50`), a number past `f32`'s range (`1e39`).
+//!
+//! A fraction held within rounding may still *lose digits*: the nearest `f32`, written in its
+//! shortest form, is another decimal than the one read (`3.141592653589793` is written back as
+//! `3.1415927`; `0.1` and `19.99` come back as they were). Every import reports such a number,
+//! and [`ImportOptions::exact_numbers`](super::ImportOptions::exact_numbers) refuses it.
 
 use std::fmt;
 
@@ -119,8 +124,11 @@ impl fmt::Display for JsonF64 {
 /// How a number read from JSON fits an `f32`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Fit {
-    /// The nearest `f32` holds it, within `f32`'s rounding.
+    /// The nearest `f32` holds it, written back as the same decimal.
     Holds(f32),
+    /// The nearest `f32` holds it within `f32`'s rounding of a fraction, but is written back
+    /// as another decimal: digits are lost (`3.141592653589793` as `3.1415927`).
+    LosesDigits(f32),
     /// The nearest `f32` changes it beyond rounding: a whole number not held exactly, or a
     /// nonzero number that becomes zero.
     Changes(f32),
@@ -139,18 +147,19 @@ pub(crate) fn fit_f64(n: f64) -> Fit {
     if !x.is_finite() {
         return Fit::OutOfRange;
     }
-    // Held exactly (most numbers in game data: small whole ones, halves, quarters): done.
-    if f64::from(x) == n {
+    // Whole and held exactly (`100.0`, `2e3`): written back as the same number.
+    if f64::from(x) == n && n.fract() == 0.0 {
         return Fit::Holds(x);
     }
     if x == 0.0 {
         // n is not zero, or x would hold it.
         return Fit::Changes(x);
     }
-    // A fraction is rounded to f32's precision: held within rounding. (Past 2^52 every f64
-    // is whole; up to 2^24 a whole f64 is held exactly, so it was done above.)
+    // A fraction is rounded to f32's precision: held within rounding, digits kept or lost.
+    // (Past 2^52 every f64 is whole; up to 2^24 a whole f64 is held exactly, so it was done
+    // above.)
     if n.abs() <= f64::from(EXACT_WHOLE) || n.fract() != 0.0 {
-        return Fit::Holds(x);
+        return if keeps_digits(n, x) { Fit::Holds(x) } else { Fit::LosesDigits(x) };
     }
     // A whole number f32 does not hold: fine if it is written as x is written. serde_json
     // reads long exponents to within an ulp or two of an f64, so "as written" is compared
@@ -162,6 +171,40 @@ pub(crate) fn fit_f64(n: f64) -> Fit {
     } else {
         Fit::Changes(x)
     }
+}
+
+/// Powers of ten an `f64` holds exactly.
+const POW10: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
+/// Whether `x`, the `f32` nearest to the nonzero `n` (read from JSON as an `f64`), is written
+/// back (in its shortest form) as the decimal `n` is: as the same `f64`, or the one next to
+/// it, since `serde_json` may read a decimal one `f64` step away from the nearest.
+#[allow(clippy::float_cmp, clippy::cast_possible_truncation)]
+fn keeps_digits(n: f64, x: f32) -> bool {
+    let close = |a: f64| a.to_bits().abs_diff(n.to_bits()) <= 1;
+    // Most fractions in game data have few digits (`0.5`, `19.99`, `-33.25`). A decimal of
+    // at most 6 significant digits in f32's normal range is written back as itself (FLT_DIG:
+    // two such decimals never round to one f32): so if `n` reads as `m / 10^k` with |m| below
+    // 10^6, nothing is lost. `m / 10^k` with both exact is one correctly rounded division: the
+    // f64 nearest to the decimal.
+    let magnitude = n.abs();
+    if (1e-6..1e6).contains(&magnitude) {
+        for pow in POW10 {
+            let m = (n * pow).round();
+            if m.abs() >= 1e6 {
+                break;
+            }
+            if close(m / pow) {
+                return true;
+            }
+        }
+    }
+    // Otherwise, compare with the shortest form itself.
+    let mut buf = [0; TEXT_BYTES];
+    shortest(x, &mut buf).parse::<f64>().is_ok_and(close)
 }
 
 /// How the integer `n` (read exactly from JSON digits) fits an `f32`.
