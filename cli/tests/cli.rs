@@ -1188,7 +1188,10 @@ fn long_names_are_cut_in_errors() {
     let cut = format!("/{}[...19809 bytes cut...]{}", "a".repeat(95), "a".repeat(96));
     assert_eq!(
         message,
-        format!("{}: {cut} (line 1, column 20009): null is not a value", input.display())
+        format!(
+            "{}: {cut} (line 1, column 20009): null is read by the lenient import only (--lenient, ImportOptions::lenient), not the strict one",
+            input.display()
+        )
     );
 
     let world = World::new();

@@ -138,7 +138,8 @@ pub(crate) enum Fit {
 
 /// How `n`, read from JSON as an `f64` (a number with a fraction or an exponent, or an integer
 /// past 64 bits), fits an `f32`.
-#[allow(clippy::float_cmp)] // Exact compares: whether f32 holds n exactly.
+#[allow(clippy::float_cmp, clippy::cast_possible_truncation, clippy::cast_precision_loss)]
+// Exact compares: whether f32 holds n exactly.
 pub(crate) fn fit_f64(n: f64) -> Fit {
     // Past f32's range means rounding to infinity: the shortest decimal form of f32::MAX,
     // 3.4028235e38, is a little above it as an f64 and must still read back.
@@ -147,8 +148,18 @@ pub(crate) fn fit_f64(n: f64) -> Fit {
     if !x.is_finite() {
         return Fit::OutOfRange;
     }
-    // Whole and held exactly (`100.0`, `2e3`): written back as the same number.
-    if f64::from(x) == n && n.fract() == 0.0 {
+    // Held exactly (most numbers in game data: whole ones, halves, quarters). A whole one is
+    // written back as itself (as `fit_integer` holds it); a fraction is checked below (an
+    // exact f32 may still be written back shorter). Past 2^24 every f32 is whole.
+    let wide = f64::from(x);
+    if wide == n && (wide.abs() > f64::from(EXACT_WHOLE) || (n as i64) as f64 == n) {
+        return Fit::Holds(x);
+    }
+    // Halves and quarters below 2^19, held exactly: their decimal (`8.5`, `-33.25`) is the
+    // shortest in x's rounding interval, since the nearest decimal with a digit less is
+    // 0.05 or 0.005 away and x's interval is at most 2^-5 wide there. (`n * 4` is exact.)
+    let quarters = n * 4.0;
+    if wide == n && n.abs() < 524_288.0 && (quarters as i64) as f64 == quarters {
         return Fit::Holds(x);
     }
     if x == 0.0 {
@@ -182,22 +193,24 @@ const POW10: [f64; 23] = [
 /// Whether `x`, the `f32` nearest to the nonzero `n` (read from JSON as an `f64`), is written
 /// back (in its shortest form) as the decimal `n` is: as the same `f64`, or the one next to
 /// it, since `serde_json` may read a decimal one `f64` step away from the nearest.
-#[allow(clippy::float_cmp, clippy::cast_possible_truncation)]
+#[allow(clippy::float_cmp, clippy::cast_possible_truncation, clippy::cast_precision_loss)]
 fn keeps_digits(n: f64, x: f32) -> bool {
-    let close = |a: f64| a.to_bits().abs_diff(n.to_bits()) <= 1;
+    let bits = n.to_bits();
+    let close = |a: f64| a.to_bits().abs_diff(bits) <= 1;
     // Most fractions in game data have few digits (`0.5`, `19.99`, `-33.25`). A decimal of
     // at most 6 significant digits in f32's normal range is written back as itself (FLT_DIG:
-    // two such decimals never round to one f32): so if `n` reads as `m / 10^k` with |m| below
-    // 10^6, nothing is lost. `m / 10^k` with both exact is one correctly rounded division: the
-    // f64 nearest to the decimal.
-    let magnitude = n.abs();
-    if (1e-6..1e6).contains(&magnitude) {
-        for pow in POW10 {
-            let m = (n * pow).round();
-            if m.abs() >= 1e6 {
+    // two such decimals never round to one f32): so if `n` reads as `m / 10^k` with |m| at
+    // most 10^6, nothing is lost. `m / 10^k` with both exact is one correctly rounded
+    // division: the f64 nearest to the decimal. (`n` is not whole, or it was held above: k
+    // starts at 1. Rounded by a cast, not `f64::round`, a library call on baseline x86-64.)
+    if (1e-6..1e6).contains(&n.abs()) {
+        let half = 0.5_f64.copysign(n);
+        for &pow in &POW10[1..] {
+            let t = n * pow;
+            if t.abs() >= 1e6 {
                 break;
             }
-            if close(m / pow) {
+            if close(((t + half) as i64) as f64 / pow) {
                 return true;
             }
         }
@@ -430,7 +443,17 @@ mod tests {
     #[test]
     fn floats_fit_within_rounding_and_whole_ones_as_integers() {
         assert_eq!(fit_f64(0.1), Fit::Holds(0.1));
-        assert_eq!(fit_f64(1.234_567_890_123), Fit::Holds(1.234_567_9));
+        assert_eq!(fit_f64(1.234_567_890_123), Fit::LosesDigits(1.234_567_9));
+        assert_eq!(fit_f64(1.234_567_9), Fit::Holds(1.234_567_9));
+        assert_eq!(fit_f64(std::f64::consts::PI), Fit::LosesDigits(std::f32::consts::PI));
+        assert_eq!(fit_f64(1.0 / 3.0), Fit::LosesDigits(1.0 / 3.0));
+        assert_eq!(fit_f64(1_234_567.89), Fit::LosesDigits(1_234_567.9));
+        for exact in [19.99, 0.7, -33.25, 48_250.5, 0.707_106_8, 1e-7, 1.5e-40, 1.175_494_4e-38] {
+            assert_eq!(fit_f64(exact), Fit::Holds(exact as f32), "{exact}");
+        }
+        // Exactly an f32, but written back shorter: the decimal read is not the one written.
+        assert_eq!(fit_f64(f64::from(0.1_f32)), Fit::LosesDigits(0.1));
+        assert_eq!(fit_f64(1.5e-45), Fit::LosesDigits(1e-45));
         assert_eq!(fit_f64(1e-50), Fit::Changes(0.0));
         assert_eq!(fit_f64(-1e-50), Fit::Changes(-0.0));
         assert_eq!(fit_f64(1e-45), Fit::Holds(1e-45));
