@@ -29,7 +29,7 @@ use datacomp::format::FileError;
 use datacomp::format::StoreError;
 use datacomp::{
     Blob, ExportOptions, Id, ImportOptions, Key, LoadError, LoadOptions, Migrations, Store,
-    StorePatch, StoreView, format,
+    StorePatch, StoreView, Value, format,
 };
 
 const GOLDEN_V1: &[u8] = include_bytes!("../fixtures/world_v1.dcmp");
@@ -767,4 +767,50 @@ fn write_golden_v4() {
     StorePatch::diff(&golden_world_v4(), &golden_delta_v4_target())
         .save(format!("{DIR}delta_v4.dcmp"))
         .unwrap();
+}
+
+/// Format 1.4 adds the null value (type tag 5): the goldens of 1.3 and before load as they did
+/// (the tests above), and a fresh save holding nulls is of 1.4 and reads back through every
+/// reader, as does a delta that sets and clears them.
+#[test]
+fn a_fresh_save_holds_nulls_and_every_reader_reads_them() {
+    let text = r#"[{"name": "Pecha", "firmness": null, "sprites": {"default": null}},
+                   {"types": [{"slot": 1, "type": null}], "hp": 3}]"#;
+    let mut store = Store::new();
+    store.import(text, &ImportOptions::lenient()).unwrap();
+    let bytes = store.to_bytes();
+    let info = format::describe(&bytes).unwrap();
+    assert_eq!((info.major, info.minor), (1, 4));
+    assert_eq!(format::FORMAT_MINOR, 4);
+    let loaded = Store::from_bytes(&bytes).unwrap();
+    assert_eq!(loaded, store);
+    let (first, second) = (id("0v0t1"), id("1v0t1"));
+    assert_eq!(loaded.get(first).unwrap().get("firmness"), Some(Value::Null));
+    assert_eq!(loaded.get(second).unwrap().get("types.0.type"), Some(Value::Null));
+    assert_eq!(
+        loaded.export_all(&ExportOptions::json()).unwrap(),
+        r#"[{"name":"Pecha","firmness":null,"sprites":{"default":null}},{"types":[{"slot":1,"type":null}],"hp":3}]"#
+    );
+    let words = aligned(&bytes);
+    let aligned_bytes = zerocopy::IntoBytes::as_bytes(words.as_slice());
+    let view = StoreView::new(aligned_bytes).unwrap();
+    let lazy = StoreView::lazy(aligned_bytes).unwrap();
+    for (id, blob) in store.iter() {
+        assert_eq!(view.get(id), Some(blob));
+        assert_eq!(lazy.get(id).unwrap(), Some(blob));
+    }
+    let salvage = Store::salvage(&bytes).unwrap();
+    assert!(salvage.lost.is_empty());
+    assert_eq!(salvage.store, store);
+
+    // A delta that nulls a value and fills a null, through its bytes.
+    let mut target = store.clone();
+    target.get_mut(first).unwrap().set("name", Value::Null);
+    target.get_mut(first).unwrap().set("firmness", "soft");
+    let delta = StorePatch::diff(&store, &target);
+    let delta = StorePatch::from_bytes(&delta.to_bytes()).unwrap();
+    let mut applied = store.clone();
+    delta.apply(&mut applied).unwrap();
+    assert_eq!(applied, target);
+    assert_eq!(applied.get(first).unwrap().get("name"), Some(Value::Null));
 }

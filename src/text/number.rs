@@ -191,12 +191,14 @@ const POW10: [f64; 23] = [
 ];
 
 /// Whether `x`, the `f32` nearest to the nonzero `n` (read from JSON as an `f64`), is written
-/// back (in its shortest form) as the decimal `n` is: as the same `f64`, or the one next to
-/// it, since `serde_json` may read a decimal one `f64` step away from the nearest.
+/// back (in its shortest form) as the decimal `n` is: as the same `f64`. Below 10^-13 and past 10^22
+/// `serde_json` may read a decimal one `f64` step away from the nearest (it scales by powers
+/// of ten that an `f64` does not hold), so there the one next to it counts as the same too.
 #[allow(clippy::float_cmp, clippy::cast_possible_truncation, clippy::cast_precision_loss)]
 fn keeps_digits(n: f64, x: f32) -> bool {
     let bits = n.to_bits();
-    let close = |a: f64| a.to_bits().abs_diff(bits) <= 1;
+    let slack = u64::from(!(1e-13..1e22).contains(&n.abs()));
+    let close = |a: f64| a.to_bits().abs_diff(bits) <= slack;
     // Most fractions in game data have few digits (`0.5`, `19.99`, `-33.25`). A decimal of
     // at most 6 significant digits in f32's normal range is written back as itself (FLT_DIG:
     // two such decimals never round to one f32): so if `n` reads as `m / 10^k` with |m| at
