@@ -786,9 +786,11 @@ impl Style {
     }
 }
 
-/// `f` as text that reads back as `f`: Rust's shortest form, or its exponent form.
+/// `f` as text that reads back as `f`, written as the crate writes it ([`JsonF32`]): where two
+/// shortest forms are equally near (`-193286.625` as `.62` or `.63`), another writer's choice
+/// is another decimal, which an import reports as losing digits.
 fn float(f: f32) -> String {
-    if f.abs() > 1e10 || (f != 0.0 && f.abs() < 1e-10) { format!("{f:e}") } else { format!("{f}") }
+    datacomp::text::JsonF32(f).to_string()
 }
 
 fn flatten(
