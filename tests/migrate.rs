@@ -126,9 +126,25 @@ fn values_are_booleans_numbers_strings_or_arrays_of_numbers() {
         MigrateError::Value { step: 0, path, problem, .. } if path == "p" => problem,
         other => panic!("{v}: {other:?}"),
     };
-    let any = "a value is a boolean, a number, a string or an array of numbers";
-    assert_eq!(value("null"), any);
+    let any = "a value is a boolean, a number, a string, an array of numbers or null";
     assert_eq!(value(r#"{"luck": 1}"#), any);
+    assert_eq!(value("[1, null]"), "an array holds numbers only");
+    // Null is a value (issue 29): set, defaulted and read back as one.
+    let nulls = Migrations::from_json(
+        r#"{"version": 1, "steps": [{"to": 1, "set": {"firmness": null}, "default": {"gift": null}}]}"#,
+    )
+    .unwrap();
+    let mut store = Store::new();
+    let id =
+        store.import(r#"{"firmness": "soft", "hp": 1}"#, &ImportOptions::strict()).unwrap().ids[0];
+    nulls.apply(&mut store).unwrap();
+    let sheet = store.get(id).unwrap();
+    assert_eq!(sheet.get("firmness"), Some(datacomp::Value::Null));
+    assert_eq!(sheet.get("gift"), Some(datacomp::Value::Null));
+    assert_eq!(
+        store.export(id, &ExportOptions::json()).unwrap(),
+        r#"{"firmness":null,"hp":1,"gift":null}"#
+    );
     assert_eq!(value("1e39"), "a number past the range of f32");
     assert_eq!(value("[1, 1e39]"), "a number past the range of f32");
     assert_eq!(value("[1, \"x\"]"), "an array holds numbers only");

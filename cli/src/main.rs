@@ -228,7 +228,8 @@ enum Command {
     },
     /// Print the entities that pass a filter, one per line: the ID, then the value of each of
     /// --keys (`-` where there is none). A filter tests keys: `stats.health < 20` (or `<=`,
-    /// `>`, `>=`, `==`, `!=`), `name == "Orc"`, `flying` (holds true), `has title`, joined
+    /// `>`, `>=`, `==`, `!=`), `name == "Orc"`, `flying` (holds true), `has title`,
+    /// `firmness == null` (or `!= null`: holds another value), joined
     /// with and, or, not and parentheses. Every key named (in the filter or --keys) must be
     /// one of the save's key names, else it is an error naming it; `#xxxxxxxx` names a key
     /// by its hash, unchecked. The file is read in place, not loaded.
