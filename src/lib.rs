@@ -31,7 +31,8 @@
 //!
 //! A [`Blob`] is one entity: a header of keys, type tags and 32-bit values growing up from the
 //! start of one buffer, strings and float arrays growing down from its end. A [`Value`] is a
-//! bool, an f32, a string or an f32 array; [`BlobRef`] is the read API over a borrowed blob
+//! bool, an f32, a string, an f32 array or a null (a key present with no value, as real
+//! fixtures write `"firmness": null`); [`BlobRef`] is the read API over a borrowed blob
 //! (from a store or a view), [`BlobMut`] the write API over a stored one. Bytes read back with
 //! [`Blob::from_bytes`] are checked whole. Changes between blobs are a [`blob::Patch`], with
 //! two- and three-way merges ([`Blob::merge3`]). Module: [`blob`].
@@ -95,7 +96,9 @@
 //! Fixtures are JSON or SJSON (the brace-less form Bitsquid designers write). One import and one
 //! export per target, options in a struct: [`Store::import`] and [`Blob::import`] with
 //! [`ImportOptions`] (`strict()` for the restricted format, `lenient()` for real designers' JSON,
-//! with a report of every lossy change; `.format(TextFormat::Sjson)`), and [`Store::export`],
+//! nulls and arrays of objects kept, with a report of every lossy change and its first path;
+//! `.format(TextFormat::Sjson)`; `.exact_numbers(true)` refuses a number that `f32` would write
+//! back as another decimal, which is otherwise reported), and [`Store::export`],
 //! [`Store::export_all`], [`Store::export_at`] with [`ExportOptions`] (`json()`, `sjson()`,
 //! `.pretty(true)`). An import happens whole or not at all; errors name the path and
 //! line:column. Module: [`text`].
