@@ -243,7 +243,7 @@ fn string(rng: &mut Rng) -> serde_json::Value {
 
 /// A number whose shortest `f32` form is itself: whole, or a short fraction.
 fn number(rng: &mut Rng) -> serde_json::Value {
-    const FRACTIONS: [f64; 6] = [0.1, 2.5, 19.99, -0.25, 0.7071068, 1e-7];
+    const FRACTIONS: [f64; 6] = [0.1, 2.5, 19.99, -0.25, 0.8660254, 1e-7];
     if rng.chance(70) {
         serde_json::Value::from(rng.below(2000) as i64 - 1000)
     } else {

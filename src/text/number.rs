@@ -450,7 +450,7 @@ mod tests {
         assert_eq!(fit_f64(std::f64::consts::PI), Fit::LosesDigits(std::f32::consts::PI));
         assert_eq!(fit_f64(1.0 / 3.0), Fit::LosesDigits(1.0 / 3.0));
         assert_eq!(fit_f64(1_234_567.89), Fit::LosesDigits(1_234_567.9));
-        for exact in [19.99, 0.7, -33.25, 48_250.5, 0.707_106_8, 1e-7, 1.5e-40, 1.175_494_4e-38] {
+        for exact in [19.99, 0.7, -33.25, 48_250.5, 0.866_025_4, 1e-7, 1.5e-40, 1.175_494_4e-38] {
             assert_eq!(fit_f64(exact), Fit::Holds(exact as f32), "{exact}");
         }
         // Exactly an f32, but written back shorter: the decimal read is not the one written.
