@@ -28,10 +28,11 @@ use std::time::{Duration, Instant};
 use datacomp::{ExportOptions, ImportOptions, Key, Store, TextFormat};
 
 /// The operations, by name: `s_` on the 10,000 sheets, `m_` on the 10,000 monsters.
-const OPS: [&str; 16] = [
+const OPS: [&str; 17] = [
     "s_import",
     "s_import_lenient",
     "s_import_sjson",
+    "s_serde_import",
     "s_each",
     "s_compact",
     "s_try_compact",
@@ -83,6 +84,12 @@ fn measured(op: &str, sheets: &Doc, monsters: &Doc) -> usize {
         "import" => import(&d.text, ImportOptions::strict()),
         "import_lenient" => import(&d.text, ImportOptions::lenient()),
         "import_sjson" => import(&d.sjson, ImportOptions::strict().format(TextFormat::Sjson)),
+        // The peer: serde_json reading the same text into its `Value`.
+        "serde_import" => serde_json::from_str::<serde_json::Value>(black_box(&d.text))
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .len(),
         "compact" => store.export_all(&LOSSY).unwrap().len(),
         // One blob at a time: `Store::export` of every entity (a tree each, no plan).
         "each" => store.iter().map(|(id, _)| store.export(id, &LOSSY).unwrap().len()).sum(),
@@ -170,7 +177,9 @@ fn main() {
             for (op, t) in OPS.iter().zip(best) {
                 println!("{op:>16}: {:8.3} ms", t.as_secs_f64() * 1e3);
             }
-            for (ours, peer) in [(3, 7), (4, 7), (5, 7), (6, 8), (10, 13), (11, 13), (12, 14)] {
+            for (ours, peer) in
+                [(0, 3), (4, 8), (5, 8), (6, 8), (7, 9), (11, 14), (12, 14), (13, 15)]
+            {
                 let ratio = best[ours].as_secs_f64() / best[peer].as_secs_f64();
                 println!("{} / {}: {ratio:.3}", OPS[ours], OPS[peer]);
             }
