@@ -268,9 +268,7 @@ pub(crate) fn decode(w: &[u32], tag: u8, raw: u32) -> Value<'_> {
     if tag == ValueType::Bool as u8 {
         return Value::Bool(raw != 0);
     }
-    if tag == ValueType::Null as u8 {
-        return Value::Null;
-    }
+    // (A null's raw value is 0: `len` is then word 0, the key count, in bounds and unused.)
     let data = raw as usize / 4 + 1;
     let len = w[data - 1] as usize;
     if tag == ValueType::Str as u8 {
@@ -281,6 +279,8 @@ pub(crate) fn decode(w: &[u32], tag: u8, raw: u32) -> Value<'_> {
             Ok(s) => Value::Str(s),
             Err(_) => unreachable!("INVARIANT: validated regions hold UTF-8 strings"),
         }
+    } else if tag == ValueType::Null as u8 {
+        Value::Null
     } else {
         debug_assert_eq!(tag, ValueType::Floats as u8, "INVARIANT: validated tags");
         let words: &[u32] = &w[data..data + len];
