@@ -814,3 +814,19 @@ fn a_fresh_save_holds_nulls_and_every_reader_reads_them() {
     assert_eq!(applied, target);
     assert_eq!(applied.get(first).unwrap().get("name"), Some(Value::Null));
 }
+
+/// 1.4 changes no byte of a save without nulls but the header's minor version (and so the
+/// header's crc32, bytes 24..28): this build writes each 1.3 golden world as the golden's bytes
+/// with those two fields changed, and every section as it was.
+#[test]
+fn a_save_without_nulls_is_the_1_3_bytes_but_its_minor_version() {
+    for (bytes, world) in
+        [(GOLDEN_V5, golden_world_v5 as World), (GOLDEN_V5_IDENTITY, golden_world_v5_identity)]
+    {
+        let written = world().to_bytes();
+        assert_eq!(written.len(), bytes.len());
+        let differing: Vec<usize> = (0..bytes.len()).filter(|&i| written[i] != bytes[i]).collect();
+        assert_eq!(differing, [10, 24, 25, 26, 27], "the minor version and the header's crc");
+        assert_eq!((bytes[10], written[10]), (3, 4));
+    }
+}
