@@ -161,8 +161,8 @@
 //!
 //! One key read from many entities: [`query::KeyCursor`] remembers where it last found its key
 //! (one compare when entities share a layout), columns read one key of every entity, and a
-//! [`Query`] filters entities (`status_effects.poisoned and stats.health < 20`) over a `Store`
-//! or a `StoreView`. Module: [`query`].
+//! [`Query`] filters entities (`status_effects.poisoned and stats.health < 20`, `firmness ==
+//! null`) over a `Store` or a `StoreView`. Module: [`query`].
 //!
 //! ```
 //! use datacomp::{Query, Store};
