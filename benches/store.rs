@@ -27,6 +27,7 @@ enum V {
     Float(f32),
     Str(String),
     Floats(Vec<f32>),
+    Null,
 }
 
 fn typed(value: Value<'_>) -> V {
@@ -35,6 +36,7 @@ fn typed(value: Value<'_>) -> V {
         Value::Float(f) => V::Float(f),
         Value::Str(s) => V::Str(s.to_owned()),
         Value::Floats(f) => V::Floats(f.to_vec()),
+        Value::Null => V::Null,
     }
 }
 

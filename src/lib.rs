@@ -36,7 +36,8 @@
 //!
 //! A [`Blob`] is one entity: a header of keys, type tags and 32-bit values growing up from the
 //! start of one buffer, strings and float arrays growing down from its end. A [`Value`] is a
-//! bool, an f32, a string or an f32 array (any integer type is stored as an f32, and refused
+//! bool, an f32, a string, an f32 array or a null (a key present with no value, as real
+//! fixtures write `"firmness": null`; any integer type is stored as an f32, and refused
 //! when an f32 cannot hold it exactly); [`BlobRef`] is the read API over a borrowed blob (from
 //! a store or a view), [`BlobMut`] the write API over a stored one. Every write returns a
 //! `Result`: data can refuse a write (an integer past 2^24, a name that collides), and a game
@@ -115,7 +116,9 @@
 //! Fixtures are JSON or SJSON (the brace-less form Bitsquid designers write). One import and one
 //! export per target, options in a struct: [`Store::import`] and [`Blob::import`] with
 //! [`ImportOptions`] (`strict()` for the restricted format, `lenient()` for real designers' JSON,
-//! with a report of every lossy change; `.format(TextFormat::Sjson)`), and [`Store::export`],
+//! nulls and arrays of objects kept, with a report of every lossy change and its first path;
+//! `.format(TextFormat::Sjson)`; `.exact_numbers(true)` refuses a number that `f32` would write
+//! back as another decimal, which is otherwise reported), and [`Store::export`],
 //! [`Store::export_all`], [`Store::export_at`] with [`ExportOptions`] (`json()`, `sjson()`,
 //! `.pretty(true)`). An import happens whole or not at all; errors name the path and
 //! line:column. Module: [`text`].
@@ -182,7 +185,8 @@
 //!
 //! One key read from many entities: [`query::KeyCursor`] remembers where it last found its key
 //! (one compare when entities share a layout), columns read one key of every entity, and a
-//! [`Query`] filters entities (`status_effects.poisoned and stats.health < 20`) over a `Store`
+//! [`Query`] filters entities (`status_effects.poisoned and stats.health < 20`, `firmness ==
+//! null`) over a `Store`
 //! or a `StoreView`; a `Query` is `Send + Sync`, so a parsed one can live in an engine's
 //! shared state. Module: [`query`].
 //!

@@ -1,11 +1,12 @@
-//! The four value types a blob stores, borrowed ([`Value`]) and owned ([`OwnedValue`]).
+//! The five value types a blob stores, borrowed ([`Value`]) and owned ([`OwnedValue`]).
 
 use std::fmt;
 
 /// A value read from a blob, borrowing the blob's bytes.
 ///
 /// The restricted format of Bitsquid's `DataComponent`: booleans, floats, UTF-8 strings and arrays
-/// of floats. Objects are flattened into dotted keys, so there is no object value.
+/// of floats, and `null` (a field that exists with no value, as real fixtures write
+/// `"firmness": null`). Objects are flattened into dotted keys, so there is no object value.
 ///
 /// # Examples
 ///
@@ -28,6 +29,9 @@ pub enum Value<'a> {
     Str(&'a str),
     /// An array of 32-bit floats.
     Floats(&'a [f32]),
+    /// `null`: the key is present and holds no value (JSON's `null`, which a lenient import
+    /// keeps). It takes no bytes but its header entry.
+    Null,
 }
 
 /// The type of a [`Value`], without its data.
@@ -53,6 +57,8 @@ pub enum ValueType {
     Str = 3,
     /// [`Value::Floats`].
     Floats = 4,
+    /// [`Value::Null`] (format 1.4; tag 4 was taken by `Floats` since 1.0).
+    Null = 5,
 }
 
 impl ValueType {
@@ -64,6 +70,7 @@ impl ValueType {
             2 => Some(ValueType::Float),
             3 => Some(ValueType::Str),
             4 => Some(ValueType::Floats),
+            5 => Some(ValueType::Null),
             _ => None,
         }
     }
@@ -84,6 +91,7 @@ impl ValueType {
             ValueType::Float => "float",
             ValueType::Str => "string",
             ValueType::Floats => "floats",
+            ValueType::Null => "null",
         }
     }
 }
@@ -111,12 +119,13 @@ impl<'a> Value<'a> {
             Value::Float(_) => ValueType::Float,
             Value::Str(_) => ValueType::Str,
             Value::Floats(_) => ValueType::Floats,
+            Value::Null => ValueType::Null,
         }
     }
 
     /// How many bytes this value takes in a blob's payload region.
     ///
-    /// Booleans and floats live in the header and take none. A string or float array takes a
+    /// Booleans, floats and `null` live in the header and take none. A string or float array takes a
     /// 4-byte length and its data, rounded up to a multiple of 4 bytes. Summing this over the
     /// values gives the `payload_bytes` for [`Blob::with_capacity`](crate::Blob::with_capacity).
     ///
@@ -126,6 +135,7 @@ impl<'a> Value<'a> {
     /// use datacomp::Value;
     ///
     /// assert_eq!(Value::Float(1.0).payload_bytes(), 0);
+    /// assert_eq!(Value::Null.payload_bytes(), 0);
     /// assert_eq!(Value::Str("The One").payload_bytes(), 4 + 8);
     /// assert_eq!(Value::Floats(&[1.0, 2.0]).payload_bytes(), 4 + 8);
     /// ```
@@ -170,6 +180,21 @@ impl<'a> Value<'a> {
         }
     }
 
+    /// Whether this is [`Value::Null`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Value;
+    ///
+    /// assert!(Value::Null.is_null());
+    /// assert!(!Value::Float(0.0).is_null());
+    /// ```
+    #[must_use]
+    pub const fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+
     /// Copies the value into an [`OwnedValue`].
     ///
     /// # Examples
@@ -186,6 +211,7 @@ impl<'a> Value<'a> {
             Value::Float(f) => OwnedValue::Float(f),
             Value::Str(s) => OwnedValue::Str(s.to_owned()),
             Value::Floats(f) => OwnedValue::Floats(f.to_vec()),
+            Value::Null => OwnedValue::Null,
         }
     }
 
@@ -209,6 +235,7 @@ impl<'a> Value<'a> {
             (Value::Floats(a), Value::Floats(b)) => {
                 a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
             }
+            (Value::Null, Value::Null) => true,
             _ => false,
         }
     }
@@ -235,6 +262,8 @@ pub enum OwnedValue {
     Str(String),
     /// An array of 32-bit floats.
     Floats(Vec<f32>),
+    /// `null`: present, with no value.
+    Null,
 }
 
 impl OwnedValue {
@@ -246,6 +275,7 @@ impl OwnedValue {
             OwnedValue::Float(f) => Value::Float(*f),
             OwnedValue::Str(s) => Value::Str(s),
             OwnedValue::Floats(f) => Value::Floats(f),
+            OwnedValue::Null => Value::Null,
         }
     }
 }
@@ -408,14 +438,14 @@ pub(crate) const fn block_bytes(ty: ValueType, len: u64) -> u64 {
     match ty {
         ValueType::Str => 4 + len.next_multiple_of(4),
         ValueType::Floats => 4 + 4 * len,
-        ValueType::Bool | ValueType::Float => 0,
+        ValueType::Bool | ValueType::Float | ValueType::Null => 0,
     }
 }
 
 /// Length stored in a payload block: bytes of a string, elements of a float array.
 pub(crate) const fn payload_len(value: Value<'_>) -> u64 {
     match value {
-        Value::Bool(_) | Value::Float(_) => 0,
+        Value::Bool(_) | Value::Float(_) | Value::Null => 0,
         Value::Str(s) => s.len() as u64,
         Value::Floats(f) => f.len() as u64,
     }

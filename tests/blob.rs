@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use datacomp::blob::RegionKind;
-use datacomp::{Blob, BlobError, BlobRef, Id, Key, OwnedValue, Store, Value};
+use datacomp::{Blob, BlobError, BlobRef, Id, Key, OwnedValue, Store, Value, ValueType};
 use proptest::prelude::*;
 
 // ---------------------------------------------------------------------------------------------
@@ -44,6 +44,7 @@ fn value() -> impl Strategy<Value = OwnedValue> {
             .prop_map(|(n, c)| OwnedValue::Str(c.to_string().repeat(n / c.len_utf8()))),
         2 => prop::collection::vec(float(), 0..16).prop_map(OwnedValue::Floats),
         1 => (0..2_500usize).prop_map(|n| OwnedValue::Floats((0..n).map(|i| i as f32).collect())),
+        1 => Just(OwnedValue::Null),
     ]
 }
 
@@ -433,6 +434,11 @@ fn each_malformation_gets_its_own_error() {
             BlobError::UnknownTag { index: 1, key: health, tag: 9 },
         ),
         (with_word(bytes, 8, 2), BlobError::InvalidBool { index: 2, key: drunk, raw: 2 }),
+        // Health's tag made a null's (5): its header value must be 0, not 100.0's bits.
+        (
+            with_word(bytes, 5, u32::from_le_bytes([3, 5, 1, 0])),
+            BlobError::InvalidNull { index: 1, key: health, raw: 100.0_f32.to_bits() },
+        ),
         (
             with_word(bytes, 6, 38),
             BlobError::PayloadOutOfBounds {
@@ -817,4 +823,34 @@ fn integers_are_stored_exactly_or_refused() {
 #[should_panic(expected = "Blob::extend: 16777217 is not held exactly by an f32")]
 fn extend_with_an_inexact_integer_panics_with_the_reason() {
     let _: Blob = [("gold", 16_777_217_i64)].into_iter().collect();
+}
+
+/// A null is a value (issue 29): present, typed, compared, diffed and merged like any other,
+/// and it takes no payload bytes.
+#[test]
+fn a_null_is_a_value_with_no_payload() {
+    let mut sheet = Blob::new();
+    sheet.set("hp", 3.0).unwrap();
+    sheet.set("firmness", Value::Null).unwrap();
+    assert_eq!(sheet.get("firmness"), Some(Value::Null));
+    assert!(sheet.contains_key("firmness"));
+    assert_eq!((sheet.get_float("firmness"), sheet.get_str("firmness")), (None, None));
+    assert_eq!(sheet.get("firmness").map(|v| v.value_type()), Some(ValueType::Null));
+    assert_eq!(sheet.payload_bytes(), 0, "no payload for a null");
+    assert_eq!(sheet.header_bytes(), 8 + 2 * 4 + 4 + 2 * 4, "counts, keys, a tag word, values");
+    assert_eq!(Blob::from_bytes(sheet.as_bytes()).unwrap(), sheet);
+
+    // A null and a zero differ; a patch turns one into the other, both ways.
+    let mut zero = sheet.clone();
+    zero.set("firmness", 0.0).unwrap();
+    assert_ne!(zero, sheet);
+    let mut copy = sheet.clone();
+    Blob::diff(&sheet, &zero).apply(&mut copy);
+    assert_eq!(copy, zero);
+    Blob::diff(&zero, &sheet).apply(&mut copy);
+    assert_eq!(copy, sheet);
+    // Removed, it is absent: not the same as null.
+    copy.remove("firmness");
+    assert_eq!(copy.get("firmness"), None);
+    assert_ne!(copy, sheet);
 }

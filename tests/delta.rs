@@ -34,6 +34,7 @@ fn value() -> impl Strategy<Value = OwnedValue> {
         "\\PC{0,10}".prop_map(OwnedValue::Str),
         (0..400_usize).prop_map(|n| OwnedValue::Str("x".repeat(n))),
         prop::collection::vec(any::<f32>(), 0..12).prop_map(OwnedValue::Floats),
+        Just(OwnedValue::Null),
     ]
 }
 

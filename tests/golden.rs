@@ -29,7 +29,7 @@ use datacomp::format::FileError;
 use datacomp::format::StoreError;
 use datacomp::{
     Blob, ExportOptions, Id, ImportOptions, Key, LoadError, LoadOptions, Migrations, Store,
-    StorePatch, StoreView, format,
+    StorePatch, StoreView, Value, format,
 };
 
 const GOLDEN_V1: &[u8] = include_bytes!("../fixtures/world_v1.dcmp");
@@ -795,4 +795,78 @@ fn golden_saves_load_without_a_lineage_and_fresh_saves_keep_theirs() {
     assert_eq!(Store::salvage(&bytes).unwrap().store.lineage(), Some(lineage));
     assert_eq!(fresh.clone().lineage(), Some(lineage));
     assert_ne!(Store::new().lineage(), Some(lineage));
+}
+
+/// Format 1.4 adds the null value (type tag 5): the goldens of 1.3 and before load as they did
+/// (the tests above), and a fresh save holding nulls is of 1.4 and reads back through every
+/// reader, as does a delta that sets and clears them.
+#[test]
+fn a_fresh_save_holds_nulls_and_every_reader_reads_them() {
+    let text = r#"[{"name": "Pecha", "firmness": null, "sprites": {"default": null}},
+                   {"types": [{"slot": 1, "type": null}], "hp": 3}]"#;
+    let mut store = Store::new();
+    store.import(text, &ImportOptions::lenient()).unwrap();
+    let bytes = store.to_bytes();
+    let info = format::describe(&bytes).unwrap();
+    assert_eq!((info.major, info.minor), (1, 4));
+    assert_eq!(format::FORMAT_MINOR, 4);
+    let loaded = Store::from_bytes(&bytes).unwrap();
+    assert_eq!(loaded, store);
+    let (first, second) = (id("0v0t1"), id("1v0t1"));
+    assert_eq!(loaded.get(first).unwrap().get("firmness"), Some(Value::Null));
+    assert_eq!(loaded.get(second).unwrap().get("types.0.type"), Some(Value::Null));
+    assert_eq!(
+        loaded.export_all(&ExportOptions::json()).unwrap(),
+        r#"[{"name":"Pecha","firmness":null,"sprites":{"default":null}},{"types":[{"slot":1,"type":null}],"hp":3}]"#
+    );
+    let words = aligned(&bytes);
+    let aligned_bytes = zerocopy::IntoBytes::as_bytes(words.as_slice());
+    let view = StoreView::new(aligned_bytes).unwrap();
+    let lazy = StoreView::lazy(aligned_bytes).unwrap();
+    for (id, blob) in store.iter() {
+        assert_eq!(view.get(id), Some(blob));
+        assert_eq!(lazy.get(id).unwrap(), Some(blob));
+    }
+    let salvage = Store::salvage(&bytes).unwrap();
+    assert!(salvage.lost.is_empty());
+    assert_eq!(salvage.store, store);
+
+    // A delta that nulls a value and fills a null, through its bytes.
+    let mut target = store.clone();
+    target.get_mut(first).unwrap().set("name", Value::Null).unwrap();
+    target.get_mut(first).unwrap().set("firmness", "soft").unwrap();
+    let delta = StorePatch::diff(&store, &target);
+    let delta = StorePatch::from_bytes(&delta.to_bytes()).unwrap();
+    let mut applied = store.clone();
+    delta.apply(&mut applied).unwrap();
+    assert_eq!(applied, target);
+    assert_eq!(applied.get(first).unwrap().get("name"), Some(Value::Null));
+}
+
+/// 1.4 changes no section of a save without nulls: this build writes each 1.3 golden world
+/// with every section the golden holds, byte for byte, and adds only its lineage (kind 15).
+#[test]
+fn a_save_without_nulls_keeps_the_1_3_sections_and_adds_its_lineage() {
+    fn bytes_of<'a>(file: &'a [u8], section: &format::SectionInfo) -> &'a [u8] {
+        let at = usize::try_from(section.offset).unwrap();
+        &file[at..at + usize::try_from(section.len).unwrap()]
+    }
+    for (bytes, world) in
+        [(GOLDEN_V5, golden_world_v5 as World), (GOLDEN_V5_IDENTITY, golden_world_v5_identity)]
+    {
+        let written = world().to_bytes();
+        let (old, new) = (format::describe(bytes).unwrap(), format::describe(&written).unwrap());
+        assert_eq!((old.minor, new.minor), (3, 4));
+        for section in &old.sections {
+            let same = new.sections.iter().find(|s| s.kind == section.kind).expect(section.name);
+            assert_eq!(bytes_of(&written, same), bytes_of(bytes, section), "{}", section.name);
+        }
+        let added: Vec<(u32, u64)> = new
+            .sections
+            .iter()
+            .filter(|s| old.sections.iter().all(|o| o.kind != s.kind))
+            .map(|s| (s.kind, s.len))
+            .collect();
+        assert_eq!(added, [(15, 16)], "the lineage only");
+    }
 }

@@ -58,6 +58,7 @@ fn value() -> impl Strategy<Value = OwnedValue> {
         // Long strings move blobs to the arena's end and make garbage, so compaction runs.
         (0..3000_usize).prop_map(|n| OwnedValue::Str("x".repeat(n))),
         prop::collection::vec(any::<f32>(), 0..12).prop_map(OwnedValue::Floats),
+        Just(OwnedValue::Null),
     ]
 }
 

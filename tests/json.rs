@@ -192,7 +192,7 @@ fn lenient_rounds_what_strict_refuses_and_says_where_first() {
     let text = r#"{"a": 1, "b": {"c": [0.5, 1e400]}, "d": -1e999, "e": 16777217, "f": 1e-400,
         "g": "1e400", "h": 1e-50}"#;
     let (blob, r) = lenient(text);
-    assert_eq!(r, report(0, 0, &["/b/c/1", "/d", "/e", "/f", "/h"]));
+    assert_eq!(r, report(&[], &["/b/c/1", "/d", "/e", "/f", "/h"]));
     assert_eq!(blob.get_floats("b.c"), Some(&[0.5, f32::MAX][..]));
     assert_eq!(blob.get_float("d"), Some(-f32::MAX));
     assert_eq!(blob.get_float("e"), Some(16_777_216.0));
@@ -202,7 +202,7 @@ fn lenient_rounds_what_strict_refuses_and_says_where_first() {
     // The same text into a store: the same report, and the names once each.
     let mut store = Store::new();
     let Imported { ids, report: r } = store.import(text, &ImportOptions::lenient()).unwrap();
-    assert_eq!(r, report(0, 0, &["/b/c/1", "/d", "/e", "/f", "/h"]));
+    assert_eq!(r, report(&[], &["/b/c/1", "/d", "/e", "/f", "/h"]));
     assert_eq!(store.get(ids[0]).unwrap().to_blob(), blob);
     assert_eq!(store.key_names().len(), 7);
     // Errors after a literal past f64 still say where they are.
@@ -265,10 +265,11 @@ fn with_report(text: &str, options: &ImportOptions) -> Result<(Blob, ImportRepor
     Ok((blob, report))
 }
 
-fn report(converted_arrays: usize, skipped_nulls: usize, rounded: &[&str]) -> ImportReport {
+/// A report of arrays converted (the first at `converted[0]`) and numbers rounded.
+fn report(converted: &[&str], rounded: &[&str]) -> ImportReport {
     let mut report = ImportReport::default();
-    report.converted_arrays = converted_arrays;
-    report.skipped_nulls = skipped_nulls;
+    report.converted_arrays = converted.len();
+    report.first_converted = converted.first().map(|&path| path.to_owned());
     report.rounded_numbers = rounded.len();
     report.first_rounded = rounded.first().map(|&path| path.to_owned());
     report
@@ -277,26 +278,26 @@ fn report(converted_arrays: usize, skipped_nulls: usize, rounded: &[&str]) -> Im
 #[test]
 fn lenient_turns_the_invalid_fixtures_into_data() {
     let (owlbear, r) = lenient(&fixture("invalid/array_of_objects.json"));
-    assert_eq!(r, report(1, 0, &[]));
+    assert_eq!(r, report(&["/armor_class"], &[]));
     assert_eq!(owlbear.get_str("name"), Some("Owlbear"));
     assert_eq!(owlbear.get_str("armor_class.0.type"), Some("natural"));
     assert_eq!(owlbear.get_float("armor_class.0.value"), Some(17.0));
     assert_eq!(owlbear.len(), 3);
 
     let (mixed, r) = lenient(&fixture("invalid/mixed_array.json"));
-    assert_eq!(r, report(1, 0, &[]));
+    assert_eq!(r, report(&["/position"], &[]));
     assert_eq!(mixed.get("position.0"), Some(Value::Float(1.0)), "numbers before the first other");
     assert_eq!(mixed.get("position.1"), Some(Value::Float(2.0)));
     assert_eq!(mixed.get("position.2"), Some(Value::Str("three")));
     assert!(!mixed.contains_key("position"));
 
     let (nobody, r) = lenient(&fixture("invalid/null_value.json"));
-    assert_eq!(r, report(0, 1, &[]));
-    assert_eq!(nobody.len(), 1);
-    assert!(!nobody.contains_key("stats.health"), "null is skipped");
+    assert_eq!(r, report(&[], &[]));
+    assert_eq!(nobody.len(), 2);
+    assert_eq!(nobody.get("stats.health"), Some(Value::Null), "null is kept");
 
     let (rich, r) = lenient(&fixture("invalid/number_too_big.json"));
-    assert_eq!(r, report(0, 0, &["/stats/gold"]));
+    assert_eq!(r, report(&[], &["/stats/gold"]));
     assert_eq!(rich.get_float("stats.gold"), Some(f32::MAX));
 
     // What JSON itself forbids stays an error.
@@ -311,14 +312,16 @@ fn empty_objects_are_left_out_and_counted() {
     let text = r#"{"name": "Imp", "buffs": {}, "stats": {"hp": 3, "extra": {}, "more": {"x": {}}},
                   "list": [{}, {"a": 1}], "gone": {"only": null}}"#;
     let mut expected = ImportReport::default();
-    // `buffs`, `stats.extra`, `stats.more.x` and the array's first element; `gone` held a
-    // member (a null), so it is a skipped null, not an empty object.
+    // `buffs`, `stats.extra`, `stats.more.x` and the array's first element; `gone` holds a
+    // member (a null), so it is kept, not an empty object.
     expected.empty_objects = 4;
+    expected.first_empty_object = Some("/buffs".into());
     expected.converted_arrays = 1;
-    expected.skipped_nulls = 1;
+    expected.first_converted = Some("/list".into());
     let (blob, report) = lenient(text);
     assert_eq!(report, expected);
-    assert_eq!(blob.len(), 3);
+    assert_eq!(blob.len(), 4);
+    assert_eq!(blob.get("gone.only"), Some(Value::Null));
     assert_eq!(blob.get_float("list.1.a"), Some(1.0));
     let sjson = ImportOptions::lenient().format(TextFormat::Sjson);
     let (sjson, report) = with_report(text, &sjson).unwrap();
@@ -329,11 +332,14 @@ fn empty_objects_are_left_out_and_counted() {
         .import(&format!("[{text}, {{}}, {{\"e\": {{}}}}]"), &ImportOptions::lenient())
         .unwrap();
     expected.empty_objects += 1; // `e`; the entity `{}` itself is kept, with no keys
+    // Paths in an array of entities start with the entity's index.
+    expected.first_empty_object = Some("/0/buffs".into());
+    expected.first_converted = Some("/0/list".into());
     assert_eq!(report, expected);
     assert_eq!(ids.len(), 3);
     assert_eq!(
         store.export(ids[0], &ExportOptions::json()).unwrap(),
-        r#"{"name":"Imp","stats":{"hp":3},"list":{"1":{"a":1}}}"#
+        r#"{"name":"Imp","stats":{"hp":3},"list":{"1":{"a":1}},"gone":{"only":null}}"#
     );
     assert_eq!(store.export(ids[1], &ExportOptions::json()).unwrap(), "{}");
 
@@ -349,9 +355,9 @@ fn lenient_arrays_of_every_shape() {
     let (blob, r) = lenient(
         r#"{"a": [1, null, 2], "b": [[1, 2], [3]], "c": [{"x": 1}, 5, true], "d": [-1e39]}"#,
     );
-    assert_eq!(r, report(3, 1, &["/d/0"]));
+    assert_eq!(r, report(&["/a", "/b", "/c"], &["/d/0"]));
     assert_eq!(blob.get_float("a.0"), Some(1.0));
-    assert!(!blob.contains_key("a.1"), "the null is skipped");
+    assert_eq!(blob.get("a.1"), Some(Value::Null), "the null is kept");
     assert_eq!(blob.get_float("a.2"), Some(2.0));
     assert_eq!(blob.get_floats("b.0"), Some(&[1.0, 2.0][..]));
     assert_eq!(blob.get_floats("b.1"), Some(&[3.0][..]));
@@ -359,7 +365,7 @@ fn lenient_arrays_of_every_shape() {
     assert_eq!(blob.get_float("c.1"), Some(5.0));
     assert_eq!(blob.get_bool("c.2"), Some(true));
     assert_eq!(blob.get_floats("d"), Some(&[-f32::MAX][..]), "a number array stays one");
-    assert_eq!(blob.len(), 8);
+    assert_eq!(blob.len(), 9);
 
     // A converted array is an object: its path may not also hold a value, before or after.
     for (text, column) in
@@ -416,6 +422,7 @@ fn leaf() -> impl Strategy<Value = OwnedValue> {
         (-1e6_f32..1e6).prop_map(OwnedValue::Float),
         "\\PC{0,24}".prop_map(OwnedValue::Str),
         prop::collection::vec(-1e6_f32..1e6, 0..8).prop_map(OwnedValue::Floats),
+        Just(OwnedValue::Null),
     ]
 }
 
@@ -431,6 +438,7 @@ fn to_json(node: &Node) -> serde_json::Value {
         Node::Leaf(OwnedValue::Float(f)) => serde_json::json!(f),
         Node::Leaf(OwnedValue::Str(s)) => serde_json::Value::String(s.clone()),
         Node::Leaf(OwnedValue::Floats(f)) => serde_json::json!(f),
+        Node::Leaf(OwnedValue::Null) => serde_json::Value::Null,
         Node::Object(members) => members.iter().map(|(k, v)| (k.clone(), to_json(v))).collect(),
     }
 }
@@ -458,13 +466,25 @@ proptest! {
         let text = to_json(&Node::Object(members.clone())).to_string();
         let mut expected = Vec::new();
         flatten(&members, None, &mut expected);
-        // A document in the restricted format reads the same under both policies.
+        // A document in the restricted format reads the same under both policies; one with
+        // a null reads leniently, and strictly is refused (or collides first).
+        let nulls = expected.iter().any(|(_, v)| *v == OwnedValue::Null);
         let lenient = with_report(&text, &ImportOptions::lenient());
-        prop_assert_eq!(
-            lenient.as_ref().map(|(blob, r)| (blob.clone(), r.clone())).map_err(Clone::clone),
-            with_report(&text, &ImportOptions::strict())
-        );
-        match Blob::import(&text, &ImportOptions::strict()) {
+        let strict = with_report(&text, &ImportOptions::strict());
+        if nulls {
+            let refused = strict.as_ref().map_err(JsonError::kind);
+            prop_assert!(
+                matches!(refused, Err(JsonErrorKind::Null | JsonErrorKind::KeyCollision { .. })),
+                "{:?}", refused
+            );
+        } else {
+            prop_assert_eq!(
+                lenient.as_ref().map(|(blob, r)| (blob.clone(), r.clone())).map_err(Clone::clone),
+                strict
+            );
+        }
+        let options = if nulls { ImportOptions::lenient() } else { ImportOptions::strict() };
+        match Blob::import(&text, &options) {
             Ok(blob) => {
                 prop_assert_eq!(blob.len(), expected.len());
                 for (key, value) in &expected {
@@ -508,7 +528,7 @@ fn any_json() -> impl Strategy<Value = serde_json::Value> {
 fn flatten_lenient(value: &serde_json::Value, key: Key, out: &mut Vec<(Key, OwnedValue)>) {
     let number = |n: f64| (n.clamp(-f64::from(f32::MAX), f64::from(f32::MAX))) as f32;
     match value {
-        serde_json::Value::Null => {}
+        serde_json::Value::Null => out.push((key, OwnedValue::Null)),
         serde_json::Value::Bool(b) => out.push((key, OwnedValue::Bool(*b))),
         serde_json::Value::Number(n) => {
             out.push((key, OwnedValue::Float(number(n.as_f64().unwrap()))))
@@ -867,14 +887,22 @@ fn long_and_hostile_names_are_cut_and_escaped_in_errors() {
     let err = Blob::import(&format!("{{\"{long}\": null}}"), &ImportOptions::strict()).unwrap_err();
     assert_eq!(err.path().len(), 20_001, "the path itself is whole");
     let cut = format!("/{}[...19809 bytes cut...]{}", "m".repeat(95), "m".repeat(96));
-    assert_eq!(err.to_string(), format!("{cut} (line 1, column 20009): null is not a value"));
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "{cut} (line 1, column 20009): null is read by the lenient import only (--lenient, ImportOptions::lenient), not the strict one"
+        )
+    );
 
     let err = Blob::import(&format!("{{\"{long}\": 1, \"{long}\": 2}}"), &ImportOptions::strict())
         .unwrap_err();
     assert!(err.to_string().len() < 600, "{err}");
 
     let err = Blob::import("{\"a\\u001b[2J\\nb\": null}", &ImportOptions::strict()).unwrap_err();
-    assert_eq!(err.to_string(), r"/a\u{1b}[2J\nb (line 1, column 22): null is not a value");
+    assert_eq!(
+        err.to_string(),
+        r"/a\u{1b}[2J\nb (line 1, column 22): null is read by the lenient import only (--lenient, ImportOptions::lenient), not the strict one"
+    );
 
     let key = datacomp::Key::parse("k");
     let err = KeyError::Collision { key, name: long.clone(), known: format!("{long}\n") };
@@ -954,11 +982,13 @@ fn export_refuses_what_json_has_no_number_for() {
         let fine = store.export_at(ids[0], "a.b", &options);
         assert_eq!(fine.unwrap(), "1");
     }
-    // A lossy export writes null, which does not read back.
+    // A lossy export writes null, which does not read back as the float.
     let lossy = ExportOptions::json().non_finite_as_null();
     assert_eq!(store.export(ids[1], &lossy).unwrap(), r#"{"c":[1,null]}"#);
     let exported = store.export(ids[1], &lossy).unwrap();
     assert!(Blob::import(&exported, &ImportOptions::strict()).is_err());
+    let back = Blob::import(&exported, &ImportOptions::lenient()).unwrap();
+    assert_eq!(back.get("c.1"), Some(Value::Null));
     // Removed, the entity no longer stops the export.
     store.remove(ids[1]);
     store.get_mut(ids[0]).unwrap().remove("a.x");

@@ -34,6 +34,7 @@ fn value() -> impl Strategy<Value = OwnedValue> {
         (0..600_usize).prop_map(|n| OwnedValue::Str("x".repeat(n))),
         prop::collection::vec(any::<u32>().prop_map(f32::from_bits), 0..20)
             .prop_map(OwnedValue::Floats),
+        Just(OwnedValue::Null),
     ]
 }
 

@@ -22,6 +22,7 @@ fn value() -> impl Strategy<Value = OwnedValue> {
         prop::sample::select(vec![-1.0, 0.0, 1.5, 2.0, 1e3, f32::NAN]).prop_map(OwnedValue::Float),
         prop::sample::select(vec!["", "a", "b c", "\"q\\"]).prop_map(|s| OwnedValue::Str(s.into())),
         prop::collection::vec(-2.0f32..2.0, 0..4).prop_map(OwnedValue::Floats),
+        Just(OwnedValue::Null),
     ]
 }
 
@@ -43,6 +44,8 @@ enum ModelExpr {
     Float(usize, &'static str, f32),
     Bool(usize, bool, bool),
     Str(usize, bool, &'static str),
+    /// `KEY == null` (true) or `KEY != null`.
+    Null(usize, bool),
 }
 
 fn leaf() -> impl Strategy<Value = ModelExpr> {
@@ -55,6 +58,7 @@ fn leaf() -> impl Strategy<Value = ModelExpr> {
         (0..KEYS, any::<bool>(), any::<bool>()).prop_map(|(k, eq, b)| ModelExpr::Bool(k, eq, b)),
         (0..KEYS, any::<bool>(), prop::sample::select(vec!["", "a", "b c", "\"q\\"]))
             .prop_map(|(k, eq, s)| ModelExpr::Str(k, eq, s)),
+        (0..KEYS, any::<bool>()).prop_map(|(k, eq)| ModelExpr::Null(k, eq)),
     ]
 }
 
@@ -102,6 +106,7 @@ impl ModelExpr {
                 let quoted = s.replace('\\', "\\\\").replace('"', "\\\"");
                 format!("{} {} \"{quoted}\"", spell(*k, style), eq(*equal))
             }
+            ModelExpr::Null(k, equal) => format!("{} {} null", spell(*k, style), eq(*equal)),
         }
     }
 
@@ -128,6 +133,10 @@ impl ModelExpr {
             }
             ModelExpr::Str(k, equal, s) => {
                 matches!(blob.get(key(*k)), Some(Value::Str(v)) if (v == *s) == *equal)
+            }
+            // Present, and null (or not).
+            ModelExpr::Null(k, equal) => {
+                blob.get(key(*k)).is_some_and(|v| (v == Value::Null) == *equal)
             }
         }
     }

@@ -37,6 +37,7 @@ fn value() -> impl Strategy<Value = OwnedValue> {
         // Strings that grow past any blob's room, to force moves to the arena's end.
         (0..3000usize).prop_map(|n| OwnedValue::Str("x".repeat(n))),
         prop::collection::vec(any::<f32>(), 0..40).prop_map(OwnedValue::Floats),
+        Just(OwnedValue::Null),
     ]
 }
 

@@ -117,6 +117,7 @@ pub fn to_json(value: Value<'_>) -> serde_json::Value {
         Value::Float(f) => serde_json::Value::from(f64::from(f)),
         Value::Str(s) => serde_json::Value::from(s),
         Value::Floats(f) => f.iter().map(|&x| serde_json::Value::from(f64::from(x))).collect(),
+        Value::Null => serde_json::Value::Null,
     }
 }
 
@@ -160,7 +161,7 @@ pub fn json_path<'a>(root: &'a serde_json::Value, segments: &[&str]) -> &'a serd
 #[inline]
 pub fn use_value(value: Option<Value<'_>>) -> u32 {
     match value {
-        None => 0,
+        None | Some(Value::Null) => 0,
         Some(Value::Bool(b)) => u32::from(b),
         Some(Value::Float(f)) => f.to_bits(),
         Some(Value::Str(s)) => s.len() as u32,

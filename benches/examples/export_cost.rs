@@ -25,10 +25,14 @@ mod corpus;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use datacomp::{ExportOptions, ImportOptions, Key, Store};
+use datacomp::{ExportOptions, ImportOptions, Key, Store, TextFormat};
 
 /// The operations, by name: `s_` on the 10,000 sheets, `m_` on the 10,000 monsters.
-const OPS: [&str; 13] = [
+const OPS: [&str; 17] = [
+    "s_import",
+    "s_import_lenient",
+    "s_import_sjson",
+    "s_serde_import",
     "s_each",
     "s_compact",
     "s_try_compact",
@@ -51,16 +55,19 @@ struct Doc {
     store: Store,
     tree: serde_json::Value,
     text: String,
+    /// The store's SJSON export: what `import_sjson` reads.
+    sjson: String,
 }
 
 fn doc(text: String) -> Doc {
     let mut store = Store::new();
     store.import(&text, &ImportOptions::strict()).unwrap();
     let tree = serde_json::from_str(&text).unwrap();
-    Doc { store, tree, text }
+    let sjson = store.export_all(&ExportOptions::sjson().non_finite_as_null()).unwrap();
+    Doc { store, tree, text, sjson }
 }
 
-/// Runs operation `op` once; returns the bytes written.
+/// Runs operation `op` once; returns the bytes written (the entities read, for an import).
 #[inline(never)]
 fn measured(op: &str, sheets: &Doc, monsters: &Doc) -> usize {
     let (d, name) = match op.split_once('_') {
@@ -69,7 +76,20 @@ fn measured(op: &str, sheets: &Doc, monsters: &Doc) -> usize {
         _ => panic!("unknown operation {op}: one of {OPS:?}"),
     };
     let store = black_box(&d.store);
+    let import = |text: &str, options: ImportOptions| {
+        Store::new().import(black_box(text), &options).unwrap().ids.len()
+    };
     match name {
+        // The import the store was built by, again (strict, lenient, of its SJSON export).
+        "import" => import(&d.text, ImportOptions::strict()),
+        "import_lenient" => import(&d.text, ImportOptions::lenient()),
+        "import_sjson" => import(&d.sjson, ImportOptions::strict().format(TextFormat::Sjson)),
+        // The peer: serde_json reading the same text into its `Value`.
+        "serde_import" => serde_json::from_str::<serde_json::Value>(black_box(&d.text))
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .len(),
         "compact" => store.export_all(&LOSSY).unwrap().len(),
         // One blob at a time: `Store::export` of every entity (a tree each, no plan).
         "each" => store.iter().map(|(id, _)| store.export(id, &LOSSY).unwrap().len()).sum(),
@@ -157,7 +177,9 @@ fn main() {
             for (op, t) in OPS.iter().zip(best) {
                 println!("{op:>16}: {:8.3} ms", t.as_secs_f64() * 1e3);
             }
-            for (ours, peer) in [(0, 4), (1, 4), (2, 4), (3, 5), (7, 10), (8, 10), (9, 11)] {
+            for (ours, peer) in
+                [(0, 3), (4, 8), (5, 8), (6, 8), (7, 9), (11, 14), (12, 14), (13, 15)]
+            {
                 let ratio = best[ours].as_secs_f64() / best[peer].as_secs_f64();
                 println!("{} / {}: {ratio:.3}", OPS[ours], OPS[peer]);
             }

@@ -54,6 +54,8 @@ pub enum TypeArg {
     Float,
     Str,
     Floats,
+    /// `null` (the value text must be `null`).
+    Null,
 }
 
 /// An entity id as `Id`'s `Display` writes it (`0v0t1`); `example` is one from the file, for
@@ -104,7 +106,8 @@ pub fn parse_key(text: &str) -> Result<KeyArg<'_>, Failure> {
 }
 
 /// The value `text` means, as `set` reads it: with `ty`, that type; without, `true`/`false`
-/// is a bool, a number a float, `[...]` an array of floats, and anything else a string.
+/// is a bool, `null` a null, a number a float, `[...]` an array of floats, and anything else a
+/// string.
 pub fn parse_value(text: &str, ty: Option<TypeArg>) -> Result<OwnedValue, Failure> {
     let bad = |what: &str| Failure::usage(format!("bad value \"{}\": {what}", Shortened(text)));
     // A number as strict import reads one: JSON's form, refused if f32 would change it.
@@ -133,9 +136,14 @@ pub fn parse_value(text: &str, ty: Option<TypeArg>) -> Result<OwnedValue, Failur
         Some(TypeArg::Float) => OwnedValue::Float(number(text)?),
         Some(TypeArg::Str) => OwnedValue::Str(text.to_owned()),
         Some(TypeArg::Floats) => OwnedValue::Floats(floats(text)?),
+        Some(TypeArg::Null) => match text {
+            "null" => OwnedValue::Null,
+            _ => return Err(bad("a null is written null")),
+        },
         None => match text {
             "true" => OwnedValue::Bool(true),
             "false" => OwnedValue::Bool(false),
+            "null" => OwnedValue::Null,
             _ if text.trim_start().starts_with('[') => OwnedValue::Floats(floats(text)?),
             // A number is written as JSON writes one: "inf", "NaN" and "+1" are not numbers.
             _ if !matches!(text.trim().parse::<JsonF32>(), Err(JsonErrorKind::Syntax(_))) => {
@@ -185,6 +193,7 @@ mod tests {
         assert_eq!(infer("[1, 2.5]"), OwnedValue::Floats(vec![1.0, 2.5]));
         assert_eq!(infer("[]"), OwnedValue::Floats(vec![]));
         assert_eq!(infer("The One"), OwnedValue::Str("The One".into()));
+        assert_eq!(infer("null"), OwnedValue::Null);
         assert_eq!(infer("inf"), OwnedValue::Str("inf".into()));
         assert_eq!(infer("NaN"), OwnedValue::Str("NaN".into()));
         assert_eq!(infer("+1"), OwnedValue::Str("+1".into()));
@@ -213,6 +222,9 @@ mod tests {
         assert_eq!(typed("1,2", TypeArg::Floats).unwrap(), OwnedValue::Floats(vec![1.0, 2.0]));
         assert_eq!(typed("", TypeArg::Floats).unwrap(), OwnedValue::Floats(vec![]));
         assert_eq!(typed("3", TypeArg::Float).unwrap(), OwnedValue::Float(3.0));
+        assert_eq!(typed("null", TypeArg::Null).unwrap(), OwnedValue::Null);
+        assert_eq!(typed("null", TypeArg::Str).unwrap(), OwnedValue::Str("null".into()));
+        assert!(typed("0", TypeArg::Null).is_err());
         assert_eq!(
             message(typed("yes", TypeArg::Bool).unwrap_err()),
             "usage: bad value \"yes\": a bool is true or false"

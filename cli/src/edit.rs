@@ -70,12 +70,14 @@ pub fn get(
             KeyArg::Raw(_) => Err(ExportError::NoPath { entity: Some(id), path: given.into() }),
         };
         return match subtree {
-            // The export's own text: numbers as export writes them, members in their order.
+            // The export's own text: numbers as export writes them, members in their order; a
+            // former array is written back as one.
             Ok(text) if json => Ok(writeln!(
                 out,
-                "{{\"id\":{},\"key\":{},\"type\":\"object\",\"value\":{text}}}",
+                "{{\"id\":{},\"key\":{},\"type\":\"{}\",\"value\":{text}}}",
                 serde_json::Value::from(id.to_string()),
                 serde_json::Value::from(given),
+                if text.starts_with('[') { "array" } else { "object" },
             )?),
             Ok(text) => Ok(writeln!(out, "{text}")?),
             Err(ExportError::NoPath { .. }) => {

@@ -84,6 +84,8 @@ pub struct How {
     pub lenient: bool,
     /// Every file read as this format (`--format`), else by its name.
     pub format: Option<FormatArg>,
+    /// Refuse numbers that lose digits in f32 (`--exact-numbers`).
+    pub exact_numbers: bool,
     /// Import what reads and report the rest (`--keep-going`), instead of stopping.
     pub keep_going: bool,
     /// The summary as JSON (`--json`).
@@ -94,7 +96,7 @@ pub struct How {
 fn lenient_hint(e: &JsonError) -> &'static str {
     match e.kind() {
         JsonErrorKind::NotANumber => " (--lenient converts such arrays to objects keyed by index)",
-        JsonErrorKind::Null => " (--lenient skips nulls)",
+        // (A null's own message names --lenient, which keeps it.)
         JsonErrorKind::NumberOutOfRange(_) => " (--lenient clamps such numbers to f32's range)",
         _ => "",
     }
@@ -113,6 +115,7 @@ pub fn run(
     }
     not_an_input(output, &files, "the save")?;
     let options = if how.lenient { ImportOptions::lenient() } else { ImportOptions::strict() };
+    let options = options.exact_numbers(how.exact_numbers);
     let sizes: Vec<u64> =
         files.iter().map(|f| std::fs::metadata(f).map_or(0, |m| m.len())).collect();
     let total: u64 = sizes.iter().sum();
@@ -122,7 +125,8 @@ pub fn run(
     let mut store = Store::new();
     let mut report = ImportReport::default();
     let mut json_bytes = 0;
-    let mut first_rounded = None;
+    // The first place of each kind of change, with its file.
+    let mut firsts = Firsts::default();
     let mut sjson_documents = 0;
     // The files that did not import, with why (only --keep-going gets past the first).
     let mut failed: Vec<(&PathBuf, String)> = Vec::new();
@@ -150,9 +154,7 @@ pub fn run(
             });
         match imported {
             Ok(file_report) => {
-                if first_rounded.is_none() {
-                    first_rounded = file_report.first_rounded.clone().map(|path| (file, path));
-                }
+                firsts.add(file, &file_report);
                 add(&mut report, &file_report);
             }
             Err(why) if how.keep_going => {
@@ -220,7 +222,7 @@ pub fn run(
                 "file_bytes": file_len,
                 "key_names": store.key_names().len(),
                 "converted_arrays": report.converted_arrays,
-                "skipped_nulls": report.skipped_nulls,
+                "lost_digits": report.lost_digits,
                 "rounded_numbers": report.rounded_numbers,
                 "empty_objects": report.empty_objects,
                 "failed": failures,
@@ -242,25 +244,35 @@ pub fn run(
             plural(store.len(), "entity", "entities"),
             Bytes(json_bytes),
         )?;
+        // Each change with the place of its first, so that a user can look at what changed.
         if how.lenient {
-            // The first rounded number's place, so that a user can look at what changed.
-            let first = first_rounded.map_or(String::new(), |(file, path)| {
-                format!(" (the first at {} in {})", Escaped(&path), file.display())
-            });
             writeln!(
                 out,
-                "lenient: {} converted to objects, {} skipped, {} rounded{first}",
+                "lenient: {} converted to objects{}, {} rounded{}",
                 plural(report.converted_arrays, "array", "arrays"),
-                plural(report.skipped_nulls, "null", "nulls"),
+                first_at(firsts.converted.as_ref()),
                 plural(report.rounded_numbers, "number", "numbers"),
+                first_at(firsts.rounded.as_ref()),
             )?;
         }
         if report.empty_objects > 0 {
             // Strict imports leave them out too: said whatever the policy.
             writeln!(
                 out,
-                "{} left out: they hold no keys",
-                plural(report.empty_objects, "empty object", "empty objects")
+                "{} left out: they hold no keys{}",
+                plural(report.empty_objects, "empty object", "empty objects"),
+                first_at(firsts.empty_object.as_ref()),
+            )?;
+        }
+        if report.lost_digits > 0 {
+            // Said whatever the policy: strict imports read them too (--exact-numbers refuses).
+            let example = firsts.lost_digits_example.clone().unwrap_or_default();
+            writeln!(
+                out,
+                "warning: {} lose digits in f32{}: {} (--exact-numbers refuses them)",
+                plural(report.lost_digits, "number", "numbers"),
+                first_at(firsts.lost_digits.as_ref()),
+                Escaped(&example),
             )?;
         }
         let per_entity = file_len.checked_div(store.len()).unwrap_or(0);
@@ -285,9 +297,44 @@ pub fn run(
 
 fn add(total: &mut ImportReport, more: &ImportReport) {
     total.converted_arrays += more.converted_arrays;
-    total.skipped_nulls += more.skipped_nulls;
     total.rounded_numbers += more.rounded_numbers;
     total.empty_objects += more.empty_objects;
+    total.lost_digits += more.lost_digits;
+}
+
+/// The first place of each kind of change over the files of an import: (file, JSON Pointer).
+#[derive(Default)]
+struct Firsts<'f> {
+    converted: Option<(&'f Path, String)>,
+    rounded: Option<(&'f Path, String)>,
+    empty_object: Option<(&'f Path, String)>,
+    lost_digits: Option<(&'f Path, String)>,
+    lost_digits_example: Option<String>,
+}
+
+impl<'f> Firsts<'f> {
+    /// Keeps the places of `report` (of `file`) that no earlier file had.
+    fn add(&mut self, file: &'f Path, report: &ImportReport) {
+        let keep = |first: &mut Option<(&'f Path, String)>, path: &Option<String>| {
+            if first.is_none() {
+                *first = path.clone().map(|path| (file, path));
+            }
+        };
+        keep(&mut self.converted, &report.first_converted);
+        keep(&mut self.rounded, &report.first_rounded);
+        keep(&mut self.empty_object, &report.first_empty_object);
+        if self.lost_digits.is_none() {
+            self.lost_digits_example.clone_from(&report.lost_digits_example);
+        }
+        keep(&mut self.lost_digits, &report.first_lost_digits);
+    }
+}
+
+/// ` (the first at PATH in FILE)`, or nothing.
+fn first_at(first: Option<&(&Path, String)>) -> String {
+    first.map_or(String::new(), |(file, path)| {
+        format!(" (the first at {} in {})", Escaped(path), file.display())
+    })
 }
 
 /// A bar on stderr, in bytes of JSON read; indicatif hides it when stderr is not a terminal.

@@ -97,10 +97,15 @@ enum Command {
         /// The save file to write (replaced atomically if it exists).
         #[arg(short, long)]
         output: PathBuf,
-        /// Convert arrays of non-numbers to objects keyed by index, skip nulls and clamp
-        /// numbers past f32's range, and report what changed, instead of refusing them.
+        /// Keep nulls, convert arrays of non-numbers to objects keyed by index (exported back
+        /// as arrays) and clamp numbers past f32's range, and report what changed, instead of
+        /// refusing them.
         #[arg(long)]
         lenient: bool,
+        /// Refuse a number that loses digits in f32 (3.141592653589793 would be written back
+        /// as 3.1415927) instead of warning about it.
+        #[arg(long)]
+        exact_numbers: bool,
         /// Read every file as this format, whatever its name (by default *.sjson files are
         /// SJSON and any other file JSON).
         #[arg(long, value_name = "FORMAT")]
@@ -254,7 +259,8 @@ enum Command {
     },
     /// Print the entities that pass a filter, one per line: the ID, then the value of each of
     /// --keys (`-` where there is none). A filter tests keys: `stats.health < 20` (or `<=`,
-    /// `>`, `>=`, `==`, `!=`), `name == "Orc"`, `flying` (holds true), `has title`, joined
+    /// `>`, `>=`, `==`, `!=`), `name == "Orc"`, `flying` (holds true), `has title`,
+    /// `firmness == null` (or `!= null`: holds another value), joined
     /// with and, or, not and parentheses. Every key named (in the filter or --keys) must be
     /// one of the save's key names, else it is an error naming it; `#xxxxxxxx` names a key
     /// by its hash, unchecked. The file is read in place, not loaded.
@@ -340,8 +346,8 @@ enum Command {
 fn run(cli: Cli, out: &mut dyn Write) -> Result<(), Failure> {
     match cli.command.unwrap_or(Command::Demo) {
         Command::Demo => demo::run(out),
-        Command::Import { inputs, output, lenient, format, keep_going, json } => {
-            let how = import::How { lenient, format, keep_going, json };
+        Command::Import { inputs, output, lenient, exact_numbers, format, keep_going, json } => {
+            let how = import::How { lenient, exact_numbers, format, keep_going, json };
             import::run(&inputs, &output, how, out)
         }
         Command::List { file, json } => inspect::list(&file, json, out),

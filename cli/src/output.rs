@@ -150,7 +150,7 @@ impl Display for Bytes {
 
 /// A value as the command prints it: a float as JSON export writes it ([`JsonF32`]: `95`, `0.1`,
 /// `1e+20`; a NaN or infinity as `NaN`, `inf`, `-inf`), a string as it is but for control
-/// characters, which are escaped ([`Escaped`]), an array as `[1, 2.5]`.
+/// characters, which are escaped ([`Escaped`]), an array as `[1, 2.5]`, a null as `null`.
 pub struct Plain<'a>(pub Value<'a>);
 
 impl Display for Plain<'_> {
@@ -159,6 +159,7 @@ impl Display for Plain<'_> {
             Value::Bool(b) => write!(f, "{b}"),
             Value::Float(x) => JsonF32(x).fmt(f),
             Value::Str(s) => Escaped(s).fmt(f),
+            Value::Null => f.write_str("null"),
             Value::Floats(xs) => {
                 f.write_str("[")?;
                 for (i, x) in xs.iter().enumerate() {
@@ -180,6 +181,7 @@ pub fn value_json(value: Value<'_>) -> serde_json::Value {
         Value::Bool(b) => b.into(),
         Value::Float(x) => float_json(x),
         Value::Str(s) => s.into(),
+        Value::Null => serde_json::Value::Null,
         Value::Floats(xs) => xs.iter().map(|&x| float_json(x)).collect(),
     }
 }
@@ -370,6 +372,8 @@ mod tests {
         assert_eq!(Plain(Value::Float(95.0)).to_string(), "95");
         assert_eq!(Plain(Value::Floats(&[1.0, -2.5])).to_string(), "[1, -2.5]");
         assert_eq!(Plain(Value::Str("a b")).to_string(), "a b");
+        assert_eq!(Plain(Value::Null).to_string(), "null");
+        assert_eq!(value_json(Value::Null).to_string(), "null");
         assert_eq!(Plain(Value::Str("\u{1b}[2J\n")).to_string(), "\\u{1b}[2J\\n");
         assert_eq!(value_json(Value::Float(0.1)).to_string(), "0.1");
         assert_eq!(value_json(Value::Floats(&[0.1, f32::NAN])).to_string(), "[0.1,null]");

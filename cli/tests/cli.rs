@@ -94,9 +94,11 @@ fn a_lenient_import_reports_what_it_changed() {
     let summary =
         ok(&["import", "--lenient", lenient_ok.to_str().unwrap(), "-o", out.to_str().unwrap()]);
     assert!(
-        summary.contains(
-            "\nlenient: 1 array converted to objects, 0 nulls skipped, 0 numbers rounded\n"
-        ),
+        summary.contains(&format!(
+            "\nlenient: 1 array converted to objects (the first at /armor_class in {}), 0 \
+             numbers rounded\n",
+            lenient_ok.display()
+        )),
         "{summary}"
     );
     assert_eq!(Store::load(&out).unwrap().len(), 1);
@@ -107,8 +109,8 @@ fn a_lenient_import_reports_what_it_changed() {
         ok(&["import", "--lenient", numbers.to_str().unwrap(), "-o", out.to_str().unwrap()]);
     assert!(
         summary.contains(&format!(
-            "\nlenient: 0 arrays converted to objects, 0 nulls skipped, 2 numbers rounded \
-             (the first at /xp/1 in {})\n",
+            "\nlenient: 0 arrays converted to objects, 2 numbers rounded (the first at /xp/1 \
+             in {})\n",
             numbers.display()
         )),
         "{summary}"
@@ -119,7 +121,11 @@ fn a_lenient_import_reports_what_it_changed() {
     for policy in [&["--lenient"][..], &[]] {
         let args = [&["import"], policy, &[empty.to_str().unwrap(), "-o", out.to_str().unwrap()]];
         let summary = ok(&args.concat());
-        assert!(summary.contains("\n2 empty objects left out: they hold no keys\n"), "{summary}");
+        let first = format!(" (the first at /0/buffs in {})", empty.display());
+        assert!(
+            summary.contains(&format!("\n2 empty objects left out: they hold no keys{first}\n")),
+            "{summary}"
+        );
         assert_eq!(Store::load(&out).unwrap().len(), 3);
     }
     let plain =
@@ -1170,7 +1176,7 @@ fn long_names_are_cut_in_errors() {
     assert_eq!(
         message,
         format!(
-            "{}: {cut} (line 1, column 20009): null is not a value (--lenient skips nulls)",
+            "{}: {cut} (line 1, column 20009): null is read by the lenient import only (--lenient, ImportOptions::lenient), not the strict one",
             input.display()
         )
     );
@@ -2048,4 +2054,77 @@ fn a_key_exported_by_hash_imports_back_as_the_same_key() {
         "{message}"
     );
     assert!(!Path::new(&file("bad.dcmp")).exists());
+}
+
+/// Issue 29: nulls are kept by a lenient import and shown, `get` of a former array prints an
+/// array, a strict import names `--lenient`, and numbers that lose digits are said in one
+/// warning line (refused with `--exact-numbers`).
+#[test]
+fn nulls_arrays_and_numbers_that_lose_digits() {
+    let dir = TempDir::new().unwrap();
+    let file = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
+    let (input, save) = (file("berry.json"), file("berry.dcmp"));
+    let text = r#"{"name": "Pecha", "firmness": null, "sprites": {"default": null},
+        "types": [{"slot": 1, "type": "grass"}, {"slot": 2, "type": null}], "pi": 3.141592653589793,
+        "price": 19.99, "third": 0.3333333333333333}"#;
+    std::fs::write(&input, text).unwrap();
+
+    let strict = fails(&["import", &input, "-o", &save]);
+    assert_eq!(
+        strict,
+        format!(
+            "{input}: /firmness (line 1, column 34): null is read by the lenient import only \
+             (--lenient, ImportOptions::lenient), not the strict one"
+        )
+    );
+    let summary = ok(&["import", "--lenient", &input, "-o", &save]);
+    let warnings: Vec<&str> = summary.lines().filter(|l| l.starts_with("warning:")).collect();
+    assert_eq!(
+        warnings,
+        [format!(
+            "warning: 2 numbers lose digits in f32 (the first at /pi in {input}): \
+             3.141592653589793 -> 3.1415927 (--exact-numbers refuses them)"
+        )]
+    );
+    assert!(summary.contains(&format!("(the first at /types in {input})")), "{summary}");
+
+    // Shown as null, typed null, found by the query language.
+    assert_eq!(ok(&["get", &save, "0v0t1", "firmness"]), "null\n");
+    assert_eq!(
+        ok(&["get", &save, "0v0t1", "firmness", "--json"]),
+        "{\"hash\":\"#a04d46c9\",\"id\":\"0v0t1\",\"key\":\"firmness\",\"type\":\"null\",\"value\":null}\n"
+    );
+    assert_eq!(ok(&["query", &save, "firmness == null and has sprites.default"]), "id\n0v0t1\n");
+    assert_eq!(ok(&["query", &save, "firmness != null"]), "id\n");
+    // A former array is printed as an array, as export writes it.
+    assert_eq!(
+        ok(&["get", &save, "0v0t1", "types", "--json"]),
+        "{\"id\":\"0v0t1\",\"key\":\"types\",\"type\":\"array\",\"value\":\
+         [{\"slot\":1,\"type\":\"grass\"},{\"slot\":2,\"type\":null}]}\n"
+    );
+    assert!(ok(&["get", &save, "0v0t1", "types"]).starts_with("[\n  {\n    \"slot\": 1,"));
+    assert_eq!(
+        ok(&["get", &save, "0v0t1", "sprites", "--json"]),
+        "{\"id\":\"0v0t1\",\"key\":\"sprites\",\"type\":\"object\",\"value\":{\"default\":null}}\n"
+    );
+    let exported = ok(&["export", &save, "--compact"]);
+    assert!(exported.contains(r#""firmness":null,"sprites":{"default":null}"#), "{exported}");
+
+    // `set` writes a null; `--type str` keeps the word as a string.
+    ok(&["set", &save, "0v0t1", "price", "null"]);
+    ok(&["set", &save, "0v0t1", "name", "null", "--type", "str"]);
+    let store = Store::load(&save).unwrap();
+    let (_, sheet) = store.iter().next().unwrap();
+    assert_eq!(sheet.get("price"), Some(datacomp::Value::Null));
+    assert_eq!(sheet.get_str("name"), Some("null"));
+
+    // Refused when asked, at the first such number.
+    let exact = fails(&["import", "--lenient", "--exact-numbers", &input, "-o", &save]);
+    assert_eq!(
+        exact,
+        format!(
+            "{input}: /pi (line 2, column 99): 3.141592653589793 would be stored as 3.1415927, \
+             losing digits (exact numbers were asked for)"
+        )
+    );
 }

@@ -21,6 +21,7 @@ enum Val {
     Str(String),
     Long(u16),
     Floats(Vec<u32>),
+    Null,
 }
 
 impl Val {
@@ -33,6 +34,7 @@ impl Val {
             Val::Floats(bits) => {
                 OwnedValue::Floats(bits.iter().map(|&b| f32::from_bits(b)).collect())
             }
+            Val::Null => OwnedValue::Null,
         }
     }
 }

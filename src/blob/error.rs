@@ -69,7 +69,7 @@ pub enum BlobError {
         /// The blob's size in bytes.
         byte_len: usize,
     },
-    /// A type tag that is none of the four types.
+    /// A type tag that is none of the five types.
     UnknownTag {
         /// Position of the entry in the header.
         index: usize,
@@ -80,6 +80,16 @@ pub enum BlobError {
     },
     /// A boolean stored as something other than 0 or 1.
     InvalidBool {
+        /// Position of the entry in the header.
+        index: usize,
+        /// The entry's key.
+        key: Key,
+        /// The 32-bit value found.
+        raw: u32,
+    },
+    /// A null whose 32-bit header value is not 0 (a null has no data: 0 is its one form, so
+    /// that equal blobs are equal bytes).
+    InvalidNull {
         /// Position of the entry in the header.
         index: usize,
         /// The entry's key.
@@ -200,6 +210,9 @@ impl fmt::Display for BlobError {
             }
             BlobError::InvalidBool { index, key, raw } => {
                 write!(f, "entry {index} (key {key}): boolean stored as {raw}, not 0 or 1")
+            }
+            BlobError::InvalidNull { index, key, raw } => {
+                write!(f, "entry {index} (key {key}): null stored as {raw}, not 0")
             }
             BlobError::PayloadOutOfBounds { index, key, offset, end, payload_start, byte_len } => {
                 write!(

@@ -16,8 +16,8 @@
 //!
 //! - `keys` are [`Key`](crate::Key) hashes; a lookup scans only this array.
 //! - `tags` are [`ValueType`] discriminants, one byte each, padded with zeros to a whole word.
-//! - `values` hold a bool (0 or 1) or an f32's bits inline, or, for a string or float array, the
-//!   byte offset of its payload block.
+//! - `values` hold a bool (0 or 1) or an f32's bits inline, 0 for a null, or, for a string or
+//!   float array, the byte offset of its payload block.
 //! - A payload block is a `u32` length (bytes of a string, elements of a float array) followed by
 //!   the data, padded to a whole word. Blocks are allocated top-down from `pstart`.
 //! - A block that no value points at any more is a hole. A hole at `pstart` is given back at
@@ -211,7 +211,7 @@ pub(crate) fn lookup_shape(w: &[u32], key: Key) -> Option<(u8, u32, Shape)> {
 pub(super) fn block(w: &[u32], i: usize) -> Option<(usize, usize)> {
     let ty = tag(w, i);
     match ty {
-        ValueType::Bool | ValueType::Float => None,
+        ValueType::Bool | ValueType::Float | ValueType::Null => None,
         ValueType::Str | ValueType::Floats => {
             let offset = raw_value(w, i) as usize;
             let len = u64::from(w[offset / 4]);
@@ -229,7 +229,7 @@ pub(crate) fn same_entry(a: &[u32], b: &[u32], i: usize) -> bool {
     }
     let (ra, rb) = (raw_value(a, i), raw_value(b, i));
     match ty {
-        ValueType::Bool | ValueType::Float => ra == rb,
+        ValueType::Bool | ValueType::Float | ValueType::Null => ra == rb,
         ValueType::Str | ValueType::Floats => {
             let (da, db) = (ra as usize / 4, rb as usize / 4);
             let len = a[da] as usize;
@@ -294,6 +294,8 @@ pub(crate) fn decode(w: &[u32], tag: u8, raw: u32) -> Value<'_> {
             Ok(s) => Value::Str(s),
             Err(_) => unreachable!("INVARIANT: validated regions hold UTF-8 strings"),
         }
+    } else if tag == ValueType::Null as u8 {
+        Value::Null
     } else {
         debug_assert_eq!(tag, ValueType::Floats as u8, "INVARIANT: validated tags");
         let data = raw as usize / 4 + 1;
@@ -577,6 +579,7 @@ pub(super) fn write_value(w: &mut [u32], i: usize, value: Value<'_>) {
     let raw = match value {
         Value::Bool(b) => u32::from(b),
         Value::Float(f) => f.to_bits(),
+        Value::Null => 0,
         Value::Str(_) | Value::Floats(_) => {
             let bytes = block_bytes(ty, payload_len(value)) as usize;
             let offset = payload_start(w) - bytes;
@@ -609,7 +612,7 @@ pub(super) fn write_payload(w: &mut [u32], offset: usize, value: Value<'_>) {
             let floats: &[u32] = zerocopy::transmute_ref!(f);
             w[data..data + f.len()].copy_from_slice(floats);
         }
-        Value::Bool(_) | Value::Float(_) => {}
+        Value::Bool(_) | Value::Float(_) | Value::Null => {}
     }
 }
 
@@ -800,7 +803,10 @@ impl Entries<'_> {
             ValueType::Bool if raw > 1 => {
                 Err(BlobError::InvalidBool { index: i, key: Key::from_raw(key), raw })
             }
-            ValueType::Bool | ValueType::Float => Ok(()),
+            ValueType::Null if raw != 0 => {
+                Err(BlobError::InvalidNull { index: i, key: Key::from_raw(key), raw })
+            }
+            ValueType::Bool | ValueType::Float | ValueType::Null => Ok(()),
             ValueType::Str | ValueType::Floats => {
                 let out_of_bounds = |end: u64| BlobError::PayloadOutOfBounds {
                     index: i,

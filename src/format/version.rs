@@ -27,10 +27,12 @@ pub const FORMAT_MAJOR: u16 = 1;
 ///   an entity) leaves its `index meta` and `index slots` sections empty, flagged in the index
 ///   header ([`RawHeader::IDENTITY`](crate::handle_map::RawHeader::IDENTITY)). A save of `[{},{},...]`
 ///   takes 4 bytes an entity, down from 28. Saves of 1.2 and before still load.
-/// - 4: a save holds its store's lineage ([`Store::lineage`](crate::Store::lineage)), in a
+/// - 4: a blob's entry may be a null ([`ValueType::Null`](crate::ValueType::Null), type tag 5,
+///   header value 0, no payload), in saves and deltas alike: a 1.3 reader refuses a blob
+///   holding one (unknown tag 5). And a save holds its store's lineage ([`Store::lineage`](crate::Store::lineage)), in a
 ///   section of its own (`lineage`, kind 15: 16 bytes, or none for a store without one), so
 ///   that saves that share no history are told apart (`datacomp merge` refuses them). A 1.3
-///   reader skips it; a save of 1.3 or before loads as a store without a lineage.
+///   reader skips it. Saves of 1.3 and before load unchanged, as stores without a lineage.
 pub const FORMAT_MINOR: u16 = 4;
 
 /// The bytes of the arena each crc of a save's `arena crcs` section covers (the last chunk may

@@ -50,12 +50,12 @@ impl Migrations {
     /// let migrations = Migrations::from_json(r#"{"version": 2, "steps": [{"to": 2, "remove": ["x"]}]}"#)?;
     /// assert_eq!(migrations.version(), 2);
     ///
-    /// let err = Migrations::from_json(r#"{"version": 2, "steps": [{"to": 2, "set": {"x": null}}]}"#)
+    /// let err = Migrations::from_json(r#"{"version": 2, "steps": [{"to": 2, "set": {"x": {}}}]}"#)
     ///     .unwrap_err();
     /// assert_eq!(
     ///     err.to_string(),
-    ///     "migrations, line 1 column 53, steps[0]: the value for x: a value is a boolean, a \
-    ///      number, a string or an array of numbers"
+    ///     "migrations, line 1 column 51, steps[0]: the value for x: a value is a boolean, a \
+    ///      number, a string, an array of numbers or null"
     /// );
     /// # Ok::<(), MigrateError>(())
     /// ```
@@ -312,8 +312,9 @@ fn owned_value(value: &serde_json::Value) -> Result<OwnedValue, &'static str> {
             })
             .collect::<Result<Vec<f32>, _>>()
             .map(OwnedValue::Floats),
-        J::Null | J::Object(_) => {
-            Err("a value is a boolean, a number, a string or an array of numbers")
+        J::Null => Ok(OwnedValue::Null),
+        J::Object(_) => {
+            Err("a value is a boolean, a number, a string, an array of numbers or null")
         }
     }
 }

@@ -16,7 +16,7 @@
 //! unary   := 'not' unary | primary
 //! primary := '(' query ')' | 'has' KEY | KEY | KEY op literal
 //! op      := '<' | '<=' | '>' | '>=' | '==' | '!='
-//! literal := number | "string" | 'true' | 'false'
+//! literal := number | "string" | 'true' | 'false' | 'null'
 //! ```
 
 mod column;
@@ -45,6 +45,7 @@ use crate::store::Store;
 /// | `stats.health < 20` (and `<=`, `>`, `>=`, `==`, `!=`) | holds a float there that compares so with 20 |
 /// | `name == "Orc"`, `name != "Orc"` | holds a string there, equal (or not) to `Orc` |
 /// | `flying == true`, `flying != false` | holds a boolean there, equal (or not) to the literal |
+/// | `firmness == null`, `firmness != null` | holds `null` there (or holds a value that is not `null`) |
 /// | `a and b`, `a or b`, `not a`, `( ... )` | as in logic; `not` binds tightest, then `and`, then `or` |
 ///
 /// A comparison holds only if the key holds a value of the literal's type: `health != 0` is
@@ -54,7 +55,7 @@ use crate::store::Store;
 ///
 /// A KEY is a dotted path (`stats.health`), a JSON Pointer (`/a.b/c`, for member names that
 /// contain dots) or a raw hash (`#1a2b3c4d`); it runs to the next space or one of `( ) < > = !
-/// "`, and the words `and`, `or`, `not`, `has`, `true` and `false` are not keys (write a key
+/// "`, and the words `and`, `or`, `not`, `has`, `true`, `false` and `null` are not keys (write a key
 /// named so as a pointer: `/not`). Strings are in double quotes, with `\"` and `\\` as the only
 /// escapes.
 ///
@@ -125,6 +126,10 @@ enum Test {
         value: String,
         equal: bool,
     },
+    /// `== null` (`equal`): the key holds null; `!= null`: it holds another value.
+    Null {
+        equal: bool,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -172,6 +177,7 @@ impl Expr {
                 Test::Str { value, equal } => {
                     cursor.get_str(blob).is_some_and(|v| (v == value) == *equal)
                 }
+                Test::Null { equal } => cursor.get(blob).is_some_and(|v| v.is_null() == *equal),
             },
         }
     }
@@ -376,7 +382,7 @@ fn is_delimiter(c: char) -> bool {
     c.is_whitespace() || matches!(c, '(' | ')' | '<' | '>' | '=' | '!' | '"')
 }
 
-const KEYWORDS: [&str; 6] = ["and", "or", "not", "has", "true", "false"];
+const KEYWORDS: [&str; 7] = ["and", "or", "not", "has", "true", "false", "null"];
 
 struct Lexer<'q> {
     text: &'q str,
@@ -564,6 +570,7 @@ impl Parser<'_> {
                 Test::Bool { value: word == "true", equal }
             }
             Tok::Str(text) if cmp.is_equality() => Test::Str { value: unescape(text), equal },
+            Tok::Word("null") if cmp.is_equality() => Test::Null { equal },
             Tok::Word(word) if !KEYWORDS.contains(&word) => match word.parse::<f32>() {
                 Ok(x) => Test::Float(cmp, x),
                 Err(_) => return Err(self.expected(literal_expected(cmp))),
@@ -577,7 +584,7 @@ impl Parser<'_> {
 
 /// What may follow `cmp`.
 fn literal_expected(cmp: Cmp) -> &'static str {
-    if cmp.is_equality() { "a number, a string, true or false" } else { "a number" }
+    if cmp.is_equality() { "a number, a string, true, false or null" } else { "a number" }
 }
 
 /// A string literal's text with `\"` and `\\` undone (the lexer checked there are no others).
@@ -604,7 +611,7 @@ mod tests {
         assert_eq!(err("a <"), "column 4: expected a number, found end of query");
         assert_eq!(
             err("a == and"),
-            "column 6: expected a number, a string, true or false, found 'and'"
+            "column 6: expected a number, a string, true, false or null, found 'and'"
         );
         assert_eq!(err("a < \"x\""), "column 5: expected a number, found \"x\"");
         assert_eq!(err("a b"), "column 3: expected 'and', 'or' or the end of the query, found 'b'");

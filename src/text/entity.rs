@@ -8,7 +8,6 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visit
 
 use crate::blob::bulk::Builder;
 use crate::key::Key;
-use crate::names;
 use crate::value::Value;
 
 use super::error::JsonErrorKind;
@@ -209,8 +208,7 @@ impl<'de> Visitor<'de> for Member<'_> {
         if !self.importer.lenient {
             return Err(self.importer.fail(JsonErrorKind::Null));
         }
-        self.importer.report.skipped_nulls += 1;
-        Ok(())
+        self.importer.set(self.blob, self.node, Value::Null)
     }
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
@@ -219,7 +217,7 @@ impl<'de> Visitor<'de> for Member<'_> {
         let members = read_members(self.importer, self.blob, map)?;
         self.importer.levels.pop();
         if members == 0 {
-            self.importer.report.empty_objects += 1;
+            self.importer.empty_object();
         }
         Ok(())
     }
@@ -255,7 +253,7 @@ impl<'de> Visitor<'de> for Member<'_> {
         }
         let result = if converted {
             // The rest of the array, member by member at its index.
-            importer.report.converted_arrays += 1;
+            importer.converted_array();
             let mut index = floats.len() + 1;
             loop {
                 let member = importer.enter_index(node, index)?;
@@ -322,7 +320,10 @@ impl<'de> Visitor<'de> for RawMember<'_> {
     }
 
     fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-        Member { importer: self.importer, blob: self.blob, node: names::ROOT }.visit_unit()
+        if !self.importer.lenient {
+            return Err(self.importer.fail(JsonErrorKind::Null));
+        }
+        self.importer.set_raw(self.blob, self.key, Value::Null)
     }
 
     fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<(), A::Error> {
@@ -342,7 +343,12 @@ impl<'de> Visitor<'de> for RawMember<'_> {
         };
         self.importer.element = None;
         let result = match result {
-            Err(e) if self.importer.failure == Some(JsonErrorKind::NotANumber) => {
+            Err(e)
+                if matches!(
+                    self.importer.failure,
+                    Some(JsonErrorKind::NotANumber | JsonErrorKind::Null)
+                ) =>
+            {
                 drop(e);
                 Err(self.importer.refuse_raw(false))
             }
@@ -495,7 +501,11 @@ impl<'de> Visitor<'de> for Number<'_> {
     }
 
     fn visit_unit<E: de::Error>(self) -> Result<f32, E> {
-        Err(self.importer.fail(JsonErrorKind::NotANumber))
+        // The strict import's one word for null; elsewhere (a raw key's array, read
+        // leniently too) an array of numbers holds no null.
+        let kind =
+            if self.importer.lenient { JsonErrorKind::NotANumber } else { JsonErrorKind::Null };
+        Err(self.importer.fail(kind))
     }
 
     fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<f32, A::Error> {

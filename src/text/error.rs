@@ -27,7 +27,11 @@ use super::shown::Shortened;
 /// assert_eq!(err.kind(), &JsonErrorKind::Null);
 /// assert_eq!(err.path(), "/stats/health");
 /// assert_eq!((err.line(), err.column()), (1, 25));
-/// assert_eq!(err.to_string(), "/stats/health (line 1, column 25): null is not a value");
+/// assert_eq!(
+///     err.to_string(),
+///     "/stats/health (line 1, column 25): null is read by the lenient import only \
+///      (--lenient, ImportOptions::lenient), not the strict one"
+/// );
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct JsonError {
@@ -45,7 +49,10 @@ pub enum JsonErrorKind {
     Syntax(String),
     /// The document is not an object.
     NotAnObject,
-    /// `null`, which the format has no value for.
+    /// `null` in a strict import: the restricted format has no null ([`ImportOptions::lenient`]
+    /// keeps it as [`Value::Null`](crate::Value::Null)).
+    ///
+    /// [`ImportOptions::lenient`]: crate::text::ImportOptions::lenient
     Null,
     /// An array element that is not a number: arrays hold numbers only.
     NotANumber,
@@ -58,6 +65,15 @@ pub enum JsonErrorKind {
         /// The number as written (`16777217`, `1e-50`).
         number: String,
         /// What it would be stored as (`16777216`, `0`).
+        becomes: f32,
+    },
+    /// A fraction whose nearest `f32` is written back as another decimal
+    /// (`3.141592653589793` as `3.1415927`), refused by
+    /// [`ImportOptions::exact_numbers`](crate::text::ImportOptions::exact_numbers).
+    LosesDigits {
+        /// The number as read (`3.141592653589793`).
+        number: String,
+        /// What it would be stored and written back as (`3.1415927`).
         becomes: f32,
     },
     /// The same path twice in one entity: as two values, as two objects, or as a value and
@@ -124,12 +140,23 @@ impl fmt::Display for JsonErrorKind {
         match self {
             JsonErrorKind::Syntax(message) => f.write_str(message),
             JsonErrorKind::NotAnObject => f.write_str("an entity must be a JSON object"),
-            JsonErrorKind::Null => f.write_str("null is not a value"),
+            JsonErrorKind::Null => f.write_str(
+                "null is read by the lenient import only (--lenient, ImportOptions::lenient), \
+                 not the strict one",
+            ),
             JsonErrorKind::NotANumber => f.write_str("arrays may hold numbers only"),
             JsonErrorKind::NumberOutOfRange(n) => write!(f, "{n:e} is past the range of f32"),
             JsonErrorKind::NotHeld { number, becomes } => {
                 let number = Shortened(number);
                 write!(f, "{number} would be stored as {}: f32 cannot hold it", JsonF32(*becomes))
+            }
+            JsonErrorKind::LosesDigits { number, becomes } => {
+                let number = Shortened(number);
+                write!(
+                    f,
+                    "{number} would be stored as {}, losing digits (exact numbers were asked for)",
+                    JsonF32(*becomes)
+                )
             }
             JsonErrorKind::DuplicatePath(path) => write!(f, "{} is set twice", Shortened(path)),
             JsonErrorKind::KeyCollision { first, second, key } => {

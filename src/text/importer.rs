@@ -13,7 +13,7 @@ use crate::names::{self, KeyNames};
 use crate::value::Value;
 
 use super::error::{JsonError, JsonErrorKind};
-use super::number::{self, Fit, JsonF64};
+use super::number::{self, Fit, JsonF32, JsonF64};
 use super::options::ImportReport;
 
 /// Why a reader of text (`serde_json`, or the SJSON reader) stopped, and where: its own
@@ -63,6 +63,8 @@ pub(crate) struct Importer {
     pub(crate) failure: Option<JsonErrorKind>,
     /// The lenient policy, and what it changed.
     pub(crate) lenient: bool,
+    /// Refuse numbers that lose digits ([`JsonErrorKind::LosesDigits`]).
+    pub(crate) exact: bool,
     pub(crate) report: ImportReport,
     /// Whether a number was read as an `f64` zero: written so, or nonzero but past `f64`'s
     /// precision.
@@ -248,6 +250,7 @@ impl Importer {
         self.saw_zero |= n == 0.0;
         match number::fit_f64(n) {
             Fit::Holds(x) => Ok(x),
+            Fit::LosesDigits(x) => self.lost_digits(n, x),
             Fit::Changes(x) => self.changed(x, || JsonF64(n).to_string()),
             Fit::OutOfRange if self.lenient => {
                 self.changed(f32::MAX.copysign(n as f32), String::new)
@@ -259,7 +262,8 @@ impl Importer {
     /// The `f32` an integer is stored as.
     pub(super) fn integer<E: de::Error>(&mut self, n: i128) -> Result<f32, E> {
         match number::fit_integer(n) {
-            Fit::Holds(x) => Ok(x),
+            // (An integer is whole: it never loses digits without changing.)
+            Fit::Holds(x) | Fit::LosesDigits(x) => Ok(x),
             Fit::Changes(x) => self.changed(x, || n.to_string()),
             // No 64-bit integer is past f32's range; the float rule would say so if one were.
             #[allow(clippy::cast_precision_loss)]
@@ -282,6 +286,40 @@ impl Importer {
             self.report.first_rounded = Some(self.pointer());
         }
         Ok(x)
+    }
+
+    /// A fraction stored as `x`, which is written back as another decimal than `n`: refused
+    /// with exact numbers, else counted, with the first one's path and an example.
+    #[cold]
+    fn lost_digits<E: de::Error>(&mut self, n: f64, x: f32) -> Result<f32, E> {
+        // The shortest form of the f64 read: the text as written, for up to 17 digits.
+        let number = || serde_json::to_string(&n).unwrap_or_default();
+        if self.exact {
+            return Err(self.fail(JsonErrorKind::LosesDigits { number: number(), becomes: x }));
+        }
+        self.report.lost_digits += 1;
+        if self.report.first_lost_digits.is_none() {
+            self.report.lost_digits_example = Some(format!("{} -> {}", number(), JsonF32(x)));
+            self.report.first_lost_digits = Some(self.pointer());
+        }
+        Ok(x)
+    }
+
+    /// Counts an array of other things than numbers, turned into an object keyed by index at
+    /// the current path.
+    pub(super) fn converted_array(&mut self) {
+        self.report.converted_arrays += 1;
+        if self.report.first_converted.is_none() {
+            self.report.first_converted = Some(self.pointer());
+        }
+    }
+
+    /// Counts an empty object at the current path, left out.
+    pub(super) fn empty_object(&mut self) {
+        self.report.empty_objects += 1;
+        if self.report.first_empty_object.is_none() {
+            self.report.first_empty_object = Some(self.pointer());
+        }
     }
 
     /// Enters the member named by decimal `index` of the array at `node`: a lenient array of

@@ -37,8 +37,12 @@
 //!
 //! An import reads the restricted format only ([`ImportOptions::strict`]: `null`, arrays of
 //! anything but numbers and numbers `f32` does not hold are errors), or existing data
-//! ([`ImportOptions::lenient`]: such arrays become objects keyed by index, `null` is skipped,
-//! numbers are stored as the nearest `f32`), and reports what it changed ([`ImportReport`]).
+//! ([`ImportOptions::lenient`]: `null` is kept as [`Value::Null`](crate::Value::Null), such
+//! arrays become objects keyed by index and are written back as arrays, numbers are stored as
+//! the nearest `f32`), and reports what it changed, with the first path of each kind of
+//! change ([`ImportReport`]). A number is never changed silently: a fraction that `f32`
+//! writes back as another decimal (`3.141592653589793` as `3.1415927`) is reported by every
+//! import, and refused with [`ImportOptions::exact_numbers`].
 //! Either way an error says where: a [`JsonError`] has the path (a JSON Pointer), the line
 //! and the column.
 //!

@@ -11,6 +11,11 @@
 //! writes that `f32` so). Otherwise the number changes beyond its rounding, and strict import
 //! refuses it: a whole number f32 does not hold (`16777217` would become `16777216`), a nonzero
 //! number that would become zero (`1e-50`), a number past `f32`'s range (`1e39`).
+//!
+//! A fraction held within rounding may still *lose digits*: the nearest `f32`, written in its
+//! shortest form, is another decimal than the one read (`3.141592653589793` is written back as
+//! `3.1415927`; `0.1` and `19.99` come back as they were). Every import reports such a number,
+//! and [`ImportOptions::exact_numbers`](super::ImportOptions::exact_numbers) refuses it.
 
 use std::fmt;
 
@@ -119,8 +124,11 @@ impl fmt::Display for JsonF64 {
 /// How a number read from JSON fits an `f32`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Fit {
-    /// The nearest `f32` holds it, within `f32`'s rounding.
+    /// The nearest `f32` holds it, written back as the same decimal.
     Holds(f32),
+    /// The nearest `f32` holds it within `f32`'s rounding of a fraction, but is written back
+    /// as another decimal: digits are lost (`3.141592653589793` as `3.1415927`).
+    LosesDigits(f32),
     /// The nearest `f32` changes it beyond rounding: a whole number not held exactly, or a
     /// nonzero number that becomes zero.
     Changes(f32),
@@ -130,7 +138,8 @@ pub(crate) enum Fit {
 
 /// How `n`, read from JSON as an `f64` (a number with a fraction or an exponent, or an integer
 /// past 64 bits), fits an `f32`.
-#[allow(clippy::float_cmp)] // Exact compares: whether f32 holds n exactly.
+#[allow(clippy::float_cmp, clippy::cast_possible_truncation, clippy::cast_precision_loss)]
+// Exact compares: whether f32 holds n exactly.
 pub(crate) fn fit_f64(n: f64) -> Fit {
     // Past f32's range means rounding to infinity: the shortest decimal form of f32::MAX,
     // 3.4028235e38, is a little above it as an f64 and must still read back.
@@ -139,18 +148,29 @@ pub(crate) fn fit_f64(n: f64) -> Fit {
     if !x.is_finite() {
         return Fit::OutOfRange;
     }
-    // Held exactly (most numbers in game data: small whole ones, halves, quarters): done.
-    if f64::from(x) == n {
+    // Held exactly (most numbers in game data: whole ones, halves, quarters). A whole one is
+    // written back as itself (as `fit_integer` holds it); a fraction is checked below (an
+    // exact f32 may still be written back shorter). Past 2^24 every f32 is whole.
+    let wide = f64::from(x);
+    if wide == n && (wide.abs() > f64::from(EXACT_WHOLE) || (n as i64) as f64 == n) {
+        return Fit::Holds(x);
+    }
+    // Halves and quarters below 2^19, held exactly: their decimal (`8.5`, `-33.25`) is the
+    // shortest in x's rounding interval, since the nearest decimal with a digit less is
+    // 0.05 or 0.005 away and x's interval is at most 2^-5 wide there. (`n * 4` is exact.)
+    let quarters = n * 4.0;
+    if wide == n && n.abs() < 524_288.0 && (quarters as i64) as f64 == quarters {
         return Fit::Holds(x);
     }
     if x == 0.0 {
         // n is not zero, or x would hold it.
         return Fit::Changes(x);
     }
-    // A fraction is rounded to f32's precision: held within rounding. (Past 2^52 every f64
-    // is whole; up to 2^24 a whole f64 is held exactly, so it was done above.)
+    // A fraction is rounded to f32's precision: held within rounding, digits kept or lost.
+    // (Past 2^52 every f64 is whole; up to 2^24 a whole f64 is held exactly, so it was done
+    // above.)
     if n.abs() <= f64::from(EXACT_WHOLE) || n.fract() != 0.0 {
-        return Fit::Holds(x);
+        return if keeps_digits(n, x) { Fit::Holds(x) } else { Fit::LosesDigits(x) };
     }
     // A whole number f32 does not hold: fine if it is written as x is written. serde_json
     // reads long exponents to within an ulp or two of an f64, so "as written" is compared
@@ -162,6 +182,44 @@ pub(crate) fn fit_f64(n: f64) -> Fit {
     } else {
         Fit::Changes(x)
     }
+}
+
+/// Powers of ten an `f64` holds exactly.
+const POW10: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
+/// Whether `x`, the `f32` nearest to the nonzero `n` (read from JSON as an `f64`), is written
+/// back (in its shortest form) as the decimal `n` is: as the same `f64`. Below 10^-13 and past 10^22
+/// `serde_json` may read a decimal one `f64` step away from the nearest (it scales by powers
+/// of ten that an `f64` does not hold), so there the one next to it counts as the same too.
+#[allow(clippy::float_cmp, clippy::cast_possible_truncation, clippy::cast_precision_loss)]
+fn keeps_digits(n: f64, x: f32) -> bool {
+    let bits = n.to_bits();
+    let slack = u64::from(!(1e-13..1e22).contains(&n.abs()));
+    let close = |a: f64| a.to_bits().abs_diff(bits) <= slack;
+    // Most fractions in game data have few digits (`0.5`, `19.99`, `-33.25`). A decimal of
+    // at most 6 significant digits in f32's normal range is written back as itself (FLT_DIG:
+    // two such decimals never round to one f32): so if `n` reads as `m / 10^k` with |m| at
+    // most 10^6, nothing is lost. `m / 10^k` with both exact is one correctly rounded
+    // division: the f64 nearest to the decimal. (`n` is not whole, or it was held above: k
+    // starts at 1. Rounded by a cast, not `f64::round`, a library call on baseline x86-64.)
+    if (1e-6..1e6).contains(&n.abs()) {
+        let half = 0.5_f64.copysign(n);
+        for &pow in &POW10[1..] {
+            let t = n * pow;
+            if t.abs() >= 1e6 {
+                break;
+            }
+            if close(((t + half) as i64) as f64 / pow) {
+                return true;
+            }
+        }
+    }
+    // Otherwise, compare with the shortest form itself.
+    let mut buf = [0; TEXT_BYTES];
+    shortest(x, &mut buf).parse::<f64>().is_ok_and(close)
 }
 
 /// How the integer `n` (read exactly from JSON digits) fits an `f32`.
@@ -387,7 +445,17 @@ mod tests {
     #[test]
     fn floats_fit_within_rounding_and_whole_ones_as_integers() {
         assert_eq!(fit_f64(0.1), Fit::Holds(0.1));
-        assert_eq!(fit_f64(1.234_567_890_123), Fit::Holds(1.234_567_9));
+        assert_eq!(fit_f64(1.234_567_890_123), Fit::LosesDigits(1.234_567_9));
+        assert_eq!(fit_f64(1.234_567_9), Fit::Holds(1.234_567_9));
+        assert_eq!(fit_f64(std::f64::consts::PI), Fit::LosesDigits(std::f32::consts::PI));
+        assert_eq!(fit_f64(1.0 / 3.0), Fit::LosesDigits(1.0 / 3.0));
+        assert_eq!(fit_f64(1_234_567.89), Fit::LosesDigits(1_234_567.9));
+        for exact in [19.99, 0.7, -33.25, 48_250.5, 0.866_025_4, 1e-7, 1.5e-40, 1.175_494_4e-38] {
+            assert_eq!(fit_f64(exact), Fit::Holds(exact as f32), "{exact}");
+        }
+        // Exactly an f32, but written back shorter: the decimal read is not the one written.
+        assert_eq!(fit_f64(f64::from(0.1_f32)), Fit::LosesDigits(0.1));
+        assert_eq!(fit_f64(1.5e-45), Fit::LosesDigits(1e-45));
         assert_eq!(fit_f64(1e-50), Fit::Changes(0.0));
         assert_eq!(fit_f64(-1e-50), Fit::Changes(-0.0));
         assert_eq!(fit_f64(1e-45), Fit::Holds(1e-45));

@@ -14,32 +14,39 @@ use crate::text::error::{ExportError, JsonError, JsonErrorKind};
 /// # Examples
 ///
 /// ```
-/// use datacomp::{Blob, ImportOptions, Store, TextFormat};
+/// use datacomp::{Blob, ImportOptions, Store, TextFormat, Value};
 ///
 /// let text = r#"{"armor_class": [{"type": "natural", "value": 17}], "title": null}"#;
 /// assert!(Blob::import(text, &ImportOptions::strict()).is_err());
 /// let sheet = Blob::import(text, &ImportOptions::lenient())?;
 /// assert_eq!(sheet.get_str("armor_class.0.type"), Some("natural"));
 /// assert_eq!(sheet.get_float("armor_class.0.value"), Some(17.0));
+/// assert_eq!(sheet.get("title"), Some(Value::Null));
 ///
-/// // A store import also says what the lenient rules changed.
+/// // A store import also says what the lenient rules changed, and where.
 /// let mut store = Store::new();
 /// let sjson = "armor_class = [{type = \"natural\", value = 17}]\ntitle = null";
 /// let imported = store.import(sjson, &ImportOptions::lenient().format(TextFormat::Sjson))?;
-/// assert_eq!((imported.report.converted_arrays, imported.report.skipped_nulls), (1, 1));
+/// assert_eq!(imported.report.converted_arrays, 1);
+/// assert_eq!(imported.report.first_converted.as_deref(), Some("/armor_class"));
 /// # Ok::<(), datacomp::JsonError>(())
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ImportOptions {
     pub(crate) lenient: bool,
     pub(crate) format: TextFormat,
+    /// Refuse a number that loses digits ([`JsonErrorKind::LosesDigits`]), where it is
+    /// otherwise reported.
+    pub(crate) exact: bool,
 }
 
 impl ImportOptions {
-    /// The restricted format only, read as JSON: `null`, arrays of anything but numbers,
-    /// numbers past `f32` and numbers `f32` cannot hold within its rounding
-    /// ([`JsonErrorKind::NotHeld`]: a whole number beyond 2^24 that it does not hold, a nonzero
-    /// number that would be zero) are errors.
+    /// The restricted format only, read as JSON: `null` ([`JsonErrorKind::Null`], whose
+    /// message names the lenient import), arrays of anything but numbers, numbers past `f32`
+    /// and numbers `f32` cannot hold within its rounding ([`JsonErrorKind::NotHeld`]: a whole
+    /// number beyond 2^24 that it does not hold, a nonzero number that would be zero) are
+    /// errors. A fraction that loses digits (`3.141592653589793`, stored as `3.1415927`) is
+    /// read and reported, unless [`exact_numbers`](ImportOptions::exact_numbers) refuses it.
     ///
     /// # Examples
     ///
@@ -52,11 +59,12 @@ impl ImportOptions {
     /// ```
     #[must_use]
     pub const fn strict() -> ImportOptions {
-        ImportOptions { lenient: false, format: TextFormat::Json }
+        ImportOptions { lenient: false, format: TextFormat::Json, exact: false }
     }
 
     /// For existing data, read as JSON: an array holding anything but numbers becomes an
-    /// object keyed by decimal index (`armor_class.0.value`), `null` is skipped, a number past
+    /// object keyed by decimal index (`armor_class.0.value`, written back as an array), `null`
+    /// is kept ([`Value::Null`](crate::Value::Null)), a number past
     /// `f32` (even past `f64`, as `1e400`) is stored as the largest `f32` of its sign, and a
     /// number `f32` cannot hold is stored as the nearest `f32` (`16777217` as `16777216`,
     /// `1e-50` as `0`). [`ImportReport`] counts each change.
@@ -67,12 +75,13 @@ impl ImportOptions {
     /// use datacomp::{Blob, ImportOptions};
     ///
     /// let sheet = Blob::import(r#"{"gold": 1e39, "title": null}"#, &ImportOptions::lenient())?;
-    /// assert_eq!((sheet.get_float("gold"), sheet.len()), (Some(f32::MAX), 1));
+    /// assert_eq!((sheet.get_float("gold"), sheet.len()), (Some(f32::MAX), 2));
+    /// assert_eq!(sheet.get("title"), Some(datacomp::Value::Null));
     /// # Ok::<(), datacomp::JsonError>(())
     /// ```
     #[must_use]
     pub const fn lenient() -> ImportOptions {
-        ImportOptions { lenient: true, format: TextFormat::Json }
+        ImportOptions { lenient: true, format: TextFormat::Json, exact: false }
     }
 
     /// These options, reading `format`: the same rules, policies and errors for both.
@@ -90,6 +99,41 @@ impl ImportOptions {
     #[must_use]
     pub const fn format(self, format: TextFormat) -> ImportOptions {
         ImportOptions { format, ..self }
+    }
+
+    /// These options refusing, when `exact`, a number that loses digits: a fraction whose
+    /// nearest `f32`, written in its shortest form, is another decimal
+    /// ([`JsonErrorKind::LosesDigits`]: `3.141592653589793` would come back as `3.1415927`;
+    /// `0.1` and `19.99` come back as written). Without it such numbers are read and counted
+    /// in [`ImportReport::lost_digits`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Blob, ImportOptions};
+    /// use datacomp::text::JsonErrorKind;
+    ///
+    /// let text = r#"{"pi": 3.141592653589793, "price": 19.99}"#;
+    /// assert!(Blob::import(text, &ImportOptions::strict()).is_ok());
+    /// let exact = ImportOptions::strict().exact_numbers(true);
+    /// assert!(exact.is_exact_numbers());
+    /// let err = Blob::import(text, &exact).unwrap_err();
+    /// assert_eq!(
+    ///     err.kind(),
+    ///     &JsonErrorKind::LosesDigits { number: "3.141592653589793".into(), becomes: 3.1415927 }
+    /// );
+    /// assert_eq!(err.path(), "/pi");
+    /// # Ok::<(), datacomp::JsonError>(())
+    /// ```
+    #[must_use]
+    pub const fn exact_numbers(self, exact: bool) -> ImportOptions {
+        ImportOptions { exact, ..self }
+    }
+
+    /// Whether a number that loses digits is refused.
+    #[must_use]
+    pub const fn is_exact_numbers(&self) -> bool {
+        self.exact
     }
 
     /// Whether this is the lenient policy.
@@ -194,7 +238,8 @@ impl ExportOptions {
     }
 
     /// These options writing a NaN or infinity as `null`: the text is always written, but such
-    /// a value does not read back (strict import refuses `null`, lenient drops it).
+    /// a value does not read back as itself (strict import refuses `null`, lenient reads it as
+    /// [`Value::Null`](crate::Value::Null)).
     ///
     /// # Examples
     ///
@@ -228,7 +273,7 @@ impl ExportOptions {
 }
 
 /// What [`Store::import`] gives back: the new entities' handles, in document order, and what
-/// a lenient import changed to fit the format.
+/// the import changed to fit the format.
 ///
 /// [`Store::import`]: crate::store::Store::import
 ///
@@ -239,19 +284,22 @@ impl ExportOptions {
 /// use datacomp::text::Imported;
 ///
 /// let mut store = Store::new();
-/// let Imported { ids, report } = store.import(r#"[{"hp": 1}, {"hp": null}]"#, &ImportOptions::lenient())?;
-/// assert_eq!((ids.len(), report.skipped_nulls), (2, 1));
+/// let Imported { ids, report } = store.import(r#"[{"hp": 1}, {"hp": [{}]}]"#, &ImportOptions::lenient())?;
+/// assert_eq!((ids.len(), report.converted_arrays), (2, 1));
+/// assert_eq!(report.first_empty_object.as_deref(), Some("/1/hp/0"));
 /// # Ok::<(), datacomp::JsonError>(())
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Imported {
     /// The handles of the entities read, in document order.
     pub ids: Vec<Id>,
-    /// What the import changed (a strict import changes nothing but counts empty objects).
+    /// What the import changed (a strict import changes no value: it counts empty objects and
+    /// numbers that lose digits).
     pub report: ImportReport,
 }
 
-/// What a lenient import changed to fit the format.
+/// What an import changed to fit the format: for each kind of change, how many and the path
+/// (a JSON Pointer, as [`JsonError::path`]) of the first, so that a designer can find them.
 ///
 /// # Examples
 ///
@@ -267,29 +315,48 @@ pub struct Imported {
 /// assert_eq!(imported.report.rounded_numbers, 3);
 /// assert_eq!(imported.report.first_rounded.as_deref(), Some("/gold/1"));
 ///
-/// // Nulls and empty objects store nothing, and are counted.
+/// // Fractions that lose digits, strict or lenient: counted, with an example.
+/// let text = r#"{"pi": 3.141592653589793, "price": 19.99, "third": [0.3333333333333333]}"#;
+/// let report = store.import(text, &ImportOptions::strict())?.report;
+/// assert_eq!(report.lost_digits, 2);
+/// assert_eq!(report.first_lost_digits.as_deref(), Some("/pi"));
+/// assert_eq!(report.lost_digits_example.as_deref(), Some("3.141592653589793 -> 3.1415927"));
+///
+/// // Empty objects store nothing, and are counted; nulls are kept.
 /// let text = r#"{"title": null, "buffs": {}, "stats": {"hp": 3, "extra": {}}}"#;
 /// let imported = store.import(text, &ImportOptions::lenient())?;
 /// let report = imported.report;
-/// assert_eq!(store.get(imported.ids[0]).unwrap().len(), 1);
-/// assert_eq!((report.skipped_nulls, report.empty_objects), (1, 2));
+/// assert_eq!(store.get(imported.ids[0]).unwrap().len(), 2);
+/// assert_eq!(report.empty_objects, 2);
+/// assert_eq!(report.first_empty_object.as_deref(), Some("/buffs"));
 /// # Ok::<(), datacomp::JsonError>(())
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ImportReport {
-    /// Arrays of other things than numbers, turned into objects keyed by index.
+    /// Arrays of other things than numbers, turned into objects keyed by index (and written
+    /// back as arrays).
     pub converted_arrays: usize,
-    /// `null` values skipped.
-    pub skipped_nulls: usize,
+    /// The path of the first such array.
+    pub first_converted: Option<String>,
     /// Numbers stored as other than they were written, beyond `f32`'s rounding of a fraction:
     /// past `f32` (stored as the largest `f32` of their sign), whole numbers `f32` does not
     /// hold, and nonzero numbers too small for it (stored as the nearest `f32`, zero).
     pub rounded_numbers: usize,
     /// The JSON path (a JSON Pointer, as [`JsonError::path`]) of the first such number.
     pub first_rounded: Option<String>,
+    /// Fractions held within `f32`'s rounding but written back as another decimal
+    /// (`3.141592653589793` as `3.1415927`), in strict and lenient imports alike (refused
+    /// with [`ImportOptions::exact_numbers`]).
+    pub lost_digits: usize,
+    /// The path of the first such number.
+    pub first_lost_digits: Option<String>,
+    /// The first such number and what it is stored as: `3.141592653589793 -> 3.1415927`.
+    pub lost_digits_example: Option<String>,
     /// Objects without members (`{}`) inside an entity, left out: an object's members are its
     /// keys, so an empty one stores nothing, and exports without it. Counted by strict imports
     /// too, which store them the same way. An entity that is itself `{}` is kept, with no keys.
     pub empty_objects: usize,
+    /// The path of the first such object.
+    pub first_empty_object: Option<String>,
 }

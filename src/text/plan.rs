@@ -381,10 +381,11 @@ mod tests {
     const ARRAYS: [&[f32]; 4] = [&[], &[1.0, 2.5], &[f32::INFINITY], &[-0.0, 123_456_792.0]];
 
     fn value(choice: (u8, usize)) -> Value<'static> {
-        match choice.0 % 4 {
+        match choice.0 % 5 {
             0 => Value::Bool(choice.1.is_multiple_of(2)),
             1 => Value::Float(FLOATS[choice.1 % FLOATS.len()]),
             2 => Value::Str(STRINGS[choice.1 % STRINGS.len()]),
+            3 => Value::Null,
             _ => Value::Floats(ARRAYS[choice.1 % ARRAYS.len()]),
         }
     }

@@ -115,7 +115,8 @@ fn blob_from(
     options: ImportOptions,
     read: impl FnOnce(Entity<'_>) -> Result<(), ReadError>,
 ) -> Result<(Blob, bool), JsonError> {
-    let mut importer = Importer { lenient: options.lenient, ..Importer::default() };
+    let mut importer =
+        Importer { lenient: options.lenient, exact: options.exact, ..Importer::default() };
     // Entries are gathered apart, then laid out once: O(1) a value, not a move of the header
     // per new key.
     let mut blob = Builder::default();
@@ -238,7 +239,8 @@ impl std::str::FromStr for JsonF32 {
             },
         };
         match fit {
-            Fit::Holds(x) => Ok(JsonF32(x)),
+            // Read as an import reads it: within rounding, digits lost or not.
+            Fit::Holds(x) | Fit::LosesDigits(x) => Ok(JsonF32(x)),
             Fit::Changes(becomes) => {
                 Err(JsonErrorKind::NotHeld { number: text.to_owned(), becomes })
             }

@@ -215,6 +215,11 @@ impl Store {
     /// );
     /// let err = store.export_at(id, "stat", &json).unwrap_err();
     /// assert_eq!(err.to_string(), "entity 0v0t1 holds nothing at stat");
+    ///
+    /// // An array read leniently is written back as one.
+    /// let lenient = ImportOptions::lenient();
+    /// let id = store.import(r#"{"types": [{"slot": 1}, {"slot": 2, "name": null}]}"#, &lenient)?.ids[0];
+    /// assert_eq!(store.export_at(id, "types", &json)?, r#"[{"slot":1},{"slot":2,"name":null}]"#);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn export_at(
@@ -255,9 +260,14 @@ impl Store {
                     tree.push_member(ROOT, name, Some((value, NO_NODE)), NO_NODE);
                 }
             }
-            if !found {
+            let Some(top) = top.filter(|_| found) else {
                 let path = names::label(path.segments());
                 return Err(ExportError::NoPath { entity: Some(id), path });
+            };
+            // A former array at `path` is written back as one, as the whole entity's export
+            // writes it: in JSON (an SJSON document is an object's members).
+            if options.format == TextFormat::Json {
+                tree.root_is(top);
             }
             tree.shape_arrays(names);
         }
@@ -332,6 +342,7 @@ fn import_with(
         store.names_mut().begin();
         let mut importer = Importer {
             lenient: options.lenient,
+            exact: options.exact,
             names: std::mem::take(store.names_mut()),
             ..Importer::default()
         };
@@ -360,7 +371,7 @@ fn import_with(
     };
     let (staging, report) =
         if extremes { read_with_extremes(text, options.lenient, stage)? } else { stage(text)?.0 };
-    // Paths that named nothing (empty objects, skipped nulls) are dropped.
+    // Paths that named nothing (empty objects) are dropped.
     store.names_mut().commit();
     // Each buffer freed as soon as it is copied, the index grown once: the peak is about the
     // staged entities twice, not more (`[{},{},...]` has 3 bytes of JSON an entity).

@@ -302,12 +302,19 @@ impl<'a> Tree<'a> {
         not_finite
     }
 
+    /// Makes the root stand for name-tree node `node`, as the object at a path does in
+    /// [`Store::export_at`](crate::store::Store::export_at): [`shape_arrays`](Tree::shape_arrays)
+    /// then writes it as an array if `node` was one.
+    pub(crate) fn root_is(&mut self, node: u32) {
+        self.nodes[ROOT as usize].source = node;
+    }
+
     /// Writes as arrays the objects whose name-tree node was an imported array and whose
     /// members are exactly its indices `0..n` (in any order), not all plain numbers: their
     /// members are relinked in index order. Any other object stays an object keyed by index,
-    /// which reads back to the same keys: an array with a hole (a removed element, a skipped
-    /// `null`), or one of numbers only (`[1, null]` leniently), which would read back as a
-    /// float array.
+    /// which reads back to the same keys: an array with a hole (a removed element), or one of
+    /// numbers only (`[1, "x"]` whose `"x"` was removed), which would read back as a float
+    /// array. (`[1, null]` is an array: its null is a member.)
     pub(crate) fn shape_arrays(&mut self, names: &KeyNames) {
         let mut slots = std::mem::take(&mut self.chain);
         for object in 0..self.nodes.len() {
@@ -427,6 +434,7 @@ pub(crate) fn write_value(out: &mut Vec<u8>, value: Value<'_>, separator: &[u8])
         Value::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
         Value::Float(f) => write_f32(out, f),
         Value::Str(s) => write_str(out, s),
+        Value::Null => out.extend_from_slice(b"null"),
         Value::Floats(floats) => {
             out.push(b'[');
             for (i, f) in floats.iter().enumerate() {

@@ -360,7 +360,7 @@ impl<'t> Reader<'t> {
     /// A number at the current position (which holds `-` or a digit), in JSON's form:
     /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`, not followed by a letter, digit, `_`
     /// or `.`.
-    fn number(&mut self) -> Result<f64, Error> {
+    fn number(&mut self) -> Result<Number, Error> {
         let bytes = self.text.as_bytes();
         let start = self.pos;
         let digits = |from: usize| bytes[from..].iter().take_while(|b| b.is_ascii_digit()).count();
@@ -394,14 +394,24 @@ impl<'t> Reader<'t> {
             return Err(Error::at(start, format!("invalid number `{shown}`")));
         }
         self.pos = at;
-        // Most numbers in sheets are small integers: below 10^15 an integer is an `f64`
-        // exactly, the nearest `f64` that the general parse below would give too.
-        if at == integer_end && whole <= 15 {
+        // An integer is given as `serde_json` gives one, exactly (as a `u64`, or an `i64` if
+        // negative), so that the importer's rule for integers sees its every digit: an `f64`
+        // would round `9007199254740993` before the rule could say so.
+        if at == integer_end && whole <= 20 {
             let digits = &bytes[integer_end - whole..integer_end];
-            let n = digits.iter().fold(0_u64, |n, &d| n * 10 + u64::from(d - b'0'));
-            #[allow(clippy::cast_precision_loss)] // n < 10^15 < 2^53: exact.
-            let n = n as f64;
-            return Ok(if negative { -n } else { n });
+            let n = digits.iter().try_fold(0_u64, |n, &d| {
+                n.checked_mul(10).and_then(|n| n.checked_add(u64::from(d - b'0')))
+            });
+            match (n, negative) {
+                (Some(n), false) => return Ok(Number::Unsigned(n)),
+                // (Minus zero stays an f64, as serde_json gives it.)
+                (Some(n), true) if n != 0 => {
+                    if let Ok(n) = i64::try_from(n) {
+                        return Ok(Number::Signed(-n));
+                    }
+                }
+                _ => {}
+            }
         }
         let literal = &self.text[start..at];
         // Given to the importer as `serde_json` gives a JSON number, the nearest `f64`, so that
@@ -413,9 +423,9 @@ impl<'t> Reader<'t> {
         let wide = literal.parse::<f64>().unwrap_or(f64::NAN);
         let mantissa = literal.trim_start_matches('-').split(['e', 'E']).next().unwrap_or_default();
         if wide == 0.0 && mantissa.bytes().any(|b| matches!(b, b'1'..=b'9')) {
-            return Ok(if literal.starts_with('-') { -1e-99 } else { 1e-99 });
+            return Ok(Number::Float(if literal.starts_with('-') { -1e-99 } else { 1e-99 }));
         }
-        Ok(wide)
+        Ok(Number::Float(wide))
     }
 
     /// `true`, `false` or `null` at the current position (which holds a name byte), else an
@@ -517,10 +527,11 @@ impl<'de> de::Deserializer<'de> for &mut Reader<'de> {
                 Text::Span(start, end) => visitor.visit_borrowed_str(self.span(start, end)),
                 Text::Scratch => visitor.visit_str(&self.scratch),
             },
-            Some(b'-' | b'0'..=b'9') => {
-                let n = self.number()?;
-                visitor.visit_f64(n)
-            }
+            Some(b'-' | b'0'..=b'9') => match self.number()? {
+                Number::Unsigned(n) => visitor.visit_u64(n),
+                Number::Signed(n) => visitor.visit_i64(n),
+                Number::Float(n) => visitor.visit_f64(n),
+            },
             Some(b) if is_name_byte(b) => self.keyword(visitor),
             None | Some(_) => {
                 let message = format!("expected a value, found {}", self.found());
@@ -655,6 +666,14 @@ impl<'de> SeqAccess<'de> for Elements<'_, 'de> {
             Some(_) => seed.deserialize(&mut *reader).map(Some),
         }
     }
+}
+
+/// A number literal as the reader hands it to a visitor, as `serde_json` does: an integer
+/// exactly, anything else as the nearest `f64`.
+enum Number {
+    Unsigned(u64),
+    Signed(i64),
+    Float(f64),
 }
 
 #[cfg(test)]
