@@ -104,7 +104,6 @@ fn a_collision_with_the_empty_name_shows_the_name() {
 /// `BlobMut::try_set`, `Store::insert_key_name` and import all refuse (`PathTooDeep`): a
 /// migration makes a store the rest of the API could not.
 #[test]
-#[ignore = "defect present before the house restructuring: to fix in the hardening issue"]
 fn a_migration_refuses_a_path_past_the_segment_limit() {
     let mut store = Store::new();
     let id = store.import(r#"{"name": "a"}"#, &ImportOptions::strict()).unwrap().ids[0];

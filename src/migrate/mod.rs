@@ -16,7 +16,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 use crate::handle_map::Id;
-use crate::key::{KeyError, KeyPath};
+use crate::key::{Key, KeyError, KeyPath, MAX_PATH_SEGMENTS};
 use crate::text::shown::Shortened;
 use crate::value::{AsValue, OwnedValue};
 
@@ -349,6 +349,12 @@ impl MigrationStep {
                     problem: "a name may not start with # and 8 hex digits: JSON reads that \
                               member as a raw key",
                 }),
+                _ if text.segments().count() > MAX_PATH_SEGMENTS => Err(MigrateError::BadPath {
+                    step: index,
+                    to,
+                    path: given.to_owned(),
+                    problem: "a name has at most 125 segments (MAX_PATH_SEGMENTS)",
+                }),
                 _ => Ok(text),
             }
         };
@@ -396,6 +402,9 @@ impl MigrationStep {
 pub(crate) struct PathText<'a> {
     pub(crate) given: &'a str,
     pub(crate) pointer: String,
+    /// The key that `given` names as a raw key (`#0000002a`), as everywhere else: a rename or
+    /// removal of it acts on that key alone.
+    pub(crate) raw: Option<Key>,
 }
 
 impl<'a> PathText<'a> {
@@ -410,11 +419,16 @@ impl<'a> PathText<'a> {
         for segment in path.segments() {
             crate::key::push_pointer_segment(&mut pointer, &segment);
         }
-        Some(PathText { given, pointer })
+        Some(PathText { given, pointer, raw: crate::key::raw_label(given) })
+    }
+
+    /// The path as messages show it: dotted where that reads back as the same path.
+    pub(crate) fn label(&self) -> String {
+        crate::names::label(self.segments())
     }
 
     /// The segments, unescaped.
-    fn segments(&self) -> impl Iterator<Item = Cow<'_, str>> {
+    pub(crate) fn segments(&self) -> impl Iterator<Item = Cow<'_, str>> {
         self.pointer[1..].split('/').map(crate::key::unescape)
     }
 }
@@ -432,7 +446,7 @@ fn overlapping<'p, 'a>(
 }
 
 /// Whether the pointer `path` is `prefix` or a path under it.
-pub(crate) fn under_or_at(path: &str, prefix: &str) -> bool {
+fn under_or_at(path: &str, prefix: &str) -> bool {
     path.strip_prefix(prefix).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
 }
 

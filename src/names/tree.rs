@@ -543,15 +543,7 @@ impl KeyNames {
 
     /// Takes every name of `other` that this tree lacks (and its array marks), all or nothing.
     pub(crate) fn merge(&mut self, other: &KeyNames) -> Result<(), KeyError> {
-        let mut map = self.correspondence(other);
-        for (&key, &theirs) in &other.keys {
-            if let Some(&ours) = self.keys.get(&key)
-                && map[theirs as usize] != ours
-            {
-                let (name, known) = (other.label(theirs), self.label(ours));
-                return Err(KeyError::Collision { key, name, known });
-            }
-        }
+        let mut map = self.check_merge(other)?;
         for number in 1..=other.nodes.len() as u32 {
             let mut ours = map[number as usize];
             if ours == u32::MAX {
@@ -571,6 +563,21 @@ impl KeyNames {
     }
 
     /// Nodes in order with their parent, text and saved flags: what a save writes.
+    /// The correspondence of `other`'s nodes to this tree's (as `correspondence`), unless a key
+    /// that both name is named by different paths: the first such key, `other`'s name first.
+    pub(crate) fn check_merge(&self, other: &KeyNames) -> Result<Vec<u32>, KeyError> {
+        let map = self.correspondence(other);
+        for (&key, &theirs) in &other.keys {
+            if let Some(&ours) = self.keys.get(&key)
+                && map[theirs as usize] != ours
+            {
+                let (name, known) = (other.label(theirs), self.label(ours));
+                return Err(KeyError::Collision { key, name, known });
+            }
+        }
+        Ok(map)
+    }
+
     pub(crate) fn nodes(&self) -> impl Iterator<Item = (u32, &str, u8)> + '_ {
         (1..=(self.nodes.len() as u32))
             .map(|n| (self.parent(n), self.segment(n), self.flags(n) & KEPT))
