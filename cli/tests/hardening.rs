@@ -237,3 +237,70 @@ fn a_step_of_many_defaults_adds_them_in_one_pass() {
             .all(|(_, blob)| blob.len() == 10_001 && blob.get_float("d9999") == Some(9_999.0))
     );
 }
+
+/// `verify /dev/zero` (or any endless input) read until memory ran out. A command reads no
+/// further than the header's 32 bytes from input that is not a save, and no further than the
+/// length the header claims from one that is (one byte more, to see that it ends there).
+#[cfg(target_os = "linux")]
+#[test]
+fn an_endless_input_is_read_only_as_far_as_its_header_says() {
+    use std::io::Write;
+
+    for command in ["verify", "list", "export", "diff"] {
+        let mut args = vec![command, "/dev/zero"];
+        if command == "diff" {
+            args.push("/dev/zero");
+        }
+        assert_eq!(
+            fails(&args),
+            "/dev/zero: not a datacomp save: starts with [00, 00, 00, 00, 00, 00, 00, 00], not \
+             \"DATACOMP\""
+        );
+    }
+    // A save followed by endless zeros, through a pipe.
+    let dir = TempDir::new().unwrap();
+    let json = path(dir.path(), "a.json");
+    std::fs::write(&json, r#"{"a": 1}"#).unwrap();
+    let save = path(dir.path(), "a.dcmp");
+    ok(&["import", &json, "-o", &save]);
+    let bytes = std::fs::read(&save).unwrap();
+    for claimed in [None, Some(u64::MAX)] {
+        let mut head = bytes.clone();
+        if let Some(claimed) = claimed {
+            head[16..24].copy_from_slice(&claimed.to_le_bytes());
+        }
+        let mut child = Command::new(env!("CARGO_BIN_EXE_datacomp"))
+            .args(["verify", "/dev/stdin"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let writer = std::thread::spawn(move || {
+            let zeros = vec![0_u8; 1 << 16];
+            let _ = stdin.write_all(&head);
+            // Until the command stops reading (or 1 GiB, should it never).
+            for _ in 0..(1 << 14) {
+                if stdin.write_all(&zeros).is_err() {
+                    break;
+                }
+            }
+        });
+        let out = child.wait_with_output().unwrap();
+        writer.join().unwrap();
+        let err = outcome::failed(&["verify", "/dev/stdin"], out);
+        let expected = match claimed {
+            None => format!(
+                "/dev/stdin: file is {} bytes; its header says {}",
+                bytes.len() + 1,
+                bytes.len()
+            ),
+            Some(claimed) => format!(
+                "/dev/stdin: cannot read: the file header says the file holds {claimed} bytes, \
+                 past the 4294967296 read from an input of unknown size"
+            ),
+        };
+        assert_eq!(err, expected);
+    }
+}

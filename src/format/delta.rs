@@ -89,7 +89,7 @@ impl StorePatch {
     ///
     /// [`Error::Io`] if the file cannot be read, [`Error::Load`] if it is not a valid delta.
     pub fn load(path: impl AsRef<Path>) -> Result<StorePatch, Error> {
-        Ok(StorePatch::from_bytes(&std::fs::read(path)?)?)
+        Ok(StorePatch::from_bytes(&super::read::read_file(path)?)?)
     }
 
     /// Reads a delta file, checking the header, table, crcs and padding as a load does, that

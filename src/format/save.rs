@@ -148,9 +148,9 @@ impl Store {
     /// # Errors
     ///
     /// [`Error::Io`] if reading fails, [`Error::Load`] if the bytes are not a valid save.
-    pub fn read_from(mut input: impl Read) -> Result<Store, Error> {
-        let mut bytes = Vec::new();
-        input.read_to_end(&mut bytes)?;
+    pub fn read_from(input: impl Read) -> Result<Store, Error> {
+        // Read no further than the header says the file holds.
+        let bytes = super::read::read_capped(input, None)?;
         Ok(Store::from_bytes(&bytes)?)
     }
 
@@ -304,7 +304,7 @@ impl LoadOptions {
     /// # Ok::<(), datacomp::Error>(())
     /// ```
     pub fn load(&self, path: impl AsRef<Path>) -> Result<Store, Error> {
-        Ok(self.load_bytes(&std::fs::read(path)?)?)
+        Ok(self.load_bytes(&super::read::read_file(path)?)?)
     }
 }
 
