@@ -304,3 +304,37 @@ fn an_endless_input_is_read_only_as_far_as_its_header_says() {
         assert_eq!(err, expected);
     }
 }
+
+/// A 4,096-float default on 1M entities aborted the command (`memory allocation of 9216000000
+/// bytes failed`, SIGABRT). Every allocation of the migrated arena is fallible now: one that
+/// fails is an error that names the size, and nothing is written.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_migration_past_the_memory_it_can_have_is_refused_with_its_size() {
+    let dir = TempDir::new().unwrap();
+    let json = path(dir.path(), "a.json");
+    std::fs::write(&json, format!("[{}]", vec![r#"{"n": 1}"#; 30_000].join(","))).unwrap();
+    let save = path(dir.path(), "a.dcmp");
+    ok(&["import", &json, "-o", &save]);
+    let before = std::fs::read(&save).unwrap();
+    let floats = vec!["0.5"; 4096].join(",");
+    let migrations = path(dir.path(), "m.json");
+    std::fs::write(
+        &migrations,
+        format!(r#"{{"version": 1, "steps": [{{"to": 1, "default": {{"f": [{floats}]}}}}]}}"#),
+    )
+    .unwrap();
+    // 30,000 x 16 KiB: about 490 MB of arena, under a 300 MB address-space limit.
+    let script = format!(
+        "ulimit -v 300000; exec {} migrate {save} --with {migrations}",
+        env!("CARGO_BIN_EXE_datacomp")
+    );
+    let out = Command::new("sh").args(["-c", &script]).output().unwrap();
+    let err = outcome::failed(&["migrate"], out);
+    let prefix = format!("{save}: the migrated arena would take ");
+    let bytes = err.strip_prefix(&prefix).and_then(|rest| {
+        rest.strip_suffix(" bytes, more memory than could be had")?.parse::<u64>().ok()
+    });
+    assert!(bytes.is_some_and(|b| b > 1 << 20), "{err}");
+    assert_eq!(std::fs::read(&save).unwrap(), before, "nothing written");
+}

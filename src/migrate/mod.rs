@@ -756,6 +756,12 @@ pub enum MigrateError {
         /// The entity at which it would.
         id: Id,
     },
+    /// The migrated arena could not be allocated: it would take `bytes` (the store is
+    /// unchanged).
+    OutOfMemory {
+        /// Bytes of the arena the allocation was for.
+        bytes: u64,
+    },
 }
 
 /// `steps[1] (to 3)`.
@@ -863,6 +869,10 @@ impl fmt::Display for MigrateError {
             E::ArenaTooLarge { id } => {
                 write!(f, "entity {id}: the migrated arena would pass 16 GiB")
             }
+            E::OutOfMemory { bytes } => write!(
+                f,
+                "the migrated arena would take {bytes} bytes, more memory than could be had"
+            ),
         }
     }
 }

@@ -511,7 +511,14 @@ fn rewrite(
 ) -> Result<Rewritten, MigrateError> {
     let room: usize = plans.iter().map(|plan| plan.room).sum();
     let live = store.arena().len() - store.garbage_words();
-    let mut arena = Vec::with_capacity(live + store.len() * room.min(64) / 4);
+    // Room for what the steps may add to every entity, if that much can be had; else the arena
+    // grows as it is written. Either way an allocation that fails is an error naming its size,
+    // not an abort.
+    let most = live.saturating_add(store.len().saturating_mul(room) / 4);
+    let mut arena: Vec<u32> = Vec::new();
+    if arena.try_reserve_exact(most.min(u32::MAX as usize)).is_err() {
+        grow(&mut arena, live).map_err(|bytes| MigrateError::OutOfMemory { bytes })?;
+    }
     let mut spans = Vec::with_capacity(store.len());
     let mut changed = Vec::new();
     let mut work = Work {
@@ -553,23 +560,42 @@ fn rewrite(
             changed.push(id);
         }
         let start = arena.len();
+        let more = if holes {
+            layout::used_bytes(&scratch) / 4
+        } else if copied {
+            layout::shrink(&mut scratch)
+        } else {
+            source.len()
+        };
+        if u32::try_from(start + more).is_err() {
+            return Err(MigrateError::ArenaTooLarge { id });
+        }
+        grow(&mut arena, more).map_err(|bytes| MigrateError::OutOfMemory { bytes })?;
         if holes {
             // Repacked: no byte of a removed or overwritten value stays.
-            let used = layout::used_bytes(&scratch) / 4;
+            let used = more;
             arena.resize(start + used, 0);
             layout::repack(&scratch, &mut arena[start..]);
         } else if copied {
-            let used = layout::shrink(&mut scratch);
-            arena.extend_from_slice(&scratch[..used]);
+            arena.extend_from_slice(&scratch[..more]);
         } else {
             arena.extend_from_slice(source);
-        }
-        if u32::try_from(arena.len()).is_err() {
-            return Err(MigrateError::ArenaTooLarge { id });
         }
         spans.push(Span::new(start, arena.len() - start));
     }
     Ok(Rewritten { arena, spans, changed })
+}
+
+/// Makes room in `arena` for `more` words (doubling, else exactly); `Err` with the bytes the
+/// arena would take when neither can be allocated.
+fn grow(arena: &mut Vec<u32>, more: usize) -> Result<(), u64> {
+    if arena.capacity() - arena.len() >= more
+        || arena.try_reserve(more).is_ok()
+        || arena.try_reserve_exact(more).is_ok()
+    {
+        return Ok(());
+    }
+    Err((arena.len() as u64 + more as u64) * 4)
 }
 
 impl Plan<'_> {
