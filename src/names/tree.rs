@@ -292,7 +292,12 @@ impl KeyNames {
     #[cfg_attr(not(feature = "json"), allow(dead_code))]
     pub(crate) fn collision_paths(&self, other: u32, node: u32) -> (String, String) {
         if self.is_claimed(other) {
-            (self.dotted(other), self.dotted(node))
+            // The empty name shows as its pointer, `/`, not as nothing.
+            let shown = |n| match self.dotted(n) {
+                dotted if dotted.is_empty() => self.label(n),
+                dotted => dotted,
+            };
+            (shown(other), shown(node))
         } else {
             (self.label(other), self.label(node))
         }
