@@ -83,6 +83,7 @@ pub use salvage::Salvage;
 pub use saved_names::SavedKeyNames;
 pub use upgrade::LoadOptions;
 pub use version::{
-    ARENA_CHUNK_BYTES, FORMAT_MAJOR, FORMAT_MINOR, KEY_HASH_FX32_BYTES, KEY_HASH_FX32_WORDS, MAGIC,
+    ARENA_CHUNK_BYTES, FORMAT_MAJOR, FORMAT_MINOR, KEY_HASH_FX32_BYTES, KEY_HASH_FX32_EMPTY,
+    KEY_HASH_FX32_WORDS, MAGIC,
 };
 pub use view::StoreView;

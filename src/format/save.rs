@@ -10,7 +10,7 @@ use super::check::{self, SaveParts, Spans, index_and_arena};
 use super::container::{SAVE_WRITTEN, chunk_crcs, file_len, write_file_crcs};
 use super::error::LoadError;
 use super::upgrade::{self, LoadOptions};
-use super::version::ARENA_CHUNK_BYTES;
+use super::version::{ARENA_CHUNK_BYTES, KEY_HASH_FX32_BYTES};
 use crate::blob::layout;
 use crate::error::Error;
 use crate::file::write_atomically;
@@ -278,7 +278,12 @@ impl LoadOptions {
         drop(owned);
         check::fill_empties(index.values_mut(), &mut words)?;
         let names = match tree {
-            Some(tree) => tree,
+            Some(tree) => {
+                if key_hash == KEY_HASH_FX32_BYTES {
+                    upgrade::from_hash2(&index, &mut words, &tree)?;
+                }
+                tree
+            }
             None => upgrade::rehash(&index, &mut words, &list, self)?,
         };
         Ok(Store::from_parts(index, words, names, data_version))

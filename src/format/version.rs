@@ -27,7 +27,11 @@ pub const FORMAT_MAJOR: u16 = 1;
 ///   an entity) leaves its `index meta` and `index slots` sections empty, flagged in the index
 ///   header ([`RawHeader::IDENTITY`](crate::handle_map::RawHeader::IDENTITY)). A save of `[{},{},...]`
 ///   takes 4 bytes an entity, down from 28. Saves of 1.2 and before still load.
-pub const FORMAT_MINOR: u16 = 3;
+/// - 4: key hash 3 ([`KEY_HASH_FX32_EMPTY`]): an empty path segment hashes as the byte `0xFF`,
+///   not as nothing, so `""`, `"."`, `".."` and `.a`, `..a` are distinct keys. A save of key
+///   hash 2 loads into a store by rehashing the keys whose names hold an empty segment (the
+///   only ones that differ); a view reads one in place unless it names such a key.
+pub const FORMAT_MINOR: u16 = 4;
 
 /// The bytes of the arena each crc of a save's `arena crcs` section covers (the last chunk may
 /// be shorter).
@@ -38,6 +42,11 @@ pub const ARENA_CHUNK_BYTES: usize = 64 << 10;
 /// save of it loads by rehashing its keys (see [`LoadOptions`](super::LoadOptions)).
 pub const KEY_HASH_FX32_WORDS: u16 = 1;
 
-/// Key hash 2, the one [`Key`](crate::Key) computes and every save of this build names: fxhash's
-/// 32-bit round fed each segment's bytes one at a time, segments combined in order.
+/// Key hash 2: fxhash's 32-bit round fed each segment's bytes one at a time, segments
+/// combined in order; an empty segment hashed as 0, so that `""`, `"."` and `".."` were one
+/// key. A save of it loads by rehashing the keys whose names hold an empty segment.
 pub const KEY_HASH_FX32_BYTES: u16 = 2;
+
+/// Key hash 3, the one [`Key`](crate::Key) computes and every save of this build names: key
+/// hash 2 with an empty segment hashed as the byte `0xFF` (which no UTF-8 text holds).
+pub const KEY_HASH_FX32_EMPTY: u16 = 3;
