@@ -259,14 +259,14 @@ pub(crate) fn from_hash2(
     let map: fxhash::FxHashMap<Key, Key> = changes.into_iter().collect();
     let mut keys = Vec::new();
     for span in index.values() {
-        let mut changed = false;
+        let mut rewritten = false;
         for raw in layout::keys_mut(&mut arena[span.range()]) {
             if let Some(new) = map.get(&Key::from_raw(*raw)) {
                 *raw = new.raw();
-                changed = true;
+                rewritten = true;
             }
         }
-        if !changed {
+        if !rewritten {
             continue;
         }
         keys.clear();

@@ -304,92 +304,7 @@ impl<'m> Plan<'m> {
         };
 
         if !step.renames.is_empty() {
-            let mut by_root: FxHashMap<Key, usize> = FxHashMap::default();
-            // (node, rename) of each source the tree has; (key, rename) of each moved by key.
-            let (mut roots, mut by_key) = (Vec::new(), Vec::new());
-            for (r, (from, _)) in step.renames.iter().enumerate() {
-                let key = names.check(from).map_err(collision)?;
-                if let Some(&first) = by_root.get(&key) {
-                    // Two source paths, neither named, with one hash: which one an entity's
-                    // key is cannot be told.
-                    let first: &PathText<'_> = &step.renames[first].0;
-                    let (name, known) = (from.label(), first.label());
-                    return Err(collision(KeyError::Collision { key, name, known }));
-                }
-                by_root.insert(key, r);
-                if from.raw.is_some() {
-                    // A raw key moves alone: it names no subtree.
-                    by_key.push((key, r));
-                    continue;
-                }
-                if let Some(node) = names.find(from) {
-                    roots.push((node, r as u32));
-                }
-                if names.tree.named(key).is_none() {
-                    by_key.push((key, r));
-                }
-            }
-            // The new path of every node at or under a source, made parents first.
-            let count = names.node_count();
-            let root_of = names.under(&roots);
-            let mut image = vec![NONE; count as usize + 1];
-            let mut depth = vec![0_u32; count as usize + 1];
-            let mut dst_depth = vec![0_u32; step.renames.len()];
-            let mut segment = String::new();
-            // (node, rename) of each named key moved.
-            let mut moved = Vec::new();
-            for node in 1..=count {
-                let r = root_of[node as usize];
-                if r == NONE {
-                    continue;
-                }
-                let parent = names.tree.parent(node);
-                let (at, d) = if root_of[parent as usize] == r {
-                    segment.clear();
-                    segment.push_str(names.tree.segment(node));
-                    let at = names.intern(image[parent as usize], &segment);
-                    (at, depth[parent as usize] + 1)
-                } else {
-                    let dst = &step.renames[r as usize].1;
-                    dst_depth[r as usize] = dst.segments().count() as u32;
-                    (names.intern_path(dst), dst_depth[r as usize])
-                };
-                if d as usize > MAX_PATH_SEGMENTS {
-                    return Err(MigrateError::BadPath {
-                        step: step.index,
-                        to: step.to,
-                        path: step.renames[r as usize].1.given.to_owned(),
-                        problem: "the rename would put a name past 125 segments",
-                    });
-                }
-                (image[node as usize], depth[node as usize]) = (at, d);
-                if names.tree.is_named(node) {
-                    moved.push((node, r));
-                }
-            }
-            let mut moves: Vec<(Key, u32, u32, u32)> = Vec::with_capacity(moved.len());
-            for (node, r) in moved {
-                moves.push((names.tree.key(node), node, r, image[node as usize]));
-            }
-            for (key, r) in by_key {
-                let dst = names.intern_path(&step.renames[r].1);
-                moves.push((key, NONE, r as u32, dst));
-            }
-            for (from, from_name, r, to_name) in moves {
-                let to = names.name(to_name, p).map_err(collision)?;
-                let m = plan.moves.len() as u32;
-                let (from_role, to_role) = (plan.role_of(from), plan.role_of(to));
-                plan.role[from_role as usize].moved = m;
-                plan.role[to_role as usize].arrives = m;
-                plan.moves.push(Move {
-                    from: from_role,
-                    to: to_role,
-                    from_name,
-                    rename: r,
-                    to_name,
-                    has_under: false,
-                });
-            }
+            plan.compile_renames(names)?;
         }
 
         if !step.removes.is_empty() {
@@ -438,6 +353,101 @@ impl<'m> Plan<'m> {
             w.has_under = names.has_child[w.node as usize];
         }
         Ok(plan)
+    }
+
+    /// The moves of the step's renames: every named key at or under a source path (found by
+    /// one pass over the tree's nodes, parents first), its new path made node by node.
+    fn compile_renames(&mut self, names: &mut Names) -> Result<(), MigrateError> {
+        let (step, p, plan) = (self.step, self.p, self);
+        let collision =
+            |collision| MigrateError::KeyCollision { step: step.index, to: step.to, collision };
+        let mut by_root: FxHashMap<Key, usize> = FxHashMap::default();
+        // (node, rename) of each source the tree has; (key, rename) of each moved by key.
+        let (mut roots, mut by_key) = (Vec::new(), Vec::new());
+        for (r, (from, _)) in step.renames.iter().enumerate() {
+            let key = names.check(from).map_err(collision)?;
+            if let Some(&first) = by_root.get(&key) {
+                // Two source paths, neither named, with one hash: which one an entity's
+                // key is cannot be told.
+                let first: &PathText<'_> = &step.renames[first].0;
+                let (name, known) = (from.label(), first.label());
+                return Err(collision(KeyError::Collision { key, name, known }));
+            }
+            by_root.insert(key, r);
+            if from.raw.is_some() {
+                // A raw key moves alone: it names no subtree.
+                by_key.push((key, r));
+                continue;
+            }
+            if let Some(node) = names.find(from) {
+                roots.push((node, r as u32));
+            }
+            if names.tree.named(key).is_none() {
+                by_key.push((key, r));
+            }
+        }
+        // The new path of every node at or under a source, made parents first.
+        let count = names.node_count();
+        let root_of = names.under(&roots);
+        let mut image = vec![NONE; count as usize + 1];
+        let mut depth = vec![0_u32; count as usize + 1];
+        let mut dst_depth = vec![0_u32; step.renames.len()];
+        let mut segment = String::new();
+        // (node, rename) of each named key moved.
+        let mut named_moves = Vec::new();
+        for node in 1..=count {
+            let r = root_of[node as usize];
+            if r == NONE {
+                continue;
+            }
+            let parent = names.tree.parent(node);
+            let (at, d) = if root_of[parent as usize] == r {
+                segment.clear();
+                segment.push_str(names.tree.segment(node));
+                let at = names.intern(image[parent as usize], &segment);
+                (at, depth[parent as usize] + 1)
+            } else {
+                let dst = &step.renames[r as usize].1;
+                dst_depth[r as usize] = dst.segments().count() as u32;
+                (names.intern_path(dst), dst_depth[r as usize])
+            };
+            if d as usize > MAX_PATH_SEGMENTS {
+                return Err(MigrateError::BadPath {
+                    step: step.index,
+                    to: step.to,
+                    path: step.renames[r as usize].1.given.to_owned(),
+                    problem: "the rename would put a name past 125 segments",
+                });
+            }
+            (image[node as usize], depth[node as usize]) = (at, d);
+            if names.tree.is_named(node) {
+                named_moves.push((node, r));
+            }
+        }
+        let mut moves: Vec<(Key, u32, u32, u32)> = Vec::with_capacity(named_moves.len());
+        for (node, r) in named_moves {
+            moves.push((names.tree.key(node), node, r, image[node as usize]));
+        }
+        for (key, r) in by_key {
+            let dst = names.intern_path(&step.renames[r].1);
+            moves.push((key, NONE, r as u32, dst));
+        }
+        for (from, from_name, r, to_name) in moves {
+            let to = names.name(to_name, p).map_err(collision)?;
+            let m = plan.moves.len() as u32;
+            let (from_role, to_role) = (plan.role_of(from), plan.role_of(to));
+            plan.role[from_role as usize].moved = m;
+            plan.role[to_role as usize].arrives = m;
+            plan.moves.push(Move {
+                from: from_role,
+                to: to_role,
+                from_name,
+                rename: r,
+                to_name,
+                has_under: false,
+            });
+        }
+        Ok(())
     }
 
     /// The role of `key`, made if it has none.
@@ -784,41 +794,53 @@ impl Plan<'_> {
             }
         }
         if !work.sets.is_empty() {
-            let sets = std::mem::take(&mut work.sets);
-            let entries = sets.iter().map(|&w| {
-                let write = &self.writes[w as usize];
-                (self.role[write.role as usize].key, write.value.as_value())
-            });
-            let n = layout::len(words);
-            let header = layout::header_bytes(n + sets.len()) - layout::header_bytes(n);
-            let room = header + entries.clone().map(|(_, v)| v.payload_bytes()).sum::<usize>();
-            // The entity's index finds the held keys (a step's writes cost their own count,
-            // not the entity's keys); new keys are appended in order.
-            work.index(layout::keys(words));
-            let mut growing = Growing { words, spare: &mut work.spare };
-            growing.reserve_bytes(room).map_err(|error| match error {
-                BlobError::TooLarge { required } => {
-                    MigrateError::BlobTooLarge { step: self.index, to: self.to, id, required }
-                }
-                error => unreachable!("INVARIANT: a set fails only as too large, not {error}"),
-            })?;
-            let index = &work.index;
-            bulk::set_all_found(words, entries.clone(), |_, key| {
-                index.get(&key).map(|&at| at as usize)
-            });
-            let mut next = n as u32;
-            for (key, _) in entries {
-                if let std::collections::hash_map::Entry::Vacant(slot) = work.index.entry(key) {
-                    slot.insert(next);
-                    next += 1;
-                }
-            }
-            work.sets = sets;
+            self.set_writes(words, work, id)?;
         }
         if !work.placed.is_empty() {
             self.check_placed(words, work, id, names)?;
         }
         Ok(holes)
+    }
+
+    /// Sets the writes of `work.sets` in the entity in `words`, in one pass: the entity's index
+    /// finds the keys it holds, new ones are appended in order, and it regrows at most once.
+    fn set_writes(
+        &self,
+        words: &mut Vec<u32>,
+        work: &mut Work,
+        id: Id,
+    ) -> Result<(), MigrateError> {
+        let sets = std::mem::take(&mut work.sets);
+        let entries = sets.iter().map(|&w| {
+            let write = &self.writes[w as usize];
+            (self.role[write.role as usize].key, write.value.as_value())
+        });
+        let n = layout::len(words);
+        let header = layout::header_bytes(n + sets.len()) - layout::header_bytes(n);
+        let room = header + entries.clone().map(|(_, v)| v.payload_bytes()).sum::<usize>();
+        // The entity's index finds the held keys (a step's writes cost their own count,
+        // not the entity's keys); new keys are appended in order.
+        work.index(layout::keys(words));
+        let mut growing = Growing { words, spare: &mut work.spare };
+        growing.reserve_bytes(room).map_err(|error| match error {
+            BlobError::TooLarge { required } => {
+                MigrateError::BlobTooLarge { step: self.index, to: self.to, id, required }
+            }
+            error => unreachable!("INVARIANT: a set fails only as too large, not {error}"),
+        })?;
+        let index = &work.index;
+        bulk::set_all_found(words, entries.clone(), |_, key| {
+            index.get(&key).map(|&at| at as usize)
+        });
+        let mut next = n as u32;
+        for (key, _) in entries {
+            if let std::collections::hash_map::Entry::Vacant(slot) = work.index.entry(key) {
+                slot.insert(next);
+                next += 1;
+            }
+        }
+        work.sets = sets;
+        Ok(())
     }
 
     /// Checks each key the step placed against the entity it left in `words`: no key it holds

@@ -159,7 +159,7 @@ pub(crate) fn read_with_extremes<T>(
 }
 
 /// A refused stand-in is named by the literal it stands in for (one of `found`, where the
-/// error is), and placed at its last byte, as serde_json places a number.
+/// error is), and placed at its last byte, as `serde_json` places a number.
 fn name_as_written(text: &str, found: &[number::Extreme], e: &mut JsonError) {
     let Some(at) = byte_offset(text, e.line, e.column) else { return };
     let Some(x) = found.iter().find(|x| (x.start..x.end).contains(&at)) else { return };
