@@ -33,7 +33,7 @@ use crate::value::{AsValue, OwnedValue};
 /// a dot), as the command takes a KEY. A path names a key, and also every key under it (a
 /// subtree: `inventory` names `inventory.sword`) for `rename` and `remove`. Keys under a path
 /// are found by their names in the store ([`Store::key_name`](crate::Store::key_name)): a key the
-/// store has no name for (set through a [`Key`](crate::Key) value, never imported or written by
+/// store has no name for (set through a [`Key`] value, never imported or written by
 /// path) is renamed or removed only when a path names it exactly.
 ///
 /// # Examples
