@@ -10,6 +10,7 @@ use super::container::ArenaCrc;
 use super::error::{LoadError, StoreError};
 use crate::blob::{BlobRef, layout};
 use crate::handle_map::{HandleMapView, Id};
+use crate::store::Span;
 
 /// What is known of a chunk or a blob of a [`LazyStoreView`]: not checked yet, good, or bad.
 const UNCHECKED: u8 = 0;
@@ -215,8 +216,8 @@ impl<'a> LazyStoreView<'a> {
 }
 
 /// Format 1.3: refuses ends that would put two blobs a read could hand out (each inside the
-/// arena, its end not before its start) on the same words, as the full readers refuse the
-/// file: each end is otherwise checked only against the one before, on its blob's first read.
+/// arena, its end not before its start; an empty one inside another's words counts, as
+/// salvage counts it) on the same words, as the full readers refuse the file: each end is otherwise checked only against the one before, on its blob's first read.
 /// One pass over the ends; a sort only where they are out of order (a damaged file).
 fn check_readable_overlap(
     spans: Spans<'_>,
@@ -224,8 +225,10 @@ fn check_readable_overlap(
     id_at: &impl Fn(usize) -> Id,
 ) -> Result<(), LoadError> {
     let readable = |d: usize| {
-        let span = spans.span(d).ok()?;
-        (span.words() > 0 && span.offset() + span.words() <= arena_words).then_some(span)
+        // A blob whose end comes before its start is not read; it stands as an empty span at
+        // its start, as salvage places it.
+        let span = spans.span(d).unwrap_or_else(|(start, _)| Span::new(start as usize, 0));
+        (span.offset() + span.words() <= arena_words).then_some(span)
     };
     let mut far = 0;
     let in_order = (0..spans.len()).filter_map(readable).all(|span| {
