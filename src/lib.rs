@@ -210,7 +210,8 @@
 //! A store carries the version of the game's data it follows
 //! ([`data_version`](Store::data_version)). [`Migrations`] are steps to a later version (rename a
 //! key or subtree, remove, default, set), read from JSON or built in code, run all or nothing
-//! with a report per step. Module: [`migrate`].
+//! with a report per step; a raw key (`#0000002a`) is removed or renamed alone. Module:
+//! [`migrate`].
 //!
 //! ```
 //! use datacomp::{MigrationStep, Migrations, Store};
@@ -244,8 +245,12 @@
 //!   (`Extend`, `Patch::apply` beside `try_apply`, `Blob::merge` beside `try_merge`).
 //! - `#![forbid(unsafe_code)]`: zerocopy does the byte casts.
 //! - A blob holds at most 4 GiB ([`blob::MAX_BYTES`]); a key name at most 125 segments
-//!   ([`key::MAX_PATH_SEGMENTS`]). Keys are 32-bit hashes: two names can share one; wherever a
-//!   name is known the collision is refused, naming both.
+//!   ([`key::MAX_PATH_SEGMENTS`]), also in a migration. Keys are 32-bit hashes: two names can
+//!   share one; wherever a name is known the collision is refused, naming both. An empty
+//!   segment (`""`, `.a`) is a segment like any other (key hash 3).
+//! - A file is read no further than its header says it holds ([`format::read_file`]; from an
+//!   input of unknown size, at most [`format::MAX_STREAM_BYTES`]). Migrations and diffs walk
+//!   the key-name tree by node: their memory follows the file, not the names' total length.
 //! - Little-endian targets only: a blob is written to disk as it is in memory.
 //! - Saves and deltas are written atomically; a crash leaves the old file or the new one, whole.
 

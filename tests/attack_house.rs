@@ -1,9 +1,7 @@
 //! Reproductions from an outside attack on the entry points the house restructuring changed
 //! (import, export, load, parse, history, migrations). Public API only. Each test asserts
-//! the behaviour the docs promise, and each fails today: the defects found. Every one also
-//! happens at bec0243 (before the restructuring, with the old names), and the restructuring
-//! keeps behaviour as it was, so they are `#[ignore]`d until the hardening issue fixes them:
-//! run them with `cargo test --test attack_house -- --ignored`.
+//! the behaviour the docs promise: seven defects found, all present at bec0243 (before the
+//! restructuring), fixed in the hardening issue (30).
 
 use datacomp::text::JsonErrorKind;
 use datacomp::{Blob, ImportOptions, Key, MigrationStep, Migrations, Store, TextFormat};
@@ -17,7 +15,6 @@ fn lenient() -> ImportOptions {
 /// member path is popped (`leave_index`) before the importer builds the error's pointer.
 /// Objects name the full path (`/m/n/x`); arrays should too (`/m/1/x`).
 #[test]
-#[ignore = "defect present before the house restructuring: to fix in the hardening issue"]
 fn an_error_inside_a_lenient_array_names_its_full_path() {
     let err = Blob::import(r#"{"m": {"n": {"x": tru}}}"#, &lenient()).unwrap_err();
     assert_eq!(err.path(), "/m/n/x", "objects: the full path");
@@ -34,7 +31,6 @@ fn an_error_inside_a_lenient_array_names_its_full_path() {
 
 /// The same through SJSON, whose reader shares the importer.
 #[test]
-#[ignore = "defect present before the house restructuring: to fix in the hardening issue"]
 fn an_error_inside_a_lenient_sjson_array_names_its_full_path() {
     let sjson = lenient().format(TextFormat::Sjson);
     let err = Blob::import(r#"m = ["a" {x = tru}]"#, &sjson).unwrap_err();
@@ -44,7 +40,6 @@ fn an_error_inside_a_lenient_sjson_array_names_its_full_path() {
 /// Nested arrays past the depth limit, read leniently: the error says the path has 126
 /// segments, but the path it gives is `/m/0` (2 segments), so the place is lost.
 #[test]
-#[ignore = "defect present before the house restructuring: to fix in the hardening issue"]
 fn too_deep_in_nested_lenient_arrays_names_the_deep_path() {
     let depth = 127;
     let text = format!(r#"{{"m": {}"s"{}}}"#, "[".repeat(depth), "]".repeat(depth));
@@ -60,7 +55,6 @@ fn too_deep_in_nested_lenient_arrays_names_the_deep_path() {
 /// A strict SJSON number too small for `f32` is reported as `1e-99` (the reader's stand-in),
 /// not as written; JSON reports the literal (`1e-400`).
 #[test]
-#[ignore = "defect present before the house restructuring: to fix in the hardening issue"]
 fn a_strict_sjson_number_too_small_is_named_as_written() {
     let json = Blob::import(r#"{"a": 1e-400}"#, &ImportOptions::strict()).unwrap_err();
     assert!(
@@ -80,7 +74,6 @@ fn a_strict_sjson_number_too_small_is_named_as_written() {
 /// promises "the same rules, policies and errors for both", and `JsonF32`'s `FromStr` calls it
 /// `NumberOutOfRange`.
 #[test]
-#[ignore = "defect present before the house restructuring: to fix in the hardening issue"]
 fn a_number_past_f64_is_the_same_error_in_json_and_sjson() {
     let json = Blob::import(r#"{"a": 1e400}"#, &ImportOptions::strict()).unwrap_err();
     let sjson = ImportOptions::strict().format(TextFormat::Sjson);
@@ -89,22 +82,27 @@ fn a_number_past_f64_is_the_same_error_in_json_and_sjson() {
     assert!(matches!(json.kind(), JsonErrorKind::NumberOutOfRange(_)), "{json}");
 }
 
-/// A key collision with the empty member name shows that name as nothing:
-/// `\u{0} and  hash to the same key #00000000` (two spaces, no name).
+/// A key collision with the empty member name showed that name as nothing:
+/// `\u{0} and  hash to the same key #00000000` (two spaces, no name). (Under key hash 3 the
+/// empty name and `\u{0}` are distinct keys; `vlpblmhc` shares the empty name's.)
 #[test]
-#[ignore = "defect present before the house restructuring: to fix in the hardening issue"]
 fn a_collision_with_the_empty_name_shows_the_name() {
-    let err = Blob::import(r#"{"": 1, "\u0000": 2}"#, &ImportOptions::strict()).unwrap_err();
+    assert_eq!(Key::new("vlpblmhc"), Key::new(""));
+    let err = Blob::import(r#"{"": 1, "vlpblmhc": 2}"#, &ImportOptions::strict()).unwrap_err();
     assert!(matches!(err.kind(), JsonErrorKind::KeyCollision { .. }));
     let message = err.to_string();
     assert!(!message.contains(" and  hash"), "the empty name is invisible: {message}");
+    assert_eq!(
+        message,
+        "/vlpblmhc (line 1, column 21): vlpblmhc and / hash to the same key #fae88a6b"
+    );
+    assert!(Blob::import(r#"{"": 1, "\u0000": 2}"#, &ImportOptions::strict()).is_ok());
 }
 
 /// `Migrations::set` writes a key whose path is past `MAX_PATH_SEGMENTS` (125), which
 /// `BlobMut::try_set`, `Store::insert_key_name` and import all refuse (`PathTooDeep`): a
 /// migration makes a store the rest of the API could not.
 #[test]
-#[ignore = "defect present before the house restructuring: to fix in the hardening issue"]
 fn a_migration_refuses_a_path_past_the_segment_limit() {
     let mut store = Store::new();
     let id = store.import(r#"{"name": "a"}"#, &ImportOptions::strict()).unwrap().ids[0];

@@ -227,7 +227,7 @@ fn the_v1_save_loads_with_its_known_keys_and_every_value_reads_back_by_name() {
     assert_eq!(names, expected);
     let again = Store::from_bytes(&store.to_bytes()).unwrap();
     assert_eq!(again, store);
-    assert_eq!(format::describe(&store.to_bytes()).unwrap().key_hash, format::KEY_HASH_FX32_BYTES);
+    assert_eq!(format::describe(&store.to_bytes()).unwrap().key_hash, format::KEY_HASH_FX32_EMPTY);
 }
 
 #[test]

@@ -60,8 +60,8 @@ fn readers(bytes: &[u8]) -> Result<Store, LoadError> {
             // Deferred: whatever it hands out must be what salvage keeps.
             let salvage = salvage.expect("salvage opens what a lazy view opens");
             for (id, blob) in lazy.iter() {
-                // The documented deferral: blobs that share words, each valid, where the
-                // ends decrease somewhere the lazy view does not read.
+                // Blobs that share words are refused at the open (no deferral there): an
+                // entity salvage loses to an overlap is never handed out.
                 let overlap = salvage.lost.iter().any(|(l, e)| {
                     *l == id && matches!(e, LoadError::Store(StoreError::SpansOverlap { .. }))
                 });
@@ -73,7 +73,13 @@ fn readers(bytes: &[u8]) -> Result<Store, LoadError> {
             }
         }
         (Err(e), Err(lazy)) => {
-            assert_eq!(&lazy, e, "lazy");
+            // Ends that put two readable blobs on the same words: the full readers name the
+            // first problem in dense order (an end that decreases, a blob cut short), the lazy
+            // view, which reads no blob at its open, the overlap.
+            let overlap = matches!(lazy, LoadError::Store(StoreError::SpansOverlap { .. }));
+            if !overlap {
+                assert_eq!(&lazy, e, "lazy");
+            }
             // Salvage refuses what every entity depends on, and loses an entity for the rest.
             match salvage {
                 Err(salvage) => assert_eq!(salvage, *e, "salvage"),
@@ -294,9 +300,9 @@ mod random_ends {
         #![proptest_config(ProptestConfig::with_cases(256))]
 
         /// Ends changed at random (to 0, u32::MAX, one off, another's end): the full readers
-        /// agree; what salvage keeps a lazy view reads the same, and what a lazy view hands
-        /// out of a file the full readers refuse is either kept by salvage or lost to an
-        /// overlap only (the documented deferral).
+        /// agree; what salvage keeps a lazy view reads the same, and a lazy view hands out
+        /// nothing salvage does not keep (ends that put two blobs on the same words are
+        /// refused at its open).
         #[test]
         fn random_ends_every_reader_agrees(
             n in 1_usize..12,
@@ -320,7 +326,20 @@ mod random_ends {
             let aligned = aligned(&bad);
             let bad = &zerocopy::IntoBytes::as_bytes(aligned.as_slice())[..bad.len()];
             let salvage = Store::salvage(bad).unwrap();
-            let lazy = StoreView::lazy(bad).unwrap();
+            let lazy = match StoreView::lazy(bad) {
+                Ok(lazy) => lazy,
+                Err(e) => {
+                    // Ends that put two readable blobs on the same words: refused at the open,
+                    // and salvage loses the pair.
+                    let LoadError::Store(StoreError::SpansOverlap { first, second }) = e else {
+                        return Err(TestCaseError::fail(format!("lazy: {e}")));
+                    };
+                    for id in [first, second] {
+                        prop_assert!(salvage.lost.iter().any(|(l, _)| *l == id), "{:?}: {:?}", id, salvage.lost);
+                    }
+                    return Ok(());
+                }
+            };
             for (id, blob) in lazy.iter() {
                 let kept = salvage.store.get(id);
                 match (&blob, kept) {
@@ -328,7 +347,7 @@ mod random_ends {
                     (Err(e), Some(_)) => prop_assert!(false, "lazy refuses {:?} that salvage keeps: {}", id, e),
                     (Ok(_), None) => {
                         let lost = salvage.lost.iter().find(|(l, _)| *l == id).map(|(_, e)| e.clone());
-                        prop_assert!(matches!(lost, Some(LoadError::Store(StoreError::SpansOverlap { .. }))), "{:?} {:?} full {:?}", id, lost, full.as_ref().err());
+                        prop_assert!(false, "lazy hands out {:?}, lost by salvage: {:?} (full {:?})", id, lost, full.as_ref().err());
                     }
                     (Err(_), None) => {}
                 }

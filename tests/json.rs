@@ -154,10 +154,11 @@ fn strict_refuses_numbers_f32_would_change_beyond_rounding() {
     for (text, kind, message) in cases {
         assert_eq!(strict_error(text), (kind, message.to_owned()), "{text}");
     }
-    // Past f64 as well as f32: serde_json's own error, at the number.
+    // Past f64 as well as f32: past f32's range, as SJSON says, at the number's last byte.
     let err = Blob::import(r#"{"stars": 1e400}"#, &ImportOptions::strict()).unwrap_err();
-    assert_eq!(err.kind(), &JsonErrorKind::Syntax("number out of range".into()));
+    assert_eq!(err.kind(), &JsonErrorKind::NumberOutOfRange(f64::INFINITY));
     assert_eq!((err.path(), err.line(), err.column()), ("/stars", 1, 15));
+    assert_eq!(err.to_string(), "/stars (line 1, column 15): inf is past the range of f32");
 }
 
 #[test]

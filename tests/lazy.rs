@@ -203,3 +203,36 @@ proptest! {
         }
     }
 }
+
+/// A crafted format 1.3 save whose ends go `[e0, 0, e0, ...]`: the second entity's end comes
+/// before its start (refused on its read), and the third starts at 0 again, on the first's
+/// words. The full readers refuse the file; the lazy view handed out both entities at the
+/// same arena words. It refuses the file too now, naming the pair, as the full view does for
+/// overlapping spans.
+#[test]
+fn a_lazy_view_refuses_ends_that_put_two_blobs_on_the_same_words() {
+    let mut store = Store::new();
+    let ids: Vec<Id> = (0..4)
+        .map(|i| {
+            let mut sheet = Blob::new();
+            sheet.set("name", format!("Sheet {i}").as_str()).unwrap();
+            store.insert(&sheet)
+        })
+        .collect();
+    let mut bytes = store.to_bytes();
+    let (_, ends, len) = table(&bytes).into_iter().find(|e| e.0 == 14).unwrap();
+    assert_eq!(len, 16, "four ends");
+    let end_at = |bytes: &[u8], i: usize| {
+        u32::from_le_bytes(bytes[ends + 4 * i..ends + 4 * i + 4].try_into().unwrap())
+    };
+    let first_end = end_at(&bytes, 0);
+    bytes[ends + 4..ends + 8].copy_from_slice(&0_u32.to_le_bytes());
+    bytes[ends + 8..ends + 12].copy_from_slice(&first_end.to_le_bytes());
+    reseal(&mut bytes);
+    let words = aligned(&bytes);
+    let bytes = as_bytes(&words, bytes.len());
+    assert!(Store::from_bytes(bytes).is_err());
+    assert!(StoreView::new(bytes).is_err());
+    let err = StoreView::lazy(bytes).unwrap_err();
+    assert_eq!(err, LoadError::Store(StoreError::SpansOverlap { first: ids[0], second: ids[2] }));
+}

@@ -362,3 +362,24 @@ fn a_key_as_deep_as_a_name_may_be_exports_saves_and_imports_back() {
     let err = store.get_mut(id).unwrap().set(deeper.as_str(), 1.0).unwrap_err();
     assert!(matches!(err, datacomp::Error::Key(datacomp::KeyError::PathTooDeep { .. })), "{err}");
 }
+
+/// Key hash 3: empty member names are legal JSON and hash distinctly, so a document of them
+/// imports (key hash 2 refused `[{"": 1}, {"": {"": 2}}]`: `""` and `"."` were one key), and a
+/// fresh save of it loads back with each name.
+#[test]
+fn empty_member_names_are_distinct_keys_through_a_save() {
+    let mut store = Store::new();
+    let text = r#"[{"": 1}, {"": {"": 2}}, {"a": {"": {"": 3}}, "a..": 4}]"#;
+    let ids = store.import(text, &datacomp::ImportOptions::strict()).unwrap().ids;
+    let loaded = Store::from_bytes(&store.to_bytes()).unwrap();
+    assert_eq!(loaded, store);
+    assert_eq!(loaded.get(ids[0]).unwrap().get_float(Key::parse("")), Some(1.0));
+    assert_eq!(loaded.get(ids[1]).unwrap().get_float(Key::parse(".")), Some(2.0));
+    let third = loaded.get(ids[2]).unwrap();
+    assert_eq!(third.get_float(Key::parse("a..")), Some(3.0));
+    assert_eq!(third.get_float(Key::path(&["a.."])), Some(4.0));
+    // Messages show an empty segment: the empty name as its pointer, others dotted.
+    assert_eq!(loaded.key_label(Key::parse("")), "/");
+    assert_eq!(loaded.key_label(Key::parse(".")), ".");
+    assert_eq!(loaded.key_label(Key::path(&["a.."])), "/a..");
+}

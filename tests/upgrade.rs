@@ -1,6 +1,9 @@
 //! Saves of key hash 1 load by rehashing every key, or not at all; deltas of key hash 1 are
 //! refused. The saves here are made as key hash 1 wrote them: keys are key-hash-1 values, and
-//! the header's key hash id is 1.
+//! the header's key hash id is 1. Saves of key hash 2 load with the keys of names that hold
+//! an empty segment rehashed (the only ones key hash 3 changed).
+
+mod common;
 
 use std::hash::Hasher;
 
@@ -163,14 +166,14 @@ fn two_keys_that_rehash_to_one_are_an_error_naming_both_paths() {
 }
 
 #[test]
-fn key_hashes_other_than_1_and_2_are_refused_and_views_read_key_hash_2_only() {
+fn key_hashes_other_than_1_to_3_are_refused_and_views_read_key_hash_1_never() {
     let mut bytes = old_save(&[&["name"]]);
     assert_eq!(format::describe(&bytes).unwrap().key_hash, 1);
     assert_eq!(
         StoreView::new(&bytes).unwrap_err(),
         LoadError::Store(StoreError::KeyHashView { key_hash: 1 })
     );
-    bytes[12] = 3;
+    bytes[12] = 4;
     let bytes = {
         let sections = usize::from(bytes[14]);
         bytes[24..28].fill(0);
@@ -180,7 +183,7 @@ fn key_hashes_other_than_1_and_2_are_refused_and_views_read_key_hash_2_only() {
     };
     assert_eq!(
         Store::from_bytes(&bytes).unwrap_err(),
-        LoadError::File(FileError::UnsupportedKeyHash { key_hash: 3 })
+        LoadError::File(FileError::UnsupportedKeyHash { key_hash: 4 })
     );
 }
 
@@ -197,7 +200,7 @@ fn a_delta_of_key_hash_1_is_refused_before_it_touches_a_store() {
     assert_eq!(err, LoadError::Store(StoreError::DeltaKeyHash { key_hash: 1 }));
     assert_eq!(
         err.to_string(),
-        "the delta uses key hash 1, and stores now use key hash 2: apply it to its base with the \
+        "the delta uses key hash 1, and stores now use key hash 3: apply it to its base with the \
          release that wrote it, then load that save to upgrade it"
     );
     assert_eq!(format::describe(&old).unwrap().kind, format::FileKind::Delta);
@@ -301,4 +304,52 @@ fn a_saved_name_no_entity_holds_gives_way_to_a_held_one_that_rehashes_alike() {
     let err = Store::from_bytes(&bytes).unwrap_err();
     let LoadError::Store(StoreError::UpgradeCollision { key, .. }) = err else { panic!("{err:?}") };
     assert_eq!(key, Key::parse("sleep_haste_8"));
+}
+
+/// A save of key hash 2 (format 1.3, before key hash 3): its keys differ from key hash 3's only
+/// where a name holds an empty segment (key hash 2 hashed it as 0). It loads with those keys
+/// rehashed from their names, every other key as it was; a view reads it in place only when
+/// no name holds an empty segment.
+#[test]
+fn a_key_hash_2_save_loads_with_its_empty_segment_keys_rehashed() {
+    let mut store = Store::new();
+    let text = r#"[{"": 1, "a": {"": 2, "b": 3}}, {"name": "x"}]"#;
+    let ids = store.import(text, &datacomp::ImportOptions::strict()).unwrap().ids;
+    let now = store.to_bytes();
+    assert_eq!(format::describe(&now).unwrap().key_hash, format::KEY_HASH_FX32_EMPTY);
+    // The same save as key hash 2 wrote it: `""` was key 0, `a.` was `a` combined with 0.
+    let (empty, a_empty) = (Key::parse(""), Key::parse("a."));
+    let (empty_v2, a_empty_v2) = (Key::from_raw(0), Key::new("a").child_key(Key::from_raw(0)));
+    let mut old = now.clone();
+    old[12] = 2;
+    let (_, arena, len) = common::table(&old).into_iter().find(|e| e.0 == 5).unwrap();
+    let mut replaced = 0;
+    for at in (arena..arena + len).step_by(4) {
+        let word = u32::from_le_bytes(old[at..at + 4].try_into().unwrap());
+        for (new, v2) in [(empty, empty_v2), (a_empty, a_empty_v2)] {
+            if word == new.raw() {
+                old[at..at + 4].copy_from_slice(&v2.raw().to_le_bytes());
+                replaced += 1;
+            }
+        }
+    }
+    assert_eq!(replaced, 2);
+    common::reseal(&mut old);
+    let loaded = Store::from_bytes(&old).unwrap();
+    assert_eq!(loaded, store, "rehashed from the names");
+    let blob = loaded.get(ids[0]).unwrap();
+    assert_eq!((blob.get_float(empty), blob.get_float(a_empty)), (Some(1.0), Some(2.0)));
+    assert_eq!(blob.get_float("a.b"), Some(3.0));
+    assert_eq!(
+        StoreView::new(&old).unwrap_err(),
+        LoadError::Store(StoreError::KeyHashView { key_hash: 2 })
+    );
+    // A key hash 2 save whose names hold no empty segment reads in place as it is.
+    let mut plain = Store::new();
+    plain.import(r#"{"a": {"b": 3}}"#, &datacomp::ImportOptions::strict()).unwrap();
+    let mut bytes = plain.to_bytes();
+    bytes[12] = 2;
+    common::reseal(&mut bytes);
+    let view = StoreView::new(&bytes).unwrap();
+    assert_eq!(view.iter().next().unwrap().1.get_float("a.b"), Some(3.0));
 }

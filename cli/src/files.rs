@@ -12,7 +12,12 @@ use serde_json::json;
 
 /// Reads a save file's bytes.
 pub fn read(path: &Path) -> Result<Vec<u8>, Failure> {
-    std::fs::read(path).map_err(|e| Failure::at(path.display(), format!("cannot read: {e}")))
+    // Capped by what the file's header says it holds: `verify /dev/zero` grew without end.
+    datacomp::format::read_file(path).map_err(|e| match e {
+        Error::Io(e) => Failure::at(path.display(), format!("cannot read: {e}")),
+        Error::Load(e) => load_failure(path, &e),
+        e => Failure::at(path.display(), e),
+    })
 }
 
 /// Refuses an `output` that is one of the `inputs` (the same file, through any symbolic or

@@ -277,9 +277,10 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Rewrite a save of an older key hash (1) with this build's (2). Each key is rehashed
-    /// from its name in the save, else from the path in --known-keys that had its old hash; a
-    /// key neither explains fails the upgrade, naming its entity and hash (nothing is written).
+    /// Rewrite a save of an older key hash (1 or 2) with this build's (3). Each key is
+    /// rehashed from its name in the save, else (key hash 1) from the path in --known-keys that had
+    /// its old hash; a key neither explains fails the upgrade, naming its entity and hash
+    /// (nothing is written). Key hash 2 differs only in names with an empty segment.
     Upgrade {
         /// The old save file.
         old: PathBuf,

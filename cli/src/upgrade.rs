@@ -55,7 +55,7 @@ pub fn run(
         out,
         "{}: key hash {from} -> {}, {} entities, {} key names, {}",
         shown(output),
-        format::KEY_HASH_FX32_BYTES,
+        format::KEY_HASH_FX32_EMPTY,
         store.len(),
         store.key_names().len(),
         Bytes(saved_len(&file)),

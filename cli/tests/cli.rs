@@ -452,7 +452,7 @@ fn inspect_shows_the_file_and_its_arena() {
     let w = world.path.as_str();
     let text = ok(&["inspect", w]);
     let minor = datacomp::format::FORMAT_MINOR;
-    let head = format!("{w}: datacomp save, format 1.{minor}, key hash 2, data version 0, ");
+    let head = format!("{w}: datacomp save, format 1.{minor}, key hash 3, data version 0, ");
     assert!(text.starts_with(&head), "{text}");
     for line in [
         "     5  arena ",
@@ -1338,14 +1338,14 @@ fn upgrade_rehashes_a_key_hash_1_save_with_the_keys_it_is_given() {
     .unwrap();
     let printed = ok(&["upgrade", &old, "-o", &new, "--known-keys", &keys]);
     assert!(
-        printed.starts_with(&format!("{new}: key hash 1 -> 2, 2 entities, 8 key names, ")),
+        printed.starts_with(&format!("{new}: key hash 1 -> 3, 2 entities, 8 key names, ")),
         "{printed}"
     );
     assert_eq!(ok(&["get", &new, "0v0t1", "stats.health"]), "100\n");
     assert_eq!(ok(&["get", &new, "1v0t1", "bio"]), "Keeper of offsets, breaker of pointers.\n");
-    assert!(ok(&["inspect", &new]).contains("key hash 2"));
+    assert!(ok(&["inspect", &new]).contains("key hash 3"));
     ok(&["verify", &new]);
-    // Upgraded once, it needs no keys again, and a save of key hash 2 passes unchanged.
+    // Upgraded once, it needs no keys again, and a save of key hash 3 passes unchanged.
     let again = world.file("again.dcmp");
     ok(&["upgrade", &new, "-o", &again]);
     assert_eq!(std::fs::read(&again).unwrap(), std::fs::read(&new).unwrap());

@@ -251,10 +251,24 @@ where
     I: IntoIterator<Item = (Key, Value<'v>)>,
     I::IntoIter: Clone,
 {
+    let index = KeyIndex::new(w);
+    set_all_found(w, entries, |w, key| index.find(w, key));
+}
+
+/// [`set_all`] with the region's keys found by `find` (the position of a key among the
+/// region's first keys, which stay put), such as an index the caller keeps: new keys are
+/// appended in the order of `entries`.
+pub(crate) fn set_all_found<'v, I>(
+    w: &mut [u32],
+    entries: I,
+    find: impl Fn(&[u32], Key) -> Option<usize>,
+) where
+    I: IntoIterator<Item = (Key, Value<'v>)>,
+    I::IntoIter: Clone,
+{
     let entries = entries.into_iter();
     let n = layout::len(w);
-    let index = KeyIndex::new(w);
-    let new = entries.clone().filter(|&(key, _)| index.find(w, key).is_none()).count();
+    let new = entries.clone().filter(|&(key, _)| find(w, key).is_none()).count();
     if new > 0 {
         let (t0, v0) = (layout::tags_at(n), layout::values_at(n));
         let (t1, v1) = (layout::tags_at(n + new), layout::values_at(n + new));
@@ -265,10 +279,10 @@ where
         bytes[4 * t1 + n..4 * v1].fill(0);
         w[0] = (n + new) as u32;
     }
-    // The first n keys stay put, so the index still finds them; new keys go after them.
+    // The first n keys stay put, so `find` still finds them; new keys go after them.
     let mut next = n;
     for (key, value) in entries {
-        if let Some(at) = index.find(w, key) {
+        if let Some(at) = find(w, key) {
             layout::overwrite(w, at, value)
                 .expect("INVARIANT: the caller made room for every entry");
         } else {

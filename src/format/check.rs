@@ -27,7 +27,7 @@ use zerocopy::{FromBytes, IntoBytes};
 
 use super::container::{ArenaCrc, ENDS, SAVE, parse_tolerant};
 use super::error::{FileError, LoadError, StoreError};
-use super::version::KEY_HASH_FX32_BYTES;
+use super::version::{KEY_HASH_FX32_BYTES, KEY_HASH_FX32_WORDS};
 use crate::blob::BlobRef;
 use crate::blob::layout;
 use crate::handle_map::{HandleMapError, HandleMapView, Id, RawHandleMap, RawHeader};
@@ -56,10 +56,16 @@ pub(crate) struct InPlace<'a> {
 /// The key names of a save to be read in place, decoded and checked: a view cannot rehash, so
 /// a save of key hash 1 is refused ([`StoreError::KeyHashView`]).
 pub(crate) fn view_names(parts: &SaveParts<'_>) -> Result<KeyNames, LoadError> {
-    if parts.key_hash != KEY_HASH_FX32_BYTES {
-        return Err(LoadError::Store(StoreError::KeyHashView { key_hash: parts.key_hash }));
+    let refused = LoadError::Store(StoreError::KeyHashView { key_hash: parts.key_hash });
+    if parts.key_hash == KEY_HASH_FX32_WORDS {
+        return Err(refused);
     }
-    KeyNames::decode(parts.names, parts.names_kind, parts.key_hash)
+    let names = KeyNames::decode(parts.names, parts.names_kind, parts.key_hash)?;
+    // Key hash 2 differs from 3 only in keys whose names hold an empty segment.
+    if parts.key_hash == KEY_HASH_FX32_BYTES && !super::upgrade::hash2_changes(&names).is_empty() {
+        return Err(refused);
+    }
+    Ok(names)
 }
 
 /// Opens `bytes` in place: see [`InPlace`].

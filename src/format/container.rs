@@ -25,7 +25,10 @@ use zerocopy::little_endian::{U16, U32, U64};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use super::error::{FileError, LoadError};
-use super::version::{FORMAT_MAJOR, FORMAT_MINOR, KEY_HASH_FX32_BYTES, KEY_HASH_FX32_WORDS, MAGIC};
+use super::version::{
+    FORMAT_MAJOR, FORMAT_MINOR, KEY_HASH_FX32_BYTES, KEY_HASH_FX32_EMPTY, KEY_HASH_FX32_WORDS,
+    MAGIC,
+};
 
 /// The section kind of the key tree (format 1.1 on).
 pub(crate) const TREE_KIND: u32 = 13;
@@ -258,8 +261,8 @@ pub(crate) struct Parsed<'a, const N: usize> {
 }
 
 impl<const N: usize> Parsed<'_, N> {
-    /// The key hash the file's keys were made with: [`KEY_HASH_FX32_WORDS`] or
-    /// [`KEY_HASH_FX32_BYTES`] (`parse` refuses others).
+    /// The key hash the file's keys were made with: [`KEY_HASH_FX32_WORDS`],
+    /// [`KEY_HASH_FX32_BYTES`] or [`KEY_HASH_FX32_EMPTY`] (`parse` refuses others).
     pub(crate) fn key_hash(&self) -> u16 {
         self.header.key_hash.get()
     }
@@ -340,7 +343,7 @@ fn file_head<const N: usize>(
         magic: MAGIC,
         major: U16::new(FORMAT_MAJOR),
         minor: U16::new(kind.minor),
-        key_hash: U16::new(KEY_HASH_FX32_BYTES),
+        key_hash: U16::new(KEY_HASH_FX32_EMPTY),
         sections: U16::new(N as u16),
         file_len: U64::new(offset as u64),
         table_crc: U32::ZERO,
@@ -380,7 +383,9 @@ fn read_file_header(bytes: &[u8]) -> Result<(FileHeader, &[u8]), LoadError> {
     if major != FORMAT_MAJOR {
         return Err(LoadError::File(FileError::UnsupportedVersion { major, minor }));
     }
-    if ![KEY_HASH_FX32_WORDS, KEY_HASH_FX32_BYTES].contains(&header.key_hash.get()) {
+    if ![KEY_HASH_FX32_WORDS, KEY_HASH_FX32_BYTES, KEY_HASH_FX32_EMPTY]
+        .contains(&header.key_hash.get())
+    {
         return Err(LoadError::File(FileError::UnsupportedKeyHash {
             key_hash: header.key_hash.get(),
         }));
@@ -637,7 +642,8 @@ pub struct FileInfo {
     pub major: u16,
     /// The format's minor version.
     pub minor: u16,
-    /// The key hash ([`KEY_HASH_FX32_BYTES`], or [`KEY_HASH_FX32_WORDS`] for an old save).
+    /// The key hash ([`KEY_HASH_FX32_EMPTY`], or [`KEY_HASH_FX32_BYTES`] or
+    /// [`KEY_HASH_FX32_WORDS`] for an old save).
     pub key_hash: u16,
     /// The data version of the store the file holds, or a delta gives
     /// ([`Store::data_version`](crate::Store::data_version)); 0 for a file of format 1.0.

@@ -11,7 +11,7 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use super::container::{DELTA, DELTA_LIST, LIST_KIND, file_len, parse, write_file};
 use super::error::{LoadError, StoreError};
-use super::version::KEY_HASH_FX32_BYTES;
+use super::version::{KEY_HASH_FX32_BYTES, KEY_HASH_FX32_EMPTY};
 use crate::blob::{layout, patch};
 use crate::error::Error;
 use crate::file::write_atomically;
@@ -89,7 +89,7 @@ impl StorePatch {
     ///
     /// [`Error::Io`] if the file cannot be read, [`Error::Load`] if it is not a valid delta.
     pub fn load(path: impl AsRef<Path>) -> Result<StorePatch, Error> {
-        Ok(StorePatch::from_bytes(&std::fs::read(path)?)?)
+        Ok(StorePatch::from_bytes(&super::read::read_file(path)?)?)
     }
 
     /// Reads a delta file, checking the header, table, crcs and padding as a load does, that
@@ -108,8 +108,9 @@ impl StorePatch {
         let parsed = parse(bytes, &DELTA)?;
         // Its keys, in patches, blobs and names, are of the delta's key hash: applied to a
         // store of another, its patches would set and remove keys the base does not have.
-        if parsed.key_hash() != KEY_HASH_FX32_BYTES {
-            return Err(LoadError::Store(StoreError::DeltaKeyHash { key_hash: parsed.key_hash() }));
+        let refused = LoadError::Store(StoreError::DeltaKeyHash { key_hash: parsed.key_hash() });
+        if ![KEY_HASH_FX32_BYTES, KEY_HASH_FX32_EMPTY].contains(&parsed.key_hash()) {
+            return Err(refused);
         }
         let [base, header, slots, meta, entities, names] = parsed.sections;
         let list_names = parsed.kinds[5] == LIST_KIND;
@@ -176,7 +177,15 @@ impl StorePatch {
             names: if base_names {
                 None
             } else {
-                Some(KeyNames::decode(names, parsed.kinds[5], KEY_HASH_FX32_BYTES)?)
+                let names = KeyNames::decode(names, parsed.kinds[5], parsed.key_hash())?;
+                // Key hash 2 differs from 3 only in keys whose names hold an empty segment:
+                // a delta that names none applies as it is.
+                if parsed.key_hash() == KEY_HASH_FX32_BYTES
+                    && !super::upgrade::hash2_changes(&names).is_empty()
+                {
+                    return Err(refused);
+                }
+                Some(names)
             },
             list_names,
         })

@@ -551,7 +551,7 @@ impl fmt::Display for StoreError {
             }
             StoreError::DeltaKeyHash { key_hash } => write!(
                 f,
-                "the delta uses key hash {key_hash}, and stores now use key hash 2: apply it to \
+                "the delta uses key hash {key_hash}, and stores now use key hash 3: apply it to \
                  its base with the release that wrote it, then load that save to upgrade it"
             ),
             StoreError::DeltaDataVersion { expected, found } => write!(

@@ -10,6 +10,7 @@ use super::container::ArenaCrc;
 use super::error::{LoadError, StoreError};
 use crate::blob::{BlobRef, layout};
 use crate::handle_map::{HandleMapView, Id};
+use crate::store::Span;
 
 /// What is known of a chunk or a blob of a [`LazyStoreView`]: not checked yet, good, or bad.
 const UNCHECKED: u8 = 0;
@@ -22,18 +23,19 @@ const BAD: u8 = 2;
 /// Opening checks the header, the section table (and every section's crc but the arena's)
 /// and the index. A save of format 1.3 whose handle map is in its identity state (a store
 /// that never removed an entity) opens with no work per entity but the crc of its index
-/// section and a byte of state: its handles are answered arithmetically, and each blob's two
-/// end offsets are checked at its first read. An older save, or one whose handle map had
+/// section, one pass over its end offsets (no two blobs that a read could hand out may share
+/// arena words) and a byte of state: its handles are answered arithmetically, and each blob's
+/// two end offsets are checked at its first read. An older save, or one whose handle map had
 /// removals, has its handle map checked, and (1.2 and before) every span inside the arena with
 /// no two overlapping: O(entities), with no walk of the arena.
 ///
 /// A read of an entity checks the crcs of the arena chunks its blob lies in (a format 1.0
 /// save, with one crc for the whole arena, checks it whole at the first read) and its blob,
 /// once: what was found is remembered, so a second read costs a lookup. Bad bytes in one
-/// entity do not keep the others from being read. A lazy view checks each blob it reads, not
-/// the order of every end offset: of a format 1.3 save whose ends decrease somewhere it does
-/// not read, it may hand out two blobs that share arena words (read-only, each valid), where
-/// [`StoreView::new`](crate::StoreView::new) refuses the file.
+/// entity do not keep the others from being read: an end offset past the arena, or before the
+/// one ahead of it, costs the entities whose blobs it bounds. Ends that would put two readable
+/// blobs on the same words are refused at the open, as
+/// [`StoreView::new`](crate::StoreView::new) refuses them.
 ///
 /// ```text
 ///  bytes:  header │ table │ index … │ arena: │ chunk 0 │ chunk 1 │ chunk 2 │ … │ arena crcs
@@ -63,7 +65,8 @@ const BAD: u8 = 2;
 pub struct LazyStoreView<'a> {
     index: HandleMapView<'a>,
     // INVARIANT: one span per item of `index`; spans (format 1.2) each inside `arena`, no two
-    // overlapping; end offsets (1.3) checked for each blob on its first read.
+    // overlapping; end offsets (1.3): no two blobs inside `arena` whose ends do not decrease
+    // overlap, and each blob's checked on its first read.
     spans: Spans<'a>,
     arena: &'a [u32],
     crc: ArenaCrc<'a>,
@@ -77,8 +80,9 @@ impl<'a> LazyStoreView<'a> {
     /// Opens `bytes`: see [`StoreView::lazy`](crate::StoreView::lazy).
     pub(crate) fn new(bytes: &'a [u8]) -> Result<LazyStoreView<'a>, LoadError> {
         let check::InPlace { index, spans, arena, arena_crc, .. } = check::in_place(bytes)?;
-        if let Spans::Spans(spans) = spans {
-            check_span_bounds(spans, arena.len(), &|d| index.id_at(d))?;
+        match spans {
+            Spans::Spans(spans) => check_span_bounds(spans, arena.len(), &|d| index.id_at(d))?,
+            Spans::Ends(_) => check_readable_overlap(spans, arena.len(), &|d| index.id_at(d))?,
         }
         let chunks = match arena_crc {
             ArenaCrc::Whole { .. } => 1,
@@ -209,6 +213,50 @@ impl<'a> LazyStoreView<'a> {
         self.chunks[chunk].store(state, Ordering::Relaxed);
         result
     }
+}
+
+/// Format 1.3: refuses ends that would put two blobs a read could hand out (each inside the
+/// arena, its end not before its start; an empty one inside another's words counts, as
+/// salvage counts it) on the same words, as the full readers refuse the file: each end is otherwise checked only against the one before, on its blob's first read.
+/// One pass over the ends; a sort only where they are out of order (a damaged file).
+fn check_readable_overlap(
+    spans: Spans<'_>,
+    arena_words: usize,
+    id_at: &impl Fn(usize) -> Id,
+) -> Result<(), LoadError> {
+    let readable = |d: usize| {
+        // A blob whose end comes before its start is not read; it stands as an empty span at
+        // its start, as salvage places it.
+        let span = spans.span(d).unwrap_or_else(|(start, _)| Span::new(start as usize, 0));
+        (span.offset() + span.words() <= arena_words).then_some(span)
+    };
+    let mut far = 0;
+    let in_order = (0..spans.len()).filter_map(readable).all(|span| {
+        let fits = span.offset() >= far;
+        far = span.offset() + span.words();
+        fits
+    });
+    if in_order {
+        return Ok(());
+    }
+    let mut sorted: Vec<(usize, usize, usize)> = (0..spans.len())
+        .filter_map(|d| readable(d).map(|s| (s.offset(), s.offset() + s.words(), d)))
+        .collect();
+    // By offset; equal offsets in dense order, so that errors name the same pair each time.
+    sorted.sort_unstable();
+    let mut reach: Option<(usize, usize)> = None; // (end, dense) of the furthest so far
+    for (start, end, d) in sorted {
+        if let Some((far, first)) = reach
+            && start < far
+        {
+            let (first, second) = (id_at(first.min(d)), id_at(first.max(d)));
+            return Err(LoadError::Store(StoreError::SpansOverlap { first, second }));
+        }
+        if reach.is_none_or(|(far, _)| end > far) {
+            reach = Some((end, d));
+        }
+    }
+    Ok(())
 }
 
 impl std::fmt::Debug for LazyStoreView<'_> {

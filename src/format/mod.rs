@@ -66,6 +66,7 @@ mod describe;
 mod error;
 mod lazy;
 mod names;
+mod read;
 mod salvage;
 pub(crate) mod save;
 mod saved_names;
@@ -77,10 +78,12 @@ pub use container::{FileInfo, FileKind, SectionInfo};
 pub use describe::describe;
 pub use error::{FileError, LoadError, StoreError};
 pub use lazy::LazyStoreView;
+pub use read::{MAX_STREAM_BYTES, read_file};
 pub use salvage::Salvage;
 pub use saved_names::SavedKeyNames;
 pub use upgrade::LoadOptions;
 pub use version::{
-    ARENA_CHUNK_BYTES, FORMAT_MAJOR, FORMAT_MINOR, KEY_HASH_FX32_BYTES, KEY_HASH_FX32_WORDS, MAGIC,
+    ARENA_CHUNK_BYTES, FORMAT_MAJOR, FORMAT_MINOR, KEY_HASH_FX32_BYTES, KEY_HASH_FX32_EMPTY,
+    KEY_HASH_FX32_WORDS, MAGIC,
 };
 pub use view::StoreView;

@@ -20,7 +20,7 @@ use zerocopy::little_endian::U32;
 
 use super::container::LIST_KIND;
 use super::error::{LoadError, StoreError};
-use super::version::KEY_HASH_FX32_WORDS;
+use super::version::{KEY_HASH_FX32_BYTES, KEY_HASH_FX32_WORDS};
 use crate::key::{Key, KeyPath};
 use crate::names::{ARRAY, KeyNames};
 
@@ -276,6 +276,9 @@ pub(crate) fn decode_list(bytes: &[u8], key_hash: u16) -> Result<Vec<(Key, &str)
             None => return Err(bad(index, "the name is not a JSON Pointer")),
             Some(path) if key_hash == KEY_HASH_FX32_WORDS => {
                 crate::key::v1::path(path.split('/').map(crate::key::unescape))
+            }
+            Some(path) if key_hash == KEY_HASH_FX32_BYTES => {
+                crate::key::v2::path(path.split('/').map(crate::key::unescape))
             }
             Some(_) => Key::from_pointer(pointer).unwrap_or_default(),
         };

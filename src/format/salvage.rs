@@ -6,7 +6,7 @@ use super::check::{self, SaveParts, Spans, check_crc, finish, index_and_arena_to
 use super::container::ArenaCrc;
 use super::error::{LoadError, StoreError};
 use super::upgrade::{self, LoadOptions};
-use super::version::KEY_HASH_FX32_WORDS;
+use super::version::{KEY_HASH_FX32_BYTES, KEY_HASH_FX32_WORDS};
 use crate::blob::layout;
 use crate::handle_map::{HandleMap, Id, RawHandleMap};
 use crate::names::KeyNames;
@@ -166,7 +166,12 @@ impl Store {
         }
         check::fill_empties(index.values_mut(), &mut words)?;
         let names = match tree {
-            Some(tree) => tree,
+            Some(tree) => {
+                if key_hash == KEY_HASH_FX32_BYTES {
+                    upgrade::from_hash2(&index, &mut words, &tree)?;
+                }
+                tree
+            }
             None => upgrade::rehash(&index, &mut words, &old_names, &LoadOptions::new())?,
         };
         let store = Store::from_parts(index, words, names, data_version, lineage);

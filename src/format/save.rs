@@ -10,7 +10,7 @@ use super::check::{self, SaveParts, Spans, index_and_arena};
 use super::container::{SAVE_WRITTEN, chunk_crcs, file_len, write_file_crcs};
 use super::error::LoadError;
 use super::upgrade::{self, LoadOptions};
-use super::version::ARENA_CHUNK_BYTES;
+use super::version::{ARENA_CHUNK_BYTES, KEY_HASH_FX32_BYTES};
 use crate::blob::layout;
 use crate::error::Error;
 use crate::file::write_atomically;
@@ -151,9 +151,9 @@ impl Store {
     /// # Errors
     ///
     /// [`Error::Io`] if reading fails, [`Error::Load`] if the bytes are not a valid save.
-    pub fn read_from(mut input: impl Read) -> Result<Store, Error> {
-        let mut bytes = Vec::new();
-        input.read_to_end(&mut bytes)?;
+    pub fn read_from(input: impl Read) -> Result<Store, Error> {
+        // Read no further than the header says the file holds.
+        let bytes = super::read::read_capped(input, None)?;
         Ok(Store::from_bytes(&bytes)?)
     }
 
@@ -282,7 +282,12 @@ impl LoadOptions {
         drop(owned);
         check::fill_empties(index.values_mut(), &mut words)?;
         let names = match tree {
-            Some(tree) => tree,
+            Some(tree) => {
+                if key_hash == KEY_HASH_FX32_BYTES {
+                    upgrade::from_hash2(&index, &mut words, &tree)?;
+                }
+                tree
+            }
             None => upgrade::rehash(&index, &mut words, &list, self)?,
         };
         Ok(Store::from_parts(index, words, names, data_version, lineage))
@@ -308,7 +313,7 @@ impl LoadOptions {
     /// # Ok::<(), datacomp::Error>(())
     /// ```
     pub fn load(&self, path: impl AsRef<Path>) -> Result<Store, Error> {
-        Ok(self.load_bytes(&std::fs::read(path)?)?)
+        Ok(self.load_bytes(&super::read::read_file(path)?)?)
     }
 }
 

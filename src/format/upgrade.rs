@@ -7,8 +7,8 @@ use std::collections::btree_map::Entry;
 use super::error::{LoadError, StoreError};
 use crate::blob::layout;
 use crate::handle_map::{HandleMap, Id};
-use crate::key::{Key, KeyPath, v1};
-use crate::names::{KeyNames, label};
+use crate::key::{Key, KeyPath, v1, v2};
+use crate::names::{KeyNames, ROOT, label};
 use crate::store::Span;
 
 /// How to load a save: the paths of keys that a save of key hash 1 holds without names, and
@@ -211,6 +211,75 @@ pub(crate) fn rehash(
         debug_assert!(recorded.is_ok(), "distinct keys");
     }
     Ok(tree)
+}
+
+/// For a save of key hash 2: each named key whose path holds an empty segment (the only keys
+/// key hash 3 gives another value), as (its key-hash-2 value, its key now), found in one pass
+/// over the name tree, parents first.
+pub(crate) fn hash2_changes(names: &KeyNames) -> Vec<(Key, Key)> {
+    // Per node (the root first): its key-hash-2 value, where that is not its key now.
+    let mut old: Vec<Option<Key>> = vec![None; names.node_count() + 1];
+    let mut changes = Vec::new();
+    for node in 1..=names.node_count() as u32 {
+        let (parent, segment) = (names.parent(node), names.segment(node));
+        let parent_old = old[parent as usize];
+        if !segment.is_empty() && parent_old.is_none() {
+            continue;
+        }
+        let key = if parent == ROOT {
+            v2::first(segment)
+        } else {
+            v2::child(parent_old.unwrap_or_else(|| names.key(parent)), segment)
+        };
+        old[node as usize] = Some(key);
+        if names.is_named(node) {
+            changes.push((key, names.key(node)));
+        }
+    }
+    changes
+}
+
+/// Rewrites the keys of a save of key hash 2 in `arena` (the blobs of `index`) to key hash 3:
+/// only keys whose names hold an empty segment change ([`hash2_changes`]). One pass over the
+/// keys, and none when no name holds an empty segment.
+///
+/// # Errors
+///
+/// [`StoreError::UpgradeCollision`] for an entity that would hold a rehashed key twice (it
+/// held, unnamed, the key the name now has).
+pub(crate) fn from_hash2(
+    index: &HandleMap<Span>,
+    arena: &mut [u32],
+    names: &KeyNames,
+) -> Result<(), LoadError> {
+    let changes = hash2_changes(names);
+    if changes.is_empty() {
+        return Ok(());
+    }
+    let map: fxhash::FxHashMap<Key, Key> = changes.into_iter().collect();
+    let mut keys = Vec::new();
+    for span in index.values() {
+        let mut rewritten = false;
+        for raw in layout::keys_mut(&mut arena[span.range()]) {
+            if let Some(new) = map.get(&Key::from_raw(*raw)) {
+                *raw = new.raw();
+                rewritten = true;
+            }
+        }
+        if !rewritten {
+            continue;
+        }
+        keys.clear();
+        keys.extend_from_slice(layout::keys(&arena[span.range()]));
+        keys.sort_unstable();
+        if let Some(pair) = keys.windows(2).find(|pair| pair[0] == pair[1]) {
+            let key = Key::from_raw(pair[0]);
+            let first = names.named(key).map_or_else(|| key.to_string(), |n| names.label(n));
+            let second = key.to_string();
+            return Err(StoreError::UpgradeCollision { key, first, second }.into());
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

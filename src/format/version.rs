@@ -27,12 +27,18 @@ pub const FORMAT_MAJOR: u16 = 1;
 ///   an entity) leaves its `index meta` and `index slots` sections empty, flagged in the index
 ///   header ([`RawHeader::IDENTITY`](crate::handle_map::RawHeader::IDENTITY)). A save of `[{},{},...]`
 ///   takes 4 bytes an entity, down from 28. Saves of 1.2 and before still load.
-/// - 4: a blob's entry may be a null ([`ValueType::Null`](crate::ValueType::Null), type tag 5,
-///   header value 0, no payload), in saves and deltas alike: a 1.3 reader refuses a blob
-///   holding one (unknown tag 5). And a save holds its store's lineage ([`Store::lineage`](crate::Store::lineage)), in a
-///   section of its own (`lineage`, kind 15: 16 bytes, or none for a store without one), so
-///   that saves that share no history are told apart (`datacomp merge` refuses them). A 1.3
-///   reader skips it. Saves of 1.3 and before load unchanged, as stores without a lineage.
+/// - 4: three additions, one bump; saves and deltas of 1.3 and before load unchanged.
+///   - A blob's entry may be a null ([`ValueType::Null`](crate::ValueType::Null), type tag 5,
+///     header value 0, no payload), in saves and deltas alike: a 1.3 reader refuses a blob
+///     holding one (unknown tag 5).
+///   - A save holds its store's lineage ([`Store::lineage`](crate::Store::lineage)) in a
+///     section of its own (`lineage`, kind 15: 16 bytes, or none for a store without one), so
+///     that saves that share no history are told apart (`datacomp merge` refuses them). A 1.3
+///     reader skips it; an older save loads as a store without a lineage.
+///   - Key hash 3 ([`KEY_HASH_FX32_EMPTY`]): an empty path segment hashes as the byte `0xFF`,
+///     not as nothing, so `""`, `"."`, `".."` and `.a`, `..a` are distinct keys. A save of key
+///     hash 2 loads into a store by rehashing the keys whose names hold an empty segment (the
+///     only ones that differ); a view reads one in place unless it names such a key.
 pub const FORMAT_MINOR: u16 = 4;
 
 /// The bytes of the arena each crc of a save's `arena crcs` section covers (the last chunk may
@@ -44,6 +50,11 @@ pub const ARENA_CHUNK_BYTES: usize = 64 << 10;
 /// save of it loads by rehashing its keys (see [`LoadOptions`](super::LoadOptions)).
 pub const KEY_HASH_FX32_WORDS: u16 = 1;
 
-/// Key hash 2, the one [`Key`](crate::Key) computes and every save of this build names: fxhash's
-/// 32-bit round fed each segment's bytes one at a time, segments combined in order.
+/// Key hash 2: fxhash's 32-bit round fed each segment's bytes one at a time, segments
+/// combined in order; an empty segment hashed as 0, so that `""`, `"."` and `".."` were one
+/// key. A save of it loads by rehashing the keys whose names hold an empty segment.
 pub const KEY_HASH_FX32_BYTES: u16 = 2;
+
+/// Key hash 3, the one [`Key`](crate::Key) computes and every save of this build names: key
+/// hash 2 with an empty segment hashed as the byte `0xFF` (which no UTF-8 text holds).
+pub const KEY_HASH_FX32_EMPTY: u16 = 3;

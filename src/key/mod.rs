@@ -60,8 +60,15 @@ const fn mix(hash: u32, word: u32) -> u32 {
 /// so two segments of one length that differ in one byte never collide. (Fed four bytes a
 /// word, as key hash 1 was, a difference in a word's top byte reached only the hash's top
 /// bits, and the next word's low byte could cancel it: `item_1409` and `item_1482` collided.)
+///
+/// An empty segment hashes as the one byte `0xFF` would (no UTF-8 text holds it): key hash 3.
+/// (Key hash 2 hashed it as nothing, 0, and 0 is a fixed point of combining with 0: `""`,
+/// `"."` and `".."` were one key, and `.a` was `..a`.)
 const fn hash_segment(segment: &str) -> u32 {
     let bytes = segment.as_bytes();
+    if bytes.is_empty() {
+        return EMPTY_SEGMENT;
+    }
     let mut hash = 0;
     let mut i = 0;
     while i < bytes.len() {
@@ -69,6 +76,37 @@ const fn hash_segment(segment: &str) -> u32 {
         i += 1;
     }
     hash
+}
+
+/// The hash of an empty segment (key hash 3): the Fx round of the byte `0xFF`, which no UTF-8
+/// text holds.
+const EMPTY_SEGMENT: u32 = mix(0, 0xFF);
+
+/// Key hash 2, which saves written before key hash 3 use: as now, but an empty segment hashed
+/// as 0. Kept only to read those saves: their keys differ from now only in paths with an
+/// empty segment (see `format::upgrade`).
+pub(crate) mod v2 {
+    use super::{Key, mix};
+
+    fn segment(segment: &str) -> u32 {
+        segment.bytes().fold(0, |hash, byte| mix(hash, u32::from(byte)))
+    }
+
+    /// The key-hash-2 key of a path of one segment.
+    pub(crate) fn first(first: &str) -> Key {
+        Key(segment(first))
+    }
+
+    /// The key-hash-2 key of `segment` under the path whose key-hash-2 key is `parent`.
+    pub(crate) fn child(parent: Key, segment: &str) -> Key {
+        Key(mix(parent.0, self::segment(segment)))
+    }
+
+    /// The key-hash-2 key of a path given as segments (at least one).
+    pub(crate) fn path<S: AsRef<str>>(mut segments: impl Iterator<Item = S>) -> Key {
+        let first = segments.next().map_or(Key(0), |s| self::first(s.as_ref()));
+        segments.fold(first, |key, s| child(key, s.as_ref()))
+    }
 }
 
 /// Key hash 1, which saves written before key hash 2 use: each segment fed to the Fx round
@@ -239,16 +277,23 @@ impl Key {
         // One pass over the bytes: each segment's hash is built as its bytes go by, and
         // combined with the path so far at each '.' (as `Key::path` over the split would).
         let bytes = path.as_bytes();
-        let (mut key, mut segment, mut first) = (0, 0, true);
+        let (mut key, mut segment, mut first, mut empty) = (0, 0, true, true);
         let mut i = 0;
         while i < bytes.len() {
             if bytes[i] == b'.' {
+                if empty {
+                    segment = EMPTY_SEGMENT;
+                }
                 key = if first { segment } else { mix(key, segment) };
-                (segment, first) = (0, false);
+                (segment, first, empty) = (0, false, true);
             } else {
                 segment = mix(segment, bytes[i] as u32);
+                empty = false;
             }
             i += 1;
+        }
+        if empty {
+            segment = EMPTY_SEGMENT;
         }
         Key(if first { segment } else { mix(key, segment) })
     }
@@ -698,9 +743,11 @@ mod tests {
 
     #[test]
     fn segment_hash_is_fxhasher32_write_u8_per_byte() {
-        for s in SEGMENTS {
+        for s in SEGMENTS.iter().filter(|s| !s.is_empty()) {
             assert_eq!(Key::new(s).raw(), fx_bytes(s.as_bytes()), "segment {s:?}");
         }
+        // Key hash 3: the empty segment is the hash of the byte 0xFF, no UTF-8 text's.
+        assert_eq!(Key::new("").raw(), fx_bytes(&[0xFF]));
         // 64 KiB of every byte value, so every round's input is covered.
         let long: Vec<u8> = (0..65_536_u32).map(|i| (i * 7 + i / 256) as u8).collect();
         let text = String::from_utf8_lossy(&long).into_owned();

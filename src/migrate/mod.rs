@@ -16,7 +16,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 use crate::handle_map::Id;
-use crate::key::{KeyError, KeyPath};
+use crate::key::{Key, KeyError, KeyPath, MAX_PATH_SEGMENTS};
 use crate::text::shown::Shortened;
 use crate::value::{AsValue, OwnedValue, exact_value};
 
@@ -33,7 +33,7 @@ use crate::value::{AsValue, OwnedValue, exact_value};
 /// a dot), as the command takes a KEY. A path names a key, and also every key under it (a
 /// subtree: `inventory` names `inventory.sword`) for `rename` and `remove`. Keys under a path
 /// are found by their names in the store ([`Store::key_name`](crate::Store::key_name)): a key the
-/// store has no name for (set through a [`Key`](crate::Key) value, never imported or written by
+/// store has no name for (set through a [`Key`] value, never imported or written by
 /// path) is renamed or removed only when a path names it exactly.
 ///
 /// # Examples
@@ -374,6 +374,12 @@ impl MigrationStep {
                     problem: "a name may not start with # and 8 hex digits: JSON reads that \
                               member as a raw key",
                 }),
+                _ if text.segments().count() > MAX_PATH_SEGMENTS => Err(MigrateError::BadPath {
+                    step: index,
+                    to,
+                    path: given.to_owned(),
+                    problem: "a name has at most 125 segments (MAX_PATH_SEGMENTS)",
+                }),
                 _ => Ok(text),
             }
         };
@@ -421,6 +427,9 @@ impl MigrationStep {
 pub(crate) struct PathText<'a> {
     pub(crate) given: &'a str,
     pub(crate) pointer: String,
+    /// The key that `given` names as a raw key (`#0000002a`), as everywhere else: a rename or
+    /// removal of it acts on that key alone.
+    pub(crate) raw: Option<Key>,
 }
 
 impl<'a> PathText<'a> {
@@ -435,11 +444,16 @@ impl<'a> PathText<'a> {
         for segment in path.segments() {
             crate::key::push_pointer_segment(&mut pointer, &segment);
         }
-        Some(PathText { given, pointer })
+        Some(PathText { given, pointer, raw: crate::key::raw_label(given) })
+    }
+
+    /// The path as messages show it: dotted where that reads back as the same path.
+    pub(crate) fn label(&self) -> String {
+        crate::names::label(self.segments())
     }
 
     /// The segments, unescaped.
-    fn segments(&self) -> impl Iterator<Item = Cow<'_, str>> {
+    pub(crate) fn segments(&self) -> impl Iterator<Item = Cow<'_, str>> {
         self.pointer[1..].split('/').map(crate::key::unescape)
     }
 }
@@ -457,7 +471,7 @@ fn overlapping<'p, 'a>(
 }
 
 /// Whether the pointer `path` is `prefix` or a path under it.
-pub(crate) fn under_or_at(path: &str, prefix: &str) -> bool {
+fn under_or_at(path: &str, prefix: &str) -> bool {
     path.strip_prefix(prefix).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
 }
 
@@ -784,6 +798,12 @@ pub enum MigrateError {
         /// The entity at which it would.
         id: Id,
     },
+    /// The migrated arena could not be allocated: it would take `bytes` (the store is
+    /// unchanged).
+    OutOfMemory {
+        /// Bytes of the arena the allocation was for.
+        bytes: u64,
+    },
 }
 
 /// `steps[1] (to 3)`.
@@ -898,6 +918,10 @@ impl fmt::Display for MigrateError {
             E::ArenaTooLarge { id } => {
                 write!(f, "entity {id}: the migrated arena would pass 16 GiB")
             }
+            E::OutOfMemory { bytes } => write!(
+                f,
+                "the migrated arena would take {bytes} bytes, more memory than could be had"
+            ),
         }
     }
 }

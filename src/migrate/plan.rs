@@ -11,16 +11,15 @@
 //!  new arena, spans, names, data version ──▶ swapped into the store, or nothing on an error
 //! ```
 
-use std::borrow::Cow;
+use fxhash::FxHashMap;
 
-use fxhash::{FxHashMap, FxHashSet};
-
-use super::{CheckedStep, MigrateError, MigrationReport, Migrations, StepReport, under_or_at};
+use super::{CheckedStep, MigrateError, MigrationReport, Migrations, PathText, StepReport};
 use crate::blob::BlobError;
-use crate::blob::layout;
 use crate::blob::write::BlobWrite;
+use crate::blob::{bulk, layout};
 use crate::handle_map::Id;
-use crate::key::{Key, KeyError, KeyPath};
+use crate::key::{Key, KeyError, KeyPath, MAX_PATH_SEGMENTS};
+use crate::names::{KeyNames, ROOT};
 use crate::store::Span;
 use crate::store::Store;
 use crate::value::OwnedValue;
@@ -95,7 +94,8 @@ impl Migrations {
         let plans = steps
             .iter()
             .filter(|step| step.to > from)
-            .map(|step| Plan::compile(step, &mut names))
+            .enumerate()
+            .map(|(p, step)| Plan::compile(step, p, &mut names))
             .collect::<Result<Vec<_>, _>>()?;
         let mut reports: Vec<StepReport> = plans
             .iter()
@@ -110,140 +110,123 @@ impl Migrations {
                 store.touch(id);
             }
         }
-        for pointer in names.added() {
-            let path =
-                KeyPath::pointer(pointer).expect("INVARIANT: a name's pointer starts with /");
-            store.record_name(&path).expect("INVARIANT: each new name was checked when compiled");
+        if !names.added.is_empty() {
+            // Each new name was checked against every other when its step was compiled; the
+            // nodes that lead to no name (a failed step's) are dropped.
+            let mut tree = names.tree;
+            tree.commit();
+            *store.names_mut() = tree;
         }
         store.set_data_version(version);
         Ok(MigrationReport { from, to: version, steps: reports })
     }
 }
 
-/// Every key name a migration knows: the store's, then those its steps add, each with the
-/// keys of its leading segments, so that the names under a path are found by hash lookups.
+/// Every key name a migration knows: a copy of the store's key tree, with the names its steps
+/// add. Walked by node (parent links), never spelled out whole: the tree stores a shared
+/// prefix once, so the names' total length can be far beyond the file's.
 struct Names {
-    entries: Vec<Name>,
-    by_key: FxHashMap<Key, u32>,
-    /// The keys of each name's paths of 1, 2, ... segments (the last is its own key).
-    prefixes: Vec<Key>,
-    /// Keys of paths that some name lies under: objects' paths.
-    objects: FxHashSet<Key>,
-    /// The first entry a step added.
-    from_store: usize,
-}
-
-struct Name {
-    key: Key,
-    pointer: String,
-    /// Its range of `prefixes`.
-    prefixes: (u32, u32),
+    tree: KeyNames,
+    /// Whether each node (by number; the root is 0) is the parent of another: an object's path.
+    has_child: Vec<bool>,
+    /// The nodes the steps named, each with the plan (its position among those that run) that
+    /// named it: a key a later step names is unnamed in an earlier one.
+    added: FxHashMap<u32, usize>,
 }
 
 impl Names {
     fn of(store: &Store) -> Names {
-        let mut names = Names {
-            entries: Vec::with_capacity(store.key_names().len()),
-            by_key: FxHashMap::default(),
-            prefixes: Vec::new(),
-            objects: FxHashSet::default(),
-            from_store: 0,
-        };
-        for (key, _) in store.key_names() {
-            let pointer = store.key_pointer(key).expect("INVARIANT: a named key has a pointer");
-            // Escaped as a migration's paths are (a save may hold `~2`, which reads as itself),
-            // so that the same path is the same text.
-            let mut canonical = String::with_capacity(pointer.len());
-            for segment in pointer[1..].split('/') {
-                crate::key::push_pointer_segment(&mut canonical, &crate::key::unescape(segment));
+        let mut tree = store.names().clone();
+        // Nodes added from here on are dropped at `commit` unless they lead to a name.
+        tree.begin();
+        let mut has_child = vec![false; tree.node_count() + 1];
+        for node in 1..=tree.node_count() as u32 {
+            has_child[tree.parent(node) as usize] = true;
+        }
+        Names { tree, has_child, added: FxHashMap::default() }
+    }
+
+    fn node_count(&self) -> u32 {
+        self.tree.node_count() as u32
+    }
+
+    fn intern(&mut self, parent: u32, segment: &str) -> u32 {
+        let node = self.tree.intern(parent, segment);
+        if node as usize >= self.has_child.len() {
+            self.has_child.resize(node as usize + 1, false);
+        }
+        self.has_child[parent as usize] = true;
+        node
+    }
+
+    /// The node of `path`, made (unnamed) where the tree lacks it.
+    fn intern_path(&mut self, path: &PathText<'_>) -> u32 {
+        let mut node = ROOT;
+        for segment in path.segments() {
+            node = self.intern(node, &segment);
+        }
+        node
+    }
+
+    /// The node of `path`, if the tree has it.
+    fn find(&self, path: &PathText<'_>) -> Option<u32> {
+        let mut node = ROOT;
+        for segment in path.segments() {
+            node = self.tree.child(node, &segment)?;
+        }
+        Some(node)
+    }
+
+    /// Names `node` for plan `p`, unless another node names its key.
+    fn name(&mut self, node: u32, p: usize) -> Result<Key, KeyError> {
+        let was = self.tree.is_named(node);
+        match self.tree.name(node) {
+            Ok(key) => {
+                if !was {
+                    self.added.insert(node, p);
+                }
+                Ok(key)
             }
-            names.push(key, canonical);
-        }
-        names.from_store = names.entries.len();
-        names
-    }
-
-    fn push(&mut self, key: Key, pointer: String) {
-        let start = self.prefixes.len();
-        push_prefix_keys(&pointer, &mut self.prefixes);
-        let end = self.prefixes.len();
-        self.objects.extend(&self.prefixes[start..end - 1]);
-        self.by_key.insert(key, self.entries.len() as u32);
-        self.entries.push(Name { key, pointer, prefixes: (start as u32, end as u32) });
-    }
-
-    fn prefixes_of(&self, entry: usize) -> &[Key] {
-        let (start, end) = self.entries[entry].prefixes;
-        &self.prefixes[start as usize..end as usize]
-    }
-
-    /// The key of `pointer`, unless a name of another path has it.
-    fn check(&self, pointer: &str) -> Result<Key, KeyError> {
-        let key = Key::from_pointer(pointer).expect("INVARIANT: a path's pointer starts with /");
-        match self.by_key.get(&key) {
-            Some(&known) if self.entries[known as usize].pointer != pointer => {
-                Err(KeyError::Collision {
-                    key,
-                    name: label(pointer).into_owned(),
-                    known: label(&self.entries[known as usize].pointer).into_owned(),
-                })
-            }
-            _ => Ok(key),
+            Err(other) => Err(KeyError::Collision {
+                key: self.tree.key(node),
+                name: self.tree.label(node),
+                known: self.tree.label(other),
+            }),
         }
     }
 
-    /// Names `pointer` (unless it is named already) and returns its key.
-    fn add(&mut self, pointer: String) -> Result<Key, KeyError> {
-        let key = self.check(&pointer)?;
-        if !self.by_key.contains_key(&key) {
-            self.push(key, pointer);
-        }
-        Ok(key)
+    /// Whether `node` names a key in plan `p`.
+    fn named_in(&self, node: u32, p: usize) -> bool {
+        self.tree.is_named(node) && self.added.get(&node).is_none_or(|&by| by <= p)
     }
 
-    /// The entries at or under the paths of `roots` (pointers, their keys in `by_root`): for
-    /// each, its entry and the root's position.
-    fn under(&self, roots: &[&str], by_root: &FxHashMap<Key, usize>) -> Vec<(usize, usize)> {
-        let mut found = Vec::new();
-        for entry in 0..self.entries.len() {
-            let pointer = &self.entries[entry].pointer;
-            // A hash match is checked against the text: two paths can share a key.
-            let root = self.prefixes_of(entry).iter().find_map(|prefix| {
-                by_root.get(prefix).copied().filter(|&r| under_or_at(pointer, roots[r]))
-            });
-            if let Some(root) = root {
-                found.push((entry, root));
+    /// The key of a step's path, unless a name of another path has it.
+    fn check(&self, path: &PathText<'_>) -> Result<Key, KeyError> {
+        if let Some(raw) = path.raw {
+            return Ok(raw);
+        }
+        let pointer = KeyPath::pointer(&path.pointer).expect("INVARIANT: a path's pointer");
+        self.tree.check(&pointer)
+    }
+
+    /// For each node (by number), the root of `roots` (nodes, each with its position) it is at
+    /// or under, or [`NONE`]: one pass over the nodes, parents first.
+    fn under(&self, roots: &[(u32, u32)]) -> Vec<u32> {
+        let mut root_of = vec![NONE; self.node_count() as usize + 1];
+        for &(node, r) in roots {
+            root_of[node as usize] = r;
+        }
+        for node in 1..=self.node_count() {
+            if root_of[node as usize] == NONE {
+                root_of[node as usize] = root_of[self.tree.parent(node) as usize];
             }
         }
-        found
+        root_of
     }
 
-    /// The names the migration added, to record in the store.
-    fn added(&self) -> impl Iterator<Item = &str> {
-        self.entries[self.from_store..].iter().map(|name| name.pointer.as_str())
+    fn label(&self, node: u32) -> String {
+        self.tree.label(node)
     }
-}
-
-/// Appends the keys of `pointer`'s leading 1, 2, ... segments (the last is its own key).
-fn push_prefix_keys(pointer: &str, out: &mut Vec<Key>) {
-    let mut key: Option<Key> = None;
-    for segment in pointer[1..].split('/') {
-        let segment = Key::new(&crate::key::unescape(segment));
-        let next = key.map_or(segment, |parent| parent.child_key(segment));
-        out.push(next);
-        key = Some(next);
-    }
-}
-
-/// How a name is shown in messages, as [`Store::key_label`] shows one: dotted where that
-/// reads back as the same path, else the JSON Pointer.
-fn label(pointer: &str) -> Cow<'_, str> {
-    let segments: Vec<Cow<'_, str>> = pointer[1..].split('/').map(crate::key::unescape).collect();
-    let dotted = segments.join(".");
-    let reads_back = segments.iter().all(|s| !s.contains('.'))
-        && !dotted.is_empty()
-        && !dotted.starts_with(['/', '#']);
-    if reads_back { Cow::Owned(dotted) } else { Cow::Borrowed(pointer) }
 }
 
 /// What a step does to one key, whichever entity holds it.
@@ -264,15 +247,13 @@ struct Role {
 struct Move {
     from: u32,
     to: u32,
-    /// The name of the key moved (an entry of [`Names`]), or [`NONE`] for a key without one,
-    /// moved by the rename's own path.
+    /// The node of the key moved, or [`NONE`] for a key moved by the rename's own path (one
+    /// without a name, or a raw key).
     from_name: u32,
     /// The rename of the step that moves it.
     rename: u32,
-    /// The name of its new path.
+    /// The node of its new path.
     to_name: u32,
-    /// Its range of [`Plan::above`].
-    above: (u32, u32),
     /// Whether some name lies under its new path.
     has_under: bool,
 }
@@ -282,8 +263,8 @@ struct Write<'m> {
     role: u32,
     value: &'m OwnedValue,
     default: bool,
-    pointer: &'m str,
-    above: (u32, u32),
+    /// The node of its path.
+    node: u32,
     has_under: bool,
 }
 
@@ -292,105 +273,65 @@ struct Plan<'m> {
     step: &'m CheckedStep<'m>,
     index: usize,
     to: u32,
+    /// Its position among the steps that run.
+    p: usize,
     roles: FxHashMap<Key, u32>,
     role: Vec<Role>,
     moves: Vec<Move>,
     writes: Vec<Write<'m>>,
-    /// For each written path (a move's new path, a default, a set), the roles of the paths
-    /// above it and the length of their pointers: such a key held by the entity would make
-    /// the write run through a value.
-    above: Vec<(u32, u32)>,
     /// Bytes a blob may grow by in this step: the defaults and sets.
     room: usize,
-    /// The names known when the step was compiled (the first entries of [`Names`]): a key a
-    /// later step names is unnamed here.
-    known: usize,
 }
 
 impl<'m> Plan<'m> {
-    fn compile(step: &'m CheckedStep<'m>, names: &mut Names) -> Result<Plan<'m>, MigrateError> {
+    fn compile(
+        step: &'m CheckedStep<'m>,
+        p: usize,
+        names: &mut Names,
+    ) -> Result<Plan<'m>, MigrateError> {
         let collision =
             |collision| MigrateError::KeyCollision { step: step.index, to: step.to, collision };
         let mut plan = Plan {
             step,
             index: step.index,
             to: step.to,
+            p,
             roles: FxHashMap::default(),
             role: Vec::new(),
             moves: Vec::new(),
             writes: Vec::new(),
-            above: Vec::new(),
             room: 0,
-            known: 0,
         };
 
         if !step.renames.is_empty() {
-            let roots: Vec<&str> = step.renames.iter().map(|(from, _)| &*from.pointer).collect();
-            let mut by_root = FxHashMap::default();
-            let mut unnamed = Vec::new();
-            for (r, root) in roots.iter().enumerate() {
-                let key = names.check(root).map_err(collision)?;
-                if let Some(&first) = by_root.get(&key) {
-                    // Two source paths, neither named, with one hash: which one an entity's
-                    // key is cannot be told.
-                    let (name, known) =
-                        (label(root).into_owned(), label(roots[first]).into_owned());
-                    return Err(collision(KeyError::Collision { key, name, known }));
-                }
-                by_root.insert(key, r);
-                if !names.by_key.contains_key(&key) {
-                    unnamed.push((key, r));
-                }
-            }
-            // (key, its name's entry or NONE, rename)
-            let mut moves: Vec<(Key, u32, usize)> = names
-                .under(&roots, &by_root)
-                .into_iter()
-                .map(|(entry, r)| (names.entries[entry].key, entry as u32, r))
-                .collect();
-            // A source without a name moves by its key (its subtree cannot be found).
-            moves.extend(unnamed.into_iter().map(|(key, r)| (key, NONE, r)));
-            for (from, from_name, r) in moves {
-                let (root, dst) = (&step.renames[r].0.pointer, &step.renames[r].1.pointer);
-                let rest = match from_name {
-                    NONE => "",
-                    entry => &names.entries[entry as usize].pointer[root.len()..],
-                };
-                let to = names.add(format!("{dst}{rest}")).map_err(collision)?;
-                let m = plan.moves.len() as u32;
-                let (from_role, to_role) = (plan.role_of(from), plan.role_of(to));
-                plan.role[from_role as usize].moved = m;
-                plan.role[to_role as usize].arrives = m;
-                plan.moves.push(Move {
-                    from: from_role,
-                    to: to_role,
-                    from_name,
-                    rename: r as u32,
-                    to_name: names.by_key[&to],
-                    above: (0, 0),
-                    has_under: false,
-                });
-            }
+            plan.compile_renames(names)?;
         }
 
         if !step.removes.is_empty() {
-            let roots: Vec<&str> = step.removes.iter().map(|path| &*path.pointer).collect();
-            let mut by_root = FxHashMap::default();
-            for (r, root) in roots.iter().enumerate() {
+            let mut roots = Vec::new();
+            for root in &step.removes {
                 let key = names.check(root).map_err(collision)?;
-                by_root.insert(key, r);
                 let role = plan.role_of(key);
                 plan.role[role as usize].removed = true;
+                if root.raw.is_none()
+                    && let Some(node) = names.find(root)
+                {
+                    roots.push((node, 0));
+                }
             }
             // Names the renames above added are found too: removals follow renames.
-            for (entry, _) in names.under(&roots, &by_root) {
-                let role = plan.role_of(names.entries[entry].key);
-                plan.role[role as usize].removed = true;
+            let root_of = names.under(&roots);
+            for node in 1..=names.node_count() {
+                if root_of[node as usize] != NONE && names.named_in(node, p) {
+                    let role = plan.role_of(names.tree.key(node));
+                    plan.role[role as usize].removed = true;
+                }
             }
         }
 
         for write in &step.writes {
-            let key = names.add(write.path.pointer.clone()).map_err(collision)?;
+            let node = names.intern_path(&write.path);
+            let key = names.name(node, p).map_err(collision)?;
             let role = plan.role_of(key);
             plan.role[role as usize].written = plan.writes.len() as u32;
             plan.room += 16 + write.value.as_value().payload_bytes();
@@ -398,36 +339,115 @@ impl<'m> Plan<'m> {
                 role,
                 value: write.value,
                 default: write.default,
-                pointer: &write.path.pointer,
-                above: (0, 0),
+                node,
                 has_under: false,
             });
         }
 
-        plan.locate_writes(names);
-        plan.known = names.entries.len();
+        // Now that every name of the step is known: whether some name lies under each written
+        // path (a move's new path, a default, a set).
+        for m in &mut plan.moves {
+            m.has_under = names.has_child[m.to_name as usize];
+        }
+        for w in &mut plan.writes {
+            w.has_under = names.has_child[w.node as usize];
+        }
         Ok(plan)
     }
 
-    /// Now that every name of the step is known: records what lies above each written path
-    /// (a move's new path, a default, a set), and whether some name lies under it.
-    fn locate_writes(&mut self, names: &Names) {
-        let mut prefixes = Vec::new();
-        for m in 0..self.moves.len() {
-            prefixes.clear();
-            let pointer = &names.entries[self.moves[m].to_name as usize].pointer;
-            push_prefix_keys(pointer, &mut prefixes);
-            let above = self.push_above(&prefixes, pointer);
-            let has_under = prefixes.last().is_some_and(|key| names.objects.contains(key));
-            (self.moves[m].above, self.moves[m].has_under) = (above, has_under);
+    /// The moves of the step's renames: every named key at or under a source path (found by
+    /// one pass over the tree's nodes, parents first), its new path made node by node.
+    fn compile_renames(&mut self, names: &mut Names) -> Result<(), MigrateError> {
+        let (step, p, plan) = (self.step, self.p, self);
+        let collision =
+            |collision| MigrateError::KeyCollision { step: step.index, to: step.to, collision };
+        let mut by_root: FxHashMap<Key, usize> = FxHashMap::default();
+        // (node, rename) of each source the tree has; (key, rename) of each moved by key.
+        let (mut roots, mut by_key) = (Vec::new(), Vec::new());
+        for (r, (from, _)) in step.renames.iter().enumerate() {
+            let key = names.check(from).map_err(collision)?;
+            if let Some(&first) = by_root.get(&key) {
+                // Two source paths, neither named, with one hash: which one an entity's
+                // key is cannot be told.
+                let first: &PathText<'_> = &step.renames[first].0;
+                let (name, known) = (from.label(), first.label());
+                return Err(collision(KeyError::Collision { key, name, known }));
+            }
+            by_root.insert(key, r);
+            if from.raw.is_some() {
+                // A raw key moves alone: it names no subtree.
+                by_key.push((key, r));
+                continue;
+            }
+            if let Some(node) = names.find(from) {
+                roots.push((node, r as u32));
+            }
+            if names.tree.named(key).is_none() {
+                by_key.push((key, r));
+            }
         }
-        for w in 0..self.writes.len() {
-            prefixes.clear();
-            push_prefix_keys(self.writes[w].pointer, &mut prefixes);
-            let above = self.push_above(&prefixes, self.writes[w].pointer);
-            let has_under = prefixes.last().is_some_and(|key| names.objects.contains(key));
-            (self.writes[w].above, self.writes[w].has_under) = (above, has_under);
+        // The new path of every node at or under a source, made parents first.
+        let count = names.node_count();
+        let root_of = names.under(&roots);
+        let mut image = vec![NONE; count as usize + 1];
+        let mut depth = vec![0_u32; count as usize + 1];
+        let mut dst_depth = vec![0_u32; step.renames.len()];
+        let mut segment = String::new();
+        // (node, rename) of each named key moved.
+        let mut named_moves = Vec::new();
+        for node in 1..=count {
+            let r = root_of[node as usize];
+            if r == NONE {
+                continue;
+            }
+            let parent = names.tree.parent(node);
+            let (at, d) = if root_of[parent as usize] == r {
+                segment.clear();
+                segment.push_str(names.tree.segment(node));
+                let at = names.intern(image[parent as usize], &segment);
+                (at, depth[parent as usize] + 1)
+            } else {
+                let dst = &step.renames[r as usize].1;
+                dst_depth[r as usize] = dst.segments().count() as u32;
+                (names.intern_path(dst), dst_depth[r as usize])
+            };
+            if d as usize > MAX_PATH_SEGMENTS {
+                return Err(MigrateError::BadPath {
+                    step: step.index,
+                    to: step.to,
+                    path: step.renames[r as usize].1.given.to_owned(),
+                    problem: "the rename would put a name past 125 segments",
+                });
+            }
+            (image[node as usize], depth[node as usize]) = (at, d);
+            if names.tree.is_named(node) {
+                named_moves.push((node, r));
+            }
         }
+        let mut moves: Vec<(Key, u32, u32, u32)> = Vec::with_capacity(named_moves.len());
+        for (node, r) in named_moves {
+            moves.push((names.tree.key(node), node, r, image[node as usize]));
+        }
+        for (key, r) in by_key {
+            let dst = names.intern_path(&step.renames[r].1);
+            moves.push((key, NONE, r as u32, dst));
+        }
+        for (from, from_name, r, to_name) in moves {
+            let to = names.name(to_name, p).map_err(collision)?;
+            let m = plan.moves.len() as u32;
+            let (from_role, to_role) = (plan.role_of(from), plan.role_of(to));
+            plan.role[from_role as usize].moved = m;
+            plan.role[to_role as usize].arrives = m;
+            plan.moves.push(Move {
+                from: from_role,
+                to: to_role,
+                from_name,
+                rename: r,
+                to_name,
+                has_under: false,
+            });
+        }
+        Ok(())
     }
 
     /// The role of `key`, made if it has none.
@@ -437,19 +457,6 @@ impl<'m> Plan<'m> {
             self.role.push(Role { key, moved: NONE, arrives: NONE, written: NONE, removed: false });
             next
         })
-    }
-
-    /// Records the paths above a written path (all of `prefixes` but its last) and returns
-    /// their range of `above`.
-    fn push_above(&mut self, prefixes: &[Key], pointer: &str) -> (u32, u32) {
-        let start = self.above.len() as u32;
-        // The pointer's length up to each '/' after the first: the text of each path above.
-        let ends = pointer.match_indices('/').skip(1).map(|(at, _)| at as u32);
-        for (&key, end) in prefixes.iter().zip(ends) {
-            let role = self.role_of(key);
-            self.above.push((role, end));
-        }
-        (start, self.above.len() as u32)
     }
 }
 
@@ -465,6 +472,28 @@ struct Work {
     /// The keys the step placed where the entity had none, in order.
     placed: Vec<Placed>,
     spare: Vec<u32>,
+    /// The writes that change the entity, set together.
+    sets: Vec<u32>,
+    /// The position of each key of the entity being rewritten, while `indexed`.
+    index: FxHashMap<Key, u32>,
+    indexed: bool,
+    /// Per node, the last check that walked past it: a walk up the tree stops where an
+    /// earlier one of the same check passed, so a check costs the nodes it meets once.
+    walked: Vec<u64>,
+    /// Per node, the last check that found a held name under it.
+    below: Vec<u64>,
+    walk: u64,
+}
+
+impl Work {
+    /// Makes the index of the entity's `keys`, unless it holds it.
+    fn index(&mut self, keys: &[u32]) {
+        if !self.indexed {
+            self.index.clear();
+            self.index.extend(keys.iter().enumerate().map(|(i, &k)| (Key::from_raw(k), i as u32)));
+            self.indexed = true;
+        }
+    }
 }
 
 /// A key a step placed: by a move, or by a default or set.
@@ -492,7 +521,14 @@ fn rewrite(
 ) -> Result<Rewritten, MigrateError> {
     let room: usize = plans.iter().map(|plan| plan.room).sum();
     let live = store.arena().len() - store.garbage_words();
-    let mut arena = Vec::with_capacity(live + store.len() * room.min(64) / 4);
+    // Room for what the steps may add to every entity, if that much can be had; else the arena
+    // grows as it is written. Either way an allocation that fails is an error naming its size,
+    // not an abort.
+    let most = live.saturating_add(store.len().saturating_mul(room) / 4);
+    let mut arena: Vec<u32> = Vec::new();
+    if arena.try_reserve_exact(most.min(u32::MAX as usize)).is_err() {
+        grow(&mut arena, live).map_err(|bytes| MigrateError::OutOfMemory { bytes })?;
+    }
     let mut spans = Vec::with_capacity(store.len());
     let mut changed = Vec::new();
     let mut work = Work {
@@ -503,12 +539,19 @@ fn rewrite(
         drops: Vec::new(),
         placed: Vec::new(),
         spare: Vec::new(),
+        sets: Vec::new(),
+        index: FxHashMap::default(),
+        indexed: false,
+        walked: vec![0; names.node_count() as usize + 1],
+        below: vec![0; names.node_count() as usize + 1],
+        walk: 0,
     };
     // The entity being rewritten, once a step changes it.
     let mut scratch = Vec::new();
     for (id, blob) in store.iter() {
         let source = blob.as_words();
         let (mut copied, mut holes) = (false, false);
+        work.indexed = false;
         for (p, (plan, report)) in plans.iter().zip(reports.iter_mut()).enumerate() {
             let words = if copied { &scratch[..] } else { source };
             if !plan.scan(words, p, &mut work, id, names)? {
@@ -527,23 +570,42 @@ fn rewrite(
             changed.push(id);
         }
         let start = arena.len();
+        let more = if holes {
+            layout::used_bytes(&scratch) / 4
+        } else if copied {
+            layout::shrink(&mut scratch)
+        } else {
+            source.len()
+        };
+        if u32::try_from(start + more).is_err() {
+            return Err(MigrateError::ArenaTooLarge { id });
+        }
+        grow(&mut arena, more).map_err(|bytes| MigrateError::OutOfMemory { bytes })?;
         if holes {
             // Repacked: no byte of a removed or overwritten value stays.
-            let used = layout::used_bytes(&scratch) / 4;
+            let used = more;
             arena.resize(start + used, 0);
             layout::repack(&scratch, &mut arena[start..]);
         } else if copied {
-            let used = layout::shrink(&mut scratch);
-            arena.extend_from_slice(&scratch[..used]);
+            arena.extend_from_slice(&scratch[..more]);
         } else {
             arena.extend_from_slice(source);
-        }
-        if u32::try_from(arena.len()).is_err() {
-            return Err(MigrateError::ArenaTooLarge { id });
         }
         spans.push(Span::new(start, arena.len() - start));
     }
     Ok(Rewritten { arena, spans, changed })
+}
+
+/// Makes room in `arena` for `more` words (doubling, else exactly); `Err` with the bytes the
+/// arena would take when neither can be allocated.
+fn grow(arena: &mut Vec<u32>, more: usize) -> Result<(), u64> {
+    if arena.capacity() - arena.len() >= more
+        || arena.try_reserve(more).is_ok()
+        || arena.try_reserve_exact(more).is_ok()
+    {
+        return Ok(());
+    }
+    Err((arena.len() as u64 + more as u64) * 4)
 }
 
 impl Plan<'_> {
@@ -560,12 +622,27 @@ impl Plan<'_> {
         work.scan += 1;
         let scan = work.scan;
         work.hits.clear();
-        for (position, raw) in layout::keys(words).iter().enumerate() {
-            if let Some(&role) = self.roles.get(&Key::from_raw(*raw)) {
-                work.seen[p][role as usize] = scan;
-                work.at[p][role as usize] = position as u32;
-                work.hits.push((role, position as u32));
+        let keys = layout::keys(words);
+        if self.role.len() < keys.len() {
+            // Fewer roles than keys: each role looked up in the entity's index, kept across
+            // its steps, so a run of small steps costs their roles, not the entity's keys each.
+            work.index(keys);
+            for (r, role) in self.role.iter().enumerate() {
+                if let Some(&position) = work.index.get(&role.key) {
+                    work.hits.push((r as u32, position));
+                }
             }
+            work.hits.sort_unstable_by_key(|&(_, position)| position);
+        } else {
+            for (position, raw) in keys.iter().enumerate() {
+                if let Some(&role) = self.roles.get(&Key::from_raw(*raw)) {
+                    work.hits.push((role, position as u32));
+                }
+            }
+        }
+        for &(role, position) in &work.hits {
+            work.seen[p][role as usize] = scan;
+            work.at[p][role as usize] = position;
         }
         let seen = &work.seen[p];
         let mut changes = false;
@@ -580,8 +657,8 @@ impl Plan<'_> {
                         step: self.index,
                         to: self.to,
                         id,
-                        from: label(self.source_text(m, names)).into_owned(),
-                        onto: label(&names.entries[m.to_name as usize].pointer).into_owned(),
+                        from: self.source_label(m, names),
+                        onto: names.label(m.to_name),
                     });
                 }
                 changes = true;
@@ -605,11 +682,12 @@ impl Plan<'_> {
         }))
     }
 
-    /// The path a move takes its key from: its name, or the rename's own path.
-    fn source_text<'n>(&'n self, m: &Move, names: &'n Names) -> &'n str {
+    /// The path a move takes its key from, as messages show it: its name, or the rename's own
+    /// path.
+    fn source_label(&self, m: &Move, names: &Names) -> String {
         match m.from_name {
-            NONE => &self.step.renames[m.rename as usize].0.pointer,
-            entry => &names.entries[entry as usize].pointer,
+            NONE => self.step.renames[m.rename as usize].0.label(),
+            node => names.label(node),
         }
     }
 
@@ -624,11 +702,6 @@ impl Plan<'_> {
     /// Whether the role's key is held after the removals.
     fn after_removals(&self, seen: &[u64], scan: u64, r: u32) -> bool {
         !self.role[r as usize].removed && self.after_renames(seen, scan, r)
-    }
-
-    /// Whether the role's key is held after the whole step.
-    fn after_step(&self, seen: &[u64], scan: u64, r: u32) -> bool {
-        self.role[r as usize].written != NONE || self.after_removals(seen, scan, r)
     }
 
     /// Applies the step to the entity in `words`, which [`scan`](Plan::scan) read last;
@@ -661,6 +734,27 @@ impl Plan<'_> {
                 work.drops.push(position as usize);
             }
         }
+        if work.indexed {
+            if work.drops.is_empty() {
+                // Renamed keys keep their positions (all taken out first: two may swap).
+                for &(r, _) in &work.hits {
+                    let role = self.role[r as usize];
+                    if role.moved != NONE {
+                        work.index.remove(&role.key);
+                    }
+                }
+                for &(r, position) in &work.hits {
+                    let role = self.role[r as usize];
+                    if role.moved != NONE {
+                        let to = self.role[self.moves[role.moved as usize].to as usize].key;
+                        work.index.insert(to, position);
+                    }
+                }
+            } else {
+                // Removals move the keys after them: the index is made again when needed.
+                work.indexed = false;
+            }
+        }
         layout::remove_at(words, &work.drops);
         report.removed += work.drops.len();
 
@@ -674,16 +768,17 @@ impl Plan<'_> {
             }
         }
         let mut holes = !work.drops.is_empty();
+        // The writes that change the entity, all set in one pass (a step may hold thousands).
+        work.sets.clear();
         for (w, write) in self.writes.iter().enumerate() {
             let held = self.after_removals(seen, scan, write.role);
-            let key = self.role[write.role as usize].key;
-            let value = write.value.as_value();
             if held {
                 if write.default {
                     continue;
                 }
+                let key = self.role[write.role as usize].key;
                 let (tag, raw) = layout::lookup(words, key).expect("INVARIANT: held");
-                if layout::decode(words, tag, raw).is_identical(&value) {
+                if layout::decode(words, tag, raw).is_identical(&write.value.as_value()) {
                     continue;
                 }
                 // The old value's payload, if any, becomes a hole.
@@ -691,65 +786,146 @@ impl Plan<'_> {
             } else {
                 work.placed.push(Placed::Write(w as u32));
             }
-            set_growing(words, &mut work.spare, key, value).map_err(|required| {
-                MigrateError::BlobTooLarge { step: self.index, to: self.to, id, required }
-            })?;
+            work.sets.push(w as u32);
             if write.default {
                 report.defaulted += 1;
             } else {
                 report.set += 1;
             }
         }
+        if !work.sets.is_empty() {
+            self.set_writes(words, work, id)?;
+        }
+        if !work.placed.is_empty() {
+            self.check_placed(words, work, id, names)?;
+        }
+        Ok(holes)
+    }
 
-        for &placed in &work.placed {
-            let (pointer, op, (start, end), has_under) = match placed {
+    /// Sets the writes of `work.sets` in the entity in `words`, in one pass: the entity's index
+    /// finds the keys it holds, new ones are appended in order, and it regrows at most once.
+    fn set_writes(
+        &self,
+        words: &mut Vec<u32>,
+        work: &mut Work,
+        id: Id,
+    ) -> Result<(), MigrateError> {
+        let sets = std::mem::take(&mut work.sets);
+        let entries = sets.iter().map(|&w| {
+            let write = &self.writes[w as usize];
+            (self.role[write.role as usize].key, write.value.as_value())
+        });
+        let n = layout::len(words);
+        let header = layout::header_bytes(n + sets.len()) - layout::header_bytes(n);
+        let room = header + entries.clone().map(|(_, v)| v.payload_bytes()).sum::<usize>();
+        // The entity's index finds the held keys (a step's writes cost their own count,
+        // not the entity's keys); new keys are appended in order.
+        work.index(layout::keys(words));
+        let mut growing = Growing { words, spare: &mut work.spare };
+        growing.reserve_bytes(room).map_err(|error| match error {
+            BlobError::TooLarge { required } => {
+                MigrateError::BlobTooLarge { step: self.index, to: self.to, id, required }
+            }
+            error => unreachable!("INVARIANT: a set fails only as too large, not {error}"),
+        })?;
+        let index = &work.index;
+        bulk::set_all_found(words, entries.clone(), |_, key| {
+            index.get(&key).map(|&at| at as usize)
+        });
+        let mut next = n as u32;
+        for (key, _) in entries {
+            if let std::collections::hash_map::Entry::Vacant(slot) = work.index.entry(key) {
+                slot.insert(next);
+                next += 1;
+            }
+        }
+        work.sets = sets;
+        Ok(())
+    }
+
+    /// Checks each key the step placed against the entity it left in `words`: no key it holds
+    /// is above a placed path (the path would run through a value), nor, where names lie under
+    /// a placed path, named under it (a value would be made of an object). Each check walks up
+    /// the tree from the placed nodes and the held names, each node once.
+    fn check_placed(
+        &self,
+        words: &[u32],
+        work: &mut Work,
+        id: Id,
+        names: &Names,
+    ) -> Result<(), MigrateError> {
+        let tree = &names.tree;
+        let mut below_done = false;
+        work.walk += 1;
+        let walk = work.walk;
+        for i in 0..work.placed.len() {
+            let placed = work.placed[i];
+            let (node, op, has_under) = match placed {
                 Placed::Move(m) => {
                     let m = &self.moves[m as usize];
-                    (&*names.entries[m.to_name as usize].pointer, "rename", m.above, m.has_under)
+                    (m.to_name, "rename", m.has_under)
                 }
                 Placed::Write(w) => {
                     let w = &self.writes[w as usize];
-                    let op = if w.default { "default" } else { "set" };
-                    (w.pointer, op, w.above, w.has_under)
+                    (w.node, if w.default { "default" } else { "set" }, w.has_under)
                 }
             };
-            for &(r, len) in &self.above[start as usize..end as usize] {
-                if self.after_step(seen, scan, r) {
+            let mut above = tree.parent(node);
+            while above != ROOT && work.walked[above as usize] != walk {
+                work.walked[above as usize] = walk;
+                work.index(layout::keys(words));
+                if work.index.contains_key(&tree.key(above)) {
                     return Err(MigrateError::PathThroughValue {
                         step: self.index,
                         to: self.to,
                         id,
                         op,
-                        path: label(pointer).into_owned(),
-                        value: label(&pointer[..len as usize]).into_owned(),
+                        path: names.label(node),
+                        value: names.label(above),
                     });
+                }
+                above = tree.parent(above);
+            }
+            if !has_under {
+                continue;
+            }
+            if !below_done {
+                // Every node above a name the entity holds (as this step knows the names).
+                below_done = true;
+                for &raw in layout::keys(words) {
+                    let Some(held) = tree.named(Key::from_raw(raw)) else { continue };
+                    if !names.named_in(held, self.p) {
+                        continue;
+                    }
+                    let mut above = tree.parent(held);
+                    while above != ROOT && work.below[above as usize] != walk {
+                        work.below[above as usize] = walk;
+                        above = tree.parent(above);
+                    }
                 }
             }
-            if has_under {
-                let under = layout::keys(words).iter().find_map(|&raw| {
-                    let entry = *names.by_key.get(&Key::from_raw(raw))?;
-                    let name = &names.entries.get(entry as usize)?.pointer;
-                    if entry as usize >= self.known {
-                        return None;
-                    }
-                    (name.len() > pointer.len() && under_or_at(name, pointer)).then_some(name)
+            if work.below[node as usize] == walk {
+                // The first held name under it, for the message.
+                let under = layout::keys(words)
+                    .iter()
+                    .filter_map(|&raw| tree.named(Key::from_raw(raw)))
+                    .find(|&held| names.named_in(held, self.p) && tree.is_under(held, node))
+                    .expect("INVARIANT: a held name is under the node");
+                return Err(MigrateError::PathIsObject {
+                    step: self.index,
+                    to: self.to,
+                    id,
+                    op,
+                    path: names.label(node),
+                    under: names.label(under),
                 });
-                if let Some(under) = under {
-                    return Err(MigrateError::PathIsObject {
-                        step: self.index,
-                        to: self.to,
-                        id,
-                        op,
-                        path: label(pointer).into_owned(),
-                        under: label(under).into_owned(),
-                    });
-                }
             }
         }
-        Ok(holes)
+        Ok(())
     }
 }
 
+#[cfg(test)]
 /// Sets `key` in the blob in `words` through the blob write path ([`BlobWrite::set_entry`]),
 /// moving it into a larger buffer (by way of `spare`) when it lacks room; `Err` with the bytes
 /// it would need past 4 GiB.

@@ -333,7 +333,12 @@ impl KeyNames {
     #[cfg_attr(not(feature = "json"), allow(dead_code))]
     pub(crate) fn collision_paths(&self, other: u32, node: u32) -> (String, String) {
         if self.is_claimed(other) {
-            (self.dotted(other), self.dotted(node))
+            // The empty name shows as its pointer, `/`, not as nothing.
+            let shown = |n| match self.dotted(n) {
+                dotted if dotted.is_empty() => self.label(n),
+                dotted => dotted,
+            };
+            (shown(other), shown(node))
         } else {
             (self.label(other), self.label(node))
         }
@@ -652,15 +657,7 @@ impl KeyNames {
 
     /// Takes every name of `other` that this tree lacks (and its array marks), all or nothing.
     pub(crate) fn merge(&mut self, other: &KeyNames) -> Result<(), KeyError> {
-        let mut map = self.correspondence(other);
-        for (&key, &theirs) in &other.keys {
-            if let Some(&ours) = self.keys.get(&key)
-                && map[theirs as usize] != ours
-            {
-                let (name, known) = (other.label(theirs), self.label(ours));
-                return Err(KeyError::Collision { key, name, known });
-            }
-        }
+        let mut map = self.check_merge(other)?;
         for number in 1..=other.nodes.len() as u32 {
             let mut ours = map[number as usize];
             if ours == u32::MAX {
@@ -680,6 +677,21 @@ impl KeyNames {
     }
 
     /// Nodes in order with their parent, text and saved flags: what a save writes.
+    /// The correspondence of `other`'s nodes to this tree's (as `correspondence`), unless a key
+    /// that both name is named by different paths: the first such key, `other`'s name first.
+    pub(crate) fn check_merge(&self, other: &KeyNames) -> Result<Vec<u32>, KeyError> {
+        let map = self.correspondence(other);
+        for (&key, &theirs) in &other.keys {
+            if let Some(&ours) = self.keys.get(&key)
+                && map[theirs as usize] != ours
+            {
+                let (name, known) = (other.label(theirs), self.label(ours));
+                return Err(KeyError::Collision { key, name, known });
+            }
+        }
+        Ok(map)
+    }
+
     pub(crate) fn nodes(&self) -> impl Iterator<Item = (u32, &str, u8)> + '_ {
         (1..=(self.nodes.len() as u32))
             .map(|n| (self.parent(n), self.segment(n), self.flags(n) & KEPT))

@@ -211,6 +211,33 @@ impl Store {
     pub fn merge_key_names(&mut self, other: &Store) -> Result<(), KeyError> {
         self.names_mut().merge(other.names())
     }
+
+    /// Checks that `other` names no key differently from this store, as
+    /// [`merge_key_names`](Store::merge_key_names) would, without changing either: one walk of
+    /// the two name trees node by node, O(n) in their nodes, never spelling a name out but for
+    /// the error.
+    ///
+    /// # Errors
+    ///
+    /// [`KeyError::Collision`] for the first key (in key order) the two stores name
+    /// differently, `other`'s name first.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Store;
+    ///
+    /// let (mut ours, mut other) = (Store::new(), Store::new());
+    /// ours.insert_key_name("sleep_haste_8").unwrap();
+    /// other.insert_key_name("stats.health").unwrap();
+    /// assert!(ours.check_key_names(&other).is_ok());
+    /// other.insert_key_name("fury_sleep_272").unwrap();
+    /// let err = ours.check_key_names(&other).unwrap_err();
+    /// assert_eq!(err.to_string(), "fury_sleep_272 and sleep_haste_8 hash to the same key #316ec2d7");
+    /// ```
+    pub fn check_key_names(&self, other: &Store) -> Result<(), KeyError> {
+        self.names().check_merge(other.names()).map(|_| ())
+    }
 }
 
 /// Keeping each path of an entity a value or an object, never both: what export needs to write

@@ -258,9 +258,10 @@ impl<'de> Visitor<'de> for Member<'_> {
             loop {
                 let member = importer.enter_index(node, index)?;
                 let seed = Member { importer: &mut *importer, blob: &mut *blob, node: member };
-                let read = seq.next_element_seed(seed);
+                // On an error the element's path stays entered: the error names it.
+                let read = seq.next_element_seed(seed)?;
                 importer.leave_index();
-                if read?.is_none() {
+                if read.is_none() {
                     break Ok(());
                 }
                 index += 1;
@@ -390,9 +391,8 @@ impl LenientElement<'_> {
         self.importer.names.set_array(self.node);
         for (index, &n) in self.floats.iter().enumerate() {
             let member = self.importer.enter_index(self.node, index)?;
-            let set = self.importer.set(self.blob, member, Value::Float(n));
+            self.importer.set(self.blob, member, Value::Float(n))?;
             self.importer.leave_index();
-            set?;
         }
         let index = self.floats.len();
         let node = self.importer.enter_index(self.node, index)?;
@@ -405,9 +405,10 @@ impl LenientElement<'_> {
         read: impl FnOnce(Member<'_>) -> Result<(), E>,
     ) -> Result<Element, E> {
         let member = self.convert()?;
-        let result = read(member);
+        // On an error the element's path stays entered: the error names it.
+        read(member)?;
         self.importer.leave_index();
-        result.map(|()| Element::Converted)
+        Ok(Element::Converted)
     }
 }
 

@@ -81,12 +81,12 @@ impl Blob {
     /// ```
     pub fn import(text: &str, options: &ImportOptions) -> Result<Blob, JsonError> {
         match options.format {
-            TextFormat::Json => read_with_extremes(without_bom(text), options.lenient, |text| {
+            TextFormat::Json => read_with_extremes(without_bom(text), |text| {
                 blob_from(*options, |entity| read_json(text, entity))
             }),
-            TextFormat::Sjson => {
-                blob_from(*options, |entity| read_sjson(text, entity)).map(|(blob, _)| blob)
-            }
+            TextFormat::Sjson => blob_from(*options, |entity| read_sjson(text, entity))
+                .map(|(blob, _)| blob)
+                .map_err(|e| sjson_as_written(text, e)),
         }
     }
 }
@@ -132,20 +132,20 @@ const PAST_F64: &str = "number out of range";
 /// Reads `text` with `read` (which returns what it read and whether it met an `f64` zero).
 /// `serde_json` cannot hand some numbers over as written: one past `f64`'s range is an error,
 /// and a nonzero one past its precision (`1e-400`) reads as zero. When the first read meets
-/// either (a lenient one the first, any the second), the literals are found in one pass over
+/// either, the literals are found in one pass over
 /// the text and the text is read again with a stand-in for each that keeps its fit (past
 /// `f32`, or nonzero but zero as an `f32`) and its place: so the rules for numbers apply to
 /// them too, with the right path, line and column. At most two reads, so O(n) still.
 pub(crate) fn read_with_extremes<T>(
     text: &str,
-    lenient: bool,
     mut read: impl FnMut(&str) -> Result<(T, bool), JsonError>,
 ) -> Result<T, JsonError> {
     let first = read(text);
     let past_f64 = match &first {
         Ok((_, false)) => return first.map(|(value, _)| value),
         Ok((_, true)) => false,
-        Err(e) if lenient && e.kind == JsonErrorKind::Syntax(PAST_F64.to_owned()) => true,
+        // Strict too: past f64 is past f32, the same error as in SJSON (`NumberOutOfRange`).
+        Err(e) if e.kind == JsonErrorKind::Syntax(PAST_F64.to_owned()) => true,
         Err(_) => return first.map(|(value, _)| value),
     };
     let found = number::extremes(text, true);
@@ -154,17 +154,33 @@ pub(crate) fn read_with_extremes<T>(
     }
     let stand_ins = number::replace_extremes(text, &found);
     read(&stand_ins).map(|(value, _)| value).map_err(|mut e| {
-        // A refused stand-in is named by the literal it stands in for, and placed at its last
-        // byte, as serde_json places a number.
-        if let JsonErrorKind::NotHeld { number, .. } = &mut e.kind
-            && let Some(at) = byte_offset(text, e.line, e.column)
-            && let Some(x) = found.iter().find(|x| (x.start..x.end).contains(&at))
-        {
-            text[x.start..x.end].clone_into(number);
-            e.column += x.end - 1 - at;
-        }
+        name_as_written(text, &found, &mut e);
         e
     })
+}
+
+/// A refused stand-in is named by the literal it stands in for (one of `found`, where the
+/// error is), and placed at its last byte, as `serde_json` places a number.
+fn name_as_written(text: &str, found: &[number::Extreme], e: &mut JsonError) {
+    let Some(at) = byte_offset(text, e.line, e.column) else { return };
+    let Some(x) = found.iter().find(|x| (x.start..x.end).contains(&at)) else { return };
+    let literal = &text[x.start..x.end];
+    match &mut e.kind {
+        JsonErrorKind::NotHeld { number, .. } => literal.clone_into(number),
+        JsonErrorKind::NumberOutOfRange(n) => *n = literal.parse().unwrap_or(*n),
+        _ => return,
+    }
+    e.column += x.end - 1 - at;
+}
+
+/// An SJSON error that names the stand-in the reader gives for a nonzero number past `f64`'s
+/// precision (`1e-99`) names the number as written instead.
+pub(crate) fn sjson_as_written(text: &str, mut e: JsonError) -> JsonError {
+    if matches!(&e.kind, JsonErrorKind::NotHeld { number, .. } if number.trim_start_matches('-') == "1e-99")
+    {
+        name_as_written(text, &number::extremes(text, true), &mut e);
+    }
+    e
 }
 
 /// The byte of `text` at `serde_json`'s `line` and `column` (both from 1; a column counts

@@ -20,7 +20,7 @@ use super::error::{ExportError, JsonError, JsonErrorKind};
 use super::importer::{Importer, ReadError, Staging};
 use super::options::{ExportOptions, ImportOptions, Imported};
 use super::plan::{self, NotFinite, Plans};
-use super::read::{read_json, read_with_extremes, without_bom};
+use super::read::{read_json, read_with_extremes, sjson_as_written, without_bom};
 use super::sjson;
 use super::write::{self, NO_NODE, ROOT, Tree, check_finite, into_string};
 
@@ -369,8 +369,11 @@ fn import_with(
         *store.names_mut() = importer.names;
         Ok(((staging, importer.report), importer.saw_zero))
     };
-    let (staging, report) =
-        if extremes { read_with_extremes(text, options.lenient, stage)? } else { stage(text)?.0 };
+    let (staging, report) = if extremes {
+        read_with_extremes(text, stage)?
+    } else {
+        stage(text).map_err(|e| sjson_as_written(text, e))?.0
+    };
     // Paths that named nothing (empty objects) are dropped.
     store.names_mut().commit();
     // Each buffer freed as soon as it is copied, the index grown once: the peak is about the

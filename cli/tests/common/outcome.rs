@@ -1,7 +1,8 @@
 //! What a finished `datacomp` run must look like, shared by the command's test files (each runs
 //! the binary its own way).
 
-use std::process::Output;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 /// The stdout of a run of `args` that must succeed with nothing on stderr.
 pub fn succeeded(args: &[&str], out: Output) -> String {
@@ -25,4 +26,25 @@ pub fn failed_with(code: i32, args: &[&str], out: Output) -> String {
     let line = stderr.strip_suffix('\n').unwrap_or_else(|| panic!("{args:?}: {stderr:?}"));
     assert!(!line.contains('\n'), "{args:?}: more than one line: {stderr}");
     line.strip_prefix("datacomp: ").unwrap_or_else(|| panic!("{args:?}: {stderr}")).to_owned()
+}
+
+/// Runs the built command with `args`, killing it (and failing) if it runs past `hang`: an
+/// input that once hung or took minutes fails its test rather than stalling the run.
+#[allow(dead_code)] // Not every test file runs the command with a limit.
+pub fn run_within(args: &[&str], hang: Duration) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_datacomp"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > hang {
+            child.kill().unwrap();
+            panic!("{:?} still running after {hang:?}", &args[..args.len().min(2)]);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.wait_with_output().unwrap()
 }
