@@ -323,16 +323,20 @@ impl Key {
         if bytes.is_empty() || bytes[0] != b'/' {
             return None;
         }
-        let (mut key, mut segment, mut first) = (0, 0, true);
+        let (mut key, mut segment, mut first, mut empty) = (0, 0, true, true);
         let mut i = 1;
         while i < bytes.len() {
             let byte = bytes[i];
             i += 1;
             if byte == b'/' {
+                if empty {
+                    segment = EMPTY_SEGMENT;
+                }
                 key = if first { segment } else { mix(key, segment) };
-                (segment, first) = (0, false);
+                (segment, first, empty) = (0, false, true);
                 continue;
             }
+            empty = false;
             let fed = if byte == b'~' && i < bytes.len() && bytes[i] == b'1' {
                 i += 1;
                 b'/'
@@ -343,6 +347,9 @@ impl Key {
                 byte
             };
             segment = mix(segment, fed as u32);
+        }
+        if empty {
+            segment = EMPTY_SEGMENT;
         }
         Some(Key(if first { segment } else { mix(key, segment) }))
     }
