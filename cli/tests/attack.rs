@@ -241,7 +241,7 @@ fn migrate_and_diff_of_a_deep_name_chain_take_time_in_proportion_to_the_file() {
     std::fs::write(&migrations, r#"{"version": 1, "steps": [{"to": 1, "default": {"b": 2}}]}"#)
         .unwrap();
     let report = ok(&["migrate", &chain, "--with", &migrations, "--dry-run"]);
-    assert!(report.contains("1 entities changed: 1 keys defaulted"), "{report}");
+    assert!(report.contains("1 entity changed: 1 key defaulted"), "{report}");
     assert_eq!(
         ok(&["diff", &chain, &chain, "--compact"]),
         "{\"changed\":[],\"inserted\":[],\"removed\":[]}\n"
@@ -275,7 +275,7 @@ fn migrating_members_under_a_long_shared_name_takes_memory_in_proportion_to_the_
     );
     std::fs::write(&migrations, steps).unwrap();
     let report = ok(&["migrate", &save, "--with", &migrations]);
-    assert!(report.contains("1 entities changed: 26000 keys renamed"), "{report}");
+    assert!(report.contains("1 entity changed: 26000 keys renamed"), "{report}");
     let store = Store::load(&save).unwrap();
     let (_, blob) = store.iter().next().unwrap();
     assert_eq!(blob.get_float(Key::parse("short.m25999")), Some(25_999.0));
@@ -300,7 +300,7 @@ fn a_migration_removes_and_renames_a_raw_key() {
     )
     .unwrap();
     let report = ok(&["migrate", &save, "--with", &migrations]);
-    assert!(report.contains("1 entities changed: 1 keys renamed, 1 removed"), "{report}");
+    assert!(report.contains("1 entity changed: 1 key renamed, 1 removed"), "{report}");
     assert_eq!(
         fails(&["get", &save, "0v0t1", "#0000002a"]),
         format!("{save}: entity 0v0t1 has no key #0000002a")
