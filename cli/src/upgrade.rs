@@ -44,7 +44,7 @@ pub fn run(
         let line = serde_json::json!({
             "output": output.display().to_string(),
             "key_hash_from": from,
-            "key_hash_to": format::KEY_HASH_FX32_BYTES,
+            "key_hash_to": format::KEY_HASH_FX32_EMPTY,
             "entities": store.len(),
             "key_names": store.key_names().len(),
             "file_bytes": saved_len(&file),

@@ -92,7 +92,7 @@ fn every_command_that_prints_results_prints_json_with_json() {
     let upgraded = json(&["upgrade", w, "-o", &world.file("u.dcmp"), "--json"]);
     assert_eq!(
         (upgraded["key_hash_from"].as_u64(), upgraded["key_hash_to"].as_u64()),
-        (Some(2), Some(2))
+        (Some(3), Some(3))
     );
     assert_eq!(upgraded["entities"], 7);
 
