@@ -24,12 +24,116 @@ pub struct Salvage {
     /// bytes: its span outside the arena, a damaged chunk
     /// ([`FileError::ChunkCrc`](crate::format::FileError::ChunkCrc), or
     /// [`FileError::Crc`](crate::format::FileError::Crc) for a format 1.0 save's whole arena), a
-    /// malformed blob, or a span that overlaps another's.
-    pub lost: Vec<(Id, LoadError)>,
+    /// malformed blob, or a span that overlaps another's. Held as runs of consecutive handles
+    /// lost for the same reason (one a damaged chunk, typically), not one entry an entity.
+    pub lost: Lost,
     /// Sections it did without, and why: the key names (the store then names no key) and the
     /// arena's chunk crcs (the arena's whole crc then stands in: a changed byte anywhere in it
     /// costs every entity).
     pub damaged: Vec<LoadError>,
+}
+
+/// The entities a [`Salvage`] left out: runs of consecutive handles ([`LostRun`]), each lost
+/// for one reason, in the saved dense order. Its memory is one entry a run, whatever the
+/// number of entities in it: [`len`](Lost::len) counts them, [`iter`](Lost::iter) names
+/// them one by one without holding them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Lost {
+    runs: Vec<LostRun>,
+    len: usize,
+}
+
+impl Lost {
+    /// How many entities were lost.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether no entity was lost.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The runs, in the saved dense order.
+    #[must_use]
+    pub fn runs(&self) -> &[LostRun] {
+        &self.runs
+    }
+
+    /// Each lost entity with why, in the saved dense order.
+    pub fn iter(&self) -> impl Iterator<Item = (Id, &LoadError)> + '_ {
+        self.runs.iter().flat_map(|run| run.ids().map(move |id| (id, &run.why)))
+    }
+
+    /// Why `id` was lost, if it was.
+    #[must_use]
+    pub fn why(&self, id: Id) -> Option<&LoadError> {
+        self.runs.iter().find(|run| run.contains(id)).map(LostRun::why)
+    }
+
+    /// Adds `id`, lost for `why`, to the last run if it extends it, else as a new run.
+    fn push(&mut self, id: Id, why: LoadError) {
+        self.len += 1;
+        match self.runs.last_mut() {
+            Some(last) if extends(last.last(), id) && last.why == why => last.len += 1,
+            _ => self.runs.push(LostRun { first: id, len: 1, why }),
+        }
+    }
+}
+
+/// Entities of consecutive handles (slot indices one apart, the same generation and type),
+/// lost for the same reason.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LostRun {
+    first: Id,
+    len: u32,
+    why: LoadError,
+}
+
+impl LostRun {
+    /// The run's first handle.
+    #[must_use]
+    pub fn first(&self) -> Id {
+        self.first
+    }
+
+    /// The run's last handle.
+    #[must_use]
+    pub fn last(&self) -> Id {
+        Id::from_bits(self.first.to_bits() + u64::from(self.len) - 1)
+    }
+
+    /// How many entities the run holds (at least 1).
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    /// Never: a run holds at least one entity.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Why its entities were lost.
+    #[must_use]
+    pub fn why(&self) -> &LoadError {
+        &self.why
+    }
+
+    /// Its handles, first to last.
+    pub fn ids(&self) -> impl Iterator<Item = Id> + use<> {
+        let first = self.first.to_bits();
+        (0..u64::from(self.len)).map(move |i| Id::from_bits(first + i))
+    }
+
+    /// Whether `id` is one of its handles.
+    #[must_use]
+    pub fn contains(&self, id: Id) -> bool {
+        (self.first.to_bits()..=self.last().to_bits()).contains(&id.to_bits())
+    }
 }
 
 impl Store {
@@ -67,8 +171,11 @@ impl Store {
     /// let salvage = Store::salvage(&bytes)?;
     /// // Both entities lie in the one damaged chunk.
     /// assert_eq!(salvage.lost.len(), 2);
-    /// let (id, error) = &salvage.lost[0];
-    /// assert!(matches!(error, LoadError::File(FileError::ChunkCrc { chunk: 0, .. })) && *id == a);
+    /// // As one run of two handles, lost to one damaged chunk.
+    /// let run = &salvage.lost.runs()[0];
+    /// assert_eq!((run.first(), run.last(), run.len()), (a, b, 2));
+    /// assert!(matches!(run.why(), LoadError::File(FileError::ChunkCrc { chunk: 0, .. })));
+    /// assert_eq!(salvage.lost.iter().map(|(id, _)| id).collect::<Vec<_>>(), [a, b]);
     /// assert!(salvage.store.is_empty() && salvage.store.get(b).is_none());
     /// # Ok::<(), LoadError>(())
     /// ```
@@ -103,16 +210,23 @@ impl Store {
 
         let spans = index.as_slice();
         let id_at = |d: usize| index.id_at(d).unwrap_or_default();
-        // Each entity is lost at most once, with the first problem found: `is_lost` keeps the
-        // list at one entry an entity, whatever the file (memory in proportion to its bytes).
+        // Each entity is lost at most once, with the first problem found: `is_lost` marks it.
+        // A loss to a damaged chunk is not held an entity (it is found again from the span
+        // below); the others are held with their entity (each costs bytes of the file).
         let mut is_lost = vec![false; spans.len()];
-        let mut lost: Vec<(usize, LoadError)> = decreasing
+        let mut others: Vec<(usize, LoadError)> = decreasing
             .into_iter()
             .map(|(d, bad)| {
                 is_lost[d] = true;
                 (d, check::decrease(id_at(d), bad))
             })
             .collect();
+        let chunk_error = |span: &Span| {
+            let (start, end) = (span.offset() * 4, (span.offset() + span.words()) * 4);
+            let touched = start / unit..end.div_ceil(unit).min(verdicts.len());
+            let first = verdicts[touched.clone()].iter().position(Result::is_err);
+            first.map(|c| touched.start + c)
+        };
         let mut scratch = layout::Scratch::default();
         for (d, span) in spans.iter().enumerate() {
             if is_lost[d] {
@@ -128,14 +242,11 @@ impl Store {
                     arena_words,
                 });
                 is_lost[d] = true;
-                lost.push((d, e));
+                others.push((d, e));
                 continue;
             };
-            let (start, end) = (span.offset() * 4, (span.offset() + span.words()) * 4);
-            let touched = start / unit..end.div_ceil(unit).min(verdicts.len());
-            if let Some(Err(e)) = verdicts[touched].iter().find(|v| v.is_err()) {
+            if chunk_error(span).is_some() {
                 is_lost[d] = true;
-                lost.push((d, e.clone()));
                 continue;
             }
             // A zero-length blob is the empty blob (format 1.3).
@@ -143,26 +254,54 @@ impl Store {
                 && !blob.is_empty()
             {
                 is_lost[d] = true;
-                lost.push((d, LoadError::Store(StoreError::Blob { id: id_at(d), error })));
+                others.push((d, LoadError::Store(StoreError::Blob { id: id_at(d), error })));
             }
         }
-        lose_overlaps(spans, words.len(), &id_at, &mut is_lost, &mut lost);
-        drop(is_lost);
-        // In dense order (each entity is in the list once).
-        lost.sort_unstable_by_key(|&(d, _)| d);
+        lose_overlaps(spans, words.len(), &id_at, &mut is_lost, &mut others);
+        // In dense order (each entity is in the list at most once).
+        others.sort_unstable_by_key(|&(d, _)| d);
 
-        let lost: Vec<(Id, LoadError)> = lost
-            .into_iter()
-            .map(|(d, e)| {
-                let span = spans[d];
-                if let Some(blob) = words.get_mut(span.range()) {
-                    blob.fill(0);
+        // Each lost entity's reason: its own (in `others`), or its damaged chunk's. Runs are
+        // counted first, so that the list is allocated once, at its size.
+        let mut count = 0;
+        let mut last: Option<(Id, Reason)> = None;
+        let mut at = 0;
+        for (d, span) in spans.iter().enumerate().filter(|&(d, _)| is_lost[d]) {
+            let why = if others.get(at).is_some_and(|&(o, _)| o == d) {
+                at += 1;
+                Reason::Own
+            } else {
+                match chunk_error(span) {
+                    Some(c) => Reason::Chunk(c),
+                    None => continue,
                 }
-                (id_at(d), e)
-            })
-            .collect();
-        for (id, _) in &lost {
-            index.remove(*id);
+            };
+            let id = id_at(d);
+            if !last.is_some_and(|(l, lw)| extends(l, id) && lw.same(why)) {
+                count += 1;
+            }
+            last = Some((id, why));
+        }
+        let mut lost = Lost { runs: Vec::with_capacity(count), len: 0 };
+        let mut others = others.into_iter().peekable();
+        for (d, span) in spans.iter().enumerate().filter(|&(d, _)| is_lost[d]) {
+            let own = others.next_if(|&(o, _)| o == d).map(|(_, e)| e);
+            let chunk = || chunk_error(span).and_then(|c| verdicts[c].clone().err());
+            // Each lost entity has a reason: its own, or its damaged chunk's.
+            let Some(why) = own.or_else(chunk) else {
+                continue;
+            };
+            lost.push(id_at(d), why);
+            if let Some(blob) = words.get_mut(span.range()) {
+                blob.fill(0);
+            }
+        }
+        drop(others);
+        drop(is_lost);
+        for run in lost.runs() {
+            for id in run.ids() {
+                index.remove(id);
+            }
         }
         check::fill_empties(index.values_mut(), &mut words)?;
         let names = match tree {
@@ -177,6 +316,27 @@ impl Store {
         let store = Store::from_parts(index, words, names, data_version, lineage);
         Ok(Salvage { store, lost, damaged })
     }
+}
+
+/// Why an entity was lost: its own error, or the damaged chunk (at this place in the
+/// verdicts) it lies in.
+#[derive(Clone, Copy)]
+enum Reason {
+    Own,
+    Chunk(usize),
+}
+
+impl Reason {
+    /// Whether two entities lost for these share a run: an entity's own error names it, so
+    /// only a chunk is shared.
+    fn same(self, other: Reason) -> bool {
+        matches!((self, other), (Reason::Chunk(a), Reason::Chunk(b)) if a == b)
+    }
+}
+
+/// Whether `next` is the handle after `last`: the next slot, the same generation and type.
+fn extends(last: Id, next: Id) -> bool {
+    last.index() < u32::MAX && next.to_bits() == last.to_bits() + 1
 }
 
 /// Marks each entity whose span (inside an arena of `arena_words`) overlaps another's as lost,
