@@ -221,7 +221,7 @@ impl Store {
                 (d, check::decrease(id_at(d), bad))
             })
             .collect();
-        let chunk_error = |span: &Span| {
+        let chunk_of = |span: &Span| {
             let (start, end) = (span.offset() * 4, (span.offset() + span.words()) * 4);
             let touched = start / unit..end.div_ceil(unit).min(verdicts.len());
             let first = verdicts[touched.clone()].iter().position(Result::is_err);
@@ -245,7 +245,7 @@ impl Store {
                 others.push((d, e));
                 continue;
             };
-            if chunk_error(span).is_some() {
+            if chunk_of(span).is_some() {
                 is_lost[d] = true;
                 continue;
             }
@@ -261,42 +261,7 @@ impl Store {
         // In dense order (each entity is in the list at most once).
         others.sort_unstable_by_key(|&(d, _)| d);
 
-        // Each lost entity's reason: its own (in `others`), or its damaged chunk's. Runs are
-        // counted first, so that the list is allocated once, at its size.
-        let mut count = 0;
-        let mut last: Option<(Id, Reason)> = None;
-        let mut at = 0;
-        for (d, span) in spans.iter().enumerate().filter(|&(d, _)| is_lost[d]) {
-            let why = if others.get(at).is_some_and(|&(o, _)| o == d) {
-                at += 1;
-                Reason::Own
-            } else {
-                match chunk_error(span) {
-                    Some(c) => Reason::Chunk(c),
-                    None => continue,
-                }
-            };
-            let id = id_at(d);
-            if !last.is_some_and(|(l, lw)| extends(l, id) && lw.same(why)) {
-                count += 1;
-            }
-            last = Some((id, why));
-        }
-        let mut lost = Lost { runs: Vec::with_capacity(count), len: 0 };
-        let mut others = others.into_iter().peekable();
-        for (d, span) in spans.iter().enumerate().filter(|&(d, _)| is_lost[d]) {
-            let own = others.next_if(|&(o, _)| o == d).map(|(_, e)| e);
-            let chunk = || chunk_error(span).and_then(|c| verdicts[c].clone().err());
-            // Each lost entity has a reason: its own, or its damaged chunk's.
-            let Some(why) = own.or_else(chunk) else {
-                continue;
-            };
-            lost.push(id_at(d), why);
-            if let Some(blob) = words.get_mut(span.range()) {
-                blob.fill(0);
-            }
-        }
-        drop(others);
+        let lost = lost_runs(spans, &is_lost, others, &verdicts, &chunk_of, &id_at, &mut words);
         drop(is_lost);
         for run in lost.runs() {
             for id in run.ids() {
@@ -316,6 +281,55 @@ impl Store {
         let store = Store::from_parts(index, words, names, data_version, lineage);
         Ok(Salvage { store, lost, damaged })
     }
+}
+
+/// The entities marked in `is_lost` as runs, in dense order, each with its own error (in
+/// `others`, in dense order) or its damaged chunk's (`chunk_of` its span: a place in
+/// `verdicts`), their arena words zeroed. The runs are counted first, so that the list is
+/// allocated once, at its size: its memory is a run's, not an entity's.
+fn lost_runs(
+    spans: &[Span],
+    is_lost: &[bool],
+    others: Vec<(usize, LoadError)>,
+    verdicts: &[Result<(), LoadError>],
+    chunk_of: &impl Fn(&Span) -> Option<usize>,
+    id_at: &impl Fn(usize) -> Id,
+    words: &mut [u32],
+) -> Lost {
+    let mut count = 0;
+    let mut previous: Option<(Id, Reason)> = None;
+    let mut at = 0;
+    for (d, span) in spans.iter().enumerate().filter(|&(d, _)| is_lost[d]) {
+        let why = if others.get(at).is_some_and(|&(o, _)| o == d) {
+            at += 1;
+            Reason::Own
+        } else {
+            match chunk_of(span) {
+                Some(c) => Reason::Chunk(c),
+                None => continue,
+            }
+        };
+        let id = id_at(d);
+        if !previous.is_some_and(|(l, lw)| extends(l, id) && lw.same(why)) {
+            count += 1;
+        }
+        previous = Some((id, why));
+    }
+    let mut lost = Lost { runs: Vec::with_capacity(count), len: 0 };
+    let mut others = others.into_iter().peekable();
+    for (d, span) in spans.iter().enumerate().filter(|&(d, _)| is_lost[d]) {
+        let own = others.next_if(|&(o, _)| o == d).map(|(_, e)| e);
+        let chunk = || chunk_of(span).and_then(|c| verdicts[c].clone().err());
+        // Each lost entity has a reason: its own, or its damaged chunk's.
+        let Some(why) = own.or_else(chunk) else {
+            continue;
+        };
+        lost.push(id_at(d), why);
+        if let Some(blob) = words.get_mut(span.range()) {
+            blob.fill(0);
+        }
+    }
+    lost
 }
 
 /// Why an entity was lost: its own error, or the damaged chunk (at this place in the
