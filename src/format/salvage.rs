@@ -72,15 +72,6 @@ impl Lost {
     pub fn why(&self, id: Id) -> Option<&LoadError> {
         self.runs.iter().find(|run| run.contains(id)).map(LostRun::why)
     }
-
-    /// Adds `id`, lost for `why`, to the last run if it extends it, else as a new run.
-    fn push(&mut self, id: Id, why: LoadError) {
-        self.len += 1;
-        match self.runs.last_mut() {
-            Some(last) if extends(last.last(), id) && last.why == why => last.len += 1,
-            _ => self.runs.push(LostRun { first: id, len: 1, why }),
-        }
-    }
 }
 
 /// Entities of consecutive handles (slot indices one apart, the same generation and type),
@@ -211,21 +202,20 @@ impl Store {
         let spans = index.as_slice();
         let id_at = |d: usize| index.id_at(d).unwrap_or_default();
         // Each entity is lost at most once, with the first problem found: `is_lost` marks it.
-        // A loss to a damaged chunk is not held an entity (it is found again from the span
-        // below); the others are held with their entity (each costs bytes of the file).
+        // `lost` holds runs, in dense order but for the overlaps: an entity's own error is a
+        // run of one, a damaged chunk's entities one run (memory a run's, not an entity's).
         let mut is_lost = vec![false; spans.len()];
-        let mut others: Vec<(usize, LoadError)> = decreasing
+        let mut lost: Vec<Entry> = decreasing
             .into_iter()
             .map(|(d, bad)| {
                 is_lost[d] = true;
-                (d, check::decrease(id_at(d), bad))
+                Entry::own(d, id_at(d), check::decrease(id_at(d), bad))
             })
             .collect();
         let chunk_of = |span: &Span| {
             let (start, end) = (span.offset() * 4, (span.offset() + span.words()) * 4);
             let touched = start / unit..end.div_ceil(unit).min(verdicts.len());
-            let first = verdicts[touched.clone()].iter().position(Result::is_err);
-            first.map(|c| touched.start + c)
+            verdicts[touched].iter().find_map(|v| v.as_ref().err())
         };
         let mut scratch = layout::Scratch::default();
         for (d, span) in spans.iter().enumerate() {
@@ -242,11 +232,16 @@ impl Store {
                     arena_words,
                 });
                 is_lost[d] = true;
-                others.push((d, e));
+                lost.push(Entry::own(d, id_at(d), e));
                 continue;
             };
-            if chunk_of(span).is_some() {
+            if let Some(e) = chunk_of(span) {
                 is_lost[d] = true;
+                let id = id_at(d);
+                match lost.last_mut() {
+                    Some(run) if run.extends_to(d, id, e) => run.len += 1,
+                    _ => lost.push(Entry::own(d, id, e.clone())),
+                }
                 continue;
             }
             // A zero-length blob is the empty blob (format 1.3).
@@ -254,15 +249,13 @@ impl Store {
                 && !blob.is_empty()
             {
                 is_lost[d] = true;
-                others.push((d, LoadError::Store(StoreError::Blob { id: id_at(d), error })));
+                let e = LoadError::Store(StoreError::Blob { id: id_at(d), error });
+                lost.push(Entry::own(d, id_at(d), e));
             }
         }
-        lose_overlaps(spans, words.len(), &id_at, &mut is_lost, &mut others);
-        // In dense order (each entity is in the list at most once).
-        others.sort_unstable_by_key(|&(d, _)| d);
-
-        let lost = lost_runs(spans, &is_lost, others, &verdicts, &chunk_of, &id_at, &mut words);
+        lose_overlaps(spans, words.len(), &id_at, &mut is_lost, &mut lost);
         drop(is_lost);
+        let lost = report(lost, spans, &mut words);
         for run in lost.runs() {
             for id in run.ids() {
                 index.remove(id);
@@ -283,68 +276,51 @@ impl Store {
     }
 }
 
-/// The entities marked in `is_lost` as runs, in dense order, each with its own error (in
-/// `others`, in dense order) or its damaged chunk's (`chunk_of` its span: a place in
-/// `verdicts`), their arena words zeroed. The runs are counted first, so that the list is
-/// allocated once, at its size: its memory is a run's, not an entity's.
-fn lost_runs(
-    spans: &[Span],
-    is_lost: &[bool],
-    others: Vec<(usize, LoadError)>,
-    verdicts: &[Result<(), LoadError>],
-    chunk_of: &impl Fn(&Span) -> Option<usize>,
-    id_at: &impl Fn(usize) -> Id,
-    words: &mut [u32],
-) -> Lost {
-    let mut count = 0;
-    let mut previous: Option<(Id, Reason)> = None;
-    let mut at = 0;
-    for (d, span) in spans.iter().enumerate().filter(|&(d, _)| is_lost[d]) {
-        let why = if others.get(at).is_some_and(|&(o, _)| o == d) {
-            at += 1;
-            Reason::Own
-        } else {
-            match chunk_of(span) {
-                Some(c) => Reason::Chunk(c),
-                None => continue,
+/// The runs as the report, in dense order (each entity is in them at most once), neighbouring
+/// runs joined; the arena words of their entities zeroed.
+fn report(mut lost: Vec<Entry>, spans: &[Span], words: &mut [u32]) -> Lost {
+    lost.sort_unstable_by_key(|e| e.dense);
+    lost.dedup_by(|next, run| {
+        let joins = run.extends_to(next.dense as usize, next.first, &next.why);
+        if joins {
+            run.len += next.len;
+        }
+        joins
+    });
+    for run in &lost {
+        let dense = run.dense as usize..(run.dense + run.len) as usize;
+        for span in &spans[dense] {
+            if let Some(blob) = words.get_mut(span.range()) {
+                blob.fill(0);
             }
-        };
-        let id = id_at(d);
-        if !previous.is_some_and(|(l, lw)| extends(l, id) && lw.same(why)) {
-            count += 1;
-        }
-        previous = Some((id, why));
-    }
-    let mut lost = Lost { runs: Vec::with_capacity(count), len: 0 };
-    let mut others = others.into_iter().peekable();
-    for (d, span) in spans.iter().enumerate().filter(|&(d, _)| is_lost[d]) {
-        let own = others.next_if(|&(o, _)| o == d).map(|(_, e)| e);
-        let chunk = || chunk_of(span).and_then(|c| verdicts[c].clone().err());
-        // Each lost entity has a reason: its own, or its damaged chunk's.
-        let Some(why) = own.or_else(chunk) else {
-            continue;
-        };
-        lost.push(id_at(d), why);
-        if let Some(blob) = words.get_mut(span.range()) {
-            blob.fill(0);
         }
     }
-    lost
+    // The same memory, as the report: a run's dense place was in its padding.
+    let len = lost.iter().map(|e| e.len as usize).sum();
+    let runs = lost.into_iter().map(|e| LostRun { first: e.first, len: e.len, why: e.why });
+    Lost { runs: runs.collect(), len }
 }
 
-/// Why an entity was lost: its own error, or the damaged chunk (at this place in the
-/// verdicts) it lies in.
-#[derive(Clone, Copy)]
-enum Reason {
-    Own,
-    Chunk(usize),
+/// A run of lost entities while salvage checks them: a [`LostRun`] and its first entity's
+/// dense place (in what would be the run's padding: the report reuses the memory).
+struct Entry {
+    first: Id,
+    len: u32,
+    dense: u32,
+    why: LoadError,
 }
 
-impl Reason {
-    /// Whether two entities lost for these share a run: an entity's own error names it, so
-    /// only a chunk is shared.
-    fn same(self, other: Reason) -> bool {
-        matches!((self, other), (Reason::Chunk(a), Reason::Chunk(b)) if a == b)
+impl Entry {
+    /// One entity (at dense place `d`, a `u32` in the file) lost for `why`.
+    fn own(d: usize, first: Id, why: LoadError) -> Entry {
+        Entry { first, len: 1, dense: d as u32, why }
+    }
+
+    /// Whether the entity at dense place `d`, handle `id`, lost for `why`, extends the run:
+    /// the next place and handle, the same reason.
+    fn extends_to(&self, d: usize, id: Id, why: &LoadError) -> bool {
+        let last = Id::from_bits(self.first.to_bits() + u64::from(self.len) - 1);
+        self.dense as usize + self.len as usize == d && extends(last, id) && self.why == *why
     }
 }
 
@@ -362,7 +338,7 @@ fn lose_overlaps(
     arena_words: usize,
     id_at: &impl Fn(usize) -> Id,
     is_lost: &mut [bool],
-    lost: &mut Vec<(usize, LoadError)>,
+    lost: &mut Vec<Entry>,
 ) {
     let mut sorted: Vec<(u32, u32, u32)> = spans
         .iter()
@@ -383,7 +359,7 @@ fn lose_overlaps(
             });
             for at in [first, d] {
                 if !std::mem::replace(&mut is_lost[at], true) {
-                    lost.push((at, e.clone()));
+                    lost.push(Entry::own(at, id_at(at), e.clone()));
                 }
             }
         }
