@@ -95,7 +95,7 @@
 //! and [`Store::from_bytes`] check every byte, on every core. A [`StoreView`] validates a save
 //! in place and reads it with no copy (over a memory map, say); a [`format::LazyStoreView`]
 //! checks each blob on its first read; [`Store::salvage`] keeps what checks out of a damaged
-//! file. [`SaveFile`] holds a save under an OS lock for a load-change-save (its lock file
+//! file, and reports the rest as runs of handles ([`format::Lost`]). [`SaveFile`] holds a save under an OS lock for a load-change-save (its lock file
 //! goes with the lock). Saves of every earlier format version load. Module:
 //! [`format`](mod@format).
 //!

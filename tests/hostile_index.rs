@@ -62,9 +62,10 @@ fn readers(bytes: &[u8]) -> Result<Store, LoadError> {
             for (id, blob) in lazy.iter() {
                 // Blobs that share words are refused at the open (no deferral there): an
                 // entity salvage loses to an overlap is never handed out.
-                let overlap = salvage.lost.iter().any(|(l, e)| {
-                    *l == id && matches!(e, LoadError::Store(StoreError::SpansOverlap { .. }))
-                });
+                let overlap = matches!(
+                    salvage.lost.why(id),
+                    Some(LoadError::Store(StoreError::SpansOverlap { .. }))
+                );
                 if let Ok(blob) = blob
                     && !overlap
                 {
@@ -335,7 +336,7 @@ mod random_ends {
                         return Err(TestCaseError::fail(format!("lazy: {e}")));
                     };
                     for id in [first, second] {
-                        prop_assert!(salvage.lost.iter().any(|(l, _)| *l == id), "{:?}: {:?}", id, salvage.lost);
+                        prop_assert!(salvage.lost.why(id).is_some(), "{:?}: {:?}", id, salvage.lost);
                     }
                     return Ok(());
                 }
@@ -346,7 +347,7 @@ mod random_ends {
                     (Ok(b), Some(k)) => prop_assert_eq!(*b, k),
                     (Err(e), Some(_)) => prop_assert!(false, "lazy refuses {:?} that salvage keeps: {}", id, e),
                     (Ok(_), None) => {
-                        let lost = salvage.lost.iter().find(|(l, _)| *l == id).map(|(_, e)| e.clone());
+                        let lost = salvage.lost.why(id).cloned();
                         prop_assert!(false, "lazy hands out {:?}, lost by salvage: {:?} (full {:?})", id, lost, full.as_ref().err());
                     }
                     (Err(_), None) => {}

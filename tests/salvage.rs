@@ -3,8 +3,8 @@
 
 mod common;
 
-use datacomp::format::FileError;
 use datacomp::format::StoreError;
+use datacomp::format::{FileError, Lost};
 use datacomp::{Blob, Id, LoadError, LoadOptions, Store, format};
 use proptest::prelude::*;
 
@@ -45,10 +45,10 @@ fn arena(bytes: &[u8]) -> (usize, usize) {
 }
 
 /// The original store minus the lost entities, in the order they were reported.
-fn minus(store: &Store, lost: &[(Id, LoadError)]) -> Store {
+fn minus(store: &Store, lost: &Lost) -> Store {
     let mut expected = store.clone();
-    for (id, _) in lost {
-        assert!(expected.remove(*id), "{id} is reported once and was in the store");
+    for (id, _) in lost.iter() {
+        assert!(expected.remove(id), "{id} is reported once and was in the store");
     }
     expected
 }
@@ -75,7 +75,8 @@ fn a_bad_blob_is_lost_alone_and_the_rest_saves_and_loads() {
     let full = Store::from_bytes(&bytes).unwrap_err();
     assert!(matches!(full, LoadError::Store(StoreError::Blob { id, .. }) if id == first), "{full}");
     let salvage = Store::salvage(&bytes).unwrap();
-    assert_eq!(salvage.lost, vec![(first, full)]);
+    assert_eq!(salvage.lost.iter().collect::<Vec<_>>(), [(first, &full)]);
+    assert_eq!((salvage.lost.runs().len(), salvage.lost.why(first)), (1, Some(&full)));
     assert!(salvage.store == minus(&store, &salvage.lost));
     let again = Store::from_bytes(&salvage.store.to_bytes()).unwrap();
     assert!(again == salvage.store);
@@ -127,12 +128,15 @@ fn unreadable_headers_and_indexes_are_errors() {
     let salvage = Store::salvage(&bytes).unwrap();
     let ids: Vec<Id> = store.iter().map(|(id, _)| id).take(3).collect();
     assert_eq!(salvage.lost.len(), 3, "{:?}", salvage.lost);
-    assert_eq!(salvage.lost.iter().map(|(id, _)| *id).collect::<Vec<_>>(), ids);
+    let lost: Vec<_> = salvage.lost.iter().collect();
+    assert_eq!(lost.iter().map(|(id, _)| *id).collect::<Vec<_>>(), ids);
     let decrease =
         LoadError::Store(StoreError::EndsDecrease { id: ids[1], start: third, end: second });
-    assert_eq!(salvage.lost[1].1, decrease);
+    assert_eq!(lost[1].1, &decrease);
     let overlap = LoadError::Store(StoreError::SpansOverlap { first: ids[0], second: ids[2] });
-    assert_eq!((&salvage.lost[0].1, &salvage.lost[2].1), (&overlap, &overlap));
+    assert_eq!((lost[0].1, lost[2].1), (&overlap, &overlap));
+    // Each names its entity: a run of one each.
+    assert_eq!(salvage.lost.runs().len(), 3);
     assert!(salvage.store == minus(&store, &salvage.lost));
 }
 
@@ -182,13 +186,12 @@ proptest! {
             let first = blob.as_bytes().as_ptr() as usize - clean.as_ptr() as usize - arena_at;
             let last = first + blob.as_bytes().len() - 1;
             let touches = (first / chunk..=last / chunk).contains(&damaged);
-            let reported = salvage.lost.iter().find(|(lost, _)| *lost == id);
-            match reported {
-                Some((_, LoadError::File(FileError::ChunkCrc { chunk: c, .. }))) => {
+            match salvage.lost.why(id) {
+                Some(LoadError::File(FileError::ChunkCrc { chunk: c, .. })) => {
                     prop_assert!(touches);
                     prop_assert_eq!(*c as usize, damaged);
                 }
-                Some((_, other)) => prop_assert!(false, "{id}: {other}"),
+                Some(other) => prop_assert!(false, "{id}: {other}"),
                 None => prop_assert!(!touches, "{id} lies in the damaged chunk and was kept"),
             }
         }

@@ -221,9 +221,19 @@ pub fn salvage(path: &Path, output: &Path, json: bool, out: &mut dyn Write) -> R
     let file = lock(output)?;
     save(&file, &mut store, output)?;
     if json {
+        // One entry a run of consecutive handles lost for one reason (a damaged chunk's
+        // entities share one), not one an entity.
         let lost_json: Vec<_> = lost
+            .runs()
             .iter()
-            .map(|(id, why)| json!({"id": id.to_string(), "why": why.to_string()}))
+            .map(|run| {
+                json!({
+                    "first": run.first().to_string(),
+                    "last": run.last().to_string(),
+                    "count": run.len(),
+                    "why": run.why().to_string(),
+                })
+            })
             .collect();
         let damaged: Vec<String> = damaged.iter().map(ToString::to_string).collect();
         json_line(
@@ -232,6 +242,7 @@ pub fn salvage(path: &Path, output: &Path, json: bool, out: &mut dyn Write) -> R
                 "file": path.display().to_string(),
                 "output": output.display().to_string(),
                 "kept": store.len(),
+                "lost_count": lost.len(),
                 "lost": lost_json,
                 "done_without": damaged,
             }),
@@ -248,8 +259,11 @@ pub fn salvage(path: &Path, output: &Path, json: bool, out: &mut dyn Write) -> R
         for why in &damaged {
             writeln!(out, "  done without: {why}")?;
         }
-        for (id, why) in &lost {
-            writeln!(out, "  lost {id}: {why}")?;
+        for run in lost.runs() {
+            match run.len() {
+                1 => writeln!(out, "  lost {}: {}", run.first(), run.why())?,
+                n => writeln!(out, "  lost {}..{} ({n}): {}", run.first(), run.last(), run.why())?,
+            }
         }
     }
     if !lost.is_empty() || store.is_empty() {

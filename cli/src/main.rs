@@ -318,7 +318,9 @@ enum Command {
     },
     /// Validate a save file fully: header, table, checksums, padding, handles, spans and every
     /// blob. Exits 1 with the reason if anything is wrong. With --salvage, writes every entity
-    /// whose bytes check out (under its handle) to -o and lists the others with why; it exits
+    /// whose bytes check out (under its handle) to -o and lists the others with why, as runs of
+    /// consecutive handles lost for one reason ("lost 0v0t1..0v0t40 (40): ...", in --json
+    /// "lost": [{"first", "last", "count", "why"}] and "lost_count"); it exits
     /// 1 if it lost any entity or kept none, or if the header, table, index or key names
     /// cannot be read (then writing nothing).
     Verify {

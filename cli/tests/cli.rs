@@ -1950,8 +1950,21 @@ fn verify_salvage_writes_what_checks_out_and_lists_the_rest() {
     let text = String::from_utf8(salvaged.stdout).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0], format!("{w}: salvaged 0 entities into {repaired}; lost {}", store.len()));
-    assert_eq!(lines.len(), 1 + store.len());
-    assert!(lines[1].starts_with("  lost 0v0t1: arena chunk 0 at byte "), "{text}");
+    // The entities of the one damaged chunk, as one run of consecutive handles.
+    let n = store.len();
+    assert_eq!(lines.len(), 2, "{text}");
+    let expected = format!("  lost 0v0t1..{}v0t1 ({n}): arena chunk 0 at byte ", n - 1);
+    assert!(lines[1].starts_with(&expected), "{text}");
+    let json = run(&["verify", w, "--salvage", "-o", &repaired, "--json"]);
+    assert_eq!(json.status.code(), Some(1));
+    let json: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!((json["kept"].clone(), json["lost_count"].clone()), (0.into(), n.into()));
+    let lost = &json["lost"];
+    assert_eq!(lost.as_array().map(Vec::len), Some(1), "{json}");
+    assert_eq!(lost[0]["first"], "0v0t1");
+    assert_eq!(lost[0]["last"], format!("{}v0t1", n - 1));
+    assert_eq!(lost[0]["count"], n);
+    assert!(lost[0]["why"].as_str().unwrap().starts_with("arena chunk 0 at byte "), "{json}");
     let verified = ok(&["verify", &repaired]);
     // (Every CLI write compacts, which drops the names no entity holds any more.)
     assert!(verified.contains(", 0 entities, 0 key names"), "{verified}");
@@ -1965,6 +1978,7 @@ fn verify_salvage_writes_what_checks_out_and_lists_the_rest() {
         serde_json::from_str(&ok(&["verify", w, "--salvage", "-o", &repaired, "--json"])).unwrap();
     assert_eq!(json["kept"], 7);
     assert_eq!(json["lost"], serde_json::json!([]));
+    assert_eq!(json["lost_count"], 0);
 
     // One entity lost of two: exit 1 as well. The small one fills the arena's first 64 KiB
     // chunk, the large one runs on into the second, whose checksum a flipped byte breaks.

@@ -14,9 +14,11 @@ fn check(data: &[u8]) {
         return;
     };
     check_store(&salvage.store);
-    for (id, _) in &salvage.lost {
-        assert!(salvage.store.get(*id).is_none(), "{id} is lost and in the store");
+    for (id, _) in salvage.lost.iter() {
+        assert!(salvage.store.get(id).is_none(), "{id} is lost and in the store");
     }
+    let runs = salvage.lost.runs();
+    assert_eq!(runs.iter().map(|r| r.len()).sum::<usize>(), salvage.lost.len());
     let again = Store::from_bytes(&salvage.store.to_bytes()).expect("a salvaged store saves");
     assert!(again == salvage.store);
     if let Ok(full) = Store::from_bytes(data) {

@@ -79,7 +79,7 @@ pub use describe::describe;
 pub use error::{FileError, LoadError, StoreError};
 pub use lazy::LazyStoreView;
 pub use read::{MAX_STREAM_BYTES, read_file};
-pub use salvage::Salvage;
+pub use salvage::{Lost, LostRun, Salvage};
 pub use saved_names::SavedKeyNames;
 pub use upgrade::LoadOptions;
 pub use version::{

@@ -24,12 +24,107 @@ pub struct Salvage {
     /// bytes: its span outside the arena, a damaged chunk
     /// ([`FileError::ChunkCrc`](crate::format::FileError::ChunkCrc), or
     /// [`FileError::Crc`](crate::format::FileError::Crc) for a format 1.0 save's whole arena), a
-    /// malformed blob, or a span that overlaps another's.
-    pub lost: Vec<(Id, LoadError)>,
+    /// malformed blob, or a span that overlaps another's. Held as runs of consecutive handles
+    /// lost for the same reason (one a damaged chunk, typically), not one entry an entity.
+    pub lost: Lost,
     /// Sections it did without, and why: the key names (the store then names no key) and the
     /// arena's chunk crcs (the arena's whole crc then stands in: a changed byte anywhere in it
     /// costs every entity).
     pub damaged: Vec<LoadError>,
+}
+
+/// The entities a [`Salvage`] left out: runs of consecutive handles ([`LostRun`]), each lost
+/// for one reason, in the saved dense order. Its memory is one entry a run, whatever the
+/// number of entities in it: [`len`](Lost::len) counts them, [`iter`](Lost::iter) names
+/// them one by one without holding them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Lost {
+    runs: Vec<LostRun>,
+    len: usize,
+}
+
+impl Lost {
+    /// How many entities were lost.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether no entity was lost.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The runs, in the saved dense order.
+    #[must_use]
+    pub fn runs(&self) -> &[LostRun] {
+        &self.runs
+    }
+
+    /// Each lost entity with why, in the saved dense order.
+    pub fn iter(&self) -> impl Iterator<Item = (Id, &LoadError)> + '_ {
+        self.runs.iter().flat_map(|run| run.ids().map(move |id| (id, &run.why)))
+    }
+
+    /// Why `id` was lost, if it was.
+    #[must_use]
+    pub fn why(&self, id: Id) -> Option<&LoadError> {
+        self.runs.iter().find(|run| run.contains(id)).map(LostRun::why)
+    }
+}
+
+/// Entities of consecutive handles (slot indices one apart, the same generation and type),
+/// lost for the same reason.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LostRun {
+    first: Id,
+    len: u32,
+    why: LoadError,
+}
+
+impl LostRun {
+    /// The run's first handle.
+    #[must_use]
+    pub fn first(&self) -> Id {
+        self.first
+    }
+
+    /// The run's last handle.
+    #[must_use]
+    pub fn last(&self) -> Id {
+        Id::from_bits(self.first.to_bits() + u64::from(self.len) - 1)
+    }
+
+    /// How many entities the run holds (at least 1).
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    /// Never: a run holds at least one entity.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Why its entities were lost.
+    #[must_use]
+    pub fn why(&self) -> &LoadError {
+        &self.why
+    }
+
+    /// Its handles, first to last.
+    pub fn ids(&self) -> impl Iterator<Item = Id> + use<> {
+        let first = self.first.to_bits();
+        (0..u64::from(self.len)).map(move |i| Id::from_bits(first + i))
+    }
+
+    /// Whether `id` is one of its handles.
+    #[must_use]
+    pub fn contains(&self, id: Id) -> bool {
+        (self.first.to_bits()..=self.last().to_bits()).contains(&id.to_bits())
+    }
 }
 
 impl Store {
@@ -67,8 +162,11 @@ impl Store {
     /// let salvage = Store::salvage(&bytes)?;
     /// // Both entities lie in the one damaged chunk.
     /// assert_eq!(salvage.lost.len(), 2);
-    /// let (id, error) = &salvage.lost[0];
-    /// assert!(matches!(error, LoadError::File(FileError::ChunkCrc { chunk: 0, .. })) && *id == a);
+    /// // As one run of two handles, lost to one damaged chunk.
+    /// let run = &salvage.lost.runs()[0];
+    /// assert_eq!((run.first(), run.last(), run.len()), (a, b, 2));
+    /// assert!(matches!(run.why(), LoadError::File(FileError::ChunkCrc { chunk: 0, .. })));
+    /// assert_eq!(salvage.lost.iter().map(|(id, _)| id).collect::<Vec<_>>(), [a, b]);
     /// assert!(salvage.store.is_empty() && salvage.store.get(b).is_none());
     /// # Ok::<(), LoadError>(())
     /// ```
@@ -103,16 +201,22 @@ impl Store {
 
         let spans = index.as_slice();
         let id_at = |d: usize| index.id_at(d).unwrap_or_default();
-        // Each entity is lost at most once, with the first problem found: `is_lost` keeps the
-        // list at one entry an entity, whatever the file (memory in proportion to its bytes).
+        // Each entity is lost at most once, with the first problem found: `is_lost` marks it.
+        // `lost` holds runs, in dense order but for the overlaps: an entity's own error is a
+        // run of one, a damaged chunk's entities one run (memory a run's, not an entity's).
         let mut is_lost = vec![false; spans.len()];
-        let mut lost: Vec<(usize, LoadError)> = decreasing
+        let mut lost: Vec<Entry> = decreasing
             .into_iter()
             .map(|(d, bad)| {
                 is_lost[d] = true;
-                (d, check::decrease(id_at(d), bad))
+                Entry::own(d, id_at(d), check::decrease(id_at(d), bad))
             })
             .collect();
+        let chunk_of = |span: &Span| {
+            let (start, end) = (span.offset() * 4, (span.offset() + span.words()) * 4);
+            let touched = start / unit..end.div_ceil(unit).min(verdicts.len());
+            verdicts[touched].iter().find_map(|v| v.as_ref().err())
+        };
         let mut scratch = layout::Scratch::default();
         for (d, span) in spans.iter().enumerate() {
             if is_lost[d] {
@@ -128,14 +232,16 @@ impl Store {
                     arena_words,
                 });
                 is_lost[d] = true;
-                lost.push((d, e));
+                lost.push(Entry::own(d, id_at(d), e));
                 continue;
             };
-            let (start, end) = (span.offset() * 4, (span.offset() + span.words()) * 4);
-            let touched = start / unit..end.div_ceil(unit).min(verdicts.len());
-            if let Some(Err(e)) = verdicts[touched].iter().find(|v| v.is_err()) {
+            if let Some(e) = chunk_of(span) {
                 is_lost[d] = true;
-                lost.push((d, e.clone()));
+                let id = id_at(d);
+                match lost.last_mut() {
+                    Some(run) if run.extends_to(d, id, e) => run.len += 1,
+                    _ => lost.push(Entry::own(d, id, e.clone())),
+                }
                 continue;
             }
             // A zero-length blob is the empty blob (format 1.3).
@@ -143,26 +249,17 @@ impl Store {
                 && !blob.is_empty()
             {
                 is_lost[d] = true;
-                lost.push((d, LoadError::Store(StoreError::Blob { id: id_at(d), error })));
+                let e = LoadError::Store(StoreError::Blob { id: id_at(d), error });
+                lost.push(Entry::own(d, id_at(d), e));
             }
         }
         lose_overlaps(spans, words.len(), &id_at, &mut is_lost, &mut lost);
         drop(is_lost);
-        // In dense order (each entity is in the list once).
-        lost.sort_unstable_by_key(|&(d, _)| d);
-
-        let lost: Vec<(Id, LoadError)> = lost
-            .into_iter()
-            .map(|(d, e)| {
-                let span = spans[d];
-                if let Some(blob) = words.get_mut(span.range()) {
-                    blob.fill(0);
-                }
-                (id_at(d), e)
-            })
-            .collect();
-        for (id, _) in &lost {
-            index.remove(*id);
+        let lost = report(lost, spans, &mut words);
+        for run in lost.runs() {
+            for id in run.ids() {
+                index.remove(id);
+            }
         }
         check::fill_empties(index.values_mut(), &mut words)?;
         let names = match tree {
@@ -179,6 +276,59 @@ impl Store {
     }
 }
 
+/// The runs as the report, in dense order (each entity is in them at most once), neighbouring
+/// runs joined; the arena words of their entities zeroed.
+fn report(mut lost: Vec<Entry>, spans: &[Span], words: &mut [u32]) -> Lost {
+    lost.sort_unstable_by_key(|e| e.dense);
+    lost.dedup_by(|next, run| {
+        let joins = run.extends_to(next.dense as usize, next.first, &next.why);
+        if joins {
+            run.len += next.len;
+        }
+        joins
+    });
+    for run in &lost {
+        let dense = run.dense as usize..(run.dense + run.len) as usize;
+        for span in &spans[dense] {
+            if let Some(blob) = words.get_mut(span.range()) {
+                blob.fill(0);
+            }
+        }
+    }
+    // The same memory, as the report: a run's dense place was in its padding.
+    let len = lost.iter().map(|e| e.len as usize).sum();
+    let runs = lost.into_iter().map(|e| LostRun { first: e.first, len: e.len, why: e.why });
+    Lost { runs: runs.collect(), len }
+}
+
+/// A run of lost entities while salvage checks them: a [`LostRun`] and its first entity's
+/// dense place (in what would be the run's padding: the report reuses the memory).
+struct Entry {
+    first: Id,
+    len: u32,
+    dense: u32,
+    why: LoadError,
+}
+
+impl Entry {
+    /// One entity (at dense place `d`, a `u32` in the file) lost for `why`.
+    fn own(d: usize, first: Id, why: LoadError) -> Entry {
+        Entry { first, len: 1, dense: d as u32, why }
+    }
+
+    /// Whether the entity at dense place `d`, handle `id`, lost for `why`, extends the run:
+    /// the next place and handle, the same reason.
+    fn extends_to(&self, d: usize, id: Id, why: &LoadError) -> bool {
+        let last = Id::from_bits(self.first.to_bits() + u64::from(self.len) - 1);
+        self.dense as usize + self.len as usize == d && extends(last, id) && self.why == *why
+    }
+}
+
+/// Whether `next` is the handle after `last`: the next slot, the same generation and type.
+fn extends(last: Id, next: Id) -> bool {
+    last.index() < u32::MAX && next.to_bits() == last.to_bits() + 1
+}
+
 /// Marks each entity whose span (inside an arena of `arena_words`) overlaps another's as lost,
 /// with the overlap, unless it is lost already: a sweep in offset order. A span's offset and
 /// length, and a dense index, fit in 32 bits (the file holds them as `u32`s): 12 bytes an
@@ -188,7 +338,7 @@ fn lose_overlaps(
     arena_words: usize,
     id_at: &impl Fn(usize) -> Id,
     is_lost: &mut [bool],
-    lost: &mut Vec<(usize, LoadError)>,
+    lost: &mut Vec<Entry>,
 ) {
     let mut sorted: Vec<(u32, u32, u32)> = spans
         .iter()
@@ -209,7 +359,7 @@ fn lose_overlaps(
             });
             for at in [first, d] {
                 if !std::mem::replace(&mut is_lost[at], true) {
-                    lost.push((at, e.clone()));
+                    lost.push(Entry::own(at, id_at(at), e.clone()));
                 }
             }
         }
