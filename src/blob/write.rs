@@ -71,6 +71,30 @@ pub trait BlobWrite {
         Ok(true)
     }
 
+    /// Sets `key` to `value` if the blob holds `key` (one lookup for the test and the write),
+    /// regrowing once when there is no room: `Some(regrew)`; `None`, and nothing changed (not
+    /// even recorded as a change), if the blob does not hold `key`.
+    ///
+    /// # Errors
+    ///
+    /// [`BlobError::TooLarge`] past [`MAX_BYTES`](crate::blob::MAX_BYTES); the blob is unchanged.
+    #[inline]
+    fn replace_entry(&mut self, key: Key, value: Value<'_>) -> Result<Option<bool>, BlobError> {
+        let Some(i) = layout::find(self.words(), key) else {
+            return Ok(None);
+        };
+        // A held key: the blob has a buffer.
+        let words = self.words_mut().expect("INVARIANT: a blob that holds a key has a buffer");
+        let Err(need) = layout::overwrite(words, i, value) else {
+            return Ok(Some(false));
+        };
+        self.regrow(need.required)?;
+        let words = self.words_mut().expect("INVARIANT: a regrown blob has a buffer");
+        layout::set(words, key, value)
+            .expect("INVARIANT: a write fits once the blob is repacked into its requirement");
+        Ok(Some(true))
+    }
+
     /// Removes `key`, returning whether it was there.
     fn remove_entry(&mut self, key: Key) -> bool {
         self.words_mut().is_some_and(|words| layout::remove(words, key))

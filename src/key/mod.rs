@@ -496,6 +496,12 @@ pub trait AsKey {
     fn as_path(&self) -> Option<KeyPath<'_>> {
         None
     }
+
+    /// The dotted path that names the key, if it was given as such text and is not hashed
+    /// yet: a store that found the text before reads its key without hashing it again.
+    fn as_dotted_text(&self) -> Option<&str> {
+        None
+    }
 }
 
 impl AsKey for Key {
@@ -513,6 +519,10 @@ impl AsKey for str {
     fn as_path(&self) -> Option<KeyPath<'_>> {
         Some(KeyPath::dotted(self))
     }
+
+    fn as_dotted_text(&self) -> Option<&str> {
+        Some(self)
+    }
 }
 
 impl AsKey for String {
@@ -523,6 +533,10 @@ impl AsKey for String {
 
     fn as_path(&self) -> Option<KeyPath<'_>> {
         Some(KeyPath::dotted(self))
+    }
+
+    fn as_dotted_text(&self) -> Option<&str> {
+        Some(self)
     }
 }
 
@@ -543,6 +557,10 @@ impl<T: AsKey + ?Sized> AsKey for &T {
 
     fn as_path(&self) -> Option<KeyPath<'_>> {
         (**self).as_path()
+    }
+
+    fn as_dotted_text(&self) -> Option<&str> {
+        (**self).as_dotted_text()
     }
 }
 

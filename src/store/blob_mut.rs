@@ -111,6 +111,20 @@ impl BlobMut<'_> {
     /// # Ok::<(), Error>(())
     /// ```
     pub fn set(&mut self, key: impl AsKey, value: impl AsValue) -> Result<(), Error> {
+        // The text of a name found since the names last changed, for a key the entity holds:
+        // no hash, nothing to check or record, and one lookup for the test and the write
+        // (`KeyNames::known_text`, `BlobWrite::replace_entry`). Anything else, a value that
+        // cannot be stored included, takes the full path below.
+        if let Some(known) = key.as_dotted_text().and_then(|text| self.store.names.known_text(text))
+            && let Ok(stored) = stored_value(&value)
+            && let Some(moved) = self.replace_entry(known, stored)?
+        {
+            if moved {
+                // The blob moved: its old span is garbage.
+                self.store.compact_if_wasteful();
+            }
+            return Ok(());
+        }
         let path = key.as_path();
         // A name the store holds already, for a key the entity holds: nothing to check and
         // nothing to record (a lookup and a comparison a segment: `KeyNames::known`).
