@@ -854,6 +854,38 @@ mod tests {
     }
 
     #[test]
+    fn known_text_is_a_text_found_again_since_the_names_last_changed() {
+        let mut names = KeyNames::new();
+        for text in ["stats.health", "xtats.health", "sleep_haste_8"] {
+            names.record(&path(text)).unwrap();
+        }
+        let (health, twin) = (Key::parse("stats.health"), Key::parse("xtats.health"));
+        assert_eq!(names.known_text("stats.health"), None, "not found yet");
+        assert_eq!(names.known_again(&path("stats.health")), Some(health));
+        assert_eq!(names.known_text("stats.health"), Some(health));
+        // One fingerprint (length, last and middle byte), another text: no answer.
+        assert_eq!(recent_slot("xtats.health"), recent_slot("stats.health"));
+        assert_eq!(names.known_text("xtats.health"), None);
+        assert_eq!(names.known_again(&path("xtats.health")), Some(twin));
+        assert_eq!(names.known_text("xtats.health"), Some(twin));
+        assert_eq!(names.known_text("stats.health"), None, "evicted by its slot's twin");
+        assert_eq!(names.known_text(""), None);
+        // A hash twin of a remembered name is not it.
+        assert_eq!(names.known_again(&path("sleep_haste_8")), Some(Key::parse("sleep_haste_8")));
+        assert_eq!(names.known_text("sleep_haste_8"), Some(Key::parse("sleep_haste_8")));
+        assert_eq!(names.known_text("fury_sleep_272"), None);
+        assert_eq!(names.known_again(&path("fury_sleep_272")), None);
+        // A change of the names forgets every text, even of names it keeps.
+        names.record(&path("stats.mana")).unwrap();
+        assert_eq!(names.known_text("xtats.health"), None);
+        assert_eq!(names.known_text("sleep_haste_8"), None);
+        assert_eq!(names.known_again(&path("xtats.health")), Some(twin));
+        names.retain(|key| key != twin);
+        assert_eq!(names.known_text("xtats.health"), None);
+        assert_eq!(names.known_again(&path("xtats.health")), None);
+    }
+
+    #[test]
     fn rollback_restores_nodes_names_and_marks() {
         let mut names = KeyNames::new();
         names.record(&path("a.b")).unwrap();
