@@ -487,6 +487,9 @@ pub(crate) fn raw_label(text: &str) -> Option<Key> {
 /// assert_eq!("stats.health".as_key(), Key::parse("stats.health"));
 /// assert_eq!("stats.health".as_path(), Some(KeyPath::dotted("stats.health")));
 /// assert_eq!(Key::parse("stats.health").as_path(), None);
+/// // Text not hashed yet: a store that knows the name reads its key without hashing.
+/// assert_eq!("stats.health".as_dotted_text(), Some("stats.health"));
+/// assert_eq!(KeyPath::dotted("stats.health").as_dotted_text(), None);
 /// ```
 pub trait AsKey {
     /// The key.
