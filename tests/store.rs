@@ -405,6 +405,47 @@ fn set_returns_a_collision_and_changes_nothing() {
 }
 
 #[test]
+fn a_known_text_written_again_keeps_every_refusal() {
+    use datacomp::BlobError;
+
+    let mut store = Store::new();
+    let (a, b) = (store.insert_empty(), store.insert_empty());
+    // Written three times: the third finds the text remembered (no hash, one lookup).
+    for x in [1, 2, 3] {
+        store.get_mut(a).unwrap().set(FIRST, x).unwrap();
+        store.get_mut(a).unwrap().set("stats.health", x).unwrap();
+    }
+    assert_eq!(store.get(a).unwrap().get_float(FIRST), Some(3.0));
+    assert_eq!(store.get(a).unwrap().get_float("stats.health"), Some(3.0));
+    // Its hash twin is still refused, and changes nothing.
+    let bytes = store.to_bytes();
+    let err = store.get_mut(a).unwrap().set(SECOND, 4).unwrap_err();
+    assert_eq!(err.to_string(), "fury_sleep_272 and sleep_haste_8 hash to the same key #316ec2d7");
+    assert_eq!(store.to_bytes(), bytes);
+    // A remembered text on an entity that does not hold it: the full checks, then the write.
+    store.get_mut(b).unwrap().set("stats", 1).unwrap();
+    let err = store.get_mut(b).unwrap().set("stats.health", 5).unwrap_err();
+    assert!(matches!(err, Error::Key(KeyError::PathConflict { .. })), "{err:?}");
+    store.get_mut(b).unwrap().set(FIRST, 7).unwrap();
+    assert_eq!(store.get(b).unwrap().get_float(FIRST), Some(7.0));
+    // A value f32 cannot hold, for a remembered text the entity holds: refused, unchanged.
+    let err = store.get_mut(a).unwrap().set("stats.health", 16_777_217_u32).unwrap_err();
+    assert!(matches!(err, Error::Blob(BlobError::InexactInteger { .. })), "{err:?}");
+    assert_eq!(store.get(a).unwrap().get_float("stats.health"), Some(3.0));
+    // A longer value than the old one's place: the blob regrows.
+    let long = "x".repeat(300);
+    store.get_mut(a).unwrap().set(FIRST, long.as_str()).unwrap();
+    assert_eq!(store.get(a).unwrap().get_str(FIRST), Some(long.as_str()));
+    // The names change (one forgotten): the remembered text is not trusted.
+    store.get_mut(a).unwrap().remove(Key::parse(FIRST));
+    store.get_mut(b).unwrap().remove(Key::parse(FIRST));
+    store.compact();
+    store.get_mut(a).unwrap().set(SECOND, 8).unwrap();
+    assert_eq!(store.get(a).unwrap().get_float(SECOND), Some(8.0));
+    assert_eq!(store.key_name(Key::parse(SECOND)).as_deref(), Some(SECOND));
+}
+
+#[test]
 fn names_that_differ_only_in_their_dots_show_apart() {
     let mut store = Store::new();
     let id = store.import(r#"{"a.b": 1, "a": {"b": 2}}"#, &ImportOptions::strict()).unwrap().ids;

@@ -64,11 +64,47 @@ pub trait BlobWrite {
         let Err(need) = done else {
             return Ok(false);
         };
-        self.regrow(need.required)?;
+        self.regrow_and_set(need.required, key, value)?;
+        Ok(true)
+    }
+
+    /// After a write that did not fit: regrows to `required` bytes, then sets `key` to `value`.
+    ///
+    /// # Errors
+    ///
+    /// [`BlobError::TooLarge`] past [`MAX_BYTES`](crate::blob::MAX_BYTES); the blob is unchanged.
+    fn regrow_and_set(
+        &mut self,
+        required: u64,
+        key: Key,
+        value: Value<'_>,
+    ) -> Result<(), BlobError> {
+        self.regrow(required)?;
         let words = self.words_mut().expect("INVARIANT: a regrown blob has a buffer");
         layout::set(words, key, value)
             .expect("INVARIANT: a write fits once the blob is repacked into its requirement");
-        Ok(true)
+        Ok(())
+    }
+
+    /// Sets `key` to `value` if the blob holds `key` (one lookup for the test and the write),
+    /// regrowing once when there is no room: `Some(regrew)`; `None`, and nothing changed (not
+    /// even recorded as a change), if the blob does not hold `key`.
+    ///
+    /// # Errors
+    ///
+    /// [`BlobError::TooLarge`] past [`MAX_BYTES`](crate::blob::MAX_BYTES); the blob is unchanged.
+    #[inline]
+    fn replace_entry(&mut self, key: Key, value: Value<'_>) -> Result<Option<bool>, BlobError> {
+        let Some(i) = layout::find(self.words(), key) else {
+            return Ok(None);
+        };
+        // A held key: the blob has a buffer.
+        let words = self.words_mut().expect("INVARIANT: a blob that holds a key has a buffer");
+        let Err(need) = layout::overwrite(words, i, value) else {
+            return Ok(Some(false));
+        };
+        self.regrow_and_set(need.required, key, value)?;
+        Ok(Some(true))
     }
 
     /// Removes `key`, returning whether it was there.

@@ -487,6 +487,9 @@ pub(crate) fn raw_label(text: &str) -> Option<Key> {
 /// assert_eq!("stats.health".as_key(), Key::parse("stats.health"));
 /// assert_eq!("stats.health".as_path(), Some(KeyPath::dotted("stats.health")));
 /// assert_eq!(Key::parse("stats.health").as_path(), None);
+/// // Text not hashed yet: a store that knows the name reads its key without hashing.
+/// assert_eq!("stats.health".as_dotted_text(), Some("stats.health"));
+/// assert_eq!(KeyPath::dotted("stats.health").as_dotted_text(), None);
 /// ```
 pub trait AsKey {
     /// The key.
@@ -494,6 +497,12 @@ pub trait AsKey {
 
     /// The text that names the key, if it was given as text.
     fn as_path(&self) -> Option<KeyPath<'_>> {
+        None
+    }
+
+    /// The dotted path that names the key, if it was given as such text and is not hashed
+    /// yet: a store that found the text before reads its key without hashing it again.
+    fn as_dotted_text(&self) -> Option<&str> {
         None
     }
 }
@@ -513,6 +522,10 @@ impl AsKey for str {
     fn as_path(&self) -> Option<KeyPath<'_>> {
         Some(KeyPath::dotted(self))
     }
+
+    fn as_dotted_text(&self) -> Option<&str> {
+        Some(self)
+    }
 }
 
 impl AsKey for String {
@@ -523,6 +536,10 @@ impl AsKey for String {
 
     fn as_path(&self) -> Option<KeyPath<'_>> {
         Some(KeyPath::dotted(self))
+    }
+
+    fn as_dotted_text(&self) -> Option<&str> {
+        Some(self)
     }
 }
 
@@ -543,6 +560,10 @@ impl<T: AsKey + ?Sized> AsKey for &T {
 
     fn as_path(&self) -> Option<KeyPath<'_>> {
         (**self).as_path()
+    }
+
+    fn as_dotted_text(&self) -> Option<&str> {
+        (**self).as_dotted_text()
     }
 }
 

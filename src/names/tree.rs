@@ -94,16 +94,28 @@ pub(crate) struct KeyNames {
     // version hold the same names, so what is made from the names (a store's export plans)
     // is kept for as long as the version is the same.
     version: u64,
-    /// The dotted paths that [`known`](KeyNames::known) found last, by key (slot `key %
-    /// RECENT`), each valid while `version` is the one it was found at: a write of one of
-    /// them again is one comparison. Empty until the first is found.
+    /// The dotted paths that [`known`](KeyNames::known) found last, by a fingerprint of their
+    /// text ([`recent_slot`]), each with its key and valid while `version` is the one it was
+    /// found at: a write of one of them again is one comparison of texts, with no hash
+    /// ([`known_text`](KeyNames::known_text)). Empty until the first is found.
     recent: Vec<Recent>,
 }
 
 /// Slots of [`KeyNames::recent`].
-const RECENT: usize = 16;
-/// The longest path [`KeyNames::recent`] keeps: the slots hold at most 16 such.
+const RECENT: usize = 32;
+/// The longest path [`KeyNames::recent`] keeps: the slots hold at most 32 such.
 const RECENT_BYTES: usize = 64;
+
+/// The slot of [`KeyNames::recent`] for the dotted path `text`: its length and two of its
+/// bytes (the last and the middle one), so that finding it costs no hash. Paths that share a
+/// slot only evict each other: a hit compares the whole text.
+#[inline]
+fn recent_slot(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    let last = bytes.last().map_or(0, |&byte| usize::from(byte));
+    let middle = bytes.get(bytes.len() / 2).map_or(0, |&byte| usize::from(byte));
+    (bytes.len() ^ last ^ middle << 2) % RECENT
+}
 
 /// A dotted path that names its key in the tree of version `version`.
 #[derive(Clone)]
@@ -547,19 +559,27 @@ impl KeyNames {
         node == ROOT
     }
 
+    /// The key of the dotted path `text` if [`known_again`](KeyNames::known_again) found it
+    /// since the names last changed, without hashing `text`: a length and a byte compare with
+    /// the path found last for its slot. `None` is no answer: the caller takes the full path.
+    #[inline]
+    pub(crate) fn known_text(&self, text: &str) -> Option<Key> {
+        let recent = self.recent.get(recent_slot(text))?;
+        (recent.version == self.version && recent.text == text).then_some(recent.key)
+    }
+
     /// As [`known`](KeyNames::known), remembering what it finds: a path found since the names
-    /// last changed is one comparison with the path found last for its key's slot.
+    /// last changed is one comparison with the path found last for its text's slot.
     #[inline]
     pub(crate) fn known_again(&mut self, path: &KeyPath<'_>) -> Option<Key> {
-        let (key, text) = (path.key(), path.as_str());
-        let slot = key.raw() as usize % RECENT;
-        if let Some(recent) = self.recent.get(slot)
+        let text = path.as_str();
+        let slot = recent_slot(text);
+        if !path.is_pointer()
+            && let Some(recent) = self.recent.get(slot)
             && recent.version == self.version
-            && recent.key == key
             && recent.text == text
-            && !path.is_pointer()
         {
-            return Some(key);
+            return Some(recent.key);
         }
         let key = self.known(path)?;
         if text.len() <= RECENT_BYTES {
@@ -831,6 +851,38 @@ mod tests {
         assert_ne!(names.version(), version);
         names.retain(|key| key != Key::parse("stats.health"));
         assert_eq!(names.known_again(&path("stats.health")), None);
+    }
+
+    #[test]
+    fn known_text_is_a_text_found_again_since_the_names_last_changed() {
+        let mut names = KeyNames::new();
+        for text in ["stats.health", "xtats.health", "sleep_haste_8"] {
+            names.record(&path(text)).unwrap();
+        }
+        let (health, twin) = (Key::parse("stats.health"), Key::parse("xtats.health"));
+        assert_eq!(names.known_text("stats.health"), None, "not found yet");
+        assert_eq!(names.known_again(&path("stats.health")), Some(health));
+        assert_eq!(names.known_text("stats.health"), Some(health));
+        // One fingerprint (length, last and middle byte), another text: no answer.
+        assert_eq!(recent_slot("xtats.health"), recent_slot("stats.health"));
+        assert_eq!(names.known_text("xtats.health"), None);
+        assert_eq!(names.known_again(&path("xtats.health")), Some(twin));
+        assert_eq!(names.known_text("xtats.health"), Some(twin));
+        assert_eq!(names.known_text("stats.health"), None, "evicted by its slot's twin");
+        assert_eq!(names.known_text(""), None);
+        // A hash twin of a remembered name is not it.
+        assert_eq!(names.known_again(&path("sleep_haste_8")), Some(Key::parse("sleep_haste_8")));
+        assert_eq!(names.known_text("sleep_haste_8"), Some(Key::parse("sleep_haste_8")));
+        assert_eq!(names.known_text("fury_sleep_272"), None);
+        assert_eq!(names.known_again(&path("fury_sleep_272")), None);
+        // A change of the names forgets every text, even of names it keeps.
+        names.record(&path("stats.mana")).unwrap();
+        assert_eq!(names.known_text("xtats.health"), None);
+        assert_eq!(names.known_text("sleep_haste_8"), None);
+        assert_eq!(names.known_again(&path("xtats.health")), Some(twin));
+        names.retain(|key| key != twin);
+        assert_eq!(names.known_text("xtats.health"), None);
+        assert_eq!(names.known_again(&path("xtats.health")), None);
     }
 
     #[test]

@@ -111,6 +111,16 @@ impl BlobMut<'_> {
     /// # Ok::<(), Error>(())
     /// ```
     pub fn set(&mut self, key: impl AsKey, value: impl AsValue) -> Result<(), Error> {
+        // The text of a name found since the names last changed, for a key the entity holds:
+        // no hash, nothing to check or record, and one lookup for the test and the write
+        // (`KeyNames::known_text`, `BlobWrite::replace_entry`). Anything else, a value that
+        // cannot be stored included, takes the full path below.
+        if let Some(known) = key.as_dotted_text().and_then(|text| self.store.names.known_text(text))
+            && let Ok(stored) = stored_value(&value)
+            && self.replace(known, stored)?
+        {
+            return Ok(());
+        }
         let path = key.as_path();
         // A name the store holds already, for a key the entity holds: nothing to check and
         // nothing to record (a lookup and a comparison a segment: `KeyNames::known`).
@@ -154,11 +164,28 @@ impl BlobMut<'_> {
 
     /// Writes `key` in place, or after moving the blob to the arena's end with room.
     fn write(&mut self, key: Key, value: Value<'_>) -> Result<(), BlobError> {
-        if self.set_entry(key, value)? {
-            // The blob moved: its old span is garbage.
+        let moved = self.set_entry(key, value)?;
+        self.wrote(moved);
+        Ok(())
+    }
+
+    /// As [`write`](BlobMut::write) if the entity holds `key`; returns whether it did (and
+    /// changed nothing if not).
+    #[inline]
+    fn replace(&mut self, key: Key, value: Value<'_>) -> Result<bool, BlobError> {
+        let Some(moved) = self.replace_entry(key, value)? else {
+            return Ok(false);
+        };
+        self.wrote(moved);
+        Ok(true)
+    }
+
+    /// After a write: when the blob moved, its old span is garbage.
+    #[inline]
+    fn wrote(&mut self, moved: bool) {
+        if moved {
             self.store.compact_if_wasteful();
         }
-        Ok(())
     }
 
     /// Removes `key`; returns whether it was there.
