@@ -9,8 +9,8 @@ use datacomp::{BlobRef, Error, ExportError, ExportOptions, Id, KeyError, Store};
 use crate::args::{KeyArg, TypeArg, parse_key, parse_value};
 use crate::files::{entity, load, lock_and_load, save};
 use crate::output::{
-    Failure, Plain, entries_json, json_line, member, plural, print_entries, suggestion, value_json,
-    write_object,
+    Failure, Plain, entries_json, json_line, member, plural, print_entries, print_resolved,
+    prototype_name, resolved_json, suggestion, value_json, write_object,
 };
 
 /// Keys under an object's path that a "no such key" message lists before "and N more".
@@ -18,7 +18,20 @@ const LISTED_KEYS: usize = 10;
 
 /// Why entity `id` (`blob`) has no key `given`: names the keys under it (the first few), if
 /// it is an object's path. Long names are cut, so the message stays one short line.
-fn no_such_key(store: &Store, blob: BlobRef<'_>, id: Id, given: &str) -> String {
+fn no_such_key(
+    store: &Store,
+    blob: BlobRef<'_>,
+    id: Id,
+    given: &str,
+    inherited_from: Option<Id>,
+) -> String {
+    if let Some(from) = inherited_from {
+        return format!(
+            "entity {id} stores no {}: it reads it from {} (without --own)",
+            Shortened(given),
+            prototype_name(store, from)
+        );
+    }
     let prefix = format!("{given}.");
     let under: Vec<_> = blob
         .keys()
@@ -40,31 +53,57 @@ fn no_such_key(store: &Store, blob: BlobRef<'_>, id: Id, given: &str) -> String 
     format!("entity {id} has no key {given}; it has {}{more}", listed.join(", "))
 }
 
-/// `datacomp get`.
+/// `datacomp get`: what the entity reads, its own values and, through its prototypes, the
+/// ones it inherits (each marked with where it comes from); with `own`, only what it stores.
 pub fn get(
     path: &Path,
     id: &str,
     key: Option<&str>,
+    own: bool,
     json: bool,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
     let arg = key.map(parse_key).transpose()?;
     let store = load(path)?;
     let (id, blob) = entity(&store, path, id)?;
+    // An entity without a prototype reads what it stores.
+    let resolve = !own && store.prototype(id).is_some();
     let (Some(given), Some(arg)) = (key, arg) else {
-        if json {
-            let (entries, id) = (entries_json(&store, blob), id.to_string());
-            write_object(out, &[("entries", &member(&entries)), ("id", &member(&id))])?;
-            writeln!(out)?;
-        } else {
-            print_entries(&store, blob, out)?;
+        match (json, resolve) {
+            (true, false) => {
+                let (entries, id) = (entries_json(&store, blob), id.to_string());
+                write_object(out, &[("entries", &member(&entries)), ("id", &member(&id))])?;
+                writeln!(out)?;
+            }
+            (true, true) => {
+                let entries = resolved_json(&store, id);
+                let prototype = store.prototype(id).map(|p| p.to_string());
+                let id = id.to_string();
+                write_object(
+                    out,
+                    &[
+                        ("entries", &member(&entries)),
+                        ("id", &member(&id)),
+                        ("prototype", &member(&prototype)),
+                    ],
+                )?;
+                writeln!(out)?;
+            }
+            (false, false) => print_entries(&store, blob, out)?,
+            (false, true) => print_resolved(&store, id, out)?,
         }
         return Ok(());
     };
     let key = arg.check(&store, path)?;
-    let Some(value) = blob.get(key) else {
-        // An object's path: the keys under it, as JSON (as jq prints a member).
-        let options = ExportOptions::json().pretty(!json);
+    let found = if resolve {
+        store.resolved(id).and_then(|sheet| sheet.get_with_source(key))
+    } else {
+        blob.get(key).map(|value| (value, id))
+    };
+    let Some((value, from)) = found else {
+        // An object's path: the keys under it, as JSON (as jq prints a member), as the
+        // entity reads them.
+        let options = ExportOptions::json().pretty(!json).flatten(resolve);
         let subtree = match &arg {
             KeyArg::Path(at) => store.export_at(id, at.as_str(), &options),
             KeyArg::Raw(_) => Err(ExportError::NoPath { entity: Some(id), path: given.into() }),
@@ -81,19 +120,28 @@ pub fn get(
             )?),
             Ok(text) => Ok(writeln!(out, "{text}")?),
             Err(ExportError::NoPath { .. }) => {
-                Err(Failure::at(path.display(), no_such_key(&store, blob, id, given)))
+                // With --own, a key it inherits: said so.
+                let from = store
+                    .resolved(id)
+                    .and_then(|sheet| sheet.get_with_source(key))
+                    .map(|(_, from)| from)
+                    .filter(|&from| own && from != id);
+                Err(Failure::at(path.display(), no_such_key(&store, blob, id, given, from)))
             }
             Err(e) => Err(Failure::at(path.display(), e)),
         };
     };
     if json {
-        let line = serde_json::json!({
+        let mut line = serde_json::json!({
             "id": id.to_string(),
             "key": store.key_label(key),
             "hash": key.to_string(),
             "type": value.value_type().name(),
             "value": value_json(value),
         });
+        if from != id {
+            line["from"] = from.to_string().into();
+        }
         writeln!(out, "{line}")?;
     } else {
         writeln!(out, "{}", Plain(value))?;
@@ -174,7 +222,7 @@ pub fn rm(
         Some((arg, given)) => {
             let key = arg.check(&store, path)?;
             if !blob.contains_key(key) {
-                return Err(Failure::at(path.display(), no_such_key(&store, blob, id, given)));
+                return Err(Failure::at(path.display(), no_such_key(&store, blob, id, given, None)));
             }
             // Taken before the save, whose compaction drops a name no entity holds any more.
             let name = store.key_label(key).into_owned();

@@ -138,13 +138,22 @@ pub fn entity<'s>(store: &'s Store, path: &Path, id: &str) -> Result<(Id, BlobRe
     Ok((parsed, blob))
 }
 
+/// How `datacomp export` writes: its options.
+pub struct ExportHow {
+    /// JSON on one line (`--compact`).
+    pub compact: bool,
+    /// The format (`--format`), else by the output's name.
+    pub format: Option<FormatArg>,
+    /// Each entity whole, through its prototypes (`--flatten`).
+    pub flatten: bool,
+}
+
 /// `datacomp export`.
 pub fn export(
     path: &Path,
     entity_id: Option<&str>,
     output: Option<&Path>,
-    compact: bool,
-    format: Option<FormatArg>,
+    ExportHow { compact, format, flatten }: ExportHow,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
     // Named by the output, as import reads an input's name: `-o sheet.sjson` is SJSON.
@@ -162,7 +171,8 @@ pub fn export(
     let options = match format {
         FormatArg::Json => ExportOptions::json().pretty(!compact),
         FormatArg::Sjson => ExportOptions::sjson(),
-    };
+    }
+    .flatten(flatten);
     // A NaN or infinity has no JSON form: the export fails naming it, and writes nothing.
     let mut text = match entity_id {
         Some(id) => {

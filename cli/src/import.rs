@@ -1,12 +1,12 @@
 //! `datacomp import`: JSON and SJSON fixtures into a new save file, all or nothing.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use datacomp::text::Escaped;
 use datacomp::text::ImportReport;
+use datacomp::text::{Escaped, ID_KEY};
 use datacomp::text::{JsonError, JsonErrorKind};
 use datacomp::{ImportOptions, Store, TextFormat};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -130,11 +130,22 @@ pub fn run(
     let mut sjson_documents = 0;
     // The files that did not import, with why (only --keep-going gets past the first).
     let mut failed: Vec<(&PathBuf, String)> = Vec::new();
-    for (i, (file, size)) in files.iter().zip(&sizes).enumerate() {
+    // A file whose instances name a prototype no file read so far has (a `$id` of a file
+    // after it) waits for that name, and is read again once a file brings it: each file is
+    // read at most once more per prototype name it waits for, whatever the files' order.
+    let mut waiting: HashMap<String, Vec<usize>> = HashMap::new();
+    let mut waits: Vec<Option<String>> = vec![None; files.len()];
+    let mut queue: VecDeque<usize> = (0..files.len()).collect();
+    let mut tried = vec![false; files.len()];
+    while let Some(i) = queue.pop_front() {
+        let (file, size) = (&files[i], sizes[i]);
+        let first_time = !std::mem::replace(&mut tried[i], true);
         let imported = std::fs::read_to_string(file)
-            .map_err(|e| format!("cannot read: {e}"))
+            .map_err(|e| (format!("cannot read: {e}"), None))
             .and_then(|text| {
-                json_bytes += text.len();
+                if first_time {
+                    json_bytes += text.len();
+                }
                 // One document is all or nothing in the store; and nothing is written unless
                 // every document imports, or --keep-going says to write what did.
                 let format = FormatArg::of(file, how.format);
@@ -145,46 +156,61 @@ pub fn run(
                 };
                 let imported = store.import(&text, &read).map_err(|e| {
                     let hint = if how.lenient { "" } else { lenient_hint(&e) };
-                    format!("{e}{hint}")
+                    let name = match e.kind() {
+                        JsonErrorKind::UnknownPrototype { name } => Some(name.clone()),
+                        _ => None,
+                    };
+                    (format!("{e}{hint}"), name)
                 })?;
                 if format == FormatArg::Sjson {
                     sjson_documents += 1;
                 }
-                Ok(imported.report)
+                Ok(imported)
             });
         match imported {
-            Ok(file_report) => {
-                firsts.add(file, &file_report);
-                add(&mut report, &file_report);
-            }
-            Err(why) if how.keep_going => {
-                let line = format!("datacomp: {}: {}", shown(file), Escaped(&why));
-                match &progress {
-                    Some(bar) => bar.suspend(|| eprintln!("{line}")),
-                    None => eprintln!("{line}"),
+            Ok(imported) => {
+                firsts.add(file, &imported.report);
+                add(&mut report, &imported.report);
+                waits[i] = None;
+                // The files waiting for a name this one brings are read again.
+                for &id in &imported.ids {
+                    let name = store.get(id).and_then(|blob| blob.get_str(ID_KEY));
+                    if let Some(again) = name.and_then(|name| waiting.remove(name)) {
+                        queue.extend(again);
+                    }
                 }
+            }
+            Err((why, Some(name))) => {
+                waiting.entry(name).or_default().push(i);
+                waits[i] = Some(why);
+            }
+            Err((why, None)) if how.keep_going => {
+                report_failure(progress.as_ref(), file, &why);
                 failed.push((file, why));
             }
-            Err(why) => {
+            Err((why, None)) => {
                 // Which file failed first is the message's place; the files after it are
                 // not read.
-                let rest = files.len() - i - 1;
-                let rest = match rest {
-                    0 => String::new(),
-                    _ => format!(
-                        "; {} after it not read (--keep-going imports what reads)",
-                        plural(rest, "file", "files")
-                    ),
-                };
-                return Err(Failure::at(file.display(), format!("{why}{rest}")));
+                let rest = tried.iter().filter(|&&t| !t).count();
+                return Err(Failure::at(file.display(), format!("{why}{}", not_read(rest))));
             }
         }
         if progress.is_none() && start.elapsed() > QUIET_FOR {
             progress = Some(progress_bar(total));
         }
-        if let Some(bar) = &progress {
-            bar.inc(*size);
+        if let (Some(bar), true) = (&progress, first_time) {
+            bar.inc(size);
         }
+    }
+    // What still waits names a prototype no file has: in the files' order.
+    for (i, why) in waits.into_iter().enumerate() {
+        let Some(why) = why else { continue };
+        let file = &files[i];
+        if !how.keep_going {
+            return Err(Failure::at(file.display(), why));
+        }
+        report_failure(progress.as_ref(), file, &why);
+        failed.push((file, why));
     }
     let read_time = start.elapsed();
     if let Some(bar) = progress {
@@ -292,6 +318,26 @@ pub fn run(
             plural(files.len(), "file", "files"),
             shown(first)
         ))),
+    }
+}
+
+/// `; N files after it not read (...)`, or nothing for none.
+fn not_read(rest: usize) -> String {
+    match rest {
+        0 => String::new(),
+        _ => format!(
+            "; {} after it not read (--keep-going imports what reads)",
+            plural(rest, "file", "files")
+        ),
+    }
+}
+
+/// Says on stderr (above the progress bar, if there is one) why `file` did not import.
+fn report_failure(progress: Option<&ProgressBar>, file: &Path, why: &str) {
+    let line = format!("datacomp: {}: {}", shown(file), Escaped(why));
+    match progress {
+        Some(bar) => bar.suspend(|| eprintln!("{line}")),
+        None => eprintln!("{line}"),
     }
 }
 

@@ -10,35 +10,63 @@ use serde_json::json;
 
 use crate::files::{entity, read};
 use crate::output::{
-    Bytes, Failure, JsonArray, entries_json, json_line, member, percent, plural, print_buffer,
-    print_entries, write_object,
+    Bytes, Failure, JsonArray, entries_json, is_abstract, json_line, member, percent, plural,
+    print_buffer, print_entries, prototype_name, write_object,
 };
 
 /// `datacomp list`: the entities in handle order (by index), whatever order the store keeps
-/// them in (removing one moves the last into its place).
-pub fn list(path: &Path, json: bool, out: &mut dyn Write) -> Result<(), Failure> {
+/// them in (removing one moves the last into its place). An entity's name is what it reads
+/// (its own, or its prototype's); abstract entities (`"$abstract": true`) are left out
+/// unless `all`.
+pub fn list(path: &Path, all: bool, json: bool, out: &mut dyn Write) -> Result<(), Failure> {
     let store = crate::files::load(path)?;
     let mut entities: Vec<(Id, BlobRef<'_>)> = store.iter().collect();
     entities.sort_unstable_by_key(|(id, _)| id.index());
     if !json {
         writeln!(out, "{:<12} {:>5} {:>8}  name", "id", "keys", "bytes")?;
     }
+    let mut left_out = 0;
     for (id, blob) in entities {
+        let abstract_ = is_abstract(blob);
+        if abstract_ && !all {
+            left_out += 1;
+            continue;
+        }
+        let name = store.resolved(id).and_then(|sheet| sheet.get_str("name"));
+        let prototype = store.prototype(id);
         if json {
             let line = json!({
                 "id": id.to_string(),
                 "keys": blob.len(),
                 "bytes": blob.byte_len(),
-                "name": blob.get_str("name"),
+                "name": name,
+                "prototype": prototype.map(|p| p.to_string()),
+                "abstract": abstract_,
             });
             json_line(out, &line)?;
             continue;
         }
-        let name = Escaped(blob.get_str("name").unwrap_or(""));
-        writeln!(out, "{:<12} {:>5} {:>8}  {name}", id.to_string(), blob.len(), blob.byte_len())?;
+        let name = Escaped(name.unwrap_or(""));
+        write!(out, "{:<12} {:>5} {:>8}  {name}", id.to_string(), blob.len(), blob.byte_len())?;
+        if let Some(prototype) = prototype {
+            write!(out, " (from {})", prototype_name(&store, prototype))?;
+        }
+        if abstract_ {
+            write!(out, " (abstract)")?;
+        }
+        writeln!(out)?;
     }
     if !json {
-        writeln!(out, "{}", plural(store.len(), "entity", "entities"))?;
+        let listed = plural(store.len() - left_out, "entity", "entities");
+        match left_out {
+            0 => writeln!(out, "{listed}")?,
+            n => writeln!(
+                out,
+                "{listed}; {} left out (--all lists {})",
+                plural(n, "abstract entity", "abstract entities"),
+                if n == 1 { "it" } else { "them" }
+            )?,
+        }
     }
     Ok(())
 }
@@ -169,9 +197,51 @@ fn print_entity(
 ) -> Result<(), Failure> {
     let name = blob.get_str("name").map(|n| format!(" {n:?}")).unwrap_or_default();
     writeln!(out, "entity {id}{name}: {} keys, {} bytes", blob.len(), blob.byte_len())?;
+    print_chain(store, id, blob, out)?;
     print_entries(store, blob, out)?;
     writeln!(out)?;
     print_buffer(store, blob, out)
+}
+
+/// The entity's prototype chain and what it reads through it, if it has a prototype; how
+/// many entities it is the prototype of, if any.
+fn print_chain(
+    store: &Store,
+    id: Id,
+    blob: BlobRef<'_>,
+    out: &mut dyn Write,
+) -> Result<(), Failure> {
+    let Some(resolved) = store.resolved(id) else { return Ok(()) };
+    let chain: Vec<Id> = resolved.chain().collect();
+    if let Some(&prototype) = chain.first() {
+        let links: Vec<String> = std::iter::once(id.to_string())
+            .chain(chain.iter().map(|&p| format!("{p} ({})", prototype_name(store, p))))
+            .collect();
+        writeln!(out, "prototype chain: {}", links.join(" -> "))?;
+        let reads = resolved.iter().count();
+        let own = blob.iter().filter(|(_, value)| !value.is_tombstone()).count();
+        let removed = blob.len() - own;
+        writeln!(
+            out,
+            "reads {}: {own} its own, {} through {}, {removed} removed",
+            plural(reads, "key", "keys"),
+            reads - own,
+            prototype_name(store, prototype),
+        )?;
+    }
+    let instances = instances(store, id);
+    if instances > 0 {
+        writeln!(out, "prototype of {}", plural(instances, "entity", "entities"))?;
+    }
+    if is_abstract(blob) {
+        writeln!(out, "abstract: a prototype only, left out of list and query without --all")?;
+    }
+    Ok(())
+}
+
+/// How many entities have `id` as their prototype.
+fn instances(store: &Store, id: Id) -> usize {
+    store.iter().filter(|&(e, _)| store.prototype(e) == Some(id)).count()
 }
 
 /// An entity as JSON, written as it is made (an entity's entries and regions can be a million
@@ -191,18 +261,27 @@ fn entity_json(
         })
     });
     let entries = entries_json(store, blob);
+    let chain: Vec<String> =
+        store.resolved(id).map(|r| r.chain().map(|p| p.to_string()).collect()).unwrap_or_default();
+    let prototype = chain.first().cloned();
+    let instances = instances(store, id);
+    let abstract_ = is_abstract(blob);
     let id = id.to_string();
     // In name order, as the serde_json object this was written as had them.
     write_object(
         out,
         &[
+            ("abstract", &member(&abstract_)),
             ("bytes", &member(&blob.byte_len())),
+            ("chain", &member(&chain)),
             ("entries", &member(&entries)),
             ("free_bytes", &member(&blob.free_bytes())),
             ("header_bytes", &member(&blob.header_bytes())),
             ("hole_bytes", &member(&blob.hole_bytes())),
             ("id", &member(&id)),
+            ("instances", &member(&instances)),
             ("payload_bytes", &member(&blob.payload_bytes())),
+            ("prototype", &member(&prototype)),
             ("regions", &member(&regions)),
         ],
     )

@@ -12,7 +12,8 @@
 //! ```text
 //!  main.rs        the clap definitions, and `run`, which hands each subcommand to its file
 //!    │
-//!    ├─▶ delta.rs demo.rs edit.rs import.rs inspect.rs migrate.rs query.rs upgrade.rs
+//!    ├─▶ delta.rs demo.rs edit.rs flatten.rs import.rs inspect.rs migrate.rs query.rs
+//!    │   upgrade.rs
 //!    │     one command (or a family) each; none imports another command file
 //!    │
 //!    ├─▶ files.rs   reading, locking, loading and saving files; export, verify, salvage
@@ -30,6 +31,7 @@ mod delta;
 mod demo;
 mod edit;
 mod files;
+mod flatten;
 mod import;
 mod inspect;
 mod migrate;
@@ -72,6 +74,8 @@ Examples:
   datacomp set world.dcmp 0v0t1 stats.health 95
   datacomp export world.dcmp 0v0t1
   datacomp export world.dcmp 0v0t1 -o one.sjson
+  datacomp get world.dcmp 4v0t1 --own
+  datacomp flatten world.dcmp --all -o flat.dcmp
   datacomp query world.dcmp 'status_effects.poisoned and stats.health < 20' --keys name,kind
   datacomp diff base.dcmp now.dcmp -o changes.delta
   datacomp apply base.dcmp changes.delta -o now.dcmp
@@ -118,16 +122,22 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// List the entities of a save file in handle order: ID, key count, bytes and name.
+    /// List the entities of a save file in handle order: ID, key count, bytes and name (read
+    /// through its prototypes), and the $id of an instance's prototype. Abstract entities
+    /// ("$abstract": true: prototypes only) are left out unless --all.
     List {
         /// The save file.
         file: PathBuf,
-        /// Print one JSON object per entity and line: {"id", "keys", "bytes", "name"}.
+        /// List abstract entities too.
+        #[arg(long)]
+        all: bool,
+        /// Print one JSON object per entity and line: {"id", "keys", "bytes", "name",
+        /// "prototype", "abstract"}.
         #[arg(long)]
         json: bool,
     },
-    /// Show a save file's header, sections and arena use; or one entity's entries and a
-    /// diagram of its buffer.
+    /// Show a save file's header, sections and arena use; or one entity's prototype chain,
+    /// entries and a diagram of its buffer.
     Inspect {
         /// The save file.
         file: PathBuf,
@@ -137,7 +147,8 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Print one value of an entity, or all of them without a KEY.
+    /// Print one value of an entity, or all of them without a KEY: the values it reads, its
+    /// own or through its prototypes (each of those marked with the entity it comes from).
     Get {
         /// The save file.
         file: PathBuf,
@@ -145,6 +156,10 @@ enum Command {
         id: String,
         /// The key.
         key: Option<String>,
+        /// Only what the entity stores itself: its overrides, and the keys it removes from
+        /// what it inherits.
+        #[arg(long)]
+        own: bool,
         /// Print JSON, for scripts.
         #[arg(long)]
         json: bool,
@@ -196,6 +211,29 @@ enum Command {
         /// The format to write (by default SJSON for an -o named *.sjson, else JSON).
         #[arg(long, value_name = "FORMAT")]
         format: Option<FormatArg>,
+        /// Write each entity whole, with the values it reads through its prototypes and no
+        /// $prototype; abstract entities are left out of an export of all.
+        #[arg(long)]
+        flatten: bool,
+    },
+    /// Make an instance whole: it keeps every value it reads through its prototypes as its
+    /// own and no longer has a prototype; or every instance, with --all. Writes the save to
+    /// -o (which may be FILE itself) atomically. The prototypes stay.
+    Flatten {
+        /// The save file.
+        file: PathBuf,
+        /// The instance.
+        #[arg(required_unless_present = "all", conflicts_with = "all")]
+        id: Option<String>,
+        /// Every instance.
+        #[arg(long)]
+        all: bool,
+        /// The save file to write (replaced atomically if it exists).
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Print the summary as JSON, for scripts.
+        #[arg(long)]
+        json: bool,
     },
     /// Print what changed from BASE to TARGET as JSON, keys by name: entities inserted
     /// (with their entries), removed, and changed (keys set, keys removed). Two files that name
@@ -273,6 +311,9 @@ enum Command {
         /// are dropped).
         #[arg(long, value_name = "KEY,...", value_delimiter = ',')]
         keys: Vec<String>,
+        /// Test and print abstract entities too ("$abstract": true: prototypes only).
+        #[arg(long)]
+        all: bool,
         /// Print one JSON object per line, for scripts: {"id": ..., "keys": {KEY: value}}.
         #[arg(long)]
         json: bool,
@@ -353,15 +394,22 @@ fn run(cli: Cli, out: &mut dyn Write) -> Result<(), Failure> {
             let how = import::How { lenient, exact_numbers, format, keep_going, json };
             import::run(&inputs, &output, how, out)
         }
-        Command::List { file, json } => inspect::list(&file, json, out),
+        Command::List { file, all, json } => inspect::list(&file, all, json, out),
         Command::Inspect { file, id, json } => inspect::run(&file, id.as_deref(), json, out),
-        Command::Get { file, id, key, json } => edit::get(&file, &id, key.as_deref(), json, out),
+        Command::Get { file, id, key, own, json } => {
+            edit::get(&file, &id, key.as_deref(), own, json, out)
+        }
         Command::Set { file, id, key, value, ty, json } => {
             edit::set(&file, &id, &key, &value, ty, json, out)
         }
         Command::Rm { file, id, key, json } => edit::rm(&file, &id, key.as_deref(), json, out),
-        Command::Export { file, id, output, compact, format } => {
-            files::export(&file, id.as_deref(), output.as_deref(), compact, format, out)
+        Command::Export { file, id, output, compact, format, flatten } => {
+            let how = files::ExportHow { compact, format, flatten };
+            files::export(&file, id.as_deref(), output.as_deref(), how, out)
+        }
+        Command::Flatten { file, id, all: _, output, json } => {
+            let which = id.as_deref().map_or(flatten::Which::All, flatten::Which::One);
+            flatten::run(&file, which, &output, json, out)
         }
         Command::Diff { base, target, output, chain, compact, json: _ } => {
             delta::diff(&base, &chain, &target, output.as_deref(), compact, out)
@@ -372,7 +420,9 @@ fn run(cli: Cli, out: &mut dyn Write) -> Result<(), Failure> {
         Command::Merge { base, ours, theirs, output, prefer, json } => {
             delta::merge([&base, &ours, &theirs], &output, prefer.map(Into::into), json, out)
         }
-        Command::Query { file, filter, keys, json } => query::run(&file, &filter, &keys, json, out),
+        Command::Query { file, filter, keys, all, json } => {
+            query::run(&file, &filter, &keys, all, json, out)
+        }
         Command::Verify { file, salvage: false, json, .. } => files::verify(&file, json, out),
         Command::Verify { file, salvage: true, output, json } => {
             let output = output.ok_or_else(|| Failure::usage("verify --salvage needs -o"))?;
@@ -413,13 +463,14 @@ fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     /// Each module's source, and the modules it may import (see the module graph above).
-    const MODULES: [(&str, &str, &[&str]); 11] = [
+    const MODULES: [(&str, &str, &[&str]); 12] = [
         ("output", include_str!("output.rs"), &[]),
         ("args", include_str!("args.rs"), &["output"]),
         ("files", include_str!("files.rs"), &["args", "output"]),
         ("delta", include_str!("delta.rs"), &["files", "args", "output"]),
         ("demo", include_str!("demo.rs"), &["files", "args", "output"]),
         ("edit", include_str!("edit.rs"), &["files", "args", "output"]),
+        ("flatten", include_str!("flatten.rs"), &["files", "args", "output"]),
         ("import", include_str!("import.rs"), &["files", "args", "output"]),
         ("inspect", include_str!("inspect.rs"), &["files", "args", "output"]),
         ("migrate", include_str!("migrate.rs"), &["files", "args", "output"]),

@@ -7,8 +7,9 @@ use std::path::Path;
 
 use datacomp::blob::RegionKind;
 use datacomp::text::JsonF32;
+use datacomp::text::{ABSTRACT_KEY, ID_KEY};
 use datacomp::text::{Escaped, Shortened};
-use datacomp::{BlobRef, Key, Store, Value};
+use datacomp::{BlobRef, Id, Key, Store, Value};
 use serde::Serialize;
 use serde::ser::Serializer;
 use serde_json::json;
@@ -229,6 +230,63 @@ pub fn print_entries(store: &Store, blob: BlobRef<'_>, out: &mut dyn Write) -> R
         writeln!(out, "  {name:<width$}  {:<6}  {}", value.value_type().name(), Plain(value))?;
     }
     Ok(())
+}
+
+/// How the entity `id` is shown where it lends values: its `$id`, else its handle.
+pub fn prototype_name(store: &Store, id: Id) -> String {
+    store
+        .get(id)
+        .and_then(|blob| blob.get_str(ID_KEY))
+        .map_or_else(|| id.to_string(), |name| Escaped(name).to_string())
+}
+
+/// Whether `blob` marks an abstract entity (`"$abstract": true`, its own): a prototype that
+/// listings leave out.
+pub fn is_abstract(blob: BlobRef<'_>) -> bool {
+    blob.get_bool(ABSTRACT_KEY) == Some(true)
+}
+
+/// One line per key the entity `id` reads through its prototypes: name, type, value, and,
+/// for an inherited one, where it comes from (`(from orc)`).
+pub fn print_resolved(store: &Store, id: Id, out: &mut dyn Write) -> Result<(), Failure> {
+    let Some(resolved) = store.resolved(id) else { return Ok(()) };
+    let entries: Vec<(Key, Value<'_>, Id)> = resolved.iter().collect();
+    let names: Vec<String> = entries
+        .iter()
+        .map(|&(key, _, _)| Shortened(&key_name(&[store], key)).to_string())
+        .collect();
+    let width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0).clamp(3, KEY_COLUMN);
+    writeln!(out, "  {:<width$}  {:<6}  value", "key", "type")?;
+    // A prototype's name, looked up once a prototype (a chain has at most 16).
+    let mut labels: Vec<(Id, String)> = Vec::new();
+    for (name, &(_, value, from)) in names.iter().zip(&entries) {
+        write!(out, "  {name:<width$}  {:<6}  {}", value.value_type().name(), Plain(value))?;
+        if from != id {
+            if !labels.iter().any(|(at, _)| *at == from) {
+                labels.push((from, prototype_name(store, from)));
+            }
+            let label = labels.iter().find(|(at, _)| *at == from).map_or("", |(_, l)| l);
+            write!(out, "  (from {label})")?;
+        }
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+/// The keys the entity `id` reads through its prototypes, as a JSON array of `{key, hash,
+/// type, value, from}` (`from`: the entity whose blob holds it), made as it is written.
+pub fn resolved_json(store: &Store, id: Id) -> impl Serialize + '_ {
+    JsonArray(move || {
+        store.resolved(id).into_iter().flat_map(|r| r.iter()).map(move |(key, value, from)| {
+            json!({
+                "key": key_name(&[store], key),
+                "hash": key.to_string(),
+                "type": value.value_type().name(),
+                "value": value_json(value),
+                "from": from.to_string(),
+            })
+        })
+    })
 }
 
 /// The entries as a JSON array of `{key, hash, type, value}`, made as it is written: one

@@ -9,7 +9,7 @@ use datacomp::{Key, LoadOptions, Query, Store};
 
 use crate::args::{KeyArg, parse_key};
 use crate::files::read;
-use crate::output::{Failure, Plain, suggestion, value_json};
+use crate::output::{Failure, Plain, is_abstract, suggestion, value_json};
 
 /// `datacomp query`: one row per entity that passes `filter`, its id and then the value of each
 /// of `keys` (`-` in text, `null` in JSON, where it has none).
@@ -24,6 +24,7 @@ pub fn run(
     path: &Path,
     filter: &str,
     keys: &[String],
+    all: bool,
     json: bool,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
@@ -54,6 +55,9 @@ pub fn run(
         writeln!(out, "{}", header.join("\t"))?;
     }
     for (id, blob) in view.query(&query) {
+        if !all && is_abstract(blob) {
+            continue;
+        }
         if json {
             let values: serde_json::Map<String, serde_json::Value> = keys
                 .iter()

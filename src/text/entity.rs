@@ -12,6 +12,7 @@ use crate::value::Value;
 
 use super::error::JsonErrorKind;
 use super::importer::{Importer, Staging};
+use super::link::read_reserved;
 
 impl Staging {
     /// Reads one entity's members and stages its blob.
@@ -22,6 +23,7 @@ impl Staging {
     ) -> Result<(), A::Error> {
         self.blob.clear();
         importer.release_claims();
+        importer.links.entity = self.spans.len() as u32;
         read_members(importer, &mut self.blob, map)?;
         // Laid out straight into the staged arena, with no free space.
         let used = self.blob.byte_len() / 4;
@@ -112,14 +114,16 @@ impl<'de> Visitor<'de> for Entity<'_> {
 
 /// Reads the members of an object into `blob`, under the importer's current path, and returns
 /// how many it had.
-fn read_members<'de, A: MapAccess<'de>>(
+pub(super) fn read_members<'de, A: MapAccess<'de>>(
     importer: &mut Importer,
     blob: &mut Builder,
     mut map: A,
 ) -> Result<usize, A::Error> {
     let mut members = 0;
     while map.next_key_seed(Segment { importer: &mut *importer })?.is_some() {
-        if let Some(key) = importer.raw_member() {
+        if let Some(reserved) = importer.reserved_member() {
+            read_reserved(importer, blob, reserved, &mut map)?;
+        } else if let Some(key) = importer.raw_member() {
             importer.enter_raw();
             map.next_value_seed(RawMember { importer: &mut *importer, blob: &mut *blob, key })?;
         } else {

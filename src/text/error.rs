@@ -7,6 +7,7 @@ use crate::blob::BlobError;
 use crate::handle_map::HandleError;
 use crate::handle_map::Id;
 use crate::key::Key;
+use crate::value::ValueType;
 #[cfg(doc)]
 use crate::key::MAX_PATH_SEGMENTS;
 
@@ -99,6 +100,55 @@ pub enum JsonErrorKind {
     },
     /// The blob would pass its 4 GiB limit.
     Blob(BlobError),
+    /// A reserved member of an entity's top level (`$id`, `$prototype`, `$abstract`,
+    /// `$remove`, `$relative`, `$proportional`: see [the module docs](crate::text#prototypes))
+    /// holding what it cannot.
+    Reserved {
+        /// The member.
+        member: &'static str,
+        /// What it holds.
+        expected: &'static str,
+    },
+    /// `$prototype`, `$relative` or `$proportional` where there is no prototype to read: in a
+    /// blob import, or (the number sugar) in an entity without a `$prototype`.
+    NeedsStore {
+        /// The member.
+        member: &'static str,
+    },
+    /// `$prototype` names no `$id` of the document or of the store.
+    UnknownPrototype {
+        /// The name.
+        name: String,
+    },
+    /// A second entity with the same `$id`.
+    DuplicateId {
+        /// The name.
+        id: String,
+        /// Where the first is: a JSON Pointer of the document (`/3`), or a store's entity
+        /// (`entity 2v0t1`).
+        first: String,
+    },
+    /// Prototype links that come back to where they started.
+    PrototypeCycle {
+        /// The `$id` of the entity where the cycle closes (or its position, `/3`).
+        id: String,
+        /// The entities on the cycle.
+        len: usize,
+    },
+    /// A chain of prototypes longer than the store takes.
+    ChainTooLong {
+        /// The prototypes above the entity.
+        len: usize,
+        /// The most an entity may have.
+        limit: usize,
+    },
+    /// `$relative` or `$proportional` for a key the prototype holds no number at.
+    NoBaseNumber {
+        /// The member (`$relative` or `$proportional`).
+        member: &'static str,
+        /// What the prototype holds there, if anything.
+        found: Option<ValueType>,
+    },
     /// A member nested deeper than a key's name may be: its path has `segments` member names,
     /// past `limit` ([`MAX_PATH_SEGMENTS`]).
     TooDeep {
@@ -173,6 +223,34 @@ impl fmt::Display for JsonErrorKind {
                 )
             }
             JsonErrorKind::Blob(e) => e.fmt(f),
+            JsonErrorKind::Reserved { member, expected } => {
+                write!(f, "{member} must be {expected}")
+            }
+            JsonErrorKind::NeedsStore { member } => write!(
+                f,
+                "{member} needs a prototype: it is read by a store import, in an entity with \
+                 a $prototype"
+            ),
+            JsonErrorKind::UnknownPrototype { name } => {
+                write!(f, "no entity has the $id {:?}", Shortened(name).to_string())
+            }
+            JsonErrorKind::DuplicateId { id, first } => {
+                write!(f, "the $id {:?} is taken, by {first}", Shortened(id).to_string())
+            }
+            JsonErrorKind::PrototypeCycle { id, len } => write!(
+                f,
+                "the prototype chain of {:?} comes back to it, through {len} {}",
+                Shortened(id).to_string(),
+                if *len == 1 { "entity" } else { "entities" }
+            ),
+            JsonErrorKind::ChainTooLong { len, limit } => write!(
+                f,
+                "the entity would have {len} prototypes above it, past the limit of {limit}"
+            ),
+            JsonErrorKind::NoBaseNumber { member, found } => {
+                let found = found.map_or("nothing".to_owned(), |ty| format!("a {ty}"));
+                write!(f, "{member} needs a number in the prototype, which holds {found} here")
+            }
             JsonErrorKind::TooDeep { segments, limit } => {
                 write!(f, "the path has {segments} segments, past the limit of {limit}")
             }
@@ -219,6 +297,14 @@ pub enum ExportError {
         /// The float.
         value: f32,
     },
+    /// An instance whose prototype has no `$id`: the export has no name to write in its
+    /// `$prototype` (give the prototype a `$id`, or export flattened).
+    UnnamedPrototype {
+        /// The instance.
+        entity: Option<Id>,
+        /// Its prototype.
+        prototype: Id,
+    },
     /// The entity holds nothing at or under the path.
     NoPath {
         /// The entity.
@@ -236,6 +322,14 @@ impl fmt::Display for ExportError {
             ExportError::NotFinite { entity: id, key, value } => {
                 let (id, key) = (entity(id), Shortened(key));
                 write!(f, "{id}{key} is {}, which JSON has no number for", JsonF32(*value))
+            }
+            ExportError::UnnamedPrototype { entity, prototype } => {
+                let entity = entity.map(|id| format!("entity {id}: ")).unwrap_or_default();
+                write!(
+                    f,
+                    "{entity}its prototype {prototype} has no $id to name it by (set one, or \
+                     export flattened)"
+                )
             }
             ExportError::NoPath { entity: Some(id), path } => {
                 write!(f, "entity {id} holds nothing at {}", Shortened(path))

@@ -13,6 +13,7 @@ use crate::names::{self, KeyNames};
 use crate::value::Value;
 
 use super::error::{JsonError, JsonErrorKind};
+use super::link::Links;
 use super::number::{self, Fit, JsonF32, JsonF64};
 use super::options::ImportReport;
 
@@ -74,6 +75,8 @@ pub(crate) struct Importer {
     /// The raw keys (top-level members `#xxxxxxxx`) the entity being read set, cleared after
     /// it. Hashed with a random seed: the keys come from the document.
     pub(crate) raw: HashSet<Key>,
+    /// What the document says of prototypes (`link.rs`).
+    pub(crate) links: Links,
 }
 
 impl Importer {
@@ -146,7 +149,7 @@ impl Importer {
     /// The raw key the member just read names: an entity's top-level member `#` and 8 hex
     /// digits, as [`Key`]'s `FromStr` reads one. Deeper, such a member is a name.
     pub(super) fn raw_member(&self) -> Option<Key> {
-        if self.levels.is_empty() { crate::key::raw_label(&self.segment) } else { None }
+        if self.levels.is_empty() && self.links.sugar.is_none() { crate::key::raw_label(&self.segment) } else { None }
     }
 
     /// A path (at `node`, named, claimed by this entity) whose key this entity set as a raw
@@ -212,6 +215,23 @@ impl Importer {
         Err(self.fail(JsonErrorKind::DuplicatePath(path)))
     }
 
+    /// Claims `node` (the current path) for a value of this entity, names its key, and
+    /// returns the key: a key named by another path (in this entity, or in the store) is a
+    /// collision, as is a raw key of this entity.
+    pub(super) fn name_claimed<E: de::Error>(&mut self, node: u32) -> Result<Key, E> {
+        self.claim(node)?;
+        let key = match self.names.name(node) {
+            Ok(key) => key,
+            Err(other) => {
+                let key = self.names.key(node);
+                let (first, second) = self.names.collision_paths(other, node);
+                return Err(self.fail(JsonErrorKind::KeyCollision { first, second, key }));
+            }
+        };
+        self.raw_collision(node)?;
+        Ok(key)
+    }
+
     /// Opens the object at `node` (the current path): later members are its children.
     pub(super) fn open_object<E: de::Error>(&mut self, node: u32) -> Result<(), E> {
         self.claim(node)?;
@@ -228,16 +248,8 @@ impl Importer {
         node: u32,
         value: Value<'_>,
     ) -> Result<(), E> {
-        self.claim(node)?;
-        let key = match self.names.name(node) {
-            Ok(key) => key,
-            Err(other) => {
-                let key = self.names.key(node);
-                let (first, second) = self.names.collision_paths(other, node);
-                return Err(self.fail(JsonErrorKind::KeyCollision { first, second, key }));
-            }
-        };
-        self.raw_collision(node)?;
+        let key = self.name_claimed(node)?;
+        self.sugar(key, value)?;
         // A key no other path of the entity holds, and this path is claimed once: the blob
         // does not hold it yet.
         blob.push(key, value).map_err(|e| self.fail(JsonErrorKind::Blob(e)))

@@ -68,6 +68,73 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! # Prototypes
+//!
+//! An entity's top level may hold six members of its own (deeper, and any other `$` name such
+//! as `$schema`, are names like any other):
+//!
+//! - `"$id": "orc"`: the entity's stable name, by which instances name it. Stored as the
+//!   string key `$id` ([`ID_KEY`]) of its own blob, so it lives in saves, diffs and merges as
+//!   any key does. One entity of a store has a given `$id`: an import refuses a second.
+//! - `"$prototype": "orc"`: the entity is an instance of the entity whose `$id` that is, in
+//!   the same document (before or after it) or in the store already. Not a key: it is the
+//!   store's link ([`Store::prototype`](crate::Store::prototype)).
+//! - `"$abstract": true`: a base that only lends its values, stored as the key `$abstract`
+//!   ([`ABSTRACT_KEY`]). It is an entity like any other to the library; what leaves it out
+//!   is a listing: `datacomp list` and `datacomp query` (unless `--all`) and an export of
+//!   every entity flattened.
+//! - `"$remove": ["status_effects.poisoned", "/a.b/c"]`: keys the instance does not inherit
+//!   (tombstones), each a dotted path, a JSON Pointer or a raw `#1a2b3c4d`. A `null` is a
+//!   value (of a lenient import), not a removal.
+//! - `"$relative": {"stats": {"health": 10}}` and `"$proportional": {"stats": {"armor":
+//!   1.5}}`: numbers added to, or multiplied with, the number the prototype holds at that key
+//!   (through its chain). They are resolved once, by the import: the instance stores the
+//!   result as its own value, which does not follow a later change of the prototype's, and
+//!   exports write the result.
+//!
+//! `$id` and `$abstract` belong to the entity that holds them: an instance reads them through
+//! its prototype as any key ([`Store::resolved`](crate::Store::resolved)), but a flattened
+//! export and `datacomp flatten` do not copy them into it.
+//!
+//! The links are resolved when the whole document has been read, before anything reaches the
+//! store: O(n) in the document's entities and the store's (one hash map of names). An
+//! unknown name ([`JsonErrorKind::UnknownPrototype`]), a `$id` taken
+//! ([`JsonErrorKind::DuplicateId`]), a cycle ([`JsonErrorKind::PrototypeCycle`]), a chain of
+//! more than [`MAX_CHAIN`](crate::store::MAX_CHAIN) prototypes above an entity
+//! ([`JsonErrorKind::ChainTooLong`]), a number the prototype does not hold
+//! ([`JsonErrorKind::NoBaseNumber`]) fail the import, which changes nothing, with the path,
+//! line and column of the member at fault.
+//!
+//! An export writes an instance as what it stores: `$prototype` first (its prototype's
+//! `$id`: a prototype without one is [`ExportError::UnnamedPrototype`]), its own values, and
+//! `$remove` last; [`ExportOptions::flatten`] writes each entity whole instead. Either way
+//! the document imports back into an equal store.
+//!
+//! ```
+//! use datacomp::{ExportOptions, ImportOptions, Store};
+//!
+//! let mut store = Store::new();
+//! let text = r#"[
+//!     {"$prototype": "goblin", "name": "Snaga", "$remove": ["flags.poisoned"]},
+//!     {"$id": "goblin", "$abstract": true, "stats": {"health": 7}, "flags": {"poisoned": true}},
+//!     {"$prototype": "goblin", "name": "Grishnak", "$relative": {"stats": {"health": 2}}}
+//! ]"#;
+//! let ids = store.import(text, &ImportOptions::strict())?.ids;
+//! assert_eq!(store.prototype(ids[0]), Some(ids[1]));
+//! let snaga = store.resolved(ids[0]).unwrap();
+//! assert_eq!((snaga.get_float("stats.health"), snaga.get_bool("flags.poisoned")), (Some(7.0), None));
+//! assert_eq!(store.resolved(ids[2]).unwrap().get_float("stats.health"), Some(9.0));
+//! assert_eq!(
+//!     store.export(ids[0], &ExportOptions::json())?,
+//!     r#"{"$prototype":"goblin","name":"Snaga","$remove":["flags.poisoned"]}"#
+//! );
+//! assert_eq!(
+//!     store.export(ids[2], &ExportOptions::json().flatten(true))?,
+//!     r#"{"name":"Grishnak","stats":{"health":9},"flags":{"poisoned":true}}"#
+//! );
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! # Where the code is
 //!
 //! - `options.rs`, `error.rs`: the options, reports and errors of import and export.
@@ -77,6 +144,7 @@
 //! - `write.rs`: an entity's tree and the JSON writer; `plan.rs`: export plans, an entity's
 //!   JSON without its values, made once per key layout.
 //! - `number.rs`: numbers as JSON holds them ([`JsonF32`]).
+//! - `link.rs`: prototypes: the reserved members, and the links resolved after a read.
 //! - `store.rs`: the store's import and exports, built on its public API and a few
 //!   crate-internal accessors.
 //! - `sjson/`: the SJSON reader and writer.
@@ -95,6 +163,8 @@ mod error;
 #[cfg(feature = "json")]
 mod importer;
 #[cfg(feature = "json")]
+mod link;
+#[cfg(feature = "json")]
 mod number;
 #[cfg(feature = "json")]
 mod options;
@@ -112,6 +182,8 @@ mod write;
 
 #[cfg(feature = "json")]
 pub use error::{ExportError, JsonError, JsonErrorKind};
+#[cfg(feature = "json")]
+pub use link::{ABSTRACT_KEY, ID_KEY};
 #[cfg(feature = "json")]
 pub use number::JsonF32;
 #[cfg(feature = "json")]

@@ -184,6 +184,8 @@ pub struct ExportOptions {
     pub(crate) pretty: bool,
     /// Write a NaN or infinity as `null` (which does not read back) instead of refusing it.
     pub(crate) lossy: bool,
+    /// Write each entity's resolved values, without its prototype link.
+    pub(crate) flatten: bool,
 }
 
 impl ExportOptions {
@@ -200,7 +202,7 @@ impl ExportOptions {
     /// ```
     #[must_use]
     pub const fn json() -> ExportOptions {
-        ExportOptions { format: TextFormat::Json, pretty: false, lossy: false }
+        ExportOptions { format: TextFormat::Json, pretty: false, lossy: false, flatten: false }
     }
 
     /// SJSON, refusing a NaN or infinity: one member a line, unquoted names where they are
@@ -218,7 +220,7 @@ impl ExportOptions {
     /// ```
     #[must_use]
     pub const fn sjson() -> ExportOptions {
-        ExportOptions { format: TextFormat::Sjson, pretty: false, lossy: false }
+        ExportOptions { format: TextFormat::Sjson, pretty: false, lossy: false, flatten: false }
     }
 
     /// These options with JSON laid out one member a line, indented two spaces a level as
@@ -251,6 +253,39 @@ impl ExportOptions {
     #[must_use]
     pub const fn non_finite_as_null(self) -> ExportOptions {
         ExportOptions { lossy: true, ..self }
+    }
+
+    /// These options writing, when `flatten`, each entity whole: every value it reads through
+    /// its prototypes, as its own, without `$prototype` or `$remove`; an export of every
+    /// entity then leaves out the abstract ones (`"$abstract": true`), which only lend their
+    /// values. `$id` and `$abstract` are written only by the entity that holds them. Without
+    /// it (the default), an instance is written as what it stores: its overrides, the
+    /// `$prototype` it reads the rest from, and the keys it removes (`$remove`); see
+    /// [the module docs](crate::text#prototypes).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{ExportOptions, ImportOptions, Store};
+    ///
+    /// let mut store = Store::new();
+    /// let text = r#"[{"$id": "orc", "hp": 30, "armor": 4}, {"$prototype": "orc", "hp": 45}]"#;
+    /// let ids = store.import(text, &ImportOptions::strict())?.ids;
+    /// assert_eq!(store.export(ids[1], &ExportOptions::json())?, r#"{"$prototype":"orc","hp":45}"#);
+    /// let flat = ExportOptions::json().flatten(true);
+    /// assert!(flat.is_flatten());
+    /// assert_eq!(store.export(ids[1], &flat)?, r#"{"hp":45,"armor":4}"#);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub const fn flatten(self, flatten: bool) -> ExportOptions {
+        ExportOptions { flatten, ..self }
+    }
+
+    /// Whether each entity is written whole, through its prototypes.
+    #[must_use]
+    pub const fn is_flatten(&self) -> bool {
+        self.flatten
     }
 
     /// The format written.

@@ -6,19 +6,22 @@
 
 use std::borrow::Cow;
 
-use crate::blob::BlobError;
-use crate::blob::BlobRef;
+use zerocopy::IntoBytes;
+
+use crate::blob::{Blob, BlobError, BlobRef};
 use crate::blob::bulk::Builder;
 use crate::handle_map::Id;
 use crate::key::{Key, KeyPath};
 use crate::names;
-use crate::store::{ArenaFull, Store};
+use crate::store::{ArenaFull, Resolved, Store};
 use crate::text::TextFormat;
+use crate::value::{Value, ValueType};
 
 use super::entity::Entity;
 use super::error::{ExportError, JsonError, JsonErrorKind};
 use super::importer::{Importer, ReadError, Staging};
-use super::options::{ExportOptions, ImportOptions, Imported};
+use super::link::{self, Links, Target};
+use super::options::{ExportOptions, ImportOptions, ImportReport, Imported};
 use super::plan::{self, NotFinite, Plans};
 use super::read::{read_json, read_with_extremes, sjson_as_written, without_bom};
 use super::sjson;
@@ -131,6 +134,12 @@ impl Store {
     /// ```
     pub fn export(&self, id: Id, options: &ExportOptions) -> Result<String, ExportError> {
         let blob = self.try_get(id).map_err(ExportError::Handle)?;
+        if options.flatten {
+            return write_flat(self, id, *options);
+        }
+        if is_linked(self, Some(id), blob) {
+            return write_linked(self, Some(id), blob, *options);
+        }
         write_entity(self, blob, *options).map_err(|(key, x)| not_finite(self, Some(id), key, x))
     }
 
@@ -178,6 +187,9 @@ impl Store {
             return Ok("[]".to_owned());
         }
         let checked = !options.lossy;
+        if options.flatten {
+            return write_all_flat(self, *options);
+        }
         match options.format {
             TextFormat::Json => write_all_planned(self, options.pretty, checked),
             TextFormat::Sjson => {
@@ -229,7 +241,9 @@ impl Store {
         options: &ExportOptions,
     ) -> Result<String, ExportError> {
         let path = KeyPath::pointer(path).unwrap_or_else(|| KeyPath::dotted(path));
-        let blob = self.try_get(id).map_err(ExportError::Handle)?;
+        let own = self.try_get(id).map_err(ExportError::Handle)?;
+        let flat = if options.flatten { Some(flat_blob(self, id)?) } else { None };
+        let blob = flat.as_ref().map_or(own, Blob::as_blob_ref);
         let names = self.names();
         let check = |key, value| match check_finite(value) {
             Err(x) if !options.lossy => Err(not_finite(self, Some(id), key, x)),
@@ -239,7 +253,9 @@ impl Store {
         tree.clear();
         let key = path.key();
         let node = names.named(key).filter(|&n| names.is_path(n, &path));
-        if let Some(value) = blob.get(key).filter(|_| node.is_some()) {
+        // A removed inherited key is not held.
+        let held = blob.get(key).filter(|&value| node.is_some() && !write::is_tombstone(value));
+        if let Some(value) = held {
             check(key, value)?;
             tree.nodes[ROOT as usize].leaf = Some(value);
         } else {
@@ -249,6 +265,9 @@ impl Store {
             let mut found = false;
             for (key, value) in blob {
                 let Some((top, node)) = top.zip(names.named(key)) else { continue };
+                if write::is_tombstone(value) {
+                    continue;
+                }
                 if !names.is_under(node, top) {
                     continue;
                 }
@@ -321,7 +340,149 @@ pub fn export_blob(
     blob: BlobRef<'_>,
     options: &ExportOptions,
 ) -> Result<String, ExportError> {
+    if is_linked(store, None, blob) {
+        return write_linked(store, None, blob, *options);
+    }
     write_entity(store, blob, *options).map_err(|(key, x)| not_finite(store, None, key, x))
+}
+
+/// Whether the entity (`blob`, of `id` if it is the store's) has a prototype or removes an
+/// inherited key: then it is written with `$prototype` and `$remove`, from its tree (an
+/// export plan writes an entity's own members only).
+fn is_linked(store: &Store, id: Option<Id>, blob: BlobRef<'_>) -> bool {
+    if id.is_some_and(|id| store.prototype(id).is_some()) {
+        return true;
+    }
+    // The tags, after the keys in the layout words: a byte search.
+    let n = blob.len();
+    plan::layout_words(blob)[n..].as_bytes()[..n].contains(&(ValueType::Tombstone as u8))
+}
+
+/// Adds to the tree of an entity (`blob`, of `id` if it is the store's) the members an
+/// export writes besides its keys: `$prototype` first, the `$id` of its prototype, and
+/// `$remove` last, the keys it removes from what it inherits.
+///
+/// # Errors
+///
+/// [`ExportError::UnnamedPrototype`] if the prototype has no `$id` to name it by.
+fn add_links<'a>(
+    tree: &mut Tree<'a>,
+    store: &'a Store,
+    id: Option<Id>,
+    blob: BlobRef<'a>,
+) -> Result<(), ExportError> {
+    if let Some((id, prototype)) = id.and_then(|id| store.prototype(id).map(|p| (id, p))) {
+        let name = store.get(prototype).and_then(|base| base.get_str(link::ID_KEY));
+        let name =
+            name.ok_or(ExportError::UnnamedPrototype { entity: Some(id), prototype })?;
+        tree.push_first(ROOT, "$prototype", Value::Str(name));
+    }
+    let mut removed = blob.iter().filter(|(_, value)| write::is_tombstone(*value)).peekable();
+    if removed.peek().is_some() {
+        tree.push_strings(ROOT, "$remove", removed.map(|(key, _)| store.key_label(key).into_owned()));
+    }
+    Ok(())
+}
+
+/// An entity with a prototype or removed keys (see [`is_linked`]), as `options` say.
+fn write_linked(
+    store: &Store,
+    id: Option<Id>,
+    blob: BlobRef<'_>,
+    options: ExportOptions,
+) -> Result<String, ExportError> {
+    let mut tree = Tree::for_names(store.names(), false);
+    if let (false, Some((key, x))) = (options.lossy, tree.build(store.names(), blob)) {
+        return Err(not_finite(store, id, key, x));
+    }
+    add_links(&mut tree, store, id, blob)?;
+    let mut out = Vec::with_capacity(blob.byte_len() * 2);
+    write_tree(&tree, options, &mut out);
+    Ok(into_string(out))
+}
+
+/// One entity's tree as `options` say: JSON, or an SJSON document.
+fn write_tree(tree: &Tree<'_>, options: ExportOptions, out: &mut Vec<u8>) {
+    match options.format {
+        TextFormat::Json => tree.write(options.pretty, 0, out),
+        TextFormat::Sjson => sjson::write::write_entity(tree, out),
+    }
+}
+
+/// What the entity `id` reads through its prototypes, as [`ExportOptions::flatten`] writes
+/// it: every value but the inherited `$id` and `$abstract`, which belong to the entity that
+/// holds them. Empty if `id` is not live.
+fn flat_entries(store: &Store, id: Id) -> impl Iterator<Item = (Key, Value<'_>)> {
+    let inherited_mark = |key: Key| key == link::ID_KEY || key == link::ABSTRACT_KEY;
+    store
+        .resolved(id)
+        .into_iter()
+        .flat_map(Resolved::iter)
+        .filter(move |&(key, _, from)| from == id || !inherited_mark(key))
+        .map(|(key, value, _)| (key, value))
+}
+
+/// The entity `id` whole ([`flat_entries`]), as a blob of its own.
+fn flat_blob(store: &Store, id: Id) -> Result<Blob, ExportError> {
+    store.try_get(id).map_err(ExportError::Handle)?;
+    let entries: Vec<(Key, Value<'_>)> = flat_entries(store, id).collect();
+    let mut blob = Blob::new();
+    blob.try_set_all(&entries).expect("INVARIANT: values read from valid blobs fit a blob");
+    Ok(blob)
+}
+
+/// The entity `id` whole ([`flat_entries`]) as `options` say.
+fn write_flat(store: &Store, id: Id, options: ExportOptions) -> Result<String, ExportError> {
+    let own = store.try_get(id).map_err(ExportError::Handle)?;
+    let mut tree = Tree::for_names(store.names(), false);
+    let len = own.len();
+    if let (false, Some((key, x))) =
+        (options.lossy, tree.build_entries(store.names(), len, flat_entries(store, id)))
+    {
+        return Err(not_finite(store, Some(id), key, x));
+    }
+    let mut out = Vec::with_capacity(own.byte_len() * 2);
+    write_tree(&tree, options, &mut out);
+    Ok(into_string(out))
+}
+
+/// Every entity but the abstract ones, whole (see [`ExportOptions::flatten`]), as one
+/// document of `options`' format.
+fn write_all_flat(store: &Store, options: ExportOptions) -> Result<String, ExportError> {
+    let json = options.format == TextFormat::Json;
+    let [open, separator, close]: [&[u8]; 3] = match (json, options.pretty) {
+        (true, true) => [b"[\n  ", b",\n  ", b"\n]"],
+        (true, false) => [b"[", b",", b"]"],
+        (false, _) => [b"[\n", b"", b"]"],
+    };
+    let mut out = Vec::with_capacity(store.arena().len() * 4 * 2);
+    let mut tree = Tree::for_names(store.names(), true);
+    out.extend_from_slice(open);
+    let mut first = true;
+    for (id, blob) in store.iter() {
+        if blob.get_bool(link::ABSTRACT_KEY) == Some(true) {
+            continue;
+        }
+        if !std::mem::take(&mut first) {
+            out.extend_from_slice(separator);
+        }
+        let entries = flat_entries(store, id);
+        if let (false, Some((key, x))) =
+            (options.lossy, tree.build_entries(store.names(), blob.len(), entries))
+        {
+            return Err(not_finite(store, Some(id), key, x));
+        }
+        if json {
+            tree.write(options.pretty, usize::from(options.pretty), &mut out);
+        } else {
+            sjson::write::write_element(&tree, &mut out);
+        }
+    }
+    if first {
+        return Ok("[]".to_owned());
+    }
+    out.extend_from_slice(close);
+    Ok(into_string(out))
 }
 
 /// Imports the entities of `text` with `read`, which runs a reader over the text and feeds
@@ -336,40 +497,13 @@ fn import_with(
     read: impl Fn(&str, Entity<'_>) -> Result<(), ReadError>,
 ) -> Result<Imported, JsonError> {
     let mut stage = |text: &str| {
-        // A second read of the text (see `read_with_extremes`) starts from the names as they
-        // were: what the first added is taken back.
-        store.names_mut().rollback();
-        store.names_mut().begin();
-        let mut importer = Importer {
-            lenient: options.lenient,
-            exact: options.exact,
-            names: std::mem::take(store.names_mut()),
-            ..Importer::default()
-        };
-        let mut staging = Staging::default();
-        let mut unused = Builder::default();
-        let top =
-            Entity { importer: &mut importer, blob: &mut unused, staging: Some(&mut staging) };
-        let read = read(text, top);
-        let room = store.check_room(staging.arena.len());
-        let fits = |()| {
-            room.map_err(|ArenaFull { required }| {
-                let kind = JsonErrorKind::Blob(BlobError::TooLarge { required });
-                JsonError { kind, path: String::new(), line: text.lines().count(), column: 1 }
-            })
-        };
-        let read = read.map_err(|e| importer.error(&e)).and_then(fits);
-        importer.release_claims();
-        if let Err(error) = read {
-            // Nothing of a failed import stays: not even the names it met.
-            importer.names.rollback();
-            *store.names_mut() = importer.names;
-            return Err(error);
+        let (mut staging, report, saw_zero, links) = stage_once(store, text, options, &read, None)?;
+        match link::resolve(store, &mut staging, &links) {
+            Ok(resolved) => Ok(((staging, report, resolved), saw_zero)),
+            Err(unresolved) => Err(place(store, text, options, &read, unresolved)),
         }
-        *store.names_mut() = importer.names;
-        Ok(((staging, importer.report), importer.saw_zero))
     };
-    let (staging, report) = if extremes {
+    let (staging, report, resolved) = if extremes {
         read_with_extremes(text, stage)?
     } else {
         stage(text).map_err(|e| sjson_as_written(text, e))?.0
@@ -383,7 +517,85 @@ fn import_with(
     let ids = store
         .append_packed(arena, &spans)
         .expect("INVARIANT: the staged words were checked to fit before the names were kept");
+    // Bases before their instances, each link checked by `resolve` as the store checks it.
+    for (entity, target) in resolved.links {
+        let prototype = match target {
+            Target::Document(base) => ids[base as usize],
+            Target::Store(base) => base,
+        };
+        store
+            .set_prototype(ids[entity as usize], Some(prototype))
+            .expect("INVARIANT: the links were checked as the store checks them");
+    }
     Ok(Imported { ids, report })
+}
+
+/// Reads `text` with `read` into a staging area, into the store's names (begun, not
+/// committed: on an error they are taken back), stopping at `fail_at` if it is given: the
+/// one reading of a store import. Gives back the entities, the report, whether a zero was met
+/// (see `read_with_extremes`) and the links the document gave.
+fn stage_once(
+    store: &mut Store,
+    text: &str,
+    options: ImportOptions,
+    read: &impl Fn(&str, Entity<'_>) -> Result<(), ReadError>,
+    fail_at: Option<link::Unresolved>,
+) -> Result<(Staging, ImportReport, bool, Links), JsonError> {
+    // A second read of the text (see `read_with_extremes`) starts from the names as they
+    // were: what the first added is taken back.
+    store.names_mut().rollback();
+    store.names_mut().begin();
+    let mut importer = Importer {
+        lenient: options.lenient,
+        exact: options.exact,
+        names: std::mem::take(store.names_mut()),
+        ..Importer::default()
+    };
+    importer.links.store = true;
+    importer.links.fail_at = fail_at;
+    let mut staging = Staging::default();
+    let mut unused = Builder::default();
+    let top = Entity { importer: &mut importer, blob: &mut unused, staging: Some(&mut staging) };
+    let read = read(text, top);
+    let room = store.check_room(staging.arena.len());
+    let fits = |()| {
+        room.map_err(|ArenaFull { required }| {
+            let kind = JsonErrorKind::Blob(BlobError::TooLarge { required });
+            JsonError { kind, path: String::new(), line: text.lines().count(), column: 1 }
+        })
+    };
+    let read = read.map_err(|e| importer.error(&e)).and_then(fits);
+    importer.release_claims();
+    if let Err(error) = read {
+        // Nothing of a failed import stays: not even the names it met.
+        importer.names.rollback();
+        *store.names_mut() = importer.names;
+        return Err(error);
+    }
+    *store.names_mut() = importer.names;
+    Ok((staging, importer.report, importer.saw_zero, importer.links))
+}
+
+/// The error of links that do not hold (`unresolved`), placed: the text is read again,
+/// stopping at the member the error is about, whose line and column the reader gives. The
+/// names the reads met are taken back.
+fn place(
+    store: &mut Store,
+    text: &str,
+    options: ImportOptions,
+    read: &impl Fn(&str, Entity<'_>) -> Result<(), ReadError>,
+    unresolved: link::Unresolved,
+) -> JsonError {
+    let (entity, _, kind) = unresolved.clone();
+    match stage_once(store, text, options, read, Some(unresolved)) {
+        Err(error) => error,
+        Ok(_) => {
+            // The second read met the member the first did: it cannot get past it. Should it
+            // all the same, the error names the entity without a place in the text.
+            store.names_mut().rollback();
+            JsonError { kind, path: format!("/{entity}"), line: 0, column: 0 }
+        }
+    }
 }
 
 /// One entity as `options` say, or its first NaN or infinity (key order) when they refuse
@@ -491,6 +703,15 @@ fn write_all_planned(store: &Store, pretty: bool, checked: bool) -> Result<Strin
         if i > 0 {
             out.extend_from_slice(separator);
         }
+        if is_linked(store, Some(id), blob) {
+            // `$prototype` and `$remove` besides its keys: from its tree, with no plan.
+            if let (true, Some((key, x))) = (checked, tree.build(store.names(), blob)) {
+                return Err(not_finite(store, Some(id), key, x));
+            }
+            add_links(&mut tree, store, Some(id), blob)?;
+            tree.write(pretty, depth, &mut out);
+            continue;
+        }
         if !plans.looking() {
             if let (true, Some((key, x))) = (checked, tree.build(store.names(), blob)) {
                 return Err(not_finite(store, Some(id), key, x));
@@ -539,6 +760,7 @@ fn write_all_with(
         if let (true, Some((key, x))) = (checked, tree.build(store.names(), blob)) {
             return Err(not_finite(store, Some(id), key, x));
         }
+        add_links(&mut tree, store, Some(id), blob)?;
         write(&tree, &mut out);
     }
     out.extend_from_slice(close);

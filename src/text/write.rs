@@ -231,6 +231,40 @@ impl<'a> Tree<'a> {
         node
     }
 
+    /// Adds a member holding `value` before the first member of `object`, and returns it.
+    pub(crate) fn push_first(&mut self, object: u32, name: &'a str, value: Value<'a>) -> u32 {
+        let first = self.nodes[object as usize].first;
+        let node = self.push_member(object, Cow::Borrowed(name), Some((value, NO_NODE)), NO_NODE);
+        if first != NO_NODE {
+            // Unlinked from the end, linked at the start.
+            let mut last = first;
+            while self.nodes[last as usize].next != node {
+                last = self.nodes[last as usize].next;
+            }
+            self.nodes[last as usize].next = NO_NODE;
+            let parent = &mut self.nodes[object as usize];
+            (parent.first, parent.last) = (node, last);
+            self.nodes[node as usize].next = first;
+        }
+        node
+    }
+
+    /// Adds an array of strings named `name` after the last member of `object`: each string
+    /// an element, held as the element's name (see [`write_leaf`]).
+    pub(crate) fn push_strings(
+        &mut self,
+        object: u32,
+        name: &'a str,
+        strings: impl IntoIterator<Item = String>,
+    ) {
+        let array = self.push_member(object, Cow::Borrowed(name), None, NO_NODE);
+        self.nodes[array as usize].array = true;
+        for string in strings {
+            let leaf = Some((Value::Tombstone, NO_NODE));
+            self.push_member(array, Cow::Owned(string), leaf, NO_NODE);
+        }
+    }
+
     /// Puts `value` (blob entry `entry`) at the path of name-tree node `node` below `top` (the root, or the node
     /// whose object is exported), creating objects on the way (from the nearest one placed
     /// already). Returns the tree node of the value, or `None`, changing nothing, where the
@@ -279,11 +313,26 @@ impl<'a> Tree<'a> {
     /// store's keys), and returns the first float JSON has no number for (NaN, infinity), if
     /// any. O(the keys and the path nodes they need), with no recursion.
     pub(crate) fn build(&mut self, names: &'a KeyNames, blob: BlobRef<'a>) -> Option<(Key, f32)> {
+        self.build_entries(names, blob.len(), blob)
+    }
+
+    /// [`build`](Tree::build) from any `len` entries (with unique keys), such as what an
+    /// entity reads through its prototypes.
+    pub(crate) fn build_entries(
+        &mut self,
+        names: &'a KeyNames,
+        len: usize,
+        entries: impl IntoIterator<Item = (Key, Value<'a>)>,
+    ) -> Option<(Key, f32)> {
         self.clear();
         // A node a key, the root, and the objects on the way (grown as met).
-        self.nodes.reserve(blob.len() + 1);
+        self.nodes.reserve(len + 1);
         let mut not_finite = None;
-        for (entry, (key, value)) in (0..).zip(blob) {
+        for (entry, (key, value)) in (0..).zip(entries) {
+            // A removed inherited key is not a member: the export lists it under `$remove`.
+            if is_tombstone(value) {
+                continue;
+            }
             // Checked as the tree is built: no second pass over the values.
             if not_finite.is_none() {
                 not_finite = check_finite(value).err().map(|x| (key, x));
@@ -362,7 +411,9 @@ impl<'a> Tree<'a> {
     /// Iterative: a path of any depth writes without recursion.
     pub(crate) fn write(&self, pretty: bool, depth: usize, out: &mut Vec<u8>) {
         let separator: &[u8] = if pretty { b", " } else { b"," };
-        self.write_with(pretty, depth, out, |out, _, value| write_value(out, value, separator));
+        self.write_with(pretty, depth, out, |out, node, value| {
+            write_leaf(out, &node.name, value, separator);
+        });
     }
 
     /// Writes the entity as [`write`](Tree::write) does, each value by `leaf` (given the
@@ -422,6 +473,21 @@ impl<'a> Tree<'a> {
                 open.push((node, tree_node.first));
             }
         }
+    }
+}
+
+/// Whether `value` is a tombstone: a key removed from what an instance inherits.
+pub(crate) fn is_tombstone(value: Value<'_>) -> bool {
+    value.is_tombstone()
+}
+
+/// Writes the value of a member named `name`: `value`, or, for a [`Tree::push_strings`]
+/// element (a tombstone leaf), its name as a string.
+pub(crate) fn write_leaf(out: &mut Vec<u8>, name: &str, value: Value<'_>, separator: &[u8]) {
+    if is_tombstone(value) {
+        write_str(out, name);
+    } else {
+        write_value(out, value, separator);
     }
 }
 

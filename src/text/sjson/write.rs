@@ -34,7 +34,7 @@ pub(crate) fn write_members(tree: &Tree<'_>, object: u32, depth: usize, out: &mu
         }
         match tree.leaf(node) {
             Some(value) => {
-                write_value(out, value);
+                write::write_leaf(out, tree.name(node), value, b" ");
                 out.push(b'\n');
                 next = tree.next_member(node);
             }
@@ -76,7 +76,7 @@ fn write_inline_array(tree: &Tree<'_>, array: u32, out: &mut Vec<u8>) {
     let mut member = tree.first_member(array);
     while let Some(node) = member {
         if let Some(value) = tree.leaf(node) {
-            write_value(out, value);
+            write::write_leaf(out, tree.name(node), value, b" ");
         }
         member = tree.next_member(node);
         if member.is_some() {
@@ -126,6 +126,7 @@ fn write_name(out: &mut Vec<u8>, name: &str) {
 }
 
 /// One value as the JSON export writes it, float arrays' elements separated by spaces.
+#[cfg(test)]
 fn write_value(out: &mut Vec<u8>, value: Value<'_>) {
     write::write_value(out, value, b" ");
 }
