@@ -1,4 +1,4 @@
-//! The five value types a blob stores, borrowed ([`Value`]) and owned ([`OwnedValue`]).
+//! The six value types a blob stores, borrowed ([`Value`]) and owned ([`OwnedValue`]).
 
 use std::fmt;
 
@@ -32,6 +32,12 @@ pub enum Value<'a> {
     /// `null`: the key is present and holds no value (JSON's `null`, which a lenient import
     /// keeps). It takes no bytes but its header entry.
     Null,
+    /// A tombstone (format 1.5): the key is absent here, though the entity's prototype has
+    /// it. What an instance stores to remove an inherited key
+    /// ([`Store::remove_inherited`](crate::Store::remove_inherited)); a resolved read
+    /// ([`Store::resolved`](crate::Store::resolved)) stops at it and finds nothing. Like
+    /// `Null`, it takes no bytes but its header entry.
+    Tombstone,
 }
 
 /// The type of a [`Value`], without its data.
@@ -59,6 +65,8 @@ pub enum ValueType {
     Floats = 4,
     /// [`Value::Null`] (format 1.4; tag 4 was taken by `Floats` since 1.0).
     Null = 5,
+    /// [`Value::Tombstone`] (format 1.5).
+    Tombstone = 6,
 }
 
 impl ValueType {
@@ -71,6 +79,7 @@ impl ValueType {
             3 => Some(ValueType::Str),
             4 => Some(ValueType::Floats),
             5 => Some(ValueType::Null),
+            6 => Some(ValueType::Tombstone),
             _ => None,
         }
     }
@@ -92,6 +101,7 @@ impl ValueType {
             ValueType::Str => "string",
             ValueType::Floats => "floats",
             ValueType::Null => "null",
+            ValueType::Tombstone => "tombstone",
         }
     }
 }
@@ -120,6 +130,7 @@ impl<'a> Value<'a> {
             Value::Str(_) => ValueType::Str,
             Value::Floats(_) => ValueType::Floats,
             Value::Null => ValueType::Null,
+            Value::Tombstone => ValueType::Tombstone,
         }
     }
 
@@ -195,6 +206,21 @@ impl<'a> Value<'a> {
         matches!(self, Value::Null)
     }
 
+    /// Whether this is [`Value::Tombstone`]: a key an instance removed from what it inherits.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Value;
+    ///
+    /// assert!(Value::Tombstone.is_tombstone());
+    /// assert!(!Value::Null.is_tombstone());
+    /// ```
+    #[must_use]
+    pub const fn is_tombstone(&self) -> bool {
+        matches!(self, Value::Tombstone)
+    }
+
     /// Copies the value into an [`OwnedValue`].
     ///
     /// # Examples
@@ -212,6 +238,7 @@ impl<'a> Value<'a> {
             Value::Str(s) => OwnedValue::Str(s.to_owned()),
             Value::Floats(f) => OwnedValue::Floats(f.to_vec()),
             Value::Null => OwnedValue::Null,
+            Value::Tombstone => OwnedValue::Tombstone,
         }
     }
 
@@ -235,7 +262,7 @@ impl<'a> Value<'a> {
             (Value::Floats(a), Value::Floats(b)) => {
                 a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
             }
-            (Value::Null, Value::Null) => true,
+            (Value::Null, Value::Null) | (Value::Tombstone, Value::Tombstone) => true,
             _ => false,
         }
     }
@@ -264,6 +291,8 @@ pub enum OwnedValue {
     Floats(Vec<f32>),
     /// `null`: present, with no value.
     Null,
+    /// A tombstone: absent here, though a prototype has it ([`Value::Tombstone`]).
+    Tombstone,
 }
 
 impl OwnedValue {
@@ -276,6 +305,7 @@ impl OwnedValue {
             OwnedValue::Str(s) => Value::Str(s),
             OwnedValue::Floats(f) => Value::Floats(f),
             OwnedValue::Null => Value::Null,
+            OwnedValue::Tombstone => Value::Tombstone,
         }
     }
 }
@@ -438,14 +468,14 @@ pub(crate) const fn block_bytes(ty: ValueType, len: u64) -> u64 {
     match ty {
         ValueType::Str => 4 + len.next_multiple_of(4),
         ValueType::Floats => 4 + 4 * len,
-        ValueType::Bool | ValueType::Float | ValueType::Null => 0,
+        ValueType::Bool | ValueType::Float | ValueType::Null | ValueType::Tombstone => 0,
     }
 }
 
 /// Length stored in a payload block: bytes of a string, elements of a float array.
 pub(crate) const fn payload_len(value: Value<'_>) -> u64 {
     match value {
-        Value::Bool(_) | Value::Float(_) | Value::Null => 0,
+        Value::Bool(_) | Value::Float(_) | Value::Null | Value::Tombstone => 0,
         Value::Str(s) => s.len() as u64,
         Value::Floats(f) => f.len() as u64,
     }

@@ -101,7 +101,7 @@ pub(crate) fn write_entries<'v>(
         let raw = match value {
             Value::Bool(b) => u32::from(b),
             Value::Float(f) => f.to_bits(),
-            Value::Null => 0,
+            Value::Null | Value::Tombstone => 0,
             Value::Str(_) | Value::Floats(_) => {
                 top -= block_bytes(ty, payload_len(value)) as usize / 4;
                 layout::write_payload(dst, top * 4, value);
@@ -154,7 +154,7 @@ impl Builder {
         let raw = match value {
             Value::Bool(b) => u32::from(b),
             Value::Float(f) => f.to_bits(),
-            Value::Null => 0,
+            Value::Null | Value::Tombstone => 0,
             Value::Str(_) | Value::Floats(_) => {
                 let at = self.payload.len();
                 self.payload.resize(at + block as usize / 4, 0);

@@ -97,6 +97,16 @@ pub enum BlobError {
         /// The 32-bit value found.
         raw: u32,
     },
+    /// A tombstone ([`ValueType::Tombstone`](crate::ValueType::Tombstone), format 1.5) whose
+    /// 32-bit header value is not 0: like a null, it has one form.
+    InvalidTombstone {
+        /// Position of the entry in the header.
+        index: usize,
+        /// The entry's key.
+        key: Key,
+        /// The 32-bit value found.
+        raw: u32,
+    },
     /// A string or float array whose bytes are not all inside the payload region, or whose
     /// offset is not 4-aligned.
     PayloadOutOfBounds {
@@ -213,6 +223,9 @@ impl fmt::Display for BlobError {
             }
             BlobError::InvalidNull { index, key, raw } => {
                 write!(f, "entry {index} (key {key}): null stored as {raw}, not 0")
+            }
+            BlobError::InvalidTombstone { index, key, raw } => {
+                write!(f, "entry {index} (key {key}): tombstone stored as {raw}, not 0")
             }
             BlobError::PayloadOutOfBounds { index, key, offset, end, payload_start, byte_len } => {
                 write!(

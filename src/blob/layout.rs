@@ -211,7 +211,7 @@ pub(crate) fn lookup_shape(w: &[u32], key: Key) -> Option<(u8, u32, Shape)> {
 pub(super) fn block(w: &[u32], i: usize) -> Option<(usize, usize)> {
     let ty = tag(w, i);
     match ty {
-        ValueType::Bool | ValueType::Float | ValueType::Null => None,
+        ValueType::Bool | ValueType::Float | ValueType::Null | ValueType::Tombstone => None,
         ValueType::Str | ValueType::Floats => {
             let offset = raw_value(w, i) as usize;
             let len = u64::from(w[offset / 4]);
@@ -229,7 +229,7 @@ pub(crate) fn same_entry(a: &[u32], b: &[u32], i: usize) -> bool {
     }
     let (ra, rb) = (raw_value(a, i), raw_value(b, i));
     match ty {
-        ValueType::Bool | ValueType::Float | ValueType::Null => ra == rb,
+        ValueType::Bool | ValueType::Float | ValueType::Null | ValueType::Tombstone => ra == rb,
         ValueType::Str | ValueType::Floats => {
             let (da, db) = (ra as usize / 4, rb as usize / 4);
             let len = a[da] as usize;
@@ -296,6 +296,8 @@ pub(crate) fn decode(w: &[u32], tag: u8, raw: u32) -> Value<'_> {
         }
     } else if tag == ValueType::Null as u8 {
         Value::Null
+    } else if tag == ValueType::Tombstone as u8 {
+        Value::Tombstone
     } else {
         debug_assert_eq!(tag, ValueType::Floats as u8, "INVARIANT: validated tags");
         let data = raw as usize / 4 + 1;
@@ -579,7 +581,7 @@ pub(super) fn write_value(w: &mut [u32], i: usize, value: Value<'_>) {
     let raw = match value {
         Value::Bool(b) => u32::from(b),
         Value::Float(f) => f.to_bits(),
-        Value::Null => 0,
+        Value::Null | Value::Tombstone => 0,
         Value::Str(_) | Value::Floats(_) => {
             let bytes = block_bytes(ty, payload_len(value)) as usize;
             let offset = payload_start(w) - bytes;
@@ -612,7 +614,7 @@ pub(super) fn write_payload(w: &mut [u32], offset: usize, value: Value<'_>) {
             let floats: &[u32] = zerocopy::transmute_ref!(f);
             w[data..data + f.len()].copy_from_slice(floats);
         }
-        Value::Bool(_) | Value::Float(_) | Value::Null => {}
+        Value::Bool(_) | Value::Float(_) | Value::Null | Value::Tombstone => {}
     }
 }
 
@@ -806,7 +808,10 @@ impl Entries<'_> {
             ValueType::Null if raw != 0 => {
                 Err(BlobError::InvalidNull { index: i, key: Key::from_raw(key), raw })
             }
-            ValueType::Bool | ValueType::Float | ValueType::Null => Ok(()),
+            ValueType::Tombstone if raw != 0 => {
+                Err(BlobError::InvalidTombstone { index: i, key: Key::from_raw(key), raw })
+            }
+            ValueType::Bool | ValueType::Float | ValueType::Null | ValueType::Tombstone => Ok(()),
             ValueType::Str | ValueType::Floats => {
                 let out_of_bounds = |end: u64| BlobError::PayloadOutOfBounds {
                     index: i,

@@ -253,6 +253,34 @@ pub enum HandleError {
         /// The text as given (cut in the middle when shown).
         input: String,
     },
+    /// A prototype link refused: `prototype` is `id` or reads through it
+    /// ([`Store::set_prototype`](crate::Store::set_prototype)).
+    PrototypeCycle {
+        /// The entity given a prototype.
+        id: Id,
+        /// The prototype refused.
+        prototype: Id,
+    },
+    /// A prototype link refused: a chain would hold more than `limit`
+    /// ([`MAX_CHAIN`](crate::store::MAX_CHAIN)) prototypes above an entity.
+    PrototypeChain {
+        /// The entity given a prototype ([`Id::NULL`](crate::Id::NULL) for a new instance).
+        id: Id,
+        /// The prototype refused.
+        prototype: Id,
+        /// The prototypes the longest chain through the link would hold.
+        length: usize,
+        /// The most a chain may hold.
+        limit: usize,
+    },
+    /// An entity that is the prototype of live entities cannot be removed
+    /// ([`Store::try_remove`](crate::Store::try_remove)).
+    HasInstances {
+        /// The entity.
+        id: Id,
+        /// Its live instances (direct ones).
+        instances: u64,
+    },
 }
 
 impl fmt::Display for HandleError {
@@ -280,6 +308,29 @@ impl fmt::Display for HandleError {
                  12v3t7), or null",
                 Shortened(input)
             ),
+            HandleError::PrototypeCycle { id, prototype } if id == prototype => {
+                write!(f, "entity {id} cannot be its own prototype")
+            }
+            HandleError::PrototypeCycle { id, prototype } => write!(
+                f,
+                "entity {prototype} reads through {id}: as {id}'s prototype it would make a cycle"
+            ),
+            HandleError::PrototypeChain { id, prototype, length, limit } => {
+                let new = if id == Id::NULL { "a new instance".to_owned() } else { id.to_string() };
+                write!(
+                    f,
+                    "entity {prototype} as the prototype of {new} would make a chain of {length} \
+                     prototypes, past the limit of {limit}"
+                )
+            }
+            HandleError::HasInstances { id, instances } => {
+                let (s, them) = if instances == 1 { ("y", "it") } else { ("ies", "them") };
+                write!(
+                    f,
+                    "entity {id} is the prototype of {instances} live entit{s}: detach or relink \
+                     {them} first"
+                )
+            }
         }
     }
 }

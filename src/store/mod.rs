@@ -20,6 +20,7 @@
 mod blob_mut;
 pub(crate) mod delta;
 mod names;
+pub(crate) mod proto;
 mod track;
 
 use std::fmt;
@@ -36,9 +37,11 @@ use crate::names::KeyNames;
 #[cfg(feature = "json")]
 use crate::text::plan::PlanCache;
 use crate::value::AsValue;
+use proto::Links;
 
 pub use blob_mut::BlobMut;
 pub use delta::StorePatch;
+pub use proto::{MAX_CHAIN, Resolved};
 pub(crate) use track::Tracker;
 
 /// The handle map type id of a store's entities.
@@ -156,6 +159,10 @@ pub struct Store {
     /// kept by clones, saves, loads, deltas applied and merges; `None` for a store loaded from
     /// a save of format 1.3 or before.
     lineage: Option<u128>,
+    /// Each instance's prototype (see [`proto`]): part of the store's contents.
+    // INVARIANT: every link is between live entities, with no cycle and no chain past
+    // `MAX_CHAIN` (`Links`'s own invariant); a change of a link is stamped in `tracker`.
+    links: Links,
     // INVARIANT: every change to a slot of `index` or to its entity's bytes is stamped here
     // (`touch`), or the tracker is told that everything changed (`Tracker::touch_all`).
     tracker: Tracker,
@@ -194,6 +201,7 @@ impl Store {
             names: KeyNames::new(),
             data_version: 0,
             lineage: Some(new_lineage()),
+            links: Links::new(),
             tracker: Tracker::new(),
             #[cfg(feature = "json")]
             export_plans: PlanCache::new(),
@@ -219,6 +227,7 @@ impl Store {
             names: KeyNames::new(),
             data_version: 0,
             lineage: Some(new_lineage()),
+            links: Links::new(),
             tracker: Tracker::new(),
             #[cfg(feature = "json")]
             export_plans: PlanCache::new(),
@@ -308,6 +317,7 @@ impl Store {
             names,
             data_version,
             lineage,
+            links: Links::new(),
             tracker: Tracker::new(),
             #[cfg(feature = "json")]
             export_plans: PlanCache::new(),
@@ -525,8 +535,18 @@ impl Store {
         self.index.contains(id)
     }
 
-    /// Removes the entity of `id`; returns whether it was there. Its span becomes garbage.
+    /// Removes the entity of `id`; returns whether it was removed: `false` if it was not
+    /// there, or if it is the [prototype](Store::prototype) of live entities, which is left as
+    /// it is ([`try_remove`](Store::try_remove) says so). Its span becomes garbage.
     pub fn remove(&mut self, id: Id) -> bool {
+        if !self.links.is_empty() {
+            if self.links.instances(id) > 0 {
+                return false;
+            }
+            if self.links.prototype(id).is_some() && self.index.contains(id) {
+                self.links.set(id, None);
+            }
+        }
         let Some(rewrites) = self.index.slots_remove_rewrites(id) else {
             return false;
         };
@@ -545,6 +565,7 @@ impl Store {
     pub fn clear(&mut self) {
         self.index.clear();
         self.arena.clear();
+        self.links.clear();
         self.garbage_words = 0;
         self.tracker.touch_all();
     }
@@ -697,17 +718,19 @@ impl Store {
             names,
             data_version,
             lineage,
+            links,
             tracker: _,
             export_plans: _,
         } = source;
         #[cfg(not(feature = "json"))]
-        let Store { index, arena, garbage_words, names, data_version, lineage, tracker: _ } =
+        let Store { index, arena, garbage_words, names, data_version, lineage, links, tracker: _ } =
             source;
         self.index.clone_from(index);
         self.arena.clone_from(arena);
         self.garbage_words = *garbage_words;
         self.data_version = *data_version;
         self.lineage = *lineage;
+        self.links.clone_from(links);
         if self.names != *names {
             self.names.clone_from(names);
         }
@@ -833,11 +856,13 @@ impl Default for Store {
 
 impl PartialEq for Store {
     /// Equal when both hold the same live handles, each with equal entries (as
-    /// [`BlobRef`]'s `==`), the same key names and the same data version: the same contents,
-    /// whatever the order of entities, the arena's layout or garbage.
+    /// [`BlobRef`]'s `==`: what each stores, not what it resolves to) and the same prototype,
+    /// the same key names and the same data version: the same contents, whatever the order
+    /// of entities, the arena's layout or garbage.
     fn eq(&self, other: &Store) -> bool {
         self.len() == other.len()
             && self.data_version == other.data_version
+            && self.links == other.links
             && self.names == other.names
             && self.iter().all(|(id, blob)| other.get(id).is_some_and(|o| o == blob))
     }

@@ -501,6 +501,9 @@ pub(crate) fn write_value(out: &mut Vec<u8>, value: Value<'_>, separator: &[u8])
         Value::Float(f) => write_f32(out, f),
         Value::Str(s) => write_str(out, s),
         Value::Null => out.extend_from_slice(b"null"),
+        // FIXME(proto-text, issue 32): the text formats' spelling of a tombstone; this one
+        // reads back as an object, not as a tombstone.
+        Value::Tombstone => out.extend_from_slice(b"{\"$tombstone\":true}"),
         Value::Floats(floats) => {
             out.push(b'[');
             for (i, f) in floats.iter().enumerate() {

@@ -1,0 +1,795 @@
+//! Prototypes: an entity may read through another entity of its store, its prototype.
+//!
+//! An instance stores only its overrides. A resolved read ([`Store::resolved`]) looks in the
+//! entity's own blob, then in its prototype's, up the chain, and lends the value from
+//! whichever blob holds it: no copy, no allocation. A tombstone
+//! ([`Value::Tombstone`]) in a blob stops the lookup: the key is absent there and below.
+//!
+//! ```text
+//!  orc (prototype)            goblin (instance of orc)       resolved goblin
+//!  ┌───────────────────┐      ┌───────────────────────┐      name         "Goblin"  own
+//!  │ name   "Orc"      │ ◀─── │ name   "Goblin"       │      stats.health 30        orc
+//!  │ stats.health 30   │      │ title  (tombstone)    │      (no title: the tombstone)
+//!  │ title  "Brute"    │      └───────────────────────┘
+//!  └───────────────────┘
+//! ```
+//!
+//! # What reads what
+//!
+//! - Resolved: [`Store::resolved`] and [`Resolved`]'s reads, [`Store::flatten`],
+//!   [`Store::detach`], and the queries (`Store::find`, `Query`, `KeyCursor` over a store,
+//!   columns): a query for `stats.health < 20` sees an inherited health.
+//! - Stored (what the entity itself holds, tombstones included): [`Store::get`] and
+//!   [`BlobMut`](crate::store::BlobMut), diffs, merges, deltas, history and migrations, saves
+//!   and exports of an entity's blob. A delta or merge carries the links as the target has
+//!   them; a migration renames keys in each blob, prototypes and instances alike.
+//!
+//! # Rules
+//!
+//! - A chain holds at most [`MAX_CHAIN`] prototypes above an entity; a link that would make a
+//!   longer chain, or a cycle, is refused where it would be made ([`Store::set_prototype`],
+//!   [`Store::insert_instance`]) and is a load error in a file.
+//! - A prototype with live instances is not removed: [`Store::remove`] returns `false` and
+//!   [`Store::try_remove`] says why ([`HandleError::HasInstances`]); detach or relink the
+//!   instances first.
+//! - An entity's prototype is part of what it stores: `==`, saves, deltas and history keep it.
+
+use fxhash::FxHashMap;
+
+use super::Store;
+use crate::blob::{Blob, BlobRef, layout};
+use crate::error::Error;
+use crate::handle_map::{HandleError, Id};
+use crate::key::{AsKey, Key};
+use crate::value::{Value, ValueType};
+
+/// The most prototypes above an entity: a chain of an instance, its prototype, that one's
+/// prototype and so on holds at most this many links.
+pub const MAX_CHAIN: usize = 16;
+
+/// The store's prototype links: each instance's prototype, and each prototype's count of
+/// direct instances (so that removing one is refused in O(1)).
+#[derive(Clone, Default, Debug)]
+pub(crate) struct Links {
+    // INVARIANT: every key and value is a live entity of the store; following `up` from any
+    // entity reaches no entity twice and takes at most `MAX_CHAIN` steps.
+    up: FxHashMap<Id, Id>,
+    // INVARIANT: `down[p]` is the number of entries of `up` whose value is `p` (no zero
+    // entries).
+    down: FxHashMap<Id, u32>,
+}
+
+impl PartialEq for Links {
+    fn eq(&self, other: &Links) -> bool {
+        self.up == other.up
+    }
+}
+
+// FIXME(issue 32, format 1.5): the readers of saves and deltas use these next.
+#[allow(dead_code)]
+impl Links {
+    /// No links.
+    pub(crate) fn new() -> Links {
+        Links::default()
+    }
+
+    /// Number of instances (entities with a prototype).
+    pub(crate) fn len(&self) -> usize {
+        self.up.len()
+    }
+
+    /// Whether no entity has a prototype.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.up.is_empty()
+    }
+
+    /// The prototype of `id`, if it has one.
+    #[inline]
+    pub(crate) fn prototype(&self, id: Id) -> Option<Id> {
+        if self.up.is_empty() {
+            return None;
+        }
+        self.up.get(&id).copied()
+    }
+
+    /// Number of live entities whose prototype is `id`.
+    pub(crate) fn instances(&self, id: Id) -> u32 {
+        self.down.get(&id).copied().unwrap_or(0)
+    }
+
+    /// Every link, as (instance, prototype), in no particular order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (Id, Id)> + '_ {
+        self.up.iter().map(|(&i, &p)| (i, p))
+    }
+
+    /// Links `instance` to `prototype` (or unlinks it for `None`), keeping the counts. The
+    /// caller has checked the invariant.
+    pub(crate) fn set(&mut self, instance: Id, prototype: Option<Id>) {
+        let old = match prototype {
+            Some(p) => self.up.insert(instance, p),
+            None => self.up.remove(&instance),
+        };
+        if let Some(old) = old
+            && let Some(count) = self.down.get_mut(&old)
+        {
+            *count -= 1;
+            if *count == 0 {
+                self.down.remove(&old);
+            }
+        }
+        if let Some(p) = prototype {
+            *self.down.entry(p).or_insert(0) += 1;
+        }
+    }
+
+    /// Drops every link.
+    pub(crate) fn clear(&mut self) {
+        self.up.clear();
+        self.down.clear();
+    }
+
+    /// Links of a file or a patch, checked: each (instance, prototype) pair names two live
+    /// entities (`live`), no instance twice, no cycle, no chain past [`MAX_CHAIN`]. O(n) in
+    /// the links: each entity's depth is found once.
+    pub(crate) fn from_pairs(
+        pairs: impl IntoIterator<Item = (Id, Id)>,
+        live: impl Fn(Id) -> bool,
+    ) -> Result<Links, LinkProblem> {
+        let mut links = Links::new();
+        for (instance, prototype) in pairs {
+            if !live(instance) {
+                return Err(LinkProblem::Missing { id: instance, prototype: instance });
+            }
+            if !live(prototype) {
+                return Err(LinkProblem::Missing { id: instance, prototype });
+            }
+            if instance == prototype {
+                return Err(LinkProblem::Cycle { id: instance });
+            }
+            if links.up.insert(instance, prototype).is_some() {
+                return Err(LinkProblem::Twice { id: instance });
+            }
+            *links.down.entry(prototype).or_insert(0) += 1;
+        }
+        links.check_chains()?;
+        Ok(links)
+    }
+
+    /// Checks every chain: no cycle, none past [`MAX_CHAIN`]. Each entity's depth (links
+    /// above it) is memoized, so each link is followed once however the chains share.
+    fn check_chains(&self) -> Result<(), LinkProblem> {
+        // 0: not seen; DEPTH_BASE + d: depth d known; ON_PATH: on the walk in progress.
+        const ON_PATH: u32 = 1;
+        const DEPTH_BASE: u32 = 2;
+        let mut state: FxHashMap<Id, u32> = FxHashMap::default();
+        state.reserve(self.up.len());
+        let mut path: Vec<Id> = Vec::new();
+        for &start in self.up.keys() {
+            if state.contains_key(&start) {
+                continue;
+            }
+            // Walk up until an entity of known depth, or one without a prototype.
+            let mut at = start;
+            let mut depth_above = loop {
+                match state.get(&at).copied() {
+                    Some(ON_PATH) => return Err(LinkProblem::Cycle { id: at }),
+                    Some(known) => break known - DEPTH_BASE,
+                    None => {}
+                }
+                match self.up.get(&at) {
+                    Some(&p) => {
+                        state.insert(at, ON_PATH);
+                        path.push(at);
+                        at = p;
+                    }
+                    None => break 0,
+                }
+            };
+            // Depths down the path: each one more than the entity above it.
+            while let Some(id) = path.pop() {
+                depth_above += 1;
+                if depth_above as usize > MAX_CHAIN {
+                    path.clear();
+                    return Err(LinkProblem::Chain { id: start });
+                }
+                state.insert(id, DEPTH_BASE + depth_above);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What is wrong with a set of links read from a file or a patch: raised as a
+/// [`StoreError`](crate::format::StoreError) by the readers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(dead_code)] // FIXME(issue 32, format 1.5): the readers raise it next.
+pub(crate) enum LinkProblem {
+    /// `id`'s prototype (or `id` itself) is not a live entity.
+    Missing { id: Id, prototype: Id },
+    /// `id` is on a cycle.
+    Cycle { id: Id },
+    /// The chain above `id` is longer than [`MAX_CHAIN`].
+    Chain { id: Id },
+    /// `id` is linked twice.
+    Twice { id: Id },
+}
+
+impl Store {
+    /// Adds an empty entity whose prototype is `prototype`, and returns its handle: an
+    /// instance that reads everything `prototype` holds until it overrides it.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Handle`]: a `prototype` that is not live ([`HandleError`]'s resolving kinds),
+    /// or [`HandleError::PrototypeChain`] if the chain above the new entity would hold more
+    /// than [`MAX_CHAIN`] prototypes. Nothing changes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Store;
+    ///
+    /// let mut world = Store::new();
+    /// let orc = world.insert_entries([("name", "Orc"), ("stats.health", "30")])?;
+    /// let grunt = world.insert_instance(orc)?;
+    /// assert_eq!(world.prototype(grunt), Some(orc));
+    /// assert!(world.get(grunt).unwrap().is_empty(), "it stores nothing of its own");
+    /// assert_eq!(world.resolved(grunt).unwrap().get_str("name"), Some("Orc"));
+    /// # Ok::<(), datacomp::Error>(())
+    /// ```
+    pub fn insert_instance(&mut self, prototype: Id) -> Result<Id, Error> {
+        self.index.try_get(prototype)?;
+        let depth = self.depth(prototype) + 1;
+        if depth > MAX_CHAIN {
+            return Err(HandleError::PrototypeChain {
+                id: Id::NULL,
+                prototype,
+                length: depth + 1,
+                limit: MAX_CHAIN,
+            }
+            .into());
+        }
+        let id = self.insert_empty();
+        self.links.set(id, Some(prototype));
+        Ok(id)
+    }
+
+    /// Makes `prototype` the prototype of `id`, or for `None` makes `id` stand alone. What
+    /// `id` stores does not change: its overrides now sit over the new chain. To keep what it
+    /// reads instead, [`detach`](Store::detach) it first.
+    ///
+    /// O(1) up the chain for an entity that is no prototype itself; O(n) in the store's
+    /// instances for one that is (the chains below it are measured).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Handle`]: `id` or `prototype` not live, [`HandleError::PrototypeCycle`] if
+    /// `prototype` is `id` or reads through it, [`HandleError::PrototypeChain`] if a chain
+    /// would pass [`MAX_CHAIN`]. Nothing changes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Error, HandleError, Store};
+    ///
+    /// let mut world = Store::new();
+    /// let orc = world.insert_entries([("stats.health", 30)])?;
+    /// let chief = world.insert_entries([("stats.health", 90)])?;
+    /// world.set_prototype(chief, Some(orc))?;
+    /// assert_eq!(world.prototype(chief), Some(orc));
+    /// let err = world.set_prototype(orc, Some(chief)).unwrap_err();
+    /// assert!(matches!(err, Error::Handle(HandleError::PrototypeCycle { .. })));
+    /// world.set_prototype(chief, None)?;
+    /// assert_eq!(world.prototype(chief), None);
+    /// # Ok::<(), datacomp::Error>(())
+    /// ```
+    pub fn set_prototype(&mut self, id: Id, prototype: Option<Id>) -> Result<(), Error> {
+        self.index.try_get(id)?;
+        if let Some(p) = prototype {
+            self.index.try_get(p)?;
+            let mut at = Some(p);
+            while let Some(a) = at {
+                if a == id {
+                    return Err(HandleError::PrototypeCycle { id, prototype: p }.into());
+                }
+                at = self.links.prototype(a);
+            }
+            let length = self.depth(p) + 1 + self.height(id);
+            if length > MAX_CHAIN {
+                return Err(HandleError::PrototypeChain {
+                    id,
+                    prototype: p,
+                    length,
+                    limit: MAX_CHAIN,
+                }
+                .into());
+            }
+        }
+        if self.links.prototype(id) != prototype {
+            self.links.set(id, prototype);
+            self.touch(id);
+        }
+        Ok(())
+    }
+
+    /// The prototype of `id`, if `id` is live and has one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Store;
+    ///
+    /// let mut world = Store::new();
+    /// let orc = world.insert_empty();
+    /// let grunt = world.insert_instance(orc)?;
+    /// assert_eq!((world.prototype(grunt), world.prototype(orc)), (Some(orc), None));
+    /// # Ok::<(), datacomp::Error>(())
+    /// ```
+    #[must_use]
+    pub fn prototype(&self, id: Id) -> Option<Id> {
+        self.links.prototype(id)
+    }
+
+    /// `id`'s values as it reads them through its prototype chain, if `id` is live: each key
+    /// from the nearest blob that holds it, borrowed (no copy), a tombstone ending the
+    /// lookup.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Store;
+    ///
+    /// let mut world = Store::new();
+    /// let orc = world.insert_entries([("name", "Orc"), ("title", "Brute")])?;
+    /// let grunt = world.insert_instance(orc)?;
+    /// world.get_mut(grunt).unwrap().set("name", "Grunt")?;
+    /// world.remove_inherited(grunt, "title")?;
+    /// let sheet = world.resolved(grunt).unwrap();
+    /// assert_eq!(sheet.get_str("name"), Some("Grunt"));
+    /// assert_eq!(sheet.get_str("title"), None);
+    /// assert_eq!(world.resolved(orc).unwrap().get_str("title"), Some("Brute"));
+    /// # Ok::<(), datacomp::Error>(())
+    /// ```
+    #[must_use]
+    pub fn resolved(&self, id: Id) -> Option<Resolved<'_>> {
+        let own = self.get(id)?;
+        Some(Resolved { store: self, id, own })
+    }
+
+    /// Removes `id`'s own value of `key` (an override or a tombstone), so that it reads the
+    /// inherited one again; returns whether it had one.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Handle`] if `id` is not live.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Store;
+    ///
+    /// let mut world = Store::new();
+    /// let orc = world.insert_entries([("stats.health", 30)])?;
+    /// let grunt = world.insert_instance(orc)?;
+    /// world.get_mut(grunt).unwrap().set("stats.health", 5)?;
+    /// assert!(world.clear_override(grunt, "stats.health")?);
+    /// assert_eq!(world.resolved(grunt).unwrap().get_float("stats.health"), Some(30.0));
+    /// assert!(!world.clear_override(grunt, "stats.health")?);
+    /// # Ok::<(), datacomp::Error>(())
+    /// ```
+    pub fn clear_override(&mut self, id: Id, key: impl AsKey) -> Result<bool, Error> {
+        Ok(self.try_get_mut(id)?.remove(key.as_key()))
+    }
+
+    /// Makes `key` absent from what `id` reads: removes its own value, and, if `id` has a
+    /// prototype, stores a tombstone ([`Value::Tombstone`]) that hides the inherited one. A
+    /// flag set's "delete" is this; its "extend" is a `set`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Handle`] if `id` is not live; [`Error::Key`] as [`BlobMut::set`] for a key
+    /// given as text that the store's names refuse. Nothing changes.
+    ///
+    /// [`BlobMut::set`]: crate::store::BlobMut::set
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Store, Value};
+    ///
+    /// let mut world = Store::new();
+    /// let orc = world.insert_entries([("flags.fearless", true)])?;
+    /// let coward = world.insert_instance(orc)?;
+    /// world.remove_inherited(coward, "flags.fearless")?;
+    /// assert_eq!(world.resolved(coward).unwrap().get("flags.fearless"), None);
+    /// assert_eq!(world.get(coward).unwrap().get("flags.fearless"), Some(Value::Tombstone));
+    /// # Ok::<(), datacomp::Error>(())
+    /// ```
+    pub fn remove_inherited(&mut self, id: Id, key: impl AsKey) -> Result<(), Error> {
+        let has_prototype = self.links.prototype(id).is_some();
+        let mut entity = self.try_get_mut(id)?;
+        if has_prototype {
+            entity.set(key, Value::Tombstone)
+        } else {
+            entity.remove(key.as_key());
+            Ok(())
+        }
+    }
+
+    /// A blob of everything `id` reads through its chain (its own values over inherited ones,
+    /// tombstones dropped), if `id` is live: what a standalone copy of it holds.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Store;
+    ///
+    /// let mut world = Store::new();
+    /// let orc = world.insert_entries([("name", "Orc"), ("stats.health", "30")])?;
+    /// let grunt = world.insert_instance(orc)?;
+    /// world.get_mut(grunt).unwrap().set("name", "Grunt")?;
+    /// let flat = world.flatten(grunt).unwrap();
+    /// assert_eq!((flat.get_str("name"), flat.get_str("stats.health")), (Some("Grunt"), Some("30")));
+    /// # Ok::<(), datacomp::Error>(())
+    /// ```
+    #[must_use]
+    pub fn flatten(&self, id: Id) -> Option<Blob> {
+        Some(self.resolved(id)?.to_blob())
+    }
+
+    /// Copies what `id` reads through its chain into its own blob and unlinks it from its
+    /// prototype: it reads the same, and no longer follows the prototype. Nothing happens to
+    /// an entity without a prototype but its tombstones being dropped.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Handle`] if `id` is not live.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Store;
+    ///
+    /// let mut world = Store::new();
+    /// let orc = world.insert_entries([("stats.health", 30)])?;
+    /// let grunt = world.insert_instance(orc)?;
+    /// world.detach(grunt)?;
+    /// assert_eq!(world.prototype(grunt), None);
+    /// assert_eq!(world.get(grunt).unwrap().get_float("stats.health"), Some(30.0));
+    /// assert!(world.remove(orc), "no instance holds it now");
+    /// # Ok::<(), datacomp::Error>(())
+    /// ```
+    pub fn detach(&mut self, id: Id) -> Result<(), Error> {
+        let Some(flat) = self.flatten(id) else {
+            return Err(self.index.try_get(id).map(|_| ()).unwrap_err().into());
+        };
+        self.replace_blob(id, &flat);
+        self.links.set(id, None);
+        Ok(())
+    }
+
+    /// Removes the entity of `id`, or says why not: as [`remove`](Store::remove), with an
+    /// error where it returns `false`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Handle`]: `id` not live ([`HandleError`]'s resolving kinds), or
+    /// [`HandleError::HasInstances`] if `id` is the prototype of live entities (detach or
+    /// relink them first). Nothing changes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Error, HandleError, Store};
+    ///
+    /// let mut world = Store::new();
+    /// let orc = world.insert_empty();
+    /// let grunt = world.insert_instance(orc)?;
+    /// let err = world.try_remove(orc).unwrap_err();
+    /// assert!(matches!(err, Error::Handle(HandleError::HasInstances { instances: 1, .. })));
+    /// assert_eq!(err.to_string(), "entity 0v0t1 is the prototype of 1 live entity: detach or relink it first");
+    /// world.detach(grunt)?;
+    /// world.try_remove(orc)?;
+    /// # Ok::<(), datacomp::Error>(())
+    /// ```
+    pub fn try_remove(&mut self, id: Id) -> Result<(), Error> {
+        self.index.try_get(id)?;
+        let instances = self.links.instances(id);
+        if instances > 0 {
+            return Err(HandleError::HasInstances { id, instances: u64::from(instances) }.into());
+        }
+        let removed = self.remove(id);
+        debug_assert!(removed, "a live entity with no instances is removed");
+        Ok(())
+    }
+
+    /// Links above `id`: 0 for an entity without a prototype. At most [`MAX_CHAIN`] steps.
+    fn depth(&self, id: Id) -> usize {
+        let mut depth = 0;
+        let mut at = id;
+        while let Some(p) = self.links.prototype(at) {
+            depth += 1;
+            at = p;
+        }
+        depth
+    }
+
+    /// The longest chain of instances below `id` (0 for an entity no other reads through):
+    /// O(1) for one without instances, O(n) in the instances (each walks up at most
+    /// [`MAX_CHAIN`] links) for one with.
+    fn height(&self, id: Id) -> usize {
+        if self.links.instances(id) == 0 {
+            return 0;
+        }
+        let mut height = 0;
+        for (instance, _) in self.links.iter() {
+            let mut steps = 0;
+            let mut at = instance;
+            while let Some(p) = self.links.prototype(at) {
+                steps += 1;
+                if p == id {
+                    height = height.max(steps);
+                    break;
+                }
+                at = p;
+            }
+        }
+        height
+    }
+
+    /// Puts `blob`'s entries in place of `id`'s blob (repacked, at the arena's end). `id` is
+    /// live.
+    fn replace_blob(&mut self, id: Id, blob: &Blob) {
+        let source = blob.as_blob_ref();
+        let span = self.allocate(source.used_bytes() / 4);
+        layout::repack(source.as_words(), &mut self.arena[span.range()]);
+        let old = std::mem::replace(
+            self.index.get_mut(id).expect("INVARIANT: the caller's id is live"),
+            span,
+        );
+        self.garbage_words += old.words();
+        self.touch(id);
+        self.compact_if_wasteful();
+    }
+
+    /// The store's prototype links, for reading (saves, deltas, queries).
+    #[allow(dead_code)] // FIXME(issue 32, format 1.5): saves and deltas use it next.
+    pub(crate) fn links(&self) -> &Links {
+        &self.links
+    }
+
+    /// Puts `links` in place of the store's links: for a reader or a patch that checked them
+    /// against this store's entities ([`Links::from_pairs`]).
+    #[allow(dead_code)] // FIXME(issue 32, format 1.5): saves and deltas use it next.
+    pub(crate) fn set_links(&mut self, links: Links) {
+        if self.links != links {
+            self.tracker.touch_all();
+        }
+        self.links = links;
+    }
+}
+
+/// An entity's values as it reads them through its prototype chain: what
+/// [`Store::resolved`] returns. Each read looks in the entity's own blob, then up the chain,
+/// and lends the value from the blob that holds it; a tombstone ends the lookup with `None`.
+///
+/// ```text
+///  get(key):  own blob ──miss──▶ prototype ──miss──▶ its prototype ──▶ … (at most 16)
+///                │ hit               │ hit                 │ hit
+///                ▼                   ▼                     ▼
+///          the value, borrowed from that blob (a tombstone: None)
+/// ```
+#[derive(Clone, Copy)]
+pub struct Resolved<'a> {
+    store: &'a Store,
+    id: Id,
+    own: BlobRef<'a>,
+}
+
+impl<'a> Resolved<'a> {
+    /// The entity's handle.
+    #[must_use]
+    pub fn id(self) -> Id {
+        self.id
+    }
+
+    /// What the entity itself stores: its overrides and tombstones.
+    #[must_use]
+    pub fn own(self) -> BlobRef<'a> {
+        self.own
+    }
+
+    /// The entity's prototypes, nearest first (empty for an entity without one).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Store;
+    ///
+    /// let mut world = Store::new();
+    /// let orc = world.insert_empty();
+    /// let chief = world.insert_instance(orc)?;
+    /// let heir = world.insert_instance(chief)?;
+    /// assert_eq!(world.resolved(heir).unwrap().chain().collect::<Vec<_>>(), [chief, orc]);
+    /// # Ok::<(), datacomp::Error>(())
+    /// ```
+    pub fn chain(self) -> impl Iterator<Item = Id> + 'a {
+        let links = &self.store.links;
+        std::iter::successors(links.prototype(self.id), move |&at| links.prototype(at))
+    }
+
+    /// The entry of `key` as `(tag, header value)` and the blob and entity that hold it; a
+    /// tombstone is returned as found (the callers stop at it).
+    #[inline]
+    fn find(self, key: Key) -> Option<(BlobRef<'a>, Id, u8, u32)> {
+        if let Some((tag, raw)) = layout::lookup(self.own.as_words(), key) {
+            return Some((self.own, self.id, tag, raw));
+        }
+        self.find_inherited(key)
+    }
+
+    /// [`find`](Resolved::find) past the entity's own blob: out of line, so that an own read
+    /// costs a lookup and a branch.
+    #[inline(never)]
+    fn find_inherited(self, key: Key) -> Option<(BlobRef<'a>, Id, u8, u32)> {
+        let links = &self.store.links;
+        let mut at = self.id;
+        while let Some(p) = links.prototype(at) {
+            let blob = self.store.get(p).expect("INVARIANT: a prototype is live");
+            if let Some((tag, raw)) = layout::lookup(blob.as_words(), key) {
+                return Some((blob, p, tag, raw));
+            }
+            at = p;
+        }
+        None
+    }
+
+    /// The entry of `key` as the typed getters read it: `None` for a tombstone.
+    #[inline]
+    fn entry(self, key: Key) -> Option<(BlobRef<'a>, u8, u32)> {
+        match self.find(key)? {
+            (_, _, tag, _) if tag == ValueType::Tombstone as u8 => None,
+            (blob, _, tag, raw) => Some((blob, tag, raw)),
+        }
+    }
+
+    /// The value of `key` as the entity reads it: its own, or the nearest prototype's;
+    /// `None` if no blob of the chain holds it or a tombstone comes first.
+    #[inline]
+    #[must_use]
+    pub fn get(self, key: impl Into<Key>) -> Option<Value<'a>> {
+        let (blob, tag, raw) = self.entry(key.into())?;
+        blob.value_of(Some((tag, raw)))
+    }
+
+    /// The value of `key` and the entity whose blob holds it (the entity itself for an
+    /// override).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Store, Value};
+    ///
+    /// let mut world = Store::new();
+    /// let orc = world.insert_entries([("name", "Orc"), ("stats.health", "30")])?;
+    /// let grunt = world.insert_instance(orc)?;
+    /// world.get_mut(grunt).unwrap().set("name", "Grunt")?;
+    /// let sheet = world.resolved(grunt).unwrap();
+    /// assert_eq!(sheet.get_with_source("name"), Some((Value::Str("Grunt"), grunt)));
+    /// assert_eq!(sheet.get_with_source("stats.health"), Some((Value::Str("30"), orc)));
+    /// # Ok::<(), datacomp::Error>(())
+    /// ```
+    #[must_use]
+    pub fn get_with_source(self, key: impl Into<Key>) -> Option<(Value<'a>, Id)> {
+        match self.find(key.into())? {
+            (_, _, tag, _) if tag == ValueType::Tombstone as u8 => None,
+            (blob, source, tag, raw) => Some((blob.value_of(Some((tag, raw)))?, source)),
+        }
+    }
+
+    /// The boolean at `key` as the entity reads it; `None` if absent or of another type.
+    #[must_use]
+    pub fn get_bool(self, key: impl Into<Key>) -> Option<bool> {
+        let (_, tag, raw) = self.entry(key.into())?;
+        BlobRef::bool_of(Some((tag, raw)))
+    }
+
+    /// The float at `key` as the entity reads it; `None` if absent or of another type.
+    #[inline]
+    #[must_use]
+    pub fn get_float(self, key: impl Into<Key>) -> Option<f32> {
+        let (_, tag, raw) = self.entry(key.into())?;
+        BlobRef::float_of(Some((tag, raw)))
+    }
+
+    /// The string at `key` as the entity reads it, borrowed from the blob that holds it.
+    #[must_use]
+    pub fn get_str(self, key: impl Into<Key>) -> Option<&'a str> {
+        let (blob, tag, raw) = self.entry(key.into())?;
+        blob.str_of(Some((tag, raw)))
+    }
+
+    /// The float array at `key` as the entity reads it, borrowed from the blob that holds it.
+    #[must_use]
+    pub fn get_floats(self, key: impl Into<Key>) -> Option<&'a [f32]> {
+        let (blob, tag, raw) = self.entry(key.into())?;
+        blob.floats_of(Some((tag, raw)))
+    }
+
+    /// Whether the entity reads a value at `key`.
+    #[must_use]
+    pub fn contains_key(self, key: impl Into<Key>) -> bool {
+        self.entry(key.into()).is_some()
+    }
+
+    /// Every key the entity reads, with its value and the entity whose blob holds it: its own
+    /// entries first (in its blob's order), then each prototype's that no nearer blob holds,
+    /// tombstones left out. O(k × d) lookups for k keys over a chain of d.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Store, Value};
+    ///
+    /// let mut world = Store::new();
+    /// let orc = world.insert_entries([("name", "Orc"), ("title", "Brute")])?;
+    /// let grunt = world.insert_instance(orc)?;
+    /// world.get_mut(grunt).unwrap().set("name", "Grunt")?;
+    /// world.remove_inherited(grunt, "title")?;
+    /// let all: Vec<_> = world.resolved(grunt).unwrap().iter().map(|(k, v, from)| (v, from)).collect();
+    /// assert_eq!(all, [(Value::Str("Grunt"), grunt)]);
+    /// # Ok::<(), datacomp::Error>(())
+    /// ```
+    pub fn iter(self) -> impl Iterator<Item = (Key, Value<'a>, Id)> + 'a {
+        let store = self.store;
+        let levels = std::iter::once(self.id).chain(self.chain());
+        let mut nearer: Vec<BlobRef<'a>> = Vec::new();
+        levels.flat_map(move |level| {
+            // INVARIANT: a chain's entities are live (`Links`), so this is never `None`.
+            let blob = store.get(level).unwrap_or_else(|| BlobRef::from_valid(&layout::EMPTY));
+            let above: Vec<BlobRef<'a>> = nearer.clone();
+            nearer.push(blob);
+            blob.iter()
+                .filter(move |&(key, value)| {
+                    !value.is_tombstone() && above.iter().all(|b| !b.contains_key(key))
+                })
+                .map(move |(key, value)| (key, value, level))
+        })
+    }
+
+    /// Number of keys the entity reads (as [`iter`](Resolved::iter) counts them).
+    #[must_use]
+    pub fn len(self) -> usize {
+        self.iter().count()
+    }
+
+    /// Whether the entity reads no key at all.
+    #[must_use]
+    pub fn is_empty(self) -> bool {
+        self.iter().next().is_none()
+    }
+
+    /// A blob of everything the entity reads ([`Store::flatten`]).
+    ///
+    /// # Panics
+    ///
+    /// If the blob would pass 4 GiB ([`MAX_BYTES`](crate::blob::MAX_BYTES)): a chain of
+    /// blobs of gigabytes each.
+    #[must_use]
+    pub fn to_blob(self) -> Blob {
+        let entries: Vec<(Key, Value<'a>)> = self.iter().map(|(k, v, _)| (k, v)).collect();
+        let mut blob = Blob::new();
+        blob.try_set_all(&entries).expect("INVARIANT: values read from valid blobs fit a blob");
+        blob
+    }
+}
+
+impl std::fmt::Debug for Resolved<'_> {
+    /// The entries it reads, keys by name, each with the entity that holds it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let entries = self
+            .iter()
+            .map(|(key, value, from)| (self.store.key_label(key).into_owned(), (value, from)));
+        f.debug_map().entries(entries).finish()
+    }
+}
