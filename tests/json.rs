@@ -440,6 +440,7 @@ fn to_json(node: &Node) -> serde_json::Value {
         Node::Leaf(OwnedValue::Str(s)) => serde_json::Value::String(s.clone()),
         Node::Leaf(OwnedValue::Floats(f)) => serde_json::json!(f),
         Node::Leaf(OwnedValue::Null) => serde_json::Value::Null,
+        Node::Leaf(OwnedValue::Tombstone) => unreachable!("documents hold no tombstone value"),
         Node::Object(members) => members.iter().map(|(k, v)| (k.clone(), to_json(v))).collect(),
     }
 }

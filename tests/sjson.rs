@@ -765,6 +765,7 @@ impl Style {
             Node::Leaf(OwnedValue::Float(f)) => out.push_str(&float(*f)),
             Node::Leaf(OwnedValue::Str(s)) => out.push_str(&serde_json::to_string(s).unwrap()),
             Node::Leaf(OwnedValue::Null) => out.push_str("null"),
+            Node::Leaf(OwnedValue::Tombstone) => unreachable!("documents hold no tombstone value"),
             Node::Leaf(OwnedValue::Floats(floats)) => {
                 out.push('[');
                 for f in floats {
@@ -907,6 +908,7 @@ fn to_json(members: &BTreeMap<String, Node>) -> serde_json::Value {
             Node::Leaf(OwnedValue::Str(s)) => serde_json::Value::String(s.clone()),
             Node::Leaf(OwnedValue::Floats(f)) => serde_json::json!(f),
             Node::Leaf(OwnedValue::Null) => serde_json::Value::Null,
+            Node::Leaf(OwnedValue::Tombstone) => unreachable!("documents hold no tombstone value"),
             Node::Object(members) => to_json(members),
         }
     }

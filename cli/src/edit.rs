@@ -222,7 +222,10 @@ pub fn rm(
         Some((arg, given)) => {
             let key = arg.check(&store, path)?;
             if !blob.contains_key(key) {
-                return Err(Failure::at(path.display(), no_such_key(&store, blob, id, given, None)));
+                return Err(Failure::at(
+                    path.display(),
+                    no_such_key(&store, blob, id, given, None),
+                ));
             }
             // Taken before the save, whose compaction drops a name no entity holds any more.
             let name = store.key_label(key).into_owned();

@@ -42,10 +42,13 @@ pub fn run(
             vec![id]
         }
         // Every instance: the order does not matter, each keeps what it reads now.
-        Which::All => store.iter().map(|(id, _)| id).filter(|&id| store.prototype(id).is_some()).collect(),
+        Which::All => {
+            store.iter().map(|(id, _)| id).filter(|&id| store.prototype(id).is_some()).collect()
+        }
     };
     for &id in &ids {
-        detach(&mut store, id).map_err(|e| Failure::at(shown(path), format!("entity {id}: {e}")))?;
+        detach(&mut store, id)
+            .map_err(|e| Failure::at(shown(path), format!("entity {id}: {e}")))?;
     }
     let file = lock_later(early, output)?;
     save(&file, &mut store, output)?;
@@ -78,7 +81,8 @@ pub fn run(
 /// Detaches `id` from its prototype, keeping what it reads as its own, but the prototype's
 /// `$id` and `$abstract`: they name and mark the entity that holds them, not its instances.
 fn detach(store: &mut Store, id: Id) -> Result<(), datacomp::Error> {
-    let own = store.get(id).map(|blob| [blob.contains_key(ID_KEY), blob.contains_key(ABSTRACT_KEY)]);
+    let own =
+        store.get(id).map(|blob| [blob.contains_key(ID_KEY), blob.contains_key(ABSTRACT_KEY)]);
     store.detach(id)?;
     let [own_id, own_abstract] = own.unwrap_or([true, true]);
     if let Some(mut blob) = store.get_mut(id) {

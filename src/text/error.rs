@@ -7,9 +7,9 @@ use crate::blob::BlobError;
 use crate::handle_map::HandleError;
 use crate::handle_map::Id;
 use crate::key::Key;
-use crate::value::ValueType;
 #[cfg(doc)]
 use crate::key::MAX_PATH_SEGMENTS;
+use crate::value::ValueType;
 
 use super::number::JsonF32;
 use super::shown::Shortened;

@@ -149,7 +149,11 @@ impl Importer {
     /// The raw key the member just read names: an entity's top-level member `#` and 8 hex
     /// digits, as [`Key`]'s `FromStr` reads one. Deeper, such a member is a name.
     pub(super) fn raw_member(&self) -> Option<Key> {
-        if self.levels.is_empty() && self.links.sugar.is_none() { crate::key::raw_label(&self.segment) } else { None }
+        if self.levels.is_empty() && self.links.sugar.is_none() {
+            crate::key::raw_label(&self.segment)
+        } else {
+            None
+        }
     }
 
     /// A path (at `node`, named, claimed by this entity) whose key this entity set as a raw
@@ -234,7 +238,11 @@ impl Importer {
 
     /// Opens the object at `node` (the current path): later members are its children.
     pub(super) fn open_object<E: de::Error>(&mut self, node: u32) -> Result<(), E> {
-        self.claim(node)?;
+        // The objects of `$relative` and `$proportional` are the entity's own (`stats` of
+        // `stats.health`), opened again: only their numbers claim a path.
+        if self.links.sugar.is_none() {
+            self.claim(node)?;
+        }
         // A raw key the store names by this path: a value and an object at one path.
         self.raw_collision(node)
     }

@@ -176,7 +176,8 @@ impl Importer {
     pub(super) fn sugar<E: de::Error>(&mut self, key: Key, value: Value<'_>) -> Result<(), E> {
         let Some(op) = self.links.sugar else { return Ok(()) };
         let Value::Float(operand) = value else {
-            let member = if op == Op::Relative { Reserved::Relative } else { Reserved::Proportional };
+            let member =
+                if op == Op::Relative { Reserved::Relative } else { Reserved::Proportional };
             return Err(self.fail(JsonErrorKind::Reserved {
                 member: member.name(),
                 expected: member.expected(),
@@ -494,7 +495,9 @@ pub(crate) fn resolve(
     // limit).
     let mut order: Vec<u32> = Vec::with_capacity(links.prototypes.len());
     for level in 1..=CHAIN_LIMIT as u32 {
-        order.extend(links.prototypes.iter().map(|(e, _)| *e).filter(|&e| depth[e as usize] == level));
+        order.extend(
+            links.prototypes.iter().map(|(e, _)| *e).filter(|&e| depth[e as usize] == level),
+        );
     }
     resolve_sugar(store, staging, links, &parent, &depth)?;
     let links = order.into_iter().filter_map(|e| parent[e as usize].map(|t| (e, t))).collect();

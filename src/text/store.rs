@@ -8,8 +8,8 @@ use std::borrow::Cow;
 
 use zerocopy::IntoBytes;
 
-use crate::blob::{Blob, BlobError, BlobRef};
 use crate::blob::bulk::Builder;
+use crate::blob::{Blob, BlobError, BlobRef};
 use crate::handle_map::Id;
 use crate::key::{Key, KeyPath};
 use crate::names;
@@ -373,13 +373,16 @@ fn add_links<'a>(
 ) -> Result<(), ExportError> {
     if let Some((id, prototype)) = id.and_then(|id| store.prototype(id).map(|p| (id, p))) {
         let name = store.get(prototype).and_then(|base| base.get_str(link::ID_KEY));
-        let name =
-            name.ok_or(ExportError::UnnamedPrototype { entity: Some(id), prototype })?;
+        let name = name.ok_or(ExportError::UnnamedPrototype { entity: Some(id), prototype })?;
         tree.push_first(ROOT, "$prototype", Value::Str(name));
     }
     let mut removed = blob.iter().filter(|(_, value)| write::is_tombstone(*value)).peekable();
     if removed.peek().is_some() {
-        tree.push_strings(ROOT, "$remove", removed.map(|(key, _)| store.key_label(key).into_owned()));
+        tree.push_strings(
+            ROOT,
+            "$remove",
+            removed.map(|(key, _)| store.key_label(key).into_owned()),
+        );
     }
     Ok(())
 }

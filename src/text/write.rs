@@ -250,7 +250,7 @@ impl<'a> Tree<'a> {
     }
 
     /// Adds an array of strings named `name` after the last member of `object`: each string
-    /// an element, held as the element's name (see [`write_leaf`]).
+    /// an element, held as the element's name (see [`write_member_value`]).
     pub(crate) fn push_strings(
         &mut self,
         object: u32,
@@ -412,7 +412,7 @@ impl<'a> Tree<'a> {
     pub(crate) fn write(&self, pretty: bool, depth: usize, out: &mut Vec<u8>) {
         let separator: &[u8] = if pretty { b", " } else { b"," };
         self.write_with(pretty, depth, out, |out, node, value| {
-            write_leaf(out, &node.name, value, separator);
+            write_member_value(out, &node.name, value, separator);
         });
     }
 
@@ -483,7 +483,12 @@ pub(crate) fn is_tombstone(value: Value<'_>) -> bool {
 
 /// Writes the value of a member named `name`: `value`, or, for a [`Tree::push_strings`]
 /// element (a tombstone leaf), its name as a string.
-pub(crate) fn write_leaf(out: &mut Vec<u8>, name: &str, value: Value<'_>, separator: &[u8]) {
+pub(crate) fn write_member_value(
+    out: &mut Vec<u8>,
+    name: &str,
+    value: Value<'_>,
+    separator: &[u8],
+) {
     if is_tombstone(value) {
         write_str(out, name);
     } else {
@@ -501,9 +506,9 @@ pub(crate) fn write_value(out: &mut Vec<u8>, value: Value<'_>, separator: &[u8])
         Value::Float(f) => write_f32(out, f),
         Value::Str(s) => write_str(out, s),
         Value::Null => out.extend_from_slice(b"null"),
-        // FIXME(proto-text, issue 32): the text formats' spelling of a tombstone; this one
-        // reads back as an object, not as a tombstone.
-        Value::Tombstone => out.extend_from_slice(b"{\"$tombstone\":true}"),
+        // A tombstone is no member's value: an entity's tree leaves it out and lists its key
+        // under `$remove` (`Tree::push_strings`). Only a lone value could meet one here.
+        Value::Tombstone => out.extend_from_slice(b"null"),
         Value::Floats(floats) => {
             out.push(b'[');
             for (i, f) in floats.iter().enumerate() {

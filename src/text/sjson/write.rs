@@ -4,6 +4,7 @@
 //! strings.
 
 use crate::text::write::{self, ROOT, Tree};
+#[cfg(test)]
 use crate::value::Value;
 
 /// Spaces a nesting level is indented by, as in the sheets of the Bitsquid tradition.
@@ -34,7 +35,7 @@ pub(crate) fn write_members(tree: &Tree<'_>, object: u32, depth: usize, out: &mu
         }
         match tree.leaf(node) {
             Some(value) => {
-                write::write_leaf(out, tree.name(node), value, b" ");
+                write::write_member_value(out, tree.name(node), value, b" ");
                 out.push(b'\n');
                 next = tree.next_member(node);
             }
@@ -76,7 +77,7 @@ fn write_inline_array(tree: &Tree<'_>, array: u32, out: &mut Vec<u8>) {
     let mut member = tree.first_member(array);
     while let Some(node) = member {
         if let Some(value) = tree.leaf(node) {
-            write::write_leaf(out, tree.name(node), value, b" ");
+            write::write_member_value(out, tree.name(node), value, b" ");
         }
         member = tree.next_member(node);
         if member.is_some() {
