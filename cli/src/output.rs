@@ -161,6 +161,8 @@ impl Display for Plain<'_> {
             Value::Float(x) => JsonF32(x).fmt(f),
             Value::Str(s) => Escaped(s).fmt(f),
             Value::Null => f.write_str("null"),
+            // A key removed from what an instance inherits (`get --own`, `inspect`).
+            Value::Tombstone => f.write_str("(removed)"),
             Value::Floats(xs) => {
                 f.write_str("[")?;
                 for (i, x) in xs.iter().enumerate() {
@@ -182,7 +184,8 @@ pub fn value_json(value: Value<'_>) -> serde_json::Value {
         Value::Bool(b) => b.into(),
         Value::Float(x) => float_json(x),
         Value::Str(s) => s.into(),
-        Value::Null => serde_json::Value::Null,
+        // Its type, `tombstone`, says what it is.
+        Value::Null | Value::Tombstone => serde_json::Value::Null,
         Value::Floats(xs) => xs.iter().map(|&x| float_json(x)).collect(),
     }
 }

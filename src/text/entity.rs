@@ -7,12 +7,13 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use crate::blob::bulk::Builder;
-use crate::key::Key;
+use crate::key::{Key, KeyPath, MAX_PATH_SEGMENTS};
+use crate::names;
 use crate::value::Value;
 
 use super::error::JsonErrorKind;
 use super::importer::{Importer, Staging};
-use super::link::read_reserved;
+use super::link::{Op, Point, Reserved};
 
 impl Staging {
     /// Reads one entity's members and stages its blob.
@@ -520,4 +521,227 @@ impl<'de> Visitor<'de> for Number<'_> {
     fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<f32, A::Error> {
         Err(self.importer.fail(JsonErrorKind::NotANumber))
     }
+}
+
+/// Reads the value of the reserved member `reserved` (the member just read) into `blob`.
+fn read_reserved<'de, A: MapAccess<'de>>(
+    importer: &mut Importer,
+    blob: &mut Builder,
+    reserved: Reserved,
+    map: &mut A,
+) -> Result<(), A::Error> {
+    if reserved.needs_store() && !importer.links.store {
+        return Err(importer.fail(JsonErrorKind::NeedsStore { member: reserved.name() }));
+    }
+    // `$id` and `$abstract` are keys of the entity; the others are not.
+    let node = match reserved {
+        Reserved::Id | Reserved::Abstract => importer.enter()?,
+        _ => {
+            importer.enter_raw();
+            names::ROOT
+        }
+    };
+    // (The caller leaves the member.)
+    map.next_value_seed(ReservedValue { importer, blob, reserved, node })
+}
+
+/// The value of a reserved member.
+struct ReservedValue<'i> {
+    importer: &'i mut Importer,
+    blob: &'i mut Builder,
+    reserved: Reserved,
+    /// The name-tree node of `$id` or `$abstract`.
+    node: u32,
+}
+
+impl ReservedValue<'_> {
+    fn refuse<E: de::Error>(self) -> E {
+        let (member, expected) = (self.reserved.name(), self.reserved.expected());
+        self.importer.fail(JsonErrorKind::Reserved { member, expected })
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for ReservedValue<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ReservedValue<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.reserved.expected())
+    }
+
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<(), E> {
+        let links = &mut self.importer.links;
+        match self.reserved {
+            Reserved::Id if !s.is_empty() => {
+                if let Some(kind) = links.fails_at(Point::Id) {
+                    return Err(self.importer.fail(kind));
+                }
+                let name = links.record(s);
+                links.ids.push((links.entity, name));
+                self.importer.set(self.blob, self.node, Value::Str(s))
+            }
+            Reserved::Prototype => {
+                if let Some(kind) = links.fails_at(Point::Prototype) {
+                    return Err(self.importer.fail(kind));
+                }
+                let name = links.record(s);
+                links.prototypes.push((links.entity, name));
+                Ok(())
+            }
+            _ => Err(self.refuse()),
+        }
+    }
+
+    fn visit_bool<E: de::Error>(self, b: bool) -> Result<(), E> {
+        match self.reserved {
+            Reserved::Abstract => self.importer.set(self.blob, self.node, Value::Bool(b)),
+            _ => Err(self.refuse()),
+        }
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+        Err(self.refuse())
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+        Err(self.refuse())
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+        Err(self.refuse())
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Err(self.refuse())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        if self.reserved != Reserved::Remove {
+            return Err(self.refuse());
+        }
+        let mut index = 0;
+        loop {
+            self.importer.element = Some(index);
+            let seed = Removed { importer: &mut *self.importer, blob: &mut *self.blob };
+            if seq.next_element_seed(seed)?.is_none() {
+                break;
+            }
+            index += 1;
+        }
+        self.importer.element = None;
+        Ok(())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
+        let op = match self.reserved {
+            Reserved::Relative => Op::Relative,
+            Reserved::Proportional => Op::Proportional,
+            _ => return Err(self.refuse()),
+        };
+        // Its members are the entity's keys (`stats.health`, not `$relative.stats.health`):
+        // read at the top level, with the sugar recorded as each number is set.
+        self.importer.links.sugar = Some(op);
+        let read = read_members(self.importer, self.blob, map);
+        self.importer.links.sugar = None;
+        read.map(drop)
+    }
+}
+
+/// A key path named by `$remove`: the key is removed from what the entity inherits (a
+/// tombstone).
+struct Removed<'i> {
+    importer: &'i mut Importer,
+    blob: &'i mut Builder,
+}
+
+impl<'de> DeserializeSeed<'de> for Removed<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Removed<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a key path")
+    }
+
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<(), E> {
+        let importer = self.importer;
+        let key = if let Some(key) = crate::key::raw_label(s) {
+            // A key without a name, as export writes one.
+            if !importer.raw.insert(key) {
+                return Err(importer.fail(JsonErrorKind::DuplicatePath(s.to_owned())));
+            }
+            key
+        } else {
+            let path = KeyPath::pointer(s).unwrap_or_else(|| KeyPath::dotted(s));
+            let mut node = names::ROOT;
+            for (depth, segment) in path.segments().enumerate() {
+                if depth == MAX_PATH_SEGMENTS {
+                    let segments = path.segments().count();
+                    let kind = JsonErrorKind::TooDeep { segments, limit: MAX_PATH_SEGMENTS };
+                    return Err(importer.fail(kind));
+                }
+                node = importer.names.intern(node, &segment);
+            }
+            importer.name_claimed(node)?
+        };
+        let links = &mut importer.links;
+        if let Some(kind) = links.fails_at(Point::Remove(key)) {
+            return Err(importer.fail(kind));
+        }
+        links.removed.push((links.entity, key));
+        push_tombstone(self.blob, key).map_err(|e| importer.fail(JsonErrorKind::Blob(e)))
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
+        Err(self.refuse())
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+        Err(self.refuse())
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+        Err(self.refuse())
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+        Err(self.refuse())
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Err(self.refuse())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<(), A::Error> {
+        Err(self.refuse())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<(), A::Error> {
+        Err(self.refuse())
+    }
+}
+
+impl Removed<'_> {
+    fn refuse<E: de::Error>(self) -> E {
+        let (member, expected) = (Reserved::Remove.name(), Reserved::Remove.expected());
+        self.importer.fail(JsonErrorKind::Reserved { member, expected })
+    }
+}
+
+/// Pushes a tombstone for `key`: the key is absent here, whatever the prototype holds.
+fn push_tombstone(blob: &mut Builder, key: Key) -> Result<(), crate::blob::BlobError> {
+    blob.push(key, Value::Tombstone)
 }

@@ -13,7 +13,7 @@ use crate::names::{self, KeyNames};
 use crate::value::Value;
 
 use super::error::{JsonError, JsonErrorKind};
-use super::link::Links;
+use super::link::{Links, Op, Point, Reserved, Sugar};
 use super::number::{self, Fit, JsonF32, JsonF64};
 use super::options::ImportReport;
 
@@ -340,6 +340,37 @@ impl Importer {
         if self.report.first_empty_object.is_none() {
             self.report.first_empty_object = Some(self.pointer());
         }
+    }
+
+    /// The reserved member the member just read is, if it is one: at an entity's top level
+    /// only (deeper, `$id` is a name like any other).
+    pub(super) fn reserved_member(&self) -> Option<Reserved> {
+        if self.levels.is_empty() && self.links.sugar.is_none() {
+            Reserved::of(&self.segment)
+        } else {
+            None
+        }
+    }
+
+    /// Records a number of `$relative` or `$proportional` for `key`, set as given: the
+    /// number the sugar resolves to replaces it once the prototype is known. Anything but a
+    /// number is refused.
+    pub(super) fn sugar<E: de::Error>(&mut self, key: Key, value: Value<'_>) -> Result<(), E> {
+        let Some(op) = self.links.sugar else { return Ok(()) };
+        let Value::Float(operand) = value else {
+            let member =
+                if op == Op::Relative { Reserved::Relative } else { Reserved::Proportional };
+            return Err(self.fail(JsonErrorKind::Reserved {
+                member: member.name(),
+                expected: member.expected(),
+            }));
+        };
+        if let Some(kind) = self.links.fails_at(Point::Sugar(key)) {
+            return Err(self.fail(kind));
+        }
+        let entity = self.links.entity;
+        self.links.sugars.push(Sugar { entity, key, op, operand });
+        Ok(())
     }
 
     /// Enters the member named by decimal `index` of the array at `node`: a lenient array of

@@ -144,7 +144,8 @@
 //! - `write.rs`: an entity's tree and the JSON writer; `plan.rs`: export plans, an entity's
 //!   JSON without its values, made once per key layout.
 //! - `number.rs`: numbers as JSON holds them ([`JsonF32`]).
-//! - `link.rs`: prototypes: the reserved members, and the links resolved after a read.
+//! - `link.rs`: prototypes' reserved members and what a document said with them;
+//!   `resolve.rs`: the links resolved once the document has been read.
 //! - `store.rs`: the store's import and exports, built on its public API and a few
 //!   crate-internal accessors.
 //! - `sjson/`: the SJSON reader and writer.
@@ -172,6 +173,8 @@ mod options;
 pub(crate) mod plan;
 #[cfg(feature = "json")]
 pub(crate) mod read;
+#[cfg(feature = "json")]
+mod resolve;
 pub(crate) mod shown;
 #[cfg(feature = "json")]
 mod sjson;

@@ -20,10 +20,11 @@ use crate::value::{Value, ValueType};
 use super::entity::Entity;
 use super::error::{ExportError, JsonError, JsonErrorKind};
 use super::importer::{Importer, ReadError, Staging};
-use super::link::{self, Links, Target};
+use super::link::{self, Links};
 use super::options::{ExportOptions, ImportOptions, ImportReport, Imported};
 use super::plan::{self, NotFinite, Plans};
 use super::read::{read_json, read_with_extremes, sjson_as_written, without_bom};
+use super::resolve::{self, Target, Unresolved};
 use super::sjson;
 use super::write::{self, NO_NODE, ROOT, Tree, check_finite, into_string};
 
@@ -501,7 +502,7 @@ fn import_with(
 ) -> Result<Imported, JsonError> {
     let mut stage = |text: &str| {
         let (mut staging, report, saw_zero, links) = stage_once(store, text, options, &read, None)?;
-        match link::resolve(store, &mut staging, &links) {
+        match resolve::resolve(store, &mut staging, &links) {
             Ok(resolved) => Ok(((staging, report, resolved), saw_zero)),
             Err(unresolved) => Err(place(store, text, options, &read, unresolved)),
         }
@@ -542,7 +543,7 @@ fn stage_once(
     text: &str,
     options: ImportOptions,
     read: &impl Fn(&str, Entity<'_>) -> Result<(), ReadError>,
-    fail_at: Option<link::Unresolved>,
+    fail_at: Option<Unresolved>,
 ) -> Result<(Staging, ImportReport, bool, Links), JsonError> {
     // A second read of the text (see `read_with_extremes`) starts from the names as they
     // were: what the first added is taken back.
@@ -587,7 +588,7 @@ fn place(
     text: &str,
     options: ImportOptions,
     read: &impl Fn(&str, Entity<'_>) -> Result<(), ReadError>,
-    unresolved: link::Unresolved,
+    unresolved: Unresolved,
 ) -> JsonError {
     let (entity, _, kind) = unresolved.clone();
     match stage_once(store, text, options, read, Some(unresolved)) {
