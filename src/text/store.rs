@@ -591,15 +591,13 @@ fn place(
     unresolved: Unresolved,
 ) -> JsonError {
     let (entity, _, kind) = unresolved.clone();
-    match stage_once(store, text, options, read, Some(unresolved)) {
-        Err(error) => error,
-        Ok(_) => {
-            // The second read met the member the first did: it cannot get past it. Should it
-            // all the same, the error names the entity without a place in the text.
-            store.names_mut().rollback();
-            JsonError { kind, path: format!("/{entity}"), line: 0, column: 0 }
-        }
+    if let Err(error) = stage_once(store, text, options, read, Some(unresolved)) {
+        return error;
     }
+    // The second read met the member the first did: it cannot get past it. Should it all the
+    // same, the error names the entity without a place in the text.
+    store.names_mut().rollback();
+    JsonError { kind, path: format!("/{entity}"), line: 0, column: 0 }
 }
 
 /// One entity as `options` say, or its first NaN or infinity (key order) when they refuse

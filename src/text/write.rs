@@ -505,10 +505,9 @@ pub(crate) fn write_value(out: &mut Vec<u8>, value: Value<'_>, separator: &[u8])
         Value::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
         Value::Float(f) => write_f32(out, f),
         Value::Str(s) => write_str(out, s),
-        Value::Null => out.extend_from_slice(b"null"),
         // A tombstone is no member's value: an entity's tree leaves it out and lists its key
         // under `$remove` (`Tree::push_strings`). Only a lone value could meet one here.
-        Value::Tombstone => out.extend_from_slice(b"null"),
+        Value::Null | Value::Tombstone => out.extend_from_slice(b"null"),
         Value::Floats(floats) => {
             out.push(b'[');
             for (i, f) in floats.iter().enumerate() {
