@@ -160,6 +160,8 @@ impl Display for Plain<'_> {
             Value::Float(x) => JsonF32(x).fmt(f),
             Value::Str(s) => Escaped(s).fmt(f),
             Value::Null => f.write_str("null"),
+            // FIXME(proto-text, issue 32): how the command shows an instance's tombstone.
+            Value::Tombstone => f.write_str("(tombstone)"),
             Value::Floats(xs) => {
                 f.write_str("[")?;
                 for (i, x) in xs.iter().enumerate() {
@@ -182,6 +184,8 @@ pub fn value_json(value: Value<'_>) -> serde_json::Value {
         Value::Float(x) => float_json(x),
         Value::Str(s) => s.into(),
         Value::Null => serde_json::Value::Null,
+        // FIXME(proto-text, issue 32): the spelling of a tombstone in `--json` output.
+        Value::Tombstone => serde_json::json!({ "$tombstone": true }),
         Value::Floats(xs) => xs.iter().map(|&x| float_json(x)).collect(),
     }
 }
