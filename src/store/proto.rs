@@ -232,12 +232,12 @@ impl Store {
     /// ```
     pub fn insert_instance(&mut self, prototype: Id) -> Result<Id, Error> {
         self.index.try_get(prototype)?;
-        let depth = self.depth(prototype) + 1;
-        if depth > MAX_CHAIN {
+        let length = self.depth(prototype) + 1;
+        if length > MAX_CHAIN {
             return Err(HandleError::PrototypeChain {
                 id: Id::NULL,
                 prototype,
-                length: depth + 1,
+                length,
                 limit: MAX_CHAIN,
             }
             .into());
