@@ -280,7 +280,8 @@ fn a_delta_and_a_save_are_told_apart() {
             "delta slot changes",
             "delta meta changes",
             "delta entities",
-            "key tree"
+            "key tree",
+            "prototypes"
         ]
     );
     assert_eq!(

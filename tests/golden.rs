@@ -894,7 +894,7 @@ fn golden_saves_load_without_a_lineage_and_fresh_saves_keep_theirs() {
     let lineage = fresh.lineage().expect("a new store has a lineage");
     let bytes = fresh.to_bytes();
     let info = format::describe(&bytes).unwrap();
-    assert_eq!(info.minor, 4);
+    assert_eq!(info.minor, format::FORMAT_MINOR);
     let section = info.sections.iter().find(|s| s.kind == 15).expect("the lineage section");
     assert_eq!((section.name, section.len), ("lineage", 16));
     let at = usize::try_from(section.offset).unwrap();
@@ -916,8 +916,7 @@ fn a_fresh_save_holds_nulls_and_every_reader_reads_them() {
     store.import(text, &ImportOptions::lenient()).unwrap();
     let bytes = store.to_bytes();
     let info = format::describe(&bytes).unwrap();
-    assert_eq!((info.major, info.minor), (1, 4));
-    assert_eq!(format::FORMAT_MINOR, 4);
+    assert_eq!((info.major, info.minor), (1, format::FORMAT_MINOR));
     let loaded = Store::from_bytes(&bytes).unwrap();
     assert_eq!(loaded, store);
     let (first, second) = (id("0v0t1"), id("1v0t1"));
@@ -951,8 +950,9 @@ fn a_fresh_save_holds_nulls_and_every_reader_reads_them() {
     assert_eq!(applied.get(first).unwrap().get("name"), Some(Value::Null));
 }
 
-/// 1.4 changes no section of a save without nulls: this build writes each 1.3 golden world
-/// with every section the golden holds, byte for byte, and adds only its lineage (kind 15).
+/// 1.4 and 1.5 change no section of a save without nulls, tombstones or prototypes: this build
+/// writes each 1.3 golden world with every section the golden holds, byte for byte, and adds
+/// only its lineage (kind 15) and an empty `prototypes` section (kind 16).
 #[test]
 fn a_save_without_nulls_keeps_the_1_3_sections_and_adds_its_lineage() {
     fn bytes_of<'a>(file: &'a [u8], section: &format::SectionInfo) -> &'a [u8] {
@@ -964,7 +964,7 @@ fn a_save_without_nulls_keeps_the_1_3_sections_and_adds_its_lineage() {
     {
         let written = world().to_bytes();
         let (old, new) = (format::describe(bytes).unwrap(), format::describe(&written).unwrap());
-        assert_eq!((old.minor, new.minor), (3, 4));
+        assert_eq!((old.minor, new.minor), (3, format::FORMAT_MINOR));
         for section in &old.sections {
             let same = new.sections.iter().find(|s| s.kind == section.kind).expect(section.name);
             assert_eq!(bytes_of(&written, same), bytes_of(bytes, section), "{}", section.name);
@@ -975,6 +975,6 @@ fn a_save_without_nulls_keeps_the_1_3_sections_and_adds_its_lineage() {
             .filter(|s| old.sections.iter().all(|o| o.kind != s.kind))
             .map(|s| (s.kind, s.len))
             .collect();
-        assert_eq!(added, [(15, 16)], "the lineage only");
+        assert_eq!(added, [(15, 16), (16, 0)], "the lineage and no links");
     }
 }

@@ -488,15 +488,19 @@ fn an_identity_map_at_the_largest_base_keeps_handles_apart() {
 }
 
 /// A 1.3 save without its arena's chunk crcs (the arena's whole crc stands in, as in format
-/// 1.0), and without the lineage 1.4 added: every reader reads it, empty arena and all, and
-/// refuses its bad ends alike.
+/// 1.0), and without the lineage 1.4 and the prototypes 1.5 added: every reader reads it,
+/// empty arena and all, and refuses its bad ends alike.
 #[test]
 fn a_1_3_save_with_a_whole_arena_crc_reads_alike() {
     let without_chunk_crcs = |bytes: &[u8]| {
         let mut bytes = bytes.to_vec();
         let kinds: Vec<u32> = table(&bytes).iter().map(|entry| entry.0).collect();
-        assert_eq!(kinds[kinds.len() - 2..], [12, 15], "the chunk crcs, then the lineage, last");
-        let count = u16::from_le_bytes([bytes[14], bytes[15]]) - 2;
+        assert_eq!(
+            kinds[kinds.len() - 3..],
+            [12, 15, 16],
+            "the chunk crcs, the lineage, then the prototypes, last"
+        );
+        let count = u16::from_le_bytes([bytes[14], bytes[15]]) - 3;
         bytes[14..16].copy_from_slice(&count.to_le_bytes());
         rebuild(&bytes, &[], None)
     };

@@ -884,7 +884,8 @@ fn json_of(value: &OwnedValue) -> serde_json::Value {
         OwnedValue::Float(f) => serde_json::json!(f),
         OwnedValue::Str(s) => serde_json::json!(s),
         OwnedValue::Floats(f) => serde_json::json!(f),
-        OwnedValue::Null => serde_json::Value::Null,
+        // The generator makes no tombstone (an instance's, not a migration's).
+        OwnedValue::Null | OwnedValue::Tombstone => serde_json::Value::Null,
     }
 }
 

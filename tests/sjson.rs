@@ -764,8 +764,8 @@ impl Style {
             Node::Leaf(OwnedValue::Bool(b)) => out.push_str(if *b { "true" } else { "false" }),
             Node::Leaf(OwnedValue::Float(f)) => out.push_str(&float(*f)),
             Node::Leaf(OwnedValue::Str(s)) => out.push_str(&serde_json::to_string(s).unwrap()),
-            Node::Leaf(OwnedValue::Null) => out.push_str("null"),
-            Node::Leaf(OwnedValue::Tombstone) => unreachable!("documents hold no tombstone value"),
+            // The generator makes no tombstone (an instance's, not a fixture's).
+            Node::Leaf(OwnedValue::Null | OwnedValue::Tombstone) => out.push_str("null"),
             Node::Leaf(OwnedValue::Floats(floats)) => {
                 out.push('[');
                 for f in floats {
@@ -907,8 +907,7 @@ fn to_json(members: &BTreeMap<String, Node>) -> serde_json::Value {
             Node::Leaf(OwnedValue::Float(f)) => serde_json::json!(f),
             Node::Leaf(OwnedValue::Str(s)) => serde_json::Value::String(s.clone()),
             Node::Leaf(OwnedValue::Floats(f)) => serde_json::json!(f),
-            Node::Leaf(OwnedValue::Null) => serde_json::Value::Null,
-            Node::Leaf(OwnedValue::Tombstone) => unreachable!("documents hold no tombstone value"),
+            Node::Leaf(OwnedValue::Null | OwnedValue::Tombstone) => serde_json::Value::Null,
             Node::Object(members) => to_json(members),
         }
     }

@@ -25,13 +25,14 @@ use std::sync::Mutex;
 use zerocopy::little_endian::U32;
 use zerocopy::{FromBytes, IntoBytes};
 
-use super::container::{ArenaCrc, ENDS, SAVE, parse_tolerant};
+use super::container::{ArenaCrc, ENDS, PROTOTYPES, SAVE, parse_tolerant};
 use super::error::{FileError, LoadError, StoreError};
 use super::version::{KEY_HASH_FX32_BYTES, KEY_HASH_FX32_WORDS};
 use crate::blob::BlobRef;
 use crate::blob::layout;
 use crate::handle_map::{HandleMapError, HandleMapView, Id, RawHandleMap, RawHeader};
 use crate::names::KeyNames;
+use crate::store::proto;
 use crate::store::{STORE_TYPE_ID, Span};
 
 /// An arena smaller than this is checked on the calling thread: a thread costs tens of
@@ -51,6 +52,8 @@ pub(crate) struct InPlace<'a> {
     pub(crate) arena_bytes: &'a [u8],
     pub(crate) arena: &'a [u32],
     pub(crate) arena_crc: ArenaCrc<'a>,
+    /// The prototype links, checked: one per entity in dense order, or none.
+    pub(crate) prototypes: &'a [U32],
 }
 
 /// The key names of a save to be read in place, decoded and checked: a view cannot rehash, so
@@ -72,10 +75,13 @@ pub(crate) fn view_names(parts: &SaveParts<'_>) -> Result<KeyNames, LoadError> {
 pub(crate) fn in_place(bytes: &[u8]) -> Result<InPlace<'_>, LoadError> {
     let parts = index_and_arena(bytes)?;
     let names = view_names(&parts)?;
-    let SaveParts { arena_crc, index: raw_index, arena: arena_bytes, items_kind, .. } = parts;
+    let SaveParts {
+        arena_crc, index: raw_index, arena: arena_bytes, items_kind, prototypes, ..
+    } = parts;
     let ends = items_kind == ENDS.0;
     let item_size = if ends { size_of::<U32>() } else { size_of::<Span>() };
     let index = HandleMapView::new(&raw_index, item_size)?;
+    proto::check_dense(prototypes, |d| index.id_at(d))?;
     // Span and U32 are unaligned, and the items section's size was checked against the count.
     let size_error = LoadError::Store(StoreError::SectionSize {
         section: if ends { ENDS.1 } else { "index items" },
@@ -93,7 +99,7 @@ pub(crate) fn in_place(bytes: &[u8]) -> Result<InPlace<'_>, LoadError> {
             address: arena_bytes.as_ptr() as usize,
         })
     })?;
-    Ok(InPlace { names, index, spans, arena_bytes, arena, arena_crc })
+    Ok(InPlace { names, index, spans, arena_bytes, arena, arena_crc, prototypes })
 }
 
 /// Where each entity's blob lies in a save's arena, as its index holds them, in dense order.
@@ -642,6 +648,9 @@ pub(crate) struct SaveParts<'a> {
     pub(crate) items_kind: u32,
     /// The store's lineage (format 1.4), if the save holds one.
     pub(crate) lineage: Option<u128>,
+    /// The prototype links (format 1.5), one per entity in dense order, or none: sized, not
+    /// checked yet ([`check_dense`](crate::store::proto::check_dense) does).
+    pub(crate) prototypes: &'a [U32],
 }
 
 /// The key hash, the handle map's sections, the arena's bytes and the key names of a save
@@ -694,6 +703,25 @@ pub(crate) fn index_and_arena_tolerant(
         damaged.push(error);
         Ok(None)
     })?;
+    // Empty (no links), or one per entity.
+    let links = parsed.prototypes.unwrap_or_default();
+    let entities = header.len.get() as usize;
+    let prototypes = match <[U32]>::ref_from_bytes(links) {
+        Ok(dense) if dense.is_empty() || dense.len() == entities => dense,
+        _ => {
+            let error = LoadError::Store(StoreError::SectionSize {
+                section: PROTOTYPES.1,
+                expected: 4 * entities as u64,
+                found: links.len() as u64,
+            });
+            // A salvage does without links it cannot read (see `Salvage`).
+            if !tolerant {
+                return Err(error);
+            }
+            damaged.push(error);
+            &[]
+        }
+    };
     let arena_crc =
         parsed.deferred.ok_or(LoadError::File(FileError::MissingSection { section: "arena" }))?;
     let parts = SaveParts {
@@ -706,6 +734,7 @@ pub(crate) fn index_and_arena_tolerant(
         names_kind: parsed.kinds[5],
         items_kind: parsed.kinds[1],
         lineage,
+        prototypes,
     };
     Ok((parts, damaged))
 }

@@ -187,9 +187,9 @@ pub(crate) const SAVE: Layout<6> = Layout {
     chunk_crcs: Some(ARENA_CRCS),
 };
 
-/// The sections a save is written with: [`SAVE`]'s, then its arena's chunk crcs and its
-/// lineage.
-pub(crate) const SAVE_WRITTEN: Layout<8> = Layout {
+/// The sections a save is written with: [`SAVE`]'s, then its arena's chunk crcs, its
+/// lineage and its prototype links.
+pub(crate) const SAVE_WRITTEN: Layout<9> = Layout {
     kind: FileKind::Save,
     minor: FORMAT_MINOR,
     sections: [
@@ -201,6 +201,7 @@ pub(crate) const SAVE_WRITTEN: Layout<8> = Layout {
         SAVE.sections[5],
         ARENA_CRCS,
         LINEAGE,
+        PROTOTYPES,
     ],
     deferred: Some(ARENA),
     chunk_crcs: Some(ARENA_CRCS),
@@ -219,6 +220,17 @@ pub(crate) const ARENA: u32 = 5;
 /// as a store without a lineage.
 pub(crate) const LINEAGE: (u32, &str) = (15, "lineage");
 
+/// The section of the prototype links (format 1.5), in saves and deltas alike; optional (a
+/// file without it has no links) and empty when no entity has a prototype.
+///
+/// - In a save: one little-endian `u32` per entity in dense order (as `index ends`): 0 for
+///   an entity without a prototype, else 1 + its prototype's dense position.
+/// - In a delta: the links that differ from the base's, as pairs of little-endian `u64`
+///   handles (instance, prototype; [`Id::NULL`](crate::Id::NULL)'s bits for "none"), in
+///   ascending order of the instance's bits, one pair per entity live in the target whose
+///   prototype changed (a removed entity's link goes with it).
+pub(crate) const PROTOTYPES: (u32, &str) = (16, "prototypes");
+
 /// A delta save: what changed since a base save (see [`StorePatch`](crate::StorePatch)).
 pub(crate) const DELTA: Layout<6> = Layout {
     kind: FileKind::Delta,
@@ -230,6 +242,23 @@ pub(crate) const DELTA: Layout<6> = Layout {
         (10, "delta meta changes"),
         (11, "delta entities"),
         (TREE_KIND, "key tree"),
+    ],
+    deferred: None,
+    chunk_crcs: None,
+};
+
+/// The sections a delta is written with: [`DELTA`]'s, then its prototype links.
+pub(crate) const DELTA_WRITTEN: Layout<7> = Layout {
+    kind: FileKind::Delta,
+    minor: FORMAT_MINOR,
+    sections: [
+        DELTA.sections[0],
+        DELTA.sections[1],
+        DELTA.sections[2],
+        DELTA.sections[3],
+        DELTA.sections[4],
+        DELTA.sections[5],
+        PROTOTYPES,
     ],
     deferred: None,
     chunk_crcs: None,
@@ -258,6 +287,8 @@ pub(crate) struct Parsed<'a, const N: usize> {
     /// A save's lineage section, if it has one (format 1.4), unchecked; empty if damaged in a
     /// tolerant parse.
     pub(crate) lineage: Option<&'a [u8]>,
+    /// The prototype links section, if the file has one (format 1.5), unchecked.
+    pub(crate) prototypes: Option<&'a [u8]>,
 }
 
 impl<const N: usize> Parsed<'_, N> {
@@ -278,7 +309,7 @@ fn kind_name(kind: u32) -> &'static str {
     SAVE_WRITTEN
         .sections
         .iter()
-        .chain(&DELTA.sections)
+        .chain(&DELTA_WRITTEN.sections)
         .copied()
         .chain(REPLACED.iter().map(|&(k, name, _)| (k, name)))
         .find(|&(k, _)| k == kind)
@@ -444,8 +475,8 @@ pub(crate) fn parse_tolerant<'a, const N: usize>(
     let mut kinds = kind.sections.map(|(k, _)| k);
     let mut seen = [false; N];
     let mut deferred = None;
-    // The optional sections found: the arena's chunk crcs and a save's lineage.
-    let mut optional: [Option<&[u8]>; 2] = [None; 2];
+    // The optional sections found: the arena's chunk crcs, a save's lineage, the prototypes.
+    let mut optional: [Option<&[u8]>; 3] = [None; 3];
     // Everything between the table and the first section, and between sections, is padding.
     let mut end = size_of::<FileHeader>() + table_len;
     for entry in table {
@@ -498,7 +529,7 @@ pub(crate) fn parse_tolerant<'a, const N: usize>(
             }
         }
     }
-    let [chunk_crcs, lineage] = optional;
+    let [chunk_crcs, lineage, prototypes] = optional;
     // A damaged one (left empty) is left out: the whole crc checks the arena.
     let chunk_crcs = chunk_crcs.filter(|s: &&[u8]| !s.is_empty());
     check_zero(bytes, end, bytes.len())?;
@@ -518,14 +549,16 @@ pub(crate) fn parse_tolerant<'a, const N: usize>(
     let arena_len = kind.sections.iter().position(|&(k, _)| Some(k) == kind.deferred);
     let arena_len = arena_len.map_or(0, |slot| sections[slot].len());
     let deferred = with_chunks(deferred, chunk_crcs, arena_len, tolerant.then_some(&mut damaged))?;
-    Ok((Parsed { header, table, sections, deferred, kinds, lineage }, damaged))
+    Ok((Parsed { header, table, sections, deferred, kinds, lineage, prototypes }, damaged))
 }
 
 /// Where [`parse_tolerant`] keeps an optional section of a file of `kind`, if `entry_kind`
-/// is one: 0 for the arena's chunk crcs, 1 for a save's lineage.
+/// is one: 0 for the arena's chunk crcs, 1 for a save's lineage, 2 for the prototype links.
 fn optional_slot<const N: usize>(kind: &Layout<N>, entry_kind: u32) -> Option<usize> {
     if kind.chunk_crcs.is_some_and(|(k, _)| k == entry_kind) {
         Some(0)
+    } else if entry_kind == PROTOTYPES.0 {
+        Some(2)
     } else {
         (kind.kind == FileKind::Save && entry_kind == LINEAGE.0).then_some(1)
     }

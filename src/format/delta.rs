@@ -9,7 +9,9 @@ use std::path::Path;
 use zerocopy::little_endian::U32;
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
-use super::container::{DELTA, DELTA_LIST, LIST_KIND, file_len, parse, write_file};
+use super::container::{
+    DELTA, DELTA_LIST, DELTA_WRITTEN, LIST_KIND, PROTOTYPES, file_len, parse, write_file,
+};
 use super::error::{LoadError, StoreError};
 use super::version::{KEY_HASH_FX32_BYTES, KEY_HASH_FX32_EMPTY};
 use crate::blob::{layout, patch};
@@ -18,7 +20,9 @@ use crate::file::write_atomically;
 use crate::handle_map::{Id, RawHeader};
 use crate::names::KeyNames;
 use crate::store::STORE_TYPE_ID;
-use crate::store::delta::{CHANGED, INSERTED, MetaChange, RECORD_HEAD, SlotChange, StorePatch};
+use crate::store::delta::{
+    CHANGED, INSERTED, LinkChange, MetaChange, RECORD_HEAD, SlotChange, StorePatch,
+};
 
 /// Bytes of the `delta base` section: the base's crc32, the flags, the base's data version
 /// (format 1.0 wrote the first two only).
@@ -45,8 +49,13 @@ impl StorePatch {
             self.entities.as_bytes(),
             &names,
         ];
-        let kind = if self.list_names { &DELTA_LIST } else { &DELTA };
-        write_file(kind, &sections, self.data_version, out)
+        if self.list_names {
+            // Read from a 1.1 delta: written back as it was, which had no links.
+            return write_file(&DELTA_LIST, &sections, self.data_version, out);
+        }
+        let [base, header, slots, meta, entities, names] = sections;
+        let sections = [base, header, slots, meta, entities, names, self.links.as_bytes()];
+        write_file(&DELTA_WRITTEN, &sections, self.data_version, out)
     }
 
     /// The delta file as bytes.
@@ -61,7 +70,7 @@ impl StorePatch {
     /// The delta file's size in bytes.
     #[must_use]
     pub fn file_len(&self) -> usize {
-        file_len([
+        let [base, header, slots, meta, entities, names] = [
             DELTA_BASE_BYTES,
             size_of::<RawHeader>(),
             self.slots.as_bytes().len(),
@@ -70,7 +79,12 @@ impl StorePatch {
             self.names.as_ref().map_or(0, |names| {
                 if self.list_names { names.list_len() } else { names.tree_len() }
             }),
-        ])
+        ];
+        if self.list_names {
+            return file_len([base, header, slots, meta, entities, names]);
+        }
+        let links = self.links.as_bytes().len();
+        file_len([base, header, slots, meta, entities, names, links])
     }
 
     /// Saves the delta file to `path` atomically, as [`Store::save`](crate::Store::save) saves a
@@ -161,8 +175,12 @@ impl StorePatch {
             let found = header.type_id.get();
             return Err(LoadError::Store(StoreError::TypeId { expected: STORE_TYPE_ID, found }));
         }
-        let slots = ascending("delta slot changes", slots, |c: &SlotChange| c.slot.get())?;
-        let meta = ascending("delta meta changes", meta, |c: &MetaChange| c.dense.get())?;
+        let slots =
+            ascending("delta slot changes", slots, |c: &SlotChange| u64::from(c.slot.get()))?;
+        let meta =
+            ascending("delta meta changes", meta, |c: &MetaChange| u64::from(c.dense.get()))?;
+        let links = parsed.prototypes.unwrap_or_default();
+        let links = ascending(PROTOTYPES.1, links, |c: &LinkChange| c.instance.get())?;
         let (entities, inserted, changed) = check_records(entities)?;
         Ok(StorePatch {
             base_data_version,
@@ -188,6 +206,7 @@ impl StorePatch {
                 Some(names)
             },
             list_names,
+            links,
         })
     }
 }
@@ -196,7 +215,7 @@ impl StorePatch {
 fn ascending<T: FromBytes + Immutable + KnownLayout + Unaligned + Copy>(
     section: &'static str,
     bytes: &[u8],
-    position: impl Fn(&T) -> u32,
+    position: impl Fn(&T) -> u64,
 ) -> Result<Vec<T>, LoadError> {
     let entries = <[T]>::ref_from_bytes(bytes).map_err(|_| {
         LoadError::Store(StoreError::SectionSize {

@@ -512,6 +512,29 @@ pub enum StoreError {
         /// The other.
         second: String,
     },
+    /// A prototype link (format 1.5: section `prototypes`) names no live entity of the store:
+    /// in a save, a dense position past the entities; in a delta, a handle the target does
+    /// not hold.
+    PrototypeMissing {
+        /// The instance.
+        id: Id,
+        /// Its prototype as the file names it: a save's 1-based dense position, a delta's
+        /// handle bits.
+        prototype: u64,
+    },
+    /// Prototype links (format 1.5) that make a cycle: `id`'s chain comes back to it.
+    PrototypeCycle {
+        /// An entity on the cycle.
+        id: Id,
+    },
+    /// Prototype links (format 1.5) that put more than `limit`
+    /// ([`MAX_CHAIN`](crate::store::MAX_CHAIN)) prototypes above an entity.
+    PrototypeChain {
+        /// The entity with the long chain.
+        id: Id,
+        /// The most a chain may hold.
+        limit: usize,
+    },
 }
 
 impl fmt::Display for StoreError {
@@ -607,6 +630,29 @@ impl fmt::Display for StoreError {
                 let (first, second) = (Shortened(first), Shortened(second));
                 write!(f, "{first} and {second} rehash to the same key {key} under key hash 2")
             }
+            StoreError::PrototypeMissing { .. }
+            | StoreError::PrototypeCycle { .. }
+            | StoreError::PrototypeChain { .. } => self.fmt_prototype(f),
+        }
+    }
+}
+
+impl StoreError {
+    /// `Display` of the prototype variants (format 1.5).
+    fn fmt_prototype(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("section 'prototypes': ")?;
+        match *self {
+            StoreError::PrototypeMissing { id, prototype } => write!(
+                f,
+                "entity {id} names prototype {prototype}, which is no live entity of the store"
+            ),
+            StoreError::PrototypeCycle { id } => {
+                write!(f, "entity {id}'s prototype chain comes back to it")
+            }
+            StoreError::PrototypeChain { id, limit } => {
+                write!(f, "entity {id} has more than {limit} prototypes above it")
+            }
+            _ => Ok(()),
         }
     }
 }

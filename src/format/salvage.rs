@@ -1,6 +1,7 @@
 //! [`Store::salvage`]: what can be read of a damaged save.
 
 use zerocopy::IntoBytes;
+use zerocopy::little_endian::U32;
 
 use super::check::{self, SaveParts, Spans, check_crc, finish, index_and_arena_tolerant};
 use super::container::ArenaCrc;
@@ -10,6 +11,7 @@ use super::version::{KEY_HASH_FX32_BYTES, KEY_HASH_FX32_WORDS};
 use crate::blob::layout;
 use crate::handle_map::{HandleMap, Id, RawHandleMap};
 use crate::names::KeyNames;
+use crate::store::proto::{self, Links, MAX_CHAIN};
 use crate::store::{Span, Store};
 
 /// What [`Store::salvage`] recovered from a damaged save: every entity whose bytes check out,
@@ -182,6 +184,7 @@ impl Store {
             data_version,
             items_kind,
             lineage,
+            prototypes,
             ..
         } = parts;
         // As `LoadOptions::load_bytes`: key hash 1 was written before the key tree, and its
@@ -254,6 +257,9 @@ impl Store {
             }
         }
         lose_overlaps(spans, words.len(), &id_at, &mut is_lost, &mut lost);
+        let links = lose_instances(prototypes, &id_at, &mut is_lost, &mut lost, &mut damaged);
+        // By handle, before the lost are removed and the dense positions move.
+        let links = Links::from_dense(&links, id_at);
         drop(is_lost);
         let lost = report(lost, spans, &mut words);
         for run in lost.runs() {
@@ -271,9 +277,52 @@ impl Store {
             }
             None => upgrade::rehash(&index, &mut words, &old_names, &LoadOptions::new())?,
         };
-        let store = Store::from_parts(index, words, names, data_version, lineage);
+        let mut store = Store::from_parts(index, words, names, data_version, lineage);
+        store.set_links(links);
         Ok(Salvage { store, lost, damaged })
     }
+}
+
+/// The prototype links the salvage keeps, by saved dense position: links that do not check
+/// out are done without (noted in `damaged`: the instances then hold only their overrides),
+/// and an instance whose prototype was lost is lost too (its chain does not check out), with
+/// its own instances, after the others.
+fn lose_instances(
+    prototypes: &[U32],
+    id_at: &impl Fn(usize) -> Id,
+    is_lost: &mut [bool],
+    lost: &mut Vec<Entry>,
+    damaged: &mut Vec<LoadError>,
+) -> Vec<U32> {
+    if let Err(error) = proto::check_dense(prototypes, id_at) {
+        damaged.push(LoadError::Store(error));
+        return Vec::new();
+    }
+    let mut links = prototypes.to_vec();
+    // A chain holds at most MAX_CHAIN links, so a loss reaches every instance below it in as
+    // many rounds: O(MAX_CHAIN × n).
+    for _ in 0..=MAX_CHAIN {
+        let mut spread = false;
+        for d in 0..links.len() {
+            let Some(p) = (links[d].get() as usize).checked_sub(1) else { continue };
+            if is_lost[p] && !is_lost[d] {
+                is_lost[d] = true;
+                spread = true;
+                let prototype = u64::from(links[d].get());
+                let e = LoadError::Store(StoreError::PrototypeMissing { id: id_at(d), prototype });
+                lost.push(Entry::own(d, id_at(d), e));
+            }
+        }
+        if !spread {
+            break;
+        }
+    }
+    for (d, link) in links.iter_mut().enumerate() {
+        if is_lost[d] {
+            *link = U32::ZERO;
+        }
+    }
+    links
 }
 
 /// The runs as the report, in dense order (each entity is in them at most once), neighbouring

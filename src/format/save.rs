@@ -16,6 +16,7 @@ use crate::error::Error;
 use crate::file::write_atomically;
 use crate::handle_map::{HandleMap, RawHeader};
 use crate::names::KeyNames;
+use crate::store::proto::{self, Links};
 use crate::store::{Span, Store};
 
 /// A full save as format 1.0 laid it out, its key names a flat list (kind 6): for tests that
@@ -93,9 +94,19 @@ impl Store {
         let ends = packed.ends.as_bytes();
         let lineage = self.lineage().map(u128::to_le_bytes);
         let lineage: &[u8] = lineage.as_ref().map_or(&[], |bytes| bytes);
-        let sections =
-            [header.as_bytes(), ends, raw.meta, raw.slots, arena, &names, &chunk_crcs, lineage];
-        let mut crcs = [None; 8];
+        let links = self.links().to_dense(self.index());
+        let sections = [
+            header.as_bytes(),
+            ends,
+            raw.meta,
+            raw.slots,
+            arena,
+            &names,
+            &chunk_crcs,
+            lineage,
+            links.as_bytes(),
+        ];
+        let mut crcs = [None; 9];
         crcs[4] = Some(arena_crc);
         write_file_crcs(&SAVE_WRITTEN, &sections, crcs, self.data_version(), out)
     }
@@ -128,6 +139,8 @@ impl Store {
             arena_bytes,
             self.names().tree_len(),
             4 + 4 * arena_bytes.div_ceil(ARENA_CHUNK_BYTES),
+            size_of::<u128>(),
+            if self.links().is_empty() { 0 } else { 4 * self.len() },
         ];
         let mut bytes = Vec::with_capacity(file_len(sections));
         self.write_packed(&packed, &mut bytes).expect("writing to a Vec cannot fail");
@@ -266,6 +279,7 @@ impl LoadOptions {
             names_kind,
             items_kind,
             lineage,
+            prototypes,
         } = index_and_arena(bytes)?;
         // Key hash 1 was written before the key tree: its names are a list (or none) to
         // rehash the keys from.
@@ -275,6 +289,8 @@ impl LoadOptions {
         let raw_index = owned.as_ref().map_or(raw_index, |owned| owned.raw(&raw_index));
         let mut index: HandleMap<Span> = HandleMap::from_raw(&raw_index)?;
         let id_at = |d| index.id_at(d).unwrap_or_default();
+        // Before the arena: a bad link fails the load before its costliest part.
+        proto::check_dense(prototypes, id_at)?;
         // The end offsets as the file holds them are checked, as a view checks them: the same
         // error for the same file.
         let spans = owned.as_ref().map_or(Spans::Spans(index.as_slice()), |owned| owned.ends);
@@ -290,7 +306,10 @@ impl LoadOptions {
             }
             None => upgrade::rehash(&index, &mut words, &list, self)?,
         };
-        Ok(Store::from_parts(index, words, names, data_version, lineage))
+        let links = Links::from_dense(prototypes, |d| index.id_at(d).unwrap_or_default());
+        let mut store = Store::from_parts(index, words, names, data_version, lineage);
+        store.set_links(links);
+        Ok(store)
     }
 
     /// Loads a store saved with [`Store::save`], with these options, as

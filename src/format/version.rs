@@ -39,7 +39,22 @@ pub const FORMAT_MAJOR: u16 = 1;
 ///     not as nothing, so `""`, `"."`, `".."` and `.a`, `..a` are distinct keys. A save of key
 ///     hash 2 loads into a store by rehashing the keys whose names hold an empty segment (the
 ///     only ones that differ); a view reads one in place unless it names such a key.
-pub const FORMAT_MINOR: u16 = 4;
+/// - 5: prototypes ([`Store::prototype`](crate::Store::prototype)); saves and deltas of 1.4
+///   and before load unchanged (as stores without links).
+///   - A blob's entry may be a tombstone ([`ValueType::Tombstone`](crate::ValueType::Tombstone),
+///     type tag 6, header value 0, no payload: "absent here", what an instance stores to
+///     remove an inherited key), in saves and deltas alike: a 1.4 reader refuses a blob
+///     holding one (unknown tag 6).
+///   - The prototype links, in a section of their own (`prototypes`, kind 16; empty when no
+///     entity has a prototype): in a save one `u32` per entity in dense order (0 for none,
+///     else 1 + the prototype's dense position); in a delta the links that differ from the
+///     base's, as (instance, prototype) handle pairs (`u64` each, the null handle for
+///     "none") in ascending order of the instance, one per entity live in the target whose
+///     link changed, and the base's crc covers its links. Every reader checks them: a link to
+///     no live entity, a cycle, a chain of more than [`MAX_CHAIN`](crate::store::MAX_CHAIN)
+///     prototypes is a load error. A 1.4 reader skips the section, and so reads an instance
+///     as an entity of its overrides only.
+pub const FORMAT_MINOR: u16 = 5;
 
 /// The bytes of the arena each crc of a save's `arena crcs` section covers (the last chunk may
 /// be shorter).

@@ -1,5 +1,7 @@
 //! [`StoreView`]: a save file read in place, every read borrowing from its bytes.
 
+use zerocopy::little_endian::U32;
+
 use super::check::{self, Spans, blob_at};
 use super::error::LoadError;
 use super::lazy::LazyStoreView;
@@ -35,6 +37,8 @@ pub struct StoreView<'a> {
     // empty: the empty blob); end offsets (format 1.3) that never decrease.
     spans: Spans<'a>,
     arena: &'a [u32],
+    // INVARIANT: empty, or one per item of `index`, checked by `proto::check_dense`.
+    prototypes: &'a [U32],
 }
 
 impl<'a> StoreView<'a> {
@@ -92,6 +96,33 @@ impl<'a> StoreView<'a> {
     #[must_use]
     pub fn contains(&self, id: Id) -> bool {
         self.index.dense_index(id).is_some()
+    }
+
+    /// The prototype of `id` in the saved store (see [`Store::prototype`]), if `id` is live
+    /// and has one. A view's reads ([`get`](StoreView::get), [`iter`](StoreView::iter), its
+    /// queries) are of what each entity stores; load the save into a store to read through
+    /// prototypes.
+    ///
+    /// [`Store::prototype`]: crate::Store::prototype
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Store, StoreView};
+    ///
+    /// let mut store = Store::new();
+    /// let orc = store.insert_entries([("name", "Orc")])?;
+    /// let grunt = store.insert_instance(orc)?;
+    /// let bytes = store.to_bytes();
+    /// let view = StoreView::new(&bytes)?;
+    /// assert_eq!((view.prototype(grunt), view.prototype(orc)), (Some(orc), None));
+    /// # Ok::<(), datacomp::Error>(())
+    /// ```
+    #[must_use]
+    pub fn prototype(&self, id: Id) -> Option<Id> {
+        let dense = self.index.dense_index(id)?;
+        let up = (self.prototypes.get(dense)?.get() as usize).checked_sub(1)?;
+        Some(self.index.id_at(up))
     }
 
     /// Number of entities.
@@ -163,11 +194,11 @@ impl LoadOptions {
         &self,
         bytes: &'a [u8],
     ) -> Result<(StoreView<'a>, SavedKeyNames), LoadError> {
-        let check::InPlace { names, index, spans, arena_bytes, arena, arena_crc } =
+        let check::InPlace { names, index, spans, arena_bytes, arena, arena_crc, prototypes } =
             check::in_place(bytes)?;
         let id_at = |d| index.id_at(d);
         check::check_arena(arena_bytes, arena, arena_crc, spans, id_at, self.threads)?;
-        Ok((StoreView { index, spans, arena }, SavedKeyNames { names }))
+        Ok((StoreView { index, spans, arena, prototypes }, SavedKeyNames { names }))
     }
 }
 

@@ -17,6 +17,7 @@ use crate::format::{LoadError, StoreError};
 use crate::handle_map::{HandleMap, Id, RawHandleMap, RawHeader};
 use crate::names::KeyNames;
 
+use super::proto::{self, Links};
 use super::{ArenaFull, Span, Store, garbage_of};
 
 /// A record of the entities section: an entity the base does not have, whole.
@@ -34,6 +35,43 @@ pub(crate) const RECORD_HEAD: usize = 4;
 pub(crate) struct SlotChange {
     pub(crate) slot: U32,
     pub(crate) value: U64,
+}
+
+/// An entity live in the target whose prototype differs from the base's: its handle and its
+/// prototype's (`Id::NULL`'s bits for none), as the delta file's `prototypes` section holds
+/// them (format 1.5).
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned,
+)]
+#[repr(C)]
+pub(crate) struct LinkChange {
+    pub(crate) instance: U64,
+    pub(crate) prototype: U64,
+}
+
+impl LinkChange {
+    fn new(instance: Id, prototype: Option<Id>) -> LinkChange {
+        LinkChange {
+            instance: U64::new(instance.to_bits()),
+            prototype: U64::new(prototype.unwrap_or(Id::NULL).to_bits()),
+        }
+    }
+}
+
+/// The link changes between `base` and `target` for the target's entities `ids`, in ascending
+/// order of the instance's bits.
+fn link_changes(base: &Store, target: &Store, ids: impl Iterator<Item = Id>) -> Vec<LinkChange> {
+    if base.links.is_empty() && target.links.is_empty() {
+        return Vec::new();
+    }
+    let mut changes: Vec<LinkChange> = ids
+        .filter_map(|id| {
+            let now = target.links.prototype(id);
+            (now != base.links.prototype(id)).then(|| LinkChange::new(id, now))
+        })
+        .collect();
+    changes.sort_unstable_by_key(|c| c.instance.get());
+    changes
 }
 
 /// A dense entry (its slot) of the target's handle map that differs from the base's.
@@ -116,6 +154,10 @@ pub struct StorePatch {
     pub(crate) base_data_version: u32,
     /// The target's data version, which applying gives the base.
     pub(crate) data_version: u32,
+    // INVARIANT (for patches `diff` makes; `from_bytes` checks the order, `apply` the
+    // handles): ascending instance bits.
+    /// The prototype links that differ from the base's (format 1.5).
+    pub(crate) links: Vec<LinkChange>,
 }
 
 impl Store {
@@ -141,6 +183,15 @@ impl Store {
         }
         if self.data_version != 0 {
             crc.update(&self.data_version.to_le_bytes());
+        }
+        // Format 1.5: the links, where there are any (so a store without keeps its crc).
+        if !self.links.is_empty() {
+            for id in self.index.ids() {
+                if let Some(p) = self.links.prototype(id) {
+                    crc.update(&id.to_bits().to_le_bytes());
+                    crc.update(&p.to_bits().to_le_bytes());
+                }
+            }
         }
         crc.finalize()
     }
@@ -226,6 +277,7 @@ impl Records {
         base_crc: u32,
         (slots, meta): (Vec<SlotChange>, Vec<MetaChange>),
         names_grown: bool,
+        links: Vec<LinkChange>,
     ) -> StorePatch {
         let names_differ = if names_grown {
             target.names.len() != base.names.len()
@@ -244,6 +296,7 @@ impl Records {
             list_names: false,
             base_data_version: base.data_version,
             data_version: target.data_version,
+            links,
         }
     }
 }
@@ -374,7 +427,8 @@ impl StorePatch {
         for (id, blob) in target.iter() {
             records.push(base, id, blob);
         }
-        records.into_patch(base, target, base.content_crc(false), (slots, meta), false)
+        let links = link_changes(base, target, target.index.ids());
+        records.into_patch(base, target, base.content_crc(false), (slots, meta), false, links)
     }
 
     /// [`StorePatch::diff`] of two states of one store, looking only at `slots` (sorted), which
@@ -425,6 +479,7 @@ impl StorePatch {
                 slot: U32::new(slot),
             })
             .collect();
+        let links = link_changes(base, target, live.iter().map(|&(_, _, id)| id));
         let mut records = Records::default();
         let forward: Vec<Record<'_>> = match reverse_of {
             Some(patch) => {
@@ -448,7 +503,7 @@ impl StorePatch {
                 records.push(base, id, blob);
             }
         }
-        records.into_patch(base, target, base_crc, (slot_changes, meta), tracked)
+        records.into_patch(base, target, base_crc, (slot_changes, meta), tracked, links)
     }
 
     /// Entities the patch inserts (live in the target, not in the base).
@@ -464,6 +519,7 @@ impl StorePatch {
             && self.meta.is_empty()
             && self.entities.is_empty()
             && self.names.is_none()
+            && self.links.is_empty()
             && self.header == back.header
             && self.data_version == back.data_version
     }
@@ -554,6 +610,7 @@ impl StorePatch {
             return Err(LoadError::Store(StoreError::DeltaBase { expected: self.base_crc, found }));
         }
         let mut index = self.target_index(base)?;
+        let links = self.target_links(&base.links, &index)?;
         // Unchanged entities stay where they are in the base's arena; changed and inserted
         // ones are appended, and the appended words are cut off again on an error.
         let base_words = base.arena.len();
@@ -569,6 +626,7 @@ impl StorePatch {
         }
         base.garbage_words = garbage_of(&index, base.arena.len());
         base.index = index;
+        base.links = links;
         base.tracker.touch_all();
         if let Some(names) = &self.names {
             base.names.clone_from(names);
@@ -677,6 +735,17 @@ impl StorePatch {
             base.index.set_dense(dense, slots[i] as usize, span);
         }
         debug_assert!(records.next().is_none(), "every record is of a live entity");
+        // Links: a removed entity's go with it; then the patch's.
+        for &(was, _) in old.iter().flatten() {
+            if !base.index.contains(was) {
+                base.links.set(was, None);
+            }
+        }
+        for change in &self.links {
+            let prototype = Id::from_bits(change.prototype.get());
+            let prototype = (prototype != Id::NULL).then_some(prototype);
+            base.links.set(Id::from_bits(change.instance.get()), prototype);
+        }
         base.garbage_words = base.arena.len() - (used_before - freed + placed);
         if let Some(names) = &self.names {
             // Names replaced whole: marks must compare them whole (see `Store::names`).
@@ -690,6 +759,40 @@ impl StorePatch {
             }
         }
         base.compact_if_wasteful();
+    }
+
+    /// The target's prototype links: the base's `links` of entities the target holds, with
+    /// the patch's changes, checked as a load checks a save's (each end live in the target,
+    /// no cycle, no chain past the limit). O(entities) when there are links.
+    fn target_links(&self, links: &Links, index: &HandleMap<Span>) -> Result<Links, LoadError> {
+        if links.is_empty() && self.links.is_empty() {
+            return Ok(Links::new());
+        }
+        let mut target = Links::new();
+        for (instance, prototype) in links.iter() {
+            if index.contains(instance) {
+                target.set(instance, Some(prototype));
+            }
+        }
+        for change in &self.links {
+            let (instance, prototype) = (change.instance.get(), change.prototype.get());
+            let id = Id::from_bits(instance);
+            if !index.contains(id) {
+                let problem = "the delta links it to a prototype, but the target does not have it";
+                return Err(LoadError::Store(StoreError::DeltaEntity { id, problem }));
+            }
+            let prototype = (prototype != Id::NULL.to_bits()).then(|| Id::from_bits(prototype));
+            target.set(id, prototype);
+        }
+        for (id, prototype) in target.iter() {
+            if !index.contains(prototype) {
+                let prototype = prototype.to_bits();
+                return Err(LoadError::Store(StoreError::PrototypeMissing { id, prototype }));
+            }
+        }
+        let dense = target.to_dense(index);
+        proto::check_dense(&dense, |d| index.id_at(d).unwrap_or_default())?;
+        Ok(target)
     }
 
     /// The target's handle map: the base's raw sections with the patch's changes written
@@ -751,6 +854,7 @@ impl fmt::Debug for StorePatch {
             .field("changed", &self.changed)
             .field("slot_changes", &self.slots.len())
             .field("meta_changes", &self.meta.len())
+            .field("link_changes", &self.links.len())
             .field("file_len", &self.file_len())
             .finish_non_exhaustive()
     }

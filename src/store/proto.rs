@@ -35,11 +35,13 @@
 //! - An entity's prototype is part of what it stores: `==`, saves, deltas and history keep it.
 
 use fxhash::FxHashMap;
+use zerocopy::little_endian::U32;
 
-use super::Store;
+use super::{Span, Store};
 use crate::blob::{Blob, BlobRef, layout};
 use crate::error::Error;
-use crate::handle_map::{HandleError, Id};
+use crate::format::StoreError;
+use crate::handle_map::{HandleError, HandleMap, Id};
 use crate::key::{AsKey, Key};
 use crate::value::{Value, ValueType};
 
@@ -65,17 +67,10 @@ impl PartialEq for Links {
     }
 }
 
-// FIXME(issue 32, format 1.5): the readers of saves and deltas use these next.
-#[allow(dead_code)]
 impl Links {
     /// No links.
     pub(crate) fn new() -> Links {
         Links::default()
-    }
-
-    /// Number of instances (entities with a prototype).
-    pub(crate) fn len(&self) -> usize {
-        self.up.len()
     }
 
     /// Whether no entity has a prototype.
@@ -128,90 +123,88 @@ impl Links {
         self.down.clear();
     }
 
-    /// Links of a file or a patch, checked: each (instance, prototype) pair names two live
-    /// entities (`live`), no instance twice, no cycle, no chain past [`MAX_CHAIN`]. O(n) in
-    /// the links: each entity's depth is found once.
-    pub(crate) fn from_pairs(
-        pairs: impl IntoIterator<Item = (Id, Id)>,
-        live: impl Fn(Id) -> bool,
-    ) -> Result<Links, LinkProblem> {
-        let mut links = Links::new();
-        for (instance, prototype) in pairs {
-            if !live(instance) {
-                return Err(LinkProblem::Missing { id: instance, prototype: instance });
-            }
-            if !live(prototype) {
-                return Err(LinkProblem::Missing { id: instance, prototype });
-            }
-            if instance == prototype {
-                return Err(LinkProblem::Cycle { id: instance });
-            }
-            if links.up.insert(instance, prototype).is_some() {
-                return Err(LinkProblem::Twice { id: instance });
-            }
-            *links.down.entry(prototype).or_insert(0) += 1;
+    /// The links as a save writes them (section `prototypes`, format 1.5): one `u32` per
+    /// entity of `index` in dense order, 0 for none, else 1 + its prototype's dense position.
+    /// Empty when no entity has a prototype.
+    pub(crate) fn to_dense(&self, index: &HandleMap<Span>) -> Vec<U32> {
+        if self.is_empty() {
+            return Vec::new();
         }
-        links.check_chains()?;
-        Ok(links)
+        index
+            .ids()
+            .map(|id| {
+                let up = self.prototype(id).and_then(|p| index.dense_index(p));
+                U32::new(up.map_or(0, |d| d as u32 + 1))
+            })
+            .collect()
     }
 
-    /// Checks every chain: no cycle, none past [`MAX_CHAIN`]. Each entity's depth (links
-    /// above it) is memoized, so each link is followed once however the chains share.
-    fn check_chains(&self) -> Result<(), LinkProblem> {
-        // 0: not seen; DEPTH_BASE + d: depth d known; ON_PATH: on the walk in progress.
-        const ON_PATH: u32 = 1;
-        const DEPTH_BASE: u32 = 2;
-        let mut state: FxHashMap<Id, u32> = FxHashMap::default();
-        state.reserve(self.up.len());
-        let mut path: Vec<Id> = Vec::new();
-        for &start in self.up.keys() {
-            if state.contains_key(&start) {
-                continue;
-            }
-            // Walk up until an entity of known depth, or one without a prototype.
-            let mut at = start;
-            let mut depth_above = loop {
-                match state.get(&at).copied() {
-                    Some(ON_PATH) => return Err(LinkProblem::Cycle { id: at }),
-                    Some(known) => break known - DEPTH_BASE,
-                    None => {}
-                }
-                match self.up.get(&at) {
-                    Some(&p) => {
-                        state.insert(at, ON_PATH);
-                        path.push(at);
-                        at = p;
-                    }
-                    None => break 0,
-                }
-            };
-            // Depths down the path: each one more than the entity above it.
-            while let Some(id) = path.pop() {
-                depth_above += 1;
-                if depth_above as usize > MAX_CHAIN {
-                    path.clear();
-                    return Err(LinkProblem::Chain { id: start });
-                }
-                state.insert(id, DEPTH_BASE + depth_above);
+    /// The links of `dense` (as [`to_dense`](Links::to_dense) writes them), checked by
+    /// [`check_dense`] first, with each dense position's handle from `id_at`.
+    pub(crate) fn from_dense(dense: &[U32], id_at: impl Fn(usize) -> Id) -> Links {
+        let mut links = Links::new();
+        links.up.reserve(dense.iter().filter(|up| up.get() != 0).count());
+        for (d, up) in dense.iter().enumerate() {
+            if let Some(p) = (up.get() as usize).checked_sub(1) {
+                links.set(id_at(d), Some(id_at(p)));
             }
         }
-        Ok(())
+        links
     }
 }
 
-/// What is wrong with a set of links read from a file or a patch: raised as a
-/// [`StoreError`](crate::format::StoreError) by the readers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[allow(dead_code)] // FIXME(issue 32, format 1.5): the readers raise it next.
-pub(crate) enum LinkProblem {
-    /// `id`'s prototype (or `id` itself) is not a live entity.
-    Missing { id: Id, prototype: Id },
-    /// `id` is on a cycle.
-    Cycle { id: Id },
-    /// The chain above `id` is longer than [`MAX_CHAIN`].
-    Chain { id: Id },
-    /// `id` is linked twice.
-    Twice { id: Id },
+/// Checks prototype links by dense position (as a save holds them: `dense[d]` is 0 for none,
+/// else 1 + the prototype's position) for `len` entities: every prototype one of them, no
+/// cycle, no chain past [`MAX_CHAIN`]; errors name entities by `id_at`. O(n): each entity's
+/// depth is found once (memoized), however the chains share, with a byte of state each.
+pub(crate) fn check_dense(dense: &[U32], id_at: impl Fn(usize) -> Id) -> Result<(), StoreError> {
+    // 0: not seen; ON_PATH: on the walk in progress; KNOWN + d: d prototypes above it.
+    const ON_PATH: u8 = 1;
+    const KNOWN: u8 = 2;
+    let len = dense.len();
+    let up = |d: usize| (dense[d].get() as usize).checked_sub(1);
+    for (d, raw) in dense.iter().enumerate() {
+        match up(d) {
+            Some(p) if p >= len => {
+                let prototype = u64::from(raw.get());
+                return Err(StoreError::PrototypeMissing { id: id_at(d), prototype });
+            }
+            Some(p) if p == d => return Err(StoreError::PrototypeCycle { id: id_at(d) }),
+            _ => {}
+        }
+    }
+    let mut state = vec![0_u8; len];
+    let mut path: Vec<usize> = Vec::new();
+    for start in 0..len {
+        if state[start] != 0 {
+            continue;
+        }
+        // Up until an entity of known depth, or one without a prototype.
+        let mut at = start;
+        let mut depth = loop {
+            match state[at] {
+                0 => {}
+                ON_PATH => return Err(StoreError::PrototypeCycle { id: id_at(at) }),
+                known => break known - KNOWN,
+            }
+            let Some(p) = up(at) else {
+                state[at] = KNOWN;
+                break 0;
+            };
+            state[at] = ON_PATH;
+            path.push(at);
+            at = p;
+        };
+        // Down the path again: each one more than the entity above it.
+        while let Some(d) = path.pop() {
+            depth += 1;
+            if usize::from(depth) > MAX_CHAIN {
+                return Err(StoreError::PrototypeChain { id: id_at(d), limit: MAX_CHAIN });
+            }
+            state[d] = KNOWN + depth;
+        }
+    }
+    Ok(())
 }
 
 impl Store {
@@ -239,12 +232,12 @@ impl Store {
     /// ```
     pub fn insert_instance(&mut self, prototype: Id) -> Result<Id, Error> {
         self.index.try_get(prototype)?;
-        let depth = self.depth(prototype) + 1;
-        if depth > MAX_CHAIN {
+        let length = self.depth(prototype) + 1;
+        if length > MAX_CHAIN {
             return Err(HandleError::PrototypeChain {
                 id: Id::NULL,
                 prototype,
-                length: depth + 1,
+                length,
                 limit: MAX_CHAIN,
             }
             .into());
@@ -553,14 +546,12 @@ impl Store {
     }
 
     /// The store's prototype links, for reading (saves, deltas, queries).
-    #[allow(dead_code)] // FIXME(issue 32, format 1.5): saves and deltas use it next.
     pub(crate) fn links(&self) -> &Links {
         &self.links
     }
 
     /// Puts `links` in place of the store's links: for a reader or a patch that checked them
-    /// against this store's entities ([`Links::from_pairs`]).
-    #[allow(dead_code)] // FIXME(issue 32, format 1.5): saves and deltas use it next.
+    /// against this store's entities ([`check_dense`]).
     pub(crate) fn set_links(&mut self, links: Links) {
         if self.links != links {
             self.tracker.touch_all();

@@ -70,7 +70,8 @@ pub fn rebuild(bytes: &[u8], replace: &[(u32, Vec<u8>)], minor: Option<u16>) -> 
             (kind, new.unwrap_or_else(|| bytes[offset..offset + len].to_vec()))
         })
         .collect();
-    let arena = sections.iter().find(|s| s.0 == 5).map(|s| s.1.clone()).unwrap();
+    // A delta has no arena (nor chunk crcs).
+    let arena = sections.iter().find(|s| s.0 == 5).map(|s| s.1.clone()).unwrap_or_default();
     if let Some(crcs) = sections.iter_mut().find(|s| s.0 == 12) {
         let chunk = u32_at(&crcs.1, 0) as usize;
         let mut section = (chunk as u32).to_le_bytes().to_vec();

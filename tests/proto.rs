@@ -1,0 +1,584 @@
+//! Prototypes: resolved reads through chains, overrides, clears, tombstones, detach and links,
+//! against a `HashMap` model; the links through saves, deltas and every reader; crafted links
+//! refused with their exact errors.
+
+use std::collections::HashMap;
+
+use datacomp::format::StoreError;
+use datacomp::store::MAX_CHAIN;
+use datacomp::{
+    Error, HandleError, History, Id, Key, LoadError, Store, StorePatch, StoreView, Value,
+};
+use proptest::prelude::*;
+
+mod common;
+use common::{rebuild, table};
+
+const PROTOTYPES: u32 = 16;
+const KEYS: [&str; 4] = ["name", "stats.health", "stats.mana", "flags.fearless"];
+
+/// What an entity stores: a value, or a tombstone.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Own {
+    Val(f32),
+    Tomb,
+}
+
+/// The model: each entity's own entries (by key position) and prototype.
+#[derive(Clone, Debug, Default)]
+struct Model {
+    entities: HashMap<Id, (HashMap<usize, Own>, Option<Id>)>,
+}
+
+impl Model {
+    fn prototype(&self, id: Id) -> Option<Id> {
+        self.entities[&id].1
+    }
+
+    /// The value `id` reads at key `k`: its own, else up the chain; a tombstone ends it.
+    fn resolve(&self, id: Id, k: usize) -> Option<f32> {
+        let mut at = Some(id);
+        while let Some(e) = at {
+            match self.entities[&e].0.get(&k) {
+                Some(Own::Val(v)) => return Some(*v),
+                Some(Own::Tomb) => return None,
+                None => at = self.prototype(e),
+            }
+        }
+        None
+    }
+
+    fn depth(&self, id: Id) -> usize {
+        std::iter::successors(self.prototype(id), |&p| self.prototype(p)).count()
+    }
+
+    /// The longest chain below `id`.
+    fn height(&self, id: Id) -> usize {
+        self.entities
+            .keys()
+            .filter_map(|&e| {
+                std::iter::successors(self.prototype(e), |&p| self.prototype(p))
+                    .position(|p| p == id)
+                    .map(|i| i + 1)
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    fn instances(&self, id: Id) -> usize {
+        self.entities.values().filter(|(_, p)| *p == Some(id)).count()
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Op {
+    Insert(Vec<(usize, f32)>),
+    InsertInstance(usize),
+    Set(usize, usize, f32),
+    ClearOverride(usize, usize),
+    RemoveInherited(usize, usize),
+    SetPrototype(usize, Option<usize>),
+    Detach(usize),
+    Remove(usize),
+    SaveLoad,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let key = 0..KEYS.len();
+    let value = (0..100).prop_map(|v| v as f32);
+    prop_oneof![
+        prop::collection::vec((key.clone(), value.clone()), 0..4).prop_map(Op::Insert),
+        (0..64_usize).prop_map(Op::InsertInstance),
+        (0..64_usize, key.clone(), value).prop_map(|(e, k, v)| Op::Set(e, k, v)),
+        (0..64_usize, key.clone()).prop_map(|(e, k)| Op::ClearOverride(e, k)),
+        (0..64_usize, key).prop_map(|(e, k)| Op::RemoveInherited(e, k)),
+        (0..64_usize, prop::option::of(0..64_usize)).prop_map(|(e, p)| Op::SetPrototype(e, p)),
+        (0..64_usize).prop_map(Op::Detach),
+        (0..64_usize).prop_map(Op::Remove),
+        Just(Op::SaveLoad),
+    ]
+}
+
+/// The `i`th live entity (in a fixed order), if there is one.
+fn pick(ids: &[Id], i: usize) -> Option<Id> {
+    (!ids.is_empty()).then(|| ids[i % ids.len()])
+}
+
+fn key(k: usize) -> Key {
+    Key::parse(KEYS[k])
+}
+
+/// Runs `op` on the store and the model alike.
+fn step(store: &mut Store, model: &mut Model, op: &Op) {
+    let mut ids: Vec<Id> = model.entities.keys().copied().collect();
+    ids.sort_unstable();
+    match *op {
+        Op::Insert(ref entries) => {
+            let entries: Vec<(&str, f32)> = entries.iter().map(|&(k, v)| (KEYS[k], v)).collect();
+            let id = store.insert_entries(entries.iter().copied()).unwrap();
+            let own = entries
+                .iter()
+                .map(|&(name, v)| (KEYS.iter().position(|&k| k == name).unwrap(), Own::Val(v)))
+                .collect();
+            model.entities.insert(id, (own, None));
+        }
+        Op::InsertInstance(p) => {
+            let Some(p) = pick(&ids, p) else { return };
+            let result = store.insert_instance(p);
+            if model.depth(p) + 1 > MAX_CHAIN {
+                assert!(matches!(result, Err(Error::Handle(HandleError::PrototypeChain { .. }))));
+            } else {
+                model.entities.insert(result.unwrap(), (HashMap::new(), Some(p)));
+            }
+        }
+        Op::Set(e, k, v) => {
+            let Some(e) = pick(&ids, e) else { return };
+            store.get_mut(e).unwrap().set(KEYS[k], v).unwrap();
+            model.entities.get_mut(&e).unwrap().0.insert(k, Own::Val(v));
+        }
+        Op::ClearOverride(e, k) => {
+            let Some(e) = pick(&ids, e) else { return };
+            let had = model.entities.get_mut(&e).unwrap().0.remove(&k).is_some();
+            assert_eq!(store.clear_override(e, KEYS[k]).unwrap(), had);
+        }
+        Op::RemoveInherited(e, k) => {
+            let Some(e) = pick(&ids, e) else { return };
+            store.remove_inherited(e, KEYS[k]).unwrap();
+            let has_prototype = model.prototype(e).is_some();
+            let own = &mut model.entities.get_mut(&e).unwrap().0;
+            if has_prototype {
+                own.insert(k, Own::Tomb);
+            } else {
+                own.remove(&k);
+            }
+        }
+        Op::SetPrototype(e, p) => {
+            let Some(e) = pick(&ids, e) else { return };
+            let p = p.and_then(|p| pick(&ids, p));
+            let result = store.set_prototype(e, p);
+            match p {
+                Some(p)
+                    if p == e
+                        || std::iter::successors(Some(p), |&a| model.prototype(a))
+                            .any(|a| a == e) =>
+                {
+                    let expected = HandleError::PrototypeCycle { id: e, prototype: p };
+                    assert!(matches!(result, Err(Error::Handle(ref h)) if *h == expected));
+                }
+                Some(p) if model.depth(p) + 1 + model.height(e) > MAX_CHAIN => {
+                    assert!(matches!(
+                        result,
+                        Err(Error::Handle(HandleError::PrototypeChain { .. }))
+                    ));
+                }
+                _ => {
+                    result.unwrap();
+                    model.entities.get_mut(&e).unwrap().1 = p;
+                }
+            }
+        }
+        Op::Detach(e) => {
+            let Some(e) = pick(&ids, e) else { return };
+            let flat: HashMap<usize, Own> = (0..KEYS.len())
+                .filter_map(|k| model.resolve(e, k).map(|v| (k, Own::Val(v))))
+                .collect();
+            store.detach(e).unwrap();
+            model.entities.insert(e, (flat, None));
+        }
+        Op::Remove(e) => {
+            let Some(e) = pick(&ids, e) else { return };
+            let instances = model.instances(e);
+            if instances > 0 {
+                assert!(!store.remove(e), "a prototype with instances stays");
+                let err = store.try_remove(e).unwrap_err();
+                let expected = HandleError::HasInstances { id: e, instances: instances as u64 };
+                assert!(matches!(err, Error::Handle(ref h) if *h == expected), "{err}");
+            } else {
+                assert!(store.remove(e));
+                model.entities.remove(&e);
+            }
+        }
+        Op::SaveLoad => {
+            let bytes = store.to_bytes();
+            let loaded = Store::from_bytes(&bytes).unwrap();
+            assert_eq!(loaded, *store);
+            *store = loaded;
+        }
+    }
+}
+
+/// The store reads as the model says: own entries, links, resolved values and sources.
+fn check(store: &Store, model: &Model) {
+    assert_eq!(store.len(), model.entities.len());
+    for (&id, (own, prototype)) in &model.entities {
+        assert_eq!(store.prototype(id), *prototype, "{id}");
+        let blob = store.get(id).unwrap();
+        assert_eq!(blob.len(), own.len(), "{id}");
+        for (&k, &v) in own {
+            let stored = match v {
+                Own::Val(v) => Value::Float(v),
+                Own::Tomb => Value::Tombstone,
+            };
+            assert_eq!(blob.get(key(k)), Some(stored), "{id} {}", KEYS[k]);
+        }
+        let resolved = store.resolved(id).unwrap();
+        let chain: Vec<Id> = std::iter::successors(*prototype, |&p| model.prototype(p)).collect();
+        assert_eq!(resolved.chain().collect::<Vec<_>>(), chain);
+        let mut expected: Vec<(Key, f32)> = Vec::new();
+        for (k, name) in KEYS.iter().enumerate() {
+            let v = model.resolve(id, k);
+            assert_eq!(resolved.get_float(key(k)), v, "{id} {name}");
+            assert_eq!(resolved.contains_key(key(k)), v.is_some());
+            if let Some(v) = v {
+                expected.push((key(k), v));
+                // The source: the nearest entity whose blob holds the key.
+                let source = std::iter::once(id)
+                    .chain(chain.iter().copied())
+                    .find(|e| model.entities[e].0.contains_key(&k))
+                    .unwrap();
+                assert_eq!(resolved.get_with_source(key(k)), Some((Value::Float(v), source)));
+            }
+        }
+        let mut all: Vec<(Key, f32)> =
+            resolved.iter().map(|(k, v, _)| (k, v.as_float().unwrap())).collect();
+        all.sort_by_key(|&(k, _)| k);
+        expected.sort_by_key(|&(k, _)| k);
+        assert_eq!(all, expected, "{id}");
+        assert_eq!(resolved.len(), expected.len());
+        let flat = store.flatten(id).unwrap();
+        assert_eq!(flat.len(), expected.len());
+        for &(k, v) in &expected {
+            assert_eq!(flat.get_float(k), Some(v));
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    /// Random operations against the model, checked after each; each step's delta (through
+    /// its bytes) takes the store before it to the store after it.
+    #[test]
+    fn prototypes_behave_as_the_model(ops in prop::collection::vec(op(), 1..40)) {
+        let mut store = Store::new();
+        let mut model = Model::default();
+        for op in &ops {
+            let before = store.clone();
+            step(&mut store, &mut model, op);
+            check(&store, &model);
+            let delta = StorePatch::from_bytes(&StorePatch::diff(&before, &store).to_bytes()).unwrap();
+            let mut applied = Store::from_bytes(&before.to_bytes()).unwrap();
+            delta.apply(&mut applied).unwrap();
+            prop_assert_eq!(&applied, &store);
+        }
+    }
+}
+
+/// An orc, a chieftain of it, and a goblin of the chieftain that removes the title.
+fn lineage_world() -> (Store, [Id; 4]) {
+    let mut store = Store::new();
+    let orc = store.insert_entries([("name", "Orc"), ("title", "Brute"), ("stats.health", "30")]);
+    let orc = orc.unwrap();
+    let chief = store.insert_instance(orc).unwrap();
+    store.get_mut(chief).unwrap().set("title", "Chieftain").unwrap();
+    store.get_mut(chief).unwrap().set("stats.health", 90).unwrap();
+    let heir = store.insert_instance(chief).unwrap();
+    store.remove_inherited(heir, "title").unwrap();
+    let loner = store.insert_entries([("name", "Loner")]).unwrap();
+    (store, [orc, chief, heir, loner])
+}
+
+#[test]
+fn a_tombstone_hides_every_prototype_above_it() {
+    let (store, [orc, chief, heir, _]) = lineage_world();
+    let heir_sheet = store.resolved(heir).unwrap();
+    assert_eq!(heir_sheet.get_str("title"), None, "the chieftain's and the orc's both hidden");
+    assert_eq!(heir_sheet.get_float("stats.health"), Some(90.0));
+    assert_eq!(heir_sheet.get_with_source("name"), Some((Value::Str("Orc"), orc)));
+    assert_eq!(heir_sheet.get_with_source("stats.health"), Some((Value::Float(90.0), chief)));
+    assert_eq!(store.get(heir).unwrap().get("title"), Some(Value::Tombstone));
+    let flat = store.flatten(heir).unwrap();
+    assert_eq!(flat.len(), 2);
+    assert!(!flat.contains_key("title"));
+    // Removing the tombstone brings back the nearest value.
+    let mut store = store;
+    assert!(store.clear_override(heir, "title").unwrap());
+    assert_eq!(store.resolved(heir).unwrap().get_str("title"), Some("Chieftain"));
+}
+
+#[test]
+fn links_survive_every_reader_of_a_save_and_a_delta() {
+    let (store, [orc, chief, heir, loner]) = lineage_world();
+    let bytes = store.to_bytes();
+    let info = datacomp::format::describe(&bytes).unwrap();
+    assert_eq!(info.minor, 5);
+    let section = info.sections.iter().find(|s| s.kind == PROTOTYPES).unwrap();
+    assert_eq!((section.name, section.len), ("prototypes", 16));
+    let at = usize::try_from(section.offset).unwrap();
+    let dense: Vec<u32> =
+        bytes[at..at + 16].chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+    assert_eq!(dense, [0, 1, 2, 0], "1 + the prototype's dense position, 0 for none");
+
+    let loaded = Store::from_bytes(&bytes).unwrap();
+    assert_eq!(loaded, store);
+    assert_eq!(loaded.prototype(heir), Some(chief));
+    assert_eq!(loaded.resolved(heir).unwrap().get_str("name"), Some("Orc"));
+    let words = aligned(&bytes);
+    let aligned_bytes = &zerocopy::IntoBytes::as_bytes(words.as_slice())[..bytes.len()];
+    let view = StoreView::new(aligned_bytes).unwrap();
+    assert_eq!(
+        [orc, chief, heir, loner].map(|id| view.prototype(id)),
+        [None, Some(orc), Some(chief), None]
+    );
+    StoreView::lazy(aligned_bytes).unwrap();
+    let salvage = Store::salvage(&bytes).unwrap();
+    assert!(salvage.lost.is_empty() && salvage.damaged.is_empty());
+    assert_eq!(salvage.store, store);
+
+    // A delta that relinks, unlinks and adds an instance.
+    let mut target = store.clone();
+    target.set_prototype(heir, Some(orc)).unwrap();
+    target.detach(chief).unwrap();
+    let imp = target.insert_instance(loner).unwrap();
+    let delta = StorePatch::diff(&store, &target);
+    let bytes = delta.to_bytes();
+    assert_eq!(bytes.len(), delta.file_len());
+    let mut applied = loaded.clone();
+    StorePatch::from_bytes(&bytes).unwrap().apply(&mut applied).unwrap();
+    assert_eq!(applied, target);
+    assert_eq!((applied.prototype(heir), applied.prototype(chief)), (Some(orc), None));
+    assert_eq!(applied.prototype(imp), Some(loner));
+    // The base's crc covers its links: a store linked otherwise is not the base.
+    let mut other = loaded;
+    other.set_prototype(heir, None).unwrap();
+    assert!(matches!(
+        StorePatch::from_bytes(&bytes).unwrap().apply(&mut other),
+        Err(LoadError::Store(StoreError::DeltaBase { .. }))
+    ));
+}
+
+#[test]
+fn history_undoes_and_redoes_a_link() {
+    let (mut store, [orc, chief, heir, _]) = lineage_world();
+    let mut history = History::with_max_bytes(1 << 20);
+    history.commit(&store);
+    store.set_prototype(heir, Some(orc)).unwrap();
+    store.detach(chief).unwrap();
+    history.commit(&store);
+    let after = store.clone();
+    assert!(history.undo(&mut store));
+    assert_eq!((store.prototype(heir), store.prototype(chief)), (Some(chief), Some(orc)));
+    assert_eq!(store, lineage_world().0);
+    assert!(history.redo(&mut store));
+    assert_eq!(store, after);
+}
+
+#[test]
+fn cycles_and_long_chains_are_refused_where_they_would_be_made() {
+    let mut store = Store::new();
+    let root = store.insert_empty();
+    let mut chain = vec![root];
+    for _ in 0..MAX_CHAIN {
+        chain.push(store.insert_instance(*chain.last().unwrap()).unwrap());
+    }
+    let last = *chain.last().unwrap();
+    assert_eq!(store.resolved(last).unwrap().chain().count(), MAX_CHAIN);
+    let err = store.insert_instance(last).unwrap_err();
+    assert!(matches!(
+        err,
+        Error::Handle(HandleError::PrototypeChain { id: Id::NULL, prototype, length: 17, limit: 16 })
+            if prototype == last
+    ));
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "entity {last} as the prototype of a new instance would make a chain of 17 \
+             prototypes, past the limit of 16"
+        )
+    );
+    // Relinking the root under a new entity lengthens every chain below it.
+    let top = store.insert_empty();
+    let err = store.set_prototype(root, Some(top)).unwrap_err();
+    assert!(matches!(err, Error::Handle(HandleError::PrototypeChain { length: 17, .. })));
+    // A cycle, and a link to itself.
+    let err = store.set_prototype(root, Some(last)).unwrap_err();
+    assert!(
+        matches!(err, Error::Handle(HandleError::PrototypeCycle { id, prototype }) if id == root && prototype == last)
+    );
+    assert_eq!(
+        err.to_string(),
+        format!("entity {last} reads through {root}: as {root}'s prototype it would make a cycle")
+    );
+    let err = store.set_prototype(top, Some(top)).unwrap_err();
+    assert_eq!(err.to_string(), format!("entity {top} cannot be its own prototype"));
+    // A stale prototype is the handle's own error.
+    store.remove(top);
+    let err = store.insert_instance(top).unwrap_err();
+    assert!(matches!(err, Error::Handle(HandleError::Stale { .. })));
+    // Refused links changed nothing.
+    assert_eq!(store.prototype(root), None);
+    assert_eq!(store.len(), MAX_CHAIN + 1);
+}
+
+#[test]
+fn a_prototype_with_instances_is_not_removed() {
+    let (mut store, [orc, chief, heir, _]) = lineage_world();
+    let before = store.clone();
+    assert!(!store.remove(chief));
+    assert_eq!(store, before, "nothing changed");
+    let err = store.try_remove(chief).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!("entity {chief} is the prototype of 1 live entity: detach or relink it first")
+    );
+    store.detach(heir).unwrap();
+    assert_eq!(store.resolved(heir).unwrap().get_float("stats.health"), Some(90.0));
+    store.try_remove(chief).unwrap();
+    assert!(store.remove(orc), "its one instance went with the chieftain");
+    assert_eq!(store.get(heir).unwrap().get_str("name"), Some("Orc"), "the detached copy");
+}
+
+/// An 8-aligned copy, for the views.
+fn aligned(bytes: &[u8]) -> Vec<u64> {
+    let mut out = vec![0_u64; bytes.len().div_ceil(8)];
+    for (i, b) in bytes.iter().enumerate() {
+        out[i / 8] |= u64::from(*b) << (8 * (i % 8));
+    }
+    out
+}
+
+/// The save `bytes` with its `prototypes` section made `dense`.
+fn with_links(bytes: &[u8], dense: &[u32]) -> Vec<u8> {
+    let section: Vec<u8> = dense.iter().flat_map(|w| w.to_le_bytes()).collect();
+    rebuild(bytes, &[(PROTOTYPES, section)], None)
+}
+
+/// Every reader's answer to `bytes`: the load's error, which the view and the lazy view
+/// give alike; a salvage does without the links (and says why).
+fn refused(bytes: &[u8]) -> LoadError {
+    let err = Store::from_bytes(bytes).unwrap_err();
+    let words = aligned(bytes);
+    let aligned_bytes = &zerocopy::IntoBytes::as_bytes(words.as_slice())[..bytes.len()];
+    assert_eq!(StoreView::new(aligned_bytes).unwrap_err(), err);
+    assert_eq!(StoreView::lazy(aligned_bytes).unwrap_err(), err);
+    let salvage = Store::salvage(bytes).unwrap();
+    assert_eq!(salvage.damaged, std::slice::from_ref(&err));
+    assert!(salvage.store.iter().all(|(id, _)| salvage.store.prototype(id).is_none()));
+    err
+}
+
+#[test]
+fn crafted_links_in_a_save_are_load_errors_naming_the_entity() {
+    let mut store = Store::new();
+    let ids: Vec<Id> = (0..4).map(|_| store.insert_empty()).collect();
+    let bytes = store.to_bytes();
+    assert_eq!(table(&bytes).iter().find(|e| e.0 == PROTOTYPES).unwrap().2, 0, "no links");
+    let missing = |id, prototype| LoadError::Store(StoreError::PrototypeMissing { id, prototype });
+    assert_eq!(refused(&with_links(&bytes, &[0, 5, 0, 0])), missing(ids[1], 5));
+    assert_eq!(
+        refused(&with_links(&bytes, &[0, 0, 0, u32::MAX])),
+        missing(ids[3], u64::from(u32::MAX))
+    );
+    let cycle = |id| LoadError::Store(StoreError::PrototypeCycle { id });
+    assert_eq!(refused(&with_links(&bytes, &[0, 0, 3, 0])), cycle(ids[2]), "itself");
+    let err = refused(&with_links(&bytes, &[2, 3, 4, 1]));
+    assert_eq!(err, cycle(ids[0]), "0 -> 1 -> 2 -> 3 -> 0");
+    assert_eq!(
+        err.to_string(),
+        format!("section 'prototypes': entity {}'s prototype chain comes back to it", ids[0])
+    );
+    let size = LoadError::Store(StoreError::SectionSize {
+        section: "prototypes",
+        expected: 16,
+        found: 12,
+    });
+    assert_eq!(refused(&with_links(&bytes, &[0, 1, 0])), size);
+    // A chain of 17 links over 18 entities, in the worst order (each entity's prototype after it).
+    let mut long = Store::new();
+    let ids: Vec<Id> = (0..MAX_CHAIN + 2).map(|_| long.insert_empty()).collect();
+    let bytes = long.to_bytes();
+    let dense: Vec<u32> =
+        (0..ids.len() as u32).map(|d| if d + 1 < ids.len() as u32 { d + 2 } else { 0 }).collect();
+    let err = refused(&with_links(&bytes, &dense));
+    assert_eq!(err, LoadError::Store(StoreError::PrototypeChain { id: ids[0], limit: MAX_CHAIN }));
+    assert_eq!(
+        err.to_string(),
+        format!("section 'prototypes': entity {} has more than 16 prototypes above it", ids[0])
+    );
+    // One link fewer is the longest chain allowed.
+    let mut dense = dense;
+    dense[0] = 0;
+    let loaded = Store::from_bytes(&with_links(&bytes, &dense)).unwrap();
+    assert_eq!(loaded.resolved(ids[1]).unwrap().chain().count(), MAX_CHAIN);
+}
+
+#[test]
+fn a_salvage_loses_the_instances_of_a_lost_prototype() {
+    // The orc's blob is the arena's first: a bad one loses it, and its chain with it.
+    let (store, [orc, chief, heir, loner]) = lineage_world();
+    let mut bytes = store.to_bytes();
+    let (_, arena, _) = *table(&bytes).iter().find(|e| e.0 == 5).unwrap();
+    bytes[arena + 4] ^= 0xff;
+    let bytes = rebuild(&bytes, &[], None); // crcs resealed: the blob itself is bad
+    let salvage = Store::salvage(&bytes).unwrap();
+    let lost: Vec<Id> = salvage.lost.iter().map(|(id, _)| id).collect();
+    assert_eq!(lost, [orc, chief, heir]);
+    assert_eq!(
+        salvage.lost.why(heir),
+        Some(&LoadError::Store(StoreError::PrototypeMissing { id: heir, prototype: 2 }))
+    );
+    assert_eq!(salvage.store.len(), 1);
+    assert_eq!(salvage.store.get(loner).unwrap().get_str("name"), Some("Loner"));
+}
+
+/// The delta `bytes` with its `prototypes` section made `pairs`.
+fn delta_with_links(bytes: &[u8], pairs: &[(Id, Id)]) -> Vec<u8> {
+    let section: Vec<u8> = pairs
+        .iter()
+        .flat_map(|(i, p)| i.to_bits().to_le_bytes().into_iter().chain(p.to_bits().to_le_bytes()))
+        .collect();
+    rebuild(bytes, &[(PROTOTYPES, section)], None)
+}
+
+#[test]
+fn crafted_links_in_a_delta_are_errors_that_change_nothing() {
+    let (base, [orc, chief, heir, loner]) = lineage_world();
+    let mut target = base.clone();
+    target.get_mut(loner).unwrap().set("name", "Hermit").unwrap();
+    let bytes = StorePatch::diff(&base, &target).to_bytes();
+    let apply = |bytes: &[u8]| {
+        let mut store = base.clone();
+        let result = StorePatch::from_bytes(bytes).and_then(|d| d.apply(&mut store));
+        if result.is_err() {
+            assert_eq!(store, base, "nothing changed");
+        }
+        result
+    };
+    apply(&bytes).unwrap();
+    let missing = Id::from_bits(orc.to_bits() + 77);
+    assert_eq!(
+        apply(&delta_with_links(&bytes, &[(loner, missing)])).unwrap_err(),
+        LoadError::Store(StoreError::PrototypeMissing { id: loner, prototype: missing.to_bits() })
+    );
+    assert_eq!(
+        apply(&delta_with_links(&bytes, &[(orc, heir)])).unwrap_err(),
+        LoadError::Store(StoreError::PrototypeCycle { id: orc })
+    );
+    let err = apply(&delta_with_links(&bytes, &[(missing, orc)])).unwrap_err();
+    assert!(matches!(err, LoadError::Store(StoreError::DeltaEntity { id, .. }) if id == missing));
+    let err = apply(&delta_with_links(&bytes, &[(loner, orc), (chief, Id::NULL)])).unwrap_err();
+    assert_eq!(
+        err,
+        LoadError::Store(StoreError::DeltaChange {
+            section: "prototypes",
+            index: 1,
+            problem: "not after the entry before it"
+        })
+    );
+    // Unlinking the chieftain through a delta is fine; the orc then has no instance.
+    let mut store = base.clone();
+    let delta = StorePatch::from_bytes(&delta_with_links(&bytes, &[(chief, Id::NULL)])).unwrap();
+    delta.apply(&mut store).unwrap();
+    assert_eq!(store.prototype(chief), None);
+    assert!(store.remove(orc));
+}
