@@ -228,9 +228,12 @@ pub fn print_entries(store: &Store, blob: BlobRef<'_>, out: &mut dyn Write) -> R
     let names: Vec<String> =
         blob.keys().map(|key| Shortened(&key_name(&[store], key)).to_string()).collect();
     let width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0).clamp(3, KEY_COLUMN);
-    writeln!(out, "  {:<width$}  {:<6}  value", "key", "type")?;
+    // "tombstone" is the one type name longer than six.
+    let types = blob.iter().map(|(_, v)| v.value_type().name().len()).max().unwrap_or(0).max(6);
+    writeln!(out, "  {:<width$}  {:<types$}  value", "key", "type")?;
     for (name, (_, value)) in names.iter().zip(blob.iter()) {
-        writeln!(out, "  {name:<width$}  {:<6}  {}", value.value_type().name(), Plain(value))?;
+        let ty = value.value_type().name();
+        writeln!(out, "  {name:<width$}  {ty:<types$}  {}", Plain(value))?;
     }
     Ok(())
 }
@@ -243,6 +246,12 @@ pub fn prototype_name(store: &Store, id: Id) -> String {
         .map_or_else(|| id.to_string(), |name| Escaped(name).to_string())
 }
 
+/// Whether `key` is `$id` or `$abstract`: they name and mark the entity that holds them, and
+/// are not shown as what its instances read.
+pub fn is_mark(key: Key) -> bool {
+    key == ID_KEY || key == ABSTRACT_KEY
+}
+
 /// Whether `blob` marks an abstract entity (`"$abstract": true`, its own): a prototype that
 /// listings leave out.
 pub fn is_abstract(blob: BlobRef<'_>) -> bool {
@@ -253,7 +262,8 @@ pub fn is_abstract(blob: BlobRef<'_>) -> bool {
 /// for an inherited one, where it comes from (`(from orc)`).
 pub fn print_resolved(store: &Store, id: Id, out: &mut dyn Write) -> Result<(), Failure> {
     let Some(resolved) = store.resolved(id) else { return Ok(()) };
-    let entries: Vec<(Key, Value<'_>, Id)> = resolved.iter().collect();
+    let entries: Vec<(Key, Value<'_>, Id)> =
+        resolved.iter().filter(|&(key, _, from)| from == id || !is_mark(key)).collect();
     let names: Vec<String> = entries
         .iter()
         .map(|&(key, _, _)| Shortened(&key_name(&[store], key)).to_string())
@@ -280,15 +290,18 @@ pub fn print_resolved(store: &Store, id: Id, out: &mut dyn Write) -> Result<(), 
 /// type, value, from}` (`from`: the entity whose blob holds it), made as it is written.
 pub fn resolved_json(store: &Store, id: Id) -> impl Serialize + '_ {
     JsonArray(move || {
-        store.resolved(id).into_iter().flat_map(|r| r.iter()).map(move |(key, value, from)| {
-            json!({
-                "key": key_name(&[store], key),
-                "hash": key.to_string(),
-                "type": value.value_type().name(),
-                "value": value_json(value),
-                "from": from.to_string(),
-            })
-        })
+        let read = store.resolved(id).into_iter().flat_map(|r| r.iter());
+        read.filter(move |&(key, _, from)| from == id || !is_mark(key)).map(
+            move |(key, value, from)| {
+                json!({
+                    "key": key_name(&[store], key),
+                    "hash": key.to_string(),
+                    "type": value.value_type().name(),
+                    "value": value_json(value),
+                    "from": from.to_string(),
+                })
+            },
+        )
     })
 }
 

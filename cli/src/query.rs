@@ -5,7 +5,7 @@ use std::path::Path;
 
 use datacomp::format::SavedKeyNames;
 use datacomp::text::Shortened;
-use datacomp::{Key, LoadOptions, Query, Store};
+use datacomp::{Blob, BlobRef, Id, Key, LoadOptions, Query, Store};
 
 use crate::args::{KeyArg, parse_key};
 use crate::files::read;
@@ -54,10 +54,7 @@ pub fn run(
         let header: Vec<&str> = std::iter::once("id").chain(keys.iter().map(|k| k.1)).collect();
         writeln!(out, "{}", header.join("\t"))?;
     }
-    for (id, blob) in view.query(&query) {
-        if !all && is_abstract(blob) {
-            continue;
-        }
+    let print = |out: &mut dyn Write, id: Id, blob: BlobRef<'_>| -> Result<(), Failure> {
         if json {
             let values: serde_json::Map<String, serde_json::Value> = keys
                 .iter()
@@ -75,6 +72,28 @@ pub fn run(
                 }
             }
             writeln!(out)?;
+        }
+        Ok(())
+    };
+    if view.iter().all(|(id, _)| view.prototype(id).is_none()) {
+        for (id, blob) in view.query(&query) {
+            if all || !is_abstract(blob) {
+                print(out, id, blob)?;
+            }
+        }
+        return Ok(());
+    }
+    // Instances are tested and printed as they read, through their prototypes: each one
+    // flattened in turn (the view reads what each entity stores).
+    let store = Store::from_bytes(&bytes).map_err(|e| Failure::at(path.display(), e))?;
+    for (id, own) in store.iter() {
+        if !all && is_abstract(own) {
+            continue;
+        }
+        let flat = store.prototype(id).and_then(|_| store.flatten(id));
+        let blob = flat.as_ref().map_or(own, Blob::as_blob_ref);
+        if query.matches(blob) {
+            print(out, id, blob)?;
         }
     }
     Ok(())
