@@ -523,6 +523,28 @@ impl<'de> Visitor<'de> for Number<'_> {
     }
 }
 
+/// The visitor methods of numbers and `null`, refusing them (`self.refuse()`): what no
+/// reserved member holds.
+macro_rules! refuse_numbers_and_null {
+    () => {
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+            Err(self.refuse())
+        }
+
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+            Err(self.refuse())
+        }
+
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+            Err(self.refuse())
+        }
+
+        fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+            Err(self.refuse())
+        }
+    };
+}
+
 /// Reads the value of the reserved member `reserved` (the member just read) into `blob`.
 fn read_reserved<'de, A: MapAccess<'de>>(
     importer: &mut Importer,
@@ -606,21 +628,7 @@ impl<'de> Visitor<'de> for ReservedValue<'_> {
         }
     }
 
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
-        Err(self.refuse())
-    }
-
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
-        Err(self.refuse())
-    }
-
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
-        Err(self.refuse())
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-        Err(self.refuse())
-    }
+    refuse_numbers_and_null!();
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         if self.reserved != Reserved::Remove {
@@ -709,21 +717,7 @@ impl<'de> Visitor<'de> for Removed<'_> {
         Err(self.refuse())
     }
 
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
-        Err(self.refuse())
-    }
-
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
-        Err(self.refuse())
-    }
-
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
-        Err(self.refuse())
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-        Err(self.refuse())
-    }
+    refuse_numbers_and_null!();
 
     fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<(), A::Error> {
         Err(self.refuse())
