@@ -612,3 +612,21 @@ fn queries_columns_and_find_read_through_prototypes() -> Result<(), Box<dyn std:
     assert_eq!(view.find("name", "Orc").collect::<Vec<_>>(), [orc]);
     Ok(())
 }
+
+#[path = "../benches/common/goblins.rs"]
+mod goblins;
+
+/// Issue 32's size goal, measured exactly: 10,000 goblins of 10 prototypes, each overriding 2
+/// of 20 keys, take at most a quarter of the flattened world's save.
+#[test]
+fn goblins_that_store_only_overrides_take_under_a_quarter_of_the_flattened_save() {
+    let (instances, ids) = goblins::instances();
+    let (flat, _) = goblins::flattened();
+    for &id in ids.iter().step_by(997) {
+        assert_eq!(instances.flatten(id).unwrap(), flat.get(id).unwrap(), "{id}");
+    }
+    let (small, large) = (instances.to_bytes().len(), flat.to_bytes().len());
+    assert!(small * 4 <= large, "{small} bytes of {large}");
+    // 52 bytes a goblin (a 44-byte blob, its end offset, its link) against 284: 18.4%.
+    assert_eq!((small, large), (523_208, 2_843_312));
+}
