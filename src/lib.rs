@@ -36,9 +36,10 @@
 //!
 //! A [`Blob`] is one entity: a header of keys, type tags and 32-bit values growing up from the
 //! start of one buffer, strings and float arrays growing down from its end. A [`Value`] is a
-//! bool, an f32, a string, an f32 array or a null (a key present with no value, as real
-//! fixtures write `"firmness": null`; any integer type is stored as an f32, and refused
-//! when an f32 cannot hold it exactly); [`BlobRef`] is the read API over a borrowed blob (from
+//! bool, an f32, a string, an f32 array, a null (a key present with no value, as real
+//! fixtures write `"firmness": null`) or a tombstone (an instance's "absent here", see
+//! Prototypes). Any integer type is stored as an f32, and refused when an f32 cannot hold it
+//! exactly. [`BlobRef`] is the read API over a borrowed blob (from
 //! a store or a view), [`BlobMut`] the write API over a stored one. Every write returns a
 //! `Result`: data can refuse a write (an integer past 2^24, a name that collides), and a game
 //! decides what to do, rather than panic. Bytes read back with [`Blob::from_bytes`] are
@@ -86,6 +87,42 @@
 //! assert!(world.remove(orc));
 //! assert!(world.get(orc).is_none()); // a stale handle never resolves
 //! # Ok::<(), datacomp::Error>(())
+//! ```
+//!
+//! # Prototypes
+//!
+//! An entity may have a prototype, another entity of its store
+//! ([`insert_instance`](Store::insert_instance), [`set_prototype`](Store::set_prototype)): a
+//! hundred goblins that differ in a few stats store only those, and read the rest through
+//! their prototype. [`Store::resolved`] reads a key from the entity's own blob, then up its
+//! chain (at most [`store::MAX_CHAIN`] prototypes), lending the value from whichever blob
+//! holds it: no copy. [`clear_override`](Store::clear_override) returns to the inherited
+//! value; [`remove_inherited`](Store::remove_inherited) stores a tombstone
+//! ([`Value::Tombstone`]) that hides it; [`flatten`](Store::flatten) and
+//! [`detach`](Store::detach) copy what an entity reads. A prototype with live instances is
+//! not removed ([`Store::try_remove`] says why). Queries, columns, [`find`](Store::find) and
+//! [`query::KeyCursor::get_resolved`] read resolved values; [`Store::get`], diffs, merges,
+//! deltas, history, migrations and exports work on what each entity stores (a delta and a
+//! save carry the links; a migration's default is an override on an instance). Module:
+//! [`store`].
+//!
+//! ```
+//! use datacomp::{Query, Store};
+//!
+//! let mut world = Store::new();
+//! let orc = world.insert_entries([("name", "Orc"), ("title", "Brute")])?;
+//! world.get_mut(orc).unwrap().set("stats.health", 12)?;
+//! let grunt = world.insert_instance(orc)?;
+//! world.get_mut(grunt).unwrap().set("name", "Grunt")?;
+//! world.remove_inherited(grunt, "title")?;
+//! let sheet = world.resolved(grunt).unwrap();
+//! assert_eq!((sheet.get_str("name"), sheet.get_float("stats.health")), (Some("Grunt"), Some(12.0)));
+//! assert_eq!(sheet.get_str("title"), None);
+//! assert_eq!(world.get(grunt).unwrap().len(), 2, "it stores its name and a tombstone");
+//! let weak = Query::parse("stats.health < 20")?;
+//! assert_eq!(world.query(&weak).map(|(id, _)| id).collect::<Vec<_>>(), [orc, grunt]);
+//! assert!(!world.remove(orc), "it has an instance");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
 //! # Saves and views

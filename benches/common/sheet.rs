@@ -117,7 +117,7 @@ pub fn to_json(value: Value<'_>) -> serde_json::Value {
         Value::Float(f) => serde_json::Value::from(f64::from(f)),
         Value::Str(s) => serde_json::Value::from(s),
         Value::Floats(f) => f.iter().map(|&x| serde_json::Value::from(f64::from(x))).collect(),
-        Value::Null => serde_json::Value::Null,
+        Value::Null | Value::Tombstone => serde_json::Value::Null,
     }
 }
 

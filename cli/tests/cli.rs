@@ -45,7 +45,7 @@ fn import_writes_a_save_of_every_document_in_order() {
     let len = world.bytes().len();
     let format = format!("format 1.{}, data version 0", datacomp::format::FORMAT_MINOR);
     assert!(verified.starts_with(&format!("{}: ok: {format}, ", world.path)), "{verified}");
-    assert!(verified.ends_with(&format!("({len} bytes), 8 sections, 7 entities, 91 key names\n")));
+    assert!(verified.ends_with(&format!("({len} bytes), 9 sections, 7 entities, 91 key names\n")));
 }
 
 #[test]
@@ -473,7 +473,7 @@ key names: 91
     assert_eq!(json["data_version"], 0);
     assert_eq!(json["entities"], 7);
     assert_eq!(json["file_bytes"], world.bytes().len());
-    assert_eq!(json["sections"].as_array().unwrap().len(), 8);
+    assert_eq!(json["sections"].as_array().unwrap().len(), 9);
     let arena = &json["arena"];
     let sum = ["live", "slack", "garbage"].iter().map(|k| arena[k].as_u64().unwrap()).sum::<u64>();
     assert_eq!(Some(sum), arena["bytes"].as_u64());

@@ -28,7 +28,7 @@ use super::error::{FileError, LoadError};
 ///     names,
 ///     [
 ///         "index header", "index ends", "index meta", "index slots", "arena", "key tree",
-///         "arena crcs", "lineage",
+///         "arena crcs", "lineage", "prototypes",
 ///     ]
 /// );
 /// # Ok::<(), datacomp::LoadError>(())

@@ -7,6 +7,9 @@
 //! with one entry point on `Store`: [`Store::mark`]. Change tracking itself stays inside the
 //! store (`crate::store::track`), because every write stamps it: a mark only reads the
 //! stamps, so it starts from the store that keeps them.
+//!
+//! A step records what each entity stores (overrides and tombstones, not what it reads
+//! through its prototypes) and the prototype links that changed: undo puts both back.
 
 mod snapshot;
 mod track;

@@ -7,6 +7,11 @@
 //! - `json.rs`: [`Migrations::from_json`], strict.
 //! - `plan.rs`: [`Migrations::apply`]: each step compiled against the store's key names into a
 //!   table of keys, then every entity rewritten into a new arena, swapped in at the end.
+//!
+//! A migration works on what each entity stores, prototypes and instances alike: a rename
+//! renames an instance's overrides and tombstones too, and a default is set on every entity
+//! whose own blob lacks the key, an instance included (an override: to keep an instance
+//! inheriting, give the default to its prototype only).
 
 #[cfg(feature = "json")]
 mod json;

@@ -1,13 +1,13 @@
 //! Columns: one key read from every entity of a [`Store`] or a [`StoreView`], with a
 //! [`KeyCursor`], in dense order, as the type the caller names ([`ColumnValue`]).
 
-use super::cursor::KeyCursor;
+use super::cursor::{KeyCursor, Source};
 use crate::blob::write::stored_value;
 use crate::blob::{BlobRef, layout};
 use crate::format::StoreView;
 use crate::handle_map::Id;
 use crate::key::Key;
-use crate::store::Store;
+use crate::store::{Resolved, Store};
 use crate::value::{AsValue, OwnedValue, ValueType};
 
 /// A type a column reads: one of [`Value`](crate::Value)'s four, `f32`, `bool`, `&str` or
@@ -31,41 +31,41 @@ use crate::value::{AsValue, OwnedValue, ValueType};
 pub trait ColumnValue<'a>: sealed::Read<'a> + 'a {}
 
 mod sealed {
-    use crate::blob::BlobRef;
-    use crate::query::cursor::KeyCursor;
+    use crate::query::cursor::{KeyCursor, Source};
 
     /// The typed read behind [`ColumnValue`](super::ColumnValue): private, so no other type
     /// can be one.
     pub trait Read<'a>: Sized {
-        /// The value at `cursor`'s key in `blob`, if it is of this type.
-        fn read(cursor: &KeyCursor, blob: BlobRef<'a>) -> Option<Self>;
+        /// The value at `cursor`'s key in `entity` (a blob, or an entity read through its
+        /// prototypes), if it is of this type.
+        fn read(cursor: &KeyCursor, entity: impl Source<'a>) -> Option<Self>;
     }
 
     impl<'a> Read<'a> for f32 {
         #[inline]
-        fn read(cursor: &KeyCursor, blob: BlobRef<'a>) -> Option<f32> {
-            cursor.get_float(blob)
+        fn read(cursor: &KeyCursor, entity: impl Source<'a>) -> Option<f32> {
+            entity.get_float(cursor)
         }
     }
 
     impl<'a> Read<'a> for bool {
         #[inline]
-        fn read(cursor: &KeyCursor, blob: BlobRef<'a>) -> Option<bool> {
-            cursor.get_bool(blob)
+        fn read(cursor: &KeyCursor, entity: impl Source<'a>) -> Option<bool> {
+            entity.get_bool(cursor)
         }
     }
 
     impl<'a> Read<'a> for &'a str {
         #[inline]
-        fn read(cursor: &KeyCursor, blob: BlobRef<'a>) -> Option<&'a str> {
-            cursor.get_str(blob)
+        fn read(cursor: &KeyCursor, entity: impl Source<'a>) -> Option<&'a str> {
+            entity.get_str(cursor)
         }
     }
 
     impl<'a> Read<'a> for &'a [f32] {
         #[inline]
-        fn read(cursor: &KeyCursor, blob: BlobRef<'a>) -> Option<&'a [f32]> {
-            cursor.get_floats(blob)
+        fn read(cursor: &KeyCursor, entity: impl Source<'a>) -> Option<&'a [f32]> {
+            entity.get_floats(cursor)
         }
     }
 }
@@ -75,38 +75,56 @@ impl ColumnValue<'_> for bool {}
 impl<'a> ColumnValue<'a> for &'a str {}
 impl<'a> ColumnValue<'a> for &'a [f32] {}
 
-/// The entities of `entities` that hold a `T` at `key`, with that value.
+/// The entities of `entities` that hold a `T` at `key`, with that value; read through their
+/// prototypes when `store` is given (a store with links).
 fn column<'a, T: ColumnValue<'a>>(
     entities: impl Iterator<Item = (Id, BlobRef<'a>)>,
     key: Key,
+    store: Option<&'a Store>,
 ) -> impl Iterator<Item = (Id, T)> {
     let cursor = KeyCursor::new(key);
-    entities.filter_map(move |(id, blob)| Some((id, T::read(&cursor, blob)?)))
+    entities.filter_map(move |(id, blob)| {
+        let value = match store {
+            None => T::read(&cursor, blob),
+            Some(store) => T::read(&cursor, Resolved::new(store, id, blob)),
+        };
+        Some((id, value?))
+    })
 }
 
 /// The entities of `entities` whose value at `key` equals `value` (`None`: a value no entity
-/// can hold, so none).
+/// can hold, so none); read through their prototypes when `store` is given.
 fn find<'a>(
     entities: impl Iterator<Item = (Id, BlobRef<'a>)>,
     key: Key,
     value: Option<OwnedValue>,
+    store: Option<&'a Store>,
 ) -> impl Iterator<Item = Id> {
     let cursor = KeyCursor::new(key);
     let entities = entities.take(if value.is_some() { usize::MAX } else { 0 });
-    // The common cases (a name, a number) read their type alone, as a column of it does; a
-    // string compares its bytes, with no UTF-8 check (equal bytes to valid text are valid).
-    #[allow(clippy::float_cmp)] // Equal as numbers: what a designer means by "level 3".
     entities.filter_map(move |(id, blob)| {
-        let found = match value.as_ref()? {
-            OwnedValue::Str(s) => cursor.find(blob).is_some_and(|(tag, raw)| {
-                tag == ValueType::Str as u8
-                    && layout::str_bytes(blob.as_words(), raw) == s.as_bytes()
-            }),
-            OwnedValue::Float(x) => cursor.get_float(blob) == Some(*x),
-            other => cursor.get(blob).is_some_and(|v| v == other.as_value()),
+        let value = value.as_ref()?;
+        let found = match store {
+            None => equals(&cursor, blob, value),
+            Some(store) => equals(&cursor, Resolved::new(store, id, blob), value),
         };
         found.then_some(id)
     })
+}
+
+/// Whether `entity`'s value at `cursor`'s key is `value`. The common cases (a name, a
+/// number) read their type alone, as a column of it does; a string compares its bytes, with
+/// no UTF-8 check (equal bytes to valid text are valid).
+#[inline]
+#[allow(clippy::float_cmp)] // Equal as numbers: what a designer means by "level 3".
+fn equals<'a>(cursor: &KeyCursor, entity: impl Source<'a>, value: &OwnedValue) -> bool {
+    match value {
+        OwnedValue::Str(s) => entity.entry(cursor).is_some_and(|(blob, tag, raw)| {
+            tag == ValueType::Str as u8 && layout::str_bytes(blob.as_words(), raw) == s.as_bytes()
+        }),
+        OwnedValue::Float(x) => entity.get_float(cursor) == Some(*x),
+        other => entity.get(cursor).is_some_and(|v| v == other.as_value()),
+    }
 }
 
 /// The column reader of a [`Store`]: see also [`StoreView::column`].
@@ -161,7 +179,8 @@ impl Store {
         &'s self,
         key: impl Into<Key>,
     ) -> impl Iterator<Item = (Id, T)> + 's {
-        column(self.iter(), key.into())
+        let store = (!self.links().is_empty()).then_some(self);
+        column(self.iter(), key.into(), store)
     }
 
     /// Every entity whose value at `key` equals `value`, in dense order: "the Orc", by name.
@@ -191,7 +210,8 @@ impl Store {
     /// ```
     pub fn find(&self, key: impl Into<Key>, value: impl AsValue) -> impl Iterator<Item = Id> + '_ {
         let value = stored_value(&value).ok().map(|v| v.to_owned_value());
-        find(self.iter(), key.into(), value)
+        let store = (!self.links().is_empty()).then_some(self);
+        find(self.iter(), key.into(), value, store)
     }
 }
 
@@ -245,7 +265,7 @@ impl<'a> StoreView<'a> {
         &self,
         key: impl Into<Key>,
     ) -> impl Iterator<Item = (Id, T)> + '_ {
-        column(self.iter(), key.into())
+        column(self.iter(), key.into(), None)
     }
 
     /// Every entity whose value at `key` equals `value`, in the saved dense order. As
@@ -265,6 +285,6 @@ impl<'a> StoreView<'a> {
     /// ```
     pub fn find(&self, key: impl Into<Key>, value: impl AsValue) -> impl Iterator<Item = Id> + '_ {
         let value = stored_value(&value).ok().map(|v| v.to_owned_value());
-        find(self.iter(), key.into(), value)
+        find(self.iter(), key.into(), value, None)
     }
 }

@@ -6,7 +6,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use crate::blob::BlobRef;
 use crate::blob::layout::{self, Shape};
 use crate::key::Key;
-use crate::value::Value;
+use crate::store::Resolved;
+use crate::value::{Value, ValueType};
 
 /// A key that remembers its position in the last blob it was found in, and tries that position
 /// first in the next: inline caching, as JavaScript engines do for object shapes.
@@ -235,6 +236,51 @@ impl KeyCursor {
         blob.floats_of(self.find(blob))
     }
 
+    /// The value at this cursor's key as `entity` reads it through its prototype chain
+    /// ([`Store::resolved`](crate::Store::resolved)): its own blob first (with the remembered
+    /// position), then each prototype's; a tombstone ends the lookup with `None`. The
+    /// queries, columns and `find` of a store with prototypes read so.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::Store;
+    /// use datacomp::query::KeyCursor;
+    ///
+    /// let mut world = Store::new();
+    /// let orc = world.insert_entries([("stats.health", 30)])?;
+    /// let grunts: Vec<_> = (0..3).map(|_| world.insert_instance(orc)).collect::<Result<_, _>>()?;
+    /// world.get_mut(grunts[1]).unwrap().set("stats.health", 5)?;
+    /// let health = KeyCursor::new("stats.health");
+    /// let all: Vec<_> = grunts.iter().map(|&g| health.get_resolved(world.resolved(g).unwrap())).collect();
+    /// assert_eq!(all, [Some(30.0), Some(5.0), Some(30.0)]);
+    /// # Ok::<(), datacomp::Error>(())
+    /// ```
+    #[inline]
+    #[must_use]
+    pub fn get_resolved(&self, entity: Resolved<'_>) -> Option<f32> {
+        let (_, tag, raw) = self.find_resolved(entity)?;
+        BlobRef::float_of(Some((tag, raw)))
+    }
+
+    /// The entry of this cursor's key as `entity` reads it, and the blob that holds it: its
+    /// own blob, then up its chain; `None` at a tombstone.
+    #[inline]
+    pub(crate) fn find_resolved<'a>(&self, entity: Resolved<'a>) -> Option<(BlobRef<'a>, u8, u32)> {
+        let own = entity.own();
+        let found = match self.find(own) {
+            Some((tag, raw)) => Some((own, tag, raw)),
+            None => self.find_inherited(entity),
+        };
+        found.filter(|&(_, tag, _)| tag != ValueType::Tombstone as u8)
+    }
+
+    /// [`find_resolved`](KeyCursor::find_resolved) past the entity's own blob.
+    #[inline(never)]
+    fn find_inherited<'a>(&self, entity: Resolved<'a>) -> Option<(BlobRef<'a>, u8, u32)> {
+        entity.prototype_blobs().find_map(|blob| self.find(blob).map(|(tag, raw)| (blob, tag, raw)))
+    }
+
     /// Whether `blob` has a value at this cursor's key.
     ///
     /// # Examples
@@ -250,6 +296,86 @@ impl KeyCursor {
     #[must_use]
     pub fn contains_key<'a>(&self, blob: impl Into<BlobRef<'a>>) -> bool {
         self.find(blob.into()).is_some()
+    }
+}
+
+/// What the queries read with a cursor: one blob as it is, or an entity through its
+/// prototype chain. The blob reads are the cursor's own (their hit paths unchanged).
+pub trait Source<'a>: Copy {
+    /// The entry, and the blob that holds it.
+    fn entry(self, cursor: &KeyCursor) -> Option<(BlobRef<'a>, u8, u32)>;
+
+    fn get(self, cursor: &KeyCursor) -> Option<Value<'a>> {
+        let (blob, tag, raw) = self.entry(cursor)?;
+        blob.value_of(Some((tag, raw)))
+    }
+
+    fn get_bool(self, cursor: &KeyCursor) -> Option<bool> {
+        let (_, tag, raw) = self.entry(cursor)?;
+        BlobRef::bool_of(Some((tag, raw)))
+    }
+
+    fn get_float(self, cursor: &KeyCursor) -> Option<f32> {
+        let (_, tag, raw) = self.entry(cursor)?;
+        BlobRef::float_of(Some((tag, raw)))
+    }
+
+    fn get_str(self, cursor: &KeyCursor) -> Option<&'a str> {
+        let (blob, tag, raw) = self.entry(cursor)?;
+        blob.str_of(Some((tag, raw)))
+    }
+
+    fn get_floats(self, cursor: &KeyCursor) -> Option<&'a [f32]> {
+        let (blob, tag, raw) = self.entry(cursor)?;
+        blob.floats_of(Some((tag, raw)))
+    }
+
+    fn contains_key(self, cursor: &KeyCursor) -> bool {
+        self.entry(cursor).is_some()
+    }
+}
+
+impl<'a> Source<'a> for BlobRef<'a> {
+    #[inline]
+    fn entry(self, cursor: &KeyCursor) -> Option<(BlobRef<'a>, u8, u32)> {
+        cursor.find(self).map(|(tag, raw)| (self, tag, raw))
+    }
+
+    #[inline]
+    fn get(self, cursor: &KeyCursor) -> Option<Value<'a>> {
+        cursor.get(self)
+    }
+
+    #[inline]
+    fn get_bool(self, cursor: &KeyCursor) -> Option<bool> {
+        cursor.get_bool(self)
+    }
+
+    #[inline]
+    fn get_float(self, cursor: &KeyCursor) -> Option<f32> {
+        cursor.get_float(self)
+    }
+
+    #[inline]
+    fn get_str(self, cursor: &KeyCursor) -> Option<&'a str> {
+        cursor.get_str(self)
+    }
+
+    #[inline]
+    fn get_floats(self, cursor: &KeyCursor) -> Option<&'a [f32]> {
+        cursor.get_floats(self)
+    }
+
+    #[inline]
+    fn contains_key(self, cursor: &KeyCursor) -> bool {
+        cursor.contains_key(self)
+    }
+}
+
+impl<'a> Source<'a> for Resolved<'a> {
+    #[inline]
+    fn entry(self, cursor: &KeyCursor) -> Option<(BlobRef<'a>, u8, u32)> {
+        cursor.find_resolved(self)
     }
 }
 

@@ -3,6 +3,10 @@
 //! ([`Store::column`]), one key read from every entity as a [`ColumnValue`] type; and the
 //! [`KeyCursor`] both are built on.
 //!
+//! Over a [`Store`] with prototypes, queries, columns and `find` read each entity through its
+//! chain ([`Store::resolved`]): own value, then the nearest prototype's; a tombstone is no
+//! value. A [`StoreView`]'s read what each entity stores.
+//!
 //! - `mod.rs`: [`Query`], its parser and [`QueryError`].
 //! - `cursor.rs`: [`KeyCursor`], one key read from many blobs.
 //! - `column.rs`: [`Store::column`] and [`StoreView::column`], typed by [`ColumnValue`].
@@ -34,7 +38,8 @@ use crate::blob::BlobRef;
 use crate::format::StoreView;
 use crate::handle_map::Id;
 use crate::key::Key;
-use crate::store::Store;
+use crate::store::{Resolved, Store};
+use cursor::Source;
 
 /// A filter over an entity's keys, parsed once and run over many entities.
 ///
@@ -162,22 +167,23 @@ impl Cmp {
 }
 
 impl Expr {
-    fn matches(&self, blob: BlobRef<'_>) -> bool {
+    /// Whether `entity` (a blob, or an entity read through its prototypes) passes.
+    fn matches<'a>(&self, entity: impl Source<'a>) -> bool {
         match self {
-            Expr::And(all) => all.iter().all(|e| e.matches(blob)),
-            Expr::Or(any) => any.iter().any(|e| e.matches(blob)),
-            Expr::Not(e) => !e.matches(blob),
+            Expr::And(all) => all.iter().all(|e| e.matches(entity)),
+            Expr::Or(any) => any.iter().any(|e| e.matches(entity)),
+            Expr::Not(e) => !e.matches(entity),
             Expr::Test(cursor, test) => match test {
-                Test::IsTrue => cursor.get_bool(blob) == Some(true),
-                Test::Has => cursor.contains_key(blob),
-                Test::Float(cmp, x) => cursor.get_float(blob).is_some_and(|v| cmp.holds(v, *x)),
+                Test::IsTrue => entity.get_bool(cursor) == Some(true),
+                Test::Has => entity.contains_key(cursor),
+                Test::Float(cmp, x) => entity.get_float(cursor).is_some_and(|v| cmp.holds(v, *x)),
                 Test::Bool { value, equal } => {
-                    cursor.get_bool(blob).is_some_and(|v| (v == *value) == *equal)
+                    entity.get_bool(cursor).is_some_and(|v| (v == *value) == *equal)
                 }
                 Test::Str { value, equal } => {
-                    cursor.get_str(blob).is_some_and(|v| (v == value) == *equal)
+                    entity.get_str(cursor).is_some_and(|v| (v == value) == *equal)
                 }
-                Test::Null { equal } => cursor.get(blob).is_some_and(|v| v.is_null() == *equal),
+                Test::Null { equal } => entity.get(cursor).is_some_and(|v| v.is_null() == *equal),
             },
         }
     }
@@ -280,7 +286,10 @@ impl FromStr for Query {
 
 /// Queries over a [`Store`].
 impl Store {
-    /// The entities that pass `query`, with their blobs, in dense order.
+    /// The entities that pass `query`, with their blobs, in dense order. The query reads
+    /// each entity through its prototype chain ([`Store::resolved`]): `stats.health < 20`
+    /// passes an instance that inherits a health of 12. The blob given with it is what the
+    /// entity itself stores.
     ///
     /// # Examples
     ///
@@ -295,7 +304,14 @@ impl Store {
     /// # Ok::<(), datacomp::query::QueryError>(())
     /// ```
     pub fn query<'s>(&'s self, query: &'s Query) -> impl Iterator<Item = (Id, BlobRef<'s>)> + 's {
-        self.iter().filter(|(_, blob)| query.matches(*blob))
+        let resolve = !self.links().is_empty();
+        self.iter().filter(move |&(id, blob)| {
+            if resolve {
+                query.root.matches(Resolved::new(self, id, blob))
+            } else {
+                query.root.matches(blob)
+            }
+        })
     }
 }
 

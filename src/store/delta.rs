@@ -1,5 +1,8 @@
 //! [`StorePatch`]: what changed between two stores, how it is found and how it applies.
 //!
+//! Diffs, merges and deltas work on what each entity stores (its overrides and tombstones),
+//! not on what it reads through its prototypes, and carry the prototype links that changed.
+//!
 //! A delta names its base by a crc32 of the base's contents, records the target's handle map
 //! as the slots and dense entries that differ from the base's, and records each entity the
 //! target changed: a [`Patch`](crate::blob::Patch) for one the base has, the whole blob for

@@ -11,6 +11,9 @@
 //! - `names.rs`: the store's key names (the tree itself is `crate::names`).
 //! - `track.rs`: the change tracker every write stamps (the marks built on it are
 //!   [`crate::history`]'s).
+//! - `proto.rs`: prototypes: each instance's link ([`Store::prototype`]), resolved reads
+//!   ([`Resolved`]), overrides, tombstones, flatten and detach, and the O(n) check of links
+//!   that every reader of a file runs.
 //! - `delta.rs`: [`StorePatch`]: `StorePatch::diff`, `apply` and the merges; its errors are
 //!   [`StoreError`](crate::format::StoreError)'s `Delta...` variants.
 //!

@@ -578,6 +578,20 @@ pub struct Resolved<'a> {
 }
 
 impl<'a> Resolved<'a> {
+    /// `id` of `store`, whose blob is `own`, read through its chain.
+    #[inline]
+    pub(crate) fn new(store: &'a Store, id: Id, own: BlobRef<'a>) -> Resolved<'a> {
+        Resolved { store, id, own }
+    }
+
+    /// The blobs of the entity's prototypes, nearest first.
+    #[inline]
+    pub(crate) fn prototype_blobs(self) -> impl Iterator<Item = BlobRef<'a>> {
+        let store = self.store;
+        // INVARIANT: a chain's entities are live (`Links`).
+        self.chain().filter_map(move |p| store.get(p))
+    }
+
     /// The entity's handle.
     #[must_use]
     pub fn id(self) -> Id {
