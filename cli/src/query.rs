@@ -5,11 +5,11 @@ use std::path::Path;
 
 use datacomp::format::SavedKeyNames;
 use datacomp::text::Shortened;
-use datacomp::{Blob, BlobRef, Id, Key, LoadOptions, Query, Store};
+use datacomp::{BlobRef, Id, Key, LoadOptions, Query, Store};
 
 use crate::args::{KeyArg, parse_key};
 use crate::files::read;
-use crate::output::{Failure, Plain, is_abstract, suggestion, value_json};
+use crate::output::{Failure, Plain, is_abstract, is_mark, suggestion, value_json};
 
 /// `datacomp query`: one row per entity that passes `filter`, its id and then the value of each
 /// of `keys` (`-` in text, `null` in JSON, where it has none).
@@ -54,46 +54,50 @@ pub fn run(
         let header: Vec<&str> = std::iter::once("id").chain(keys.iter().map(|k| k.1)).collect();
         writeln!(out, "{}", header.join("\t"))?;
     }
-    let print = |out: &mut dyn Write, id: Id, blob: BlobRef<'_>| -> Result<(), Failure> {
+    // Each row's values: what the entity stores, or (`store`) what it reads through its
+    // prototypes, but an inherited `$id` or `$abstract`.
+    let print = |out: &mut dyn Write, store: Option<&Store>, id: Id, blob: BlobRef<'_>| {
+        let value = |key: Key| match store.and_then(|s| s.resolved(id)) {
+            Some(sheet) => sheet
+                .get_with_source(key)
+                .filter(|&(_, from)| from == id || !is_mark(key))
+                .map(|(v, _)| v),
+            None => blob.get(key),
+        };
         if json {
             let values: serde_json::Map<String, serde_json::Value> = keys
                 .iter()
                 .map(|&(key, text)| {
-                    (text.to_owned(), blob.get(key).map_or(serde_json::Value::Null, value_json))
+                    (text.to_owned(), value(key).map_or(serde_json::Value::Null, value_json))
                 })
                 .collect();
             writeln!(out, "{}", serde_json::json!({ "id": id.to_string(), "keys": values }))?;
         } else {
             write!(out, "{id}")?;
             for &(key, _) in &keys {
-                match blob.get(key) {
+                match value(key) {
                     Some(value) => write!(out, "\t{}", Plain(value))?,
                     None => write!(out, "\t-")?,
                 }
             }
             writeln!(out)?;
         }
-        Ok(())
+        Ok::<(), Failure>(())
     };
     if view.iter().all(|(id, _)| view.prototype(id).is_none()) {
         for (id, blob) in view.query(&query) {
             if all || !is_abstract(blob) {
-                print(out, id, blob)?;
+                print(out, None, id, blob)?;
             }
         }
         return Ok(());
     }
-    // Instances are tested and printed as they read, through their prototypes: each one
-    // flattened in turn (the view reads what each entity stores).
+    // Instances are tested and printed as they read, through their prototypes: the store's
+    // query does (the view reads what each entity stores).
     let store = Store::from_bytes(&bytes).map_err(|e| Failure::at(path.display(), e))?;
-    for (id, own) in store.iter() {
-        if !all && is_abstract(own) {
-            continue;
-        }
-        let flat = store.prototype(id).and_then(|_| store.flatten(id));
-        let blob = flat.as_ref().map_or(own, Blob::as_blob_ref);
-        if query.matches(blob) {
-            print(out, id, blob)?;
+    for (id, own) in store.query(&query) {
+        if all || !is_abstract(own) {
+            print(out, Some(&store), id, own)?;
         }
     }
     Ok(())
