@@ -238,12 +238,13 @@ pub fn print_entries(store: &Store, blob: BlobRef<'_>, out: &mut dyn Write) -> R
     Ok(())
 }
 
-/// How the entity `id` is shown where it lends values: its `$id`, else its handle.
+/// How the entity `id` is shown where it lends values: its `$id` (cut, as error messages cut
+/// names, so that a line stays short), else its handle.
 pub fn prototype_name(store: &Store, id: Id) -> String {
     store
         .get(id)
         .and_then(|blob| blob.get_str(ID_KEY))
-        .map_or_else(|| id.to_string(), |name| Escaped(name).to_string())
+        .map_or_else(|| id.to_string(), |name| Shortened(name).to_string())
 }
 
 /// Whether `key` is `$id` or `$abstract`: they name and mark the entity that holds them, and
