@@ -15,7 +15,7 @@ cd "$(dirname "$0")"
 
 seconds=${1:-60}
 shift || true
-all=(blob_from_bytes store_from_bytes store_view store_lazy store_salvage json_import sjson_import ops patch_from_bytes delta_apply query_parse migrations_json)
+all=(blob_from_bytes store_from_bytes store_view store_lazy store_salvage json_import sjson_import ops patch_from_bytes delta_apply query_parse migrations_json prototype_links)
 targets=("${@:-${all[@]}}")
 jobs=${JOBS:-1}
 

@@ -113,6 +113,29 @@ fn main() {
     let wide_patch = Patch::between(base.as_blob_ref(), changed.as_blob_ref());
     write(&out.join("patch_from_bytes"), "wide", wide_patch.as_bytes());
 
+    // Prototype links: a count of entities, then the links (0 none, else 1 + a position): none,
+    // a chain, a star, the longest chain, one past it, a cycle, a link past the entities, a
+    // section of the wrong size.
+    let links = |n: u8, up: &[u32]| {
+        let mut bytes = vec![n];
+        bytes.extend(up.iter().flat_map(|w| w.to_le_bytes()));
+        bytes
+    };
+    let chain = |n: u32| -> Vec<u32> { (0..n).collect() };
+    let prototype_links = [
+        ("none", links(5, &[])),
+        ("chain", links(5, &[0, 1, 2, 3, 4])),
+        ("star", links(6, &[0, 1, 1, 1, 1, 1])),
+        ("longest", links(17, &chain(17))),
+        ("too_long", links(18, &chain(18))),
+        ("cycle", links(4, &[2, 3, 4, 1])),
+        ("missing", links(3, &[0, 9, 0])),
+        ("short", links(3, &[0, 1])),
+    ];
+    for (name, bytes) in &prototype_links {
+        write(&out.join("prototype_links"), name, bytes);
+    }
+
     // Deltas from the base that the delta_apply target applies them to.
     for (name, bytes) in datacomp_fuzz::seed_deltas() {
         write(&out.join("delta_apply"), name, &bytes);
@@ -180,6 +203,7 @@ fn main() {
         "sjson_import",
         "query_parse",
         "migrations_json",
+        "prototype_links",
     ];
     let counts: Vec<String> = targets.iter().map(|t| format!("{} {t}", count(t))).collect();
     println!("seeds in {}: {}", out.display(), counts.join(", "));
