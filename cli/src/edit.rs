@@ -240,7 +240,10 @@ pub fn rm(
             writeln!(out, "{id}: removed {}", Escaped(&name))?;
         }
         None => {
-            store.remove(id);
+            // A prototype with instances stays (they read through it): said, nothing written.
+            store.try_remove(id).map_err(|e| {
+                Failure::at(path.display(), format_args!("{e} (datacomp flatten detaches them)"))
+            })?;
             save(&file, &mut store, path)?;
             if json {
                 let line = serde_json::json!({"removed": id.to_string(), "entities": store.len()});

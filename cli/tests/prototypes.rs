@@ -297,3 +297,20 @@ fn a_file_may_name_prototypes_of_a_later_file() {
     );
     assert!(ok(&["list", out]).ends_with("\n4 entities\n"));
 }
+
+#[test]
+fn rm_keeps_a_prototype_that_has_instances() {
+    let world = Monsters::new();
+    let before = std::fs::read(&world.path).unwrap();
+    assert_eq!(
+        fails(&["rm", &world.path, "2v0t1"]),
+        format!(
+            "{}: entity 2v0t1 is the prototype of 3 live entities: detach or relink them first \
+             (datacomp flatten detaches them)",
+            world.path
+        )
+    );
+    assert_eq!(std::fs::read(&world.path).unwrap(), before, "nothing written");
+    ok(&["flatten", &world.path, "--all", "-o", &world.path]);
+    assert_eq!(ok(&["rm", &world.path, "2v0t1"]), "removed entity 2v0t1; 5 entities left\n");
+}
