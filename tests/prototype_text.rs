@@ -2,10 +2,14 @@
 //! and `$proportional` read by the store import, written back by the export, and every way a
 //! document's links can be wrong, refused with the place and nothing changed.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use datacomp::text::{ABSTRACT_KEY, ID_KEY, JsonErrorKind};
 use datacomp::{
     ExportError, ExportOptions, Id, ImportOptions, JsonError, Store, TextFormat, Value, ValueType,
 };
+use proptest::collection::{btree_map, btree_set, vec};
+use proptest::prelude::*;
 
 const MONSTERS: &str = include_str!("../fixtures/prototypes/monsters.json");
 
@@ -342,4 +346,100 @@ fn sjson_fixtures_name_prototypes_too() {
     let fixed = text.replace("orcc", "orc");
     let ids = store.import(&fixed, &ImportOptions::strict().format(TextFormat::Sjson)).unwrap().ids;
     assert_eq!(store.resolved(ids[1]).unwrap().get_float("hp"), Some(30.0));
+}
+
+/// One entity of a generated document: its prototype (an entity made before it, so there is
+/// no cycle), its own numbers by key index, and the key indices it removes.
+type Spec = (Option<usize>, BTreeMap<usize, i32>, BTreeSet<usize>);
+
+fn forest() -> impl Strategy<Value = Vec<Spec>> {
+    let entity = (any::<u16>(), btree_map(0usize..6, -50i32..50, 0..4), btree_set(0usize..6, 0..3));
+    vec(entity, 1..24).prop_map(|raw| {
+        let mut depth: Vec<usize> = Vec::new();
+        raw.into_iter()
+            .enumerate()
+            .map(|(i, (pick, own, removed))| {
+                let parent = (i > 0 && pick % 3 != 0).then(|| pick as usize % i);
+                // Within the store's limit; a deeper pick has no prototype.
+                let parent = parent.filter(|&p| depth[p] < datacomp::store::MAX_CHAIN);
+                depth.push(parent.map_or(0, |p| depth[p] + 1));
+                let removed = match parent {
+                    Some(_) => removed.into_iter().filter(|k| !own.contains_key(k)).collect(),
+                    None => BTreeSet::new(),
+                };
+                (parent, own, removed)
+            })
+            .collect()
+    })
+}
+
+/// What entity `i` reads at key index `k`, by the rules: its own, nothing if it removes it,
+/// else its prototype's.
+fn model(specs: &[Spec], mut i: usize, k: usize) -> Option<f32> {
+    loop {
+        let (parent, own, removed) = &specs[i];
+        if let Some(&x) = own.get(&k) {
+            return Some(x as f32);
+        }
+        if removed.contains(&k) {
+            return None;
+        }
+        i = (*parent)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn documents_of_any_order_read_as_the_rules_say_and_round_trip(
+        (specs, order) in forest().prop_flat_map(|specs| {
+            let order: Vec<usize> = (0..specs.len()).collect();
+            (Just(specs), Just(order).prop_shuffle())
+        }),
+        sjson in any::<bool>(),
+    ) {
+        let entities: Vec<String> = order
+            .iter()
+            .map(|&i| {
+                let (parent, own, removed) = &specs[i];
+                let mut members = vec![format!(r#""$id": "e{i}""#)];
+                members.extend(parent.map(|p| format!(r#""$prototype": "e{p}""#)));
+                members.extend(own.iter().map(|(k, x)| format!(r#""k{k}": {x}"#)));
+                if !removed.is_empty() {
+                    let keys: Vec<String> = removed.iter().map(|k| format!(r#""k{k}""#)).collect();
+                    members.push(format!(r#""$remove": [{}]"#, keys.join(", ")));
+                }
+                format!("{{{}}}", members.join(", "))
+            })
+            .collect();
+        let text = format!("[{}]", entities.join(",\n"));
+        let mut store = Store::new();
+        let ids = import(&mut store, &text).unwrap();
+        // Position in the document -> the entity's number.
+        let mut id_of = vec![ids[0]; specs.len()];
+        for (&i, &id) in order.iter().zip(&ids) {
+            id_of[i] = id;
+        }
+        for (i, (parent, _, _)) in specs.iter().enumerate() {
+            prop_assert_eq!(store.prototype(id_of[i]), parent.map(|p| id_of[p]));
+            let sheet = store.resolved(id_of[i]).unwrap();
+            for k in 0..6 {
+                prop_assert_eq!(sheet.get_float(format!("k{k}").as_str()), model(&specs, i, k), "e{} k{}", i, k);
+            }
+        }
+        let (options, format) = if sjson {
+            (ExportOptions::sjson(), TextFormat::Sjson)
+        } else {
+            (ExportOptions::json(), TextFormat::Json)
+        };
+        let exported = store.export_all(&options).unwrap();
+        let mut copy = Store::new();
+        let copied = copy.import(&exported, &ImportOptions::strict().format(format)).unwrap().ids;
+        prop_assert_eq!(&copied, &ids);
+        prop_assert!(copy == store);
+        for &id in &ids {
+            prop_assert_eq!(copy.prototype(id), store.prototype(id));
+        }
+    }
 }
