@@ -92,6 +92,9 @@
 //!   result as its own value, which does not follow a later change of the prototype's, and
 //!   exports write the result.
 //!
+//! In SJSON these names are quoted (`"$prototype" = "orc"`): a bare name is letters, digits
+//! and `_`.
+//!
 //! `$id` and `$abstract` belong to the entity that holds them: an instance reads them through
 //! its prototype as any key ([`Store::resolved`](crate::Store::resolved)), but a flattened
 //! export and `datacomp flatten` do not copy them into it.

@@ -34,6 +34,11 @@ impl Store {
     /// one entity each. Returns their handles in document order, and what a lenient import
     /// changed. A leading byte order mark is skipped.
     ///
+    /// An entity's top-level `$id`, `$prototype`, `$abstract`, `$remove`, `$relative` and
+    /// `$proportional` name and link [prototypes](crate::text#prototypes), within the document
+    /// (in any order) and to the store's entities; the links are resolved once the document is
+    /// read.
+    ///
     /// The import is atomic: on any error the store is unchanged. The store remembers the
     /// dotted name of every key it imports ([`key_name`](Store::key_name)); a key that it
     /// already knows under another name is a [`JsonErrorKind::KeyCollision`].
@@ -51,7 +56,8 @@ impl Store {
     /// SJSON), the format's own rules otherwise. A raw-key member holding an object or an
     /// array of other things than numbers is [`JsonErrorKind::RawKeyNotAValue`]; the same raw
     /// key twice [`JsonErrorKind::DuplicatePath`]; a raw key of another path of the entity
-    /// [`JsonErrorKind::KeyCollision`].
+    /// [`JsonErrorKind::KeyCollision`]. Prototypes' errors (an unknown name, a `$id` taken, a
+    /// cycle, a chain past the limit) are placed at the member at fault.
     ///
     /// # Examples
     ///
