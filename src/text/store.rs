@@ -357,7 +357,8 @@ pub fn export_blob(
 /// inherited key: then it is written with `$prototype` and `$remove`, from its tree (an
 /// export plan writes an entity's own members only).
 fn is_linked(store: &Store, id: Option<Id>, blob: BlobRef<'_>) -> bool {
-    if id.is_some_and(|id| store.prototype(id).is_some()) {
+    // A store without links looks nothing up.
+    if !store.links().is_empty() && id.is_some_and(|id| store.prototype(id).is_some()) {
         return true;
     }
     // The tags, after the keys in the layout words: a byte search.
