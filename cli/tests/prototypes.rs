@@ -314,3 +314,55 @@ fn rm_keeps_a_prototype_that_has_instances() {
     ok(&["flatten", &world.path, "--all", "-o", &world.path]);
     assert_eq!(ok(&["rm", &world.path, "2v0t1"]), "removed entity 2v0t1; 5 entities left\n");
 }
+
+#[test]
+fn hostile_links_fail_at_their_place_without_hanging() {
+    let dir = TempDir::new().unwrap();
+    let out = dir.path().join("w.dcmp");
+    let out = out.to_str().unwrap();
+    let write = |name: &str, text: String| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_owned()
+    };
+    let hang = std::time::Duration::from_secs(120);
+    // A cycle through 10,000 entities, and a chain of 20,000.
+    let ring: Vec<String> = (0..10_000)
+        .map(|i| format!(r#"{{"$id":"e{i}","$prototype":"e{}"}}"#, (i + 1) % 10_000))
+        .collect();
+    let ring = write("ring.json", format!("[{}]", ring.join(",")));
+    let args = ["import", &ring, "-o", out];
+    assert_eq!(
+        outcome::failed(&args, outcome::run_within(&args, hang)),
+        format!(
+            "{ring}: /0/$prototype (line 1, column 30): the prototype chain of \"e0\" comes back to it, through 10000 entities"
+        )
+    );
+    let chain: Vec<String> = (0..20_000)
+        .map(|i| match i + 1 {
+            20_000 => format!(r#"{{"$id":"e{i}"}}"#),
+            next => format!(r#"{{"$id":"e{i}","$prototype":"e{next}"}}"#),
+        })
+        .collect();
+    let chain = write("chain.json", format!("[\n{}\n]", chain.join(",\n")));
+    let args = ["import", &chain, "-o", out];
+    let said = outcome::failed(&args, outcome::run_within(&args, hang));
+    assert_eq!(
+        said,
+        format!(
+            "{chain}: /19982/$prototype (line 19984, column 37): the entity would have 17 prototypes above it, past the limit of 16"
+        )
+    );
+    // A 100 KB name, twice: the message cuts it.
+    let long = "x".repeat(100_000);
+    let twice = write("twice.json", format!(r#"[{{"$id":"{long}"}},{{"$id":"{long}"}}]"#));
+    let args = ["import", &twice, "-o", out];
+    let said = outcome::failed(&args, outcome::run_within(&args, hang));
+    assert!(
+        said.starts_with(&format!("{twice}: /1/$id (line 1, column 200021): the $id \"")),
+        "{}",
+        &said[..300]
+    );
+    assert!(said.len() < 1000 && said.ends_with("\" is taken, by /0"), "{said}");
+    assert!(!std::path::Path::new(out).exists(), "nothing written");
+}
