@@ -36,7 +36,7 @@ fn typed(value: Value<'_>) -> V {
         Value::Float(f) => V::Float(f),
         Value::Str(s) => V::Str(s.to_owned()),
         Value::Floats(f) => V::Floats(f.to_vec()),
-        Value::Null => V::Null,
+        Value::Null | Value::Tombstone => V::Null,
     }
 }
 

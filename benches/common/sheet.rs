@@ -161,7 +161,7 @@ pub fn json_path<'a>(root: &'a serde_json::Value, segments: &[&str]) -> &'a serd
 #[inline]
 pub fn use_value(value: Option<Value<'_>>) -> u32 {
     match value {
-        None | Some(Value::Null) => 0,
+        None | Some(Value::Null | Value::Tombstone) => 0,
         Some(Value::Bool(b)) => u32::from(b),
         Some(Value::Float(f)) => f.to_bits(),
         Some(Value::Str(s)) => s.len() as u32,

@@ -1,6 +1,7 @@
 //! Columns: one key read from every entity of a [`Store`] or a [`StoreView`], with a
 //! [`KeyCursor`], in dense order, as the type the caller names ([`ColumnValue`]).
 
+use super::Either;
 use super::cursor::{KeyCursor, Source};
 use crate::blob::write::stored_value;
 use crate::blob::{BlobRef, layout};
@@ -76,20 +77,22 @@ impl<'a> ColumnValue<'a> for &'a str {}
 impl<'a> ColumnValue<'a> for &'a [f32] {}
 
 /// The entities of `entities` that hold a `T` at `key`, with that value; read through their
-/// prototypes when `store` is given (a store with links).
+/// prototypes when `store` is given (a store with links). The choice is made once, outside
+/// the loop, so a store without links runs the blob loop alone.
 fn column<'a, T: ColumnValue<'a>>(
     entities: impl Iterator<Item = (Id, BlobRef<'a>)>,
     key: Key,
     store: Option<&'a Store>,
 ) -> impl Iterator<Item = (Id, T)> {
     let cursor = KeyCursor::new(key);
-    entities.filter_map(move |(id, blob)| {
-        let value = match store {
-            None => T::read(&cursor, blob),
-            Some(store) => T::read(&cursor, Resolved::new(store, id, blob)),
-        };
-        Some((id, value?))
-    })
+    match store {
+        None => {
+            Either::Left(entities.filter_map(move |(id, blob)| Some((id, T::read(&cursor, blob)?))))
+        }
+        Some(store) => Either::Right(entities.filter_map(move |(id, blob)| {
+            Some((id, T::read(&cursor, Resolved::new(store, id, blob))?))
+        })),
+    }
 }
 
 /// The entities of `entities` whose value at `key` equals `value` (`None`: a value no entity
@@ -102,14 +105,15 @@ fn find<'a>(
 ) -> impl Iterator<Item = Id> {
     let cursor = KeyCursor::new(key);
     let entities = entities.take(if value.is_some() { usize::MAX } else { 0 });
-    entities.filter_map(move |(id, blob)| {
-        let value = value.as_ref()?;
-        let found = match store {
-            None => equals(&cursor, blob, value),
-            Some(store) => equals(&cursor, Resolved::new(store, id, blob), value),
-        };
-        found.then_some(id)
-    })
+    match store {
+        None => Either::Left(
+            entities
+                .filter_map(move |(id, blob)| equals(&cursor, blob, value.as_ref()?).then_some(id)),
+        ),
+        Some(store) => Either::Right(entities.filter_map(move |(id, blob)| {
+            equals(&cursor, Resolved::new(store, id, blob), value.as_ref()?).then_some(id)
+        })),
+    }
 }
 
 /// Whether `entity`'s value at `cursor`'s key is `value`. The common cases (a name, a

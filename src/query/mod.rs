@@ -304,14 +304,41 @@ impl Store {
     /// # Ok::<(), datacomp::query::QueryError>(())
     /// ```
     pub fn query<'s>(&'s self, query: &'s Query) -> impl Iterator<Item = (Id, BlobRef<'s>)> + 's {
-        let resolve = !self.links().is_empty();
-        self.iter().filter(move |&(id, blob)| {
-            if resolve {
-                query.root.matches(Resolved::new(self, id, blob))
-            } else {
-                query.root.matches(blob)
-            }
-        })
+        if self.links().is_empty() {
+            Either::Left(self.iter().filter(|&(_, blob)| query.root.matches(blob)))
+        } else {
+            Either::Right(
+                self.iter()
+                    .filter(move |&(id, blob)| query.root.matches(Resolved::new(self, id, blob))),
+            )
+        }
+    }
+}
+
+/// One of two iterators of one item type, chosen once (a store's blob loop, or its loop
+/// through prototypes), each run with its own `fold`.
+pub(crate) enum Either<L, R> {
+    Left(L),
+    Right(R),
+}
+
+impl<L: Iterator, R: Iterator<Item = L::Item>> Iterator for Either<L, R> {
+    type Item = L::Item;
+
+    #[inline]
+    fn next(&mut self) -> Option<L::Item> {
+        match self {
+            Either::Left(l) => l.next(),
+            Either::Right(r) => r.next(),
+        }
+    }
+
+    #[inline]
+    fn fold<B, F: FnMut(B, L::Item) -> B>(self, init: B, f: F) -> B {
+        match self {
+            Either::Left(l) => l.fold(init, f),
+            Either::Right(r) => r.fold(init, f),
+        }
     }
 }
 

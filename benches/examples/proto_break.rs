@@ -1,0 +1,144 @@
+//! Issue 32's attacks on prototypes, timed once each (wall clock on whatever machine runs it;
+//! take peak memory from `/usr/bin/time -v`):
+//!
+//! ```sh
+//! cargo build --release --example proto_break
+//! /usr/bin/time -v ../target/release/examples/proto_break OP
+//! ```
+//!
+//! OP:
+//! - `instances`: 1,000,000 instances of one prototype (each overriding one key): build,
+//!   save, load (every link checked), view, salvage, a column through the prototype, the
+//!   refused removal of the prototype, a relink of the prototype (its 1M-instance height
+//!   walk), then detaching every instance.
+//! - `chains`: 1,000,000 entities in chains at the limit (58,824 chains of 17: 16 links
+//!   above each chain's last), linked in the order a load finds worst (each prototype after
+//!   its instance), saved and loaded; then the same file with one more link in one chain.
+//! - `cycle`: a cycle through `set_prototype` on the end of a 16-link chain, refused.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use datacomp::store::MAX_CHAIN;
+use datacomp::{Id, Key, Store, StoreView};
+
+const HEALTH: Key = Key::path(&["stats", "health"]);
+
+fn timed<T>(what: &str, f: impl FnOnce() -> T) -> T {
+    let start = Instant::now();
+    let out = f();
+    println!("{what}: {:.3} s", start.elapsed().as_secs_f64());
+    out
+}
+
+fn instances() {
+    let mut store = Store::new();
+    let orc = store.insert_entries([("name", "Orc"), ("title", "Brute")]).unwrap();
+    store.get_mut(orc).unwrap().set(HEALTH, 30).unwrap();
+    let ids: Vec<Id> = timed("insert 1M instances, each with one override", || {
+        (0..1_000_000)
+            .map(|i| {
+                let id = store.insert_instance(orc).unwrap();
+                store.get_mut(id).unwrap().set("level", (i % 90) as f32).unwrap();
+                id
+            })
+            .collect()
+    });
+    let bytes = timed("save", || store.to_bytes());
+    println!("save: {} bytes", bytes.len());
+    let loaded = timed("load (links checked)", || Store::from_bytes(&bytes).unwrap());
+    assert!(loaded == store);
+    // A Vec from the global allocator is aligned for a view.
+    timed("view", || black_box(StoreView::new(&bytes).unwrap().len()));
+    timed("salvage", || black_box(Store::salvage(&bytes).unwrap().store.len()));
+    let total = timed("column through the prototype", || {
+        loaded.column::<f32>(HEALTH).map(|(_, h)| h).sum::<f32>()
+    });
+    println!("  sum {total}");
+    let mut store = loaded;
+    timed("remove the prototype (refused)", || assert!(!store.remove(orc)));
+    println!("  {}", store.try_remove(orc).unwrap_err());
+    let top = store.insert_empty();
+    timed("relink the prototype (height walk over 1M)", || {
+        store.set_prototype(orc, Some(top)).unwrap();
+    });
+    timed("detach 1M instances", || {
+        for &id in &ids {
+            store.detach(id).unwrap();
+        }
+    });
+    timed("remove the prototype", || assert!(store.remove(orc)));
+}
+
+fn chains() {
+    let n = 1_000_000;
+    let per = MAX_CHAIN + 1;
+    let mut store = Store::new();
+    let ids: Vec<Id> = (0..n).map(|_| store.insert_empty()).collect();
+    timed("link 1M entities into chains of 16 links", || {
+        // Entity d reads through d + 1 (in its chain): each prototype after its instance.
+        for (d, &id) in ids.iter().enumerate() {
+            if d % per != per - 1 && d + 1 < n {
+                store.set_prototype(id, Some(ids[d + 1])).unwrap();
+            }
+        }
+    });
+    let bytes = timed("save", || store.to_bytes());
+    let loaded = timed("load (links checked)", || Store::from_bytes(&bytes).unwrap());
+    assert_eq!(loaded.resolved(ids[0]).unwrap().chain().count(), MAX_CHAIN);
+    // One chain joined to the next: 33 links above its first entity.
+    store.set_prototype(ids[per - 1], None).unwrap();
+    let mut joined = store.clone();
+    let err = joined.set_prototype(ids[per - 1], Some(ids[per])).unwrap_err();
+    println!("  set_prototype: {err}");
+    // Forced into the file instead: the load refuses it.
+    let err = timed("load of a chain past the limit", || {
+        let section = datacomp::format::describe(&bytes).unwrap();
+        let links = section.sections.iter().find(|s| s.kind == 16).unwrap();
+        let mut crafted = bytes.clone();
+        let at = links.offset as usize + 4 * (per - 1);
+        crafted[at..at + 4].copy_from_slice(&(per as u32 + 1).to_le_bytes());
+        reseal(&mut crafted);
+        Store::from_bytes(&crafted).unwrap_err()
+    });
+    println!("  {err}");
+}
+
+/// The crcs of a save whose sections were changed in place.
+fn reseal(bytes: &mut [u8]) {
+    let sections = usize::from(u16::from_le_bytes([bytes[14], bytes[15]]));
+    for entry in (32..32 + 24 * sections).step_by(24) {
+        let offset = u64::from_le_bytes(bytes[entry + 8..entry + 16].try_into().unwrap()) as usize;
+        let len = u64::from_le_bytes(bytes[entry + 16..entry + 24].try_into().unwrap()) as usize;
+        if u32::from_le_bytes(bytes[entry..entry + 4].try_into().unwrap()) == 16 {
+            let crc = crc32fast::hash(&bytes[offset..offset + len]);
+            bytes[entry + 4..entry + 8].copy_from_slice(&crc.to_le_bytes());
+        }
+    }
+    bytes[24..28].fill(0);
+    let crc = crc32fast::hash(&bytes[..32 + 24 * sections]);
+    bytes[24..28].copy_from_slice(&crc.to_le_bytes());
+}
+
+fn cycle() {
+    let mut store = Store::new();
+    let root = store.insert_empty();
+    let mut last = root;
+    for _ in 0..MAX_CHAIN {
+        last = store.insert_instance(last).unwrap();
+    }
+    let err = timed("a cycle through set_prototype", || store.set_prototype(root, Some(last)));
+    println!("  {}", err.unwrap_err());
+}
+
+fn main() {
+    match std::env::args().nth(1).as_deref() {
+        Some("instances") => instances(),
+        Some("chains") => chains(),
+        Some("cycle") => cycle(),
+        _ => {
+            eprintln!("usage: proto_break instances|chains|cycle");
+            std::process::exit(2);
+        }
+    }
+}
