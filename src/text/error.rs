@@ -9,6 +9,7 @@ use crate::handle_map::Id;
 use crate::key::Key;
 #[cfg(doc)]
 use crate::key::MAX_PATH_SEGMENTS;
+use crate::store::Store;
 use crate::value::ValueType;
 
 use super::number::JsonF32;
@@ -338,6 +339,18 @@ impl fmt::Display for ExportError {
                 write!(f, "nothing at {}", Shortened(path))
             }
         }
+    }
+}
+
+impl ExportError {
+    /// The error for a float that JSON and SJSON have no number for, naming its key.
+    pub(crate) fn not_finite(
+        store: &Store,
+        entity: Option<Id>,
+        key: Key,
+        value: f32,
+    ) -> ExportError {
+        ExportError::NotFinite { entity, key: store.key_label(key).into_owned(), value }
     }
 }
 

@@ -148,7 +148,8 @@
 //!   JSON without its values, made once per key layout.
 //! - `number.rs`: numbers as JSON holds them ([`JsonF32`]).
 //! - `link.rs`: prototypes' reserved members and what a document said with them;
-//!   `resolve.rs`: the links resolved once the document has been read.
+//!   `resolve.rs`: the links resolved once the document has been read; `linked.rs`: exports
+//!   of instances (with `$prototype` and `$remove`) and flattened ones.
 //! - `store.rs`: the store's import and exports, built on its public API and a few
 //!   crate-internal accessors.
 //! - `sjson/`: the SJSON reader and writer.
@@ -168,6 +169,8 @@ mod error;
 mod importer;
 #[cfg(feature = "json")]
 mod link;
+#[cfg(feature = "json")]
+mod linked;
 #[cfg(feature = "json")]
 mod number;
 #[cfg(feature = "json")]

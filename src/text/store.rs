@@ -6,21 +6,19 @@
 
 use std::borrow::Cow;
 
-use zerocopy::IntoBytes;
-
 use crate::blob::bulk::Builder;
 use crate::blob::{Blob, BlobError, BlobRef};
 use crate::handle_map::Id;
 use crate::key::{Key, KeyPath};
 use crate::names;
-use crate::store::{ArenaFull, Resolved, Store};
+use crate::store::{ArenaFull, Store};
 use crate::text::TextFormat;
-use crate::value::{Value, ValueType};
 
 use super::entity::Entity;
 use super::error::{ExportError, JsonError, JsonErrorKind};
 use super::importer::{Importer, ReadError, Staging};
-use super::link::{self, Links};
+use super::link::Links;
+use super::linked::{add_links, flat_blob, is_linked, write_all_flat, write_flat, write_linked};
 use super::options::{ExportOptions, ImportOptions, ImportReport, Imported};
 use super::plan::{self, NotFinite, Plans};
 use super::read::{read_json, read_with_extremes, sjson_as_written, without_bom};
@@ -147,7 +145,8 @@ impl Store {
         if is_linked(self, Some(id), blob) {
             return write_linked(self, Some(id), blob, *options);
         }
-        write_entity(self, blob, *options).map_err(|(key, x)| not_finite(self, Some(id), key, x))
+        write_entity(self, blob, *options)
+            .map_err(|(key, x)| ExportError::not_finite(self, Some(id), key, x))
     }
 
     /// Every entity, in iteration order, as one document of `options`' format: an array of
@@ -253,7 +252,7 @@ impl Store {
         let blob = flat.as_ref().map_or(own, Blob::as_blob_ref);
         let names = self.names();
         let check = |key, value| match check_finite(value) {
-            Err(x) if !options.lossy => Err(not_finite(self, Some(id), key, x)),
+            Err(x) if !options.lossy => Err(ExportError::not_finite(self, Some(id), key, x)),
             _ => Ok(()),
         };
         let mut tree = Tree::for_names(names, false);
@@ -350,150 +349,8 @@ pub fn export_blob(
     if is_linked(store, None, blob) {
         return write_linked(store, None, blob, *options);
     }
-    write_entity(store, blob, *options).map_err(|(key, x)| not_finite(store, None, key, x))
-}
-
-/// Whether the entity (`blob`, of `id` if it is the store's) has a prototype or removes an
-/// inherited key: then it is written with `$prototype` and `$remove`, from its tree (an
-/// export plan writes an entity's own members only).
-fn is_linked(store: &Store, id: Option<Id>, blob: BlobRef<'_>) -> bool {
-    // A store without links looks nothing up.
-    if !store.links().is_empty() && id.is_some_and(|id| store.prototype(id).is_some()) {
-        return true;
-    }
-    // The tags, after the keys in the layout words: a byte search.
-    let n = blob.len();
-    plan::layout_words(blob)[n..].as_bytes()[..n].contains(&(ValueType::Tombstone as u8))
-}
-
-/// Adds to the tree of an entity (`blob`, of `id` if it is the store's) the members an
-/// export writes besides its keys: `$prototype` first, the `$id` of its prototype, and
-/// `$remove` last, the keys it removes from what it inherits.
-///
-/// # Errors
-///
-/// [`ExportError::UnnamedPrototype`] if the prototype has no `$id` to name it by.
-fn add_links<'a>(
-    tree: &mut Tree<'a>,
-    store: &'a Store,
-    id: Option<Id>,
-    blob: BlobRef<'a>,
-) -> Result<(), ExportError> {
-    if let Some((id, prototype)) = id.and_then(|id| store.prototype(id).map(|p| (id, p))) {
-        let name = store.get(prototype).and_then(|base| base.get_str(link::ID_KEY));
-        let name = name.ok_or(ExportError::UnnamedPrototype { entity: Some(id), prototype })?;
-        tree.push_first(ROOT, "$prototype", Value::Str(name));
-    }
-    let mut removed = blob.iter().filter(|(_, value)| write::is_tombstone(*value)).peekable();
-    if removed.peek().is_some() {
-        tree.push_strings(
-            ROOT,
-            "$remove",
-            removed.map(|(key, _)| store.key_label(key).into_owned()),
-        );
-    }
-    Ok(())
-}
-
-/// An entity with a prototype or removed keys (see [`is_linked`]), as `options` say.
-fn write_linked(
-    store: &Store,
-    id: Option<Id>,
-    blob: BlobRef<'_>,
-    options: ExportOptions,
-) -> Result<String, ExportError> {
-    let mut tree = Tree::for_names(store.names(), false);
-    if let (false, Some((key, x))) = (options.lossy, tree.build(store.names(), blob)) {
-        return Err(not_finite(store, id, key, x));
-    }
-    add_links(&mut tree, store, id, blob)?;
-    let mut out = Vec::with_capacity(blob.byte_len() * 2);
-    write_tree(&tree, options, &mut out);
-    Ok(into_string(out))
-}
-
-/// One entity's tree as `options` say: JSON, or an SJSON document.
-fn write_tree(tree: &Tree<'_>, options: ExportOptions, out: &mut Vec<u8>) {
-    match options.format {
-        TextFormat::Json => tree.write(options.pretty, 0, out),
-        TextFormat::Sjson => sjson::write::write_entity(tree, out),
-    }
-}
-
-/// What the entity `id` reads through its prototypes, as [`ExportOptions::flatten`] writes
-/// it: every value but the inherited `$id` and `$abstract`, which belong to the entity that
-/// holds them. Empty if `id` is not live.
-fn flat_entries(store: &Store, id: Id) -> impl Iterator<Item = (Key, Value<'_>)> {
-    let inherited_mark = |key: Key| key == link::ID_KEY || key == link::ABSTRACT_KEY;
-    store
-        .resolved(id)
-        .into_iter()
-        .flat_map(Resolved::iter)
-        .filter(move |&(key, _, from)| from == id || !inherited_mark(key))
-        .map(|(key, value, _)| (key, value))
-}
-
-/// The entity `id` whole ([`flat_entries`]), as a blob of its own.
-fn flat_blob(store: &Store, id: Id) -> Result<Blob, ExportError> {
-    store.try_get(id).map_err(ExportError::Handle)?;
-    let entries: Vec<(Key, Value<'_>)> = flat_entries(store, id).collect();
-    let mut blob = Blob::new();
-    blob.try_set_all(&entries).expect("INVARIANT: values read from valid blobs fit a blob");
-    Ok(blob)
-}
-
-/// The entity `id` whole ([`flat_entries`]) as `options` say.
-fn write_flat(store: &Store, id: Id, options: ExportOptions) -> Result<String, ExportError> {
-    let own = store.try_get(id).map_err(ExportError::Handle)?;
-    let mut tree = Tree::for_names(store.names(), false);
-    let len = own.len();
-    if let (false, Some((key, x))) =
-        (options.lossy, tree.build_entries(store.names(), len, flat_entries(store, id)))
-    {
-        return Err(not_finite(store, Some(id), key, x));
-    }
-    let mut out = Vec::with_capacity(own.byte_len() * 2);
-    write_tree(&tree, options, &mut out);
-    Ok(into_string(out))
-}
-
-/// Every entity but the abstract ones, whole (see [`ExportOptions::flatten`]), as one
-/// document of `options`' format.
-fn write_all_flat(store: &Store, options: ExportOptions) -> Result<String, ExportError> {
-    let json = options.format == TextFormat::Json;
-    let [open, separator, close]: [&[u8]; 3] = match (json, options.pretty) {
-        (true, true) => [b"[\n  ", b",\n  ", b"\n]"],
-        (true, false) => [b"[", b",", b"]"],
-        (false, _) => [b"[\n", b"", b"]"],
-    };
-    let mut out = Vec::with_capacity(store.arena().len() * 4 * 2);
-    let mut tree = Tree::for_names(store.names(), true);
-    out.extend_from_slice(open);
-    let mut first = true;
-    for (id, blob) in store.iter() {
-        if blob.get_bool(link::ABSTRACT_KEY) == Some(true) {
-            continue;
-        }
-        if !std::mem::take(&mut first) {
-            out.extend_from_slice(separator);
-        }
-        let entries = flat_entries(store, id);
-        if let (false, Some((key, x))) =
-            (options.lossy, tree.build_entries(store.names(), blob.len(), entries))
-        {
-            return Err(not_finite(store, Some(id), key, x));
-        }
-        if json {
-            tree.write(options.pretty, usize::from(options.pretty), &mut out);
-        } else {
-            sjson::write::write_element(&tree, &mut out);
-        }
-    }
-    if first {
-        return Ok("[]".to_owned());
-    }
-    out.extend_from_slice(close);
-    Ok(into_string(out))
+    write_entity(store, blob, *options)
+        .map_err(|(key, x)| ExportError::not_finite(store, None, key, x))
 }
 
 /// Imports the entities of `text` with `read`, which runs a reader over the text and feeds
@@ -715,7 +572,7 @@ fn write_all_planned(store: &Store, pretty: bool, checked: bool) -> Result<Strin
         if is_linked(store, Some(id), blob) {
             // `$prototype` and `$remove` besides its keys: from its tree, with no plan.
             if let (true, Some((key, x))) = (checked, tree.build(store.names(), blob)) {
-                return Err(not_finite(store, Some(id), key, x));
+                return Err(ExportError::not_finite(store, Some(id), key, x));
             }
             add_links(&mut tree, store, Some(id), blob)?;
             tree.write(pretty, depth, &mut out);
@@ -723,7 +580,7 @@ fn write_all_planned(store: &Store, pretty: bool, checked: bool) -> Result<Strin
         }
         if !plans.looking() {
             if let (true, Some((key, x))) = (checked, tree.build(store.names(), blob)) {
-                return Err(not_finite(store, Some(id), key, x));
+                return Err(ExportError::not_finite(store, Some(id), key, x));
             }
             tree.write(pretty, depth, &mut out);
             continue;
@@ -734,12 +591,12 @@ fn write_all_planned(store: &Store, pretty: bool, checked: bool) -> Result<Strin
             Some(Ok(())) => continue,
             Some(Err(NotFinite)) => {
                 let (key, x) = first_not_finite(blob);
-                return Err(not_finite(store, Some(id), key, x));
+                return Err(ExportError::not_finite(store, Some(id), key, x));
             }
             None => {}
         }
         if let (true, Some((key, x))) = (checked, tree.build(store.names(), blob)) {
-            return Err(not_finite(store, Some(id), key, x));
+            return Err(ExportError::not_finite(store, Some(id), key, x));
         }
         plans.write_and_record(&tree, (hash, layout), (pretty, depth), values, &mut out);
     }
@@ -767,18 +624,13 @@ fn write_all_with(
             out.extend_from_slice(separator);
         }
         if let (true, Some((key, x))) = (checked, tree.build(store.names(), blob)) {
-            return Err(not_finite(store, Some(id), key, x));
+            return Err(ExportError::not_finite(store, Some(id), key, x));
         }
         add_links(&mut tree, store, Some(id), blob)?;
         write(&tree, &mut out);
     }
     out.extend_from_slice(close);
     Ok(into_string(out))
-}
-
-/// The error for a float that JSON and SJSON have no number for, naming its key.
-fn not_finite(store: &Store, entity: Option<Id>, key: Key, value: f32) -> ExportError {
-    ExportError::NotFinite { entity, key: store.key_label(key).into_owned(), value }
 }
 
 #[cfg(test)]
