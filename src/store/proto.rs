@@ -754,9 +754,22 @@ impl<'a> Resolved<'a> {
             let blob = store.get(level).unwrap_or_else(|| BlobRef::from_valid(&layout::EMPTY));
             let above: Vec<BlobRef<'a>> = nearer.clone();
             nearer.push(blob);
+            // Past a few dozen keys above, their keys sorted once: a key is then found in
+            // O(log n), not by a scan of each blob above (a 100,000-key instance of a
+            // 100,000-key prototype took minutes).
+            let sorted = (above.iter().map(|b| b.len()).sum::<usize>() > 64).then(|| {
+                let mut keys: Vec<u32> =
+                    above.iter().flat_map(|b| b.keys().map(Key::raw)).collect();
+                keys.sort_unstable();
+                keys
+            });
             blob.iter()
                 .filter(move |&(key, value)| {
-                    !value.is_tombstone() && above.iter().all(|b| !b.contains_key(key))
+                    !value.is_tombstone()
+                        && match &sorted {
+                            Some(keys) => keys.binary_search(&key.raw()).is_err(),
+                            None => above.iter().all(|b| !b.contains_key(key)),
+                        }
                 })
                 .map(move |(key, value)| (key, value, level))
         })

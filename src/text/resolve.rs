@@ -205,8 +205,10 @@ fn resolve_sugar(
     let mut order: Vec<&Sugar> = links.sugars.iter().collect();
     order.sort_by_key(|s| depth[s.entity as usize]);
     let mut resolved: HashMap<(u32, Key), f32> = HashMap::with_capacity(order.len());
+    let mut finders = Finders::default();
+    let arena = &staging.arena;
     for sugar in order {
-        let base = inherited(store, staging, &starts, parent, &resolved, sugar);
+        let base = inherited(store, (arena, &starts), parent, &resolved, &mut finders, sugar);
         let value = match (base, sugar.op) {
             (Some(Value::Float(x)), Op::Relative) => x + sugar.operand,
             (Some(Value::Float(x)), Op::Proportional) => x * sugar.operand,
@@ -224,46 +226,70 @@ fn resolve_sugar(
         }
         resolved.insert((sugar.entity, sugar.key), value);
     }
-    for (&(entity, key), &value) in &resolved {
-        let e = entity as usize;
+    drop(finders);
+    // Each entity's numbers set in one pass (one index of its keys), in place: each key holds
+    // a float already (the number as given).
+    let mut sets: Vec<(u32, Key, f32)> =
+        resolved.into_iter().map(|((e, k), x)| (e, k, x)).collect();
+    sets.sort_unstable_by_key(|&(e, k, _)| (e, k.raw()));
+    for same in sets.chunk_by(|a, b| a.0 == b.0) {
+        let e = same[0].0 as usize;
         let words = &mut staging.arena[starts[e]..starts[e + 1]];
-        // The key holds a float (the number as given): overwritten in place.
-        bulk::set_all(words, [(key, Value::Float(value))]);
+        bulk::set_all(words, same.iter().map(|&(_, key, x)| (key, Value::Float(x))));
     }
     Ok(())
 }
 
-/// What the prototype of `sugar`'s entity holds at its key, read up the chain: the document's
-/// entities as staged (with their sugar as resolved so far), the store's as resolved.
-fn inherited<'a>(
-    store: &'a Store,
-    staging: &'a Staging,
-    starts: &[usize],
-    parent: &[Option<Target>],
-    resolved: &HashMap<(u32, Key), f32>,
-    sugar: &Sugar,
-) -> Option<Value<'a>> {
-    let mut at = parent[sugar.entity as usize];
-    for _ in 0..=CHAIN_LIMIT {
-        match at? {
-            Target::Store(id) => return store_resolved(store, id, sugar.key),
-            Target::Document(e) => {
-                if let Some(&x) = resolved.get(&(e, sugar.key)) {
-                    return Some(Value::Float(x));
-                }
-                let words = &staging.arena[starts[e as usize]..starts[e as usize + 1]];
-                match Finder::new(words).get(sugar.key) {
-                    Some(value) if value.is_tombstone() => return None,
-                    Some(value) => return Some(value),
-                    None => at = parent[e as usize],
-                }
-            }
-        }
-    }
-    None
+/// The blobs the sugar reads, each with an index of its keys made when it is first read: a
+/// number finds its key in O(log n), however many numbers read one large blob.
+#[derive(Default)]
+struct Finders<'a> {
+    staged: HashMap<u32, Finder<'a>>,
+    stored: HashMap<Id, Finder<'a>>,
 }
 
-/// What the store's entity `id` holds at `key`, through its prototypes.
-fn store_resolved(store: &Store, id: Id, key: Key) -> Option<Value<'_>> {
-    store.resolved(id)?.get(key)
+/// What the prototype of `sugar`'s entity holds at its key, read up the chain: the document's
+/// entities as staged (`arena` from each one's start; with their sugar as resolved so far),
+/// then the store's, a tombstone ending the lookup.
+fn inherited<'a>(
+    store: &'a Store,
+    (arena, starts): (&'a [u32], &[usize]),
+    parent: &[Option<Target>],
+    resolved: &HashMap<(u32, Key), f32>,
+    finders: &mut Finders<'a>,
+    sugar: &Sugar,
+) -> Option<Value<'a>> {
+    let key = sugar.key;
+    let mut at = parent[sugar.entity as usize]?;
+    // The document's entities, then the store's: at most the limit's prototypes in all.
+    for _ in 0..=CHAIN_LIMIT {
+        let found = match at {
+            Target::Document(e) => {
+                if let Some(&x) = resolved.get(&(e, key)) {
+                    return Some(Value::Float(x));
+                }
+                let (from, to) = (starts[e as usize], starts[e as usize + 1]);
+                let finder =
+                    finders.staged.entry(e).or_insert_with(|| Finder::new(&arena[from..to]));
+                finder.get(key)
+            }
+            Target::Store(id) => {
+                let finder = match finders.stored.entry(id) {
+                    Entry::Occupied(found) => found.into_mut(),
+                    Entry::Vacant(slot) => slot.insert(Finder::new(store.get(id)?.as_words())),
+                };
+                finder.get(key)
+            }
+        };
+        match found {
+            Some(value) if value.is_tombstone() => return None,
+            Some(value) => return Some(value),
+            None => {}
+        }
+        at = match at {
+            Target::Document(e) => parent[e as usize]?,
+            Target::Store(id) => Target::Store(store.prototype(id)?),
+        };
+    }
+    None
 }
