@@ -41,7 +41,7 @@ fn prototype(p: usize) -> Blob {
     {
         sheet.set(format!("stats.{stat}").as_str(), (p * 100 + i) as f32).unwrap();
     }
-    sheet.set("status_effects.poisoned", p % 2 == 0).unwrap();
+    sheet.set("status_effects.poisoned", p.is_multiple_of(2)).unwrap();
     sheet.set("status_effects.hasted", false).unwrap();
     sheet.set("position", [p as f32, 0.0, -1.0]).unwrap();
     sheet.set("bio", "Small, green, and fond of shiny things.").unwrap();
