@@ -34,7 +34,7 @@
 //!   instances first.
 //! - An entity's prototype is part of what it stores: `==`, saves, deltas and history keep it.
 
-use fxhash::FxHashMap;
+use fxhash::{FxHashMap, FxHashSet};
 use zerocopy::little_endian::U32;
 
 use super::{Span, Store};
@@ -49,16 +49,63 @@ use crate::value::{Value, ValueType};
 /// prototype and so on holds at most this many links.
 pub const MAX_CHAIN: usize = 16;
 
-/// The store's prototype links: each instance's prototype, and each prototype's count of
-/// direct instances (so that removing one is refused in O(1)).
+/// The store's prototype links: each instance's prototype, and each prototype's direct
+/// instances (so that removing one is refused in O(1), and a relink measures the chains below
+/// an entity in O(its descendants)).
 #[derive(Clone, Default, Debug)]
 pub(crate) struct Links {
     // INVARIANT: every key and value is a live entity of the store; following `up` from any
     // entity reaches no entity twice and takes at most `MAX_CHAIN` steps.
     up: FxHashMap<Id, Id>,
-    // INVARIANT: `down[p]` is the number of entries of `up` whose value is `p` (no zero
-    // entries).
-    down: FxHashMap<Id, u32>,
+    // INVARIANT: `down[p]` holds the entries of `up` whose value is `p` (none empty).
+    down: FxHashMap<Id, Instances>,
+}
+
+/// A prototype's direct instances: one inline (a chain's links allocate nothing), or a set.
+#[derive(Clone, Debug)]
+enum Instances {
+    One(Id),
+    Many(FxHashSet<Id>),
+}
+
+impl Instances {
+    fn len(&self) -> usize {
+        match self {
+            Instances::One(_) => 1,
+            Instances::Many(set) => set.len(),
+        }
+    }
+
+    fn insert(&mut self, id: Id) {
+        match self {
+            Instances::One(one) if *one != id => {
+                *self = Instances::Many([*one, id].into_iter().collect());
+            }
+            Instances::One(_) => {}
+            Instances::Many(set) => {
+                set.insert(id);
+            }
+        }
+    }
+
+    /// Removes `id`; returns whether none is left.
+    fn remove(&mut self, id: Id) -> bool {
+        match self {
+            Instances::One(one) => *one == id,
+            Instances::Many(set) => {
+                set.remove(&id);
+                set.is_empty()
+            }
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = Id> + '_ {
+        let (one, many) = match self {
+            Instances::One(one) => (Some(*one), None),
+            Instances::Many(set) => (None, Some(set.iter().copied())),
+        };
+        one.into_iter().chain(many.into_iter().flatten())
+    }
 }
 
 impl PartialEq for Links {
@@ -88,8 +135,21 @@ impl Links {
     }
 
     /// Number of live entities whose prototype is `id`.
-    pub(crate) fn instances(&self, id: Id) -> u32 {
-        self.down.get(&id).copied().unwrap_or(0)
+    pub(crate) fn instances(&self, id: Id) -> usize {
+        self.down.get(&id).map_or(0, Instances::len)
+    }
+
+    /// The longest chain of instances below `id` (0 for an entity no other reads through): a
+    /// walk of `id`'s descendants, O(their number), at most [`MAX_CHAIN`] deep.
+    fn height(&self, id: Id) -> usize {
+        let mut height = 0;
+        let mut stack = vec![(id, 0)];
+        while let Some((at, depth)) = stack.pop() {
+            let Some(instances) = self.down.get(&at) else { continue };
+            height = height.max(depth + 1);
+            stack.extend(instances.iter().map(|i| (i, depth + 1)));
+        }
+        height
     }
 
     /// Every link, as (instance, prototype), in no particular order.
@@ -105,15 +165,18 @@ impl Links {
             None => self.up.remove(&instance),
         };
         if let Some(old) = old
-            && let Some(count) = self.down.get_mut(&old)
+            && let Some(instances) = self.down.get_mut(&old)
+            && instances.remove(instance)
         {
-            *count -= 1;
-            if *count == 0 {
-                self.down.remove(&old);
-            }
+            self.down.remove(&old);
         }
         if let Some(p) = prototype {
-            *self.down.entry(p).or_insert(0) += 1;
+            match self.down.get_mut(&p) {
+                Some(instances) => instances.insert(instance),
+                None => {
+                    self.down.insert(p, Instances::One(instance));
+                }
+            }
         }
     }
 
@@ -251,8 +314,8 @@ impl Store {
     /// `id` stores does not change: its overrides now sit over the new chain. To keep what it
     /// reads instead, [`detach`](Store::detach) it first.
     ///
-    /// O(1) up the chain for an entity that is no prototype itself; O(n) in the store's
-    /// instances for one that is (the chains below it are measured).
+    /// O(1) up the chain (at most [`MAX_CHAIN`] links); for an entity that is a prototype
+    /// itself, O(its descendants) to measure the chains below it.
     ///
     /// # Errors
     ///
@@ -287,7 +350,7 @@ impl Store {
                 }
                 at = self.links.prototype(a);
             }
-            let length = self.depth(p) + 1 + self.height(id);
+            let length = self.depth(p) + 1 + self.links.height(id);
             if length > MAX_CHAIN {
                 return Err(HandleError::PrototypeChain {
                     id,
@@ -489,7 +552,7 @@ impl Store {
         self.index.try_get(id)?;
         let instances = self.links.instances(id);
         if instances > 0 {
-            return Err(HandleError::HasInstances { id, instances: u64::from(instances) }.into());
+            return Err(HandleError::HasInstances { id, instances: instances as u64 }.into());
         }
         let removed = self.remove(id);
         debug_assert!(removed, "a live entity with no instances is removed");
@@ -505,29 +568,6 @@ impl Store {
             at = p;
         }
         depth
-    }
-
-    /// The longest chain of instances below `id` (0 for an entity no other reads through):
-    /// O(1) for one without instances, O(n) in the instances (each walks up at most
-    /// [`MAX_CHAIN`] links) for one with.
-    fn height(&self, id: Id) -> usize {
-        if self.links.instances(id) == 0 {
-            return 0;
-        }
-        let mut height = 0;
-        for (instance, _) in self.links.iter() {
-            let mut steps = 0;
-            let mut at = instance;
-            while let Some(p) = self.links.prototype(at) {
-                steps += 1;
-                if p == id {
-                    height = height.max(steps);
-                    break;
-                }
-                at = p;
-            }
-        }
-        height
     }
 
     /// Puts `blob`'s entries in place of `id`'s blob (repacked, at the arena's end). `id` is
