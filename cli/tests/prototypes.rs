@@ -366,3 +366,40 @@ fn hostile_links_fail_at_their_place_without_hanging() {
     assert!(said.len() < 1000 && said.ends_with("\" is taken, by /0"), "{said}");
     assert!(!std::path::Path::new(out).exists(), "nothing written");
 }
+
+#[test]
+fn large_entities_read_through_large_prototypes_in_linear_time() {
+    let dir = TempDir::new().unwrap();
+    let (doc, save) = (dir.path().join("big.json"), dir.path().join("big.dcmp"));
+    let n = 20_000;
+    let base: Vec<String> = (0..n).map(|i| format!(r#""a{i}":{i}"#)).collect();
+    let relative: Vec<String> = (0..n).step_by(2).map(|i| format!(r#""a{i}":1"#)).collect();
+    let removed: Vec<String> = (1..n).step_by(2).map(|i| format!(r#""k.a{i}""#)).collect();
+    let text = format!(
+        r#"[{{"$prototype":"b","$relative":{{"k":{{{}}}}},"$remove":[{}]}},{{"$id":"b","k":{{{}}}}}]"#,
+        relative.join(","),
+        removed.join(","),
+        base.join(",")
+    );
+    std::fs::write(&doc, text).unwrap();
+    let (doc, save) = (doc.to_str().unwrap(), save.to_str().unwrap());
+    // Each of these read every key of a blob for every key of the other, before. (Their
+    // output goes to files: `run_within` reads a pipe only once the command has ended.)
+    let hang = std::time::Duration::from_secs(120);
+    let run = |args: &[&str]| outcome::succeeded(args, outcome::run_within(args, hang));
+    run(&["import", doc, "-o", save]);
+    let flat_json = dir.path().join("flat.json");
+    let flat_json = flat_json.to_str().unwrap();
+    run(&["export", save, "0v0t1", "--flatten", "--compact", "-o", flat_json]);
+    let flat: Value = serde_json::from_str(&std::fs::read_to_string(flat_json).unwrap()).unwrap();
+    assert_eq!(flat["k"].as_object().unwrap().len(), n / 2, "the removed half is not read");
+    assert_eq!((&flat["k"]["a2"], &flat["k"]["a19998"]), (&3.into(), &19_999.into()));
+    let flat_save = dir.path().join("flat.dcmp");
+    run(&["flatten", save, "--all", "-o", flat_save.to_str().unwrap()]);
+    let store = Store::load(&flat_save).unwrap();
+    assert_eq!(store.get(id("0v0t1")).unwrap().len(), n / 2);
+    let read: Value = serde_json::from_str(&ok(&["get", save, "0v0t1", "--json"])).unwrap();
+    let entries = read["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), n / 2);
+    assert_eq!((&entries[1]["key"], &entries[1]["value"]), (&"k.a2".into(), &3.into()));
+}
