@@ -93,7 +93,8 @@ enum Command {
     Demo,
     /// Import JSON and SJSON fixtures (files, or directories of *.json and *.sjson, searched
     /// recursively) into a new save file. All or nothing: if one document fails, no file is
-    /// written, unless --keep-going.
+    /// written, unless --keep-going. A document may name prototypes ("$prototype") of any
+    /// document: one that names a later document's is read again once that one is.
     Import {
         /// JSON or SJSON files, or directories to search for *.json and *.sjson files.
         #[arg(required = true)]
