@@ -250,7 +250,8 @@ pub(crate) fn same_entry(a: &[u32], b: &[u32], i: usize) -> bool {
 /// Appends to `out` the positions of the entries of `a` and `b` (valid blobs with the same
 /// key array) whose values differ (as [`same_entry`] tells). When their tags match too (the
 /// same layout: entities of one fixture), a float or boolean is one word compared, and only
-/// strings and arrays compare payloads.
+/// strings and arrays compare payloads; when their payload regions are the same words too (a
+/// change of inline values only), an entry with the same value word is the same.
 pub(crate) fn differing_entries(a: &[u32], b: &[u32], out: &mut Vec<u32>) {
     let n = len(a) as u32;
     if layout_words(a) != layout_words(b) {
@@ -259,9 +260,13 @@ pub(crate) fn differing_entries(a: &[u32], b: &[u32], out: &mut Vec<u32>) {
     }
     let tags = &a[tags_at(n as usize)..].as_bytes()[..n as usize];
     let (va, vb) = (raw_values(a), raw_values(b));
+    let same_payloads =
+        a.len() == b.len() && a[payload_start(a) / 4..] == b[payload_start(b) / 4..];
     for (i, ((&tag, &ra), &rb)) in tags.iter().zip(va).zip(vb).enumerate() {
         let scalar = tag == ValueType::Float as u8 || tag == ValueType::Bool as u8;
-        if if scalar { ra != rb } else { !same_entry(a, b, i) } {
+        let differs =
+            if scalar || (same_payloads && ra == rb) { ra != rb } else { !same_entry(a, b, i) };
+        if differs {
             out.push(i as u32);
         }
     }
@@ -1083,6 +1088,36 @@ mod tests {
             assert_eq!(validate(&w, &mut warm), Ok(()), "{what}: the layout is kept");
             assert_eq!(validate(&blob, &mut warm), cold, "{what}");
         }
+    }
+
+    /// Same-layout blobs: a changed float is found by its word, a changed string by its
+    /// payload; with the same payload words, two value words that point at equal strings in
+    /// different blocks are the same value.
+    #[test]
+    fn differing_entries_of_one_layout() {
+        let mut w = fresh(256);
+        set(&mut w, Key::from_raw(1), Value::Str("same")).unwrap();
+        set(&mut w, Key::from_raw(2), Value::Float(1.0)).unwrap();
+        set(&mut w, Key::from_raw(3), Value::Str("same")).unwrap();
+        let used = shrink(&mut w);
+        let a = w[..used].to_vec();
+        let differing = |b: &[u32]| {
+            let mut out = Vec::new();
+            differing_entries(&a, b, &mut out);
+            out
+        };
+        assert_eq!(differing(&a), [] as [u32; 0]);
+        let values = values_at(3);
+        let mut b = a.clone();
+        b[values + 1] = 2.0_f32.to_bits();
+        assert_eq!(differing(&b), [1], "the float");
+        // Entry 0 points at entry 2's block: the same text, from another block.
+        b[values] = a[values + 2];
+        assert_eq!(differing(&b), [1]);
+        let mut c = a.clone();
+        let text = a[values + 2] as usize / 4 + 1;
+        c[text] = u32::from_le_bytes(*b"SAME");
+        assert_eq!(differing(&c), [2], "the second string's text");
     }
 
     #[test]
