@@ -115,6 +115,24 @@ struct Parts<T> {
     slots: Vec<Slot>,
 }
 
+impl<T> Parts<T> {
+    /// The fixed fields, of a map whose meta and slots are kept.
+    fn fields(&self) -> Fields {
+        let Parts { type_id, base, free_head, free_tail, .. } = *self;
+        Fields { type_id, base, free_head, free_tail, identity: false }
+    }
+
+    /// The meta array as the little-endian words [`check`] reads.
+    fn meta_le(&self) -> &[U32] {
+        zerocopy::transmute_ref!(self.meta.as_slice())
+    }
+
+    /// The slot array as the little-endian words [`check`] reads.
+    fn slots_le(&self) -> &[U64] {
+        zerocopy::transmute_ref!(self.slots.as_slice())
+    }
+}
+
 /// The fixed fields that, with the meta and slot arrays, make a handle map's state.
 #[derive(Clone, Copy)]
 struct Fields {
@@ -261,13 +279,15 @@ fn check_sizes(raw: &RawHandleMap<'_>, item_size: usize) -> Result<Fields, Handl
 impl<T> HandleMap<T> {
     /// Checks every invariant of `parts` and builds the map.
     fn from_parts(parts: Parts<T>) -> Result<HandleMap<T>, HandleMapError> {
+        check(parts.fields(), parts.items.len(), parts.meta_le(), parts.slots_le())?;
+        Ok(HandleMap::from_valid_parts(parts))
+    }
+
+    /// Builds the map of `parts` that hold every invariant [`check`] tests.
+    fn from_valid_parts(parts: Parts<T>) -> HandleMap<T> {
         let Parts { type_id, base, free_head, free_tail, items, meta, slots } = parts;
-        let fields = Fields { type_id, base, free_head, free_tail, identity: false };
-        let (meta_le, slots_le): (&[U32], &[U64]) =
-            (zerocopy::transmute_ref!(meta.as_slice()), zerocopy::transmute_ref!(slots.as_slice()));
-        check(fields, items.len(), meta_le, slots_le)?;
         let sorted = items.len();
-        Ok(HandleMap {
+        HandleMap {
             items,
             meta,
             slots,
@@ -276,7 +296,7 @@ impl<T> HandleMap<T> {
             base,
             type_id,
             defrag: Defrag { next: sorted, moving: None },
-        })
+        }
     }
 }
 
@@ -391,17 +411,13 @@ impl<T: IntoBytes + FromBytes + Immutable + KnownLayout> HandleMap<T> {
         let slots = raw.header.slots.get() as usize;
         if identity {
             check_fields(fields, len as u64, len as u64)?;
+            // Valid as built, with no walk of its slots: `check_sizes` proved the free list
+            // empty and one slot an item, `check_fields` the type and the index space.
             let (meta, slots) = identity_parts(len, type_id);
             let items = copy_aligned::<T>(raw.items, len);
-            return HandleMap::from_parts(Parts {
-                type_id,
-                base,
-                free_head,
-                free_tail,
-                items,
-                meta,
-                slots,
-            });
+            let parts = Parts { type_id, base, free_head, free_tail, items, meta, slots };
+            debug_assert_eq!(check(parts.fields(), len, parts.meta_le(), parts.slots_le()), Ok(()));
+            return Ok(HandleMap::from_valid_parts(parts));
         }
         HandleMap::from_parts(Parts {
             type_id,
