@@ -115,22 +115,15 @@ struct Parts<T> {
     slots: Vec<Slot>,
 }
 
-impl<T> Parts<T> {
-    /// The fixed fields, of a map whose meta and slots are kept.
-    fn fields(&self) -> Fields {
-        let Parts { type_id, base, free_head, free_tail, .. } = *self;
-        Fields { type_id, base, free_head, free_tail, identity: false }
-    }
-
-    /// The meta array as the little-endian words [`check`] reads.
-    fn meta_le(&self) -> &[U32] {
-        zerocopy::transmute_ref!(self.meta.as_slice())
-    }
-
-    /// The slot array as the little-endian words [`check`] reads.
-    fn slots_le(&self) -> &[U64] {
-        zerocopy::transmute_ref!(self.slots.as_slice())
-    }
+/// [`check`] of `parts`, a map whose meta and slots are kept.
+fn check_parts<T>(parts: &Parts<T>) -> Result<(), HandleMapError> {
+    let Parts { type_id, base, free_head, free_tail, .. } = *parts;
+    let fields = Fields { type_id, base, free_head, free_tail, identity: false };
+    let (meta, slots): (&[U32], &[U64]) = (
+        zerocopy::transmute_ref!(parts.meta.as_slice()),
+        zerocopy::transmute_ref!(parts.slots.as_slice()),
+    );
+    check(fields, parts.items.len(), meta, slots)
 }
 
 /// The fixed fields that, with the meta and slot arrays, make a handle map's state.
@@ -279,7 +272,7 @@ fn check_sizes(raw: &RawHandleMap<'_>, item_size: usize) -> Result<Fields, Handl
 impl<T> HandleMap<T> {
     /// Checks every invariant of `parts` and builds the map.
     fn from_parts(parts: Parts<T>) -> Result<HandleMap<T>, HandleMapError> {
-        check(parts.fields(), parts.items.len(), parts.meta_le(), parts.slots_le())?;
+        check_parts(&parts)?;
         Ok(HandleMap::from_valid_parts(parts))
     }
 
@@ -416,7 +409,7 @@ impl<T: IntoBytes + FromBytes + Immutable + KnownLayout> HandleMap<T> {
             let (meta, slots) = identity_parts(len, type_id);
             let items = copy_aligned::<T>(raw.items, len);
             let parts = Parts { type_id, base, free_head, free_tail, items, meta, slots };
-            debug_assert_eq!(check(parts.fields(), len, parts.meta_le(), parts.slots_le()), Ok(()));
+            debug_assert_eq!(check_parts(&parts), Ok(()));
             return Ok(HandleMap::from_valid_parts(parts));
         }
         HandleMap::from_parts(Parts {
