@@ -1247,6 +1247,37 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// A blob of the layout a warm scratch holds (every value type, a non-ASCII string),
+        /// with one or two of its words set to any value, a nearby one or a small one: the
+        /// warm scratch's short pass answers as a cold scratch's full pass does.
+        #[test]
+        fn a_warm_scratch_answers_as_a_cold_one(
+            changes in proptest::collection::vec((0_usize..64, proptest::num::u32::ANY, 0_u8..3), 1..3),
+        ) {
+            let mut w = fresh(256);
+            set(&mut w, Key::from_raw(1), Value::Str("Grunt")).unwrap();
+            set(&mut w, Key::from_raw(2), Value::Float(-3.25)).unwrap();
+            set(&mut w, Key::from_raw(3), Value::Bool(true)).unwrap();
+            set(&mut w, Key::from_raw(4), Value::Null).unwrap();
+            set(&mut w, Key::from_raw(5), Value::Floats(&[12.5, 0.0, -3.25])).unwrap();
+            set(&mut w, Key::from_raw(6), Value::Str("Orc ü")).unwrap();
+            let used = shrink(&mut w);
+            let clean = w[..used].to_vec();
+            let mut broken = clean.clone();
+            for (at, word, how) in changes {
+                let at = at % broken.len();
+                broken[at] = match how {
+                    0 => word,
+                    1 => broken[at].wrapping_add(word % 9).wrapping_sub(4),
+                    _ => word % 300,
+                };
+            }
+            let mut warm = Scratch::default();
+            proptest::prop_assert_eq!(validate(&clean, &mut warm), Ok(()));
+            let cold = validate(&broken, &mut Scratch::default());
+            proptest::prop_assert_eq!(validate(&broken, &mut warm), cold);
+        }
+
         /// The fast proofs (top-down blocks, the cached unique key array, the key filter) give
         /// exactly the answer of the sorting checks, with a fresh scratch or one that holds the
         /// keys of the blob before, on blobs whose keys and offsets were rewritten at random.
