@@ -10,7 +10,7 @@
 //! write memory new to the process (a page fault every 4 KiB), a `memcpy_warm` and a view
 //! write none. glibc's allocator would otherwise decide this by size: after a block of up to
 //! 32 MiB is freed it serves blocks that size from memory it keeps, so the small shape's 20 MB
-//! copies, loads and snapshots ran on warm pages from the second iteration on, while the
+//! copies, loads and snapshots ran on warm pages from the third iteration on, while the
 //! sheet's 38 MB ones were mapped fresh each time (`goal_cost faults SHAPE` counts them). So
 //! this bench runs itself again with `GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072`
 //! (the default threshold, fixed): every block of 128 KiB or more is mapped fresh and unmapped
