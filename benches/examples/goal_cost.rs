@@ -22,6 +22,11 @@
 //!   against a `Vec<FxHashMap<u32, OwnedValue>>`.
 //! - `export_each`, `serde_each`: `Store::export` of each of 10,000 sheets, against
 //!   `serde_json::to_string` of each one's `serde_json::Value`.
+//!
+//! `goal_cost faults SHAPE` (no callgrind) runs the load and commit goals three times each in
+//! one process, in `benches/shapes.rs`'s order, and prints the page faults of each run: a run
+//! that faults a page per 4 KiB it writes got fresh memory, one that faults none reused memory
+//! the allocator kept. Callgrind counts no page fault; a timed run pays for each.
 
 #[path = "../common/maps.rs"]
 mod maps;
@@ -144,8 +149,44 @@ fn measured(op: &str, input: &mut Input) -> usize {
     }
 }
 
+/// The minor page faults of this process so far (Linux: field 10 of `/proc/self/stat`).
+fn minor_faults() -> u64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // The command's name, in parentheses, may hold spaces: count fields after it.
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    after.split_whitespace().nth(7).and_then(|f| f.parse().ok()).unwrap_or(0)
+}
+
+/// `goal_cost faults SHAPE`: see the file's docs.
+fn faults(shape: &str) {
+    let tunables = std::env::var("GLIBC_TUNABLES").unwrap_or_default();
+    println!("{shape}: GLIBC_TUNABLES={tunables:?}");
+    let mut bytes = Input::Bytes(store_of(shape, 100_000).0.to_bytes(), Vec::new());
+    if let Input::Bytes(saved, warm) = &mut bytes {
+        *warm = vec![1_u8; saved.len()];
+        println!("save: {} bytes ({} pages)", saved.len(), saved.len().div_ceil(4096));
+    }
+    let mut history = input("commit", shape);
+    for op in ["memcpy_fresh", "memcpy_warm", "from_bytes", "view", "snapshot", "commit"] {
+        let input = if matches!(op, "snapshot" | "commit") { &mut history } else { &mut bytes };
+        let runs: Vec<u64> = (0..3)
+            .map(|_| {
+                let before = minor_faults();
+                black_box(measured(op, input));
+                minor_faults() - before
+            })
+            .collect();
+        println!("{op:>12}: page faults of 3 runs {runs:?}");
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [op, shape] = &args[..]
+        && op == "faults"
+    {
+        return faults(shape);
+    }
     let (op, shape) = match &args[..] {
         [op] => (op.as_str(), "sheet"),
         [op, shape] => (op.as_str(), shape.as_str()),

@@ -250,7 +250,8 @@ pub(crate) fn same_entry(a: &[u32], b: &[u32], i: usize) -> bool {
 /// Appends to `out` the positions of the entries of `a` and `b` (valid blobs with the same
 /// key array) whose values differ (as [`same_entry`] tells). When their tags match too (the
 /// same layout: entities of one fixture), a float or boolean is one word compared, and only
-/// strings and arrays compare payloads.
+/// strings and arrays compare payloads; when their payload regions are the same words too (a
+/// change of inline values only), an entry with the same value word is the same.
 pub(crate) fn differing_entries(a: &[u32], b: &[u32], out: &mut Vec<u32>) {
     let n = len(a) as u32;
     if layout_words(a) != layout_words(b) {
@@ -259,9 +260,13 @@ pub(crate) fn differing_entries(a: &[u32], b: &[u32], out: &mut Vec<u32>) {
     }
     let tags = &a[tags_at(n as usize)..].as_bytes()[..n as usize];
     let (va, vb) = (raw_values(a), raw_values(b));
+    let same_payloads =
+        a.len() == b.len() && a[payload_start(a) / 4..] == b[payload_start(b) / 4..];
     for (i, ((&tag, &ra), &rb)) in tags.iter().zip(va).zip(vb).enumerate() {
         let scalar = tag == ValueType::Float as u8 || tag == ValueType::Bool as u8;
-        if if scalar { ra != rb } else { !same_entry(a, b, i) } {
+        let differs =
+            if scalar || (same_payloads && ra == rb) { ra != rb } else { !same_entry(a, b, i) };
+        if differs {
             out.push(i as u32);
         }
     }
@@ -634,13 +639,18 @@ pub(crate) struct Scratch {
     unique_keys: [u32; STACK_ENTRIES],
     unique_len: usize,
     // INVARIANT: `layout[..layout_len]` (0: none) are the key and tag words of a blob that
-    // `validate` accepted, and `checks[..check_len]` its entries of every type but float, in
-    // order: a blob with these words has unique keys and known tags, and only those entries'
-    // values can be wrong (a float is any 32 bits).
+    // `validate` accepted: a blob with these words has unique keys and known tags, and only
+    // the values of its entries in `limits` and `payloads` can be wrong (a float is any 32
+    // bits). `limits[..limit_len]`: each entry of an inline type but float, with the largest
+    // value its type takes (a boolean 1, a null 0); `payloads[..payload_len]`: each entry
+    // with a payload block, in entry order, and whether it is a string.
     layout: [u32; LAYOUT_WORDS],
     layout_len: usize,
-    checks: [u8; STACK_ENTRIES],
-    check_len: usize,
+    layout_keys: usize,
+    limits: [(u8, u8); STACK_ENTRIES],
+    limit_len: usize,
+    payloads: [(u8, bool); STACK_ENTRIES],
+    payload_len: usize,
 }
 
 /// The key and tag words of the largest layout a [`Scratch`] keeps.
@@ -655,8 +665,11 @@ impl Default for Scratch {
             unique_len: 0,
             layout: [0; LAYOUT_WORDS],
             layout_len: 0,
-            checks: [0; STACK_ENTRIES],
-            check_len: 0,
+            layout_keys: 0,
+            limits: [(0, 0); STACK_ENTRIES],
+            limit_len: 0,
+            payloads: [(0, false); STACK_ENTRIES],
+            payload_len: 0,
         }
     }
 }
@@ -692,7 +705,64 @@ fn sort_space<'a, T: Copy + Default>(
 ///
 /// The first problem found, as a [`BlobError`] naming the entry or byte: entries in order,
 /// then duplicate keys, then overlapping payloads.
+#[inline]
 pub(crate) fn validate(w: &[u32], scratch: &mut Scratch) -> Result<(), BlobError> {
+    match known_layout(w, scratch) {
+        Some(true) => Ok(()),
+        Some(false) => blocks_disjoint(w, scratch),
+        None => validate_all(w, scratch),
+    }
+}
+
+/// [`validate`] of a blob whose layout (key and tag words) is the one `scratch` last accepted,
+/// which proves its keys unique and its tags known: its header's bounds and the values of its
+/// entries that are not floats are checked, without naming what is wrong. `Some(top_down)` if
+/// all is right (`top_down`: its payload blocks lie top-down in entry order), `None` if not, or
+/// for another layout: then [`validate_all`] checks it whole, and names the first error.
+#[inline]
+fn known_layout(w: &[u32], scratch: &Scratch) -> Option<bool> {
+    let n = scratch.layout_keys;
+    if scratch.layout_len == 0 || w.len() * 4 > MAX_BYTES {
+        return None;
+    }
+    let &[count, payload_start] = w.first_chunk()?;
+    let header_end = values_at(n) + n;
+    if count as usize != n
+        || w.get(HEADER_WORDS..values_at(n))? != &scratch.layout[..scratch.layout_len]
+        || !payload_start.is_multiple_of(4)
+        || (payload_start as usize) < header_end * 4
+        || payload_start as usize > w.len() * 4
+    {
+        return None;
+    }
+    let values = w.get(values_at(n)..header_end)?;
+    let mut over = false;
+    for &(i, limit) in &scratch.limits[..scratch.limit_len] {
+        over |= *values.get(usize::from(i))? > u32::from(limit);
+    }
+    let (mut floor, mut top_down) = (w.len(), true);
+    for &(i, text) in &scratch.payloads[..scratch.payload_len] {
+        let raw = *values.get(usize::from(i))?;
+        if !raw.is_multiple_of(4) || raw < payload_start {
+            return None;
+        }
+        // In words: the block's length word, its data, and the word past it.
+        let at = raw as usize / 4;
+        let len = *w.get(at)? as usize;
+        let end = at.checked_add(1 + if text { len.div_ceil(4) } else { len })?;
+        let data = w.get(at + 1..end)?;
+        if text && check_utf8(data, data.as_bytes().get(..len)?).is_err() {
+            return None;
+        }
+        top_down &= end <= floor;
+        floor = at;
+    }
+    (!over).then_some(top_down)
+}
+
+/// [`validate`] of any blob, which records its layout in `scratch` when it accepts it.
+#[inline(never)]
+fn validate_all(w: &[u32], scratch: &mut Scratch) -> Result<(), BlobError> {
     let byte_len = w.len() * 4;
     if byte_len > MAX_BYTES {
         return Err(BlobError::TooLarge { required: byte_len as u64 });
@@ -729,23 +799,6 @@ pub(crate) fn validate(w: &[u32], scratch: &mut Scratch) -> Result<(), BlobError
         top_down: true,
     };
 
-    // The layout last accepted: its keys are unique and its tags known, so only the values
-    // of its entries that are not floats are checked.
-    let header = layout_words(w);
-    if scratch.layout_len > 0 && header == &scratch.layout[..scratch.layout_len] {
-        for &i in &scratch.checks[..scratch.check_len] {
-            let i = usize::from(i);
-            // The same layout: entry `i` exists and its tag is known.
-            if let Some(ty) = ValueType::from_tag(tags[i]) {
-                entries.check(i, keys[i], ty, values[i])?;
-            }
-        }
-        if !entries.top_down {
-            blocks_disjoint(w, scratch)?;
-        }
-        return Ok(());
-    }
-
     for (i, ((&key, &tag), &raw)) in keys.iter().zip(tags).zip(values).enumerate() {
         let ty = ValueType::from_tag(tag).ok_or_else(|| BlobError::UnknownTag {
             index: i,
@@ -765,17 +818,30 @@ pub(crate) fn validate(w: &[u32], scratch: &mut Scratch) -> Result<(), BlobError
     if !entries.top_down {
         blocks_disjoint(w, scratch)?;
     }
+    let header = layout_words(w);
     if let Some(layout) = scratch.layout.get_mut(..header.len())
         && n <= STACK_ENTRIES
     {
         layout.copy_from_slice(header);
-        scratch.layout_len = header.len();
-        scratch.check_len = 0;
+        (scratch.layout_len, scratch.layout_keys) = (header.len(), n);
+        (scratch.limit_len, scratch.payload_len) = (0, 0);
         for (i, &tag) in tags.iter().enumerate() {
-            if tag != ValueType::Float as u8 {
-                // n <= STACK_ENTRIES: the index fits in a byte.
-                scratch.checks[scratch.check_len] = i as u8;
-                scratch.check_len += 1;
+            // n <= STACK_ENTRIES: the index fits in a byte. Every tag is known (checked above).
+            let i = i as u8;
+            match ValueType::from_tag(tag) {
+                Some(ValueType::Float) | None => {}
+                Some(ValueType::Bool) => {
+                    scratch.limits[scratch.limit_len] = (i, 1);
+                    scratch.limit_len += 1;
+                }
+                Some(ValueType::Null) => {
+                    scratch.limits[scratch.limit_len] = (i, 0);
+                    scratch.limit_len += 1;
+                }
+                Some(ty @ (ValueType::Str | ValueType::Floats)) => {
+                    scratch.payloads[scratch.payload_len] = (i, ty == ValueType::Str);
+                    scratch.payload_len += 1;
+                }
             }
         }
     }
@@ -860,6 +926,14 @@ fn check_utf8(words: &[u32], text: &[u8]) -> Result<(), usize> {
     if words.iter().fold(0, |acc, &word| acc | word) & 0x8080_8080 == 0 {
         return Ok(());
     }
+    check_non_ascii(text)
+}
+
+/// [`check_utf8`] of a text that is not ASCII: out of line, so that the ASCII test inlined
+/// in a loop keeps the loop's registers.
+#[cold]
+#[inline(never)]
+fn check_non_ascii(text: &[u8]) -> Result<(), usize> {
     std::str::from_utf8(text).map(|_| ()).map_err(|e| e.valid_up_to())
 }
 
@@ -949,7 +1023,8 @@ mod tests {
         let mut scratch = Scratch::default();
         assert_eq!(validate(w, &mut scratch), Ok(()));
         assert_eq!(scratch.layout_len, 4 + 1, "four keys and one word of tags");
-        assert_eq!(&scratch.checks[..scratch.check_len], [0, 2, 3], "all but the float");
+        assert_eq!(&scratch.limits[..scratch.limit_len], [(2, 1)], "the boolean");
+        assert_eq!(&scratch.payloads[..scratch.payload_len], [(0, true), (3, false)]);
         // The same layout, each value broken in turn: the warm scratch finds what a cold one
         // does.
         let values = values_at(4);
@@ -965,6 +1040,89 @@ mod tests {
         let at = broken[values] as usize / 4 + 1;
         broken[at] = 0xffff_ffff;
         assert!(matches!(validate(&broken, &mut scratch), Err(BlobError::InvalidUtf8 { .. })));
+    }
+
+    /// A blob of the layout a scratch holds, broken in its header, its null, a block or its
+    /// length (what the known-layout pass checks without naming), gets the error a cold
+    /// scratch gives; a valid one whose blocks are not top-down is accepted by both.
+    #[test]
+    fn a_known_layout_with_a_broken_header_or_block_gets_the_cold_answer() {
+        let mut w = fresh(256);
+        set(&mut w, Key::from_raw(1), Value::Str("héllo")).unwrap();
+        set(&mut w, Key::from_raw(2), Value::Null).unwrap();
+        set(&mut w, Key::from_raw(3), Value::Floats(&[1.0, 2.0])).unwrap();
+        let used = shrink(&mut w);
+        let w = w[..used].to_vec();
+        let mut warm = Scratch::default();
+        assert_eq!(validate(&w, &mut warm), Ok(()));
+        assert_eq!(&warm.limits[..warm.limit_len], [(1, 0)], "the null");
+        assert_eq!(&warm.payloads[..warm.payload_len], [(0, true), (2, false)]);
+        let values = values_at(3);
+        let (text, floats) = (w[values] as usize / 4, w[values + 2] as usize / 4);
+        let with = |changes: &[(usize, u32)]| {
+            let mut broken = w.clone();
+            for &(at, word) in changes {
+                broken[at] = word;
+            }
+            broken
+        };
+        let end = (w.len() * 4) as u32;
+        // Both blocks take three words: swapped, they are valid but not top-down.
+        let mut swapped = w.clone();
+        swapped.copy_within(text..text + 3, floats);
+        swapped[text..text + 3].copy_from_slice(&w[floats..floats + 3]);
+        swapped[values] = w[values + 2];
+        swapped[values + 2] = w[values];
+        let cases = [
+            ("the null not 0", with(&[(values + 1, 1)]), false),
+            ("payload start not a word", with(&[(1, w[1] + 1)]), false),
+            ("payload start in the header", with(&[(1, 4)]), false),
+            ("payload start past the end", with(&[(1, end + 4)]), false),
+            ("a key count of one more", with(&[(0, 4)]), false),
+            ("a string's length past the end", with(&[(text, 1000)]), false),
+            ("a float array's length past the end", with(&[(floats, 1000)]), false),
+            ("an offset below payload start", with(&[(values, w[1] - 4)]), false),
+            ("an offset past the end", with(&[(values + 2, end)]), false),
+            ("a string cut inside a character", with(&[(text, 2)]), false),
+            ("truncated", w[..w.len() - 1].to_vec(), false),
+            ("blocks swapped", swapped, true),
+        ];
+        for (what, blob, valid) in cases {
+            let cold = validate(&blob, &mut Scratch::default());
+            assert_eq!(cold.is_ok(), valid, "{what}: {cold:?}");
+            assert_eq!(validate(&w, &mut warm), Ok(()), "{what}: the layout is kept");
+            assert_eq!(validate(&blob, &mut warm), cold, "{what}");
+        }
+    }
+
+    /// Same-layout blobs: a changed float is found by its word, a changed string by its
+    /// payload; with the same payload words, two value words that point at equal strings in
+    /// different blocks are the same value.
+    #[test]
+    fn differing_entries_of_one_layout() {
+        let mut w = fresh(256);
+        set(&mut w, Key::from_raw(1), Value::Str("same")).unwrap();
+        set(&mut w, Key::from_raw(2), Value::Float(1.0)).unwrap();
+        set(&mut w, Key::from_raw(3), Value::Str("same")).unwrap();
+        let used = shrink(&mut w);
+        let a = w[..used].to_vec();
+        let differing = |b: &[u32]| {
+            let mut out = Vec::new();
+            differing_entries(&a, b, &mut out);
+            out
+        };
+        assert_eq!(differing(&a), [] as [u32; 0]);
+        let values = values_at(3);
+        let mut b = a.clone();
+        b[values + 1] = 2.0_f32.to_bits();
+        assert_eq!(differing(&b), [1], "the float");
+        // Entry 0 points at entry 2's block: the same text, from another block.
+        b[values] = a[values + 2];
+        assert_eq!(differing(&b), [1]);
+        let mut c = a.clone();
+        let text = a[values + 2] as usize / 4 + 1;
+        c[text] = u32::from_le_bytes(*b"SAME");
+        assert_eq!(differing(&c), [2], "the second string's text");
     }
 
     #[test]
@@ -1094,6 +1252,37 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// A blob of the layout a warm scratch holds (every value type, a non-ASCII string),
+        /// with one or two of its words set to any value, a nearby one or a small one: the
+        /// warm scratch's short pass answers as a cold scratch's full pass does.
+        #[test]
+        fn a_warm_scratch_answers_as_a_cold_one(
+            changes in proptest::collection::vec((0_usize..64, proptest::num::u32::ANY, 0_u8..3), 1..3),
+        ) {
+            let mut w = fresh(256);
+            set(&mut w, Key::from_raw(1), Value::Str("Grunt")).unwrap();
+            set(&mut w, Key::from_raw(2), Value::Float(-3.25)).unwrap();
+            set(&mut w, Key::from_raw(3), Value::Bool(true)).unwrap();
+            set(&mut w, Key::from_raw(4), Value::Null).unwrap();
+            set(&mut w, Key::from_raw(5), Value::Floats(&[12.5, 0.0, -3.25])).unwrap();
+            set(&mut w, Key::from_raw(6), Value::Str("Orc ü")).unwrap();
+            let used = shrink(&mut w);
+            let clean = w[..used].to_vec();
+            let mut broken = clean.clone();
+            for (at, word, how) in changes {
+                let at = at % broken.len();
+                broken[at] = match how {
+                    0 => word,
+                    1 => broken[at].wrapping_add(word % 9).wrapping_sub(4),
+                    _ => word % 300,
+                };
+            }
+            let mut warm = Scratch::default();
+            proptest::prop_assert_eq!(validate(&clean, &mut warm), Ok(()));
+            let cold = validate(&broken, &mut Scratch::default());
+            proptest::prop_assert_eq!(validate(&broken, &mut warm), cold);
+        }
+
         /// The fast proofs (top-down blocks, the cached unique key array, the key filter) give
         /// exactly the answer of the sorting checks, with a fresh scratch or one that holds the
         /// keys of the blob before, on blobs whose keys and offsets were rewritten at random.

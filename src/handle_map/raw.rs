@@ -115,6 +115,17 @@ struct Parts<T> {
     slots: Vec<Slot>,
 }
 
+/// [`check`] of `parts`, a map whose meta and slots are kept.
+fn check_parts<T>(parts: &Parts<T>) -> Result<(), HandleMapError> {
+    let Parts { type_id, base, free_head, free_tail, .. } = *parts;
+    let fields = Fields { type_id, base, free_head, free_tail, identity: false };
+    let (meta, slots): (&[U32], &[U64]) = (
+        zerocopy::transmute_ref!(parts.meta.as_slice()),
+        zerocopy::transmute_ref!(parts.slots.as_slice()),
+    );
+    check(fields, parts.items.len(), meta, slots)
+}
+
 /// The fixed fields that, with the meta and slot arrays, make a handle map's state.
 #[derive(Clone, Copy)]
 struct Fields {
@@ -261,13 +272,15 @@ fn check_sizes(raw: &RawHandleMap<'_>, item_size: usize) -> Result<Fields, Handl
 impl<T> HandleMap<T> {
     /// Checks every invariant of `parts` and builds the map.
     fn from_parts(parts: Parts<T>) -> Result<HandleMap<T>, HandleMapError> {
+        check_parts(&parts)?;
+        Ok(HandleMap::from_valid_parts(parts))
+    }
+
+    /// Builds the map of `parts` that hold every invariant [`check`] tests.
+    fn from_valid_parts(parts: Parts<T>) -> HandleMap<T> {
         let Parts { type_id, base, free_head, free_tail, items, meta, slots } = parts;
-        let fields = Fields { type_id, base, free_head, free_tail, identity: false };
-        let (meta_le, slots_le): (&[U32], &[U64]) =
-            (zerocopy::transmute_ref!(meta.as_slice()), zerocopy::transmute_ref!(slots.as_slice()));
-        check(fields, items.len(), meta_le, slots_le)?;
         let sorted = items.len();
-        Ok(HandleMap {
+        HandleMap {
             items,
             meta,
             slots,
@@ -276,7 +289,7 @@ impl<T> HandleMap<T> {
             base,
             type_id,
             defrag: Defrag { next: sorted, moving: None },
-        })
+        }
     }
 }
 
@@ -391,17 +404,13 @@ impl<T: IntoBytes + FromBytes + Immutable + KnownLayout> HandleMap<T> {
         let slots = raw.header.slots.get() as usize;
         if identity {
             check_fields(fields, len as u64, len as u64)?;
+            // Valid as built, with no walk of its slots: `check_sizes` proved the free list
+            // empty and one slot an item, `check_fields` the type and the index space.
             let (meta, slots) = identity_parts(len, type_id);
             let items = copy_aligned::<T>(raw.items, len);
-            return HandleMap::from_parts(Parts {
-                type_id,
-                base,
-                free_head,
-                free_tail,
-                items,
-                meta,
-                slots,
-            });
+            let parts = Parts { type_id, base, free_head, free_tail, items, meta, slots };
+            debug_assert_eq!(check_parts(&parts), Ok(()));
+            return Ok(HandleMap::from_valid_parts(parts));
         }
         HandleMap::from_parts(Parts {
             type_id,
