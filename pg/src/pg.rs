@@ -103,6 +103,25 @@ impl PgWorlds {
     ///
     /// [`Error::SchemaVersion`] for a database of a newer schema; [`Error::Db`].
     pub fn migrate_schema(&mut self) -> Result<(), Error> {
+        // Two sessions creating the tables at once: one of them fails on the catalog's unique
+        // index, and finds them made on its next try.
+        let mut tries = 0;
+        loop {
+            match self.try_migrate_schema() {
+                Err(Error::Db(e))
+                    if tries < 3
+                        && [SqlState::UNIQUE_VIOLATION, SqlState::DUPLICATE_TABLE, SqlState::DUPLICATE_OBJECT]
+                            .iter()
+                            .any(|code| e.code() == Some(code)) =>
+                {
+                    tries += 1;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn try_migrate_schema(&mut self) -> Result<(), Error> {
         let mut tx = self.client.transaction()?;
         tx.batch_execute(SCHEMA)?;
         tx.execute(
@@ -212,6 +231,9 @@ impl PgWorlds {
                     Patch::from_bytes(patch_bytes)
                         .and_then(|p| p.try_apply(&mut blob))
                         .map_err(bad_patch)?;
+                    // Packed, as a delta applied to a replica packs it: rows and replicas
+                    // hold the same bytes.
+                    blob.shrink_to_fit();
                     blob.as_bytes().to_vec()
                 }
                 _ => {
