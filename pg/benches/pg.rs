@@ -28,7 +28,9 @@ fn params() -> String {
 }
 
 fn unique(name: &str) -> String {
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
     format!("bench-{name}-{}-{nanos}", std::process::id())
 }
 
@@ -36,7 +38,9 @@ fn unique(name: &str) -> String {
 fn sheet(store: &mut Store, i: usize) -> Id {
     let id = store.insert_entries([("name", format!("sheet {i}").as_str())]).unwrap();
     let mut s = store.get_mut(id).unwrap();
-    for (k, v) in [("stats.health", 100.0), ("stats.mana", 50.0), ("stats.level", 3.0), ("stats.xp", 1200.0)] {
+    for (k, v) in
+        [("stats.health", 100.0), ("stats.mana", 50.0), ("stats.level", 3.0), ("stats.xp", 1200.0)]
+    {
         s.set(k, v).unwrap();
     }
     s.set("status.poisoned", false).unwrap();
@@ -66,7 +70,14 @@ fn world_of(worlds: &mut impl Worlds, name: &str, n: usize) -> (WorldId, Store, 
 }
 
 /// Commits of `per` entities' edits by one writer, timed alone.
-fn commits(worlds: &mut impl Worlds, w: WorldId, store: &mut Store, seq: &mut Seq, per: usize, iters: u64) -> Duration {
+fn commits(
+    worlds: &mut impl Worlds,
+    w: WorldId,
+    store: &mut Store,
+    seq: &mut Seq,
+    per: usize,
+    iters: u64,
+) -> Duration {
     let ids: Vec<Id> = store.iter().map(|(id, _)| id).collect();
     let mut mark = store.mark();
     let mut spent = Duration::ZERO;
@@ -104,7 +115,10 @@ fn baseline_tables(client: &mut postgres::Client, n: usize) {
             )
             .unwrap();
         client
-            .execute("INSERT INTO datacomp_bench_bytea SELECT * FROM unnest($1::BIGINT[], $2::BYTEA[])", &[&chunk, &blobs])
+            .execute(
+                "INSERT INTO datacomp_bench_bytea SELECT * FROM unnest($1::BIGINT[], $2::BYTEA[])",
+                &[&chunk, &blobs],
+            )
             .unwrap();
     }
 }
@@ -171,13 +185,18 @@ fn bench(c: &mut Criterion) {
                         std::thread::spawn(move || {
                             let mut worlds = PgWorlds::connect(&params).unwrap();
                             let (mut base, mut seq) = worlds.load(w).unwrap();
-                            let ids: Vec<Id> = base.iter().map(|(id, _)| id).skip(t * 250).take(250).collect();
+                            let ids: Vec<Id> =
+                                base.iter().map(|(id, _)| id).skip(t * 250).take(250).collect();
                             let start = Instant::now();
                             for i in 0..iters.div_ceil(4) {
                                 let mut local = base.clone();
                                 for j in 0..per {
                                     let id = ids[(i as usize * per + j) % ids.len()];
-                                    local.get_mut(id).unwrap().set("stats.health", (i % 1000) as f32).unwrap();
+                                    local
+                                        .get_mut(id)
+                                        .unwrap()
+                                        .set("stats.health", (i % 1000) as f32)
+                                        .unwrap();
                                 }
                                 let (at, _) = worlds.commit_merging(w, &base, seq, &local).unwrap();
                                 for (s, patch) in worlds.changes_since(w, seq).unwrap() {
@@ -235,15 +254,20 @@ fn bench(c: &mut Criterion) {
     group.bench_function("file_worlds", |b| b.iter(|| black_box(files.load(w).unwrap())));
     group.bench_function("jsonb_documents", |b| {
         b.iter(|| {
-            let rows = baseline.query("SELECT id, doc::TEXT FROM datacomp_bench_jsonb", &[]).unwrap();
-            let docs: Vec<(i64, serde_json::Value)> =
-                rows.iter().map(|r| (r.get(0), serde_json::from_str(r.get::<_, &str>(1)).unwrap())).collect();
+            let rows =
+                baseline.query("SELECT id, doc::TEXT FROM datacomp_bench_jsonb", &[]).unwrap();
+            let docs: Vec<(i64, serde_json::Value)> = rows
+                .iter()
+                .map(|r| (r.get(0), serde_json::from_str(r.get::<_, &str>(1)).unwrap()))
+                .collect();
             assert_eq!(docs.len(), LOAD_SHEETS);
             black_box(docs)
         });
     });
     group.bench_function("bare_select_bytea", |b| {
-        b.iter(|| black_box(baseline.query("SELECT id, blob FROM datacomp_bench_bytea", &[]).unwrap()));
+        b.iter(|| {
+            black_box(baseline.query("SELECT id, blob FROM datacomp_bench_bytea", &[]).unwrap())
+        });
     });
     group.finish();
 }

@@ -110,9 +110,13 @@ impl PgWorlds {
             match self.try_migrate_schema() {
                 Err(Error::Db(e))
                     if tries < 3
-                        && [SqlState::UNIQUE_VIOLATION, SqlState::DUPLICATE_TABLE, SqlState::DUPLICATE_OBJECT]
-                            .iter()
-                            .any(|code| e.code() == Some(code)) =>
+                        && [
+                            SqlState::UNIQUE_VIOLATION,
+                            SqlState::DUPLICATE_TABLE,
+                            SqlState::DUPLICATE_OBJECT,
+                        ]
+                        .iter()
+                        .any(|code| e.code() == Some(code)) =>
                 {
                     tries += 1;
                 }

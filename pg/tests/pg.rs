@@ -12,7 +12,13 @@ use datacomp_pg::{CommitError, Error, FileWorlds, Follower, PgWorlds, Seq, World
 
 /// Commits `local` (an edit of `base`, the world at `seq`) with a plain commit, and returns
 /// the new seq.
-fn commit_store(worlds: &mut impl Worlds, world: datacomp_pg::WorldId, base: &Store, seq: Seq, local: &Store) -> Seq {
+fn commit_store(
+    worlds: &mut impl Worlds,
+    world: datacomp_pg::WorldId,
+    base: &Store,
+    seq: Seq,
+    local: &Store,
+) -> Seq {
     worlds.commit(world, seq, &StorePatch::diff(base, local)).expect("commit")
 }
 
@@ -101,8 +107,11 @@ fn rows_empty(pg: &mut PgWorlds) -> Store {
 fn a_stale_base_is_a_conflict_and_changes_nothing() {
     for pg_side in [true, false] {
         let dir = tempfile::tempdir().unwrap();
-        let mut worlds: Box<dyn Worlds> =
-            if pg_side { Box::new(connect()) } else { Box::new(FileWorlds::open(dir.path()).unwrap()) };
+        let mut worlds: Box<dyn Worlds> = if pg_side {
+            Box::new(connect())
+        } else {
+            Box::new(FileWorlds::open(dir.path()).unwrap())
+        };
         let w = worlds.create_world(&unique("stale")).unwrap();
         let (base, _) = worlds.load(w).unwrap();
         let mut a = base.clone();
@@ -112,7 +121,10 @@ fn a_stale_base_is_a_conflict_and_changes_nothing() {
         b.insert_entries([("hp", 2.0)]).unwrap();
         let err = worlds.commit(w, Seq(0), &StorePatch::diff(&base, &b)).unwrap_err();
         assert!(matches!(err, CommitError::Conflict { current: Seq(1) }), "{err}");
-        assert_eq!(err.to_string(), "the world moved on to seq 1: merge the changes since and retry");
+        assert_eq!(
+            err.to_string(),
+            "the world moved on to seq 1: merge the changes since and retry"
+        );
         let (now, seq) = worlds.load(w).unwrap();
         assert_eq!((seq, now.get(id).unwrap().get_float("hp")), (s1, Some(1.0)));
         // An edit on the stale base is refused the same way.
@@ -156,10 +168,21 @@ fn merging_keeps_both_sides_and_reports_conflicts() {
     assert_eq!(seq, Seq(3));
     assert_eq!(conflicts.keys.len(), 1);
     let (id, c) = &conflicts.keys[0];
-    assert_eq!((*id, c.key, &c.ours, &c.theirs), (hero, "hp".parse().unwrap(), &datacomp::OwnedValue::Float(12.0), &datacomp::OwnedValue::Float(11.0)));
+    assert_eq!(
+        (*id, c.key, &c.ours, &c.theirs),
+        (
+            hero,
+            "hp".parse().unwrap(),
+            &datacomp::OwnedValue::Float(12.0),
+            &datacomp::OwnedValue::Float(11.0)
+        )
+    );
     let (now, _) = worlds.load(w).unwrap();
     let h = now.get(hero).unwrap();
-    assert_eq!((h.get_float("hp"), h.get_float("mp"), h.get_float("gold")), (Some(11.0), Some(6.0), Some(2.0)));
+    assert_eq!(
+        (h.get_float("hp"), h.get_float("mp"), h.get_float("gold")),
+        (Some(11.0), Some(6.0), Some(2.0))
+    );
     assert!(!now.contains(orc));
     let imp_now = conflicts.moved.iter().find(|(l, _)| *l == imp).map_or(imp, |m| m.1);
     assert_eq!(now.get(imp_now).unwrap().get_str("name"), Some("Imp"));
@@ -197,13 +220,19 @@ fn a_corrupted_row_is_reported_not_loaded() {
 
     let mut bad = good.clone();
     bad[0] = 200; // claims 200 keys
-    for (bytes, what) in [(bad, "a header past the blob"), (good[..6].to_vec(), "truncated"), (vec![], "empty")] {
+    for (bytes, what) in
+        [(bad, "a header past the blob"), (good[..6].to_vec(), "truncated"), (vec![], "empty")]
+    {
         worlds
             .client()
-            .execute("UPDATE datacomp_entities SET blob = $3 WHERE world = $1 AND id = $2", &[&w.0, &key, &bytes])
+            .execute(
+                "UPDATE datacomp_entities SET blob = $3 WHERE world = $1 AND id = $2",
+                &[&w.0, &key, &bytes],
+            )
             .unwrap();
         let err = worlds.load(w).unwrap_err();
-        let Error::Stored { error: LoadError::Store(StoreError::Blob { id, .. }), .. } = &err else {
+        let Error::Stored { error: LoadError::Store(StoreError::Blob { id, .. }), .. } = &err
+        else {
             panic!("{what}: {err:?}");
         };
         assert_eq!(*id, victim, "{what}");
@@ -213,30 +242,61 @@ fn a_corrupted_row_is_reported_not_loaded() {
     let mut edit = local.clone();
     edit.get_mut(victim).unwrap().set("stats.health", 3.0).unwrap();
     let err = worlds.commit(w, Seq(1), &StorePatch::diff(&local, &edit)).unwrap_err();
-    assert!(matches!(&err, CommitError::Other(Error::Stored { error: LoadError::Store(StoreError::Blob { id, .. }), .. }) if *id == victim), "{err}");
+    assert!(
+        matches!(&err, CommitError::Other(Error::Stored { error: LoadError::Store(StoreError::Blob { id, .. }), .. }) if *id == victim),
+        "{err}"
+    );
 
     worlds
         .client()
-        .execute("UPDATE datacomp_entities SET blob = $3 WHERE world = $1 AND id = $2", &[&w.0, &key, &good])
+        .execute(
+            "UPDATE datacomp_entities SET blob = $3 WHERE world = $1 AND id = $2",
+            &[&w.0, &key, &good],
+        )
         .unwrap();
     assert_eq!(worlds.load(w).unwrap().0, local);
     // A row the frame does not hold.
     let stray = datacomp::Id::from_bits(victim.to_bits() + (1 << 40)).to_bits().cast_signed();
     worlds
         .client()
-        .execute("INSERT INTO datacomp_entities (world, id, blob, seq) VALUES ($1, $2, $3, 1)", &[&w.0, &stray, &good])
+        .execute(
+            "INSERT INTO datacomp_entities (world, id, blob, seq) VALUES ($1, $2, $3, 1)",
+            &[&w.0, &stray, &good],
+        )
         .unwrap();
     let err = worlds.load(w).unwrap_err();
-    assert!(matches!(&err, Error::Stored { error: LoadError::Store(StoreError::DeltaEntity { .. }), .. }), "{err}");
-    worlds.client().execute("DELETE FROM datacomp_entities WHERE world = $1 AND id = $2", &[&w.0, &stray]).unwrap();
+    assert!(
+        matches!(
+            &err,
+            Error::Stored { error: LoadError::Store(StoreError::DeltaEntity { .. }), .. }
+        ),
+        "{err}"
+    );
+    worlds
+        .client()
+        .execute("DELETE FROM datacomp_entities WHERE world = $1 AND id = $2", &[&w.0, &stray])
+        .unwrap();
     // A row gone.
-    worlds.client().execute("DELETE FROM datacomp_entities WHERE world = $1 AND id = $2", &[&w.0, &key]).unwrap();
+    worlds
+        .client()
+        .execute("DELETE FROM datacomp_entities WHERE world = $1 AND id = $2", &[&w.0, &key])
+        .unwrap();
     let err = worlds.load(w).unwrap_err();
-    assert!(err.to_string().contains(&format!("entity {victim}: the world's frame holds it, but no row does")), "{err}");
+    assert!(
+        err.to_string()
+            .contains(&format!("entity {victim}: the world's frame holds it, but no row does")),
+        "{err}"
+    );
     // A damaged frame.
-    worlds.client().execute("UPDATE datacomp_worlds SET frame = '\\x00' WHERE id = $1", &[&w.0]).unwrap();
+    worlds
+        .client()
+        .execute("UPDATE datacomp_worlds SET frame = '\\x00' WHERE id = $1", &[&w.0])
+        .unwrap();
     let err = worlds.load(w).unwrap_err();
-    assert!(matches!(&err, Error::Stored { what, error: LoadError::File(_), .. } if what == "frame"), "{err}");
+    assert!(
+        matches!(&err, Error::Stored { what, error: LoadError::File(_), .. } if what == "frame"),
+        "{err}"
+    );
 }
 
 /// Waits until `pid`'s backend waits on a lock.
@@ -244,7 +304,10 @@ fn wait_until_blocked(admin: &mut postgres::Client, pid: i32) {
     let start = Instant::now();
     loop {
         let row = admin
-            .query_opt("SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'", &[&pid])
+            .query_opt(
+                "SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'",
+                &[&pid],
+            )
             .unwrap();
         if row.is_some() {
             return;
@@ -288,7 +351,8 @@ fn a_killed_transaction_leaves_the_world_at_its_last_seq() {
         let pid: i32 = writer.client().query_one("SELECT pg_backend_pid()", &[]).unwrap().get(0);
         let committing = std::thread::spawn(move || writer.commit(w, s1, &patch));
         wait_until_blocked(&mut admin, pid);
-        let killed: bool = admin.query_one("SELECT pg_terminate_backend($1)", &[&pid]).unwrap().get(0);
+        let killed: bool =
+            admin.query_one("SELECT pg_terminate_backend($1)", &[&pid]).unwrap().get(0);
         assert!(killed);
         let result = committing.join().unwrap();
         assert!(matches!(result, Err(CommitError::Other(Error::Db(_)))), "{result:?}");
@@ -307,13 +371,18 @@ fn a_killed_transaction_leaves_the_world_at_its_last_seq() {
 fn the_schema_is_checked() {
     let mut worlds = PgWorlds::connect(&params()).unwrap();
     worlds.migrate_schema().unwrap();
-    let version: i64 = worlds.client().query_one("SELECT version FROM datacomp_schema WHERE id = 1", &[]).unwrap().get(0);
+    let version: i64 = worlds
+        .client()
+        .query_one("SELECT version FROM datacomp_schema WHERE id = 1", &[])
+        .unwrap()
+        .get(0);
     assert_eq!(version, 1);
     // A database of a newer schema is refused (checked in a transaction rolled back).
     let mut other = PgWorlds::connect(&params()).unwrap();
     let mut tx = other.client().transaction().unwrap();
     tx.execute("UPDATE datacomp_schema SET version = 2 WHERE id = 1", &[]).unwrap();
-    let found: i64 = tx.query_one("SELECT version FROM datacomp_schema WHERE id = 1", &[]).unwrap().get(0);
+    let found: i64 =
+        tx.query_one("SELECT version FROM datacomp_schema WHERE id = 1", &[]).unwrap().get(0);
     assert_eq!(found, 2);
     tx.rollback().unwrap();
 }
@@ -346,7 +415,11 @@ fn a_follower_converges() {
     let start = Instant::now();
     while follower.seq() < seq {
         follower.wait(Duration::from_secs(5)).unwrap();
-        assert!(start.elapsed() < Duration::from_secs(120), "the follower is stuck at {}", follower.seq());
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "the follower is stuck at {}",
+            follower.seq()
+        );
     }
     assert_eq!(follower.seq(), seq);
     assert_eq!(follower.store(), &base);

@@ -48,7 +48,13 @@ fn seed(worlds: &mut impl Worlds, w: WorldId) -> Vec<Id> {
 }
 
 /// One writer: `commits` commits of 1 to 3 random per-key edits of the shared entities.
-fn writer(worlds: &mut impl Worlds, w: WorldId, ids: &[Id], writer: u64, commits: u64) -> Vec<Accepted> {
+fn writer(
+    worlds: &mut impl Worlds,
+    w: WorldId,
+    ids: &[Id],
+    writer: u64,
+    commits: u64,
+) -> Vec<Accepted> {
     let mut rng = Rng(0x9e37_79b9 ^ (writer + 1) * 0x1000_0001);
     let (mut base, mut seq) = worlds.load(w).unwrap();
     let mut accepted = Vec::new();
@@ -79,7 +85,12 @@ fn writer(worlds: &mut impl Worlds, w: WorldId, ids: &[Id], writer: u64, commits
 
 /// Replays the feed serially from an empty store, checking each accepted commit's edits at
 /// its seq; returns the replay and the number of conflicting edits.
-fn check(worlds: &mut impl Worlds, w: WorldId, empty: Store, accepted: &[Accepted]) -> (Store, usize) {
+fn check(
+    worlds: &mut impl Worlds,
+    w: WorldId,
+    empty: Store,
+    accepted: &[Accepted],
+) -> (Store, usize) {
     let by_seq: HashMap<Seq, &Accepted> = accepted.iter().map(|a| (a.seq, a)).collect();
     assert_eq!(by_seq.len(), accepted.len(), "two commits got one seq");
     let feed = worlds.changes_since(w, Seq(0)).unwrap();
@@ -163,7 +174,9 @@ fn file_worlds_two_writers_lose_nothing() {
     let threads: Vec<_> = (0..2)
         .map(|n| {
             let (ids, path) = (ids.clone(), dir.path().to_path_buf());
-            std::thread::spawn(move || writer(&mut FileWorlds::open(path).unwrap(), w, &ids, n, 100))
+            std::thread::spawn(move || {
+                writer(&mut FileWorlds::open(path).unwrap(), w, &ids, n, 100)
+            })
         })
         .collect();
     let accepted: Vec<Accepted> = threads.into_iter().flat_map(|t| t.join().unwrap()).collect();

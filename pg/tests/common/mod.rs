@@ -59,9 +59,7 @@ impl Rng {
 /// null; every value kind a blob holds.
 pub fn add_sheets(store: &mut Store, n: usize, rng: &mut Rng) {
     for i in 0..n {
-        let id = store
-            .insert_entries([("name", format!("sheet {i}").as_str())])
-            .expect("insert");
+        let id = store.insert_entries([("name", format!("sheet {i}").as_str())]).expect("insert");
         let mut sheet = store.get_mut(id).expect("just inserted");
         sheet.set("stats.health", (rng.below(100)) as f32).expect("set");
         sheet.set("stats.mana", (rng.below(50)) as f32).expect("set");
