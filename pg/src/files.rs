@@ -11,6 +11,10 @@ use crate::error::{CommitError, Error};
 use crate::merge::ConflictPolicy;
 use crate::worlds::{Seq, WorldId, Worlds};
 
+/// Numbers the temp files of this process's commits: unique among its writers too (threads
+/// with a `FileWorlds` each).
+static TEMPS: AtomicU64 = AtomicU64::new(0);
+
 /// Longest world name, in bytes.
 pub const MAX_NAME_BYTES: usize = 200;
 
@@ -187,8 +191,6 @@ impl Worlds for FileWorlds {
         }
         let folder = self.folder(world)?;
         let next = base.0 + 1;
-        // Unique among this process's writers too (threads with a FileWorlds each).
-        static TEMPS: AtomicU64 = AtomicU64::new(0);
         let n = TEMPS.fetch_add(1, Ordering::Relaxed);
         let temp = folder.join(format!(".{next}.{}.{n}.tmp", std::process::id()));
         patch.save(&temp).map_err(to_io)?;

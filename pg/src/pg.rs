@@ -76,7 +76,18 @@ pub struct PgWorlds {
     // Whether the server has LISTEN/NOTIFY (not CockroachDB).
     notify: bool,
     policy: ConflictPolicy,
+    // The statements of the hot path, prepared on first use: a commit of edits is then two
+    // round trips (read the edited rows, write), not four.
+    prepared: Option<Prepared>,
 }
+
+/// The prepared statements of a commit of edits.
+struct Prepared {
+    read_rows: postgres::Statement,
+    commit_entries: postgres::Statement,
+}
+
+const READ_ROWS: &str = "SELECT id, blob FROM datacomp_entities WHERE world = $1 AND id = ANY($2)";
 
 impl PgWorlds {
     /// Connects with libpq-style parameters (`host=/run/pg user=game dbname=game`) or a
@@ -93,7 +104,19 @@ impl PgWorlds {
             schema_checked: false,
             notify: !version.contains("CockroachDB"),
             policy: ConflictPolicy::default(),
+            prepared: None,
         })
+    }
+
+    fn prepared(&mut self) -> Result<&Prepared, Error> {
+        if self.prepared.is_none() {
+            let commit = if self.notify { COMMIT_ENTRIES_NOTIFY } else { COMMIT_ENTRIES };
+            self.prepared = Some(Prepared {
+                read_rows: self.client.prepare(READ_ROWS)?,
+                commit_entries: self.client.prepare(commit)?,
+            });
+        }
+        Ok(self.prepared.as_ref().expect("INVARIANT: set above"))
     }
 
     /// Creates the tables, or checks those there: records [`SCHEMA_VERSION`] in a new
@@ -204,10 +227,8 @@ impl PgWorlds {
         if !changed.is_empty() {
             // Read before the write, outside its statement: the write happens only while the
             // world is still at `base`, and seqs only grow, so these rows are `base`'s then.
-            let rows = self.client.query(
-                "SELECT id, blob FROM datacomp_entities WHERE world = $1 AND id = ANY($2)",
-                &[&world.0, &changed],
-            )?;
+            let read = self.prepared()?.read_rows.clone();
+            let rows = self.client.query(&read, &[&world.0, &changed])?;
             old.extend(rows.into_iter().map(|row| (row.get(0), row.get(1))));
         }
         let (mut ids, mut blobs) = (Vec::new(), Vec::new());
@@ -423,14 +444,15 @@ impl Worlds for PgWorlds {
         }
         let (ids, blobs) = written;
         let base_i = from_seq(base)?;
+        let statement = self.prepared()?.commit_entries.clone();
         let row = if self.notify {
             let prefix = format!("{world} ");
             self.client.query_opt(
-                COMMIT_ENTRIES_NOTIFY,
+                &statement,
                 &[&world.0, &base_i, &ids, &blobs, &delta, &CHANNEL, &prefix],
             )?
         } else {
-            self.client.query_opt(COMMIT_ENTRIES, &[&world.0, &base_i, &ids, &blobs, &delta])?
+            self.client.query_opt(&statement, &[&world.0, &base_i, &ids, &blobs, &delta])?
         };
         match row {
             Some(row) => Ok(to_seq(world, row.get(0))?),

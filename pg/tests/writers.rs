@@ -55,7 +55,7 @@ fn writer(
     writer: u64,
     commits: u64,
 ) -> Vec<Accepted> {
-    let mut rng = Rng(0x9e37_79b9 ^ (writer + 1) * 0x1000_0001);
+    let mut rng = Rng(0x9e37_79b9 ^ ((writer + 1) * 0x1000_0001));
     let (mut base, mut seq) = worlds.load(w).unwrap();
     let mut accepted = Vec::new();
     for i in 0..commits {

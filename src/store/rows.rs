@@ -102,11 +102,12 @@ pub fn from_frame<'a>(
         arena.resize(start + bytes.len() / 4, 0);
         arena[start..].as_mut_bytes().copy_from_slice(bytes);
         layout::validate(&arena[start..], &mut scratch).map_err(blob_error)?;
-        *index.get_mut(id).expect("INVARIANT: live: its dense index was found") =
-            Span::new(start, arena.len() - start);
+        if let Some(span) = index.get_mut(id) {
+            // Live: its dense index was found above.
+            *span = Span::new(start, arena.len() - start);
+        }
     }
-    if let Some(dense) = filled.iter().position(|&f| !f) {
-        let id = index.id_at(dense).expect("INVARIANT: a dense position of the index");
+    if let Some((id, _)) = index.ids().zip(&filled).find(|&(_, &f)| !f) {
         return Err(problem(id, "the world's frame holds it, but no row does"));
     }
     Ok(Store::from_parts(index, arena, frame.names.clone(), frame.data_version, frame.lineage))
@@ -138,7 +139,8 @@ impl StorePatch {
     /// let mut now = base.clone();
     /// now.get_mut(hero).unwrap().set("stats.health", 95.0)?;
     /// let imp = now.insert_entries([("name", "Imp")])?;
-    /// let records: Vec<_> = StorePatch::diff(&base, &now).records().collect();
+    /// let delta = StorePatch::diff(&base, &now);
+    /// let records: Vec<_> = delta.records().collect();
     /// assert_eq!(records.len(), 2);
     /// assert!(matches!(records[0], (id, EntityRecord::Changed(_)) if id == hero));
     /// let EntityRecord::Inserted(bytes) = records[1].1 else { panic!() };
