@@ -51,8 +51,13 @@ mod pg;
 mod worlds;
 
 pub use error::{CommitError, Error};
-pub use files::FileWorlds;
+pub use files::{FileWorlds, MAX_NAME_BYTES};
 pub use follower::Follower;
 pub use merge::{ConflictPolicy, Conflicts};
-pub use pg::PgWorlds;
-pub use worlds::{Seq, WorldId, Worlds};
+pub use pg::{CHANNEL, PgWorlds, SCHEMA_VERSION};
+pub use worlds::{MAX_MERGE_TRIES, Seq, WorldId, Worlds};
+
+// The README's example compiles as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
