@@ -11,7 +11,8 @@
 //!
 //! A commit that only edits entities ([`StorePatch::is_entries_only`]) is one statement: the
 //! world's seq moves from `base` (or nothing happens), the edited rows are rewritten and the
-//! delta appended. One that inserts or removes entities, or changes key names or the data
+//! delta appended. The edited rows are read first, unless this connection wrote them in the
+//! commit that made `base` (then it has them: one round trip in all). One that inserts or removes entities, or changes key names or the data
 //! version, also rewrites the frame, in one transaction: O(entities) of the world, where an
 //! edit is O(its entities). Only SQL that CockroachDB also accepts is used, but for `LISTEN` and
 //! `pg_notify`, which are left out on a server that says it is CockroachDB.
@@ -79,7 +80,22 @@ pub struct PgWorlds {
     // The statements of the hot path, prepared on first use: a commit of edits is then two
     // round trips (read the edited rows, write), not four.
     prepared: Option<Prepared>,
+    // Rows this connection knows as they are at a seq of one world: those its own commits
+    // wrote. A commit on that very seq (the world did not move since this connection's last
+    // commit) patches them without reading them back: one round trip.
+    known: Option<KnownRows>,
 }
+
+/// Entity rows as they are at `seq` of `world`.
+struct KnownRows {
+    world: WorldId,
+    seq: Seq,
+    // INVARIANT: each blob is the entity's row at `seq`.
+    rows: HashMap<i64, Vec<u8>>,
+}
+
+/// Most rows [`KnownRows`] keeps; past it, they are dropped and read again when needed.
+const MAX_KNOWN_ROWS: usize = 1 << 16;
 
 /// The prepared statements of a commit of edits.
 struct Prepared {
@@ -105,6 +121,7 @@ impl PgWorlds {
             notify: !version.contains("CockroachDB"),
             policy: ConflictPolicy::default(),
             prepared: None,
+            known: None,
         })
     }
 
@@ -224,7 +241,19 @@ impl PgWorlds {
             .map(|(id, _)| id.to_bits().cast_signed())
             .collect();
         let mut old: HashMap<i64, Vec<u8>> = HashMap::with_capacity(changed.len());
-        if !changed.is_empty() {
+        let known = self.known.take().filter(|k| k.world == world && k.seq == base);
+        if let Some(mut known) = known {
+            if changed.iter().all(|id| known.rows.contains_key(id)) {
+                for id in &changed {
+                    if let Some(row) = known.rows.remove(id) {
+                        old.insert(*id, row);
+                    }
+                }
+            }
+            // Put back: the rows patched here return after the commit.
+            self.known = Some(known);
+        }
+        if !changed.is_empty() && old.is_empty() {
             // Read before the write, outside its statement: the write happens only while the
             // world is still at `base`, and seqs only grow, so these rows are `base`'s then.
             let read = self.prepared()?.read_rows.clone();
@@ -282,9 +311,9 @@ impl PgWorlds {
         world: WorldId,
         base: Seq,
         patch: &StorePatch,
-        (ids, blobs): (Vec<i64>, Vec<Vec<u8>>),
+        (ids, blobs): (&[i64], &[Vec<u8>]),
         delta: &[u8],
-    ) -> Result<Seq, CommitError> {
+    ) -> Result<(Seq, Vec<i64>), CommitError> {
         let base_i = from_seq(base)?;
         let mut tx = self.client.transaction()?;
         let row = tx.query_opt(
@@ -332,7 +361,30 @@ impl PgWorlds {
             tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &payload])?;
         }
         tx.commit()?;
-        Ok(to_seq(world, seq)?)
+        Ok((to_seq(world, seq)?, removed))
+    }
+
+    /// Remembers the rows a commit from `base` to `seq` wrote (see [`KnownRows`]).
+    fn remember(
+        &mut self,
+        world: WorldId,
+        (base, seq): (Seq, Seq),
+        (ids, blobs): (Vec<i64>, Vec<Vec<u8>>),
+        removed: &[i64],
+    ) {
+        let mut known = match self.known.take() {
+            Some(known) if known.world == world && known.seq == base => known,
+            _ => KnownRows { world, seq, rows: HashMap::new() },
+        };
+        known.seq = seq;
+        for id in removed {
+            known.rows.remove(id);
+        }
+        if known.rows.len() + ids.len() > MAX_KNOWN_ROWS {
+            known.rows.clear();
+        }
+        known.rows.extend(ids.into_iter().zip(blobs));
+        self.known = Some(known);
     }
 }
 
@@ -437,12 +489,13 @@ impl Worlds for PgWorlds {
         patch: &StorePatch,
     ) -> Result<Seq, CommitError> {
         self.check_schema()?;
-        let written = self.written_blobs(world, base, patch)?;
+        let (ids, blobs) = self.written_blobs(world, base, patch)?;
         let delta = patch.to_bytes();
         if !patch.is_entries_only() {
-            return self.commit_framed(world, base, patch, written, &delta);
+            let (seq, removed) = self.commit_framed(world, base, patch, (&ids, &blobs), &delta)?;
+            self.remember(world, (base, seq), (ids, blobs), &removed);
+            return Ok(seq);
         }
-        let (ids, blobs) = written;
         let base_i = from_seq(base)?;
         let statement = self.prepared()?.commit_entries.clone();
         let row = if self.notify {
@@ -455,7 +508,11 @@ impl Worlds for PgWorlds {
             self.client.query_opt(&statement, &[&world.0, &base_i, &ids, &blobs, &delta])?
         };
         match row {
-            Some(row) => Ok(to_seq(world, row.get(0))?),
+            Some(row) => {
+                let seq = to_seq(world, row.get(0))?;
+                self.remember(world, (base, seq), (ids, blobs), &[]);
+                Ok(seq)
+            }
             None => Err(CommitError::Conflict { current: self.seq_of(world)? }),
         }
     }
