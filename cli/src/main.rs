@@ -361,34 +361,27 @@ enum PgCommand {
     /// Make a world the save file's store, in one commit of the difference (the world is
     /// made if missing; the schema too). Exits 1, writing nothing, if the world moved on
     /// meanwhile.
-    Push {
-        /// The save file.
-        file: PathBuf,
-        /// The world's name.
-        #[arg(long, value_name = "NAME")]
-        world: String,
-        /// The server's connection string (`host=/run/postgresql user=game dbname=game`);
-        /// DATACOMP_PG when not given.
-        #[arg(long, value_name = "PARAMS")]
-        db: Option<String>,
-        /// Print the result as JSON, for scripts.
-        #[arg(long)]
-        json: bool,
-    },
+    Push(PgArgs),
     /// Save a world as it is now to a save file (replaced atomically if it exists).
-    Pull {
-        /// The save file to write.
-        file: PathBuf,
-        /// The world's name.
-        #[arg(long, value_name = "NAME")]
-        world: String,
-        /// The server's connection string; DATACOMP_PG when not given.
-        #[arg(long, value_name = "PARAMS")]
-        db: Option<String>,
-        /// Print the result as JSON, for scripts.
-        #[arg(long)]
-        json: bool,
-    },
+    Pull(PgArgs),
+}
+
+/// The arguments of `datacomp pg push` and `pull`.
+#[cfg(feature = "pg")]
+#[derive(clap::Args, Debug)]
+struct PgArgs {
+    /// The save file.
+    file: PathBuf,
+    /// The world's name.
+    #[arg(long, value_name = "NAME")]
+    world: String,
+    /// The server's connection string (`host=/run/postgresql user=game dbname=game`);
+    /// DATACOMP_PG when not given.
+    #[arg(long, value_name = "PARAMS")]
+    db: Option<String>,
+    /// Print the result as JSON, for scripts.
+    #[arg(long)]
+    json: bool,
 }
 
 fn run(cli: Cli, out: &mut dyn Write) -> Result<(), Failure> {
@@ -435,12 +428,12 @@ fn run(cli: Cli, out: &mut dyn Write) -> Result<(), Failure> {
         }
         Command::Man => Ok(clap_mangen::Man::new(Cli::command()).render(out)?),
         #[cfg(feature = "pg")]
-        Command::Pg { command: PgCommand::Push { file, world, db, json } } => {
-            pg::push(&file, &world, db.as_deref(), json, out)
+        Command::Pg { command: PgCommand::Push(a) } => {
+            pg::push(&a.file, &a.world, a.db.as_deref(), a.json, out)
         }
         #[cfg(feature = "pg")]
-        Command::Pg { command: PgCommand::Pull { file, world, db, json } } => {
-            pg::pull(&file, &world, db.as_deref(), json, out)
+        Command::Pg { command: PgCommand::Pull(a) } => {
+            pg::pull(&a.file, &a.world, a.db.as_deref(), a.json, out)
         }
     }
 }

@@ -400,32 +400,31 @@ fn from_seq(seq: Seq) -> Result<i64, Error> {
     i64::try_from(seq.0).map_err(|_| Error::NoWorld(format!("at seq {seq} (past 2^63)")))
 }
 
-/// The commit statement when the frame stays: the seq moves from the base or nothing happens,
-/// and the rows and the feed are written only when it moved (`FROM w`).
-const COMMIT_ENTRIES: &str = "
-WITH w AS (
-    UPDATE datacomp_worlds SET seq = seq + 1 WHERE id = $1 AND seq = $2 RETURNING seq
-), e AS (
-    INSERT INTO datacomp_entities (world, id, blob, seq)
-    SELECT $1, u.id, u.blob, w.seq FROM w, unnest($3::BIGINT[], $4::BYTEA[]) AS u (id, blob)
-    ON CONFLICT (world, id) DO UPDATE SET blob = excluded.blob, seq = excluded.seq
-), f AS (
-    INSERT INTO datacomp_feed (world, seq, delta) SELECT $1, w.seq, $5 FROM w
-)
-SELECT seq FROM w";
+/// The commit statement when the frame stays, ending in `$select`: the seq moves from the base
+/// or nothing happens, and the rows and the feed are written only when it moved (`FROM w`).
+macro_rules! commit_entries {
+    ($select:literal) => {
+        concat!(
+            "WITH w AS (
+                UPDATE datacomp_worlds SET seq = seq + 1 WHERE id = $1 AND seq = $2 RETURNING seq
+            ), e AS (
+                INSERT INTO datacomp_entities (world, id, blob, seq)
+                SELECT $1, u.id, u.blob, w.seq FROM w, unnest($3::BIGINT[], $4::BYTEA[]) AS u (id, blob)
+                ON CONFLICT (world, id) DO UPDATE SET blob = excluded.blob, seq = excluded.seq
+            ), f AS (
+                INSERT INTO datacomp_feed (world, seq, delta) SELECT $1, w.seq, $5 FROM w
+            ) ",
+            $select
+        )
+    };
+}
+
+/// The commit of edits.
+const COMMIT_ENTRIES: &str = commit_entries!("SELECT seq FROM w");
 
 /// [`COMMIT_ENTRIES`] with the notification, sent when the transaction commits.
-const COMMIT_ENTRIES_NOTIFY: &str = "
-WITH w AS (
-    UPDATE datacomp_worlds SET seq = seq + 1 WHERE id = $1 AND seq = $2 RETURNING seq
-), e AS (
-    INSERT INTO datacomp_entities (world, id, blob, seq)
-    SELECT $1, u.id, u.blob, w.seq FROM w, unnest($3::BIGINT[], $4::BYTEA[]) AS u (id, blob)
-    ON CONFLICT (world, id) DO UPDATE SET blob = excluded.blob, seq = excluded.seq
-), f AS (
-    INSERT INTO datacomp_feed (world, seq, delta) SELECT $1, w.seq, $5 FROM w
-)
-SELECT w.seq, pg_notify($6, $7 || w.seq::TEXT)::TEXT FROM w";
+const COMMIT_ENTRIES_NOTIFY: &str =
+    commit_entries!("SELECT w.seq, pg_notify($6, $7 || w.seq::TEXT)::TEXT FROM w");
 
 impl Worlds for PgWorlds {
     fn create_world(&mut self, name: &str) -> Result<WorldId, Error> {
