@@ -429,3 +429,42 @@ fn a_follower_converges() {
     b.compact();
     assert_eq!(a.to_bytes(), b.to_bytes());
 }
+
+/// A damaged delta in the feed is reported by its seq, a patch of an entity the world lacks
+/// is refused, and neither changes the world.
+#[test]
+fn a_damaged_delta_and_a_stray_patch_are_refused() {
+    let mut worlds = connect();
+    let w = worlds.create_world(&unique("feed")).unwrap();
+    let (empty, _) = worlds.load(w).unwrap();
+    let mut local = empty.clone();
+    add_sheets(&mut local, 5, &mut Rng(9));
+    let s1 = worlds.commit(w, Seq(0), &StorePatch::diff(&empty, &local)).unwrap();
+
+    // A patch made from another store: it edits an entity this world does not hold.
+    let mut other = Store::new();
+    add_sheets(&mut other, 9, &mut Rng(1));
+    let stray = other.iter().nth(8).unwrap().0;
+    let mut edited = other.clone();
+    edited.get_mut(stray).unwrap().set("stats.health", 1.0).unwrap();
+    let err = connect().commit(w, s1, &StorePatch::diff(&other, &edited)).unwrap_err();
+    assert!(
+        matches!(&err, CommitError::Other(Error::NotInWorld { id, .. }) if *id == stray),
+        "{err}"
+    );
+    assert_eq!(worlds.load(w).unwrap(), (local.clone(), s1));
+
+    worlds
+        .client()
+        .execute(
+            "UPDATE datacomp_feed SET delta = substr(delta, 1, 40) WHERE world = $1 AND seq = 1",
+            &[&w.0],
+        )
+        .unwrap();
+    let err = worlds.changes_since(w, Seq(0)).unwrap_err();
+    assert!(matches!(&err, Error::Stored { what, .. } if what == "delta 1"), "{err}");
+    assert!(err.to_string().starts_with(&format!("world {w}: delta 1: ")), "{err}");
+    let err = Follower::new(&params(), w).and_then(|mut f| f.catch_up().map(|_| f.seq()));
+    assert!(err.is_ok(), "a follower starts from the rows, not the feed: {err:?}");
+    assert_eq!(worlds.load(w).unwrap().1, s1);
+}
