@@ -14,10 +14,11 @@
 //! tries again, so no accepted edit is ever lost.
 //!
 //! - [`PgWorlds`]: PostgreSQL 15 (and SQL that CockroachDB also accepts). Each entity is a row
-//!   (its handle, its blob's bytes, the seq that last wrote it); the world's row holds its seq
-//!   and its *frame* (handles, key names, data version: `datacomp::store::rows`), and every
-//!   accepted delta is appended to the world's change feed. A commit that only edits entities
-//!   is one statement and writes only their rows.
+//!   (its handle, its blob's bytes, the seq that last wrote it); the world's row holds its
+//!   *frame* (handles, key names, data version: `datacomp::store::rows`), and every
+//!   accepted delta is appended to the world's change feed, whose primary key (world, seq)
+//!   lets one commit take each seq. A commit that only edits entities is one statement and
+//!   writes the delta and their rows.
 //! - [`FileWorlds`]: the embedded default, a folder per world: a base save and one delta file
 //!   per accepted commit, created exclusively so that two processes cannot both take a seq.
 //! - [`Follower`]: a replica [`Store`](datacomp::Store) kept current from the change feed,

@@ -2,16 +2,19 @@
 //!
 //! ```text
 //! datacomp_schema   (id = 1, version)                     the schema version, checked on first use
-//! datacomp_worlds   (id, name, seq, frame)                 a world: its seq and its frame (a save of
-//!                                                          the store with every blob empty)
+//! datacomp_worlds   (id, name, frame)                      a world and its frame (a save of the
+//!                                                          store with every blob empty)
 //! datacomp_entities (world, id, blob, seq)                 one row per live entity: its handle, its
 //!                                                          blob's bytes, the seq that last wrote it
-//! datacomp_feed     (world, seq, delta)                    every accepted commit's delta file
+//! datacomp_feed     (world, seq, delta)                    every accepted commit's delta file; the
+//!                                                          world's seq is its last (0 for none)
 //! ```
 //!
-//! A commit that only edits entities ([`StorePatch::is_entries_only`]) is one statement: the
-//! world's seq moves from `base` (or nothing happens), the edited rows are rewritten and the
-//! delta appended. The edited rows are read first, unless this connection wrote them in the
+//! A commit takes its seq by appending its delta to the feed at `base + 1`: the feed's primary
+//! key lets one commit take it, and a commit on an older base finds it taken (a conflict, and
+//! nothing of it is written). A commit that only edits entities
+//! ([`StorePatch::is_entries_only`]) is one statement: the delta appended and the edited rows
+//! rewritten. The edited rows are read first, unless this connection wrote them in the
 //! commit that made `base` (then it has them: one round trip in all). One that inserts or removes entities, or changes key names or the data
 //! version, also rewrites the frame, in one transaction: O(entities) of the world, where an
 //! edit is O(its entities). Only SQL that CockroachDB also accepts is used, but for `LISTEN` and
@@ -45,7 +48,6 @@ CREATE TABLE IF NOT EXISTS datacomp_schema (
 CREATE TABLE IF NOT EXISTS datacomp_worlds (
     id BIGSERIAL PRIMARY KEY,
     name TEXT NOT NULL UNIQUE,
-    seq BIGINT NOT NULL,
     frame BYTEA NOT NULL
 );
 CREATE TABLE IF NOT EXISTS datacomp_entities (
@@ -56,7 +58,7 @@ CREATE TABLE IF NOT EXISTS datacomp_entities (
     PRIMARY KEY (world, id)
 );
 CREATE TABLE IF NOT EXISTS datacomp_feed (
-    world BIGINT NOT NULL,
+    world BIGINT NOT NULL REFERENCES datacomp_worlds (id),
     seq BIGINT NOT NULL,
     delta BYTEA NOT NULL,
     PRIMARY KEY (world, seq)
@@ -221,8 +223,7 @@ impl PgWorlds {
 
     /// The world's seq now.
     fn seq_of(&mut self, world: WorldId) -> Result<Seq, Error> {
-        let row =
-            self.client.query_opt("SELECT seq FROM datacomp_worlds WHERE id = $1", &[&world.0])?;
+        let row = self.client.query_opt(SEQ, &[&world.0])?;
         let row = row.ok_or_else(|| Error::NoWorld(world.to_string()))?;
         to_seq(world, row.get(0))
     }
@@ -314,18 +315,20 @@ impl PgWorlds {
         (ids, blobs): (&[i64], &[Vec<u8>]),
         delta: &[u8],
     ) -> Result<(Seq, Vec<i64>), CommitError> {
-        let base_i = from_seq(base)?;
+        let seq = next_seq(base)?;
         let mut tx = self.client.transaction()?;
-        let row = tx.query_opt(
-            "UPDATE datacomp_worlds SET seq = seq + 1 WHERE id = $1 AND seq = $2 RETURNING seq, frame",
-            &[&world.0, &base_i],
-        )?;
-        let Some(row) = row else {
+        // The seq is taken first: once this row is in, no other commit can be at `base`, and
+        // the frame read next is `base`'s.
+        let taken = tx.execute(
+            "INSERT INTO datacomp_feed (world, seq, delta) VALUES ($1, $2, $3)",
+            &[&world.0, &seq, &delta],
+        );
+        if let Err(e) = taken {
             drop(tx);
-            return Err(CommitError::Conflict { current: self.seq_of(world)? });
-        };
-        let seq: i64 = row.get(0);
-        let frame_bytes: &[u8] = row.get(1);
+            return Err(self.taken_or(world, e));
+        }
+        let row = tx.query_one("SELECT frame FROM datacomp_worlds WHERE id = $1", &[&world.0])?;
+        let frame_bytes: &[u8] = row.get(0);
         let mut frame = Store::from_bytes(frame_bytes).map_err(|error| Error::Stored {
             world,
             what: "frame".to_string(),
@@ -352,16 +355,27 @@ impl PgWorlds {
              ON CONFLICT (world, id) DO UPDATE SET blob = excluded.blob, seq = excluded.seq",
             &[&world.0, &ids, &blobs, &seq],
         )?;
-        tx.execute(
-            "INSERT INTO datacomp_feed (world, seq, delta) VALUES ($1, $2, $3)",
-            &[&world.0, &seq, &delta],
-        )?;
         if self.notify {
             let payload = format!("{world} {seq}");
             tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &payload])?;
         }
         tx.commit()?;
         Ok((to_seq(world, seq)?, removed))
+    }
+
+    /// The error of a statement that took a seq: a [`CommitError::Conflict`] when another
+    /// commit has it (the feed's primary key), else the database's.
+    fn taken_or(&mut self, world: WorldId, e: postgres::Error) -> CommitError {
+        if e.code() == Some(&SqlState::FOREIGN_KEY_VIOLATION) {
+            return Error::NoWorld(world.to_string()).into();
+        }
+        if e.code() != Some(&SqlState::UNIQUE_VIOLATION) {
+            return e.into();
+        }
+        match self.seq_of(world) {
+            Ok(current) => CommitError::Conflict { current },
+            Err(e) => e.into(),
+        }
     }
 
     /// Remembers the rows a commit from `base` to `seq` wrote (see [`KnownRows`]).
@@ -395,29 +409,41 @@ fn to_seq(world: WorldId, seq: i64) -> Result<Seq, Error> {
         .map_err(|_| Error::BadRow { world, problem: format!("negative seq {seq}") })
 }
 
+/// The seq after `base`, as a `BIGINT`.
+fn next_seq(base: Seq) -> Result<i64, Error> {
+    from_seq(base)?.checked_add(1).ok_or_else(|| Error::NoWorld(format!("after seq {base} (2^63)")))
+}
+
 /// A seq as a `BIGINT`.
 fn from_seq(seq: Seq) -> Result<i64, Error> {
     i64::try_from(seq.0).map_err(|_| Error::NoWorld(format!("at seq {seq} (past 2^63)")))
 }
 
-/// The commit statement when the frame stays, ending in `$select`: the seq moves from the base
-/// or nothing happens, and the rows and the feed are written only when it moved (`FROM w`).
+/// The commit statement when the frame stays, ending in `$select`: the delta goes into the feed
+/// at seq `$2` (the base's next), which the feed's primary key lets only one commit take (any
+/// other fails, and nothing of it is written), and the rows are written with it (`FROM w`).
 macro_rules! commit_entries {
     ($select:literal) => {
         concat!(
             "WITH w AS (
-                UPDATE datacomp_worlds SET seq = seq + 1 WHERE id = $1 AND seq = $2 RETURNING seq
+                INSERT INTO datacomp_feed (world, seq, delta) VALUES ($1, $2, $5) RETURNING seq
             ), e AS (
                 INSERT INTO datacomp_entities (world, id, blob, seq)
                 SELECT $1, u.id, u.blob, w.seq FROM w, unnest($3::BIGINT[], $4::BYTEA[]) AS u (id, blob)
                 ON CONFLICT (world, id) DO UPDATE SET blob = excluded.blob, seq = excluded.seq
-            ), f AS (
-                INSERT INTO datacomp_feed (world, seq, delta) SELECT $1, w.seq, $5 FROM w
             ) ",
             $select
         )
     };
 }
+
+/// A world's seq: its feed's last, 0 for none.
+const SEQ: &str = "SELECT COALESCE(max(seq), 0) FROM datacomp_feed WHERE world = $1 \
+     AND EXISTS (SELECT 1 FROM datacomp_worlds WHERE id = $1)";
+
+/// A world's seq and frame.
+const SEQ_AND_FRAME: &str = "SELECT (SELECT COALESCE(max(f.seq), 0) FROM datacomp_feed AS f WHERE f.world = w.id), \
+     w.frame FROM datacomp_worlds AS w WHERE w.id = $1";
 
 /// The commit of edits.
 const COMMIT_ENTRIES: &str = commit_entries!("SELECT seq FROM w");
@@ -432,7 +458,7 @@ impl Worlds for PgWorlds {
         crate::files::check_name(name)?;
         let frame = rows::frame(&Store::new()).to_bytes();
         let row = self.client.query_opt(
-            "INSERT INTO datacomp_worlds (name, seq, frame) VALUES ($1, 0, $2) \
+            "INSERT INTO datacomp_worlds (name, frame) VALUES ($1, $2) \
              ON CONFLICT (name) DO NOTHING RETURNING id",
             &[&name, &frame],
         )?;
@@ -455,8 +481,7 @@ impl Worlds for PgWorlds {
             .isolation_level(postgres::IsolationLevel::RepeatableRead)
             .read_only(true)
             .start()?;
-        let row =
-            tx.query_opt("SELECT seq, frame FROM datacomp_worlds WHERE id = $1", &[&world.0])?;
+        let row = tx.query_opt(SEQ_AND_FRAME, &[&world.0])?;
         let row = row.ok_or_else(|| Error::NoWorld(world.to_string()))?;
         let seq = to_seq(world, row.get(0))?;
         let frame = Store::from_bytes(row.get(1)).map_err(|error| Error::Stored {
@@ -495,16 +520,18 @@ impl Worlds for PgWorlds {
             self.remember(world, (base, seq), (ids, blobs), &removed);
             return Ok(seq);
         }
-        let base_i = from_seq(base)?;
+        let next = next_seq(base)?;
         let statement = self.prepared()?.commit_entries.clone();
         let row = if self.notify {
             let prefix = format!("{world} ");
-            self.client.query_opt(
-                &statement,
-                &[&world.0, &base_i, &ids, &blobs, &delta, &CHANNEL, &prefix],
-            )?
+            self.client
+                .query_opt(&statement, &[&world.0, &next, &ids, &blobs, &delta, &CHANNEL, &prefix])
         } else {
-            self.client.query_opt(&statement, &[&world.0, &base_i, &ids, &blobs, &delta])?
+            self.client.query_opt(&statement, &[&world.0, &next, &ids, &blobs, &delta])
+        };
+        let row = match row {
+            Ok(row) => row,
+            Err(e) => return Err(self.taken_or(world, e)),
         };
         match row {
             Some(row) => {
