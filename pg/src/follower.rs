@@ -21,6 +21,8 @@ pub struct Follower {
     store: Store,
     seq: Seq,
     poll: Duration,
+    // Whether it listens for notifications (else it polls).
+    listen: bool,
 }
 
 impl Follower {
@@ -30,12 +32,30 @@ impl Follower {
     ///
     /// Those of [`PgWorlds::connect`] and [`Worlds::load`].
     pub fn new(params: &str, world: WorldId) -> Result<Follower, Error> {
+        Follower::start(params, world, true)
+    }
+
+    /// A follower that never listens and reads the feed every `poll` interval: what
+    /// [`new`](Follower::new) makes on a server without `LISTEN` (CockroachDB), and on any
+    /// server where notifications are not wanted.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`PgWorlds::connect`] and [`Worlds::load`].
+    pub fn polling(params: &str, world: WorldId, poll: Duration) -> Result<Follower, Error> {
+        let mut follower = Follower::start(params, world, false)?;
+        follower.poll = poll;
+        Ok(follower)
+    }
+
+    fn start(params: &str, world: WorldId, listen: bool) -> Result<Follower, Error> {
         let mut worlds = PgWorlds::connect(params)?;
-        if worlds.notifies() {
+        let listen = listen && worlds.notifies();
+        if listen {
             worlds.client().batch_execute(&format!("LISTEN {CHANNEL}"))?;
         }
         let (store, seq) = worlds.load(world)?;
-        Ok(Follower { worlds, world, store, seq, poll: Duration::from_millis(100) })
+        Ok(Follower { worlds, world, store, seq, poll: Duration::from_millis(100), listen })
     }
 
     /// Sets how often [`wait`](Follower::wait) reads the feed when there are no notifications
@@ -91,7 +111,7 @@ impl Follower {
                 return Ok(n);
             }
             let nap = left.min(self.poll);
-            if self.worlds.notifies() {
+            if self.listen {
                 let mut wakes = self.worlds.client().notifications();
                 let mut wakes = wakes.timeout_iter(nap);
                 // Any notification for this world past our seq, or the nap's end: then read.

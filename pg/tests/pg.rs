@@ -391,9 +391,19 @@ fn the_schema_is_checked() {
 /// A follower started before the commits converges to the loaded world, byte for byte.
 #[test]
 fn a_follower_converges() {
+    follower_converges(|w| Follower::new(&params(), w).unwrap());
+}
+
+/// The follower of a server without `LISTEN` (CockroachDB) polls the feed, and converges too.
+#[test]
+fn a_polling_follower_converges() {
+    follower_converges(|w| Follower::polling(&params(), w, Duration::from_millis(20)).unwrap());
+}
+
+fn follower_converges(start: impl FnOnce(datacomp_pg::WorldId) -> Follower) {
     let mut worlds = connect();
     let w = worlds.create_world(&unique("follow")).unwrap();
-    let mut follower = Follower::new(&params(), w).unwrap();
+    let mut follower = start(w);
     assert_eq!(follower.seq(), Seq(0));
     let (mut base, mut seq) = worlds.load(w).unwrap();
     let mut rng = Rng(11);
