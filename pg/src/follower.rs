@@ -112,11 +112,13 @@ impl Follower {
             }
             let nap = left.min(self.poll);
             if self.listen {
+                let nap_end = Instant::now() + nap;
                 let mut wakes = self.worlds.client().notifications();
                 let mut wakes = wakes.timeout_iter(nap);
-                // Any notification for this world past our seq, or the nap's end: then read.
+                // Any notification for this world past our seq, or the nap's end (each wait
+                // is up to `nap`: other worlds' notifications must not keep it waiting).
                 while let Some(note) = wakes.next()? {
-                    if is_past(note.payload(), self.world, self.seq) {
+                    if is_past(note.payload(), self.world, self.seq) || Instant::now() >= nap_end {
                         break;
                     }
                 }
