@@ -367,28 +367,39 @@ fn a_killed_transaction_leaves_the_world_at_its_last_seq() {
     assert_eq!(worlds.commit(w, s1, &StorePatch::diff(&base, &edit)).unwrap(), Seq(2));
 }
 
-/// Without the schema, every operation says to make it.
+/// Without the schema, every operation says to make it; a schema of a newer version is
+/// refused. In a PostgreSQL schema (namespace) of the test's own.
 #[test]
 fn the_schema_is_checked() {
-    let mut worlds = PgWorlds::connect(&params()).unwrap();
+    let mut admin = postgres::Client::connect(&params(), postgres::NoTls).unwrap();
+    let schema = unique("schema").replace('-', "_");
+    admin.batch_execute(&format!("CREATE SCHEMA {schema}")).unwrap();
+    let own = format!("{} options='-c search_path={schema}'", params());
+
+    let mut worlds = PgWorlds::connect(&own).unwrap();
+    assert!(matches!(worlds.create_world("w"), Err(Error::NoSchema)));
+    assert!(matches!(worlds.load(datacomp_pg::WorldId(1)), Err(Error::NoSchema)));
     worlds.migrate_schema().unwrap();
-    let version: i64 = worlds
-        .client()
-        .query_one("SELECT version FROM datacomp_schema WHERE id = 1", &[])
+    worlds.migrate_schema().unwrap(); // again: nothing to do
+    let w = worlds.create_world("w").unwrap();
+    let version: i64 = admin
+        .query_one(&format!("SELECT version FROM {schema}.datacomp_schema WHERE id = 1"), &[])
         .unwrap()
         .get(0);
-    assert_eq!(version, 1);
-    // A database of a newer schema is refused (checked in a transaction rolled back).
-    let mut other = PgWorlds::connect(&params()).unwrap();
-    let mut tx = other.client().transaction().unwrap();
-    tx.execute("UPDATE datacomp_schema SET version = 2 WHERE id = 1", &[]).unwrap();
-    let found: i64 =
-        tx.query_one("SELECT version FROM datacomp_schema WHERE id = 1", &[]).unwrap().get(0);
-    assert_eq!(found, 2);
-    tx.rollback().unwrap();
+    assert_eq!(version, datacomp_pg::SCHEMA_VERSION);
+
+    admin.batch_execute(&format!("UPDATE {schema}.datacomp_schema SET version = 2")).unwrap();
+    let mut newer = PgWorlds::connect(&own).unwrap();
+    let err = newer.load(w).unwrap_err();
+    assert!(matches!(err, Error::SchemaVersion { found: 2, supported: 1 }), "{err}");
+    assert_eq!(
+        err.to_string(),
+        "the database's datacomp tables are of schema version 2; this build reads versions up to 1"
+    );
+    assert!(matches!(newer.migrate_schema(), Err(Error::SchemaVersion { found: 2, .. })));
+    admin.batch_execute(&format!("DROP SCHEMA {schema} CASCADE")).unwrap();
 }
 
-/// A follower started before the commits converges to the loaded world, byte for byte.
 #[test]
 fn a_follower_converges() {
     follower_converges(|w| Follower::new(&params(), w).unwrap());
