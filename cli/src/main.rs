@@ -36,6 +36,8 @@ mod import;
 mod inspect;
 mod migrate;
 mod output;
+#[cfg(feature = "pg")]
+mod pg;
 mod query;
 mod upgrade;
 
@@ -386,6 +388,42 @@ enum Command {
     },
     /// Print the manual page (roff): `datacomp man > datacomp.1; man ./datacomp.1`.
     Man,
+    /// Move a world between a save file and PostgreSQL (a build with `--features pg`).
+    #[cfg(feature = "pg")]
+    Pg {
+        #[command(subcommand)]
+        command: PgCommand,
+    },
+}
+
+/// `datacomp pg`'s subcommands.
+#[cfg(feature = "pg")]
+#[derive(Subcommand, Debug)]
+enum PgCommand {
+    /// Make a world the save file's store, in one commit of the difference (the world is
+    /// made if missing; the schema too). Exits 1, writing nothing, if the world moved on
+    /// meanwhile.
+    Push(PgArgs),
+    /// Save a world as it is now to a save file (replaced atomically if it exists).
+    Pull(PgArgs),
+}
+
+/// The arguments of `datacomp pg push` and `pull`.
+#[cfg(feature = "pg")]
+#[derive(clap::Args, Debug)]
+struct PgArgs {
+    /// The save file.
+    file: PathBuf,
+    /// The world's name.
+    #[arg(long, value_name = "NAME")]
+    world: String,
+    /// The server's connection string (`host=/run/postgresql user=game dbname=game`);
+    /// DATACOMP_PG when not given.
+    #[arg(long, value_name = "PARAMS")]
+    db: Option<String>,
+    /// Print the result as JSON, for scripts.
+    #[arg(long)]
+    json: bool,
 }
 
 fn run(cli: Cli, out: &mut dyn Write) -> Result<(), Failure> {
@@ -440,6 +478,14 @@ fn run(cli: Cli, out: &mut dyn Write) -> Result<(), Failure> {
             Ok(())
         }
         Command::Man => Ok(clap_mangen::Man::new(Cli::command()).render(out)?),
+        #[cfg(feature = "pg")]
+        Command::Pg { command: PgCommand::Push(a) } => {
+            pg::push(&a.file, &a.world, a.db.as_deref(), a.json, out)
+        }
+        #[cfg(feature = "pg")]
+        Command::Pg { command: PgCommand::Pull(a) } => {
+            pg::pull(&a.file, &a.world, a.db.as_deref(), a.json, out)
+        }
     }
 }
 
@@ -477,6 +523,7 @@ mod tests {
         ("migrate", include_str!("migrate.rs"), &["files", "args", "output"]),
         ("query", include_str!("query.rs"), &["files", "args", "output"]),
         ("upgrade", include_str!("upgrade.rs"), &["files", "args", "output"]),
+        ("pg", include_str!("pg.rs"), &["files", "output"]),
     ];
 
     #[test]

@@ -152,15 +152,7 @@ impl Blob {
     /// ```
     pub fn from_bytes(bytes: &[u8]) -> Result<Blob, BlobError> {
         let byte_len = bytes.len();
-        if byte_len < layout::header_bytes(0) {
-            return Err(BlobError::Truncated { byte_len });
-        }
-        if !byte_len.is_multiple_of(4) {
-            return Err(BlobError::UnalignedLength { byte_len });
-        }
-        if byte_len > MAX_BYTES {
-            return Err(BlobError::TooLarge { required: byte_len as u64 });
-        }
+        check_byte_len(byte_len)?;
         let mut words = vec![0u32; byte_len / 4];
         words.as_mut_bytes().copy_from_slice(bytes);
         layout::validate(&words, &mut layout::Scratch::default())?;
@@ -535,4 +527,19 @@ impl<K: Into<Key>, V: AsValue> FromIterator<(K, V)> for Blob {
         blob.extend(entries);
         blob
     }
+}
+
+/// The checks of a blob's length that come before its layout's: at least a header, whole
+/// words, at most [`MAX_BYTES`].
+pub(crate) fn check_byte_len(byte_len: usize) -> Result<(), BlobError> {
+    if byte_len < layout::header_bytes(0) {
+        return Err(BlobError::Truncated { byte_len });
+    }
+    if !byte_len.is_multiple_of(4) {
+        return Err(BlobError::UnalignedLength { byte_len });
+    }
+    if byte_len > MAX_BYTES {
+        return Err(BlobError::TooLarge { required: byte_len as u64 });
+    }
+    Ok(())
 }

@@ -472,7 +472,8 @@ pub enum StoreError {
         /// Why, as [`Patch::from_bytes`](crate::blob::Patch::from_bytes) says it.
         error: BlobError,
     },
-    /// A delta and its base disagree about an entity.
+    /// A delta and its base disagree about an entity, or a store's rows and its frame do
+    /// ([`store::rows::from_frame`](crate::store::rows::from_frame)).
     DeltaEntity {
         /// The entity.
         id: Id,

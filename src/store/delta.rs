@@ -390,14 +390,14 @@ fn place_record(
 }
 
 /// One record of the entities section.
-struct Record<'a> {
-    id: Id,
-    kind: u32,
-    data: &'a [u32],
+pub(super) struct Record<'a> {
+    pub(super) id: Id,
+    pub(super) kind: u32,
+    pub(super) data: &'a [u32],
 }
 
 /// Walks the records of a checked entities section.
-fn records(mut words: &[u32]) -> impl Iterator<Item = Record<'_>> {
+pub(super) fn records(mut words: &[u32]) -> impl Iterator<Item = Record<'_>> {
     std::iter::from_fn(move || {
         let (head, rest) = words.split_at_checked(RECORD_HEAD)?;
         let (data, rest) = rest.split_at(head[3] as usize);
@@ -611,6 +611,16 @@ impl StorePatch {
         let found = base.content_crc(self.list_names);
         if found != self.base_crc {
             return Err(LoadError::Store(StoreError::DeltaBase { expected: self.base_crc, found }));
+        }
+        self.apply_unchecked_base(base)
+    }
+
+    /// [`apply`](StorePatch::apply) after its checks of the base (the data version is checked
+    /// here too): the rest of the patch is checked as it is placed.
+    pub(super) fn apply_unchecked_base(&self, base: &mut Store) -> Result<(), LoadError> {
+        if base.data_version != self.base_data_version {
+            let (expected, found) = (self.base_data_version, base.data_version);
+            return Err(LoadError::Store(StoreError::DeltaDataVersion { expected, found }));
         }
         let mut index = self.target_index(base)?;
         let links = self.target_links(&base.links, &index)?;

@@ -16,6 +16,8 @@
 //!   that every reader of a file runs.
 //! - `delta.rs`: [`StorePatch`]: `StorePatch::diff`, `apply` and the merges; its errors are
 //!   [`StoreError`](crate::format::StoreError)'s `Delta...` variants.
+//! - `rows.rs`: a store as a frame and one row per entity (what `datacomp-pg` keeps), and the
+//!   delta's records, read entity by entity.
 //!
 //! `Store`'s JSON and SJSON import and exports are [`crate::text`]'s (`text/store.rs`): they
 //! use the accessors above, and `check_room` and `append_packed` for an import.
@@ -24,6 +26,7 @@ mod blob_mut;
 pub(crate) mod delta;
 mod names;
 pub(crate) mod proto;
+pub mod rows;
 mod track;
 
 use std::fmt;
