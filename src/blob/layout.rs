@@ -834,7 +834,7 @@ fn validate_all(w: &[u32], scratch: &mut Scratch) -> Result<(), BlobError> {
                     scratch.limits[scratch.limit_len] = (i, 1);
                     scratch.limit_len += 1;
                 }
-                Some(ValueType::Null) => {
+                Some(ValueType::Null | ValueType::Tombstone) => {
                     scratch.limits[scratch.limit_len] = (i, 0);
                     scratch.limit_len += 1;
                 }
