@@ -349,11 +349,18 @@ pub(crate) fn hot_reload(
                 Err(found) => {
                     let list = found.conflicts().to_vec();
                     done.conflicted += 1;
-                    conflicts.write(FixtureConflict { entity, sheet, fixture: id, conflicts: list });
+                    conflicts.write(FixtureConflict {
+                        entity,
+                        sheet,
+                        fixture: id,
+                        conflicts: list,
+                    });
                     found.into_ours()
                 }
             };
-            let write = data.get_mut(&sheet).map(|mut live| Blob::diff(&ours, &merged).try_apply(&mut live));
+            let write = data
+                .get_mut(&sheet)
+                .map(|mut live| Blob::diff(&ours, &merged).try_apply(&mut live));
             match write {
                 Some(Ok(())) => done.merged += 1,
                 Some(Err(e)) => {

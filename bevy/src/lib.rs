@@ -75,8 +75,8 @@ pub use fixture::{
     FromFixture,
 };
 pub use save::{
-    Autosave, Damaged, Every, LoadGame, LoadReport, Loaded, Migrations, SaveGame, SaveKind,
-    Saved, flush,
+    Autosave, Damaged, Every, LoadGame, LoadReport, Loaded, Migrations, SaveGame, SaveKind, Saved,
+    flush,
 };
 pub use store::{DataStore, Sheet};
 

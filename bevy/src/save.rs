@@ -282,13 +282,21 @@ pub(crate) fn autosave(
         Some(mark) if !full => {
             let patch = mark.take_delta(store);
             state.links += 1;
-            jobs.push(Job::Link { path: link_path(&settings.path, state.links), patch, n: state.links });
+            jobs.push(Job::Link {
+                path: link_path(&settings.path, state.links),
+                patch,
+                n: state.links,
+            });
         }
         _ => {
             let copy = Snapshot::new(store).into_store();
             state.mark = Some(store.mark());
             state.links = 0;
-            jobs.push(Job::Save { path: settings.path.clone(), store: copy, kind: SaveKind::AutosaveFull });
+            jobs.push(Job::Save {
+                path: settings.path.clone(),
+                store: copy,
+                kind: SaveKind::AutosaveFull,
+            });
         }
     }
 }
