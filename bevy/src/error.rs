@@ -21,7 +21,7 @@ use datacomp::{JsonError, KeyError, LoadError};
 /// let err = Fixture::from_bytes("orcs.json", br#"{"hp": [1, "two"]}"#, &FixtureSettings::default()).unwrap_err();
 /// assert_eq!(
 ///     err.to_string(),
-///     "orcs.json: /hp/1 (line 1, column 16): an array holds only numbers (strict import), and this one holds a string"
+///     "orcs.json: /hp/1 (line 1, column 16): arrays may hold numbers only"
 /// );
 /// ```
 #[derive(Debug)]

@@ -197,7 +197,7 @@ pub struct FixtureSettings {
 }
 
 impl FixtureSettings {
-    fn import_options(&self, format: TextFormat) -> ImportOptions {
+    fn import_options(self, format: TextFormat) -> ImportOptions {
         let options = if self.lenient { ImportOptions::lenient() } else { ImportOptions::strict() };
         options.format(format).exact_numbers(self.exact_numbers)
     }
@@ -304,6 +304,7 @@ pub(crate) struct FixtureBases {
 }
 
 /// Merges each changed fixture into the live entities spawned from it.
+#[expect(clippy::too_many_arguments, reason = "a system names each resource and message it uses")]
 pub(crate) fn hot_reload(
     mut events: MessageReader<AssetEvent<Fixture>>,
     fixtures: Res<Assets<Fixture>>,

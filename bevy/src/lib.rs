@@ -32,7 +32,7 @@
 //! [`FixtureLoader`] with the import options as its settings ([`FixtureSettings`]); a file
 //! that does not import fails as an asset load, naming the file, the JSON path and
 //! line:column ([`FixtureError`]). An entity with [`FromFixture`] gets its [`Sheet`], a copy of
-//! the fixture's entity, once the fixture has loaded. With bevy_asset's `file_watcher` feature
+//! the fixture's entity, once the fixture has loaded. With `bevy_asset`'s `file_watcher` feature
 //! (this crate's `file_watcher`), a changed file reaches live entities by three-way merge: see
 //! [`fixture`].
 //!

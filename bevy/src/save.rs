@@ -32,6 +32,7 @@ use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use bevy_app::AppExit;
 use bevy_ecs::message::{Message, MessageReader};
 use bevy_ecs::resource::Resource;
 use bevy_ecs::system::{Res, ResMut};
@@ -135,9 +136,9 @@ pub enum Damaged {
 #[derive(Resource, Clone, Debug, PartialEq)]
 pub struct Migrations(pub datacomp::Migrations);
 
-/// Autosaves: every `every`, a link of the delta chain beside `path` (the changes since the
-/// last autosave), and a full save at `path` first and every `compact_every` links. As a
-/// resource, the game can change it while it runs.
+/// Autosaves: every `every`, and on `AppExit`, a link of the delta chain beside `path` (the
+/// changes since the last autosave), and a full save at `path` first and every `compact_every`
+/// links. As a resource, the game can change it (or remove it) while it runs.
 ///
 /// ```
 /// use std::time::Duration;
@@ -217,7 +218,7 @@ enum Job {
 /// A job's outcome, handled on the main thread.
 enum Done {
     Saved(Saved),
-    Loaded { path: PathBuf, result: Result<(Store, LoadReport), Error> },
+    Loaded { path: PathBuf, result: Result<Box<(Store, LoadReport)>, Error> },
 }
 
 /// The file jobs: one running, the rest waiting in order.
@@ -256,21 +257,24 @@ pub(crate) fn request(
     }
 }
 
-/// Queues this frame's autosave, if one is due.
+/// Queues this frame's autosave, if one is due or the app is quitting.
 pub(crate) fn autosave(
     settings: Option<Res<Autosave>>,
     mut state: ResMut<AutosaveState>,
     data: Res<DataStore>,
     mut jobs: ResMut<Jobs>,
+    mut exits: MessageReader<AppExit>,
 ) {
     let Some(settings) = settings else { return };
-    let due = match settings.every {
-        Every::Frames(n) => {
-            state.frames += 1;
-            state.frames >= n
-        }
-        Every::Time(every) => state.since.elapsed() >= every,
-    };
+    let quitting = exits.read().count() > 0;
+    let due = quitting
+        || match settings.every {
+            Every::Frames(n) => {
+                state.frames += 1;
+                state.frames >= n
+            }
+            Every::Time(every) => state.since.elapsed() >= every,
+        };
     if !due {
         return;
     }
@@ -361,7 +365,7 @@ fn run(job: Job) -> Done {
             Done::Saved(Saved { path, kind: SaveKind::AutosaveLink(n), result })
         }
         Job::Load { path, damaged, migrations } => {
-            let result = load(&path, damaged, migrations.as_ref());
+            let result = load(&path, damaged, migrations.as_ref()).map(Box::new);
             Done::Loaded { path, result }
         }
     }
@@ -454,7 +458,8 @@ fn finish(world: &mut World, done: Done) {
             world.write_message(saved);
         }
         Done::Loaded { path, result } => {
-            let result = result.map(|(store, mut report)| {
+            let result = result.map(|loaded| {
+                let (store, mut report) = *loaded;
                 world.resource_mut::<DataStore>().replace(store);
                 let relinked = relink(world);
                 (report.kept, report.spawned, report.despawned) =

@@ -496,8 +496,8 @@ fn autosaves_chain_deltas_compact_and_load_back() {
     // The last full save removed the chain before it.
     assert!(!link_path(&path, 1).exists());
     // Two more links, then quit and load in a fresh app.
-    for frame in 0..2 {
-        set(&mut app, entities[frame], "hp", -1.0 - frame as f32);
+    for (frame, &entity) in entities[..2].iter().enumerate() {
+        set(&mut app, entity, "hp", -1.0 - frame as f32);
         app.update();
     }
     flush(app.world_mut());
