@@ -191,6 +191,11 @@ impl Plugin for DatacompPlugin {
     }
 }
 
+// The README's setup compiles, as the crate docs' examples do.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 /// Re-links the entities after an undo or redo changed which sheets exist.
 fn relink_if_needed(world: &mut World) {
     if world.resource::<DataStore>().relink {

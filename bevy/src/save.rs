@@ -79,10 +79,14 @@ pub struct Saved {
 pub enum SaveKind {
     /// A [`SaveGame`].
     Save,
-    /// An autosave's full save (the first, and every `compact_every` links).
+    /// An autosave's first full save (and the first after a load or a failed compaction),
+    /// copied from the store in its frame.
     AutosaveFull,
     /// An autosave's link: its number in the chain, from 1.
     AutosaveLink(u32),
+    /// An autosave's chain of this many links folded into its full save, on the pool: the save
+    /// read, the links applied, the result written and the links removed.
+    AutosaveCompacted(u32),
 }
 
 /// A load finished (or failed): the answer to a [`LoadGame`].
@@ -137,8 +141,8 @@ pub enum Damaged {
 pub struct Migrations(pub datacomp::Migrations);
 
 /// Autosaves: every `every`, and on `AppExit`, a link of the delta chain beside `path` (the
-/// changes since the last autosave), and a full save at `path` first and every `compact_every`
-/// links. As a resource, the game can change it (or remove it) while it runs.
+/// changes since the last autosave), after a first full save at `path`; every `compact_every`
+/// links the chain is folded into the full save on the I/O pool. As a resource, the game can change it (or remove it) while it runs.
 ///
 /// ```
 /// use std::time::Duration;
@@ -156,7 +160,7 @@ pub struct Autosave {
     pub every: Every,
     /// The full save's path; links are `path.1.delta`, `path.2.delta`, ...
     pub path: PathBuf,
-    /// Links between full saves (at least 1).
+    /// Links folded into the full save at a time (1 to [`MAX_LINKS`]).
     pub compact_every: u32,
 }
 
@@ -192,13 +196,15 @@ pub(crate) struct AutosaveState {
     mark: Option<Mark>,
     /// Links written since the full save.
     links: u32,
+    /// The path the chain is at.
+    path: Option<PathBuf>,
     frames: u32,
     since: Instant,
 }
 
 impl Default for AutosaveState {
     fn default() -> AutosaveState {
-        AutosaveState { mark: None, links: 0, frames: 0, since: Instant::now() }
+        AutosaveState { mark: None, links: 0, path: None, frames: 0, since: Instant::now() }
     }
 }
 
@@ -212,6 +218,7 @@ pub(crate) struct LoadPolicy {
 enum Job {
     Save { path: PathBuf, store: Store, kind: SaveKind },
     Link { path: PathBuf, patch: StorePatch, n: u32 },
+    Compact { path: PathBuf, links: u32 },
     Load { path: PathBuf, damaged: Damaged, migrations: Option<datacomp::Migrations> },
 }
 
@@ -281,27 +288,30 @@ pub(crate) fn autosave(
     state.frames = 0;
     state.since = Instant::now();
     let store = data.store();
-    let full = state.links >= settings.compact_every.max(1);
-    match &mut state.mark {
-        Some(mark) if !full => {
-            let patch = mark.take_delta(store);
-            state.links += 1;
-            jobs.push(Job::Link {
-                path: link_path(&settings.path, state.links),
-                patch,
-                n: state.links,
-            });
-        }
-        _ => {
-            let copy = Snapshot::new(store).into_store();
-            state.mark = Some(store.mark());
+    if state.path.as_deref() != Some(settings.path.as_path()) {
+        // A new path (or the first autosave): its chain starts from a full save.
+        state.mark = None;
+        state.path = Some(settings.path.clone());
+    }
+    if let Some(mark) = &mut state.mark {
+        let patch = mark.take_delta(store);
+        state.links += 1;
+        let n = state.links;
+        jobs.push(Job::Link { path: link_path(&settings.path, n), patch, n });
+        if n >= settings.compact_every.clamp(1, MAX_LINKS) {
+            // Folded into the full save on the pool, from the files: no copy in the frame.
+            jobs.push(Job::Compact { path: settings.path.clone(), links: n });
             state.links = 0;
-            jobs.push(Job::Save {
-                path: settings.path.clone(),
-                store: copy,
-                kind: SaveKind::AutosaveFull,
-            });
         }
+    } else {
+        let copy = Snapshot::new(store).into_store();
+        state.mark = Some(store.mark());
+        state.links = 0;
+        jobs.push(Job::Save {
+            path: settings.path.clone(),
+            store: copy,
+            kind: SaveKind::AutosaveFull,
+        });
     }
 }
 
@@ -364,6 +374,10 @@ fn run(job: Job) -> Done {
                 .map_err(|error| Error::File { path: path.clone(), error });
             Done::Saved(Saved { path, kind: SaveKind::AutosaveLink(n), result })
         }
+        Job::Compact { path, links } => {
+            let result = compact(&path, links);
+            Done::Saved(Saved { path, kind: SaveKind::AutosaveCompacted(links), result })
+        }
         Job::Load { path, damaged, migrations } => {
             let result = load(&path, damaged, migrations.as_ref()).map(Box::new);
             Done::Loaded { path, result }
@@ -371,8 +385,10 @@ fn run(job: Job) -> Done {
     }
 }
 
-/// The most links a load follows: a chain longer than this ends there.
-const MAX_LINKS: u32 = 1 << 16;
+/// The most links a chain holds: a load follows no more (each link's apply checks the crc32
+/// of the whole state it applies to, so a load costs O(save x links)), and an autosave folds
+/// its chain at this many links whatever `compact_every` says.
+pub const MAX_LINKS: u32 = 1024;
 
 /// Writes a full save atomically, then removes the links of the chain that followed the file
 /// it replaced.
@@ -388,6 +404,19 @@ fn save(path: &Path, store: &Store) -> Result<u64, Error> {
         }
     }
     Ok(len)
+}
+
+/// Folds the first `links` links of the chain of `path` into the save at `path`.
+fn compact(path: &Path, links: u32) -> Result<u64, Error> {
+    let mut store =
+        Store::load(path).map_err(|error| Error::File { path: path.to_owned(), error })?;
+    for n in 1..=links {
+        let link = link_path(path, n);
+        StorePatch::load(&link)
+            .and_then(|patch| Ok(patch.apply(&mut store)?))
+            .map_err(|error| Error::File { path: link, error })?;
+    }
+    save(path, &store)
 }
 
 /// Reads a save (salvaging it when damaged, as `damaged` says), applies its chain of links and
@@ -409,21 +438,37 @@ fn load(
         spawned: 0,
         despawned: 0,
     };
-    let whole = datacomp::format::read_file(path).and_then(|bytes| Ok(Store::from_bytes(&bytes)?));
-    let mut store = match whole {
-        Ok(store) => store,
-        Err(datacomp::Error::Load(error)) => match damaged {
-            Damaged::Refuse => return Err(Error::Damaged { path: path.to_owned(), error }),
-            Damaged::Salvage => {
-                // The file as it is, whatever its header says of its length.
-                let bytes = std::fs::read(path).map_err(|e| fail(e.into()))?;
-                let salvage = Store::salvage(&bytes).map_err(|e| fail(e.into()))?;
-                report.lost = salvage.lost.len();
-                report.damage = Some(error);
-                salvage.store
-            }
-        },
+    // Read no further than the header says (a device such as /dev/zero gives its 32 bytes).
+    let (bytes, short) = match datacomp::format::read_file(path) {
+        Ok(bytes) => (bytes, None),
+        Err(datacomp::Error::Load(error)) => (Vec::new(), Some(error)),
         Err(error) => return Err(fail(error)),
+    };
+    let whole = match short {
+        Some(error) => Err(error),
+        None => Store::from_bytes(&bytes),
+    };
+    let mut store = match (whole, damaged) {
+        (Ok(store), _) => store,
+        (Err(error), Damaged::Refuse) => {
+            return Err(Error::Damaged { path: path.to_owned(), error });
+        }
+        (Err(error), Damaged::Salvage) => {
+            let bytes = if bytes.is_empty() {
+                // A regular file longer or shorter than its header says: all of it, as it is.
+                let file = std::fs::metadata(path).map_err(|e| fail(e.into()))?;
+                if !file.is_file() {
+                    return Err(Error::Damaged { path: path.to_owned(), error });
+                }
+                std::fs::read(path).map_err(|e| fail(e.into()))?
+            } else {
+                bytes
+            };
+            let salvage = Store::salvage(&bytes).map_err(|e| fail(e.into()))?;
+            report.lost = salvage.lost.len();
+            report.damage = Some(error);
+            salvage.store
+        }
     };
     for n in 1..=MAX_LINKS {
         let link = link_path(path, n);
@@ -455,6 +500,14 @@ fn load(
 fn finish(world: &mut World, done: Done) {
     match done {
         Done::Saved(saved) => {
+            if matches!(saved.kind, SaveKind::AutosaveCompacted(_) | SaveKind::AutosaveFull)
+                && saved.result.is_err()
+                && let Some(mut autosave) = world.get_resource_mut::<AutosaveState>()
+            {
+                // The chain has no base on disk to follow: the next autosave starts over.
+                autosave.mark = None;
+                autosave.links = 0;
+            }
             world.write_message(saved);
         }
         Done::Loaded { path, result } => {

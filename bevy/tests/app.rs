@@ -426,6 +426,14 @@ fn a_damaged_save_loads_what_salvage_keeps_or_is_refused() {
     }
     let missing = load(&mut refusing, &dir.path().join("missing.dcmp")).result.unwrap_err();
     assert!(matches!(missing, Error::File { error: datacomp::Error::Io(_), .. }), "{missing}");
+    // A device that never ends, a folder: read no further than a header, refused.
+    for app in [&mut refusing, &mut salvaging] {
+        for path in [Path::new("/dev/zero"), dir.path()] {
+            let err = load(app, path).result.unwrap_err();
+            assert!(matches!(err, Error::File { .. } | Error::Damaged { .. }), "{err}");
+        }
+    }
+    assert_eq!(store(&refusing).len(), 1);
 }
 
 fn write_bytes(dir: &Path, file: &str, bytes: &[u8]) -> PathBuf {
@@ -479,7 +487,7 @@ fn autosaves_chain_deltas_compact_and_load_back() {
         (0..10).map(|i| data.insert(&[("hp", i as f32)].into_iter().collect())).collect();
     let entities: Vec<Entity> = sheets.iter().map(|&s| app.world_mut().spawn(s).id()).collect();
     let mut kinds = Vec::new();
-    for frame in 0..9 {
+    for frame in 0..7 {
         set(&mut app, entities[frame % 10], "hp", 100.0 + frame as f32);
         if frame == 5 {
             app.world_mut().despawn(entities[9]);
@@ -491,10 +499,11 @@ fn autosaves_chain_deltas_compact_and_load_back() {
             kinds.push(saved.kind);
         }
     }
-    use SaveKind::{AutosaveFull as F, AutosaveLink as L};
-    assert_eq!(kinds, [F, L(1), L(2), L(3), F, L(1), L(2), L(3), F]);
-    // The last full save removed the chain before it.
+    use SaveKind::{AutosaveCompacted as C, AutosaveFull as F, AutosaveLink as L};
+    assert_eq!(kinds, [F, L(1), L(2), L(3), C(3), L(1), L(2), L(3), C(3)]);
+    // The compaction removed the chain it folded in, and the save holds it.
     assert!(!link_path(&path, 1).exists());
+    assert_eq!(&Store::load(&path).unwrap(), store(&app));
     // Two more links, then quit and load in a fresh app.
     for (frame, &entity) in entities[..2].iter().enumerate() {
         set(&mut app, entity, "hp", -1.0 - frame as f32);
