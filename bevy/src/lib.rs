@@ -2,7 +2,7 @@
 //! hitch a frame.
 //!
 //! Add [`DatacompPlugin`] (after Bevy's `AssetPlugin`, for fixtures) and the world has a
-//! [`DataStore`]: one datacomp [`Store`](datacomp::Store) whose sheets (one blob per entity) the
+//! [`DataStore`]: one datacomp `Store` whose sheets (one blob per entity) the
 //! entities reach through their [`Sheet`] component.
 //!
 //! ```no_run
