@@ -510,7 +510,7 @@ fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     /// Each module's source, and the modules it may import (see the module graph above).
-    const MODULES: [(&str, &str, &[&str]); 12] = [
+    const MODULES: [(&str, &str, &[&str]); 13] = [
         ("output", include_str!("output.rs"), &[]),
         ("args", include_str!("args.rs"), &["output"]),
         ("files", include_str!("files.rs"), &["args", "output"]),

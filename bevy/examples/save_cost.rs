@@ -1,0 +1,177 @@
+//! The instruction-count harness beside `benches/save_load.rs`: the same 100,000 sheets, in
+//! ways a loaded machine disturbs less than criterion's means.
+//!
+//! - `once OP`: builds the apps, then runs OP once in `measured`, for
+//!   `valgrind --tool=callgrind --toggle-collect=save_cost::measured`. OP is one of
+//!   `request_frame` (the frame that asks for a save: its copy of the store), `empty_frame`,
+//!   `snapshot` (the copy alone), `memcpy_warm`, `memcpy_fresh` (the save's bytes), `write`
+//!   (the task's work: a full save to a file), `take_delta` (an autosave link's frame work
+//!   after 1,000 sheets changed), `load` (a `LoadGame` into a fresh app, waited for), `ron_save`,
+//!   `ron_load` (the `DynamicWorld` peer).
+//! - `frames`: a 60-frame run changing 1,000 sheets a frame, with an autosave every 10 frames
+//!   and without; prints each run's median and slowest frame (goal: no frame over 1.5x the
+//!   median).
+//!
+//! Run: `cargo run --release -p datacomp-bevy --example save_cost -- frames`.
+
+#[path = "../benches/common/mod.rs"]
+mod common;
+
+use std::hint::black_box;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use bevy_app::App;
+use bevy_ecs::message::Messages;
+use common::{
+    HEALTH, SHEETS, datacomp_app, datacomp_load, datacomp_save, reflected_app, ron_load, ron_save,
+};
+use datacomp::Snapshot;
+use datacomp_bevy::{Autosave, DataStore, DatacompPlugin, Every, SaveGame, Saved, Sheet, flush};
+
+const OPS: [&str; 10] = [
+    "request_frame",
+    "empty_frame",
+    "snapshot",
+    "memcpy_warm",
+    "memcpy_fresh",
+    "write",
+    "take_delta",
+    "load",
+    "ron_save",
+    "ron_load",
+];
+
+/// Changes the health of `count` sheets, starting at `from`.
+fn change(app: &mut App, from: usize, count: usize) {
+    let world = app.world_mut();
+    let sheets: Vec<Sheet> =
+        world.query::<&Sheet>().iter(world).skip(from).take(count).copied().collect();
+    let mut data = world.resource_mut::<DataStore>();
+    for sheet in sheets {
+        let health = data.get(&sheet).and_then(|s| s.get_float(HEALTH)).unwrap_or(0.0);
+        data.get_mut(&sheet).unwrap().set(HEALTH, health - 1.0).unwrap();
+    }
+}
+
+/// Runs `op` once; everything it needs was built before.
+#[inline(never)]
+fn measured(op: &str, app: &mut App, dir: &Path, bytes: &[u8], warm: &mut [u8]) -> usize {
+    let (ours, theirs) = (dir.join("world.dcmp"), dir.join("world.scn.ron"));
+    match op {
+        "request_frame" | "empty_frame" => {
+            app.update();
+            0
+        }
+        "snapshot" => Snapshot::new(app.world().resource::<DataStore>().store()).byte_len(),
+        "memcpy_warm" => {
+            warm.copy_from_slice(black_box(bytes));
+            black_box(&warm).len()
+        }
+        "memcpy_fresh" => black_box(bytes.to_vec()).len(),
+        "write" => {
+            app.world().resource::<DataStore>().store().save(&ours).unwrap();
+            0
+        }
+        "take_delta" => {
+            let data = app.world().resource::<DataStore>();
+            let mut mark = MARK.with(|m| m.take()).unwrap();
+            mark.take_delta(data.store()).file_len()
+        }
+        "load" => {
+            datacomp_load(app, &ours);
+            0
+        }
+        "ron_save" => {
+            ron_save(app, &theirs);
+            0
+        }
+        "ron_load" => {
+            ron_load(app, &theirs);
+            0
+        }
+        other => panic!("unknown operation {other}: one of {OPS:?}"),
+    }
+}
+
+thread_local! {
+    static MARK: std::cell::Cell<Option<datacomp::Mark>> = const { std::cell::Cell::new(None) };
+}
+
+fn once(op: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = datacomp_app(true);
+    datacomp_save(&mut app, &dir.path().join("world.dcmp"));
+    let bytes = std::fs::read(dir.path().join("world.dcmp")).unwrap();
+    let mut warm = vec![0u8; bytes.len()];
+    warm.copy_from_slice(&bytes);
+    let mut app = match op {
+        "request_frame" => {
+            app.world_mut().write_message(SaveGame { path: dir.path().join("world.dcmp") });
+            app
+        }
+        "take_delta" => {
+            MARK.with(|m| m.set(Some(app.world().resource::<DataStore>().store().mark())));
+            change(&mut app, 0, SHEETS / 100);
+            app
+        }
+        "load" => datacomp_app(false),
+        "ron_save" => reflected_app(true),
+        "ron_load" => {
+            ron_save(&mut reflected_app(true), &dir.path().join("world.scn.ron"));
+            reflected_app(false)
+        }
+        _ => app,
+    };
+    let out = measured(op, &mut app, dir.path(), &bytes, &mut warm);
+    flush(app.world_mut());
+    let saved = app.world_mut().resource_mut::<Messages<Saved>>().drain().count();
+    println!("{op}: {out} ({saved} saves answered); the save is {} bytes", bytes.len());
+}
+
+/// A 60-frame run changing 1,000 sheets a frame; each frame's time.
+fn run(autosave: bool, dir: &Path) -> Vec<Duration> {
+    let mut app = datacomp_app(true);
+    if autosave {
+        let every =
+            Autosave { every: Every::Frames(10), path: dir.join("auto.dcmp"), compact_every: 3 };
+        app.insert_resource(every);
+    }
+    let _ = DatacompPlugin::default(); // the plugin is in `datacomp_app`
+    let mut times = Vec::new();
+    for frame in 0..60 {
+        change(&mut app, (frame * 1000) % SHEETS, 1000);
+        let start = Instant::now();
+        app.update();
+        times.push(start.elapsed());
+    }
+    flush(app.world_mut());
+    times
+}
+
+fn frames() {
+    let dir = tempfile::tempdir().unwrap();
+    for autosave in [false, true] {
+        let mut times = run(autosave, dir.path());
+        let slowest =
+            times.iter().enumerate().max_by_key(|(_, t)| **t).map(|(i, t)| (i, *t)).unwrap();
+        times.sort();
+        let median = times[times.len() / 2];
+        println!(
+            "{}: median frame {median:?}, slowest {:?} (frame {}), {:.2}x the median",
+            if autosave { "autosave every 10 frames" } else { "no autosave" },
+            slowest.1,
+            slowest.0,
+            slowest.1.as_secs_f64() / median.as_secs_f64()
+        );
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+        ["once", op] => once(op),
+        ["frames"] => frames(),
+        _ => eprintln!("usage: save_cost once OP | frames (OP: one of {OPS:?})"),
+    }
+}

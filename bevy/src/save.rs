@@ -1,0 +1,549 @@
+//! Saves, loads and autosaves, off the main thread: [`SaveGame`], [`LoadGame`], [`Autosave`],
+//! [`Migrations`], and what they report ([`Saved`], [`Loaded`]).
+//!
+//! # What a frame pays
+//!
+//! A [`SaveGame`] costs its frame one copy of the store's buffers (a
+//! [`Snapshot`], memcpy speed, no allocation per sheet; after the first save, into the buffers
+//! of the last save's copy, which the plugin keeps: a warm memcpy, at the price of one copy's
+//! memory held between saves); the save itself (its crcs, the atomic
+//! write, the fsyncs) runs on the [`IoTaskPool`]. An autosave costs its frame
+//! [`Mark::take_delta`] (O(sheets changed since the last autosave)), or, every
+//! [`compact_every`](Autosave::compact_every) links, two copies of the buffers (the full save's
+//! and the new mark's); its write runs on the pool too. A [`LoadGame`] reads, checks, salvages,
+//! applies the autosave chain and migrates on the pool; its frame swaps the store in and
+//! re-links the entities.
+//!
+//! # One writer
+//!
+//! Saves, autosave links and loads run one at a time, in the order they were asked for: a
+//! load after a save in the same frame reads that save, and an autosave link is never written
+//! before the full save it follows. On [`AppExit`] the plugin waits for every write.
+//!
+//! # Autosave files
+//!
+//! An autosave at `path` is a full save at `path` and a chain of deltas beside it,
+//! `path.1.delta`, `path.2.delta`, ..., each made from the state the one before leaves
+//! ([`Mark::take_delta`]). A full save (every `compact_every` links, and the first) replaces
+//! `path` atomically and then removes the old chain. A [`LoadGame`] of `path` loads the save and
+//! applies the links in order while they apply: a link that does not load or does not fit
+//! (one of an older chain, left by a crash between the full save and the removal) ends the
+//! chain there, and [`LoadReport::chain_end`] says why.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use bevy_app::AppExit;
+use bevy_ecs::message::{Message, MessageReader};
+use bevy_ecs::resource::Resource;
+use bevy_ecs::system::{Res, ResMut};
+use bevy_ecs::world::World;
+use bevy_tasks::futures::check_ready;
+use bevy_tasks::{IoTaskPool, Task, TaskPool, block_on};
+use datacomp::{LoadError, Mark, Snapshot, Store, StorePatch};
+
+use crate::error::Error;
+use crate::store::{DataStore, relink};
+
+/// Asks the plugin to save the [`DataStore`] to `path`: at the end of the frame it is copied
+/// (memcpy speed), then written atomically on a task. [`Saved`] reports the outcome. A save
+/// removes the autosave links beside `path` (`path.1.delta`, ...), which no longer follow it.
+#[derive(Message, Clone, Debug, PartialEq, Eq)]
+pub struct SaveGame {
+    /// Where to save.
+    pub path: PathBuf,
+}
+
+/// Asks the plugin to load the save at `path` (and the autosave links beside it) in place of
+/// the [`DataStore`]'s store, and re-link the entities: each entity whose [`Sheet`](crate::Sheet)
+/// the save holds is kept, the others despawned, and an entity spawned for each other sheet.
+/// [`Loaded`] reports the outcome; a load that fails changes nothing.
+#[derive(Message, Clone, Debug, PartialEq, Eq)]
+pub struct LoadGame {
+    /// The save.
+    pub path: PathBuf,
+}
+
+/// A save finished (or failed): the answer to a [`SaveGame`] or an autosave.
+#[derive(Message, Debug)]
+pub struct Saved {
+    /// The file written.
+    pub path: PathBuf,
+    /// What was written.
+    pub kind: SaveKind,
+    /// Its size in bytes, or why it failed (the file is then as it was).
+    pub result: Result<u64, Error>,
+}
+
+/// What a [`Saved`] wrote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SaveKind {
+    /// A [`SaveGame`].
+    Save,
+    /// An autosave's first full save (and the first after a load or a failed compaction),
+    /// copied from the store in its frame.
+    AutosaveFull,
+    /// An autosave's link: its number in the chain, from 1.
+    AutosaveLink(u32),
+    /// An autosave's chain of this many links folded into its full save, on the pool: the save
+    /// read, the links applied, the result written and the links removed.
+    AutosaveCompacted(u32),
+}
+
+/// A load finished (or failed): the answer to a [`LoadGame`].
+#[derive(Message, Debug)]
+pub struct Loaded {
+    /// The save.
+    pub path: PathBuf,
+    /// What was loaded, or why nothing was.
+    pub result: Result<LoadReport, Error>,
+}
+
+/// What a [`LoadGame`] loaded.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct LoadReport {
+    /// Sheets in the loaded store.
+    pub sheets: usize,
+    /// Sheets a damaged save lost ([`Damaged::Salvage`]): 0 for a whole one.
+    pub lost: usize,
+    /// Why the save did not load whole, when it was salvaged.
+    pub damage: Option<LoadError>,
+    /// Autosave links applied.
+    pub links: u32,
+    /// Why the chain of links ended before its last file, if it did: the link's number and
+    /// the error.
+    pub chain_end: Option<(u32, datacomp::Error)>,
+    /// The save's data version, when [`Migrations`] moved it to theirs.
+    pub migrated_from: Option<u32>,
+    /// Entities kept (their `Sheet` is in the save).
+    pub kept: usize,
+    /// Entities spawned for sheets no entity held.
+    pub spawned: usize,
+    /// Entities despawned (their `Sheet` is not in the save).
+    pub despawned: usize,
+}
+
+/// What to do with a save that does not load whole (a damaged chunk, a truncated file).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Damaged {
+    /// Load what [`Store::salvage`] keeps: every sheet whose bytes check out
+    /// ([`LoadReport::lost`] counts the others).
+    #[default]
+    Salvage,
+    /// Refuse it: [`Error::Damaged`], and nothing changes.
+    Refuse,
+}
+
+/// The game's data migrations, as a resource: a save whose data version is older is migrated
+/// on load (all or nothing: a migration that fails loads nothing), and a new store takes
+/// their version. A save from a newer data version than theirs is refused.
+#[derive(Resource, Clone, Debug, PartialEq)]
+pub struct Migrations(pub datacomp::Migrations);
+
+/// Autosaves: every `every`, and on `AppExit`, a link of the delta chain beside `path` (the
+/// changes since the last autosave), after a first full save at `path`; every `compact_every`
+/// links the chain is folded into the full save on the I/O pool. As a resource, the game can change it (or remove it) while it runs.
+///
+/// ```
+/// use std::time::Duration;
+/// use datacomp_bevy::{Autosave, DatacompPlugin, Every};
+///
+/// let plugin = DatacompPlugin::default().autosave(Autosave {
+///     every: Every::Time(Duration::from_secs(30)),
+///     path: "saves/autosave.dcmp".into(),
+///     ..Autosave::default()
+/// });
+/// ```
+#[derive(Resource, Clone, Debug, PartialEq)]
+pub struct Autosave {
+    /// How often.
+    pub every: Every,
+    /// The full save's path; links are `path.1.delta`, `path.2.delta`, ...
+    pub path: PathBuf,
+    /// Links folded into the full save at a time (1 to [`MAX_LINKS`]).
+    pub compact_every: u32,
+}
+
+impl Default for Autosave {
+    /// Every 600 frames to `autosave.dcmp`, a full save every 10 links.
+    fn default() -> Autosave {
+        Autosave { every: Every::Frames(600), path: "autosave.dcmp".into(), compact_every: 10 }
+    }
+}
+
+/// How often an [`Autosave`] runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Every {
+    /// Every this many frames (0 and 1: every frame).
+    Frames(u32),
+    /// When at least this long has passed since the last (checked once a frame).
+    Time(Duration),
+}
+
+/// The path of link `n` of the autosave chain of `path`: `path.n.delta`.
+#[must_use]
+pub fn link_path(path: &Path, n: u32) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(format!(".{n}.delta"));
+    PathBuf::from(name)
+}
+
+/// Where an autosave stands.
+#[derive(Resource)]
+pub(crate) struct AutosaveState {
+    /// The state the last link (or full save) left, which the next link is made from; `None`
+    /// until the first full save, and after a load.
+    mark: Option<Mark>,
+    /// Links written since the full save.
+    links: u32,
+    /// The path the chain is at.
+    path: Option<PathBuf>,
+    frames: u32,
+    since: Instant,
+}
+
+impl Default for AutosaveState {
+    fn default() -> AutosaveState {
+        AutosaveState { mark: None, links: 0, path: None, frames: 0, since: Instant::now() }
+    }
+}
+
+/// How loads read saves, from the plugin's options.
+#[derive(Resource, Clone, Copy, Debug, Default)]
+pub(crate) struct LoadPolicy {
+    pub damaged: Damaged,
+}
+
+/// A file job, run on the I/O pool.
+enum Job {
+    Save { path: PathBuf, copy: Snapshot, kind: SaveKind },
+    Link { path: PathBuf, patch: StorePatch, n: u32 },
+    Compact { path: PathBuf, links: u32 },
+    Load { path: PathBuf, damaged: Damaged, migrations: Option<datacomp::Migrations> },
+}
+
+/// A job's outcome, handled on the main thread.
+enum Done {
+    /// A save, and the copy it wrote (its buffers serve the next save's copy).
+    Saved(Saved, Option<Box<Snapshot>>),
+    Loaded {
+        path: PathBuf,
+        result: Result<Box<(Store, LoadReport)>, Error>,
+    },
+}
+
+/// The file jobs: one running, the rest waiting in order.
+#[derive(Resource, Default)]
+pub(crate) struct Jobs {
+    waiting: VecDeque<Job>,
+    running: Option<Task<Done>>,
+    /// A written save's copy, kept so that the next save copies into buffers that exist (no
+    /// allocation, no page faults): the frame then pays a warm memcpy.
+    spare: Option<Snapshot>,
+}
+
+impl Jobs {
+    fn push(&mut self, job: Job) {
+        self.waiting.push_back(job);
+    }
+
+    /// A copy of `store`, into the spare copy's buffers when there is one.
+    fn copy(&mut self, store: &Store) -> Snapshot {
+        match self.spare.take() {
+            Some(mut copy) => {
+                copy.copy_from(store);
+                copy
+            }
+            None => Snapshot::new(store),
+        }
+    }
+}
+
+/// Takes a copy of the store for each [`SaveGame`] of this frame and queues its write, then
+/// queues each [`LoadGame`].
+pub(crate) fn request(
+    mut saves: MessageReader<SaveGame>,
+    mut loads: MessageReader<LoadGame>,
+    data: Res<DataStore>,
+    policy: Res<LoadPolicy>,
+    migrations: Option<Res<Migrations>>,
+    mut jobs: ResMut<Jobs>,
+) {
+    for save in saves.read() {
+        let copy = jobs.copy(data.store());
+        jobs.push(Job::Save { path: save.path.clone(), copy, kind: SaveKind::Save });
+    }
+    for load in loads.read() {
+        jobs.push(Job::Load {
+            path: load.path.clone(),
+            damaged: policy.damaged,
+            migrations: migrations.as_ref().map(|m| m.0.clone()),
+        });
+    }
+}
+
+/// Queues this frame's autosave, if one is due or the app is quitting.
+pub(crate) fn autosave(
+    settings: Option<Res<Autosave>>,
+    mut state: ResMut<AutosaveState>,
+    data: Res<DataStore>,
+    mut jobs: ResMut<Jobs>,
+    mut exits: MessageReader<AppExit>,
+) {
+    let Some(settings) = settings else { return };
+    let quitting = exits.read().count() > 0;
+    let due = quitting
+        || match settings.every {
+            Every::Frames(n) => {
+                state.frames += 1;
+                state.frames >= n
+            }
+            Every::Time(every) => state.since.elapsed() >= every,
+        };
+    if !due {
+        return;
+    }
+    state.frames = 0;
+    state.since = Instant::now();
+    let store = data.store();
+    if state.path.as_deref() != Some(settings.path.as_path()) {
+        // A new path (or the first autosave): its chain starts from a full save.
+        state.mark = None;
+        state.path = Some(settings.path.clone());
+    }
+    if let Some(mark) = &mut state.mark {
+        let patch = mark.take_delta(store);
+        state.links += 1;
+        let n = state.links;
+        jobs.push(Job::Link { path: link_path(&settings.path, n), patch, n });
+        if n >= settings.compact_every.clamp(1, MAX_LINKS) {
+            // Folded into the full save on the pool, from the files: no copy in the frame.
+            jobs.push(Job::Compact { path: settings.path.clone(), links: n });
+            state.links = 0;
+        }
+    } else {
+        let copy = jobs.copy(store);
+        state.mark = Some(store.mark());
+        state.links = 0;
+        jobs.push(Job::Save { path: settings.path.clone(), copy, kind: SaveKind::AutosaveFull });
+    }
+}
+
+/// Finishes the job that is done, and starts the next: without blocking, each frame; blocking
+/// until every job is done, on exit and from [`flush`].
+pub(crate) fn pump(world: &mut World, block: bool) {
+    loop {
+        let mut jobs = world.resource_mut::<Jobs>();
+        if let Some(task) = &mut jobs.running {
+            let done = if block {
+                let task = jobs.running.take();
+                task.map(block_on)
+            } else {
+                let done = check_ready(task);
+                if done.is_some() {
+                    jobs.running = None;
+                }
+                done
+            };
+            let Some(done) = done else { return };
+            finish(world, done);
+            continue;
+        }
+        let Some(job) = jobs.waiting.pop_front() else { return };
+        jobs.running = Some(IoTaskPool::get_or_init(TaskPool::new).spawn(async move { run(job) }));
+        if !block {
+            return;
+        }
+    }
+}
+
+/// Runs every file job asked for so far, blocking until the last is done, and handles their
+/// outcomes (a load's store swapped in, [`Saved`] and [`Loaded`] written): for a test, or
+/// before a game quits (the plugin does it on `AppExit` by itself).
+pub fn flush(world: &mut World) {
+    pump(world, true);
+}
+
+/// The frame's end: [`pump`] without blocking.
+pub(crate) fn pump_jobs(world: &mut World) {
+    pump(world, false);
+}
+
+/// On `AppExit` (the system runs only then): every write finished before the app goes.
+pub(crate) fn flush_on_exit(world: &mut World) {
+    pump(world, true);
+}
+
+/// A job's work, on the pool.
+fn run(job: Job) -> Done {
+    match job {
+        Job::Save { path, copy, kind } => {
+            let result = save(&path, copy.as_store());
+            Done::Saved(Saved { path, kind, result }, Some(Box::new(copy)))
+        }
+        Job::Link { path, patch, n } => {
+            let result = patch
+                .save(&path)
+                .map(|()| patch.file_len() as u64)
+                .map_err(|error| Error::File { path: path.clone(), error });
+            Done::Saved(Saved { path, kind: SaveKind::AutosaveLink(n), result }, None)
+        }
+        Job::Compact { path, links } => {
+            let result = compact(&path, links);
+            Done::Saved(Saved { path, kind: SaveKind::AutosaveCompacted(links), result }, None)
+        }
+        Job::Load { path, damaged, migrations } => {
+            let result = load(&path, damaged, migrations.as_ref()).map(Box::new);
+            Done::Loaded { path, result }
+        }
+    }
+}
+
+/// The most links a chain holds: a load follows no more (each link's apply checks the crc32
+/// of the whole state it applies to, so a load costs O(save x links)), and an autosave folds
+/// its chain at this many links whatever `compact_every` says.
+pub const MAX_LINKS: u32 = 1024;
+
+/// Writes a full save atomically, then removes the links of the chain that followed the file
+/// it replaced.
+fn save(path: &Path, store: &Store) -> Result<u64, Error> {
+    let fail = |error| Error::File { path: path.to_owned(), error };
+    store.save(path).map_err(fail)?;
+    let len = std::fs::metadata(path).map_err(|e| fail(e.into()))?.len();
+    for n in 1..=MAX_LINKS {
+        match std::fs::remove_file(link_path(path, n)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => break,
+            Err(e) => return Err(Error::File { path: link_path(path, n), error: e.into() }),
+        }
+    }
+    Ok(len)
+}
+
+/// Folds the first `links` links of the chain of `path` into the save at `path`.
+fn compact(path: &Path, links: u32) -> Result<u64, Error> {
+    let mut store =
+        Store::load(path).map_err(|error| Error::File { path: path.to_owned(), error })?;
+    for n in 1..=links {
+        let link = link_path(path, n);
+        StorePatch::load(&link)
+            .and_then(|patch| Ok(patch.apply(&mut store)?))
+            .map_err(|error| Error::File { path: link, error })?;
+    }
+    save(path, &store)
+}
+
+/// Reads a save (salvaging it when damaged, as `damaged` says), applies its chain of links and
+/// migrates it.
+fn load(
+    path: &Path,
+    damaged: Damaged,
+    migrations: Option<&datacomp::Migrations>,
+) -> Result<(Store, LoadReport), Error> {
+    let fail = |error| Error::File { path: path.to_owned(), error };
+    let mut report = LoadReport {
+        sheets: 0,
+        lost: 0,
+        damage: None,
+        links: 0,
+        chain_end: None,
+        migrated_from: None,
+        kept: 0,
+        spawned: 0,
+        despawned: 0,
+    };
+    // Read no further than the header says (a device such as /dev/zero gives its 32 bytes).
+    let (bytes, short) = match datacomp::format::read_file(path) {
+        Ok(bytes) => (bytes, None),
+        Err(datacomp::Error::Load(error)) => (Vec::new(), Some(error)),
+        Err(error) => return Err(fail(error)),
+    };
+    let whole = match short {
+        Some(error) => Err(error),
+        None => Store::from_bytes(&bytes),
+    };
+    let mut store = match (whole, damaged) {
+        (Ok(store), _) => store,
+        (Err(error), Damaged::Refuse) => {
+            return Err(Error::Damaged { path: path.to_owned(), error });
+        }
+        (Err(error), Damaged::Salvage) => {
+            let bytes = if bytes.is_empty() {
+                // A regular file longer or shorter than its header says: all of it, as it is.
+                let file = std::fs::metadata(path).map_err(|e| fail(e.into()))?;
+                if !file.is_file() {
+                    return Err(Error::Damaged { path: path.to_owned(), error });
+                }
+                std::fs::read(path).map_err(|e| fail(e.into()))?
+            } else {
+                bytes
+            };
+            let salvage = Store::salvage(&bytes).map_err(|e| fail(e.into()))?;
+            report.lost = salvage.lost.len();
+            report.damage = Some(error);
+            salvage.store
+        }
+    };
+    for n in 1..=MAX_LINKS {
+        let link = link_path(path, n);
+        if !link.exists() {
+            break;
+        }
+        match StorePatch::load(&link).and_then(|patch| Ok(patch.apply(&mut store)?)) {
+            Ok(()) => report.links = n,
+            Err(error) => {
+                report.chain_end = Some((n, error));
+                break;
+            }
+        }
+    }
+    if let Some(migrations) = migrations
+        && store.data_version() != migrations.version()
+    {
+        let from = store.data_version();
+        migrations
+            .apply(&mut store)
+            .map_err(|error| Error::Migrate { path: path.to_owned(), error: Box::new(error) })?;
+        report.migrated_from = Some(from);
+    }
+    report.sheets = store.len();
+    Ok((store, report))
+}
+
+/// A finished job's outcome, on the main thread.
+fn finish(world: &mut World, done: Done) {
+    match done {
+        Done::Saved(saved, copy) => {
+            if let Some(copy) = copy {
+                world.resource_mut::<Jobs>().spare = Some(*copy);
+            }
+            if matches!(saved.kind, SaveKind::AutosaveCompacted(_) | SaveKind::AutosaveFull)
+                && saved.result.is_err()
+                && let Some(mut autosave) = world.get_resource_mut::<AutosaveState>()
+            {
+                // The chain has no base on disk to follow: the next autosave starts over.
+                autosave.mark = None;
+                autosave.links = 0;
+            }
+            world.write_message(saved);
+        }
+        Done::Loaded { path, result } => {
+            let result = result.map(|loaded| {
+                let (store, mut report) = *loaded;
+                world.resource_mut::<DataStore>().replace(store);
+                let relinked = relink(world);
+                (report.kept, report.spawned, report.despawned) =
+                    (relinked.kept, relinked.spawned, relinked.despawned);
+                if let Some(mut autosave) = world.get_resource_mut::<AutosaveState>() {
+                    // The next autosave is a full one: the chain followed the old store.
+                    autosave.mark = None;
+                    autosave.links = 0;
+                }
+                report
+            });
+            world.write_message(Loaded { path, result });
+        }
+    }
+}

@@ -1,0 +1,213 @@
+//! The world's data: [`DataStore`] (a resource holding the `Store`, and its `History` when undo
+//! is on) and [`Sheet`] (a component linking an entity to its sheet in it).
+
+use std::collections::HashSet;
+
+use bevy_ecs::component::Component;
+use bevy_ecs::entity::Entity;
+use bevy_ecs::lifecycle::HookContext;
+use bevy_ecs::resource::Resource;
+use bevy_ecs::world::{DeferredWorld, World};
+use datacomp::{Blob, BlobMut, BlobRef, History, Id, Store};
+
+/// The world's datacomp [`Store`], one sheet (blob) per entity, as a resource; with a
+/// [`History`] when the plugin was built with [`undo`](crate::DatacompPlugin::undo).
+///
+/// Read and write an entity's sheet through its [`Sheet`] component:
+///
+/// ```
+/// use bevy_ecs::prelude::*;
+/// use datacomp_bevy::{DataStore, Sheet};
+///
+/// fn poison(mut data: ResMut<DataStore>, sheets: Query<&Sheet>) {
+///     for sheet in &sheets {
+///         let health = data.get(sheet).and_then(|s| s.get_float("stats.health")).unwrap_or(0.0);
+///         if let Some(mut s) = data.get_mut(sheet) {
+///             s.set("stats.health", (health - 1.0).max(0.0)).ok();
+///         }
+///     }
+/// }
+/// # let mut world = World::new();
+/// # world.insert_resource(DataStore::default());
+/// # let id = world.resource_mut::<DataStore>().insert(&[("stats.health", 3.0)].into_iter().collect());
+/// # world.spawn(id);
+/// # world.run_system_once(poison).unwrap();
+/// # let sheet = *world.query::<&Sheet>().single(&world).unwrap();
+/// # assert_eq!(world.resource::<DataStore>().get(&sheet).unwrap().get_float("stats.health"), Some(2.0));
+/// # use bevy_ecs::system::RunSystemOnce;
+/// ```
+///
+/// A [`SaveGame`](crate::SaveGame) saves this store; a [`LoadGame`](crate::LoadGame) replaces it
+/// and re-links the entities. Changing which sheets exist through
+/// [`store_mut`](DataStore::store_mut) (a remove, say) leaves their entities' `Sheet`s dangling
+/// until the next load or undo re-links them; [`DataStore::insert`] and despawning an entity
+/// are the ordinary ways.
+#[derive(Resource)]
+pub struct DataStore {
+    store: Store,
+    history: Option<History>,
+    /// Whether despawning an entity removes its sheet.
+    pub(crate) remove_on_despawn: bool,
+    /// Set when the sheets that exist changed under the entities (an undo, a redo): the plugin
+    /// re-links them on the next frame.
+    pub(crate) relink: bool,
+}
+
+impl Default for DataStore {
+    /// An empty store, no history, and despawns that remove sheets.
+    fn default() -> DataStore {
+        DataStore::new(Store::new())
+    }
+}
+
+impl DataStore {
+    /// A resource holding `store`, without a history; despawning an entity removes its sheet.
+    #[must_use]
+    pub fn new(store: Store) -> DataStore {
+        DataStore { store, history: None, remove_on_despawn: true, relink: false }
+    }
+
+    /// The sheet of `sheet`, to read; `None` if it names no sheet of this store (removed, or
+    /// from before a load).
+    #[must_use]
+    pub fn get(&self, sheet: &Sheet) -> Option<BlobRef<'_>> {
+        self.store.get(sheet.0)
+    }
+
+    /// The sheet of `sheet`, to write; `None` if it names no sheet of this store.
+    pub fn get_mut(&mut self, sheet: &Sheet) -> Option<BlobMut<'_>> {
+        self.store.get_mut(sheet.0)
+    }
+
+    /// Inserts a sheet, and returns the [`Sheet`] component that links an entity to it.
+    pub fn insert(&mut self, blob: &Blob) -> Sheet {
+        Sheet(self.store.insert(blob))
+    }
+
+    /// The store, to read (queries, columns, exports, saves).
+    #[must_use]
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The store, to write.
+    pub fn store_mut(&mut self) -> &mut Store {
+        &mut self.store
+    }
+
+    /// The undo history, when the plugin keeps one.
+    #[must_use]
+    pub fn history(&self) -> Option<&History> {
+        self.history.as_ref()
+    }
+
+    /// Records the store's state as an undo step ([`History::commit`]); `false` when there is
+    /// no history or nothing changed.
+    pub fn commit(&mut self) -> bool {
+        self.history.as_mut().is_some_and(|h| h.commit(&self.store))
+    }
+
+    /// Puts the store back one committed step ([`History::undo`]); the plugin then re-links the
+    /// entities (spawns one for a sheet brought back, despawns those whose sheet went).
+    /// `false` when there is no history or no step.
+    pub fn undo(&mut self) -> bool {
+        let moved = self.history.as_mut().is_some_and(|h| h.undo(&mut self.store));
+        self.relink |= moved;
+        moved
+    }
+
+    /// Replays the step the last [`undo`](DataStore::undo) took back, as
+    /// [`History::redo`]; re-links as `undo` does.
+    pub fn redo(&mut self) -> bool {
+        let moved = self.history.as_mut().is_some_and(|h| h.redo(&mut self.store));
+        self.relink |= moved;
+        moved
+    }
+
+    pub(crate) fn with_history(mut self, max_bytes: Option<usize>) -> DataStore {
+        self.history = max_bytes.map(|max| {
+            let mut history = History::with_max_bytes(max);
+            history.commit(&self.store);
+            history
+        });
+        self
+    }
+
+    /// Puts `store` in place of the store (a load), starting the history over from it.
+    pub(crate) fn replace(&mut self, store: Store) {
+        self.store = store;
+        if let Some(history) = &mut self.history {
+            history.clear();
+            history.commit(&self.store);
+        }
+        self.relink = false;
+    }
+}
+
+/// Links an ECS entity to its sheet in the [`DataStore`].
+///
+/// Despawning the entity removes its sheet (unless the plugin was built with
+/// [`keep_sheets_on_despawn`](crate::DatacompPlugin::keep_sheets_on_despawn)); removing only the
+/// component leaves the sheet. A [`LoadGame`](crate::LoadGame) keeps every entity whose `Sheet`
+/// the save holds, despawns those whose it does not, and spawns an entity with its `Sheet` for
+/// each other sheet of the save. Two entities with one `Sheet` share the sheet, and the first
+/// despawned removes it.
+#[derive(Component, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[component(on_despawn = Sheet::despawned)]
+pub struct Sheet(pub Id);
+
+impl Sheet {
+    fn despawned(mut world: DeferredWorld, context: HookContext) {
+        let Some(&Sheet(id)) = world.get::<Sheet>(context.entity) else { return };
+        if let Some(mut data) = world.get_resource_mut::<DataStore>()
+            && data.remove_on_despawn
+        {
+            data.store.remove(id);
+        }
+    }
+}
+
+/// What [`relink`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Relinked {
+    pub kept: usize,
+    pub spawned: usize,
+    pub despawned: usize,
+}
+
+/// Makes the entities match the store's sheets: keeps each entity whose `Sheet` resolves,
+/// despawns those whose does not, and spawns one entity per sheet no entity holds. O(entities
+/// with a `Sheet` + sheets).
+pub(crate) fn relink(world: &mut World) -> Relinked {
+    let mut linked = HashSet::new();
+    let mut stale = Vec::new();
+    let mut sheets = world.query::<(Entity, &Sheet)>();
+    {
+        let data = world.resource::<DataStore>();
+        for (entity, sheet) in sheets.iter(world) {
+            if data.store.contains(sheet.0) {
+                linked.insert(sheet.0);
+            } else {
+                stale.push(entity);
+            }
+        }
+    }
+    let mut done = Relinked { kept: linked.len(), ..Relinked::default() };
+    for entity in stale {
+        // The despawn hook removes nothing: the handle does not resolve in this store.
+        if world.despawn(entity) {
+            done.despawned += 1;
+        }
+    }
+    let unlinked: Vec<Sheet> = world
+        .resource::<DataStore>()
+        .store
+        .iter()
+        .filter(|(id, _)| !linked.contains(id))
+        .map(|(id, _)| Sheet(id))
+        .collect();
+    done.spawned = unlinked.len();
+    world.spawn_batch(unlinked);
+    world.resource_mut::<DataStore>().relink = false;
+    done
+}

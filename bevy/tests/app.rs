@@ -1,0 +1,573 @@
+//! The plugin in a running `App`, frame by frame with `update()`: fixtures spawned, edited,
+//! saved, loaded into a fresh app; hot reload; damaged saves; migrations; autosaves; despawns
+//! and undo. File jobs run on the I/O pool: a test waits for them with `flush`, or updates
+//! until the asset server is done (at most `MAX_FRAMES` frames, never a timed assertion).
+
+use std::path::{Path, PathBuf};
+
+use bevy_app::{App, TaskPoolPlugin};
+use bevy_asset::{AssetPlugin, AssetServer, LoadState};
+use bevy_ecs::entity::Entity;
+use bevy_ecs::message::{Message, Messages};
+use bevy_ecs::world::World;
+use datacomp::format::FileError;
+use datacomp::migrate::MigrateError;
+use datacomp::{LoadError, MigrationStep, Migrations, OwnedValue, Store, StorePatch};
+use datacomp_bevy::save::link_path;
+use datacomp_bevy::{
+    Autosave, Damaged, DataStore, DatacompPlugin, Error, Every, Fixture, FixtureConflict,
+    FixtureLinkFailed, FixtureReloaded, FixtureSettings, FromFixture, LoadGame, Loaded, SaveGame,
+    SaveKind, Saved, Sheet, flush,
+};
+
+/// Frames a test waits for the asset server at most.
+const MAX_FRAMES: usize = 20_000;
+
+const ORCS: &str = r#"[
+    {"name": "Grunt", "stats": {"health": 30, "mana": 0}, "tags": [1, 2]},
+    {"name": "Shaman", "stats": {"health": 20, "mana": 50}},
+    {"name": "Chief", "stats": {"health": 60, "mana": 10}, "boss": true}
+]"#;
+
+fn app(assets: &Path, plugin: DatacompPlugin) -> App {
+    let mut app = App::new();
+    app.add_plugins((
+        TaskPoolPlugin::default(),
+        AssetPlugin { file_path: assets.to_string_lossy().into_owned(), ..AssetPlugin::default() },
+        plugin,
+    ));
+    app.finish();
+    app.cleanup();
+    app
+}
+
+/// Updates until `done`, at most `MAX_FRAMES` frames (the asset server loads on other threads).
+fn update_until(app: &mut App, what: &str, mut done: impl FnMut(&mut World) -> bool) {
+    for _ in 0..MAX_FRAMES {
+        app.update();
+        if done(app.world_mut()) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    }
+    panic!("{what}: not done after {MAX_FRAMES} frames");
+}
+
+fn drain<M: Message>(app: &mut App) -> Vec<M> {
+    app.world_mut().resource_mut::<Messages<M>>().drain().collect()
+}
+
+fn spawn_from(app: &mut App, file: &str, indices: impl IntoIterator<Item = usize>) -> Vec<Entity> {
+    let fixture = app.world().resource::<AssetServer>().load::<Fixture>(file.to_owned());
+    indices
+        .into_iter()
+        .map(|index| app.world_mut().spawn(FromFixture { fixture: fixture.clone(), index }).id())
+        .collect()
+}
+
+fn sheet(app: &App, entity: Entity) -> Option<Sheet> {
+    app.world().get::<Sheet>(entity).copied()
+}
+
+fn all_linked(app: &mut App, entities: &[Entity]) {
+    let entities = entities.to_vec();
+    update_until(app, "entities linked", |world| {
+        entities.iter().all(|&e| world.get::<Sheet>(e).is_some())
+    });
+}
+
+fn float(app: &App, entity: Entity, key: &str) -> Option<f32> {
+    let sheet = sheet(app, entity)?;
+    app.world().resource::<DataStore>().get(&sheet)?.get_float(key)
+}
+
+fn set(app: &mut App, entity: Entity, key: &str, value: f32) {
+    let sheet = sheet(app, entity).unwrap();
+    let mut data = app.world_mut().resource_mut::<DataStore>();
+    data.get_mut(&sheet).unwrap().set(key, value).unwrap();
+}
+
+fn save(app: &mut App, path: &Path) -> Saved {
+    app.world_mut().write_message(SaveGame { path: path.to_owned() });
+    app.update();
+    flush(app.world_mut());
+    let mut saved = drain::<Saved>(app);
+    assert_eq!(saved.len(), 1, "one save, one answer");
+    saved.pop().unwrap()
+}
+
+fn load(app: &mut App, path: &Path) -> Loaded {
+    app.world_mut().write_message(LoadGame { path: path.to_owned() });
+    app.update();
+    flush(app.world_mut());
+    let mut loaded = drain::<Loaded>(app);
+    assert_eq!(loaded.len(), 1, "one load, one answer");
+    loaded.pop().unwrap()
+}
+
+/// Every entity with a `Sheet`, by the sheet's handle, and the store.
+fn linked(app: &mut App) -> Vec<(Sheet, Entity)> {
+    let world = app.world_mut();
+    let mut all: Vec<(Sheet, Entity)> =
+        world.query::<(Entity, &Sheet)>().iter(world).map(|(e, s)| (*s, e)).collect();
+    all.sort_by_key(|(s, _)| s.0);
+    all
+}
+
+fn store(app: &App) -> &Store {
+    app.world().resource::<DataStore>().store()
+}
+
+fn write(dir: &Path, file: &str, text: &str) -> PathBuf {
+    let path = dir.join(file);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn spawn_from_fixtures_edit_save_and_load_into_a_fresh_app() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "orcs.json", ORCS);
+    let mut first = app(dir.path(), DatacompPlugin::default());
+    let orcs = spawn_from(&mut first, "orcs.json", (0..60).map(|i| i % 3));
+    all_linked(&mut first, &orcs);
+    assert_eq!(store(&first).len(), 60);
+    assert_eq!(float(&first, orcs[4], "stats.mana"), Some(50.0), "entity 1 of the file");
+
+    // Edit: every orc takes its own health, one loses a key, one gains a string, ten go.
+    for (i, &orc) in orcs.iter().enumerate() {
+        set(&mut first, orc, "stats.health", i as f32);
+    }
+    let shaman = sheet(&first, orcs[1]).unwrap();
+    let chief = sheet(&first, orcs[2]).unwrap();
+    let mut data = first.world_mut().resource_mut::<DataStore>();
+    assert!(data.get_mut(&shaman).unwrap().remove(datacomp::Key::parse("stats.mana")));
+    data.get_mut(&chief).unwrap().set("title", "Warlord").unwrap();
+    for &orc in &orcs[50..] {
+        first.world_mut().despawn(orc);
+    }
+    assert_eq!(store(&first).len(), 50, "a despawn removes its sheet");
+
+    let path = dir.path().join("slot1.dcmp");
+    let saved = save(&mut first, &path);
+    assert_eq!(saved.kind, SaveKind::Save);
+    assert_eq!(saved.result.unwrap(), std::fs::metadata(&path).unwrap().len());
+
+    let mut fresh = app(dir.path(), DatacompPlugin::default());
+    let report = load(&mut fresh, &path).result.unwrap();
+    assert_eq!((report.sheets, report.spawned, report.kept, report.despawned), (50, 50, 0, 0));
+    assert_eq!((report.lost, report.links, report.migrated_from), (0, 0, None));
+    assert_eq!(store(&fresh), store(&first), "every sheet, key and handle");
+
+    // Each entity of the first app has a counterpart with its Sheet, and the same sheet.
+    let (old, new) = (linked(&mut first), linked(&mut fresh));
+    assert_eq!(
+        old.iter().map(|(s, _)| *s).collect::<Vec<_>>(),
+        new.iter().map(|(s, _)| *s).collect::<Vec<_>>()
+    );
+    for (sheet, _) in &new {
+        let a = first.world().resource::<DataStore>().get(sheet).unwrap();
+        let b = fresh.world().resource::<DataStore>().get(sheet).unwrap();
+        assert_eq!(a.to_blob(), b.to_blob());
+    }
+    let new_entity = new.iter().find(|(s, _)| *s == shaman).unwrap().1;
+    assert_eq!(float(&fresh, new_entity, "stats.health"), Some(1.0));
+    assert_eq!(float(&fresh, new_entity, "stats.mana"), None);
+}
+
+#[test]
+fn a_load_relinks_the_entities_it_finds() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "orcs.json", ORCS);
+    let mut app = app(dir.path(), DatacompPlugin::default());
+    let orcs = spawn_from(&mut app, "orcs.json", [0, 1, 2]);
+    all_linked(&mut app, &orcs);
+    let path = dir.path().join("save.dcmp");
+    save(&mut app, &path).result.unwrap();
+
+    // After the save: one orc changes, one goes, a newcomer comes.
+    set(&mut app, orcs[0], "stats.health", 1.0);
+    let gone = sheet(&app, orcs[1]).unwrap();
+    app.world_mut().despawn(orcs[1]);
+    let newcomer = spawn_from(&mut app, "orcs.json", [2]);
+    all_linked(&mut app, &newcomer);
+
+    let report = load(&mut app, &path).result.unwrap();
+    assert_eq!((report.kept, report.despawned, report.spawned), (2, 1, 1));
+    assert_eq!(float(&app, orcs[0], "stats.health"), Some(30.0), "the saved value, same entity");
+    assert!(app.world().get_entity(newcomer[0]).is_err(), "not in the save: despawned");
+    let back = linked(&mut app).into_iter().find(|(s, _)| *s == gone).expect("respawned");
+    assert_eq!(float(&app, back.1, "stats.mana"), Some(50.0));
+    assert_eq!(store(&app).len(), 3);
+}
+
+#[test]
+fn saves_run_in_order_and_the_last_one_wins() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app(dir.path(), DatacompPlugin::default());
+    let path = dir.path().join("save.dcmp");
+    let mut states = Vec::new();
+    for frame in 0..5 {
+        let sheet = app
+            .world_mut()
+            .resource_mut::<DataStore>()
+            .insert(&[("frame", frame as f32)].into_iter().collect());
+        app.world_mut().spawn(sheet);
+        app.world_mut().write_message(SaveGame { path: path.clone() });
+        app.update(); // no flush: the writes queue up behind each other
+        states.push(store(&app).clone());
+    }
+    flush(app.world_mut());
+    let saved = drain::<Saved>(&mut app);
+    assert_eq!(saved.len(), 5);
+    assert!(saved.iter().all(|s| s.result.is_ok()));
+    assert_eq!(&Store::load(&path).unwrap(), states.last().unwrap());
+}
+
+#[test]
+fn a_load_asked_after_a_save_reads_that_save() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app(dir.path(), DatacompPlugin::default());
+    let path = dir.path().join("save.dcmp");
+    let sheet =
+        app.world_mut().resource_mut::<DataStore>().insert(&[("gold", 7.0)].into_iter().collect());
+    app.world_mut().spawn(sheet);
+    app.world_mut().write_message(SaveGame { path: path.clone() });
+    app.world_mut().write_message(LoadGame { path: path.clone() });
+    app.update();
+    flush(app.world_mut());
+    let loaded = drain::<Loaded>(&mut app).pop().unwrap().result.unwrap();
+    assert_eq!((loaded.sheets, loaded.kept), (1, 1));
+}
+
+#[test]
+fn hot_reload_keeps_run_time_changes_and_reports_conflicts() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "orcs.json", ORCS);
+    let mut app = app(dir.path(), DatacompPlugin::default());
+    let orcs = spawn_from(&mut app, "orcs.json", [0, 0, 1]);
+    all_linked(&mut app, &orcs);
+    // The game: orc 0 is wounded, orc 1 spends mana; orc 2 untouched.
+    set(&mut app, orcs[0], "stats.health", 5.0);
+    set(&mut app, orcs[1], "stats.mana", 3.0);
+    drain::<FixtureReloaded>(&mut app);
+
+    // The designer: grunts get 40 health and armor, shamans 25 health.
+    write(
+        dir.path(),
+        "orcs.json",
+        &ORCS
+            .replace(r#""health": 30, "mana": 0"#, r#""health": 40, "mana": 0, "armor": 3"#)
+            .replace(r#""health": 20"#, r#""health": 25"#),
+    );
+    app.world().resource::<AssetServer>().reload("orcs.json");
+    update_until(&mut app, "reloaded", |world| {
+        !world.resource::<Messages<FixtureReloaded>>().is_empty()
+    });
+
+    let reloaded = drain::<FixtureReloaded>(&mut app);
+    assert_eq!(reloaded.len(), 1);
+    assert_eq!((reloaded[0].merged, reloaded[0].conflicted), (3, 1));
+    // Orc 0: the game changed health, so did the designer: the game's value stays.
+    assert_eq!(float(&app, orcs[0], "stats.health"), Some(5.0));
+    assert_eq!(float(&app, orcs[0], "stats.armor"), Some(3.0));
+    // Orc 1: only the designer changed health; only the game changed mana.
+    assert_eq!(float(&app, orcs[1], "stats.health"), Some(40.0));
+    assert_eq!(float(&app, orcs[1], "stats.mana"), Some(3.0));
+    assert_eq!(float(&app, orcs[1], "stats.armor"), Some(3.0));
+    assert_eq!(float(&app, orcs[2], "stats.health"), Some(25.0));
+
+    let conflicts = drain::<FixtureConflict>(&mut app);
+    assert_eq!(conflicts.len(), 1);
+    assert_eq!(conflicts[0].entity, orcs[0]);
+    let conflict = &conflicts[0].conflicts[..];
+    assert_eq!(conflict.len(), 1);
+    assert_eq!(conflict[0].key, datacomp::Key::parse("stats.health"));
+    assert_eq!(
+        (conflict[0].base.clone(), conflict[0].ours.clone(), conflict[0].theirs.clone()),
+        (Some(OwnedValue::Float(30.0)), OwnedValue::Float(5.0), OwnedValue::Float(40.0))
+    );
+
+    // A second change merges against the first's result, not the original file.
+    write(
+        dir.path(),
+        "orcs.json",
+        &ORCS.replace(r#""health": 30, "mana": 0"#, r#""health": 40, "mana": 0, "armor": 4"#),
+    );
+    app.world().resource::<AssetServer>().reload("orcs.json");
+    update_until(&mut app, "reloaded again", |world| {
+        !world.resource::<Messages<FixtureReloaded>>().is_empty()
+    });
+    assert_eq!(drain::<FixtureReloaded>(&mut app)[0].conflicted, 0);
+    assert_eq!(float(&app, orcs[0], "stats.armor"), Some(4.0));
+    assert_eq!(float(&app, orcs[0], "stats.health"), Some(5.0));
+    assert_eq!(float(&app, orcs[2], "stats.health"), Some(20.0), "the designer put it back");
+}
+
+#[test]
+fn a_fixture_that_failed_then_was_fixed_loads() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "broken.json", "{\"name\": \"Orc\",\n \"stats\": {\"health\": nul}}");
+    let mut app = app(dir.path(), DatacompPlugin::default());
+    let orc = spawn_from(&mut app, "broken.json", [0]);
+    let handle = app.world().get::<FromFixture>(orc[0]).unwrap().fixture.clone();
+    update_until(&mut app, "failed", |world| {
+        world.resource::<AssetServer>().load_state(&handle).is_failed()
+    });
+    let LoadState::Failed(error) = app.world().resource::<AssetServer>().load_state(&handle) else {
+        unreachable!()
+    };
+    let message = error.to_string();
+    assert!(message.contains("broken.json: /stats/health (line 2, column "), "{message}");
+    assert!(sheet(&app, orc[0]).is_none());
+
+    write(dir.path(), "broken.json", "{\"name\": \"Orc\",\n \"stats\": {\"health\": 12}}");
+    app.world().resource::<AssetServer>().reload("broken.json");
+    all_linked(&mut app, &orc);
+    assert_eq!(float(&app, orc[0], "stats.health"), Some(12.0));
+}
+
+#[test]
+fn loader_settings_and_link_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "nulls.json", r#"[{"name": "Imp", "firmness": null}]"#);
+    write(dir.path(), "imps.sjson", "name = \"Imp\"\nstats = { health = 3 }");
+    let mut app = app(dir.path(), DatacompPlugin::default());
+    let server = app.world().resource::<AssetServer>().clone();
+    let lenient = server
+        .load_builder()
+        .with_settings(|s: &mut FixtureSettings| s.lenient = true)
+        .load::<Fixture>("nulls.json");
+    let imp = app.world_mut().spawn(FromFixture { fixture: lenient, index: 0 }).id();
+    let sjson = spawn_from(&mut app, "imps.sjson", [0, 1]);
+    all_linked(&mut app, &[imp, sjson[0]]);
+    let data = app.world().resource::<DataStore>();
+    assert_eq!(
+        data.get(&sheet(&app, imp).unwrap()).unwrap().get("firmness"),
+        Some(datacomp::Value::Null)
+    );
+    assert_eq!(float(&app, sjson[0], "stats.health"), Some(3.0));
+
+    // Entity 1 of a one-entity file: reported once, no sheet.
+    let failed = drain::<FixtureLinkFailed>(&mut app);
+    assert_eq!(failed.len(), 1);
+    assert_eq!(failed[0].entity, sjson[1]);
+    assert_eq!(failed[0].error.to_string(), "fixture imps.sjson has 1 entities, and no entity 1");
+    app.update();
+    assert!(drain::<FixtureLinkFailed>(&mut app).is_empty());
+    assert!(sheet(&app, sjson[1]).is_none());
+}
+
+#[test]
+fn a_damaged_save_loads_what_salvage_keeps_or_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app(dir.path(), DatacompPlugin::default());
+    // Two chunks' worth of sheets (64 KiB each), so that damage to one loses only part.
+    let mut data = app.world_mut().resource_mut::<DataStore>();
+    let sheets: Vec<Sheet> = (0..4000)
+        .map(|i| {
+            data.insert(
+                &[("name", format!("orc number {i:05} of the horde"))].into_iter().collect(),
+            )
+        })
+        .collect();
+    app.world_mut().spawn_batch(sheets);
+    let path = dir.path().join("save.dcmp");
+    save(&mut app, &path).result.unwrap();
+    let whole = store(&app).clone();
+
+    let mut bytes = std::fs::read(&path).unwrap();
+    let at = bytes.windows(16).rposition(|w| w == b"orc number 03999").unwrap();
+    bytes[at] ^= 0x20;
+    std::fs::write(&path, &bytes).unwrap();
+
+    let mut salvaging = self::app(dir.path(), DatacompPlugin::default());
+    let report = load(&mut salvaging, &path).result.unwrap();
+    assert!(report.lost > 0 && report.lost < 4000, "lost {}", report.lost);
+    assert_eq!(report.sheets + report.lost, 4000);
+    assert_eq!((report.spawned, linked(&mut salvaging).len()), (report.sheets, report.sheets));
+    assert!(matches!(report.damage, Some(LoadError::File(FileError::ChunkCrc { .. }))));
+    for (id, blob) in store(&salvaging).iter() {
+        assert_eq!(whole.get(id).unwrap().to_blob(), blob.to_blob());
+    }
+
+    let mut refusing = self::app(dir.path(), DatacompPlugin::default().damaged(Damaged::Refuse));
+    let kept = refusing
+        .world_mut()
+        .resource_mut::<DataStore>()
+        .insert(&[("gold", 1.0)].into_iter().collect());
+    let entity = refusing.world_mut().spawn(kept).id();
+    let err = load(&mut refusing, &path).result.unwrap_err();
+    assert!(
+        matches!(err, Error::Damaged { error: LoadError::File(FileError::ChunkCrc { .. }), .. }),
+        "{err}"
+    );
+    assert!(
+        err.to_string().starts_with(&format!("{}: a damaged save, refused: ", path.display())),
+        "{err}"
+    );
+    assert_eq!(store(&refusing).len(), 1, "nothing changed");
+    assert_eq!(sheet(&refusing, entity), Some(kept));
+
+    // Truncated, not a save at all, empty, missing: an error or a salvage, never a panic.
+    for (name, content) in [
+        ("truncated.dcmp", &bytes[..bytes.len() / 2]),
+        ("text.dcmp", &b"not a save at all, but long enough for a header"[..]),
+        ("empty.dcmp", &b""[..]),
+    ] {
+        let path = write_bytes(dir.path(), name, content);
+        let loaded = load(&mut refusing, &path);
+        assert!(loaded.result.is_err(), "{name}");
+        assert_eq!(store(&refusing).len(), 1, "{name}: nothing changed");
+        let loaded = load(&mut salvaging, &path);
+        if let Ok(report) = loaded.result {
+            assert_eq!(report.sheets, store(&salvaging).len(), "{name}");
+        }
+    }
+    let missing = load(&mut refusing, &dir.path().join("missing.dcmp")).result.unwrap_err();
+    assert!(matches!(missing, Error::File { error: datacomp::Error::Io(_), .. }), "{missing}");
+    // A device that never ends, a folder: read no further than a header, refused.
+    for app in [&mut refusing, &mut salvaging] {
+        for path in [Path::new("/dev/zero"), dir.path()] {
+            let err = load(app, path).result.unwrap_err();
+            assert!(matches!(err, Error::File { .. } | Error::Damaged { .. }), "{err}");
+        }
+    }
+    assert_eq!(store(&refusing).len(), 1);
+}
+
+fn write_bytes(dir: &Path, file: &str, bytes: &[u8]) -> PathBuf {
+    let path = dir.join(file);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+#[test]
+fn an_older_save_migrates_on_load_and_a_newer_one_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut old = Store::new();
+    old.set_data_version(1);
+    let id = old.insert_entries([("hp", 30.0)]).unwrap();
+    let path = dir.path().join("v1.dcmp");
+    old.save(&path).unwrap();
+
+    let migrations = Migrations::new(2)
+        .step(MigrationStep::to(2).rename("hp", "stats.health").default("stats.mana", 0.0));
+    let mut app = app(dir.path(), DatacompPlugin::default().migrations(migrations));
+    assert_eq!(store(&app).data_version(), 2, "a new game is at the game's version");
+    let report = load(&mut app, &path).result.unwrap();
+    assert_eq!(report.migrated_from, Some(1));
+    assert_eq!(store(&app).data_version(), 2);
+    let sheet = store(&app).get(id).unwrap();
+    assert_eq!(
+        (sheet.get_float("stats.health"), sheet.get_float("stats.mana"), sheet.get_float("hp")),
+        (Some(30.0), Some(0.0), None)
+    );
+
+    let mut ahead = old.clone();
+    ahead.set_data_version(3);
+    let newer = dir.path().join("v3.dcmp");
+    ahead.save(&newer).unwrap();
+    let err = load(&mut app, &newer).result.unwrap_err();
+    assert!(
+        matches!(&err, Error::Migrate { error, .. } if **error == MigrateError::StoreAhead { data_version: 3, version: 2 }),
+        "{err}"
+    );
+    assert_eq!(store(&app).get(id).unwrap().get_float("stats.health"), Some(30.0), "unchanged");
+}
+
+#[test]
+fn autosaves_chain_deltas_compact_and_load_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("auto.dcmp");
+    let autosave = Autosave { every: Every::Frames(1), path: path.clone(), compact_every: 3 };
+    let mut app = app(dir.path(), DatacompPlugin::default().autosave(autosave));
+    let mut data = app.world_mut().resource_mut::<DataStore>();
+    let sheets: Vec<Sheet> =
+        (0..10).map(|i| data.insert(&[("hp", i as f32)].into_iter().collect())).collect();
+    let entities: Vec<Entity> = sheets.iter().map(|&s| app.world_mut().spawn(s).id()).collect();
+    let mut kinds = Vec::new();
+    for frame in 0..7 {
+        set(&mut app, entities[frame % 10], "hp", 100.0 + frame as f32);
+        if frame == 5 {
+            app.world_mut().despawn(entities[9]);
+        }
+        app.update();
+        flush(app.world_mut());
+        for saved in drain::<Saved>(&mut app) {
+            saved.result.as_ref().unwrap();
+            kinds.push(saved.kind);
+        }
+    }
+    use SaveKind::{AutosaveCompacted as C, AutosaveFull as F, AutosaveLink as L};
+    assert_eq!(kinds, [F, L(1), L(2), L(3), C(3), L(1), L(2), L(3), C(3)]);
+    // The compaction removed the chain it folded in, and the save holds it.
+    assert!(!link_path(&path, 1).exists());
+    assert_eq!(&Store::load(&path).unwrap(), store(&app));
+    // Two more links, then quit and load in a fresh app.
+    for (frame, &entity) in entities[..2].iter().enumerate() {
+        set(&mut app, entity, "hp", -1.0 - frame as f32);
+        app.update();
+    }
+    flush(app.world_mut());
+    assert!(link_path(&path, 2).exists() && !link_path(&path, 3).exists());
+    assert_eq!(StorePatch::load(link_path(&path, 2)).unwrap().changed(), 1);
+
+    let mut fresh = self::app(dir.path(), DatacompPlugin::default());
+    let report = load(&mut fresh, &path).result.unwrap();
+    assert_eq!((report.links, report.sheets, report.spawned), (2, 9, 9));
+    assert!(report.chain_end.is_none());
+    assert_eq!(store(&fresh), store(&app));
+
+    // A stale link (from an older chain) ends the chain, and says so.
+    std::fs::copy(link_path(&path, 1), link_path(&path, 3)).unwrap();
+    let report = load(&mut fresh, &path).result.unwrap();
+    assert_eq!(report.links, 2);
+    let (n, error) = report.chain_end.unwrap();
+    assert_eq!(n, 3);
+    assert!(matches!(error, datacomp::Error::Load(_)), "{error}");
+}
+
+#[test]
+fn despawning_removes_the_sheet_or_keeps_it_by_option() {
+    for keep in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let plugin = if keep {
+            DatacompPlugin::default().keep_sheets_on_despawn()
+        } else {
+            DatacompPlugin::default()
+        };
+        let mut app = app(dir.path(), plugin);
+        let sheet = app
+            .world_mut()
+            .resource_mut::<DataStore>()
+            .insert(&[("gold", 1.0)].into_iter().collect());
+        let entity = app.world_mut().spawn(sheet).id();
+        let other = app.world_mut().spawn(sheet).id();
+        app.world_mut().entity_mut(other).remove::<Sheet>();
+        assert!(store(&app).contains(sheet.0), "removing the component leaves the sheet");
+        app.world_mut().despawn(entity);
+        assert_eq!(store(&app).contains(sheet.0), keep);
+    }
+}
+
+#[test]
+fn undo_brings_back_a_despawned_sheet_with_an_entity() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app(dir.path(), DatacompPlugin::default().undo(1 << 20));
+    let sheet =
+        app.world_mut().resource_mut::<DataStore>().insert(&[("gold", 1.0)].into_iter().collect());
+    let entity = app.world_mut().spawn(sheet).id();
+    assert!(app.world_mut().resource_mut::<DataStore>().commit());
+    app.world_mut().despawn(entity);
+    assert!(app.world_mut().resource_mut::<DataStore>().commit());
+    assert!(app.world_mut().resource_mut::<DataStore>().undo());
+    app.update();
+    let back = linked(&mut app);
+    assert_eq!(back.len(), 1);
+    assert_eq!(back[0].0, sheet);
+    assert!(app.world_mut().resource_mut::<DataStore>().undo());
+    app.update();
+    assert!(linked(&mut app).is_empty(), "before the insert: its entity despawned");
+    assert!(!app.world_mut().resource_mut::<DataStore>().undo());
+}
