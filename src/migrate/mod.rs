@@ -7,7 +7,10 @@
 //! - `json.rs`: [`Migrations::from_json`], strict.
 //! - `plan.rs`: [`Migrations::apply`]: each step compiled against the store's key names into a
 //!   table of keys, then every entity rewritten into a new arena, swapped in at the end.
+//! - `fold.rs`: runs of consecutive steps that commute (apart in keys and paths) folded into
+//!   one plan, so that an entity is rewritten once per run, not once per step.
 
+mod fold;
 #[cfg(feature = "json")]
 mod json;
 mod plan;

@@ -13,6 +13,7 @@
 
 use fxhash::FxHashMap;
 
+use super::fold::{Footprint, Run, fold};
 use super::{CheckedStep, MigrateError, MigrationReport, Migrations, PathText, StepReport};
 use crate::blob::BlobError;
 use crate::blob::write::BlobWrite;
@@ -25,7 +26,7 @@ use crate::store::Store;
 use crate::value::OwnedValue;
 
 /// No move, no write: a role's empty link.
-const NONE: u32 = u32::MAX;
+pub(super) const NONE: u32 = u32::MAX;
 
 impl Migrations {
     /// Runs the steps that lead past `store`'s data version, in order, on every entity, and
@@ -97,12 +98,14 @@ impl Migrations {
             .enumerate()
             .map(|(p, step)| Plan::compile(step, p, &mut names))
             .collect::<Result<Vec<_>, _>>()?;
-        let mut reports: Vec<StepReport> = plans
+        let mut reports: Vec<StepReport> = steps
             .iter()
-            .map(|plan| StepReport { index: plan.index, to: plan.to, ..StepReport::default() })
+            .filter(|step| step.to > from)
+            .map(|step| StepReport { index: step.index, to: step.to, ..StepReport::default() })
             .collect();
         if plans.iter().any(|plan| !plan.roles.is_empty()) {
-            let Rewritten { arena, spans, changed } = rewrite(store, &plans, &names, &mut reports)?;
+            let runs = fold(plans, &names);
+            let Rewritten { arena, spans, changed } = rewrite(store, &runs, &names, &mut reports)?;
             store.replace_arena(arena, spans);
             // Change tracking: the entities a step changed, and only those, are stamped, so
             // marks see the migration in O(changed) (the data version travels in every delta).
@@ -125,10 +128,18 @@ impl Migrations {
 /// Every key name a migration knows: a copy of the store's key tree, with the names its steps
 /// add. Walked by node (parent links), never spelled out whole: the tree stores a shared
 /// prefix once, so the names' total length can be far beyond the file's.
-struct Names {
-    tree: KeyNames,
+pub(super) struct Names {
+    pub(super) tree: KeyNames,
     /// Whether each node (by number; the root is 0) is the parent of another: an object's path.
     has_child: Vec<bool>,
+    /// Each node's first child, last child and next sibling (or [`NONE`]): a subtree is
+    /// walked in its own size, not the tree's.
+    first_child: Vec<u32>,
+    last_child: Vec<u32>,
+    next_sibling: Vec<u32>,
+    /// Per node, the last walk of [`under`](Names::under) that reached it.
+    visited: Vec<u32>,
+    visit: u32,
     /// The nodes the steps named, each with the plan (its position among those that run) that
     /// named it: a key a later step names is unnamed in an earlier one.
     added: FxHashMap<u32, usize>,
@@ -139,23 +150,49 @@ impl Names {
         let mut tree = store.names().clone();
         // Nodes added from here on are dropped at `commit` unless they lead to a name.
         tree.begin();
-        let mut has_child = vec![false; tree.node_count() + 1];
-        for node in 1..=tree.node_count() as u32 {
-            has_child[tree.parent(node) as usize] = true;
+        let len = tree.node_count() + 1;
+        let mut names = Names {
+            tree,
+            has_child: vec![false; len],
+            first_child: vec![NONE; len],
+            last_child: vec![NONE; len],
+            next_sibling: vec![NONE; len],
+            visited: vec![0; len],
+            visit: 0,
+            added: FxHashMap::default(),
+        };
+        for node in 1..len as u32 {
+            names.link(node);
         }
-        Names { tree, has_child, added: FxHashMap::default() }
+        names
     }
 
-    fn node_count(&self) -> u32 {
+    pub(super) fn node_count(&self) -> u32 {
         self.tree.node_count() as u32
+    }
+
+    /// Adds `node` (the newest) as the last child of its parent.
+    fn link(&mut self, node: u32) {
+        let parent = self.tree.parent(node) as usize;
+        self.has_child[parent] = true;
+        match self.last_child[parent] {
+            NONE => self.first_child[parent] = node,
+            last => self.next_sibling[last as usize] = node,
+        }
+        self.last_child[parent] = node;
     }
 
     fn intern(&mut self, parent: u32, segment: &str) -> u32 {
         let node = self.tree.intern(parent, segment);
         if node as usize >= self.has_child.len() {
-            self.has_child.resize(node as usize + 1, false);
+            let len = node as usize + 1;
+            self.has_child.resize(len, false);
+            self.first_child.resize(len, NONE);
+            self.last_child.resize(len, NONE);
+            self.next_sibling.resize(len, NONE);
+            self.visited.resize(len, 0);
+            self.link(node);
         }
-        self.has_child[parent as usize] = true;
         node
     }
 
@@ -209,19 +246,30 @@ impl Names {
         self.tree.check(&pointer)
     }
 
-    /// For each node (by number), the root of `roots` (nodes, each with its position) it is at
-    /// or under, or [`NONE`]: one pass over the nodes, parents first.
-    fn under(&self, roots: &[(u32, u32)]) -> Vec<u32> {
-        let mut root_of = vec![NONE; self.node_count() as usize + 1];
-        for &(node, r) in roots {
-            root_of[node as usize] = r;
-        }
-        for node in 1..=self.node_count() {
-            if root_of[node as usize] == NONE {
-                root_of[node as usize] = root_of[self.tree.parent(node) as usize];
+    /// Every node at or under one of `roots` (nodes, each with its position), each once with
+    /// the root it was reached from, in ascending order of node (parents first): a walk of
+    /// the subtrees, so a step pays for the names it touches, not for the whole tree.
+    fn under(&mut self, roots: &[(u32, u32)]) -> Vec<(u32, u32)> {
+        self.visit += 1;
+        let visit = self.visit;
+        let (mut found, mut stack) = (Vec::new(), Vec::new());
+        for &(root, r) in roots {
+            stack.push(root);
+            while let Some(node) = stack.pop() {
+                if self.visited[node as usize] == visit {
+                    continue;
+                }
+                self.visited[node as usize] = visit;
+                found.push((node, r));
+                let mut child = self.first_child[node as usize];
+                while child != NONE {
+                    stack.push(child);
+                    child = self.next_sibling[child as usize];
+                }
             }
         }
-        root_of
+        found.sort_unstable();
+        found
     }
 
     fn label(&self, node: u32) -> String {
@@ -231,8 +279,8 @@ impl Names {
 
 /// What a step does to one key, whichever entity holds it.
 #[derive(Clone, Copy)]
-struct Role {
-    key: Key,
+pub(super) struct Role {
+    pub(super) key: Key,
     /// The move that takes this key away, or [`NONE`].
     moved: u32,
     /// The move that brings a key here, or [`NONE`].
@@ -241,17 +289,21 @@ struct Role {
     written: u32,
     /// Removed (after the renames).
     removed: bool,
+    /// The step whose role it is, by position among the steps that run (a folded plan holds
+    /// the roles of several, each key in one).
+    p: u32,
 }
 
 /// A key moved to a new path: a rename's source key, or a key under its source path.
-struct Move {
+#[derive(Clone, Copy)]
+struct Move<'m> {
     from: u32,
     to: u32,
     /// The node of the key moved, or [`NONE`] for a key moved by the rename's own path (one
     /// without a name, or a raw key).
     from_name: u32,
-    /// The rename of the step that moves it.
-    rename: u32,
+    /// The rename's own source path.
+    source: &'m PathText<'m>,
     /// The node of its new path.
     to_name: u32,
     /// Whether some name lies under its new path.
@@ -259,6 +311,7 @@ struct Move {
 }
 
 /// A default or a set of a step.
+#[derive(Clone, Copy)]
 struct Write<'m> {
     role: u32,
     value: &'m OwnedValue,
@@ -268,19 +321,26 @@ struct Write<'m> {
     has_under: bool,
 }
 
-/// One step, compiled against the names: the roles of the keys it touches.
-struct Plan<'m> {
+/// One step, compiled against the names: the roles of the keys it touches. Or a run of steps
+/// that commute, folded into one ([`fold`]): the union of their roles, each kept with its step.
+#[derive(Clone)]
+pub(super) struct Plan<'m> {
     step: &'m CheckedStep<'m>,
-    index: usize,
-    to: u32,
-    /// Its position among the steps that run.
+    /// The positions among the steps that run of its first and last step (the same for one).
+    first: usize,
     p: usize,
-    roles: FxHashMap<Key, u32>,
-    role: Vec<Role>,
-    moves: Vec<Move>,
+    /// `(index, to)` of each of its steps, first to last, for reports and errors.
+    steps: Vec<(usize, u32)>,
+    /// Where its roles' scan stamps start in [`Work::seen`].
+    pub(super) base: usize,
+    pub(super) roles: FxHashMap<Key, u32>,
+    pub(super) role: Vec<Role>,
+    moves: Vec<Move<'m>>,
     writes: Vec<Write<'m>>,
-    /// Bytes a blob may grow by in this step: the defaults and sets.
-    room: usize,
+    /// Bytes a blob may grow by in this plan: the defaults and sets.
+    pub(super) room: usize,
+    /// The paths it touches, for [`fold`].
+    pub(super) footprint: Footprint,
 }
 
 impl<'m> Plan<'m> {
@@ -293,15 +353,24 @@ impl<'m> Plan<'m> {
             |collision| MigrateError::KeyCollision { step: step.index, to: step.to, collision };
         let mut plan = Plan {
             step,
-            index: step.index,
-            to: step.to,
+            first: p,
             p,
+            steps: vec![(step.index, step.to)],
+            base: 0,
             roles: FxHashMap::default(),
             role: Vec::new(),
             moves: Vec::new(),
             writes: Vec::new(),
             room: 0,
+            footprint: Footprint::default(),
         };
+        for (from, dst) in &step.renames {
+            plan.footprint.add(from);
+            plan.footprint.add(dst);
+        }
+        for path in step.removes.iter().chain(step.writes.iter().map(|w| &w.path)) {
+            plan.footprint.add(path);
+        }
 
         if !step.renames.is_empty() {
             plan.compile_renames(names)?;
@@ -313,16 +382,16 @@ impl<'m> Plan<'m> {
                 let key = names.check(root).map_err(collision)?;
                 let role = plan.role_of(key);
                 plan.role[role as usize].removed = true;
-                if root.raw.is_none()
-                    && let Some(node) = names.find(root)
-                {
-                    roots.push((node, 0));
+                if root.raw.is_none() {
+                    match names.find(root) {
+                        Some(node) => roots.push((node, 0)),
+                        None => plan.footprint.loose.push(key),
+                    }
                 }
             }
             // Names the renames above added are found too: removals follow renames.
-            let root_of = names.under(&roots);
-            for node in 1..=names.node_count() {
-                if root_of[node as usize] != NONE && names.named_in(node, p) {
+            for (node, _) in names.under(&roots) {
+                if names.named_in(node, p) {
                     let role = plan.role_of(names.tree.key(node));
                     plan.role[role as usize].removed = true;
                 }
@@ -379,37 +448,32 @@ impl<'m> Plan<'m> {
                 by_key.push((key, r));
                 continue;
             }
-            if let Some(node) = names.find(from) {
-                roots.push((node, r as u32));
+            match names.find(from) {
+                Some(node) => roots.push((node, r as u32)),
+                None => plan.footprint.loose.push(key),
             }
             if names.tree.named(key).is_none() {
                 by_key.push((key, r));
             }
         }
-        // The new path of every node at or under a source, made parents first.
-        let count = names.node_count();
-        let root_of = names.under(&roots);
-        let mut image = vec![NONE; count as usize + 1];
-        let mut depth = vec![0_u32; count as usize + 1];
-        let mut dst_depth = vec![0_u32; step.renames.len()];
+        // The new path of every node at or under a source, made parents first (sources do not
+        // overlap: a node's parent is under the same source, or the node is the source).
+        let mut image: FxHashMap<u32, (u32, u32)> = FxHashMap::default();
         let mut segment = String::new();
         // (node, rename) of each named key moved.
         let mut named_moves = Vec::new();
-        for node in 1..=count {
-            let r = root_of[node as usize];
-            if r == NONE {
-                continue;
-            }
-            let parent = names.tree.parent(node);
-            let (at, d) = if root_of[parent as usize] == r {
-                segment.clear();
-                segment.push_str(names.tree.segment(node));
-                let at = names.intern(image[parent as usize], &segment);
-                (at, depth[parent as usize] + 1)
-            } else {
-                let dst = &step.renames[r as usize].1;
-                dst_depth[r as usize] = dst.segments().count() as u32;
-                (names.intern_path(dst), dst_depth[r as usize])
+        let sources: FxHashMap<u32, u32> = roots.iter().copied().collect();
+        for (node, r) in names.under(&roots) {
+            let (at, d) = match image.get(&names.tree.parent(node)) {
+                Some(&(parent_at, parent_depth)) if !sources.contains_key(&node) => {
+                    segment.clear();
+                    segment.push_str(names.tree.segment(node));
+                    (names.intern(parent_at, &segment), parent_depth + 1)
+                }
+                _ => {
+                    let dst = &step.renames[r as usize].1;
+                    (names.intern_path(dst), dst.segments().count() as u32)
+                }
             };
             if d as usize > MAX_PATH_SEGMENTS {
                 return Err(MigrateError::BadPath {
@@ -419,14 +483,14 @@ impl<'m> Plan<'m> {
                     problem: "the rename would put a name past 125 segments",
                 });
             }
-            (image[node as usize], depth[node as usize]) = (at, d);
+            image.insert(node, (at, d));
             if names.tree.is_named(node) {
                 named_moves.push((node, r));
             }
         }
         let mut moves: Vec<(Key, u32, u32, u32)> = Vec::with_capacity(named_moves.len());
         for (node, r) in named_moves {
-            moves.push((names.tree.key(node), node, r, image[node as usize]));
+            moves.push((names.tree.key(node), node, r, image[&node].0));
         }
         for (key, r) in by_key {
             let dst = names.intern_path(&step.renames[r].1);
@@ -442,7 +506,7 @@ impl<'m> Plan<'m> {
                 from: from_role,
                 to: to_role,
                 from_name,
-                rename: r,
+                source: &step.renames[r as usize].0,
                 to_name,
                 has_under: false,
             });
@@ -454,23 +518,34 @@ impl<'m> Plan<'m> {
     fn role_of(&mut self, key: Key) -> u32 {
         let next = self.role.len() as u32;
         *self.roles.entry(key).or_insert_with(|| {
-            self.role.push(Role { key, moved: NONE, arrives: NONE, written: NONE, removed: false });
+            let p = self.p as u32;
+            self.role.push(Role {
+                key,
+                moved: NONE,
+                arrives: NONE,
+                written: NONE,
+                removed: false,
+                p,
+            });
             next
         })
     }
 }
 
-/// Reusable state of the rewrite: per plan, the scan stamp of each role (the entity's scan
-/// number when it holds the key) and where it holds it; and buffers.
+/// Reusable state of the rewrite: per role of each plan (at the plan's `base`), the scan stamp
+/// (the entity's scan number when it holds the key); and buffers.
 struct Work {
     scan: u64,
-    seen: Vec<Vec<u64>>,
-    at: Vec<Vec<u32>>,
+    seen: Vec<u64>,
+    /// The entity being rewritten (a number), and per step the last entity it changed: a
+    /// step's report counts each entity it changes once.
+    entity: u64,
+    counted: Vec<u64>,
     /// The roles the entity holds, with their positions, in key order.
     hits: Vec<(u32, u32)>,
     drops: Vec<usize>,
-    /// The keys the step placed where the entity had none, in order.
-    placed: Vec<Placed>,
+    /// The keys the plan placed where the entity had none, in order, each with its step.
+    placed: Vec<(u32, Placed)>,
     spare: Vec<u32>,
     /// The writes that change the entity, set together.
     sets: Vec<u32>,
@@ -489,6 +564,7 @@ impl Work {
     /// Makes the index of the entity's `keys`, unless it holds it.
     fn index(&mut self, keys: &[u32]) {
         if !self.indexed {
+            work_done(keys.len());
             self.index.clear();
             self.index.extend(keys.iter().enumerate().map(|(i, &k)| (Key::from_raw(k), i as u32)));
             self.indexed = true;
@@ -496,11 +572,37 @@ impl Work {
     }
 }
 
+/// The report of step `p`, counting the entity (by its number in `counted`) as changed by it.
+fn count<'r>(
+    reports: &'r mut [StepReport],
+    counted: &mut [u64],
+    entity: u64,
+    p: u32,
+) -> &'r mut StepReport {
+    let report = &mut reports[p as usize];
+    if counted[p as usize] != entity {
+        counted[p as usize] = entity;
+        report.entities += 1;
+    }
+    report
+}
+
 /// A key a step placed: by a move, or by a default or set.
 #[derive(Clone, Copy)]
 enum Placed {
     Move(u32),
     Write(u32),
+}
+
+/// What [`Plan::scan`] found in an entity.
+enum Scanned {
+    /// The plan changes nothing in it.
+    Unchanged,
+    /// The plan changes it.
+    Changes,
+    /// A rename of step `p` onto a key the entity holds: the error, unless one of the plan's
+    /// earlier steps fails first.
+    Refused(u32, MigrateError),
 }
 
 /// What [`rewrite`] builds, to be swapped into the store.
@@ -512,14 +614,16 @@ struct Rewritten {
     changed: Vec<Id>,
 }
 
-/// Every entity rewritten by every plan into a new arena.
+/// Every entity rewritten by every run of plans into a new arena: by the run's folded plan,
+/// or, where the run could pass a blob's 4 GiB (so that which step fails is the same as step
+/// by step), by its plans one after another.
 fn rewrite(
     store: &Store,
-    plans: &[Plan<'_>],
+    runs: &[Run<'_>],
     names: &Names,
     reports: &mut [StepReport],
 ) -> Result<Rewritten, MigrateError> {
-    let room: usize = plans.iter().map(|plan| plan.room).sum();
+    let room: usize = runs.iter().flat_map(|run| &run.plans).map(|plan| plan.room).sum();
     let live = store.arena().len() - store.garbage_words();
     // Room for what the steps may add to every entity, if that much can be had; else the arena
     // grows as it is written. Either way an allocation that fails is an error naming its size,
@@ -531,10 +635,12 @@ fn rewrite(
     }
     let mut spans = Vec::with_capacity(store.len());
     let mut changed = Vec::new();
+    let stamps = runs.iter().flat_map(Run::plans).map(|plan| plan.base + plan.role.len()).max();
     let mut work = Work {
         scan: 0,
-        seen: plans.iter().map(|plan| vec![0; plan.role.len()]).collect(),
-        at: plans.iter().map(|plan| vec![0; plan.role.len()]).collect(),
+        seen: vec![0; stamps.unwrap_or(0)],
+        entity: 0,
+        counted: vec![0; reports.len()],
         hits: Vec::new(),
         drops: Vec::new(),
         placed: Vec::new(),
@@ -552,19 +658,42 @@ fn rewrite(
         let source = blob.as_words();
         let (mut copied, mut holes) = (false, false);
         work.indexed = false;
-        for (p, (plan, report)) in plans.iter().zip(reports.iter_mut()).enumerate() {
-            let words = if copied { &scratch[..] } else { source };
-            if !plan.scan(words, p, &mut work, id, names)? {
-                continue;
+        work.entity += 1;
+        for run in runs {
+            // (The header and the whole payload region, holes too: at least the bytes used,
+            // and read in O(1).)
+            let near_limit = |words: &[u32]| {
+                let used = layout::header_bytes(layout::len(words)) + words.len() * 4
+                    - layout::payload_start(words);
+                used.saturating_add(run.room) > layout::MAX_BYTES
+            };
+            let plans = match &run.folded {
+                Some(folded) if !near_limit(if copied { &scratch } else { source }) => {
+                    std::slice::from_ref(folded)
+                }
+                _ => &run.plans[..],
+            };
+            for plan in plans {
+                let words = if copied { &scratch[..] } else { source };
+                let (limit, refused) = match plan.scan(words, &mut work, id, names) {
+                    Scanned::Unchanged => continue,
+                    Scanned::Changes => (NONE, None),
+                    Scanned::Refused(p, error) => (p, Some(error)),
+                };
+                if !copied {
+                    let len = (layout::used_bytes(source) + room).div_ceil(4);
+                    scratch.clear();
+                    scratch.resize(len.min(layout::MAX_BYTES / 4), 0);
+                    layout::repack(source, &mut scratch);
+                    copied = true;
+                }
+                // A refused rename fails the migration, unless a step of the plan before it
+                // does (the steps it holds before the rename's, applied, are checked first).
+                holes |= plan.apply(&mut scratch, &mut work, limit, id, names, reports)?;
+                if let Some(error) = refused {
+                    return Err(error);
+                }
             }
-            if !copied {
-                let len = (layout::used_bytes(source) + room).div_ceil(4);
-                scratch.clear();
-                scratch.resize(len.min(layout::MAX_BYTES / 4), 0);
-                layout::repack(source, &mut scratch);
-                copied = true;
-            }
-            holes |= plan.apply(p, &mut scratch, &mut work, id, names, report)?;
         }
         if copied {
             changed.push(id);
@@ -608,17 +737,41 @@ fn grow(arena: &mut Vec<u32>, more: usize) -> Result<(), u64> {
     Err((arena.len() as u64 + more as u64) * 4)
 }
 
-impl Plan<'_> {
+impl<'m> Plan<'m> {
+    /// Folds `next` (the plan of the step after this plan's last, whose keys and paths are
+    /// apart from this plan's: see [`fold`]) into this plan.
+    pub(super) fn absorb(&mut self, next: &Plan<'m>) {
+        let (roles, moves, writes) =
+            (self.role.len() as u32, self.moves.len() as u32, self.writes.len() as u32);
+        let shift = |link: u32, by: u32| if link == NONE { NONE } else { link + by };
+        for role in &next.role {
+            self.roles.insert(role.key, self.role.len() as u32);
+            self.role.push(Role {
+                moved: shift(role.moved, moves),
+                arrives: shift(role.arrives, moves),
+                written: shift(role.written, writes),
+                ..*role
+            });
+        }
+        self.moves.extend(next.moves.iter().map(|m| Move {
+            from: m.from + roles,
+            to: m.to + roles,
+            ..*m
+        }));
+        self.writes.extend(next.writes.iter().map(|w| Write { role: w.role + roles, ..*w }));
+        self.steps.extend_from_slice(&next.steps);
+        self.room += next.room;
+        (self.p, self.step) = (next.p, next.step);
+    }
+
+    /// `steps[i] (to v)` of the plan's step `p`: (index, to).
+    fn step_of(&self, p: u32) -> (usize, u32) {
+        self.steps[p as usize - self.first]
+    }
+
     /// Reads which keys of this plan the entity holds (into `work`), checks the renames, and
-    /// says whether the step changes the entity. Changes nothing.
-    fn scan(
-        &self,
-        words: &[u32],
-        p: usize,
-        work: &mut Work,
-        id: Id,
-        names: &Names,
-    ) -> Result<bool, MigrateError> {
+    /// says whether the plan changes the entity. Changes nothing.
+    fn scan(&self, words: &[u32], work: &mut Work, id: Id, names: &Names) -> Scanned {
         work.scan += 1;
         let scan = work.scan;
         work.hits.clear();
@@ -627,6 +780,7 @@ impl Plan<'_> {
             // Fewer roles than keys: each role looked up in the entity's index, kept across
             // its steps, so a run of small steps costs their roles, not the entity's keys each.
             work.index(keys);
+            work_done(self.role.len());
             for (r, role) in self.role.iter().enumerate() {
                 if let Some(&position) = work.index.get(&role.key) {
                     work.hits.push((r as u32, position));
@@ -634,43 +788,53 @@ impl Plan<'_> {
             }
             work.hits.sort_unstable_by_key(|&(_, position)| position);
         } else {
+            work_done(keys.len());
             for (position, raw) in keys.iter().enumerate() {
                 if let Some(&role) = self.roles.get(&Key::from_raw(*raw)) {
                     work.hits.push((role, position as u32));
                 }
             }
         }
-        for &(role, position) in &work.hits {
-            work.seen[p][role as usize] = scan;
-            work.at[p][role as usize] = position;
+        let seen = &mut work.seen[self.base..self.base + self.role.len()];
+        for &(role, _) in &work.hits {
+            seen[role as usize] = scan;
         }
-        let seen = &work.seen[p];
         let mut changes = false;
+        let mut refused: Option<(u32, MigrateError)> = None;
         for &(r, _) in &work.hits {
             let role = self.role[r as usize];
             if role.moved != NONE {
-                let to = self.moves[role.moved as usize].to;
-                // The key it moves onto is held, and stays: it does not move away itself.
-                if seen[to as usize] == scan && self.role[to as usize].moved == NONE {
-                    let m = &self.moves[role.moved as usize];
-                    return Err(MigrateError::RenameOntoKey {
-                        step: self.index,
-                        to: self.to,
+                let m = &self.moves[role.moved as usize];
+                // The key it moves onto is held, and stays: it does not move away itself. The
+                // first such key of the earliest step is the error.
+                if seen[m.to as usize] == scan
+                    && self.role[m.to as usize].moved == NONE
+                    && refused.as_ref().is_none_or(|&(p, _)| role.p < p)
+                {
+                    let (step, to) = self.step_of(role.p);
+                    let error = MigrateError::RenameOntoKey {
+                        step,
+                        to,
                         id,
-                        from: self.source_label(m, names),
+                        from: source_label(m, names),
                         onto: names.label(m.to_name),
-                    });
+                    };
+                    refused = Some((role.p, error));
                 }
                 changes = true;
             }
             changes |= role.removed;
         }
+        if let Some((p, error)) = refused {
+            return Scanned::Refused(p, error);
+        }
         if changes {
-            return Ok(true);
+            return Scanned::Changes;
         }
         // No key moves or goes: a write changes the entity if it lacks the key, or (a set)
         // holds another value.
-        Ok(self.writes.iter().any(|write| {
+        work_done(self.writes.len());
+        let changes = self.writes.iter().any(|write| {
             let role = self.role[write.role as usize];
             if seen[write.role as usize] != scan {
                 return true;
@@ -679,16 +843,8 @@ impl Plan<'_> {
                 && !layout::lookup(words, role.key).is_some_and(|(tag, raw)| {
                     layout::decode(words, tag, raw).is_identical(&write.value.as_value())
                 })
-        }))
-    }
-
-    /// The path a move takes its key from, as messages show it: its name, or the rename's own
-    /// path.
-    fn source_label(&self, m: &Move, names: &Names) -> String {
-        match m.from_name {
-            NONE => self.step.renames[m.rename as usize].0.label(),
-            node => names.label(node),
-        }
+        });
+        if changes { Scanned::Changes } else { Scanned::Unchanged }
     }
 
     /// Whether the role's key is held after the renames (of the entity `scan` read).
@@ -704,19 +860,26 @@ impl Plan<'_> {
         !self.role[r as usize].removed && self.after_renames(seen, scan, r)
     }
 
-    /// Applies the step to the entity in `words`, which [`scan`](Plan::scan) read last;
-    /// returns whether it may have left holes (a removal, an overwrite).
+    /// Applies the plan's steps before `limit` (all of them for [`NONE`]) to the entity in
+    /// `words`, which [`scan`](Plan::scan) read last; returns whether it may have left holes
+    /// (a removal, an overwrite). The steps of a folded plan touch no key and no path of
+    /// one another, so each sees the entity as it would step by step.
     fn apply(
         &self,
-        p: usize,
         words: &mut Vec<u32>,
         work: &mut Work,
+        limit: u32,
         id: Id,
         names: &Names,
-        report: &mut StepReport,
+        reports: &mut [StepReport],
     ) -> Result<bool, MigrateError> {
-        let (scan, seen) = (work.scan, &work.seen[p]);
-        report.entities += 1;
+        let scan = work.scan;
+        if limit != NONE {
+            let role = &self.role;
+            work.hits.retain(|&(r, _)| role[r as usize].p < limit);
+        }
+        let seen = &work.seen[self.base..self.base + self.role.len()];
+        work_done(work.hits.len() + self.writes.len());
         // Renames: the key word rewritten in place. Removals: in one pass.
         work.drops.clear();
         let keys = layout::keys_mut(words);
@@ -727,11 +890,19 @@ impl Plan<'_> {
             } else {
                 let to = self.moves[role.moved as usize].to;
                 keys[position as usize] = self.role[to as usize].key.raw();
+                let report = &mut reports[role.p as usize];
                 report.renamed += 1;
                 self.role[to as usize]
             };
             if now.removed {
                 work.drops.push(position as usize);
+                reports[role.p as usize].removed += 1;
+            }
+        }
+        for &(r, _) in &work.hits {
+            let role = self.role[r as usize];
+            if role.moved != NONE || role.removed {
+                count(reports, &mut work.counted, work.entity, role.p);
             }
         }
         if work.indexed {
@@ -755,8 +926,10 @@ impl Plan<'_> {
                 work.indexed = false;
             }
         }
-        layout::remove_at(words, &work.drops);
-        report.removed += work.drops.len();
+        if !work.drops.is_empty() {
+            work_done(layout::len(words));
+            layout::remove_at(words, &work.drops);
+        }
 
         // The paths written where there was no key: checked against the entity's structure.
         work.placed.clear();
@@ -764,13 +937,17 @@ impl Plan<'_> {
             let role = self.role[r as usize];
             if role.moved != NONE && !self.role[self.moves[role.moved as usize].to as usize].removed
             {
-                work.placed.push(Placed::Move(role.moved));
+                work.placed.push((role.p, Placed::Move(role.moved)));
             }
         }
         let mut holes = !work.drops.is_empty();
         // The writes that change the entity, all set in one pass (a step may hold thousands).
         work.sets.clear();
         for (w, write) in self.writes.iter().enumerate() {
+            let p = self.role[write.role as usize].p;
+            if p >= limit {
+                break;
+            }
             let held = self.after_removals(seen, scan, write.role);
             if held {
                 if write.default {
@@ -784,9 +961,10 @@ impl Plan<'_> {
                 // The old value's payload, if any, becomes a hole.
                 holes = true;
             } else {
-                work.placed.push(Placed::Write(w as u32));
+                work.placed.push((p, Placed::Write(w as u32)));
             }
             work.sets.push(w as u32);
+            let report = count(reports, &mut work.counted, work.entity, p);
             if write.default {
                 report.defaulted += 1;
             } else {
@@ -816,6 +994,7 @@ impl Plan<'_> {
             (self.role[write.role as usize].key, write.value.as_value())
         });
         let n = layout::len(words);
+        work_done(n + sets.len());
         let header = layout::header_bytes(n + sets.len()) - layout::header_bytes(n);
         let room = header + entries.clone().map(|(_, v)| v.payload_bytes()).sum::<usize>();
         // The entity's index finds the held keys (a step's writes cost their own count,
@@ -824,7 +1003,10 @@ impl Plan<'_> {
         let mut growing = Growing { words, spare: &mut work.spare };
         growing.reserve_bytes(room).map_err(|error| match error {
             BlobError::TooLarge { required } => {
-                MigrateError::BlobTooLarge { step: self.index, to: self.to, id, required }
+                // A folded plan never gets here (a run that could pass 4 GiB runs step by
+                // step), so the plan's step is the one.
+                let (step, to) = self.step_of(self.p as u32);
+                MigrateError::BlobTooLarge { step, to, id, required }
             }
             error => unreachable!("INVARIANT: a set fails only as too large, not {error}"),
         })?;
@@ -843,10 +1025,12 @@ impl Plan<'_> {
         Ok(())
     }
 
-    /// Checks each key the step placed against the entity it left in `words`: no key it holds
-    /// is above a placed path (the path would run through a value), nor, where names lie under
-    /// a placed path, named under it (a value would be made of an object). Each check walks up
-    /// the tree from the placed nodes and the held names, each node once.
+    /// Checks each key the plan placed against the entity it left in `words`, step by step:
+    /// no key it holds is above a placed path (the path would run through a value), nor, where
+    /// names lie under a placed path, named under it (a value would be made of an object).
+    /// Each check walks up the tree from the placed nodes and the held names, each node once.
+    /// (The steps of a folded plan are apart: the keys above and under one step's paths are
+    /// the same after the plan as after that step.)
     fn check_placed(
         &self,
         words: &[u32],
@@ -858,8 +1042,11 @@ impl Plan<'_> {
         let mut below_done = false;
         work.walk += 1;
         let walk = work.walk;
+        // In step order, and in order within a step: its moves, then its writes.
+        work.placed.sort_by_key(|&(p, _)| p);
         for i in 0..work.placed.len() {
-            let placed = work.placed[i];
+            let (p, placed) = work.placed[i];
+            let (step, to) = self.step_of(p);
             let (node, op, has_under) = match placed {
                 Placed::Move(m) => {
                     let m = &self.moves[m as usize];
@@ -876,8 +1063,8 @@ impl Plan<'_> {
                 work.index(layout::keys(words));
                 if work.index.contains_key(&tree.key(above)) {
                     return Err(MigrateError::PathThroughValue {
-                        step: self.index,
-                        to: self.to,
+                        step,
+                        to,
                         id,
                         op,
                         path: names.label(node),
@@ -890,8 +1077,10 @@ impl Plan<'_> {
                 continue;
             }
             if !below_done {
-                // Every node above a name the entity holds (as this step knows the names).
+                // Every node above a name the entity holds (as the plan's last step knows the
+                // names: a name a later step adds is under none of the plan's paths).
                 below_done = true;
+                work_done(layout::len(words));
                 for &raw in layout::keys(words) {
                     let Some(held) = tree.named(Key::from_raw(raw)) else { continue };
                     if !names.named_in(held, self.p) {
@@ -912,8 +1101,8 @@ impl Plan<'_> {
                     .find(|&held| names.named_in(held, self.p) && tree.is_under(held, node))
                     .expect("INVARIANT: a held name is under the node");
                 return Err(MigrateError::PathIsObject {
-                    step: self.index,
-                    to: self.to,
+                    step,
+                    to,
                     id,
                     op,
                     path: names.label(node),
@@ -924,6 +1113,26 @@ impl Plan<'_> {
         Ok(())
     }
 }
+
+/// The path a move takes its key from, as messages show it: its name, or the rename's own
+/// path.
+fn source_label(m: &Move<'_>, names: &Names) -> String {
+    match m.from_name {
+        NONE => m.source.label(),
+        node => names.label(node),
+    }
+}
+
+/// Counts work done by the rewrite, in keys and roles visited and words moved, for the test
+/// that holds a migration to its bound (`tests::folded_steps_cost_the_keys_not_the_steps`).
+#[cfg(test)]
+fn work_done(units: usize) {
+    tests::WORK.with(|work| work.set(work.get() + units as u64));
+}
+
+#[cfg(not(test))]
+#[inline(always)]
+fn work_done(_units: usize) {}
 
 #[cfg(test)]
 /// Sets `key` in the blob in `words` through the blob write path ([`BlobWrite::set_entry`]),
@@ -976,8 +1185,57 @@ impl BlobWrite for Growing<'_> {
 
 #[cfg(test)]
 mod tests {
+    use std::cell::Cell;
+
     use super::*;
+    use crate::migrate::MigrationStep;
     use crate::value::Value;
+
+    thread_local! {
+        /// The rewrite's work on this thread: see [`work_done`].
+        pub(super) static WORK: Cell<u64> = const { Cell::new(0) };
+    }
+
+    /// The work of migrating `entities` entities of `keys` keys each by `steps` steps made by
+    /// `step` (given its position).
+    fn work_of(
+        entities: usize,
+        keys: usize,
+        steps: usize,
+        step: impl Fn(usize) -> MigrationStep,
+    ) -> u64 {
+        let mut store = Store::new();
+        for _ in 0..entities {
+            store.insert_entries((0..keys).map(|k| (format!("k{k}"), 1))).unwrap();
+        }
+        let migrations = (0..steps).fold(Migrations::new(steps as u32), |m, i| m.step(step(i)));
+        WORK.with(|work| work.set(0));
+        let report = migrations.apply(&mut store).unwrap();
+        assert_eq!(report.steps.len(), steps);
+        WORK.with(Cell::get)
+    }
+
+    /// One-key steps that are apart fold into one pass over each entity: the work grows with
+    /// the entities' keys and the steps, not with entities x steps x keys (it was about
+    /// entities x steps x (keys + steps / 2) words moved, one step at a time).
+    #[test]
+    fn folded_steps_cost_the_keys_not_the_steps() {
+        let (entities, keys) = (40, 50);
+        let set = |i: usize| MigrationStep::to(i as u32 + 1).set(&format!("s{i}"), 2);
+        let default = |i: usize| MigrationStep::to(i as u32 + 1).default(&format!("d{i}"), 1);
+        let rename =
+            |i: usize| MigrationStep::to(i as u32 + 1).rename(&format!("k{i}"), &format!("r{i}"));
+        let remove = |i: usize| MigrationStep::to(i as u32 + 1).remove(&format!("k{i}"));
+        for steps in [50, 500, 2_000] {
+            // Each entity ends with keys + steps keys: a pass over them, a few times.
+            let written = (entities * (keys + steps)) as u64;
+            assert!(work_of(entities, keys, steps, set) <= 6 * written, "{steps} sets");
+            assert!(work_of(entities, keys, steps, default) <= 6 * written, "{steps} defaults");
+            let kept = (entities * keys + steps) as u64;
+            assert!(work_of(entities, keys, steps, rename) <= 6 * kept, "{steps} renames");
+            assert!(work_of(entities, keys, steps, remove) <= 6 * kept, "{steps} removals");
+        }
+    }
 
     #[test]
     fn set_growing_regrows_through_the_spare_and_keeps_every_entry() {
