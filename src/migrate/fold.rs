@@ -13,11 +13,14 @@
 //! coincidence) count as one: a run ends early, never late. A step with a raw key (`#0000002a`,
 //! a key with no path), or a key whose hash a node of another path of the names shares, runs
 //! alone.
+//!
+//! Built on what a plan says of itself ([`Fold`]): this file knows nothing else of plans.
+
+use std::ops::Range;
 
 use fxhash::{FxHashMap, FxHashSet};
 
 use super::PathText;
-use super::plan::{Names, Plan};
 use crate::key::Key;
 
 /// The paths a step touches, as keys, for [`fold`].
@@ -29,7 +32,7 @@ pub(super) struct Footprint {
     above: Vec<Key>,
     /// Keys of paths the names have no node for (a rename or removal of an unknown path), which
     /// stand for whatever key an entity holds with their hash.
-    pub(super) loose: Vec<Key>,
+    loose: Vec<Key>,
     /// A raw key among its paths.
     alone: bool,
 }
@@ -50,82 +53,83 @@ impl Footprint {
         }
         self.at.extend(key);
     }
+
+    /// Adds the key of a path the names have no node for.
+    pub(super) fn add_loose(&mut self, key: Key) {
+        self.loose.push(key);
+    }
 }
 
-/// Consecutive steps that commute: their plans, and (for two or more) the plan that does all
-/// of them at once.
-pub(super) struct Run<'m> {
-    pub(super) plans: Vec<Plan<'m>>,
-    pub(super) folded: Option<Plan<'m>>,
+/// What [`fold`] needs of a step's plan.
+pub(super) trait Fold: Clone {
+    /// The paths it touches; taken (emptied) once the plan is placed in a run.
+    fn footprint(&mut self) -> &mut Footprint;
+    /// The keys it touches.
+    fn keys(&self) -> impl Iterator<Item = Key>;
+    /// Whether it touches `key`.
+    fn touches(&self, key: Key) -> bool;
+    /// Folds `next`, the plan of the step after its last, apart from it, into it.
+    fn absorb(&mut self, next: &Self);
+    /// The bytes it may add to an entity.
+    fn room(&self) -> usize;
+}
+
+/// Consecutive steps that commute: their plans (by position), and for two or more the plan
+/// that does all of them at once.
+pub(super) struct Run<P> {
+    pub(super) plans: Range<usize>,
+    pub(super) folded: Option<Box<P>>,
     /// The bytes the run may add to an entity: its plans' room.
     pub(super) room: usize,
 }
 
-impl<'m> Run<'m> {
-    /// Every plan of the run: its steps', and the folded one.
-    pub(super) fn plans(&self) -> impl Iterator<Item = &Plan<'m>> {
-        self.plans.iter().chain(&self.folded)
-    }
-
-    /// The role table of the run so far.
-    fn roles(&self) -> &FxHashMap<Key, u32> {
-        match &self.folded {
-            Some(folded) => &folded.roles,
-            None => &self.plans[0].roles,
-        }
-    }
-}
-
 /// The plans (of the steps that run, in order) cut into runs of steps that commute, each run
-/// of two or more folded; each plan given its place in the rewrite's scan stamps. Time: the
-/// plans' roles and paths' segments, and one pass over the names' nodes.
-pub(super) fn fold<'m>(plans: Vec<Plan<'m>>, names: &Names) -> Vec<Run<'m>> {
+/// of two or more folded. `node_keys` is the key of every node of the names (the steps' names
+/// among them). Time: the plans' keys and paths' segments, and the nodes.
+pub(super) fn fold<P: Fold>(plans: &mut [P], node_keys: impl Iterator<Item = Key>) -> Vec<Run<P>> {
     // How many nodes have each key: a key two nodes share, or a loose key any node has, may
     // be read by a check of another step through that node.
     let mut nodes: FxHashMap<Key, u8> = FxHashMap::default();
-    for node in 1..=names.node_count() {
-        let count = nodes.entry(names.tree.key(node)).or_default();
+    for key in node_keys {
+        let count = nodes.entry(key).or_default();
         *count = count.saturating_add(1);
     }
-    let alone = |plan: &Plan<'_>| {
-        plan.footprint.alone
-            || plan.footprint.loose.iter().any(|key| nodes.contains_key(key))
-            || plan.role.iter().any(|role| nodes.get(&role.key).is_some_and(|&n| n > 1))
-    };
-    let mut runs: Vec<Run<'m>> = Vec::new();
+    let mut runs: Vec<Run<P>> = Vec::new();
     // The run's paths' keys, and the keys of the paths above them.
     let (mut at, mut above) = (FxHashSet::default(), FxHashSet::default());
     let mut open = false;
-    for plan in plans {
-        let apart = |run: &Run<'_>| {
-            let print = &plan.footprint;
+    for p in 0..plans.len() {
+        let print = std::mem::take(plans[p].footprint());
+        let plan = &plans[p];
+        let alone = print.alone
+            || print.loose.iter().any(|key| nodes.contains_key(key))
+            || plan.keys().any(|key| nodes.get(&key).is_some_and(|&n| n > 1));
+        let apart = |run: &Run<P>| {
+            let first = &plans[run.plans.start];
+            let held = |key: Key| match &run.folded {
+                Some(folded) => folded.touches(key),
+                None => first.touches(key),
+            };
             !print.at.iter().any(|key| at.contains(key) || above.contains(key))
                 && !print.above.iter().any(|key| at.contains(key))
-                && !plan.role.iter().any(|role| run.roles().contains_key(&role.key))
+                && !plan.keys().any(held)
         };
-        let joins = open && !alone(&plan) && runs.last().is_some_and(apart);
+        let joins = open && !alone && runs.last().is_some_and(apart);
         if !joins {
             at.clear();
             above.clear();
-            runs.push(Run { plans: Vec::new(), folded: None, room: 0 });
+            runs.push(Run { plans: p..p, folded: None, room: 0 });
         }
-        open = !alone(&plan);
-        at.extend(plan.footprint.at.iter().copied());
-        above.extend(plan.footprint.above.iter().copied());
+        open = !alone;
+        at.extend(print.at);
+        above.extend(print.above);
         let run = runs.last_mut().expect("INVARIANT: a run was pushed");
         if joins {
-            let first = &run.plans[0];
-            run.folded.get_or_insert_with(|| first.clone()).absorb(&plan);
+            let first = &plans[run.plans.start];
+            run.folded.get_or_insert_with(|| Box::new(first.clone())).absorb(plan);
         }
-        run.room += plan.room;
-        run.plans.push(plan);
-    }
-    let mut base = 0;
-    for run in &mut runs {
-        for plan in run.plans.iter_mut().chain(&mut run.folded) {
-            plan.base = base;
-            base += plan.role.len();
-        }
+        run.room += plan.room();
+        run.plans.end = p + 1;
     }
     runs
 }

@@ -13,7 +13,7 @@
 
 use fxhash::FxHashMap;
 
-use super::fold::{Footprint, Run, fold};
+use super::fold::{Fold, Footprint, Run, fold};
 use super::{CheckedStep, MigrateError, MigrationReport, Migrations, PathText, StepReport};
 use crate::blob::BlobError;
 use crate::blob::write::BlobWrite;
@@ -26,7 +26,7 @@ use crate::store::Store;
 use crate::value::OwnedValue;
 
 /// No move, no write: a role's empty link.
-pub(super) const NONE: u32 = u32::MAX;
+const NONE: u32 = u32::MAX;
 
 impl Migrations {
     /// Runs the steps that lead past `store`'s data version, in order, on every entity, and
@@ -104,8 +104,18 @@ impl Migrations {
             .map(|step| StepReport { index: step.index, to: step.to, ..StepReport::default() })
             .collect();
         if plans.iter().any(|plan| !plan.roles.is_empty()) {
-            let runs = fold(plans, &names);
-            let Rewritten { arena, spans, changed } = rewrite(store, &runs, &names, &mut reports)?;
+            let mut plans = plans;
+            let node_keys = (1..=names.node_count()).map(|node| names.tree.key(node));
+            let mut runs = fold(&mut plans, node_keys);
+            // Each plan's scan stamps, the folded ones' too, in one table.
+            let mut base = 0;
+            let folded = runs.iter_mut().filter_map(|run| run.folded.as_deref_mut());
+            for plan in plans.iter_mut().chain(folded) {
+                plan.base = base;
+                base += plan.role.len();
+            }
+            let rewritten = rewrite(store, &plans, &runs, base, &names, &mut reports)?;
+            let Rewritten { arena, spans, changed } = rewritten;
             store.replace_arena(arena, spans);
             // Change tracking: the entities a step changed, and only those, are stamped, so
             // marks see the migration in O(changed) (the data version travels in every delta).
@@ -128,8 +138,8 @@ impl Migrations {
 /// Every key name a migration knows: a copy of the store's key tree, with the names its steps
 /// add. Walked by node (parent links), never spelled out whole: the tree stores a shared
 /// prefix once, so the names' total length can be far beyond the file's.
-pub(super) struct Names {
-    pub(super) tree: KeyNames,
+struct Names {
+    tree: KeyNames,
     /// Whether each node (by number; the root is 0) is the parent of another: an object's path.
     has_child: Vec<bool>,
     /// Each node's first child, last child and next sibling (or [`NONE`]): a subtree is
@@ -167,7 +177,7 @@ impl Names {
         names
     }
 
-    pub(super) fn node_count(&self) -> u32 {
+    fn node_count(&self) -> u32 {
         self.tree.node_count() as u32
     }
 
@@ -279,8 +289,8 @@ impl Names {
 
 /// What a step does to one key, whichever entity holds it.
 #[derive(Clone, Copy)]
-pub(super) struct Role {
-    pub(super) key: Key,
+struct Role {
+    key: Key,
     /// The move that takes this key away, or [`NONE`].
     moved: u32,
     /// The move that brings a key here, or [`NONE`].
@@ -324,7 +334,7 @@ struct Write<'m> {
 /// One step, compiled against the names: the roles of the keys it touches. Or a run of steps
 /// that commute, folded into one ([`fold`]): the union of their roles, each kept with its step.
 #[derive(Clone)]
-pub(super) struct Plan<'m> {
+struct Plan<'m> {
     step: &'m CheckedStep<'m>,
     /// The positions among the steps that run of its first and last step (the same for one).
     first: usize,
@@ -332,15 +342,15 @@ pub(super) struct Plan<'m> {
     /// `(index, to)` of each of its steps, first to last, for reports and errors.
     steps: Vec<(usize, u32)>,
     /// Where its roles' scan stamps start in [`Work::seen`].
-    pub(super) base: usize,
-    pub(super) roles: FxHashMap<Key, u32>,
-    pub(super) role: Vec<Role>,
+    base: usize,
+    roles: FxHashMap<Key, u32>,
+    role: Vec<Role>,
     moves: Vec<Move<'m>>,
     writes: Vec<Write<'m>>,
     /// Bytes a blob may grow by in this plan: the defaults and sets.
-    pub(super) room: usize,
+    room: usize,
     /// The paths it touches, for [`fold`].
-    pub(super) footprint: Footprint,
+    footprint: Footprint,
 }
 
 impl<'m> Plan<'m> {
@@ -385,7 +395,7 @@ impl<'m> Plan<'m> {
                 if root.raw.is_none() {
                     match names.find(root) {
                         Some(node) => roots.push((node, 0)),
-                        None => plan.footprint.loose.push(key),
+                        None => plan.footprint.add_loose(key),
                     }
                 }
             }
@@ -450,7 +460,7 @@ impl<'m> Plan<'m> {
             }
             match names.find(from) {
                 Some(node) => roots.push((node, r as u32)),
-                None => plan.footprint.loose.push(key),
+                None => plan.footprint.add_loose(key),
             }
             if names.tree.named(key).is_none() {
                 by_key.push((key, r));
@@ -619,11 +629,13 @@ struct Rewritten {
 /// by step), by its plans one after another.
 fn rewrite(
     store: &Store,
-    runs: &[Run<'_>],
+    plans: &[Plan<'_>],
+    runs: &[Run<Plan<'_>>],
+    stamps: usize,
     names: &Names,
     reports: &mut [StepReport],
 ) -> Result<Rewritten, MigrateError> {
-    let room: usize = runs.iter().flat_map(|run| &run.plans).map(|plan| plan.room).sum();
+    let room: usize = plans.iter().map(|plan| plan.room).sum();
     let live = store.arena().len() - store.garbage_words();
     // Room for what the steps may add to every entity, if that much can be had; else the arena
     // grows as it is written. Either way an allocation that fails is an error naming its size,
@@ -635,10 +647,9 @@ fn rewrite(
     }
     let mut spans = Vec::with_capacity(store.len());
     let mut changed = Vec::new();
-    let stamps = runs.iter().flat_map(Run::plans).map(|plan| plan.base + plan.role.len()).max();
     let mut work = Work {
         scan: 0,
-        seen: vec![0; stamps.unwrap_or(0)],
+        seen: vec![0; stamps],
         entity: 0,
         counted: vec![0; reports.len()],
         hits: Vec::new(),
@@ -669,9 +680,9 @@ fn rewrite(
             };
             let plans = match &run.folded {
                 Some(folded) if !near_limit(if copied { &scratch } else { source }) => {
-                    std::slice::from_ref(folded)
+                    std::slice::from_ref(&**folded)
                 }
-                _ => &run.plans[..],
+                _ => &plans[run.plans.clone()],
             };
             for plan in plans {
                 let words = if copied { &scratch[..] } else { source };
@@ -737,10 +748,26 @@ fn grow(arena: &mut Vec<u32>, more: usize) -> Result<(), u64> {
     Err((arena.len() as u64 + more as u64) * 4)
 }
 
-impl<'m> Plan<'m> {
+impl Fold for Plan<'_> {
+    fn footprint(&mut self) -> &mut Footprint {
+        &mut self.footprint
+    }
+
+    fn keys(&self) -> impl Iterator<Item = Key> {
+        self.role.iter().map(|role| role.key)
+    }
+
+    fn touches(&self, key: Key) -> bool {
+        self.roles.contains_key(&key)
+    }
+
+    fn room(&self) -> usize {
+        self.room
+    }
+
     /// Folds `next` (the plan of the step after this plan's last, whose keys and paths are
     /// apart from this plan's: see [`fold`]) into this plan.
-    pub(super) fn absorb(&mut self, next: &Plan<'m>) {
+    fn absorb(&mut self, next: &Self) {
         let (roles, moves, writes) =
             (self.role.len() as u32, self.moves.len() as u32, self.writes.len() as u32);
         let shift = |link: u32, by: u32| if link == NONE { NONE } else { link + by };
@@ -763,7 +790,9 @@ impl<'m> Plan<'m> {
         self.room += next.room;
         (self.p, self.step) = (next.p, next.step);
     }
+}
 
+impl Plan<'_> {
     /// `steps[i] (to v)` of the plan's step `p`: (index, to).
     fn step_of(&self, p: u32) -> (usize, u32) {
         self.steps[p as usize - self.first]
