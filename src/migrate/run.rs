@@ -260,7 +260,7 @@ fn rewrite(
         below: vec![0; names.node_count() as usize + 1],
         walk: 0,
     };
-    let mut visits = Visits::new(plans, runs);
+    let mut visits = Visits::new(plans, runs, stamps);
     // The entity being rewritten, once a step changes it.
     let mut scratch = Vec::new();
     for (id, blob) in store.iter() {
@@ -288,7 +288,7 @@ fn rewrite(
                 let words = if copied { &scratch[..] } else { source };
                 let (limit, refused) = match plan.scan(words, &mut work, id, names) {
                     Scanned::Unchanged => {
-                        visits.requeue(plan, &work, r, false);
+                        visits.requeue(plan, &work, false);
                         continue;
                     }
                     Scanned::Changes => (NONE, None),
@@ -307,7 +307,7 @@ fn rewrite(
                 if let Some(error) = refused {
                     return Err(error);
                 }
-                visits.requeue(plan, &work, r, true);
+                visits.requeue(plan, &work, true);
             }
         }
         if copied {
@@ -353,10 +353,13 @@ struct Visits {
     /// The next run of each key the entity holds (a key's may repeat, or be stale: a visit
     /// that finds nothing changes nothing).
     heap: BinaryHeap<Reverse<u32>>,
+    /// Per role of each plan (at the plan's `base`), the first later run that touches its
+    /// key, or [`NONE`]: what a visit queues for the keys it leaves, without a lookup.
+    after: Vec<u32>,
 }
 
 impl Visits {
-    fn new(plans: &[Plan<'_>], runs: &[Run<Plan<'_>>]) -> Visits {
+    fn new(plans: &[Plan<'_>], runs: &[Run<Plan<'_>>], stamps: usize) -> Visits {
         let mut touching: FxHashMap<Key, Vec<u32>> = FxHashMap::default();
         let mut writing = Vec::new();
         for (r, run) in runs.iter().enumerate() {
@@ -372,7 +375,18 @@ impl Visits {
                 }
             }
         }
-        Visits { touching, writing, next_write: 0, heap: BinaryHeap::new() }
+        let mut after = vec![NONE; stamps];
+        for (r, run) in runs.iter().enumerate() {
+            let folded = run.folded.as_deref();
+            for plan in plans[run.plans.clone()].iter().chain(folded) {
+                for (i, role) in plan.role.iter().enumerate() {
+                    let list = &touching[&role.key];
+                    let at = list.partition_point(|&later| later <= r as u32);
+                    after[plan.base + i] = list.get(at).copied().unwrap_or(NONE);
+                }
+            }
+        }
+        Visits { touching, writing, next_write: 0, heap: BinaryHeap::new(), after }
     }
 
     /// Starts an entity that holds `keys`.
@@ -381,15 +395,13 @@ impl Visits {
         self.heap.clear();
         self.next_write = 0;
         for &raw in keys {
-            self.push(Key::from_raw(raw), None);
+            self.push(Key::from_raw(raw));
         }
     }
 
-    /// Queues the first run after `after` (or the first) that touches `key`.
-    fn push(&mut self, key: Key, after: Option<u32>) {
-        let Some(list) = self.touching.get(&key) else { return };
-        let at = after.map_or(0, |after| list.partition_point(|&r| r <= after));
-        if let Some(&r) = list.get(at) {
+    /// Queues the first run that touches `key`.
+    fn push(&mut self, key: Key) {
+        if let Some(&r) = self.touching.get(&key).and_then(|list| list.first()) {
             self.heap.push(Reverse(r));
         }
     }
@@ -410,24 +422,29 @@ impl Visits {
         Some(r)
     }
 
-    /// After run `r`'s `plan` scanned the entity (and applied itself, if `applied`): queues
-    /// the next run of each key the plan touched that the entity holds now.
-    fn requeue(&mut self, plan: &Plan<'_>, work: &Work, r: u32, applied: bool) {
+    /// After a run's `plan` scanned the entity (and applied itself, if `applied`): queues the
+    /// next run of each key the plan touched that the entity holds now.
+    fn requeue(&mut self, plan: &Plan<'_>, work: &Work, applied: bool) {
         work_done(work.hits.len());
+        let mut queue = |r: u32| {
+            let next = self.after[plan.base + r as usize];
+            if next != NONE {
+                self.heap.push(Reverse(next));
+            }
+        };
         for &(h, _) in &work.hits {
             let role = plan.role[h as usize];
             let now = match role.moved {
-                NONE => role,
-                m => plan.role[plan.moves[m as usize].to as usize],
+                NONE => h,
+                m => plan.moves[m as usize].to,
             };
-            if !now.removed {
-                self.push(now.key, Some(r));
+            if !plan.role[now as usize].removed {
+                queue(now);
             }
         }
         if applied {
             for &w in &work.sets {
-                let write = &plan.writes[w as usize];
-                self.push(plan.role[write.role as usize].key, Some(r));
+                queue(plan.writes[w as usize].role);
             }
         }
     }
