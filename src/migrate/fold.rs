@@ -94,17 +94,22 @@ pub(super) fn fold<P: Fold>(plans: &mut [P], node_keys: impl Iterator<Item = Key
         let count = nodes.entry(key).or_default();
         *count = count.saturating_add(1);
     }
+    let alone = |print: &Footprint, plan: &P| {
+        print.alone
+            || print.loose.iter().any(|key| nodes.contains_key(key))
+            || plan.keys().any(|key| nodes.get(&key).is_some_and(|&n| n > 1))
+    };
     let mut runs: Vec<Run<P>> = Vec::new();
     // The run's paths' keys, and the keys of the paths above them.
     let (mut at, mut above) = (FxHashSet::default(), FxHashSet::default());
-    let mut open = false;
+    // Whether the run may take more plans, once asked (a plan that runs alone closes its run),
+    // and the paths of its first plan until then: steps that overlap, the common case, never
+    // ask, so a plan's keys are looked at only when it could fold.
+    let (mut open, mut first_print): (Option<bool>, Footprint) = (None, Footprint::default());
     for p in 0..plans.len() {
         let print = std::mem::take(plans[p].footprint());
         let plan = &plans[p];
-        let alone = print.alone
-            || print.loose.iter().any(|key| nodes.contains_key(key))
-            || plan.keys().any(|key| nodes.get(&key).is_some_and(|&n| n > 1));
-        let apart = |run: &Run<P>| {
+        let apart = runs.last().is_some_and(|run| {
             let first = &plans[run.plans.start];
             let held = |key: Key| match &run.folded {
                 Some(folded) => folded.touches(key),
@@ -113,22 +118,29 @@ pub(super) fn fold<P: Fold>(plans: &mut [P], node_keys: impl Iterator<Item = Key
             !print.at.iter().any(|key| at.contains(key) || above.contains(key))
                 && !print.above.iter().any(|key| at.contains(key))
                 && !plan.keys().any(held)
-        };
-        let joins = open && !alone && runs.last().is_some_and(apart);
+        });
+        let joins = apart
+            && *open.get_or_insert_with(|| {
+                let run = runs.last().expect("INVARIANT: apart from a run");
+                !alone(&first_print, &plans[run.plans.start])
+            })
+            && !alone(&print, plan);
         if !joins {
             at.clear();
             above.clear();
             runs.push(Run { plans: p..p, folded: None, room: 0 });
         }
-        open = !alone;
-        at.extend(print.at);
-        above.extend(print.above);
+        at.extend(print.at.iter().copied());
+        above.extend(print.above.iter().copied());
+        if !joins {
+            (open, first_print) = (None, print);
+        }
         let run = runs.last_mut().expect("INVARIANT: a run was pushed");
         if joins {
             let first = &plans[run.plans.start];
-            run.folded.get_or_insert_with(|| Box::new(first.clone())).absorb(plan);
+            run.folded.get_or_insert_with(|| Box::new(first.clone())).absorb(&plans[p]);
         }
-        run.room += plan.room();
+        run.room += plans[p].room();
         run.plans.end = p + 1;
     }
     runs

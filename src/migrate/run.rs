@@ -345,8 +345,8 @@ fn rewrite(
 /// and touches none of an entity's keys leaves it as it is, so it is skipped without a look:
 /// an entity costs its keys, the runs that write and the changes, not every run.
 struct Visits {
-    /// Per key, the runs that touch it (ascending).
-    touching: FxHashMap<Key, Vec<u32>>,
+    /// Per key, the first run that touches it.
+    first: FxHashMap<Key, u32>,
     /// The runs that write (ascending), and the next of them for the entity.
     writing: Vec<u32>,
     next_write: usize,
@@ -360,33 +360,28 @@ struct Visits {
 
 impl Visits {
     fn new(plans: &[Plan<'_>], runs: &[Run<Plan<'_>>], stamps: usize) -> Visits {
-        let mut touching: FxHashMap<Key, Vec<u32>> = FxHashMap::default();
+        // Runs from the last: each role's next run is the first later one seen with its key.
+        let mut first: FxHashMap<Key, u32> = FxHashMap::default();
         let mut writing = Vec::new();
-        for (r, run) in runs.iter().enumerate() {
+        let mut after = vec![NONE; stamps];
+        for (r, run) in runs.iter().enumerate().rev() {
             let r = r as u32;
-            let plans = &plans[run.plans.clone()];
-            if plans.iter().any(|plan| !plan.writes.is_empty()) {
+            let folded = run.folded.as_deref();
+            let all = || plans[run.plans.clone()].iter().chain(folded);
+            for plan in all() {
+                for (i, role) in plan.role.iter().enumerate() {
+                    after[plan.base + i] = first.get(&role.key).copied().unwrap_or(NONE);
+                }
+            }
+            for role in plans[run.plans.clone()].iter().flat_map(|plan| &plan.role) {
+                first.insert(role.key, r);
+            }
+            if plans[run.plans.clone()].iter().any(|plan| !plan.writes.is_empty()) {
                 writing.push(r);
             }
-            for role in plans.iter().flat_map(|plan| &plan.role) {
-                let list = touching.entry(role.key).or_default();
-                if list.last() != Some(&r) {
-                    list.push(r);
-                }
-            }
         }
-        let mut after = vec![NONE; stamps];
-        for (r, run) in runs.iter().enumerate() {
-            let folded = run.folded.as_deref();
-            for plan in plans[run.plans.clone()].iter().chain(folded) {
-                for (i, role) in plan.role.iter().enumerate() {
-                    let list = &touching[&role.key];
-                    let at = list.partition_point(|&later| later <= r as u32);
-                    after[plan.base + i] = list.get(at).copied().unwrap_or(NONE);
-                }
-            }
-        }
-        Visits { touching, writing, next_write: 0, heap: BinaryHeap::new(), after }
+        writing.reverse();
+        Visits { first, writing, next_write: 0, heap: BinaryHeap::new(), after }
     }
 
     /// Starts an entity that holds `keys`.
@@ -401,7 +396,7 @@ impl Visits {
 
     /// Queues the first run that touches `key`.
     fn push(&mut self, key: Key) {
-        if let Some(&r) = self.touching.get(&key).and_then(|list| list.first()) {
+        if let Some(&r) = self.first.get(&key) {
             self.heap.push(Reverse(r));
         }
     }
