@@ -6,14 +6,16 @@
 //! hashes; in place (an error halfway leaves half the sheets migrated), and on a copy made
 //! first (all or nothing, as `Migrations::apply` is: it builds the new arena aside).
 //!
-//! Run: `cargo bench --bench migrate -- --warm-up-time 1 --measurement-time 3`.
+//! Run: `cargo bench --bench migrate -- --warm-up-time 1 --measurement-time 3`. The group
+//! `migrate/1000_entities_10000_one_key_steps` times a migration of many small steps.
 
 #[path = "common/sheet.rs"]
 mod sheet;
 
 use std::hint::black_box;
 
-use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use criterion::measurement::WallTime;
+use criterion::{BatchSize, BenchmarkGroup, Criterion, criterion_group, criterion_main};
 use datacomp::{Key, MigrationStep, Migrations, OwnedValue, Store};
 use fxhash::FxHashMap;
 
@@ -61,6 +63,20 @@ fn migrate_fx(sheet: &mut FxHashMap<u32, OwnedValue>, renames: &[(u32, u32)], lu
     sheet.entry(luck).or_insert(OwnedValue::Float(1.0));
 }
 
+/// `datacomp_migrate`: `migrations` applied to a fresh clone of `store` (the clone not timed).
+fn bench_migrate(group: &mut BenchmarkGroup<'_, WallTime>, store: &Store, migrations: &Migrations) {
+    group.bench_function("datacomp_migrate", |b| {
+        b.iter_batched(
+            || store.clone(),
+            |mut store| {
+                black_box(migrations).apply(&mut store).unwrap();
+                store
+            },
+            BatchSize::LargeInput,
+        )
+    });
+}
+
 fn migrate(c: &mut Criterion) {
     let store = store();
     let bytes = store.to_bytes();
@@ -99,16 +115,7 @@ fn migrate(c: &mut Criterion) {
     group.bench_function("datacomp_from_bytes", |b| {
         b.iter(|| Store::from_bytes(black_box(&bytes)).unwrap())
     });
-    group.bench_function("datacomp_migrate", |b| {
-        b.iter_batched(
-            || store.clone(),
-            |mut store| {
-                black_box(&migrations).apply(&mut store).unwrap();
-                store
-            },
-            BatchSize::LargeInput,
-        )
-    });
+    bench_migrate(&mut group, &store, &migrations);
     group.bench_function("serde_json_value", |b| {
         b.iter_batched(
             || json.clone(),
@@ -154,5 +161,44 @@ fn migrate(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, migrate);
+/// Issue 30: 1,000 entities of 50 keys, 10,000 one-key steps (each a `set` of a new key: they
+/// commute, so `Migrations::apply` folds them into one pass an entity), beside the same steps
+/// on `FxHashMap<u32, OwnedValue>` entities, step by step, in place.
+fn many_steps(c: &mut Criterion) {
+    let (entities, keys, steps) = (1_000, 50, 10_000);
+    let mut store = Store::new();
+    let mut fx: Vec<FxHashMap<u32, OwnedValue>> = Vec::new();
+    for _ in 0..entities {
+        let entries = (0..keys).map(|k| (format!("k{k}"), 1));
+        store.insert_entries(entries).unwrap();
+        fx.push(
+            (0..keys)
+                .map(|k| (Key::parse(&format!("k{k}")).raw(), OwnedValue::Float(1.0)))
+                .collect(),
+        );
+    }
+    let step = |i: usize| MigrationStep::to(i as u32 + 1).set(&format!("s{i}"), 2);
+    let migrations = (0..steps).fold(Migrations::new(steps as u32), |m, i| m.step(step(i)));
+    let written: Vec<u32> = (0..steps).map(|i| Key::parse(&format!("s{i}")).raw()).collect();
+    let mut group = c.benchmark_group("migrate/1000_entities_10000_one_key_steps");
+    group.sample_size(10);
+    bench_migrate(&mut group, &store, &migrations);
+    group.bench_function("fxhashmap_u32_step_by_step", |b| {
+        b.iter_batched(
+            || fx.clone(),
+            |mut sheets| {
+                for &key in &written {
+                    for sheet in &mut sheets {
+                        sheet.insert(key, OwnedValue::Float(2.0));
+                    }
+                }
+                sheets
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    group.finish();
+}
+
+criterion_group!(benches, migrate, many_steps);
 criterion_main!(benches);

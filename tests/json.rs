@@ -892,7 +892,7 @@ fn long_and_hostile_names_are_cut_and_escaped_in_errors() {
     assert_eq!(
         err.to_string(),
         format!(
-            "{cut} (line 1, column 20009): null is read by the lenient import only (--lenient, ImportOptions::lenient), not the strict one"
+            "{cut} (line 1, column 20009): null is read by the lenient import only, not the strict one"
         )
     );
 
@@ -903,7 +903,7 @@ fn long_and_hostile_names_are_cut_and_escaped_in_errors() {
     let err = Blob::import("{\"a\\u001b[2J\\nb\": null}", &ImportOptions::strict()).unwrap_err();
     assert_eq!(
         err.to_string(),
-        r"/a\u{1b}[2J\nb (line 1, column 22): null is read by the lenient import only (--lenient, ImportOptions::lenient), not the strict one"
+        r"/a\u{1b}[2J\nb (line 1, column 22): null is read by the lenient import only, not the strict one"
     );
 
     let key = datacomp::Key::parse("k");
@@ -1065,4 +1065,33 @@ fn export_options_give_the_same_text_or_the_same_error() {
     assert!(matches!(dead, ExportError::Handle(_)), "{dead}");
     assert_eq!(store.export(ids[0], &ExportOptions::json().non_finite_as_null()).ok(), None);
     assert_eq!(Store::new().export_all(&lossy.pretty(true)).unwrap(), "[]");
+}
+
+/// The library's import errors name no option of the command (`--lenient`, `--exact-numbers`):
+/// the command adds its own hints (its `lenient_hint`), so one place owns them, and a program
+/// using the library is not told about flags it does not have.
+#[test]
+fn import_errors_name_no_flag_of_the_command() {
+    let strict = ImportOptions::strict();
+    let cases = [
+        (r#"{"a": null}"#, strict),
+        (r#"{"a": [1, "x"]}"#, strict),
+        (r#"{"a": 1e40}"#, strict),
+        (r#"{"a": 3.141592653589793}"#, strict.exact_numbers(true)),
+        (r#"{"a": 1, "a": {"b": 2}}"#, strict),
+        ("[1]", strict),
+    ];
+    for (text, options) in cases {
+        for options in [options, options.format(TextFormat::Sjson)] {
+            let err = Blob::import(text, &options).unwrap_err();
+            let message = err.to_string();
+            assert!(!message.contains("--"), "{text}: {message}");
+        }
+    }
+    let err = Blob::import(r#"{"a": null}"#, &strict).unwrap_err();
+    assert_eq!(err.kind(), &JsonErrorKind::Null);
+    assert_eq!(
+        err.to_string(),
+        "/a (line 1, column 10): null is read by the lenient import only, not the strict one"
+    );
 }

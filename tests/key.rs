@@ -233,3 +233,92 @@ fn a_const_key_path_keeps_its_name_in_a_store() {
     sheet.set(LUCK, 1.0).unwrap();
     assert_eq!(sheet.get_float(LUCK_HASH), Some(1.0));
 }
+
+/// A segment of NUL bytes only hashes to 0 (each Fx round of a zero byte on a zero hash is
+/// 0), and so does a path of such segments: `"\0"`, `"\0\0"`, `"\0.\0"` and `Key::default()`
+/// are one key. The hash is fixed by the save format, so these names collide; a store refuses
+/// the second of them as it refuses any collision (import, write, name merge, migration),
+/// never merging the two names into one key.
+#[test]
+fn names_of_nul_bytes_share_key_0_and_are_refused_as_a_collision() {
+    use datacomp::text::JsonErrorKind;
+    use datacomp::{ImportOptions, MigrationStep, Migrations, Store, TextFormat};
+
+    for key in [Key::new("\0"), Key::new("\0\0"), Key::parse("\0.\0"), Key::path(&["\0", "\0"])] {
+        assert_eq!(key, Key::default());
+    }
+    assert_ne!(Key::new("\0a"), Key::default(), "a segment with any other byte is not 0");
+
+    // Import: in one entity, across entities, as a nested path; JSON and SJSON, both policies.
+    let collision = |first: &str, second: &str| JsonErrorKind::KeyCollision {
+        first: first.to_owned(),
+        second: second.to_owned(),
+        key: Key::default(),
+    };
+    let cases = [
+        (r#"{"\u0000": 1, "\u0000\u0000": 2}"#, collision("\0", "\0\0")),
+        (r#"[{"\u0000": 1}, {"\u0000\u0000": 2}]"#, collision("\0", "\0\0")),
+        (r#"[{"\u0000\u0000": 1}, {"\u0000": {"\u0000": 2}}]"#, collision("\0\0", "\0.\0")),
+    ];
+    for (text, kind) in &cases {
+        for options in [ImportOptions::strict(), ImportOptions::lenient()] {
+            for options in [options, options.format(TextFormat::Sjson)] {
+                let mut store = Store::new();
+                let err = store.import(text, &options).unwrap_err();
+                assert_eq!(err.kind(), kind, "{text}");
+                assert!(store.is_empty(), "{text}: nothing imported");
+                assert_eq!(store.key_names().count(), 0, "{text}: no name kept");
+            }
+        }
+    }
+
+    // A write by name, after another name of key 0.
+    let mut store = Store::new();
+    let id = store.insert_entries([("\0", 1.0)]).unwrap();
+    let before = store.to_bytes();
+    let err = store.get_mut(id).unwrap().set("\0\0", 2.0).unwrap_err();
+    let expected = KeyError::Collision {
+        key: Key::default(),
+        name: "\0\0".to_owned(),
+        known: "\0".to_owned(),
+    };
+    assert!(matches!(&err, datacomp::Error::Key(e) if *e == expected), "{err}");
+    assert_eq!(store.to_bytes(), before, "nothing written");
+    assert!(store.insert_entries([("\0\0", 1.0)]).is_err());
+    assert_eq!(store.to_bytes(), before, "nothing inserted");
+
+    // Names merged from another store, and a migration's write.
+    let mut other = Store::new();
+    other.insert_entries([("\0\0", 1.0)]).unwrap();
+    assert_eq!(
+        store.merge_key_names(&other),
+        Err(KeyError::Collision {
+            key: Key::default(),
+            name: "\0\0".to_owned(),
+            known: "\0".to_owned(),
+        })
+    );
+    let migrations = Migrations::new(1).step(MigrationStep::to(1).set("\0\0", 3.0));
+    let err = migrations.apply(&mut store).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            datacomp::migrate::MigrateError::KeyCollision {
+                collision: KeyError::Collision { .. },
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert_eq!(store.to_bytes(), before, "nothing migrated");
+
+    // `Key::default()` set without a name is the key 0 itself: a path of NUL bytes written
+    // later names it (as a path names any key set by its hash), and a second such path is
+    // the collision.
+    let mut store = Store::new();
+    let id = store.insert_entries([(Key::default(), 1.0)]).unwrap();
+    store.get_mut(id).unwrap().set("\0", 2.0).unwrap();
+    assert_eq!(store.get(id).unwrap().get_float(Key::default()), Some(2.0));
+    assert_eq!(store.key_name(Key::default()).as_deref(), Some("\0"));
+    assert!(store.get_mut(id).unwrap().set("\0\0", 3.0).is_err());
+}

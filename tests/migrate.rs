@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use datacomp::migrate::MigrateError;
+use datacomp::migrate::{MigrateError, MigrationReport};
 use datacomp::{
     ExportOptions, Id, ImportOptions, Key, KeyError, MigrationStep, Migrations, OwnedValue, Store,
 };
@@ -513,7 +513,7 @@ fn value() -> impl Strategy<Value = OwnedValue> {
     ]
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 struct StepSpec {
     renames: Vec<(Path, Path)>,
     removes: Vec<Path>,
@@ -640,7 +640,13 @@ fn overlap(paths: &[&Path]) -> bool {
 }
 
 impl Model {
-    fn migrate(&mut self, version: u32, steps: &[(u32, StepSpec)]) -> Result<(), ModelError> {
+    /// Runs the steps; returns, for each step that ran, the entities it changed and the keys
+    /// it renamed, removed, defaulted and set.
+    fn migrate(
+        &mut self,
+        version: u32,
+        steps: &[(u32, StepSpec)],
+    ) -> Result<Vec<[usize; 5]>, ModelError> {
         for (_, spec) in steps {
             if spec.renames.iter().any(|(from, to)| from == to)
                 || overlap(&spec.renames.iter().map(|(from, _)| from).collect::<Vec<_>>())
@@ -688,16 +694,22 @@ impl Model {
             seen.push((before, after_renames, names.clone()));
         }
         let mut entities = self.entities.clone();
+        let mut reports = vec![[0; 5]; pending.len()];
         for (id, entries) in &mut entities {
-            for (&(index, spec), (before, after_renames, after)) in pending.iter().zip(&seen) {
-                step(spec, entries, before, after_renames, after)
+            let steps = pending.iter().zip(&seen).zip(&mut reports);
+            for ((&(index, spec), (before, after_renames, after)), report) in steps {
+                let counts = step(spec, entries, before, after_renames, after)
                     .map_err(|kind| kind(index, *id))?;
+                report[0] += usize::from(counts.iter().any(|&n| n > 0));
+                for (total, n) in report[1..].iter_mut().zip(counts) {
+                    *total += n;
+                }
             }
         }
         self.entities = entities;
         self.names = names;
         self.version = version;
-        Ok(())
+        Ok(reports)
     }
 }
 
@@ -708,7 +720,7 @@ fn step(
     before: &HashMap<Key, Path>,
     after_renames: &HashMap<Key, Path>,
     after: &HashMap<Key, Path>,
-) -> Result<(), fn(usize, Id) -> ModelError> {
+) -> Result<[usize; 4], fn(usize, Id) -> ModelError> {
     // Renames: where each key goes.
     let dst_of = |key: Key| -> Option<Key> {
         match before.get(&key) {
@@ -732,6 +744,8 @@ fn step(
             return Err(ModelError::RenameOntoKey);
         }
     }
+    // Keys renamed, removed, defaulted, set.
+    let mut counts = [moves.iter().flatten().count(), 0, 0, 0];
     let mut placed: Vec<Key> = Vec::new();
     for (entry, dst) in entries.iter_mut().zip(&moves) {
         if let Some(dst) = dst {
@@ -744,7 +758,9 @@ fn step(
         Some(path) => spec.removes.iter().any(|root| under_or_at(path, root)),
         None => spec.removes.iter().any(|root| key_of(root) == key),
     };
+    let held = entries.len();
     entries.retain(|(key, _)| !removed(*key));
+    counts[1] = held - entries.len();
     placed.retain(|key| !removed(*key));
     // Defaults, then sets.
     let writes =
@@ -752,13 +768,15 @@ fn step(
     for ((path, value), default) in writes {
         let key = key_of(path);
         match entries.iter_mut().find(|(k, _)| *k == key) {
-            Some(_) if default => {}
+            Some(_) if default => continue,
+            Some(entry) if entry.1 == *value => continue,
             Some(entry) => entry.1 = value.clone(),
             None => {
                 entries.push((key, value.clone()));
                 placed.push(key);
             }
         }
+        counts[if default { 2 } else { 3 }] += 1;
     }
     // The structure around each key placed where there was none.
     for key in placed {
@@ -775,7 +793,45 @@ fn step(
             return Err(ModelError::PathIsObject);
         }
     }
-    Ok(())
+    Ok(counts)
+}
+
+/// A report's counts as the model gives them: per step, entities, renamed, removed, defaulted,
+/// set.
+fn counts_of(report: &MigrationReport) -> Vec<[usize; 5]> {
+    let steps = report.steps.iter();
+    steps.map(|s| [s.entities, s.renamed, s.removed, s.defaulted, s.set]).collect()
+}
+
+/// A store of `sheets` (each an entity's entries; `u` paths set without a name), and its model.
+fn seeded(sheets: &[Vec<(Path, OwnedValue)>]) -> (Store, Model) {
+    let mut store = Store::new();
+    let mut model = Model { entities: Vec::new(), names: HashMap::new(), version: 0 };
+    for sheet in sheets {
+        let id = store.insert_empty();
+        let mut entries: Vec<(Key, OwnedValue)> = Vec::new();
+        for (path, value) in sheet {
+            let key = key_of(path);
+            if named(path) {
+                // A path that would be both a value and an object is refused (issue 16).
+                match store.get_mut(id).unwrap().set(&*dotted(path), value) {
+                    Ok(()) => {}
+                    Err(datacomp::Error::Key(KeyError::PathConflict { .. })) => continue,
+                    Err(e) => panic!("{e}"),
+                }
+                model.names.insert(key, path.clone());
+            } else {
+                store.get_mut(id).unwrap().set(key, value).unwrap();
+            }
+            match entries.iter_mut().find(|(k, _)| *k == key) {
+                Some(entry) => entry.1 = value.clone(),
+                None => entries.push((key, value.clone())),
+            }
+        }
+        model.entities.push((id, entries));
+    }
+    check(&store, &model);
+    (store, model)
 }
 
 fn check(store: &Store, model: &Model) {
@@ -799,32 +855,7 @@ proptest! {
         sheets in prop::collection::vec(prop::collection::vec((path(), value()), 0..6), 1..6),
         ops in prop::collection::vec(op(), 1..6),
     ) {
-        let mut store = Store::new();
-        let mut model = Model { entities: Vec::new(), names: HashMap::new(), version: 0 };
-        for sheet in &sheets {
-            let id = store.insert_empty();
-            let mut entries: Vec<(Key, OwnedValue)> = Vec::new();
-            for (path, value) in sheet {
-                let key = key_of(path);
-                if named(path) {
-                    // A path that would be both a value and an object is refused (issue 16).
-                    match store.get_mut(id).unwrap().set(&*dotted(path), value) {
-                        Ok(()) => {}
-                        Err(datacomp::Error::Key(KeyError::PathConflict { .. })) => continue,
-                        Err(e) => panic!("{e}"),
-                    }
-                    model.names.insert(key, path.clone());
-                } else {
-                    store.get_mut(id).unwrap().set(key, value).unwrap();
-                }
-                match entries.iter_mut().find(|(k, _)| *k == key) {
-                    Some(entry) => entry.1 = value.clone(),
-                    None => entries.push((key, value.clone())),
-                }
-            }
-            model.entities.push((id, entries));
-        }
-        check(&store, &model);
+        let (mut store, mut model) = seeded(&sheets);
         for op in &ops {
             match op {
                 Op::Migrate(ahead, steps) => {
@@ -833,7 +864,7 @@ proptest! {
                     let got = migrations_of(version, &steps).apply(&mut store);
                     let expected = model.migrate(version, &steps);
                     match (&got, &expected) {
-                        (Ok(_), Ok(())) => {}
+                        (Ok(report), Ok(counts)) => prop_assert_eq!(&counts_of(report), counts),
                         (Err(err), Err(kind)) => {
                             prop_assert_eq!(&kind_of(err), kind, "{}", err);
                             prop_assert_eq!(&store, &before.0);
@@ -845,6 +876,99 @@ proptest! {
                 Op::SaveLoad => store = Store::from_bytes(&store.to_bytes()).unwrap(),
             }
             check(&store, &model);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Folding: long lists of small steps, many of them apart
+
+/// Segments of the folding test: more of them, so that many steps are apart.
+const MANY: [&str; 6] = ["a", "b", "c", "d", "e", "u"];
+
+fn many_path() -> impl Strategy<Value = Path> {
+    prop::collection::vec(prop::sample::select(&MANY[..]).prop_map(str::to_owned), 1..=2)
+}
+
+/// A small step: most change one key (or subtree), some are whole steps.
+fn small_step() -> impl Strategy<Value = StepSpec> {
+    prop_oneof![
+        3 => (many_path(), many_path())
+            .prop_map(|rename| StepSpec { renames: vec![rename], ..StepSpec::default() }),
+        2 => many_path().prop_map(|path| StepSpec { removes: vec![path], ..StepSpec::default() }),
+        3 => (many_path(), value())
+            .prop_map(|write| StepSpec { defaults: vec![write], ..StepSpec::default() }),
+        3 => (many_path(), value())
+            .prop_map(|write| StepSpec { sets: vec![write], ..StepSpec::default() }),
+        1 => step_spec(),
+    ]
+}
+
+/// The steps run one at a time, each as migrations of its own, on `store`: the reports'
+/// counts, or the first error as the whole migrations would name it.
+fn one_at_a_time(store: &mut Store, steps: &[(u32, StepSpec)]) -> Result<Vec<[usize; 5]>, String> {
+    let mut counts = Vec::new();
+    for (i, step) in steps.iter().enumerate() {
+        match migrations_of(step.0, std::slice::from_ref(step)).apply(store) {
+            Ok(report) => counts.extend(counts_of(&report)),
+            Err(err) => {
+                return Err(err.to_string().replacen("steps[0]", &format!("steps[{i}]"), 1));
+            }
+        }
+    }
+    Ok(counts)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(768))]
+
+    /// Up to 40 small steps, so that runs of steps that commute are folded into one pass: the
+    /// store, the report, and any error (kind, step and entity; nothing changed) are the
+    /// model's, which applies each step to each entity key by key; and the same as running
+    /// the steps one at a time, each as migrations of its own (then no step folds): equal
+    /// stores, equal reports, the same error message.
+    #[test]
+    fn folded_steps_match_the_model_and_the_steps_one_at_a_time(
+        sheets in prop::collection::vec(
+            prop::collection::vec((many_path(), value()), 0..8), 1..5),
+        specs in prop::collection::vec(small_step(), 1..40),
+    ) {
+        let (mut store, mut model) = seeded(&sheets);
+        let steps: Vec<(u32, StepSpec)> =
+            specs.into_iter().enumerate().map(|(i, spec)| (i as u32 + 1, spec)).collect();
+        let before = (store.clone(), store.to_bytes());
+        let got = migrations_of(steps.len() as u32, &steps).apply(&mut store);
+        let expected = model.migrate(steps.len() as u32, &steps);
+        let mut alone = before.0.clone();
+        let one_by_one = one_at_a_time(&mut alone, &steps);
+        match (&got, &expected) {
+            (Ok(report), Ok(counts)) => {
+                prop_assert_eq!(&counts_of(report), counts);
+                check(&store, &model);
+                prop_assert_eq!(one_by_one.as_ref(), Ok(counts));
+                prop_assert_eq!(&alone, &store);
+                prop_assert_eq!(alone.to_bytes(), store.to_bytes());
+            }
+            (Err(err), Err(kind)) => {
+                prop_assert_eq!(&kind_of(err), kind, "{}", err);
+                prop_assert_eq!(&store, &before.0);
+                prop_assert_eq!(store.to_bytes(), before.1);
+                if *kind != ModelError::Static {
+                    // A migration rewrites entity by entity: its error is the first entity's
+                    // (in store order) that fails, at that entity's first failing step.
+                    let first = before.0.iter().map(|(id, _)| id).find_map(|id| {
+                        let mut single = before.0.clone();
+                        let others: Vec<Id> =
+                            single.iter().map(|(other, _)| other).filter(|&o| o != id).collect();
+                        for other in others {
+                            assert!(single.remove(other));
+                        }
+                        one_at_a_time(&mut single, &steps).err()
+                    });
+                    prop_assert_eq!(first, Some(err.to_string()));
+                }
+            }
+            _ => prop_assert!(false, "store {:?}, model {:?}", got, expected),
         }
     }
 }

@@ -92,7 +92,7 @@ fn a_key_no_path_explains_is_an_error_naming_entity_and_hash() {
     assert_eq!(
         err.to_string(),
         format!(
-            "save uses key hash 1, and 1 keys have no name in it to rehash them from: {} \
+            "save uses key hash 1, and 1 key has no name in it to rehash it from: {} \
              (entity 1v0t1); give their paths as known keys",
             v1("secret")
         )

@@ -92,11 +92,12 @@ pub struct How {
     pub json: bool,
 }
 
-/// What strict import can add to an error that lenient import would not raise.
+/// What strict import can add to an error that lenient import would not raise: the one place
+/// that names the flag (the library's messages name no option of the command).
 fn lenient_hint(e: &JsonError) -> &'static str {
     match e.kind() {
+        JsonErrorKind::Null => " (--lenient keeps nulls)",
         JsonErrorKind::NotANumber => " (--lenient converts such arrays to objects keyed by index)",
-        // (A null's own message names --lenient, which keeps it.)
         JsonErrorKind::NumberOutOfRange(_) => " (--lenient clamps such numbers to f32's range)",
         _ => "",
     }

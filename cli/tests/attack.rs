@@ -346,6 +346,70 @@ fn a_step_of_many_defaults_adds_them_in_one_pass() {
     );
 }
 
+/// A migration of many one-key steps rewrote each entity once per step, each step moving the
+/// entity's keys: 1,000 entities x 10,000 one-key steps took 143 s, still 12.1 s once a step's
+/// defaults went in one pass. Steps that commute (apart in paths and keys) now fold into one
+/// pass over each entity, whatever their number (the work is counted in
+/// `migrate::plan::tests::folded_steps_cost_the_keys_not_the_steps`); steps that do not (a
+/// chain of renames, then a set of where it ends, a removal then a default) keep their order.
+#[test]
+fn many_one_key_steps_fold_into_one_pass_and_keep_their_order() {
+    let dir = TempDir::new().unwrap();
+    let entities: Vec<String> =
+        (0..40).map(|i| format!(r#"{{"name": "e{i}", "k": {i}, "old": 1}}"#)).collect();
+    let json = path(dir.path(), "a.json");
+    std::fs::write(&json, format!("[{}]", entities.join(","))).unwrap();
+    let save = path(dir.path(), "a.dcmp");
+    ok(&["import", &json, "-o", &save]);
+    let mut steps: Vec<String> = (0..10_000)
+        .map(|i| match i % 2 {
+            0 => format!(r#"{{"to": {}, "set": {{"s{i}": {i}}}}}"#, i + 1),
+            _ => format!(r#"{{"to": {}, "default": {{"d{i}": {i}}}}}"#, i + 1),
+        })
+        .collect();
+    let tail = [
+        r#""rename": {"k": "c1"}"#,
+        r#""rename": {"c1": "c2"}"#,
+        r#""set": {"c2": -1}"#,
+        r#""remove": ["old"]"#,
+        r#""default": {"old": 2}"#,
+    ];
+    for (i, change) in tail.iter().enumerate() {
+        steps.push(format!(r#"{{"to": {}, {change}}}"#, 10_001 + i));
+    }
+    let migrations = path(dir.path(), "m.json");
+    let text = format!(r#"{{"version": 10005, "steps": [{}]}}"#, steps.join(","));
+    std::fs::write(&migrations, text).unwrap();
+    let report = ok(&["migrate", &save, "--with", &migrations]);
+    let lines: Vec<&str> = report.lines().collect();
+    assert_eq!(lines[0], format!("{save}: data version 0 -> 10005"));
+    assert_eq!(lines[1], "  steps[0] (to 1): 40 entities changed: 40 keys set");
+    assert_eq!(lines[10_000], "  steps[9999] (to 10000): 40 entities changed: 40 keys defaulted");
+    assert_eq!(
+        lines[10_001..10_006],
+        [
+            "  steps[10000] (to 10001): 40 entities changed: 40 keys renamed",
+            "  steps[10001] (to 10002): 40 entities changed: 40 keys renamed",
+            "  steps[10002] (to 10003): 40 entities changed: 40 keys set",
+            "  steps[10003] (to 10004): 40 entities changed: 40 keys removed",
+            "  steps[10004] (to 10005): 40 entities changed: 40 keys defaulted",
+        ]
+    );
+    let store = Store::load(&save).unwrap();
+    assert_eq!(store.data_version(), 10_005);
+    for (i, (_, blob)) in store.iter().enumerate() {
+        assert_eq!(blob.len(), 10_003, "name, c2, old and the 10,000 written");
+        assert_eq!(blob.get_str("name"), Some(format!("e{i}").as_str()));
+        assert_eq!(blob.get_float("c2"), Some(-1.0));
+        assert_eq!(blob.get_float("old"), Some(2.0));
+        assert_eq!(
+            (blob.get_float("s9998"), blob.get_float("d9999")),
+            (Some(9_998.0), Some(9_999.0))
+        );
+        assert!(!blob.contains_key("k") && !blob.contains_key("c1"));
+    }
+}
+
 /// `verify /dev/zero` (or any endless input) read until memory ran out. A command reads no
 /// further than the header's 32 bytes from input that is not a save, and no further than the
 /// length the header claims from one that is (one byte more, to see that it ends there).

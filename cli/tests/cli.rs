@@ -1176,7 +1176,7 @@ fn long_names_are_cut_in_errors() {
     assert_eq!(
         message,
         format!(
-            "{}: {cut} (line 1, column 20009): null is read by the lenient import only (--lenient, ImportOptions::lenient), not the strict one",
+            "{}: {cut} (line 1, column 20009): null is read by the lenient import only, not the strict one (--lenient keeps nulls)",
             input.display()
         )
     );
@@ -2087,8 +2087,8 @@ fn nulls_arrays_and_numbers_that_lose_digits() {
     assert_eq!(
         strict,
         format!(
-            "{input}: /firmness (line 1, column 34): null is read by the lenient import only \
-             (--lenient, ImportOptions::lenient), not the strict one"
+            "{input}: /firmness (line 1, column 34): null is read by the lenient import only, \
+             not the strict one (--lenient keeps nulls)"
         )
     );
     let summary = ok(&["import", "--lenient", &input, "-o", &save]);

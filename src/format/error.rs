@@ -606,10 +606,13 @@ impl fmt::Display for StoreError {
             StoreError::UnexplainedKeys { ref keys } => {
                 /// Keys listed in the message; the rest are counted.
                 const SHOWN: usize = 8;
+                let (n, [have, them]) = match keys.len() {
+                    1 => (1, ["key has", "it"]),
+                    n => (n, ["keys have", "them"]),
+                };
                 write!(
                     f,
-                    "save uses key hash 1, and {} keys have no name in it to rehash them from: ",
-                    keys.len()
+                    "save uses key hash 1, and {n} {have} no name in it to rehash {them} from: "
                 )?;
                 for (i, (id, key)) in keys.iter().take(SHOWN).enumerate() {
                     let separator = if i > 0 { ", " } else { "" };

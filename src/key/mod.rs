@@ -153,6 +153,15 @@ pub(crate) mod v1 {
 /// 200,000 random names, and none among numbered names such as `item_0` .. `item_199999`, which
 /// differ in few bytes). A store refuses a name whose key it records under another name.
 ///
+/// One family always collides: a segment of NUL bytes only (`"\0"`, `"\0\0"`) hashes to 0,
+/// as does any path of such segments (`"\0.\0"`), which is also `Key::default()`: each Fx
+/// round of a zero byte on a zero hash is zero. The hash is fixed by the save format, so the
+/// second such name a store is given is refused as a collision like any other
+/// ([`KeyError::Collision`], or [`JsonErrorKind::KeyCollision`] on import), never merged with
+/// the first; a `Key::default()` set without a name is named by the first.
+///
+/// [`JsonErrorKind::KeyCollision`]: crate::text::JsonErrorKind::KeyCollision
+///
 /// ```text
 /// Key::parse("stats.health") = child(new("stats"), "health")
 ///                            = fx_round(fx("stats"), fx("health"))

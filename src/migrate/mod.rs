@@ -5,17 +5,22 @@
 //! - `mod.rs`: the data version, [`Migrations`] and [`MigrationStep`] (the builder), the checks
 //!   that need no store, [`MigrationReport`] and [`MigrateError`].
 //! - `json.rs`: [`Migrations::from_json`], strict.
-//! - `plan.rs`: [`Migrations::apply`]: each step compiled against the store's key names into a
-//!   table of keys, then every entity rewritten into a new arena, swapped in at the end.
+//! - `plan.rs`: each step compiled against the store's key names into a table of keys.
+//! - `fold.rs`: runs of consecutive steps that commute (apart in keys and paths) folded into
+//!   one plan, so that an entity is rewritten once per run, not once per step.
+//! - `run.rs`: [`Migrations::apply`]: the plans compiled and folded, then every entity
+//!   rewritten into a new arena, swapped in at the end.
 //!
 //! A migration works on what each entity stores, prototypes and instances alike: a rename
 //! renames an instance's overrides and tombstones too, and a default is set on every entity
 //! whose own blob lacks the key, an instance included (an override: to keep an instance
 //! inheriting, give the default to its prototype only).
 
+mod fold;
 #[cfg(feature = "json")]
 mod json;
 mod plan;
+mod run;
 
 use std::borrow::Cow;
 use std::fmt;

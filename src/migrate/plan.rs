@@ -1,161 +1,88 @@
-//! [`Migrations::apply`]: each step compiled against the store's key names into a table of the
-//! keys it touches, then every entity rewritten into a new arena, swapped in at the end.
-//!
-//! ```text
-//!  names ──compile──▶ Plan per step: roles {key → moved to / moved from / removed / written /
-//!                                           above a written path}
-//!  arena ──rewrite──▶ per entity, per step: one scan of its keys against the roles
-//!                     (read only: errors and "nothing to do" leave it untouched), then
-//!                     renames in place (a key word rewritten), removals in one pass,
-//!                     writes; the result appended to a new arena
-//!  new arena, spans, names, data version ──▶ swapped into the store, or nothing on an error
-//! ```
+//! Each step of a migration compiled against the store's key names ([`Names`]) into a
+//! [`Plan`]: a table of the keys it touches and what it does to each (moved to, moved from,
+//! removed, written), and the paths it touches for folding. `run.rs` applies the
+//! plans.
 
 use fxhash::FxHashMap;
 
-use super::{CheckedStep, MigrateError, MigrationReport, Migrations, PathText, StepReport};
-use crate::blob::BlobError;
-use crate::blob::write::BlobWrite;
-use crate::blob::{bulk, layout};
-use crate::handle_map::Id;
+use super::fold::{Fold, Footprint};
+use super::{CheckedStep, MigrateError, PathText};
 use crate::key::{Key, KeyError, KeyPath, MAX_PATH_SEGMENTS};
 use crate::names::{KeyNames, ROOT};
-use crate::store::Span;
 use crate::store::Store;
 use crate::value::OwnedValue;
 
 /// No move, no write: a role's empty link.
-const NONE: u32 = u32::MAX;
-
-impl Migrations {
-    /// Runs the steps that lead past `store`'s data version, in order, on every entity, and
-    /// sets its data version to [`version`](Migrations::version); or changes nothing and says
-    /// why. A store already at the version is left as it is, so migrating twice is
-    /// the same as once.
-    ///
-    /// A subtree (`rename` or `remove` of `inventory`) is found through the store's key names:
-    /// a key under the path that the store has no name for (one set through a [`Key`] value)
-    /// is not found, and stays where it is. Renamed keys keep their values, types and
-    /// positions in each entity; the store records the names of the new paths (and keeps the
-    /// old ones). The new arena is built aside and swapped in at the end, with every blob
-    /// repacked (one a step changed) or copied as it was.
-    ///
-    /// Time: one pass over every entity's keys per step that runs (one hash lookup a key),
-    /// the changes themselves, and one pass over the key names per step that renames or
-    /// removes; memory: one copy of the arena, and tables the size of the names and paths the
-    /// steps touch.
-    ///
-    /// # Errors
-    ///
-    /// Without a change to the store:
-    /// [`StoreAhead`](MigrateError::StoreAhead) if its data version is past the migrations';
-    /// the errors of [`Migrations::from_json`]'s checks for steps out of order, bad paths and
-    /// overlaps; [`KeyCollision`](MigrateError::KeyCollision) for a path whose key the store
-    /// names differently; and, naming the step and the entity,
-    /// [`RenameOntoKey`](MigrateError::RenameOntoKey),
-    /// [`PathIsObject`](MigrateError::PathIsObject) (a default or set at a path the entity
-    /// holds keys under), [`PathThroughValue`](MigrateError::PathThroughValue),
-    /// [`BlobTooLarge`](MigrateError::BlobTooLarge) and
-    /// [`ArenaTooLarge`](MigrateError::ArenaTooLarge).
-    ///
-    /// # Panics
-    ///
-    /// Never: the panics in its code guard invariants that the checks before them establish
-    /// (each new name was checked against every other when its step was compiled).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use datacomp::{MigrationStep, Migrations, Store};
-    /// use datacomp::migrate::MigrateError;
-    ///
-    /// let mut store = Store::new();
-    /// let id = store.insert_entries([("hp", 30.0), ("stats.health", 25.0)]).unwrap();
-    /// let migrations = Migrations::new(2).step(MigrationStep::to(2).rename("hp", "stats.health"));
-    /// let before = store.clone();
-    /// let err = migrations.apply(&mut store).unwrap_err();
-    /// assert_eq!(
-    ///     err.to_string(),
-    ///     format!("steps[0] (to 2), entity {id}: renaming hp onto stats.health, which the entity holds")
-    /// );
-    /// assert_eq!(store, before, "nothing changed");
-    ///
-    /// store.set_data_version(5);
-    /// let err = migrations.apply(&mut store).unwrap_err();
-    /// assert_eq!(err, MigrateError::StoreAhead { data_version: 5, version: 2 });
-    /// ```
-    pub fn apply(&self, store: &mut Store) -> Result<MigrationReport, MigrateError> {
-        let steps = self.check()?;
-        let (from, version) = (store.data_version(), self.version);
-        if from > version {
-            return Err(MigrateError::StoreAhead { data_version: from, version });
-        }
-        let mut names = Names::of(store);
-        let plans = steps
-            .iter()
-            .filter(|step| step.to > from)
-            .enumerate()
-            .map(|(p, step)| Plan::compile(step, p, &mut names))
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut reports: Vec<StepReport> = plans
-            .iter()
-            .map(|plan| StepReport { index: plan.index, to: plan.to, ..StepReport::default() })
-            .collect();
-        if plans.iter().any(|plan| !plan.roles.is_empty()) {
-            let Rewritten { arena, spans, changed } = rewrite(store, &plans, &names, &mut reports)?;
-            store.replace_arena(arena, spans);
-            // Change tracking: the entities a step changed, and only those, are stamped, so
-            // marks see the migration in O(changed) (the data version travels in every delta).
-            for id in changed {
-                store.touch(id);
-            }
-        }
-        if !names.added.is_empty() {
-            // Each new name was checked against every other when its step was compiled; the
-            // nodes that lead to no name (a failed step's) are dropped.
-            let mut tree = names.tree;
-            tree.commit();
-            *store.names_mut() = tree;
-        }
-        store.set_data_version(version);
-        Ok(MigrationReport { from, to: version, steps: reports })
-    }
-}
+pub(super) const NONE: u32 = u32::MAX;
 
 /// Every key name a migration knows: a copy of the store's key tree, with the names its steps
 /// add. Walked by node (parent links), never spelled out whole: the tree stores a shared
 /// prefix once, so the names' total length can be far beyond the file's.
-struct Names {
-    tree: KeyNames,
+pub(super) struct Names {
+    pub(super) tree: KeyNames,
     /// Whether each node (by number; the root is 0) is the parent of another: an object's path.
-    has_child: Vec<bool>,
+    pub(super) has_child: Vec<bool>,
+    /// Each node's first child, last child and next sibling (or [`NONE`]): a subtree is
+    /// walked in its own size, not the tree's.
+    pub(super) first_child: Vec<u32>,
+    pub(super) last_child: Vec<u32>,
+    pub(super) next_sibling: Vec<u32>,
+    /// Per node, the last walk of [`under`](Names::under) that reached it.
+    pub(super) visited: Vec<u32>,
+    pub(super) visit: u32,
     /// The nodes the steps named, each with the plan (its position among those that run) that
     /// named it: a key a later step names is unnamed in an earlier one.
-    added: FxHashMap<u32, usize>,
+    pub(super) added: FxHashMap<u32, usize>,
 }
 
 impl Names {
-    fn of(store: &Store) -> Names {
+    pub(super) fn of(store: &Store) -> Names {
         let mut tree = store.names().clone();
         // Nodes added from here on are dropped at `commit` unless they lead to a name.
         tree.begin();
-        let mut has_child = vec![false; tree.node_count() + 1];
-        for node in 1..=tree.node_count() as u32 {
-            has_child[tree.parent(node) as usize] = true;
+        let len = tree.node_count() + 1;
+        let mut names = Names {
+            tree,
+            has_child: vec![false; len],
+            first_child: vec![NONE; len],
+            last_child: vec![NONE; len],
+            next_sibling: vec![NONE; len],
+            visited: vec![0; len],
+            visit: 0,
+            added: FxHashMap::default(),
+        };
+        for node in 1..len as u32 {
+            names.link(node);
         }
-        Names { tree, has_child, added: FxHashMap::default() }
+        names
     }
 
-    fn node_count(&self) -> u32 {
+    pub(super) fn node_count(&self) -> u32 {
         self.tree.node_count() as u32
+    }
+
+    /// Adds `node` (the newest) as the last child of its parent.
+    fn link(&mut self, node: u32) {
+        let parent = self.tree.parent(node) as usize;
+        self.has_child[parent] = true;
+        match self.last_child[parent] {
+            NONE => self.first_child[parent] = node,
+            last => self.next_sibling[last as usize] = node,
+        }
+        self.last_child[parent] = node;
     }
 
     fn intern(&mut self, parent: u32, segment: &str) -> u32 {
         let node = self.tree.intern(parent, segment);
         if node as usize >= self.has_child.len() {
-            self.has_child.resize(node as usize + 1, false);
+            let len = node as usize + 1;
+            self.has_child.resize(len, false);
+            self.first_child.resize(len, NONE);
+            self.last_child.resize(len, NONE);
+            self.next_sibling.resize(len, NONE);
+            self.visited.resize(len, 0);
+            self.link(node);
         }
-        self.has_child[parent as usize] = true;
         node
     }
 
@@ -196,7 +123,7 @@ impl Names {
     }
 
     /// Whether `node` names a key in plan `p`.
-    fn named_in(&self, node: u32, p: usize) -> bool {
+    pub(super) fn named_in(&self, node: u32, p: usize) -> bool {
         self.tree.is_named(node) && self.added.get(&node).is_none_or(|&by| by <= p)
     }
 
@@ -209,82 +136,105 @@ impl Names {
         self.tree.check(&pointer)
     }
 
-    /// For each node (by number), the root of `roots` (nodes, each with its position) it is at
-    /// or under, or [`NONE`]: one pass over the nodes, parents first.
-    fn under(&self, roots: &[(u32, u32)]) -> Vec<u32> {
-        let mut root_of = vec![NONE; self.node_count() as usize + 1];
-        for &(node, r) in roots {
-            root_of[node as usize] = r;
-        }
-        for node in 1..=self.node_count() {
-            if root_of[node as usize] == NONE {
-                root_of[node as usize] = root_of[self.tree.parent(node) as usize];
+    /// Every node at or under one of `roots` (nodes, each with its position), each once with
+    /// the root it was reached from, in ascending order of node (parents first): a walk of
+    /// the subtrees, so a step pays for the names it touches, not for the whole tree.
+    fn under(&mut self, roots: &[(u32, u32)]) -> Vec<(u32, u32)> {
+        self.visit += 1;
+        let visit = self.visit;
+        let (mut found, mut stack) = (Vec::new(), Vec::new());
+        for &(root, r) in roots {
+            stack.push(root);
+            while let Some(node) = stack.pop() {
+                if self.visited[node as usize] == visit {
+                    continue;
+                }
+                self.visited[node as usize] = visit;
+                found.push((node, r));
+                let mut child = self.first_child[node as usize];
+                while child != NONE {
+                    stack.push(child);
+                    child = self.next_sibling[child as usize];
+                }
             }
         }
-        root_of
+        found.sort_unstable();
+        found
     }
 
-    fn label(&self, node: u32) -> String {
+    pub(super) fn label(&self, node: u32) -> String {
         self.tree.label(node)
     }
 }
 
 /// What a step does to one key, whichever entity holds it.
 #[derive(Clone, Copy)]
-struct Role {
-    key: Key,
+pub(super) struct Role {
+    pub(super) key: Key,
     /// The move that takes this key away, or [`NONE`].
-    moved: u32,
+    pub(super) moved: u32,
     /// The move that brings a key here, or [`NONE`].
-    arrives: u32,
+    pub(super) arrives: u32,
     /// The default or set of this key, or [`NONE`].
-    written: u32,
+    pub(super) written: u32,
     /// Removed (after the renames).
-    removed: bool,
+    pub(super) removed: bool,
+    /// The step whose role it is, by position among the steps that run (a folded plan holds
+    /// the roles of several, each key in one).
+    pub(super) p: u32,
 }
 
 /// A key moved to a new path: a rename's source key, or a key under its source path.
-struct Move {
-    from: u32,
-    to: u32,
+#[derive(Clone, Copy)]
+pub(super) struct Move<'m> {
+    pub(super) from: u32,
+    pub(super) to: u32,
     /// The node of the key moved, or [`NONE`] for a key moved by the rename's own path (one
     /// without a name, or a raw key).
-    from_name: u32,
-    /// The rename of the step that moves it.
-    rename: u32,
+    pub(super) from_name: u32,
+    /// The rename's own source path.
+    pub(super) source: &'m PathText<'m>,
     /// The node of its new path.
-    to_name: u32,
+    pub(super) to_name: u32,
     /// Whether some name lies under its new path.
-    has_under: bool,
+    pub(super) has_under: bool,
 }
 
 /// A default or a set of a step.
-struct Write<'m> {
-    role: u32,
-    value: &'m OwnedValue,
-    default: bool,
+#[derive(Clone, Copy)]
+pub(super) struct Write<'m> {
+    pub(super) role: u32,
+    pub(super) value: &'m OwnedValue,
+    pub(super) default: bool,
     /// The node of its path.
-    node: u32,
-    has_under: bool,
+    pub(super) node: u32,
+    pub(super) has_under: bool,
 }
 
-/// One step, compiled against the names: the roles of the keys it touches.
-struct Plan<'m> {
-    step: &'m CheckedStep<'m>,
-    index: usize,
-    to: u32,
-    /// Its position among the steps that run.
-    p: usize,
-    roles: FxHashMap<Key, u32>,
-    role: Vec<Role>,
-    moves: Vec<Move>,
-    writes: Vec<Write<'m>>,
-    /// Bytes a blob may grow by in this step: the defaults and sets.
-    room: usize,
+/// One step, compiled against the names: the roles of the keys it touches. Or a run of steps
+/// that commute, folded into one (`fold.rs`): the union of their roles, each kept with its step.
+#[derive(Clone)]
+pub(super) struct Plan<'m> {
+    pub(super) step: &'m CheckedStep<'m>,
+    /// The positions among the steps that run of its first and last step (the same for one).
+    pub(super) first: usize,
+    pub(super) p: usize,
+    /// `(index, to)` of each of its steps, first to last, for reports and errors.
+    pub(super) steps: Vec<(usize, u32)>,
+    /// Where its roles' scan stamps start in the rewrite's table (`run.rs`).
+    pub(super) base: usize,
+    pub(super) roles: FxHashMap<Key, u32>,
+    pub(super) role: Vec<Role>,
+    pub(super) moves: Vec<Move<'m>>,
+    pub(super) writes: Vec<Write<'m>>,
+    /// Bytes a blob may grow by in this plan: the defaults and sets.
+    pub(super) room: usize,
+    /// The paths it touches, for folding.
+    pub(super) footprint: Footprint,
 }
 
 impl<'m> Plan<'m> {
-    fn compile(
+    pub(super) fn compile(
         step: &'m CheckedStep<'m>,
         p: usize,
         names: &mut Names,
@@ -293,15 +243,24 @@ impl<'m> Plan<'m> {
             |collision| MigrateError::KeyCollision { step: step.index, to: step.to, collision };
         let mut plan = Plan {
             step,
-            index: step.index,
-            to: step.to,
+            first: p,
             p,
+            steps: vec![(step.index, step.to)],
+            base: 0,
             roles: FxHashMap::default(),
             role: Vec::new(),
             moves: Vec::new(),
             writes: Vec::new(),
             room: 0,
+            footprint: Footprint::default(),
         };
+        for (from, dst) in &step.renames {
+            plan.footprint.add(from);
+            plan.footprint.add(dst);
+        }
+        for path in step.removes.iter().chain(step.writes.iter().map(|w| &w.path)) {
+            plan.footprint.add(path);
+        }
 
         if !step.renames.is_empty() {
             plan.compile_renames(names)?;
@@ -313,16 +272,16 @@ impl<'m> Plan<'m> {
                 let key = names.check(root).map_err(collision)?;
                 let role = plan.role_of(key);
                 plan.role[role as usize].removed = true;
-                if root.raw.is_none()
-                    && let Some(node) = names.find(root)
-                {
-                    roots.push((node, 0));
+                if root.raw.is_none() {
+                    match names.find(root) {
+                        Some(node) => roots.push((node, 0)),
+                        None => plan.footprint.add_loose(key),
+                    }
                 }
             }
             // Names the renames above added are found too: removals follow renames.
-            let root_of = names.under(&roots);
-            for node in 1..=names.node_count() {
-                if root_of[node as usize] != NONE && names.named_in(node, p) {
+            for (node, _) in names.under(&roots) {
+                if names.named_in(node, p) {
                     let role = plan.role_of(names.tree.key(node));
                     plan.role[role as usize].removed = true;
                 }
@@ -379,37 +338,32 @@ impl<'m> Plan<'m> {
                 by_key.push((key, r));
                 continue;
             }
-            if let Some(node) = names.find(from) {
-                roots.push((node, r as u32));
+            match names.find(from) {
+                Some(node) => roots.push((node, r as u32)),
+                None => plan.footprint.add_loose(key),
             }
             if names.tree.named(key).is_none() {
                 by_key.push((key, r));
             }
         }
-        // The new path of every node at or under a source, made parents first.
-        let count = names.node_count();
-        let root_of = names.under(&roots);
-        let mut image = vec![NONE; count as usize + 1];
-        let mut depth = vec![0_u32; count as usize + 1];
-        let mut dst_depth = vec![0_u32; step.renames.len()];
+        // The new path of every node at or under a source, made parents first (sources do not
+        // overlap: a node's parent is under the same source, or the node is the source).
+        let mut image: FxHashMap<u32, (u32, u32)> = FxHashMap::default();
         let mut segment = String::new();
         // (node, rename) of each named key moved.
         let mut named_moves = Vec::new();
-        for node in 1..=count {
-            let r = root_of[node as usize];
-            if r == NONE {
-                continue;
-            }
-            let parent = names.tree.parent(node);
-            let (at, d) = if root_of[parent as usize] == r {
-                segment.clear();
-                segment.push_str(names.tree.segment(node));
-                let at = names.intern(image[parent as usize], &segment);
-                (at, depth[parent as usize] + 1)
-            } else {
-                let dst = &step.renames[r as usize].1;
-                dst_depth[r as usize] = dst.segments().count() as u32;
-                (names.intern_path(dst), dst_depth[r as usize])
+        let sources: FxHashMap<u32, u32> = roots.iter().copied().collect();
+        for (node, r) in names.under(&roots) {
+            let (at, d) = match image.get(&names.tree.parent(node)) {
+                Some(&(parent_at, parent_depth)) if !sources.contains_key(&node) => {
+                    segment.clear();
+                    segment.push_str(names.tree.segment(node));
+                    (names.intern(parent_at, &segment), parent_depth + 1)
+                }
+                _ => {
+                    let dst = &step.renames[r as usize].1;
+                    (names.intern_path(dst), dst.segments().count() as u32)
+                }
             };
             if d as usize > MAX_PATH_SEGMENTS {
                 return Err(MigrateError::BadPath {
@@ -419,14 +373,14 @@ impl<'m> Plan<'m> {
                     problem: "the rename would put a name past 125 segments",
                 });
             }
-            (image[node as usize], depth[node as usize]) = (at, d);
+            image.insert(node, (at, d));
             if names.tree.is_named(node) {
                 named_moves.push((node, r));
             }
         }
         let mut moves: Vec<(Key, u32, u32, u32)> = Vec::with_capacity(named_moves.len());
         for (node, r) in named_moves {
-            moves.push((names.tree.key(node), node, r, image[node as usize]));
+            moves.push((names.tree.key(node), node, r, image[&node].0));
         }
         for (key, r) in by_key {
             let dst = names.intern_path(&step.renames[r].1);
@@ -442,7 +396,7 @@ impl<'m> Plan<'m> {
                 from: from_role,
                 to: to_role,
                 from_name,
-                rename: r,
+                source: &step.renames[r as usize].0,
                 to_name,
                 has_under: false,
             });
@@ -454,565 +408,60 @@ impl<'m> Plan<'m> {
     fn role_of(&mut self, key: Key) -> u32 {
         let next = self.role.len() as u32;
         *self.roles.entry(key).or_insert_with(|| {
-            self.role.push(Role { key, moved: NONE, arrives: NONE, written: NONE, removed: false });
+            let p = self.p as u32;
+            self.role.push(Role {
+                key,
+                moved: NONE,
+                arrives: NONE,
+                written: NONE,
+                removed: false,
+                p,
+            });
             next
         })
     }
 }
 
-/// Reusable state of the rewrite: per plan, the scan stamp of each role (the entity's scan
-/// number when it holds the key) and where it holds it; and buffers.
-struct Work {
-    scan: u64,
-    seen: Vec<Vec<u64>>,
-    at: Vec<Vec<u32>>,
-    /// The roles the entity holds, with their positions, in key order.
-    hits: Vec<(u32, u32)>,
-    drops: Vec<usize>,
-    /// The keys the step placed where the entity had none, in order.
-    placed: Vec<Placed>,
-    spare: Vec<u32>,
-    /// The writes that change the entity, set together.
-    sets: Vec<u32>,
-    /// The position of each key of the entity being rewritten, while `indexed`.
-    index: FxHashMap<Key, u32>,
-    indexed: bool,
-    /// Per node, the last check that walked past it: a walk up the tree stops where an
-    /// earlier one of the same check passed, so a check costs the nodes it meets once.
-    walked: Vec<u64>,
-    /// Per node, the last check that found a held name under it.
-    below: Vec<u64>,
-    walk: u64,
-}
-
-impl Work {
-    /// Makes the index of the entity's `keys`, unless it holds it.
-    fn index(&mut self, keys: &[u32]) {
-        if !self.indexed {
-            self.index.clear();
-            self.index.extend(keys.iter().enumerate().map(|(i, &k)| (Key::from_raw(k), i as u32)));
-            self.indexed = true;
-        }
-    }
-}
-
-/// A key a step placed: by a move, or by a default or set.
-#[derive(Clone, Copy)]
-enum Placed {
-    Move(u32),
-    Write(u32),
-}
-
-/// What [`rewrite`] builds, to be swapped into the store.
-struct Rewritten {
-    arena: Vec<u32>,
-    /// Each entity's span in `arena`, in dense order.
-    spans: Vec<Span>,
-    /// The entities a step changed, in dense order: those change tracking stamps.
-    changed: Vec<Id>,
-}
-
-/// Every entity rewritten by every plan into a new arena.
-fn rewrite(
-    store: &Store,
-    plans: &[Plan<'_>],
-    names: &Names,
-    reports: &mut [StepReport],
-) -> Result<Rewritten, MigrateError> {
-    let room: usize = plans.iter().map(|plan| plan.room).sum();
-    let live = store.arena().len() - store.garbage_words();
-    // Room for what the steps may add to every entity, if that much can be had; else the arena
-    // grows as it is written. Either way an allocation that fails is an error naming its size,
-    // not an abort.
-    let most = live.saturating_add(store.len().saturating_mul(room) / 4);
-    let mut arena: Vec<u32> = Vec::new();
-    if arena.try_reserve_exact(most.min(u32::MAX as usize)).is_err() {
-        grow(&mut arena, live).map_err(|bytes| MigrateError::OutOfMemory { bytes })?;
-    }
-    let mut spans = Vec::with_capacity(store.len());
-    let mut changed = Vec::new();
-    let mut work = Work {
-        scan: 0,
-        seen: plans.iter().map(|plan| vec![0; plan.role.len()]).collect(),
-        at: plans.iter().map(|plan| vec![0; plan.role.len()]).collect(),
-        hits: Vec::new(),
-        drops: Vec::new(),
-        placed: Vec::new(),
-        spare: Vec::new(),
-        sets: Vec::new(),
-        index: FxHashMap::default(),
-        indexed: false,
-        walked: vec![0; names.node_count() as usize + 1],
-        below: vec![0; names.node_count() as usize + 1],
-        walk: 0,
-    };
-    // The entity being rewritten, once a step changes it.
-    let mut scratch = Vec::new();
-    for (id, blob) in store.iter() {
-        let source = blob.as_words();
-        let (mut copied, mut holes) = (false, false);
-        work.indexed = false;
-        for (p, (plan, report)) in plans.iter().zip(reports.iter_mut()).enumerate() {
-            let words = if copied { &scratch[..] } else { source };
-            if !plan.scan(words, p, &mut work, id, names)? {
-                continue;
-            }
-            if !copied {
-                let len = (layout::used_bytes(source) + room).div_ceil(4);
-                scratch.clear();
-                scratch.resize(len.min(layout::MAX_BYTES / 4), 0);
-                layout::repack(source, &mut scratch);
-                copied = true;
-            }
-            holes |= plan.apply(p, &mut scratch, &mut work, id, names, report)?;
-        }
-        if copied {
-            changed.push(id);
-        }
-        let start = arena.len();
-        let more = if holes {
-            layout::used_bytes(&scratch) / 4
-        } else if copied {
-            layout::shrink(&mut scratch)
-        } else {
-            source.len()
-        };
-        if u32::try_from(start + more).is_err() {
-            return Err(MigrateError::ArenaTooLarge { id });
-        }
-        grow(&mut arena, more).map_err(|bytes| MigrateError::OutOfMemory { bytes })?;
-        if holes {
-            // Repacked: no byte of a removed or overwritten value stays.
-            let used = more;
-            arena.resize(start + used, 0);
-            layout::repack(&scratch, &mut arena[start..]);
-        } else if copied {
-            arena.extend_from_slice(&scratch[..more]);
-        } else {
-            arena.extend_from_slice(source);
-        }
-        spans.push(Span::new(start, arena.len() - start));
-    }
-    Ok(Rewritten { arena, spans, changed })
-}
-
-/// Makes room in `arena` for `more` words (doubling, else exactly); `Err` with the bytes the
-/// arena would take when neither can be allocated.
-fn grow(arena: &mut Vec<u32>, more: usize) -> Result<(), u64> {
-    if arena.capacity() - arena.len() >= more
-        || arena.try_reserve(more).is_ok()
-        || arena.try_reserve_exact(more).is_ok()
-    {
-        return Ok(());
-    }
-    Err((arena.len() as u64 + more as u64) * 4)
-}
-
-impl Plan<'_> {
-    /// Reads which keys of this plan the entity holds (into `work`), checks the renames, and
-    /// says whether the step changes the entity. Changes nothing.
-    fn scan(
-        &self,
-        words: &[u32],
-        p: usize,
-        work: &mut Work,
-        id: Id,
-        names: &Names,
-    ) -> Result<bool, MigrateError> {
-        work.scan += 1;
-        let scan = work.scan;
-        work.hits.clear();
-        let keys = layout::keys(words);
-        if self.role.len() < keys.len() {
-            // Fewer roles than keys: each role looked up in the entity's index, kept across
-            // its steps, so a run of small steps costs their roles, not the entity's keys each.
-            work.index(keys);
-            for (r, role) in self.role.iter().enumerate() {
-                if let Some(&position) = work.index.get(&role.key) {
-                    work.hits.push((r as u32, position));
-                }
-            }
-            work.hits.sort_unstable_by_key(|&(_, position)| position);
-        } else {
-            for (position, raw) in keys.iter().enumerate() {
-                if let Some(&role) = self.roles.get(&Key::from_raw(*raw)) {
-                    work.hits.push((role, position as u32));
-                }
-            }
-        }
-        for &(role, position) in &work.hits {
-            work.seen[p][role as usize] = scan;
-            work.at[p][role as usize] = position;
-        }
-        let seen = &work.seen[p];
-        let mut changes = false;
-        for &(r, _) in &work.hits {
-            let role = self.role[r as usize];
-            if role.moved != NONE {
-                let to = self.moves[role.moved as usize].to;
-                // The key it moves onto is held, and stays: it does not move away itself.
-                if seen[to as usize] == scan && self.role[to as usize].moved == NONE {
-                    let m = &self.moves[role.moved as usize];
-                    return Err(MigrateError::RenameOntoKey {
-                        step: self.index,
-                        to: self.to,
-                        id,
-                        from: self.source_label(m, names),
-                        onto: names.label(m.to_name),
-                    });
-                }
-                changes = true;
-            }
-            changes |= role.removed;
-        }
-        if changes {
-            return Ok(true);
-        }
-        // No key moves or goes: a write changes the entity if it lacks the key, or (a set)
-        // holds another value.
-        Ok(self.writes.iter().any(|write| {
-            let role = self.role[write.role as usize];
-            if seen[write.role as usize] != scan {
-                return true;
-            }
-            !write.default
-                && !layout::lookup(words, role.key).is_some_and(|(tag, raw)| {
-                    layout::decode(words, tag, raw).is_identical(&write.value.as_value())
-                })
-        }))
+impl Fold for Plan<'_> {
+    fn footprint(&mut self) -> &mut Footprint {
+        &mut self.footprint
     }
 
-    /// The path a move takes its key from, as messages show it: its name, or the rename's own
-    /// path.
-    fn source_label(&self, m: &Move, names: &Names) -> String {
-        match m.from_name {
-            NONE => self.step.renames[m.rename as usize].0.label(),
-            node => names.label(node),
-        }
+    fn keys(&self) -> impl Iterator<Item = Key> {
+        self.role.iter().map(|role| role.key)
     }
 
-    /// Whether the role's key is held after the renames (of the entity `scan` read).
-    fn after_renames(&self, seen: &[u64], scan: u64, r: u32) -> bool {
-        let role = self.role[r as usize];
-        (seen[r as usize] == scan && role.moved == NONE)
-            || (role.arrives != NONE
-                && seen[self.moves[role.arrives as usize].from as usize] == scan)
+    fn touches(&self, key: Key) -> bool {
+        self.roles.contains_key(&key)
     }
 
-    /// Whether the role's key is held after the removals.
-    fn after_removals(&self, seen: &[u64], scan: u64, r: u32) -> bool {
-        !self.role[r as usize].removed && self.after_renames(seen, scan, r)
+    fn room(&self) -> usize {
+        self.room
     }
 
-    /// Applies the step to the entity in `words`, which [`scan`](Plan::scan) read last;
-    /// returns whether it may have left holes (a removal, an overwrite).
-    fn apply(
-        &self,
-        p: usize,
-        words: &mut Vec<u32>,
-        work: &mut Work,
-        id: Id,
-        names: &Names,
-        report: &mut StepReport,
-    ) -> Result<bool, MigrateError> {
-        let (scan, seen) = (work.scan, &work.seen[p]);
-        report.entities += 1;
-        // Renames: the key word rewritten in place. Removals: in one pass.
-        work.drops.clear();
-        let keys = layout::keys_mut(words);
-        for &(r, position) in &work.hits {
-            let role = self.role[r as usize];
-            let now = if role.moved == NONE {
-                role
-            } else {
-                let to = self.moves[role.moved as usize].to;
-                keys[position as usize] = self.role[to as usize].key.raw();
-                report.renamed += 1;
-                self.role[to as usize]
-            };
-            if now.removed {
-                work.drops.push(position as usize);
-            }
+    /// Folds `next` (the plan of the step after this plan's last, whose keys and paths are
+    /// apart from this plan's: see `fold.rs`) into this plan.
+    fn absorb(&mut self, next: &Self) {
+        let (roles, moves, writes) =
+            (self.role.len() as u32, self.moves.len() as u32, self.writes.len() as u32);
+        let shift = |link: u32, by: u32| if link == NONE { NONE } else { link + by };
+        for role in &next.role {
+            self.roles.insert(role.key, self.role.len() as u32);
+            self.role.push(Role {
+                moved: shift(role.moved, moves),
+                arrives: shift(role.arrives, moves),
+                written: shift(role.written, writes),
+                ..*role
+            });
         }
-        if work.indexed {
-            if work.drops.is_empty() {
-                // Renamed keys keep their positions (all taken out first: two may swap).
-                for &(r, _) in &work.hits {
-                    let role = self.role[r as usize];
-                    if role.moved != NONE {
-                        work.index.remove(&role.key);
-                    }
-                }
-                for &(r, position) in &work.hits {
-                    let role = self.role[r as usize];
-                    if role.moved != NONE {
-                        let to = self.role[self.moves[role.moved as usize].to as usize].key;
-                        work.index.insert(to, position);
-                    }
-                }
-            } else {
-                // Removals move the keys after them: the index is made again when needed.
-                work.indexed = false;
-            }
-        }
-        layout::remove_at(words, &work.drops);
-        report.removed += work.drops.len();
-
-        // The paths written where there was no key: checked against the entity's structure.
-        work.placed.clear();
-        for &(r, _) in &work.hits {
-            let role = self.role[r as usize];
-            if role.moved != NONE && !self.role[self.moves[role.moved as usize].to as usize].removed
-            {
-                work.placed.push(Placed::Move(role.moved));
-            }
-        }
-        let mut holes = !work.drops.is_empty();
-        // The writes that change the entity, all set in one pass (a step may hold thousands).
-        work.sets.clear();
-        for (w, write) in self.writes.iter().enumerate() {
-            let held = self.after_removals(seen, scan, write.role);
-            if held {
-                if write.default {
-                    continue;
-                }
-                let key = self.role[write.role as usize].key;
-                let (tag, raw) = layout::lookup(words, key).expect("INVARIANT: held");
-                if layout::decode(words, tag, raw).is_identical(&write.value.as_value()) {
-                    continue;
-                }
-                // The old value's payload, if any, becomes a hole.
-                holes = true;
-            } else {
-                work.placed.push(Placed::Write(w as u32));
-            }
-            work.sets.push(w as u32);
-            if write.default {
-                report.defaulted += 1;
-            } else {
-                report.set += 1;
-            }
-        }
-        if !work.sets.is_empty() {
-            self.set_writes(words, work, id)?;
-        }
-        if !work.placed.is_empty() {
-            self.check_placed(words, work, id, names)?;
-        }
-        Ok(holes)
-    }
-
-    /// Sets the writes of `work.sets` in the entity in `words`, in one pass: the entity's index
-    /// finds the keys it holds, new ones are appended in order, and it regrows at most once.
-    fn set_writes(
-        &self,
-        words: &mut Vec<u32>,
-        work: &mut Work,
-        id: Id,
-    ) -> Result<(), MigrateError> {
-        let sets = std::mem::take(&mut work.sets);
-        let entries = sets.iter().map(|&w| {
-            let write = &self.writes[w as usize];
-            (self.role[write.role as usize].key, write.value.as_value())
-        });
-        let n = layout::len(words);
-        let header = layout::header_bytes(n + sets.len()) - layout::header_bytes(n);
-        let room = header + entries.clone().map(|(_, v)| v.payload_bytes()).sum::<usize>();
-        // The entity's index finds the held keys (a step's writes cost their own count,
-        // not the entity's keys); new keys are appended in order.
-        work.index(layout::keys(words));
-        let mut growing = Growing { words, spare: &mut work.spare };
-        growing.reserve_bytes(room).map_err(|error| match error {
-            BlobError::TooLarge { required } => {
-                MigrateError::BlobTooLarge { step: self.index, to: self.to, id, required }
-            }
-            error => unreachable!("INVARIANT: a set fails only as too large, not {error}"),
-        })?;
-        let index = &work.index;
-        bulk::set_all_found(words, entries.clone(), |_, key| {
-            index.get(&key).map(|&at| at as usize)
-        });
-        let mut next = n as u32;
-        for (key, _) in entries {
-            if let std::collections::hash_map::Entry::Vacant(slot) = work.index.entry(key) {
-                slot.insert(next);
-                next += 1;
-            }
-        }
-        work.sets = sets;
-        Ok(())
-    }
-
-    /// Checks each key the step placed against the entity it left in `words`: no key it holds
-    /// is above a placed path (the path would run through a value), nor, where names lie under
-    /// a placed path, named under it (a value would be made of an object). Each check walks up
-    /// the tree from the placed nodes and the held names, each node once.
-    fn check_placed(
-        &self,
-        words: &[u32],
-        work: &mut Work,
-        id: Id,
-        names: &Names,
-    ) -> Result<(), MigrateError> {
-        let tree = &names.tree;
-        let mut below_done = false;
-        work.walk += 1;
-        let walk = work.walk;
-        for i in 0..work.placed.len() {
-            let placed = work.placed[i];
-            let (node, op, has_under) = match placed {
-                Placed::Move(m) => {
-                    let m = &self.moves[m as usize];
-                    (m.to_name, "rename", m.has_under)
-                }
-                Placed::Write(w) => {
-                    let w = &self.writes[w as usize];
-                    (w.node, if w.default { "default" } else { "set" }, w.has_under)
-                }
-            };
-            let mut above = tree.parent(node);
-            while above != ROOT && work.walked[above as usize] != walk {
-                work.walked[above as usize] = walk;
-                work.index(layout::keys(words));
-                if work.index.contains_key(&tree.key(above)) {
-                    return Err(MigrateError::PathThroughValue {
-                        step: self.index,
-                        to: self.to,
-                        id,
-                        op,
-                        path: names.label(node),
-                        value: names.label(above),
-                    });
-                }
-                above = tree.parent(above);
-            }
-            if !has_under {
-                continue;
-            }
-            if !below_done {
-                // Every node above a name the entity holds (as this step knows the names).
-                below_done = true;
-                for &raw in layout::keys(words) {
-                    let Some(held) = tree.named(Key::from_raw(raw)) else { continue };
-                    if !names.named_in(held, self.p) {
-                        continue;
-                    }
-                    let mut above = tree.parent(held);
-                    while above != ROOT && work.below[above as usize] != walk {
-                        work.below[above as usize] = walk;
-                        above = tree.parent(above);
-                    }
-                }
-            }
-            if work.below[node as usize] == walk {
-                // The first held name under it, for the message.
-                let under = layout::keys(words)
-                    .iter()
-                    .filter_map(|&raw| tree.named(Key::from_raw(raw)))
-                    .find(|&held| names.named_in(held, self.p) && tree.is_under(held, node))
-                    .expect("INVARIANT: a held name is under the node");
-                return Err(MigrateError::PathIsObject {
-                    step: self.index,
-                    to: self.to,
-                    id,
-                    op,
-                    path: names.label(node),
-                    under: names.label(under),
-                });
-            }
-        }
-        Ok(())
-    }
-}
-
-#[cfg(test)]
-/// Sets `key` in the blob in `words` through the blob write path ([`BlobWrite::set_entry`]),
-/// moving it into a larger buffer (by way of `spare`) when it lacks room; `Err` with the bytes
-/// it would need past 4 GiB.
-fn set_growing(
-    words: &mut Vec<u32>,
-    spare: &mut Vec<u32>,
-    key: Key,
-    value: crate::Value<'_>,
-) -> Result<(), u64> {
-    match (Growing { words, spare }).set_entry(key, value) {
-        Ok(_) => Ok(()),
-        Err(BlobError::TooLarge { required }) => Err(required),
-        Err(error) => unreachable!("INVARIANT: a set fails only as too large, not {error}"),
-    }
-}
-
-/// A migration's working copy of one blob (always a valid region), regrown by way of a spare
-/// buffer that the next regrow reuses: the owner side of [`BlobWrite`].
-struct Growing<'a> {
-    words: &'a mut Vec<u32>,
-    spare: &'a mut Vec<u32>,
-}
-
-impl BlobWrite for Growing<'_> {
-    fn words(&self) -> &[u32] {
-        self.words
-    }
-
-    fn words_mut(&mut self) -> Option<&mut [u32]> {
-        Some(self.words)
-    }
-
-    /// Repacks into `spare`, grown to at least `required` bytes and twice the blob, then swaps
-    /// the two.
-    fn regrow(&mut self, required: u64) -> Result<(), BlobError> {
-        if required > layout::MAX_BYTES as u64 {
-            return Err(BlobError::TooLarge { required });
-        }
-        let len = (required as usize).div_ceil(4).max(2 * self.words.len());
-        let len = len.min(layout::MAX_BYTES / 4);
-        self.spare.clear();
-        self.spare.resize(len, 0);
-        layout::repack(self.words, self.spare);
-        std::mem::swap(self.words, self.spare);
-        Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::value::Value;
-
-    #[test]
-    fn set_growing_regrows_through_the_spare_and_keeps_every_entry() {
-        let mut words = layout::EMPTY.to_vec();
-        let mut spare = Vec::new();
-        let mut sizes = vec![words.len()];
-        let text = "a string payload that takes room";
-        let value_of = |i: u16| {
-            if i.is_multiple_of(2) { Value::Float(f32::from(i)) } else { Value::Str(text) }
-        };
-        for i in 0..300_u16 {
-            let value = value_of(i);
-            set_growing(&mut words, &mut spare, Key::from_raw(i.into()), value).unwrap();
-            if sizes.last() != Some(&words.len()) {
-                sizes.push(words.len());
-            }
-        }
-        // Each regrow at least doubles: a run of sets regrows O(log n) times.
-        assert!(sizes.windows(2).all(|w| w[1] >= 2 * w[0]), "{sizes:?}");
-        layout::validate(&words, &mut layout::Scratch::default()).unwrap();
-        for i in 0..300_u16 {
-            let (tag, raw) = layout::lookup(&words, Key::from_raw(i.into())).unwrap();
-            assert_eq!(layout::decode(&words, tag, raw), value_of(i), "key {i}");
-        }
-    }
-
-    #[test]
-    fn a_regrow_past_the_limit_changes_nothing() {
-        let mut words = layout::EMPTY.to_vec();
-        let mut spare = Vec::new();
-        set_growing(&mut words, &mut spare, Key::from_raw(1), Value::Bool(true)).unwrap();
-        let before = words.clone();
-        let required = layout::MAX_BYTES as u64 + 1;
-        let mut growing = Growing { words: &mut words, spare: &mut spare };
-        assert_eq!(growing.regrow(required), Err(BlobError::TooLarge { required }));
-        assert_eq!(words, before);
+        self.moves.extend(next.moves.iter().map(|m| Move {
+            from: m.from + roles,
+            to: m.to + roles,
+            ..*m
+        }));
+        self.writes.extend(next.writes.iter().map(|w| Write { role: w.role + roles, ..*w }));
+        self.steps.extend_from_slice(&next.steps);
+        self.room += next.room;
+        (self.p, self.step) = (next.p, next.step);
     }
 }

@@ -31,8 +31,8 @@ use super::shown::Shortened;
 /// assert_eq!((err.line(), err.column()), (1, 25));
 /// assert_eq!(
 ///     err.to_string(),
-///     "/stats/health (line 1, column 25): null is read by the lenient import only \
-///      (--lenient, ImportOptions::lenient), not the strict one"
+///     "/stats/health (line 1, column 25): null is read by the lenient import only, not the \
+///      strict one"
 /// );
 /// ```
 #[derive(Clone, Debug, PartialEq)]
@@ -191,10 +191,10 @@ impl fmt::Display for JsonErrorKind {
         match self {
             JsonErrorKind::Syntax(message) => f.write_str(message),
             JsonErrorKind::NotAnObject => f.write_str("an entity must be a JSON object"),
-            JsonErrorKind::Null => f.write_str(
-                "null is read by the lenient import only (--lenient, ImportOptions::lenient), \
-                 not the strict one",
-            ),
+            // (No option named: the command adds its flag, a program knows its options.)
+            JsonErrorKind::Null => {
+                f.write_str("null is read by the lenient import only, not the strict one")
+            }
             JsonErrorKind::NotANumber => f.write_str("arrays may hold numbers only"),
             JsonErrorKind::NumberOutOfRange(n) => write!(f, "{n:e} is past the range of f32"),
             JsonErrorKind::NotHeld { number, becomes } => {

@@ -29,22 +29,38 @@ pub fn failed_with(code: i32, args: &[&str], out: Output) -> String {
 }
 
 /// Runs the built command with `args`, killing it (and failing) if it runs past `hang`: an
-/// input that once hung or took minutes fails its test rather than stalling the run.
+/// input that once hung or took minutes fails its test rather than stalling the run. Its
+/// output is read as it comes (a run that prints more than a pipe holds would otherwise wait
+/// on the pipe, and look hung).
 #[allow(dead_code)] // Not every test file runs the command with a limit.
 pub fn run_within(args: &[&str], hang: Duration) -> Output {
+    use std::io::Read;
+
     let mut child = Command::new(env!("CARGO_BIN_EXE_datacomp"))
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("the binary runs");
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            pipe.read_to_end(&mut bytes).expect("the output reads");
+            bytes
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().expect("piped")));
+    let stderr = drain(Box::new(child.stderr.take().expect("piped")));
     let started = Instant::now();
-    while child.try_wait().unwrap().is_none() {
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
         if started.elapsed() > hang {
             child.kill().unwrap();
             panic!("{:?} still running after {hang:?}", &args[..args.len().min(2)]);
         }
         std::thread::sleep(Duration::from_millis(10));
-    }
-    child.wait_with_output().unwrap()
+    };
+    Output { status, stdout: stdout.join().unwrap(), stderr: stderr.join().unwrap() }
 }

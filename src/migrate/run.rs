@@ -1,0 +1,982 @@
+//! [`Migrations::apply`]: each step compiled into a [`Plan`], runs of steps that commute
+//! folded into one, then every entity rewritten into a new arena, swapped in at the end.
+//!
+//! ```text
+//!  names ──compile──▶ Plan per step: roles {key → moved to / moved from / removed / written /
+//!                                           above a written path}
+//!  plans ──fold─────▶ runs of steps that commute, each run of two or more one folded Plan
+//!  arena ──rewrite──▶ per entity, per run: one scan of its keys against the roles
+//!                     (read only: errors and "nothing to do" leave it untouched), then
+//!                     renames in place (a key word rewritten), removals in one pass,
+//!                     writes; the result appended to a new arena
+//!  new arena, spans, names, data version ──▶ swapped into the store, or nothing on an error
+//! ```
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use fxhash::FxHashMap;
+
+use super::fold::{Run, fold};
+use super::plan::{Move, NONE, Names, Plan};
+use super::{MigrateError, MigrationReport, Migrations, StepReport};
+use crate::blob::BlobError;
+use crate::blob::write::BlobWrite;
+use crate::blob::{bulk, layout};
+use crate::handle_map::Id;
+use crate::key::Key;
+use crate::names::ROOT;
+use crate::store::Span;
+use crate::store::Store;
+
+impl Migrations {
+    /// Runs the steps that lead past `store`'s data version, in order, on every entity, and
+    /// sets its data version to [`version`](Migrations::version); or changes nothing and says
+    /// why. A store already at the version is left as it is, so migrating twice is
+    /// the same as once.
+    ///
+    /// A subtree (`rename` or `remove` of `inventory`) is found through the store's key names:
+    /// a key under the path that the store has no name for (one set through a [`Key`] value)
+    /// is not found, and stays where it is. Renamed keys keep their values, types and
+    /// positions in each entity; the store records the names of the new paths (and keeps the
+    /// old ones). The new arena is built aside and swapped in at the end, with every blob
+    /// repacked (one a step changed) or copied as it was.
+    ///
+    /// Time: consecutive steps that commute (no path of one at, above or under a path of
+    /// another, no key shared) run as one: one pass over every entity's keys per such run (one
+    /// hash lookup a key, or one a key the run touches, whichever is fewer), the changes
+    /// themselves, each set in one pass; and the names under each path a step renames or
+    /// removes. Steps that do not commute (a rename chain `a -> b`, `b -> c`) keep their order,
+    /// a visit of each entity each. Memory: one copy of the arena, and tables the size of the
+    /// names and paths the steps touch (twice, for the runs folded).
+    ///
+    /// # Errors
+    ///
+    /// Without a change to the store:
+    /// [`StoreAhead`](MigrateError::StoreAhead) if its data version is past the migrations';
+    /// the errors of [`Migrations::from_json`]'s checks for steps out of order, bad paths and
+    /// overlaps; [`KeyCollision`](MigrateError::KeyCollision) for a path whose key the store
+    /// names differently; and, naming the step and the entity,
+    /// [`RenameOntoKey`](MigrateError::RenameOntoKey),
+    /// [`PathIsObject`](MigrateError::PathIsObject) (a default or set at a path the entity
+    /// holds keys under), [`PathThroughValue`](MigrateError::PathThroughValue),
+    /// [`BlobTooLarge`](MigrateError::BlobTooLarge) and
+    /// [`ArenaTooLarge`](MigrateError::ArenaTooLarge).
+    ///
+    /// # Panics
+    ///
+    /// Never: the panics in its code guard invariants that the checks before them establish
+    /// (each new name was checked against every other when its step was compiled).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{MigrationStep, Migrations, Store};
+    /// use datacomp::migrate::MigrateError;
+    ///
+    /// let mut store = Store::new();
+    /// let id = store.insert_entries([("hp", 30.0), ("stats.health", 25.0)]).unwrap();
+    /// let migrations = Migrations::new(2).step(MigrationStep::to(2).rename("hp", "stats.health"));
+    /// let before = store.clone();
+    /// let err = migrations.apply(&mut store).unwrap_err();
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     format!("steps[0] (to 2), entity {id}: renaming hp onto stats.health, which the entity holds")
+    /// );
+    /// assert_eq!(store, before, "nothing changed");
+    ///
+    /// store.set_data_version(5);
+    /// let err = migrations.apply(&mut store).unwrap_err();
+    /// assert_eq!(err, MigrateError::StoreAhead { data_version: 5, version: 2 });
+    /// ```
+    pub fn apply(&self, store: &mut Store) -> Result<MigrationReport, MigrateError> {
+        let steps = self.check()?;
+        let (from, version) = (store.data_version(), self.version);
+        if from > version {
+            return Err(MigrateError::StoreAhead { data_version: from, version });
+        }
+        let mut names = Names::of(store);
+        let plans = steps
+            .iter()
+            .filter(|step| step.to > from)
+            .enumerate()
+            .map(|(p, step)| Plan::compile(step, p, &mut names))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut reports: Vec<StepReport> = steps
+            .iter()
+            .filter(|step| step.to > from)
+            .map(|step| StepReport { index: step.index, to: step.to, ..StepReport::default() })
+            .collect();
+        if plans.iter().any(|plan| !plan.roles.is_empty()) {
+            let mut plans = plans;
+            let node_keys = (1..=names.node_count()).map(|node| names.tree.key(node));
+            let mut runs = fold(&mut plans, node_keys);
+            // Each plan's scan stamps, the folded ones' too, in one table.
+            let mut base = 0;
+            let folded = runs.iter_mut().filter_map(|run| run.folded.as_deref_mut());
+            for plan in plans.iter_mut().chain(folded) {
+                plan.base = base;
+                base += plan.role.len();
+            }
+            let rewritten = rewrite(store, &plans, &runs, base, &names, &mut reports)?;
+            let Rewritten { arena, spans, changed } = rewritten;
+            store.replace_arena(arena, spans);
+            // Change tracking: the entities a step changed, and only those, are stamped, so
+            // marks see the migration in O(changed) (the data version travels in every delta).
+            for id in changed {
+                store.touch(id);
+            }
+        }
+        if !names.added.is_empty() {
+            // Each new name was checked against every other when its step was compiled; the
+            // nodes that lead to no name (a failed step's) are dropped.
+            let mut tree = names.tree;
+            tree.commit();
+            *store.names_mut() = tree;
+        }
+        store.set_data_version(version);
+        Ok(MigrationReport { from, to: version, steps: reports })
+    }
+}
+
+/// Reusable state of the rewrite: per role of each plan (at the plan's `base`), the scan stamp
+/// (the entity's scan number when it holds the key); and buffers.
+struct Work {
+    scan: u64,
+    seen: Vec<u64>,
+    /// The entity being rewritten (a number), and per step the last entity it changed: a
+    /// step's report counts each entity it changes once.
+    entity: u64,
+    counted: Vec<u64>,
+    /// The roles the entity holds, with their positions, in key order.
+    hits: Vec<(u32, u32)>,
+    drops: Vec<usize>,
+    /// The keys the plan placed where the entity had none, in order, each with its step.
+    placed: Vec<(u32, Placed)>,
+    spare: Vec<u32>,
+    /// The writes that change the entity, set together.
+    sets: Vec<u32>,
+    /// The position of each key of the entity being rewritten, while `indexed`.
+    index: FxHashMap<Key, u32>,
+    indexed: bool,
+    /// Per node, the last check that walked past it: a walk up the tree stops where an
+    /// earlier one of the same check passed, so a check costs the nodes it meets once.
+    walked: Vec<u64>,
+    /// Per node, the last check that found a held name under it.
+    below: Vec<u64>,
+    walk: u64,
+}
+
+impl Work {
+    /// Makes the index of the entity's `keys`, unless it holds it.
+    fn index(&mut self, keys: &[u32]) {
+        if !self.indexed {
+            work_done(keys.len());
+            self.index.clear();
+            self.index.extend(keys.iter().enumerate().map(|(i, &k)| (Key::from_raw(k), i as u32)));
+            self.indexed = true;
+        }
+    }
+}
+
+/// The report of step `p`, counting the entity (by its number in `counted`) as changed by it.
+fn count<'r>(
+    reports: &'r mut [StepReport],
+    counted: &mut [u64],
+    entity: u64,
+    p: u32,
+) -> &'r mut StepReport {
+    let report = &mut reports[p as usize];
+    if counted[p as usize] != entity {
+        counted[p as usize] = entity;
+        report.entities += 1;
+    }
+    report
+}
+
+/// A key a step placed: by a move, or by a default or set.
+#[derive(Clone, Copy)]
+enum Placed {
+    Move(u32),
+    Write(u32),
+}
+
+/// What [`Plan::scan`] found in an entity.
+enum Scanned {
+    /// The plan changes nothing in it.
+    Unchanged,
+    /// The plan changes it.
+    Changes,
+    /// A rename of step `p` onto a key the entity holds: the error, unless one of the plan's
+    /// earlier steps fails first.
+    Refused(u32, MigrateError),
+}
+
+/// What [`rewrite`] builds, to be swapped into the store.
+struct Rewritten {
+    arena: Vec<u32>,
+    /// Each entity's span in `arena`, in dense order.
+    spans: Vec<Span>,
+    /// The entities a step changed, in dense order: those change tracking stamps.
+    changed: Vec<Id>,
+}
+
+/// Every entity rewritten by every run of plans into a new arena: by the run's folded plan,
+/// or, where the run could pass a blob's 4 GiB (so that which step fails is the same as step
+/// by step), by its plans one after another.
+fn rewrite(
+    store: &Store,
+    plans: &[Plan<'_>],
+    runs: &[Run<Plan<'_>>],
+    stamps: usize,
+    names: &Names,
+    reports: &mut [StepReport],
+) -> Result<Rewritten, MigrateError> {
+    let room: usize = plans.iter().map(|plan| plan.room).sum();
+    let live = store.arena().len() - store.garbage_words();
+    // Room for what the steps may add to every entity, if that much can be had; else the arena
+    // grows as it is written. Either way an allocation that fails is an error naming its size,
+    // not an abort.
+    let most = live.saturating_add(store.len().saturating_mul(room) / 4);
+    let mut arena: Vec<u32> = Vec::new();
+    if arena.try_reserve_exact(most.min(u32::MAX as usize)).is_err() {
+        grow(&mut arena, live).map_err(|bytes| MigrateError::OutOfMemory { bytes })?;
+    }
+    let mut spans = Vec::with_capacity(store.len());
+    let mut changed = Vec::new();
+    let mut work = Work {
+        scan: 0,
+        seen: vec![0; stamps],
+        entity: 0,
+        counted: vec![0; reports.len()],
+        hits: Vec::new(),
+        drops: Vec::new(),
+        placed: Vec::new(),
+        spare: Vec::new(),
+        sets: Vec::new(),
+        index: FxHashMap::default(),
+        indexed: false,
+        walked: vec![0; names.node_count() as usize + 1],
+        below: vec![0; names.node_count() as usize + 1],
+        walk: 0,
+    };
+    let mut visits = Visits::new(plans, runs, stamps);
+    // The entity being rewritten, once a step changes it.
+    let mut scratch = Vec::new();
+    for (id, blob) in store.iter() {
+        let source = blob.as_words();
+        let (mut copied, mut holes) = (false, false);
+        work.indexed = false;
+        work.entity += 1;
+        visits.start(layout::keys(source));
+        while let Some(r) = visits.next() {
+            let run = &runs[r as usize];
+            // (The header and the whole payload region, holes too: at least the bytes used,
+            // and read in O(1).)
+            let near_limit = |words: &[u32]| {
+                let used = layout::header_bytes(layout::len(words)) + words.len() * 4
+                    - layout::payload_start(words);
+                used.saturating_add(run.room) > layout::MAX_BYTES
+            };
+            let plans = match &run.folded {
+                Some(folded) if !near_limit(if copied { &scratch } else { source }) => {
+                    std::slice::from_ref(&**folded)
+                }
+                _ => &plans[run.plans.clone()],
+            };
+            for plan in plans {
+                let words = if copied { &scratch[..] } else { source };
+                let (limit, refused) = match plan.scan(words, &mut work, id, names) {
+                    Scanned::Unchanged => {
+                        visits.requeue(plan, &work, false);
+                        continue;
+                    }
+                    Scanned::Changes => (NONE, None),
+                    Scanned::Refused(p, error) => (p, Some(error)),
+                };
+                if !copied {
+                    let len = (layout::used_bytes(source) + room).div_ceil(4);
+                    scratch.clear();
+                    scratch.resize(len.min(layout::MAX_BYTES / 4), 0);
+                    layout::repack(source, &mut scratch);
+                    copied = true;
+                }
+                // A refused rename fails the migration, unless a step of the plan before it
+                // does (the steps it holds before the rename's, applied, are checked first).
+                holes |= plan.apply(&mut scratch, &mut work, limit, id, names, reports)?;
+                if let Some(error) = refused {
+                    return Err(error);
+                }
+                visits.requeue(plan, &work, true);
+            }
+        }
+        if copied {
+            changed.push(id);
+        }
+        let start = arena.len();
+        let more = if holes {
+            layout::used_bytes(&scratch) / 4
+        } else if copied {
+            layout::shrink(&mut scratch)
+        } else {
+            source.len()
+        };
+        if u32::try_from(start + more).is_err() {
+            return Err(MigrateError::ArenaTooLarge { id });
+        }
+        grow(&mut arena, more).map_err(|bytes| MigrateError::OutOfMemory { bytes })?;
+        if holes {
+            // Repacked: no byte of a removed or overwritten value stays.
+            let used = more;
+            arena.resize(start + used, 0);
+            layout::repack(&scratch, &mut arena[start..]);
+        } else if copied {
+            arena.extend_from_slice(&scratch[..more]);
+        } else {
+            arena.extend_from_slice(source);
+        }
+        spans.push(Span::new(start, arena.len() - start));
+    }
+    Ok(Rewritten { arena, spans, changed })
+}
+
+/// Which runs an entity is visited by: those that write (every entity), and those that touch
+/// a key it holds, found by each held key's next such run (a heap). A run that writes nothing
+/// and touches none of an entity's keys leaves it as it is, so it is skipped without a look:
+/// an entity costs its keys, the runs that write and the changes, not every run.
+struct Visits {
+    /// Per key, the first run that touches it.
+    first: FxHashMap<Key, u32>,
+    /// The runs that write (ascending), and the next of them for the entity.
+    writing: Vec<u32>,
+    next_write: usize,
+    /// The next run of each key the entity holds (a key's may repeat, or be stale: a visit
+    /// that finds nothing changes nothing).
+    heap: BinaryHeap<Reverse<u32>>,
+    /// Per role of each plan (at the plan's `base`), the first later run that touches its
+    /// key, or [`NONE`]: what a visit queues for the keys it leaves, without a lookup.
+    after: Vec<u32>,
+}
+
+impl Visits {
+    fn new(plans: &[Plan<'_>], runs: &[Run<Plan<'_>>], stamps: usize) -> Visits {
+        // Runs from the last: each role's next run is the first later one seen with its key.
+        let mut first: FxHashMap<Key, u32> = FxHashMap::default();
+        let mut writing = Vec::new();
+        let mut after = vec![NONE; stamps];
+        for (r, run) in runs.iter().enumerate().rev() {
+            let r = r as u32;
+            let folded = run.folded.as_deref();
+            let all = || plans[run.plans.clone()].iter().chain(folded);
+            for plan in all() {
+                for (i, role) in plan.role.iter().enumerate() {
+                    after[plan.base + i] = first.get(&role.key).copied().unwrap_or(NONE);
+                }
+            }
+            for role in plans[run.plans.clone()].iter().flat_map(|plan| &plan.role) {
+                first.insert(role.key, r);
+            }
+            if plans[run.plans.clone()].iter().any(|plan| !plan.writes.is_empty()) {
+                writing.push(r);
+            }
+        }
+        writing.reverse();
+        Visits { first, writing, next_write: 0, heap: BinaryHeap::new(), after }
+    }
+
+    /// Starts an entity that holds `keys`.
+    fn start(&mut self, keys: &[u32]) {
+        work_done(keys.len());
+        self.heap.clear();
+        self.next_write = 0;
+        for &raw in keys {
+            self.push(Key::from_raw(raw));
+        }
+    }
+
+    /// Queues the first run that touches `key`.
+    fn push(&mut self, key: Key) {
+        if let Some(&r) = self.first.get(&key) {
+            self.heap.push(Reverse(r));
+        }
+    }
+
+    /// The next run to visit the entity with.
+    fn next(&mut self) -> Option<u32> {
+        let write = self.writing.get(self.next_write).copied();
+        let r = match (self.heap.peek().map(|top| top.0), write) {
+            (Some(a), Some(b)) => a.min(b),
+            (a, b) => a.or(b)?,
+        };
+        while self.heap.peek().is_some_and(|top| top.0 == r) {
+            self.heap.pop();
+        }
+        if write == Some(r) {
+            self.next_write += 1;
+        }
+        Some(r)
+    }
+
+    /// After a run's `plan` scanned the entity (and applied itself, if `applied`): queues the
+    /// next run of each key the plan touched that the entity holds now.
+    fn requeue(&mut self, plan: &Plan<'_>, work: &Work, applied: bool) {
+        work_done(work.hits.len());
+        let mut queue = |r: u32| {
+            let next = self.after[plan.base + r as usize];
+            if next != NONE {
+                self.heap.push(Reverse(next));
+            }
+        };
+        for &(h, _) in &work.hits {
+            let role = plan.role[h as usize];
+            let now = match role.moved {
+                NONE => h,
+                m => plan.moves[m as usize].to,
+            };
+            if !plan.role[now as usize].removed {
+                queue(now);
+            }
+        }
+        if applied {
+            for &w in &work.sets {
+                queue(plan.writes[w as usize].role);
+            }
+        }
+    }
+}
+
+/// Makes room in `arena` for `more` words (doubling, else exactly); `Err` with the bytes the
+/// arena would take when neither can be allocated.
+fn grow(arena: &mut Vec<u32>, more: usize) -> Result<(), u64> {
+    if arena.capacity() - arena.len() >= more
+        || arena.try_reserve(more).is_ok()
+        || arena.try_reserve_exact(more).is_ok()
+    {
+        return Ok(());
+    }
+    Err((arena.len() as u64 + more as u64) * 4)
+}
+
+impl Plan<'_> {
+    /// `steps[i] (to v)` of the plan's step `p`: (index, to).
+    fn step_of(&self, p: u32) -> (usize, u32) {
+        self.steps[p as usize - self.first]
+    }
+
+    /// Reads which keys of this plan the entity holds (into `work`), checks the renames, and
+    /// says whether the plan changes the entity. Changes nothing.
+    fn scan(&self, words: &[u32], work: &mut Work, id: Id, names: &Names) -> Scanned {
+        work.scan += 1;
+        let scan = work.scan;
+        work.hits.clear();
+        let keys = layout::keys(words);
+        if self.role.len() < keys.len() {
+            // Fewer roles than keys: each role looked up in the entity's index, kept across
+            // its steps, so a run of small steps costs their roles, not the entity's keys each.
+            work.index(keys);
+            work_done(self.role.len());
+            for (r, role) in self.role.iter().enumerate() {
+                if let Some(&position) = work.index.get(&role.key) {
+                    work.hits.push((r as u32, position));
+                }
+            }
+            work.hits.sort_unstable_by_key(|&(_, position)| position);
+        } else {
+            work_done(keys.len());
+            for (position, raw) in keys.iter().enumerate() {
+                if let Some(&role) = self.roles.get(&Key::from_raw(*raw)) {
+                    work.hits.push((role, position as u32));
+                }
+            }
+        }
+        let seen = &mut work.seen[self.base..self.base + self.role.len()];
+        for &(role, _) in &work.hits {
+            seen[role as usize] = scan;
+        }
+        let mut changes = false;
+        let mut refused: Option<(u32, MigrateError)> = None;
+        for &(r, _) in &work.hits {
+            let role = self.role[r as usize];
+            if role.moved != NONE {
+                let m = &self.moves[role.moved as usize];
+                // The key it moves onto is held, and stays: it does not move away itself. The
+                // first such key of the earliest step is the error.
+                if seen[m.to as usize] == scan
+                    && self.role[m.to as usize].moved == NONE
+                    && refused.as_ref().is_none_or(|&(p, _)| role.p < p)
+                {
+                    let (step, to) = self.step_of(role.p);
+                    let error = MigrateError::RenameOntoKey {
+                        step,
+                        to,
+                        id,
+                        from: source_label(m, names),
+                        onto: names.label(m.to_name),
+                    };
+                    refused = Some((role.p, error));
+                }
+                changes = true;
+            }
+            changes |= role.removed;
+        }
+        if let Some((p, error)) = refused {
+            return Scanned::Refused(p, error);
+        }
+        if changes {
+            return Scanned::Changes;
+        }
+        // No key moves or goes: a write changes the entity if it lacks the key, or (a set)
+        // holds another value.
+        work_done(self.writes.len());
+        let changes = self.writes.iter().any(|write| {
+            let role = self.role[write.role as usize];
+            if seen[write.role as usize] != scan {
+                return true;
+            }
+            !write.default
+                && !layout::lookup(words, role.key).is_some_and(|(tag, raw)| {
+                    layout::decode(words, tag, raw).is_identical(&write.value.as_value())
+                })
+        });
+        if changes { Scanned::Changes } else { Scanned::Unchanged }
+    }
+
+    /// Whether the role's key is held after the renames (of the entity `scan` read).
+    fn after_renames(&self, seen: &[u64], scan: u64, r: u32) -> bool {
+        let role = self.role[r as usize];
+        (seen[r as usize] == scan && role.moved == NONE)
+            || (role.arrives != NONE
+                && seen[self.moves[role.arrives as usize].from as usize] == scan)
+    }
+
+    /// Whether the role's key is held after the removals.
+    fn after_removals(&self, seen: &[u64], scan: u64, r: u32) -> bool {
+        !self.role[r as usize].removed && self.after_renames(seen, scan, r)
+    }
+
+    /// Applies the plan's steps before `limit` (all of them for [`NONE`]) to the entity in
+    /// `words`, which [`scan`](Plan::scan) read last; returns whether it may have left holes
+    /// (a removal, an overwrite). The steps of a folded plan touch no key and no path of
+    /// one another, so each sees the entity as it would step by step.
+    fn apply(
+        &self,
+        words: &mut Vec<u32>,
+        work: &mut Work,
+        limit: u32,
+        id: Id,
+        names: &Names,
+        reports: &mut [StepReport],
+    ) -> Result<bool, MigrateError> {
+        let scan = work.scan;
+        if limit != NONE {
+            let role = &self.role;
+            work.hits.retain(|&(r, _)| role[r as usize].p < limit);
+        }
+        let seen = &work.seen[self.base..self.base + self.role.len()];
+        work_done(work.hits.len() + self.writes.len());
+        // Renames: the key word rewritten in place. Removals: in one pass.
+        work.drops.clear();
+        let keys = layout::keys_mut(words);
+        for &(r, position) in &work.hits {
+            let role = self.role[r as usize];
+            let now = if role.moved == NONE {
+                role
+            } else {
+                let to = self.moves[role.moved as usize].to;
+                keys[position as usize] = self.role[to as usize].key.raw();
+                let report = &mut reports[role.p as usize];
+                report.renamed += 1;
+                self.role[to as usize]
+            };
+            if now.removed {
+                work.drops.push(position as usize);
+                reports[role.p as usize].removed += 1;
+            }
+        }
+        for &(r, _) in &work.hits {
+            let role = self.role[r as usize];
+            if role.moved != NONE || role.removed {
+                count(reports, &mut work.counted, work.entity, role.p);
+            }
+        }
+        if work.indexed {
+            if work.drops.is_empty() {
+                // Renamed keys keep their positions (all taken out first: two may swap).
+                for &(r, _) in &work.hits {
+                    let role = self.role[r as usize];
+                    if role.moved != NONE {
+                        work.index.remove(&role.key);
+                    }
+                }
+                for &(r, position) in &work.hits {
+                    let role = self.role[r as usize];
+                    if role.moved != NONE {
+                        let to = self.role[self.moves[role.moved as usize].to as usize].key;
+                        work.index.insert(to, position);
+                    }
+                }
+            } else {
+                // Removals move the keys after them: the index is made again when needed.
+                work.indexed = false;
+            }
+        }
+        if !work.drops.is_empty() {
+            work_done(layout::len(words));
+            layout::remove_at(words, &work.drops);
+        }
+
+        // The paths written where there was no key: checked against the entity's structure.
+        work.placed.clear();
+        for &(r, _) in &work.hits {
+            let role = self.role[r as usize];
+            if role.moved != NONE && !self.role[self.moves[role.moved as usize].to as usize].removed
+            {
+                work.placed.push((role.p, Placed::Move(role.moved)));
+            }
+        }
+        let mut holes = !work.drops.is_empty();
+        // The writes that change the entity, all set in one pass (a step may hold thousands).
+        work.sets.clear();
+        for (w, write) in self.writes.iter().enumerate() {
+            let p = self.role[write.role as usize].p;
+            if p >= limit {
+                break;
+            }
+            let held = self.after_removals(seen, scan, write.role);
+            if held {
+                if write.default {
+                    continue;
+                }
+                let key = self.role[write.role as usize].key;
+                let (tag, raw) = layout::lookup(words, key).expect("INVARIANT: held");
+                if layout::decode(words, tag, raw).is_identical(&write.value.as_value()) {
+                    continue;
+                }
+                // The old value's payload, if any, becomes a hole.
+                holes = true;
+            } else {
+                work.placed.push((p, Placed::Write(w as u32)));
+            }
+            work.sets.push(w as u32);
+            let report = count(reports, &mut work.counted, work.entity, p);
+            if write.default {
+                report.defaulted += 1;
+            } else {
+                report.set += 1;
+            }
+        }
+        if !work.sets.is_empty() {
+            self.set_writes(words, work, id)?;
+        }
+        if !work.placed.is_empty() {
+            self.check_placed(words, work, id, names)?;
+        }
+        Ok(holes)
+    }
+
+    /// Sets the writes of `work.sets` in the entity in `words`, in one pass: the entity's index
+    /// finds the keys it holds, new ones are appended in order, and it regrows at most once.
+    fn set_writes(
+        &self,
+        words: &mut Vec<u32>,
+        work: &mut Work,
+        id: Id,
+    ) -> Result<(), MigrateError> {
+        let sets = std::mem::take(&mut work.sets);
+        let entries = sets.iter().map(|&w| {
+            let write = &self.writes[w as usize];
+            (self.role[write.role as usize].key, write.value.as_value())
+        });
+        let n = layout::len(words);
+        work_done(n + sets.len());
+        let header = layout::header_bytes(n + sets.len()) - layout::header_bytes(n);
+        let room = header + entries.clone().map(|(_, v)| v.payload_bytes()).sum::<usize>();
+        // The entity's index finds the held keys (a step's writes cost their own count,
+        // not the entity's keys); new keys are appended in order.
+        work.index(layout::keys(words));
+        let mut growing = Growing { words, spare: &mut work.spare };
+        growing.reserve_bytes(room).map_err(|error| match error {
+            BlobError::TooLarge { required } => {
+                // A folded plan never gets here (a run that could pass 4 GiB runs step by
+                // step), so the plan's step is the one.
+                let (step, to) = self.step_of(self.p as u32);
+                MigrateError::BlobTooLarge { step, to, id, required }
+            }
+            error => unreachable!("INVARIANT: a set fails only as too large, not {error}"),
+        })?;
+        let index = &work.index;
+        bulk::set_all_found(words, entries.clone(), |_, key| {
+            index.get(&key).map(|&at| at as usize)
+        });
+        let mut next = n as u32;
+        for (key, _) in entries {
+            if let std::collections::hash_map::Entry::Vacant(slot) = work.index.entry(key) {
+                slot.insert(next);
+                next += 1;
+            }
+        }
+        work.sets = sets;
+        Ok(())
+    }
+
+    /// Checks each key the plan placed against the entity it left in `words`, step by step:
+    /// no key it holds is above a placed path (the path would run through a value), nor, where
+    /// names lie under a placed path, named under it (a value would be made of an object).
+    /// Each check walks up the tree from the placed nodes and the held names, each node once.
+    /// (The steps of a folded plan are apart: the keys above and under one step's paths are
+    /// the same after the plan as after that step.)
+    fn check_placed(
+        &self,
+        words: &[u32],
+        work: &mut Work,
+        id: Id,
+        names: &Names,
+    ) -> Result<(), MigrateError> {
+        let tree = &names.tree;
+        let mut below_done = false;
+        work.walk += 1;
+        let walk = work.walk;
+        // In step order, and in order within a step: its moves, then its writes.
+        work.placed.sort_by_key(|&(p, _)| p);
+        for i in 0..work.placed.len() {
+            let (p, placed) = work.placed[i];
+            let (step, to) = self.step_of(p);
+            let (node, op, has_under) = match placed {
+                Placed::Move(m) => {
+                    let m = &self.moves[m as usize];
+                    (m.to_name, "rename", m.has_under)
+                }
+                Placed::Write(w) => {
+                    let w = &self.writes[w as usize];
+                    (w.node, if w.default { "default" } else { "set" }, w.has_under)
+                }
+            };
+            let mut above = tree.parent(node);
+            while above != ROOT && work.walked[above as usize] != walk {
+                work.walked[above as usize] = walk;
+                work.index(layout::keys(words));
+                if work.index.contains_key(&tree.key(above)) {
+                    return Err(MigrateError::PathThroughValue {
+                        step,
+                        to,
+                        id,
+                        op,
+                        path: names.label(node),
+                        value: names.label(above),
+                    });
+                }
+                above = tree.parent(above);
+            }
+            if !has_under {
+                continue;
+            }
+            if !below_done {
+                // Every node above a name the entity holds (as the plan's last step knows the
+                // names: a name a later step adds is under none of the plan's paths).
+                below_done = true;
+                work_done(layout::len(words));
+                for &raw in layout::keys(words) {
+                    let Some(held) = tree.named(Key::from_raw(raw)) else { continue };
+                    if !names.named_in(held, self.p) {
+                        continue;
+                    }
+                    let mut above = tree.parent(held);
+                    while above != ROOT && work.below[above as usize] != walk {
+                        work.below[above as usize] = walk;
+                        above = tree.parent(above);
+                    }
+                }
+            }
+            if work.below[node as usize] == walk {
+                // The first held name under it, for the message.
+                let under = layout::keys(words)
+                    .iter()
+                    .filter_map(|&raw| tree.named(Key::from_raw(raw)))
+                    .find(|&held| names.named_in(held, self.p) && tree.is_under(held, node))
+                    .expect("INVARIANT: a held name is under the node");
+                return Err(MigrateError::PathIsObject {
+                    step,
+                    to,
+                    id,
+                    op,
+                    path: names.label(node),
+                    under: names.label(under),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The path a move takes its key from, as messages show it: its name, or the rename's own
+/// path.
+fn source_label(m: &Move<'_>, names: &Names) -> String {
+    match m.from_name {
+        NONE => m.source.label(),
+        node => names.label(node),
+    }
+}
+
+/// Counts work done by the rewrite, in keys and roles visited and words moved, for the test
+/// that holds a migration to its bound (`tests::folded_steps_cost_the_keys_not_the_steps`).
+#[cfg(test)]
+fn work_done(units: usize) {
+    tests::WORK.with(|work| work.set(work.get() + units as u64));
+}
+
+#[cfg(not(test))]
+#[inline(always)]
+fn work_done(_units: usize) {}
+
+#[cfg(test)]
+/// Sets `key` in the blob in `words` through the blob write path ([`BlobWrite::set_entry`]),
+/// moving it into a larger buffer (by way of `spare`) when it lacks room; `Err` with the bytes
+/// it would need past 4 GiB.
+fn set_growing(
+    words: &mut Vec<u32>,
+    spare: &mut Vec<u32>,
+    key: Key,
+    value: crate::Value<'_>,
+) -> Result<(), u64> {
+    match (Growing { words, spare }).set_entry(key, value) {
+        Ok(_) => Ok(()),
+        Err(BlobError::TooLarge { required }) => Err(required),
+        Err(error) => unreachable!("INVARIANT: a set fails only as too large, not {error}"),
+    }
+}
+
+/// A migration's working copy of one blob (always a valid region), regrown by way of a spare
+/// buffer that the next regrow reuses: the owner side of [`BlobWrite`].
+struct Growing<'a> {
+    words: &'a mut Vec<u32>,
+    spare: &'a mut Vec<u32>,
+}
+
+impl BlobWrite for Growing<'_> {
+    fn words(&self) -> &[u32] {
+        self.words
+    }
+
+    fn words_mut(&mut self) -> Option<&mut [u32]> {
+        Some(self.words)
+    }
+
+    /// Repacks into `spare`, grown to at least `required` bytes and twice the blob, then swaps
+    /// the two.
+    fn regrow(&mut self, required: u64) -> Result<(), BlobError> {
+        if required > layout::MAX_BYTES as u64 {
+            return Err(BlobError::TooLarge { required });
+        }
+        let len = (required as usize).div_ceil(4).max(2 * self.words.len());
+        let len = len.min(layout::MAX_BYTES / 4);
+        self.spare.clear();
+        self.spare.resize(len, 0);
+        layout::repack(self.words, self.spare);
+        std::mem::swap(self.words, self.spare);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use super::*;
+    use crate::migrate::MigrationStep;
+    use crate::value::Value;
+
+    thread_local! {
+        /// The rewrite's work on this thread: see [`work_done`].
+        pub(super) static WORK: Cell<u64> = const { Cell::new(0) };
+    }
+
+    /// The work of migrating `entities` entities of `keys` keys each by `steps` steps made by
+    /// `step` (given its position).
+    fn work_of(
+        entities: usize,
+        keys: usize,
+        steps: usize,
+        step: impl Fn(usize) -> MigrationStep,
+    ) -> u64 {
+        let mut store = Store::new();
+        for _ in 0..entities {
+            store.insert_entries((0..keys).map(|k| (format!("k{k}"), 1))).unwrap();
+        }
+        let migrations = (0..steps).fold(Migrations::new(steps as u32), |m, i| m.step(step(i)));
+        WORK.with(|work| work.set(0));
+        let report = migrations.apply(&mut store).unwrap();
+        assert_eq!(report.steps.len(), steps);
+        WORK.with(Cell::get)
+    }
+
+    /// One-key steps that are apart fold into one pass over each entity: the work grows with
+    /// the entities' keys and the steps, not with entities x steps x keys (it was about
+    /// entities x steps x (keys + steps / 2) words moved, one step at a time). Steps that do
+    /// not commute cost an entity only where they change it.
+    #[test]
+    fn folded_steps_cost_the_keys_not_the_steps() {
+        let (entities, keys) = (40, 50);
+        let set = |i: usize| MigrationStep::to(i as u32 + 1).set(&format!("s{i}"), 2);
+        let default = |i: usize| MigrationStep::to(i as u32 + 1).default(&format!("d{i}"), 1);
+        let rename =
+            |i: usize| MigrationStep::to(i as u32 + 1).rename(&format!("k{i}"), &format!("r{i}"));
+        let remove = |i: usize| MigrationStep::to(i as u32 + 1).remove(&format!("k{i}"));
+        // A chain of renames does not commute: a run a step. An entity holding none of its
+        // keys is not visited by it; one holding the first pays a visit a step.
+        let chain = |start: &'static str| {
+            move |i: usize| {
+                let from = if i == 0 { start.to_owned() } else { format!("c{i}") };
+                MigrationStep::to(i as u32 + 1).rename(&from, &format!("c{}", i + 1))
+            }
+        };
+        for steps in [50, 500, 2_000] {
+            // Each entity ends with keys + steps keys: a pass over them, a few times.
+            let written = (entities * (keys + steps)) as u64;
+            assert!(work_of(entities, keys, steps, set) <= 6 * written, "{steps} sets");
+            assert!(work_of(entities, keys, steps, default) <= 6 * written, "{steps} defaults");
+            let kept = (entities * keys + steps) as u64;
+            assert!(work_of(entities, keys, steps, rename) <= 6 * kept, "{steps} renames");
+            assert!(work_of(entities, keys, steps, remove) <= 6 * kept, "{steps} removals");
+            assert!(work_of(entities, keys, steps, chain("z")) <= 6 * kept, "{steps} chained");
+            let moved = work_of(entities, keys, steps, chain("k0"));
+            assert!(moved <= 6 * written, "{steps} chained renames of a held key");
+        }
+    }
+
+    #[test]
+    fn set_growing_regrows_through_the_spare_and_keeps_every_entry() {
+        let mut words = layout::EMPTY.to_vec();
+        let mut spare = Vec::new();
+        let mut sizes = vec![words.len()];
+        let text = "a string payload that takes room";
+        let value_of = |i: u16| {
+            if i.is_multiple_of(2) { Value::Float(f32::from(i)) } else { Value::Str(text) }
+        };
+        for i in 0..300_u16 {
+            let value = value_of(i);
+            set_growing(&mut words, &mut spare, Key::from_raw(i.into()), value).unwrap();
+            if sizes.last() != Some(&words.len()) {
+                sizes.push(words.len());
+            }
+        }
+        // Each regrow at least doubles: a run of sets regrows O(log n) times.
+        assert!(sizes.windows(2).all(|w| w[1] >= 2 * w[0]), "{sizes:?}");
+        layout::validate(&words, &mut layout::Scratch::default()).unwrap();
+        for i in 0..300_u16 {
+            let (tag, raw) = layout::lookup(&words, Key::from_raw(i.into())).unwrap();
+            assert_eq!(layout::decode(&words, tag, raw), value_of(i), "key {i}");
+        }
+    }
+
+    #[test]
+    fn a_regrow_past_the_limit_changes_nothing() {
+        let mut words = layout::EMPTY.to_vec();
+        let mut spare = Vec::new();
+        set_growing(&mut words, &mut spare, Key::from_raw(1), Value::Bool(true)).unwrap();
+        let before = words.clone();
+        let required = layout::MAX_BYTES as u64 + 1;
+        let mut growing = Growing { words: &mut words, spare: &mut spare };
+        assert_eq!(growing.regrow(required), Err(BlobError::TooLarge { required }));
+        assert_eq!(words, before);
+    }
+}
