@@ -54,9 +54,15 @@ pub const MAX_CHAIN: usize = 16;
 /// an entity in O(its descendants)).
 #[derive(Clone, Default, Debug)]
 pub(crate) struct Links {
-    // INVARIANT: every key and value is a live entity of the store; following `up` from any
-    // entity reaches no entity twice and takes at most `MAX_CHAIN` steps.
-    up: FxHashMap<Id, Id>,
+    // INVARIANT: `up[slot]` is `(instance, prototype)` for the live entity `instance` of slot
+    // `slot` that has a prototype, else `(Id::NULL, Id::NULL)`; every prototype is a live
+    // entity; following `up` from any entity reaches no entity twice and takes at most
+    // `MAX_CHAIN` steps. By slot, not in a hash map: a read through a link is a bounds check
+    // and a compare of the handle (the probe of a hash map cost ~45 instructions a get). Empty
+    // while no entity has a prototype, and as long as the highest slot of an instance.
+    up: Vec<(Id, Id)>,
+    // INVARIANT: the number of entries of `up` that are not `Id::NULL`.
+    count: usize,
     // INVARIANT: `down[p]` holds the entries of `up` whose value is `p` (none empty).
     down: FxHashMap<Id, Instances>,
 }
@@ -110,7 +116,7 @@ impl Instances {
 
 impl PartialEq for Links {
     fn eq(&self, other: &Links) -> bool {
-        self.up == other.up
+        self.count == other.count && self.iter().all(|(i, p)| other.prototype(i) == Some(p))
     }
 }
 
@@ -122,16 +128,16 @@ impl Links {
 
     /// Whether no entity has a prototype.
     pub(crate) fn is_empty(&self) -> bool {
-        self.up.is_empty()
+        self.count == 0
     }
 
     /// The prototype of `id`, if it has one.
     #[inline]
     pub(crate) fn prototype(&self, id: Id) -> Option<Id> {
-        if self.up.is_empty() {
-            return None;
+        match self.up.get(id.index() as usize) {
+            Some(&(instance, prototype)) if instance == id => Some(prototype),
+            _ => None,
         }
-        self.up.get(&id).copied()
     }
 
     /// Number of live entities whose prototype is `id`.
@@ -154,16 +160,31 @@ impl Links {
 
     /// Every link, as (instance, prototype), in no particular order.
     pub(crate) fn iter(&self) -> impl Iterator<Item = (Id, Id)> + '_ {
-        self.up.iter().map(|(&i, &p)| (i, p))
+        self.up.iter().copied().filter(|&(i, _)| !i.is_null())
     }
 
     /// Links `instance` to `prototype` (or unlinks it for `None`), keeping the counts. The
     /// caller has checked the invariant.
     pub(crate) fn set(&mut self, instance: Id, prototype: Option<Id>) {
-        let old = match prototype {
-            Some(p) => self.up.insert(instance, p),
-            None => self.up.remove(&instance),
-        };
+        let old = self.prototype(instance);
+        let slot = instance.index() as usize;
+        match prototype {
+            Some(p) => {
+                if slot >= self.up.len() {
+                    self.up.resize(slot + 1, (Id::NULL, Id::NULL));
+                }
+                self.up[slot] = (instance, p);
+                self.count += usize::from(old.is_none());
+            }
+            None if old.is_some() => {
+                self.up[slot] = (Id::NULL, Id::NULL);
+                self.count -= 1;
+                if self.count == 0 {
+                    self.up = Vec::new();
+                }
+            }
+            None => {}
+        }
         if let Some(old) = old
             && let Some(instances) = self.down.get_mut(&old)
             && instances.remove(instance)
@@ -182,7 +203,8 @@ impl Links {
 
     /// Drops every link.
     pub(crate) fn clear(&mut self) {
-        self.up.clear();
+        self.up = Vec::new();
+        self.count = 0;
         self.down.clear();
     }
 
@@ -206,7 +228,6 @@ impl Links {
     /// [`check_dense`] first, with each dense position's handle from `id_at`.
     pub(crate) fn from_dense(dense: &[U32], id_at: impl Fn(usize) -> Id) -> Links {
         let mut links = Links::new();
-        links.up.reserve(dense.iter().filter(|up| up.get() != 0).count());
         for (d, up) in dense.iter().enumerate() {
             if let Some(p) = (up.get() as usize).checked_sub(1) {
                 links.set(id_at(d), Some(id_at(p)));
