@@ -251,6 +251,13 @@ fn check(store: &Store, model: &Model) {
             assert_eq!(flat.get_float(k), Some(v));
         }
     }
+    // A column reads each entity as its resolved reads do (each prototype's entry found once).
+    for (k, name) in KEYS.iter().enumerate() {
+        let column: HashMap<Id, f32> = store.column::<f32>(key(k)).collect();
+        let expected: HashMap<Id, f32> =
+            model.entities.keys().filter_map(|&id| Some((id, model.resolve(id, k)?))).collect();
+        assert_eq!(column, expected, "{name}");
+    }
 }
 
 proptest! {
@@ -610,6 +617,69 @@ fn queries_columns_and_find_read_through_prototypes() -> Result<(), Box<dyn std:
     let words = aligned(&bytes);
     let view = StoreView::new(&zerocopy::IntoBytes::as_bytes(words.as_slice())[..bytes.len()])?;
     assert_eq!(view.find("name", "Orc").collect::<Vec<_>>(), [orc]);
+    Ok(())
+}
+
+/// Columns and `find` over 200 prototypes (more than a column remembers: their slots share
+/// places in its table) in chains of three, with instances that override, tombstone or
+/// inherit, and a key of another type: each entity reads as the rules of its making say.
+#[test]
+fn columns_over_many_prototypes_read_as_their_chains_say() -> Result<(), Error> {
+    let mut store = Store::new();
+    // Each entity (in insertion order, the dense order) and the value it reads at "level".
+    let mut expected: Vec<(Id, Option<Value<'static>>)> = Vec::new();
+    for p in 0..200_u16 {
+        let top = store.insert_entries([("level", f32::from(p % 7))])?;
+        expected.push((top, Some(Value::Float(f32::from(p % 7)))));
+        let mid = store.insert_instance(top)?;
+        let mut reads = Some(Value::Float(f32::from(p % 7)));
+        if p % 3 == 0 {
+            store.get_mut(mid).unwrap().set("level", "high")?;
+            reads = Some(Value::Str("high"));
+        }
+        if p % 5 == 0 {
+            store.remove_inherited(mid, "level")?;
+            reads = None;
+        }
+        expected.push((mid, reads));
+        for i in 0..4_u16 {
+            let grunt = store.insert_instance(mid)?;
+            let own = match (p + i) % 4 {
+                0 => {
+                    store.get_mut(grunt).unwrap().set("level", 100.0 + f32::from(i))?;
+                    Some(Value::Float(100.0 + f32::from(i)))
+                }
+                1 => {
+                    store.remove_inherited(grunt, "level")?;
+                    None
+                }
+                2 => {
+                    store.get_mut(grunt).unwrap().set("gold", 1.0)?;
+                    reads
+                }
+                _ => reads,
+            };
+            expected.push((grunt, own));
+        }
+    }
+    let floats: Vec<(Id, f32)> = store.column::<f32>("level").collect();
+    let want: Vec<(Id, f32)> =
+        expected.iter().filter_map(|&(id, v)| Some((id, v?.as_float()?))).collect();
+    assert_eq!(floats, want);
+    let names: Vec<(Id, &str)> = store.column::<&str>("level").collect();
+    let want: Vec<(Id, &str)> =
+        expected.iter().filter_map(|&(id, v)| Some((id, v?.as_str()?))).collect();
+    assert_eq!(names, want);
+    assert!(!names.is_empty() && floats.len() > 600, "both kinds are there");
+    for level in [0, 3, 100, 101] {
+        let found: Vec<Id> = store.find("level", level).collect();
+        let want: Vec<Id> = expected
+            .iter()
+            .filter(|&&(_, v)| v.and_then(|v| v.as_float()) == Some(level as f32))
+            .map(|&(id, _)| id)
+            .collect();
+        assert_eq!(found, want, "level {level}");
+    }
     Ok(())
 }
 
