@@ -5,8 +5,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::blob::BlobRef;
 use crate::blob::layout::{self, Shape};
-use crate::key::Key;
 use crate::handle_map::Id;
+use crate::key::Key;
 use crate::store::proto::FEW_KEYS;
 use crate::store::{Resolved, Store};
 use crate::value::{Value, ValueType};
@@ -381,9 +381,13 @@ impl<'a> Source<'a> for Resolved<'a> {
     }
 }
 
+/// An entry of a key as a resolved read finds it: the blob that holds it, its tag and header
+/// value; `None` if absent or at a tombstone.
+type Entry<'a> = Option<(BlobRef<'a>, u8, u32)>;
+
 /// An entry already found: what a [`Through`] read gives the typed reads of a column.
 #[derive(Clone, Copy)]
-pub(crate) struct Found<'a>(pub Option<(BlobRef<'a>, u8, u32)>);
+pub(crate) struct Found<'a>(pub Entry<'a>);
 
 impl<'a> Source<'a> for Found<'a> {
     #[inline]
@@ -405,15 +409,15 @@ const REMEMBERED: usize = 64;
 pub(crate) struct Through<'a> {
     store: &'a Store,
     own: KeyCursor,
-    // `remembered[p.index() % REMEMBERED]` is `(p, p's resolved entry)`, or `Id::NULL`'s.
-    remembered: Vec<(Id, Option<(BlobRef<'a>, u8, u32)>)>,
+    // `remembered[p.index() % REMEMBERED]` is `(p, p's resolved entry)`, or `(Id::NULL, None)`.
+    remembered: Box<[(Id, Entry<'a>); REMEMBERED]>,
 }
 
 impl<'a> Through<'a> {
-    /// Reads of `key` through the links of `store`; allocates nothing until a prototype
-    /// is read.
+    /// Reads of `key` through the links of `store`.
     pub(crate) fn new(store: &'a Store, key: Key) -> Through<'a> {
-        Through { store, own: KeyCursor::new(key), remembered: Vec::new() }
+        let remembered = Box::new([(Id::NULL, None); REMEMBERED]);
+        Through { store, own: KeyCursor::new(key), remembered }
     }
 
     /// [`KeyCursor::find_resolved`] of entity `id`, whose blob is `own`, with `cursor` (of
@@ -426,28 +430,22 @@ impl<'a> Through<'a> {
         } else {
             self.own.read(own, |found| found)
         };
-        let found = match hit {
-            Some((tag, raw)) => Some((own, tag, raw)),
-            None => {
-                let Some(p) = self.store.prototype(id) else { return Found(None) };
-                match self.remembered.get(p.index() as usize % REMEMBERED) {
-                    Some(&(at, found)) if at == p => return Found(found),
-                    _ => return Found(self.remember(cursor, p)),
-                }
-            }
+        let Some((tag, raw)) = hit else {
+            let Some(p) = self.store.prototype(id) else { return Found(None) };
+            return match self.remembered[p.index() as usize % REMEMBERED] {
+                (at, found) if at == p => Found(found),
+                _ => Found(self.remember(cursor, p)),
+            };
         };
-        Found(found.filter(|&(_, tag, _)| tag != ValueType::Tombstone as u8))
+        Found((tag != ValueType::Tombstone as u8).then_some((own, tag, raw)))
     }
 
     /// Finds prototype `p`'s resolved entry and remembers it.
     #[cold]
     #[inline(never)]
-    fn remember(&mut self, cursor: &KeyCursor, p: Id) -> Option<(BlobRef<'a>, u8, u32)> {
+    fn remember(&mut self, cursor: &KeyCursor, p: Id) -> Entry<'a> {
         // INVARIANT: a prototype is live (`Links`).
         let found = cursor.find_resolved(self.store.resolved(p)?);
-        if self.remembered.is_empty() {
-            self.remembered = vec![(Id::NULL, None); REMEMBERED];
-        }
         self.remembered[p.index() as usize % REMEMBERED] = (p, found);
         found
     }

@@ -478,7 +478,8 @@ impl Store {
     }
 
     /// [`get`](Store::get), inlined where it is called: for the walk up a prototype chain,
-    /// where a call cost a tenth of an inherited read.
+    /// where a call cost a twentieth of an inherited read (measured: `proto_cost`).
+    #[allow(clippy::inline_always)]
     #[inline(always)]
     pub(crate) fn blob(&self, id: Id) -> Option<BlobRef<'_>> {
         let span = *self.index.get(id)?;
