@@ -683,6 +683,57 @@ fn columns_over_many_prototypes_read_as_their_chains_say() -> Result<(), Error> 
     Ok(())
 }
 
+/// A save whose handles start at the largest base (2^31 - 1): its links are kept by index
+/// from the lowest linked one, not from 0 (that took 32 GB), and read, relink and unlink.
+#[test]
+fn links_of_a_map_at_the_largest_base_take_room_for_their_entities_alone() {
+    let mut store = Store::new();
+    let orc = store.insert_entries([("stats.health", 30)]).unwrap();
+    let grunts: Vec<Id> = (0..3).map(|_| store.insert_instance(orc).unwrap()).collect();
+    store.get_mut(grunts[1]).unwrap().set("stats.health", 5).unwrap();
+    let bytes = store.to_bytes();
+    let base = u32::MAX / 2;
+    let (_, offset, len) = *table(&bytes).iter().find(|e| e.0 == 1).unwrap();
+    let mut header = bytes[offset..offset + len].to_vec();
+    header[4..8].copy_from_slice(&base.to_le_bytes());
+    let mut loaded = Store::from_bytes(&rebuild(&bytes, &[(1, header)], None)).unwrap();
+    let ids: Vec<Id> = loaded.iter().map(|(id, _)| id).collect();
+    assert_eq!(
+        ids.iter().map(|id| id.index()).collect::<Vec<_>>(),
+        [base, base + 1, base + 2, base + 3]
+    );
+    let health = |s: &Store, id| s.resolved(id).unwrap().get_float("stats.health");
+    assert_eq!(
+        ids.iter().map(|&id| health(&loaded, id)).collect::<Vec<_>>(),
+        [Some(30.0), Some(30.0), Some(5.0), Some(30.0)]
+    );
+    assert_eq!(
+        loaded.column::<f32>("stats.health").map(|(_, h)| h).collect::<Vec<_>>(),
+        [30.0, 30.0, 5.0, 30.0]
+    );
+    // Links made in falling index order (each below the lowest so far), then undone.
+    let (orc, grunts) = (ids[0], &ids[1..]);
+    for &g in grunts.iter().rev() {
+        loaded.set_prototype(g, None).unwrap();
+    }
+    assert_eq!(loaded.prototype(grunts[0]), None);
+    assert_eq!(health(&loaded, grunts[0]), None);
+    for &g in grunts.iter().rev() {
+        loaded.set_prototype(g, Some(orc)).unwrap();
+        assert_eq!(loaded.prototype(g), Some(orc));
+    }
+    let top = loaded.insert_empty();
+    loaded.set_prototype(orc, Some(top)).unwrap();
+    assert_eq!(loaded.resolved(grunts[0]).unwrap().chain().collect::<Vec<_>>(), [orc, top]);
+    assert!(loaded.set_prototype(top, Some(grunts[0])).is_err(), "a cycle");
+    assert_eq!(
+        ids.iter().map(|&id| health(&loaded, id)).collect::<Vec<_>>(),
+        [Some(30.0), Some(30.0), Some(5.0), Some(30.0)]
+    );
+    let again = Store::from_bytes(&loaded.to_bytes()).unwrap();
+    assert_eq!(again, loaded);
+}
+
 #[path = "../benches/common/goblins.rs"]
 mod goblins;
 

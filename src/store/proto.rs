@@ -58,13 +58,16 @@ pub(crate) const FEW_KEYS: usize = 4;
 /// an entity in O(its descendants)).
 #[derive(Clone, Default, Debug)]
 pub(crate) struct Links {
-    // INVARIANT: `up[slot]` is `(instance, prototype)` for the live entity `instance` of slot
-    // `slot` that has a prototype, else `(Id::NULL, Id::NULL)`; every prototype is a live
-    // entity; following `up` from any entity reaches no entity twice and takes at most
-    // `MAX_CHAIN` steps. By slot, not in a hash map: a read through a link is a bounds check
-    // and a compare of the handle (the probe of a hash map cost ~45 instructions a get). Empty
-    // while no entity has a prototype, and as long as the highest slot of an instance.
+    // INVARIANT: `up[i]` is `(instance, prototype)` for the live entity `instance` whose
+    // handle's index is `first + i` if it has a prototype, else `(Id::NULL, Id::NULL)`; every
+    // prototype is a live entity; following `up` from any entity reaches no entity twice and
+    // takes at most `MAX_CHAIN` steps. By index, not in a hash map: a read through a link is
+    // a subtraction, a bounds check and a compare of the handle (the probe of a hash map cost
+    // ~25 instructions a get). Empty while no entity has a prototype. From `first`, not from
+    // index 0: a loaded map's indices may start anywhere up to 2^31 (its `base`), and the
+    // live ones span fewer than its slots, so `up` spans at most about twice as many.
     up: Vec<(Id, Id)>,
+    first: u32,
     // INVARIANT: the number of entries of `up` that are not `Id::NULL`.
     count: usize,
     // INVARIANT: `down[p]` holds the entries of `up` whose value is `p` (none empty).
@@ -138,7 +141,8 @@ impl Links {
     /// The prototype of `id`, if it has one.
     #[inline]
     pub(crate) fn prototype(&self, id: Id) -> Option<Id> {
-        match self.up.get(id.index() as usize) {
+        // An index below `first` wraps past every entry.
+        match self.up.get(id.index().wrapping_sub(self.first) as usize) {
             Some(&(instance, prototype)) if instance == id => Some(prototype),
             _ => None,
         }
@@ -171,9 +175,21 @@ impl Links {
     /// caller has checked the invariant.
     pub(crate) fn set(&mut self, instance: Id, prototype: Option<Id>) {
         let old = self.prototype(instance);
-        let slot = instance.index() as usize;
         match prototype {
             Some(p) => {
+                let index = instance.index();
+                if self.up.is_empty() {
+                    self.first = index;
+                } else if index < self.first {
+                    // Grow down by at least the length: a run of links in falling index
+                    // order moves the entries O(log n) times, not once a link.
+                    let by = (self.first - index).max(self.up.len() as u32);
+                    let first = self.first.saturating_sub(by);
+                    let moved = (self.first - first) as usize;
+                    self.up.splice(0..0, std::iter::repeat_n((Id::NULL, Id::NULL), moved));
+                    self.first = first;
+                }
+                let slot = (index - self.first) as usize;
                 if slot >= self.up.len() {
                     self.up.resize(slot + 1, (Id::NULL, Id::NULL));
                 }
@@ -181,7 +197,7 @@ impl Links {
                 self.count += usize::from(old.is_none());
             }
             None if old.is_some() => {
-                self.up[slot] = (Id::NULL, Id::NULL);
+                self.up[(instance.index() - self.first) as usize] = (Id::NULL, Id::NULL);
                 self.count -= 1;
                 if self.count == 0 {
                     self.up = Vec::new();
