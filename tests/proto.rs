@@ -251,6 +251,13 @@ fn check(store: &Store, model: &Model) {
             assert_eq!(flat.get_float(k), Some(v));
         }
     }
+    // A column reads each entity as its resolved reads do (each prototype's entry found once).
+    for (k, name) in KEYS.iter().enumerate() {
+        let column: HashMap<Id, f32> = store.column::<f32>(key(k)).collect();
+        let expected: HashMap<Id, f32> =
+            model.entities.keys().filter_map(|&id| Some((id, model.resolve(id, k)?))).collect();
+        assert_eq!(column, expected, "{name}");
+    }
 }
 
 proptest! {
@@ -611,6 +618,120 @@ fn queries_columns_and_find_read_through_prototypes() -> Result<(), Box<dyn std:
     let view = StoreView::new(&zerocopy::IntoBytes::as_bytes(words.as_slice())[..bytes.len()])?;
     assert_eq!(view.find("name", "Orc").collect::<Vec<_>>(), [orc]);
     Ok(())
+}
+
+/// Columns and `find` over 200 prototypes (more than a column remembers: their slots share
+/// places in its table) in chains of three, with instances that override, tombstone or
+/// inherit, and a key of another type: each entity reads as the rules of its making say.
+#[test]
+fn columns_over_many_prototypes_read_as_their_chains_say() -> Result<(), Error> {
+    let mut store = Store::new();
+    // Each entity (in insertion order, the dense order) and the value it reads at "level".
+    let mut expected: Vec<(Id, Option<Value<'static>>)> = Vec::new();
+    for p in 0..200_u16 {
+        let top = store.insert_entries([("level", f32::from(p % 7))])?;
+        expected.push((top, Some(Value::Float(f32::from(p % 7)))));
+        let mid = store.insert_instance(top)?;
+        let mut reads = Some(Value::Float(f32::from(p % 7)));
+        if p % 3 == 0 {
+            store.get_mut(mid).unwrap().set("level", "high")?;
+            reads = Some(Value::Str("high"));
+        }
+        if p % 5 == 0 {
+            store.remove_inherited(mid, "level")?;
+            reads = None;
+        }
+        expected.push((mid, reads));
+        for i in 0..4_u16 {
+            let grunt = store.insert_instance(mid)?;
+            let own = match (p + i) % 4 {
+                0 => {
+                    store.get_mut(grunt).unwrap().set("level", 100.0 + f32::from(i))?;
+                    Some(Value::Float(100.0 + f32::from(i)))
+                }
+                1 => {
+                    store.remove_inherited(grunt, "level")?;
+                    None
+                }
+                2 => {
+                    store.get_mut(grunt).unwrap().set("gold", 1.0)?;
+                    reads
+                }
+                _ => reads,
+            };
+            expected.push((grunt, own));
+        }
+    }
+    let floats: Vec<(Id, f32)> = store.column::<f32>("level").collect();
+    let want: Vec<(Id, f32)> =
+        expected.iter().filter_map(|&(id, v)| Some((id, v?.as_float()?))).collect();
+    assert_eq!(floats, want);
+    let names: Vec<(Id, &str)> = store.column::<&str>("level").collect();
+    let want: Vec<(Id, &str)> =
+        expected.iter().filter_map(|&(id, v)| Some((id, v?.as_str()?))).collect();
+    assert_eq!(names, want);
+    assert!(!names.is_empty() && floats.len() > 600, "both kinds are there");
+    for level in [0, 3, 100, 101] {
+        let found: Vec<Id> = store.find("level", level).collect();
+        let want: Vec<Id> = expected
+            .iter()
+            .filter(|&&(_, v)| v.and_then(|v| v.as_float()) == Some(level as f32))
+            .map(|&(id, _)| id)
+            .collect();
+        assert_eq!(found, want, "level {level}");
+    }
+    Ok(())
+}
+
+/// A save whose handles start at the largest base (2^31 - 1): its links are kept by index
+/// from the lowest linked one, not from 0 (that took 32 GB), and read, relink and unlink.
+#[test]
+fn links_of_a_map_at_the_largest_base_take_room_for_their_entities_alone() {
+    let mut store = Store::new();
+    let orc = store.insert_entries([("stats.health", 30)]).unwrap();
+    let grunts: Vec<Id> = (0..3).map(|_| store.insert_instance(orc).unwrap()).collect();
+    store.get_mut(grunts[1]).unwrap().set("stats.health", 5).unwrap();
+    let bytes = store.to_bytes();
+    let base = u32::MAX / 2;
+    let (_, offset, len) = *table(&bytes).iter().find(|e| e.0 == 1).unwrap();
+    let mut header = bytes[offset..offset + len].to_vec();
+    header[4..8].copy_from_slice(&base.to_le_bytes());
+    let mut loaded = Store::from_bytes(&rebuild(&bytes, &[(1, header)], None)).unwrap();
+    let ids: Vec<Id> = loaded.iter().map(|(id, _)| id).collect();
+    assert_eq!(
+        ids.iter().map(|id| id.index()).collect::<Vec<_>>(),
+        [base, base + 1, base + 2, base + 3]
+    );
+    let health = |s: &Store, id| s.resolved(id).unwrap().get_float("stats.health");
+    assert_eq!(
+        ids.iter().map(|&id| health(&loaded, id)).collect::<Vec<_>>(),
+        [Some(30.0), Some(30.0), Some(5.0), Some(30.0)]
+    );
+    assert_eq!(
+        loaded.column::<f32>("stats.health").map(|(_, h)| h).collect::<Vec<_>>(),
+        [30.0, 30.0, 5.0, 30.0]
+    );
+    // Links made in falling index order (each below the lowest so far), then undone.
+    let (orc, grunts) = (ids[0], &ids[1..]);
+    for &g in grunts.iter().rev() {
+        loaded.set_prototype(g, None).unwrap();
+    }
+    assert_eq!(loaded.prototype(grunts[0]), None);
+    assert_eq!(health(&loaded, grunts[0]), None);
+    for &g in grunts.iter().rev() {
+        loaded.set_prototype(g, Some(orc)).unwrap();
+        assert_eq!(loaded.prototype(g), Some(orc));
+    }
+    let top = loaded.insert_empty();
+    loaded.set_prototype(orc, Some(top)).unwrap();
+    assert_eq!(loaded.resolved(grunts[0]).unwrap().chain().collect::<Vec<_>>(), [orc, top]);
+    assert!(loaded.set_prototype(top, Some(grunts[0])).is_err(), "a cycle");
+    assert_eq!(
+        ids.iter().map(|&id| health(&loaded, id)).collect::<Vec<_>>(),
+        [Some(30.0), Some(30.0), Some(5.0), Some(30.0)]
+    );
+    let again = Store::from_bytes(&loaded.to_bytes()).unwrap();
+    assert_eq!(again, loaded);
 }
 
 #[path = "../benches/common/goblins.rs"]

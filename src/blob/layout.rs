@@ -162,6 +162,18 @@ pub(crate) fn lookup(w: &[u32], key: Key) -> Option<(u8, u32)> {
     Some((tags.as_bytes()[i], values[i]))
 }
 
+/// As [`lookup`], as a plain loop inlined at the caller: for a blob of a few keys (an
+/// instance's overrides), where the grouped scan's setup and a call cost more than the keys.
+#[inline]
+pub(crate) fn lookup_few(w: &[u32], key: Key) -> Option<(u8, u32)> {
+    let n = len(w);
+    // The keys alone first: a miss (the common case) reads nothing else.
+    let i = w.get(HEADER_WORDS..tags_at(n))?.iter().position(|&k| k == key.raw())?;
+    let (t0, v0) = (tags_at(n), values_at(n));
+    let header = w.get(..v0 + n)?;
+    Some((header.as_bytes()[4 * t0 + i], header[v0 + i]))
+}
+
 /// Where a [`KeyCursor`](crate::query::KeyCursor) last found its key: the blob's key count and the
 /// key's position. Any value is safe to pass to [`lookup_at`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -2,13 +2,13 @@
 //! [`KeyCursor`], in dense order, as the type the caller names ([`ColumnValue`]).
 
 use super::Either;
-use super::cursor::{KeyCursor, Source};
+use super::cursor::{KeyCursor, Source, Through};
 use crate::blob::write::stored_value;
 use crate::blob::{BlobRef, layout};
 use crate::format::StoreView;
 use crate::handle_map::Id;
 use crate::key::Key;
-use crate::store::{Resolved, Store};
+use crate::store::Store;
 use crate::value::{AsValue, OwnedValue, ValueType};
 
 /// A type a column reads: one of [`Value`](crate::Value)'s four, `f32`, `bool`, `&str` or
@@ -89,9 +89,12 @@ fn column<'a, T: ColumnValue<'a>>(
         None => {
             Either::Left(entities.filter_map(move |(id, blob)| Some((id, T::read(&cursor, blob)?))))
         }
-        Some(store) => Either::Right(entities.filter_map(move |(id, blob)| {
-            Some((id, T::read(&cursor, Resolved::new(store, id, blob))?))
-        })),
+        Some(store) => {
+            let mut through = Through::new(store, key);
+            Either::Right(entities.filter_map(move |(id, blob)| {
+                Some((id, T::read(&cursor, through.entry(&cursor, id, blob))?))
+            }))
+        }
     }
 }
 
@@ -110,9 +113,13 @@ fn find<'a>(
             entities
                 .filter_map(move |(id, blob)| equals(&cursor, blob, value.as_ref()?).then_some(id)),
         ),
-        Some(store) => Either::Right(entities.filter_map(move |(id, blob)| {
-            equals(&cursor, Resolved::new(store, id, blob), value.as_ref()?).then_some(id)
-        })),
+        Some(store) => {
+            let mut through = Through::new(store, key);
+            Either::Right(entities.filter_map(move |(id, blob)| {
+                let entity = through.entry(&cursor, id, blob);
+                equals(&cursor, entity, value.as_ref()?).then_some(id)
+            }))
+        }
     }
 }
 

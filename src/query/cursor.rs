@@ -5,8 +5,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::blob::BlobRef;
 use crate::blob::layout::{self, Shape};
+use crate::handle_map::Id;
 use crate::key::Key;
-use crate::store::Resolved;
+use crate::store::proto::FEW_KEYS;
+use crate::store::{Resolved, Store};
 use crate::value::{Value, ValueType};
 
 /// A key that remembers its position in the last blob it was found in, and tries that position
@@ -376,6 +378,76 @@ impl<'a> Source<'a> for Resolved<'a> {
     #[inline]
     fn entry(self, cursor: &KeyCursor) -> Option<(BlobRef<'a>, u8, u32)> {
         cursor.find_resolved(self)
+    }
+}
+
+/// An entry of a key as a resolved read finds it: the blob that holds it, its tag and header
+/// value; `None` if absent or at a tombstone.
+type Entry<'a> = Option<(BlobRef<'a>, u8, u32)>;
+
+/// An entry already found: what a [`Through`] read gives the typed reads of a column.
+#[derive(Clone, Copy)]
+pub(crate) struct Found<'a>(pub Entry<'a>);
+
+impl<'a> Source<'a> for Found<'a> {
+    #[inline]
+    fn entry(self, _: &KeyCursor) -> Option<(BlobRef<'a>, u8, u32)> {
+        self.0
+    }
+}
+
+/// How many prototypes a [`Through`] remembers (by slot, direct-mapped): a store's kinds of
+/// entity, not its entities.
+const REMEMBERED: usize = 64;
+
+/// One key read through prototypes from many entities of a store, as a column or `find`
+/// reads it: each entity's own blob with a cursor of its own (instances share a layout apart
+/// from their prototypes'), then, on a miss, its prototype's resolved entry, found once per
+/// prototype and remembered (in a table by the prototype's slot: a hit is a compare). Equal
+/// to [`KeyCursor::find_resolved`] of each entity: the store is borrowed for the whole pass,
+/// so a prototype's entry cannot change while it is remembered.
+pub(crate) struct Through<'a> {
+    store: &'a Store,
+    own: KeyCursor,
+    // `remembered[p.index() % REMEMBERED]` is `(p, p's resolved entry)`, or `(Id::NULL, None)`.
+    remembered: Box<[(Id, Entry<'a>); REMEMBERED]>,
+}
+
+impl<'a> Through<'a> {
+    /// Reads of `key` through the links of `store`.
+    pub(crate) fn new(store: &'a Store, key: Key) -> Through<'a> {
+        let remembered = Box::new([(Id::NULL, None); REMEMBERED]);
+        Through { store, own: KeyCursor::new(key), remembered }
+    }
+
+    /// [`KeyCursor::find_resolved`] of entity `id`, whose blob is `own`, with `cursor` (of
+    /// the same key) for its prototypes.
+    #[inline]
+    pub(crate) fn entry(&mut self, cursor: &KeyCursor, id: Id, own: BlobRef<'a>) -> Found<'a> {
+        let words = own.as_words();
+        let hit = if layout::len(words) <= FEW_KEYS {
+            layout::lookup_few(words, self.own.key)
+        } else {
+            self.own.read(own, |found| found)
+        };
+        let Some((tag, raw)) = hit else {
+            let Some(p) = self.store.prototype(id) else { return Found(None) };
+            return match self.remembered[p.index() as usize % REMEMBERED] {
+                (at, found) if at == p => Found(found),
+                _ => Found(self.remember(cursor, p)),
+            };
+        };
+        Found((tag != ValueType::Tombstone as u8).then_some((own, tag, raw)))
+    }
+
+    /// Finds prototype `p`'s resolved entry and remembers it.
+    #[cold]
+    #[inline(never)]
+    fn remember(&mut self, cursor: &KeyCursor, p: Id) -> Entry<'a> {
+        // INVARIANT: a prototype is live (`Links`).
+        let found = cursor.find_resolved(self.store.resolved(p)?);
+        self.remembered[p.index() as usize % REMEMBERED] = (p, found);
+        found
     }
 }
 

@@ -477,6 +477,14 @@ impl Store {
     /// The blob of `id`, if it is live.
     #[must_use]
     pub fn get(&self, id: Id) -> Option<BlobRef<'_>> {
+        self.blob(id)
+    }
+
+    /// [`get`](Store::get), inlined where it is called: for the walk up a prototype chain,
+    /// where a call cost a twentieth of an inherited read (measured: `proto_cost`).
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    pub(crate) fn blob(&self, id: Id) -> Option<BlobRef<'_>> {
         let span = *self.index.get(id)?;
         Some(BlobRef::from_valid(&self.arena[span.range()]).with_names(&self.names))
     }
