@@ -9,14 +9,14 @@ use datacomp::store::rows::{self, EntityRecord};
 use datacomp::{Blob, Id, Store, StorePatch};
 use proptest::prelude::*;
 
+/// `Link` is `set_prototype(entity, Some(prototype))`, or `None` when they are the same entity
+/// (a link the store refuses, a cycle or a chain too long, changes nothing).
 #[derive(Clone, Debug)]
 enum Op {
     Set { entity: usize, key: u8, value: f32 },
     Remove { entity: usize },
     Insert { key: u8 },
     RemoveKey { entity: usize, key: u8 },
-    /// `set_prototype(entity, Some(prototype))`, or `None` when they are the same entity (a
-    /// link the store refuses, a cycle or a chain too long, changes nothing).
     Link { entity: usize, prototype: usize },
 }
 
