@@ -6,7 +6,7 @@ use std::fmt;
 use datacomp::LoadError;
 use datacomp::handle_map::Id;
 
-use crate::worlds::{Seq, WorldId};
+use crate::ids::{Seq, WorldId};
 
 /// What went wrong with a world: the database, a file, or bytes that do not check out.
 #[derive(Debug)]

@@ -8,8 +8,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use datacomp::{Store, StorePatch};
 
 use crate::error::{CommitError, Error};
+use crate::ids::{Seq, WorldId};
 use crate::merge::ConflictPolicy;
-use crate::worlds::{Seq, WorldId, Worlds};
+use crate::worlds::Worlds;
 
 /// Numbers the temp files of this process's commits: unique among its writers too (threads
 /// with a `FileWorlds` each).

@@ -6,8 +6,9 @@ use datacomp::Store;
 use postgres::fallible_iterator::FallibleIterator;
 
 use crate::error::Error;
+use crate::ids::{Seq, WorldId};
 use crate::pg::{CHANNEL, PgWorlds};
-use crate::worlds::{Seq, WorldId, Worlds};
+use crate::worlds::Worlds;
 
 /// A replica [`Store`] of one world, kept current by applying the world's change feed: woken
 /// by `NOTIFY` (the payload names only the world and the seq: notifications are small and not

@@ -47,6 +47,7 @@
 mod error;
 mod files;
 mod follower;
+mod ids;
 mod merge;
 mod pg;
 mod worlds;
@@ -54,9 +55,10 @@ mod worlds;
 pub use error::{CommitError, Error};
 pub use files::{FileWorlds, MAX_NAME_BYTES};
 pub use follower::Follower;
+pub use ids::{Seq, WorldId};
 pub use merge::{ConflictPolicy, Conflicts};
 pub use pg::{CHANNEL, PgWorlds, SCHEMA_VERSION};
-pub use worlds::{MAX_MERGE_TRIES, Seq, WorldId, Worlds};
+pub use worlds::{MAX_MERGE_TRIES, Worlds};
 
 // The README's example compiles as a doctest.
 #[cfg(doctest)]

@@ -31,8 +31,9 @@ use postgres::error::SqlState;
 use postgres::{Client, NoTls};
 
 use crate::error::{CommitError, Error};
+use crate::ids::{Seq, WorldId};
 use crate::merge::ConflictPolicy;
-use crate::worlds::{Seq, WorldId, Worlds};
+use crate::worlds::Worlds;
 
 /// The schema version this build creates, reads and writes.
 pub const SCHEMA_VERSION: i64 = 1;

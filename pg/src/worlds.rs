@@ -1,31 +1,10 @@
 //! [`Worlds`]: the one interface over both kinds of storage, and the merging commit built on it.
 
-use std::fmt;
-
 use datacomp::{Store, StorePatch};
 
 use crate::error::{CommitError, Error};
+use crate::ids::{Seq, WorldId};
 use crate::merge::{ConflictPolicy, Conflicts, merge_stores};
-
-/// A world's sequence number: 0 when created, one more for each accepted commit.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Seq(pub u64);
-
-impl fmt::Display for Seq {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-/// A world's id, given by [`Worlds::create_world`] and found by [`Worlds::world`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct WorldId(pub i64);
-
-impl fmt::Display for WorldId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
-    }
-}
 
 /// Most tries of [`Worlds::commit_merging`] before it gives up with [`Error::Contended`].
 pub const MAX_MERGE_TRIES: u32 = 1000;
