@@ -618,6 +618,17 @@ impl<T> HandleMap<T> {
         self.live_slot(id).map(|(_, dense)| dense)
     }
 
+    /// The item of `id`, which the caller knows to be live (a store's prototype: its links'
+    /// invariant): the generation test left out, for the walk up a prototype chain. Any
+    /// handle is safe to pass: one that is not live gives another item or `None`, never a
+    /// panic.
+    #[inline]
+    pub(crate) fn get_known_live(&self, id: Id) -> Option<&T> {
+        // An index below `base` wraps past every slot.
+        let slot = id.index().wrapping_sub(self.base) as usize;
+        self.items.get(self.slots.get(slot)?.index() as usize)
+    }
+
     /// The handle of the item at `dense_index` of the dense array.
     #[must_use]
     pub fn id_at(&self, dense_index: usize) -> Option<Id> {

@@ -489,6 +489,15 @@ impl Store {
         Some(BlobRef::from_valid(&self.arena[span.range()]).with_names(&self.names))
     }
 
+    /// The blob of prototype `p`, known live (the links' invariant): [`blob`](Store::blob)
+    /// without the generation test, for the walk up a chain.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    pub(crate) fn prototype_blob(&self, p: Id) -> Option<BlobRef<'_>> {
+        let span = *self.index.get_known_live(p)?;
+        Some(BlobRef::from_valid(&self.arena[span.range()]).with_names(&self.names))
+    }
+
     /// The blob of `id`, or why there is none: for messages that say which handle was bad and
     /// how.
     ///

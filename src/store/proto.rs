@@ -448,6 +448,7 @@ impl Store {
     /// assert_eq!(world.resolved(orc).unwrap().get_str("title"), Some("Brute"));
     /// # Ok::<(), datacomp::Error>(())
     /// ```
+    #[inline]
     #[must_use]
     pub fn resolved(&self, id: Id) -> Option<Resolved<'_>> {
         let own = self.get(id)?;
@@ -733,22 +734,25 @@ impl<'a> Resolved<'a> {
         };
         match own {
             Some((tag, raw)) => read(self.own, self.id, tag, raw),
-            None => self.find_inherited(key, read),
+            None => Resolved::find_inherited(self.store, self.id, key, read),
         }
     }
 
     /// [`find_with`](Resolved::find_with) past the entity's own blob: out of line, so that
-    /// an own read costs a lookup and a branch.
+    /// an own read costs a lookup and a branch. Given the store and handle alone, in
+    /// registers: `self` was passed through memory, and its fields read back on the way up.
     #[inline(never)]
     fn find_inherited<R>(
-        self,
+        store: &'a Store,
+        id: Id,
         key: Key,
         read: impl Fn(BlobRef<'a>, Id, u8, u32) -> Option<R>,
     ) -> Option<R> {
-        let links = &self.store.links;
-        let mut at = self.id;
+        let links = &store.links;
+        let mut at = id;
         while let Some(p) = links.prototype(at) {
-            let blob = self.store.blob(p).expect("INVARIANT: a prototype is live");
+            // INVARIANT: a prototype is live (`Links`), so its generation need not be tested.
+            let blob = store.prototype_blob(p)?;
             if let Some((tag, raw)) = layout::lookup(blob.as_words(), key) {
                 return read(blob, p, tag, raw);
             }
