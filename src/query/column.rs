@@ -36,7 +36,7 @@ mod sealed {
 
     /// The typed read behind [`ColumnValue`](super::ColumnValue): private, so no other type
     /// can be one.
-    pub trait Read<'a>: Sized {
+    pub trait Read<'a>: Sized + Copy {
         /// The value at `cursor`'s key in `entity` (a blob, or an entity read through its
         /// prototypes), if it is of this type.
         fn read(cursor: &KeyCursor, entity: impl Source<'a>) -> Option<Self>;
@@ -90,9 +90,9 @@ fn column<'a, T: ColumnValue<'a>>(
             Either::Left(entities.filter_map(move |(id, blob)| Some((id, T::read(&cursor, blob)?))))
         }
         Some(store) => {
-            let mut through = Through::new(store, key);
+            let mut through = Through::new(store, key, None);
             Either::Right(entities.filter_map(move |(id, blob)| {
-                Some((id, T::read(&cursor, through.entry(&cursor, id, blob))?))
+                Some((id, through.read(&cursor, id, blob, |found| T::read(&cursor, found))?))
             }))
         }
     }
@@ -114,10 +114,10 @@ fn find<'a>(
                 .filter_map(move |(id, blob)| equals(&cursor, blob, value.as_ref()?).then_some(id)),
         ),
         Some(store) => {
-            let mut through = Through::new(store, key);
+            let mut through = Through::new(store, key, false);
             Either::Right(entities.filter_map(move |(id, blob)| {
-                let entity = through.entry(&cursor, id, blob);
-                equals(&cursor, entity, value.as_ref()?).then_some(id)
+                let value = value.as_ref()?;
+                through.read(&cursor, id, blob, |found| equals(&cursor, found, value)).then_some(id)
             }))
         }
     }

@@ -402,52 +402,64 @@ const REMEMBERED: usize = 64;
 
 /// One key read through prototypes from many entities of a store, as a column or `find`
 /// reads it: each entity's own blob with a cursor of its own (instances share a layout apart
-/// from their prototypes'), then, on a miss, its prototype's resolved entry, found once per
-/// prototype and remembered (in a table by the prototype's slot: a hit is a compare). Equal
-/// to [`KeyCursor::find_resolved`] of each entity: the store is borrowed for the whole pass,
-/// so a prototype's entry cannot change while it is remembered.
-pub(crate) struct Through<'a> {
+/// from their prototypes'), then, on a miss, what the caller's typed read (`R`: a column's
+/// `Option<T>`, `find`'s match) made of its prototype's resolved entry, found once per
+/// prototype and remembered (in a table by the prototype's slot: a hit is a compare, and the
+/// result is in registers, not an entry to copy and read again). Equal to the typed read of
+/// [`KeyCursor::find_resolved`] of each entity: the store is borrowed for the whole pass, so
+/// a prototype's entry cannot change while it is remembered.
+pub(crate) struct Through<'a, R> {
     store: &'a Store,
     own: KeyCursor,
-    // `remembered[p.index() % REMEMBERED]` is `(p, p's resolved entry)`, or `(Id::NULL, None)`.
-    remembered: Box<[(Id, Entry<'a>); REMEMBERED]>,
+    // `remembered[p.index() % REMEMBERED]` is `(p, the read of p's resolved entry)`, or
+    // `(Id::NULL, anything)`: no prototype is the null handle.
+    remembered: Box<[(Id, R); REMEMBERED]>,
 }
 
-impl<'a> Through<'a> {
-    /// Reads of `key` through the links of `store`.
-    pub(crate) fn new(store: &'a Store, key: Key) -> Through<'a> {
-        let remembered = Box::new([(Id::NULL, None); REMEMBERED]);
+impl<'a, R: Copy> Through<'a, R> {
+    /// Reads of `key` through the links of `store`; `blank` fills the empty table.
+    pub(crate) fn new(store: &'a Store, key: Key, blank: R) -> Through<'a, R> {
+        let remembered = Box::new([(Id::NULL, blank); REMEMBERED]);
         Through { store, own: KeyCursor::new(key), remembered }
     }
 
-    /// [`KeyCursor::find_resolved`] of entity `id`, whose blob is `own`, with `cursor` (of
-    /// the same key) for its prototypes.
+    /// `read` of [`KeyCursor::find_resolved`] of entity `id`, whose blob is `own`, with
+    /// `cursor` (of the same key) for its prototypes.
     #[inline]
-    pub(crate) fn entry(&mut self, cursor: &KeyCursor, id: Id, own: BlobRef<'a>) -> Found<'a> {
+    pub(crate) fn read(
+        &mut self,
+        cursor: &KeyCursor,
+        id: Id,
+        own: BlobRef<'a>,
+        read: impl Fn(Found<'a>) -> R,
+    ) -> R {
         let words = own.as_words();
         let hit = if layout::len(words) <= FEW_KEYS {
             layout::lookup_few(words, self.own.key)
         } else {
             self.own.read(own, |found| found)
         };
-        let Some((tag, raw)) = hit else {
-            let Some(p) = self.store.prototype(id) else { return Found(None) };
-            return match self.remembered[p.index() as usize % REMEMBERED] {
-                (at, found) if at == p => Found(found),
-                _ => Found(self.remember(cursor, p)),
-            };
-        };
-        Found((tag != ValueType::Tombstone as u8).then_some((own, tag, raw)))
+        match hit {
+            Some((tag, raw)) => read(Found((tag != ValueType::Tombstone as u8).then_some((own, tag, raw)))),
+            None => match self.store.prototype(id) {
+                None => read(Found(None)),
+                Some(p) => match self.remembered[p.index() as usize % REMEMBERED] {
+                    (at, known) if at == p => known,
+                    _ => self.remember(cursor, p, read),
+                },
+            },
+        }
     }
 
-    /// Finds prototype `p`'s resolved entry and remembers it.
+    /// Reads prototype `p`'s resolved entry and remembers what `read` made of it.
     #[cold]
     #[inline(never)]
-    fn remember(&mut self, cursor: &KeyCursor, p: Id) -> Entry<'a> {
+    fn remember(&mut self, cursor: &KeyCursor, p: Id, read: impl Fn(Found<'a>) -> R) -> R {
         // INVARIANT: a prototype is live (`Links`).
-        let found = cursor.find_resolved(self.store.resolved(p)?);
-        self.remembered[p.index() as usize % REMEMBERED] = (p, found);
-        found
+        let found = self.store.resolved(p).and_then(|entity| cursor.find_resolved(entity));
+        let known = read(Found(found));
+        self.remembered[p.index() as usize % REMEMBERED] = (p, known);
+        known
     }
 }
 
