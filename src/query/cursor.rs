@@ -441,7 +441,8 @@ impl<'a, R: Copy> Through<'a, R> {
         };
         match hit {
             Some((tag, raw)) => read(Found((tag != ValueType::Tombstone as u8).then_some((own, tag, raw)))),
-            None => match self.store.prototype(id) {
+            // INVARIANT: the column's entities are live.
+            None => match self.store.links().prototype_of_live(id.index()) {
                 None => read(Found(None)),
                 Some(p) => match self.remembered[p.index() as usize % REMEMBERED] {
                     (at, known) if at == p => known,
