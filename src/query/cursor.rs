@@ -440,7 +440,9 @@ impl<'a, R: Copy> Through<'a, R> {
             self.own.read(own, |found| found)
         };
         match hit {
-            Some((tag, raw)) => read(Found((tag != ValueType::Tombstone as u8).then_some((own, tag, raw)))),
+            Some((tag, raw)) => {
+                read(Found((tag != ValueType::Tombstone as u8).then_some((own, tag, raw))))
+            }
             // INVARIANT: the column's entities are live.
             None => match self.store.links().prototype_of_live(id.index()) {
                 None => read(Found(None)),
