@@ -380,6 +380,31 @@ fn history_undoes_and_redoes_a_link() {
     assert_eq!(store, after);
 }
 
+/// Columns and `find` read a live entity's link by its handle's index alone: the entry of a
+/// removed instance must be gone when its slot is reused, and back after an undo.
+#[test]
+fn a_reused_slot_reads_no_link_of_the_instance_removed_from_it() -> Result<(), Error> {
+    let mut store = Store::new();
+    let orc = store.insert_entries([("hp", 30.0)])?;
+    let grunt = store.insert_instance(orc)?;
+    let mut history = History::with_max_bytes(1 << 20);
+    history.commit(&store);
+    assert!(store.remove(grunt));
+    let chest = store.insert_entries([("name", "chest")])?;
+    assert_eq!(chest.index(), grunt.index(), "the slot is reused");
+    assert_eq!(store.column::<f32>("hp").collect::<Vec<_>>(), [(orc, 30.0)]);
+    assert_eq!(store.find("hp", 30.0).collect::<Vec<_>>(), [orc]);
+    assert_eq!(store.resolved(chest).unwrap().get_float("hp"), None);
+    history.commit(&store);
+    assert!(history.undo(&mut store));
+    assert_eq!(store.column::<f32>("hp").collect::<Vec<_>>(), [(orc, 30.0), (grunt, 30.0)]);
+    assert_eq!(store.find("hp", 30.0).collect::<Vec<_>>(), [orc, grunt]);
+    assert!(history.redo(&mut store));
+    assert_eq!(store.column::<f32>("hp").collect::<Vec<_>>(), [(orc, 30.0)]);
+    assert_eq!(store.resolved(chest).unwrap().get_float("hp"), None);
+    Ok(())
+}
+
 #[test]
 fn cycles_and_long_chains_are_refused_where_they_would_be_made() {
     let mut store = Store::new();
