@@ -125,7 +125,7 @@ impl Slot {
 /// << 16, below 2^31). Any other handle, `H * 2^32 + index`, gives (mod 2^64):
 /// - `H == H0`, index below `base`: at least 2^64 - 2^32 (it wraps);
 /// - `H > H0` (a later generation, the free bit): at least 2^32 - `base`, which is above the
-///   item count: `base` + slots <= u32::MAX and an identity map has one slot an item;
+///   item count: `base + slots <= u32::MAX` and an identity map has one slot an item;
 /// - `H < H0` (a smaller type id): at least 2^64 - 2^63.
 ///
 /// One subtraction; the caller's bounds check against the item count is the whole test.

@@ -639,12 +639,12 @@ mod tests {
         assert!(flag(&map), "inserts into new slots");
         map.sort_by(|a, b| b.cmp(a));
         assert!(flag(&map), "a sort that moves no item");
-        map.sort_by(|a, b| a.cmp(b));
+        map.sort_by(u64::cmp);
         assert!(!flag(&map), "a sort that moves items");
         map.reset();
         let ids_after = map.insert_batch([3, 1, 2_u64]);
         assert!(flag(&map), "a reset, then inserts");
-        assert_eq!(map.defragment_by(|a, b| a.cmp(b), None), 2);
+        assert_eq!(map.defragment_by(u64::cmp, None), 2);
         assert!(!flag(&map), "a defragment that swapped");
         map.reset();
         map.insert_batch([1, 2_u64]);
