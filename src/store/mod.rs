@@ -475,6 +475,9 @@ impl Store {
     }
 
     /// The blob of `id`, if it is live.
+    // Inlined into the caller's crate: a call returned the `BlobRef` through memory, 8 more
+    // instructions a get than the lookup itself.
+    #[inline]
     #[must_use]
     pub fn get(&self, id: Id) -> Option<BlobRef<'_>> {
         self.blob(id)
