@@ -151,6 +151,10 @@ const fn identity_dense(id: Id, base: u32, type_id: u16) -> usize {
 ///           └─────┴─────┴─────┘                              └───┴───┴───┘
 /// ```
 ///
+/// A map that has removed nothing since it was made, [`reset`](HandleMap::reset) or read in its
+/// identity state ([`RawHeader::IDENTITY`]) answers a handle by arithmetic: a lookup reads its
+/// item alone, no slot (one cache line, where a slot map reads two).
+///
 /// Items are tightly packed, so iterating is a slice walk. Removing one moves the last item into
 /// its place (swap and pop) and patches that item's slot. A freed slot goes to the back of a
 /// FIFO free list with its generation bumped, so the handle of a removed item never resolves
