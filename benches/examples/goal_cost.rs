@@ -9,6 +9,11 @@
 //! callgrind_annotate cg.out | grep 'PROGRAM TOTALS'   # divide by the count it prints
 //! ```
 //!
+//! Cache misses (what a get or a column touches): add `--cache-sim=yes --LL=524288,8,64` (a
+//! 32 KiB D1 and a 512 KiB last level, as this machine's L1 and L2); the totals then give
+//! `D1mr` (D1 read misses) and `DLmr` (L2 read misses). Valgrind 3.19's cachegrind has no
+//! `--toggle-collect`: callgrind's cache simulation is the same one.
+//!
 //! OP (ours, then its peer):
 //! - `index`, `get`, `dsm_index`: 100,000 shuffled `map[id]` and `get` of a `HandleMap<u64>`,
 //!   `DenseSlotMap`'s `map[key]` (SHAPE is ignored); `index_churned`, `get_churned`,
