@@ -1,6 +1,7 @@
 //! Issue 31's goals on both sheet shapes (benches/common/sheet.rs: `sheet`, ~380 arena bytes,
 //! and `small`, ~200), each beside its peer and its limit in the same group: `map[id]` and
-//! `get` against `DenseSlotMap`; a text-key write against a `const Key` write; a load against
+//! `get` against `DenseSlotMap`, on fresh and churned maps; `Store::get` and a float read
+//! against a `DenseSlotMap<Blob>` of the same sheets; a text-key write against a `const Key` write; a load against
 //! a memcpy into a fresh buffer and a view against a warm one; a history commit after 1% of
 //! the sheets changed against a snapshot; a column sum against `Vec<FxHashMap>`; a one-entity
 //! JSON export against `serde_json::to_string` of the same document. Instruction counts of the
@@ -33,23 +34,61 @@ use datacomp::{ExportOptions, History, Key, LoadOptions, OwnedValue, Snapshot};
 const HEALTH: Key = Key::path(&["stats", "health"]);
 const SHAPES: [&str; 2] = ["sheet", "small"];
 
+/// `map[id]` and `get` against `DenseSlotMap`'s `map[key]`: the same 100,000 `u64`s, each get
+/// reading its item, in the same shuffled order (`common/maps.rs`). `fresh`: maps that never
+/// removed (ours answers by arithmetic, one cache line a get: the item's); `churned`: every
+/// 10th item removed and inserted again (ours reads the slot, then the item, as the peer).
 fn index(c: &mut Criterion) {
-    let (map, ids, dense, keys) = maps::shuffled_maps();
-    let mut group = c.benchmark_group("shapes/index_100k_shuffled");
-    group.bench_function("datacomp_index", |b| {
-        b.iter(|| ids.iter().map(|&id| map[id]).sum::<u64>())
+    for (state, maps) in [("fresh", maps::shuffled_maps()), ("churned", maps::churned_maps())] {
+        let (map, ids, dense, keys) = maps;
+        let mut group = c.benchmark_group(format!("shapes/index_100k_shuffled/{state}"));
+        group.bench_function("datacomp_index", |b| {
+            b.iter(|| {
+                let map = black_box(&map);
+                ids.iter().map(|&id| map[id]).sum::<u64>()
+            })
+        });
+        group.bench_function("datacomp_get", |b| {
+            b.iter(|| {
+                let map = black_box(&map);
+                ids.iter().map(|&id| *map.get(id).unwrap()).sum::<u64>()
+            })
+        });
+        group.bench_function("dense_slotmap_index", |b| {
+            b.iter(|| {
+                let dense = black_box(&dense);
+                keys.iter().map(|&k| dense[k]).sum::<u64>()
+            })
+        });
+        group.finish();
+    }
+}
+
+/// `Store::get` of a sheet and one float read from it, against a `DenseSlotMap<Blob>` of the
+/// same sheets and the same read: 100,000 of each shape, in one shuffled order. Each get touches
+/// our span (the slot too after a removal), then the sheet in the arena; the peer's slot, its
+/// `Blob` (a pointer), then the sheet in its own allocation.
+fn store_get(c: &mut Criterion, shape: &str) {
+    let (store, ids, dense, keys) = maps::shuffled_sheets(sheet::shape(shape), maps::N);
+    let mut group = c.benchmark_group(format!("shapes/get_100k_shuffled/{shape}"));
+    group.bench_function("datacomp_store_get", |b| {
+        b.iter(|| {
+            let store = black_box(&store);
+            ids.iter().filter_map(|&id| store.get(id).unwrap().get_float(HEALTH)).sum::<f32>()
+        })
     });
-    group.bench_function("datacomp_get", |b| {
-        b.iter(|| ids.iter().map(|&id| *map.get(id).unwrap()).sum::<u64>())
-    });
-    group.bench_function("dense_slotmap_index", |b| {
-        b.iter(|| keys.iter().map(|&k| dense[k]).sum::<u64>())
+    group.bench_function("dense_slotmap_blob", |b| {
+        b.iter(|| {
+            let dense = black_box(&dense);
+            keys.iter().filter_map(|&k| dense[k].as_blob_ref().get_float(HEALTH)).sum::<f32>()
+        })
     });
     group.finish();
 }
 
 fn per_shape(c: &mut Criterion) {
     for shape in SHAPES {
+        store_get(c, shape);
         let rows = sheet::shape(shape);
         let (mut store, ids) = sheet::store_of(rows, 10_000);
 

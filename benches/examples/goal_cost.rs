@@ -9,9 +9,17 @@
 //! callgrind_annotate cg.out | grep 'PROGRAM TOTALS'   # divide by the count it prints
 //! ```
 //!
+//! Cache misses (what a get or a column touches): add `--cache-sim=yes --LL=524288,8,64` (a
+//! 32 KiB D1 and a 512 KiB last level, as this machine's L1 and L2); the totals then give
+//! `D1mr` (D1 read misses) and `DLmr` (L2 read misses). Valgrind 3.19's cachegrind has no
+//! `--toggle-collect`: callgrind's cache simulation is the same one.
+//!
 //! OP (ours, then its peer):
 //! - `index`, `get`, `dsm_index`: 100,000 shuffled `map[id]` and `get` of a `HandleMap<u64>`,
-//!   `DenseSlotMap`'s `map[key]` (SHAPE is ignored).
+//!   `DenseSlotMap`'s `map[key]` (SHAPE is ignored); `index_churned`, `get_churned`,
+//!   `dsm_index_churned`: the same after every 10th item was removed and inserted again.
+//! - `store_get`, `dsm_blob_get`: 100,000 shuffled `Store::get` of a sheet and its
+//!   `stats.health`, against a `DenseSlotMap<Blob>` of the same sheets and the same read.
 //! - `set_text`, `set_key`: `set("stats.health", x)` and `set(HEALTH, x)` (a `const Key`) on
 //!   each of 10,000 stored sheets, whose store already holds the name.
 //! - `from_bytes`, `memcpy_fresh`; `view`, `memcpy_warm`: loading the save of 100,000 sheets
@@ -37,7 +45,7 @@ mod sheet;
 
 use std::hint::black_box;
 
-use datacomp::{ExportOptions, HandleMap, History, Id, Key, LoadOptions, Snapshot, Store};
+use datacomp::{Blob, ExportOptions, HandleMap, History, Id, Key, LoadOptions, Snapshot, Store};
 use slotmap::DenseSlotMap;
 
 const HEALTH: Key = Key::path(&["stats", "health"]);
@@ -46,6 +54,7 @@ const HEALTH: Key = Key::path(&["stats", "health"]);
 #[allow(clippy::large_enum_variant)]
 enum Input {
     Maps(HandleMap<u64>, Vec<Id>, DenseSlotMap<slotmap::DefaultKey, u64>, Vec<slotmap::DefaultKey>),
+    Sheets(Store, Vec<Id>, DenseSlotMap<slotmap::DefaultKey, Blob>, Vec<slotmap::DefaultKey>),
     Store(Store, Vec<Id>),
     Bytes(Vec<u8>, Vec<u8>),
     History(Store, History),
@@ -62,6 +71,14 @@ fn input(op: &str, shape: &str) -> Input {
         "index" | "get" | "dsm_index" => {
             let (map, ids, dense, keys) = maps::shuffled_maps();
             Input::Maps(map, ids, dense, keys)
+        }
+        "index_churned" | "get_churned" | "dsm_index_churned" => {
+            let (map, ids, dense, keys) = maps::churned_maps();
+            Input::Maps(map, ids, dense, keys)
+        }
+        "store_get" | "dsm_blob_get" => {
+            let (store, ids, dense, keys) = maps::shuffled_sheets(sheet::shape(shape), maps::N);
+            Input::Sheets(store, ids, dense, keys)
         }
         "set_text" | "set_key" | "column" | "export_each" => {
             let (store, ids) = store_of(shape, 10_000);
@@ -92,15 +109,25 @@ fn input(op: &str, shape: &str) -> Input {
 fn measured(op: &str, input: &mut Input) -> usize {
     let lossy = ExportOptions::json().non_finite_as_null();
     match (op, input) {
-        ("index", Input::Maps(map, ids, ..)) => {
+        ("store_get", Input::Sheets(store, ids, ..)) => {
+            let store = black_box(&*store);
+            ids.iter().filter_map(|&id| store.get(id).unwrap().get_float(HEALTH)).sum::<f32>()
+                as usize
+        }
+        ("dsm_blob_get", Input::Sheets(_, _, dense, keys)) => {
+            let dense = black_box(&*dense);
+            keys.iter().filter_map(|&k| dense[k].as_blob_ref().get_float(HEALTH)).sum::<f32>()
+                as usize
+        }
+        ("index" | "index_churned", Input::Maps(map, ids, ..)) => {
             let map = black_box(&*map);
             ids.iter().map(|&id| map[id]).sum::<u64>() as usize
         }
-        ("get", Input::Maps(map, ids, ..)) => {
+        ("get" | "get_churned", Input::Maps(map, ids, ..)) => {
             let map = black_box(&*map);
             ids.iter().map(|&id| *map.get(id).unwrap()).sum::<u64>() as usize
         }
-        ("dsm_index", Input::Maps(_, _, dense, keys)) => {
+        ("dsm_index" | "dsm_index_churned", Input::Maps(_, _, dense, keys)) => {
             let dense = black_box(&*dense);
             keys.iter().map(|&k| dense[k]).sum::<u64>() as usize
         }

@@ -191,17 +191,56 @@ pub(crate) struct Shape {
 /// against the blob, and keys are unique, so a stale one never gives another key's entry.
 #[inline]
 pub(crate) fn lookup_at(w: &[u32], key: Key, shape: Shape) -> Option<(u8, u32)> {
-    let (n, at) = (shape.keys as usize, shape.at as usize);
-    let (t0, v0) = (tags_at(n), values_at(n));
-    let header = w.get(..v0 + n)?;
-    if at < n && header[0] == shape.keys && header[HEADER_WORDS + at] == key.raw() {
-        // The tag byte read from its word (little-endian): `t0 + at / 4 < v0 + n` follows
-        // from `at < n`, so this needs no bounds check of its own, where indexing the tag
-        // bytes (`4 * ⌈n/4⌉` of them) did.
-        let tag = header.as_bytes()[4 * t0 + at];
-        Some((tag, header[v0 + at]))
-    } else {
-        None
+    Probe::new(shape)?.entry(w, key)
+}
+
+/// A [`Shape`] with the header offsets it implies computed once: a loop over blobs of one
+/// layout (a column) holds it as a constant and tries each blob with two compares.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Probe {
+    keys: u32,
+    // INVARIANT: `key_word < header_words`, `tag_byte < 4 * header_words` and
+    // `value_word < header_words`: the offsets of entry `at < keys` of a `keys`-key header.
+    key_word: usize,
+    tag_byte: usize,
+    value_word: usize,
+    header_words: usize,
+}
+
+impl Probe {
+    /// The probe that no blob passes (its header would be the whole address space).
+    pub(crate) const NONE: Probe =
+        Probe { keys: 0, key_word: 0, tag_byte: 0, value_word: 0, header_words: usize::MAX };
+
+    /// The probe of `shape`; `None` if no blob has it (`at` is not below `keys`).
+    #[inline]
+    pub(crate) fn new(shape: Shape) -> Option<Probe> {
+        let (n, at) = (shape.keys as usize, shape.at as usize);
+        if at >= n {
+            return None;
+        }
+        let (t0, v0) = (tags_at(n), values_at(n));
+        Some(Probe {
+            keys: shape.keys,
+            key_word: HEADER_WORDS + at,
+            tag_byte: 4 * t0 + at,
+            value_word: v0 + at,
+            header_words: v0 + n,
+        })
+    }
+
+    /// The tag and header value of `key` if the blob has this probe's shape and `key` where
+    /// it says (as [`lookup_at`]).
+    #[inline]
+    pub(crate) fn entry(self, w: &[u32], key: Key) -> Option<(u8, u32)> {
+        let header = w.get(..self.header_words)?;
+        if header[0] == self.keys && header[self.key_word] == key.raw() {
+            // The tag byte read from its word (little-endian), inside the header: no bounds
+            // check of the tag bytes of their own.
+            Some((header.as_bytes()[self.tag_byte], header[self.value_word]))
+        } else {
+            None
+        }
     }
 }
 

@@ -117,6 +117,26 @@ impl Slot {
     }
 }
 
+/// The dense index of `id` in a map in its identity state with this `base` and `type_id`, if
+/// `id` is live there; else a number at least the map's item count.
+///
+/// Such a map's live handles are exactly `Id::new(base + d, 0, type_id)` for each item `d`, so
+/// `id`'s bits less those of the first, `first = H0 * 2^32 + base`, are `d` (H0 = `type_id`
+/// << 16, below 2^31). Any other handle, `H * 2^32 + index`, gives (mod 2^64):
+/// - `H == H0`, index below `base`: at least 2^64 - 2^32 (it wraps);
+/// - `H > H0` (a later generation, the free bit): at least 2^32 - `base`, which is above the
+///   item count: `base + slots <= u32::MAX` and an identity map has one slot an item;
+/// - `H < H0` (a smaller type id): at least 2^64 - 2^63.
+///
+/// One subtraction; the caller's bounds check against the item count is the whole test.
+#[inline]
+const fn identity_dense(id: Id, base: u32, type_id: u16) -> usize {
+    let first = Id::new(base, 0, type_id).to_bits();
+    let dense = id.to_bits().wrapping_sub(first);
+    // A no-op on 64-bit targets; on narrower ones a dead handle's number saturates.
+    if dense > usize::MAX as u64 { usize::MAX } else { dense as usize }
+}
+
 /// Items in a dense array, reached in O(1) through 64-bit generational [`Id`] handles.
 ///
 /// ```text
@@ -130,6 +150,10 @@ impl Slot {
 ///  (dense)  │  A  │  B  │  C  │                              │ 1 │ 0 │ 2 │
 ///           └─────┴─────┴─────┘                              └───┴───┴───┘
 /// ```
+///
+/// A map that has removed nothing since it was made, [`reset`](HandleMap::reset) or read in its
+/// identity state ([`RawHeader::IDENTITY`]) answers a handle by arithmetic: a lookup reads its
+/// item alone, no slot (one cache line, where a slot map reads two).
 ///
 /// Items are tightly packed, so iterating is a slice walk. Removing one moves the last item into
 /// its place (swap and pop) and patches that item's slot. A freed slot goes to the back of a
@@ -175,6 +199,12 @@ pub struct HandleMap<T> {
     base: u32,
     // INVARIANT: at most Id::MAX_TYPE_ID.
     type_id: u16,
+    /// The map is known to be in its identity state ([`RawHeader::IDENTITY`]): slot `i` live
+    /// with item `i` at the first generation for every slot, none free or retired; then a
+    /// handle's dense index is arithmetic ([`identity_dense`]) and a lookup reads no slot.
+    // INVARIANT: when true, the map is in its identity state (when false, it may be too: set
+    // false by every change that can leave it, re-set only where it is known).
+    identity: bool,
     /// Progress of the incremental [`defragment_by`](HandleMap::defragment_by).
     defrag: Defrag,
 }
@@ -214,6 +244,7 @@ impl<T> HandleMap<T> {
             free_tail: NONE,
             base: 0,
             type_id,
+            identity: true,
             defrag: Defrag { next: 0, moving: None },
         }
     }
@@ -359,6 +390,8 @@ impl<T> HandleMap<T> {
                 self.free_tail = NONE;
             }
         }
+        // A reused slot is free, so the map is not in its identity state; a new one at the
+        // first generation keeps it there.
         self.slots[slot] = Slot::live(self.items.len() as u32, id.generation(), self.type_id);
         self.items.push(value);
         self.meta.push(slot as u32);
@@ -392,6 +425,11 @@ impl<T> HandleMap<T> {
     /// together; only a failure pays for finding out why ([`diagnose`](HandleMap::diagnose)).
     #[inline]
     fn live_slot(&self, id: Id) -> Option<(usize, usize)> {
+        if self.identity {
+            // Slot `i` holds item `i`.
+            let dense = identity_dense(id, self.base, self.type_id);
+            return (dense < self.items.len()).then_some((dense, dense));
+        }
         let (slot, dense) = self.slot_and_dense(id)?;
         (dense < self.items.len()).then_some((slot, dense))
     }
@@ -535,6 +573,10 @@ impl<T> HandleMap<T> {
     #[inline]
     #[must_use]
     pub fn get(&self, id: Id) -> Option<&T> {
+        // A map that never removed an item: no slot to read, one cache line a lookup.
+        if self.identity {
+            return self.items.get(identity_dense(id, self.base, self.type_id));
+        }
         // One bounds check tests both that `id` is live and that its item is in range.
         let (_, dense) = self.slot_and_dense(id)?;
         self.items.get(dense)
@@ -554,6 +596,9 @@ impl<T> HandleMap<T> {
     /// ```
     #[inline]
     pub fn get_mut(&mut self, id: Id) -> Option<&mut T> {
+        if self.identity {
+            return self.items.get_mut(identity_dense(id, self.base, self.type_id));
+        }
         let (_, dense) = self.slot_and_dense(id)?;
         self.items.get_mut(dense)
     }
@@ -682,6 +727,7 @@ impl<T> HandleMap<T> {
         }
         let freed = entry.freed();
         *at = freed;
+        self.identity = false;
         // INVARIANT: `slot` < `slots.len()` <= u32::MAX.
         Some(self.remove_live(slot as u32, freed, dense))
     }
@@ -783,6 +829,7 @@ impl<T> HandleMap<T> {
 
     /// Frees every live slot and rebuilds the free list in slot order.
     fn free_all_slots(&mut self) {
+        self.identity = self.slots.is_empty();
         self.meta.clear();
         self.free_head = NONE;
         self.free_tail = NONE;
@@ -836,6 +883,7 @@ impl<T> HandleMap<T> {
         self.free_head = NONE;
         self.free_tail = NONE;
         self.base = next_base as u32;
+        self.identity = true;
         self.defrag = Defrag::default();
     }
 
@@ -863,6 +911,7 @@ impl<T> HandleMap<T> {
 
     /// Swaps two items of the dense array and patches their slots: handles stay valid.
     fn swap_dense(&mut self, a: usize, b: usize) {
+        self.identity = false;
         self.items.swap(a, b);
         self.meta.swap(a, b);
         for d in [a, b] {
@@ -945,6 +994,9 @@ impl<T> HandleMap<T> {
             self.meta.push(slot);
             self.slots[slot as usize] = self.slots[slot as usize].with_index(dense as u32);
         }
+        // Still in its identity state if no item moved.
+        self.identity =
+            self.identity && self.meta.iter().enumerate().all(|(d, &s)| s as usize == d);
         self.defrag = Defrag { next: self.items.len(), moving: None };
     }
 
@@ -1053,6 +1105,7 @@ impl<T: Clone> Clone for HandleMap<T> {
             free_tail: self.free_tail,
             base: self.base,
             type_id: self.type_id,
+            identity: self.identity,
             defrag: self.defrag,
         }
     }
@@ -1067,6 +1120,7 @@ impl<T: Clone> Clone for HandleMap<T> {
         self.free_tail = source.free_tail;
         self.base = source.base;
         self.type_id = source.type_id;
+        self.identity = source.identity;
         self.defrag = source.defrag;
     }
 }

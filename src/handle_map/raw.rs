@@ -5,7 +5,7 @@ use zerocopy::little_endian::{U16, U32, U64};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use super::HandleMapError;
-use super::{Defrag, HandleMap, Id, MAX_BASE, NONE, RETIRED, Slot};
+use super::{Defrag, HandleMap, Id, MAX_BASE, NONE, RETIRED, Slot, identity_dense};
 
 /// The fixed part of a [`HandleMap`]'s raw sections: counts, free-list ends, type id.
 ///
@@ -273,14 +273,15 @@ impl<T> HandleMap<T> {
     /// Checks every invariant of `parts` and builds the map.
     fn from_parts(parts: Parts<T>) -> Result<HandleMap<T>, HandleMapError> {
         check_parts(&parts)?;
-        Ok(HandleMap::from_valid_parts(parts))
+        Ok(HandleMap::from_valid_parts(parts, false))
     }
 
-    /// Builds the map of `parts` that hold every invariant [`check`] tests.
-    fn from_valid_parts(parts: Parts<T>) -> HandleMap<T> {
+    /// Builds the map of `parts` that hold every invariant [`check`] tests; `identity` when
+    /// they are known to be an identity map's ([`RawHeader::IDENTITY`]).
+    fn from_valid_parts(parts: Parts<T>, identity: bool) -> HandleMap<T> {
         let Parts { type_id, base, free_head, free_tail, items, meta, slots } = parts;
         let sorted = items.len();
-        HandleMap {
+        let mut map = HandleMap {
             items,
             meta,
             slots,
@@ -288,8 +289,12 @@ impl<T> HandleMap<T> {
             free_tail,
             base,
             type_id,
+            identity,
             defrag: Defrag { next: sorted, moving: None },
-        }
+        };
+        // Known for a map read flagged as one; else looked for (O(items), as the check was).
+        map.identity = identity || map.scan_identity();
+        map
     }
 }
 
@@ -337,10 +342,9 @@ impl<'a> HandleMapView<'a> {
     /// The dense index of `id`, if it is live.
     pub(crate) fn dense_index(self, id: Id) -> Option<usize> {
         if self.identity {
-            let dense = id.index().wrapping_sub(self.base) as usize;
-            // `base + len` fits in 32 bits (`check_fields`), so `base + dense` does.
-            let live = dense < self.len && id == Id::new(self.base + dense as u32, 0, self.type_id);
-            return live.then_some(dense);
+            // `base + len` fits in 32 bits (`check_fields`), as `identity_dense` needs.
+            let dense = identity_dense(id, self.base, self.type_id);
+            return (dense < self.len).then_some(dense);
         }
         let slot = Slot(self.slots.get(id.index().wrapping_sub(self.base) as usize)?.get());
         let dense = usize::try_from(slot.dense_for(id)).ok()?;
@@ -410,7 +414,7 @@ impl<T: IntoBytes + FromBytes + Immutable + KnownLayout> HandleMap<T> {
             let items = copy_aligned::<T>(raw.items, len);
             let parts = Parts { type_id, base, free_head, free_tail, items, meta, slots };
             debug_assert_eq!(check_parts(&parts), Ok(()));
-            return Ok(HandleMap::from_valid_parts(parts));
+            return Ok(HandleMap::from_valid_parts(parts, true));
         }
         HandleMap::from_parts(Parts {
             type_id,
@@ -426,8 +430,14 @@ impl<T: IntoBytes + FromBytes + Immutable + KnownLayout> HandleMap<T> {
 
 impl<T> HandleMap<T> {
     /// Whether the map is in its identity state ([`RawHeader::IDENTITY`]): slot `i` holds item
-    /// `i`, every generation the first, no free slot. O(items).
+    /// `i`, every generation the first, no free slot. O(1) when the map knows it (it was
+    /// made, reset or read as one and has not removed since), else O(items).
     pub(crate) fn is_identity(&self) -> bool {
+        self.identity || self.scan_identity()
+    }
+
+    /// [`is_identity`](HandleMap::is_identity) by a walk of the slots.
+    fn scan_identity(&self) -> bool {
         self.free_head == NONE
             && self.slots.len() == self.items.len()
             && self.meta.iter().enumerate().all(|(i, &m)| m as usize == i)
@@ -513,7 +523,7 @@ mod tests {
         let mut ids = vec![Id::NULL];
         for index in base.saturating_sub(2)..base + slots + 2 {
             for generation in [0, 1, 2, 3, RETIRED - 1, RETIRED] {
-                for type_id in [map.type_id(), map.type_id() + 1] {
+                for type_id in [map.type_id(), map.type_id() + 1, map.type_id().saturating_sub(1)] {
                     let id = Id::new(index, generation, type_id);
                     ids.push(id);
                     ids.push(Id::from_bits(id.to_bits() | 1 << 63));
@@ -580,5 +590,80 @@ mod tests {
         assert_eq!(map.as_raw_compact().header.flags.get(), 0);
         map.insert(16);
         assert!(!map.is_identity(), "the reused slot is at generation 1");
+    }
+
+    /// A map that knows it is in its identity state answers handles by arithmetic, reading no
+    /// slot: every probe (stale generations, the free bit, other type ids, indices below `base`
+    /// and past the slots) resolves exactly as through the slots, on maps whose `base` 0, 1 or
+    /// 2 resets raised.
+    #[test]
+    fn the_identity_lookup_resolves_exactly_what_the_slots_do() {
+        for resets in 0..3 {
+            let mut map = HandleMap::new(5);
+            let mut issued = Vec::new();
+            for _ in 0..resets {
+                issued.extend(map.insert_batch(0..4_u64));
+                map.reset();
+            }
+            issued.extend(map.insert_batch(10..17_u64));
+            assert!(map.identity);
+            let mut slow = map.clone();
+            slow.identity = false;
+            let mut live = 0;
+            for id in probes(&map).into_iter().chain(issued.iter().copied()) {
+                assert_eq!(map.get(id), slow.get(id), "{id:?}");
+                assert_eq!(map.try_get(id), slow.try_get(id), "{id:?}");
+                assert_eq!(map.dense_index(id), slow.dense_index(id), "{id:?}");
+                assert_eq!(map.contains(id), slow.contains(id), "{id:?}");
+                assert_eq!(map.clone().get_mut(id).copied(), slow.get_mut(id).copied(), "{id:?}");
+                live += usize::from(map.contains(id));
+            }
+            // The 7 live handles, each once among the probes and once among `issued`.
+            assert_eq!(live, 7 + 7, "resets {resets}");
+        }
+    }
+
+    /// The identity flag is set exactly while the map is in its identity state, through each
+    /// change that can leave it (and the ones that keep it).
+    #[test]
+    fn each_change_that_can_leave_the_identity_state_drops_the_flag() {
+        fn flag(map: &HandleMap<u64>) -> bool {
+            assert_eq!(map.identity, map.scan_identity(), "the flag says what the slots say");
+            map.identity
+        }
+        let mut map = HandleMap::new(1);
+        assert!(flag(&map), "new");
+        map.clear();
+        assert!(flag(&map), "an empty map cleared");
+        let ids = map.insert_batch([3, 2, 1_u64]);
+        assert!(flag(&map), "inserts into new slots");
+        map.sort_by(|a, b| b.cmp(a));
+        assert!(flag(&map), "a sort that moves no item");
+        map.sort_by(u64::cmp);
+        assert!(!flag(&map), "a sort that moves items");
+        map.reset();
+        let ids_after = map.insert_batch([3, 1, 2_u64]);
+        assert!(flag(&map), "a reset, then inserts");
+        assert_eq!(map.defragment_by(u64::cmp, None), 2);
+        assert!(!flag(&map), "a defragment that swapped");
+        map.reset();
+        map.insert_batch([1, 2_u64]);
+        let compact = map.as_raw_compact();
+        assert_eq!(compact.header.flags.get(), RawHeader::IDENTITY);
+        assert!(flag(&HandleMap::<u64>::from_raw(&compact).unwrap()), "read flagged");
+        assert!(flag(&HandleMap::<u64>::from_raw(&map.as_raw()).unwrap()), "read in full");
+        let last = map.insert(3);
+        map.remove(last);
+        assert!(!flag(&map), "a removal, even of the last item");
+        assert!(!flag(&HandleMap::<u64>::from_raw(&map.as_raw()).unwrap()), "read back");
+        map.reset();
+        map.insert(1);
+        map.clear();
+        assert!(!flag(&map), "clear bumps the generations");
+        map.reset();
+        map.insert(1);
+        drop(map.drain());
+        assert!(!flag(&map), "drain");
+        assert!(ids.iter().chain(&ids_after).all(|&id| map.get(id).is_none()));
     }
 }

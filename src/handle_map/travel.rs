@@ -55,6 +55,8 @@ impl<T> HandleMap<T> {
         self.base = header.base.get();
         self.free_head = header.free_head.get();
         self.free_tail = header.free_tail.get();
+        // The slots the caller writes may leave any state.
+        self.identity = false;
         self.defrag = Defrag::default();
     }
 

@@ -3,8 +3,9 @@
 
 use super::Either;
 use super::cursor::{KeyCursor, Source, Through};
+use crate::blob::BlobRef;
+use crate::blob::layout::{self, Probe, Shape};
 use crate::blob::write::stored_value;
-use crate::blob::{BlobRef, layout};
 use crate::format::StoreView;
 use crate::handle_map::Id;
 use crate::key::Key;
@@ -32,6 +33,7 @@ use crate::value::{AsValue, OwnedValue, ValueType};
 pub trait ColumnValue<'a>: sealed::Read<'a> + 'a {}
 
 mod sealed {
+    use crate::blob::BlobRef;
     use crate::query::cursor::{KeyCursor, Source};
 
     /// The typed read behind [`ColumnValue`](super::ColumnValue): private, so no other type
@@ -40,12 +42,20 @@ mod sealed {
         /// The value at `cursor`'s key in `entity` (a blob, or an entity read through its
         /// prototypes), if it is of this type.
         fn read(cursor: &KeyCursor, entity: impl Source<'a>) -> Option<Self>;
+
+        /// The value of `blob`'s entry `found` (tag, header value), if it is of this type.
+        fn of(blob: BlobRef<'a>, found: Option<(u8, u32)>) -> Option<Self>;
     }
 
     impl<'a> Read<'a> for f32 {
         #[inline]
         fn read(cursor: &KeyCursor, entity: impl Source<'a>) -> Option<f32> {
             entity.get_float(cursor)
+        }
+
+        #[inline]
+        fn of(_blob: BlobRef<'a>, found: Option<(u8, u32)>) -> Option<f32> {
+            BlobRef::float_of(found)
         }
     }
 
@@ -54,6 +64,11 @@ mod sealed {
         fn read(cursor: &KeyCursor, entity: impl Source<'a>) -> Option<bool> {
             entity.get_bool(cursor)
         }
+
+        #[inline]
+        fn of(_blob: BlobRef<'a>, found: Option<(u8, u32)>) -> Option<bool> {
+            BlobRef::bool_of(found)
+        }
     }
 
     impl<'a> Read<'a> for &'a str {
@@ -61,12 +76,22 @@ mod sealed {
         fn read(cursor: &KeyCursor, entity: impl Source<'a>) -> Option<&'a str> {
             entity.get_str(cursor)
         }
+
+        #[inline]
+        fn of(blob: BlobRef<'a>, found: Option<(u8, u32)>) -> Option<&'a str> {
+            blob.str_of(found)
+        }
     }
 
     impl<'a> Read<'a> for &'a [f32] {
         #[inline]
         fn read(cursor: &KeyCursor, entity: impl Source<'a>) -> Option<&'a [f32]> {
             entity.get_floats(cursor)
+        }
+
+        #[inline]
+        fn of(blob: BlobRef<'a>, found: Option<(u8, u32)>) -> Option<&'a [f32]> {
+            blob.floats_of(found)
         }
     }
 }
@@ -87,7 +112,10 @@ fn column<'a, T: ColumnValue<'a>>(
     let cursor = KeyCursor::new(key);
     match store {
         None => {
-            Either::Left(entities.filter_map(move |(id, blob)| Some((id, T::read(&cursor, blob)?))))
+            let mut probe = Probe::NONE;
+            Either::Left(entities.filter_map(move |(id, blob)| {
+                Some((id, T::of(blob, probed(&mut probe, blob.as_words(), key))?))
+            }))
         }
         Some(store) => {
             let mut through = Through::new(store, key, None);
@@ -96,6 +124,29 @@ fn column<'a, T: ColumnValue<'a>>(
             }))
         }
     }
+}
+
+/// The key's entry in `words`: at `probe`, where it was found last, else by a scan whose
+/// shape becomes the probe. A column's own cursor: where a [`KeyCursor`] keeps its position
+/// in atomic words (loaded again for each entity, as another thread may move them) and
+/// derives the header offsets from it each time, a column is the only reader of its probe,
+/// which stays in registers with those offsets computed once a layout.
+#[inline]
+fn probed(probe: &mut Probe, words: &[u32], key: Key) -> Option<(u8, u32)> {
+    if let hit @ Some(_) = probe.entry(words, key) {
+        return hit;
+    }
+    let (tag, raw, shape) = scan(words, key)?;
+    *probe = Probe::new(shape).unwrap_or(Probe::NONE);
+    Some((tag, raw))
+}
+
+/// The scan after a missed probe, out of line: it only reads, so the loop around it keeps the
+/// arena and the probe in registers.
+#[cold]
+#[inline(never)]
+fn scan(words: &[u32], key: Key) -> Option<(u8, u32, Shape)> {
+    layout::lookup_shape(words, key)
 }
 
 /// The entities of `entities` whose value at `key` equals `value` (`None`: a value no entity
