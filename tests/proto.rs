@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 
 use datacomp::format::StoreError;
+use datacomp::query::KeyCursor;
 use datacomp::store::MAX_CHAIN;
 use datacomp::{
     Error, HandleError, History, Id, Key, LoadError, Store, StorePatch, StoreView, Value,
@@ -15,7 +16,10 @@ mod common;
 use common::{rebuild, table};
 
 const PROTOTYPES: u32 = 16;
-const KEYS: [&str; 4] = ["name", "stats.health", "stats.mana", "flags.fearless"];
+/// The last two belong to the entity that holds them: they are never inherited.
+const KEYS: [&str; 6] = ["name", "stats.health", "stats.mana", "flags.fearless", "$id", "$abstract"];
+/// The positions in [`KEYS`] of `$id` and `$abstract`.
+const OWN_ONLY: [usize; 2] = [4, 5];
 
 /// What an entity stores: a value, or a tombstone.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -35,13 +39,15 @@ impl Model {
         self.entities[&id].1
     }
 
-    /// The value `id` reads at key `k`: its own, else up the chain; a tombstone ends it.
+    /// The value `id` reads at key `k`: its own, else up the chain (but `$id` and
+    /// `$abstract`, its own or none); a tombstone ends it.
     fn resolve(&self, id: Id, k: usize) -> Option<f32> {
         let mut at = Some(id);
         while let Some(e) = at {
             match self.entities[&e].0.get(&k) {
                 Some(Own::Val(v)) => return Some(*v),
                 Some(Own::Tomb) => return None,
+                None if OWN_ONLY.contains(&k) => return None,
                 None => at = self.prototype(e),
             }
         }
@@ -238,6 +244,7 @@ fn check(store: &Store, model: &Model) {
                     .unwrap();
                 assert_eq!(resolved.get_with_source(key(k)), Some((Value::Float(v), source)));
             }
+            assert_eq!(KeyCursor::new(key(k)).get_resolved(resolved), v, "{id} {name}");
         }
         let mut all: Vec<(Key, f32)> =
             resolved.iter().map(|(k, v, _)| (k, v.as_float().unwrap())).collect();

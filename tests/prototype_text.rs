@@ -4,7 +4,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use datacomp::text::{ABSTRACT_KEY, ID_KEY, JsonErrorKind};
+use datacomp::store::{ABSTRACT_KEY, ID_KEY};
+use datacomp::text::JsonErrorKind;
 use datacomp::{
     ExportError, ExportOptions, Id, ImportOptions, JsonError, Store, TextFormat, Value, ValueType,
 };

@@ -9,7 +9,7 @@ use datacomp::{BlobRef, Id, Key, LoadOptions, Query, Store};
 
 use crate::args::{KeyArg, parse_key};
 use crate::files::read;
-use crate::output::{Failure, Plain, is_abstract, is_mark, suggestion, value_json};
+use crate::output::{Failure, Plain, is_abstract, suggestion, value_json};
 
 /// `datacomp query`: one row per entity that passes `filter`, its id and then the value of each
 /// of `keys` (`-` in text, `null` in JSON, where it has none).
@@ -58,10 +58,7 @@ pub fn run(
     // prototypes, but an inherited `$id` or `$abstract`.
     let print = |out: &mut dyn Write, store: Option<&Store>, id: Id, blob: BlobRef<'_>| {
         let value = |key: Key| match store.and_then(|s| s.resolved(id)) {
-            Some(sheet) => sheet
-                .get_with_source(key)
-                .filter(|&(_, from)| from == id || !is_mark(key))
-                .map(|(v, _)| v),
+            Some(sheet) => sheet.get(key),
             None => blob.get(key),
         };
         if json {

@@ -7,7 +7,7 @@ use crate::blob::BlobRef;
 use crate::blob::layout::{self, Shape};
 use crate::handle_map::Id;
 use crate::key::Key;
-use crate::store::proto::FEW_KEYS;
+use crate::store::proto::{self, FEW_KEYS};
 use crate::store::{Resolved, Store};
 use crate::value::{Value, ValueType};
 
@@ -280,7 +280,8 @@ impl KeyCursor {
     /// [`find_resolved`](KeyCursor::find_resolved) past the entity's own blob.
     #[inline(never)]
     fn find_inherited<'a>(&self, entity: Resolved<'a>) -> Option<(BlobRef<'a>, u8, u32)> {
-        entity.prototype_blobs().find_map(|blob| self.find(blob).map(|(tag, raw)| (blob, tag, raw)))
+        let mut blobs = entity.inherited_blobs(self.key);
+        blobs.find_map(|blob| self.find(blob).map(|(tag, raw)| (blob, tag, raw)))
     }
 
     /// Whether `blob` has a value at this cursor's key.
@@ -409,6 +410,8 @@ const REMEMBERED: usize = 64;
 pub(crate) struct Through<'a> {
     store: &'a Store,
     own: KeyCursor,
+    // Whether the key is read through prototypes at all (not `$id` or `$abstract`).
+    inherits: bool,
     // `remembered[p.index() % REMEMBERED]` is `(p, p's resolved entry)`, or `(Id::NULL, None)`.
     remembered: Box<[(Id, Entry<'a>); REMEMBERED]>,
 }
@@ -417,7 +420,7 @@ impl<'a> Through<'a> {
     /// Reads of `key` through the links of `store`.
     pub(crate) fn new(store: &'a Store, key: Key) -> Through<'a> {
         let remembered = Box::new([(Id::NULL, None); REMEMBERED]);
-        Through { store, own: KeyCursor::new(key), remembered }
+        Through { store, own: KeyCursor::new(key), inherits: proto::inherits(key), remembered }
     }
 
     /// [`KeyCursor::find_resolved`] of entity `id`, whose blob is `own`, with `cursor` (of
@@ -431,7 +434,9 @@ impl<'a> Through<'a> {
             self.own.read(own, |found| found)
         };
         let Some((tag, raw)) = hit else {
-            let Some(p) = self.store.prototype(id) else { return Found(None) };
+            let Some(p) = self.store.prototype(id).filter(|_| self.inherits) else {
+                return Found(None);
+            };
             return match self.remembered[p.index() as usize % REMEMBERED] {
                 (at, found) if at == p => Found(found),
                 _ => Found(self.remember(cursor, p)),

@@ -47,7 +47,7 @@ use proto::Links;
 
 pub use blob_mut::BlobMut;
 pub use delta::StorePatch;
-pub use proto::{MAX_CHAIN, Resolved};
+pub use proto::{ABSTRACT_KEY, ID_KEY, MAX_CHAIN, Resolved};
 pub(crate) use track::Tracker;
 
 /// The handle map type id of a store's entities.

@@ -33,6 +33,12 @@
 //!   [`Store::try_remove`] says why ([`HandleError::HasInstances`]); detach or relink the
 //!   instances first.
 //! - An entity's prototype is part of what it stores: `==`, saves, deltas and history keep it.
+//! - Two keys belong to the entity that holds them and are never inherited: [`ID_KEY`]
+//!   (`$id`, the stable name the text formats link by) and [`ABSTRACT_KEY`] (`$abstract`, the
+//!   mark of a base left out of listings). Every resolved read ([`Resolved`]'s gets and
+//!   `iter`, so `flatten`, `detach`, queries, columns and cursors) reads them from the
+//!   entity's own blob only: an instance of `orc` is not named `orc`, nor abstract because
+//!   its base is.
 
 use fxhash::{FxHashMap, FxHashSet};
 use zerocopy::little_endian::U32;
@@ -44,6 +50,21 @@ use crate::format::StoreError;
 use crate::handle_map::{HandleError, HandleMap, Id};
 use crate::key::{AsKey, Key};
 use crate::value::{Value, ValueType};
+
+/// The key an entity's stable name is stored at: `$id`, a string. The text formats name a
+/// prototype by it (`"$prototype": "orc"`); it is the entity's own, never inherited.
+pub const ID_KEY: Key = Key::new("$id");
+
+/// The key that marks an abstract base: `$abstract`, `true`. Listings and flattened exports
+/// leave such an entity out; it is the entity's own, never inherited.
+pub const ABSTRACT_KEY: Key = Key::new("$abstract");
+
+/// Whether an entity reads `key` through its prototypes: every key but [`ID_KEY`] and
+/// [`ABSTRACT_KEY`], which belong to the entity that holds them.
+#[inline]
+pub(crate) fn inherits(key: Key) -> bool {
+    key != ID_KEY && key != ABSTRACT_KEY
+}
 
 /// The most prototypes above an entity: a chain of an instance, its prototype, that one's
 /// prototype and so on holds at most this many links.
@@ -666,12 +687,13 @@ impl<'a> Resolved<'a> {
         Resolved { store, id, own }
     }
 
-    /// The blobs of the entity's prototypes, nearest first.
+    /// The blobs of the entity's prototypes that a read of `key` looks in, nearest first:
+    /// none for a key that is not inherited ([`ID_KEY`], [`ABSTRACT_KEY`]).
     #[inline]
-    pub(crate) fn prototype_blobs(self) -> impl Iterator<Item = BlobRef<'a>> {
+    pub(crate) fn inherited_blobs(self, key: Key) -> impl Iterator<Item = BlobRef<'a>> {
         let store = self.store;
         // INVARIANT: a chain's entities are live (`Links`).
-        self.chain().filter_map(move |p| store.get(p))
+        self.chain().filter(move |_| inherits(key)).filter_map(move |p| store.get(p))
     }
 
     /// The entity's handle.
@@ -745,6 +767,9 @@ impl<'a> Resolved<'a> {
         key: Key,
         read: impl Fn(BlobRef<'a>, Id, u8, u32) -> Option<R>,
     ) -> Option<R> {
+        if !inherits(key) {
+            return None;
+        }
         let links = &self.store.links;
         let mut at = self.id;
         while let Some(p) = links.prototype(at) {
@@ -837,7 +862,8 @@ impl<'a> Resolved<'a> {
 
     /// Every key the entity reads, with its value and the entity whose blob holds it: its own
     /// entries first (in its blob's order), then each prototype's that no nearer blob holds,
-    /// tombstones left out. O(k × d) lookups for k keys over a chain of d.
+    /// tombstones and the prototypes' [`ID_KEY`] and [`ABSTRACT_KEY`] left out. O(k × d)
+    /// lookups for k keys over a chain of d.
     ///
     /// # Examples
     ///
@@ -871,9 +897,11 @@ impl<'a> Resolved<'a> {
                 keys.sort_unstable();
                 keys
             });
+            let own = level == self.id;
             blob.iter()
                 .filter(move |&(key, value)| {
                     !value.is_tombstone()
+                        && (own || inherits(key))
                         && match &sorted {
                             Some(keys) => keys.binary_search(&key.raw()).is_err(),
                             None => above.iter().all(|b| !b.contains_key(key)),

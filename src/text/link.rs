@@ -9,11 +9,6 @@ use crate::key::Key;
 
 use super::error::JsonErrorKind;
 
-/// The key an entity's stable name is stored at: `$id`, a string.
-pub const ID_KEY: Key = Key::new("$id");
-/// The key that marks an abstract base: `$abstract`, `true`.
-pub const ABSTRACT_KEY: Key = Key::new("$abstract");
-
 /// A member with a meaning of its own at an entity's top level.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Reserved {

@@ -19,7 +19,8 @@ use crate::value::Value;
 
 use super::error::JsonErrorKind;
 use super::importer::Staging;
-use super::link::{ID_KEY, Links, Op, Point, Reserved, Sugar, op_member};
+use super::link::{Links, Op, Point, Reserved, Sugar, op_member};
+use crate::store::proto::ID_KEY;
 
 /// The store's limit on prototypes above an entity.
 const CHAIN_LIMIT: usize = MAX_CHAIN;
