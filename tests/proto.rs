@@ -17,7 +17,8 @@ use common::{rebuild, table};
 
 const PROTOTYPES: u32 = 16;
 /// The last two belong to the entity that holds them: they are never inherited.
-const KEYS: [&str; 6] = ["name", "stats.health", "stats.mana", "flags.fearless", "$id", "$abstract"];
+const KEYS: [&str; 6] =
+    ["name", "stats.health", "stats.mana", "flags.fearless", "$id", "$abstract"];
 /// The positions in [`KEYS`] of `$id` and `$abstract`.
 const OWN_ONLY: [usize; 2] = [4, 5];
 
@@ -757,4 +758,59 @@ fn goblins_that_store_only_overrides_take_under_a_quarter_of_the_flattened_save(
     assert!(small * 4 <= large, "{small} bytes of {large}");
     // 52 bytes a goblin (a 44-byte blob, its end offset, its link) against 284: 18.4%.
     assert_eq!((small, large), (523_208, 2_843_312));
+}
+
+/// `$id` and `$abstract` belong to the entity that holds them: no resolved read inherits
+/// them (get, iter, flatten, detach, queries, columns, `find`, cursors), and an instance's
+/// own `$id` reads as its own.
+#[test]
+fn id_and_abstract_are_never_inherited() {
+    let mut store = Store::new();
+    let base = store
+        .insert_entries([
+            ("$id", Value::Str("beast")),
+            ("$abstract", Value::Bool(true)),
+            ("stats.health", Value::Float(10.0)),
+        ])
+        .unwrap();
+    let orc = store.insert_instance(base).unwrap();
+    store.get_mut(orc).unwrap().set("$id", "orc").unwrap();
+    let grunt = store.insert_instance(orc).unwrap();
+    let sheet = store.resolved(grunt).unwrap();
+    assert_eq!((sheet.get("$id"), sheet.get("$abstract")), (None, None));
+    assert_eq!((sheet.get_str("$id"), sheet.get_bool("$abstract")), (None, None));
+    assert_eq!(sheet.get_with_source("$id"), None);
+    assert!(!sheet.contains_key("$abstract"));
+    let all: Vec<(Key, Value<'_>, Id)> = sheet.iter().collect();
+    assert_eq!(all, [(Key::parse("stats.health"), Value::Float(10.0), base)]);
+    let orc_reads = store.resolved(orc).unwrap();
+    assert_eq!(orc_reads.get_with_source("$id"), Some((Value::Str("orc"), orc)));
+    assert_eq!(orc_reads.get("$abstract"), None);
+    assert_eq!(orc_reads.len(), 2);
+    assert_eq!(store.resolved(base).unwrap().get_bool("$abstract"), Some(true));
+    let flat = store.flatten(grunt).unwrap();
+    assert_eq!(flat.iter().collect::<Vec<_>>(), [(Key::parse("stats.health"), Value::Float(10.0))]);
+    let flat_orc = store.flatten(orc).unwrap();
+    assert_eq!(
+        flat_orc.iter().collect::<Vec<_>>(),
+        [(Key::new("$id"), Value::Str("orc")), (Key::parse("stats.health"), Value::Float(10.0))]
+    );
+    // Reads of many entities: columns, `find`, cursors and queries.
+    assert_eq!(store.column::<&str>("$id").collect::<Vec<_>>(), [(base, "beast"), (orc, "orc")]);
+    assert_eq!(store.column::<bool>("$abstract").collect::<Vec<_>>(), [(base, true)]);
+    assert_eq!(store.find("$id", "orc").collect::<Vec<_>>(), [orc]);
+    assert_eq!(store.find("$abstract", true).collect::<Vec<_>>(), [base]);
+    let cursor = KeyCursor::new("$abstract");
+    assert_eq!(cursor.get_resolved(store.resolved(grunt).unwrap()), None);
+    let health = KeyCursor::new("stats.health");
+    assert_eq!(health.get_resolved(store.resolved(grunt).unwrap()), Some(10.0));
+    let abstract_ = datacomp::Query::parse("has /$abstract").unwrap();
+    assert_eq!(store.query(&abstract_).map(|(id, _)| id).collect::<Vec<_>>(), [base]);
+    // Detached, an instance keeps what it reads: not its prototype's name or mark.
+    store.detach(grunt).unwrap();
+    let own: Vec<_> = store.get(grunt).unwrap().iter().collect();
+    assert_eq!(own, [(Key::parse("stats.health"), Value::Float(10.0))]);
+    store.detach(orc).unwrap();
+    assert_eq!(store.get(orc).unwrap().get_str("$id"), Some("orc"));
+    assert_eq!(store.get(orc).unwrap().get("$abstract"), None);
 }
