@@ -103,7 +103,8 @@
 //! not removed ([`Store::try_remove`] says why). Queries, columns, [`find`](Store::find) and
 //! [`query::KeyCursor::get_resolved`] read resolved values; [`Store::get`], diffs, merges,
 //! deltas, history, migrations and exports work on what each entity stores (a delta and a
-//! save carry the links; a migration's default is an override on an instance). Fixtures name
+//! save carry the links, a merge ([`store::merge3`]) takes them three-way; a migration's
+//! default is an override on an instance). Fixtures name
 //! prototypes with `$id` and `$prototype` ([text formats](text#prototypes)); `$id` and
 //! `$abstract` ([`store::ID_KEY`], [`store::ABSTRACT_KEY`]) are the entity's own, never
 //! inherited. Module: [`store`].

@@ -4,9 +4,10 @@
 
 use std::collections::HashMap;
 
+use datacomp::blob::Side;
 use datacomp::format::StoreError;
 use datacomp::query::KeyCursor;
-use datacomp::store::MAX_CHAIN;
+use datacomp::store::{LinkConflict, MAX_CHAIN, merge3};
 use datacomp::{
     Error, HandleError, History, Id, Key, LoadError, Store, StorePatch, StoreView, Value,
 };
@@ -813,4 +814,198 @@ fn id_and_abstract_are_never_inherited() {
     store.detach(orc).unwrap();
     assert_eq!(store.get(orc).unwrap().get_str("$id"), Some("orc"));
     assert_eq!(store.get(orc).unwrap().get("$abstract"), None);
+}
+
+/// Three stores of eight entities with the links `links` (each `(instance, prototype)`, by
+/// position), all made from one: a base for a merge.
+fn linked(links: &[(usize, usize)]) -> (Store, Vec<Id>) {
+    let mut store = Store::new();
+    let ids: Vec<Id> =
+        (0..8).map(|i| store.insert_entries([("level", i as f32)]).unwrap()).collect();
+    for &(i, p) in links {
+        store.set_prototype(ids[i], Some(ids[p])).unwrap();
+    }
+    (store, ids)
+}
+
+/// The links of `store` over `ids`.
+fn links_of(store: &Store, ids: &[Id]) -> Vec<Option<Id>> {
+    ids.iter().map(|&id| store.prototype(id)).collect()
+}
+
+/// A merge takes the link one side changed, reports and settles the one both changed, and
+/// keeps merging the blobs as before.
+#[test]
+fn a_merge_takes_links_three_way() {
+    let (base, e) = linked(&[(1, 0), (2, 0), (3, 0), (4, 0)]);
+    let (mut ours, mut theirs) = (base.clone(), base.clone());
+    ours.set_prototype(e[1], Some(e[5])).unwrap(); // ours alone
+    theirs.set_prototype(e[2], Some(e[6])).unwrap(); // theirs alone
+    theirs.set_prototype(e[3], None).unwrap(); // theirs unlinks
+    ours.set_prototype(e[4], Some(e[5])).unwrap(); // both, differently
+    theirs.set_prototype(e[4], Some(e[6])).unwrap();
+    ours.set_prototype(e[7], Some(e[0])).unwrap(); // both, the same
+    theirs.set_prototype(e[7], Some(e[0])).unwrap();
+    ours.get_mut(e[2]).unwrap().set("name", "Ours").unwrap();
+    let expected =
+        |four: Id| vec![None, Some(e[5]), Some(e[6]), None, Some(four), None, None, Some(e[0])];
+    let conflict =
+        LinkConflict { id: e[4], base: Some(e[0]), ours: Some(e[5]), theirs: Some(e[6]) };
+    let (merged, report) = merge3(&base, &ours, &theirs, Side::Ours).unwrap();
+    assert_eq!(links_of(&merged, &e), expected(e[5]));
+    assert_eq!(report.link_conflicts, [conflict]);
+    assert_eq!((report.conflict_count(), report.merged.len()), (1, 0));
+    assert_eq!(merged.get(e[2]).unwrap().get_str("name"), Some("Ours"));
+    assert_eq!(merged.resolved(e[2]).unwrap().chain().collect::<Vec<_>>(), [e[6]]);
+    let (merged, report) = merge3(&base, &ours, &theirs, Side::Theirs).unwrap();
+    assert_eq!(links_of(&merged, &e), expected(e[6]));
+    assert_eq!(report.link_conflicts, [conflict]);
+    // The merged store saves, loads and diffs as any other: its links are checked.
+    assert_eq!(Store::from_bytes(&merged.to_bytes()).unwrap(), merged);
+}
+
+/// Entities a side inserted or removed: theirs' new prototype and its instance keep their
+/// link under the handles the merge gives them; a prototype theirs removed (relinking its
+/// instances) is removed once ours' links to it are merged away.
+#[test]
+fn a_merge_moves_links_of_inserted_entities_and_removes_a_prototype_after_its_links() {
+    let (base, e) = linked(&[(1, 0), (2, 1)]);
+    let (mut ours, mut theirs) = (base.clone(), base.clone());
+    let ours_new = ours.insert_entries([("name", "Ours")]).unwrap();
+    let base_new = theirs.insert_entries([("name", "Base")]).unwrap();
+    let instance = theirs.insert_instance(base_new).unwrap();
+    theirs.set_prototype(e[3], Some(base_new)).unwrap();
+    // Theirs removes the chain's middle: the heir reads through the root now.
+    theirs.set_prototype(e[2], Some(e[0])).unwrap();
+    assert!(theirs.remove(e[1]));
+    let (merged, report) = merge3(&base, &ours, &theirs, Side::Ours).unwrap();
+    assert_eq!(ours_new, base_new, "both sides gave the new entity the same handle");
+    let moved = |t: Id| report.inserted.iter().find(|&&(at, _)| at == t).unwrap().1;
+    assert_eq!(report.inserted.len(), 2);
+    let (m0, m1) = (moved(base_new), moved(instance));
+    assert_ne!(m0, ours_new, "theirs' entity moved: ours' holds its handle");
+    assert_eq!(merged.prototype(m1), Some(m0), "the instance follows its prototype's move");
+    assert_eq!(merged.prototype(e[3]), Some(m0));
+    assert_eq!(merged.prototype(e[2]), Some(e[0]));
+    assert_eq!(report.removed, [e[1]]);
+    assert!(!merged.contains(e[1]));
+    assert_eq!(merged.resolved(m1).unwrap().get_str("name"), Some("Base"));
+    assert!(report.link_conflicts.is_empty());
+}
+
+/// Merged links that no side made alone are refused whole: a cycle, a chain past the limit,
+/// a link to an entity the merge removes (either way round). Nothing is returned.
+#[test]
+fn a_merge_refuses_links_that_make_a_cycle_a_long_chain_or_read_through_a_removal() {
+    // A cycle: ours links 0 under 1, theirs 1 under 0.
+    let (base, e) = linked(&[]);
+    let (mut ours, mut theirs) = (base.clone(), base.clone());
+    ours.set_prototype(e[0], Some(e[1])).unwrap();
+    theirs.set_prototype(e[1], Some(e[0])).unwrap();
+    let err = merge3(&base, &ours, &theirs, Side::Ours).unwrap_err();
+    let expected = HandleError::PrototypeCycle { id: e[0], prototype: e[1] };
+    assert!(matches!(err, Error::Handle(ref h) if *h == expected), "{err}");
+    assert_eq!(
+        err.to_string(),
+        "entity 1v0t1 reads through 0v0t1: as 0v0t1's prototype it would make a cycle"
+    );
+
+    // A chain: ours hangs a chain of 7 under a chain of 8 (16 links), theirs puts the
+    // chain of 8 under another entity (17).
+    let mut base = Store::new();
+    let x: Vec<Id> = (0..9).map(|_| base.insert_empty()).collect();
+    let y: Vec<Id> = (0..8).map(|_| base.insert_empty()).collect();
+    let z = base.insert_empty();
+    for pair in x.windows(2).chain(y.windows(2)) {
+        base.set_prototype(pair[1], Some(pair[0])).unwrap();
+    }
+    let (mut ours, mut theirs) = (base.clone(), base.clone());
+    ours.set_prototype(y[0], Some(x[8])).unwrap();
+    theirs.set_prototype(x[0], Some(z)).unwrap();
+    let err = merge3(&base, &ours, &theirs, Side::Ours).unwrap_err();
+    let expected = HandleError::PrototypeChain {
+        id: y[7],
+        prototype: y[6],
+        length: MAX_CHAIN + 1,
+        limit: MAX_CHAIN,
+    };
+    assert!(matches!(err, Error::Handle(ref h) if *h == expected), "{err}");
+
+    // Theirs removed a prototype (detaching its instance); ours made a new instance of it.
+    let (base, e) = linked(&[(1, 0)]);
+    let (mut ours, mut theirs) = (base.clone(), base.clone());
+    let new = ours.insert_instance(e[0]).unwrap();
+    theirs.detach(e[1]).unwrap();
+    assert!(theirs.remove(e[0]));
+    let err = merge3(&base, &ours, &theirs, Side::Ours).unwrap_err();
+    let expected = HandleError::PrototypeRemoved { id: new, prototype: e[0] };
+    assert!(matches!(err, Error::Handle(ref h) if *h == expected), "{err}");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "entity {new} would read through 0v0t1, which the merge removes: one side removed a prototype the other links it to"
+        )
+    );
+    // The reverse: ours removed it, theirs linked an entity to it.
+    let (mut ours, mut theirs) = (base.clone(), base.clone());
+    ours.detach(e[1]).unwrap();
+    assert!(ours.remove(e[0]));
+    theirs.set_prototype(e[2], Some(e[0])).unwrap();
+    let err = merge3(&base, &ours, &theirs, Side::Ours).unwrap_err();
+    let expected = HandleError::PrototypeRemoved { id: e[2], prototype: e[0] };
+    assert!(matches!(err, Error::Handle(ref h) if *h == expected), "{err}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Random links on each side of a merge of eight entities, against the three-way rule:
+    /// each entity's merged link is the side that changed it (ours on a conflict), each
+    /// conflict is reported, and a merge whose links make a cycle is refused.
+    #[test]
+    fn merged_links_follow_the_three_way_rule(
+        base_links in prop::collection::vec((0..8_usize, 0..8_usize), 0..6),
+        ours_links in prop::collection::vec((0..8_usize, prop::option::of(0..8_usize)), 0..6),
+        theirs_links in prop::collection::vec((0..8_usize, prop::option::of(0..8_usize)), 0..6),
+    ) {
+        let (mut base, e) = linked(&[]);
+        for (i, p) in base_links {
+            let _ = base.set_prototype(e[i], Some(e[p]));
+        }
+        let (mut ours, mut theirs) = (base.clone(), base.clone());
+        for (i, p) in ours_links {
+            let _ = ours.set_prototype(e[i], p.map(|p| e[p]));
+        }
+        for (i, p) in theirs_links {
+            let _ = theirs.set_prototype(e[i], p.map(|p| e[p]));
+        }
+        let (b, o, t) = (links_of(&base, &e), links_of(&ours, &e), links_of(&theirs, &e));
+        let mut conflicts = Vec::new();
+        let expected: Vec<Option<Id>> = (0..8)
+            .map(|i| match (b[i], o[i], t[i]) {
+                (b, o, t) if t == b || t == o => o,
+                (b, o, t) if o == b => t,
+                (b, o, t) => {
+                    conflicts.push(LinkConflict { id: e[i], base: b, ours: o, theirs: t });
+                    o
+                }
+            })
+            .collect();
+        let cycle = (0..8).any(|i| {
+            let mut at = Some(i);
+            (0..9).all(|_| {
+                at = at.and_then(|a| expected[a]).map(|p| e.iter().position(|&x| x == p).unwrap());
+                at.is_some()
+            })
+        });
+        match merge3(&base, &ours, &theirs, Side::Ours) {
+            Ok((merged, report)) => {
+                prop_assert!(!cycle);
+                prop_assert_eq!(links_of(&merged, &e), expected);
+                prop_assert_eq!(report.link_conflicts, conflicts);
+            }
+            Err(Error::Handle(HandleError::PrototypeCycle { .. })) => prop_assert!(cycle),
+            Err(other) => prop_assert!(false, "{other}"),
+        }
+    }
 }

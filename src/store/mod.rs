@@ -16,6 +16,8 @@
 //!   that every reader of a file runs.
 //! - `delta.rs`: [`StorePatch`]: `StorePatch::diff`, `apply` and the merges; its errors are
 //!   [`StoreError`](crate::format::StoreError)'s `Delta...` variants.
+//! - `merge.rs`: [`merge3`], the three-way merge of whole stores (blobs key by key, prototype
+//!   links three-way, checked whole).
 //! - `rows.rs`: a store as a frame and one row per entity (what `datacomp-pg` keeps), and the
 //!   delta's records, read entity by entity.
 //!
@@ -24,6 +26,7 @@
 
 mod blob_mut;
 pub(crate) mod delta;
+mod merge;
 mod names;
 pub(crate) mod proto;
 pub mod rows;
@@ -47,6 +50,7 @@ use proto::Links;
 
 pub use blob_mut::BlobMut;
 pub use delta::StorePatch;
+pub use merge::{LinkConflict, MergeReport, merge3};
 pub use proto::{ABSTRACT_KEY, ID_KEY, MAX_CHAIN, Resolved};
 pub(crate) use track::Tracker;
 

@@ -21,8 +21,11 @@
 //!   columns): a query for `stats.health < 20` sees an inherited health.
 //! - Stored (what the entity itself holds, tombstones included): [`Store::get`] and
 //!   [`BlobMut`](crate::store::BlobMut), diffs, merges, deltas, history and migrations, saves
-//!   and exports of an entity's blob. A delta or merge carries the links as the target has
-//!   them; a migration renames keys in each blob, prototypes and instances alike.
+//!   and exports of an entity's blob. A delta carries the links as the target has them; a
+//!   merge ([`merge3`](crate::store::merge3)) takes each entity's link three-way (a link one
+//!   side changed is taken, one both changed differently is a conflict) and refuses merged
+//!   links that read through a removed entity, cycle or pass [`MAX_CHAIN`]; a migration
+//!   renames keys in each blob, prototypes and instances alike.
 //!
 //! # Rules
 //!
