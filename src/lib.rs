@@ -107,7 +107,9 @@
 //! default is an override on an instance). Fixtures name
 //! prototypes with `$id` and `$prototype` ([text formats](text#prototypes)); `$id` and
 //! `$abstract` ([`store::ID_KEY`], [`store::ABSTRACT_KEY`]) are the entity's own, never
-//! inherited. Module: [`store`].
+//! inherited. A path is a value or an object, never both: across a chain the nearer entity
+//! shadows the farther (an own `stats` hides an inherited `stats.health`, and the reverse).
+//! Module: [`store`].
 //!
 //! ```
 //! use datacomp::{Query, Store};

@@ -9,7 +9,7 @@ use datacomp::format::StoreError;
 use datacomp::query::KeyCursor;
 use datacomp::store::{LinkConflict, MAX_CHAIN, merge3};
 use datacomp::{
-    Error, HandleError, History, Id, Key, LoadError, Store, StorePatch, StoreView, Value,
+    Error, HandleError, History, Id, Key, KeyError, LoadError, Store, StorePatch, StoreView, Value,
 };
 use proptest::prelude::*;
 
@@ -17,11 +17,30 @@ mod common;
 use common::{rebuild, table};
 
 const PROTOTYPES: u32 = 16;
-/// The last two belong to the entity that holds them: they are never inherited.
-const KEYS: [&str; 6] =
-    ["name", "stats.health", "stats.mana", "flags.fearless", "$id", "$abstract"];
+/// `$id` and `$abstract` belong to the entity that holds them: they are never inherited.
+/// `stats` is a value where `stats.health` and `stats.mana` make an object: one entity holds
+/// one or the others, and a nearer one shadows the farther.
+const KEYS: [&str; 7] =
+    ["name", "stats.health", "stats.mana", "flags.fearless", "$id", "$abstract", "stats"];
 /// The positions in [`KEYS`] of `$id` and `$abstract`.
 const OWN_ONLY: [usize; 2] = [4, 5];
+/// The position of `stats` in [`KEYS`], and of the keys under it.
+const STATS: usize = 6;
+const UNDER_STATS: [usize; 2] = [1, 2];
+
+/// Whether keys `a` and `b` (positions in [`KEYS`]) cannot be held by one entity: one is a
+/// value on the other's path.
+fn conflict(a: usize, b: usize) -> bool {
+    (a == STATS && UNDER_STATS.contains(&b)) || (b == STATS && UNDER_STATS.contains(&a))
+}
+
+/// Whether an entity that stores `own` and misses key `k` shadows its prototypes' `k`: an
+/// entry (a tombstone too) on `k`'s path, or a value under it.
+fn shadows(own: &HashMap<usize, Own>, k: usize) -> bool {
+    let on_the_way = UNDER_STATS.contains(&k) && own.contains_key(&STATS);
+    let under = k == STATS && UNDER_STATS.iter().any(|u| matches!(own.get(u), Some(Own::Val(_))));
+    on_the_way || under
+}
 
 /// What an entity stores: a value, or a tombstone.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -50,6 +69,7 @@ impl Model {
                 Some(Own::Val(v)) => return Some(*v),
                 Some(Own::Tomb) => return None,
                 None if OWN_ONLY.contains(&k) => return None,
+                None if shadows(&self.entities[&e].0, k) => return None,
                 None => at = self.prototype(e),
             }
         }
@@ -116,14 +136,26 @@ fn key(k: usize) -> Key {
     Key::parse(KEYS[k])
 }
 
+/// Whether entity `e` refuses key `k` as a new key: it holds one on `k`'s path or under it.
+fn clashes(model: &Model, e: Id, k: usize) -> bool {
+    let own = &model.entities[&e].0;
+    !own.contains_key(&k) && own.keys().any(|&held| conflict(held, k))
+}
+
 /// Runs `op` on the store and the model alike.
 fn step(store: &mut Store, model: &mut Model, op: &Op) {
     let mut ids: Vec<Id> = model.entities.keys().copied().collect();
     ids.sort_unstable();
     match *op {
         Op::Insert(ref entries) => {
+            let clash = entries.iter().any(|&(a, _)| entries.iter().any(|&(b, _)| conflict(a, b)));
             let entries: Vec<(&str, f32)> = entries.iter().map(|&(k, v)| (KEYS[k], v)).collect();
-            let id = store.insert_entries(entries.iter().copied()).unwrap();
+            let result = store.insert_entries(entries.iter().copied());
+            if clash {
+                assert!(matches!(result, Err(Error::Key(KeyError::PathConflict { .. }))));
+                return;
+            }
+            let id = result.unwrap();
             let own = entries
                 .iter()
                 .map(|&(name, v)| (KEYS.iter().position(|&k| k == name).unwrap(), Own::Val(v)))
@@ -141,7 +173,12 @@ fn step(store: &mut Store, model: &mut Model, op: &Op) {
         }
         Op::Set(e, k, v) => {
             let Some(e) = pick(&ids, e) else { return };
-            store.get_mut(e).unwrap().set(KEYS[k], v).unwrap();
+            let result = store.get_mut(e).unwrap().set(KEYS[k], v);
+            if clashes(model, e, k) {
+                assert!(matches!(result, Err(Error::Key(KeyError::PathConflict { .. }))));
+                return;
+            }
+            result.unwrap();
             model.entities.get_mut(&e).unwrap().0.insert(k, Own::Val(v));
         }
         Op::ClearOverride(e, k) => {
@@ -151,8 +188,13 @@ fn step(store: &mut Store, model: &mut Model, op: &Op) {
         }
         Op::RemoveInherited(e, k) => {
             let Some(e) = pick(&ids, e) else { return };
-            store.remove_inherited(e, KEYS[k]).unwrap();
             let has_prototype = model.prototype(e).is_some();
+            let result = store.remove_inherited(e, KEYS[k]);
+            if has_prototype && clashes(model, e, k) {
+                assert!(matches!(result, Err(Error::Key(KeyError::PathConflict { .. }))));
+                return;
+            }
+            result.unwrap();
             let own = &mut model.entities.get_mut(&e).unwrap().0;
             if has_prototype {
                 own.insert(k, Own::Tomb);
@@ -1008,4 +1050,71 @@ proptest! {
             Err(other) => prop_assert!(false, "{other}"),
         }
     }
+}
+
+/// An own value over an inherited object, and an own object over an inherited value: the
+/// nearer shadows the farther whole, in reads, `iter`, `flatten`, columns, queries and
+/// exports, so that no reader ever sees `stats` and `stats.health` both.
+#[test]
+fn a_path_conflict_across_a_chain_is_settled_by_the_nearer_entity() {
+    let mut store = Store::new();
+    let orc = store
+        .insert_entries([
+            ("$id", Value::Str("orc")),
+            ("stats.health", Value::Float(30.0)),
+            ("stats.mana", Value::Float(5.0)),
+            ("name", Value::Str("Orc")),
+        ])
+        .unwrap();
+    // A leaf over the orc's object.
+    let rock = store.insert_instance(orc).unwrap();
+    store.get_mut(rock).unwrap().set("stats", 7).unwrap();
+    let sheet = store.resolved(rock).unwrap();
+    assert_eq!(sheet.get_float("stats"), Some(7.0));
+    assert_eq!((sheet.get("stats.health"), sheet.get_float("stats.mana")), (None, None));
+    let all: Vec<(Key, Value<'_>, Id)> = sheet.iter().collect();
+    let (stats, name) = (Key::parse("stats"), Key::parse("name"));
+    assert_eq!(all, [(stats, Value::Float(7.0), rock), (name, Value::Str("Orc"), orc)]);
+    let flat = store.flatten(rock).unwrap();
+    let flat: Vec<_> = flat.iter().collect();
+    assert_eq!(flat, [(stats, Value::Float(7.0)), (name, Value::Str("Orc"))]);
+    assert_eq!(store.column::<f32>("stats.health").collect::<Vec<_>>(), [(orc, 30.0)]);
+    assert_eq!(KeyCursor::new("stats.mana").get_resolved(sheet), None);
+    let weak = datacomp::Query::parse("stats.health < 50").unwrap();
+    assert_eq!(store.query(&weak).map(|(id, _)| id).collect::<Vec<_>>(), [orc]);
+    let flat_json = datacomp::ExportOptions::json().flatten(true);
+    assert_eq!(store.export(rock, &flat_json).unwrap(), r#"{"stats":7,"name":"Orc"}"#);
+    let own_json = datacomp::ExportOptions::json();
+    assert_eq!(store.export(rock, &own_json).unwrap(), r#"{"$prototype":"orc","stats":7}"#);
+
+    // An object over a leaf: the chieftain's `stats` value, under an heir's own object.
+    let chief = store.insert_instance(orc).unwrap();
+    store.get_mut(chief).unwrap().set("$id", "chief").unwrap();
+    store.get_mut(chief).unwrap().set("stats", 9).unwrap();
+    let heir = store.insert_instance(chief).unwrap();
+    assert_eq!(store.resolved(heir).unwrap().get_float("stats"), Some(9.0), "the chief's");
+    assert_eq!(store.resolved(heir).unwrap().get("stats.health"), None, "the chief shadows it");
+    store.get_mut(heir).unwrap().set("stats.health", 1).unwrap();
+    let sheet = store.resolved(heir).unwrap();
+    assert_eq!((sheet.get("stats"), sheet.get_float("stats.health")), (None, Some(1.0)));
+    assert_eq!(sheet.get("stats.mana"), None, "the chief's value shadows the orc's object");
+    let health = Key::parse("stats.health");
+    let all: Vec<(Key, Value<'_>, Id)> = sheet.iter().collect();
+    assert_eq!(all, [(health, Value::Float(1.0), heir), (name, Value::Str("Orc"), orc)]);
+    assert_eq!(store.column::<f32>("stats").collect::<Vec<_>>(), [(rock, 7.0), (chief, 9.0)]);
+    assert_eq!(store.export(heir, &flat_json).unwrap(), r#"{"stats":{"health":1},"name":"Orc"}"#);
+    // A tombstone on the path removes the whole inherited object.
+    let bare = store.insert_instance(orc).unwrap();
+    store.remove_inherited(bare, "stats").unwrap();
+    let all: Vec<(Key, Value<'_>, Id)> = store.resolved(bare).unwrap().iter().collect();
+    assert_eq!(all, [(name, Value::Str("Orc"), orc)]);
+    assert_eq!(store.resolved(bare).unwrap().get("stats.health"), None);
+    // Detached, each keeps what it read; saved and loaded, each reads the same.
+    let loaded = Store::from_bytes(&store.to_bytes()).unwrap();
+    for id in [rock, heir, bare] {
+        assert_eq!(loaded.flatten(id), store.flatten(id));
+    }
+    store.detach(heir).unwrap();
+    let own: Vec<_> = store.get(heir).unwrap().iter().collect();
+    assert_eq!(own, [(health, Value::Float(1.0)), (name, Value::Str("Orc"))]);
 }

@@ -99,6 +99,20 @@ pub(crate) struct KeyNames {
     /// found at: a write of one of them again is one comparison of texts, with no hash
     /// ([`known_text`](KeyNames::known_text)). Empty until the first is found.
     recent: Vec<Recent>,
+    /// What [`nested`](KeyNames::nested) found, and at which version.
+    nested: Nested,
+}
+
+/// [`KeyNames::nested`]'s answer for one version: 0 if none was found yet, else
+/// `version << 2 | 2 | answer`. Atomic: a store is read from many threads, and each finds the
+/// same answer.
+#[derive(Default)]
+struct Nested(AtomicU64);
+
+impl Clone for Nested {
+    fn clone(&self) -> Nested {
+        Nested(AtomicU64::new(self.0.load(Ordering::Relaxed)))
+    }
 }
 
 /// Slots of [`KeyNames::recent`].
@@ -148,7 +162,39 @@ impl KeyNames {
             undo: None,
             version: 0,
             recent: Vec::new(),
+            nested: Nested(AtomicU64::new(0)),
         }
+    }
+
+    /// Whether one name lies under another (`stats` and `stats.health` both name keys): only
+    /// then can an entity's value shadow a path its prototype holds as an object, or the
+    /// reverse (`store::proto`). O(1) while the names are the same version, else O(nodes)
+    /// once.
+    #[inline]
+    pub(crate) fn nested(&self) -> bool {
+        let found = self.nested.0.load(Ordering::Relaxed);
+        if found != 0 && found >> 2 == self.version {
+            return found & 1 == 1;
+        }
+        self.find_nested()
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn find_nested(&self) -> bool {
+        // `under[n]`: a named node lies above node `n`. Parents come first (`Node::parent`).
+        let mut under = vec![false; self.nodes.len() + 1];
+        let mut nested = false;
+        for n in 1..=self.nodes.len() {
+            let parent = self.nodes[n - 1].parent as usize;
+            under[n] = parent != 0 && (self.is_named(parent as u32) || under[parent]);
+            if under[n] && self.is_named(n as u32) {
+                nested = true;
+                break;
+            }
+        }
+        self.nested.0.store(self.version << 2 | 2 | u64::from(nested), Ordering::Relaxed);
+        nested
     }
 
     /// A number that changes whenever the names do, and that no other set of names has: what
@@ -514,8 +560,6 @@ impl KeyNames {
     }
 
     /// Whether `top` is a proper ancestor of `node`. O(depth).
-    // Used by JSON import and export only.
-    #[cfg_attr(not(feature = "json"), allow(dead_code))]
     pub(crate) fn is_under(&self, mut node: u32, top: u32) -> bool {
         while node != ROOT {
             node = self.parent(node);

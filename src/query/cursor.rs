@@ -280,8 +280,8 @@ impl KeyCursor {
     /// [`find_resolved`](KeyCursor::find_resolved) past the entity's own blob.
     #[inline(never)]
     fn find_inherited<'a>(&self, entity: Resolved<'a>) -> Option<(BlobRef<'a>, u8, u32)> {
-        let mut blobs = entity.inherited_blobs(self.key);
-        blobs.find_map(|blob| self.find(blob).map(|(tag, raw)| (blob, tag, raw)))
+        let (blob, _, tag, raw) = entity.find_inherited_with(self.key, |blob| self.find(blob))?;
+        Some((blob, tag, raw))
     }
 
     /// Whether `blob` has a value at this cursor's key.
@@ -412,6 +412,9 @@ pub(crate) struct Through<'a> {
     own: KeyCursor,
     // Whether the key is read through prototypes at all (not `$id` or `$abstract`).
     inherits: bool,
+    // Whether the store's names nest, so that an entity's own blob may shadow the key
+    // (`proto::shadows`).
+    nested: bool,
     // `remembered[p.index() % REMEMBERED]` is `(p, p's resolved entry)`, or `(Id::NULL, None)`.
     remembered: Box<[(Id, Entry<'a>); REMEMBERED]>,
 }
@@ -420,7 +423,8 @@ impl<'a> Through<'a> {
     /// Reads of `key` through the links of `store`.
     pub(crate) fn new(store: &'a Store, key: Key) -> Through<'a> {
         let remembered = Box::new([(Id::NULL, None); REMEMBERED]);
-        Through { store, own: KeyCursor::new(key), inherits: proto::inherits(key), remembered }
+        let (inherits, nested) = (proto::inherits(key), store.names().nested());
+        Through { store, own: KeyCursor::new(key), inherits, nested, remembered }
     }
 
     /// [`KeyCursor::find_resolved`] of entity `id`, whose blob is `own`, with `cursor` (of
@@ -437,6 +441,9 @@ impl<'a> Through<'a> {
             let Some(p) = self.store.prototype(id).filter(|_| self.inherits) else {
                 return Found(None);
             };
+            if self.nested && proto::shadows(self.store, own, self.own.key) {
+                return Found(None);
+            }
             return match self.remembered[p.index() as usize % REMEMBERED] {
                 (at, found) if at == p => Found(found),
                 _ => Found(self.remember(cursor, p)),

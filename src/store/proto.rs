@@ -42,6 +42,14 @@
 //!   `iter`, so `flatten`, `detach`, queries, columns and cursors) reads them from the
 //!   entity's own blob only: an instance of `orc` is not named `orc`, nor abstract because
 //!   its base is.
+//! - A path is a value or an object in what an entity reads, never both: one blob refuses
+//!   `stats` beside `stats.health` ([`KeyError::PathConflict`](crate::key::KeyError)), and
+//!   across a chain **the nearer entity shadows the farther whole**. An own `stats` value
+//!   hides every inherited key under `stats`; an own key under `stats` hides an inherited
+//!   `stats` value; a tombstone at `stats` removes the inherited object too. Every resolved
+//!   read (gets, `iter`, `flatten`, queries, columns, cursors, flattened exports) follows
+//!   it, so none shows `stats` and `stats.health` both. Only names that nest cost anything:
+//!   while no key's name lies under another's, a read checks one flag.
 
 use fxhash::{FxHashMap, FxHashSet};
 use zerocopy::little_endian::U32;
@@ -52,6 +60,7 @@ use crate::error::Error;
 use crate::format::StoreError;
 use crate::handle_map::{HandleError, HandleMap, Id};
 use crate::key::{AsKey, Key};
+use crate::names::ROOT;
 use crate::value::{Value, ValueType};
 
 /// The key an entity's stable name is stored at: `$id`, a string. The text formats name a
@@ -67,6 +76,80 @@ pub const ABSTRACT_KEY: Key = Key::new("$abstract");
 #[inline]
 pub(crate) fn inherits(key: Key) -> bool {
     key != ID_KEY && key != ABSTRACT_KEY
+}
+
+/// Whether `blob`, a blob a resolved read of `key` passes without finding it, hides what its
+/// prototypes hold at `key` by a path conflict: it holds a value on `key`'s path (an own
+/// `stats` over an inherited `stats.health`: the whole inherited object is shadowed) or a
+/// value under `key` (an own `stats.health` over an inherited `stats`: the inherited value is
+/// shadowed by the object). A tombstone on the way removes the whole path (`$remove:
+/// ["stats"]` removes an inherited `stats.health`); one under `key` holds nothing, so it
+/// shadows nothing. Keys without a name have no known place: they shadow nothing. O(depth + keys × depth)
+/// lookups; called only when the store's names nest ([`KeyNames::nested`]).
+///
+/// [`KeyNames::nested`]: crate::names::KeyNames::nested
+#[cold]
+#[inline(never)]
+pub(crate) fn shadows(store: &Store, blob: BlobRef<'_>, key: Key) -> bool {
+    let names = store.names();
+    let Some(node) = names.named(key) else { return false };
+    // A value or a tombstone on the way: `stats` for `stats.health`.
+    let mut at = names.parent(node);
+    while at != ROOT {
+        if names.is_named(at) && blob.contains_key(names.key(at)) {
+            return true;
+        }
+        at = names.parent(at);
+    }
+    // A value under it: `stats.health` for `stats`.
+    blob.iter().any(|(k, value)| {
+        !value.is_tombstone() && names.named(k).is_some_and(|held| names.is_under(held, node))
+    })
+}
+
+/// What the nearer blobs of a resolved `iter` shadow by path conflicts ([`shadows`]), for
+/// many keys at once: the named keys they hold (values and tombstones), and every path above
+/// their values.
+struct Shadow {
+    values: FxHashSet<Key>,
+    prefixes: FxHashSet<Key>,
+}
+
+impl Shadow {
+    /// The shadows of `blobs` (O(keys × depth)).
+    fn of(store: &Store, blobs: &[BlobRef<'_>]) -> Shadow {
+        let names = store.names();
+        let mut shadow = Shadow { values: FxHashSet::default(), prefixes: FxHashSet::default() };
+        for (key, value) in blobs.iter().flat_map(|b| b.iter()) {
+            let Some(node) = names.named(key) else { continue };
+            shadow.values.insert(key);
+            if value.is_tombstone() {
+                continue;
+            }
+            let mut at = names.parent(node);
+            while at != ROOT && shadow.prefixes.insert(names.key(at)) {
+                at = names.parent(at);
+            }
+        }
+        shadow
+    }
+
+    /// Whether `key` is shadowed: a value under it, or one on its way.
+    fn hides(&self, store: &Store, key: Key) -> bool {
+        if self.prefixes.contains(&key) {
+            return true;
+        }
+        let names = store.names();
+        let Some(node) = names.named(key) else { return false };
+        let mut at = names.parent(node);
+        while at != ROOT {
+            if names.is_named(at) && self.values.contains(&names.key(at)) {
+                return true;
+            }
+            at = names.parent(at);
+        }
+        false
+    }
 }
 
 /// The most prototypes above an entity: a chain of an instance, its prototype, that one's
@@ -690,13 +773,35 @@ impl<'a> Resolved<'a> {
         Resolved { store, id, own }
     }
 
-    /// The blobs of the entity's prototypes that a read of `key` looks in, nearest first:
-    /// none for a key that is not inherited ([`ID_KEY`], [`ABSTRACT_KEY`]).
+    /// The entry of `key` past the entity's own blob (which `find` missed): `find` in each
+    /// prototype's blob, nearest first, as long as no blob passed shadows the key
+    /// ([`shadows`]); `None` for a key that is not inherited ([`ID_KEY`], [`ABSTRACT_KEY`]).
+    /// The rule every resolved read follows; a tombstone is returned as found.
     #[inline]
-    pub(crate) fn inherited_blobs(self, key: Key) -> impl Iterator<Item = BlobRef<'a>> {
+    pub(crate) fn find_inherited_with(
+        self,
+        key: Key,
+        mut find: impl FnMut(BlobRef<'a>) -> Option<(u8, u32)>,
+    ) -> Option<(BlobRef<'a>, Id, u8, u32)> {
+        if !inherits(key) {
+            return None;
+        }
         let store = self.store;
-        // INVARIANT: a chain's entities are live (`Links`).
-        self.chain().filter(move |_| inherits(key)).filter_map(move |p| store.get(p))
+        let nested = store.names().nested();
+        let mut at = self.id;
+        let mut passed = self.own;
+        while let Some(p) = store.links.prototype(at) {
+            if nested && shadows(store, passed, key) {
+                return None;
+            }
+            let blob = store.blob(p).expect("INVARIANT: a prototype is live");
+            if let Some((tag, raw)) = find(blob) {
+                return Some((blob, p, tag, raw));
+            }
+            at = p;
+            passed = blob;
+        }
+        None
     }
 
     /// The entity's handle.
@@ -770,19 +875,9 @@ impl<'a> Resolved<'a> {
         key: Key,
         read: impl Fn(BlobRef<'a>, Id, u8, u32) -> Option<R>,
     ) -> Option<R> {
-        if !inherits(key) {
-            return None;
-        }
-        let links = &self.store.links;
-        let mut at = self.id;
-        while let Some(p) = links.prototype(at) {
-            let blob = self.store.blob(p).expect("INVARIANT: a prototype is live");
-            if let Some((tag, raw)) = layout::lookup(blob.as_words(), key) {
-                return read(blob, p, tag, raw);
-            }
-            at = p;
-        }
-        None
+        let (blob, p, tag, raw) =
+            self.find_inherited_with(key, |blob| layout::lookup(blob.as_words(), key))?;
+        read(blob, p, tag, raw)
     }
 
     /// The entry of `key` as the typed getters read it: `None` for a tombstone.
@@ -901,10 +996,13 @@ impl<'a> Resolved<'a> {
                 keys
             });
             let own = level == self.id;
+            // Where the names nest, the paths the nearer blobs shadow (see `shadows`).
+            let shadow = (!own && store.names().nested()).then(|| Shadow::of(store, &above));
             blob.iter()
                 .filter(move |&(key, value)| {
                     !value.is_tombstone()
                         && (own || inherits(key))
+                        && shadow.as_ref().is_none_or(|s| !s.hides(store, key))
                         && match &sorted {
                             Some(keys) => keys.binary_search(&key.raw()).is_err(),
                             None => above.iter().all(|b| !b.contains_key(key)),
