@@ -661,13 +661,23 @@ fn queries_columns_and_find_read_through_prototypes() -> Result<(), Box<dyn std:
     assert_eq!(store.find("title", "Chieftain").collect::<Vec<_>>(), [chief]);
     assert_eq!(store.find("name", "Orc").count(), 4);
     assert_eq!(store.find("stats.health", 90).collect::<Vec<_>>(), [chief, heir]);
-    // What the entity stores is what the query hands back, and a view reads that alone.
+    // What the entity stores is what the query hands back. A view reads that alone, so its
+    // queries, columns and `find` refuse a save with links rather than miss what instances
+    // inherit.
     let (_, blob) = store.query(&weak).nth(1).unwrap();
     assert!(blob.is_empty());
     let bytes = store.to_bytes();
     let words = aligned(&bytes);
     let view = StoreView::new(&zerocopy::IntoBytes::as_bytes(words.as_slice())[..bytes.len()])?;
-    assert_eq!(view.find("name", "Orc").collect::<Vec<_>>(), [orc]);
+    let linked = LoadError::Store(StoreError::LinkedView { instances: 3 });
+    assert_eq!(view.find("name", "Orc").err(), Some(linked.clone()));
+    assert_eq!(view.column::<f32>("stats.health").err(), Some(linked.clone()));
+    assert_eq!(view.query(&weak).err(), Some(linked.clone()));
+    assert_eq!(
+        linked.to_string(),
+        "3 entities of the save read through prototypes: a view's queries read what each entity \
+         stores and would miss what they inherit; load the save into a store to query it"
+    );
     Ok(())
 }
 

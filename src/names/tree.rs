@@ -103,15 +103,30 @@ pub(crate) struct KeyNames {
     nested: Nested,
 }
 
-/// [`KeyNames::nested`]'s answer for one version: 0 if none was found yet, else
-/// `version << 2 | 2 | answer`. Atomic: a store is read from many threads, and each finds the
-/// same answer.
-#[derive(Default)]
-struct Nested(AtomicU64);
+/// [`KeyNames::nested`]'s answers: the last version found not to nest (0, a tree without
+/// names, does not), and the last found to nest (`u64::MAX`: none yet). Atomic: a store is
+/// read from many threads, and each finds the same answers.
+struct Nested {
+    flat_at: AtomicU64,
+    nested_at: AtomicU64,
+}
+
+impl Default for Nested {
+    fn default() -> Nested {
+        Nested::new()
+    }
+}
+
+impl Nested {
+    const fn new() -> Nested {
+        Nested { flat_at: AtomicU64::new(0), nested_at: AtomicU64::new(u64::MAX) }
+    }
+}
 
 impl Clone for Nested {
     fn clone(&self) -> Nested {
-        Nested(AtomicU64::new(self.0.load(Ordering::Relaxed)))
+        let load = |at: &AtomicU64| AtomicU64::new(at.load(Ordering::Relaxed));
+        Nested { flat_at: load(&self.flat_at), nested_at: load(&self.nested_at) }
     }
 }
 
@@ -162,7 +177,7 @@ impl KeyNames {
             undo: None,
             version: 0,
             recent: Vec::new(),
-            nested: Nested(AtomicU64::new(0)),
+            nested: Nested::new(),
         }
     }
 
@@ -172,16 +187,15 @@ impl KeyNames {
     /// once.
     #[inline]
     pub(crate) fn nested(&self) -> bool {
-        let found = self.nested.0.load(Ordering::Relaxed);
-        if found != 0 && found >> 2 == self.version {
-            return found & 1 == 1;
-        }
-        self.find_nested()
+        self.nested.flat_at.load(Ordering::Relaxed) != self.version && self.find_nested()
     }
 
     #[cold]
     #[inline(never)]
     fn find_nested(&self) -> bool {
+        if self.nested.nested_at.load(Ordering::Relaxed) == self.version {
+            return true;
+        }
         // `under[n]`: a named node lies above node `n`. Parents come first (`Node::parent`).
         let mut under = vec![false; self.nodes.len() + 1];
         let mut nested = false;
@@ -193,7 +207,8 @@ impl KeyNames {
                 break;
             }
         }
-        self.nested.0.store(self.version << 2 | 2 | u64::from(nested), Ordering::Relaxed);
+        let at = if nested { &self.nested.nested_at } else { &self.nested.flat_at };
+        at.store(self.version, Ordering::Relaxed);
         nested
     }
 

@@ -783,25 +783,40 @@ impl<'a> Resolved<'a> {
         key: Key,
         mut find: impl FnMut(BlobRef<'a>) -> Option<(u8, u32)>,
     ) -> Option<(BlobRef<'a>, Id, u8, u32)> {
-        if !inherits(key) {
-            return None;
-        }
         let store = self.store;
-        let nested = store.names().nested();
         let mut at = self.id;
-        let mut passed = self.own;
         while let Some(p) = store.links.prototype(at) {
-            if nested && shadows(store, passed, key) {
-                return None;
-            }
             let blob = store.blob(p).expect("INVARIANT: a prototype is live");
             if let Some((tag, raw)) = find(blob) {
+                // Checked on a hit only: a miss is `None` either way.
+                if !inherits(key) || store.names().nested() && self.shadowed_below(p, key) {
+                    return None;
+                }
                 return Some((blob, p, tag, raw));
             }
             at = p;
-            passed = blob;
         }
         None
+    }
+
+    /// Whether a blob of the chain below `found` (the entity's own up to `found`'s instance)
+    /// shadows `key` ([`shadows`]). `found` is on the chain.
+    #[cold]
+    #[inline(never)]
+    fn shadowed_below(self, found: Id, key: Key) -> bool {
+        let (store, mut at, mut blob) = (self.store, self.id, self.own);
+        loop {
+            if shadows(store, blob, key) {
+                return true;
+            }
+            match store.links.prototype(at) {
+                Some(p) if p != found => {
+                    blob = store.blob(p).expect("INVARIANT: a prototype is live");
+                    at = p;
+                }
+                _ => return false,
+            }
+        }
     }
 
     /// The entity's handle.
