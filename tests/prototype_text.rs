@@ -444,3 +444,69 @@ proptest! {
         }
     }
 }
+
+/// A key set through the API at a name a fixture's top level reserves would be misread by
+/// an import: export refuses it, naming the entity and the key; `$id` holding a name and
+/// `$abstract` a boolean are what they mean and round trip.
+#[test]
+fn export_refuses_keys_at_reserved_names_that_an_import_would_misread() {
+    use datacomp::ExportError;
+    let mut store = Store::new();
+    store.insert_entries([("$id", Value::Str("orc")), ("$abstract", Value::Bool(true))]).unwrap();
+    let json = ExportOptions::json();
+    let text = store.export_all(&json).unwrap();
+    assert_eq!(text, r#"[{"$id":"orc","$abstract":true}]"#);
+    let mut again = Store::new();
+    again.import(&text, &ImportOptions::strict()).unwrap();
+    assert_eq!(again.export_all(&json).unwrap(), text);
+    for (key, value) in [
+        ("$prototype", Value::Str("orc")),
+        ("$remove", Value::Float(1.0)),
+        ("$relative.stats.health", Value::Float(2.0)),
+        ("$proportional", Value::Bool(true)),
+        ("$id", Value::Float(7.0)),
+        ("$id", Value::Str("")),
+        ("$abstract", Value::Str("yes")),
+        ("$id.first", Value::Str("x")),
+    ] {
+        let mut store = Store::new();
+        store.insert_entries([("name", "Rock")]).unwrap();
+        let id = store.insert_entries([(key, value)]).unwrap();
+        let expected = ExportError::ReservedKey { entity: Some(id), key: key.to_owned() };
+        assert_eq!(store.export(id, &json), Err(expected.clone()), "{key}");
+        assert_eq!(store.export_all(&json), Err(expected.clone()), "{key}");
+        assert_eq!(store.export_all(&ExportOptions::sjson()), Err(expected.clone()), "{key}");
+        assert_eq!(store.export(id, &json.flatten(true)), Err(expected.clone()), "{key}");
+        assert_eq!(
+            expected.to_string(),
+            format!(
+                "entity 1v0t1: {key} is at a name a fixture reserves: an import would read it as that member, not as this value (rename the key)"
+            )
+        );
+        let blob = store.get(id).unwrap();
+        let err = datacomp::text::export_blob(&store, blob, &json).unwrap_err();
+        assert_eq!(err, ExportError::ReservedKey { entity: None, key: key.to_owned() });
+    }
+    // A tombstone there is written as `$remove`, and reads back.
+    let mut store = Store::new();
+    let base = store.insert_entries([("$id", "base")]).unwrap();
+    let instance = store.insert_instance(base).unwrap();
+    store.remove_inherited(instance, "$prototype").unwrap();
+    let text = store.export(instance, &json).unwrap();
+    assert_eq!(text, r#"{"$prototype":"base","$remove":["$prototype"]}"#);
+    let mut again = Store::new();
+    again.import(r#"{"$id":"base"}"#, &ImportOptions::strict()).unwrap();
+    let read = again.import(&text, &ImportOptions::strict()).unwrap().ids[0];
+    assert_eq!(again.get(read).unwrap().get("$prototype"), Some(Value::Tombstone));
+    // An instance inheriting a key at a reserved name: refused when flattened.
+    let mut store = Store::new();
+    let base = store.insert_entries([("$id", "base")]).unwrap();
+    store.get_mut(base).unwrap().set("$remove", 1).unwrap();
+    let instance = store.insert_instance(base).unwrap();
+    let expected = ExportError::ReservedKey { entity: Some(instance), key: "$remove".to_owned() };
+    assert_eq!(store.export(instance, &json.flatten(true)), Err(expected));
+    assert_eq!(
+        store.export(base, &json).unwrap_err().to_string().get(..22),
+        Some("entity 0v0t1: $remove ")
+    );
+}

@@ -101,6 +101,18 @@ pub(crate) struct KeyNames {
     recent: Vec<Recent>,
     /// What [`nested`](KeyNames::nested) found, and at which version.
     nested: Nested,
+    /// [`memo`](KeyNames::memo)'s answer: `version << 16 | 1 << 15 | answer`, or 0.
+    memo: Memo,
+}
+
+/// One `u16` found from the names, kept for the version it was found at.
+#[derive(Default)]
+struct Memo(AtomicU64);
+
+impl Clone for Memo {
+    fn clone(&self) -> Memo {
+        Memo(AtomicU64::new(self.0.load(Ordering::Relaxed)))
+    }
 }
 
 /// [`KeyNames::nested`]'s answers: the last version found not to nest (0, a tree without
@@ -178,7 +190,22 @@ impl KeyNames {
             version: 0,
             recent: Vec::new(),
             nested: Nested::new(),
+            memo: Memo(AtomicU64::new(0)),
         }
+    }
+
+    /// `find(self)`, found once per version of the names (15 bits kept). One memo: its one
+    /// user is the text formats' check of reserved top-level names (`text/link.rs`), which
+    /// always passes the same `find`.
+    #[inline]
+    pub(crate) fn memo(&self, find: impl FnOnce(&KeyNames) -> u16) -> u16 {
+        let kept = self.memo.0.load(Ordering::Relaxed);
+        if kept >> 16 == self.version && kept & 1 << 15 != 0 {
+            return (kept & 0x7fff) as u16;
+        }
+        let found = find(self) & 0x7fff;
+        self.memo.0.store(self.version << 16 | 1 << 15 | u64::from(found), Ordering::Relaxed);
+        found
     }
 
     /// Whether one name lies under another (`stats` and `stats.health` both name keys): only

@@ -68,8 +68,12 @@ impl MergeReport {
     }
 }
 
-/// `ours` with the changes `theirs` made to `base`, and what was done (see the [module
-/// docs](self)); where both sides changed a key or a prototype link differently, `prefer`'s
+/// `ours` with the changes `theirs` made to `base`, and what was done. Entity by entity, by
+/// handle: one theirs removed is removed (a removal beats a change), one ours removed stays
+/// removed; one both kept is merged key by key ([`Blob::merge3`]: what it stores, not what
+/// it inherits); one theirs inserted is inserted under a new handle, its links to other
+/// inserted entities moved along. Each entity's prototype link is merged three-way: one
+/// side's change is taken. Where both sides changed a key or a link differently, `prefer`'s
 /// side wins and the conflict is reported. Names of keys are taken from `base` and `theirs`.
 ///
 /// The three should be of one lineage and data version (the callers check: a merge across

@@ -96,6 +96,11 @@
 //! In SJSON these names are quoted (`"$prototype" = "orc"`): a bare name is letters, digits
 //! and `_`.
 //!
+//! A key set through the API at one of these names (or under one) would be read back as the
+//! member, not as its value: every export refuses it ([`ExportError::ReservedKey`], naming
+//! the entity and the key's path), but a `$id` holding a non-empty string and a `$abstract`
+//! holding a boolean, which mean what they say. Rename such a key (no escape is read).
+//!
 //! `$id` and `$abstract` belong to the entity that holds them: an instance reads them through
 //! its prototype as any key ([`Store::resolved`](crate::Store::resolved)), but a flattened
 //! export and `datacomp flatten` do not copy them into it.
