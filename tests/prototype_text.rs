@@ -510,3 +510,57 @@ fn export_refuses_keys_at_reserved_names_that_an_import_would_misread() {
         Some("entity 0v0t1: $remove ")
     );
 }
+
+/// Imports resolve `$prototype` against the store's `$id`s through an index kept between
+/// imports (one scan of the store for many documents): it follows every other change of the
+/// store, a renamed `$id`, a removal, a delta, a restore, and refuses a taken name.
+#[test]
+fn the_index_of_ids_follows_every_change_between_imports() {
+    use datacomp::{History, StorePatch};
+    let strict = ImportOptions::strict();
+    let mut store = Store::new();
+    let orc = store.import(r#"{"$id": "orc", "hp": 30}"#, &strict).unwrap().ids[0];
+    let grunt = store.import(r#"{"$prototype": "orc"}"#, &strict).unwrap().ids[0];
+    assert_eq!(store.prototype(grunt), Some(orc));
+    let elf = store.import(r#"{"$id": "elf", "hp": 9}"#, &strict).unwrap().ids[0];
+    let unknown = |store: &mut Store, name: &str| {
+        let text = format!(r#"{{"$prototype": "{name}"}}"#);
+        let err = store.import(&text, &strict).unwrap_err();
+        assert!(matches!(err.kind(), JsonErrorKind::UnknownPrototype { name: n } if n == name), "{err}");
+    };
+    // Renamed through the API: the old name is gone, the new one found.
+    store.get_mut(orc).unwrap().set("$id", "troll").unwrap();
+    unknown(&mut store, "orc");
+    let troll_kin = store.import(r#"{"$prototype": "troll"}"#, &strict).unwrap().ids[0];
+    assert_eq!(store.prototype(troll_kin), Some(orc));
+    let err = store.import(r#"{"$id": "troll"}"#, &strict).unwrap_err();
+    assert_eq!(
+        err.kind(),
+        &JsonErrorKind::DuplicateId { id: "troll".to_owned(), first: format!("entity {orc}") }
+    );
+    // Removed: its name is free again.
+    assert!(store.remove(elf));
+    unknown(&mut store, "elf");
+    let new_elf = store.import(r#"{"$id": "elf"}"#, &strict).unwrap().ids[0];
+    let kin = store.import(r#"{"$prototype": "elf"}"#, &strict).unwrap().ids[0];
+    assert_eq!(store.prototype(kin), Some(new_elf));
+    // A delta that renames, applied to an untracked store.
+    let mut renamed = store.clone();
+    renamed.get_mut(new_elf).unwrap().set("$id", "sylph").unwrap();
+    let delta = StorePatch::diff(&store, &renamed);
+    delta.apply(&mut store).unwrap();
+    unknown(&mut store, "elf");
+    let sylph_kin = store.import(r#"{"$prototype": "sylph"}"#, &strict).unwrap().ids[0];
+    assert_eq!(store.prototype(sylph_kin), Some(new_elf));
+    // Undone by history: the name comes back.
+    let mut history = History::with_max_bytes(1 << 20);
+    history.commit(&store);
+    store.get_mut(new_elf).unwrap().set("$id", "dryad").unwrap();
+    history.commit(&store);
+    let dryad_kin = store.import(r#"{"$prototype": "dryad"}"#, &strict).unwrap().ids[0];
+    assert_eq!(store.prototype(dryad_kin), Some(new_elf));
+    assert!(history.undo(&mut store));
+    unknown(&mut store, "dryad");
+    let back = store.import(r#"{"$prototype": "sylph"}"#, &strict).unwrap().ids[0];
+    assert_eq!(store.prototype(back), Some(new_elf));
+}

@@ -44,6 +44,8 @@ use crate::handle_map::{HandleError, HandleMap, Id};
 use crate::key::{AsKey, Key};
 use crate::names::KeyNames;
 #[cfg(feature = "json")]
+use crate::text::id_index::IdIndex;
+#[cfg(feature = "json")]
 use crate::text::plan::PlanCache;
 use crate::value::AsValue;
 use proto::Links;
@@ -181,6 +183,11 @@ pub struct Store {
     /// a clone starts without them.
     #[cfg(feature = "json")]
     export_plans: PlanCache,
+    /// The entities that have a `$id`, by it, for the imports that resolve prototype names,
+    /// kept while `tracker.writes()` is the one it was made at. Not part of the store's
+    /// state: a clone starts without it.
+    #[cfg(feature = "json")]
+    id_index: IdIndex,
 }
 
 /// A store's memory use: what [`Store::stats`] returns.
@@ -215,6 +222,8 @@ impl Store {
             tracker: Tracker::new(),
             #[cfg(feature = "json")]
             export_plans: PlanCache::new(),
+            #[cfg(feature = "json")]
+            id_index: IdIndex::new(),
         }
     }
 
@@ -241,6 +250,8 @@ impl Store {
             tracker: Tracker::new(),
             #[cfg(feature = "json")]
             export_plans: PlanCache::new(),
+            #[cfg(feature = "json")]
+            id_index: IdIndex::new(),
         }
     }
 
@@ -331,6 +342,8 @@ impl Store {
             tracker: Tracker::new(),
             #[cfg(feature = "json")]
             export_plans: PlanCache::new(),
+            #[cfg(feature = "json")]
+            id_index: IdIndex::new(),
         }
     }
 
@@ -370,6 +383,7 @@ impl Store {
     /// all until a mark is taken.
     #[inline]
     pub(crate) fn touch(&mut self, id: Id) {
+        self.tracker.count_write();
         if self.tracker.is_tracking()
             && let Some(slot) = self.index.slot_of(id)
         {
@@ -719,6 +733,12 @@ impl Store {
         &self.export_plans
     }
 
+    /// The index of `$id`s that imports resolve prototype names with.
+    #[cfg(feature = "json")]
+    pub(crate) fn id_index(&self) -> &IdIndex {
+        &self.id_index
+    }
+
     /// The change tracker, for reading.
     pub(crate) fn tracker(&self) -> &Tracker {
         &self.tracker
@@ -739,6 +759,7 @@ impl Store {
             links,
             tracker: _,
             export_plans: _,
+            id_index: _,
         } = source;
         #[cfg(not(feature = "json"))]
         let Store { index, arena, garbage_words, names, data_version, lineage, links, tracker: _ } =

@@ -172,6 +172,8 @@ mod entity;
 #[cfg(feature = "json")]
 mod error;
 #[cfg(feature = "json")]
+pub(crate) mod id_index;
+#[cfg(feature = "json")]
 mod importer;
 #[cfg(feature = "json")]
 mod link;

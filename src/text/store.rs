@@ -386,6 +386,7 @@ fn import_with(
     extremes: bool,
     read: impl Fn(&str, Entity<'_>) -> Result<(), ReadError>,
 ) -> Result<Imported, JsonError> {
+    let writes_before = store.tracker().writes();
     let mut stage = |text: &str| {
         let (mut staging, report, saw_zero, links) = stage_once(store, text, options, &read, None)?;
         match resolve::resolve(store, &mut staging, &links) {
@@ -417,6 +418,7 @@ fn import_with(
             .set_prototype(ids[entity as usize], Some(prototype))
             .expect("INVARIANT: the links were checked as the store checks them");
     }
+    resolve::imported(store, writes_before, &ids);
     Ok(Imported { ids, report })
 }
 
