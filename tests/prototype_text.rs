@@ -526,7 +526,10 @@ fn the_index_of_ids_follows_every_change_between_imports() {
     let unknown = |store: &mut Store, name: &str| {
         let text = format!(r#"{{"$prototype": "{name}"}}"#);
         let err = store.import(&text, &strict).unwrap_err();
-        assert!(matches!(err.kind(), JsonErrorKind::UnknownPrototype { name: n } if n == name), "{err}");
+        assert!(
+            matches!(err.kind(), JsonErrorKind::UnknownPrototype { name: n } if n == name),
+            "{err}"
+        );
     };
     // Renamed through the API: the old name is gone, the new one found.
     store.get_mut(orc).unwrap().set("$id", "troll").unwrap();
