@@ -888,7 +888,7 @@ fn the_v7_save_keeps_its_links_and_tombstones() {
     assert_eq!(view_links, [None, Some(creature), Some(orc), None]);
     assert!(store.get(id("2v0t1")).is_none(), "the removed entity stays stale");
     // What each stores: the chief its name and a tombstone, nothing it inherits.
-    let own = |e: Id| store.get(e).unwrap().iter().map(|(k, v)| (k, v)).collect::<Vec<_>>();
+    let own = |e: Id| store.get(e).unwrap().iter().collect::<Vec<_>>();
     assert_eq!(
         own(chief),
         [(Key::new("name"), Value::Str("Chief")), (Key::new("title"), Value::Tombstone)]

@@ -545,6 +545,19 @@ pub enum StoreError {
     },
 }
 
+/// [`StoreError::LinkedView`]'s words.
+fn linked_view(f: &mut fmt::Formatter<'_>, instances: u64) -> fmt::Result {
+    let (s, read, inherit) = match instances {
+        1 => ("y", "reads", "it inherits"),
+        _ => ("ies", "read", "they inherit"),
+    };
+    write!(
+        f,
+        "{instances} entit{s} of the save {read} through prototypes: a view's queries read what \
+         each entity stores and would miss what {inherit}; load the save into a store to query it"
+    )
+}
+
 impl fmt::Display for StoreError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
@@ -610,18 +623,7 @@ impl fmt::Display for StoreError {
                 "save uses key hash {key_hash}: a view cannot rehash keys in place; load it into a \
                  store, which upgrades it"
             ),
-            StoreError::LinkedView { instances } => {
-                let (s, read, inherit) = match instances {
-                    1 => ("y", "reads", "it inherits"),
-                    _ => ("ies", "read", "they inherit"),
-                };
-                write!(
-                    f,
-                    "{instances} entit{s} of the save {read} through prototypes: a view's \
-                     queries read what each entity stores and would miss what {inherit}; load \
-                     the save into a store to query it"
-                )
-            }
+            StoreError::LinkedView { instances } => linked_view(f, instances),
             StoreError::UnexplainedKeys { ref keys } => {
                 /// Keys listed in the message; the rest are counted.
                 const SHOWN: usize = 8;

@@ -146,7 +146,8 @@ pub fn merge3(
                 }
             }
         };
-        let mut entity = merged.get_mut(id).expect("ours has it: checked above");
+        // Ours has it: `mine` is its blob.
+        let Some(mut entity) = merged.get_mut(id) else { continue };
         Patch::between(mine.as_blob_ref(), result.as_blob_ref())
             .try_apply(&mut entity)
             .map_err(Error::Blob)?;
@@ -158,10 +159,11 @@ pub fn merge3(
     }
     let links = merged_links(base, theirs, &merged, &removals, &mut report, prefer)?;
     merged.set_links(links);
+    // INVARIANT: no merged link reads through a removal, so each is removed.
     for &id in &removals {
-        let removed = merged.remove(id);
-        debug_assert!(removed, "INVARIANT: no merged link reads through a removal");
-        report.removed.push(id);
+        if merged.remove(id) {
+            report.removed.push(id);
+        }
     }
     Ok((merged, report))
 }
