@@ -78,3 +78,32 @@ pub(crate) fn merge_stores(
     let report = Conflicts { keys: keys.collect(), links: links.collect(), moved: moved.collect() };
     Ok((merged, report))
 }
+
+#[cfg(test)]
+mod tests {
+    use datacomp::Store;
+    use datacomp::store::LinkConflict;
+
+    use super::{ConflictPolicy, merge_stores};
+
+    /// A merging commit keeps both sides' prototype links, and a link both changed is a
+    /// conflict turned round to the local side, settled by the policy.
+    #[test]
+    fn a_merging_commit_keeps_links_and_reports_a_link_conflict() {
+        let mut base = Store::new();
+        let orc = base.insert_entries([("name", "Orc")]).unwrap();
+        let elf = base.insert_entries([("name", "Elf")]).unwrap();
+        let (a, b) = (base.insert_instance(orc).unwrap(), base.insert_instance(orc).unwrap());
+        let (mut local, mut current) = (base.clone(), base.clone());
+        local.set_prototype(a, Some(elf)).unwrap();
+        current.set_prototype(b, None).unwrap();
+        local.set_prototype(b, Some(elf)).unwrap();
+        let (merged, found) =
+            merge_stores(&base, &local, &current, ConflictPolicy::Committed).unwrap();
+        assert_eq!((merged.prototype(a), merged.prototype(b)), (Some(elf), None));
+        let conflict = LinkConflict { id: b, base: Some(orc), ours: Some(elf), theirs: None };
+        assert_eq!(found.links, [conflict]);
+        let (merged, _) = merge_stores(&base, &local, &current, ConflictPolicy::Local).unwrap();
+        assert_eq!(merged.prototype(b), Some(elf));
+    }
+}
