@@ -103,9 +103,13 @@
 //! not removed ([`Store::try_remove`] says why). Queries, columns, [`find`](Store::find) and
 //! [`query::KeyCursor::get_resolved`] read resolved values; [`Store::get`], diffs, merges,
 //! deltas, history, migrations and exports work on what each entity stores (a delta and a
-//! save carry the links; a migration's default is an override on an instance). Fixtures name
-//! prototypes with `$id` and `$prototype` ([text formats](text#prototypes)). Module:
-//! [`store`].
+//! save carry the links, a merge ([`store::merge3`]) takes them three-way; a migration's
+//! default is an override on an instance). Fixtures name
+//! prototypes with `$id` and `$prototype` ([text formats](text#prototypes)); `$id` and
+//! `$abstract` ([`store::ID_KEY`], [`store::ABSTRACT_KEY`]) are the entity's own, never
+//! inherited. A path is a value or an object, never both: across a chain the nearer entity
+//! shadows the farther (an own `stats` hides an inherited `stats.health`, and the reverse).
+//! Module: [`store`].
 //!
 //! ```
 //! use datacomp::{Query, Store};

@@ -29,6 +29,12 @@
 //!   entity; the delta nulls a value, fills a null, sets an empty-segment key and inserts an
 //!   entity (written by [`write_golden_v6`]). Every older save has no lineage, no null and is
 //!   of key hash 2 or 1.
+//! - `world_v7.dcmp`, `delta_v7.dcmp`: format 1.5, prototype links (section kind 16) and
+//!   tombstones (type tag 6): an abstract base, a prototype reading through it, an instance of
+//!   that one (a chain of 2) with a tombstone, a plain entity and a removed one; the delta
+//!   relinks the instance to the base, links the plain entity, unlinks nothing else, adds a
+//!   tombstone and inserts an instance (written by [`write_golden_v7`]). Every older save has
+//!   no link and no tombstone.
 
 use datacomp::format::FileError;
 use datacomp::format::StoreError;
@@ -63,7 +69,7 @@ struct Golden {
 
 /// Every golden file. A format change adds a row (and the file of the format it replaces);
 /// no row is ever removed.
-const GOLDEN: [Golden; 13] = [
+const GOLDEN: [Golden; 15] = [
     Golden {
         name: "world_v1.dcmp",
         bytes: GOLDEN_V1,
@@ -167,6 +173,22 @@ const GOLDEN: [Golden; 13] = [
         minor: 4,
         key_hash: 3,
         data_version: 4,
+    },
+    Golden {
+        name: "world_v7.dcmp",
+        bytes: GOLDEN_V7,
+        kind: "save",
+        minor: 5,
+        key_hash: 3,
+        data_version: 5,
+    },
+    Golden {
+        name: "delta_v7.dcmp",
+        bytes: GOLDEN_DELTA_V7,
+        kind: "delta",
+        minor: 5,
+        key_hash: 3,
+        data_version: 5,
     },
 ];
 
@@ -679,13 +701,64 @@ fn golden_delta_v6_target() -> Store {
     store
 }
 
+const GOLDEN_V7: &[u8] = include_bytes!("../fixtures/world_v7.dcmp");
+const GOLDEN_DELTA_V7: &[u8] = include_bytes!("../fixtures/delta_v7.dcmp");
+
+/// The world `world_v7.dcmp` holds, at data version 5: `creature` (0v0t1), an abstract base
+/// named by `$id`; `orc` (1v0t1), its instance with a `$id` and overrides; `chief`, an
+/// instance of `orc` (2v1t1, a chain of 2, in the slot of a removed entity, so the handle map is
+/// saved in full) that stores a tombstone for the inherited `title`; `rock` (3v0t1), a plain
+/// entity.
+fn golden_world_v7() -> Store {
+    let mut store = Store::new();
+    let creature = store
+        .insert_entries([
+            ("$id", Value::Str("creature")),
+            ("$abstract", Value::Bool(true)),
+            ("stats.health", Value::Float(10.0)),
+            ("stats.speed", Value::Float(5.0)),
+            ("title", Value::Str("Beast")),
+            ("flags.wild", Value::Bool(true)),
+        ])
+        .unwrap();
+    let orc = store.insert_instance(creature).unwrap();
+    let mut sheet = store.get_mut(orc).unwrap();
+    sheet.set("$id", "orc").unwrap();
+    sheet.set("name", "Orc").unwrap();
+    sheet.set("stats.health", 30).unwrap();
+    let gone = store.insert_entries([("name", "Gone")]).unwrap();
+    assert!(store.remove(gone));
+    let chief = store.insert_instance(orc).unwrap();
+    assert_eq!(chief, id("2v1t1"));
+    store.get_mut(chief).unwrap().set("name", "Chief").unwrap();
+    store.remove_inherited(chief, "title").unwrap();
+    store.insert_entries([("name", "Rock")]).unwrap();
+    store.set_data_version(5);
+    store
+}
+
+/// The target of `delta_v7.dcmp`, made from [`golden_world_v7`]: `chief` relinked to
+/// `creature` (a link changed), `rock` made an instance of `orc` (a link added), `orc`'s
+/// inherited `flags.wild` tombstoned, and a new instance of `chief` (a chain of 2) inserted.
+fn golden_delta_v7_target() -> Store {
+    let mut store = golden_world_v7();
+    let (creature, orc, chief, rock) = (id("0v0t1"), id("1v0t1"), id("2v1t1"), id("3v0t1"));
+    store.set_prototype(chief, Some(creature)).unwrap();
+    store.set_prototype(rock, Some(orc)).unwrap();
+    store.remove_inherited(orc, "flags.wild").unwrap();
+    let heir = store.insert_instance(chief).unwrap();
+    store.get_mut(heir).unwrap().set("name", "Heir").unwrap();
+    store
+}
+
 /// Makes the world a golden file holds.
 type World = fn() -> Store;
 
 /// Golden saves of key hash 2 with the world each holds; those of this build's format
 /// ([`format::FORMAT_MINOR`]) it writes byte for byte.
-fn saves() -> [(&'static [u8], World); 6] {
+fn saves() -> [(&'static [u8], World); 7] {
     [
+        (GOLDEN_V7, golden_world_v7),
         (GOLDEN_V6, golden_world_v6),
         (GOLDEN_V2, golden_world_v2),
         (GOLDEN_DATA3, golden_world_data3),
@@ -697,8 +770,9 @@ fn saves() -> [(&'static [u8], World); 6] {
 
 /// Golden deltas with their base's and target's worlds; those of this build's format it
 /// writes byte for byte.
-fn deltas() -> [(&'static [u8], World, World); 4] {
+fn deltas() -> [(&'static [u8], World, World); 5] {
     [
+        (GOLDEN_DELTA_V7, golden_world_v7, golden_delta_v7_target),
         (GOLDEN_DELTA_V6, golden_world_v6, golden_delta_v6_target),
         (GOLDEN_DELTA_V2, golden_world_v2, golden_target_v2),
         (GOLDEN_DELTA_V4, golden_world_v4, golden_delta_v4_target),
@@ -788,6 +862,65 @@ fn the_v4_world_exports_its_arrays_as_arrays() {
             r#"{{"name":"Monster","armor_class":[{{"type":"natural","value":17}}],"{prefix}":{{"senses":["darkvision","tremorsense"],"mixed":[1,"two",true],"grid":[[1,2],[3]],"empty":[]}}}}"#
         )
     );
+}
+
+#[test]
+#[ignore = "writes fixtures/world_v7.dcmp and delta_v7.dcmp: only for a new format"]
+fn write_golden_v7() {
+    golden_world_v7().save(format!("{DIR}world_v7.dcmp")).unwrap();
+    StorePatch::diff(&golden_world_v7(), &golden_delta_v7_target())
+        .save(format!("{DIR}delta_v7.dcmp"))
+        .unwrap();
+}
+
+/// Format 1.5 in the goldens: `world_v7.dcmp`'s links and tombstone, exactly, through every
+/// reader (a store, a view, a salvage), what its entities read, and its delta's link changes.
+#[test]
+fn the_v7_save_keeps_its_links_and_tombstones() {
+    let (creature, orc, chief, rock) = (id("0v0t1"), id("1v0t1"), id("2v1t1"), id("3v0t1"));
+    let store = Store::from_bytes(GOLDEN_V7).unwrap();
+    let links = |s: &Store| [creature, orc, chief, rock].map(|e| s.prototype(e));
+    assert_eq!(links(&store), [None, Some(creature), Some(orc), None]);
+    assert_eq!(links(&Store::salvage(GOLDEN_V7).unwrap().store), links(&store));
+    let words = aligned(GOLDEN_V7);
+    let view = StoreView::new(zerocopy::IntoBytes::as_bytes(words.as_slice())).unwrap();
+    let view_links = [creature, orc, chief, rock].map(|e| view.prototype(e));
+    assert_eq!(view_links, [None, Some(creature), Some(orc), None]);
+    assert!(store.get(id("2v0t1")).is_none(), "the removed entity stays stale");
+    // What each stores: the chief its name and a tombstone, nothing it inherits.
+    let own = |e: Id| store.get(e).unwrap().iter().collect::<Vec<_>>();
+    assert_eq!(
+        own(chief),
+        [(Key::new("name"), Value::Str("Chief")), (Key::new("title"), Value::Tombstone)]
+    );
+    assert_eq!(own(orc).len(), 3);
+    assert_eq!(own(creature).len(), 6);
+    // What the chief reads, and from where, through its chain of 2.
+    let sheet = store.resolved(chief).unwrap();
+    assert_eq!(sheet.chain().collect::<Vec<_>>(), [orc, creature]);
+    assert_eq!(sheet.get_with_source("name"), Some((Value::Str("Chief"), chief)));
+    assert_eq!(sheet.get_with_source("stats.health"), Some((Value::Float(30.0), orc)));
+    assert_eq!(sheet.get_with_source("stats.speed"), Some((Value::Float(5.0), creature)));
+    assert_eq!(sheet.get_with_source("flags.wild"), Some((Value::Bool(true), creature)));
+    assert_eq!(sheet.get("title"), None, "the tombstone hides the base's title");
+    assert_eq!(store.resolved(orc).unwrap().get_str("title"), Some("Beast"));
+    assert_eq!(
+        store.export_all(&ExportOptions::json()).unwrap(),
+        r#"[{"$id":"creature","$abstract":true,"stats":{"health":10,"speed":5},"title":"Beast","flags":{"wild":true}},{"$prototype":"creature","$id":"orc","name":"Orc","stats":{"health":30}},{"$prototype":"orc","name":"Chief","$remove":["title"]},{"name":"Rock"}]"#
+    );
+    // The delta: two links changed, a tombstone added, an instance inserted.
+    let mut applied = store.clone();
+    StorePatch::from_bytes(GOLDEN_DELTA_V7).unwrap().apply(&mut applied).unwrap();
+    assert_eq!(applied, golden_delta_v7_target());
+    assert_eq!(links(&applied), [None, Some(creature), Some(creature), Some(orc)]);
+    let heir = id("4v0t1");
+    assert_eq!(applied.prototype(heir), Some(chief));
+    assert_eq!(applied.get(orc).unwrap().get("flags.wild"), Some(Value::Tombstone));
+    let heir_reads = applied.resolved(heir).unwrap();
+    assert_eq!(heir_reads.get_with_source("name"), Some((Value::Str("Heir"), heir)));
+    assert_eq!(heir_reads.get_with_source("stats.health"), Some((Value::Float(10.0), creature)));
+    assert_eq!(heir_reads.get("title"), None, "the chief's tombstone, under its new prototype");
+    assert_eq!(applied.resolved(rock).unwrap().get("flags.wild"), None, "orc's tombstone");
 }
 
 #[test]

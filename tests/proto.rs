@@ -4,10 +4,12 @@
 
 use std::collections::HashMap;
 
+use datacomp::blob::Side;
 use datacomp::format::StoreError;
-use datacomp::store::MAX_CHAIN;
+use datacomp::query::KeyCursor;
+use datacomp::store::{LinkConflict, MAX_CHAIN, merge3};
 use datacomp::{
-    Error, HandleError, History, Id, Key, LoadError, Store, StorePatch, StoreView, Value,
+    Error, HandleError, History, Id, Key, KeyError, LoadError, Store, StorePatch, StoreView, Value,
 };
 use proptest::prelude::*;
 
@@ -15,7 +17,30 @@ mod common;
 use common::{rebuild, table};
 
 const PROTOTYPES: u32 = 16;
-const KEYS: [&str; 4] = ["name", "stats.health", "stats.mana", "flags.fearless"];
+/// `$id` and `$abstract` belong to the entity that holds them: they are never inherited.
+/// `stats` is a value where `stats.health` and `stats.mana` make an object: one entity holds
+/// one or the others, and a nearer one shadows the farther.
+const KEYS: [&str; 7] =
+    ["name", "stats.health", "stats.mana", "flags.fearless", "$id", "$abstract", "stats"];
+/// The positions in [`KEYS`] of `$id` and `$abstract`.
+const OWN_ONLY: [usize; 2] = [4, 5];
+/// The position of `stats` in [`KEYS`], and of the keys under it.
+const STATS: usize = 6;
+const UNDER_STATS: [usize; 2] = [1, 2];
+
+/// Whether keys `a` and `b` (positions in [`KEYS`]) cannot be held by one entity: one is a
+/// value on the other's path.
+fn conflict(a: usize, b: usize) -> bool {
+    (a == STATS && UNDER_STATS.contains(&b)) || (b == STATS && UNDER_STATS.contains(&a))
+}
+
+/// Whether an entity that stores `own` and misses key `k` shadows its prototypes' `k`: an
+/// entry (a tombstone too) on `k`'s path, or a value under it.
+fn shadows(own: &HashMap<usize, Own>, k: usize) -> bool {
+    let on_the_way = UNDER_STATS.contains(&k) && own.contains_key(&STATS);
+    let under = k == STATS && UNDER_STATS.iter().any(|u| matches!(own.get(u), Some(Own::Val(_))));
+    on_the_way || under
+}
 
 /// What an entity stores: a value, or a tombstone.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -35,13 +60,16 @@ impl Model {
         self.entities[&id].1
     }
 
-    /// The value `id` reads at key `k`: its own, else up the chain; a tombstone ends it.
+    /// The value `id` reads at key `k`: its own, else up the chain (but `$id` and
+    /// `$abstract`, its own or none); a tombstone ends it.
     fn resolve(&self, id: Id, k: usize) -> Option<f32> {
         let mut at = Some(id);
         while let Some(e) = at {
             match self.entities[&e].0.get(&k) {
                 Some(Own::Val(v)) => return Some(*v),
                 Some(Own::Tomb) => return None,
+                None if OWN_ONLY.contains(&k) => return None,
+                None if shadows(&self.entities[&e].0, k) => return None,
                 None => at = self.prototype(e),
             }
         }
@@ -108,14 +136,26 @@ fn key(k: usize) -> Key {
     Key::parse(KEYS[k])
 }
 
+/// Whether entity `e` refuses key `k` as a new key: it holds one on `k`'s path or under it.
+fn clashes(model: &Model, e: Id, k: usize) -> bool {
+    let own = &model.entities[&e].0;
+    !own.contains_key(&k) && own.keys().any(|&held| conflict(held, k))
+}
+
 /// Runs `op` on the store and the model alike.
 fn step(store: &mut Store, model: &mut Model, op: &Op) {
     let mut ids: Vec<Id> = model.entities.keys().copied().collect();
     ids.sort_unstable();
     match *op {
         Op::Insert(ref entries) => {
+            let clash = entries.iter().any(|&(a, _)| entries.iter().any(|&(b, _)| conflict(a, b)));
             let entries: Vec<(&str, f32)> = entries.iter().map(|&(k, v)| (KEYS[k], v)).collect();
-            let id = store.insert_entries(entries.iter().copied()).unwrap();
+            let result = store.insert_entries(entries.iter().copied());
+            if clash {
+                assert!(matches!(result, Err(Error::Key(KeyError::PathConflict { .. }))));
+                return;
+            }
+            let id = result.unwrap();
             let own = entries
                 .iter()
                 .map(|&(name, v)| (KEYS.iter().position(|&k| k == name).unwrap(), Own::Val(v)))
@@ -133,7 +173,12 @@ fn step(store: &mut Store, model: &mut Model, op: &Op) {
         }
         Op::Set(e, k, v) => {
             let Some(e) = pick(&ids, e) else { return };
-            store.get_mut(e).unwrap().set(KEYS[k], v).unwrap();
+            let result = store.get_mut(e).unwrap().set(KEYS[k], v);
+            if clashes(model, e, k) {
+                assert!(matches!(result, Err(Error::Key(KeyError::PathConflict { .. }))));
+                return;
+            }
+            result.unwrap();
             model.entities.get_mut(&e).unwrap().0.insert(k, Own::Val(v));
         }
         Op::ClearOverride(e, k) => {
@@ -143,8 +188,13 @@ fn step(store: &mut Store, model: &mut Model, op: &Op) {
         }
         Op::RemoveInherited(e, k) => {
             let Some(e) = pick(&ids, e) else { return };
-            store.remove_inherited(e, KEYS[k]).unwrap();
             let has_prototype = model.prototype(e).is_some();
+            let result = store.remove_inherited(e, KEYS[k]);
+            if has_prototype && clashes(model, e, k) {
+                assert!(matches!(result, Err(Error::Key(KeyError::PathConflict { .. }))));
+                return;
+            }
+            result.unwrap();
             let own = &mut model.entities.get_mut(&e).unwrap().0;
             if has_prototype {
                 own.insert(k, Own::Tomb);
@@ -238,6 +288,7 @@ fn check(store: &Store, model: &Model) {
                     .unwrap();
                 assert_eq!(resolved.get_with_source(key(k)), Some((Value::Float(v), source)));
             }
+            assert_eq!(KeyCursor::new(key(k)).get_resolved(resolved), v, "{id} {name}");
         }
         let mut all: Vec<(Key, f32)> =
             resolved.iter().map(|(k, v, _)| (k, v.as_float().unwrap())).collect();
@@ -635,13 +686,23 @@ fn queries_columns_and_find_read_through_prototypes() -> Result<(), Box<dyn std:
     assert_eq!(store.find("title", "Chieftain").collect::<Vec<_>>(), [chief]);
     assert_eq!(store.find("name", "Orc").count(), 4);
     assert_eq!(store.find("stats.health", 90).collect::<Vec<_>>(), [chief, heir]);
-    // What the entity stores is what the query hands back, and a view reads that alone.
+    // What the entity stores is what the query hands back. A view reads that alone, so its
+    // queries, columns and `find` refuse a save with links rather than miss what instances
+    // inherit.
     let (_, blob) = store.query(&weak).nth(1).unwrap();
     assert!(blob.is_empty());
     let bytes = store.to_bytes();
     let words = aligned(&bytes);
     let view = StoreView::new(&zerocopy::IntoBytes::as_bytes(words.as_slice())[..bytes.len()])?;
-    assert_eq!(view.find("name", "Orc").collect::<Vec<_>>(), [orc]);
+    let linked = LoadError::Store(StoreError::LinkedView { instances: 3 });
+    assert_eq!(view.find("name", "Orc").err(), Some(linked.clone()));
+    assert_eq!(view.column::<f32>("stats.health").err(), Some(linked.clone()));
+    assert_eq!(view.query(&weak).err(), Some(linked.clone()));
+    assert_eq!(
+        linked.to_string(),
+        "3 entities of the save read through prototypes: a view's queries read what each entity \
+         stores and would miss what they inherit; load the save into a store to query it"
+    );
     Ok(())
 }
 
@@ -775,4 +836,320 @@ fn goblins_that_store_only_overrides_take_under_a_quarter_of_the_flattened_save(
     assert!(small * 4 <= large, "{small} bytes of {large}");
     // 52 bytes a goblin (a 44-byte blob, its end offset, its link) against 284: 18.4%.
     assert_eq!((small, large), (523_208, 2_843_312));
+}
+
+/// `$id` and `$abstract` belong to the entity that holds them: no resolved read inherits
+/// them (get, iter, flatten, detach, queries, columns, `find`, cursors), and an instance's
+/// own `$id` reads as its own.
+#[test]
+fn id_and_abstract_are_never_inherited() {
+    let mut store = Store::new();
+    let base = store
+        .insert_entries([
+            ("$id", Value::Str("beast")),
+            ("$abstract", Value::Bool(true)),
+            ("stats.health", Value::Float(10.0)),
+        ])
+        .unwrap();
+    let orc = store.insert_instance(base).unwrap();
+    store.get_mut(orc).unwrap().set("$id", "orc").unwrap();
+    let grunt = store.insert_instance(orc).unwrap();
+    let sheet = store.resolved(grunt).unwrap();
+    assert_eq!((sheet.get("$id"), sheet.get("$abstract")), (None, None));
+    assert_eq!((sheet.get_str("$id"), sheet.get_bool("$abstract")), (None, None));
+    assert_eq!(sheet.get_with_source("$id"), None);
+    assert!(!sheet.contains_key("$abstract"));
+    let all: Vec<(Key, Value<'_>, Id)> = sheet.iter().collect();
+    assert_eq!(all, [(Key::parse("stats.health"), Value::Float(10.0), base)]);
+    let orc_reads = store.resolved(orc).unwrap();
+    assert_eq!(orc_reads.get_with_source("$id"), Some((Value::Str("orc"), orc)));
+    assert_eq!(orc_reads.get("$abstract"), None);
+    assert_eq!(orc_reads.len(), 2);
+    assert_eq!(store.resolved(base).unwrap().get_bool("$abstract"), Some(true));
+    let flat = store.flatten(grunt).unwrap();
+    assert_eq!(flat.iter().collect::<Vec<_>>(), [(Key::parse("stats.health"), Value::Float(10.0))]);
+    let flat_orc = store.flatten(orc).unwrap();
+    assert_eq!(
+        flat_orc.iter().collect::<Vec<_>>(),
+        [(Key::new("$id"), Value::Str("orc")), (Key::parse("stats.health"), Value::Float(10.0))]
+    );
+    // Reads of many entities: columns, `find`, cursors and queries.
+    assert_eq!(store.column::<&str>("$id").collect::<Vec<_>>(), [(base, "beast"), (orc, "orc")]);
+    assert_eq!(store.column::<bool>("$abstract").collect::<Vec<_>>(), [(base, true)]);
+    assert_eq!(store.find("$id", "orc").collect::<Vec<_>>(), [orc]);
+    assert_eq!(store.find("$abstract", true).collect::<Vec<_>>(), [base]);
+    let cursor = KeyCursor::new("$abstract");
+    assert_eq!(cursor.get_resolved(store.resolved(grunt).unwrap()), None);
+    let health = KeyCursor::new("stats.health");
+    assert_eq!(health.get_resolved(store.resolved(grunt).unwrap()), Some(10.0));
+    let abstract_ = datacomp::Query::parse("has /$abstract").unwrap();
+    assert_eq!(store.query(&abstract_).map(|(id, _)| id).collect::<Vec<_>>(), [base]);
+    // Detached, an instance keeps what it reads: not its prototype's name or mark.
+    store.detach(grunt).unwrap();
+    let own: Vec<_> = store.get(grunt).unwrap().iter().collect();
+    assert_eq!(own, [(Key::parse("stats.health"), Value::Float(10.0))]);
+    store.detach(orc).unwrap();
+    assert_eq!(store.get(orc).unwrap().get_str("$id"), Some("orc"));
+    assert_eq!(store.get(orc).unwrap().get("$abstract"), None);
+}
+
+/// Three stores of eight entities with the links `links` (each `(instance, prototype)`, by
+/// position), all made from one: a base for a merge.
+fn linked(links: &[(usize, usize)]) -> (Store, Vec<Id>) {
+    let mut store = Store::new();
+    let ids: Vec<Id> =
+        (0..8).map(|i| store.insert_entries([("level", i as f32)]).unwrap()).collect();
+    for &(i, p) in links {
+        store.set_prototype(ids[i], Some(ids[p])).unwrap();
+    }
+    (store, ids)
+}
+
+/// The links of `store` over `ids`.
+fn links_of(store: &Store, ids: &[Id]) -> Vec<Option<Id>> {
+    ids.iter().map(|&id| store.prototype(id)).collect()
+}
+
+/// A merge takes the link one side changed, reports and settles the one both changed, and
+/// keeps merging the blobs as before.
+#[test]
+fn a_merge_takes_links_three_way() {
+    let (base, e) = linked(&[(1, 0), (2, 0), (3, 0), (4, 0)]);
+    let (mut ours, mut theirs) = (base.clone(), base.clone());
+    ours.set_prototype(e[1], Some(e[5])).unwrap(); // ours alone
+    theirs.set_prototype(e[2], Some(e[6])).unwrap(); // theirs alone
+    theirs.set_prototype(e[3], None).unwrap(); // theirs unlinks
+    ours.set_prototype(e[4], Some(e[5])).unwrap(); // both, differently
+    theirs.set_prototype(e[4], Some(e[6])).unwrap();
+    ours.set_prototype(e[7], Some(e[0])).unwrap(); // both, the same
+    theirs.set_prototype(e[7], Some(e[0])).unwrap();
+    ours.get_mut(e[2]).unwrap().set("name", "Ours").unwrap();
+    let expected =
+        |four: Id| vec![None, Some(e[5]), Some(e[6]), None, Some(four), None, None, Some(e[0])];
+    let conflict =
+        LinkConflict { id: e[4], base: Some(e[0]), ours: Some(e[5]), theirs: Some(e[6]) };
+    let (merged, report) = merge3(&base, &ours, &theirs, Side::Ours).unwrap();
+    assert_eq!(links_of(&merged, &e), expected(e[5]));
+    assert_eq!(report.link_conflicts, [conflict]);
+    assert_eq!((report.conflict_count(), report.merged.len()), (1, 0));
+    assert_eq!(merged.get(e[2]).unwrap().get_str("name"), Some("Ours"));
+    assert_eq!(merged.resolved(e[2]).unwrap().chain().collect::<Vec<_>>(), [e[6]]);
+    let (merged, report) = merge3(&base, &ours, &theirs, Side::Theirs).unwrap();
+    assert_eq!(links_of(&merged, &e), expected(e[6]));
+    assert_eq!(report.link_conflicts, [conflict]);
+    // The merged store saves, loads and diffs as any other: its links are checked.
+    assert_eq!(Store::from_bytes(&merged.to_bytes()).unwrap(), merged);
+}
+
+/// Entities a side inserted or removed: theirs' new prototype and its instance keep their
+/// link under the handles the merge gives them; a prototype theirs removed (relinking its
+/// instances) is removed once ours' links to it are merged away.
+#[test]
+fn a_merge_moves_links_of_inserted_entities_and_removes_a_prototype_after_its_links() {
+    let (base, e) = linked(&[(1, 0), (2, 1)]);
+    let (mut ours, mut theirs) = (base.clone(), base.clone());
+    let ours_new = ours.insert_entries([("name", "Ours")]).unwrap();
+    let base_new = theirs.insert_entries([("name", "Base")]).unwrap();
+    let instance = theirs.insert_instance(base_new).unwrap();
+    theirs.set_prototype(e[3], Some(base_new)).unwrap();
+    // Theirs removes the chain's middle: the heir reads through the root now.
+    theirs.set_prototype(e[2], Some(e[0])).unwrap();
+    assert!(theirs.remove(e[1]));
+    let (merged, report) = merge3(&base, &ours, &theirs, Side::Ours).unwrap();
+    assert_eq!(ours_new, base_new, "both sides gave the new entity the same handle");
+    let moved = |t: Id| report.inserted.iter().find(|&&(at, _)| at == t).unwrap().1;
+    assert_eq!(report.inserted.len(), 2);
+    let (m0, m1) = (moved(base_new), moved(instance));
+    assert_ne!(m0, ours_new, "theirs' entity moved: ours' holds its handle");
+    assert_eq!(merged.prototype(m1), Some(m0), "the instance follows its prototype's move");
+    assert_eq!(merged.prototype(e[3]), Some(m0));
+    assert_eq!(merged.prototype(e[2]), Some(e[0]));
+    assert_eq!(report.removed, [e[1]]);
+    assert!(!merged.contains(e[1]));
+    assert_eq!(merged.resolved(m1).unwrap().get_str("name"), Some("Base"));
+    assert!(report.link_conflicts.is_empty());
+}
+
+/// Merged links that no side made alone are refused whole: a cycle, a chain past the limit,
+/// a link to an entity the merge removes (either way round). Nothing is returned.
+#[test]
+fn a_merge_refuses_links_that_make_a_cycle_a_long_chain_or_read_through_a_removal() {
+    // A cycle: ours links 0 under 1, theirs 1 under 0.
+    let (base, e) = linked(&[]);
+    let (mut ours, mut theirs) = (base.clone(), base.clone());
+    ours.set_prototype(e[0], Some(e[1])).unwrap();
+    theirs.set_prototype(e[1], Some(e[0])).unwrap();
+    let err = merge3(&base, &ours, &theirs, Side::Ours).unwrap_err();
+    let expected = HandleError::PrototypeCycle { id: e[0], prototype: e[1] };
+    assert!(matches!(err, Error::Handle(ref h) if *h == expected), "{err}");
+    assert_eq!(
+        err.to_string(),
+        "entity 1v0t1 reads through 0v0t1: as 0v0t1's prototype it would make a cycle"
+    );
+
+    // A chain: ours hangs a chain of 7 under a chain of 8 (16 links), theirs puts the
+    // chain of 8 under another entity (17).
+    let mut base = Store::new();
+    let x: Vec<Id> = (0..9).map(|_| base.insert_empty()).collect();
+    let y: Vec<Id> = (0..8).map(|_| base.insert_empty()).collect();
+    let z = base.insert_empty();
+    for pair in x.windows(2).chain(y.windows(2)) {
+        base.set_prototype(pair[1], Some(pair[0])).unwrap();
+    }
+    let (mut ours, mut theirs) = (base.clone(), base.clone());
+    ours.set_prototype(y[0], Some(x[8])).unwrap();
+    theirs.set_prototype(x[0], Some(z)).unwrap();
+    let err = merge3(&base, &ours, &theirs, Side::Ours).unwrap_err();
+    let expected = HandleError::PrototypeChain {
+        id: y[7],
+        prototype: y[6],
+        length: MAX_CHAIN + 1,
+        limit: MAX_CHAIN,
+    };
+    assert!(matches!(err, Error::Handle(ref h) if *h == expected), "{err}");
+
+    // Theirs removed a prototype (detaching its instance); ours made a new instance of it.
+    let (base, e) = linked(&[(1, 0)]);
+    let (mut ours, mut theirs) = (base.clone(), base.clone());
+    let new = ours.insert_instance(e[0]).unwrap();
+    theirs.detach(e[1]).unwrap();
+    assert!(theirs.remove(e[0]));
+    let err = merge3(&base, &ours, &theirs, Side::Ours).unwrap_err();
+    let expected = HandleError::PrototypeRemoved { id: new, prototype: e[0] };
+    assert!(matches!(err, Error::Handle(ref h) if *h == expected), "{err}");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "entity {new} would read through 0v0t1, which the merge removes: one side removed a prototype the other links it to"
+        )
+    );
+    // The reverse: ours removed it, theirs linked an entity to it.
+    let (mut ours, mut theirs) = (base.clone(), base.clone());
+    ours.detach(e[1]).unwrap();
+    assert!(ours.remove(e[0]));
+    theirs.set_prototype(e[2], Some(e[0])).unwrap();
+    let err = merge3(&base, &ours, &theirs, Side::Ours).unwrap_err();
+    let expected = HandleError::PrototypeRemoved { id: e[2], prototype: e[0] };
+    assert!(matches!(err, Error::Handle(ref h) if *h == expected), "{err}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Random links on each side of a merge of eight entities, against the three-way rule:
+    /// each entity's merged link is the side that changed it (ours on a conflict), each
+    /// conflict is reported, and a merge whose links make a cycle is refused.
+    #[test]
+    fn merged_links_follow_the_three_way_rule(
+        base_links in prop::collection::vec((0..8_usize, 0..8_usize), 0..6),
+        ours_links in prop::collection::vec((0..8_usize, prop::option::of(0..8_usize)), 0..6),
+        theirs_links in prop::collection::vec((0..8_usize, prop::option::of(0..8_usize)), 0..6),
+    ) {
+        let (mut base, e) = linked(&[]);
+        for (i, p) in base_links {
+            let _ = base.set_prototype(e[i], Some(e[p]));
+        }
+        let (mut ours, mut theirs) = (base.clone(), base.clone());
+        for (i, p) in ours_links {
+            let _ = ours.set_prototype(e[i], p.map(|p| e[p]));
+        }
+        for (i, p) in theirs_links {
+            let _ = theirs.set_prototype(e[i], p.map(|p| e[p]));
+        }
+        let (b, o, t) = (links_of(&base, &e), links_of(&ours, &e), links_of(&theirs, &e));
+        let mut conflicts = Vec::new();
+        let expected: Vec<Option<Id>> = (0..8)
+            .map(|i| match (b[i], o[i], t[i]) {
+                (b, o, t) if t == b || t == o => o,
+                (b, o, t) if o == b => t,
+                (b, o, t) => {
+                    conflicts.push(LinkConflict { id: e[i], base: b, ours: o, theirs: t });
+                    o
+                }
+            })
+            .collect();
+        let cycle = (0..8).any(|i| {
+            let mut at = Some(i);
+            (0..9).all(|_| {
+                at = at.and_then(|a| expected[a]).map(|p| e.iter().position(|&x| x == p).unwrap());
+                at.is_some()
+            })
+        });
+        match merge3(&base, &ours, &theirs, Side::Ours) {
+            Ok((merged, report)) => {
+                prop_assert!(!cycle);
+                prop_assert_eq!(links_of(&merged, &e), expected);
+                prop_assert_eq!(report.link_conflicts, conflicts);
+            }
+            Err(Error::Handle(HandleError::PrototypeCycle { .. })) => prop_assert!(cycle),
+            Err(other) => prop_assert!(false, "{other}"),
+        }
+    }
+}
+
+/// An own value over an inherited object, and an own object over an inherited value: the
+/// nearer shadows the farther whole, in reads, `iter`, `flatten`, columns, queries and
+/// exports, so that no reader ever sees `stats` and `stats.health` both.
+#[test]
+fn a_path_conflict_across_a_chain_is_settled_by_the_nearer_entity() {
+    let mut store = Store::new();
+    let orc = store
+        .insert_entries([
+            ("$id", Value::Str("orc")),
+            ("stats.health", Value::Float(30.0)),
+            ("stats.mana", Value::Float(5.0)),
+            ("name", Value::Str("Orc")),
+        ])
+        .unwrap();
+    // A leaf over the orc's object.
+    let rock = store.insert_instance(orc).unwrap();
+    store.get_mut(rock).unwrap().set("stats", 7).unwrap();
+    let sheet = store.resolved(rock).unwrap();
+    assert_eq!(sheet.get_float("stats"), Some(7.0));
+    assert_eq!((sheet.get("stats.health"), sheet.get_float("stats.mana")), (None, None));
+    let all: Vec<(Key, Value<'_>, Id)> = sheet.iter().collect();
+    let (stats, name) = (Key::parse("stats"), Key::parse("name"));
+    assert_eq!(all, [(stats, Value::Float(7.0), rock), (name, Value::Str("Orc"), orc)]);
+    let flat = store.flatten(rock).unwrap();
+    let flat: Vec<_> = flat.iter().collect();
+    assert_eq!(flat, [(stats, Value::Float(7.0)), (name, Value::Str("Orc"))]);
+    assert_eq!(store.column::<f32>("stats.health").collect::<Vec<_>>(), [(orc, 30.0)]);
+    assert_eq!(KeyCursor::new("stats.mana").get_resolved(sheet), None);
+    let weak = datacomp::Query::parse("stats.health < 50").unwrap();
+    assert_eq!(store.query(&weak).map(|(id, _)| id).collect::<Vec<_>>(), [orc]);
+    let flat_json = datacomp::ExportOptions::json().flatten(true);
+    assert_eq!(store.export(rock, &flat_json).unwrap(), r#"{"stats":7,"name":"Orc"}"#);
+    let own_json = datacomp::ExportOptions::json();
+    assert_eq!(store.export(rock, &own_json).unwrap(), r#"{"$prototype":"orc","stats":7}"#);
+
+    // An object over a leaf: the chieftain's `stats` value, under an heir's own object.
+    let chief = store.insert_instance(orc).unwrap();
+    store.get_mut(chief).unwrap().set("$id", "chief").unwrap();
+    store.get_mut(chief).unwrap().set("stats", 9).unwrap();
+    let heir = store.insert_instance(chief).unwrap();
+    assert_eq!(store.resolved(heir).unwrap().get_float("stats"), Some(9.0), "the chief's");
+    assert_eq!(store.resolved(heir).unwrap().get("stats.health"), None, "the chief shadows it");
+    store.get_mut(heir).unwrap().set("stats.health", 1).unwrap();
+    let sheet = store.resolved(heir).unwrap();
+    assert_eq!((sheet.get("stats"), sheet.get_float("stats.health")), (None, Some(1.0)));
+    assert_eq!(sheet.get("stats.mana"), None, "the chief's value shadows the orc's object");
+    let health = Key::parse("stats.health");
+    let all: Vec<(Key, Value<'_>, Id)> = sheet.iter().collect();
+    assert_eq!(all, [(health, Value::Float(1.0), heir), (name, Value::Str("Orc"), orc)]);
+    assert_eq!(store.column::<f32>("stats").collect::<Vec<_>>(), [(rock, 7.0), (chief, 9.0)]);
+    assert_eq!(store.export(heir, &flat_json).unwrap(), r#"{"stats":{"health":1},"name":"Orc"}"#);
+    // A tombstone on the path removes the whole inherited object.
+    let bare = store.insert_instance(orc).unwrap();
+    store.remove_inherited(bare, "stats").unwrap();
+    let all: Vec<(Key, Value<'_>, Id)> = store.resolved(bare).unwrap().iter().collect();
+    assert_eq!(all, [(name, Value::Str("Orc"), orc)]);
+    assert_eq!(store.resolved(bare).unwrap().get("stats.health"), None);
+    // Detached, each keeps what it read; saved and loaded, each reads the same.
+    let loaded = Store::from_bytes(&store.to_bytes()).unwrap();
+    for id in [rock, heir, bare] {
+        assert_eq!(loaded.flatten(id), store.flatten(id));
+    }
+    store.detach(heir).unwrap();
+    let own: Vec<_> = store.get(heir).unwrap().iter().collect();
+    assert_eq!(own, [(health, Value::Float(1.0)), (name, Value::Str("Orc"))]);
 }

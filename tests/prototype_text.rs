@@ -4,7 +4,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use datacomp::text::{ABSTRACT_KEY, ID_KEY, JsonErrorKind};
+use datacomp::store::{ABSTRACT_KEY, ID_KEY};
+use datacomp::text::JsonErrorKind;
 use datacomp::{
     ExportError, ExportOptions, Id, ImportOptions, JsonError, Store, TextFormat, Value, ValueType,
 };
@@ -442,4 +443,127 @@ proptest! {
             prop_assert_eq!(copy.prototype(id), store.prototype(id));
         }
     }
+}
+
+/// A key set through the API at a name a fixture's top level reserves would be misread by
+/// an import: export refuses it, naming the entity and the key; `$id` holding a name and
+/// `$abstract` a boolean are what they mean and round trip.
+#[test]
+fn export_refuses_keys_at_reserved_names_that_an_import_would_misread() {
+    use datacomp::ExportError;
+    let mut store = Store::new();
+    store.insert_entries([("$id", Value::Str("orc")), ("$abstract", Value::Bool(true))]).unwrap();
+    let json = ExportOptions::json();
+    let text = store.export_all(&json).unwrap();
+    assert_eq!(text, r#"[{"$id":"orc","$abstract":true}]"#);
+    let mut again = Store::new();
+    again.import(&text, &ImportOptions::strict()).unwrap();
+    assert_eq!(again.export_all(&json).unwrap(), text);
+    for (key, value) in [
+        ("$prototype", Value::Str("orc")),
+        ("$remove", Value::Float(1.0)),
+        ("$relative.stats.health", Value::Float(2.0)),
+        ("$proportional", Value::Bool(true)),
+        ("$id", Value::Float(7.0)),
+        ("$id", Value::Str("")),
+        ("$abstract", Value::Str("yes")),
+        ("$id.first", Value::Str("x")),
+    ] {
+        let mut store = Store::new();
+        store.insert_entries([("name", "Rock")]).unwrap();
+        let id = store.insert_entries([(key, value)]).unwrap();
+        let expected = ExportError::ReservedKey { entity: Some(id), key: key.to_owned() };
+        assert_eq!(store.export(id, &json), Err(expected.clone()), "{key}");
+        assert_eq!(store.export_all(&json), Err(expected.clone()), "{key}");
+        assert_eq!(store.export_all(&ExportOptions::sjson()), Err(expected.clone()), "{key}");
+        assert_eq!(store.export(id, &json.flatten(true)), Err(expected.clone()), "{key}");
+        assert_eq!(
+            expected.to_string(),
+            format!(
+                "entity 1v0t1: {key} is at a name a fixture reserves: an import would read it as that member, not as this value (rename the key)"
+            )
+        );
+        let blob = store.get(id).unwrap();
+        let err = datacomp::text::export_blob(&store, blob, &json).unwrap_err();
+        assert_eq!(err, ExportError::ReservedKey { entity: None, key: key.to_owned() });
+    }
+    // A tombstone there is written as `$remove`, and reads back.
+    let mut store = Store::new();
+    let base = store.insert_entries([("$id", "base")]).unwrap();
+    let instance = store.insert_instance(base).unwrap();
+    store.remove_inherited(instance, "$prototype").unwrap();
+    let text = store.export(instance, &json).unwrap();
+    assert_eq!(text, r#"{"$prototype":"base","$remove":["$prototype"]}"#);
+    let mut again = Store::new();
+    again.import(r#"{"$id":"base"}"#, &ImportOptions::strict()).unwrap();
+    let read = again.import(&text, &ImportOptions::strict()).unwrap().ids[0];
+    assert_eq!(again.get(read).unwrap().get("$prototype"), Some(Value::Tombstone));
+    // An instance inheriting a key at a reserved name: refused when flattened.
+    let mut store = Store::new();
+    let base = store.insert_entries([("$id", "base")]).unwrap();
+    store.get_mut(base).unwrap().set("$remove", 1).unwrap();
+    let instance = store.insert_instance(base).unwrap();
+    let expected = ExportError::ReservedKey { entity: Some(instance), key: "$remove".to_owned() };
+    assert_eq!(store.export(instance, &json.flatten(true)), Err(expected));
+    assert_eq!(
+        store.export(base, &json).unwrap_err().to_string().get(..22),
+        Some("entity 0v0t1: $remove ")
+    );
+}
+
+/// Imports resolve `$prototype` against the store's `$id`s through an index kept between
+/// imports (one scan of the store for many documents): it follows every other change of the
+/// store, a renamed `$id`, a removal, a delta, a restore, and refuses a taken name.
+#[test]
+fn the_index_of_ids_follows_every_change_between_imports() {
+    use datacomp::{History, StorePatch};
+    let strict = ImportOptions::strict();
+    let mut store = Store::new();
+    let orc = store.import(r#"{"$id": "orc", "hp": 30}"#, &strict).unwrap().ids[0];
+    let grunt = store.import(r#"{"$prototype": "orc"}"#, &strict).unwrap().ids[0];
+    assert_eq!(store.prototype(grunt), Some(orc));
+    let elf = store.import(r#"{"$id": "elf", "hp": 9}"#, &strict).unwrap().ids[0];
+    let unknown = |store: &mut Store, name: &str| {
+        let text = format!(r#"{{"$prototype": "{name}"}}"#);
+        let err = store.import(&text, &strict).unwrap_err();
+        assert!(
+            matches!(err.kind(), JsonErrorKind::UnknownPrototype { name: n } if n == name),
+            "{err}"
+        );
+    };
+    // Renamed through the API: the old name is gone, the new one found.
+    store.get_mut(orc).unwrap().set("$id", "troll").unwrap();
+    unknown(&mut store, "orc");
+    let troll_kin = store.import(r#"{"$prototype": "troll"}"#, &strict).unwrap().ids[0];
+    assert_eq!(store.prototype(troll_kin), Some(orc));
+    let err = store.import(r#"{"$id": "troll"}"#, &strict).unwrap_err();
+    assert_eq!(
+        err.kind(),
+        &JsonErrorKind::DuplicateId { id: "troll".to_owned(), first: format!("entity {orc}") }
+    );
+    // Removed: its name is free again.
+    assert!(store.remove(elf));
+    unknown(&mut store, "elf");
+    let new_elf = store.import(r#"{"$id": "elf"}"#, &strict).unwrap().ids[0];
+    let kin = store.import(r#"{"$prototype": "elf"}"#, &strict).unwrap().ids[0];
+    assert_eq!(store.prototype(kin), Some(new_elf));
+    // A delta that renames, applied to an untracked store.
+    let mut renamed = store.clone();
+    renamed.get_mut(new_elf).unwrap().set("$id", "sylph").unwrap();
+    let delta = StorePatch::diff(&store, &renamed);
+    delta.apply(&mut store).unwrap();
+    unknown(&mut store, "elf");
+    let sylph_kin = store.import(r#"{"$prototype": "sylph"}"#, &strict).unwrap().ids[0];
+    assert_eq!(store.prototype(sylph_kin), Some(new_elf));
+    // Undone by history: the name comes back.
+    let mut history = History::with_max_bytes(1 << 20);
+    history.commit(&store);
+    store.get_mut(new_elf).unwrap().set("$id", "dryad").unwrap();
+    history.commit(&store);
+    let dryad_kin = store.import(r#"{"$prototype": "dryad"}"#, &strict).unwrap().ids[0];
+    assert_eq!(store.prototype(dryad_kin), Some(new_elf));
+    assert!(history.undo(&mut store));
+    unknown(&mut store, "dryad");
+    let back = store.import(r#"{"$prototype": "sylph"}"#, &strict).unwrap().ids[0];
+    assert_eq!(store.prototype(back), Some(new_elf));
 }

@@ -250,7 +250,7 @@ fn check_queries(store: &Store, queries: &[(Query, ModelExpr, String)]) {
             store.iter().filter(|(_, b)| model.eval(*b)).map(|(id, _)| id).collect();
         let got: Vec<Id> = store.query(query).map(|(id, _)| id).collect();
         assert_eq!(got, expected, "{text}");
-        let got: Vec<Id> = view.query(query).map(|(id, _)| id).collect();
+        let got: Vec<Id> = view.query(query).unwrap().map(|(id, _)| id).collect();
         assert_eq!(got, expected, "{text} over a view");
     }
 }
@@ -311,10 +311,10 @@ proptest! {
                     let entities: Vec<_> = view.iter().collect();
                     check_columns(
                         &entities,
-                        |k| bits(view.column::<f32>(k)),
-                        |k| view.column::<bool>(k).collect(),
-                        |k| view.column::<&str>(k).map(|(id, s)| (id, s.to_owned())).collect(),
-                        |k| view.column::<&[f32]>(k).map(|(id, f)| (id, f.iter().map(|x| x.to_bits()).collect())).collect(),
+                        |k| bits(view.column::<f32>(k).unwrap()),
+                        |k| view.column::<bool>(k).unwrap().collect(),
+                        |k| view.column::<&str>(k).unwrap().map(|(id, s)| (id, s.to_owned())).collect(),
+                        |k| view.column::<&[f32]>(k).unwrap().map(|(id, f)| (id, f.iter().map(|x| x.to_bits()).collect())).collect(),
                     );
                 }
                 Step::Query(model, style) => {
@@ -486,7 +486,7 @@ fn find_gives_the_entities_holding_the_value_in_dense_order() {
             .collect();
         assert!(!model.is_empty(), "{target:?}");
         assert_eq!(world.find("v", target).collect::<Vec<_>>(), model, "{target:?}");
-        assert_eq!(view.find("v", target).collect::<Vec<_>>(), model, "{target:?}");
+        assert_eq!(view.find("v", target).unwrap().collect::<Vec<_>>(), model, "{target:?}");
     }
     // Numbers compare as numbers, of any type given; what no f32 holds finds nothing.
     let threes = world.find("v", 3.0).collect::<Vec<_>>();

@@ -15,6 +15,14 @@
 //!   above each chain's last), linked in the order a load finds worst (each prototype after
 //!   its instance), saved and loaded; then the same file with one more link in one chain.
 //! - `cycle`: a cycle through `set_prototype` on the end of a 16-link chain, refused.
+//! - `merge`: `store::merge3` over 1,000,000 instances: ours relinks half of them to a
+//!   second prototype, theirs changes a value in the other half and relinks 1,000 of ours'
+//!   half elsewhere (1,000 link conflicts); then a merge whose links make a cycle, refused.
+//! - `names`: a 100 KB key name: an instance's own `x` over its prototype's `x.<100 KB>`
+//!   (the path shadowing's walk), 100,000 reads of it, the flattened export; a key at
+//!   `$relative.<100 KB>` refused by export.
+//! - `imports`: 5,000 documents with a `$id` each and an instance of the one before,
+//!   imported one by one into one store (the index of `$id`s kept between them).
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -131,13 +139,90 @@ fn cycle() {
     println!("  {}", err.unwrap_err());
 }
 
+fn merge() {
+    use datacomp::blob::Side;
+    use datacomp::store::merge3;
+    let mut base = Store::new();
+    let orc = base.insert_entries([("name", "Orc")]).unwrap();
+    let elf = base.insert_entries([("name", "Elf")]).unwrap();
+    let troll = base.insert_entries([("name", "Troll")]).unwrap();
+    let ids: Vec<Id> = (0..1_000_000).map(|_| base.insert_instance(orc).unwrap()).collect();
+    let (mut ours, mut theirs) = (base.clone(), base.clone());
+    timed("ours relinks 500,000, theirs sets 500,000 and relinks 1,000 of ours'", || {
+        for &id in &ids[..500_000] {
+            ours.set_prototype(id, Some(elf)).unwrap();
+        }
+        for &id in &ids[500_000..] {
+            theirs.get_mut(id).unwrap().set("level", 3).unwrap();
+        }
+        for &id in &ids[..1_000] {
+            theirs.set_prototype(id, Some(troll)).unwrap();
+        }
+    });
+    let (merged, report) = timed("merge3", || merge3(&base, &ours, &theirs, Side::Ours).unwrap());
+    println!(
+        "  {} merged, {} link conflicts; {} read through the elf",
+        report.merged.len(),
+        report.link_conflicts.len(),
+        ids.iter().filter(|&&id| merged.prototype(id) == Some(elf)).count()
+    );
+    let (mut ours, mut theirs) = (base.clone(), base.clone());
+    ours.set_prototype(elf, Some(troll)).unwrap();
+    theirs.set_prototype(troll, Some(elf)).unwrap();
+    let err = timed("merge3 whose links cycle", || {
+        merge3(&base, &ours, &theirs, Side::Ours).map(|_| ()).unwrap_err()
+    });
+    println!("  {err}");
+}
+
+fn names() {
+    let long = "n".repeat(100_000);
+    let mut store = Store::new();
+    let base = store.insert_entries([("$id", "base")]).unwrap();
+    store.get_mut(base).unwrap().set(format!("x.{long}").as_str(), 1).unwrap();
+    let instance = store.insert_instance(base).unwrap();
+    store.get_mut(instance).unwrap().set("x", 2).unwrap();
+    let key = Key::path(&["x", &long]);
+    let hidden = timed("100,000 shadowed reads of x.<100 KB>", || {
+        (0..100_000).filter(|_| store.resolved(instance).unwrap().get(key).is_none()).count()
+    });
+    println!("  {hidden} hidden");
+    let flat = datacomp::ExportOptions::json().flatten(true);
+    let text = timed("flattened export", || store.export(instance, &flat).unwrap());
+    println!("  {text}");
+    store.get_mut(base).unwrap().set(format!("$relative.{long}").as_str(), 1).unwrap();
+    let err = timed("export of a key at $relative.<100 KB>", || {
+        store.export(base, &datacomp::ExportOptions::json()).unwrap_err()
+    });
+    println!("  {} bytes of message: {}", err.to_string().len(), err);
+}
+
+fn imports() {
+    let strict = datacomp::ImportOptions::strict();
+    let mut store = Store::new();
+    for i in 0..45_000 {
+        store.insert_entries([("$id", format!("filler {i}").as_str())]).unwrap();
+    }
+    timed("5,000 documents, each a $id and an instance of the one before", || {
+        store.import(r#"{"$id": "doc 0"}"#, &strict).unwrap();
+        for i in 1..5_000 {
+            let text = format!(r#"[{{"$id": "doc {i}"}}, {{"$prototype": "doc {}"}}]"#, i - 1);
+            store.import(&text, &strict).unwrap();
+        }
+    });
+    println!("  {} entities", store.len());
+}
+
 fn main() {
     match std::env::args().nth(1).as_deref() {
         Some("instances") => instances(),
         Some("chains") => chains(),
         Some("cycle") => cycle(),
+        Some("merge") => merge(),
+        Some("names") => names(),
+        Some("imports") => imports(),
         _ => {
-            eprintln!("usage: proto_break instances|chains|cycle");
+            eprintln!("usage: proto_break instances|chains|cycle|merge|names|imports");
             std::process::exit(2);
         }
     }

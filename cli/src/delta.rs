@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use datacomp::blob::Patch;
 use datacomp::blob::Side;
 use datacomp::format::StoreError;
-use datacomp::{Blob, BlobRef, Error, Id, Key, LoadError, Store, StorePatch};
+use datacomp::{Error, Id, Key, LoadError, Store, StorePatch};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::json;
 
@@ -199,10 +199,12 @@ pub fn apply(
 
 /// `datacomp merge`: `ours` with the changes `theirs` made to `base`.
 ///
-/// Entity by entity, by handle: one they removed is removed (remove beats change); one both
-/// kept is merged key by key with `Blob::merge3`; one they inserted is inserted under a new
-/// handle, since ours may have given its handle to another entity (the new handles are
-/// printed). Conflicting keys fail the merge, listed, unless `prefer` picks a side.
+/// The library's `store::merge3`: entity by entity, by handle: one they removed is removed
+/// (remove beats change); one both kept is merged key by key; one they inserted is inserted
+/// under a new handle, since ours may have given its handle to another entity (the new
+/// handles are printed); prototype links three-way. Conflicting keys and links fail the
+/// merge, listed, unless `prefer` picks a side; merged links that would read through a
+/// removed entity, make a cycle or a chain past the limit fail it whatever `prefer` says.
 pub fn merge(
     paths: [&Path; 3],
     output: &Path,
@@ -212,11 +214,11 @@ pub fn merge(
 ) -> Result<(), Failure> {
     let file = lock_if_exists(output)?;
     let [base, ours, theirs] = paths.map(load);
-    let (base, mut merged, theirs) = (base?, ours?, theirs?);
+    let (base, ours, theirs) = (base?, ours?, theirs?);
     // A save made apart from BASE (another import) shares none of its history: its entities
     // under BASE's handles are other entities, and a merge would take them for edits. A save
     // of format 1.3 or before has no lineage, and passes unchecked.
-    for (side, store) in [(paths[1], &merged), (paths[2], &theirs)] {
+    for (side, store) in [(paths[1], &ours), (paths[2], &theirs)] {
         if let (Some(from), Some(found)) = (base.lineage(), store.lineage())
             && from != found
         {
@@ -231,7 +233,7 @@ pub fn merge(
     }
     // Keys of one data version mean other things in another: merging across a migration
     // would mix them.
-    let versions = [&base, &merged, &theirs].map(Store::data_version);
+    let versions = [&base, &ours, &theirs].map(Store::data_version);
     if versions.iter().any(|&v| v != versions[0]) {
         let [b, o, t] = versions;
         let message = format!(
@@ -241,53 +243,43 @@ pub fn merge(
         return Err(Failure::at(paths[1].display(), message));
     }
     let file = lock_later(file, output)?;
-    let mut conflicts = Vec::new();
+    let (mut merged, done) =
+        datacomp::store::merge3(&base, &ours, &theirs, prefer.unwrap_or(Side::Ours)).map_err(
+            |e| match e {
+                Error::Key(_) => Failure::at(paths[2].display(), e),
+                _ => Failure::at(paths[1].display(), format!("the merged links: {e}")),
+            },
+        )?;
     let mut report = Vec::new();
-
-    // The same hash under two names is two keys that one blob cannot tell apart: refused
-    // before any entity is merged. Names are taken whole (a name may hold a dot).
-    merged.merge_key_names(&base).map_err(|e| Failure::at(paths[0].display(), e))?;
-    merged.merge_key_names(&theirs).map_err(|e| Failure::at(paths[2].display(), e))?;
-    for (id, old) in base.iter() {
-        let Some(new) = theirs.get(id) else {
-            if merged.remove(id) {
-                report.push(format!("{id}: removed by theirs"));
-            }
-            continue;
-        };
-        if new == old {
-            continue;
-        }
-        let Some(mine) = merged.get(id).map(BlobRef::to_blob) else {
-            report.push(format!("{id}: removed by ours, changed by theirs: stays removed"));
-            continue;
-        };
-        let result = match Blob::merge3(&old.to_blob(), &mine, &new.to_blob()) {
-            Ok(blob) => blob,
-            Err(found) => {
-                for c in found.conflicts() {
-                    let key = name(&[&merged, &theirs, &base], c.key);
-                    let key = datacomp::text::Shortened(&key);
-                    conflicts.push(format!(
-                        "{id}: {key}: ours {}, theirs {}",
-                        value_json(c.ours.as_value()),
-                        value_json(c.theirs.as_value())
-                    ));
-                }
-                match prefer {
-                    Some(side) => found.resolve(|_| side),
-                    None => continue,
-                }
-            }
-        };
-        let mut entity = merged.get_mut(id).expect("ours has it: checked above");
-        Patch::between(mine.as_blob_ref(), result.as_blob_ref()).apply(&mut entity);
-        report.push(format!("{id}: merged"));
-    }
-    for (id, blob) in theirs.iter().filter(|(id, _)| !base.contains(*id)) {
-        let new = merged.insert(&blob.to_blob());
-        report.push(format!("{id}: inserted by theirs, as {new}"));
-    }
+    report.extend(done.merged.iter().map(|id| format!("{id}: merged")));
+    report.extend(done.removed.iter().map(|id| format!("{id}: removed by theirs")));
+    report.extend(
+        done.stays_removed
+            .iter()
+            .map(|id| format!("{id}: removed by ours, changed by theirs: stays removed")),
+    );
+    report.extend(
+        done.inserted.iter().map(|(id, new)| format!("{id}: inserted by theirs, as {new}")),
+    );
+    let mut conflicts: Vec<String> = done
+        .conflicts
+        .iter()
+        .map(|(id, c)| {
+            let key = name(&[&merged, &theirs, &base], c.key);
+            let key = datacomp::text::Shortened(&key);
+            format!(
+                "{id}: {key}: ours {}, theirs {}",
+                value_json(c.ours.as_value()),
+                value_json(c.theirs.as_value())
+            )
+        })
+        .collect();
+    let link = |p: Option<Id>| p.map_or_else(|| "none".to_owned(), |p| p.to_string());
+    conflicts.extend(
+        done.link_conflicts.iter().map(|c| {
+            format!("{}: prototype: ours {}, theirs {}", c.id, link(c.ours), link(c.theirs))
+        }),
+    );
 
     if !conflicts.is_empty() && prefer.is_none() {
         return Err(Failure::at(

@@ -9,8 +9,8 @@ use datacomp::{BlobRef, Error, ExportError, ExportOptions, Id, KeyError, Store};
 use crate::args::{KeyArg, TypeArg, parse_key, parse_value};
 use crate::files::{entity, load, lock_and_load, save};
 use crate::output::{
-    Failure, Plain, entries_json, is_mark, json_line, member, plural, print_entries,
-    print_resolved, prototype_name, resolved_json, suggestion, value_json, write_object,
+    Failure, Plain, entries_json, json_line, member, plural, print_entries, print_resolved,
+    prototype_name, resolved_json, suggestion, value_json, write_object,
 };
 
 /// Keys under an object's path that a "no such key" message lists before "and N more".
@@ -96,9 +96,7 @@ pub fn get(
     };
     let key = arg.check(&store, path)?;
     let found = if resolve {
-        // `$id` and `$abstract` are the entity's own or none.
-        let found = store.resolved(id).and_then(|sheet| sheet.get_with_source(key));
-        found.filter(|&(_, from)| from == id || !is_mark(key))
+        store.resolved(id).and_then(|sheet| sheet.get_with_source(key))
     } else {
         blob.get(key).map(|value| (value, id))
     };

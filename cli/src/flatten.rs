@@ -3,8 +3,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use datacomp::text::{ABSTRACT_KEY, ID_KEY};
-use datacomp::{Id, Store};
+use datacomp::Id;
 use serde_json::json;
 
 use crate::files::{entity, load, lock_if_exists, lock_later, save, saved_len};
@@ -47,8 +46,7 @@ pub fn run(
         }
     };
     for &id in &ids {
-        detach(&mut store, id)
-            .map_err(|e| Failure::at(shown(path), format!("entity {id}: {e}")))?;
+        store.detach(id).map_err(|e| Failure::at(shown(path), format!("entity {id}: {e}")))?;
     }
     let file = lock_later(early, output)?;
     save(&file, &mut store, output)?;
@@ -75,23 +73,5 @@ pub fn run(
         plural(store.len(), "entity", "entities"),
         Bytes(saved_len(&file)),
     )?;
-    Ok(())
-}
-
-/// Detaches `id` from its prototype, keeping what it reads as its own, but the prototype's
-/// `$id` and `$abstract`: they name and mark the entity that holds them, not its instances.
-fn detach(store: &mut Store, id: Id) -> Result<(), datacomp::Error> {
-    let own =
-        store.get(id).map(|blob| [blob.contains_key(ID_KEY), blob.contains_key(ABSTRACT_KEY)]);
-    store.detach(id)?;
-    let [own_id, own_abstract] = own.unwrap_or([true, true]);
-    if let Some(mut blob) = store.get_mut(id) {
-        if !own_id {
-            blob.remove(ID_KEY);
-        }
-        if !own_abstract {
-            blob.remove(ABSTRACT_KEY);
-        }
-    }
     Ok(())
 }

@@ -5,8 +5,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use datacomp::store::ID_KEY;
+use datacomp::text::Escaped;
 use datacomp::text::ImportReport;
-use datacomp::text::{Escaped, ID_KEY};
 use datacomp::text::{JsonError, JsonErrorKind};
 use datacomp::{ImportOptions, Store, TextFormat};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};

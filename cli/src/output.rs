@@ -6,8 +6,8 @@ use std::io::{self, Write};
 use std::path::Path;
 
 use datacomp::blob::RegionKind;
+use datacomp::store::{ABSTRACT_KEY, ID_KEY};
 use datacomp::text::JsonF32;
-use datacomp::text::{ABSTRACT_KEY, ID_KEY};
 use datacomp::text::{Escaped, Shortened};
 use datacomp::{BlobRef, Id, Key, Store, Value};
 use serde::Serialize;
@@ -247,12 +247,6 @@ pub fn prototype_name(store: &Store, id: Id) -> String {
         .map_or_else(|| id.to_string(), |name| Shortened(name).to_string())
 }
 
-/// Whether `key` is `$id` or `$abstract`: they name and mark the entity that holds them, and
-/// are not shown as what its instances read.
-pub fn is_mark(key: Key) -> bool {
-    key == ID_KEY || key == ABSTRACT_KEY
-}
-
 /// Whether `blob` marks an abstract entity (`"$abstract": true`, its own): a prototype that
 /// listings leave out.
 pub fn is_abstract(blob: BlobRef<'_>) -> bool {
@@ -263,8 +257,7 @@ pub fn is_abstract(blob: BlobRef<'_>) -> bool {
 /// for an inherited one, where it comes from (`(from orc)`).
 pub fn print_resolved(store: &Store, id: Id, out: &mut dyn Write) -> Result<(), Failure> {
     let Some(resolved) = store.resolved(id) else { return Ok(()) };
-    let entries: Vec<(Key, Value<'_>, Id)> =
-        resolved.iter().filter(|&(key, _, from)| from == id || !is_mark(key)).collect();
+    let entries: Vec<(Key, Value<'_>, Id)> = resolved.iter().collect();
     let names: Vec<String> = entries
         .iter()
         .map(|&(key, _, _)| Shortened(&key_name(&[store], key)).to_string())
@@ -292,17 +285,15 @@ pub fn print_resolved(store: &Store, id: Id, out: &mut dyn Write) -> Result<(), 
 pub fn resolved_json(store: &Store, id: Id) -> impl Serialize + '_ {
     JsonArray(move || {
         let read = store.resolved(id).into_iter().flat_map(|r| r.iter());
-        read.filter(move |&(key, _, from)| from == id || !is_mark(key)).map(
-            move |(key, value, from)| {
-                json!({
-                    "key": key_name(&[store], key),
-                    "hash": key.to_string(),
-                    "type": value.value_type().name(),
-                    "value": value_json(value),
-                    "from": from.to_string(),
-                })
-            },
-        )
+        read.map(move |(key, value, from)| {
+            json!({
+                "key": key_name(&[store], key),
+                "hash": key.to_string(),
+                "type": value.value_type().name(),
+                "value": value_json(value),
+                "from": from.to_string(),
+            })
+        })
     })
 }
 

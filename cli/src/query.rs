@@ -9,7 +9,7 @@ use datacomp::{BlobRef, Id, Key, LoadOptions, Query, Store};
 
 use crate::args::{KeyArg, parse_key};
 use crate::files::read;
-use crate::output::{Failure, Plain, is_abstract, is_mark, suggestion, value_json};
+use crate::output::{Failure, Plain, is_abstract, suggestion, value_json};
 
 /// `datacomp query`: one row per entity that passes `filter`, its id and then the value of each
 /// of `keys` (`-` in text, `null` in JSON, where it has none).
@@ -55,13 +55,10 @@ pub fn run(
         writeln!(out, "{}", header.join("\t"))?;
     }
     // Each row's values: what the entity stores, or (`store`) what it reads through its
-    // prototypes, but an inherited `$id` or `$abstract`.
+    // prototypes.
     let print = |out: &mut dyn Write, store: Option<&Store>, id: Id, blob: BlobRef<'_>| {
         let value = |key: Key| match store.and_then(|s| s.resolved(id)) {
-            Some(sheet) => sheet
-                .get_with_source(key)
-                .filter(|&(_, from)| from == id || !is_mark(key))
-                .map(|(v, _)| v),
+            Some(sheet) => sheet.get(key),
             None => blob.get(key),
         };
         if json {
@@ -84,16 +81,16 @@ pub fn run(
         }
         Ok::<(), Failure>(())
     };
-    if view.iter().all(|(id, _)| view.prototype(id).is_none()) {
-        for (id, blob) in view.query(&query) {
+    // A view refuses a save with links (it reads what each entity stores): instances are
+    // tested and printed as they read, through their prototypes, by a store's query.
+    if let Ok(passed) = view.query(&query) {
+        for (id, blob) in passed {
             if all || !is_abstract(blob) {
                 print(out, None, id, blob)?;
             }
         }
         return Ok(());
     }
-    // Instances are tested and printed as they read, through their prototypes: the store's
-    // query does (the view reads what each entity stores).
     let store = Store::from_bytes(&bytes).map_err(|e| Failure::at(path.display(), e))?;
     for (id, own) in store.query(&query) {
         if all || !is_abstract(own) {

@@ -403,3 +403,64 @@ fn large_entities_read_through_large_prototypes_in_linear_time() {
     assert_eq!(entries.len(), n / 2);
     assert_eq!((&entries[1]["key"], &entries[1]["value"]), (&"k.a2".into(), &3.into()));
 }
+
+/// `merge` takes the prototype links three-way: a link one side changed is taken, one both
+/// changed differently is a conflict (listed; `--prefer` picks), and merged links that make a
+/// cycle fail the merge and write nothing.
+#[test]
+fn merge_takes_links_three_way_and_refuses_a_cycle() {
+    let world = Monsters::new();
+    let (ours, theirs, out) =
+        (world.file("ours.dcmp"), world.file("theirs.dcmp"), world.file("m.dcmp"));
+    let edit = |path: &str, change: &dyn Fn(&mut Store)| {
+        let mut store = Store::load(&world.path).unwrap();
+        change(&mut store);
+        store.save(path).unwrap();
+    };
+    // Theirs moves Snaga under the orc; ours renames it and moves Grishnak under the orc,
+    // which theirs detaches: one link each, and one conflict.
+    edit(&ours, &|s| {
+        s.get_mut(id("3v0t1")).unwrap().set("name", "Snaga the Bold").unwrap();
+        s.set_prototype(id("4v0t1"), Some(id("1v0t1"))).unwrap();
+    });
+    edit(&theirs, &|s| {
+        s.set_prototype(id("3v0t1"), Some(id("1v0t1"))).unwrap();
+        s.detach(id("4v0t1")).unwrap();
+    });
+    assert_eq!(
+        fails(&["merge", &world.path, &ours, &theirs, "-o", &out]),
+        format!(
+            "{ours}: 1 conflicting key (changed differently on both sides; --prefer ours|theirs \
+             picks a side): 4v0t1: prototype: ours 1v0t1, theirs none"
+        )
+    );
+    assert!(!std::path::Path::new(&out).exists());
+    assert_eq!(
+        ok(&["merge", &world.path, &ours, &theirs, "-o", &out, "--prefer", "ours"]),
+        format!(
+            "4v0t1: merged\n4v0t1: prototype: ours 1v0t1, theirs none\n\
+             {out}: 6 entities, 1 conflicting key (ours kept)\n"
+        )
+    );
+    let merged = Store::load(&out).unwrap();
+    assert_eq!(merged.prototype(id("3v0t1")), Some(id("1v0t1")), "theirs' link");
+    assert_eq!(merged.prototype(id("4v0t1")), Some(id("1v0t1")), "ours kept");
+    let snaga = merged.resolved(id("3v0t1")).unwrap();
+    assert_eq!(snaga.get_str("name"), Some("Snaga the Bold"));
+    assert_eq!(snaga.get_with_source("stats.health").map(|(_, from)| from), Some(id("1v0t1")));
+    ok(&["merge", &world.path, &ours, &theirs, "-o", &out, "--prefer", "theirs"]);
+    assert_eq!(Store::load(&out).unwrap().prototype(id("4v0t1")), None, "theirs taken");
+
+    // Ours puts Snaga under Grishnak, theirs Grishnak under Snaga: a cycle neither made.
+    std::fs::remove_file(&out).unwrap();
+    edit(&ours, &|s| s.set_prototype(id("3v0t1"), Some(id("4v0t1"))).unwrap());
+    edit(&theirs, &|s| s.set_prototype(id("4v0t1"), Some(id("3v0t1"))).unwrap());
+    assert_eq!(
+        fails(&["merge", &world.path, &ours, &theirs, "-o", &out, "--prefer", "ours"]),
+        format!(
+            "{ours}: the merged links: entity 4v0t1 reads through 3v0t1: as 3v0t1's prototype \
+             it would make a cycle"
+        )
+    );
+    assert!(!std::path::Path::new(&out).exists(), "a refused merge writes nothing");
+}

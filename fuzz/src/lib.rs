@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 
 use datacomp::blob::RegionKind;
-use datacomp::text::{ABSTRACT_KEY, ExportError, ID_KEY, ImportReport};
+use datacomp::text::{ExportError, ImportReport};
 use datacomp::{
     Blob, BlobRef, ExportOptions, Id, ImportOptions, Key, OwnedValue, Store, StorePatch, StoreView,
     Value,
@@ -186,21 +186,14 @@ pub fn check_store(store: &Store) {
 
 /// One entity's export that imports into a new store alone, and the blob it imports as. An
 /// instance names a prototype the new store lacks: it is exported flattened and reads back as
-/// what it resolves to, less the identity keys it inherits (`$id` and `$abstract` belong to
-/// the entity that holds them).
+/// what it resolves to ([`Store::flatten`]).
 pub fn export_alone(store: &Store, id: Id, options: ExportOptions) -> (String, Blob) {
     let own = store.get(id).expect("a live entity");
     if store.prototype(id).is_none() {
         return (store.export(id, &options).unwrap(), own.to_blob());
     }
     let text = store.export(id, &options.flatten(true)).unwrap();
-    let mut expected = store.flatten(id).expect("a live entity");
-    for key in [ID_KEY, ABSTRACT_KEY] {
-        if !own.contains_key(key) {
-            expected.remove(key);
-        }
-    }
-    (text, expected)
+    (text, store.flatten(id).expect("a live entity"))
 }
 
 /// Panics unless `view` holds the same handles and blobs as `store`.

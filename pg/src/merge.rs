@@ -1,10 +1,11 @@
 //! The three-way merge of whole stores that [`Worlds::commit_merging`](crate::Worlds::commit_merging)
-//! runs when the world moved on: entity by entity, and key by key with
-//! [`Blob::merge3`](datacomp::Blob::merge3).
+//! runs when the world moved on: the library's [`merge3`] (entity by entity, key by key,
+//! prototype links three-way).
 
-use datacomp::blob::{Conflict, Patch, Side};
+use datacomp::Store;
+use datacomp::blob::{Conflict, Side};
 use datacomp::handle_map::Id;
-use datacomp::{Blob, Store};
+use datacomp::store::{LinkConflict, merge3};
 
 use crate::error::Error;
 
@@ -20,26 +21,30 @@ pub enum ConflictPolicy {
     Local,
 }
 
-/// What a merging commit settled: each key changed differently on both sides, and each entity
-/// the local store inserted that the world holds under another handle.
+/// What a merging commit settled: each key and prototype link changed differently on both
+/// sides, and each entity the local store inserted that the world holds under another handle.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Conflicts {
     /// Each conflicting key, with its entity: `ours` is the local value, `theirs` the
     /// committed one; the policy chose between them.
     pub keys: Vec<(Id, Conflict)>,
+    /// Each conflicting prototype link: `ours` is the local link, `theirs` the committed one;
+    /// the policy chose between them.
+    pub links: Vec<LinkConflict>,
     /// Entities inserted locally, by their local handle and the handle the world gave them.
     pub moved: Vec<(Id, Id)>,
 }
 
 impl Conflicts {
-    /// Whether no key conflicted and no inserted entity moved.
+    /// Whether no key or link conflicted and no inserted entity moved.
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.keys.is_empty() && self.moved.is_empty()
+        self.keys.is_empty() && self.links.is_empty() && self.moved.is_empty()
     }
 }
 
 /// `current` with the changes `local` made to `base`: see [`Worlds::commit_merging`](crate::Worlds::commit_merging).
+/// The library's [`merge3`] with the world's store as ours and the local one as theirs.
 pub(crate) fn merge_stores(
     base: &Store,
     local: &Store,
@@ -53,43 +58,52 @@ pub(crate) fn merge_stores(
             "data versions differ: base {b}, local {l}, world {c}: migrate them to one first"
         )));
     }
-    let mut merged = current.clone();
-    merged.merge_key_names(local).map_err(|e| Error::Merge(e.to_string()))?;
-    let mut report = Conflicts::default();
-    for (id, old) in base.iter() {
-        let Some(mine) = local.get(id) else {
-            // Removed locally: remove beats change.
-            merged.remove(id);
-            continue;
-        };
-        if mine == old {
-            continue;
-        }
-        let Some(theirs) = current.get(id) else {
-            // Removed by a commit: stays removed, whatever we changed.
-            continue;
-        };
-        let (old, mine, theirs) = (old.to_blob(), mine.to_blob(), theirs.to_blob());
-        let result = match Blob::merge3(&old, &mine, &theirs) {
-            Ok(blob) => blob,
-            Err(found) => {
-                report.keys.extend(found.conflicts().iter().map(|c| (id, c.clone())));
-                match policy {
-                    ConflictPolicy::Committed => found.resolve(|_| Side::Theirs),
-                    ConflictPolicy::Local => found.into_ours(),
-                }
-            }
-        };
-        let mut entity = merged.get_mut(id).expect("the world holds it: checked above");
-        Patch::between(theirs.as_blob_ref(), result.as_blob_ref())
-            .try_apply(&mut entity)
-            .map_err(|e| Error::Merge(format!("entity {id}: {e}")))?;
-    }
-    for (id, blob) in local.iter().filter(|(id, _)| !base.contains(*id)) {
-        let new = merged.insert(&blob.to_blob());
-        if new != id {
-            report.moved.push((id, new));
-        }
-    }
+    let prefer = match policy {
+        ConflictPolicy::Committed => Side::Ours,
+        ConflictPolicy::Local => Side::Theirs,
+    };
+    let (merged, done) =
+        merge3(base, current, local, prefer).map_err(|e| Error::Merge(e.to_string()))?;
+    // The library's ours is the world's: turned round, so that ours is the local side.
+    let keys = done.conflicts.into_iter().map(|(id, c)| {
+        let Conflict { key, base, ours, theirs } = c;
+        (id, Conflict { key, base, ours: theirs, theirs: ours })
+    });
+    let links = done.link_conflicts.into_iter().map(|c| LinkConflict {
+        ours: c.theirs,
+        theirs: c.ours,
+        ..c
+    });
+    let moved = done.inserted.into_iter().filter(|(id, new)| id != new);
+    let report = Conflicts { keys: keys.collect(), links: links.collect(), moved: moved.collect() };
     Ok((merged, report))
+}
+
+#[cfg(test)]
+mod tests {
+    use datacomp::Store;
+    use datacomp::store::LinkConflict;
+
+    use super::{ConflictPolicy, merge_stores};
+
+    /// A merging commit keeps both sides' prototype links, and a link both changed is a
+    /// conflict turned round to the local side, settled by the policy.
+    #[test]
+    fn a_merging_commit_keeps_links_and_reports_a_link_conflict() {
+        let mut base = Store::new();
+        let orc = base.insert_entries([("name", "Orc")]).unwrap();
+        let elf = base.insert_entries([("name", "Elf")]).unwrap();
+        let (a, b) = (base.insert_instance(orc).unwrap(), base.insert_instance(orc).unwrap());
+        let (mut local, mut current) = (base.clone(), base.clone());
+        local.set_prototype(a, Some(elf)).unwrap();
+        current.set_prototype(b, None).unwrap();
+        local.set_prototype(b, Some(elf)).unwrap();
+        let (merged, found) =
+            merge_stores(&base, &local, &current, ConflictPolicy::Committed).unwrap();
+        assert_eq!((merged.prototype(a), merged.prototype(b)), (Some(elf), None));
+        let conflict = LinkConflict { id: b, base: Some(orc), ours: Some(elf), theirs: None };
+        assert_eq!(found.links, [conflict]);
+        let (merged, _) = merge_stores(&base, &local, &current, ConflictPolicy::Local).unwrap();
+        assert_eq!(merged.prototype(b), Some(elf));
+    }
 }

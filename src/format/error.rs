@@ -486,6 +486,13 @@ pub enum StoreError {
         /// The key-hash id found.
         key_hash: u16,
     },
+    /// A query, column or `find` over a [`StoreView`](super::StoreView) of a save whose
+    /// entities read through prototypes: a view reads what each entity stores, so it would
+    /// miss every inherited value; a [`Store`](crate::Store) resolves them.
+    LinkedView {
+        /// The entities of the save that have a prototype.
+        instances: u64,
+    },
     /// A save of key hash 1 holds keys that neither its key names nor the known paths
     /// ([`LoadOptions::known_keys`](super::LoadOptions::known_keys)) explain, so they cannot be
     /// rehashed.
@@ -536,6 +543,19 @@ pub enum StoreError {
         /// The most a chain may hold.
         limit: usize,
     },
+}
+
+/// [`StoreError::LinkedView`]'s words.
+fn linked_view(f: &mut fmt::Formatter<'_>, instances: u64) -> fmt::Result {
+    let (s, read, inherit) = match instances {
+        1 => ("y", "reads", "it inherits"),
+        _ => ("ies", "read", "they inherit"),
+    };
+    write!(
+        f,
+        "{instances} entit{s} of the save {read} through prototypes: a view's queries read what \
+         each entity stores and would miss what {inherit}; load the save into a store to query it"
+    )
 }
 
 impl fmt::Display for StoreError {
@@ -603,6 +623,7 @@ impl fmt::Display for StoreError {
                 "save uses key hash {key_hash}: a view cannot rehash keys in place; load it into a \
                  store, which upgrades it"
             ),
+            StoreError::LinkedView { instances } => linked_view(f, instances),
             StoreError::UnexplainedKeys { ref keys } => {
                 /// Keys listed in the message; the rest are counted.
                 const SHOWN: usize = 8;

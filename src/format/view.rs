@@ -125,6 +125,16 @@ impl<'a> StoreView<'a> {
         Some(self.index.id_at(up))
     }
 
+    /// Refuses the queries of a view of a save with prototype links
+    /// ([`StoreError::LinkedView`](super::StoreError::LinkedView)): O(entities).
+    pub(crate) fn check_unlinked(&self) -> Result<(), LoadError> {
+        let instances = self.prototypes.iter().filter(|p| p.get() != 0).count() as u64;
+        if instances == 0 {
+            return Ok(());
+        }
+        Err(super::StoreError::LinkedView { instances }.into())
+    }
+
     /// Number of entities.
     #[must_use]
     pub fn len(&self) -> usize {

@@ -273,6 +273,15 @@ pub enum HandleError {
         /// The most a chain may hold.
         limit: usize,
     },
+    /// A merged prototype link reads through an entity the merge removes
+    /// ([`store::merge3`](crate::store::merge3)): one side removed a prototype the other
+    /// still links an entity to.
+    PrototypeRemoved {
+        /// The entity whose link it is.
+        id: Id,
+        /// The prototype the merge removes.
+        prototype: Id,
+    },
     /// An entity that is the prototype of live entities cannot be removed
     /// ([`Store::try_remove`](crate::Store::try_remove)).
     HasInstances {
@@ -323,6 +332,11 @@ impl fmt::Display for HandleError {
                      prototypes, past the limit of {limit}"
                 )
             }
+            HandleError::PrototypeRemoved { id, prototype } => write!(
+                f,
+                "entity {id} would read through {prototype}, which the merge removes: one side \
+                 removed a prototype the other links it to"
+            ),
             HandleError::HasInstances { id, instances } => {
                 let (s, them) = if instances == 1 { ("y", "it") } else { ("ies", "them") };
                 write!(

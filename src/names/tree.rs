@@ -99,6 +99,47 @@ pub(crate) struct KeyNames {
     /// found at: a write of one of them again is one comparison of texts, with no hash
     /// ([`known_text`](KeyNames::known_text)). Empty until the first is found.
     recent: Vec<Recent>,
+    /// What [`nested`](KeyNames::nested) found, and at which version.
+    nested: Nested,
+    /// [`memo`](KeyNames::memo)'s answer: `version << 16 | 1 << 15 | answer`, or 0.
+    memo: Memo,
+}
+
+/// One `u16` found from the names, kept for the version it was found at.
+#[derive(Default)]
+struct Memo(AtomicU64);
+
+impl Clone for Memo {
+    fn clone(&self) -> Memo {
+        Memo(AtomicU64::new(self.0.load(Ordering::Relaxed)))
+    }
+}
+
+/// [`KeyNames::nested`]'s answers: the last version found not to nest (0, a tree without
+/// names, does not), and the last found to nest (`u64::MAX`: none yet). Atomic: a store is
+/// read from many threads, and each finds the same answers.
+struct Nested {
+    flat_at: AtomicU64,
+    nested_at: AtomicU64,
+}
+
+impl Default for Nested {
+    fn default() -> Nested {
+        Nested::new()
+    }
+}
+
+impl Nested {
+    const fn new() -> Nested {
+        Nested { flat_at: AtomicU64::new(0), nested_at: AtomicU64::new(u64::MAX) }
+    }
+}
+
+impl Clone for Nested {
+    fn clone(&self) -> Nested {
+        let load = |at: &AtomicU64| AtomicU64::new(at.load(Ordering::Relaxed));
+        Nested { flat_at: load(&self.flat_at), nested_at: load(&self.nested_at) }
+    }
 }
 
 /// Slots of [`KeyNames::recent`].
@@ -148,7 +189,54 @@ impl KeyNames {
             undo: None,
             version: 0,
             recent: Vec::new(),
+            nested: Nested::new(),
+            memo: Memo(AtomicU64::new(0)),
         }
+    }
+
+    /// `find(self)`, found once per version of the names (15 bits kept). One memo: its one
+    /// user is the text formats' check of reserved top-level names (`text/link.rs`), which
+    /// always passes the same `find`.
+    #[inline]
+    pub(crate) fn memo(&self, find: impl FnOnce(&KeyNames) -> u16) -> u16 {
+        let kept = self.memo.0.load(Ordering::Relaxed);
+        if kept >> 16 == self.version && kept & 1 << 15 != 0 {
+            return (kept & 0x7fff) as u16;
+        }
+        let found = find(self) & 0x7fff;
+        self.memo.0.store(self.version << 16 | 1 << 15 | u64::from(found), Ordering::Relaxed);
+        found
+    }
+
+    /// Whether one name lies under another (`stats` and `stats.health` both name keys): only
+    /// then can an entity's value shadow a path its prototype holds as an object, or the
+    /// reverse (`store::proto`). O(1) while the names are the same version, else O(nodes)
+    /// once.
+    #[inline]
+    pub(crate) fn nested(&self) -> bool {
+        self.nested.flat_at.load(Ordering::Relaxed) != self.version && self.find_nested()
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn find_nested(&self) -> bool {
+        if self.nested.nested_at.load(Ordering::Relaxed) == self.version {
+            return true;
+        }
+        // `under[n]`: a named node lies above node `n`. Parents come first (`Node::parent`).
+        let mut under = vec![false; self.nodes.len() + 1];
+        let mut nested = false;
+        for n in 1..=self.nodes.len() {
+            let parent = self.nodes[n - 1].parent as usize;
+            under[n] = parent != 0 && (self.is_named(parent as u32) || under[parent]);
+            if under[n] && self.is_named(n as u32) {
+                nested = true;
+                break;
+            }
+        }
+        let at = if nested { &self.nested.nested_at } else { &self.nested.flat_at };
+        at.store(self.version, Ordering::Relaxed);
+        nested
     }
 
     /// A number that changes whenever the names do, and that no other set of names has: what
@@ -514,8 +602,6 @@ impl KeyNames {
     }
 
     /// Whether `top` is a proper ancestor of `node`. O(depth).
-    // Used by JSON import and export only.
-    #[cfg_attr(not(feature = "json"), allow(dead_code))]
     pub(crate) fn is_under(&self, mut node: u32, top: u32) -> bool {
         while node != ROOT {
             node = self.parent(node);

@@ -6,7 +6,7 @@ use super::cursor::{KeyCursor, Source, Through};
 use crate::blob::BlobRef;
 use crate::blob::layout::{self, Probe, Shape};
 use crate::blob::write::stored_value;
-use crate::format::StoreView;
+use crate::format::{LoadError, StoreView};
 use crate::handle_map::Id;
 use crate::key::Key;
 use crate::store::Store;
@@ -281,7 +281,12 @@ impl Store {
 impl<'a> StoreView<'a> {
     /// Every entity that holds a `T` at `key` (see [`ColumnValue`]), with that value (a
     /// string or float array borrowed from the saved bytes), in the saved dense order. As
-    /// [`Store::column`].
+    /// [`Store::column`], for a save without prototype links.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::LinkedView`](crate::format::StoreError::LinkedView) if an entity of the
+    /// save has a prototype, as [`StoreView::query`].
     ///
     /// # Examples
     ///
@@ -292,7 +297,7 @@ impl<'a> StoreView<'a> {
     /// let orc = world.insert(&[("stats.health", 30.0)].into_iter().collect::<Blob>());
     /// let bytes = world.to_bytes();
     /// let view = StoreView::new(&bytes)?;
-    /// assert_eq!(view.column::<f32>("stats.health").collect::<Vec<_>>(), [(orc, 30.0)]);
+    /// assert_eq!(view.column::<f32>("stats.health")?.collect::<Vec<_>>(), [(orc, 30.0)]);
     /// # Ok::<(), datacomp::LoadError>(())
     /// ```
     ///
@@ -305,13 +310,13 @@ impl<'a> StoreView<'a> {
     /// let orc = world.insert(&[("poisoned", true)].into_iter().collect::<Blob>());
     /// let bytes = world.to_bytes();
     /// let view = StoreView::new(&bytes)?;
-    /// assert_eq!(view.column::<bool>("poisoned").collect::<Vec<_>>(), [(orc, true)]);
+    /// assert_eq!(view.column::<bool>("poisoned")?.collect::<Vec<_>>(), [(orc, true)]);
     ///
     /// let mut world = Store::new();
     /// let orc = world.insert(&[("name", "Orc")].into_iter().collect::<Blob>());
     /// let bytes = world.to_bytes();
     /// let view = StoreView::new(&bytes)?;
-    /// assert_eq!(view.column::<&str>("name").collect::<Vec<_>>(), [(orc, "Orc")]);
+    /// assert_eq!(view.column::<&str>("name")?.collect::<Vec<_>>(), [(orc, "Orc")]);
     ///
     /// let mut sheet = Blob::new();
     /// sheet.set("position", [1.0, 2.0]).unwrap();
@@ -319,19 +324,25 @@ impl<'a> StoreView<'a> {
     /// let orc = world.insert(&sheet);
     /// let bytes = world.to_bytes();
     /// let view = StoreView::new(&bytes)?;
-    /// let position: Vec<_> = view.column::<&[f32]>("position").collect();
+    /// let position: Vec<_> = view.column::<&[f32]>("position")?.collect();
     /// assert_eq!(position, [(orc, &[1.0, 2.0][..])]);
     /// # Ok::<(), datacomp::LoadError>(())
     /// ```
     pub fn column<T: ColumnValue<'a>>(
         &self,
         key: impl Into<Key>,
-    ) -> impl Iterator<Item = (Id, T)> + '_ {
-        column(self.iter(), key.into(), None)
+    ) -> Result<impl Iterator<Item = (Id, T)> + '_, LoadError> {
+        self.check_unlinked()?;
+        Ok(column(self.iter(), key.into(), None))
     }
 
     /// Every entity whose value at `key` equals `value`, in the saved dense order. As
-    /// [`Store::find`].
+    /// [`Store::find`], for a save without prototype links.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::LinkedView`](crate::format::StoreError::LinkedView) if an entity of the
+    /// save has a prototype, as [`StoreView::query`].
     ///
     /// # Examples
     ///
@@ -342,11 +353,16 @@ impl<'a> StoreView<'a> {
     /// let orc = world.insert_entries([("name", "Orc")])?;
     /// let bytes = world.to_bytes();
     /// let view = StoreView::new(&bytes)?;
-    /// assert_eq!(view.find("name", "Orc").collect::<Vec<_>>(), [orc]);
+    /// assert_eq!(view.find("name", "Orc")?.collect::<Vec<_>>(), [orc]);
     /// # Ok::<(), datacomp::Error>(())
     /// ```
-    pub fn find(&self, key: impl Into<Key>, value: impl AsValue) -> impl Iterator<Item = Id> + '_ {
+    pub fn find(
+        &self,
+        key: impl Into<Key>,
+        value: impl AsValue,
+    ) -> Result<impl Iterator<Item = Id> + '_, LoadError> {
+        self.check_unlinked()?;
         let value = stored_value(&value).ok().map(|v| v.to_owned_value());
-        find(self.iter(), key.into(), value, None)
+        Ok(find(self.iter(), key.into(), value, None))
     }
 }

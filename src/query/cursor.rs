@@ -7,7 +7,7 @@ use crate::blob::BlobRef;
 use crate::blob::layout::{self, Shape};
 use crate::handle_map::Id;
 use crate::key::Key;
-use crate::store::proto::FEW_KEYS;
+use crate::store::proto::{self, FEW_KEYS};
 use crate::store::{Resolved, Store};
 use crate::value::{Value, ValueType};
 
@@ -280,7 +280,8 @@ impl KeyCursor {
     /// [`find_resolved`](KeyCursor::find_resolved) past the entity's own blob.
     #[inline(never)]
     fn find_inherited<'a>(&self, entity: Resolved<'a>) -> Option<(BlobRef<'a>, u8, u32)> {
-        entity.prototype_blobs().find_map(|blob| self.find(blob).map(|(tag, raw)| (blob, tag, raw)))
+        let (blob, _, tag, raw) = entity.find_inherited_with(self.key, |blob| self.find(blob))?;
+        Some((blob, tag, raw))
     }
 
     /// Whether `blob` has a value at this cursor's key.
@@ -411,6 +412,11 @@ const REMEMBERED: usize = 64;
 pub(crate) struct Through<'a, R> {
     store: &'a Store,
     own: KeyCursor,
+    // Whether the key is read through prototypes at all (not `$id` or `$abstract`).
+    inherits: bool,
+    // Whether the store's names nest, so that an entity's own blob may shadow the key
+    // (`proto::shadows`).
+    nested: bool,
     // `remembered[p.index() % REMEMBERED]` is `(p, the read of p's resolved entry)`, or
     // `(Id::NULL, anything)`: no prototype is the null handle.
     remembered: Box<[(Id, R); REMEMBERED]>,
@@ -420,7 +426,8 @@ impl<'a, R: Copy> Through<'a, R> {
     /// Reads of `key` through the links of `store`; `blank` fills the empty table.
     pub(crate) fn new(store: &'a Store, key: Key, blank: R) -> Through<'a, R> {
         let remembered = Box::new([(Id::NULL, blank); REMEMBERED]);
-        Through { store, own: KeyCursor::new(key), remembered }
+        let (inherits, nested) = (proto::inherits(key), store.names().nested());
+        Through { store, own: KeyCursor::new(key), inherits, nested, remembered }
     }
 
     /// `read` of [`KeyCursor::find_resolved`] of entity `id`, whose blob is `own`, with
@@ -445,11 +452,16 @@ impl<'a, R: Copy> Through<'a, R> {
             }
             // INVARIANT: the column's entities are live.
             None => match self.store.links().prototype_of_live(id.index()) {
-                None => read(Found(None)),
-                Some(p) => match self.remembered[p.index() as usize % REMEMBERED] {
-                    (at, known) if at == p => known,
-                    _ => self.remember(cursor, p, read),
-                },
+                Some(p)
+                    if self.inherits
+                        && !(self.nested && proto::shadows(self.store, own, self.own.key)) =>
+                {
+                    match self.remembered[p.index() as usize % REMEMBERED] {
+                        (at, known) if at == p => known,
+                        _ => self.remember(cursor, p, read),
+                    }
+                }
+                _ => read(Found(None)),
             },
         }
     }

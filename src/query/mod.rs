@@ -35,7 +35,7 @@ use std::str::FromStr;
 pub use error::{QueryError, QueryErrorKind};
 
 use crate::blob::BlobRef;
-use crate::format::StoreView;
+use crate::format::{LoadError, StoreView};
 use crate::handle_map::Id;
 use crate::key::Key;
 use crate::store::{Resolved, Store};
@@ -345,7 +345,14 @@ impl<L: Iterator, R: Iterator<Item = L::Item>> Iterator for Either<L, R> {
 /// Queries over a [`StoreView`].
 impl<'a> StoreView<'a> {
     /// The entities of the saved store that pass `query`, with their blobs, in the saved
-    /// dense order. As [`Store::query`].
+    /// dense order. As [`Store::query`], for a save without prototype links: a view reads
+    /// what each entity stores.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::LinkedView`](crate::format::StoreError::LinkedView) if an entity of the
+    /// save has a prototype (its inherited values would be missed): load the save into a
+    /// [`Store`] to query it. O(entities) to tell.
     ///
     /// # Examples
     ///
@@ -357,11 +364,20 @@ impl<'a> StoreView<'a> {
     /// let bytes = world.to_bytes();
     /// let view = StoreView::new(&bytes)?;
     /// let weak = Query::parse("stats.health < 10")?;
-    /// assert_eq!(view.query(&weak).map(|(id, _)| id).collect::<Vec<_>>(), [orc]);
+    /// assert_eq!(view.query(&weak)?.map(|(id, _)| id).collect::<Vec<_>>(), [orc]);
+    ///
+    /// world.insert_instance(orc)?;
+    /// let bytes = world.to_bytes();
+    /// let err = StoreView::new(&bytes)?.query(&weak).err().unwrap();
+    /// assert!(err.to_string().starts_with("1 entity of the save reads through prototypes"));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn query<'s>(&'s self, query: &'s Query) -> impl Iterator<Item = (Id, BlobRef<'a>)> + 's {
-        self.iter().filter(|(_, blob)| query.matches(*blob))
+    pub fn query<'s>(
+        &'s self,
+        query: &'s Query,
+    ) -> Result<impl Iterator<Item = (Id, BlobRef<'a>)> + 's, LoadError> {
+        self.check_unlinked()?;
+        Ok(self.iter().filter(|(_, blob)| query.matches(*blob)))
     }
 }
 

@@ -766,6 +766,7 @@ impl StorePatch {
             base.tracker.touch_all();
         }
         base.data_version = self.data_version;
+        base.tracker.count_write();
         if base.tracker.is_tracking() {
             for &slot in &slots {
                 base.tracker.touch(slot as usize);

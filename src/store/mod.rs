@@ -16,6 +16,8 @@
 //!   that every reader of a file runs.
 //! - `delta.rs`: [`StorePatch`]: `StorePatch::diff`, `apply` and the merges; its errors are
 //!   [`StoreError`](crate::format::StoreError)'s `Delta...` variants.
+//! - `merge.rs`: [`merge3`], the three-way merge of whole stores (blobs key by key, prototype
+//!   links three-way, checked whole).
 //! - `rows.rs`: a store as a frame and one row per entity (what `datacomp-pg` keeps), and the
 //!   delta's records, read entity by entity.
 //!
@@ -24,6 +26,7 @@
 
 mod blob_mut;
 pub(crate) mod delta;
+mod merge;
 mod names;
 pub(crate) mod proto;
 pub mod rows;
@@ -41,13 +44,16 @@ use crate::handle_map::{HandleError, HandleMap, Id};
 use crate::key::{AsKey, Key};
 use crate::names::KeyNames;
 #[cfg(feature = "json")]
+use crate::text::id_index::IdIndex;
+#[cfg(feature = "json")]
 use crate::text::plan::PlanCache;
 use crate::value::AsValue;
 use proto::Links;
 
 pub use blob_mut::BlobMut;
 pub use delta::StorePatch;
-pub use proto::{MAX_CHAIN, Resolved};
+pub use merge::{LinkConflict, MergeReport, merge3};
+pub use proto::{ABSTRACT_KEY, ID_KEY, MAX_CHAIN, Resolved};
 pub(crate) use track::Tracker;
 
 /// The handle map type id of a store's entities.
@@ -177,6 +183,11 @@ pub struct Store {
     /// a clone starts without them.
     #[cfg(feature = "json")]
     export_plans: PlanCache,
+    /// The entities that have a `$id`, by it, for the imports that resolve prototype names,
+    /// kept while `tracker.writes()` is the one it was made at. Not part of the store's
+    /// state: a clone starts without it.
+    #[cfg(feature = "json")]
+    id_index: IdIndex,
 }
 
 /// A store's memory use: what [`Store::stats`] returns.
@@ -211,6 +222,8 @@ impl Store {
             tracker: Tracker::new(),
             #[cfg(feature = "json")]
             export_plans: PlanCache::new(),
+            #[cfg(feature = "json")]
+            id_index: IdIndex::new(),
         }
     }
 
@@ -237,6 +250,8 @@ impl Store {
             tracker: Tracker::new(),
             #[cfg(feature = "json")]
             export_plans: PlanCache::new(),
+            #[cfg(feature = "json")]
+            id_index: IdIndex::new(),
         }
     }
 
@@ -327,6 +342,8 @@ impl Store {
             tracker: Tracker::new(),
             #[cfg(feature = "json")]
             export_plans: PlanCache::new(),
+            #[cfg(feature = "json")]
+            id_index: IdIndex::new(),
         }
     }
 
@@ -366,6 +383,7 @@ impl Store {
     /// all until a mark is taken.
     #[inline]
     pub(crate) fn touch(&mut self, id: Id) {
+        self.tracker.count_write();
         if self.tracker.is_tracking()
             && let Some(slot) = self.index.slot_of(id)
         {
@@ -729,6 +747,12 @@ impl Store {
         &self.export_plans
     }
 
+    /// The index of `$id`s that imports resolve prototype names with.
+    #[cfg(feature = "json")]
+    pub(crate) fn id_index(&self) -> &IdIndex {
+        &self.id_index
+    }
+
     /// The change tracker, for reading.
     pub(crate) fn tracker(&self) -> &Tracker {
         &self.tracker
@@ -749,6 +773,7 @@ impl Store {
             links,
             tracker: _,
             export_plans: _,
+            id_index: _,
         } = source;
         #[cfg(not(feature = "json"))]
         let Store { index, arena, garbage_words, names, data_version, lineage, links, tracker: _ } =

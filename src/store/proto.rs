@@ -21,8 +21,11 @@
 //!   columns): a query for `stats.health < 20` sees an inherited health.
 //! - Stored (what the entity itself holds, tombstones included): [`Store::get`] and
 //!   [`BlobMut`](crate::store::BlobMut), diffs, merges, deltas, history and migrations, saves
-//!   and exports of an entity's blob. A delta or merge carries the links as the target has
-//!   them; a migration renames keys in each blob, prototypes and instances alike.
+//!   and exports of an entity's blob. A delta carries the links as the target has them; a
+//!   merge ([`merge3`](crate::store::merge3)) takes each entity's link three-way (a link one
+//!   side changed is taken, one both changed differently is a conflict) and refuses merged
+//!   links that read through a removed entity, cycle or pass [`MAX_CHAIN`]; a migration
+//!   renames keys in each blob, prototypes and instances alike.
 //!
 //! # Rules
 //!
@@ -33,6 +36,20 @@
 //!   [`Store::try_remove`] says why ([`HandleError::HasInstances`]); detach or relink the
 //!   instances first.
 //! - An entity's prototype is part of what it stores: `==`, saves, deltas and history keep it.
+//! - Two keys belong to the entity that holds them and are never inherited: [`ID_KEY`]
+//!   (`$id`, the stable name the text formats link by) and [`ABSTRACT_KEY`] (`$abstract`, the
+//!   mark of a base left out of listings). Every resolved read ([`Resolved`]'s gets and
+//!   `iter`, so `flatten`, `detach`, queries, columns and cursors) reads them from the
+//!   entity's own blob only: an instance of `orc` is not named `orc`, nor abstract because
+//!   its base is.
+//! - A path is a value or an object in what an entity reads, never both: one blob refuses
+//!   `stats` beside `stats.health` ([`KeyError::PathConflict`](crate::key::KeyError)), and
+//!   across a chain **the nearer entity shadows the farther whole**. An own `stats` value
+//!   hides every inherited key under `stats`; an own key under `stats` hides an inherited
+//!   `stats` value; a tombstone at `stats` removes the inherited object too. Every resolved
+//!   read (gets, `iter`, `flatten`, queries, columns, cursors, flattened exports) follows
+//!   it, so none shows `stats` and `stats.health` both. Only names that nest cost anything:
+//!   while no key's name lies under another's, a read checks one flag.
 
 use fxhash::{FxHashMap, FxHashSet};
 use zerocopy::little_endian::U32;
@@ -43,7 +60,115 @@ use crate::error::Error;
 use crate::format::StoreError;
 use crate::handle_map::{HandleError, HandleMap, Id};
 use crate::key::{AsKey, Key};
+use crate::names::ROOT;
 use crate::value::{Value, ValueType};
+
+/// The key an entity's stable name is stored at: `$id`, a string. The text formats name a
+/// prototype by it (`"$prototype": "orc"`); it is the entity's own, never inherited.
+pub const ID_KEY: Key = Key::new("$id");
+
+/// The key that marks an abstract base: `$abstract`, `true`. Listings and flattened exports
+/// leave such an entity out; it is the entity's own, never inherited.
+pub const ABSTRACT_KEY: Key = Key::new("$abstract");
+
+/// Whether an entity reads `key` through its prototypes: every key but [`ID_KEY`] and
+/// [`ABSTRACT_KEY`], which belong to the entity that holds them.
+#[inline]
+pub(crate) fn inherits(key: Key) -> bool {
+    key != ID_KEY && key != ABSTRACT_KEY
+}
+
+/// Whether `blob`, a blob a resolved read of `key` passes without finding it, hides what its
+/// prototypes hold at `key` by a path conflict: it holds a value on `key`'s path (an own
+/// `stats` over an inherited `stats.health`: the whole inherited object is shadowed) or a
+/// value under `key` (an own `stats.health` over an inherited `stats`: the inherited value is
+/// shadowed by the object). A tombstone on the way removes the whole path (`$remove:
+/// ["stats"]` removes an inherited `stats.health`); one under `key` holds nothing, so it
+/// shadows nothing. Keys without a name have no known place: they shadow nothing. O(depth + keys × depth)
+/// lookups; called only when the store's names nest ([`KeyNames::nested`]).
+///
+/// [`KeyNames::nested`]: crate::names::KeyNames::nested
+#[cold]
+#[inline(never)]
+pub(crate) fn shadows(store: &Store, blob: BlobRef<'_>, key: Key) -> bool {
+    let names = store.names();
+    let Some(node) = names.named(key) else { return false };
+    // A value or a tombstone on the way: `stats` for `stats.health`.
+    let mut at = names.parent(node);
+    while at != ROOT {
+        if names.is_named(at) && blob.contains_key(names.key(at)) {
+            return true;
+        }
+        at = names.parent(at);
+    }
+    // A value under it: `stats.health` for `stats`.
+    blob.iter().any(|(k, value)| {
+        !value.is_tombstone() && names.named(k).is_some_and(|held| names.is_under(held, node))
+    })
+}
+
+/// Whether a blob of `id`'s chain below `found` (`id`'s own up to `found`'s instance) shadows
+/// `key` ([`shadows`]). `id` is live and `found` is on its chain.
+#[cold]
+#[inline(never)]
+fn shadowed_below(store: &Store, id: Id, found: Id, key: Key) -> bool {
+    let mut at = id;
+    loop {
+        let blob = store.blob(at).expect("INVARIANT: the entity and its prototypes are live");
+        if shadows(store, blob, key) {
+            return true;
+        }
+        match store.links.prototype(at) {
+            Some(p) if p != found => at = p,
+            _ => return false,
+        }
+    }
+}
+
+/// What the nearer blobs of a resolved `iter` shadow by path conflicts ([`shadows`]), for
+/// many keys at once: the named keys they hold (values and tombstones), and every path above
+/// their values.
+struct Shadow {
+    values: FxHashSet<Key>,
+    prefixes: FxHashSet<Key>,
+}
+
+impl Shadow {
+    /// The shadows of `blobs` (O(keys × depth)).
+    fn of(store: &Store, blobs: &[BlobRef<'_>]) -> Shadow {
+        let names = store.names();
+        let mut shadow = Shadow { values: FxHashSet::default(), prefixes: FxHashSet::default() };
+        for (key, value) in blobs.iter().flat_map(|b| b.iter()) {
+            let Some(node) = names.named(key) else { continue };
+            shadow.values.insert(key);
+            if value.is_tombstone() {
+                continue;
+            }
+            let mut at = names.parent(node);
+            while at != ROOT && shadow.prefixes.insert(names.key(at)) {
+                at = names.parent(at);
+            }
+        }
+        shadow
+    }
+
+    /// Whether `key` is shadowed: a value under it, or one on its way.
+    fn hides(&self, store: &Store, key: Key) -> bool {
+        if self.prefixes.contains(&key) {
+            return true;
+        }
+        let names = store.names();
+        let Some(node) = names.named(key) else { return false };
+        let mut at = names.parent(node);
+        while at != ROOT {
+            if names.is_named(at) && self.values.contains(&names.key(at)) {
+                return true;
+            }
+            at = names.parent(at);
+        }
+        false
+    }
+}
 
 /// The most prototypes above an entity: a chain of an instance, its prototype, that one's
 /// prototype and so on holds at most this many links.
@@ -678,12 +803,45 @@ impl<'a> Resolved<'a> {
         Resolved { store, id, own }
     }
 
-    /// The blobs of the entity's prototypes, nearest first.
+    /// The entry of `key` past the entity's own blob (which `find` missed): `find` in each
+    /// prototype's blob, nearest first, as long as no blob passed shadows the key
+    /// ([`shadows`]); `None` for a key that is not inherited ([`ID_KEY`], [`ABSTRACT_KEY`]).
+    /// The rule every resolved read follows; a tombstone is returned as found.
     #[inline]
-    pub(crate) fn prototype_blobs(self) -> impl Iterator<Item = BlobRef<'a>> {
-        let store = self.store;
-        // INVARIANT: a chain's entities are live (`Links`).
-        self.chain().filter_map(move |p| store.get(p))
+    pub(crate) fn find_inherited_with(
+        self,
+        key: Key,
+        find: impl FnMut(BlobRef<'a>) -> Option<(u8, u32)>,
+    ) -> Option<(BlobRef<'a>, Id, u8, u32)> {
+        Resolved::walk(self.store, self.id, key, find)
+    }
+
+    /// [`find_inherited_with`](Resolved::find_inherited_with) of entity `id` of `store`, given
+    /// in registers (a `Resolved` passed through memory has its fields read back on the way
+    /// up).
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    fn walk(
+        store: &'a Store,
+        id: Id,
+        key: Key,
+        mut find: impl FnMut(BlobRef<'a>) -> Option<(u8, u32)>,
+    ) -> Option<(BlobRef<'a>, Id, u8, u32)> {
+        let mut at = id;
+        while let Some(p) = store.links.prototype(at) {
+            // INVARIANT: a prototype is live (`Links`), so its generation need not be tested.
+            let blob = store.prototype_blob(p)?;
+            if let Some((tag, raw)) = find(blob) {
+                // Checked on a hit only: a miss is `None` either way.
+                if !inherits(key) || store.names().nested() && shadowed_below(store, id, p, key)
+                {
+                    return None;
+                }
+                return Some((blob, p, tag, raw));
+            }
+            at = p;
+        }
+        None
     }
 
     /// The entity's handle.
@@ -759,17 +917,9 @@ impl<'a> Resolved<'a> {
         key: Key,
         read: impl Fn(BlobRef<'a>, Id, u8, u32) -> Option<R>,
     ) -> Option<R> {
-        let links = &store.links;
-        let mut at = id;
-        while let Some(p) = links.prototype(at) {
-            // INVARIANT: a prototype is live (`Links`), so its generation need not be tested.
-            let blob = store.prototype_blob(p)?;
-            if let Some((tag, raw)) = layout::lookup(blob.as_words(), key) {
-                return read(blob, p, tag, raw);
-            }
-            at = p;
-        }
-        None
+        let (blob, p, tag, raw) =
+            Resolved::walk(store, id, key, |blob| layout::lookup(blob.as_words(), key))?;
+        read(blob, p, tag, raw)
     }
 
     /// The entry of `key` as the typed getters read it: `None` for a tombstone.
@@ -852,7 +1002,8 @@ impl<'a> Resolved<'a> {
 
     /// Every key the entity reads, with its value and the entity whose blob holds it: its own
     /// entries first (in its blob's order), then each prototype's that no nearer blob holds,
-    /// tombstones left out. O(k × d) lookups for k keys over a chain of d.
+    /// tombstones and the prototypes' [`ID_KEY`] and [`ABSTRACT_KEY`] left out. O(k × d)
+    /// lookups for k keys over a chain of d.
     ///
     /// # Examples
     ///
@@ -886,9 +1037,14 @@ impl<'a> Resolved<'a> {
                 keys.sort_unstable();
                 keys
             });
+            let own = level == self.id;
+            // Where the names nest, the paths the nearer blobs shadow (see `shadows`).
+            let shadow = (!own && store.names().nested()).then(|| Shadow::of(store, &above));
             blob.iter()
                 .filter(move |&(key, value)| {
                     !value.is_tombstone()
+                        && (own || inherits(key))
+                        && shadow.as_ref().is_none_or(|s| !s.hides(store, key))
                         && match &sorted {
                             Some(keys) => keys.binary_search(&key.raw()).is_err(),
                             None => above.iter().all(|b| !b.contains_key(key)),

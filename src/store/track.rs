@@ -50,6 +50,10 @@ pub(crate) struct Tracker {
     /// Marks before this epoch cannot be answered from the log: it was trimmed, or everything
     /// changed at once (a restore, a delta applied, a clear).
     horizon: u64,
+    // INVARIANT: grows with every change of the store, tracked or not (`Store::touch`,
+    // `touch`, `touch_all`, `count_write`): what is made from the store's contents (the
+    // import's index of `$id`s) stays valid while it is the same. 0 for a new store.
+    writes: u64,
 }
 
 impl Clone for Tracker {
@@ -67,7 +71,19 @@ impl Tracker {
             stamps: Vec::new(),
             log: Vec::new(),
             horizon: 0,
+            writes: 0,
         }
+    }
+
+    /// A number that grows with every change of the store (see the field).
+    pub(crate) fn writes(&self) -> u64 {
+        self.writes
+    }
+
+    /// Counts a change that no stamp records (an untracked store's write).
+    #[inline]
+    pub(crate) fn count_write(&mut self) {
+        self.writes += 1;
     }
 
     /// Whether a mark was ever taken, so that writes must be stamped.
@@ -79,6 +95,7 @@ impl Tracker {
     /// Stamps slot `slot` as changed in the current epoch.
     #[inline]
     pub(crate) fn touch(&mut self, slot: usize) {
+        self.writes += 1;
         let epoch = *self.epoch.get_mut();
         if epoch == 0 {
             return;
@@ -109,6 +126,7 @@ impl Tracker {
 
     /// Everything changed at once: marks taken so far see every slot as changed.
     pub(crate) fn touch_all(&mut self) {
+        self.writes += 1;
         let epoch = *self.epoch.get_mut();
         if epoch != 0 {
             self.log.clear();

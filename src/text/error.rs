@@ -306,6 +306,16 @@ pub enum ExportError {
         /// Its prototype.
         prototype: Id,
     },
+    /// A key set through the API at (or under) a name a fixture's top level reserves
+    /// (`$prototype`, `$remove`, `$relative`, `$proportional`; `$id` other than a non-empty
+    /// string, `$abstract` other than a boolean): an import would read the member as what
+    /// the name means, not as this value, so the export refuses to write it.
+    ReservedKey {
+        /// The entity.
+        entity: Option<Id>,
+        /// The key, as [`Store::key_label`](crate::Store::key_label) shows it.
+        key: String,
+    },
     /// The entity holds nothing at or under the path.
     NoPath {
         /// The entity.
@@ -330,6 +340,14 @@ impl fmt::Display for ExportError {
                     f,
                     "{entity}its prototype {prototype} has no $id to name it by (set one, or \
                      export flattened)"
+                )
+            }
+            ExportError::ReservedKey { entity: id, key } => {
+                let (id, key) = (entity(id), Shortened(key));
+                write!(
+                    f,
+                    "{id}{key} is at a name a fixture reserves: an import would read it as that \
+                     member, not as this value (rename the key)"
                 )
             }
             ExportError::NoPath { entity: Some(id), path } => {

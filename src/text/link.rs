@@ -5,14 +5,13 @@
 
 use std::ops::Range;
 
+use crate::handle_map::Id;
 use crate::key::Key;
+use crate::names::{KeyNames, ROOT};
+use crate::store::Store;
+use crate::value::Value;
 
-use super::error::JsonErrorKind;
-
-/// The key an entity's stable name is stored at: `$id`, a string.
-pub const ID_KEY: Key = Key::new("$id");
-/// The key that marks an abstract base: `$abstract`, `true`.
-pub const ABSTRACT_KEY: Key = Key::new("$abstract");
+use super::error::{ExportError, JsonErrorKind};
 
 /// A member with a meaning of its own at an entity's top level.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -147,4 +146,80 @@ pub(super) const fn op_member(op: Op) -> &'static str {
         Op::Relative => Reserved::Relative.name(),
         Op::Proportional => Reserved::Proportional.name(),
     }
+}
+
+/// Every reserved member, in the order of [`reserved_in`]'s bits.
+const ALL: [Reserved; 6] = [
+    Reserved::Id,
+    Reserved::Prototype,
+    Reserved::Abstract,
+    Reserved::Remove,
+    Reserved::Relative,
+    Reserved::Proportional,
+];
+
+/// Which reserved names `names` holds at the top level: bit `i` if [`ALL`]`[i]` names a key,
+/// bit `8 + i` if a named key lies under it. Memoized by the names' version.
+fn reserved_in(names: &KeyNames) -> u16 {
+    names.memo(|names| {
+        let mut bits = 0;
+        for (i, reserved) in ALL.iter().enumerate() {
+            let Some(top) = names.child(ROOT, reserved.name()) else { continue };
+            if names.is_named(top) {
+                bits |= 1 << i;
+            }
+            if names.iter().any(|(_, node)| names.is_under(node, top)) {
+                bits |= 1 << (8 + i);
+            }
+        }
+        bits
+    })
+}
+
+/// Whether the store names a key at a reserved top-level name: only then can
+/// [`check_reserved`] refuse an entity.
+pub(crate) fn any_reserved(store: &Store) -> bool {
+    reserved_in(store.names()) != 0
+}
+
+/// Refuses an entity (`id`, if it is the store's) whose `entries` an import would misread: a
+/// key at a reserved top-level name set through the API ([`ExportError::ReservedKey`]). `$id`
+/// holding a non-empty string and `$abstract` a boolean are what they mean, and tombstones
+/// are written as `$remove`. Free while the store names none of them (one compare, memoized
+/// by the names' version); else O(keys) for the entity.
+pub(crate) fn check_reserved<'v>(
+    store: &Store,
+    id: Option<Id>,
+    entries: impl IntoIterator<Item = (Key, Value<'v>)>,
+) -> Result<(), ExportError> {
+    let names = store.names();
+    let bits = reserved_in(names);
+    if bits == 0 {
+        return Ok(());
+    }
+    let refuse =
+        |key: Key| ExportError::ReservedKey { entity: id, key: store.key_label(key).into_owned() };
+    for (key, value) in entries {
+        if value.is_tombstone() {
+            continue;
+        }
+        let Some(node) = names.named(key) else { continue };
+        let mut top = node;
+        while names.parent(top) != ROOT {
+            top = names.parent(top);
+        }
+        let Some(i) = ALL.iter().position(|r| r.name() == names.segment(top)) else { continue };
+        if top != node {
+            return Err(refuse(key));
+        }
+        let meant = match ALL[i] {
+            Reserved::Id => matches!(value, Value::Str(s) if !s.is_empty()),
+            Reserved::Abstract => matches!(value, Value::Bool(_)),
+            _ => false,
+        };
+        if !meant {
+            return Err(refuse(key));
+        }
+    }
+    Ok(())
 }

@@ -8,12 +8,12 @@ use zerocopy::IntoBytes;
 use crate::blob::{Blob, BlobRef};
 use crate::handle_map::Id;
 use crate::key::Key;
+use crate::store::proto::{ABSTRACT_KEY, ID_KEY};
 use crate::store::{Resolved, Store};
 use crate::text::TextFormat;
 use crate::value::{Value, ValueType};
 
 use super::error::ExportError;
-use super::link;
 use super::options::ExportOptions;
 use super::plan;
 use super::sjson;
@@ -46,7 +46,7 @@ pub(super) fn add_links<'a>(
     blob: BlobRef<'a>,
 ) -> Result<(), ExportError> {
     if let Some((id, prototype)) = id.and_then(|id| store.prototype(id).map(|p| (id, p))) {
-        let name = store.get(prototype).and_then(|base| base.get_str(link::ID_KEY));
+        let name = store.get(prototype).and_then(|base| base.get_str(ID_KEY));
         let name = name.ok_or(ExportError::UnnamedPrototype { entity: Some(id), prototype })?;
         tree.push_first(ROOT, "$prototype", Value::Str(name));
     }
@@ -86,17 +86,10 @@ pub(super) fn write_tree(tree: &Tree<'_>, options: ExportOptions, out: &mut Vec<
     }
 }
 
-/// What the entity `id` reads through its prototypes, as [`ExportOptions::flatten`] writes
-/// it: every value but the inherited `$id` and `$abstract`, which belong to the entity that
-/// holds them. Empty if `id` is not live.
+/// What the entity `id` reads through its prototypes ([`Resolved::iter`]), as
+/// [`ExportOptions::flatten`] writes it. Empty if `id` is not live.
 fn flat_entries(store: &Store, id: Id) -> impl Iterator<Item = (Key, Value<'_>)> {
-    let inherited_mark = |key: Key| key == link::ID_KEY || key == link::ABSTRACT_KEY;
-    store
-        .resolved(id)
-        .into_iter()
-        .flat_map(Resolved::iter)
-        .filter(move |&(key, _, from)| from == id || !inherited_mark(key))
-        .map(|(key, value, _)| (key, value))
+    store.resolved(id).into_iter().flat_map(Resolved::iter).map(|(key, value, _)| (key, value))
 }
 
 /// The entity `id` whole ([`flat_entries`]), as a blob of its own.
@@ -141,7 +134,7 @@ pub(super) fn write_all_flat(store: &Store, options: ExportOptions) -> Result<St
     out.extend_from_slice(open);
     let mut first = true;
     for (id, blob) in store.iter() {
-        if blob.get_bool(link::ABSTRACT_KEY) == Some(true) {
+        if blob.get_bool(ABSTRACT_KEY) == Some(true) {
             continue;
         }
         if !std::mem::take(&mut first) {

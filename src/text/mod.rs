@@ -74,14 +74,15 @@
 //! as `$schema`, are names like any other):
 //!
 //! - `"$id": "orc"`: the entity's stable name, by which instances name it. Stored as the
-//!   string key `$id` ([`ID_KEY`]) of its own blob, so it lives in saves, diffs and merges as
-//!   any key does. One entity of a store has a given `$id`: an import refuses a second.
+//!   string key `$id` ([`ID_KEY`](crate::store::ID_KEY)) of its own blob, so it lives in saves,
+//!   diffs and merges as any key does, and is never inherited (an instance reads its own `$id`
+//!   or none). One entity of a store has a given `$id`: an import refuses a second.
 //! - `"$prototype": "orc"`: the entity is an instance of the entity whose `$id` that is, in
 //!   the same document (before or after it) or in the store already. Not a key: it is the
 //!   store's link ([`Store::prototype`](crate::Store::prototype)).
 //! - `"$abstract": true`: a base that only lends its values, stored as the key `$abstract`
-//!   ([`ABSTRACT_KEY`]). It is an entity like any other to the library; what leaves it out
-//!   is a listing: `datacomp list` and `datacomp query` (unless `--all`) and an export of
+//!   ([`ABSTRACT_KEY`](crate::store::ABSTRACT_KEY)), never inherited. It is an entity like any
+//!   other to the library; what leaves it out is a listing: `datacomp list` and `datacomp query` (unless `--all`) and an export of
 //!   every entity flattened.
 //! - `"$remove": ["status_effects.poisoned", "/a.b/c"]`: keys the instance does not inherit
 //!   (tombstones), each a dotted path, a JSON Pointer or a raw `#1a2b3c4d`. A `null` is a
@@ -94,6 +95,11 @@
 //!
 //! In SJSON these names are quoted (`"$prototype" = "orc"`): a bare name is letters, digits
 //! and `_`.
+//!
+//! A key set through the API at one of these names (or under one) would be read back as the
+//! member, not as its value: every export refuses it ([`ExportError::ReservedKey`], naming
+//! the entity and the key's path), but a `$id` holding a non-empty string and a `$abstract`
+//! holding a boolean, which mean what they say. Rename such a key (no escape is read).
 //!
 //! `$id` and `$abstract` belong to the entity that holds them: an instance reads them through
 //! its prototype as any key ([`Store::resolved`](crate::Store::resolved)), but a flattened
@@ -166,6 +172,8 @@ mod entity;
 #[cfg(feature = "json")]
 mod error;
 #[cfg(feature = "json")]
+pub(crate) mod id_index;
+#[cfg(feature = "json")]
 mod importer;
 #[cfg(feature = "json")]
 mod link;
@@ -191,8 +199,6 @@ mod write;
 
 #[cfg(feature = "json")]
 pub use error::{ExportError, JsonError, JsonErrorKind};
-#[cfg(feature = "json")]
-pub use link::{ABSTRACT_KEY, ID_KEY};
 #[cfg(feature = "json")]
 pub use number::JsonF32;
 #[cfg(feature = "json")]

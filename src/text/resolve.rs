@@ -10,6 +10,7 @@
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
+use std::sync::PoisonError;
 
 use crate::blob::bulk::{self, Finder};
 use crate::handle_map::Id;
@@ -18,8 +19,48 @@ use crate::store::{MAX_CHAIN, Store};
 use crate::value::Value;
 
 use super::error::JsonErrorKind;
+
 use super::importer::Staging;
-use super::link::{ID_KEY, Links, Op, Point, Reserved, Sugar, op_member};
+use super::link::{Links, Op, Point, Reserved, Sugar, op_member};
+use crate::store::proto::ID_KEY;
+
+/// Runs `read` with the index of `store`'s `$id`s ([`IdIndex`](super::id_index::IdIndex)), made anew (O(entities))
+/// unless the kept one was made at the store's current count of writes.
+fn with_id_index<R>(store: &Store, read: impl FnOnce(&HashMap<String, Id>) -> R) -> R {
+    let writes = store.tracker().writes();
+    let mut kept = store.id_index().0.lock().unwrap_or_else(PoisonError::into_inner);
+    let index = match &mut *kept {
+        Some((at, index)) if *at == writes => index,
+        stale => {
+            let mut index = HashMap::new();
+            for (id, blob) in store.iter() {
+                if let Some(name) = blob.get_str(ID_KEY) {
+                    index.entry(name.to_owned()).or_insert(id);
+                }
+            }
+            &mut stale.insert((writes, index)).1
+        }
+    };
+    read(index)
+}
+
+/// After an import that took `store` from `before` writes to its count now and added `ids`:
+/// the kept [`IdIndex`](super::id_index::IdIndex), if it was made at `before`, gains their `$id`s (O(their number)) and
+/// stays valid; else it is dropped.
+pub(crate) fn imported(store: &Store, before: u64, ids: &[Id]) {
+    let mut kept = store.id_index().0.lock().unwrap_or_else(PoisonError::into_inner);
+    let Some((at, index)) = &mut *kept else { return };
+    if *at != before {
+        *kept = None;
+        return;
+    }
+    for &id in ids {
+        if let Some(name) = store.get(id).and_then(|blob| blob.get_str(ID_KEY)) {
+            index.entry(name.to_owned()).or_insert(id);
+        }
+    }
+    *at = store.tracker().writes();
+}
 
 /// The store's limit on prototypes above an entity.
 const CHAIN_LIMIT: usize = MAX_CHAIN;
@@ -56,39 +97,38 @@ pub(crate) fn resolve(
         return Ok(LinkPlan::default());
     }
     let count = staging.spans.len();
-    // Every name: the store's first (a document's $id may not take one of them), then the
-    // document's.
-    let mut named: HashMap<&str, Target> = HashMap::new();
-    for (id, blob) in store.iter() {
-        if let Some(name) = blob.get_str(ID_KEY) {
-            named.entry(name).or_insert(Target::Store(id));
+    // Every name: the store's (kept across imports: `IdIndex`; a document's $id may not take
+    // one of them), then the document's.
+    let parent = with_id_index(store, |in_store| {
+        let mut named: HashMap<&str, u32> = HashMap::new();
+        for (entity, range) in &links.ids {
+            let name = &links.text[range.clone()];
+            let first = match (in_store.get(name), named.entry(name)) {
+                (Some(id), _) => format!("entity {id}"),
+                (None, Entry::Occupied(first)) => format!("/{}", first.get()),
+                (None, Entry::Vacant(slot)) => {
+                    slot.insert(*entity);
+                    continue;
+                }
+            };
+            let kind = JsonErrorKind::DuplicateId { id: name.to_owned(), first };
+            return Err((*entity, Point::Id, kind));
         }
-    }
-    for (entity, range) in &links.ids {
-        let name = &links.text[range.clone()];
-        match named.entry(name) {
-            Entry::Vacant(slot) => {
-                slot.insert(Target::Document(*entity));
-            }
-            Entry::Occupied(first) => {
-                let first = match *first.get() {
-                    Target::Document(e) => format!("/{e}"),
-                    Target::Store(id) => format!("entity {id}"),
-                };
-                let kind = JsonErrorKind::DuplicateId { id: name.to_owned(), first };
-                return Err((*entity, Point::Id, kind));
-            }
+        let mut parent: Vec<Option<Target>> = vec![None; count];
+        for (entity, range) in &links.prototypes {
+            let name = &links.text[range.clone()];
+            let target = match (named.get(name), in_store.get(name)) {
+                (Some(&e), _) => Target::Document(e),
+                (None, Some(&id)) => Target::Store(id),
+                (None, None) => {
+                    let kind = JsonErrorKind::UnknownPrototype { name: name.to_owned() };
+                    return Err((*entity, Point::Prototype, kind));
+                }
+            };
+            parent[*entity as usize] = Some(target);
         }
-    }
-    let mut parent: Vec<Option<Target>> = vec![None; count];
-    for (entity, range) in &links.prototypes {
-        let name = &links.text[range.clone()];
-        let Some(&target) = named.get(name) else {
-            let kind = JsonErrorKind::UnknownPrototype { name: name.to_owned() };
-            return Err((*entity, Point::Prototype, kind));
-        };
-        parent[*entity as usize] = Some(target);
-    }
+        Ok(parent)
+    })?;
     let depth = depths(store, &parent, links)?;
     // The sugar and `$remove` read or hide what a prototype holds: an entity needs one.
     let orphan = |e: u32| parent[e as usize].is_none();

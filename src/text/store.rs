@@ -18,6 +18,7 @@ use super::entity::Entity;
 use super::error::{ExportError, JsonError, JsonErrorKind};
 use super::importer::{Importer, ReadError, Staging};
 use super::link::Links;
+use super::link::{any_reserved, check_reserved};
 use super::linked::{add_links, flat_blob, is_linked, write_all_flat, write_flat, write_linked};
 use super::options::{ExportOptions, ImportOptions, ImportReport, Imported};
 use super::plan::{self, NotFinite, Plans};
@@ -139,6 +140,7 @@ impl Store {
     /// ```
     pub fn export(&self, id: Id, options: &ExportOptions) -> Result<String, ExportError> {
         let blob = self.try_get(id).map_err(ExportError::Handle)?;
+        check_entity(self, id, blob, options.flatten)?;
         if options.flatten {
             return write_flat(self, id, *options);
         }
@@ -193,6 +195,11 @@ impl Store {
             return Ok("[]".to_owned());
         }
         let checked = !options.lossy;
+        if any_reserved(self) {
+            for (id, blob) in self.iter() {
+                check_entity(self, id, blob, options.flatten)?;
+            }
+        }
         if options.flatten {
             return write_all_flat(self, *options);
         }
@@ -346,11 +353,26 @@ pub fn export_blob(
     blob: BlobRef<'_>,
     options: &ExportOptions,
 ) -> Result<String, ExportError> {
+    check_reserved(store, None, blob)?;
     if is_linked(store, None, blob) {
         return write_linked(store, None, blob, *options);
     }
     write_entity(store, blob, *options)
         .map_err(|(key, x)| ExportError::not_finite(store, None, key, x))
+}
+
+/// Refuses the entity `id` (its `blob`, or what it reads if `flatten`) if an import would
+/// misread a key of it ([`check_reserved`]).
+fn check_entity(
+    store: &Store,
+    id: Id,
+    blob: BlobRef<'_>,
+    flatten: bool,
+) -> Result<(), ExportError> {
+    if flatten && let Some(read) = store.resolved(id) {
+        return check_reserved(store, Some(id), read.iter().map(|(k, v, _)| (k, v)));
+    }
+    check_reserved(store, Some(id), blob)
 }
 
 /// Imports the entities of `text` with `read`, which runs a reader over the text and feeds
@@ -364,6 +386,7 @@ fn import_with(
     extremes: bool,
     read: impl Fn(&str, Entity<'_>) -> Result<(), ReadError>,
 ) -> Result<Imported, JsonError> {
+    let writes_before = store.tracker().writes();
     let mut stage = |text: &str| {
         let (mut staging, report, saw_zero, links) = stage_once(store, text, options, &read, None)?;
         match resolve::resolve(store, &mut staging, &links) {
@@ -395,6 +418,7 @@ fn import_with(
             .set_prototype(ids[entity as usize], Some(prototype))
             .expect("INVARIANT: the links were checked as the store checks them");
     }
+    resolve::imported(store, writes_before, &ids);
     Ok(Imported { ids, report })
 }
 

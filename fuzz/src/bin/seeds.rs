@@ -60,8 +60,9 @@ fn main() {
         saves.push(("world_v1", golden));
     }
     // Format 1.2's index (spans) and 1.3's (end offsets, empty blobs of zero bytes, an
-    // identity handle map's meta and slots left out), from the goldens and built here.
-    for golden in ["world_v4", "world_v5", "world_v5_identity", "world_v6"] {
+    // identity handle map's meta and slots left out), 1.4's and 1.5's (links, tombstones),
+    // from the goldens and built here.
+    for golden in ["world_v4", "world_v5", "world_v5_identity", "world_v6", "world_v7"] {
         if let Ok(bytes) = fs::read(fixtures.join(format!("{golden}.dcmp"))) {
             saves.push((golden, bytes));
         }
