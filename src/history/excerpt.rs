@@ -5,6 +5,7 @@
 //! of it happen where the mark is, not where the store is.
 
 use std::fmt;
+use std::sync::OnceLock;
 
 use zerocopy::FromBytes;
 use zerocopy::little_endian::U64;
@@ -15,6 +16,7 @@ use crate::names::KeyNames;
 use crate::store::delta::Target;
 use crate::store::{Store, StorePatch};
 
+use super::snapshot::Snapshot;
 use super::track::Mark;
 
 /// Where a [`Mark`] stands in its store's change tracking, without its copy of the state: the
@@ -99,6 +101,34 @@ struct Live {
 }
 
 impl Mark {
+    /// A mark of `store` (as [`Store::mark`]) whose copy of it is made in `buffers`, a
+    /// snapshot's, so that a copy kept from before costs a warm memcpy, not an allocation.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Mark, Snapshot, Store};
+    ///
+    /// let mut world = Store::new();
+    /// let spare = Snapshot::new(&world);
+    /// let id = world.insert_entries([("gold", 1.0)]).unwrap();
+    /// let mark = Mark::reusing(&world, spare);
+    /// assert_eq!(mark.state(), &world);
+    /// world.get_mut(id).unwrap().set("gold", 2.0).unwrap();
+    /// assert_eq!(mark.changes(&world).changed(), [id]);
+    /// ```
+    #[must_use]
+    pub fn reusing(store: &Store, buffers: Snapshot) -> Mark {
+        let mut state = buffers.into_store();
+        state.copy_from(store);
+        Mark {
+            store: store.tracker().id(),
+            epoch: store.tracker().next_epoch(),
+            state,
+            crc: OnceLock::new(),
+        }
+    }
+
     /// Where this mark stands in its store's change tracking: the [`Since`] whose
     /// [`take`](Since::take) gives the excerpts this mark's
     /// [`take_delta_from`](Mark::take_delta_from) takes, in order.
