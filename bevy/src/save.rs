@@ -226,7 +226,7 @@ pub(crate) struct LoadPolicy {
 enum Job {
     Save {
         path: PathBuf,
-        copy: Snapshot,
+        copy: Box<Snapshot>,
         kind: SaveKind,
     },
     /// An autosave's full save: the mark's state is written, and the mark kept for the links.
@@ -312,7 +312,7 @@ pub(crate) fn request(
     mut jobs: ResMut<Jobs>,
 ) {
     for save in saves.read() {
-        let copy = jobs.copy(data.store());
+        let copy = Box::new(jobs.copy(data.store()));
         jobs.push(Job::Save { path: save.path.clone(), copy, kind: SaveKind::Save });
     }
     for load in loads.read() {
@@ -430,7 +430,7 @@ fn run(job: Job) -> Done {
     match job {
         Job::Save { path, copy, kind } => {
             let result = save(&path, copy.as_store());
-            Done::Saved(Saved { path, kind, result }, Kept::Copy(Box::new(copy)))
+            Done::Saved(Saved { path, kind, result }, Kept::Copy(copy))
         }
         Job::Full { path, mark } => {
             let result = save(&path, mark.state());
@@ -469,6 +469,11 @@ fn run(job: Job) -> Done {
 /// first link's base and the last's, not for each link's).
 pub const MAX_LINKS: u32 = 1024;
 
+/// `i` as a link number (a chain is at most [`MAX_LINKS`] long).
+fn link_number(i: usize) -> u32 {
+    u32::try_from(i).unwrap_or(u32::MAX)
+}
+
 /// Writes a full save atomically, then removes the links of the chain that followed the file
 /// it replaced.
 fn save(path: &Path, store: &Store) -> Result<u64, Error> {
@@ -495,7 +500,7 @@ fn compact(path: &Path, links: u32) -> Result<u64, Error> {
         chain.push(StorePatch::load(&link).map_err(|error| Error::File { path: link, error })?);
     }
     StorePatch::apply_chain(&chain, &mut store).map_err(|(i, error)| Error::File {
-        path: link_path(path, i as u32 + 1),
+        path: link_path(path, link_number(i + 1)),
         error: error.into(),
     })?;
     save(path, &store)
@@ -560,17 +565,17 @@ fn load(
             break;
         }
         match StorePatch::load(&link) {
-            Ok(patch) => chain.push(patch),
+            Ok(delta) => chain.push(delta),
             Err(error) => {
                 report.chain_end = Some((n, error));
                 break;
             }
         }
     }
-    report.links = chain.len() as u32;
+    report.links = link_number(chain.len());
     if let Err((i, error)) = StorePatch::apply_chain(&chain, &mut store) {
-        report.links = i as u32;
-        report.chain_end = Some((i as u32 + 1, error.into()));
+        report.links = link_number(i);
+        report.chain_end = Some((link_number(i + 1), error.into()));
     }
     if let Some(migrations) = migrations
         && store.data_version() != migrations.version()

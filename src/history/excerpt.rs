@@ -70,8 +70,8 @@ pub struct Excerpt {
 
 #[derive(Clone)]
 enum Part {
-    Changed(Changed),
-    Whole(Store),
+    Changed(Box<Changed>),
+    Whole(Box<Store>),
 }
 
 /// The changed part of a store.
@@ -149,7 +149,7 @@ impl Mark {
             return None;
         }
         let delta = match &excerpt.part {
-            Part::Changed(changed) => self.take_slots(changed, &changed.slots),
+            Part::Changed(changed) => self.take_slots(changed.as_ref(), &changed.slots),
             Part::Whole(store) => self.take_whole(store),
         };
         (self.store, self.epoch) = excerpt.to;
@@ -166,9 +166,9 @@ impl Since {
         let part = match store.tracker().changed_since(id, epoch) {
             Some(mut slots) => {
                 slots.sort_unstable();
-                Part::Changed(Changed::of(store, slots, self.names))
+                Part::Changed(Box::new(Changed::of(store, slots, self.names)))
             }
-            None => Part::Whole(store.copy_state()),
+            None => Part::Whole(Box::new(store.copy_state())),
         };
         let to = (store.tracker().id(), store.tracker().next_epoch());
         let from = std::mem::replace(&mut self.at, to);
