@@ -11,8 +11,8 @@
 //! - `task/link`: the link's work on the pool (the delta from the chain's mark, its base's
 //!   crc32, the mark patched, the file written), for the record.
 //!
-//! Run: `cargo bench -p datacomp-bevy --bench autosave_frames` (a quiet machine).
-//! `cargo run --release -p datacomp-bevy --example save_cost -- frames` prints a whole 60-frame
+//! Run: `cargo bench -p datacomp-bevy-benches --bench autosave_frames` (a quiet machine).
+//! `cargo run --release -p datacomp-bevy-benches --example save_cost -- frames` prints a whole 60-frame
 //! run's median and slowest frame.
 
 mod common;

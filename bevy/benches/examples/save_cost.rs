@@ -18,9 +18,9 @@
 //!   main-thread instructions (one dump per frame; `cargo run --example save_cost -- dumps
 //!   FILES...` sums them up).
 //!
-//! Run: `cargo run --release -p datacomp-bevy --example save_cost -- frames`.
+//! Run: `cargo run --release -p datacomp-bevy-benches --example save_cost -- frames`.
 
-#[path = "../benches/common/mod.rs"]
+#[path = "../common/mod.rs"]
 mod common;
 
 use std::hint::black_box;
