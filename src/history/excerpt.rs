@@ -305,7 +305,7 @@ mod tests {
                 world.set_data_version(3);
             }
             let excerpt = since.take(&world);
-            assert_eq!(excerpt.entities().unwrap() >= 2, true);
+            assert!(excerpt.entities().unwrap() >= 2);
             let delta = mark.take_delta_from(&excerpt).unwrap();
             assert_eq!(delta.to_bytes(), twin.take_delta(&world).to_bytes(), "round {round}");
             assert!(mark.take_delta_from(&excerpt).is_none(), "the mark moved on");
