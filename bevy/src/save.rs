@@ -14,7 +14,7 @@
 //! then written there. The chain's first full save (and the first after a load or a failed
 //! autosave) costs one copy of the buffers, which is the full save's and then the chain's
 //! mark; compactions run from the files, on the pool. A [`LoadGame`] reads, checks, salvages,
-//! applies the autosave chain ([`StorePatch::apply_chain`]: O(save + links)) and migrates on
+//! applies the autosave chain ([`StorePatch::apply_chain`]: two crc32s, not one a link) and migrates on
 //! the pool; its frame swaps the store in and re-links the entities.
 //!
 //! # One writer
@@ -464,9 +464,9 @@ fn run(job: Job) -> Done {
 }
 
 /// The most links a chain holds: a load follows no more, and an autosave folds its chain at
-/// this many links whatever `compact_every` says. A load applies its chain in O(save + the
-/// links' sizes) ([`StorePatch::apply_chain`]: the crc32 of the whole state is taken for the
-/// first link's base and the last's, not for each link's).
+/// this many links whatever `compact_every` says. A load applies its chain with
+/// [`StorePatch::apply_chain`]: the crc32 of the whole state is taken for the first link's
+/// base and the last's, not for each link's (each link's apply still walks every sheet).
 pub const MAX_LINKS: u32 = 1024;
 
 /// `i` as a link number (a chain is at most [`MAX_LINKS`] long).

@@ -677,13 +677,14 @@ impl StorePatch {
     /// Applies a chain of deltas in order, each made from the state the one before leaves
     /// (as [`Mark::take_delta`](crate::Mark::take_delta) makes them), as far as they apply:
     /// what [`apply`](StorePatch::apply) of each in turn does, stopping at the first that
-    /// fails, in O(store + the deltas' sizes) rather than a crc32 of the whole store per link.
+    /// fails, with two crc32s of the whole store rather than one per link.
     ///
     /// Each link's base is still checked: the first link's against `base` and the last's
     /// against the state the others leave, by the crc32 each delta names; a link between
-    /// them that is not of this chain (stale, foreign) leaves a state the next crc does not
-    /// match, and the chain is then replayed from `base` to find the first link that does
-    /// not apply (a binary search: O((store + deltas) x log links), only for a broken chain).
+    /// them that is not of this chain (stale, foreign) leaves a state the last crc does not
+    /// match, and the chain is then applied again link by link (each base checked) from the
+    /// state after the first, to find the first link that does not apply. Each link's apply
+    /// still checks the target's handle map and places every entity: O(store) a link.
     ///
     /// # Errors
     ///
@@ -724,49 +725,14 @@ impl StorePatch {
         let Some((last, middle)) = rest.split_last() else { return Ok(()) };
         // From here on a failure needs the state after the first link again.
         let after_first = base.clone();
-        let mut failed = None;
-        for (i, link) in middle.iter().enumerate() {
-            if link.apply_unchecked_base(base).is_err() {
-                failed = Some(i + 1);
-                break;
-            }
+        let whole = middle.iter().all(|link| link.apply_unchecked_base(base).is_ok());
+        if whole && last.base_matches(base) {
+            return last.apply_unchecked_base(base).map_err(|error| (chain.len() - 1, error));
         }
-        let at = match failed {
-            None if last.base_matches(base) => {
-                return last.apply_unchecked_base(base).map_err(|error| (chain.len() - 1, error));
-            }
-            None => chain.len() - 1,
-            Some(at) => at,
-        };
-        // Something between the first link and link `at` does not belong: the last link
-        // `good` whose base the links before it give (link 0's is), by binary search, from
-        // the state after link 0 (the store's own is dropped meanwhile: one copy fewer).
-        *base = Store::new();
-        let replay = |upto: usize| -> Option<Store> {
-            let mut state = after_first.clone();
-            for link in &chain[1..upto] {
-                link.apply_unchecked_base(&mut state).ok()?;
-            }
-            Some(state)
-        };
-        let (mut good, mut bad, mut state) = (0, at + 1, None);
-        while bad - good > 1 {
-            let mid = good + (bad - good) / 2;
-            match replay(mid) {
-                Some(replayed) if chain[mid].base_matches(&replayed) => {
-                    (good, state) = (mid, Some(replayed));
-                }
-                _ => bad = mid,
-            }
-        }
-        // Then link by link, as `apply` of each does: link `good` applies or fails, and the
-        // next one is refused.
-        let (from, state) = match state {
-            Some(state) => (good, state),
-            None => (1, after_first),
-        };
-        *base = state;
-        for (i, link) in chain.iter().enumerate().skip(from) {
+        // Something after the first link does not belong, or does not apply: link by link
+        // from the state after the first, as `apply` of each does, to find where.
+        *base = after_first;
+        for (i, link) in chain.iter().enumerate().skip(1) {
             link.apply(base).map_err(|error| (i, error))?;
         }
         Ok(())
