@@ -440,3 +440,74 @@ fn delta_truncation_and_corruption_sweeps() {
         }
     }
 }
+
+/// `apply` of each link in turn, stopping at the first that fails: what `apply_chain` must
+/// give, in less time.
+fn apply_in_turn(chain: &[StorePatch], store: &mut Store) -> Result<(), (usize, LoadError)> {
+    for (i, link) in chain.iter().enumerate() {
+        link.apply(store).map_err(|error| (i, error))?;
+    }
+    Ok(())
+}
+
+/// A chain of 8 links (inserts, removals, changes, a data version bump) and one of another
+/// world: `apply_chain` gives what applying each in turn gives (the same state, the same
+/// failing link and error) for the chain whole, cut short, and with every link replaced by
+/// every other (stale, repeated, out of order) or by the foreign one.
+#[test]
+fn apply_chain_is_apply_of_each_in_turn_whatever_the_links() {
+    let mut world = Store::new();
+    let ids: Vec<Id> =
+        (0..40_u16).map(|i| world.insert_entries([("gold", f32::from(i))]).unwrap()).collect();
+    let base = world.clone();
+    let mut other = world.clone();
+    let mut mark = world.mark();
+    let mut other_mark = other.mark();
+    let mut chain = Vec::new();
+    for round in 0..8_usize {
+        let r = round as f32;
+        world.get_mut(ids[round]).unwrap().set("gold", -r).unwrap();
+        world.remove(ids[20 + round]);
+        world.insert_entries([("gold", r), ("round", r)]).unwrap();
+        if round == 5 {
+            world.set_data_version(2);
+        }
+        chain.push(mark.take_delta(&world));
+    }
+    other.get_mut(ids[3]).unwrap().set("gold", 99.0).unwrap();
+    let foreign = other_mark.take_delta(&other);
+    other.get_mut(ids[3]).unwrap().set("gold", 98.0).unwrap();
+    let foreign_next = other_mark.take_delta(&other);
+
+    let check = |links: &[StorePatch], what: &str| {
+        let (mut fast, mut slow) = (base.clone(), base.clone());
+        let got = StorePatch::apply_chain(links, &mut fast);
+        let want = apply_in_turn(links, &mut slow);
+        assert_eq!(got, want, "{what}");
+        assert_eq!(fast, slow, "{what}");
+        got
+    };
+    assert_eq!(check(&chain, "whole"), Ok(()));
+    for len in 0..chain.len() {
+        assert_eq!(check(&chain[..len], "cut short"), Ok(()));
+    }
+    let mut broken = 0;
+    for at in 0..chain.len() {
+        for with in (0..chain.len()).map(|j| &chain[j]).chain([&foreign, &foreign_next]) {
+            let mut links = chain.clone();
+            links[at] = with.clone();
+            if check(&links, &format!("link {at} replaced")).is_err() {
+                broken += 1;
+            }
+        }
+    }
+    // Every replacement by another link breaks the chain (none is its own).
+    assert_eq!(broken, chain.len() * (chain.len() + 1));
+    // A stale link in the middle: the chain ends there, with the base error.
+    let mut links = chain.clone();
+    links[4] = chain[2].clone();
+    let mut store = base.clone();
+    let (at, error) = StorePatch::apply_chain(&links, &mut store).unwrap_err();
+    assert_eq!(at, 4);
+    assert!(matches!(error, LoadError::Store(StoreError::DeltaBase { .. })), "{error:?}");
+}

@@ -3,7 +3,7 @@
 //! store at every snapshot, mark and commit; and the edge cases each of them has.
 
 use datacomp::blob::Patch;
-use datacomp::history::Changes;
+use datacomp::history::{Changes, Since};
 use datacomp::{
     Blob, History, Id, ImportOptions, Key, Mark, MigrationStep, Migrations, OwnedValue, Snapshot,
     Store, StorePatch,
@@ -136,6 +136,11 @@ struct Marked {
     mark: Mark,
     model: Store,
     loader: Store,
+    /// The same mark in halves (`Mark::since`): its links from excerpts must be the same.
+    split: (Mark, Since),
+    /// The base save and every link so far, for `StorePatch::apply_chain`.
+    base: Store,
+    chain: Vec<StorePatch>,
 }
 
 /// The model of a history: every committed state, cloned, and where the store is among them.
@@ -251,7 +256,10 @@ fn run(ops: &[Op]) {
             Op::Mark | Op::MarkOfClone => {
                 let mark = if matches!(op, Op::Mark) { store.mark() } else { store.clone().mark() };
                 let loader = Store::from_bytes(&store.to_bytes()).unwrap();
-                marks.push(Marked { mark, model: store.clone(), loader });
+                let split = (mark.clone(), mark.since());
+                let base = loader.clone();
+                let chain = Vec::new();
+                marks.push(Marked { mark, model: store.clone(), loader, split, base, chain });
                 if marks.len() > 3 {
                     marks.remove(0);
                 }
@@ -261,6 +269,13 @@ fn run(ops: &[Op]) {
                     let at = i.index(marks.len());
                     let marked = &mut marks[at];
                     let link = marked.mark.take_delta(&store).to_bytes();
+                    let excerpt = marked.split.1.take(&store);
+                    let split = marked.split.0.take_delta_from(&excerpt).unwrap();
+                    assert!(split.to_bytes() == link, "{context}: take_delta_from differs");
+                    marked.chain.push(split);
+                    let mut chained = marked.base.clone();
+                    StorePatch::apply_chain(&marked.chain, &mut chained).unwrap();
+                    assert_eq!(chained, store, "{context}: apply_chain");
                     StorePatch::from_bytes(&link).unwrap().apply(&mut marked.loader).unwrap();
                     marked.model = store.clone();
                     assert_eq!(marked.loader, store, "{context}");

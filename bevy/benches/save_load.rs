@@ -11,7 +11,7 @@
 //!   memcpy of the save's bytes into a buffer that exists (`memcpy_warm`) and a new one
 //!   (`memcpy_fresh`). Goal: at most 1.5x a memcpy.
 //!
-//! Run: `cargo bench -p datacomp-bevy --bench save_load` (a quiet machine; the RON peer takes
+//! Run: `cargo bench -p datacomp-bevy-benches --bench save_load` (a quiet machine; the RON peer takes
 //! seconds an iteration).
 
 mod common;

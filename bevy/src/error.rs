@@ -119,6 +119,14 @@ pub enum Error {
         /// Why.
         error: Box<MigrateError>,
     },
+    /// An autosave link not written because its chain broke before it (its full save or a
+    /// link before it failed): the next autosave starts a new chain with a full save.
+    ChainBroken {
+        /// The link's file.
+        path: PathBuf,
+        /// Its number in the chain.
+        link: u32,
+    },
     /// A [`FromFixture`](crate::FromFixture) names an entity past the fixture's end.
     NoSuchEntity {
         /// The fixture file.
@@ -156,6 +164,12 @@ impl fmt::Display for Error {
             Error::Migrate { path, error } => {
                 write!(f, "{}: the save's data does not migrate: {error}", path.display())
             }
+            Error::ChainBroken { path, link } => write!(
+                f,
+                "{}: autosave link {link} not written: its chain broke before it (a full save or \
+                 an earlier link failed)",
+                path.display()
+            ),
             Error::NoSuchEntity { fixture, index, len } => {
                 write!(f, "fixture {fixture} has {len} entities, and no entity {index}")
             }
@@ -176,7 +190,7 @@ impl std::error::Error for Error {
             Error::Damaged { error, .. } => Some(error),
             Error::Migrate { error, .. } => Some(error.as_ref()),
             Error::KeyNames { error, .. } => Some(error),
-            Error::NoSuchEntity { .. } => None,
+            Error::NoSuchEntity { .. } | Error::ChainBroken { .. } => None,
         }
     }
 }

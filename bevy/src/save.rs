@@ -7,12 +7,15 @@
 //! [`Snapshot`], memcpy speed, no allocation per sheet; after the first save, into the buffers
 //! of the last save's copy, which the plugin keeps: a warm memcpy, at the price of one copy's
 //! memory held between saves); the save itself (its crcs, the atomic
-//! write, the fsyncs) runs on the [`IoTaskPool`]. An autosave costs its frame
-//! [`Mark::take_delta`] (O(sheets changed since the last autosave)), or, every
-//! [`compact_every`](Autosave::compact_every) links, two copies of the buffers (the full save's
-//! and the new mark's); its write runs on the pool too. A [`LoadGame`] reads, checks, salvages,
-//! applies the autosave chain and migrates on the pool; its frame swaps the store in and
-//! re-links the entities.
+//! write, the fsyncs) runs on the [`IoTaskPool`]. An autosave link costs its frame a copy of
+//! the sheets changed since the last autosave ([`Since::take`]: O(changed), no comparison, no
+//! crc32); the delta is made from the chain's [`Mark`] on the pool
+//! ([`Mark::take_delta_from`]: the comparison, the crc32 of its base, the mark's patching),
+//! then written there. The chain's first full save (and the first after a load or a failed
+//! autosave) costs one copy of the buffers, which is the full save's and then the chain's
+//! mark; compactions run from the files, on the pool. A [`LoadGame`] reads, checks, salvages,
+//! applies the autosave chain ([`StorePatch::apply_chain`]: two crc32s, not one a link) and migrates on
+//! the pool; its frame swaps the store in and re-links the entities.
 //!
 //! # One writer
 //!
@@ -41,6 +44,7 @@ use bevy_ecs::system::{Res, ResMut};
 use bevy_ecs::world::World;
 use bevy_tasks::futures::check_ready;
 use bevy_tasks::{IoTaskPool, Task, TaskPool, block_on};
+use datacomp::history::{Excerpt, Since};
 use datacomp::{LoadError, Mark, Snapshot, Store, StorePatch};
 
 use crate::error::Error;
@@ -193,20 +197,22 @@ pub fn link_path(path: &Path, n: u32) -> PathBuf {
 /// Where an autosave stands.
 #[derive(Resource)]
 pub(crate) struct AutosaveState {
-    /// The state the last link (or full save) left, which the next link is made from; `None`
-    /// until the first full save, and after a load.
-    mark: Option<Mark>,
+    /// Where the state the last link (or full save) left stands in the store's change
+    /// tracking: the next link is made from what changed since. The state itself (a
+    /// [`Mark`]) is with the jobs, which make the link on the pool. `None` until the first
+    /// full save, and after a load or a failed autosave.
+    since: Option<Since>,
     /// Links written since the full save.
     links: u32,
     /// The path the chain is at.
     path: Option<PathBuf>,
     frames: u32,
-    since: Instant,
+    at: Instant,
 }
 
 impl Default for AutosaveState {
     fn default() -> AutosaveState {
-        AutosaveState { mark: None, links: 0, path: None, frames: 0, since: Instant::now() }
+        AutosaveState { since: None, links: 0, path: None, frames: 0, at: Instant::now() }
     }
 }
 
@@ -218,16 +224,48 @@ pub(crate) struct LoadPolicy {
 
 /// A file job, run on the I/O pool.
 enum Job {
-    Save { path: PathBuf, copy: Snapshot, kind: SaveKind },
-    Link { path: PathBuf, patch: StorePatch, n: u32 },
-    Compact { path: PathBuf, links: u32 },
-    Load { path: PathBuf, damaged: Damaged, migrations: Option<datacomp::Migrations> },
+    Save {
+        path: PathBuf,
+        copy: Box<Snapshot>,
+        kind: SaveKind,
+    },
+    /// An autosave's full save: the mark's state is written, and the mark kept for the links.
+    Full {
+        path: PathBuf,
+        mark: Box<Mark>,
+    },
+    /// An autosave link: the delta from the chain's mark (given when the job starts, once the
+    /// jobs before it gave it back) to the state the excerpt was taken at.
+    Link {
+        path: PathBuf,
+        excerpt: Excerpt,
+        n: u32,
+        mark: Option<Box<Mark>>,
+    },
+    Compact {
+        path: PathBuf,
+        links: u32,
+    },
+    Load {
+        path: PathBuf,
+        damaged: Damaged,
+        migrations: Option<datacomp::Migrations>,
+    },
+}
+
+/// What a job gives back for later ones.
+enum Kept {
+    Nothing,
+    /// A save's copy: its buffers serve the next save's copy.
+    Copy(Box<Snapshot>),
+    /// The autosave chain's mark, at the state the last link (or full save) written left.
+    Mark(Box<Mark>),
 }
 
 /// A job's outcome, handled on the main thread.
 enum Done {
-    /// A save, and the copy it wrote (its buffers serve the next save's copy).
-    Saved(Saved, Option<Box<Snapshot>>),
+    /// A save, and what it keeps.
+    Saved(Saved, Kept),
     Loaded {
         path: PathBuf,
         result: Result<Box<(Store, LoadReport)>, Error>,
@@ -242,6 +280,8 @@ pub(crate) struct Jobs {
     /// A written save's copy, kept so that the next save copies into buffers that exist (no
     /// allocation, no page faults): the frame then pays a warm memcpy.
     spare: Option<Snapshot>,
+    /// The autosave chain's mark, between the jobs that use it.
+    chain: Option<Box<Mark>>,
 }
 
 impl Jobs {
@@ -272,7 +312,7 @@ pub(crate) fn request(
     mut jobs: ResMut<Jobs>,
 ) {
     for save in saves.read() {
-        let copy = jobs.copy(data.store());
+        let copy = Box::new(jobs.copy(data.store()));
         jobs.push(Job::Save { path: save.path.clone(), copy, kind: SaveKind::Save });
     }
     for load in loads.read() {
@@ -300,34 +340,40 @@ pub(crate) fn autosave(
                 state.frames += 1;
                 state.frames >= n
             }
-            Every::Time(every) => state.since.elapsed() >= every,
+            Every::Time(every) => state.at.elapsed() >= every,
         };
     if !due {
         return;
     }
     state.frames = 0;
-    state.since = Instant::now();
+    state.at = Instant::now();
     let store = data.store();
     if state.path.as_deref() != Some(settings.path.as_path()) {
         // A new path (or the first autosave): its chain starts from a full save.
-        state.mark = None;
+        state.since = None;
         state.path = Some(settings.path.clone());
     }
-    if let Some(mark) = &mut state.mark {
-        let patch = mark.take_delta(store);
+    if let Some(since) = &mut state.since {
+        // The changed sheets' bytes, O(changed): the delta is made on the pool.
+        let excerpt = since.take(store);
         state.links += 1;
         let n = state.links;
-        jobs.push(Job::Link { path: link_path(&settings.path, n), patch, n });
+        jobs.push(Job::Link { path: link_path(&settings.path, n), excerpt, n, mark: None });
         if n >= settings.compact_every.clamp(1, MAX_LINKS) {
             // Folded into the full save on the pool, from the files: no copy in the frame.
             jobs.push(Job::Compact { path: settings.path.clone(), links: n });
             state.links = 0;
         }
     } else {
-        let copy = jobs.copy(store);
-        state.mark = Some(store.mark());
+        // One copy, into the spare buffers when there are some: the full save writes it, and
+        // it is the chain's mark after.
+        let mark = match jobs.spare.take() {
+            Some(spare) => Mark::reusing(store, spare),
+            None => store.mark(),
+        };
+        state.since = Some(mark.since());
         state.links = 0;
-        jobs.push(Job::Save { path: settings.path.clone(), copy, kind: SaveKind::AutosaveFull });
+        jobs.push(Job::Full { path: settings.path.clone(), mark: Box::new(mark) });
     }
 }
 
@@ -351,7 +397,10 @@ pub(crate) fn pump(world: &mut World, block: bool) {
             finish(world, done);
             continue;
         }
-        let Some(job) = jobs.waiting.pop_front() else { return };
+        let Some(mut job) = jobs.waiting.pop_front() else { return };
+        if let Job::Link { mark, .. } = &mut job {
+            *mark = jobs.chain.take();
+        }
         jobs.running = Some(IoTaskPool::get_or_init(TaskPool::new).spawn(async move { run(job) }));
         if !block {
             return;
@@ -381,18 +430,31 @@ fn run(job: Job) -> Done {
     match job {
         Job::Save { path, copy, kind } => {
             let result = save(&path, copy.as_store());
-            Done::Saved(Saved { path, kind, result }, Some(Box::new(copy)))
+            Done::Saved(Saved { path, kind, result }, Kept::Copy(copy))
         }
-        Job::Link { path, patch, n } => {
+        Job::Full { path, mark } => {
+            let result = save(&path, mark.state());
+            Done::Saved(Saved { path, kind: SaveKind::AutosaveFull, result }, Kept::Mark(mark))
+        }
+        Job::Link { path, excerpt, n, mark } => {
+            // The delta, its base's crc32 and the mark's patching: here, not in the frame.
+            let kind = SaveKind::AutosaveLink(n);
+            let made = mark.and_then(|mut mark| Some((mark.take_delta_from(&excerpt)?, mark)));
+            let Some((patch, mark)) = made else {
+                // No mark (its full save failed), or one the excerpt does not follow.
+                let result = Err(Error::ChainBroken { path: path.clone(), link: n });
+                return Done::Saved(Saved { path, kind, result }, Kept::Nothing);
+            };
             let result = patch
                 .save(&path)
                 .map(|()| patch.file_len() as u64)
                 .map_err(|error| Error::File { path: path.clone(), error });
-            Done::Saved(Saved { path, kind: SaveKind::AutosaveLink(n), result }, None)
+            Done::Saved(Saved { path, kind, result }, Kept::Mark(mark))
         }
         Job::Compact { path, links } => {
             let result = compact(&path, links);
-            Done::Saved(Saved { path, kind: SaveKind::AutosaveCompacted(links), result }, None)
+            let kind = SaveKind::AutosaveCompacted(links);
+            Done::Saved(Saved { path, kind, result }, Kept::Nothing)
         }
         Job::Load { path, damaged, migrations } => {
             let result = load(&path, damaged, migrations.as_ref()).map(Box::new);
@@ -401,10 +463,16 @@ fn run(job: Job) -> Done {
     }
 }
 
-/// The most links a chain holds: a load follows no more (each link's apply checks the crc32
-/// of the whole state it applies to, so a load costs O(save x links)), and an autosave folds
-/// its chain at this many links whatever `compact_every` says.
+/// The most links a chain holds: a load follows no more, and an autosave folds its chain at
+/// this many links whatever `compact_every` says. A load applies its chain with
+/// [`StorePatch::apply_chain`]: the crc32 of the whole state is taken for the first link's
+/// base and the last's, not for each link's (each link's apply still walks every sheet).
 pub const MAX_LINKS: u32 = 1024;
+
+/// `i` as a link number (a chain is at most [`MAX_LINKS`] long).
+fn link_number(i: usize) -> u32 {
+    u32::try_from(i).unwrap_or(u32::MAX)
+}
 
 /// Writes a full save atomically, then removes the links of the chain that followed the file
 /// it replaced.
@@ -426,12 +494,15 @@ fn save(path: &Path, store: &Store) -> Result<u64, Error> {
 fn compact(path: &Path, links: u32) -> Result<u64, Error> {
     let mut store =
         Store::load(path).map_err(|error| Error::File { path: path.to_owned(), error })?;
+    let mut chain = Vec::with_capacity(links as usize);
     for n in 1..=links {
         let link = link_path(path, n);
-        StorePatch::load(&link)
-            .and_then(|patch| Ok(patch.apply(&mut store)?))
-            .map_err(|error| Error::File { path: link, error })?;
+        chain.push(StorePatch::load(&link).map_err(|error| Error::File { path: link, error })?);
     }
+    StorePatch::apply_chain(&chain, &mut store).map_err(|(i, error)| Error::File {
+        path: link_path(path, link_number(i + 1)),
+        error: error.into(),
+    })?;
     save(path, &store)
 }
 
@@ -486,18 +557,25 @@ fn load(
             salvage.store
         }
     };
+    // The links that load, in order; then applied as far as they fit.
+    let mut chain = Vec::new();
     for n in 1..=MAX_LINKS {
         let link = link_path(path, n);
         if !link.exists() {
             break;
         }
-        match StorePatch::load(&link).and_then(|patch| Ok(patch.apply(&mut store)?)) {
-            Ok(()) => report.links = n,
+        match StorePatch::load(&link) {
+            Ok(delta) => chain.push(delta),
             Err(error) => {
                 report.chain_end = Some((n, error));
                 break;
             }
         }
+    }
+    report.links = link_number(chain.len());
+    if let Err((i, error)) = StorePatch::apply_chain(&chain, &mut store) {
+        report.links = link_number(i);
+        report.chain_end = Some((link_number(i + 1), error.into()));
     }
     if let Some(migrations) = migrations
         && store.data_version() != migrations.version()
@@ -515,16 +593,18 @@ fn load(
 /// A finished job's outcome, on the main thread.
 fn finish(world: &mut World, done: Done) {
     match done {
-        Done::Saved(saved, copy) => {
-            if let Some(copy) = copy {
-                world.resource_mut::<Jobs>().spare = Some(*copy);
+        Done::Saved(saved, kept) => {
+            let failed = saved.result.is_err() && saved.kind != SaveKind::Save;
+            let mut jobs = world.resource_mut::<Jobs>();
+            match kept {
+                Kept::Copy(copy) => jobs.spare = Some(*copy),
+                Kept::Mark(mark) if !failed => jobs.chain = Some(mark),
+                Kept::Mark(_) | Kept::Nothing => {}
             }
-            if matches!(saved.kind, SaveKind::AutosaveCompacted(_) | SaveKind::AutosaveFull)
-                && saved.result.is_err()
-                && let Some(mut autosave) = world.get_resource_mut::<AutosaveState>()
-            {
-                // The chain has no base on disk to follow: the next autosave starts over.
-                autosave.mark = None;
+            if failed && let Some(mut autosave) = world.get_resource_mut::<AutosaveState>() {
+                // The chain has no base on disk to follow, or a hole: the next autosave
+                // starts over with a full save.
+                autosave.since = None;
                 autosave.links = 0;
             }
             world.write_message(saved);
@@ -536,14 +616,60 @@ fn finish(world: &mut World, done: Done) {
                 let relinked = relink(world);
                 (report.kept, report.spawned, report.despawned) =
                     (relinked.kept, relinked.spawned, relinked.despawned);
+                world.resource_mut::<Jobs>().chain = None;
                 if let Some(mut autosave) = world.get_resource_mut::<AutosaveState>() {
                     // The next autosave is a full one: the chain followed the old store.
-                    autosave.mark = None;
+                    autosave.since = None;
                     autosave.links = 0;
                 }
                 report
             });
             world.write_message(Loaded { path, result });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A link job without the chain's mark, or with a mark the excerpt does not follow,
+    /// writes nothing and says the chain broke; with the mark it writes the delta that
+    /// `take_delta` gives and gives the mark back.
+    #[test]
+    fn a_link_is_made_from_the_chains_mark_or_not_at_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("auto.dcmp.1.delta");
+        let mut store = Store::new();
+        let id = store.insert_entries([("hp", 1.0)]).unwrap();
+        let mark = store.mark();
+        let (mut twin, stranger) = (mark.clone(), store.mark());
+        let mut since = mark.since();
+        store.get_mut(id).unwrap().set("hp", 2.0).unwrap();
+        let excerpt = since.take(&store);
+        let link = |mark: Option<Mark>| {
+            let job = Job::Link {
+                path: path.clone(),
+                excerpt: excerpt.clone(),
+                n: 1,
+                mark: mark.map(Box::new),
+            };
+            match run(job) {
+                Done::Saved(saved, kept) => (saved, kept),
+                Done::Loaded { .. } => unreachable!("a link job saves"),
+            }
+        };
+        for mark in [None, Some(stranger)] {
+            let (saved, kept) = link(mark);
+            assert!(matches!(saved.result, Err(Error::ChainBroken { link: 1, .. })));
+            assert!(matches!(kept, Kept::Nothing));
+            assert!(!path.exists());
+        }
+        let (saved, kept) = link(Some(mark));
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(saved.result.unwrap(), bytes.len() as u64);
+        assert_eq!(bytes, twin.take_delta(&store).to_bytes());
+        let Kept::Mark(mark) = kept else { panic!("the mark comes back") };
+        assert_eq!(mark.state(), &store);
     }
 }

@@ -10,7 +10,7 @@ use bevy_asset::{AssetPlugin, AssetServer, LoadState};
 use bevy_ecs::entity::Entity;
 use bevy_ecs::message::{Message, Messages};
 use bevy_ecs::world::World;
-use datacomp::format::FileError;
+use datacomp::format::{FileError, StoreError};
 use datacomp::migrate::MigrateError;
 use datacomp::{LoadError, MigrationStep, Migrations, OwnedValue, Store, StorePatch};
 use datacomp_bevy::save::link_path;
@@ -529,6 +529,79 @@ fn autosaves_chain_deltas_compact_and_load_back() {
     let (n, error) = report.chain_end.unwrap();
     assert_eq!(n, 3);
     assert!(matches!(error, datacomp::Error::Load(_)), "{error}");
+
+    // A stale link in the middle: the chain ends there, the links before it applied.
+    let mut once = self::app(dir.path(), DatacompPlugin::default());
+    std::fs::copy(link_path(&path, 1), link_path(&path, 2)).unwrap();
+    let report = load(&mut once, &path).result.unwrap();
+    assert_eq!(report.links, 1);
+    let (n, error) = report.chain_end.unwrap();
+    assert_eq!(n, 2);
+    assert!(
+        matches!(error, datacomp::Error::Load(LoadError::Store(StoreError::DeltaBase { .. }))),
+        "{error}"
+    );
+    let mut after_one = Store::load(&path).unwrap();
+    StorePatch::load(link_path(&path, 1)).unwrap().apply(&mut after_one).unwrap();
+    assert_eq!(store(&once), &after_one);
+}
+
+/// A full autosave that fails breaks its chain: a link asked for before the failure was known
+/// is not written (`Error::ChainBroken`, no file; which of the two a frame gets depends on
+/// when the pool finishes), and once the path works a new chain starts with a full save.
+#[test]
+fn a_failed_full_autosave_breaks_its_chain_and_the_next_starts_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let blocker = dir.path().join("not-a-dir");
+    std::fs::write(&blocker, b"a file").unwrap();
+    let bad = blocker.join("auto.dcmp");
+    let autosave = Autosave { every: Every::Frames(1), path: bad.clone(), compact_every: 10 };
+    let mut app = app(dir.path(), DatacompPlugin::default().autosave(autosave));
+    let sheet =
+        app.world_mut().resource_mut::<DataStore>().insert(&[("hp", 1.0)].into_iter().collect());
+    let entity = app.world_mut().spawn(sheet).id();
+    for hp in [2.0, 3.0, 4.0] {
+        set(&mut app, entity, "hp", hp);
+        app.update();
+    }
+    flush(app.world_mut());
+    let saved = drain::<Saved>(&mut app);
+    assert_eq!(saved.len(), 3);
+    assert_eq!(saved[0].kind, SaveKind::AutosaveFull);
+    for saved in &saved {
+        match (saved.kind, &saved.result) {
+            (SaveKind::AutosaveFull, Err(Error::File { path, .. })) => assert_eq!(*path, bad),
+            (SaveKind::AutosaveLink(n), Err(error @ Error::ChainBroken { path, link })) => {
+                assert_eq!((path, *link), (&link_path(&bad, n), n));
+                let message = format!(
+                    "{}: autosave link {n} not written: its chain broke before it (a full save \
+                     or an earlier link failed)",
+                    path.display()
+                );
+                assert_eq!(error.to_string(), message);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    // A good path: a full save, then links again.
+    let good = dir.path().join("auto.dcmp");
+    app.insert_resource(Autosave {
+        every: Every::Frames(1),
+        path: good.clone(),
+        compact_every: 10,
+    });
+    for hp in [3.0, 4.0] {
+        set(&mut app, entity, "hp", hp);
+        app.update();
+        flush(app.world_mut());
+    }
+    let kinds: Vec<SaveKind> =
+        drain::<Saved>(&mut app).into_iter().map(|s| s.result.map(|_| s.kind).unwrap()).collect();
+    assert_eq!(kinds, [SaveKind::AutosaveFull, SaveKind::AutosaveLink(1)]);
+    let mut fresh = self::app(dir.path(), DatacompPlugin::default());
+    let report = load(&mut fresh, &good).result.unwrap();
+    assert_eq!(report.links, 1);
+    assert_eq!(store(&fresh), store(&app));
 }
 
 #[test]

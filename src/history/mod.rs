@@ -11,12 +11,14 @@
 //! A step records what each entity stores (overrides and tombstones, not what it reads
 //! through its prototypes) and the prototype links that changed: undo puts both back.
 
+mod excerpt;
 mod snapshot;
 mod track;
 
 use std::collections::VecDeque;
 use std::fmt;
 
+pub use excerpt::{Excerpt, Since};
 pub use snapshot::Snapshot;
 pub use track::{Changes, Mark};
 

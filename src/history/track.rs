@@ -6,7 +6,7 @@ use std::fmt;
 use std::sync::OnceLock;
 
 use crate::handle_map::Id;
-use crate::store::delta::Placement;
+use crate::store::delta::{Placement, Target};
 use crate::store::{Store, StorePatch};
 
 /// A store's state at one moment, kept so that what changed since then is found in time
@@ -212,21 +212,31 @@ impl Mark {
     /// # Ok::<(), datacomp::LoadError>(())
     /// ```
     pub fn take_delta(&mut self, store: &Store) -> StorePatch {
-        let delta = if let Some(slots) = self.changed_slots(store) {
-            let delta =
-                StorePatch::diff_slots(&self.state, store, (&slots, true), self.crc(), None);
-            delta.apply_trusted(&mut self.state, Placement::AsApply);
-            delta
-        } else {
-            let delta = StorePatch::diff(&self.state, store);
-            // The mark's state is the delta's base, crc and all: the apply cannot fail.
-            if delta.apply(&mut self.state).is_err() {
-                self.state = store.copy_state();
-            }
-            delta
+        let delta = match self.changed_slots(store) {
+            Some(slots) => self.take_slots(store, &slots),
+            None => self.take_whole(store),
         };
         self.store = store.tracker().id();
         self.epoch = store.tracker().next_epoch();
+        delta
+    }
+
+    /// [`take_delta`](Mark::take_delta) of the `slots` of `target`: the delta, with this
+    /// state moved to the delta's apply result.
+    pub(crate) fn take_slots(&mut self, target: &impl Target, slots: &[u32]) -> StorePatch {
+        let delta = StorePatch::diff_slots(&self.state, target, (slots, true), self.crc(), None);
+        delta.apply_trusted(&mut self.state, Placement::AsApply);
+        self.crc = OnceLock::new();
+        delta
+    }
+
+    /// [`take_delta`](Mark::take_delta) by comparing every entity of `store`.
+    pub(crate) fn take_whole(&mut self, store: &Store) -> StorePatch {
+        let delta = StorePatch::diff(&self.state, store);
+        // The mark's state is the delta's base, crc and all: the apply cannot fail.
+        if delta.apply(&mut self.state).is_err() {
+            self.state = store.copy_state();
+        }
         self.crc = OnceLock::new();
         delta
     }

@@ -63,18 +63,84 @@ impl LinkChange {
 
 /// The link changes between `base` and `target` for the target's entities `ids`, in ascending
 /// order of the instance's bits.
-fn link_changes(base: &Store, target: &Store, ids: impl Iterator<Item = Id>) -> Vec<LinkChange> {
-    if base.links.is_empty() && target.links.is_empty() {
+fn link_changes(
+    base: &Store,
+    target: &impl Target,
+    ids: impl Iterator<Item = Id>,
+) -> Vec<LinkChange> {
+    if base.links.is_empty() && !target.has_links() {
         return Vec::new();
     }
     let mut changes: Vec<LinkChange> = ids
         .filter_map(|id| {
-            let now = target.links.prototype(id);
+            let now = target.prototype(id);
             (now != base.links.prototype(id)).then(|| LinkChange::new(id, now))
         })
         .collect();
     changes.sort_unstable_by_key(|c| c.instance.get());
     changes
+}
+
+/// The state a delta goes to, as [`StorePatch::diff_slots`] reads it at the slots it is
+/// given: a whole [`Store`], or only what changed in one (an
+/// [`Excerpt`](crate::history::Excerpt), taken in O(changed)).
+pub(crate) trait Target {
+    /// The target's handle map header.
+    fn header(&self) -> RawHeader;
+    /// The raw bits of slot `slot`; `None` past the target's last slot.
+    fn slot_bits(&self, slot: u32) -> Option<U64>;
+    /// The handle and dense position of slot `slot`, when it is live.
+    fn live_at_slot(&self, slot: u32) -> Option<(Id, usize)>;
+    /// The blob of `id`, live at a slot `live_at_slot` answered for.
+    fn blob(&self, id: Id) -> crate::BlobRef<'_>;
+    /// Whether the target may hold prototype links (false: it holds none).
+    fn has_links(&self) -> bool;
+    /// The prototype of `id`, live at a slot `live_at_slot` answered for.
+    fn prototype(&self, id: Id) -> Option<Id>;
+    /// The target's key names when they differ from `base`'s: compared whole, or (`grown`: two
+    /// states of one store, tracked between them) by their count, since tracked names only
+    /// grow.
+    fn names_unless_base(&self, base: &Store, grown: bool) -> Option<KeyNames>;
+    /// The target's data version.
+    fn data_version(&self) -> u32;
+}
+
+impl Target for Store {
+    fn header(&self) -> RawHeader {
+        self.index.as_raw().header
+    }
+
+    fn slot_bits(&self, slot: u32) -> Option<U64> {
+        let slots = <[U64]>::ref_from_bytes(self.index.as_raw().slots)
+            .expect("INVARIANT: a handle map's own sections");
+        slots.get(slot as usize).copied()
+    }
+
+    fn live_at_slot(&self, slot: u32) -> Option<(Id, usize)> {
+        self.index.live_at_slot(slot as usize)
+    }
+
+    fn blob(&self, id: Id) -> crate::BlobRef<'_> {
+        self.get(id).expect("INVARIANT: live in the target's index")
+    }
+
+    fn has_links(&self) -> bool {
+        !self.links.is_empty()
+    }
+
+    fn prototype(&self, id: Id) -> Option<Id> {
+        self.links.prototype(id)
+    }
+
+    fn names_unless_base(&self, base: &Store, grown: bool) -> Option<KeyNames> {
+        let differ =
+            if grown { self.names.len() != base.names.len() } else { self.names != base.names };
+        differ.then(|| self.names.clone())
+    }
+
+    fn data_version(&self) -> u32 {
+        self.data_version
+    }
 }
 
 /// A dense entry (its slot) of the target's handle map that differs from the base's.
@@ -270,35 +336,29 @@ impl Records {
         }
     }
 
-    /// The patch, with the target's key names when they differ from the base's: compared
-    /// whole, or (`names_grown`: two states of one store, tracked between them) by their
-    /// count, since tracked names only grow.
+    /// The patch, with the target's key names when they differ from the base's (see
+    /// [`Target::names_unless_base`]).
     fn into_patch(
         self,
         base: &Store,
-        target: &Store,
+        target: &impl Target,
         base_crc: u32,
         (slots, meta): (Vec<SlotChange>, Vec<MetaChange>),
         names_grown: bool,
         links: Vec<LinkChange>,
     ) -> StorePatch {
-        let names_differ = if names_grown {
-            target.names.len() != base.names.len()
-        } else {
-            target.names != base.names
-        };
         StorePatch {
             base_crc,
-            header: target.index.as_raw().header,
+            header: target.header(),
             slots,
             meta,
             entities: self.entities,
             inserted: self.inserted,
             changed: self.changed,
-            names: names_differ.then(|| target.names.clone()),
+            names: target.names_unless_base(base, names_grown),
             list_names: false,
             base_data_version: base.data_version,
-            data_version: target.data_version,
+            data_version: target.data_version(),
             links,
         }
     }
@@ -449,19 +509,18 @@ impl StorePatch {
     /// also means their key names differ exactly when their counts do (see `Store::names`).
     pub(crate) fn diff_slots(
         base: &Store,
-        target: &Store,
+        target: &impl Target,
         (slots, tracked): (&[u32], bool),
         base_crc: u32,
         reverse_of: Option<&StorePatch>,
     ) -> StorePatch {
-        let (old, new) = (base.index.as_raw(), target.index.as_raw());
+        let old = base.index.as_raw();
         let old_slots = <[U64]>::ref_from_bytes(old.slots).expect("INVARIANT: own sections");
-        let new_slots = <[U64]>::ref_from_bytes(new.slots).expect("INVARIANT: own sections");
         let old_meta = <[U32]>::ref_from_bytes(old.meta).expect("INVARIANT: own sections");
         let slot_changes = slots
             .iter()
             .filter_map(|&slot| {
-                let value = *new_slots.get(slot as usize)?;
+                let value = target.slot_bits(slot)?;
                 (old_slots.get(slot as usize) != Some(&value))
                     .then_some(SlotChange { slot: U32::new(slot), value })
             })
@@ -469,7 +528,7 @@ impl StorePatch {
         let mut live: Vec<(usize, u32, Id)> = slots
             .iter()
             .filter_map(|&slot| {
-                let (id, dense) = target.index.live_at_slot(slot as usize)?;
+                let (id, dense) = target.live_at_slot(slot)?;
                 Some((dense, slot, id))
             })
             .collect();
@@ -494,7 +553,7 @@ impl StorePatch {
             None => Vec::new(),
         };
         for (_, _, id) in live {
-            let blob = target.get(id).expect("INVARIANT: live in the target's index");
+            let blob = target.blob(id);
             if reverse_of.is_none() {
                 records.push(base, id, blob);
             } else if base.contains(id) {
@@ -613,6 +672,76 @@ impl StorePatch {
             return Err(LoadError::Store(StoreError::DeltaBase { expected: self.base_crc, found }));
         }
         self.apply_unchecked_base(base)
+    }
+
+    /// Applies a chain of deltas in order, each made from the state the one before leaves
+    /// (as [`Mark::take_delta`](crate::Mark::take_delta) makes them), as far as they apply:
+    /// what [`apply`](StorePatch::apply) of each in turn does, stopping at the first that
+    /// fails, with two crc32s of the whole store rather than one per link.
+    ///
+    /// Each link's base is still checked: the first link's against `base` and the last's
+    /// against the state the others leave, by the crc32 each delta names; a link between
+    /// them that is not of this chain (stale, foreign) leaves a state the last crc does not
+    /// match, and the chain is then applied again link by link (each base checked) from the
+    /// state after the first, to find the first link that does not apply. Each link's apply
+    /// still checks the target's handle map and places every entity: O(store) a link.
+    ///
+    /// # Errors
+    ///
+    /// The position of the first link that does not apply and the error
+    /// [`apply`](StorePatch::apply) gives for it; `base` is then the state the links before it
+    /// leave.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{Store, StorePatch};
+    /// use datacomp::format::StoreError;
+    /// use datacomp::LoadError;
+    ///
+    /// let mut world = Store::new();
+    /// let id = world.insert_entries([("turn", 0.0)]).unwrap();
+    /// let base = world.clone();
+    /// let mut mark = world.mark();
+    /// let mut chain = Vec::new();
+    /// for turn in 1..=4 {
+    ///     world.get_mut(id).unwrap().set("turn", turn as f32).unwrap();
+    ///     chain.push(mark.take_delta(&world));
+    /// }
+    /// let mut loaded = base.clone();
+    /// StorePatch::apply_chain(&chain, &mut loaded).unwrap();
+    /// assert_eq!(loaded, world);
+    ///
+    /// // Link 3 twice: the chain ends at the second, and the store is as link 3 left it.
+    /// chain[3] = chain[2].clone();
+    /// let mut loaded = base.clone();
+    /// let (at, error) = StorePatch::apply_chain(&chain, &mut loaded).unwrap_err();
+    /// assert!(matches!((at, error), (3, LoadError::Store(StoreError::DeltaBase { .. }))));
+    /// assert_eq!(loaded.get(id).unwrap().get_float("turn"), Some(3.0));
+    /// ```
+    pub fn apply_chain(chain: &[StorePatch], base: &mut Store) -> Result<(), (usize, LoadError)> {
+        let Some((first, rest)) = chain.split_first() else { return Ok(()) };
+        first.apply(base).map_err(|error| (0, error))?;
+        let Some((last, middle)) = rest.split_last() else { return Ok(()) };
+        // From here on a failure needs the state after the first link again.
+        let after_first = base.clone();
+        let whole = middle.iter().all(|link| link.apply_unchecked_base(base).is_ok());
+        if whole && last.base_matches(base) {
+            return last.apply_unchecked_base(base).map_err(|error| (chain.len() - 1, error));
+        }
+        // Something after the first link does not belong, or does not apply: link by link
+        // from the state after the first, as `apply` of each does, to find where.
+        *base = after_first;
+        for (i, link) in chain.iter().enumerate().skip(1) {
+            link.apply(base).map_err(|error| (i, error))?;
+        }
+        Ok(())
+    }
+
+    /// Whether `store` is this delta's base by the crc32 it names (and its data version).
+    fn base_matches(&self, store: &Store) -> bool {
+        store.data_version == self.base_data_version
+            && store.content_crc(self.list_names) == self.base_crc
     }
 
     /// [`apply`](StorePatch::apply) after its checks of the base (the data version is checked

@@ -5,16 +5,22 @@
 //!   `valgrind --tool=callgrind --toggle-collect=save_cost::measured`. OP is one of
 //!   `request_frame` (the frame that asks for a save: its copy of the store), `empty_frame`,
 //!   `snapshot` (the copy alone), `memcpy_warm`, `memcpy_fresh` (the save's bytes), `write`
-//!   (the task's work: a full save to a file), `take_delta` (an autosave link's frame work
-//!   after 1,000 sheets changed), `load` (a `LoadGame` into a fresh app, waited for), `ron_save`,
+//!   (the task's work: a full save to a file), `excerpt` (an autosave link's frame work after
+//!   1,000 sheets changed: `Since::take`), `link_task` (the link's work on the pool:
+//!   `Mark::take_delta_from`, its base's crc32 included), `take_delta` (both at once, as the
+//!   frame did before), `load` (a `LoadGame` into a fresh app, waited for), `ron_save`,
 //!   `ron_load` (the `DynamicWorld` peer).
-//! - `frames`: a 60-frame run changing 1,000 sheets a frame, with an autosave every 10 frames
-//!   and without; prints each run's median and slowest frame (goal: no frame over 1.5x the
-//!   median).
+//! - `frames`: a 60-frame run changing 1,000 sheets a frame (between frames), with an autosave
+//!   every 10 frames and without; prints each run's median and slowest frame (goal: no frame
+//!   over 1.5x the median). Each frame is a call of `save_cost::frame`, so that
+//!   `valgrind --tool=callgrind --separate-threads=yes --collect-atstart=no
+//!   --toggle-collect='save_cost::frame*' --dump-after='save_cost::frame*'` gives each frame's
+//!   main-thread instructions (one dump per frame; `cargo run --example save_cost -- dumps
+//!   FILES...` sums them up).
 //!
-//! Run: `cargo run --release -p datacomp-bevy --example save_cost -- frames`.
+//! Run: `cargo run --release -p datacomp-bevy-benches --example save_cost -- frames`.
 
-#[path = "../benches/common/mod.rs"]
+#[path = "../common/mod.rs"]
 mod common;
 
 use std::hint::black_box;
@@ -29,13 +35,15 @@ use common::{
 use datacomp::Snapshot;
 use datacomp_bevy::{Autosave, DataStore, DatacompPlugin, Every, SaveGame, Saved, Sheet, flush};
 
-const OPS: [&str; 10] = [
+const OPS: [&str; 12] = [
     "request_frame",
     "empty_frame",
     "snapshot",
     "memcpy_warm",
     "memcpy_fresh",
     "write",
+    "excerpt",
+    "link_task",
     "take_delta",
     "load",
     "ron_save",
@@ -78,6 +86,16 @@ fn measured(op: &str, app: &mut App, dir: &Path, bytes: &[u8], warm: &mut [u8]) 
             let mut mark = MARK.with(|m| m.take()).unwrap();
             mark.take_delta(data.store()).file_len()
         }
+        "excerpt" => {
+            let data = app.world().resource::<DataStore>();
+            let mut since = MARK.with(|m| m.take()).unwrap().since();
+            black_box(since.take(data.store())).entities().unwrap()
+        }
+        "link_task" => {
+            let mut mark = MARK.with(|m| m.take()).unwrap();
+            let excerpt = EXCERPT.with(|e| e.take()).unwrap();
+            mark.take_delta_from(&excerpt).unwrap().file_len()
+        }
         "load" => {
             datacomp_load(app, &ours);
             0
@@ -96,6 +114,8 @@ fn measured(op: &str, app: &mut App, dir: &Path, bytes: &[u8], warm: &mut [u8]) 
 
 thread_local! {
     static MARK: std::cell::Cell<Option<datacomp::Mark>> = const { std::cell::Cell::new(None) };
+    static EXCERPT: std::cell::Cell<Option<datacomp::history::Excerpt>> =
+        const { std::cell::Cell::new(None) };
 }
 
 fn once(op: &str) {
@@ -110,9 +130,13 @@ fn once(op: &str) {
             app.world_mut().write_message(SaveGame { path: dir.path().join("world.dcmp") });
             app
         }
-        "take_delta" => {
-            MARK.with(|m| m.set(Some(app.world().resource::<DataStore>().store().mark())));
+        "take_delta" | "excerpt" | "link_task" => {
+            let mark = app.world().resource::<DataStore>().store().mark();
+            let mut since = mark.since();
+            MARK.with(|m| m.set(Some(mark)));
             change(&mut app, 0, SHEETS / 100);
+            let excerpt = since.take(app.world().resource::<DataStore>().store());
+            EXCERPT.with(|e| e.set(Some(excerpt)));
             app
         }
         "load" => datacomp_app(false),
@@ -139,14 +163,53 @@ fn run(autosave: bool, dir: &Path) -> Vec<Duration> {
     }
     let _ = DatacompPlugin::default(); // the plugin is in `datacomp_app`
     let mut times = Vec::new();
-    for frame in 0..60 {
-        change(&mut app, (frame * 1000) % SHEETS, 1000);
+    for i in 0..60 {
+        change(&mut app, (i * 1000) % SHEETS, 1000);
         let start = Instant::now();
-        app.update();
+        frame(&mut app);
         times.push(start.elapsed());
     }
     flush(app.world_mut());
     times
+}
+
+/// One frame of `run`: the unit callgrind dumps.
+#[inline(never)]
+fn frame(app: &mut App) {
+    app.update();
+}
+
+/// Each frame's instructions from callgrind's dumps of `frames` (`--dump-after`, one file a
+/// frame, in order: the run without autosave, then the one with), as each run's median and
+/// slowest frame.
+fn dumps(files: &[&str]) {
+    let mut counts: Vec<(u32, u64)> = files
+        .iter()
+        .filter_map(|file| {
+            let text = std::fs::read_to_string(file).ok()?;
+            let part = text.lines().find_map(|l| l.strip_prefix("part: "))?.trim().parse().ok()?;
+            let total = text.lines().find_map(|l| l.strip_prefix("totals: "))?;
+            Some((part, total.split_whitespace().next()?.parse().ok()?))
+        })
+        .collect();
+    counts.sort_unstable();
+    let counts: Vec<u64> = counts.into_iter().map(|(_, ir)| ir).collect();
+    for (name, run) in ["no autosave", "autosave every 10 frames"].iter().zip(counts.chunks(60)) {
+        let mut sorted = run.to_vec();
+        sorted.sort_unstable();
+        let median = sorted[sorted.len() / 2];
+        let (at, max) = run.iter().enumerate().max_by_key(|(_, ir)| **ir).unwrap();
+        let over: Vec<String> = run
+            .iter()
+            .enumerate()
+            .filter(|(_, ir)| **ir * 2 > median * 3)
+            .map(|(i, ir)| format!("frame {i}: {ir}"))
+            .collect();
+        println!(
+            "{name}: median frame {median} Ir, slowest {max} Ir (frame {at}), {:.2}x; over 1.5x: {over:?}",
+            *max as f64 / median as f64
+        );
+    }
 }
 
 fn frames() {
@@ -172,6 +235,7 @@ fn main() {
     match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
         ["once", op] => once(op),
         ["frames"] => frames(),
-        _ => eprintln!("usage: save_cost once OP | frames (OP: one of {OPS:?})"),
+        ["dumps", ref files @ ..] => dumps(files),
+        _ => eprintln!("usage: save_cost once OP | frames | dumps FILES (OP: one of {OPS:?})"),
     }
 }
