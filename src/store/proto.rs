@@ -833,8 +833,7 @@ impl<'a> Resolved<'a> {
             let blob = store.prototype_blob(p)?;
             if let Some((tag, raw)) = find(blob) {
                 // Checked on a hit only: a miss is `None` either way.
-                if !inherits(key) || store.names().nested() && shadowed_below(store, id, p, key)
-                {
+                if !inherits(key) || store.names().nested() && shadowed_below(store, id, p, key) {
                     return None;
                 }
                 return Some((blob, p, tag, raw));
