@@ -904,6 +904,27 @@ fn small_step() -> impl Strategy<Value = StepSpec> {
     ]
 }
 
+/// A chain of renames (`p0 -> p1`, `p1 -> p2`, ...), each maybe followed by a small step
+/// (a set, default or removal of another path folds beside it), maybe ending in the removal
+/// of its last path or the subtree above it: runs that `chain.rs` composes.
+fn chain_steps() -> impl Strategy<Value = Vec<StepSpec>> {
+    let link = (many_path(), prop::option::weighted(0.3, small_step()));
+    (many_path(), prop::collection::vec(link, 1..8), 0..3_usize).prop_map(|(start, links, end)| {
+        let (mut steps, mut from) = (Vec::new(), start);
+        for (to, beside) in links {
+            steps.push(StepSpec { renames: vec![(from, to.clone())], ..StepSpec::default() });
+            steps.extend(beside);
+            from = to;
+        }
+        match end {
+            1 => steps.push(StepSpec { removes: vec![from], ..StepSpec::default() }),
+            2 => steps.push(StepSpec { removes: vec![from[..1].to_vec()], ..StepSpec::default() }),
+            _ => {}
+        }
+        steps
+    })
+}
+
 /// The steps run one at a time, each as migrations of its own, on `store`: the reports'
 /// counts, or the first error as the whole migrations would name it.
 fn one_at_a_time(store: &mut Store, steps: &[(u32, StepSpec)]) -> Result<Vec<[usize; 5]>, String> {
@@ -922,7 +943,8 @@ fn one_at_a_time(store: &mut Store, steps: &[(u32, StepSpec)]) -> Result<Vec<[us
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(768))]
 
-    /// Up to 40 small steps, so that runs of steps that commute are folded into one pass: the
+    /// Up to 60 small steps and rename chains (`chain_steps`), so that runs of steps that
+    /// commute are folded into one pass and chains composed (`chain.rs`): the
     /// store, the report, and any error (kind, step and entity; nothing changed) are the
     /// model's, which applies each step to each entity key by key; and the same as running
     /// the steps one at a time, each as migrations of its own (then no step folds): equal
@@ -931,8 +953,12 @@ proptest! {
     fn folded_steps_match_the_model_and_the_steps_one_at_a_time(
         sheets in prop::collection::vec(
             prop::collection::vec((many_path(), value()), 0..8), 1..5),
-        specs in prop::collection::vec(small_step(), 1..40),
+        specs in prop::collection::vec(prop_oneof![
+            3 => small_step().prop_map(|step| vec![step]),
+            1 => chain_steps(),
+        ], 1..30),
     ) {
+        let specs: Vec<StepSpec> = specs.into_iter().flatten().take(60).collect();
         let (mut store, mut model) = seeded(&sheets);
         let steps: Vec<(u32, StepSpec)> =
             specs.into_iter().enumerate().map(|(i, spec)| (i as u32 + 1, spec)).collect();

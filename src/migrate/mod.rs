@@ -8,6 +8,8 @@
 //! - `plan.rs`: each step compiled against the store's key names into a table of keys.
 //! - `fold.rs`: runs of consecutive steps that commute (apart in keys and paths) folded into
 //!   one plan, so that an entity is rewritten once per run, not once per step.
+//! - `chain.rs`: runs that only rename and remove (a chain `a -> b`, `b -> c`) composed, so
+//!   that an entity holding one of their keys jumps them at once.
 //! - `run.rs`: [`Migrations::apply`]: the plans compiled and folded, then every entity
 //!   rewritten into a new arena, swapped in at the end.
 //!
@@ -16,6 +18,7 @@
 //! whose own blob lacks the key, an instance included (an override: to keep an instance
 //! inheriting, give the default to its prototype only).
 
+mod chain;
 mod fold;
 #[cfg(feature = "json")]
 mod json;
