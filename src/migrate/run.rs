@@ -21,7 +21,7 @@ use fxhash::FxHashMap;
 use super::chain::{Chains, Entry, jump, plan_of};
 use super::fold::{Run, fold};
 use super::plan::{Move, NONE, Names, Plan};
-use super::{MigrateError, MigrationReport, Migrations, StepReport};
+use super::{CheckedStep, MigrateError, MigrationReport, Migrations, StepReport};
 use crate::blob::BlobError;
 use crate::blob::write::BlobWrite;
 use crate::blob::{bulk, layout};
@@ -52,7 +52,9 @@ impl Migrations {
     /// whose keys they touch; but runs that only rename and remove (a chain `a -> b`, `b -> c`)
     /// are composed: an entity holding one of their keys jumps them at once, its reports added
     /// up and walked through the steps once (`chain.rs`). Memory: one copy of the arena, and
-    /// tables the size of the names and paths the steps touch (twice, for the runs folded).
+    /// tables the size of the names and paths the steps touch (twice, for the runs folded), at
+    /// most a million roles (keys a step touches) or one per arena word at once: past that
+    /// the steps run in batches, each over a copy of the arena the one before left.
     ///
     /// # Errors
     ///
@@ -99,37 +101,48 @@ impl Migrations {
         if from > version {
             return Err(MigrateError::StoreAhead { data_version: from, version });
         }
-        let mut names = Names::of(store);
-        let plans = steps
+        let running: Vec<&CheckedStep<'_>> = steps.iter().filter(|step| step.to > from).collect();
+        let mut reports: Vec<StepReport> = running
             .iter()
-            .filter(|step| step.to > from)
-            .enumerate()
-            .map(|(p, step)| Plan::compile(step, p, &mut names))
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut reports: Vec<StepReport> = steps
-            .iter()
-            .filter(|step| step.to > from)
             .map(|step| StepReport { index: step.index, to: step.to, ..StepReport::default() })
             .collect();
-        if plans.iter().any(|plan| !plan.roles.is_empty()) {
-            let mut plans = plans;
-            let node_keys = (1..=names.node_count()).map(|node| names.tree.key(node));
-            let mut runs = fold(&mut plans, node_keys);
-            // Each plan's scan stamps, the folded ones' too, in one table.
-            let mut base = 0;
-            let folded = runs.iter_mut().filter_map(|run| run.folded.as_deref_mut());
-            for plan in plans.iter_mut().chain(folded) {
-                plan.base = base;
-                base += plan.role.len();
+        // Every step compiled first (a step's errors that need no entity come before any
+        // entity's), the plans kept while their roles fit the budget: then they run at once.
+        let budget = budget(store);
+        let mut names = Names::of(store);
+        let (mut plans, mut held) = (Vec::new(), 0);
+        for (p, step) in running.iter().enumerate() {
+            let plan = Plan::compile(step, p, &mut names)?;
+            held += plan.role.len();
+            if held <= budget || p == 0 {
+                plans.push(plan);
             }
-            let rewritten = rewrite(store, &plans, &runs, base, &names, &mut reports)?;
-            let Rewritten { arena, spans, changed } = rewritten;
-            store.replace_arena(arena, spans);
-            // Change tracking: the entities a step changed, and only those, are stamped, so
-            // marks see the migration in O(changed) (the data version travels in every delta).
-            for id in changed {
-                store.touch(id);
+        }
+        if plans.len() == running.len() {
+            if plans.iter().any(|plan| !plan.roles.is_empty()) {
+                let (runs, stamps) = prepare(&mut plans, &names);
+                let rewritten = rewrite(
+                    store,
+                    &plans,
+                    &runs,
+                    stamps,
+                    &names,
+                    &mut reports,
+                    usize::MAX,
+                    &mut 0,
+                )?;
+                store.replace_arena(rewritten.arena, rewritten.spans);
+                // Change tracking: the entities a step changed, and only those, are stamped,
+                // so marks see the migration in O(changed) (the data version travels in every
+                // delta).
+                rewritten.changed.iter().for_each(|&id| store.touch(id));
             }
+        } else {
+            // Past the budget (a subtree renamed back and forth, 10,000 times): the steps run
+            // in batches that fit it, each over the arena the one before left.
+            drop(plans);
+            names = Names::of(store);
+            run_batches(store, &running, &mut names, &mut reports, budget)?;
         }
         if !names.added.is_empty() {
             // Each new name was checked against every other when its step was compiled; the
@@ -141,6 +154,84 @@ impl Migrations {
         store.set_data_version(version);
         Ok(MigrationReport { from, to: version, steps: reports })
     }
+}
+
+/// The roles a migration's plans may hold at once (each a few dozen bytes in its tables): a
+/// million, or one per arena word of the store if more.
+fn budget(store: &Store) -> usize {
+    #[cfg(test)]
+    if let Some(budget) = tests::BUDGET.with(std::cell::Cell::get) {
+        return budget;
+    }
+    (store.arena().len()).max(1 << 20)
+}
+
+/// Folds `plans` into runs, and gives each plan its scan stamps (the folded ones too) in one
+/// table: the runs and the table's length.
+fn prepare<'m>(plans: &mut [Plan<'m>], names: &Names) -> (Vec<Run<Plan<'m>>>, usize) {
+    let node_keys = (1..=names.node_count()).map(|node| names.tree.key(node));
+    let mut runs = fold(plans, node_keys);
+    let mut base = 0;
+    let folded = runs.iter_mut().filter_map(|run| run.folded.as_deref_mut());
+    for plan in plans.iter_mut().chain(folded) {
+        plan.base = base;
+        base += plan.role.len();
+    }
+    (runs, base)
+}
+
+/// Runs the steps in batches whose plans' roles fit `budget`, each batch over the arena the
+/// one before left (a copy of `store`), and swaps the last into `store`. The error is that
+/// of the first entity (in store order) to fail, at its first failing step, as in one pass:
+/// once an entity fails, later batches run only the entities before it.
+fn run_batches(
+    store: &mut Store,
+    running: &[&CheckedStep<'_>],
+    names: &mut Names,
+    reports: &mut [StepReport],
+    budget: usize,
+) -> Result<(), MigrateError> {
+    let mut current: Option<Store> = None;
+    let (mut changed, mut spans, mut failed) = (Vec::new(), Vec::new(), None);
+    let mut p = 0;
+    while p < running.len() {
+        let (mut plans, mut held) = (Vec::new(), 0);
+        while p < running.len() && (plans.is_empty() || held < budget) {
+            let plan = Plan::compile(running[p], p, names)?;
+            held += plan.role.len();
+            plans.push(plan);
+            p += 1;
+        }
+        let (runs, stamps) = prepare(&mut plans, names);
+        let entities = failed.as_ref().map_or(usize::MAX, |&(at, _)| at);
+        let source = current.as_ref().unwrap_or(store);
+        let mut at = 0;
+        let rewritten =
+            match rewrite(source, &plans, &runs, stamps, names, reports, entities, &mut at) {
+                Ok(rewritten) => rewritten,
+                Err(error) => {
+                    failed = Some((at, error));
+                    // The entities before it (which pass), for the batches after.
+                    rewrite(source, &plans, &runs, stamps, names, reports, at, &mut 0)?
+                }
+            };
+        changed.extend(rewritten.changed);
+        spans.clone_from(&rewritten.spans);
+        let next = current.get_or_insert_with(|| store.clone());
+        next.replace_arena(rewritten.arena, rewritten.spans);
+    }
+    if let Some((_, error)) = failed {
+        return Err(error);
+    }
+    if let Some(current) = current {
+        store.replace_arena(current.arena().to_vec(), spans);
+    }
+    changed.sort_unstable();
+    changed.dedup();
+    for id in changed {
+        store.touch(id);
+    }
+    Ok(())
 }
 
 /// Reusable state of the rewrite: per role of each plan (at the plan's `base`), the scan stamp
@@ -247,6 +338,7 @@ struct Rewritten {
 /// Every entity rewritten by every run of plans into a new arena: by the run's folded plan,
 /// or, where the run could pass a blob's 4 GiB (so that which step fails is the same as step
 /// by step), by its plans one after another.
+#[allow(clippy::too_many_arguments)]
 fn rewrite(
     store: &Store,
     plans: &[Plan<'_>],
@@ -254,6 +346,8 @@ fn rewrite(
     stamps: usize,
     names: &Names,
     reports: &mut [StepReport],
+    entities: usize,
+    at: &mut usize,
 ) -> Result<Rewritten, MigrateError> {
     let room: usize = plans.iter().map(|plan| plan.room).sum();
     let live = store.arena().len() - store.garbage_words();
@@ -272,7 +366,8 @@ fn rewrite(
     let mut visits = Visits::new(plans, runs, stamps, &mut chains);
     // The entity being rewritten, once a step changes it.
     let mut scratch = Vec::new();
-    for (id, blob) in store.iter() {
+    for (position, (id, blob)) in store.iter().enumerate() {
+        *at = position;
         let source = blob.as_words();
         let (mut copied, mut holes) = (false, false);
         work.indexed = false;
@@ -280,7 +375,8 @@ fn rewrite(
         visits.start(layout::keys(source));
         // The segment (`chain.rs`) the entity runs step by step: it holds two of its keys.
         let mut stepwise = NONE;
-        while let Some(r) = visits.next() {
+        // Past `entities`, copied as it is: no run visits it.
+        while let Some(r) = visits.next().filter(|_| position < entities) {
             let run = &runs[r as usize];
             let s = chains.segment_of(r);
             if s != NONE && s != stepwise {
@@ -952,6 +1048,8 @@ mod tests {
     thread_local! {
         /// The rewrite's work on this thread: see [`work_done`].
         pub(super) static WORK: Cell<u64> = const { Cell::new(0) };
+        /// The budget of a migration's roles at once on this thread, if set: see [`budget`].
+        pub(super) static BUDGET: Cell<Option<usize>> = const { Cell::new(None) };
     }
 
     /// The work of migrating `entities` entities of `keys` keys each by `steps` steps made by
@@ -1040,6 +1138,69 @@ mod tests {
         assert_eq!(report.steps[0].removed, names);
         assert_eq!(report.steps[2].removed, 1);
         assert_eq!(report.steps[2 * steps as usize - 1].defaulted, 1);
+    }
+
+    /// Migrations past the budget of roles run in batches (`run_batches`), each over the arena
+    /// the one before left: on 3,000 random migrations of random stores, with budgets of 1 to
+    /// 8 roles, the store (its bytes too), the report and the error are those of one pass.
+    #[test]
+    fn batches_of_steps_run_as_one_pass() {
+        const SEGMENTS: [&str; 3] = ["a", "b", "c"];
+        let seed = Cell::new(0x9e37_79b9_7f4a_7c15_u64);
+        let next = |n: usize| {
+            let mut x = seed.get();
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            seed.set(x);
+            (x % n as u64) as usize
+        };
+        let (mut batched, mut failed) = (0, 0);
+        for case in 0..3_000 {
+            let path = || {
+                let first = SEGMENTS[next(3)];
+                if next(2) == 0 {
+                    first.to_owned()
+                } else {
+                    format!("{first}.{}", SEGMENTS[next(3)])
+                }
+            };
+            let mut store = Store::new();
+            for _ in 0..=next(4) {
+                let keys: Vec<(String, u8)> = (0..next(4) as u8).map(|k| (path(), k)).collect();
+                // (Keys that do not fit together, `a` and `a.b`, make no entity.)
+                let _ = store.insert_entries(keys);
+            }
+            let steps = 1 + next(12);
+            let migrations = (0..steps).fold(Migrations::new(steps as u32), |m, i| {
+                let step = MigrationStep::to(i as u32 + 1);
+                m.step(match next(4) {
+                    0 => step.rename(&path(), &path()),
+                    1 => step.remove(&path()),
+                    2 => step.default(&path(), next(3) as u8),
+                    _ => step.set(&path(), next(3) as u8),
+                })
+            });
+            let mut one_pass = store.clone();
+            let expected = migrations.apply(&mut one_pass);
+            BUDGET.with(|budget| budget.set(Some(1 + case % 8)));
+            let got = migrations.apply(&mut store);
+            BUDGET.with(|budget| budget.set(None));
+            match (&got, &expected) {
+                (Ok(got), Ok(expected)) => {
+                    assert_eq!(got, expected, "case {case}");
+                    assert_eq!(store, one_pass, "case {case}");
+                    assert_eq!(store.to_bytes(), one_pass.to_bytes(), "case {case}");
+                }
+                (Err(got), Err(expected)) => {
+                    assert_eq!(got.to_string(), expected.to_string(), "case {case}");
+                    failed += 1;
+                }
+                _ => panic!("case {case}: {got:?} in batches, {expected:?} in one pass"),
+            }
+            batched += 1;
+        }
+        assert!(failed > 300 && failed < 2_700, "{failed} of {batched} failed");
     }
 
     #[test]
