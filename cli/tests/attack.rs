@@ -523,6 +523,23 @@ fn an_endless_input_is_read_only_as_far_as_its_header_says() {
     }
 }
 
+/// A save of `entities` entities `{"n": 1}` in `dir`, and migrations that give each a default
+/// of 4,096 floats: their paths.
+fn curve_migration(dir: &Path, entities: usize) -> (String, String) {
+    let json = path(dir, "a.json");
+    std::fs::write(&json, format!("[{}]", vec![r#"{"n": 1}"#; entities].join(","))).unwrap();
+    let save = path(dir, "a.dcmp");
+    ok(&["import", &json, "-o", &save]);
+    let floats = vec!["0.5"; 4096].join(",");
+    let migrations = path(dir, "m.json");
+    std::fs::write(
+        &migrations,
+        format!(r#"{{"version": 1, "steps": [{{"to": 1, "default": {{"f": [{floats}]}}}}]}}"#),
+    )
+    .unwrap();
+    (save, migrations)
+}
+
 /// A 4,096-float default on 1M entities aborted the command (`memory allocation of 9216000000
 /// bytes failed`, SIGABRT). Every allocation of the migrated arena is fallible now: one that
 /// fails is an error that names the size, and nothing is written.
@@ -530,18 +547,8 @@ fn an_endless_input_is_read_only_as_far_as_its_header_says() {
 #[test]
 fn a_migration_past_the_memory_it_can_have_is_refused_with_its_size() {
     let dir = TempDir::new().unwrap();
-    let json = path(dir.path(), "a.json");
-    std::fs::write(&json, format!("[{}]", vec![r#"{"n": 1}"#; 30_000].join(","))).unwrap();
-    let save = path(dir.path(), "a.dcmp");
-    ok(&["import", &json, "-o", &save]);
+    let (save, migrations) = curve_migration(dir.path(), 30_000);
     let before = std::fs::read(&save).unwrap();
-    let floats = vec!["0.5"; 4096].join(",");
-    let migrations = path(dir.path(), "m.json");
-    std::fs::write(
-        &migrations,
-        format!(r#"{{"version": 1, "steps": [{{"to": 1, "default": {{"f": [{floats}]}}}}]}}"#),
-    )
-    .unwrap();
     // 30,000 x 16 KiB: about 490 MB of arena, under a 300 MB address-space limit.
     let script = format!(
         "ulimit -v 300000; exec {} migrate {save} --with {migrations}",
@@ -555,4 +562,38 @@ fn a_migration_past_the_memory_it_can_have_is_refused_with_its_size() {
     });
     assert!(bytes.is_some_and(|b| b > 1 << 20), "{err}");
     assert_eq!(std::fs::read(&save).unwrap(), before, "nothing written");
+}
+
+/// The same default on 1M entities took 33.9 s and 7.77 GB under an 8 GB cap before the
+/// allocation failed. The output is estimated first (every default and set added to every
+/// entity): past `--max-output` (4 GiB unless given), refused at once with the figure.
+#[test]
+fn a_migration_whose_output_could_pass_max_output_is_refused_before_it_runs() {
+    let dir = TempDir::new().unwrap();
+    let (save, migrations) = curve_migration(dir.path(), 100);
+    let before = std::fs::read(&save).unwrap();
+    let held: u64 = Store::load(&save).unwrap().iter().map(|(_, b)| b.byte_len() as u64).sum();
+    // Each entity may gain 16,384 bytes of floats, 4 of length and 16 of header.
+    let estimate = held + 100 * (16_384 + 4 + 16);
+    let limit = (estimate - 1).to_string();
+    let refused = format!(
+        "{save}: the migrated entities could take up to {estimate} bytes (every default and set \
+         added to each), past the limit of {limit} bytes"
+    );
+    for dry_run in [&[][..], &["--dry-run"]] {
+        let args = [&["migrate", &save, "--with", &migrations, "--max-output", &limit], dry_run];
+        assert_eq!(fails(&args.concat()), refused);
+        assert_eq!(std::fs::read(&save).unwrap(), before, "nothing written");
+    }
+    let usage = run(&["migrate", &save, "--with", &migrations, "--max-output", "4GiB"]);
+    let err = String::from_utf8_lossy(&usage.stderr);
+    assert_eq!(usage.status.code(), Some(2), "{err}");
+    assert!(err.contains("invalid value '4GiB' for '--max-output <BYTES>'"), "{err}");
+    let at = estimate.to_string();
+    let report = ok(&["migrate", &save, "--with", &migrations, "--max-output", &at]);
+    assert!(report.contains("100 entities changed: 100 keys defaulted"), "{report}");
+    let store = Store::load(&save).unwrap();
+    assert!(
+        store.iter().all(|(_, blob)| blob.get("f").is_some_and(|f| f.payload_bytes() == 16_388))
+    );
 }

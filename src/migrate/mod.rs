@@ -94,6 +94,8 @@ use crate::value::{AsValue, OwnedValue, exact_value};
 pub struct Migrations {
     version: u32,
     steps: Vec<MigrationStep>,
+    /// The most bytes the migrated entities may be estimated to take.
+    max_output: u64,
 }
 
 /// One step of [`Migrations`]: what changes to reach data version `to`, applied to every
@@ -148,7 +150,47 @@ impl Migrations {
     /// ```
     #[must_use]
     pub fn new(version: u32) -> Migrations {
-        Migrations { version, steps: Vec::new() }
+        Migrations { version, steps: Vec::new(), max_output: Migrations::DEFAULT_MAX_OUTPUT }
+    }
+
+    /// The limit [`apply`](Migrations::apply) starts with on the bytes it estimates the
+    /// migrated entities to take: 4 GiB.
+    pub const DEFAULT_MAX_OUTPUT: u64 = 4 << 30;
+
+    /// Sets the most bytes the migrated entities may be estimated to take
+    /// ([`DEFAULT_MAX_OUTPUT`](Migrations::DEFAULT_MAX_OUTPUT) unless set). Before it runs a
+    /// step, [`apply`](Migrations::apply) estimates them from above, in O(entities + steps):
+    /// the bytes of the store's entities, and, for each entity, those of every default and
+    /// set of the steps it runs, as to an entity that lacks them (a value's payload and 16 bytes
+    /// of header); past `bytes` it refuses with
+    /// [`OutputTooLarge`](MigrateError::OutputTooLarge) and allocates nothing. `u64::MAX`
+    /// leaves only the arena's own 16 GiB.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{MigrationStep, Migrations, Store};
+    /// use datacomp::migrate::MigrateError;
+    ///
+    /// let mut store = Store::new();
+    /// for _ in 0..10 {
+    ///     store.insert_entries([("hp", 30.0)]).unwrap();
+    /// }
+    /// let before = store.clone();
+    /// let migrations = Migrations::new(2)
+    ///     .step(MigrationStep::to(2).default("curve", vec![0.5f32; 1000]))
+    ///     .max_output(10_000);
+    /// let err = migrations.apply(&mut store).unwrap_err();
+    /// // Each of the 10 entities may gain a 4,004-byte payload and 16 bytes of header.
+    /// let held: usize = store.iter().map(|(_, blob)| blob.byte_len()).sum();
+    /// let estimate = held as u64 + 10 * (16 + 4 + 4000);
+    /// assert_eq!(err, MigrateError::OutputTooLarge { estimate, limit: 10_000 });
+    /// assert_eq!(store, before, "nothing changed");
+    /// ```
+    #[must_use]
+    pub fn max_output(mut self, bytes: u64) -> Migrations {
+        self.max_output = bytes;
+        self
     }
 
     /// Adds a step after the others. Steps must come in ascending order of their `to`, none
@@ -817,6 +859,15 @@ pub enum MigrateError {
         /// Bytes of the arena the allocation was for.
         bytes: u64,
     },
+    /// The migrated entities are estimated to take more bytes than the limit
+    /// ([`Migrations::max_output`]): refused before any step runs.
+    OutputTooLarge {
+        /// The estimate, in bytes: the entities' bytes and every default and set of the
+        /// steps that run added to each entity.
+        estimate: u64,
+        /// The limit, in bytes.
+        limit: u64,
+    },
 }
 
 /// `steps[1] (to 3)`.
@@ -934,6 +985,11 @@ impl fmt::Display for MigrateError {
             E::OutOfMemory { bytes } => write!(
                 f,
                 "the migrated arena would take {bytes} bytes, more memory than could be had"
+            ),
+            E::OutputTooLarge { estimate, limit } => write!(
+                f,
+                "the migrated entities could take up to {estimate} bytes (every default and set \
+                 added to each), past the limit of {limit} bytes"
             ),
         }
     }

@@ -337,7 +337,7 @@ impl<'m> Plan<'m> {
             let key = names.name(node, p).map_err(collision)?;
             let role = plan.role_of(key);
             plan.role[role as usize].written = plan.writes.len() as u32;
-            plan.room += 16 + write.value.as_value().payload_bytes();
+            plan.room += room_of(write.value);
             plan.writes.push(Write {
                 role,
                 value: write.value,
@@ -514,4 +514,10 @@ impl Fold for Plan<'_> {
         self.room += next.room;
         (self.p, self.step) = (next.p, next.step);
     }
+}
+
+/// The most bytes a default or set of `value` adds to an entity: its payload and a key's
+/// header (with alignment).
+pub(super) fn room_of(value: &OwnedValue) -> usize {
+    16 + value.as_value().payload_bytes()
 }

@@ -20,7 +20,7 @@ use fxhash::FxHashMap;
 
 use super::chain::{Chains, Entry, jump, plan_of};
 use super::fold::{Run, fold};
-use super::plan::{Move, NONE, Names, Plan};
+use super::plan::{Move, NONE, Names, Plan, room_of};
 use super::{CheckedStep, MigrateError, MigrationReport, Migrations, StepReport};
 use crate::blob::BlobError;
 use crate::blob::write::BlobWrite;
@@ -67,7 +67,9 @@ impl Migrations {
     /// [`PathIsObject`](MigrateError::PathIsObject) (a default or set at a path the entity
     /// holds keys under), [`PathThroughValue`](MigrateError::PathThroughValue),
     /// [`BlobTooLarge`](MigrateError::BlobTooLarge) and
-    /// [`ArenaTooLarge`](MigrateError::ArenaTooLarge).
+    /// [`ArenaTooLarge`](MigrateError::ArenaTooLarge); and before any step runs,
+    /// [`OutputTooLarge`](MigrateError::OutputTooLarge) if the migrated entities could take
+    /// more than [`max_output`](Migrations::max_output) bytes.
     ///
     /// # Panics
     ///
@@ -102,6 +104,12 @@ impl Migrations {
             return Err(MigrateError::StoreAhead { data_version: from, version });
         }
         let running: Vec<&CheckedStep<'_>> = steps.iter().filter(|step| step.to > from).collect();
+        if !running.is_empty() {
+            let estimate = estimate(store, &running);
+            if estimate > self.max_output {
+                return Err(MigrateError::OutputTooLarge { estimate, limit: self.max_output });
+            }
+        }
         let mut reports: Vec<StepReport> = running
             .iter()
             .map(|step| StepReport { index: step.index, to: step.to, ..StepReport::default() })
@@ -154,6 +162,15 @@ impl Migrations {
         store.set_data_version(version);
         Ok(MigrationReport { from, to: version, steps: reports })
     }
+}
+
+/// The most bytes the entities of `store` can take once `running` ran, in O(entities + steps):
+/// theirs now, and each default and set of the steps added to every entity.
+fn estimate(store: &Store, running: &[&CheckedStep<'_>]) -> u64 {
+    let writes = running.iter().flat_map(|step| &step.writes);
+    let room = writes.fold(0u64, |room, write| room.saturating_add(room_of(write.value) as u64));
+    let live = (store.arena().len() - store.garbage_words()) as u64 * 4;
+    live.saturating_add((store.len() as u64).saturating_mul(room))
 }
 
 /// The roles a migration's plans may hold at once (each a few dozen bytes in its tables): a
