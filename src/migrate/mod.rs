@@ -10,7 +10,8 @@
 //!   one plan, so that an entity is rewritten once per run, not once per step.
 //! - `chain.rs`: runs that only rename and remove (a chain `a -> b`, `b -> c`) composed, so
 //!   that an entity holding one of their keys jumps them at once.
-//! - `run.rs`: [`Migrations::apply`]: the plans compiled and folded, then every entity
+//! - `run.rs`: [`Migrations::apply`]: the output estimated (refused past
+//!   [`max_output`](Migrations::max_output)), the plans compiled and folded, then every entity
 //!   rewritten into a new arena, swapped in at the end.
 //!
 //! A migration works on what each entity stores, prototypes and instances alike: a rename

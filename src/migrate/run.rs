@@ -2,6 +2,7 @@
 //! folded into one, then every entity rewritten into a new arena, swapped in at the end.
 //!
 //! ```text
+//!  store, steps ──estimate──▶ the output's bytes from above: past max_output, refused
 //!  names ──compile──▶ Plan per step: roles {key → moved to / moved from / removed / written /
 //!                                           above a written path}
 //!  plans ──fold─────▶ runs of steps that commute, each run of two or more one folded Plan
