@@ -503,6 +503,9 @@ fn a_migration_whose_output_could_pass_the_limit_is_refused_before_it_runs() {
     let taken: u64 = store.iter().map(|(_, blob)| blob.byte_len() as u64).sum();
     assert!(taken <= estimate && taken > 100 * 16_384, "{taken} of {estimate}");
     assert_eq!(store.len(), 101);
+    // A store at the version runs no step: no estimate, whatever the limit.
+    let again = Migrations::new(3).step(MigrationStep::to(3).set("tag", "v3")).max_output(0);
+    assert!(again.apply(&mut store).unwrap().steps.is_empty());
     // The default limit: 4 GiB, here and from JSON.
     let parsed = Migrations::from_json(r#"{"version": 1, "steps": []}"#).unwrap();
     assert_eq!(parsed, Migrations::new(1).max_output(Migrations::DEFAULT_MAX_OUTPUT));
