@@ -89,6 +89,7 @@ impl Chains {
         runs: &[Run<Plan<'_>>],
         stamps: usize,
         names: &Names,
+        may_join: impl Fn(u32) -> bool,
     ) -> Chains {
         let mut chains = Chains {
             segment_of: vec![NONE; runs.len()],
@@ -98,14 +99,14 @@ impl Chains {
         };
         // A run may join a segment when it writes nothing and moves nothing onto a path with
         // names under it.
-        let joins = |run: &Run<Plan<'_>>| {
-            let plan = plan_of(plans, run);
-            plan.writes.is_empty() && plan.moves.iter().all(|m| !m.has_under)
+        let joins = |r: usize| {
+            let plan = plan_of(plans, &runs[r]);
+            may_join(r as u32) && plan.writes.is_empty() && plan.moves.iter().all(|m| !m.has_under)
         };
         let mut start = 0;
         while start < runs.len() {
             let mut end = start;
-            while end < runs.len() && joins(&runs[end]) {
+            while end < runs.len() && joins(end) {
                 end += 1;
             }
             if end - start >= 2 {

@@ -24,6 +24,7 @@ mod fold;
 #[cfg(feature = "json")]
 mod json;
 mod plan;
+mod repeat;
 mod run;
 
 use std::borrow::Cow;

@@ -42,6 +42,10 @@ pub(super) struct Names {
     gone_under: Vec<bool>,
     /// The nodes marked in `gone_under`.
     gone_roots: usize,
+    /// How many times compiling changed what a later compile reads (a node, a name, a gone
+    /// mark): two steps compiled without a change leave the names as they found them
+    /// (`repeat.rs`).
+    pub(super) changes: u64,
 }
 
 impl Names {
@@ -62,6 +66,7 @@ impl Names {
             gone: vec![false; len],
             gone_under: vec![false; len],
             gone_roots: 0,
+            changes: 0,
         };
         for node in 1..len as u32 {
             names.link(node);
@@ -96,6 +101,7 @@ impl Names {
             self.gone.resize(len, false);
             self.gone_under.resize(len, false);
             self.link(node);
+            self.changes += 1;
         }
         node
     }
@@ -120,12 +126,15 @@ impl Names {
 
     /// Names `node` for plan `p`, unless another node names its key: a key may be put there.
     fn name(&mut self, node: u32, p: usize) -> Result<Key, KeyError> {
-        self.gone[node as usize] = false;
+        if std::mem::take(&mut self.gone[node as usize]) {
+            self.changes += 1;
+        }
         // (A path a step puts a key at is at most 125 segments deep.)
         let mut above = node;
         while self.gone_roots > 0 && above != ROOT {
             if std::mem::take(&mut self.gone_under[above as usize]) {
                 self.gone_roots -= 1;
+                self.changes += 1;
             }
             above = self.tree.parent(above);
         }
@@ -134,6 +143,7 @@ impl Names {
             Ok(key) => {
                 if !was {
                     self.added.insert(node, p);
+                    self.changes += 1;
                 }
                 Ok(key)
             }
@@ -323,11 +333,14 @@ impl<'m> Plan<'m> {
                     let role = plan.role_of(names.tree.key(node));
                     plan.role[role as usize].removed = true;
                 }
-                names.gone[node as usize] = true;
+                if !std::mem::replace(&mut names.gone[node as usize], true) {
+                    names.changes += 1;
+                }
             }
             for &(root, _) in &roots {
                 if !std::mem::replace(&mut names.gone_under[root as usize], true) {
                     names.gone_roots += 1;
+                    names.changes += 1;
                 }
             }
         }
