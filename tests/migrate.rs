@@ -971,19 +971,24 @@ fn chain_steps() -> impl Strategy<Value = Vec<StepSpec>> {
     })
 }
 
-/// A subtree renamed back and forth (`x -> y`, `y -> x`, ...), or any two renames taken in
-/// turn, 8 to 15 times: runs that `repeat.rs` compiles and runs three pairs of, the rest
-/// copies. Entities hold keys at, under and above both paths.
+/// A subtree renamed back and forth (`x -> y`, `y -> x`, ...), round a cycle of three paths,
+/// or one to three renames taken in turn, four times and up to 8 steps more: runs that
+/// `repeat.rs` compiles and runs three periods of, the rest copies. Entities hold keys at,
+/// under and above the paths.
 fn back_and_forth() -> impl Strategy<Value = Vec<StepSpec>> {
     let rename = || (many_path(), many_path());
-    let pair = prop_oneof![
-        3 => rename().prop_map(|(x, y)| [(x.clone(), y.clone()), (y, x)]),
-        1 => (rename(), rename()).prop_map(|(a, b)| [a, b]),
+    let cycle = prop_oneof![
+        3 => rename().prop_map(|(x, y)| vec![(x.clone(), y.clone()), (y, x)]),
+        1 => (many_path(), many_path(), many_path())
+            .prop_map(|(x, y, z)| vec![(x.clone(), y.clone()), (y, z.clone()), (z, x)]),
+        1 => prop::collection::vec(rename(), 1..=3),
     ];
-    (pair, 8..16_usize).prop_map(|(pair, n)| {
-        let step =
-            |i: usize| StepSpec { renames: vec![pair[i % 2].clone()], ..StepSpec::default() };
-        (0..n).map(step).collect()
+    (cycle, 0..8_usize).prop_map(|(cycle, more)| {
+        let step = |i: usize| StepSpec {
+            renames: vec![cycle[i % cycle.len()].clone()],
+            ..StepSpec::default()
+        };
+        (0..4 * cycle.len() + more).map(step).collect()
     })
 }
 
