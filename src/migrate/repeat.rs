@@ -20,7 +20,9 @@
 
 use std::ops::Range;
 
-use super::CheckedStep;
+use super::fold::Run;
+use super::plan::{NONE, Names, Plan};
+use super::{CheckedStep, MigrateError, StepReport};
 
 /// A run of steps that repeats, as it runs: the first step of its third period (by position
 /// among the steps that run), the period, and the steps after that period that copy it.
@@ -81,13 +83,95 @@ pub(super) fn find(running: &[&CheckedStep<'_>]) -> Vec<Repeat> {
     repeats
 }
 
-/// Per step of the `n` that run, the step it copies, or `None`.
-pub(super) fn copies(repeats: &[Repeat], n: usize) -> Vec<Option<usize>> {
-    let mut copies = vec![None; n];
-    for repeat in repeats {
-        for p in repeat.copies.clone() {
-            copies[p] = Some(repeat.first + (p - repeat.copies.start) % repeat.period);
+/// Compiles the steps that run, in order, but the copies of their repeats.
+pub(super) struct Compiler<'r> {
+    repeats: &'r [Repeat],
+    /// Per step, the step it copies, or `None`.
+    copies: Vec<Option<usize>>,
+    /// Per step, the repeat whose third period it is in, or whose copies it starts.
+    marks: Vec<Option<&'r Repeat>>,
+    /// The names' changes before the third period being compiled.
+    changes: u64,
+}
+
+impl<'r> Compiler<'r> {
+    pub(super) fn new(repeats: &'r [Repeat], n: usize) -> Compiler<'r> {
+        let mut copies = vec![None; n];
+        let mut marks = vec![None; n];
+        for repeat in repeats {
+            for p in repeat.copies.clone() {
+                copies[p] = Some(repeat.first + (p - repeat.copies.start) % repeat.period);
+            }
+            marks[repeat.first..=repeat.copies.start].fill(Some(repeat));
+        }
+        Compiler { repeats, copies, marks, changes: 0 }
+    }
+
+    /// The plan of `step`, at `p` among the steps that run (after every step before it), or
+    /// `None` for a copy. A third period's plans run alone: each entity they visit is checked
+    /// before and after them.
+    pub(super) fn compile<'m>(
+        &mut self,
+        step: &'m CheckedStep<'m>,
+        p: usize,
+        names: &mut Names,
+    ) -> Result<Option<Plan<'m>>, MigrateError> {
+        let mark = self.marks[p];
+        if let Some(repeat) = mark {
+            if repeat.first == p {
+                self.changes = names.changes;
+            } else if repeat.copies.start == p && names.changes != self.changes {
+                // The third period changed the names: its copies are compiled and run.
+                self.copies[repeat.copies.clone()].fill(None);
+            }
+        }
+        if self.copies[p].is_some() {
+            return Ok(None);
+        }
+        let mut plan = Plan::compile(step, p, names)?;
+        if mark.is_some_and(|repeat| p < repeat.copies.start) {
+            plan.footprint.run_alone();
+        }
+        Ok(Some(plan))
+    }
+
+    /// Whether `p` is inside a third period, past its first step: the plans of a period run
+    /// together.
+    pub(super) fn inside(&self, p: usize) -> bool {
+        self.marks[p].is_some_and(|repeat| repeat.first < p && p < repeat.copies.start)
+    }
+
+    /// The steps compiled so far, and every step once all are.
+    pub(super) fn compiled(&self) -> usize {
+        self.copies.iter().filter(|copy| copy.is_none()).count()
+    }
+
+    /// Per run of `runs` (of `plans`, compiled), the last run of the third period it is in,
+    /// for the repeats whose copies are not compiled, or [`NONE`].
+    pub(super) fn periods(&self, plans: &[Plan<'_>], runs: &[Run<Plan<'_>>]) -> Vec<u32> {
+        let mut periods = vec![NONE; runs.len()];
+        let run_of = |p: usize| {
+            let i = plans.binary_search_by_key(&p, |plan| plan.p).ok()?;
+            Some(runs.partition_point(|run| run.plans.end <= i) as u32)
+        };
+        for repeat in self.repeats.iter().filter(|r| self.copies[r.copies.start].is_some()) {
+            let Some(last) = run_of(repeat.copies.start - 1) else { continue };
+            for p in repeat.first..repeat.copies.start {
+                if let Some(r) = run_of(p) {
+                    periods[r as usize] = last;
+                }
+            }
+        }
+        periods
+    }
+
+    /// Gives each copy the report of the step it copies.
+    pub(super) fn report(&self, reports: &mut [StepReport]) {
+        for (p, copy) in self.copies.iter().enumerate() {
+            if let &Some(copy) = copy {
+                let (index, to) = (reports[p].index, reports[p].to);
+                reports[p] = StepReport { index, to, ..reports[copy] };
+            }
         }
     }
-    copies
 }
