@@ -10,6 +10,8 @@
 //!   one plan, so that an entity is rewritten once per run, not once per step.
 //! - `chain.rs`: runs that only rename and remove (a chain `a -> b`, `b -> c`) composed, so
 //!   that an entity holding one of their keys jumps them at once.
+//! - `repeat.rs`: runs of rename-only steps that repeat (a subtree renamed back and forth)
+//!   compiled and run three periods deep, the steps after them copies.
 //! - `run.rs`: [`Migrations::apply`]: the output estimated (refused past
 //!   [`max_output`](Migrations::max_output)), the plans compiled and folded, then every entity
 //!   rewritten into a new arena, swapped in at the end.

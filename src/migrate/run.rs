@@ -53,10 +53,13 @@ impl Migrations {
     /// removes. Steps that do not commute keep their order, a visit each of the entities
     /// whose keys they touch; but runs that only rename and remove (a chain `a -> b`, `b -> c`)
     /// are composed: an entity holding one of their keys jumps them at once, its reports added
-    /// up and walked through the steps once (`chain.rs`). Memory: one copy of the arena, and
-    /// tables the size of the names and paths the steps touch (twice, for the runs folded), at
-    /// most a million roles (keys a step touches) or one per arena word at once: past that
-    /// the steps run in batches, each over a copy of the arena the one before left.
+    /// up and walked through the steps once (`chain.rs`); and runs of renames that repeat (a
+    /// subtree renamed back and forth) are compiled and run three periods deep, the steps
+    /// after them copies of the third, when it left each entity as it found it (`repeat.rs`).
+    /// Memory: one copy of the arena, and tables the size of the names and paths the steps
+    /// touch (twice, for the runs folded), at most a million roles (keys a step touches) or one
+    /// per arena word at once: past that the steps run in batches, each over a copy of the
+    /// arena the one before left.
     ///
     /// # Errors
     ///
