@@ -200,5 +200,32 @@ fn many_steps(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, migrate, many_steps);
+/// Issue 30: a subtree renamed back and forth (`x -> y`, `y -> x`), 10,000 steps, over one
+/// entity of 10,000 names under `x` (345 s before `repeat.rs`) and over 1,000 entities of 10.
+fn renames_back_and_forth(c: &mut Criterion) {
+    let steps = 10_000;
+    let step = |i: u32| {
+        let (from, to) = if i.is_multiple_of(2) { ("x", "y") } else { ("y", "x") };
+        MigrationStep::to(i + 1).rename(from, to)
+    };
+    let migrations = (0..steps).fold(Migrations::new(steps), |m, i| m.step(step(i)));
+    let mut group = c.benchmark_group("migrate/renames_back_and_forth_10000_steps");
+    group.sample_size(10);
+    for (entities, names) in [(1, 10_000), (1_000, 10)] {
+        let mut store = Store::new();
+        for _ in 0..entities {
+            store.insert_entries((0..names).map(|k| (format!("x.k{k}"), 1))).unwrap();
+        }
+        group.bench_function(format!("{entities}_entities_{names}_names"), |b| {
+            b.iter_batched(
+                || store.clone(),
+                |mut store| migrations.apply(&mut store).unwrap(),
+                BatchSize::LargeInput,
+            )
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, migrate, many_steps, renames_back_and_forth);
 criterion_main!(benches);

@@ -11,6 +11,7 @@ use datacomp::{
     ExportOptions, Id, ImportOptions, Key, KeyError, MigrationStep, Migrations, OwnedValue, Store,
 };
 use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
 
 fn parse_err(text: &str) -> MigrateError {
     Migrations::from_json(text).unwrap_err()
@@ -467,6 +468,51 @@ fn an_empty_store_or_no_steps_only_sets_the_version() {
     assert_eq!(store.to_bytes()[32..], before[32..], "only the header's data version changed");
 }
 
+/// A 4,096-float default on 1M entities ran until an allocation failed (33.9 s, 7.77 GB). The
+/// output is estimated first, from above: past the limit, refused before any step runs.
+#[test]
+fn a_migration_whose_output_could_pass_the_limit_is_refused_before_it_runs() {
+    let mut store = Store::new();
+    for i in 0..100 {
+        store.insert_entries([("n", i as f32)]).unwrap();
+    }
+    store.insert_entries([("f", 1.0)]).unwrap();
+    let held: u64 = store.iter().map(|(_, blob)| blob.byte_len() as u64).sum();
+    // Steps at or under the store's version run not, and add nothing to the estimate.
+    store.set_data_version(1);
+    let curve = vec![0.5f32; 4096];
+    let migrations = Migrations::new(3)
+        .step(MigrationStep::to(1).set("never", vec![0.0f32; 100_000]))
+        .step(MigrationStep::to(2).default("f", curve.clone()).set("tag", "v2"))
+        .step(MigrationStep::to(3).rename("n", "m").remove("gone"));
+    // 101 entities, each may gain the curve (16 + 4 + 16,384 bytes) and the tag (16 + 4 + 4:
+    // "v2" padded to a word).
+    let estimate = held + 101 * (16 + 4 + 16_384 + 16 + 4 + 4);
+    let err = fails(&mut store, &migrations.clone().max_output(estimate - 1));
+    assert_eq!(err, MigrateError::OutputTooLarge { estimate, limit: estimate - 1 });
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "the migrated entities could take up to {estimate} bytes (every default and set \
+             added to each), past the limit of {} bytes",
+            estimate - 1
+        )
+    );
+    // At the limit it runs, and takes no more than the estimate.
+    let report = migrations.max_output(estimate).apply(&mut store).unwrap();
+    assert_eq!(report.steps[0].entities, 101);
+    let taken: u64 = store.iter().map(|(_, blob)| blob.byte_len() as u64).sum();
+    assert!(taken <= estimate && taken > 100 * 16_384, "{taken} of {estimate}");
+    assert_eq!(store.len(), 101);
+    // A store at the version runs no step: no estimate, whatever the limit.
+    let again = Migrations::new(3).step(MigrationStep::to(3).set("tag", "v3")).max_output(0);
+    assert!(again.apply(&mut store).unwrap().steps.is_empty());
+    // The default limit: 4 GiB, here and from JSON.
+    let parsed = Migrations::from_json(r#"{"version": 1, "steps": []}"#).unwrap();
+    assert_eq!(parsed, Migrations::new(1).max_output(Migrations::DEFAULT_MAX_OUTPUT));
+    assert_eq!(Migrations::DEFAULT_MAX_OUTPUT, 4 << 30);
+}
+
 #[test]
 fn the_report_counts_and_reads() {
     let (mut store, _) = imported(r#"[{"hp": 1, "old": 2}, {"hp": 3}]"#);
@@ -904,6 +950,48 @@ fn small_step() -> impl Strategy<Value = StepSpec> {
     ]
 }
 
+/// A chain of renames (`p0 -> p1`, `p1 -> p2`, ...), each maybe followed by a small step
+/// (a set, default or removal of another path folds beside it), maybe ending in the removal
+/// of its last path or the subtree above it: runs that `chain.rs` composes.
+fn chain_steps() -> impl Strategy<Value = Vec<StepSpec>> {
+    let link = (many_path(), prop::option::weighted(0.3, small_step()));
+    (many_path(), prop::collection::vec(link, 1..8), 0..3_usize).prop_map(|(start, links, end)| {
+        let (mut steps, mut from) = (Vec::new(), start);
+        for (to, beside) in links {
+            steps.push(StepSpec { renames: vec![(from, to.clone())], ..StepSpec::default() });
+            steps.extend(beside);
+            from = to;
+        }
+        match end {
+            1 => steps.push(StepSpec { removes: vec![from], ..StepSpec::default() }),
+            2 => steps.push(StepSpec { removes: vec![from[..1].to_vec()], ..StepSpec::default() }),
+            _ => {}
+        }
+        steps
+    })
+}
+
+/// A subtree renamed back and forth (`x -> y`, `y -> x`, ...), round a cycle of three paths,
+/// or one to three renames taken in turn, four times and up to 8 steps more: runs that
+/// `repeat.rs` compiles and runs three periods of, the rest copies. Entities hold keys at,
+/// under and above the paths.
+fn back_and_forth() -> impl Strategy<Value = Vec<StepSpec>> {
+    let rename = || (many_path(), many_path());
+    let cycle = prop_oneof![
+        3 => rename().prop_map(|(x, y)| vec![(x.clone(), y.clone()), (y, x)]),
+        1 => (many_path(), many_path(), many_path())
+            .prop_map(|(x, y, z)| vec![(x.clone(), y.clone()), (y, z.clone()), (z, x)]),
+        1 => prop::collection::vec(rename(), 1..=3),
+    ];
+    (cycle, 0..8_usize).prop_map(|(cycle, more)| {
+        let step = |i: usize| StepSpec {
+            renames: vec![cycle[i % cycle.len()].clone()],
+            ..StepSpec::default()
+        };
+        (0..4 * cycle.len() + more).map(step).collect()
+    })
+}
+
 /// The steps run one at a time, each as migrations of its own, on `store`: the reports'
 /// counts, or the first error as the whole migrations would name it.
 fn one_at_a_time(store: &mut Store, steps: &[(u32, StepSpec)]) -> Result<Vec<[usize; 5]>, String> {
@@ -922,7 +1010,9 @@ fn one_at_a_time(store: &mut Store, steps: &[(u32, StepSpec)]) -> Result<Vec<[us
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(768))]
 
-    /// Up to 40 small steps, so that runs of steps that commute are folded into one pass: the
+    /// Up to 60 small steps, rename chains (`chain_steps`) and renames back and forth
+    /// (`back_and_forth`), so that runs of steps that commute are folded into one pass, chains
+    /// composed (`chain.rs`) and repeats copied (`repeat.rs`): the
     /// store, the report, and any error (kind, step and entity; nothing changed) are the
     /// model's, which applies each step to each entity key by key; and the same as running
     /// the steps one at a time, each as migrations of its own (then no step folds): equal
@@ -931,46 +1021,75 @@ proptest! {
     fn folded_steps_match_the_model_and_the_steps_one_at_a_time(
         sheets in prop::collection::vec(
             prop::collection::vec((many_path(), value()), 0..8), 1..5),
-        specs in prop::collection::vec(small_step(), 1..40),
+        specs in prop::collection::vec(prop_oneof![
+            3 => small_step().prop_map(|step| vec![step]),
+            1 => chain_steps(),
+            1 => back_and_forth(),
+        ], 1..30),
     ) {
-        let (mut store, mut model) = seeded(&sheets);
-        let steps: Vec<(u32, StepSpec)> =
-            specs.into_iter().enumerate().map(|(i, spec)| (i as u32 + 1, spec)).collect();
-        let before = (store.clone(), store.to_bytes());
-        let got = migrations_of(steps.len() as u32, &steps).apply(&mut store);
-        let expected = model.migrate(steps.len() as u32, &steps);
-        let mut alone = before.0.clone();
-        let one_by_one = one_at_a_time(&mut alone, &steps);
-        match (&got, &expected) {
-            (Ok(report), Ok(counts)) => {
-                prop_assert_eq!(&counts_of(report), counts);
-                check(&store, &model);
-                prop_assert_eq!(one_by_one.as_ref(), Ok(counts));
-                prop_assert_eq!(&alone, &store);
-                prop_assert_eq!(alone.to_bytes(), store.to_bytes());
-            }
-            (Err(err), Err(kind)) => {
-                prop_assert_eq!(&kind_of(err), kind, "{}", err);
-                prop_assert_eq!(&store, &before.0);
-                prop_assert_eq!(store.to_bytes(), before.1);
-                if *kind != ModelError::Static {
-                    // A migration rewrites entity by entity: its error is the first entity's
-                    // (in store order) that fails, at that entity's first failing step.
-                    let first = before.0.iter().map(|(id, _)| id).find_map(|id| {
-                        let mut single = before.0.clone();
-                        let others: Vec<Id> =
-                            single.iter().map(|(other, _)| other).filter(|&o| o != id).collect();
-                        for other in others {
-                            assert!(single.remove(other));
-                        }
-                        one_at_a_time(&mut single, &steps).err()
-                    });
-                    prop_assert_eq!(first, Some(err.to_string()));
-                }
-            }
-            _ => prop_assert!(false, "store {:?}, model {:?}", got, expected),
-        }
+        let specs: Vec<StepSpec> = specs.into_iter().flatten().take(60).collect();
+        matches_the_model_and_the_steps_one_at_a_time(&sheets, specs)?;
     }
+
+    /// Renames back and forth (`back_and_forth`) between a few small steps: most copied
+    /// (`repeat.rs`), the rest as above.
+    #[test]
+    fn repeated_renames_match_the_model_and_the_steps_one_at_a_time(
+        sheets in prop::collection::vec(
+            prop::collection::vec((many_path(), value()), 0..8), 1..5),
+        before in prop::collection::vec(small_step(), 0..3),
+        repeated in back_and_forth(),
+        after in prop::collection::vec(small_step(), 0..3),
+    ) {
+        let specs = before.into_iter().chain(repeated).chain(after).collect();
+        matches_the_model_and_the_steps_one_at_a_time(&sheets, specs)?;
+    }
+}
+
+/// The migration of `specs` on stores seeded from `sheets`: the model's, and the same as the
+/// steps run one at a time (see `folded_steps_match_the_model_and_the_steps_one_at_a_time`).
+fn matches_the_model_and_the_steps_one_at_a_time(
+    sheets: &[Vec<(Path, OwnedValue)>],
+    specs: Vec<StepSpec>,
+) -> Result<(), TestCaseError> {
+    let (mut store, mut model) = seeded(sheets);
+    let steps: Vec<(u32, StepSpec)> =
+        specs.into_iter().enumerate().map(|(i, spec)| (i as u32 + 1, spec)).collect();
+    let before = (store.clone(), store.to_bytes());
+    let got = migrations_of(steps.len() as u32, &steps).apply(&mut store);
+    let expected = model.migrate(steps.len() as u32, &steps);
+    let mut alone = before.0.clone();
+    let one_by_one = one_at_a_time(&mut alone, &steps);
+    match (&got, &expected) {
+        (Ok(report), Ok(counts)) => {
+            prop_assert_eq!(&counts_of(report), counts);
+            check(&store, &model);
+            prop_assert_eq!(one_by_one.as_ref(), Ok(counts));
+            prop_assert_eq!(&alone, &store);
+            prop_assert_eq!(alone.to_bytes(), store.to_bytes());
+        }
+        (Err(err), Err(kind)) => {
+            prop_assert_eq!(&kind_of(err), kind, "{}", err);
+            prop_assert_eq!(&store, &before.0);
+            prop_assert_eq!(store.to_bytes(), before.1);
+            if *kind != ModelError::Static {
+                // A migration rewrites entity by entity: its error is the first entity's
+                // (in store order) that fails, at that entity's first failing step.
+                let first = before.0.iter().map(|(id, _)| id).find_map(|id| {
+                    let mut single = before.0.clone();
+                    let others: Vec<Id> =
+                        single.iter().map(|(other, _)| other).filter(|&o| o != id).collect();
+                    for other in others {
+                        assert!(single.remove(other));
+                    }
+                    one_at_a_time(&mut single, &steps).err()
+                });
+                prop_assert_eq!(first, Some(err.to_string()));
+            }
+        }
+        _ => prop_assert!(false, "store {:?}, model {:?}", got, expected),
+    }
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1173,4 +1292,39 @@ fn every_truncation_of_the_migrations_is_an_error_and_every_corruption_is_handle
         }
     }
     assert!(migrated > 100, "most one-byte changes of names and values still run: {migrated}");
+}
+
+/// A rename that keeps changing what it finds (`a.c -> a` strips one `c` a step, from a key
+/// 12 `c`s deep, every name on the way known): its third pair changes the entity, so the
+/// migration runs again with no step copied (`repeat.rs`), and
+/// the store, the report and the names are those of the steps one at a time; with the steps
+/// taken back and forth over the same entity, they are copies, with the same result.
+#[test]
+fn a_repeat_that_changes_an_entity_runs_every_step() {
+    let deep = |n: usize| ["a".to_owned()].into_iter().chain(vec!["c".to_owned(); n]);
+    let path = |n: usize| deep(n).chain(["x".to_owned()]).collect::<Vec<_>>();
+    let strip = StepSpec {
+        renames: vec![(vec!["a".into(), "c".into()], vec!["a".into()])],
+        ..StepSpec::default()
+    };
+    let there =
+        StepSpec { renames: vec![(vec!["a".into()], vec!["b".into()])], ..StepSpec::default() };
+    let back =
+        StepSpec { renames: vec![(vec!["b".into()], vec!["a".into()])], ..StepSpec::default() };
+    for steps in [vec![strip; 12], [there, back].into_iter().cycle().take(13).collect()] {
+        let steps: Vec<(u32, StepSpec)> =
+            steps.into_iter().enumerate().map(|(i, spec)| (i as u32 + 1, spec)).collect();
+        let mut store = Store::new();
+        // Every path of the way named (by an entity since removed): the steps add no name.
+        let named = store.insert_entries((0..=12).map(|n| (dotted(&path(n)), 0.0))).unwrap();
+        assert!(store.remove(named));
+        store.insert_entries([(dotted(&path(12)), 1.0)]).unwrap();
+        store.insert_entries([(dotted(&path(5)), 2.0), ("b.z".to_owned(), 3.0)]).unwrap();
+        let mut alone = store.clone();
+        let report = migrations_of(steps.len() as u32, &steps).apply(&mut store).unwrap();
+        let one_by_one = one_at_a_time(&mut alone, &steps).unwrap();
+        assert_eq!(counts_of(&report), one_by_one);
+        assert_eq!(store, alone);
+        assert_eq!(store.to_bytes(), alone.to_bytes());
+    }
 }

@@ -46,6 +46,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
+use datacomp::Migrations;
 
 use crate::args::{FormatArg, PreferArg, TypeArg};
 use crate::output::Failure;
@@ -356,6 +357,10 @@ enum Command {
         /// Print the report only: write nothing.
         #[arg(long)]
         dry_run: bool,
+        /// Refuse, before any step runs, if the migrated entities could take more than BYTES
+        /// (estimated from above: every default and set added to each entity).
+        #[arg(long, value_name = "BYTES", default_value_t = Migrations::DEFAULT_MAX_OUTPUT)]
+        max_output: u64,
         /// Print the report as JSON, for scripts.
         #[arg(long)]
         json: bool,
@@ -470,8 +475,8 @@ fn run(cli: Cli, out: &mut dyn Write) -> Result<(), Failure> {
         Command::Upgrade { old, output, known_keys, json } => {
             upgrade::run(&old, &output, known_keys.as_deref(), json, out)
         }
-        Command::Migrate { file, with, output, dry_run, json } => {
-            migrate::run(&file, &with, output.as_deref(), dry_run, json, out)
+        Command::Migrate { file, with, output, dry_run, max_output, json } => {
+            migrate::run(&file, &with, output.as_deref(), dry_run, max_output, json, out)
         }
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "datacomp", out);

@@ -13,18 +13,22 @@ use crate::output::{Bytes, Failure, json_line, plural};
 /// `datacomp migrate`: runs the migrations in `with` on `file` and writes the result to
 /// `output` (default: `file` itself, unless it is at the version already), atomically and
 /// under the written file's lock, or, for a dry run, writes nothing. Prints the report either
-/// way.
+/// way. Refused before any step runs if the migrated entities could take more than
+/// `max_output` bytes.
 pub fn run(
     file: &Path,
     with: &Path,
     output: Option<&Path>,
     dry_run: bool,
+    max_output: u64,
     json: bool,
     out: &mut dyn Write,
 ) -> Result<(), Failure> {
     let text = std::fs::read_to_string(with)
         .map_err(|e| Failure::at(with.display(), format!("cannot read: {e}")))?;
-    let migrations = Migrations::from_json(&text).map_err(|e| Failure::at(with.display(), e))?;
+    let migrations = Migrations::from_json(&text)
+        .map_err(|e| Failure::at(with.display(), e))?
+        .max_output(max_output);
     let target = output.unwrap_or(file);
     // Held from the load to the save, so that no other writer's change is lost.
     let held = if dry_run { None } else { Some(lock(target)?) };

@@ -317,16 +317,18 @@ fn a_migration_removes_and_renames_a_raw_key() {
 }
 
 /// Each default was added to each entity one at a time, each scanning the entity's keys: 1,000
-/// entities x 10,000 defaults took 27.9 s. A step's writes are now set in one pass.
+/// entities x 10,000 defaults took 27.9 s. A step's writes are now set in one pass (its work
+/// bound, which fails without it: `migrate::run::tests::a_step_of_many_defaults_costs_its_writes_once`);
+/// here, through the command, what it writes.
 #[test]
 fn a_step_of_many_defaults_adds_them_in_one_pass() {
     let dir = TempDir::new().unwrap();
-    let entities: Vec<String> = (0..300).map(|i| format!(r#"{{"name": "e{i}"}}"#)).collect();
+    let entities: Vec<String> = (0..20).map(|i| format!(r#"{{"name": "e{i}"}}"#)).collect();
     let json = path(dir.path(), "a.json");
     std::fs::write(&json, format!("[{}]", entities.join(","))).unwrap();
     let save = path(dir.path(), "a.dcmp");
     ok(&["import", &json, "-o", &save]);
-    let defaults: Vec<String> = (0..10_000).map(|i| format!("\"d{i}\": {i}")).collect();
+    let defaults: Vec<String> = (0..2_000).map(|i| format!("\"d{i}\": {i}")).collect();
     let migrations = path(dir.path(), "m.json");
     std::fs::write(
         &migrations,
@@ -337,13 +339,13 @@ fn a_step_of_many_defaults_adds_them_in_one_pass() {
     )
     .unwrap();
     let report = ok(&["migrate", &save, "--with", &migrations]);
-    assert!(report.contains("300 entities changed: 3000000 keys defaulted"), "{report}");
+    assert!(report.contains("20 entities changed: 40000 keys defaulted"), "{report}");
     let store = Store::load(&save).unwrap();
-    assert!(
-        store
-            .iter()
-            .all(|(_, blob)| blob.len() == 10_001 && blob.get_float("d9999") == Some(9_999.0))
-    );
+    for (i, (_, blob)) in store.iter().enumerate() {
+        assert_eq!(blob.len(), 2_001);
+        assert_eq!(blob.get_str("name"), Some(format!("e{i}").as_str()));
+        assert_eq!((blob.get_float("d0"), blob.get_float("d1999")), (Some(0.0), Some(1_999.0)));
+    }
 }
 
 /// A migration of many one-key steps rewrote each entity once per step, each step moving the
@@ -408,6 +410,89 @@ fn many_one_key_steps_fold_into_one_pass_and_keep_their_order() {
         );
         assert!(!blob.contains_key("k") && !blob.contains_key("c1"));
     }
+}
+
+/// A chain of renames (`k -> c1 -> c2 ...`) visited each entity holding its key at every link:
+/// 1,000 entities x 100,000 links took 84 s (release). Runs that only rename and remove are
+/// composed now (`src/migrate/chain.rs`): an entity jumps the chain at once (1.7 s; the work
+/// bound, which fails without it: `migrate::run::tests::folded_steps_cost_the_keys_not_the_steps`),
+/// and the report still counts every link; a removal at its end is composed too.
+#[test]
+fn a_long_rename_chain_is_composed_and_reported_link_by_link() {
+    let dir = TempDir::new().unwrap();
+    let entities: Vec<String> =
+        (0..20).map(|i| format!(r#"{{"name": "e{i}", "k": {i}, "old": 1}}"#)).collect();
+    let json = path(dir.path(), "a.json");
+    std::fs::write(&json, format!("[{}]", entities.join(","))).unwrap();
+    let save = path(dir.path(), "a.dcmp");
+    ok(&["import", &json, "-o", &save]);
+    let links = 500;
+    let mut steps: Vec<String> = (0..links)
+        .map(|i| {
+            let from = if i == 0 { "k".to_owned() } else { format!("c{i}") };
+            format!(r#"{{"to": {}, "rename": {{"{from}": "c{}"}}}}"#, i + 1, i + 1)
+        })
+        .collect();
+    steps.push(format!(r#"{{"to": {}, "remove": ["old"]}}"#, links + 1));
+    let migrations = path(dir.path(), "m.json");
+    let text = format!(r#"{{"version": {}, "steps": [{}]}}"#, links + 1, steps.join(","));
+    std::fs::write(&migrations, text).unwrap();
+    let report = ok(&["migrate", &save, "--with", &migrations]);
+    let lines: Vec<&str> = report.lines().collect();
+    assert_eq!(lines[0], format!("{save}: data version 0 -> {}", links + 1));
+    for (i, line) in lines[1..=links].iter().enumerate() {
+        let to = i + 1;
+        assert_eq!(*line, format!("  steps[{i}] (to {to}): 20 entities changed: 20 keys renamed"));
+    }
+    assert_eq!(
+        lines[links + 1],
+        format!("  steps[{links}] (to {}): 20 entities changed: 20 keys removed", links + 1)
+    );
+    let store = Store::load(&save).unwrap();
+    for (i, (_, blob)) in store.iter().enumerate() {
+        assert_eq!(blob.len(), 2, "name and c{links}");
+        assert_eq!(blob.get_float(format!("c{links}").as_str()), Some(i as f32));
+        assert_eq!(blob.get_str("name"), Some(format!("e{i}").as_str()));
+    }
+}
+
+/// A subtree renamed back and forth (`x -> y`, `y -> x`) 10,000 times over 10,000 names took
+/// 345 s (release): a compile of the subtree and a visit of its keys a step. Steps that repeat
+/// run three periods deep, the rest copies (`src/migrate/repeat.rs`: 0.18 s, 24.6 MB; the work
+/// bound, which fails without it: `migrate::run::tests::renames_back_and_forth_cost_the_keys_not_the_steps`),
+/// reported step by step; an entity that also holds `y.b` takes it along from the second step.
+#[test]
+fn a_subtree_renamed_back_and_forth_runs_three_periods_and_copies_the_rest() {
+    let dir = TempDir::new().unwrap();
+    let names: Vec<String> = (0..300).map(|k| format!(r#""k{k}": {k}"#)).collect();
+    let x = format!("{{{}}}", names.join(","));
+    let json = path(dir.path(), "a.json");
+    std::fs::write(&json, format!(r#"[{{"x": {x}}}, {{"x": {x}, "y": {{"b": -1}}}}]"#)).unwrap();
+    let save = path(dir.path(), "a.dcmp");
+    ok(&["import", &json, "-o", &save]);
+    let steps = 2_001;
+    let step = |i: usize| {
+        let (from, to) = if i.is_multiple_of(2) { ("x", "y") } else { ("y", "x") };
+        format!(r#"{{"to": {}, "rename": {{"{from}": "{to}"}}}}"#, i + 1)
+    };
+    let migrations = path(dir.path(), "m.json");
+    let steps_json: Vec<String> = (0..steps).map(step).collect();
+    let text = format!(r#"{{"version": {steps}, "steps": [{}]}}"#, steps_json.join(","));
+    std::fs::write(&migrations, text).unwrap();
+    let report = ok(&["migrate", &save, "--with", &migrations]);
+    let lines: Vec<&str> = report.lines().collect();
+    assert_eq!(lines[0], format!("{save}: data version 0 -> {steps}"));
+    assert_eq!(lines[1], "  steps[0] (to 1): 2 entities changed: 600 keys renamed");
+    for (i, line) in lines[2..=steps].iter().enumerate() {
+        let (i, to) = (i + 1, i + 2);
+        assert_eq!(*line, format!("  steps[{i}] (to {to}): 2 entities changed: 601 keys renamed"));
+    }
+    let store = Store::load(&save).unwrap();
+    let blobs: Vec<_> = store.iter().map(|(_, blob)| blob).collect();
+    assert_eq!((blobs[0].len(), blobs[1].len()), (300, 301));
+    assert_eq!(blobs[1].get_float("y.k299"), Some(299.0));
+    assert_eq!(blobs[1].get_float("y.b"), Some(-1.0));
+    assert!(!blobs[0].contains_key("x.k0") && !blobs[1].contains_key("x.b"));
 }
 
 /// `verify /dev/zero` (or any endless input) read until memory ran out. A command reads no
@@ -477,6 +562,23 @@ fn an_endless_input_is_read_only_as_far_as_its_header_says() {
     }
 }
 
+/// A save of `entities` entities `{"n": 1}` in `dir`, and migrations that give each a default
+/// of 4,096 floats: their paths.
+fn curve_migration(dir: &Path, entities: usize) -> (String, String) {
+    let json = path(dir, "a.json");
+    std::fs::write(&json, format!("[{}]", vec![r#"{"n": 1}"#; entities].join(","))).unwrap();
+    let save = path(dir, "a.dcmp");
+    ok(&["import", &json, "-o", &save]);
+    let floats = vec!["0.5"; 4096].join(",");
+    let migrations = path(dir, "m.json");
+    std::fs::write(
+        &migrations,
+        format!(r#"{{"version": 1, "steps": [{{"to": 1, "default": {{"f": [{floats}]}}}}]}}"#),
+    )
+    .unwrap();
+    (save, migrations)
+}
+
 /// A 4,096-float default on 1M entities aborted the command (`memory allocation of 9216000000
 /// bytes failed`, SIGABRT). Every allocation of the migrated arena is fallible now: one that
 /// fails is an error that names the size, and nothing is written.
@@ -484,18 +586,8 @@ fn an_endless_input_is_read_only_as_far_as_its_header_says() {
 #[test]
 fn a_migration_past_the_memory_it_can_have_is_refused_with_its_size() {
     let dir = TempDir::new().unwrap();
-    let json = path(dir.path(), "a.json");
-    std::fs::write(&json, format!("[{}]", vec![r#"{"n": 1}"#; 30_000].join(","))).unwrap();
-    let save = path(dir.path(), "a.dcmp");
-    ok(&["import", &json, "-o", &save]);
+    let (save, migrations) = curve_migration(dir.path(), 30_000);
     let before = std::fs::read(&save).unwrap();
-    let floats = vec!["0.5"; 4096].join(",");
-    let migrations = path(dir.path(), "m.json");
-    std::fs::write(
-        &migrations,
-        format!(r#"{{"version": 1, "steps": [{{"to": 1, "default": {{"f": [{floats}]}}}}]}}"#),
-    )
-    .unwrap();
     // 30,000 x 16 KiB: about 490 MB of arena, under a 300 MB address-space limit.
     let script = format!(
         "ulimit -v 300000; exec {} migrate {save} --with {migrations}",
@@ -509,4 +601,38 @@ fn a_migration_past_the_memory_it_can_have_is_refused_with_its_size() {
     });
     assert!(bytes.is_some_and(|b| b > 1 << 20), "{err}");
     assert_eq!(std::fs::read(&save).unwrap(), before, "nothing written");
+}
+
+/// The same default on 1M entities took 33.9 s and 7.77 GB under an 8 GB cap before the
+/// allocation failed. The output is estimated first (every default and set added to every
+/// entity): past `--max-output` (4 GiB unless given), refused at once with the figure.
+#[test]
+fn a_migration_whose_output_could_pass_max_output_is_refused_before_it_runs() {
+    let dir = TempDir::new().unwrap();
+    let (save, migrations) = curve_migration(dir.path(), 100);
+    let before = std::fs::read(&save).unwrap();
+    let held: u64 = Store::load(&save).unwrap().iter().map(|(_, b)| b.byte_len() as u64).sum();
+    // Each entity may gain 16,384 bytes of floats, 4 of length and 16 of header.
+    let estimate = held + 100 * (16_384 + 4 + 16);
+    let limit = (estimate - 1).to_string();
+    let refused = format!(
+        "{save}: the migrated entities could take up to {estimate} bytes (every default and set \
+         added to each), past the limit of {limit} bytes"
+    );
+    for dry_run in [&[][..], &["--dry-run"]] {
+        let args = [&["migrate", &save, "--with", &migrations, "--max-output", &limit], dry_run];
+        assert_eq!(fails(&args.concat()), refused);
+        assert_eq!(std::fs::read(&save).unwrap(), before, "nothing written");
+    }
+    let usage = run(&["migrate", &save, "--with", &migrations, "--max-output", "4GiB"]);
+    let err = String::from_utf8_lossy(&usage.stderr);
+    assert_eq!(usage.status.code(), Some(2), "{err}");
+    assert!(err.contains("invalid value '4GiB' for '--max-output <BYTES>'"), "{err}");
+    let at = estimate.to_string();
+    let report = ok(&["migrate", &save, "--with", &migrations, "--max-output", &at]);
+    assert!(report.contains("100 entities changed: 100 keys defaulted"), "{report}");
+    let store = Store::load(&save).unwrap();
+    assert!(
+        store.iter().all(|(_, blob)| blob.get("f").is_some_and(|f| f.payload_bytes() == 16_388))
+    );
 }

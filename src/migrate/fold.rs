@@ -54,6 +54,11 @@ impl Footprint {
         self.at.extend(key);
     }
 
+    /// Makes its step run alone (`repeat.rs`).
+    pub(super) fn run_alone(&mut self) {
+        self.alone = true;
+    }
+
     /// Adds the key of a path the names have no node for.
     pub(super) fn add_loose(&mut self, key: Key) {
         self.loose.push(key);

@@ -147,7 +147,7 @@ impl<'de> Visitor<'de> for Document<'_> {
         }
         let version = version.ok_or_else(|| A::Error::missing_field("version"))?;
         let steps = steps.ok_or_else(|| A::Error::missing_field("steps"))?;
-        Ok(Migrations { version, steps })
+        Ok(Migrations { version, steps, max_output: Migrations::DEFAULT_MAX_OUTPUT })
     }
 }
 

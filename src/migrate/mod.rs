@@ -8,7 +8,12 @@
 //! - `plan.rs`: each step compiled against the store's key names into a table of keys.
 //! - `fold.rs`: runs of consecutive steps that commute (apart in keys and paths) folded into
 //!   one plan, so that an entity is rewritten once per run, not once per step.
-//! - `run.rs`: [`Migrations::apply`]: the plans compiled and folded, then every entity
+//! - `chain.rs`: runs that only rename and remove (a chain `a -> b`, `b -> c`) composed, so
+//!   that an entity holding one of their keys jumps them at once.
+//! - `repeat.rs`: runs of rename-only steps that repeat (a subtree renamed back and forth)
+//!   compiled and run three periods deep, the steps after them copies.
+//! - `run.rs`: [`Migrations::apply`]: the output estimated (refused past
+//!   [`max_output`](Migrations::max_output)), the plans compiled and folded, then every entity
 //!   rewritten into a new arena, swapped in at the end.
 //!
 //! A migration works on what each entity stores, prototypes and instances alike: a rename
@@ -16,10 +21,12 @@
 //! whose own blob lacks the key, an instance included (an override: to keep an instance
 //! inheriting, give the default to its prototype only).
 
+mod chain;
 mod fold;
 #[cfg(feature = "json")]
 mod json;
 mod plan;
+mod repeat;
 mod run;
 
 use std::borrow::Cow;
@@ -91,6 +98,8 @@ use crate::value::{AsValue, OwnedValue, exact_value};
 pub struct Migrations {
     version: u32,
     steps: Vec<MigrationStep>,
+    /// The most bytes the migrated entities may be estimated to take.
+    max_output: u64,
 }
 
 /// One step of [`Migrations`]: what changes to reach data version `to`, applied to every
@@ -145,7 +154,47 @@ impl Migrations {
     /// ```
     #[must_use]
     pub fn new(version: u32) -> Migrations {
-        Migrations { version, steps: Vec::new() }
+        Migrations { version, steps: Vec::new(), max_output: Migrations::DEFAULT_MAX_OUTPUT }
+    }
+
+    /// The limit [`apply`](Migrations::apply) starts with on the bytes it estimates the
+    /// migrated entities to take: 4 GiB.
+    pub const DEFAULT_MAX_OUTPUT: u64 = 4 << 30;
+
+    /// Sets the most bytes the migrated entities may be estimated to take
+    /// ([`DEFAULT_MAX_OUTPUT`](Migrations::DEFAULT_MAX_OUTPUT) unless set). Before it runs a
+    /// step, [`apply`](Migrations::apply) estimates them from above, in O(entities + steps):
+    /// the bytes of the store's entities, and, for each entity, those of every default and
+    /// set of the steps it runs, as to an entity that lacks them (a value's payload and 16 bytes
+    /// of header); past `bytes` it refuses with
+    /// [`OutputTooLarge`](MigrateError::OutputTooLarge) and allocates nothing. `u64::MAX`
+    /// leaves only the arena's own 16 GiB.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use datacomp::{MigrationStep, Migrations, Store};
+    /// use datacomp::migrate::MigrateError;
+    ///
+    /// let mut store = Store::new();
+    /// for _ in 0..10 {
+    ///     store.insert_entries([("hp", 30.0)]).unwrap();
+    /// }
+    /// let before = store.clone();
+    /// let migrations = Migrations::new(2)
+    ///     .step(MigrationStep::to(2).default("curve", vec![0.5f32; 1000]))
+    ///     .max_output(10_000);
+    /// let err = migrations.apply(&mut store).unwrap_err();
+    /// // Each of the 10 entities may gain a 4,004-byte payload and 16 bytes of header.
+    /// let held: usize = store.iter().map(|(_, blob)| blob.byte_len()).sum();
+    /// let estimate = held as u64 + 10 * (16 + 4 + 4000);
+    /// assert_eq!(err, MigrateError::OutputTooLarge { estimate, limit: 10_000 });
+    /// assert_eq!(store, before, "nothing changed");
+    /// ```
+    #[must_use]
+    pub fn max_output(mut self, bytes: u64) -> Migrations {
+        self.max_output = bytes;
+        self
     }
 
     /// Adds a step after the others. Steps must come in ascending order of their `to`, none
@@ -814,6 +863,15 @@ pub enum MigrateError {
         /// Bytes of the arena the allocation was for.
         bytes: u64,
     },
+    /// The migrated entities are estimated to take more bytes than the limit
+    /// ([`Migrations::max_output`]): refused before any step runs.
+    OutputTooLarge {
+        /// The estimate, in bytes: the entities' bytes and every default and set of the
+        /// steps that run added to each entity.
+        estimate: u64,
+        /// The limit, in bytes.
+        limit: u64,
+    },
 }
 
 /// `steps[1] (to 3)`.
@@ -931,6 +989,11 @@ impl fmt::Display for MigrateError {
             E::OutOfMemory { bytes } => write!(
                 f,
                 "the migrated arena would take {bytes} bytes, more memory than could be had"
+            ),
+            E::OutputTooLarge { estimate, limit } => write!(
+                f,
+                "the migrated entities could take up to {estimate} bytes (every default and set \
+                 added to each), past the limit of {limit} bytes"
             ),
         }
     }

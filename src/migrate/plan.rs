@@ -33,6 +33,19 @@ pub(super) struct Names {
     /// The nodes the steps named, each with the plan (its position among those that run) that
     /// named it: a key a later step names is unnamed in an earlier one.
     pub(super) added: FxHashMap<u32, usize>,
+    /// Per node, whether a removal took its key from every entity, and no step has put a key
+    /// at it since: a later removal or rename has no role for it (so repeated removals of a
+    /// subtree cost memory once, not once a step).
+    gone: Vec<bool>,
+    /// Per node, whether a removal took its whole subtree, and no step has put a key at or
+    /// under it since: a later removal of it (or under it) walks nothing.
+    gone_under: Vec<bool>,
+    /// The nodes marked in `gone_under`.
+    gone_roots: usize,
+    /// How many times compiling changed what a later compile reads (a node, a name, a gone
+    /// mark): two steps compiled without a change leave the names as they found them
+    /// (`repeat.rs`).
+    pub(super) changes: u64,
 }
 
 impl Names {
@@ -50,6 +63,10 @@ impl Names {
             visited: vec![0; len],
             visit: 0,
             added: FxHashMap::default(),
+            gone: vec![false; len],
+            gone_under: vec![false; len],
+            gone_roots: 0,
+            changes: 0,
         };
         for node in 1..len as u32 {
             names.link(node);
@@ -81,7 +98,10 @@ impl Names {
             self.last_child.resize(len, NONE);
             self.next_sibling.resize(len, NONE);
             self.visited.resize(len, 0);
+            self.gone.resize(len, false);
+            self.gone_under.resize(len, false);
             self.link(node);
+            self.changes += 1;
         }
         node
     }
@@ -104,13 +124,26 @@ impl Names {
         Some(node)
     }
 
-    /// Names `node` for plan `p`, unless another node names its key.
+    /// Names `node` for plan `p`, unless another node names its key: a key may be put there.
     fn name(&mut self, node: u32, p: usize) -> Result<Key, KeyError> {
+        if std::mem::take(&mut self.gone[node as usize]) {
+            self.changes += 1;
+        }
+        // (A path a step puts a key at is at most 125 segments deep.)
+        let mut above = node;
+        while self.gone_roots > 0 && above != ROOT {
+            if std::mem::take(&mut self.gone_under[above as usize]) {
+                self.gone_roots -= 1;
+                self.changes += 1;
+            }
+            above = self.tree.parent(above);
+        }
         let was = self.tree.is_named(node);
         match self.tree.name(node) {
             Ok(key) => {
                 if !was {
                     self.added.insert(node, p);
+                    self.changes += 1;
                 }
                 Ok(key)
             }
@@ -120,6 +153,18 @@ impl Names {
                 known: self.tree.label(other),
             }),
         }
+    }
+
+    /// Whether a removal took the subtree of `node` or of a node above it, and no step put a
+    /// key in it since. (A path a step names is at most 125 segments deep.)
+    fn gone_above(&self, mut node: u32) -> bool {
+        while self.gone_roots > 0 && node != ROOT {
+            if self.gone_under[node as usize] {
+                return true;
+            }
+            node = self.tree.parent(node);
+        }
+        false
     }
 
     /// Whether `node` names a key in plan `p`.
@@ -274,16 +319,28 @@ impl<'m> Plan<'m> {
                 plan.role[role as usize].removed = true;
                 if root.raw.is_none() {
                     match names.find(root) {
-                        Some(node) => roots.push((node, 0)),
+                        // A subtree an earlier step removed, with nothing put in it since, is
+                        // walked no more.
+                        Some(node) if !names.gone_above(node) => roots.push((node, 0)),
+                        Some(_) => {}
                         None => plan.footprint.add_loose(key),
                     }
                 }
             }
             // Names the renames above added are found too: removals follow renames.
             for (node, _) in names.under(&roots) {
-                if names.named_in(node, p) {
+                if names.named_in(node, p) && !names.gone[node as usize] {
                     let role = plan.role_of(names.tree.key(node));
                     plan.role[role as usize].removed = true;
+                }
+                if !std::mem::replace(&mut names.gone[node as usize], true) {
+                    names.changes += 1;
+                }
+            }
+            for &(root, _) in &roots {
+                if !std::mem::replace(&mut names.gone_under[root as usize], true) {
+                    names.gone_roots += 1;
+                    names.changes += 1;
                 }
             }
         }
@@ -293,7 +350,7 @@ impl<'m> Plan<'m> {
             let key = names.name(node, p).map_err(collision)?;
             let role = plan.role_of(key);
             plan.role[role as usize].written = plan.writes.len() as u32;
-            plan.room += 16 + write.value.as_value().payload_bytes();
+            plan.room += room_of(write.value);
             plan.writes.push(Write {
                 role,
                 value: write.value,
@@ -378,16 +435,22 @@ impl<'m> Plan<'m> {
                 named_moves.push((node, r));
             }
         }
-        let mut moves: Vec<(Key, u32, u32, u32)> = Vec::with_capacity(named_moves.len());
+        // Each with whether a removal took its key from every entity: then only its new path
+        // is named (in the same order, for the same error).
+        let mut moves: Vec<(Key, u32, u32, u32, bool)> = Vec::with_capacity(named_moves.len());
         for (node, r) in named_moves {
-            moves.push((names.tree.key(node), node, r, image[&node].0));
+            let gone = names.gone[node as usize];
+            moves.push((names.tree.key(node), node, r, image[&node].0, gone));
         }
         for (key, r) in by_key {
             let dst = names.intern_path(&step.renames[r].1);
-            moves.push((key, NONE, r as u32, dst));
+            moves.push((key, NONE, r as u32, dst, false));
         }
-        for (from, from_name, r, to_name) in moves {
+        for (from, from_name, r, to_name, gone) in moves {
             let to = names.name(to_name, p).map_err(collision)?;
+            if gone {
+                continue;
+            }
             let m = plan.moves.len() as u32;
             let (from_role, to_role) = (plan.role_of(from), plan.role_of(to));
             plan.role[from_role as usize].moved = m;
@@ -464,4 +527,10 @@ impl Fold for Plan<'_> {
         self.room += next.room;
         (self.p, self.step) = (next.p, next.step);
     }
+}
+
+/// The most bytes a default or set of `value` adds to an entity: its payload and a key's
+/// header (with alignment).
+pub(super) fn room_of(value: &OwnedValue) -> usize {
+    16 + value.as_value().payload_bytes()
 }
