@@ -601,6 +601,14 @@ impl KeyNames {
         self.find(path)
     }
 
+    /// The proper ancestors of `node` below the root, nearest first: `stats` for
+    /// `stats.health`. O(depth).
+    pub(crate) fn ancestors(&self, node: u32) -> impl Iterator<Item = u32> + '_ {
+        // The root has no parent to ask for: the walk ends before it.
+        let below_root = |at: u32| (at != ROOT).then_some(at);
+        std::iter::successors(below_root(self.parent(node)), move |&at| below_root(self.parent(at)))
+    }
+
     /// Whether `top` is a proper ancestor of `node`. O(depth).
     pub(crate) fn is_under(&self, mut node: u32, top: u32) -> bool {
         while node != ROOT {

@@ -60,7 +60,6 @@ use crate::error::Error;
 use crate::format::StoreError;
 use crate::handle_map::{HandleError, HandleMap, Id};
 use crate::key::{AsKey, Key};
-use crate::names::ROOT;
 use crate::value::{Value, ValueType};
 
 /// The key an entity's stable name is stored at: `$id`, a string. The text formats name a
@@ -94,12 +93,8 @@ pub(crate) fn shadows(store: &Store, blob: BlobRef<'_>, key: Key) -> bool {
     let names = store.names();
     let Some(node) = names.named(key) else { return false };
     // A value or a tombstone on the way: `stats` for `stats.health`.
-    let mut at = names.parent(node);
-    while at != ROOT {
-        if names.is_named(at) && blob.contains_key(names.key(at)) {
-            return true;
-        }
-        at = names.parent(at);
+    if names.ancestors(node).any(|at| names.is_named(at) && blob.contains_key(names.key(at))) {
+        return true;
     }
     // A value under it: `stats.health` for `stats`.
     blob.iter().any(|(k, value)| {
@@ -144,9 +139,11 @@ impl Shadow {
             if value.is_tombstone() {
                 continue;
             }
-            let mut at = names.parent(node);
-            while at != ROOT && shadow.prefixes.insert(names.key(at)) {
-                at = names.parent(at);
+            // A path already inserted has its own ancestors inserted too.
+            for at in names.ancestors(node) {
+                if !shadow.prefixes.insert(names.key(at)) {
+                    break;
+                }
             }
         }
         shadow
@@ -159,14 +156,7 @@ impl Shadow {
         }
         let names = store.names();
         let Some(node) = names.named(key) else { return false };
-        let mut at = names.parent(node);
-        while at != ROOT {
-            if names.is_named(at) && self.values.contains(&names.key(at)) {
-                return true;
-            }
-            at = names.parent(at);
-        }
-        false
+        names.ancestors(node).any(|at| names.is_named(at) && self.values.contains(&names.key(at)))
     }
 }
 
