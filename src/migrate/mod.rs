@@ -26,6 +26,7 @@ mod fold;
 #[cfg(feature = "json")]
 mod json;
 mod plan;
+mod prefix;
 mod repeat;
 mod run;
 

@@ -89,7 +89,7 @@ impl Names {
         self.last_child[parent] = node;
     }
 
-    fn intern(&mut self, parent: u32, segment: &str) -> u32 {
+    pub(super) fn intern(&mut self, parent: u32, segment: &str) -> u32 {
         let node = self.tree.intern(parent, segment);
         if node as usize >= self.has_child.len() {
             let len = node as usize + 1;
@@ -125,7 +125,7 @@ impl Names {
     }
 
     /// Names `node` for plan `p`, unless another node names its key: a key may be put there.
-    fn name(&mut self, node: u32, p: usize) -> Result<Key, KeyError> {
+    pub(super) fn name(&mut self, node: u32, p: usize) -> Result<Key, KeyError> {
         if std::mem::take(&mut self.gone[node as usize]) {
             self.changes += 1;
         }

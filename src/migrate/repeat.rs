@@ -135,6 +135,15 @@ impl<'r> Compiler<'r> {
         Ok(Some(plan))
     }
 
+    /// Takes the steps of `range` out of every repeat: they ran composed (`prefix.rs`), so
+    /// none is a copy and none runs watched.
+    pub(super) fn skip(&mut self, range: Range<usize>) {
+        for p in range {
+            self.copies[p] = None;
+            self.marks[p] = None;
+        }
+    }
+
     /// Whether `p` is inside a third period, past its first step: the plans of a period run
     /// together.
     pub(super) fn inside(&self, p: usize) -> bool {

@@ -16,12 +16,14 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::ops::Range;
 
 use fxhash::FxHashMap;
 
 use super::chain::{Chains, Entry, jump, plan_of};
 use super::fold::{Run, fold};
 use super::plan::{Move, NONE, Names, Plan, room_of};
+use super::prefix::{self, Composed};
 use super::repeat::{self, Compiler, Repeat};
 use super::{CheckedStep, MigrateError, MigrationReport, Migrations, StepReport};
 use crate::blob::BlobError;
@@ -125,17 +127,24 @@ impl Migrations {
         };
         let budget = budget(store);
         let found = repeat::find(&running);
+        let composable = composable(&running);
         let (mut reports, mut names) = (fresh(), Names::of(store));
         // With the repeats, then (if an entity a repeat's third period visited came out of it
         // changed: `repeat.rs`) with every step compiled and run.
         for repeats in [&found[..], &[]] {
-            let mut outcome = one_pass(store, &running, repeats, &mut names, &mut reports, budget)?;
+            let mut outcome = if composable.is_empty() {
+                one_pass(store, &running, repeats, &mut names, &mut reports, budget)?
+            } else {
+                // Runs of renames composed (`prefix.rs`) run as batches of their own.
+                Pass::OverBudget
+            };
             if outcome == Pass::OverBudget {
                 // Past the budget (a subtree of many names renamed back and forth, in ways
                 // that do not repeat): the steps run in batches that fit it, each over the
                 // arena the one before left.
                 (reports, names) = (fresh(), Names::of(store));
-                outcome = run_batches(store, &running, repeats, &mut names, &mut reports, budget)?;
+                let batches = Batches { repeats, composable: &composable, budget };
+                outcome = run_batches(store, &running, &batches, &mut names, &mut reports)?;
             }
             if outcome == Pass::Done {
                 break;
@@ -245,19 +254,41 @@ fn prepare<'m>(plans: &mut [Plan<'m>], names: &Names) -> (Vec<Run<Plan<'m>>>, us
 fn run_batches(
     store: &mut Store,
     running: &[&CheckedStep<'_>],
-    repeats: &[Repeat],
+    batches: &Batches<'_>,
     names: &mut Names,
     reports: &mut [StepReport],
-    budget: usize,
 ) -> Result<Pass, MigrateError> {
+    let Batches { repeats, composable, budget } = *batches;
     let mut compiler = Compiler::new(repeats, running.len());
     let mut current: Option<Store> = None;
     let (mut changed, mut spans, mut failed) = (Vec::new(), Vec::new(), None);
     let mut p = 0;
+    let starts = |p: usize| {
+        let at = composable.binary_search_by_key(&p, |run| run.start).ok()?;
+        Some(composable[at].clone())
+    };
     while p < running.len() {
+        if let Some(run) = starts(p) {
+            let source = current.as_ref().unwrap_or(store);
+            let (steps, into) = (&running[run.clone()], &mut reports[run.clone()]);
+            if let Some(composed) = prefix::compose(source, steps, p, names, into)? {
+                let entities = failed.as_ref().map_or(usize::MAX, |&(at, _)| at);
+                let rewritten = rewrite_composed(source, &composed, entities)?;
+                compiler.skip(run.clone());
+                changed.extend(rewritten.changed);
+                spans.clone_from(&rewritten.spans);
+                let next = current.get_or_insert_with(|| store.clone());
+                next.replace_arena(rewritten.arena, rewritten.spans);
+                p = run.end;
+                continue;
+            }
+        }
         let (mut plans, mut held) = (Vec::new(), 0);
-        // (A repeat's third period runs in one batch.)
-        while p < running.len() && (plans.is_empty() || held < budget || compiler.inside(p)) {
+        // (A repeat's third period runs in one batch; a run of renames composed starts its
+        // own.)
+        while p < running.len()
+            && (plans.is_empty() || ((held < budget || compiler.inside(p)) && starts(p).is_none()))
+        {
             if let Some(plan) = compiler.compile(running[p], p, names)? {
                 work_done(plan.role.len());
                 held += plan.role.len();
@@ -302,6 +333,70 @@ fn run_batches(
     }
     compiler.report(reports);
     Ok(Pass::Done)
+}
+
+/// How [`run_batches`] cuts the steps: the repeats (`repeat.rs`), the runs of renames it
+/// tries to compose (`prefix.rs`), and the roles a batch may hold.
+#[derive(Clone, Copy)]
+struct Batches<'a> {
+    repeats: &'a [Repeat],
+    composable: &'a [Range<usize>],
+    budget: usize,
+}
+
+/// The runs of two or more consecutive steps that only rename (`prefix.rs`), by position among
+/// `running`.
+fn composable(running: &[&CheckedStep<'_>]) -> Vec<Range<usize>> {
+    #[cfg(test)]
+    if tests::STEPWISE.with(std::cell::Cell::get) {
+        return Vec::new();
+    }
+    let mut runs = Vec::new();
+    let mut start = 0;
+    while start < running.len() {
+        let mut end = start;
+        while end < running.len() && prefix::renames_only(running[end]) {
+            end += 1;
+        }
+        if end - start >= 2 {
+            runs.push(start..end);
+        }
+        start = end.max(start + 1);
+    }
+    runs
+}
+
+/// Every entity before `entities` with its keys that `composed` moves rewritten to their
+/// final names (in place: a key keeps its position), into a new arena.
+fn rewrite_composed(
+    store: &Store,
+    composed: &Composed,
+    entities: usize,
+) -> Result<Rewritten, MigrateError> {
+    let live = store.arena().len() - store.garbage_words();
+    let mut arena: Vec<u32> = Vec::new();
+    grow(&mut arena, live).map_err(|bytes| MigrateError::OutOfMemory { bytes })?;
+    let (mut spans, mut changed) = (Vec::with_capacity(store.len()), Vec::new());
+    let mut scratch = Vec::new();
+    for (position, (id, blob)) in store.iter().enumerate() {
+        let source = blob.as_words();
+        let keys = layout::keys(source);
+        work_done(keys.len());
+        let mut copied = false;
+        if position < entities
+            && keys.iter().any(|&raw| composed.ends.contains_key(&Key::from_raw(raw)))
+        {
+            copy_once(source, &mut scratch, &mut copied, 0);
+            for key in layout::keys_mut(&mut scratch) {
+                if let Some(end) = composed.ends.get(&Key::from_raw(*key)) {
+                    *key = end.raw();
+                }
+            }
+            changed.push(id);
+        }
+        spans.push(append(&mut arena, source, (&mut scratch, copied, false), id)?);
+    }
+    Ok(Rewritten { arena, spans, changed })
 }
 
 /// Reusable state of the rewrite: per role of each plan (at the plan's `base`), the scan stamp
@@ -1100,13 +1195,13 @@ fn source_label(m: &Move<'_>, names: &Names) -> String {
 /// words moved, for the test
 /// that holds a migration to its bound (`tests::folded_steps_cost_the_keys_not_the_steps`).
 #[cfg(test)]
-fn work_done(units: usize) {
+pub(super) fn work_done(units: usize) {
     tests::WORK.with(|work| work.set(work.get() + units as u64));
 }
 
 #[cfg(not(test))]
 #[inline(always)]
-fn work_done(_units: usize) {}
+pub(super) fn work_done(_units: usize) {}
 
 #[cfg(test)]
 /// Sets `key` in the blob in `words` through the blob write path ([`BlobWrite::set_entry`]),
@@ -1161,7 +1256,7 @@ impl BlobWrite for Growing<'_> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use std::cell::Cell;
 
     use super::*;
@@ -1173,6 +1268,84 @@ mod tests {
         pub(super) static WORK: Cell<u64> = const { Cell::new(0) };
         /// The budget of a migration's roles at once on this thread, if set: see [`budget`].
         pub(super) static BUDGET: Cell<Option<usize>> = const { Cell::new(None) };
+        /// Whether runs of renames are compiled step by step, never composed (`prefix.rs`).
+        pub(super) static STEPWISE: Cell<bool> = const { Cell::new(false) };
+        /// Runs of renames composed on this thread.
+        pub(in crate::migrate) static COMPOSED: Cell<u64> = const { Cell::new(0) };
+    }
+
+    /// Random runs of renames and subtree renames, broken by defaults, removals and sets, over
+    /// random key trees: composed (`prefix.rs`), each entity's keys and values, the reports
+    /// and the error are those of the steps compiled and run one by one.
+    #[test]
+    fn composed_renames_are_the_steps_one_by_one() {
+        const SEGMENTS: [&str; 6] = ["a", "b", "c", "d", "e", "f"];
+        let seed = Cell::new(0x2545_f491_4f6c_dd1d_u64);
+        let next = |n: usize| {
+            let mut x = seed.get();
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            seed.set(x);
+            (x % n as u64) as usize
+        };
+        let path = || {
+            let depth = 1 + next(3);
+            let segments: Vec<&str> = (0..depth).map(|_| SEGMENTS[next(6)]).collect();
+            segments.join(".")
+        };
+        let (mut composed, mut failed, cases) = (0, 0, 3_000);
+        for case in 0..cases {
+            let mut store = Store::new();
+            for _ in 0..=next(5) {
+                let keys: Vec<(String, u8)> = (0..=next(4) as u8).map(|k| (path(), k)).collect();
+                // (Keys that do not fit together make no entity.)
+                let _ = store.insert_entries(keys);
+            }
+            let steps = 2 + next(12);
+            let migrations = (0..steps).fold(Migrations::new(steps as u32), |m, i| {
+                let step = MigrationStep::to(i as u32 + 1);
+                m.step(match next(10) {
+                    0 => step.remove(&path()),
+                    1 => step.default(&path(), next(3) as u8),
+                    2 => step.set(&path(), next(3) as u8),
+                    // Two renames at once, apart or not (a swap).
+                    3 => {
+                        let (a, b) = (path(), path());
+                        step.rename(&a, &b).rename(&b, &a)
+                    }
+                    _ => step.rename(&path(), &path()),
+                })
+            });
+            let mut stepwise = store.clone();
+            STEPWISE.with(|s| s.set(true));
+            let expected = migrations.apply(&mut stepwise);
+            STEPWISE.with(|s| s.set(false));
+            let before = COMPOSED.with(Cell::get);
+            let got = migrations.apply(&mut store);
+            composed += usize::from(COMPOSED.with(Cell::get) > before);
+            match (&got, &expected) {
+                (Ok(got), Ok(expected)) => {
+                    assert_eq!(got, expected, "case {case}");
+                    let json = crate::ExportOptions::json();
+                    for ((id, _), (other, _)) in store.iter().zip(stepwise.iter()) {
+                        assert_eq!(id, other, "case {case}");
+                        let (a, b) = (store.export(id, &json), stepwise.export(id, &json));
+                        assert_eq!(a.unwrap(), b.unwrap(), "case {case}, entity {id}");
+                        let (a, b) = (store.get(id).unwrap(), stepwise.get(id).unwrap());
+                        assert_eq!(a.as_words(), b.as_words(), "case {case}, entity {id}");
+                    }
+                    assert_eq!(store.data_version(), stepwise.data_version());
+                }
+                (Err(got), Err(expected)) => {
+                    assert_eq!(got.to_string(), expected.to_string(), "case {case}");
+                    failed += 1;
+                }
+                _ => panic!("case {case}: {got:?} composed, {expected:?} step by step"),
+            }
+        }
+        assert!(composed > cases / 10, "{composed} of {cases} composed a run");
+        assert!(failed > cases / 20 && failed < 3 * cases / 4, "{failed} of {cases} failed");
     }
 
     /// The work of migrating `entities` entities of `keys` keys each by `steps` steps made by

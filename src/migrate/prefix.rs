@@ -1,0 +1,374 @@
+//! Prefix moves: a run of steps that only rename, composed on a model of the key tree in which
+//! a rename of a subtree re-points one node (its parent and last segment), never its subtree;
+//! each entity's keys are then mapped to their final names once, as it is written.
+//!
+//! The model starts from the names as the steps before the run left them, the nodes the
+//! entities hold counted (per node, and per subtree). A rename finds its source node by its
+//! path as the model has it at its step, takes it from its parent, and hangs it at its new
+//! path, making the nodes of that path that the model lacks (a node only passed through is
+//! never named in the store: the names recorded are the final ones). Per step, the keys it
+//! renames are the count under its source; the entities it changes, the entities counted at
+//! the node that is each one's lowest moved node (see below).
+//!
+//! A run is composed only where no entity can fail on the way and every entity's reports come
+//! out of the counts; else [`compose`] returns `None` and its steps are compiled and run one
+//! by one as any others (`plan.rs`, `run.rs`), which raise the step's own errors:
+//! - every key an entity holds is named (a key with no name moves only by its hash);
+//! - no source is a raw key;
+//! - a rename's new path holds no key of any entity (no node there with a key counted under
+//!   it: one whose subtree holds none is set aside) and runs through no held key (a value);
+//! - no name would pass 125 segments (per node, a height from above);
+//! - each entity's moved keys share their lowest moved node above them (moved together: it is
+//!   changed by a step exactly when that node is under the step's source);
+//! - the final names collide with no other name.
+//!
+//! Time: per step, the nodes on its paths; once per run, the nodes of the names and of the
+//! entities' keys; no step walks a subtree.
+
+use std::borrow::Cow;
+
+use fxhash::{FxHashMap, FxHashSet};
+
+use super::plan::{NONE, Names};
+use super::run::work_done;
+use super::{CheckedStep, MigrateError, StepReport};
+use crate::blob::layout;
+use crate::key::{Key, KeyError, MAX_PATH_SEGMENTS};
+use crate::names::ROOT;
+use crate::store::Store;
+
+/// The end of a node set aside (see [`compose`]).
+const ASIDE: u32 = NONE - 1;
+
+/// Whether `step` only renames, by paths: it may join a run [`compose`] takes.
+pub(super) fn renames_only(step: &CheckedStep<'_>) -> bool {
+    step.removes.is_empty()
+        && step.writes.is_empty()
+        && !step.renames.is_empty()
+        && step.renames.iter().all(|(from, _)| from.raw.is_none())
+}
+
+/// The model of the key tree: the names' nodes (by number) and the nodes the run made
+/// (numbered after them).
+struct Model<'n> {
+    names: &'n Names,
+    /// Each node's parent now ([`NONE`]: set aside).
+    up: Vec<u32>,
+    /// Whether a node of the names was re-pointed (its place in the names is no more its own).
+    moved: Vec<bool>,
+    /// The segments of nodes re-pointed or made.
+    segment: FxHashMap<u32, String>,
+    /// The children of re-pointed and made nodes, by (parent, segment).
+    kids: FxHashMap<(u32, String), u32>,
+    /// Keys held at each node, and under it (itself too).
+    held: Vec<u64>,
+    sum: Vec<u64>,
+    /// Entities counted at each node, and under it.
+    ents: Vec<u64>,
+    /// From above, how many segments below each node the deepest node under it lies.
+    height: Vec<u32>,
+}
+
+impl<'n> Model<'n> {
+    fn new(names: &'n Names, held: &[u64], ents: &[u64]) -> Model<'n> {
+        let len = names.node_count() as usize + 1;
+        let tree = &names.tree;
+        let mut up: Vec<u32> =
+            (0..len as u32).map(|n| if n == ROOT { NONE } else { tree.parent(n) }).collect();
+        up[ROOT as usize] = NONE;
+        let (mut sum, mut ents, mut height) = (held.to_vec(), ents.to_vec(), vec![0u32; len]);
+        // A parent's number is below its children's.
+        for node in (1..len).rev() {
+            let parent = up[node] as usize;
+            sum[parent] += sum[node];
+            ents[parent] += ents[node];
+            height[parent] = height[parent].max(height[node] + 1);
+        }
+        work_done(len);
+        Model {
+            names,
+            up,
+            moved: vec![false; len],
+            segment: FxHashMap::default(),
+            kids: FxHashMap::default(),
+            held: held.to_vec(),
+            sum,
+            ents,
+            height,
+        }
+    }
+
+    fn segment(&self, node: u32) -> &str {
+        match self.segment.get(&node) {
+            Some(segment) => segment,
+            None => self.names.tree.segment(node),
+        }
+    }
+
+    fn is_name_node(&self, node: u32) -> bool {
+        node <= self.names.node_count()
+    }
+
+    /// The child of `parent` with `segment`, as the model has it now.
+    fn child(&self, parent: u32, segment: &str) -> Option<u32> {
+        if let Some(&kid) = self.kids.get(&(parent, segment.to_owned())) {
+            return Some(kid);
+        }
+        if !self.is_name_node(parent) {
+            return None;
+        }
+        let kid = self.names.tree.child(parent, segment)?;
+        (!self.moved[kid as usize]).then_some(kid)
+    }
+
+    fn find<'s>(&self, segments: impl Iterator<Item = Cow<'s, str>>) -> Option<u32> {
+        let mut node = ROOT;
+        for segment in segments {
+            node = self.child(node, &segment)?;
+        }
+        Some(node)
+    }
+
+    /// Takes `node` from its parent (its counts from every node above it).
+    fn detach(&mut self, node: u32) {
+        let parent = self.up[node as usize];
+        let segment = self.segment(node).to_owned();
+        let (sum, ents) = (self.sum[node as usize], self.ents[node as usize]);
+        let mut above = parent;
+        while above != NONE {
+            work_done(1);
+            self.sum[above as usize] -= sum;
+            self.ents[above as usize] -= ents;
+            above = self.up[above as usize];
+        }
+        self.kids.remove(&(parent, segment.clone()));
+        if self.is_name_node(node) {
+            self.moved[node as usize] = true;
+        }
+        self.segment.insert(node, segment);
+        self.up[node as usize] = NONE;
+    }
+
+    /// Hangs `node` (taken from its parent) under `parent` with `segment`.
+    fn attach(&mut self, node: u32, parent: u32, segment: &str) {
+        if self.is_name_node(node) {
+            self.moved[node as usize] = true;
+        }
+        self.segment.insert(node, segment.to_owned());
+        self.kids.insert((parent, segment.to_owned()), node);
+        self.up[node as usize] = parent;
+        let (sum, ents) = (self.sum[node as usize], self.ents[node as usize]);
+        let (mut above, mut height) = (parent, self.height[node as usize] + 1);
+        while above != NONE {
+            work_done(1);
+            self.sum[above as usize] += sum;
+            self.ents[above as usize] += ents;
+            self.height[above as usize] = self.height[above as usize].max(height);
+            height += 1;
+            above = self.up[above as usize];
+        }
+    }
+
+    /// A node the names lack, under `parent`.
+    fn make(&mut self, parent: u32, segment: &str) -> u32 {
+        let node = self.up.len() as u32;
+        for list in [&mut self.held, &mut self.sum, &mut self.ents] {
+            list.push(0);
+        }
+        self.up.push(NONE);
+        self.height.push(0);
+        self.attach(node, parent, segment);
+        node
+    }
+
+    /// Runs one step on the model: `None` if an entity could fail at it (see the module's
+    /// page). With `report`, counts what it renames.
+    fn step(&mut self, step: &CheckedStep<'_>, report: &mut StepReport) -> Option<()> {
+        let mut found = Vec::with_capacity(step.renames.len());
+        for (from, dst) in &step.renames {
+            work_done(1);
+            if let Some(node) = self.find(from.segments()) {
+                found.push((node, dst));
+            }
+        }
+        // The renames of a step move at once: every source is taken first.
+        for &(node, _) in &found {
+            report.renamed += self.sum[node as usize] as usize;
+            report.entities += self.ents[node as usize] as usize;
+            self.detach(node);
+        }
+        for (node, dst) in found {
+            let segments: Vec<Cow<'_, str>> = dst.segments().collect();
+            let (last, through) = segments.split_last().expect("INVARIANT: a path has a segment");
+            let mut at = ROOT;
+            for segment in through {
+                at = match self.child(at, segment) {
+                    // A key held above the new path: the path would run through a value.
+                    Some(kid) if self.held[kid as usize] > 0 => return None,
+                    Some(kid) => kid,
+                    None => self.make(at, segment),
+                };
+            }
+            if let Some(there) = self.child(at, last) {
+                if self.sum[there as usize] > 0 {
+                    return None;
+                }
+                // Names no entity holds a key of: set aside.
+                self.detach(there);
+            }
+            if segments.len() + self.height[node as usize] as usize > MAX_PATH_SEGMENTS {
+                return None;
+            }
+            self.attach(node, at, last);
+        }
+        Some(())
+    }
+}
+
+/// A run of rename-only steps composed: per key an entity holds that the run moves, the key
+/// it ends as.
+pub(super) struct Composed {
+    pub(super) ends: FxHashMap<Key, Key>,
+}
+
+/// Composes `steps` (renames only, at positions `first..` among the steps that run) against
+/// `names` and the entities of `store` (those before `entities` are migrated), naming the
+/// final paths and counting the steps' reports into `reports` (theirs, in order); `None`,
+/// with neither changed, where the run must run step by step (see the module's page).
+pub(super) fn compose(
+    store: &Store,
+    steps: &[&CheckedStep<'_>],
+    first: usize,
+    names: &mut Names,
+    reports: &mut [StepReport],
+) -> Result<Option<Composed>, MigrateError> {
+    let len = names.node_count() as usize + 1;
+    let mut held = vec![0u64; len];
+    for (_, blob) in store.iter() {
+        let keys = layout::keys(blob.as_words());
+        work_done(keys.len());
+        for &raw in keys {
+            let Some(node) = names.tree.named(Key::from_raw(raw)) else { return Ok(None) };
+            held[node as usize] += 1;
+        }
+    }
+    // First the model alone: which nodes move, and whether any entity could fail.
+    let mut model = Model::new(names, &held, &vec![0; len]);
+    let mut scratch = StepReport::default();
+    for step in steps {
+        if model.step(step, &mut scratch).is_none() {
+            return Ok(None);
+        }
+    }
+    let moved = model.moved;
+    // Per node of the names, its lowest moved node at or above it (the root: none).
+    let mut lowest = vec![NONE; len];
+    lowest[ROOT as usize] = ROOT;
+    for node in 1..len {
+        lowest[node] =
+            if moved[node] { node as u32 } else { lowest[names.tree.parent(node as u32) as usize] };
+    }
+    work_done(len);
+    let mut ents = vec![0u64; len];
+    for (_, blob) in store.iter() {
+        let mut at = ROOT;
+        for &raw in layout::keys(blob.as_words()) {
+            let node = names.tree.named(Key::from_raw(raw)).expect("INVARIANT: named");
+            match lowest[node as usize] {
+                ROOT => {}
+                low if at == ROOT || at == low => at = low,
+                // Moved apart: its reports are not the counts'.
+                _ => return Ok(None),
+            }
+        }
+        if at != ROOT {
+            ents[at as usize] += 1;
+        }
+    }
+    // Then again, counting.
+    let mut model = Model::new(names, &held, &ents);
+    let mut counted = vec![StepReport::default(); steps.len()];
+    for (step, report) in steps.iter().zip(&mut counted) {
+        model.step(step, report).expect("INVARIANT: the model ran the same before");
+    }
+    // The final node of each node: its own, or its path's in the names (made).
+    let (up, segments, moved_now) = (model.up, model.segment, model.moved);
+    let total = up.len();
+    let mut end = vec![NONE; total];
+    end[ROOT as usize] = ROOT;
+    let segment_of = |node: u32, names: &Names| -> String {
+        match segments.get(&node) {
+            Some(segment) => segment.clone(),
+            None => names.tree.segment(node).to_owned(),
+        }
+    };
+    let mut chain = Vec::new();
+    let mut end_of = |node: u32, names: &mut Names| -> u32 {
+        let mut at = node;
+        while end[at as usize] == NONE {
+            chain.push(at);
+            at = up[at as usize];
+            if at == NONE {
+                // Set aside: no key under it is held, and it ends at no name.
+                for node in chain.drain(..) {
+                    end[node as usize] = ASIDE;
+                }
+                return ASIDE;
+            }
+        }
+        if end[at as usize] == ASIDE {
+            for node in chain.drain(..) {
+                end[node as usize] = ASIDE;
+            }
+            return ASIDE;
+        }
+        while let Some(node) = chain.pop() {
+            work_done(1);
+            let parent = end[up[node as usize] as usize];
+            let same = (node as usize) < moved_now.len()
+                && !moved_now[node as usize]
+                && parent == names.tree.parent(node);
+            end[node as usize] =
+                if same { node } else { names.intern(parent, &segment_of(node, names)) };
+        }
+        end[node as usize]
+    };
+    // Every name under a moved node ends at a name (the entities' keys among them).
+    let mut finals = Vec::new();
+    for node in 1..len as u32 {
+        if lowest[node as usize] != ROOT && names.tree.is_named(node) {
+            let to = end_of(node, names);
+            if to != ASIDE {
+                finals.push((node, to));
+            }
+        }
+    }
+    // The final names collide with no other.
+    let mut seen: FxHashSet<Key> = FxHashSet::default();
+    for &(_, to) in &finals {
+        let key = names.tree.key(to);
+        let other = names.tree.named(key).filter(|&other| other != to);
+        if other.is_some() || !seen.insert(key) {
+            return Ok(None);
+        }
+    }
+    let p = first + steps.len() - 1;
+    let mut ends = FxHashMap::default();
+    for &(node, to) in &finals {
+        let key = names.name(to, p).map_err(|collision: KeyError| MigrateError::KeyCollision {
+            step: steps[steps.len() - 1].index,
+            to: steps[steps.len() - 1].to,
+            collision,
+        })?;
+        if held[node as usize] > 0 {
+            ends.insert(names.tree.key(node), key);
+        }
+    }
+    #[cfg(test)]
+    super::run::tests::COMPOSED.with(|n| n.set(n.get() + 1));
+    for (report, counted) in reports.iter_mut().zip(counted) {
+        report.renamed += counted.renamed;
+        report.entities += counted.entities;
+    }
+    Ok(Some(Composed { ends }))
+}
