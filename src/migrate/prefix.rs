@@ -67,10 +67,15 @@ struct Model<'n> {
     ents: Vec<u64>,
     /// From above, how many segments below each node the deepest node under it lies.
     height: Vec<u32>,
+    /// Per entity whose moved keys lie under two or more lowest moved nodes, its keys under
+    /// each node above them; and the last step that counted it.
+    split: Vec<FxHashMap<u32, u64>>,
+    counted: Vec<usize>,
+    steps: usize,
 }
 
 impl<'n> Model<'n> {
-    fn new(names: &'n Names, held: &[u64], ents: &[u64]) -> Model<'n> {
+    fn new(names: &'n Names, held: &[u64], ents: &[u64], split: &[Vec<(u32, u64)>]) -> Model<'n> {
         let len = names.node_count() as usize + 1;
         let tree = &names.tree;
         let mut up: Vec<u32> =
@@ -85,8 +90,24 @@ impl<'n> Model<'n> {
             height[parent] = height[parent].max(height[node] + 1);
         }
         work_done(len);
+        let mut sums = Vec::with_capacity(split.len());
+        for anchors in split {
+            let mut sum: FxHashMap<u32, u64> = FxHashMap::default();
+            for &(anchor, count) in anchors {
+                let mut above = anchor;
+                while above != NONE {
+                    work_done(1);
+                    *sum.entry(above).or_default() += count;
+                    above = up[above as usize];
+                }
+            }
+            sums.push(sum);
+        }
         Model {
             names,
+            split: sums,
+            counted: vec![usize::MAX; split.len()],
+            steps: 0,
             up,
             moved: vec![false; len],
             segment: FxHashMap::default(),
@@ -141,6 +162,20 @@ impl<'n> Model<'n> {
             self.ents[above as usize] -= ents;
             above = self.up[above as usize];
         }
+        work_done(self.split.len());
+        for split in &mut self.split {
+            let Some(&count) = split.get(&node) else { continue };
+            let mut above = parent;
+            while above != NONE {
+                work_done(1);
+                let left = split.get_mut(&above).expect("INVARIANT: counted above its keys");
+                *left -= count;
+                if *left == 0 {
+                    split.remove(&above);
+                }
+                above = self.up[above as usize];
+            }
+        }
         self.kids.remove(&(parent, segment.clone()));
         if self.is_name_node(node) {
             self.moved[node as usize] = true;
@@ -167,6 +202,16 @@ impl<'n> Model<'n> {
             height += 1;
             above = self.up[above as usize];
         }
+        work_done(self.split.len());
+        for split in &mut self.split {
+            let Some(&count) = split.get(&node) else { continue };
+            let mut above = parent;
+            while above != NONE {
+                work_done(1);
+                *split.entry(above).or_default() += count;
+                above = self.up[above as usize];
+            }
+        }
     }
 
     /// A node the names lack, under `parent`.
@@ -192,9 +237,16 @@ impl<'n> Model<'n> {
             }
         }
         // The renames of a step move at once: every source is taken first.
+        self.steps += 1;
         for &(node, _) in &found {
             report.renamed += self.sum[node as usize] as usize;
             report.entities += self.ents[node as usize] as usize;
+            for (split, counted) in self.split.iter().zip(&mut self.counted) {
+                if *counted != self.steps && split.contains_key(&node) {
+                    *counted = self.steps;
+                    report.entities += 1;
+                }
+            }
             self.detach(node);
         }
         for (node, dst) in found {
@@ -225,6 +277,11 @@ impl<'n> Model<'n> {
     }
 }
 
+/// The most segments above any of `anchors` in the names.
+fn depth_of(names: &Names, anchors: &[(u32, u64)]) -> usize {
+    anchors.iter().map(|&(anchor, _)| names.tree.ancestors(anchor).count()).max().unwrap_or(0)
+}
+
 /// A run of rename-only steps composed: per key an entity holds that the run moves, the key
 /// it ends as.
 pub(super) struct Composed {
@@ -253,7 +310,7 @@ pub(super) fn compose(
         }
     }
     // First the model alone: which nodes move, and whether any entity could fail.
-    let mut model = Model::new(names, &held, &vec![0; len]);
+    let mut model = Model::new(names, &held, &vec![0; len], &[]);
     let mut scratch = StepReport::default();
     for step in steps {
         if model.step(step, &mut scratch).is_none() {
@@ -269,24 +326,45 @@ pub(super) fn compose(
             if moved[node] { node as u32 } else { lowest[names.tree.parent(node as u32) as usize] };
     }
     work_done(len);
+    // Each entity counted at its moved keys' lowest moved node, if they share one; else (its
+    // keys moved apart) followed on its own, if that costs under half the keys the steps move
+    // (else the steps, folded where they commute, are cheaper one by one).
     let mut ents = vec![0u64; len];
+    let (mut split, mut followed) = (Vec::new(), 0usize);
+    let most = scratch.renamed + steps.len();
+    let mut lows: Vec<u32> = Vec::new();
     for (_, blob) in store.iter() {
-        let mut at = ROOT;
+        lows.clear();
         for &raw in layout::keys(blob.as_words()) {
             let node = names.tree.named(Key::from_raw(raw)).expect("INVARIANT: named");
-            match lowest[node as usize] {
-                ROOT => {}
-                low if at == ROOT || at == low => at = low,
-                // Moved apart: its reports are not the counts'.
-                _ => return Ok(None),
+            if lowest[node as usize] != ROOT {
+                lows.push(lowest[node as usize]);
             }
         }
-        if at != ROOT {
-            ents[at as usize] += 1;
+        lows.sort_unstable();
+        match (lows.first(), lows.last()) {
+            (None, _) => {}
+            (Some(&first), Some(&last)) if first == last => ents[first as usize] += 1,
+            _ => {
+                let mut anchors: Vec<(u32, u64)> = Vec::new();
+                for &low in &lows {
+                    match anchors.last_mut() {
+                        Some((at, count)) if *at == low => *count += 1,
+                        _ => anchors.push((low, 1)),
+                    }
+                }
+                // A check a step, and the walks above its keys.
+                let walks = anchors.len().saturating_mul(depth_of(names, &anchors));
+                followed = followed.saturating_add(steps.len()).saturating_add(walks);
+                if followed.saturating_mul(2) > most {
+                    return Ok(None);
+                }
+                split.push(anchors);
+            }
         }
     }
     // Then again, counting.
-    let mut model = Model::new(names, &held, &ents);
+    let mut model = Model::new(names, &held, &ents, &split);
     let mut counted = vec![StepReport::default(); steps.len()];
     for (step, report) in steps.iter().zip(&mut counted) {
         model.step(step, report).expect("INVARIANT: the model ran the same before");
@@ -365,7 +443,7 @@ pub(super) fn compose(
         }
     }
     #[cfg(test)]
-    super::run::tests::COMPOSED.with(|n| n.set(n.get() + 1));
+    super::run::tests::COMPOSED.with(|n| n.set(n.get() + 1 + (u64::from(!split.is_empty()) << 32)));
     for (report, counted) in reports.iter_mut().zip(counted) {
         report.renamed += counted.renamed;
         report.entities += counted.entities;

@@ -1270,7 +1270,8 @@ pub(super) mod tests {
         pub(super) static BUDGET: Cell<Option<usize>> = const { Cell::new(None) };
         /// Whether runs of renames are compiled step by step, never composed (`prefix.rs`).
         pub(super) static STEPWISE: Cell<bool> = const { Cell::new(false) };
-        /// Runs of renames composed on this thread.
+        /// Runs of renames composed on this thread, and (times 2^32) those that followed an
+        /// entity whose keys moved apart.
         pub(in crate::migrate) static COMPOSED: Cell<u64> = const { Cell::new(0) };
     }
 
@@ -1351,7 +1352,7 @@ pub(super) mod tests {
             let segments: Vec<&str> = (0..depth).map(|_| SEGMENTS[next(6)]).collect();
             segments.join(".")
         };
-        let (mut composed, mut failed, cases) = (0, 0, 3_000);
+        let (mut composed, mut followed, mut failed, cases) = (0, 0, 0, 3_000);
         for case in 0..cases {
             let mut store = Store::new();
             for _ in 0..=next(5) {
@@ -1380,7 +1381,9 @@ pub(super) mod tests {
             STEPWISE.with(|s| s.set(false));
             let before = COMPOSED.with(Cell::get);
             let got = migrations.apply(&mut store);
-            composed += usize::from(COMPOSED.with(Cell::get) > before);
+            let after = COMPOSED.with(Cell::get);
+            composed += usize::from(after & 0xffff_ffff > before & 0xffff_ffff);
+            followed += usize::from(after >> 32 > before >> 32);
             match (&got, &expected) {
                 (Ok(got), Ok(expected)) => {
                     assert_eq!(got, expected, "case {case}");
@@ -1402,6 +1405,7 @@ pub(super) mod tests {
             }
         }
         assert!(composed > cases / 10, "{composed} of {cases} composed a run");
+        assert!(followed > cases / 100, "{followed} of {cases} followed an entity");
         assert!(failed > cases / 20 && failed < 3 * cases / 4, "{failed} of {cases} failed");
     }
 
