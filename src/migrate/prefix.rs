@@ -282,6 +282,121 @@ fn depth_of(names: &Names, anchors: &[(u32, u64)]) -> usize {
     anchors.iter().map(|&(anchor, _)| names.tree.ancestors(anchor).count()).max().unwrap_or(0)
 }
 
+/// Per node, the entities whose moved keys all lie under it as their lowest moved node
+/// (`lowest`), and the entities whose keys move apart, each its lowest moved nodes with its
+/// keys under each; `None` if following those costs over half of `most` (the keys the `steps`
+/// move, and the steps).
+#[allow(clippy::type_complexity)]
+fn anchors(
+    store: &Store,
+    names: &Names,
+    lowest: &[u32],
+    most: usize,
+    steps: usize,
+) -> Option<(Vec<u64>, Vec<Vec<(u32, u64)>>)> {
+    let len = lowest.len();
+    // Each entity counted at its moved keys' lowest moved node, if they share one; else (its
+    // keys moved apart) followed on its own, if that costs under half the keys the steps move
+    // (else the steps, folded where they commute, are cheaper one by one).
+    let mut ents = vec![0u64; len];
+    let (mut split, mut followed) = (Vec::new(), 0usize);
+    let mut lows: Vec<u32> = Vec::new();
+    for (_, blob) in store.iter() {
+        lows.clear();
+        for &raw in layout::keys(blob.as_words()) {
+            let node = names.tree.named(Key::from_raw(raw)).expect("INVARIANT: named");
+            if lowest[node as usize] != ROOT {
+                lows.push(lowest[node as usize]);
+            }
+        }
+        lows.sort_unstable();
+        match (lows.first(), lows.last()) {
+            (None, _) => {}
+            (Some(&first), Some(&last)) if first == last => ents[first as usize] += 1,
+            _ => {
+                let mut anchors: Vec<(u32, u64)> = Vec::new();
+                for &low in &lows {
+                    match anchors.last_mut() {
+                        Some((at, count)) if *at == low => *count += 1,
+                        _ => anchors.push((low, 1)),
+                    }
+                }
+                // A check a step, and the walks above its keys.
+                let walks = anchors.len().saturating_mul(depth_of(names, &anchors));
+                followed = followed.saturating_add(steps).saturating_add(walks);
+                if followed.saturating_mul(2) > most {
+                    return None;
+                }
+                split.push(anchors);
+            }
+        }
+    }
+    Some((ents, split))
+}
+
+/// Every name under a moved node (by `lowest`) with the node of the names it ends at (made
+/// where the names lack it), when the run leaves it reachable: the entities' keys among them.
+#[allow(clippy::type_complexity)]
+fn finals(
+    (up, segments, moved_now): (Vec<u32>, FxHashMap<u32, String>, Vec<bool>),
+    names: &mut Names,
+    lowest: &[u32],
+) -> Vec<(u32, u32)> {
+    let len = lowest.len();
+    // The final node of each node: its own, or its path's in the names (made).
+    let total = up.len();
+    let mut place = vec![NONE; total];
+    place[ROOT as usize] = ROOT;
+    let segment_of = |node: u32, names: &Names| -> String {
+        match segments.get(&node) {
+            Some(segment) => segment.clone(),
+            None => names.tree.segment(node).to_owned(),
+        }
+    };
+    let mut chain = Vec::new();
+    let mut end_of = |node: u32, names: &mut Names| -> u32 {
+        let mut at = node;
+        while place[at as usize] == NONE {
+            chain.push(at);
+            at = up[at as usize];
+            if at == NONE {
+                // Set aside: no key under it is held, and it ends at no name.
+                for node in chain.drain(..) {
+                    place[node as usize] = ASIDE;
+                }
+                return ASIDE;
+            }
+        }
+        if place[at as usize] == ASIDE {
+            for node in chain.drain(..) {
+                place[node as usize] = ASIDE;
+            }
+            return ASIDE;
+        }
+        while let Some(node) = chain.pop() {
+            work_done(1);
+            let parent = place[up[node as usize] as usize];
+            let same = (node as usize) < moved_now.len()
+                && !moved_now[node as usize]
+                && parent == names.tree.parent(node);
+            place[node as usize] =
+                if same { node } else { names.intern(parent, &segment_of(node, names)) };
+        }
+        place[node as usize]
+    };
+    // Every name under a moved node ends at a name (the entities' keys among them).
+    let mut finals = Vec::new();
+    for node in 1..len as u32 {
+        if lowest[node as usize] != ROOT && names.tree.is_named(node) {
+            let to = end_of(node, names);
+            if to != ASIDE {
+                finals.push((node, to));
+            }
+        }
+    }
+    finals
+}
+
 /// A run of rename-only steps composed: per key an entity holds that the run moves, the key
 /// it ends as.
 pub(super) struct Composed {
@@ -326,101 +441,18 @@ pub(super) fn compose(
             if moved[node] { node as u32 } else { lowest[names.tree.parent(node as u32) as usize] };
     }
     work_done(len);
-    // Each entity counted at its moved keys' lowest moved node, if they share one; else (its
-    // keys moved apart) followed on its own, if that costs under half the keys the steps move
-    // (else the steps, folded where they commute, are cheaper one by one).
-    let mut ents = vec![0u64; len];
-    let (mut split, mut followed) = (Vec::new(), 0usize);
     let most = scratch.renamed + steps.len();
-    let mut lows: Vec<u32> = Vec::new();
-    for (_, blob) in store.iter() {
-        lows.clear();
-        for &raw in layout::keys(blob.as_words()) {
-            let node = names.tree.named(Key::from_raw(raw)).expect("INVARIANT: named");
-            if lowest[node as usize] != ROOT {
-                lows.push(lowest[node as usize]);
-            }
-        }
-        lows.sort_unstable();
-        match (lows.first(), lows.last()) {
-            (None, _) => {}
-            (Some(&first), Some(&last)) if first == last => ents[first as usize] += 1,
-            _ => {
-                let mut anchors: Vec<(u32, u64)> = Vec::new();
-                for &low in &lows {
-                    match anchors.last_mut() {
-                        Some((at, count)) if *at == low => *count += 1,
-                        _ => anchors.push((low, 1)),
-                    }
-                }
-                // A check a step, and the walks above its keys.
-                let walks = anchors.len().saturating_mul(depth_of(names, &anchors));
-                followed = followed.saturating_add(steps.len()).saturating_add(walks);
-                if followed.saturating_mul(2) > most {
-                    return Ok(None);
-                }
-                split.push(anchors);
-            }
-        }
-    }
+    let Some((ents, split)) = anchors(store, names, &lowest, most, steps.len()) else {
+        return Ok(None);
+    };
     // Then again, counting.
     let mut model = Model::new(names, &held, &ents, &split);
     let mut counted = vec![StepReport::default(); steps.len()];
     for (step, report) in steps.iter().zip(&mut counted) {
         model.step(step, report).expect("INVARIANT: the model ran the same before");
     }
-    // The final node of each node: its own, or its path's in the names (made).
-    let (up, segments, moved_now) = (model.up, model.segment, model.moved);
-    let total = up.len();
-    let mut end = vec![NONE; total];
-    end[ROOT as usize] = ROOT;
-    let segment_of = |node: u32, names: &Names| -> String {
-        match segments.get(&node) {
-            Some(segment) => segment.clone(),
-            None => names.tree.segment(node).to_owned(),
-        }
-    };
-    let mut chain = Vec::new();
-    let mut end_of = |node: u32, names: &mut Names| -> u32 {
-        let mut at = node;
-        while end[at as usize] == NONE {
-            chain.push(at);
-            at = up[at as usize];
-            if at == NONE {
-                // Set aside: no key under it is held, and it ends at no name.
-                for node in chain.drain(..) {
-                    end[node as usize] = ASIDE;
-                }
-                return ASIDE;
-            }
-        }
-        if end[at as usize] == ASIDE {
-            for node in chain.drain(..) {
-                end[node as usize] = ASIDE;
-            }
-            return ASIDE;
-        }
-        while let Some(node) = chain.pop() {
-            work_done(1);
-            let parent = end[up[node as usize] as usize];
-            let same = (node as usize) < moved_now.len()
-                && !moved_now[node as usize]
-                && parent == names.tree.parent(node);
-            end[node as usize] =
-                if same { node } else { names.intern(parent, &segment_of(node, names)) };
-        }
-        end[node as usize]
-    };
-    // Every name under a moved node ends at a name (the entities' keys among them).
-    let mut finals = Vec::new();
-    for node in 1..len as u32 {
-        if lowest[node as usize] != ROOT && names.tree.is_named(node) {
-            let to = end_of(node, names);
-            if to != ASIDE {
-                finals.push((node, to));
-            }
-        }
-    }
+    let Model { up, segment, moved, .. } = model;
+    let finals = finals((up, segment, moved), names, &lowest);
     // The final names collide with no other.
     let mut seen: FxHashSet<Key> = FxHashSet::default();
     for &(_, to) in &finals {
@@ -431,7 +463,7 @@ pub(super) fn compose(
         }
     }
     let p = first + steps.len() - 1;
-    let mut ends = FxHashMap::default();
+    let mut keyed = FxHashMap::default();
     for &(node, to) in &finals {
         let key = names.name(to, p).map_err(|collision: KeyError| MigrateError::KeyCollision {
             step: steps[steps.len() - 1].index,
@@ -439,7 +471,7 @@ pub(super) fn compose(
             collision,
         })?;
         if held[node as usize] > 0 {
-            ends.insert(names.tree.key(node), key);
+            keyed.insert(names.tree.key(node), key);
         }
     }
     #[cfg(test)]
@@ -448,5 +480,5 @@ pub(super) fn compose(
         report.renamed += counted.renamed;
         report.entities += counted.entities;
     }
-    Ok(Some(Composed { ends }))
+    Ok(Some(Composed { ends: keyed }))
 }

@@ -7,6 +7,8 @@
 //!                                           above a written path}
 //!  plans ──fold─────▶ runs of steps that commute, each run of two or more one folded Plan
 //!  runs  ──chain────▶ segments of runs that only rename and remove, composed per role
+//!  (runs of renames that the model of the key tree takes are composed before, `prefix.rs`,
+//!   and run as batches of their own: each entity's keys mapped to their final names)
 //!  arena ──rewrite──▶ per entity, per run: one scan of its keys against the roles
 //!                     (read only: errors and "nothing to do" leave it untouched), then
 //!                     renames in place (a key word rewritten), removals in one pass,
@@ -45,7 +47,8 @@ impl Migrations {
     /// a key under the path that the store has no name for (one set through a [`Key`] value)
     /// is not found, and stays where it is. Renamed keys keep their values, types and
     /// positions in each entity; the store records the names of the new paths (and keeps the
-    /// old ones). The new arena is built aside and swapped in at the end, with every blob
+    /// old ones), but for a run of renames composed (`prefix.rs`), where it records the paths
+    /// the names end at, not those they pass through. The new arena is built aside and swapped in at the end, with every blob
     /// repacked (one a step changed) or copied as it was.
     ///
     /// Time: consecutive steps that commute (no path of one at, above or under a path of
@@ -55,9 +58,12 @@ impl Migrations {
     /// removes. Steps that do not commute keep their order, a visit each of the entities
     /// whose keys they touch; but runs that only rename and remove (a chain `a -> b`, `b -> c`)
     /// are composed: an entity holding one of their keys jumps them at once, its reports added
-    /// up and walked through the steps once (`chain.rs`); and runs of renames that repeat (a
-    /// subtree renamed back and forth) are compiled and run three periods deep, the steps
-    /// after them copies of the third, when it left each entity as it found it (`repeat.rs`).
+    /// up and walked through the steps once (`chain.rs`); runs of two or more steps that only
+    /// rename are composed as prefix moves (`prefix.rs`: a step costs the nodes on its paths,
+    /// an entity its keys once, the run the names once) unless an entity could fail in them or
+    /// a rename lands on held keys; and runs of renames that repeat (a subtree renamed back
+    /// and forth onto held keys) are compiled and run three periods deep, the steps after
+    /// them copies of the third, when it left each entity as it found it (`repeat.rs`).
     /// Memory: one copy of the arena, and tables the size of the names and paths the steps
     /// touch (twice, for the runs folded), at most a million roles (keys a step touches) or one
     /// per arena word at once: past that the steps run in batches, each over a copy of the
