@@ -17,6 +17,7 @@
 //! - `repeat.rs`: runs of rename-only steps that repeat (a subtree renamed back and forth)
 //!   and that `prefix.rs` did not take (one lands on held keys: `x -> y` with `y.b` held)
 //!   compiled and run three periods deep, the steps after them copies.
+//! - `work.rs`: the work counters that tests hold a migration's cost to.
 //! - `run.rs`: [`Migrations::apply`]: the output estimated (refused past
 //!   [`max_output`](Migrations::max_output)), the plans compiled and folded, then every entity
 //!   rewritten into a new arena, swapped in at the end.
@@ -34,6 +35,7 @@ mod plan;
 mod prefix;
 mod repeat;
 mod run;
+mod work;
 
 use std::borrow::Cow;
 use std::fmt;

@@ -30,7 +30,7 @@ use std::borrow::Cow;
 use fxhash::{FxHashMap, FxHashSet};
 
 use super::plan::{NONE, Names};
-use super::run::work_done;
+use super::work::work_done;
 use super::{CheckedStep, MigrateError, StepReport};
 use crate::blob::layout;
 use crate::key::{Key, KeyError, MAX_PATH_SEGMENTS};
@@ -162,20 +162,7 @@ impl<'n> Model<'n> {
             self.ents[above as usize] -= ents;
             above = self.up[above as usize];
         }
-        work_done(self.split.len());
-        for split in &mut self.split {
-            let Some(&count) = split.get(&node) else { continue };
-            let mut above = parent;
-            while above != NONE {
-                work_done(1);
-                let left = split.get_mut(&above).expect("INVARIANT: counted above its keys");
-                *left -= count;
-                if *left == 0 {
-                    split.remove(&above);
-                }
-                above = self.up[above as usize];
-            }
-        }
+        self.carry(node, parent, false);
         self.kids.remove(&(parent, segment.clone()));
         if self.is_name_node(node) {
             self.moved[node as usize] = true;
@@ -202,13 +189,27 @@ impl<'n> Model<'n> {
             height += 1;
             above = self.up[above as usize];
         }
+        self.carry(node, parent, true);
+    }
+
+    /// Adds (or takes) the keys under `node` of each entity followed on its own to (from)
+    /// `parent` and every node above it.
+    fn carry(&mut self, node: u32, parent: u32, add: bool) {
         work_done(self.split.len());
         for split in &mut self.split {
             let Some(&count) = split.get(&node) else { continue };
             let mut above = parent;
             while above != NONE {
                 work_done(1);
-                *split.entry(above).or_default() += count;
+                let at = split.entry(above).or_default();
+                if add {
+                    *at += count;
+                } else {
+                    *at -= count;
+                    if *at == 0 {
+                        split.remove(&above);
+                    }
+                }
                 above = self.up[above as usize];
             }
         }
@@ -475,7 +476,7 @@ pub(super) fn compose(
         }
     }
     #[cfg(test)]
-    super::run::tests::COMPOSED.with(|n| n.set(n.get() + 1 + (u64::from(!split.is_empty()) << 32)));
+    super::work::COMPOSED.with(|n| n.set(n.get() + 1 + (u64::from(!split.is_empty()) << 32)));
     for (report, counted) in reports.iter_mut().zip(counted) {
         report.renamed += counted.renamed;
         report.entities += counted.entities;

@@ -27,6 +27,7 @@ use super::fold::{Run, fold};
 use super::plan::{Move, NONE, Names, Plan, room_of};
 use super::prefix::{self, Composed};
 use super::repeat::{self, Compiler, Repeat};
+use super::work::work_done;
 use super::{CheckedStep, MigrateError, MigrationReport, Migrations, StepReport};
 use crate::blob::BlobError;
 use crate::blob::write::BlobWrite;
@@ -1197,18 +1198,6 @@ fn source_label(m: &Move<'_>, names: &Names) -> String {
     }
 }
 
-/// Counts work done by the compile and the rewrite, in roles made, keys and roles visited and
-/// words moved, for the test
-/// that holds a migration to its bound (`tests::folded_steps_cost_the_keys_not_the_steps`).
-#[cfg(test)]
-pub(super) fn work_done(units: usize) {
-    tests::WORK.with(|work| work.set(work.get() + units as u64));
-}
-
-#[cfg(not(test))]
-#[inline(always)]
-pub(super) fn work_done(_units: usize) {}
-
 #[cfg(test)]
 /// Sets `key` in the blob in `words` through the blob write path ([`BlobWrite::set_entry`]),
 /// moving it into a larger buffer (by way of `spare`) when it lacks room; `Err` with the bytes
@@ -1262,23 +1251,20 @@ impl BlobWrite for Growing<'_> {
 }
 
 #[cfg(test)]
-pub(super) mod tests {
+mod tests {
     use std::cell::Cell;
 
     use super::*;
     use crate::migrate::MigrationStep;
     use crate::value::Value;
 
+    use crate::migrate::work::{COMPOSED, WORK};
+
     thread_local! {
-        /// The rewrite's work on this thread: see [`work_done`].
-        pub(super) static WORK: Cell<u64> = const { Cell::new(0) };
         /// The budget of a migration's roles at once on this thread, if set: see [`budget`].
         pub(super) static BUDGET: Cell<Option<usize>> = const { Cell::new(None) };
         /// Whether runs of renames are compiled step by step, never composed (`prefix.rs`).
         pub(super) static STEPWISE: Cell<bool> = const { Cell::new(false) };
-        /// Runs of renames composed on this thread, and (times 2^32) those that followed an
-        /// entity whose keys moved apart.
-        pub(in crate::migrate) static COMPOSED: Cell<u64> = const { Cell::new(0) };
     }
 
     /// Subtrees renamed in ways no repeat (`repeat.rs`, periods up to four) finds: round a
@@ -1291,14 +1277,7 @@ pub(super) mod tests {
     fn renames_that_do_not_repeat_cost_the_keys_and_the_steps() {
         let (entities, keys, steps) = (100_usize, 50_usize, 2_000_u32);
         let seed = Cell::new(0x9e37_79b9_7f4a_7c15_u64);
-        let next = |n: usize| {
-            let mut x = seed.get();
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            seed.set(x);
-            (x % n as u64) as usize
-        };
+        let next = |n: usize| random(&seed, n);
         let cycle = ["x", "y", "z", "w", "v"];
         let round = (0..steps).fold(Migrations::new(steps), |m, i| {
             let (from, to) = (cycle[i as usize % 5], cycle[(i as usize + 1) % 5]);
@@ -1345,14 +1324,7 @@ pub(super) mod tests {
     fn composed_renames_are_the_steps_one_by_one() {
         const SEGMENTS: [&str; 6] = ["a", "b", "c", "d", "e", "f"];
         let seed = Cell::new(0x2545_f491_4f6c_dd1d_u64);
-        let next = |n: usize| {
-            let mut x = seed.get();
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            seed.set(x);
-            (x % n as u64) as usize
-        };
+        let next = |n: usize| random(&seed, n);
         let path = || {
             let depth = 1 + next(3);
             let segments: Vec<&str> = (0..depth).map(|_| SEGMENTS[next(6)]).collect();
@@ -1413,6 +1385,16 @@ pub(super) mod tests {
         assert!(composed > cases / 10, "{composed} of {cases} composed a run");
         assert!(followed > cases / 100, "{followed} of {cases} followed an entity");
         assert!(failed > cases / 20 && failed < 3 * cases / 4, "{failed} of {cases} failed");
+    }
+
+    /// A number below `n` from the xorshift generator in `seed`.
+    fn random(seed: &Cell<u64>, n: usize) -> usize {
+        let mut x = seed.get();
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        seed.set(x);
+        (x % n as u64) as usize
     }
 
     /// The work of migrating `entities` entities of `keys` keys each by `steps` steps made by
@@ -1575,14 +1557,7 @@ pub(super) mod tests {
     fn batches_of_steps_run_as_one_pass() {
         const SEGMENTS: [&str; 3] = ["a", "b", "c"];
         let seed = Cell::new(0x9e37_79b9_7f4a_7c15_u64);
-        let next = |n: usize| {
-            let mut x = seed.get();
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            seed.set(x);
-            (x % n as u64) as usize
-        };
+        let next = |n: usize| random(&seed, n);
         let (mut batched, mut failed) = (0, 0);
         for case in 0..3_000 {
             let path = || {
