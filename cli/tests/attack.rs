@@ -636,3 +636,51 @@ fn a_migration_whose_output_could_pass_max_output_is_refused_before_it_runs() {
         store.iter().all(|(_, blob)| blob.get("f").is_some_and(|f| f.payload_bytes() == 16_388))
     );
 }
+
+/// A subtree moved round a cycle of five paths (`x -> y -> z -> w -> v -> x`), which no repeat
+/// of period four or less finds: every step was compiled over the subtree and run by every
+/// entity (1,000 entities x 10 keys x 10,000 steps: 17.1 s). Runs of renames are composed as
+/// prefix moves now; a default between two runs lands under the subtree where it is at its
+/// step, and moves on with it.
+#[test]
+fn renames_round_a_cycle_of_five_paths_compose_with_a_default_between() {
+    let dir = TempDir::new().unwrap();
+    let sheet: Vec<String> = (0..10).map(|k| format!("\"k{k}\": {k}")).collect();
+    let entities = vec![format!("{{\"x\": {{{}}}, \"name\": \"n\"}}", sheet.join(", ")); 200];
+    let json = path(dir.path(), "a.json");
+    std::fs::write(&json, format!("[{}]", entities.join(", "))).unwrap();
+    let save = path(dir.path(), "a.dcmp");
+    ok(&["import", &json, "-o", &save]);
+    let cycle = ["x", "y", "z", "w", "v"];
+    let rename = |i: usize, to: usize| {
+        format!(r#"{{"to": {to}, "rename": {{"{}": "{}"}}}}"#, cycle[i % 5], cycle[(i + 1) % 5])
+    };
+    // 500 renames (the subtree back at x), a default of x.d, 501 renames (it ends at y).
+    let mut steps: Vec<String> = (0..500).map(|i| rename(i, i + 1)).collect();
+    steps.push(r#"{"to": 501, "default": {"x.d": 7}}"#.to_owned());
+    steps.extend((500..1_001).map(|i| rename(i, i + 2)));
+    let migrations = path(dir.path(), "m.json");
+    std::fs::write(&migrations, format!(r#"{{"version": 1002, "steps": [{}]}}"#, steps.join(",")))
+        .unwrap();
+    let report = ok(&["migrate", &save, "--with", &migrations]);
+    assert!(
+        report.contains("steps[0] (to 1): 200 entities changed: 2000 keys renamed"),
+        "{report}"
+    );
+    assert!(report.contains("steps[500] (to 501): 200 entities changed: 200 keys defaulted"));
+    assert!(report.contains("steps[1001] (to 1002): 200 entities changed: 2200 keys renamed"));
+    let store = Store::load(&save).unwrap();
+    assert_eq!(store.data_version(), 1002);
+    for (_, blob) in store.iter() {
+        assert_eq!(blob.len(), 12);
+        assert_eq!(blob.get_float(Key::parse("y.d")), Some(7.0));
+        assert_eq!(blob.get_float(Key::parse("y.k9")), Some(9.0));
+        assert_eq!(blob.get_float(Key::parse("x.k9")), None);
+        assert_eq!(blob.get_str(Key::parse("name")), Some("n"));
+    }
+    let mut names: Vec<String> = store.key_names().map(|(_, name)| name).collect();
+    names.sort();
+    assert_eq!(names.len(), 12, "{names:?}");
+    assert_eq!(names[0], "name");
+    assert_eq!(names[1], "y.d");
+}
