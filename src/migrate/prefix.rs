@@ -29,16 +29,25 @@ use std::borrow::Cow;
 
 use fxhash::{FxHashMap, FxHashSet};
 
-use super::plan::{NONE, Names};
+use super::plan::{NONE, Names, room_of};
 use super::work::work_done;
 use super::{CheckedStep, MigrateError, StepReport};
 use crate::blob::layout;
 use crate::key::{Key, KeyError, MAX_PATH_SEGMENTS};
 use crate::names::ROOT;
 use crate::store::Store;
+use crate::value::OwnedValue;
 
 /// The end of a node set aside (see [`compose`]).
 const ASIDE: u32 = NONE - 1;
+
+/// Whether `step` only sets one default: it may join a run [`compose`] takes.
+pub(super) fn one_default(step: &CheckedStep<'_>) -> bool {
+    step.removes.is_empty()
+        && step.renames.is_empty()
+        && step.writes.len() == 1
+        && step.writes[0].default
+}
 
 /// Whether `step` only renames, by paths: it may join a run [`compose`] takes.
 pub(super) fn renames_only(step: &CheckedStep<'_>) -> bool {
@@ -72,10 +81,24 @@ struct Model<'n> {
     split: Vec<FxHashMap<u32, u64>>,
     counted: Vec<usize>,
     steps: usize,
+    /// The entities migrated, each of which a default gives its key where it lacks it.
+    entities: u64,
+    /// Per node, the last step (from 1) that re-pointed it, or 0.
+    last: Vec<usize>,
+    /// Per default run: its step, its node, and the nodes above it then.
+    defaults: Vec<(usize, u32, Vec<u32>)>,
+    /// Per step, the nodes at which entities are counted from it on (their first moved key a
+    /// default's).
+    joins: FxHashMap<usize, Vec<u32>>,
 }
 
 impl<'n> Model<'n> {
-    fn new(names: &'n Names, held: &[u64], ents: &[u64], split: &[Vec<(u32, u64)>]) -> Model<'n> {
+    fn new(
+        names: &'n Names,
+        (held, ents, entities): (&[u64], &[u64], u64),
+        split: &[Vec<(u32, u64)>],
+        joins: FxHashMap<usize, Vec<u32>>,
+    ) -> Model<'n> {
         let len = names.node_count() as usize + 1;
         let tree = &names.tree;
         let mut up: Vec<u32> =
@@ -108,6 +131,10 @@ impl<'n> Model<'n> {
             split: sums,
             counted: vec![usize::MAX; split.len()],
             steps: 0,
+            entities,
+            last: vec![0; len],
+            defaults: Vec::new(),
+            joins,
             up,
             moved: vec![false; len],
             segment: FxHashMap::default(),
@@ -223,6 +250,7 @@ impl<'n> Model<'n> {
         }
         self.up.push(NONE);
         self.height.push(0);
+        self.last.push(0);
         self.attach(node, parent, segment);
         node
     }
@@ -273,6 +301,56 @@ impl<'n> Model<'n> {
                 return None;
             }
             self.attach(node, at, last);
+            self.last[node as usize] = self.steps;
+        }
+        if let Some(write) = step.writes.first() {
+            self.default(&write.path, report)?;
+        }
+        Some(())
+    }
+
+    /// Runs a default of `path` on the model: every entity that lacks its key gets it.
+    fn default(&mut self, path: &super::PathText<'_>, report: &mut StepReport) -> Option<()> {
+        let segments: Vec<Cow<'_, str>> = path.segments().collect();
+        let (last, through) = segments.split_last().expect("INVARIANT: a path has a segment");
+        let mut at = ROOT;
+        for segment in through {
+            at = match self.child(at, segment) {
+                Some(kid) if self.held[kid as usize] > 0 => return None,
+                Some(kid) => kid,
+                None => self.make(at, segment),
+            };
+        }
+        let node = match self.child(at, last) {
+            Some(node) => node,
+            None => self.make(at, last),
+        };
+        if self.sum[node as usize] > self.held[node as usize] {
+            // Keys under it: the default would make a value of an object.
+            return None;
+        }
+        let lacking = self.entities - self.held[node as usize];
+        report.defaulted += lacking as usize;
+        report.entities += lacking as usize;
+        self.held[node as usize] = self.entities;
+        let mut chain = Vec::new();
+        let mut above = node;
+        while above != NONE {
+            work_done(1);
+            self.sum[above as usize] += lacking;
+            if above != ROOT {
+                chain.push(above);
+            }
+            above = self.up[above as usize];
+        }
+        self.defaults.push((self.steps, node, chain));
+        for anchor in self.joins.remove(&self.steps).unwrap_or_default() {
+            let mut above = anchor;
+            while above != NONE {
+                work_done(1);
+                self.ents[above as usize] += 1;
+                above = self.up[above as usize];
+            }
         }
         Some(())
     }
@@ -291,11 +369,27 @@ fn depth_of(names: &Names, anchors: &[(u32, u64)]) -> usize {
 fn anchors(
     store: &Store,
     names: &Names,
-    lowest: &[u32],
+    (lowest, defaults): (&[u32], &[(usize, u32, u32)]),
     most: usize,
     steps: usize,
-) -> Option<(Vec<u64>, Vec<Vec<(u32, u64)>>)> {
+) -> Option<(Vec<u64>, Vec<Vec<(u32, u64)>>, FxHashMap<usize, Vec<u32>>)> {
     let len = lowest.len();
+    // The defaults' nodes that entities may hold (a name's), and the lowest moved node of
+    // each default's key with the first step that gives a key under it.
+    let named: FxHashSet<u32> =
+        defaults.iter().map(|d| d.1).filter(|&node| (node as usize) < len).collect();
+    let mut firsts: Vec<(u32, usize)> = Vec::new();
+    for &(at, _, low) in defaults.iter().filter(|d| d.2 != ROOT) {
+        match firsts.iter().find(|first| first.0 == low) {
+            Some(_) => {}
+            None => firsts.push((low, at)),
+        }
+        if firsts.len() > 1 {
+            // Keys of defaults moved apart.
+            return None;
+        }
+    }
+    let mut joins: FxHashMap<usize, Vec<u32>> = FxHashMap::default();
     // Each entity counted at its moved keys' lowest moved node, if they share one; else (its
     // keys moved apart) followed on its own, if that costs under half the keys the steps move
     // (else the steps, folded where they commute, are cheaper one by one).
@@ -304,13 +398,29 @@ fn anchors(
     let mut lows: Vec<u32> = Vec::new();
     for (_, blob) in store.iter() {
         lows.clear();
+        let mut holds_default = false;
         for &raw in layout::keys(blob.as_words()) {
             let node = names.tree.named(Key::from_raw(raw)).expect("INVARIANT: named");
+            holds_default |= named.contains(&node);
             if lowest[node as usize] != ROOT {
                 lows.push(lowest[node as usize]);
             }
         }
         lows.sort_unstable();
+        if holds_default {
+            // (Which defaults it lacks: rare, and not followed: each entity lacks every one.)
+            return None;
+        }
+        if let Some(&(low, at)) = firsts.first() {
+            match (lows.first(), lows.last()) {
+                (None, _) => {
+                    joins.entry(at).or_default().push(low);
+                    continue;
+                }
+                (Some(&first), Some(&last)) if first == last && first == low => {}
+                _ => return None,
+            }
+        }
         match (lows.first(), lows.last()) {
             (None, _) => {}
             (Some(&first), Some(&last)) if first == last => ents[first as usize] += 1,
@@ -332,7 +442,7 @@ fn anchors(
             }
         }
     }
-    Some((ents, split))
+    Some((ents, split, joins))
 }
 
 /// Every name under a moved node (by `lowest`) with the node of the names it ends at (made
@@ -342,7 +452,8 @@ fn finals(
     (up, segments, moved_now): (Vec<u32>, FxHashMap<u32, String>, Vec<bool>),
     names: &mut Names,
     lowest: &[u32],
-) -> Vec<(u32, u32)> {
+    defaults: &[(usize, u32, u32)],
+) -> (Vec<(u32, u32)>, Vec<u32>) {
     let len = lowest.len();
     // The final node of each node: its own, or its path's in the names (made).
     let total = up.len();
@@ -395,29 +506,39 @@ fn finals(
             }
         }
     }
-    finals
+    // And each default's node (held by every entity: never set aside).
+    let ends = defaults.iter().map(|&(_, node, _)| end_of(node, names)).collect();
+    (finals, ends)
 }
 
 /// A run of rename-only steps composed: per key an entity holds that the run moves, the key
 /// it ends as.
-pub(super) struct Composed {
+pub(super) struct Composed<'m> {
     pub(super) ends: FxHashMap<Key, Key>,
+    /// The defaults, in order: the key each ends as, and its value (every entity lacks them).
+    pub(super) defaults: Vec<(Key, &'m OwnedValue)>,
 }
 
 /// Composes `steps` (renames only, at positions `first..` among the steps that run) against
 /// `names` and the entities of `store` (those before `entities` are migrated), naming the
 /// final paths and counting the steps' reports into `reports` (theirs, in order); `None`,
 /// with neither changed, where the run must run step by step (see the module's page).
-pub(super) fn compose(
+pub(super) fn compose<'m>(
     store: &Store,
-    steps: &[&CheckedStep<'_>],
+    steps: &[&CheckedStep<'m>],
     first: usize,
     names: &mut Names,
     reports: &mut [StepReport],
-) -> Result<Option<Composed>, MigrateError> {
+) -> Result<Option<Composed<'m>>, MigrateError> {
     let len = names.node_count() as usize + 1;
     let mut held = vec![0u64; len];
+    let writes = steps.iter().flat_map(|step| &step.writes);
+    let room: usize = writes.map(|write| room_of(write.value)).sum();
     for (_, blob) in store.iter() {
+        if layout::used_bytes(blob.as_words()).saturating_add(room) > layout::MAX_BYTES {
+            // (The step that passes 4 GiB is the error: step by step.)
+            return Ok(None);
+        }
         let keys = layout::keys(blob.as_words());
         work_done(keys.len());
         for &raw in keys {
@@ -426,13 +547,25 @@ pub(super) fn compose(
         }
     }
     // First the model alone: which nodes move, and whether any entity could fail.
-    let mut model = Model::new(names, &held, &vec![0; len], &[]);
+    let entities = store.len() as u64;
+    let zero = vec![0; len];
+    let mut model = Model::new(names, (&held, &zero, entities), &[], FxHashMap::default());
     let mut scratch = StepReport::default();
     for step in steps {
         if model.step(step, &mut scratch).is_none() {
             return Ok(None);
         }
     }
+    // Per default, its step, node, and the lowest node above its key (itself too) that a later
+    // step moves (the root: none).
+    let defaults: Vec<(usize, u32, u32)> = model
+        .defaults
+        .iter()
+        .map(|(at, node, chain)| {
+            let after = chain.iter().find(|&&above| model.last[above as usize] > *at);
+            (*at, *node, after.copied().unwrap_or(ROOT))
+        })
+        .collect();
     let moved = model.moved;
     // Per node of the names, its lowest moved node at or above it (the root: none).
     let mut lowest = vec![NONE; len];
@@ -443,20 +576,23 @@ pub(super) fn compose(
     }
     work_done(len);
     let most = scratch.renamed + steps.len();
-    let Some((ents, split)) = anchors(store, names, &lowest, most, steps.len()) else {
+    let Some((ents, split, joins)) = anchors(store, names, (&lowest, &defaults), most, steps.len())
+    else {
         return Ok(None);
     };
     // Then again, counting.
-    let mut model = Model::new(names, &held, &ents, &split);
+    let mut model = Model::new(names, (&held, &ents, entities), &split, joins);
     let mut counted = vec![StepReport::default(); steps.len()];
     for (step, report) in steps.iter().zip(&mut counted) {
         model.step(step, report).expect("INVARIANT: the model ran the same before");
     }
     let Model { up, segment, moved, .. } = model;
-    let finals = finals((up, segment, moved), names, &lowest);
+    let (finals, default_ends) = finals((up, segment, moved), names, &lowest, &defaults);
     // The final names collide with no other.
+    let targets: FxHashSet<u32> =
+        finals.iter().map(|&(_, to)| to).chain(default_ends.iter().copied()).collect();
     let mut seen: FxHashSet<Key> = FxHashSet::default();
-    for &(_, to) in &finals {
+    for &to in &targets {
         let key = names.tree.key(to);
         let other = names.tree.named(key).filter(|&other| other != to);
         if other.is_some() || !seen.insert(key) {
@@ -475,11 +611,25 @@ pub(super) fn compose(
             keyed.insert(names.tree.key(node), key);
         }
     }
+    let mut written = Vec::with_capacity(default_ends.len());
+    let values = steps.iter().filter_map(|step| step.writes.first().map(|write| write.value));
+    for (&to, value) in default_ends.iter().zip(values) {
+        let key = names.name(to, p).map_err(|collision: KeyError| MigrateError::KeyCollision {
+            step: steps[steps.len() - 1].index,
+            to: steps[steps.len() - 1].to,
+            collision,
+        })?;
+        written.push((key, value));
+    }
     #[cfg(test)]
-    super::work::COMPOSED.with(|n| n.set(n.get() + 1 + (u64::from(!split.is_empty()) << 32)));
+    super::work::COMPOSED.with(|n| {
+        let (followed, defaulted) = (!split.is_empty(), !written.is_empty());
+        n.set(n.get() + 1 + (u64::from(followed) << 24) + (u64::from(defaulted) << 48));
+    });
     for (report, counted) in reports.iter_mut().zip(counted) {
         report.renamed += counted.renamed;
         report.entities += counted.entities;
+        report.defaulted += counted.defaulted;
     }
-    Ok(Some(Composed { ends: keyed }))
+    Ok(Some(Composed { ends: keyed, defaults: written }))
 }

@@ -361,11 +361,14 @@ fn composable(running: &[&CheckedStep<'_>]) -> Vec<Range<usize>> {
     let mut runs = Vec::new();
     let mut start = 0;
     while start < running.len() {
-        let mut end = start;
-        while end < running.len() && prefix::renames_only(running[end]) {
+        let (mut end, mut renames) = (start, 0);
+        while end < running.len()
+            && (prefix::renames_only(running[end]) || prefix::one_default(running[end]))
+        {
+            renames += usize::from(prefix::renames_only(running[end]));
             end += 1;
         }
-        if end - start >= 2 {
+        if renames >= 2 {
             runs.push(start..end);
         }
         start = end.max(start + 1);
@@ -377,9 +380,14 @@ fn composable(running: &[&CheckedStep<'_>]) -> Vec<Range<usize>> {
 /// final names (in place: a key keeps its position), into a new arena.
 fn rewrite_composed(
     store: &Store,
-    composed: &Composed,
+    composed: &Composed<'_>,
     entities: usize,
 ) -> Result<Rewritten, MigrateError> {
+    let room: usize = composed.defaults.iter().map(|&(_, value)| room_of(value)).sum();
+    let entries = composed.defaults.iter().map(|&(key, value)| (key, value.as_value()));
+    let header = composed.defaults.len();
+    let payload: usize = entries.clone().map(|(_, value)| value.payload_bytes()).sum();
+    let mut spare = Vec::new();
     let live = store.arena().len() - store.garbage_words();
     let mut arena: Vec<u32> = Vec::new();
     grow(&mut arena, live).map_err(|bytes| MigrateError::OutOfMemory { bytes })?;
@@ -390,14 +398,21 @@ fn rewrite_composed(
         let keys = layout::keys(source);
         work_done(keys.len());
         let mut copied = false;
-        if position < entities
-            && keys.iter().any(|&raw| composed.ends.contains_key(&Key::from_raw(raw)))
-        {
-            copy_once(source, &mut scratch, &mut copied, 0);
+        let moves = keys.iter().any(|&raw| composed.ends.contains_key(&Key::from_raw(raw)));
+        if position < entities && (moves || header > 0) {
+            copy_once(source, &mut scratch, &mut copied, room);
             for key in layout::keys_mut(&mut scratch) {
                 if let Some(end) = composed.ends.get(&Key::from_raw(*key)) {
                     *key = end.raw();
                 }
+            }
+            if header > 0 {
+                // The defaults' keys, new to every entity, appended in order.
+                let n = layout::len(&scratch);
+                let room = layout::header_bytes(n + header) - layout::header_bytes(n) + payload;
+                let mut growing = Growing { words: &mut scratch, spare: &mut spare };
+                growing.reserve_bytes(room).expect("INVARIANT: composed runs stay under 4 GiB");
+                bulk::set_all_found(&mut scratch, entries.clone(), |_, _| None);
             }
             changed.push(id);
         }
@@ -1330,7 +1345,8 @@ mod tests {
             let segments: Vec<&str> = (0..depth).map(|_| SEGMENTS[next(6)]).collect();
             segments.join(".")
         };
-        let (mut composed, mut followed, mut failed, cases) = (0, 0, 0, 3_000);
+        let (mut composed, mut followed, mut defaulted, mut failed) = (0, 0, 0, 0);
+        let cases = 3_000;
         for case in 0..cases {
             let mut store = Store::new();
             for _ in 0..=next(5) {
@@ -1360,8 +1376,10 @@ mod tests {
             let before = COMPOSED.with(Cell::get);
             let got = migrations.apply(&mut store);
             let after = COMPOSED.with(Cell::get);
-            composed += usize::from(after & 0xffff_ffff > before & 0xffff_ffff);
-            followed += usize::from(after >> 32 > before >> 32);
+            let field = |n: u64, at: u32| (n >> at) & 0xff_ffff;
+            composed += usize::from(field(after, 0) > field(before, 0));
+            followed += usize::from(field(after, 24) > field(before, 24));
+            defaulted += usize::from(field(after, 48) > field(before, 48));
             match (&got, &expected) {
                 (Ok(got), Ok(expected)) => {
                     assert_eq!(got, expected, "case {case}");
@@ -1384,6 +1402,7 @@ mod tests {
         }
         assert!(composed > cases / 10, "{composed} of {cases} composed a run");
         assert!(followed > cases / 100, "{followed} of {cases} followed an entity");
+        assert!(defaulted > cases / 100, "{defaulted} of {cases} composed a default");
         assert!(failed > cases / 20 && failed < 3 * cases / 4, "{failed} of {cases} failed");
     }
 

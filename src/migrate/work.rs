@@ -10,8 +10,8 @@ use std::cell::Cell;
 thread_local! {
     /// The work on this thread: see [`work_done`].
     pub(super) static WORK: Cell<u64> = const { Cell::new(0) };
-    /// Runs of renames composed on this thread (`prefix.rs`), and (times 2^32) those that
-    /// followed an entity whose keys moved apart.
+    /// Runs of renames composed on this thread (`prefix.rs`), those (times 2^24) that
+    /// followed an entity whose keys moved apart, and those (times 2^48) with defaults.
     pub(super) static COMPOSED: Cell<u64> = const { Cell::new(0) };
 }
 
