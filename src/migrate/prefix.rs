@@ -376,7 +376,7 @@ fn anchors(
     let len = lowest.len();
     // The defaults' nodes that entities may hold (a name's), and the lowest moved node of
     // each default's key with the first step that gives a key under it.
-    let named: FxHashSet<u32> =
+    let default_nodes: FxHashSet<u32> =
         defaults.iter().map(|d| d.1).filter(|&node| (node as usize) < len).collect();
     let mut firsts: Vec<(u32, usize)> = Vec::new();
     for &(at, _, low) in defaults.iter().filter(|d| d.2 != ROOT) {
@@ -401,7 +401,7 @@ fn anchors(
         let mut holds_default = false;
         for &raw in layout::keys(blob.as_words()) {
             let node = names.tree.named(Key::from_raw(raw)).expect("INVARIANT: named");
-            holds_default |= named.contains(&node);
+            holds_default |= default_nodes.contains(&node);
             if lowest[node as usize] != ROOT {
                 lows.push(lowest[node as usize]);
             }
