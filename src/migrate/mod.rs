@@ -10,10 +10,11 @@
 //!   one plan, so that an entity is rewritten once per run, not once per step.
 //! - `chain.rs`: runs that only rename and remove (a chain `a -> b`, `b -> c`) composed, so
 //!   that an entity holding one of their keys jumps them at once.
-//! - `prefix.rs`: runs of two or more steps that only rename composed on a model of the key
-//!   tree, a rename one node re-pointed (never its subtree), each entity's keys mapped to
-//!   their final names once; where an entity could fail in the run, or a rename lands on keys
-//!   an entity holds, the run's steps are compiled and run as any others.
+//! - `prefix.rs`: runs of steps that rename (two or more), with one-default steps between
+//!   them, composed on a model of the key tree, a rename one node re-pointed (never its
+//!   subtree), each entity's keys mapped to their final names once; where an entity could
+//!   fail in the run, or a rename lands on keys an entity holds, the run's steps are compiled
+//!   and run as any others.
 //! - `repeat.rs`: runs of rename-only steps that repeat (a subtree renamed back and forth)
 //!   and that `prefix.rs` did not take (one lands on held keys: `x -> y` with `y.b` held)
 //!   compiled and run three periods deep, the steps after them copies.

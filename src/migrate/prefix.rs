@@ -1,14 +1,18 @@
-//! Prefix moves: a run of steps that only rename, composed on a model of the key tree in which
-//! a rename of a subtree re-points one node (its parent and last segment), never its subtree;
-//! each entity's keys are then mapped to their final names once, as it is written.
+//! Prefix moves: a run of steps that rename (two or more of them), and of steps that set one
+//! default between them, composed on a model of the key tree in which a rename of a subtree
+//! re-points one node (its parent and last segment), never its subtree; each entity's keys are
+//! then mapped to their final names once, as it is written, and the defaults' keys appended.
 //!
 //! The model starts from the names as the steps before the run left them, the nodes the
 //! entities hold counted (per node, and per subtree). A rename finds its source node by its
 //! path as the model has it at its step, takes it from its parent, and hangs it at its new
 //! path, making the nodes of that path that the model lacks (a node only passed through is
-//! never named in the store: the names recorded are the final ones). Per step, the keys it
-//! renames are the count under its source; the entities it changes, the entities counted at
-//! the node that is each one's lowest moved node (see below).
+//! never named in the store: the names recorded are the final ones). A default finds (or
+//! makes) its node the same way at its step, and every entity holds a key there from then on,
+//! moved by the later renames with the node: it ends at the name its node ends at. Per step,
+//! the keys it renames are the count under its source; the entities it changes, the entities
+//! counted at the node that is each one's lowest moved node (see below), or, for a default,
+//! the entities that lacked its key.
 //!
 //! A run is composed only where no entity can fail on the way and every entity's reports come
 //! out of the counts; else [`compose`] returns `None` and its steps are compiled and run one
@@ -16,14 +20,19 @@
 //! - every key an entity holds is named (a key with no name moves only by its hash);
 //! - no source is a raw key;
 //! - a rename's new path holds no key of any entity (no node there with a key counted under
-//!   it: one whose subtree holds none is set aside) and runs through no held key (a value);
-//! - no name would pass 125 segments (per node, a height from above);
+//!   it: one whose subtree holds none is set aside) and runs through no held key (a value); a
+//!   default's path has no held key under it or above it, and no entity holds its key before
+//!   the run;
+//! - no name would pass 125 segments (per node, a height from above), no entity 4 GiB;
 //! - each entity's moved keys share their lowest moved node above them (moved together: it is
-//!   changed by a step exactly when that node is under the step's source);
+//!   changed by a step exactly when that node is under the step's source), the defaults' keys
+//!   too (from their step on); or, for renames only, following the entity on its own costs
+//!   under half the keys the steps move;
 //! - the final names collide with no other name.
 //!
 //! Time: per step, the nodes on its paths; once per run, the nodes of the names and of the
-//! entities' keys; no step walks a subtree.
+//! entities' keys, and each default once per entity (the key it adds); no step walks a
+//! subtree.
 
 use std::borrow::Cow;
 

@@ -60,9 +60,9 @@ impl Migrations {
     /// whose keys they touch; but runs that only rename and remove (a chain `a -> b`, `b -> c`)
     /// are composed: an entity holding one of their keys jumps them at once, its reports added
     /// up and walked through the steps once (`chain.rs`); runs of two or more steps that only
-    /// rename are composed as prefix moves (`prefix.rs`: a step costs the nodes on its paths,
-    /// an entity its keys once, the run the names once) unless an entity could fail in them or
-    /// a rename lands on held keys; and runs of renames that repeat (a subtree renamed back
+    /// rename, and one-default steps between them, are composed as prefix moves (`prefix.rs`:
+    /// a step costs the nodes on its paths, an entity its keys and the defaults once, the run
+    /// the names once) unless an entity could fail in them or a rename lands on held keys; and runs of renames that repeat (a subtree renamed back
     /// and forth onto held keys) are compiled and run three periods deep, the steps after
     /// them copies of the third, when it left each entity as it found it (`repeat.rs`).
     /// Memory: one copy of the arena, and tables the size of the names and paths the steps
@@ -351,8 +351,8 @@ struct Batches<'a> {
     budget: usize,
 }
 
-/// The runs of two or more consecutive steps that only rename (`prefix.rs`), by position among
-/// `running`.
+/// The runs of consecutive steps that only rename or set one default, two or more of them
+/// renames (`prefix.rs`), by position among `running`.
 fn composable(running: &[&CheckedStep<'_>]) -> Vec<Range<usize>> {
     #[cfg(test)]
     if tests::STEPWISE.with(std::cell::Cell::get) {
@@ -377,7 +377,8 @@ fn composable(running: &[&CheckedStep<'_>]) -> Vec<Range<usize>> {
 }
 
 /// Every entity before `entities` with its keys that `composed` moves rewritten to their
-/// final names (in place: a key keeps its position), into a new arena.
+/// final names (in place: a key keeps its position) and its defaults appended in order, into
+/// a new arena.
 fn rewrite_composed(
     store: &Store,
     composed: &Composed<'_>,
@@ -1287,7 +1288,9 @@ mod tests {
     /// of 100 paths each step. Compiled and run step by step, each step costs its subtree's
     /// names and a visit of each entity holding one (30.2M and 814,000 units for these 2,000
     /// steps); composed (`prefix.rs`), the names, the entities' keys and the steps, a few
-    /// times each (22,207 and 32,203).
+    /// times each (22,207 and 32,203). And the same back and forth with a default between
+    /// every two renames, 400 steps: each rename moved the defaults before it too (entities x
+    /// steps^2 / 8).
     #[test]
     fn renames_that_do_not_repeat_cost_the_keys_and_the_steps() {
         let (entities, keys, steps) = (100_usize, 50_usize, 2_000_u32);
@@ -1307,7 +1310,23 @@ mod tests {
             slots.swap(taken, free);
             m.step(step)
         });
-        for (name, migrations, top) in [("cycle", &round, None), ("random", &random, Some(50))] {
+        // Back and forth with a default between (`x -> y`, default `y.d1`, `y -> x`, default
+        // `x.d3`, ...): every rename moves every default before it too.
+        let short = 400;
+        let between = (0..short).fold(Migrations::new(short), |m, i| {
+            let step = MigrationStep::to(i + 1);
+            let (from, to) = if i % 4 < 2 { ("x", "y") } else { ("y", "x") };
+            m.step(match i % 2 {
+                0 => step.rename(from, to),
+                _ => step.default(&format!("{to}.d{i}"), 1),
+            })
+        });
+        let cases = [
+            ("cycle", &round, None, 0),
+            ("random", &random, Some(50), 0),
+            ("between", &between, None, short as usize / 2),
+        ];
+        for (name, migrations, top, defaults) in cases {
             let mut store = Store::new();
             for e in 0..entities {
                 let at = top.map_or("x".to_owned(), |top| format!("s{}", e % top));
@@ -1323,7 +1342,8 @@ mod tests {
             let report = migrations.apply(&mut store).unwrap();
             let work = WORK.with(Cell::get);
             assert_eq!(report, expected, "{name}");
-            let bound = 12 * (entities * keys + steps as usize) as u64;
+            let steps = migrations.steps().len();
+            let bound = 12 * (entities * (keys + defaults) + steps) as u64;
             assert!(work <= bound, "{name}: {work} units, past {bound}");
             assert!(before > 4 * bound, "{name}: {before} units step by step");
             let id = store.iter().next().unwrap().0;
