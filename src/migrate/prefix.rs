@@ -290,15 +290,7 @@ impl<'n> Model<'n> {
         for (node, dst) in found {
             let segments: Vec<Cow<'_, str>> = dst.segments().collect();
             let (last, through) = segments.split_last().expect("INVARIANT: a path has a segment");
-            let mut at = ROOT;
-            for segment in through {
-                at = match self.child(at, segment) {
-                    // A key held above the new path: the path would run through a value.
-                    Some(kid) if self.held[kid as usize] > 0 => return None,
-                    Some(kid) => kid,
-                    None => self.make(at, segment),
-                };
-            }
+            let at = self.through(through)?;
             if let Some(there) = self.child(at, last) {
                 if self.sum[there as usize] > 0 {
                     return None;
@@ -318,10 +310,9 @@ impl<'n> Model<'n> {
         Some(())
     }
 
-    /// Runs a default of `path` on the model: every entity that lacks its key gets it.
-    fn default(&mut self, path: &super::PathText<'_>, report: &mut StepReport) -> Option<()> {
-        let segments: Vec<Cow<'_, str>> = path.segments().collect();
-        let (last, through) = segments.split_last().expect("INVARIANT: a path has a segment");
+    /// The node of the path `through` (made where the model lacks it), unless a key is held
+    /// at it or above it: a path under it would run through a value.
+    fn through(&mut self, through: &[Cow<'_, str>]) -> Option<u32> {
         let mut at = ROOT;
         for segment in through {
             at = match self.child(at, segment) {
@@ -330,6 +321,14 @@ impl<'n> Model<'n> {
                 None => self.make(at, segment),
             };
         }
+        Some(at)
+    }
+
+    /// Runs a default of `path` on the model: every entity that lacks its key gets it.
+    fn default(&mut self, path: &super::PathText<'_>, report: &mut StepReport) -> Option<()> {
+        let segments: Vec<Cow<'_, str>> = path.segments().collect();
+        let (last, through) = segments.split_last().expect("INVARIANT: a path has a segment");
+        let at = self.through(through)?;
         let node = match self.child(at, last) {
             Some(node) => node,
             None => self.make(at, last),
