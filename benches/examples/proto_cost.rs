@@ -47,9 +47,9 @@ fn run(op: &str, store: &Store, ids: &[Id]) -> f32 {
             let store = black_box(store);
             ids.iter().filter_map(|&id| store.get(id)?.get_float(INHERITED)).sum::<f32>()
         }),
-        "column_instances" | "column_flat" => measured(|| {
-            black_box(store).column::<f32>(INHERITED).map(|(_, x)| x).sum::<f32>()
-        }),
+        "column_instances" | "column_flat" => {
+            measured(|| black_box(store).column::<f32>(INHERITED).map(|(_, x)| x).sum::<f32>())
+        }
         other => panic!("unknown operation {other}"),
     }
 }

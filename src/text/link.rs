@@ -3,12 +3,16 @@
 //! document said with them, recorded as it is read (by the seeds in `entity.rs`) and resolved
 //! once it has been read whole (`resolve.rs`), so that an instance may come before its base.
 
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::ops::Range;
 
+use crate::blob::BlobRef;
 use crate::handle_map::Id;
 use crate::key::Key;
 use crate::names::{KeyNames, ROOT};
 use crate::store::Store;
+use crate::store::proto::ID_KEY;
 use crate::value::Value;
 
 use super::error::{ExportError, JsonErrorKind};
@@ -180,6 +184,29 @@ fn reserved_in(names: &KeyNames) -> u16 {
 /// [`check_reserved`] refuse an entity.
 pub(crate) fn any_reserved(store: &Store) -> bool {
     reserved_in(store.names()) != 0
+}
+
+/// Refuses a document of `entities` in which two hold one `$id`
+/// ([`ExportError::DuplicateId`], naming both): an import of it would refuse the second
+/// ([`JsonErrorKind::DuplicateId`]). An empty `$id` is no name (and [`check_reserved`]'s to
+/// refuse). O(entities): one lookup and one hash an entity.
+pub(crate) fn check_ids<'b>(
+    entities: impl IntoIterator<Item = (Id, BlobRef<'b>)>,
+) -> Result<(), ExportError> {
+    let mut named: HashMap<&'b str, Id> = HashMap::new();
+    for (second, blob) in entities {
+        let Some(name) = blob.get_str(ID_KEY).filter(|name| !name.is_empty()) else { continue };
+        match named.entry(name) {
+            Entry::Occupied(first) => {
+                let first = *first.get();
+                return Err(ExportError::DuplicateId { id: name.to_owned(), first, second });
+            }
+            Entry::Vacant(slot) => {
+                slot.insert(second);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Refuses an entity (`id`, if it is the store's) whose `entries` an import would misread: a
