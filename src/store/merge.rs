@@ -9,7 +9,13 @@
 //! - one theirs inserted is inserted under a new handle (ours may have given its handle to
 //!   another entity), with its links to other inserted entities moved along;
 //! - each entity's **prototype link** is merged three-way too: a link one side changed is
-//!   taken, one both changed differently is a [`LinkConflict`] settled like a key conflict.
+//!   taken, one both changed differently is a [`LinkConflict`] settled like a key conflict;
+//! - a **path** one side made a value and the other an object (ours adds `stats`, theirs
+//!   `stats.health`: each side's change merges, but no entity may hold both) is a
+//!   [`PathConflict`], settled by `prefer`: every key of the clash takes the preferred side's
+//!   state (its value, or its absence), so the preferred side's shape of the path stands and
+//!   the other side's keys there are dropped. A merged entity is never one an import or a
+//!   write would refuse.
 //!
 //! The links are checked whole before any is set: a merged link to an entity the merge
 //! removes, a cycle or a chain past [`MAX_CHAIN`] is an error, and the merge returns nothing
@@ -18,10 +24,11 @@
 use fxhash::{FxHashMap, FxHashSet};
 
 use crate::blob::patch::{Conflict, Patch, Side};
-use crate::blob::{Blob, BlobRef};
+use crate::blob::{Blob, BlobError, BlobRef};
 use crate::error::Error;
 use crate::format::StoreError;
 use crate::handle_map::{HandleError, Id};
+use crate::key::Key;
 use zerocopy::little_endian::U32;
 
 use super::Store;
@@ -42,6 +49,18 @@ pub struct LinkConflict {
     pub theirs: Option<Id>,
 }
 
+/// A path both sides of a [`merge3`] gave different shapes: one made it a value (`stats`),
+/// the other put a key under it (`stats.health`). The preferred side's keys stand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PathConflict {
+    /// The entity.
+    pub id: Id,
+    /// The key of the value (`stats`).
+    pub value: Key,
+    /// The key under it (`stats.health`); the first met, if there are more.
+    pub under: Key,
+}
+
 /// What a [`merge3`] did, entity by entity, in the order it met them.
 #[derive(Clone, Debug, Default, PartialEq)]
 #[non_exhaustive]
@@ -58,13 +77,15 @@ pub struct MergeReport {
     pub conflicts: Vec<(Id, Conflict)>,
     /// Prototype links both sides changed differently; `prefer` settled each.
     pub link_conflicts: Vec<LinkConflict>,
+    /// Paths one side made a value and the other an object; `prefer` settled each.
+    pub path_conflicts: Vec<PathConflict>,
 }
 
 impl MergeReport {
-    /// Number of conflicts: keys and links.
+    /// Number of conflicts: keys, links and paths.
     #[must_use]
     pub fn conflict_count(&self) -> usize {
-        self.conflicts.len() + self.link_conflicts.len()
+        self.conflicts.len() + self.link_conflicts.len() + self.path_conflicts.len()
     }
 }
 
@@ -74,7 +95,9 @@ impl MergeReport {
 /// it inherits); one theirs inserted is inserted under a new handle, its links to other
 /// inserted entities moved along. Each entity's prototype link is merged three-way: one
 /// side's change is taken. Where both sides changed a key or a link differently, `prefer`'s
-/// side wins and the conflict is reported. Names of keys are taken from `base` and `theirs`.
+/// side wins and the conflict is reported; where a merged entity would hold a value and a key
+/// under it (each side added one), every key of that clash takes `prefer`'s side's state and
+/// a [`PathConflict`] is reported. Names of keys are taken from `base` and `theirs`.
 ///
 /// The three should be of one lineage and data version (the callers check: a merge across
 /// either mixes unrelated entities or meanings). O(entities + keys changed); the links'
@@ -136,7 +159,8 @@ pub fn merge3(
             report.stays_removed.push(id);
             continue;
         };
-        let result = match Blob::merge3(&old.to_blob(), &mine, &new.to_blob()) {
+        let new = new.to_blob();
+        let mut result = match Blob::merge3(&old.to_blob(), &mine, &new) {
             Ok(blob) => blob,
             Err(found) => {
                 report.conflicts.extend(found.conflicts().iter().map(|c| (id, c.clone())));
@@ -146,6 +170,11 @@ pub fn merge3(
                 }
             }
         };
+        let preferred = match prefer {
+            Side::Ours => &mine,
+            Side::Theirs => &new,
+        };
+        settle_paths(&merged, id, &mut result, preferred, &mut report).map_err(Error::Blob)?;
         // Ours has it: `mine` is its blob.
         let Some(mut entity) = merged.get_mut(id) else { continue };
         Patch::between(mine.as_blob_ref(), result.as_blob_ref())
@@ -166,6 +195,57 @@ pub fn merge3(
         }
     }
     Ok((merged, report))
+}
+
+/// Settles the paths of `result`, entity `id`'s merge, that hold a value and a key under it
+/// (by `store`'s names): each such pair is a [`PathConflict`], and every key of one takes its
+/// state in `preferred` (a side's blob, which holds no such pair). A pair never survives:
+/// `preferred` lacks one of its keys, which is then removed. Keys only leave or keep their
+/// place, so no new pair appears. Free while no name nests ([`KeyNames::nested`]); else
+/// O(keys × depth) lookups, and O(keys) for each key set back.
+///
+/// [`KeyNames::nested`]: crate::names::KeyNames::nested
+fn settle_paths(
+    store: &Store,
+    id: Id,
+    result: &mut Blob,
+    preferred: &Blob,
+    report: &mut MergeReport,
+) -> Result<(), BlobError> {
+    let names = store.names();
+    if !names.nested() {
+        return Ok(());
+    }
+    // The keys held, as a set: a scan of the blob a lookup is quadratic in a large entity.
+    let held: FxHashSet<Key> = result.keys().collect();
+    let mut reported: FxHashSet<Key> = FxHashSet::default();
+    let mut clashing: Vec<Key> = Vec::new();
+    for key in result.keys() {
+        let Some(node) = names.named(key) else { continue };
+        let above =
+            names.ancestors(node).find(|&at| names.is_named(at) && held.contains(&names.key(at)));
+        if let Some(at) = above {
+            let value = names.key(at);
+            if reported.insert(value) {
+                report.path_conflicts.push(PathConflict { id, value, under: key });
+            }
+            clashing.extend([value, key]);
+        }
+    }
+    if clashing.is_empty() {
+        return Ok(());
+    }
+    clashing.sort_unstable();
+    clashing.dedup();
+    for key in clashing {
+        match preferred.get(key) {
+            Some(value) => result.set(key, value)?,
+            None => {
+                result.remove(key);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The merged store's links: for each entity `merged` holds (which has ours' links), ours',
