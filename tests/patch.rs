@@ -455,9 +455,10 @@ fn nested_edits() -> impl Strategy<Value = Vec<(usize, Option<f32>)>> {
 
 fn with_edits(store: &Store, id: datacomp::Id, edits: &[(usize, Option<f32>)]) -> Store {
     let mut store = store.clone();
-    let mut entity = store.get_mut(id).unwrap();
     for &(k, value) in edits {
+        let mut entity = store.get_mut(id).unwrap();
         match value {
+            // A set the store refuses changes nothing: the side stays one a store holds.
             Some(x) => {
                 let _ = entity.set(NESTED[k], x);
             }
@@ -466,7 +467,6 @@ fn with_edits(store: &Store, id: datacomp::Id, edits: &[(usize, Option<f32>)]) -
             }
         }
     }
-    drop(entity);
     store
 }
 

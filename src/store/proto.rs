@@ -195,13 +195,13 @@ impl Hints {
     #[allow(clippy::inline_always)]
     #[inline(always)]
     pub(crate) fn lookup(&self, words: &[u32], key: Key) -> Option<(u8, u32)> {
-        let hint = &self.0[key.raw() as usize % HINTS];
-        let bits = hint.load(Ordering::Relaxed);
+        let place = &self.0[key.raw() as usize % HINTS];
+        let bits = place.load(Ordering::Relaxed);
         // The low half the key count, the high half the position: `Shape`'s two words.
         let shape = Shape { keys: bits as u32, at: (bits >> 32) as u32 };
         match layout::lookup_at(words, key, shape) {
-            hit @ Some(_) => hit,
-            None => Hints::scan(hint, words, key),
+            found @ Some(_) => found,
+            None => Hints::scan(place, words, key),
         }
     }
 
