@@ -29,6 +29,7 @@ use crate::error::Error;
 use crate::format::StoreError;
 use crate::handle_map::{HandleError, Id};
 use crate::key::Key;
+use crate::value::Value;
 use zerocopy::little_endian::U32;
 
 use super::Store;
@@ -202,7 +203,7 @@ pub fn merge3(
 /// state in `preferred` (a side's blob, which holds no such pair). A pair never survives:
 /// `preferred` lacks one of its keys, which is then removed. Keys only leave or keep their
 /// place, so no new pair appears. Free while no name nests ([`KeyNames::nested`]); else
-/// O(keys × depth) lookups, and O(keys) for each key set back.
+/// O(keys × depth) lookups and one rebuild of the blob (O(keys log keys)).
 ///
 /// [`KeyNames::nested`]: crate::names::KeyNames::nested
 fn settle_paths(
@@ -235,16 +236,20 @@ fn settle_paths(
     if clashing.is_empty() {
         return Ok(());
     }
-    clashing.sort_unstable();
-    clashing.dedup();
-    for key in clashing {
-        match preferred.get(key) {
-            Some(value) => result.set(key, value)?,
-            None => {
-                result.remove(key);
-            }
-        }
-    }
+    // One pass, not a write a key: a clash may hold every key of a large entity, and each
+    // write or removal in place moves the arrays behind it.
+    let clashing: FxHashSet<Key> = clashing.into_iter().collect();
+    let kept: FxHashMap<Key, Value<'_>> =
+        preferred.iter().filter(|(key, _)| clashing.contains(key)).collect();
+    let entries: Vec<(Key, Value<'_>)> = result
+        .iter()
+        .filter_map(|(key, value)| {
+            if clashing.contains(&key) { Some((key, *kept.get(&key)?)) } else { Some((key, value)) }
+        })
+        .collect();
+    let mut settled = Blob::new();
+    settled.try_set_all(&entries)?;
+    *result = settled;
     Ok(())
 }
 

@@ -3,8 +3,6 @@
 //! document said with them, recorded as it is read (by the seeds in `entity.rs`) and resolved
 //! once it has been read whole (`resolve.rs`), so that an instance may come before its base.
 
-use std::collections::HashMap;
-use std::collections::hash_map::Entry;
 use std::ops::Range;
 
 use crate::blob::BlobRef;
@@ -187,26 +185,31 @@ pub(crate) fn any_reserved(store: &Store) -> bool {
 }
 
 /// Refuses a document of `entities` in which two hold one `$id`
-/// ([`ExportError::DuplicateId`], naming both): an import of it would refuse the second
+/// ([`ExportError::DuplicateId`], naming the first two, in the order of `entities`, of the
+/// name met twice first): an import of it would refuse the second
 /// ([`JsonErrorKind::DuplicateId`]). An empty `$id` is no name (and [`check_reserved`]'s to
-/// refuse). O(entities): one lookup and one hash an entity.
+/// refuse). O(n log n) compares of the names, sorted (no hash a crafted set of names could
+/// flood), and O(n) memory.
 pub(crate) fn check_ids<'b>(
     entities: impl IntoIterator<Item = (Id, BlobRef<'b>)>,
 ) -> Result<(), ExportError> {
-    let mut named: HashMap<&'b str, Id> = HashMap::new();
-    for (second, blob) in entities {
-        let Some(name) = blob.get_str(ID_KEY).filter(|name| !name.is_empty()) else { continue };
-        match named.entry(name) {
-            Entry::Occupied(first) => {
-                let first = *first.get();
-                return Err(ExportError::DuplicateId { id: name.to_owned(), first, second });
-            }
-            Entry::Vacant(slot) => {
-                slot.insert(second);
-            }
+    let mut named: Vec<(&'b str, usize, Id)> = entities
+        .into_iter()
+        .enumerate()
+        .filter_map(|(at, (id, blob))| {
+            Some((blob.get_str(ID_KEY).filter(|name| !name.is_empty())?, at, id))
+        })
+        .collect();
+    named.sort_unstable();
+    // Each name's holders in order: the clash met first is the one whose second holder
+    // comes first (and its first holder is the one before it).
+    let first_clash = named.windows(2).filter(|w| w[0].0 == w[1].0).min_by_key(|w| w[1].1);
+    match first_clash {
+        Some([(name, _, first), (_, _, second)]) => {
+            Err(ExportError::DuplicateId { id: (*name).to_owned(), first: *first, second: *second })
         }
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 /// Refuses an entity (`id`, if it is the store's) whose `entries` an import would misread: a
