@@ -1242,3 +1242,37 @@ proptest! {
         }
     }
 }
+
+/// Two threads read one store's inherited keys at once, each key at its own place in
+/// prototypes of two layouts, while the 64 remembered places are shared (80 keys): every
+/// read is right, whatever place the other thread left.
+#[test]
+fn readers_on_two_threads_share_the_remembered_places() {
+    let mut store = Store::new();
+    let forward = store.insert_entries((0..HINTED).map(|k| (hinted(k), k as f32))).unwrap();
+    let backward = store.insert_entries((0..HINTED).rev().map(|k| (hinted(k), k as f32))).unwrap();
+    let instances: Vec<Id> = (0..8)
+        .map(|i| store.insert_instance(if i % 2 == 0 { forward } else { backward }).unwrap())
+        .collect();
+    let store = &store;
+    let wrong: usize = std::thread::scope(|scope| {
+        let readers: Vec<_> = (0..2)
+            .map(|t| {
+                let instances = &instances;
+                scope.spawn(move || {
+                    let mut wrong = 0;
+                    for round in 0..2_000 {
+                        for (i, &id) in instances.iter().enumerate() {
+                            let k = (round * 7 + i * 13 + t * 29) % HINTED;
+                            let read = store.resolved(id).unwrap().get_float(hinted(k));
+                            wrong += usize::from(read != Some(k as f32));
+                        }
+                    }
+                    wrong
+                })
+            })
+            .collect();
+        readers.into_iter().map(|r| r.join().unwrap()).sum()
+    });
+    assert_eq!(wrong, 0);
+}
