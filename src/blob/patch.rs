@@ -462,8 +462,9 @@ impl Blob {
     /// `base` lacks it) is a [`Conflict`]; floats are compared by bit pattern. A blob knows
     /// keys, not their names: a merge that holds a value and a key under it (`stats` added by
     /// one side, `stats.health` by the other) is not seen here; a store's merge
-    /// ([`store::merge3`](crate::store::merge3)), which has the names, settles it as a
-    /// [`PathConflict`](crate::store::PathConflict).
+    /// ([`store::merge3`](crate::store::merge3), or of one entity:
+    /// [`store::merge3_entity`](crate::store::merge3_entity)), which has the names, settles
+    /// it as a [`PathConflict`](crate::store::PathConflict).
     ///
     /// # Errors
     ///

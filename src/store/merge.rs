@@ -160,22 +160,9 @@ pub fn merge3(
             report.stays_removed.push(id);
             continue;
         };
-        let new = new.to_blob();
-        let mut result = match Blob::merge3(&old.to_blob(), &mine, &new) {
-            Ok(blob) => blob,
-            Err(found) => {
-                report.conflicts.extend(found.conflicts().iter().map(|c| (id, c.clone())));
-                match prefer {
-                    Side::Ours => found.into_ours(),
-                    Side::Theirs => found.resolve(|_| Side::Theirs),
-                }
-            }
-        };
-        let preferred = match prefer {
-            Side::Ours => &mine,
-            Side::Theirs => &new,
-        };
-        settle_paths(&merged, id, &mut result, preferred, &mut report).map_err(Error::Blob)?;
+        let result =
+            merge3_entity(&merged, id, &old.to_blob(), &mine, &new.to_blob(), prefer, &mut report)
+                .map_err(Error::Blob)?;
         // Ours has it: `mine` is its blob.
         let Some(mut entity) = merged.get_mut(id) else { continue };
         Patch::between(mine.as_blob_ref(), result.as_blob_ref())
@@ -196,6 +183,69 @@ pub fn merge3(
         }
     }
     Ok((merged, report))
+}
+
+/// Entity `id`'s blob `ours` with the changes `theirs` made to `base`, merged as [`merge3`]
+/// merges an entity both sides kept, with `store`'s key names (which must know every name
+/// of the three): key by key ([`Blob::merge3`]), each key both changed differently a
+/// conflict, and each path one side made a value and the other an object a [`PathConflict`],
+/// both settled by `prefer` and pushed onto `report` with `id`. Unlike [`Blob::merge3`], the
+/// result is never a blob an import or a write would refuse. For a merge of one entity
+/// outside a whole-store merge: a live sheet and a reloaded file (the Bevy plugin's hot
+/// reload). O(keys changed) while no name nests, else O(keys × depth + keys log keys).
+///
+/// # Errors
+///
+/// [`BlobError`] if the merged blob would pass 4 GiB; `report` may then hold this entity's
+/// conflicts.
+///
+/// # Examples
+///
+/// ```
+/// use datacomp::blob::Side;
+/// use datacomp::store::{MergeReport, PathConflict, merge3_entity};
+/// use datacomp::{Key, Store};
+///
+/// let mut store = Store::new();
+/// let orc = store.insert_entries([("name", "Orc")])?;
+/// let base = store.get(orc).unwrap().to_blob();
+/// store.get_mut(orc).unwrap().set("stats.health", "30")?; // the game's edit
+/// let mut file = Store::new(); // the designer's: stats is a value
+/// let edited = file.insert_entries([("name", "Orc"), ("stats", "5")])?;
+/// store.merge_key_names(&file)?;
+/// let (ours, theirs) = (store.get(orc).unwrap().to_blob(), file.get(edited).unwrap().to_blob());
+/// let mut report = MergeReport::default();
+/// let merged = merge3_entity(&store, orc, &base, &ours, &theirs, Side::Ours, &mut report)?;
+/// let clash = PathConflict { id: orc, value: Key::parse("stats"), under: Key::parse("stats.health") };
+/// assert_eq!(report.path_conflicts, [clash]);
+/// assert_eq!(merged, ours, "every key of the clash takes ours' state");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn merge3_entity(
+    store: &Store,
+    id: Id,
+    base: &Blob,
+    ours: &Blob,
+    theirs: &Blob,
+    prefer: Side,
+    report: &mut MergeReport,
+) -> Result<Blob, BlobError> {
+    let mut result = match Blob::merge3(base, ours, theirs) {
+        Ok(blob) => blob,
+        Err(found) => {
+            report.conflicts.extend(found.conflicts().iter().map(|c| (id, c.clone())));
+            match prefer {
+                Side::Ours => found.into_ours(),
+                Side::Theirs => found.resolve(|_| Side::Theirs),
+            }
+        }
+    };
+    let preferred = match prefer {
+        Side::Ours => ours,
+        Side::Theirs => theirs,
+    };
+    settle_paths(store, id, &mut result, preferred, report)?;
+    Ok(result)
 }
 
 /// Settles the paths of `result`, entity `id`'s merge, that hold a value and a key under it
