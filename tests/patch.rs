@@ -7,7 +7,8 @@ use std::collections::HashMap;
 use datacomp::blob::Conflict;
 use datacomp::blob::Patch;
 use datacomp::blob::Side;
-use datacomp::{Blob, BlobError, Key, OwnedValue, Store, Value};
+use datacomp::store::{PathConflict, merge3};
+use datacomp::{Blob, BlobError, ExportOptions, ImportOptions, Key, OwnedValue, Store, Value};
 use proptest::prelude::*;
 
 /// A small pool, so that both sides of a merge touch the same keys; and a large one, past the
@@ -395,4 +396,113 @@ fn merge3_conflicts_name_every_side() {
         conflicts.resolve(|c| if c.key == Key::parse("title") { Side::Theirs } else { Side::Ours });
     assert_eq!(mixed.get_float("health"), Some(90.0));
     assert_eq!(mixed.get_str("title"), Some("Lady"));
+}
+
+/// `entity` of `store` as an import of its export reads it: the import refuses a path that
+/// is both a value and an object, so this is `Err` for an entity that holds both.
+fn reimported(store: &Store, entity: datacomp::Id) -> Result<Store, String> {
+    let text = store.export(entity, &ExportOptions::json()).map_err(|e| e.to_string())?;
+    let mut again = Store::new();
+    again.import(&text, &ImportOptions::strict()).map_err(|e| e.to_string())?;
+    Ok(again)
+}
+
+#[test]
+fn a_store_merge_settles_a_value_and_keys_under_it_by_prefer() {
+    let mut base = Store::new();
+    let id = base.insert_entries([("name", "Orc")]).unwrap();
+    let (mut ours, mut theirs) = (base.clone(), base.clone());
+    ours.get_mut(id).unwrap().set("stats", 5.0).unwrap();
+    theirs.get_mut(id).unwrap().set("stats.health", 3.0).unwrap();
+    theirs.get_mut(id).unwrap().set("stats.mana", 4.0).unwrap();
+    // Each side's change merges key by key: a blob, with no names, holds all three.
+    let blobs = [&base, &ours, &theirs].map(|s| s.get(id).unwrap().to_blob());
+    assert_eq!(Blob::merge3(&blobs[0], &blobs[1], &blobs[2]).unwrap().len(), 4);
+
+    let (stats, health) = (Key::parse("stats"), Key::parse("stats.health"));
+    let clash = PathConflict { id, value: stats, under: health };
+    let (merged, report) = merge3(&base, &ours, &theirs, Side::Ours).unwrap();
+    assert_eq!((report.path_conflicts.as_slice(), report.conflict_count()), (&[clash][..], 1));
+    assert_eq!(report.merged, [id]);
+    assert_eq!(merged.get(id).unwrap().to_blob(), ours.get(id).unwrap().to_blob());
+    reimported(&merged, id).unwrap();
+
+    let (merged, report) = merge3(&base, &ours, &theirs, Side::Theirs).unwrap();
+    assert_eq!(report.path_conflicts, [clash]);
+    assert_eq!(merged.get(id).unwrap().to_blob(), theirs.get(id).unwrap().to_blob());
+    reimported(&merged, id).unwrap();
+
+    // The sides the other way round: ours the object, theirs the value.
+    let (merged, report) = merge3(&base, &theirs, &ours, Side::Ours).unwrap();
+    assert_eq!(report.path_conflicts, [clash]);
+    assert_eq!(merged.get(id).unwrap().to_blob(), theirs.get(id).unwrap().to_blob());
+    // A change of a key no clash holds is kept: only the clash's keys take a side.
+    theirs.get_mut(id).unwrap().set("name", "Grunt").unwrap();
+    let (merged, _) = merge3(&base, &ours, &theirs, Side::Ours).unwrap();
+    let entity = merged.get(id).unwrap();
+    assert_eq!((entity.get_str("name"), entity.get_float("stats")), (Some("Grunt"), Some(5.0)));
+    assert_eq!((entity.len(), entity.get("stats.health")), (2, None));
+}
+
+/// The nested names a merge's sides pick keys from: values and objects on one path.
+const NESTED: [&str; 7] = ["a", "a.b", "a.b.c", "a.d", "e", "e.f", "g"];
+
+/// A side's edits: set (a float) or remove a key of [`NESTED`]; a set the store refuses (a
+/// value and a key under it) is skipped, so that each side is an entity a store holds.
+fn nested_edits() -> impl Strategy<Value = Vec<(usize, Option<f32>)>> {
+    proptest::collection::vec((0..NESTED.len(), proptest::option::of(0.0f32..8.0)), 0..8)
+}
+
+fn with_edits(store: &Store, id: datacomp::Id, edits: &[(usize, Option<f32>)]) -> Store {
+    let mut store = store.clone();
+    for &(k, value) in edits {
+        let mut entity = store.get_mut(id).unwrap();
+        match value {
+            // A set the store refuses changes nothing: the side stays one a store holds.
+            Some(x) => {
+                let _ = entity.set(NESTED[k], x);
+            }
+            None => {
+                entity.remove(Key::parse(NESTED[k]));
+            }
+        }
+    }
+    store
+}
+
+proptest! {
+    /// Whatever each side adds or removes on nested paths, a store merge's entity is one an
+    /// import takes back, and without a path conflict it is the merge of the blobs.
+    #[test]
+    fn a_store_merge_never_holds_a_value_and_a_key_under_it(
+        base in nested_edits(),
+        ours in nested_edits(),
+        theirs in nested_edits(),
+        prefer_ours in any::<bool>(),
+    ) {
+        let mut start = Store::new();
+        let id = start.insert_entries([("name", "x")]).unwrap();
+        let base = with_edits(&start, id, &base);
+        let (ours, theirs) = (with_edits(&base, id, &ours), with_edits(&base, id, &theirs));
+        let prefer = if prefer_ours { Side::Ours } else { Side::Theirs };
+        let (merged, report) = merge3(&base, &ours, &theirs, prefer).unwrap();
+        prop_assert!(reimported(&merged, id).is_ok(), "{:?}", reimported(&merged, id));
+        let entity = merged.get(id).unwrap();
+        for (i, outer) in NESTED.iter().enumerate() {
+            for inner in NESTED.iter().filter(|n| n.starts_with(&format!("{outer}."))) {
+                prop_assert!(
+                    !(entity.contains_key(Key::parse(outer)) && entity.contains_key(Key::parse(inner))),
+                    "{} and {} both held ({})", outer, inner, i
+                );
+            }
+        }
+        if report.path_conflicts.is_empty() {
+            let blobs = [&base, &ours, &theirs].map(|s| s.get(id).unwrap().to_blob());
+            let expected = match Blob::merge3(&blobs[0], &blobs[1], &blobs[2]) {
+                Ok(blob) => blob,
+                Err(found) => found.resolve(|_| prefer),
+            };
+            prop_assert_eq!(entity.to_blob(), expected);
+        }
+    }
 }

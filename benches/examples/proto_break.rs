@@ -23,6 +23,10 @@
 //!   `$relative.<100 KB>` refused by export.
 //! - `imports`: 5,000 documents with a `$id` each and an instance of the one before,
 //!   imported one by one into one store (the index of `$id`s kept between them).
+//! - `ids`: 1,000,000 entities with a `$id` each exported whole (each name checked once
+//!   against the others), then the last given the first's name: the export refused.
+//! - `paths`: a store merge of one entity where ours adds `x` and theirs 100,000 keys under
+//!   it (`x.k0` ...): one path conflict, settled each way.
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -213,6 +217,38 @@ fn imports() {
     println!("  {} entities", store.len());
 }
 
+fn ids() {
+    let mut store = Store::new();
+    let ids: Vec<Id> = (0..1_000_000)
+        .map(|i| store.insert_entries([("$id", format!("e{i}").as_str()), ("hp", "1")]).unwrap())
+        .collect();
+    let json = datacomp::ExportOptions::json();
+    let text = timed("export of 1,000,000 entities with a $id each", || store.export_all(&json));
+    println!("  {} bytes", text.unwrap().len());
+    store.get_mut(ids[999_999]).unwrap().set("$id", "e0").unwrap();
+    let err = timed("the same with the last named as the first", || store.export_all(&json));
+    println!("  {}", err.unwrap_err());
+}
+
+fn paths() {
+    use datacomp::blob::Side;
+    let mut base = Store::new();
+    let id = base.insert_entries([("name", "x")]).unwrap();
+    let (mut ours, mut theirs) = (base.clone(), base.clone());
+    ours.get_mut(id).unwrap().set("x", 1).unwrap();
+    let mut entity = theirs.get_mut(id).unwrap();
+    for i in 0..100_000 {
+        entity.set(format!("x.k{i}").as_str(), 2).unwrap();
+    }
+    for prefer in [Side::Ours, Side::Theirs] {
+        let (merged, report) = timed(&format!("merge preferring {prefer:?}"), || {
+            datacomp::store::merge3(&base, &ours, &theirs, prefer).unwrap()
+        });
+        let keys = merged.get(id).unwrap().len();
+        println!("  {} path conflict, {keys} keys kept", report.path_conflicts.len());
+    }
+}
+
 fn main() {
     match std::env::args().nth(1).as_deref() {
         Some("instances") => instances(),
@@ -221,8 +257,10 @@ fn main() {
         Some("merge") => merge(),
         Some("names") => names(),
         Some("imports") => imports(),
+        Some("ids") => ids(),
+        Some("paths") => paths(),
         _ => {
-            eprintln!("usage: proto_break instances|chains|cycle|merge|names|imports");
+            eprintln!("usage: proto_break instances|chains|cycle|merge|names|imports|ids|paths");
             std::process::exit(2);
         }
     }

@@ -6,10 +6,12 @@
 //!
 //! The plugin keeps, for each fixture that entities were spawned from, the version they were
 //! spawned from (the *base*). When the file changes and loads again, every live entity spawned
-//! from it takes the designer's changes key by key through [`Blob::merge3`] (base: the old
-//! fixture, theirs: the new one, ours: the live sheet): a key only the designer changed takes
-//! the new value, a key only the game changed keeps the game's, and a key both changed keeps
-//! the game's value and is reported in a [`FixtureConflict`]. The new version is then the
+//! from it takes the designer's changes key by key through the store's merge of an entity
+//! ([`merge3_entity`]; base: the old fixture, theirs: the new one, ours: the live sheet): a
+//! key only the designer changed takes the new value, a key only the game changed keeps the
+//! game's, and a key both changed keeps the game's value and is reported in a
+//! [`FixtureConflict`]; so is a path the designer made a value while the game put a key under
+//! it (or the reverse), where every key of the clash keeps the game's state. The new version is then the
 //! base. A fixture that failed to load (a designer's typo) keeps its last good version (and
 //! base); once fixed, it loads, and entities waiting for it get their sheets.
 
@@ -24,7 +26,8 @@ use bevy_ecs::query::Without;
 use bevy_ecs::resource::Resource;
 use bevy_ecs::system::{Commands, Query, Res, ResMut};
 use bevy_reflect::TypePath;
-use datacomp::blob::Conflict;
+use datacomp::blob::{Conflict, Side};
+use datacomp::store::{MergeReport, PathConflict, merge3_entity};
 use datacomp::text::ImportReport;
 use datacomp::{Blob, BlobRef, Id, ImportOptions, Store, TextFormat};
 use serde::{Deserialize, Serialize};
@@ -259,7 +262,8 @@ pub struct FromFixture {
 }
 
 /// A fixture changed under a live entity, and a key the designer changed had also been changed
-/// by the game: the game's value was kept, the designer's is here.
+/// by the game, or a path took a different shape on each side: the game's values were kept,
+/// the designer's are here.
 #[derive(Message, Clone, Debug)]
 pub struct FixtureConflict {
     /// The entity.
@@ -271,6 +275,10 @@ pub struct FixtureConflict {
     /// Each key both changed: its base (old fixture), ours (the game's, kept) and theirs (the
     /// new fixture's) values.
     pub conflicts: Vec<Conflict>,
+    /// Each path the designer made a value (`stats`) while the game put a key under it
+    /// (`stats.health`), or the reverse: every key of the clash kept the game's state, since
+    /// a sheet that held both would be one no import reads back.
+    pub paths: Vec<PathConflict>,
 }
 
 /// A fixture reloaded: how many live entities took its changes, and how many of them had
@@ -345,20 +353,33 @@ pub(crate) fn hot_reload(
             };
             let ours = ours.to_blob();
             let base = old.blob(from.index).unwrap_or_default();
-            let merged = match Blob::merge3(&base, &ours, &theirs) {
+            // The store's merge of one entity, with its names: a path the designer made a value
+            // while the game put a key under it (or the reverse) keeps the game's shape.
+            let mut found = MergeReport::default();
+            let merged =
+                merge3_entity(data.store(), sheet.0, &base, &ours, &theirs, Side::Ours, &mut found);
+            let merged = match merged {
                 Ok(merged) => merged,
-                Err(found) => {
-                    let list = found.conflicts().to_vec();
-                    done.conflicted += 1;
-                    conflicts.write(FixtureConflict {
-                        entity,
-                        sheet,
-                        fixture: id,
-                        conflicts: list,
-                    });
-                    found.into_ours()
+                Err(e) => {
+                    let error = Error::Write {
+                        fixture: new.file.clone(),
+                        index: from.index,
+                        error: e.into(),
+                    };
+                    failures.write(FixtureLinkFailed { entity, error });
+                    continue;
                 }
             };
+            if found.conflict_count() > 0 {
+                done.conflicted += 1;
+                conflicts.write(FixtureConflict {
+                    entity,
+                    sheet,
+                    fixture: id,
+                    conflicts: found.conflicts.into_iter().map(|(_, c)| c).collect(),
+                    paths: found.path_conflicts,
+                });
+            }
             let write = data
                 .get_mut(&sheet)
                 .map(|mut live| Blob::diff(&ours, &merged).try_apply(&mut live));

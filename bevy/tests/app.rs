@@ -12,7 +12,11 @@ use bevy_ecs::message::{Message, Messages};
 use bevy_ecs::world::World;
 use datacomp::format::{FileError, StoreError};
 use datacomp::migrate::MigrateError;
-use datacomp::{LoadError, MigrationStep, Migrations, OwnedValue, Store, StorePatch};
+use datacomp::store::PathConflict;
+use datacomp::{
+    ExportOptions, ImportOptions, Key, LoadError, MigrationStep, Migrations, OwnedValue, Store,
+    StorePatch,
+};
 use datacomp_bevy::save::link_path;
 use datacomp_bevy::{
     Autosave, Damaged, DataStore, DatacompPlugin, Error, Every, Fixture, FixtureConflict,
@@ -305,6 +309,62 @@ fn hot_reload_keeps_run_time_changes_and_reports_conflicts() {
     assert_eq!(float(&app, orcs[0], "stats.armor"), Some(4.0));
     assert_eq!(float(&app, orcs[0], "stats.health"), Some(5.0));
     assert_eq!(float(&app, orcs[2], "stats.health"), Some(20.0), "the designer put it back");
+}
+
+/// The designer makes `stats` a value while the game put a key under it: a sheet holding
+/// both would be one no import reads back, so the plugin merges by the store's names (as
+/// `datacomp merge` does): every key of the clash keeps the game's state, and the clash is
+/// reported in the `FixtureConflict`. An entity the game left alone takes the new shape.
+#[test]
+fn hot_reload_settles_a_value_made_an_object_by_the_games_side() {
+    const TWO: &str = r#"[
+    {"name": "Grunt", "stats": {"health": 30}},
+    {"name": "Shaman", "stats": {"health": 20}}
+]"#;
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "two.json", TWO);
+    let mut app = app(dir.path(), DatacompPlugin::default());
+    let orcs = spawn_from(&mut app, "two.json", [0, 1]);
+    all_linked(&mut app, &orcs);
+    set(&mut app, orcs[0], "stats.mana", 3.0);
+    drain::<FixtureReloaded>(&mut app);
+
+    write(
+        dir.path(),
+        "two.json",
+        &TWO.replace(r#"{"health": 30}"#, "5").replace(r#"{"health": 20}"#, "7"),
+    );
+    app.world().resource::<AssetServer>().reload("two.json");
+    update_until(&mut app, "reloaded", |world| {
+        !world.resource::<Messages<FixtureReloaded>>().is_empty()
+    });
+    let reloaded = drain::<FixtureReloaded>(&mut app);
+    assert_eq!((reloaded.len(), reloaded[0].merged, reloaded[0].conflicted), (1, 2, 1));
+    let conflicts = drain::<FixtureConflict>(&mut app);
+    assert_eq!(conflicts.len(), 1);
+    let (stats, mana) = (Key::parse("stats"), Key::parse("stats.mana"));
+    let grunt = sheet(&app, orcs[0]).unwrap();
+    let clash = PathConflict { id: grunt.0, value: stats, under: mana };
+    assert_eq!((conflicts[0].entity, conflicts[0].sheet), (orcs[0], grunt));
+    assert_eq!((conflicts[0].conflicts.len(), &conflicts[0].paths[..]), (0, &[clash][..]));
+    // The game's shape of `stats` stands; the designer removed health.
+    let keys = |entity| {
+        let sheet = sheet(&app, entity).unwrap();
+        let mut keys: Vec<Key> = store(&app).get(sheet.0).unwrap().keys().collect();
+        keys.sort_unstable();
+        keys
+    };
+    let mut want = vec![Key::parse("name"), mana];
+    want.sort_unstable();
+    assert_eq!((keys(orcs[0]), float(&app, orcs[0], "stats.mana")), (want, Some(3.0)));
+    let mut want = vec![Key::parse("name"), stats];
+    want.sort_unstable();
+    assert_eq!((keys(orcs[1]), float(&app, orcs[1], "stats")), (want, Some(7.0)));
+    // Both sheets read back through an import.
+    for orc in orcs {
+        let text = store(&app).export(sheet(&app, orc).unwrap().0, &ExportOptions::json()).unwrap();
+        Store::new().import(&text, &ImportOptions::strict()).unwrap();
+    }
 }
 
 #[test]

@@ -281,6 +281,12 @@ pub fn merge(
         }),
     );
 
+    conflicts.extend(done.path_conflicts.iter().map(|c| {
+        let [value, under] = [c.value, c.under].map(|key| name(&[&merged, &theirs, &base], key));
+        let (value, under) = (datacomp::text::Shortened(&value), datacomp::text::Shortened(&under));
+        format!("{}: {value}: a value on one side, holds {under} on the other", c.id)
+    }));
+
     if !conflicts.is_empty() && prefer.is_none() {
         return Err(Failure::at(
             paths[1].display(),

@@ -759,6 +759,41 @@ fn merge_takes_both_sides_and_stops_at_conflicts() {
 }
 
 #[test]
+fn merge_settles_a_value_one_side_added_under_a_key_the_other_did() {
+    let world = World::new();
+    let (ours, theirs) = (world.file("ours.dcmp"), world.file("theirs.dcmp"));
+    std::fs::copy(&world.path, &ours).unwrap();
+    std::fs::copy(&world.path, &theirs).unwrap();
+    ok(&["set", &ours, "1v0t1", "bounty", "5"]);
+    ok(&["set", &theirs, "1v0t1", "bounty.gold", "3"]);
+    let merged = world.file("merged.dcmp");
+    assert_eq!(
+        fails(&["merge", &world.path, &ours, &theirs, "-o", &merged]),
+        format!(
+            "{ours}: 1 conflicting key (changed differently on both sides; --prefer ours|theirs \
+             picks a side): 1v0t1: bounty: a value on one side, holds bounty.gold on the other"
+        )
+    );
+    assert!(!Path::new(&merged).exists());
+    for (side, kept, dropped) in
+        [("ours", "bounty", "bounty.gold"), ("theirs", "bounty.gold", "bounty")]
+    {
+        let printed = ok(&["merge", &world.path, &ours, &theirs, "-o", &merged, "--prefer", side]);
+        assert!(
+            printed.ends_with(" 1 conflicting key (ours kept)\n") == (side == "ours"),
+            "{printed}"
+        );
+        let store = Store::load(&merged).unwrap();
+        let orc = store.get("1v0t1".parse().unwrap()).unwrap();
+        assert!(orc.contains_key(kept) && !orc.contains_key(dropped), "{side}");
+        // What it exports imports back.
+        let exported = world.file("orc.json");
+        ok(&["export", &merged, "1v0t1", "-o", &exported]);
+        ok(&["import", &exported, "-o", &world.file("again.dcmp")]);
+    }
+}
+
+#[test]
 fn the_demo_runs_on_the_bundled_fixtures() {
     let out = ok(&[]);
     assert!(out.contains("1. Imported the bundled fixtures"), "{out}");

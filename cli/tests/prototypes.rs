@@ -170,6 +170,31 @@ fn export_writes_links_or_flattens_and_imports_back() {
 }
 
 #[test]
+fn export_refuses_two_entities_given_one_id_and_writes_nothing() {
+    let world = Monsters::new();
+    // Snaga (3v0t1) given the orc's name (1v0t1's) through the API.
+    let mut store = Store::load(&world.path).unwrap();
+    store.get_mut(id("3v0t1")).unwrap().set("$id", "orc").unwrap();
+    store.save(&world.path).unwrap();
+    let out = world.file("all.json");
+    let said = format!(
+        "{}: entities 1v0t1 and 3v0t1 both have the $id \"orc\": an import would refuse the \
+         second (give each a name of its own)",
+        world.path
+    );
+    for args in [
+        vec!["export", &world.path, "-o", &out],
+        vec!["export", &world.path, "--format", "sjson", "-o", &out],
+        vec!["export", &world.path, "--flatten", "-o", &out],
+    ] {
+        assert_eq!(fails(&args), said, "{args:?}");
+    }
+    assert!(!std::path::Path::new(&out).exists(), "nothing written");
+    // One entity is one name: its export is no document of two.
+    assert_eq!(ok(&["export", &world.path, "3v0t1", "--compact"]).lines().count(), 1);
+}
+
+#[test]
 fn flatten_makes_instances_whole_atomically() {
     let world = Monsters::new();
     let out = world.file("flat.dcmp");

@@ -5,7 +5,7 @@
 use datacomp::Store;
 use datacomp::blob::{Conflict, Side};
 use datacomp::handle_map::Id;
-use datacomp::store::{LinkConflict, merge3};
+use datacomp::store::{LinkConflict, PathConflict, merge3};
 
 use crate::error::Error;
 
@@ -22,7 +22,7 @@ pub enum ConflictPolicy {
 }
 
 /// What a merging commit settled: each key and prototype link changed differently on both
-/// sides, and each entity the local store inserted that the world holds under another handle.
+/// sides, each path one side made a value and the other an object, and each entity the local store inserted that the world holds under another handle.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Conflicts {
     /// Each conflicting key, with its entity: `ours` is the local value, `theirs` the
@@ -31,15 +31,22 @@ pub struct Conflicts {
     /// Each conflicting prototype link: `ours` is the local link, `theirs` the committed one;
     /// the policy chose between them.
     pub links: Vec<LinkConflict>,
+    /// Each path one side made a value (`stats`) and the other an object (`stats.health`
+    /// added): the policy chose one side's state for every key of the clash, since keeping
+    /// both would make an entity no import could read back.
+    pub paths: Vec<PathConflict>,
     /// Entities inserted locally, by their local handle and the handle the world gave them.
     pub moved: Vec<(Id, Id)>,
 }
 
 impl Conflicts {
-    /// Whether no key or link conflicted and no inserted entity moved.
+    /// Whether no key, link or path conflicted and no inserted entity moved.
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.keys.is_empty() && self.links.is_empty() && self.moved.is_empty()
+        self.keys.is_empty()
+            && self.links.is_empty()
+            && self.paths.is_empty()
+            && self.moved.is_empty()
     }
 }
 
@@ -75,7 +82,13 @@ pub(crate) fn merge_stores(
         ..c
     });
     let moved = done.inserted.into_iter().filter(|(id, new)| id != new);
-    let report = Conflicts { keys: keys.collect(), links: links.collect(), moved: moved.collect() };
+    // A path conflict names no side's value: nothing to turn round.
+    let report = Conflicts {
+        keys: keys.collect(),
+        links: links.collect(),
+        paths: done.path_conflicts,
+        moved: moved.collect(),
+    };
     Ok((merged, report))
 }
 

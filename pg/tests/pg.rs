@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 
 use common::{Rng, add_sheets, connect, params, unique};
 use datacomp::format::StoreError;
-use datacomp::{LoadError, Store, StorePatch};
+use datacomp::store::PathConflict;
+use datacomp::{ExportOptions, ImportOptions, Key, LoadError, Store, StorePatch};
 use datacomp_pg::{CommitError, Error, FileWorlds, Follower, PgWorlds, Seq, Worlds};
 
 /// Commits `local` (an edit of `base`, the world at `seq`) with a plain commit, and returns
@@ -198,6 +199,56 @@ fn merging_keeps_both_sides_and_reports_conflicts() {
     let (_, conflicts) = worlds.commit_merging(w, &now, seq, &b).unwrap();
     assert_eq!(conflicts.keys.len(), 1);
     assert_eq!(worlds.load(w).unwrap().0.get(hero).unwrap().get_float("hp"), Some(60.0));
+}
+
+/// A path the committed side made a value (`stats`) while the local edit added a key under
+/// it (`stats.health`) is a path conflict in the merging commit's report: the policy takes
+/// one side's state for every key of the clash, so the world never holds both (which no
+/// import could read back), and a key outside the clash keeps both sides' edits.
+#[test]
+fn merging_reports_a_path_one_side_made_a_value_and_the_other_an_object() {
+    let mut worlds = connect();
+    let w = worlds.create_world(&unique("paths")).unwrap();
+    let (empty, _) = worlds.load(w).unwrap();
+    let mut seed = empty.clone();
+    let orc = seed.insert_entries([("name", "Orc"), ("gold", "1")]).unwrap();
+    let s1 = worlds.commit(w, Seq(0), &StorePatch::diff(&empty, &seed)).unwrap();
+    let (base, _) = worlds.load(w).unwrap();
+
+    let mut theirs = base.clone();
+    theirs.get_mut(orc).unwrap().set("stats", 5.0).unwrap();
+    let s2 = worlds.commit(w, s1, &StorePatch::diff(&base, &theirs)).unwrap();
+    let mut ours = base.clone();
+    ours.get_mut(orc).unwrap().set("stats.health", 30.0).unwrap();
+    ours.get_mut(orc).unwrap().set("gold", "2").unwrap();
+    let (seq, conflicts) = worlds.commit_merging(w, &base, s1, &ours).unwrap();
+    assert_eq!(seq, Seq(s2.0 + 1));
+    let (stats, health) = (Key::parse("stats"), Key::parse("stats.health"));
+    assert_eq!(conflicts.paths, [PathConflict { id: orc, value: stats, under: health }]);
+    assert!(conflicts.keys.is_empty() && conflicts.links.is_empty() && conflicts.moved.is_empty());
+    assert!(!conflicts.is_empty());
+    // The committed value stands (the default policy); the local gold is kept.
+    let (now, _) = worlds.load(w).unwrap();
+    let o = now.get(orc).unwrap();
+    assert_eq!(
+        (o.get_float("stats"), o.get_float("stats.health"), o.get_str("gold")),
+        (Some(5.0), None, Some("2"))
+    );
+    let text = now.export(orc, &ExportOptions::json()).unwrap();
+    Store::new().import(&text, &ImportOptions::strict()).unwrap();
+
+    // The local policy: the local object replaces the committed value.
+    worlds.set_conflict_policy(datacomp_pg::ConflictPolicy::Local);
+    let mut again = base.clone();
+    again.get_mut(orc).unwrap().set("stats.health", 40.0).unwrap();
+    let (_, conflicts) = worlds.commit_merging(w, &base, s1, &again).unwrap();
+    assert_eq!(conflicts.paths, [PathConflict { id: orc, value: stats, under: health }]);
+    let (now, _) = worlds.load(w).unwrap();
+    let o = now.get(orc).unwrap();
+    assert_eq!(
+        (o.get_float("stats"), o.get_float("stats.health"), o.get_str("gold")),
+        (None, Some(40.0), Some("2"))
+    );
 }
 
 /// A row whose bytes were damaged is reported with its entity, and nothing is loaded; so is

@@ -459,7 +459,12 @@ impl Blob {
     /// Key by key: a change made on one side only is taken; the same change made on both
     /// sides is taken once. **Remove beats change**: a key one side removed and the other
     /// changed is removed. A key both sides set to different values (changed, or added where
-    /// `base` lacks it) is a [`Conflict`]; floats are compared by bit pattern.
+    /// `base` lacks it) is a [`Conflict`]; floats are compared by bit pattern. A blob knows
+    /// keys, not their names: a merge that holds a value and a key under it (`stats` added by
+    /// one side, `stats.health` by the other) is not seen here; a store's merge
+    /// ([`store::merge3`](crate::store::merge3), or of one entity:
+    /// [`store::merge3_entity`](crate::store::merge3_entity)), which has the names, settles
+    /// it as a [`PathConflict`](crate::store::PathConflict).
     ///
     /// # Errors
     ///

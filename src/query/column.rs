@@ -113,15 +113,21 @@ fn column<'a, T: ColumnValue<'a>>(
     match store {
         None => {
             let mut probe = Probe::NONE;
-            Either::Left(entities.filter_map(move |(id, blob)| {
-                Some((id, T::of(blob, probed(&mut probe, blob.as_words(), key))?))
-            }))
+            Either::Left(entities.filter_map(
+                #[inline(always)]
+                move |(id, blob)| {
+                    Some((id, T::of(blob, probed(&mut probe, blob.as_words(), key))?))
+                },
+            ))
         }
         Some(store) => {
             let mut through = Through::new(store, key, None);
-            Either::Right(entities.filter_map(move |(id, blob)| {
-                Some((id, through.read(&cursor, id, blob, |found| T::read(&cursor, found))?))
-            }))
+            Either::Right(entities.filter_map(
+                #[inline(always)]
+                move |(id, blob)| {
+                    Some((id, through.read(&cursor, id, blob, |found| T::read(&cursor, found))?))
+                },
+            ))
         }
     }
 }
@@ -131,7 +137,8 @@ fn column<'a, T: ColumnValue<'a>>(
 /// in atomic words (loaded again for each entity, as another thread may move them) and
 /// derives the header offsets from it each time, a column is the only reader of its probe,
 /// which stays in registers with those offsets computed once a layout.
-#[inline]
+#[allow(clippy::inline_always)]
+#[inline(always)]
 fn probed(probe: &mut Probe, words: &[u32], key: Key) -> Option<(u8, u32)> {
     if let hit @ Some(_) = probe.entry(words, key) {
         return hit;

@@ -52,7 +52,7 @@ use proto::Links;
 
 pub use blob_mut::BlobMut;
 pub use delta::StorePatch;
-pub use merge::{LinkConflict, MergeReport, merge3};
+pub use merge::{LinkConflict, MergeReport, PathConflict, merge3, merge3_entity};
 pub use proto::{ABSTRACT_KEY, ID_KEY, MAX_CHAIN, Resolved};
 pub(crate) use track::Tracker;
 

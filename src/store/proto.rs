@@ -51,11 +51,14 @@
 //!   it, so none shows `stats` and `stats.health` both. Only names that nest cost anything:
 //!   while no key's name lies under another's, a read checks one flag.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use fxhash::{FxHashMap, FxHashSet};
 use zerocopy::little_endian::U32;
 
 use super::{Span, Store};
-use crate::blob::{Blob, BlobRef, layout};
+use crate::blob::layout::{self, Shape};
+use crate::blob::{Blob, BlobRef};
 use crate::error::Error;
 use crate::format::StoreError;
 use crate::handle_map::{HandleError, HandleMap, Id};
@@ -168,6 +171,68 @@ pub const MAX_CHAIN: usize = 16;
 /// place (an instance's few overrides; see [`layout::lookup_few`]).
 pub(crate) const FEW_KEYS: usize = 4;
 
+/// How many keys [`Hints`] remembers a position for (direct-mapped by the key's hash).
+const HINTS: usize = 64;
+
+/// Where each key was last found in a prototype's blob (its key count and position, as a
+/// [`KeyCursor`](crate::query::KeyCursor) remembers them), by the key's hash: an inherited
+/// read tries that place first (two compares, [`layout::lookup_at`]) and scans only when it
+/// fails. A store's prototypes are few and share layouts, so a read of an inherited key
+/// costs its own blob's lookup and a probe, not a scan of the prototype's keys.
+///
+/// A hint is only a guess, checked against the blob on every read (keys are unique, so a
+/// stale one never gives another key's entry): no write keeps it, and any value is safe.
+/// Relaxed atomics, one word a key, so that a store stays `Sync` and its readers share it.
+pub(crate) struct Hints([AtomicU64; HINTS]);
+
+impl Hints {
+    fn new() -> Hints {
+        Hints(std::array::from_fn(|_| AtomicU64::new(0)))
+    }
+
+    /// The tag and header value of `key` in the blob `words`: at the remembered place, else
+    /// by a scan whose place is remembered.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    pub(crate) fn lookup(&self, words: &[u32], key: Key) -> Option<(u8, u32)> {
+        let place = &self.0[key.raw() as usize % HINTS];
+        let bits = place.load(Ordering::Relaxed);
+        // The low half the key count, the high half the position: `Shape`'s two words.
+        let shape = Shape { keys: bits as u32, at: (bits >> 32) as u32 };
+        match layout::lookup_at(words, key, shape) {
+            found @ Some(_) => found,
+            None => Hints::scan(place, words, key),
+        }
+    }
+
+    /// The scan after a missed hint, out of line: a read's hot path stays small.
+    #[inline(never)]
+    fn scan(hint: &AtomicU64, words: &[u32], key: Key) -> Option<(u8, u32)> {
+        let (tag, raw, shape) = layout::lookup_shape(words, key)?;
+        hint.store(u64::from(shape.keys) | u64::from(shape.at) << 32, Ordering::Relaxed);
+        Some((tag, raw))
+    }
+}
+
+impl Default for Hints {
+    fn default() -> Hints {
+        Hints::new()
+    }
+}
+
+impl Clone for Hints {
+    /// No hints: they are guesses, made again by the first reads.
+    fn clone(&self) -> Hints {
+        Hints::new()
+    }
+}
+
+impl std::fmt::Debug for Hints {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Hints")
+    }
+}
+
 /// The store's prototype links: each instance's prototype, and each prototype's direct
 /// instances (so that removing one is refused in O(1), and a relink measures the chains below
 /// an entity in O(its descendants)).
@@ -187,6 +252,8 @@ pub(crate) struct Links {
     count: usize,
     // INVARIANT: `down[p]` holds the entries of `up` whose value is `p` (none empty).
     down: FxHashMap<Id, Instances>,
+    /// Where inherited reads last found each key (guesses, checked on use: no invariant).
+    hints: Hints,
 }
 
 /// A prototype's direct instances: one inline (a chain's links allocate nothing), or a set.
@@ -906,8 +973,9 @@ impl<'a> Resolved<'a> {
         key: Key,
         read: impl Fn(BlobRef<'a>, Id, u8, u32) -> Option<R>,
     ) -> Option<R> {
+        let hints = &store.links.hints;
         let (blob, p, tag, raw) =
-            Resolved::walk(store, id, key, |blob| layout::lookup(blob.as_words(), key))?;
+            Resolved::walk(store, id, key, |blob| hints.lookup(blob.as_words(), key))?;
         read(blob, p, tag, raw)
     }
 

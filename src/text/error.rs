@@ -316,6 +316,17 @@ pub enum ExportError {
         /// The key, as [`Store::key_label`](crate::Store::key_label) shows it.
         key: String,
     },
+    /// Two entities of a whole-store export hold one `$id` (set through the API: an import
+    /// never makes two): an import of the document would refuse the second
+    /// ([`JsonErrorKind::DuplicateId`]), so the export refuses to write it.
+    DuplicateId {
+        /// The name.
+        id: String,
+        /// The first entity that holds it, in iteration order.
+        first: Id,
+        /// The second.
+        second: Id,
+    },
     /// The entity holds nothing at or under the path.
     NoPath {
         /// The entity.
@@ -350,6 +361,12 @@ impl fmt::Display for ExportError {
                      member, not as this value (rename the key)"
                 )
             }
+            ExportError::DuplicateId { id, first, second } => write!(
+                f,
+                "entities {first} and {second} both have the $id {:?}: an import would refuse \
+                 the second (give each a name of its own)",
+                Shortened(id).to_string()
+            ),
             ExportError::NoPath { entity: Some(id), path } => {
                 write!(f, "entity {id} holds nothing at {}", Shortened(path))
             }

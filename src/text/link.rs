@@ -5,10 +5,12 @@
 
 use std::ops::Range;
 
+use crate::blob::BlobRef;
 use crate::handle_map::Id;
 use crate::key::Key;
 use crate::names::{KeyNames, ROOT};
 use crate::store::Store;
+use crate::store::proto::ID_KEY;
 use crate::value::Value;
 
 use super::error::{ExportError, JsonErrorKind};
@@ -180,6 +182,34 @@ fn reserved_in(names: &KeyNames) -> u16 {
 /// [`check_reserved`] refuse an entity.
 pub(crate) fn any_reserved(store: &Store) -> bool {
     reserved_in(store.names()) != 0
+}
+
+/// Refuses a document of `entities` in which two hold one `$id`
+/// ([`ExportError::DuplicateId`], naming the first two, in the order of `entities`, of the
+/// name met twice first): an import of it would refuse the second
+/// ([`JsonErrorKind::DuplicateId`]). An empty `$id` is no name (and [`check_reserved`]'s to
+/// refuse). O(n log n) compares of the names, sorted (no hash a crafted set of names could
+/// flood), and O(n) memory.
+pub(crate) fn check_ids<'b>(
+    entities: impl IntoIterator<Item = (Id, BlobRef<'b>)>,
+) -> Result<(), ExportError> {
+    let mut named: Vec<(&'b str, usize, Id)> = entities
+        .into_iter()
+        .enumerate()
+        .filter_map(|(at, (id, blob))| {
+            Some((blob.get_str(ID_KEY).filter(|name| !name.is_empty())?, at, id))
+        })
+        .collect();
+    named.sort_unstable();
+    // Each name's holders in order: the clash met first is the one whose second holder
+    // comes first (and its first holder is the one before it).
+    let first_clash = named.windows(2).filter(|w| w[0].0 == w[1].0).min_by_key(|w| w[1].1);
+    match first_clash {
+        Some([(name, _, first), (_, _, second)]) => {
+            Err(ExportError::DuplicateId { id: (*name).to_owned(), first: *first, second: *second })
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Refuses an entity (`id`, if it is the store's) whose `entries` an import would misread: a

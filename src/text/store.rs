@@ -11,6 +11,7 @@ use crate::blob::{Blob, BlobError, BlobRef};
 use crate::handle_map::Id;
 use crate::key::{Key, KeyPath};
 use crate::names;
+use crate::store::proto::ABSTRACT_KEY;
 use crate::store::{ArenaFull, Store};
 use crate::text::TextFormat;
 
@@ -18,7 +19,7 @@ use super::entity::Entity;
 use super::error::{ExportError, JsonError, JsonErrorKind};
 use super::importer::{Importer, ReadError, Staging};
 use super::link::Links;
-use super::link::{any_reserved, check_reserved};
+use super::link::{any_reserved, check_ids, check_reserved};
 use super::linked::{add_links, flat_blob, is_linked, write_all_flat, write_flat, write_linked};
 use super::options::{ExportOptions, ImportOptions, ImportReport, Imported};
 use super::plan::{self, NotFinite, Plans};
@@ -161,7 +162,10 @@ impl Store {
     /// # Errors
     ///
     /// [`ExportError::NotFinite`] naming the entity and key of the first NaN or infinity (in
-    /// iteration order), unless `options` write it as `null`.
+    /// iteration order), unless `options` write it as `null`; [`ExportError::ReservedKey`] as
+    /// [`export`](Store::export); [`ExportError::DuplicateId`] naming two entities written
+    /// that hold one `$id` (set through the API), which an import of the document would
+    /// refuse.
     ///
     /// # Examples
     ///
@@ -199,6 +203,11 @@ impl Store {
             for (id, blob) in self.iter() {
                 check_entity(self, id, blob, options.flatten)?;
             }
+            // The entities written: a flattened export leaves abstract bases out.
+            let written = |&(_, blob): &(Id, BlobRef<'_>)| {
+                !options.flatten || blob.get_bool(ABSTRACT_KEY) != Some(true)
+            };
+            check_ids(self.iter().filter(written))?;
         }
         if options.flatten {
             return write_all_flat(self, *options);
