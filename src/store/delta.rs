@@ -371,7 +371,7 @@ fn push_record_head(entities: &mut Vec<u32>, id: Id, kind: u32, words: usize) {
 }
 
 /// Where [`StorePatch::apply_trusted`] puts changed entities, and from what.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub(crate) enum Placement<'a> {
     /// At the arena's end, as [`StorePatch::apply`] does: the same bytes as a loader of the
     /// delta has.
@@ -381,6 +381,9 @@ pub(crate) enum Placement<'a> {
     /// Copied from this store (the patch's target, which holds every changed entity whole),
     /// into the slot's old span where it fits: one copy, no patching.
     CopyFrom(&'a Store),
+    /// Copied from this target word for word, free space and all (not repacked), into the
+    /// slot's old span when it is the same size: the base's save then has the target's bytes.
+    Verbatim(&'a dyn Target),
 }
 
 /// Copies the blob in `words` into the base's arena: into `reuse` if it fits, else at the
@@ -864,6 +867,20 @@ impl StorePatch {
                     (Placement::CopyFrom(source), _) => {
                         let blob = source.get(id).expect("INVARIANT: the target has its entities");
                         copy_blob(blob.as_words(), old[i].map(|(_, span)| span), base)
+                    }
+                    (Placement::Verbatim(source), _) => {
+                        let words = source.blob(id).as_words();
+                        match old[i].map(|(_, span)| span).filter(|s| s.words() == words.len()) {
+                            Some(span) => {
+                                base.arena[span.range()].copy_from_slice(words);
+                                span
+                            }
+                            None => {
+                                let span = base.allocate(words.len());
+                                base.arena[span.range()].copy_from_slice(words);
+                                span
+                            }
+                        }
                     }
                     (Placement::InPlace, Some(old)) if record.kind == CHANGED => {
                         patch_in_place(&record, old, base, &mut scratch)

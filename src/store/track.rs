@@ -155,15 +155,24 @@ impl Tracker {
     /// The slots changed since `epoch` of store `id`, each once, in no particular order; `None`
     /// when the log cannot tell (another store's mark, or one past the horizon).
     pub(crate) fn changed_since(&self, id: u64, epoch: u64) -> Option<Vec<u32>> {
+        let mut changed = Vec::new();
+        self.changed_since_into(id, epoch, &mut changed).then_some(changed)
+    }
+
+    /// [`changed_since`](Tracker::changed_since) into `out` (cleared first), reusing its
+    /// allocation: `false` (and `out` empty) when the log cannot tell.
+    pub(crate) fn changed_since_into(&self, id: u64, epoch: u64, out: &mut Vec<u32>) -> bool {
+        out.clear();
         if id == 0 || self.id.load(Ordering::Relaxed) != id || epoch < self.horizon.max(1) {
-            return None;
+            return false;
         }
         let start = self.log.partition_point(|e| e.epoch < epoch);
-        let changed = self.log[start..]
-            .iter()
-            .filter(|e| self.stamps[e.slot as usize] == e.epoch)
-            .map(|e| e.slot)
-            .collect();
-        Some(changed)
+        out.extend(
+            self.log[start..]
+                .iter()
+                .filter(|e| self.stamps[e.slot as usize] == e.epoch)
+                .map(|e| e.slot),
+        );
+        true
     }
 }
