@@ -503,6 +503,17 @@ pub(crate) fn pump(world: &mut World, block: bool) {
                 jobs.broken = false;
                 continue;
             }
+            Job::Absorb { mirror, .. } | Job::Full { mirror, .. } | Job::Link { mirror, .. }
+                if jobs.chain.as_ref().is_some_and(|(number, _)| number > mirror) =>
+            {
+                // Of a mirror a load replaced (asked for before the load was done): the state
+                // it would save is gone.
+                if let Job::Absorb { mut excerpt, .. } | Job::Link { mut excerpt, .. } = job {
+                    excerpt.clear();
+                    jobs.excerpts.push(excerpt);
+                }
+                continue;
+            }
             Job::Absorb { mirror, mark, .. } => *mark = jobs.mark_for(*mirror),
             Job::Full { mirror, mark, .. } => {
                 *mark = jobs.mark_for(*mirror);
