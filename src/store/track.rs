@@ -3,6 +3,7 @@
 //! store because every write stamps it (O(1), nothing on reads); the marks and the answers built
 //! on it are `crate::history`'s.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The source of store identities for marks: 0 is "none yet".
@@ -46,7 +47,7 @@ pub(crate) struct Tracker {
     stamps: Vec<u64>,
     // INVARIANT: in epoch order; holds `(e, s)` for every slot `s` changed in each epoch
     // `e >= horizon`.
-    log: Vec<Logged>,
+    log: VecDeque<Logged>,
     /// Marks before this epoch cannot be answered from the log: it was trimmed, or everything
     /// changed at once (a restore, a delta applied, a clear).
     horizon: u64,
@@ -69,7 +70,7 @@ impl Tracker {
             id: AtomicU64::new(0),
             epoch: AtomicU64::new(0),
             stamps: Vec::new(),
-            log: Vec::new(),
+            log: VecDeque::new(),
             horizon: 0,
             writes: 0,
         }
@@ -108,14 +109,15 @@ impl Tracker {
                 self.stamps[slot] = epoch;
             }
         }
-        self.log.push(Logged { epoch, slot: slot as u32 });
+        self.log.push_back(Logged { epoch, slot: slot as u32 });
         if self.log.len() > MIN_LOG.max(2 * self.stamps.len()) {
             self.trim();
         }
     }
 
     /// Drops the older half of the log (at least one whole epoch), moving the horizon past
-    /// it: O(1) amortized per entry, and the log stays O(slots).
+    /// it: O(1) amortized per entry, and the log stays O(slots). A ring, so that the drop
+    /// moves no entry: the write that trims pays no copy of the kept half (a frame's hitch).
     #[cold]
     fn trim(&mut self) {
         let dropped = self.log[self.log.len() / 2].epoch;
@@ -168,8 +170,8 @@ impl Tracker {
         }
         let start = self.log.partition_point(|e| e.epoch < epoch);
         out.extend(
-            self.log[start..]
-                .iter()
+            self.log
+                .range(start..)
                 .filter(|e| self.stamps[e.slot as usize] == e.epoch)
                 .map(|e| e.slot),
         );
