@@ -273,6 +273,12 @@ impl Mark {
         // blobs are copied as they are, so that the state's save is the store's, byte for byte.
         let patch = StorePatch::diff_slots(&self.state, changed, (&changed.slots, true), 0, None);
         patch.apply_trusted(&mut self.state, Placement::Verbatim(changed));
+        // Entities whose contents did not change may have had their bytes moved (an undo's
+        // repack): the same bytes as the store's, whatever the patch held.
+        for live in &changed.live {
+            let words = &changed.words[live.words.0..live.words.1];
+            self.state.set_words_verbatim(live.id, words);
+        }
         self.crc = OnceLock::new();
     }
 }

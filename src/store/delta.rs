@@ -1019,3 +1019,26 @@ impl fmt::Debug for StorePatch {
             .finish_non_exhaustive()
     }
 }
+
+impl Store {
+    /// Makes live entity `id`'s bytes `words` (a valid blob of the same contents or not),
+    /// word for word, free space and all: in its span when the size is the same, else at the
+    /// arena's end. For a mirror whose save must be its store's byte for byte: a write that
+    /// left an entity's contents as they were may still have moved its bytes.
+    pub(crate) fn set_words_verbatim(&mut self, id: Id, words: &[u32]) {
+        let Some(&span) = self.index.get(id) else { return };
+        if self.arena[span.range()] == *words {
+            return;
+        }
+        let span = if span.words() == words.len() {
+            span
+        } else {
+            self.garbage_words += span.words();
+            self.allocate(words.len())
+        };
+        self.arena[span.range()].copy_from_slice(words);
+        if let Some(item) = self.index.get_mut(id) {
+            *item = span;
+        }
+    }
+}
