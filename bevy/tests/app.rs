@@ -725,7 +725,7 @@ fn a_load_seeds_the_mirror_and_a_failed_autosave_restarts_the_chain() {
     assert_eq!(frame_saves(&mut app), [SaveKind::AutosaveFull]);
     assert_eq!(store(&app), store(&source));
     let entities = linked(&mut app);
-    let mut sheet_set = |app: &mut App, i: usize, hp: f32| {
+    let sheet_set = |app: &mut App, i: usize, hp: f32| {
         let mut data = app.world_mut().resource_mut::<DataStore>();
         data.get_mut(&entities[i].0).unwrap().set("hp", hp).unwrap();
     };

@@ -578,13 +578,13 @@ mod tests {
             let f = frame as usize;
             // Change one copied and one not yet copied, remove one of each, insert two.
             for i in [f * 3 % ids.len(), (f * 7 + 20) % ids.len()] {
-                world.get_mut(ids[i]).unwrap().set("gold", -(frame as f32)).unwrap();
+                world.get_mut(ids[i]).unwrap().set("gold", -f32::from(frame as u16)).unwrap();
             }
             for i in [f % ids.len(), (f * 5 + 30) % ids.len()] {
                 let id = ids.swap_remove(i);
                 world.remove(id);
             }
-            ids.push(world.insert_entries([("gold", frame as f32)]).unwrap());
+            ids.push(world.insert_entries([("gold", f32::from(frame as u16))]).unwrap());
             let new = world.insert_entries([("silver", 1.0)]).unwrap();
             ids.push(new);
             if frame == 2 {

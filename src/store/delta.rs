@@ -870,17 +870,15 @@ impl StorePatch {
                     }
                     (Placement::Verbatim(source), _) => {
                         let words = source.blob(id).as_words();
-                        match old[i].map(|(_, span)| span).filter(|s| s.words() == words.len()) {
-                            Some(span) => {
-                                base.arena[span.range()].copy_from_slice(words);
+                        let reuse = old[i].map(|(_, span)| span);
+                        let span =
+                            if let Some(span) = reuse.filter(|span| span.words() == words.len()) {
                                 span
-                            }
-                            None => {
-                                let span = base.allocate(words.len());
-                                base.arena[span.range()].copy_from_slice(words);
-                                span
-                            }
-                        }
+                            } else {
+                                base.allocate(words.len())
+                            };
+                        base.arena[span.range()].copy_from_slice(words);
+                        span
                     }
                     (Placement::InPlace, Some(old)) if record.kind == CHANGED => {
                         patch_in_place(&record, old, base, &mut scratch)

@@ -13,9 +13,9 @@
 //! - `frames`: a 60-frame run changing 1,000 sheets a frame (inside the frame), with an
 //!   autosave every 10 frames (after its mirror is built) and without; prints each run's
 //!   median and slowest frame (goal: no frame over 1.5x the median of the run without), every
-//!   frame's time and allocations. Each frame is a call of `save_cost::frame`, so that
+//!   frame's time and allocations. Each frame is a call of `save_cost::measured_frame`, so that
 //!   `valgrind --tool=callgrind --separate-threads=yes --collect-atstart=no
-//!   --toggle-collect='save_cost::frame*' --dump-after='save_cost::frame*'` gives each frame's
+//!   --toggle-collect='save_cost::measured_frame*' --dump-after='save_cost::measured_frame*'` gives each frame's
 //!   main-thread instructions (one dump per frame; `cargo run --example save_cost -- dumps
 //!   FILES...` sums them up).
 //!
@@ -189,7 +189,7 @@ fn run(autosave: bool, dir: &Path) -> Run {
         saves += app.world_mut().resource_mut::<Messages<Saved>>().drain().count();
         let blocks = dhat::HeapStats::get().total_blocks;
         let start = Instant::now();
-        frame(&mut app, &mut round);
+        measured_frame(&mut app, &mut round);
         times.push(start.elapsed());
         allocs.push(dhat::HeapStats::get().total_blocks - blocks);
     }
@@ -208,7 +208,7 @@ struct Run {
 /// 1,000 sheets changed, then the app's update: one frame of `run`, the unit callgrind
 /// dumps.
 #[inline(never)]
-fn frame(app: &mut App, round: &mut usize) {
+fn measured_frame(app: &mut App, round: &mut usize) {
     change(app, (*round * 1000) % SHEETS, 1000);
     *round += 1;
     app.update();
