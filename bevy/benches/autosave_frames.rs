@@ -4,10 +4,12 @@
 //! the same run without.
 //!
 //! - `frame/no_autosave`: a frame of an app without autosave (the median's frame).
-//! - `frame/autosave_link`: a frame whose autosave is a delta link: it copies the changed
-//!   sheets (`Since::take`); the delta itself is made and written on the I/O pool, waited for
-//!   off the clock.
-//! - `frame/autosave_full`: the frame of a chain's first full save: one copy of the store.
+//! - `frame/autosave_link`: a frame whose autosave is a delta link: it copies the sheets
+//!   changed this frame (`Since::add`, into warm buffers); the delta itself is made from the
+//!   pool's mirror and written there, waited for off the clock.
+//! - `frame/autosave_full`: the frame of a chain's full save (a new path each frame): the same
+//!   copy of this frame's changes; the full save is the mirror's, written on the pool. The
+//!   mirror is built before (off the clock), a slice of slots a frame.
 //! - `task/link`: the link's work on the pool (the delta from the chain's mark, its base's
 //!   crc32, the mark patched, the file written), for the record.
 //!
@@ -74,6 +76,21 @@ fn autosave(app: &mut App, path: &Path, every: u32, compact_every: u32) {
     app.insert_resource(Autosave { every: Every::Frames(every), path: path.into(), compact_every });
 }
 
+/// Frames (off the clock) until the autosave's mirror is whole and its first full save
+/// written: `MIRROR_SLOTS_PER_FRAME` slots a frame.
+fn until_full(app: &mut App, round: &mut usize) {
+    loop {
+        change(app, round);
+        app.update();
+        flush(app.world_mut());
+        let saved: Vec<Saved> = app.world_mut().resource_mut::<Messages<Saved>>().drain().collect();
+        if let [saved] = &saved[..] {
+            assert!(saved.kind == SaveKind::AutosaveFull && saved.result.is_ok(), "{saved:?}");
+            return;
+        }
+    }
+}
+
 fn benches(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("auto.dcmp");
@@ -90,7 +107,7 @@ fn benches(c: &mut Criterion) {
     // Every frame a link (the chain never folds: compactions are on the pool anyway).
     let mut linking = datacomp_app(true);
     autosave(&mut linking, &path, 1, datacomp_bevy::save::MAX_LINKS);
-    frames(&mut linking, 1, &mut round, Expect::Full);
+    until_full(&mut linking, &mut round);
     group.bench_function("frame/autosave_link", |b| {
         b.iter_custom(|iters| {
             let mut spent = Duration::ZERO;
@@ -110,6 +127,8 @@ fn benches(c: &mut Criterion) {
 
     // Every frame a full save: another path each frame (a new chain).
     let mut full = datacomp_app(true);
+    autosave(&mut full, &dir.path().join("full.dcmp"), 1, 1);
+    until_full(&mut full, &mut round);
     let mut paths = 0;
     group.bench_function("frame/autosave_full", |b| {
         b.iter_custom(|iters| {
@@ -127,7 +146,7 @@ fn benches(c: &mut Criterion) {
     // The pool's side of a link: from the moment the frame ends to the file written.
     let mut task = datacomp_app(true);
     autosave(&mut task, &path.with_extension("task.dcmp"), 1, datacomp_bevy::save::MAX_LINKS);
-    frames(&mut task, 1, &mut round, Expect::Full);
+    until_full(&mut task, &mut round);
     group.bench_function("task/link", |b| {
         b.iter_custom(|iters| {
             let mut spent = Duration::ZERO;

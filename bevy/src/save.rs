@@ -7,13 +7,19 @@
 //! [`Snapshot`], memcpy speed, no allocation per sheet; after the first save, into the buffers
 //! of the last save's copy, which the plugin keeps: a warm memcpy, at the price of one copy's
 //! memory held between saves); the save itself (its crcs, the atomic
-//! write, the fsyncs) runs on the [`IoTaskPool`]. An autosave link costs its frame a copy of
-//! the sheets changed since the last autosave ([`Since::take`]: O(changed), no comparison, no
-//! crc32); the delta is made from the chain's [`Mark`] on the pool
-//! ([`Mark::take_delta_from`]: the comparison, the crc32 of its base, the mark's patching),
-//! then written there. The chain's first full save (and the first after a load or a failed
-//! autosave) costs one copy of the buffers, which is the full save's and then the chain's
-//! mark; compactions run from the files, on the pool. A [`LoadGame`] reads, checks, salvages,
+//! write, the fsyncs) runs on the [`IoTaskPool`].
+//!
+//! An [`Autosave`] never copies the store in a frame. The pool keeps a mirror of it (a
+//! [`Mark`]: the state the last autosave left), and each frame pays only for that frame's work:
+//! the sheets it changed are copied into a buffer that is reused ([`Since::add`]: O(changed
+//! this frame), no allocation once the buffers are warm), so the frame that autosaves copies no
+//! more than any other. The link's delta ([`Mark::take_delta_from`]: the comparison, the crc32
+//! of its base, the mirror's patching), every full save and every compaction are made from the
+//! mirror, on the pool. The mirror is built without a full copy: it starts empty
+//! ([`Mark::blank`]) and takes [`MIRROR_SLOTS_PER_FRAME`] of the store's slots a frame (the
+//! changes made meanwhile laid over them), so the chain's first full save waits until it is
+//! whole (on [`AppExit`] the rest is copied at once). A [`LoadGame`] builds it from the loaded
+//! store on the pool, at no frame cost. A [`LoadGame`] reads, checks, salvages,
 //! applies the autosave chain ([`StorePatch::apply_chain`]: two crc32s, not one a link) and migrates on
 //! the pool; its frame swaps the store in and re-links the entities.
 //!
@@ -28,7 +34,8 @@
 //! An autosave at `path` is a full save at `path` and a chain of deltas beside it,
 //! `path.1.delta`, `path.2.delta`, ..., each made from the state the one before leaves
 //! ([`Mark::take_delta`]). A full save (every `compact_every` links, and the first) replaces
-//! `path` atomically and then removes the old chain. A [`LoadGame`] of `path` loads the save and
+//! `path` atomically and then removes the old chain; it is the mirror's state, written on the
+//! pool. A [`LoadGame`] of `path` loads the save and
 //! applies the links in order while they apply: a link that does not load or does not fit
 //! (one of an older chain, left by a crash between the full save and the removal) ends the
 //! chain there, and [`LoadReport::chain_end`] says why.
@@ -85,13 +92,13 @@ pub struct Saved {
 pub enum SaveKind {
     /// A [`SaveGame`].
     Save,
-    /// An autosave's first full save (and the first after a load or a failed compaction),
-    /// copied from the store in its frame.
+    /// An autosave's first full save (and the first after a load, a new path or a failed
+    /// autosave), written from the pool's mirror of the store.
     AutosaveFull,
     /// An autosave's link: its number in the chain, from 1.
     AutosaveLink(u32),
-    /// An autosave's chain of this many links folded into its full save, on the pool: the save
-    /// read, the links applied, the result written and the links removed.
+    /// An autosave's chain of this many links folded into its full save, on the pool: the
+    /// mirror's state (where the last link left it) written and the links removed.
     AutosaveCompacted(u32),
 }
 
@@ -194,14 +201,26 @@ pub fn link_path(path: &Path, n: u32) -> PathBuf {
     PathBuf::from(name)
 }
 
+/// Slots of the store copied into the autosave's mirror a frame while it is built (see the
+/// module's docs): at 1,024 a store of 100,000 sheets is mirrored in 98 frames, each paying a
+/// copy of about 1,024 sheets.
+pub const MIRROR_SLOTS_PER_FRAME: u32 = 1024;
+
 /// Where an autosave stands.
 #[derive(Resource)]
 pub(crate) struct AutosaveState {
-    /// Where the state the last link (or full save) left stands in the store's change
-    /// tracking: the next link is made from what changed since. The state itself (a
-    /// [`Mark`]) is with the jobs, which make the link on the pool. `None` until the first
-    /// full save, and after a load or a failed autosave.
+    /// Where the mirror (the [`Mark`] the jobs hold) stands in the store's change tracking:
+    /// `excerpt` holds what changed since. `None` until the first autosave frame, and after
+    /// the mirror was lost.
     since: Option<Since>,
+    /// What changed since the mirror's position, grown each frame.
+    excerpt: Excerpt,
+    /// The mirror's number: a job of an older one does not touch a newer one.
+    mirror: u64,
+    /// The next slot to copy while the mirror is built.
+    building: Option<u32>,
+    /// Whether the chain at `path` has its full save (asked for): links follow it.
+    based: bool,
     /// Links written since the full save.
     links: u32,
     /// The path the chain is at.
@@ -212,7 +231,17 @@ pub(crate) struct AutosaveState {
 
 impl Default for AutosaveState {
     fn default() -> AutosaveState {
-        AutosaveState { since: None, links: 0, path: None, frames: 0, at: Instant::now() }
+        AutosaveState {
+            since: None,
+            excerpt: Excerpt::default(),
+            mirror: 0,
+            building: None,
+            based: false,
+            links: 0,
+            path: None,
+            frames: 0,
+            at: Instant::now(),
+        }
     }
 }
 
@@ -229,46 +258,64 @@ enum Job {
         copy: Box<Snapshot>,
         kind: SaveKind,
     },
-    /// An autosave's full save: the mark's state is written, and the mark kept for the links.
+    /// A new mirror (`Mark::blank`), number `.0`: the chain's mark from now on.
+    Seed(u64, Box<Mark>),
+    /// A part of mirror `mirror`'s building: the excerpt absorbed.
+    Absorb {
+        mirror: u64,
+        excerpt: Excerpt,
+        mark: Option<Box<Mark>>,
+    },
+    /// An autosave's full save: the excerpt (if any) absorbed into the mirror, then its state
+    /// written.
     Full {
         path: PathBuf,
-        mark: Box<Mark>,
+        mirror: u64,
+        excerpt: Option<Excerpt>,
+        kind: SaveKind,
+        mark: Option<Box<Mark>>,
     },
-    /// An autosave link: the delta from the chain's mark (given when the job starts, once the
-    /// jobs before it gave it back) to the state the excerpt was taken at.
+    /// An autosave link: the delta from the mirror (given when the job starts, once the
+    /// jobs before it gave it back) to the state the excerpt was taken at. `broken`: an
+    /// autosave before it failed, so the link is not written (the mirror still moves on).
     Link {
         path: PathBuf,
+        mirror: u64,
         excerpt: Excerpt,
         n: u32,
         mark: Option<Box<Mark>>,
-    },
-    Compact {
-        path: PathBuf,
-        links: u32,
+        broken: bool,
     },
     Load {
         path: PathBuf,
         damaged: Damaged,
         migrations: Option<datacomp::Migrations>,
+        /// Whether to build the autosave's mirror of the loaded store.
+        mirror: bool,
     },
 }
 
 /// What a job gives back for later ones.
-enum Kept {
-    Nothing,
+#[derive(Default)]
+struct Kept {
     /// A save's copy: its buffers serve the next save's copy.
-    Copy(Box<Snapshot>),
-    /// The autosave chain's mark, at the state the last link (or full save) written left.
-    Mark(Box<Mark>),
+    copy: Option<Box<Snapshot>>,
+    /// The mirror (and its number), at the state the job left it.
+    mark: Option<(u64, Box<Mark>)>,
+    /// An excerpt's buffers, for a later frame's.
+    excerpt: Option<Excerpt>,
 }
+
+/// A loaded store, its report, and the mirror built from it.
+type LoadedStore = (Store, LoadReport, Option<Mark>);
 
 /// A job's outcome, handled on the main thread.
 enum Done {
-    /// A save, and what it keeps.
-    Saved(Saved, Kept),
+    /// A save (or a part of a mirror, which answers nothing), and what it keeps.
+    Saved(Option<Saved>, Kept),
     Loaded {
         path: PathBuf,
-        result: Result<Box<(Store, LoadReport)>, Error>,
+        result: Result<Box<LoadedStore>, Error>,
     },
 }
 
@@ -280,8 +327,12 @@ pub(crate) struct Jobs {
     /// A written save's copy, kept so that the next save copies into buffers that exist (no
     /// allocation, no page faults): the frame then pays a warm memcpy.
     spare: Option<Snapshot>,
-    /// The autosave chain's mark, between the jobs that use it.
-    chain: Option<Box<Mark>>,
+    /// The autosave's mirror and its number, between the jobs that use it.
+    chain: Option<(u64, Box<Mark>)>,
+    /// Excerpts whose jobs are done, for later frames: their buffers stay warm.
+    excerpts: Vec<Excerpt>,
+    /// An autosave failed: links are not written until the next full save.
+    broken: bool,
 }
 
 impl Jobs {
@@ -299,6 +350,21 @@ impl Jobs {
             None => Snapshot::new(store),
         }
     }
+
+    /// The mirror, for a job of mirror `mirror` (none for an older one's).
+    fn mark_for(&mut self, mirror: u64) -> Option<Box<Mark>> {
+        match &self.chain {
+            Some((number, _)) if *number == mirror => self.chain.take().map(|(_, mark)| mark),
+            _ => None,
+        }
+    }
+
+    /// Takes back mirror `mirror`, unless a newer one came meanwhile.
+    fn keep_mark(&mut self, mirror: u64, mark: Box<Mark>) {
+        if self.chain.as_ref().is_none_or(|(number, _)| *number <= mirror) {
+            self.chain = Some((mirror, mark));
+        }
+    }
 }
 
 /// Takes a copy of the store for each [`SaveGame`] of this frame and queues its write, then
@@ -309,6 +375,7 @@ pub(crate) fn request(
     data: Res<DataStore>,
     policy: Res<LoadPolicy>,
     migrations: Option<Res<Migrations>>,
+    autosave: Option<Res<Autosave>>,
     mut jobs: ResMut<Jobs>,
 ) {
     for save in saves.read() {
@@ -320,11 +387,14 @@ pub(crate) fn request(
             path: load.path.clone(),
             damaged: policy.damaged,
             migrations: migrations.as_ref().map(|m| m.0.clone()),
+            mirror: autosave.is_some(),
         });
     }
 }
 
-/// Queues this frame's autosave, if one is due or the app is quitting.
+/// Each frame with an [`Autosave`]: copies the sheets changed this frame (and, while the
+/// mirror is built, its next slice of slots) into the autosave's excerpt, and queues the
+/// autosave if one is due (or the app is quitting).
 pub(crate) fn autosave(
     settings: Option<Res<Autosave>>,
     mut state: ResMut<AutosaveState>,
@@ -334,46 +404,74 @@ pub(crate) fn autosave(
 ) {
     let Some(settings) = settings else { return };
     let quitting = exits.read().count() > 0;
+    let state = &mut *state;
+    let store = data.store();
+    if state.path.as_deref() != Some(settings.path.as_path()) {
+        // A new path (or the first autosave): its chain starts from a full save.
+        state.based = false;
+        state.links = 0;
+        state.path = Some(settings.path.clone());
+    }
+    if state.since.is_none() {
+        // A new mirror, empty: filled a slice of slots a frame from now.
+        let mark = Mark::blank(store);
+        state.since = Some(mark.since());
+        state.mirror += 1;
+        state.building = Some(0);
+        (state.based, state.links) = (false, 0);
+        state.excerpt.clear();
+        jobs.push(Job::Seed(state.mirror, Box::new(mark)));
+    }
+    let Some(since) = &mut state.since else { return };
+    let copy = match state.building {
+        Some(from) if quitting => from..u32::MAX,
+        Some(from) => from..from.saturating_add(MIRROR_SLOTS_PER_FRAME),
+        None => 0..0,
+    };
+    // This frame's changes (and slice): O(changed), into warm buffers.
+    let filled = since.add(store, &mut state.excerpt, copy.clone());
+    let built_now = state.building.is_some() && filled;
+    if state.building.is_some() {
+        state.building = (!filled).then_some(copy.end);
+    }
     let due = quitting
         || match settings.every {
             Every::Frames(n) => {
-                state.frames += 1;
+                state.frames = state.frames.saturating_add(1);
                 state.frames >= n
             }
             Every::Time(every) => state.at.elapsed() >= every,
         };
+    let mirror = state.mirror;
+    if state.building.is_some() || (built_now && !due) {
+        // A part of the mirror, sent off (an autosave due waits for the whole mirror).
+        let excerpt =
+            std::mem::replace(&mut state.excerpt, jobs.excerpts.pop().unwrap_or_default());
+        jobs.push(Job::Absorb { mirror, excerpt, mark: None });
+        return;
+    }
     if !due {
         return;
     }
     state.frames = 0;
     state.at = Instant::now();
-    let store = data.store();
-    if state.path.as_deref() != Some(settings.path.as_path()) {
-        // A new path (or the first autosave): its chain starts from a full save.
-        state.since = None;
-        state.path = Some(settings.path.clone());
+    let excerpt = std::mem::replace(&mut state.excerpt, jobs.excerpts.pop().unwrap_or_default());
+    let path = settings.path.clone();
+    if !state.based {
+        let kind = SaveKind::AutosaveFull;
+        jobs.push(Job::Full { path, mirror, excerpt: Some(excerpt), kind, mark: None });
+        (state.based, state.links) = (true, 0);
+        return;
     }
-    if let Some(since) = &mut state.since {
-        // The changed sheets' bytes, O(changed): the delta is made on the pool.
-        let excerpt = since.take(store);
-        state.links += 1;
-        let n = state.links;
-        jobs.push(Job::Link { path: link_path(&settings.path, n), excerpt, n, mark: None });
-        if n >= settings.compact_every.clamp(1, MAX_LINKS) {
-            // Folded into the full save on the pool, from the files: no copy in the frame.
-            jobs.push(Job::Compact { path: settings.path.clone(), links: n });
-            state.links = 0;
-        }
-    } else {
-        // One copy, into the spare buffers when there are some: the full save writes it, and
-        // it is the chain's mark after.
-        let mark = match jobs.spare.take() {
-            Some(spare) => Mark::reusing(store, spare),
-            None => store.mark(),
-        };
-        state.since = Some(mark.since());
+    state.links += 1;
+    let n = state.links;
+    let link = link_path(&path, n);
+    jobs.push(Job::Link { path: link, mirror, excerpt, n, mark: None, broken: false });
+    if n >= settings.compact_every.clamp(1, MAX_LINKS) {
+        // The mirror's state, where the link leaves it, written on the pool: no copy here.
+        let kind = SaveKind::AutosaveCompacted(n);
+        jobs.push(Job::Full { path, mirror, excerpt: None, kind, mark: None });
         state.links = 0;
-        jobs.push(Job::Full { path: settings.path.clone(), mark: Box::new(mark) });
     }
 }
 
@@ -398,8 +496,34 @@ pub(crate) fn pump(world: &mut World, block: bool) {
             continue;
         }
         let Some(mut job) = jobs.waiting.pop_front() else { return };
-        if let Job::Link { mark, .. } = &mut job {
-            *mark = jobs.chain.take();
+        match &mut job {
+            Job::Seed(..) => {
+                let Job::Seed(mirror, mark) = job else { unreachable!("matched") };
+                jobs.keep_mark(mirror, mark);
+                jobs.broken = false;
+                continue;
+            }
+            Job::Absorb { mirror, .. } | Job::Full { mirror, .. } | Job::Link { mirror, .. }
+                if jobs.chain.as_ref().is_some_and(|(number, _)| number > mirror) =>
+            {
+                // Of a mirror a load replaced (asked for before the load was done): the state
+                // it would save is gone.
+                if let Job::Absorb { mut excerpt, .. } | Job::Link { mut excerpt, .. } = job {
+                    excerpt.clear();
+                    jobs.excerpts.push(excerpt);
+                }
+                continue;
+            }
+            Job::Absorb { mirror, mark, .. } => *mark = jobs.mark_for(*mirror),
+            Job::Full { mirror, mark, .. } => {
+                *mark = jobs.mark_for(*mirror);
+                jobs.broken = false;
+            }
+            Job::Link { mirror, mark, broken, .. } => {
+                *mark = jobs.mark_for(*mirror);
+                *broken = jobs.broken;
+            }
+            Job::Save { .. } | Job::Load { .. } => {}
         }
         jobs.running = Some(IoTaskPool::get_or_init(TaskPool::new).spawn(async move { run(job) }));
         if !block {
@@ -430,34 +554,69 @@ fn run(job: Job) -> Done {
     match job {
         Job::Save { path, copy, kind } => {
             let result = save(&path, copy.as_store());
-            Done::Saved(Saved { path, kind, result }, Kept::Copy(copy))
+            Done::Saved(
+                Some(Saved { path, kind, result }),
+                Kept { copy: Some(copy), ..Kept::default() },
+            )
         }
-        Job::Full { path, mark } => {
-            let result = save(&path, mark.state());
-            Done::Saved(Saved { path, kind: SaveKind::AutosaveFull, result }, Kept::Mark(mark))
+        Job::Seed(mirror, mark) => {
+            Done::Saved(None, Kept { mark: Some((mirror, mark)), ..Kept::default() })
         }
-        Job::Link { path, excerpt, n, mark } => {
-            // The delta, its base's crc32 and the mark's patching: here, not in the frame.
-            let kind = SaveKind::AutosaveLink(n);
-            let made = mark.and_then(|mut mark| Some((mark.take_delta_from(&excerpt)?, mark)));
-            let Some((patch, mark)) = made else {
-                // No mark (its full save failed), or one the excerpt does not follow.
-                let result = Err(Error::ChainBroken { path: path.clone(), link: n });
-                return Done::Saved(Saved { path, kind, result }, Kept::Nothing);
+        Job::Absorb { mirror, mut excerpt, mark } => {
+            excerpt.settle();
+            // An excerpt that does not fit loses the mirror: it is built again.
+            let mark = mark.and_then(|mut mark| mark.absorb(&excerpt).then_some(mark));
+            let kept =
+                Kept { mark: mark.map(|mark| (mirror, mark)), excerpt: Some(excerpt), copy: None };
+            Done::Saved(None, kept)
+        }
+        Job::Full { path, mirror, excerpt, kind, mark } => {
+            let mut excerpt = excerpt;
+            let mark = mark.and_then(|mut mark| {
+                let Some(excerpt) = &mut excerpt else { return Some(mark) };
+                excerpt.settle();
+                mark.absorb(excerpt).then_some(mark)
+            });
+            let result = match &mark {
+                Some(mark) => save(&path, mark.state()),
+                None => Err(Error::ChainBroken { path: path.clone(), link: 0 }),
             };
-            let result = patch
-                .save(&path)
-                .map(|()| patch.file_len() as u64)
-                .map_err(|error| Error::File { path: path.clone(), error });
-            Done::Saved(Saved { path, kind, result }, Kept::Mark(mark))
+            let kept = Kept { mark: mark.map(|mark| (mirror, mark)), excerpt, copy: None };
+            Done::Saved(Some(Saved { path, kind, result }), kept)
         }
-        Job::Compact { path, links } => {
-            let result = compact(&path, links);
-            let kind = SaveKind::AutosaveCompacted(links);
-            Done::Saved(Saved { path, kind, result }, Kept::Nothing)
+        Job::Link { path, mirror, mut excerpt, n, mark, broken } => {
+            // The delta, its base's crc32 and the mirror's patching: here, not in the frame.
+            let kind = SaveKind::AutosaveLink(n);
+            excerpt.settle();
+            let chain_broken = || Err(Error::ChainBroken { path: path.clone(), link: n });
+            let (result, mark) = match mark {
+                None => (chain_broken(), None),
+                Some(mut mark) if broken => {
+                    // Not written, but the mirror moves on.
+                    let fits = mark.absorb(&excerpt);
+                    (chain_broken(), fits.then_some(mark))
+                }
+                Some(mut mark) => match mark.take_delta_from(&excerpt) {
+                    None => (chain_broken(), None),
+                    Some(patch) => {
+                        let result = patch
+                            .save(&path)
+                            .map(|()| patch.file_len() as u64)
+                            .map_err(|error| Error::File { path: path.clone(), error });
+                        (result, Some(mark))
+                    }
+                },
+            };
+            let kept =
+                Kept { mark: mark.map(|mark| (mirror, mark)), excerpt: Some(excerpt), copy: None };
+            Done::Saved(Some(Saved { path, kind, result }), kept)
         }
-        Job::Load { path, damaged, migrations } => {
-            let result = load(&path, damaged, migrations.as_ref()).map(Box::new);
+        Job::Load { path, damaged, migrations, mirror } => {
+            let result = load(&path, damaged, migrations.as_ref()).map(|(store, report)| {
+                // The autosave's mirror, copied here rather than in a frame.
+                let mark = mirror.then(|| store.mark());
+                Box::new((store, report, mark))
+            });
             Done::Loaded { path, result }
         }
     }
@@ -488,22 +647,6 @@ fn save(path: &Path, store: &Store) -> Result<u64, Error> {
         }
     }
     Ok(len)
-}
-
-/// Folds the first `links` links of the chain of `path` into the save at `path`.
-fn compact(path: &Path, links: u32) -> Result<u64, Error> {
-    let mut store =
-        Store::load(path).map_err(|error| Error::File { path: path.to_owned(), error })?;
-    let mut chain = Vec::with_capacity(links as usize);
-    for n in 1..=links {
-        let link = link_path(path, n);
-        chain.push(StorePatch::load(&link).map_err(|error| Error::File { path: link, error })?);
-    }
-    StorePatch::apply_chain(&chain, &mut store).map_err(|(i, error)| Error::File {
-        path: link_path(path, link_number(i + 1)),
-        error: error.into(),
-    })?;
-    save(path, &store)
 }
 
 /// Reads a save (salvaging it when damaged, as `damaged` says), applies its chain of links and
@@ -594,33 +737,62 @@ fn load(
 fn finish(world: &mut World, done: Done) {
     match done {
         Done::Saved(saved, kept) => {
-            let failed = saved.result.is_err() && saved.kind != SaveKind::Save;
             let mut jobs = world.resource_mut::<Jobs>();
-            match kept {
-                Kept::Copy(copy) => jobs.spare = Some(*copy),
-                Kept::Mark(mark) if !failed => jobs.chain = Some(mark),
-                Kept::Mark(_) | Kept::Nothing => {}
+            if let Some(copy) = kept.copy {
+                jobs.spare = Some(*copy);
             }
-            if failed && let Some(mut autosave) = world.get_resource_mut::<AutosaveState>() {
-                // The chain has no base on disk to follow, or a hole: the next autosave
-                // starts over with a full save.
-                autosave.since = None;
-                autosave.links = 0;
+            if let Some(mut excerpt) = kept.excerpt {
+                excerpt.clear();
+                jobs.excerpts.push(excerpt);
             }
-            world.write_message(saved);
+            let lost = kept.mark.is_none();
+            if let Some((mirror, mark)) = kept.mark {
+                jobs.keep_mark(mirror, mark);
+            }
+            let failed =
+                saved.as_ref().is_some_and(|s| s.result.is_err() && s.kind != SaveKind::Save);
+            if failed {
+                jobs.broken = true;
+            }
+            let autosave_job = saved.as_ref().is_none_or(|s| s.kind != SaveKind::Save);
+            // A job of the current mirror that lost it leaves none (an older one's had none).
+            let current = jobs.chain.is_none();
+            if let Some(mut autosave) = world.get_resource_mut::<AutosaveState>() {
+                if failed {
+                    // The chain has no base on disk to follow, or a hole: the next autosave
+                    // writes a full save from the mirror.
+                    autosave.based = false;
+                    autosave.links = 0;
+                }
+                if autosave_job && lost && current {
+                    // The mirror is gone (an excerpt that did not fit it): built again.
+                    autosave.since = None;
+                    autosave.building = None;
+                }
+            }
+            if let Some(saved) = saved {
+                world.write_message(saved);
+            }
         }
         Done::Loaded { path, result } => {
             let result = result.map(|loaded| {
-                let (store, mut report) = *loaded;
+                let (store, mut report, mark) = *loaded;
                 world.resource_mut::<DataStore>().replace(store);
                 let relinked = relink(world);
                 (report.kept, report.spawned, report.despawned) =
                     (relinked.kept, relinked.spawned, relinked.despawned);
                 world.resource_mut::<Jobs>().chain = None;
                 if let Some(mut autosave) = world.get_resource_mut::<AutosaveState>() {
-                    // The next autosave is a full one: the chain followed the old store.
-                    autosave.since = None;
-                    autosave.links = 0;
+                    // The next autosave is a full one, from the mirror of the loaded store.
+                    autosave.mirror += 1;
+                    autosave.building = None;
+                    (autosave.based, autosave.links) = (false, 0);
+                    autosave.excerpt.clear();
+                    autosave.since = mark.as_ref().map(Mark::since);
+                    let mirror = autosave.mirror;
+                    if let Some(mark) = mark {
+                        world.resource_mut::<Jobs>().chain = Some((mirror, Box::new(mark)));
+                    }
                 }
                 report
             });
@@ -634,8 +806,9 @@ mod tests {
     use super::*;
 
     /// A link job without the chain's mark, or with a mark the excerpt does not follow,
-    /// writes nothing and says the chain broke; with the mark it writes the delta that
-    /// `take_delta` gives and gives the mark back.
+    /// writes nothing and says the chain broke (and gives back no mark: it is built again);
+    /// with the mark it writes the delta that `take_delta` gives and gives the mark back; a
+    /// link after a failed autosave (`broken`) writes nothing but moves the mark on.
     #[test]
     fn a_link_is_made_from_the_chains_mark_or_not_at_all() {
         let dir = tempfile::tempdir().unwrap();
@@ -647,29 +820,35 @@ mod tests {
         let mut since = mark.since();
         store.get_mut(id).unwrap().set("hp", 2.0).unwrap();
         let excerpt = since.take(&store);
-        let link = |mark: Option<Mark>| {
+        let link = |mark: Option<Mark>, broken: bool| {
             let job = Job::Link {
                 path: path.clone(),
+                mirror: 1,
                 excerpt: excerpt.clone(),
                 n: 1,
                 mark: mark.map(Box::new),
+                broken,
             };
             match run(job) {
-                Done::Saved(saved, kept) => (saved, kept),
+                Done::Saved(saved, kept) => (saved.unwrap(), kept),
                 Done::Loaded { .. } => unreachable!("a link job saves"),
             }
         };
         for mark in [None, Some(stranger)] {
-            let (saved, kept) = link(mark);
+            let (saved, kept) = link(mark, false);
             assert!(matches!(saved.result, Err(Error::ChainBroken { link: 1, .. })));
-            assert!(matches!(kept, Kept::Nothing));
+            assert!(kept.mark.is_none() && kept.excerpt.is_some());
             assert!(!path.exists());
         }
-        let (saved, kept) = link(Some(mark));
+        let (saved, kept) = link(Some(mark.clone()), true);
+        assert!(matches!(saved.result, Err(Error::ChainBroken { link: 1, .. })));
+        assert!(!path.exists());
+        assert_eq!(kept.mark.unwrap().1.state(), &store);
+        let (saved, kept) = link(Some(mark), false);
         let bytes = std::fs::read(&path).unwrap();
         assert_eq!(saved.result.unwrap(), bytes.len() as u64);
         assert_eq!(bytes, twin.take_delta(&store).to_bytes());
-        let Kept::Mark(mark) = kept else { panic!("the mark comes back") };
-        assert_eq!(mark.state(), &store);
+        let (mirror, mark) = kept.mark.expect("the mark comes back");
+        assert_eq!((mirror, mark.state()), (1, &store));
     }
 }

@@ -17,7 +17,7 @@ use datacomp::{
     ExportOptions, ImportOptions, Key, LoadError, MigrationStep, Migrations, OwnedValue, Store,
     StorePatch,
 };
-use datacomp_bevy::save::link_path;
+use datacomp_bevy::save::{MIRROR_SLOTS_PER_FRAME, link_path};
 use datacomp_bevy::{
     Autosave, Damaged, DataStore, DatacompPlugin, Error, Every, Fixture, FixtureConflict,
     FixtureLinkFailed, FixtureReloaded, FixtureSettings, FromFixture, LoadGame, Loaded, SaveGame,
@@ -706,4 +706,117 @@ fn undo_brings_back_a_despawned_sheet_with_an_entity() {
     app.update();
     assert!(linked(&mut app).is_empty(), "before the insert: its entity despawned");
     assert!(!app.world_mut().resource_mut::<DataStore>().undo());
+}
+
+/// Sheets enough for the mirror to take three frames ([`MIRROR_SLOTS_PER_FRAME`] slots each).
+fn many(app: &mut App, count: usize) -> Vec<Entity> {
+    let mut data = app.world_mut().resource_mut::<DataStore>();
+    let sheets: Vec<Sheet> =
+        (0..count).map(|i| data.insert(&[("hp", i as f32)].into_iter().collect())).collect();
+    sheets.iter().map(|&s| app.world_mut().spawn(s).id()).collect()
+}
+
+/// Each frame's autosave answers, after waiting for the pool.
+fn frame_saves(app: &mut App) -> Vec<SaveKind> {
+    app.update();
+    flush(app.world_mut());
+    drain::<Saved>(app).into_iter().map(|s| s.result.map(|_| s.kind).unwrap()).collect()
+}
+
+/// The chain's first full save waits for the mirror, built a slice of slots a frame while
+/// sheets change, despawn (copied ones and not yet copied ones) and spawn; its full save, its
+/// links and its compaction (from the mirror, on the pool) each load back into a fresh app
+/// equal to the store they were taken at, sheet for sheet.
+#[test]
+fn a_chain_starts_from_a_mirror_built_over_frames_with_despawns_mid_build() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("auto.dcmp");
+    let autosave = Autosave { every: Every::Frames(1), path: path.clone(), compact_every: 2 };
+    let mut app = app(dir.path(), DatacompPlugin::default().autosave(autosave));
+    let count = 2 * MIRROR_SLOTS_PER_FRAME as usize + 500;
+    let mut entities = many(&mut app, count);
+    let check = |app: &mut App, path: &Path| {
+        let mut fresh = self::app(dir.path(), DatacompPlugin::default());
+        load(&mut fresh, path).result.unwrap();
+        assert_eq!(store(&fresh), store(app));
+        assert_eq!(linked(&mut fresh).len(), store(app).len());
+    };
+    let mut kinds = Vec::new();
+    for frame in 0..3 {
+        // One sheet copied in an earlier frame and one not yet copied: changed, despawned.
+        let (early, late) = (frame * 7, count - 1 - frame * 11);
+        set(&mut app, entities[early], "hp", -1.0);
+        set(&mut app, entities[late], "hp", -2.0);
+        app.world_mut().despawn(entities[early + 1]);
+        app.world_mut().despawn(entities[late - 1]);
+        entities.extend(many(&mut app, 3));
+        kinds.push(frame_saves(&mut app));
+    }
+    use SaveKind::{AutosaveCompacted as C, AutosaveFull as F, AutosaveLink as L};
+    assert_eq!(kinds, [vec![], vec![], vec![F]], "the full save waits for the mirror");
+    assert_eq!(Store::load(&path).unwrap().to_bytes(), store(&app).to_bytes());
+    check(&mut app, &path);
+    set(&mut app, entities[5], "hp", 5.0);
+    assert_eq!(frame_saves(&mut app), [L(1)]);
+    check(&mut app, &path);
+    app.world_mut().despawn(entities[6]);
+    assert_eq!(frame_saves(&mut app), [L(2), C(2)]);
+    assert!(!link_path(&path, 1).exists());
+    check(&mut app, &path);
+}
+
+/// A load builds the autosave's mirror on the pool: the next autosave is a full save at once
+/// (no frames of building); a failed autosave makes the next a full save from the mirror.
+#[test]
+fn a_load_seeds_the_mirror_and_a_failed_autosave_restarts_the_chain() {
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("world.dcmp");
+    let mut source = app(dir.path(), DatacompPlugin::default());
+    many(&mut source, 3 * MIRROR_SLOTS_PER_FRAME as usize);
+    save(&mut source, &saved);
+
+    let path = dir.path().join("auto.dcmp");
+    let autosave = Autosave { every: Every::Frames(1), path: path.clone(), compact_every: 10 };
+    let mut app = app(dir.path(), DatacompPlugin::default().autosave(autosave));
+    app.world_mut().write_message(LoadGame { path: saved.clone() });
+    // The load's frame (its autosave is of the empty store the app had), then the loaded one's.
+    frame_saves(&mut app);
+    assert_eq!(drain::<Loaded>(&mut app).len(), 1);
+    assert_eq!(frame_saves(&mut app), [SaveKind::AutosaveFull]);
+    assert_eq!(store(&app), store(&source));
+    let entities = linked(&mut app);
+    let sheet_set = |app: &mut App, i: usize, hp: f32| {
+        let mut data = app.world_mut().resource_mut::<DataStore>();
+        data.get_mut(&entities[i].0).unwrap().set("hp", hp).unwrap();
+    };
+    sheet_set(&mut app, 3, 30.0);
+    assert_eq!(frame_saves(&mut app), [SaveKind::AutosaveLink(1)]);
+
+    // A path that cannot be written: the link fails; the next autosave (a good path again)
+    // is a full save from the mirror, then links.
+    let blocker = dir.path().join("not-a-dir");
+    std::fs::write(&blocker, b"a file").unwrap();
+    let bad = blocker.join("auto.dcmp");
+    app.insert_resource(Autosave { every: Every::Frames(1), path: bad, compact_every: 10 });
+    sheet_set(&mut app, 4, 40.0);
+    app.update();
+    flush(app.world_mut());
+    let failed = drain::<Saved>(&mut app);
+    assert!(matches!(
+        failed[..],
+        [Saved { kind: SaveKind::AutosaveFull, result: Err(Error::File { .. }), .. }]
+    ));
+    app.insert_resource(Autosave {
+        every: Every::Frames(1),
+        path: path.clone(),
+        compact_every: 10,
+    });
+    sheet_set(&mut app, 5, 50.0);
+    assert_eq!(frame_saves(&mut app), [SaveKind::AutosaveFull]);
+    sheet_set(&mut app, 6, 60.0);
+    assert_eq!(frame_saves(&mut app), [SaveKind::AutosaveLink(1)]);
+    let mut fresh = self::app(dir.path(), DatacompPlugin::default());
+    let report = load(&mut fresh, &path).result.unwrap();
+    assert_eq!(report.links, 1);
+    assert_eq!(store(&fresh), store(&app));
 }

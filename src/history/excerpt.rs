@@ -5,16 +5,17 @@
 //! of it happen where the mark is, not where the store is.
 
 use std::fmt;
+use std::ops::Range;
 use std::sync::OnceLock;
 
-use zerocopy::FromBytes;
 use zerocopy::little_endian::U64;
+use zerocopy::{FromBytes, FromZeros};
 
 use crate::blob::BlobRef;
-use crate::handle_map::{Id, RawHeader};
+use crate::handle_map::{HandleMap, Id, RawHeader};
 use crate::names::KeyNames;
-use crate::store::delta::Target;
-use crate::store::{Store, StorePatch};
+use crate::store::delta::{Placement, Target};
+use crate::store::{STORE_TYPE_ID, Store, StorePatch};
 
 use super::snapshot::Snapshot;
 use super::track::Mark;
@@ -60,7 +61,13 @@ pub struct Since {
 /// It holds the changed entities' bytes and handle map entries (O(changed)); or, when the
 /// store could not tell what changed (another store, a restore, a delta applied, a `clear`,
 /// more changes than the store has slots, twice over), a copy of the whole store.
-#[derive(Clone)]
+///
+/// One can also be kept and grown a frame at a time ([`Since::add`]: each frame's changes,
+/// and a range of slots copied whatever changed, to fill a [`Mark::blank`]), then
+/// [`settle`](Excerpt::settle)d where the mark is, and [`clear`](Excerpt::clear)ed for reuse:
+/// its buffers stay allocated. [`Default`] is an empty one, that starts where its first
+/// [`Since::add`] stands.
+#[derive(Clone, Default)]
 pub struct Excerpt {
     /// Where the mark must be, and where it is after.
     from: (u64, u64),
@@ -74,15 +81,25 @@ enum Part {
     Whole(Box<Store>),
 }
 
+impl Default for Part {
+    fn default() -> Part {
+        Part::Changed(Box::default())
+    }
+}
+
 /// The changed part of a store.
 #[derive(Clone)]
 struct Changed {
     header: RawHeader,
-    /// The changed slots, ascending, and each one's bits (`None` past the last slot).
+    /// The changed slots and each one's bits (`None` past the last slot): ascending, each once,
+    /// when `settled`; else in the order they were added, a later one in place of an earlier.
     slots: Vec<u32>,
     bits: Vec<Option<U64>>,
-    /// The entities live at changed slots, in ascending slot order.
+    /// The entities live at changed slots, in the order of `slots`.
     live: Vec<Live>,
+    settled: bool,
+    /// The tracker's answer, kept for its allocation.
+    scratch: Vec<u32>,
     /// Their blobs, back to back.
     words: Vec<u32>,
     /// The key names, when more than at the `Since`.
@@ -91,9 +108,28 @@ struct Changed {
     has_links: bool,
 }
 
+impl Default for Changed {
+    fn default() -> Changed {
+        Changed {
+            header: RawHeader::new_zeroed(),
+            slots: Vec::new(),
+            bits: Vec::new(),
+            live: Vec::new(),
+            settled: true,
+            scratch: Vec::new(),
+            words: Vec::new(),
+            names: None,
+            data_version: 0,
+            has_links: false,
+        }
+    }
+}
+
 #[derive(Clone, Copy)]
 struct Live {
     slot: u32,
+    /// Its place in `slots` when added: of two at one slot, the later is the slot's.
+    seq: u32,
     id: Id,
     dense: usize,
     words: (usize, usize),
@@ -149,11 +185,101 @@ impl Mark {
             return None;
         }
         let delta = match &excerpt.part {
-            Part::Changed(changed) => self.take_slots(changed.as_ref(), &changed.slots),
+            Part::Changed(changed) if changed.settled => {
+                self.take_slots(changed.as_ref(), &changed.slots)
+            }
+            Part::Changed(changed) => {
+                let mut changed = changed.clone();
+                changed.settle();
+                self.take_slots(changed.as_ref(), &changed.slots)
+            }
             Part::Whole(store) => self.take_whole(store),
         };
         (self.store, self.epoch) = excerpt.to;
         Some(delta)
+    }
+
+    /// A mark at `store`'s position now whose state is empty (but for the store's
+    /// [lineage](Store::lineage)), to be filled a part at a time: the excerpts
+    /// [`Since::add`] takes from its [`since`](Mark::since), whose copy ranges cover every slot
+    /// of the store between them, [`absorb`](Mark::absorb)ed in order, leave its state equal
+    /// to the store's (the same save bytes) at the last one's moment. O(1): no copy of the
+    /// store is made here.
+    ///
+    /// # Examples
+    ///
+    /// A copy of a world made over several frames, a slice of its slots each, while it changes:
+    ///
+    /// ```
+    /// use datacomp::{Mark, Store};
+    /// use datacomp::history::Excerpt;
+    ///
+    /// let mut world = Store::new();
+    /// let ids: Vec<_> = (0..10).map(|i| world.insert_entries([("hp", i as f32)]).unwrap()).collect();
+    /// let mut mirror = Mark::blank(&world); // sent to the writer's thread
+    /// let mut since = mirror.since();
+    /// let mut excerpt = Excerpt::default();
+    /// for frame in 0..3_u32 {
+    ///     world.get_mut(ids[9]).unwrap().set("hp", frame as f32).unwrap(); // copied, then changed
+    ///     world.remove(ids[frame as usize]);
+    ///     let done = since.add(&world, &mut excerpt, frame * 4..frame * 4 + 4);
+    ///     excerpt.settle(); // where the mark is
+    ///     assert!(mirror.absorb(&excerpt));
+    ///     excerpt.clear();
+    ///     assert_eq!(done, frame == 2);
+    /// }
+    /// assert_eq!(mirror.state().to_bytes(), world.to_bytes());
+    /// ```
+    #[must_use]
+    pub fn blank(store: &Store) -> Mark {
+        let index = HandleMap::new(STORE_TYPE_ID);
+        let state = Store::from_parts(index, Vec::new(), KeyNames::new(), 0, store.lineage());
+        Mark {
+            store: store.tracker().id(),
+            epoch: store.tracker().next_epoch(),
+            state,
+            crc: OnceLock::new(),
+        }
+    }
+
+    /// Moves the mark's state to the state `excerpt` was taken at, as
+    /// [`take_delta_from`](Mark::take_delta_from) does, without the delta: no crc32 of the
+    /// state, no delta's bytes kept. O(the excerpt) for a [`settle`](Excerpt::settle)d one.
+    /// `false` (and the mark unchanged) when the excerpt does not start where the mark
+    /// stands.
+    pub fn absorb(&mut self, excerpt: &Excerpt) -> bool {
+        if excerpt.from != (self.store, self.epoch) {
+            return false;
+        }
+        match &excerpt.part {
+            Part::Changed(changed) if changed.settled => self.patch(changed),
+            Part::Changed(changed) => {
+                let mut changed = changed.clone();
+                changed.settle();
+                self.patch(&changed);
+            }
+            Part::Whole(store) => {
+                self.state.copy_from(store);
+                self.crc = OnceLock::new();
+            }
+        }
+        (self.store, self.epoch) = excerpt.to;
+        true
+    }
+
+    /// The mark's state patched to `changed`'s (settled) slots.
+    fn patch(&mut self, changed: &Changed) {
+        // The patch is only applied here, never written: its base's crc32 is not needed; the
+        // blobs are copied as they are, so that the state's save is the store's, byte for byte.
+        let patch = StorePatch::diff_slots(&self.state, changed, (&changed.slots, true), 0, None);
+        patch.apply_trusted(&mut self.state, Placement::Verbatim(changed));
+        // Entities whose contents did not change may have had their bytes moved (an undo's
+        // repack): the same bytes as the store's, whatever the patch held.
+        for live in &changed.live {
+            let words = &changed.words[live.words.0..live.words.1];
+            self.state.set_words_verbatim(live.id, words);
+        }
+        self.crc = OnceLock::new();
     }
 }
 
@@ -166,7 +292,11 @@ impl Since {
         let part = match store.tracker().changed_since(id, epoch) {
             Some(mut slots) => {
                 slots.sort_unstable();
-                Part::Changed(Box::new(Changed::of(store, slots, self.names)))
+                let mut changed = Box::<Changed>::default();
+                changed.add(store, slots.iter().copied(), self.names);
+                // Sorted, and the tracker gives each slot once.
+                changed.settled = true;
+                Part::Changed(changed)
             }
             None => Part::Whole(Box::new(store.copy_state())),
         };
@@ -175,15 +305,75 @@ impl Since {
         self.names = store.names().len();
         Excerpt { from, to, part }
     }
+
+    /// Adds to `excerpt` what changed in `store` since this position, and the entities at
+    /// the slots `copy` (clipped to the store's, changed or not: a part of a copy that fills
+    /// a [`Mark::blank`]), moving this position to now: O(changed + the copy range), into the
+    /// excerpt's buffers (no allocation once they are large enough). When the store cannot
+    /// tell what changed, the excerpt becomes a copy of the whole store (see [`Excerpt`]).
+    ///
+    /// `excerpt` then runs from where it started (or from this position, if it was empty or
+    /// did not end here, in which case it starts over) to now. Returns whether `copy` reached
+    /// the store's last slot.
+    pub fn add(&mut self, store: &Store, excerpt: &mut Excerpt, copy: Range<u32>) -> bool {
+        if excerpt.from == (0, 0) || excerpt.to != self.at {
+            excerpt.clear();
+            excerpt.from = self.at;
+        }
+        let (id, epoch) = self.at;
+        let slot_count = u32::try_from(store.index().slot_count()).unwrap_or(u32::MAX);
+        let copy = copy.start.min(slot_count)..copy.end.min(slot_count);
+        let tracked = match &mut excerpt.part {
+            Part::Changed(changed) => {
+                let mut scratch = std::mem::take(&mut changed.scratch);
+                let tracked = store.tracker().changed_since_into(id, epoch, &mut scratch);
+                if tracked {
+                    changed.add(store, scratch.iter().copied().chain(copy.clone()), self.names);
+                }
+                changed.scratch = scratch;
+                tracked
+            }
+            Part::Whole(whole) => {
+                whole.copy_from(store);
+                true
+            }
+        };
+        if !tracked {
+            excerpt.part = Part::Whole(Box::new(store.copy_state()));
+        }
+        let to = (store.tracker().id(), store.tracker().next_epoch());
+        (excerpt.to, self.at) = (to, to);
+        self.names = store.names().len();
+        copy.end >= slot_count
+    }
 }
 
 impl Excerpt {
-    /// Entities copied whole, or `None` for a copy of the whole store.
+    /// Entities copied whole (an entity added twice by [`Since::add`] counts twice until the
+    /// excerpt is [`settle`](Excerpt::settle)d), or `None` for a copy of the whole store.
     #[must_use]
     pub fn entities(&self) -> Option<usize> {
         match &self.part {
             Part::Changed(changed) => Some(changed.live.len()),
             Part::Whole(_) => None,
+        }
+    }
+
+    /// Sorts what [`Since::add`] added by slot and keeps each slot's last state: O(n log n)
+    /// in what was added, for the thread that makes the delta rather than the one that adds.
+    /// [`Mark::take_delta_from`] and [`Mark::absorb`] settle a copy of an excerpt that is not.
+    pub fn settle(&mut self) {
+        if let Part::Changed(changed) = &mut self.part {
+            changed.settle();
+        }
+    }
+
+    /// Empties the excerpt, keeping its buffers for the next [`Since::add`].
+    pub fn clear(&mut self) {
+        (self.from, self.to) = ((0, 0), (0, 0));
+        match &mut self.part {
+            Part::Changed(changed) => changed.clear(),
+            part @ Part::Whole(_) => *part = Part::default(),
         }
     }
 }
@@ -196,33 +386,68 @@ impl fmt::Debug for Excerpt {
 }
 
 impl Changed {
-    /// The `slots` (sorted) of `store`, whose key names were `names` long at the `Since`.
-    fn of(store: &Store, slots: Vec<u32>, names: usize) -> Changed {
+    /// Adds the entries at `slots` of `store` (whose key names were `names` long at the
+    /// `Since`), after those added before.
+    fn add(&mut self, store: &Store, slots: impl Iterator<Item = u32>, names: usize) {
         let raw = store.index().as_raw();
         let all = <[U64]>::ref_from_bytes(raw.slots).expect("INVARIANT: own sections");
-        let bits = slots.iter().map(|&slot| all.get(slot as usize).copied()).collect();
-        let mut words = Vec::new();
-        let live = slots
-            .iter()
-            .filter_map(|&slot| {
-                let (id, dense) = store.index().live_at_slot(slot as usize)?;
-                let blob = store.get(id).expect("INVARIANT: live in the index");
-                let start = words.len();
-                words.extend_from_slice(blob.as_words());
-                let prototype = store.links().prototype(id);
-                Some(Live { slot, id, dense, words: (start, words.len()), prototype })
-            })
-            .collect();
-        Changed {
-            header: raw.header,
-            slots,
-            bits,
-            live,
-            words,
-            names: (store.names().len() != names).then(|| store.names().clone()),
-            data_version: store.data_version(),
-            has_links: !store.links().is_empty(),
+        let links = store.links();
+        let has_links = !links.is_empty();
+        for slot in slots {
+            let seq = u32::try_from(self.slots.len()).unwrap_or(u32::MAX);
+            self.slots.push(slot);
+            self.bits.push(all.get(slot as usize).copied());
+            let Some((id, dense)) = store.index().live_at_slot(slot as usize) else { continue };
+            let blob = store.get(id).expect("INVARIANT: live in the index");
+            let start = self.words.len();
+            self.words.extend_from_slice(blob.as_words());
+            let prototype = if has_links { links.prototype(id) } else { None };
+            let words = (start, self.words.len());
+            self.live.push(Live { slot, seq, id, dense, words, prototype });
         }
+        self.settled = self.slots.is_empty();
+        self.header = raw.header;
+        if store.names().len() != names {
+            // Names only grow: the latest grown ones are the store's.
+            self.names = Some(store.names().clone());
+        }
+        self.data_version = store.data_version();
+        self.has_links = has_links;
+    }
+
+    /// See [`Excerpt::settle`].
+    fn settle(&mut self) {
+        if self.settled {
+            return;
+        }
+        // Each slot's last entry: (slot, seq), ascending.
+        let mut last: Vec<(u32, u32)> = (0_u32..).zip(&self.slots).map(|(i, &s)| (s, i)).collect();
+        last.sort_unstable();
+        last.dedup_by(|later, earlier| {
+            let same = later.0 == earlier.0;
+            if same {
+                *earlier = *later;
+            }
+            same
+        });
+        self.bits = last.iter().map(|&(_, seq)| self.bits[seq as usize]).collect();
+        self.slots = last.iter().map(|&(slot, _)| slot).collect();
+        // The entities of those entries: the last state of a slot may be free.
+        self.live.sort_unstable_by_key(|live| (live.slot, live.seq));
+        self.live.retain(|live| {
+            let i = self.slots.binary_search(&live.slot).expect("INVARIANT: added with its slot");
+            last[i].1 == live.seq
+        });
+        self.settled = true;
+    }
+
+    fn clear(&mut self) {
+        self.slots.clear();
+        self.bits.clear();
+        self.live.clear();
+        self.words.clear();
+        self.names = None;
+        self.settled = true;
     }
 
     fn live(&self, slot: u32) -> Option<&Live> {
@@ -334,5 +559,83 @@ mod tests {
         let delta = mark.take_delta_from(&excerpt).unwrap();
         assert_eq!(delta.to_bytes(), twin.take_delta(&world).to_bytes());
         assert_eq!(mark.state(), &world);
+    }
+
+    /// A blank mark filled a few slots a frame while the store changes under it (inserts
+    /// into freed and new slots, removals of copied and uncopied entities, new key names,
+    /// prototype links, a data version) ends equal to the store, save bytes and all; and
+    /// excerpts grown a frame at a time and settled give `take_delta`'s bytes.
+    #[test]
+    fn a_blank_mark_fills_a_part_at_a_time_and_added_frames_give_take_deltas_bytes() {
+        let mut world = Store::new();
+        let mut ids: Vec<_> =
+            (0..40_u16).map(|i| world.insert_entries([("gold", f32::from(i))]).unwrap()).collect();
+        let mut mirror = crate::Mark::blank(&world);
+        let mut since = mirror.since();
+        let mut excerpt = super::Excerpt::default();
+        let mut frame = 0_u32;
+        loop {
+            let f = frame as usize;
+            // Change one copied and one not yet copied, remove one of each, insert two.
+            for i in [f * 3 % ids.len(), (f * 7 + 20) % ids.len()] {
+                world.get_mut(ids[i]).unwrap().set("gold", -f32::from(frame as u16)).unwrap();
+            }
+            for i in [f % ids.len(), (f * 5 + 30) % ids.len()] {
+                let id = ids.swap_remove(i);
+                world.remove(id);
+            }
+            ids.push(world.insert_entries([("gold", f32::from(frame as u16))]).unwrap());
+            let new = world.insert_entries([("silver", 1.0)]).unwrap();
+            ids.push(new);
+            if frame == 2 {
+                world.get_mut(new).unwrap().set(format!("key{frame}").as_str(), 1.0).unwrap();
+            }
+            if frame == 3 {
+                world.set_prototype(new, Some(ids[0])).unwrap();
+            }
+            if frame == 4 {
+                world.set_data_version(5);
+            }
+            let done = since.add(&world, &mut excerpt, frame * 4..frame * 4 + 4);
+            excerpt.settle();
+            assert!(mirror.absorb(&excerpt));
+            assert!(!mirror.absorb(&excerpt), "the mark moved on");
+            excerpt.clear();
+            frame += 1;
+            if done {
+                break;
+            }
+        }
+        assert!(frame > 5, "{frame} frames");
+        assert_eq!(mirror.state(), &world);
+        assert_eq!(mirror.state().to_bytes(), world.to_bytes());
+
+        // Links grown a frame at a time, settled, give take_delta's bytes.
+        let mut twin = mirror.clone();
+        let base = world.clone();
+        let mut chain = Vec::new();
+        for link in 0..3_u16 {
+            for f in 0..4_u16 {
+                let i = usize::from(link * 4 + f) % ids.len();
+                world.get_mut(ids[i]).unwrap().set("gold", f32::from(f)).unwrap();
+                world.get_mut(ids[0]).unwrap().set("gold", f32::from(link + f)).unwrap();
+                if f == 2 {
+                    let id = ids.swap_remove(i);
+                    world.remove(id);
+                    ids.push(world.insert_entries([("gold", 9.0)]).unwrap());
+                }
+                since.add(&world, &mut excerpt, 0..0);
+            }
+            excerpt.settle();
+            let delta = mirror.take_delta_from(&excerpt).unwrap();
+            assert_eq!(delta.to_bytes(), twin.take_delta(&world).to_bytes(), "link {link}");
+            excerpt.clear();
+            chain.push(delta);
+        }
+        let mut loaded = base;
+        StorePatch::apply_chain(&chain, &mut loaded).unwrap();
+        assert_eq!(loaded, world);
+        // The mark holds what a loader of the chain holds (the deltas' bytes, packed).
+        assert_eq!(mirror.state().to_bytes(), loaded.to_bytes());
     }
 }

@@ -371,7 +371,7 @@ fn push_record_head(entities: &mut Vec<u32>, id: Id, kind: u32, words: usize) {
 }
 
 /// Where [`StorePatch::apply_trusted`] puts changed entities, and from what.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub(crate) enum Placement<'a> {
     /// At the arena's end, as [`StorePatch::apply`] does: the same bytes as a loader of the
     /// delta has.
@@ -381,6 +381,9 @@ pub(crate) enum Placement<'a> {
     /// Copied from this store (the patch's target, which holds every changed entity whole),
     /// into the slot's old span where it fits: one copy, no patching.
     CopyFrom(&'a Store),
+    /// Copied from this target word for word, free space and all (not repacked), into the
+    /// slot's old span when it is the same size: the base's save then has the target's bytes.
+    Verbatim(&'a dyn Target),
 }
 
 /// Copies the blob in `words` into the base's arena: into `reuse` if it fits, else at the
@@ -865,6 +868,18 @@ impl StorePatch {
                         let blob = source.get(id).expect("INVARIANT: the target has its entities");
                         copy_blob(blob.as_words(), old[i].map(|(_, span)| span), base)
                     }
+                    (Placement::Verbatim(source), _) => {
+                        let words = source.blob(id).as_words();
+                        let reuse = old[i].map(|(_, span)| span);
+                        let span =
+                            if let Some(span) = reuse.filter(|span| span.words() == words.len()) {
+                                span
+                            } else {
+                                base.allocate(words.len())
+                            };
+                        base.arena[span.range()].copy_from_slice(words);
+                        span
+                    }
                     (Placement::InPlace, Some(old)) if record.kind == CHANGED => {
                         patch_in_place(&record, old, base, &mut scratch)
                     }
@@ -1000,5 +1015,28 @@ impl fmt::Debug for StorePatch {
             .field("link_changes", &self.links.len())
             .field("file_len", &self.file_len())
             .finish_non_exhaustive()
+    }
+}
+
+impl Store {
+    /// Makes live entity `id`'s bytes `words` (a valid blob of the same contents or not),
+    /// word for word, free space and all: in its span when the size is the same, else at the
+    /// arena's end. For a mirror whose save must be its store's byte for byte: a write that
+    /// left an entity's contents as they were may still have moved its bytes.
+    pub(crate) fn set_words_verbatim(&mut self, id: Id, words: &[u32]) {
+        let Some(&span) = self.index.get(id) else { return };
+        if self.arena[span.range()] == *words {
+            return;
+        }
+        let span = if span.words() == words.len() {
+            span
+        } else {
+            self.garbage_words += span.words();
+            self.allocate(words.len())
+        };
+        self.arena[span.range()].copy_from_slice(words);
+        if let Some(item) = self.index.get_mut(id) {
+            *item = span;
+        }
     }
 }

@@ -650,6 +650,9 @@ impl Store {
     /// ```
     pub fn compact(&mut self) {
         self.compact_arena(true);
+        // Every blob's bytes repacked (holes dropped, free space zeroed): marks compare the
+        // store whole once, so that a copy kept by one (an autosave's mirror) is scrubbed too.
+        self.tracker.touch_all();
         if !self.names.is_empty() {
             let mut used: Vec<Key> = self.iter().flat_map(|(_, blob)| blob.keys()).collect();
             used.sort_unstable();

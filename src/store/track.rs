@@ -3,6 +3,7 @@
 //! store because every write stamps it (O(1), nothing on reads); the marks and the answers built
 //! on it are `crate::history`'s.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The source of store identities for marks: 0 is "none yet".
@@ -46,7 +47,7 @@ pub(crate) struct Tracker {
     stamps: Vec<u64>,
     // INVARIANT: in epoch order; holds `(e, s)` for every slot `s` changed in each epoch
     // `e >= horizon`.
-    log: Vec<Logged>,
+    log: VecDeque<Logged>,
     /// Marks before this epoch cannot be answered from the log: it was trimmed, or everything
     /// changed at once (a restore, a delta applied, a clear).
     horizon: u64,
@@ -69,7 +70,7 @@ impl Tracker {
             id: AtomicU64::new(0),
             epoch: AtomicU64::new(0),
             stamps: Vec::new(),
-            log: Vec::new(),
+            log: VecDeque::new(),
             horizon: 0,
             writes: 0,
         }
@@ -108,14 +109,15 @@ impl Tracker {
                 self.stamps[slot] = epoch;
             }
         }
-        self.log.push(Logged { epoch, slot: slot as u32 });
+        self.log.push_back(Logged { epoch, slot: slot as u32 });
         if self.log.len() > MIN_LOG.max(2 * self.stamps.len()) {
             self.trim();
         }
     }
 
     /// Drops the older half of the log (at least one whole epoch), moving the horizon past
-    /// it: O(1) amortized per entry, and the log stays O(slots).
+    /// it: O(1) amortized per entry, and the log stays O(slots). A ring, so that the drop
+    /// moves no entry: the write that trims pays no copy of the kept half (a frame's hitch).
     #[cold]
     fn trim(&mut self) {
         let dropped = self.log[self.log.len() / 2].epoch;
@@ -155,15 +157,24 @@ impl Tracker {
     /// The slots changed since `epoch` of store `id`, each once, in no particular order; `None`
     /// when the log cannot tell (another store's mark, or one past the horizon).
     pub(crate) fn changed_since(&self, id: u64, epoch: u64) -> Option<Vec<u32>> {
+        let mut changed = Vec::new();
+        self.changed_since_into(id, epoch, &mut changed).then_some(changed)
+    }
+
+    /// [`changed_since`](Tracker::changed_since) into `out` (cleared first), reusing its
+    /// allocation: `false` (and `out` empty) when the log cannot tell.
+    pub(crate) fn changed_since_into(&self, id: u64, epoch: u64, out: &mut Vec<u32>) -> bool {
+        out.clear();
         if id == 0 || self.id.load(Ordering::Relaxed) != id || epoch < self.horizon.max(1) {
-            return None;
+            return false;
         }
         let start = self.log.partition_point(|e| e.epoch < epoch);
-        let changed = self.log[start..]
-            .iter()
-            .filter(|e| self.stamps[e.slot as usize] == e.epoch)
-            .map(|e| e.slot)
-            .collect();
-        Some(changed)
+        out.extend(
+            self.log
+                .range(start..)
+                .filter(|e| self.stamps[e.slot as usize] == e.epoch)
+                .map(|e| e.slot),
+        );
+        true
     }
 }
