@@ -1313,10 +1313,7 @@ mod tests {
             slots.swap(taken, free);
             m.step(step)
         });
-        let cases = [
-            ("cycle", &round, None, 0),
-            ("random", &random, Some(50), 0),
-        ];
+        let cases = [("cycle", &round, None, 0), ("random", &random, Some(50), 0)];
         for (name, migrations, top, defaults) in cases {
             let mut store = Store::new();
             for e in 0..entities {
