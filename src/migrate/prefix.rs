@@ -333,8 +333,11 @@ impl<'n> Model<'n> {
             Some(node) => node,
             None => self.make(at, last),
         };
-        if self.sum[node as usize] > self.held[node as usize] {
-            // Keys under it: the default would make a value of an object.
+        if self.sum[node as usize] > 0 {
+            // Keys under it (the default would make a value of an object), or at it: an
+            // entity that holds the key already (from before the run, an earlier default of
+            // the run, or a rename onto its path) keeps its value, which a composed run cannot
+            // tell from the others'; run step by step.
             return None;
         }
         let lacking = self.entities - self.held[node as usize];

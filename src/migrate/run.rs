@@ -352,9 +352,7 @@ struct Batches<'a> {
 }
 
 /// The runs of consecutive steps that only rename or set one default, two or more of them
-/// renames and at most one a default (`prefix.rs`), by position among `running`. (Two
-/// defaults in one run could both append a key the entity ends with once: a second default
-/// at a path the first gave, or moved there, is the next run's first step.)
+/// renames (`prefix.rs`), by position among `running`.
 fn composable(running: &[&CheckedStep<'_>]) -> Vec<Range<usize>> {
     #[cfg(test)]
     if tests::STEPWISE.with(std::cell::Cell::get) {
@@ -363,13 +361,11 @@ fn composable(running: &[&CheckedStep<'_>]) -> Vec<Range<usize>> {
     let mut runs = Vec::new();
     let mut start = 0;
     while start < running.len() {
-        let (mut end, mut renames, mut defaults) = (start, 0, 0);
+        let (mut end, mut renames) = (start, 0);
         while end < running.len()
-            && (prefix::renames_only(running[end])
-                || (defaults == 0 && prefix::one_default(running[end])))
+            && (prefix::renames_only(running[end]) || prefix::one_default(running[end]))
         {
             renames += usize::from(prefix::renames_only(running[end]));
-            defaults += usize::from(!prefix::renames_only(running[end]));
             end += 1;
         }
         if renames >= 2 {
@@ -1292,8 +1288,9 @@ mod tests {
     /// of 100 paths each step. Compiled and run step by step, each step costs its subtree's
     /// names and a visit of each entity holding one (30.2M and 814,000 units for these 2,000
     /// steps); composed (`prefix.rs`), the names, the entities' keys and the steps, a few
-    /// times each (22,207 and 32,203). (Renames with a default between every two are composed
-    /// a default a run: see `composable`.)
+    /// times each (22,207 and 32,203). And the same back and forth with a default between
+    /// every two renames, 400 steps: each rename moved the defaults before it too (entities x
+    /// steps^2 / 8).
     #[test]
     fn renames_that_do_not_repeat_cost_the_keys_and_the_steps() {
         let (entities, keys, steps) = (100_usize, 50_usize, 2_000_u32);
@@ -1313,7 +1310,22 @@ mod tests {
             slots.swap(taken, free);
             m.step(step)
         });
-        let cases = [("cycle", &round, None, 0), ("random", &random, Some(50), 0)];
+        // Back and forth with a default between (`x -> y`, default `y.d1`, `y -> x`, default
+        // `x.d3`, ...): every rename moves every default before it too.
+        let short = 400;
+        let between = (0..short).fold(Migrations::new(short), |m, i| {
+            let step = MigrationStep::to(i + 1);
+            let (from, to) = if i % 4 < 2 { ("x", "y") } else { ("y", "x") };
+            m.step(match i % 2 {
+                0 => step.rename(from, to),
+                _ => step.default(&format!("{to}.d{i}"), 1),
+            })
+        });
+        let cases = [
+            ("cycle", &round, None, 0),
+            ("random", &random, Some(50), 0),
+            ("between", &between, None, short as usize / 2),
+        ];
         for (name, migrations, top, defaults) in cases {
             let mut store = Store::new();
             for e in 0..entities {
