@@ -563,20 +563,17 @@ fn run(job: Job) -> Done {
             Done::Saved(None, Kept { mark: Some((mirror, mark)), ..Kept::default() })
         }
         Job::Absorb { mirror, mut excerpt, mark } => {
-            excerpt.settle();
-            // An excerpt that does not fit loses the mirror: it is built again.
-            let mark = mark.and_then(|mut mark| mark.absorb(&excerpt).then_some(mark));
+            let mark = absorbed(mark, &mut excerpt);
             let kept =
                 Kept { mark: mark.map(|mark| (mirror, mark)), excerpt: Some(excerpt), copy: None };
             Done::Saved(None, kept)
         }
         Job::Full { path, mirror, excerpt, kind, mark } => {
             let mut excerpt = excerpt;
-            let mark = mark.and_then(|mut mark| {
-                let Some(excerpt) = &mut excerpt else { return Some(mark) };
-                excerpt.settle();
-                mark.absorb(excerpt).then_some(mark)
-            });
+            let mark = match &mut excerpt {
+                Some(excerpt) => absorbed(mark, excerpt),
+                None => mark,
+            };
             let result = match &mark {
                 Some(mark) => save(&path, mark.state()),
                 None => Err(Error::ChainBroken { path: path.clone(), link: 0 }),
@@ -620,6 +617,13 @@ fn run(job: Job) -> Done {
             Done::Loaded { path, result }
         }
     }
+}
+
+/// The mirror `mark` moved by `excerpt` (settled here, on the pool, so that the mark does not
+/// settle a copy of it); an excerpt that does not fit loses the mirror: it is built again.
+fn absorbed(mark: Option<Box<Mark>>, excerpt: &mut Excerpt) -> Option<Box<Mark>> {
+    excerpt.settle();
+    mark.and_then(|mut mark| mark.absorb(excerpt).then_some(mark))
 }
 
 /// The most links a chain holds: a load follows no more, and an autosave folds its chain at
