@@ -180,14 +180,15 @@ fn run(ops: &[Op]) {
     let mut marks: Vec<Marked> = Vec::new();
     let mut history = History::with_max_bytes(usize::MAX);
     let mut model = ModelHistory::default();
-    // A mirror filled two slots an op from a third of the way in (`Mark::blank`), its excerpt
-    // grown over three ops at a time: once whole, the store's save byte for byte.
-    let mut mirror: Option<(Mark, Since, Excerpt, Option<u32>)> = None;
+    // A mirror filled two slots an op from a third of the way in (`Mark::blank`), its excerpts
+    // taken over one or two ops and gathered (`Excerpt::append`) over three: once whole, the
+    // store's save byte for byte.
+    let mut mirror: Option<(Mark, Since, Excerpt, Excerpt, Option<u32>)> = None;
     for (step, op) in ops.iter().enumerate() {
         if step == ops.len() / 3 {
             let mark = Mark::blank(&store);
             let since = mark.since();
-            mirror = Some((mark, since, Excerpt::default(), Some(0)));
+            mirror = Some((mark, since, Excerpt::default(), Excerpt::default(), Some(0)));
         }
         let context = format!("op {step}: {op:?}");
         match op {
@@ -343,16 +344,21 @@ fn run(ops: &[Op]) {
         // Whatever time travel did to the index, it saves and loads, and loads equal.
         assert_eq!(Store::from_bytes(&store.to_bytes()).unwrap(), store, "{context}");
         check_marks(&store, &marks);
-        if let Some((mark, since, excerpt, cursor)) = &mut mirror {
+        if let Some((mark, since, frame, gathered, cursor)) = &mut mirror {
             let copy = cursor.map_or(0..0, |from| from..from + 2);
-            let filled = since.add(&store, excerpt, copy.clone());
+            let filled = since.add(&store, frame, copy.clone());
             if cursor.is_some() {
                 *cursor = (!filled).then_some(copy.end);
             }
-            if step % 3 == 0 || step + 1 == ops.len() {
-                excerpt.settle();
-                assert!(mark.absorb(excerpt), "{context}");
-                excerpt.clear();
+            let absorb = step % 3 == 0 || step + 1 == ops.len();
+            if step % 2 == 1 || absorb {
+                assert!(gathered.append(frame), "{context}: append");
+                assert_eq!(frame.entities(), Some(0));
+            }
+            if absorb {
+                gathered.settle();
+                assert!(mark.absorb(gathered), "{context}");
+                gathered.clear();
                 if cursor.is_none() {
                     assert_eq!(mark.state(), &store, "{context}: mirror");
                     let (a, b) = (mark.state().to_bytes(), store.to_bytes());

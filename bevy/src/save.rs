@@ -12,10 +12,12 @@
 //! An [`Autosave`] never copies the store in a frame. The pool keeps a mirror of it (a
 //! [`Mark`]: the state the last autosave left), and each frame pays only for that frame's work:
 //! the sheets it changed are copied into a buffer that is reused ([`Since::add`]: O(changed
-//! this frame), no allocation once the buffers are warm), so the frame that autosaves copies no
-//! more than any other. The link's delta ([`Mark::take_delta_from`]: the comparison, the crc32
-//! of its base, the mirror's patching), every full save and every compaction are made from the
-//! mirror, on the pool. The mirror is built without a full copy: it starts empty
+//! this frame), no allocation once the buffers are warm) and sent to the pool, which gathers
+//! them until the next autosave ([`Excerpt::append`]), so the frame's buffers stay the size of
+//! one frame's changes however long the autosave's period, and the frame that autosaves copies
+//! no more than any other. The link's delta ([`Mark::take_delta_from`]: the comparison, the
+//! crc32 of its base, the mirror's patching), every full save and every compaction are made
+//! from the mirror, on the pool. The mirror is built without a full copy: it starts empty
 //! ([`Mark::blank`]) and takes [`MIRROR_SLOTS_PER_FRAME`] of the store's slots a frame (the
 //! changes made meanwhile laid over them), so the chain's first full save waits until it is
 //! whole (on [`AppExit`] the rest is copied at once). A [`LoadGame`] builds it from the loaded
@@ -260,11 +262,13 @@ enum Job {
     },
     /// A new mirror (`Mark::blank`), number `.0`: the chain's mark from now on.
     Seed(u64, Box<Mark>),
-    /// A part of mirror `mirror`'s building: the excerpt absorbed.
-    Absorb {
+    /// A frame's excerpt gathered for mirror `mirror`'s next autosave; `absorb`: and the
+    /// mirror moved to it (a part of its building).
+    Gather {
         mirror: u64,
         excerpt: Excerpt,
-        mark: Option<Box<Mark>>,
+        absorb: bool,
+        mark: Option<Box<Mirror>>,
     },
     /// An autosave's full save: the excerpt (if any) absorbed into the mirror, then its state
     /// written.
@@ -273,7 +277,7 @@ enum Job {
         mirror: u64,
         excerpt: Option<Excerpt>,
         kind: SaveKind,
-        mark: Option<Box<Mark>>,
+        mark: Option<Box<Mirror>>,
     },
     /// An autosave link: the delta from the mirror (given when the job starts, once the
     /// jobs before it gave it back) to the state the excerpt was taken at. `broken`: an
@@ -283,7 +287,7 @@ enum Job {
         mirror: u64,
         excerpt: Excerpt,
         n: u32,
-        mark: Option<Box<Mark>>,
+        mark: Option<Box<Mirror>>,
         broken: bool,
     },
     Load {
@@ -295,18 +299,59 @@ enum Job {
     },
 }
 
+/// The autosave's mirror, on the pool between its jobs: the state the last autosave left,
+/// and what changed since, gathered from the frames' excerpts.
+struct Mirror {
+    mark: Mark,
+    gathered: Excerpt,
+    /// Whether anything was gathered since the mark last moved.
+    any: bool,
+}
+
+impl Mirror {
+    fn new(mark: Mark) -> Mirror {
+        Mirror { mark, gathered: Excerpt::default(), any: false }
+    }
+
+    /// `excerpt` gathered (and left empty, for reuse): `false` when it does not follow what
+    /// was gathered.
+    fn gather(&mut self, excerpt: &mut Excerpt) -> bool {
+        self.any = true;
+        self.gathered.append(excerpt)
+    }
+
+    /// The mark moved by what was gathered: `false` when it does not follow the mark.
+    fn absorb(&mut self) -> bool {
+        self.gathered.settle();
+        let fits = !self.any || self.mark.absorb(&self.gathered);
+        self.gathered.clear();
+        self.any = false;
+        fits
+    }
+
+    /// The delta from the mark to what was gathered, the mark moved there: `None` when it
+    /// does not follow the mark.
+    fn link(&mut self) -> Option<StorePatch> {
+        self.gathered.settle();
+        let patch = self.mark.take_delta_from(&self.gathered);
+        self.gathered.clear();
+        self.any = false;
+        patch
+    }
+}
+
 /// What a job gives back for later ones.
 #[derive(Default)]
 struct Kept {
     /// A save's copy: its buffers serve the next save's copy.
     copy: Option<Box<Snapshot>>,
     /// The mirror (and its number), at the state the job left it.
-    mark: Option<(u64, Box<Mark>)>,
+    mark: Option<(u64, Box<Mirror>)>,
     /// An excerpt's buffers, for a later frame's.
     excerpt: Option<Excerpt>,
 }
 
-/// A loaded store, its report, and the mirror built from it.
+/// A loaded store, its report, and the mirror's mark made from it.
 type LoadedStore = (Store, LoadReport, Option<Mark>);
 
 /// A job's outcome, handled on the main thread.
@@ -328,7 +373,7 @@ pub(crate) struct Jobs {
     /// allocation, no page faults): the frame then pays a warm memcpy.
     spare: Option<Snapshot>,
     /// The autosave's mirror and its number, between the jobs that use it.
-    chain: Option<(u64, Box<Mark>)>,
+    chain: Option<(u64, Box<Mirror>)>,
     /// Excerpts whose jobs are done, for later frames: their buffers stay warm.
     excerpts: Vec<Excerpt>,
     /// An autosave failed: links are not written until the next full save.
@@ -352,7 +397,7 @@ impl Jobs {
     }
 
     /// The mirror, for a job of mirror `mirror` (none for an older one's).
-    fn mark_for(&mut self, mirror: u64) -> Option<Box<Mark>> {
+    fn mark_for(&mut self, mirror: u64) -> Option<Box<Mirror>> {
         match &self.chain {
             Some((number, _)) if *number == mirror => self.chain.take().map(|(_, mark)| mark),
             _ => None,
@@ -360,7 +405,7 @@ impl Jobs {
     }
 
     /// Takes back mirror `mirror`, unless a newer one came meanwhile.
-    fn keep_mark(&mut self, mirror: u64, mark: Box<Mark>) {
+    fn keep_mark(&mut self, mirror: u64, mark: Box<Mirror>) {
         if self.chain.as_ref().is_none_or(|(number, _)| *number <= mirror) {
             self.chain = Some((mirror, mark));
         }
@@ -447,10 +492,18 @@ pub(crate) fn autosave(
         // A part of the mirror, sent off (an autosave due waits for the whole mirror).
         let excerpt =
             std::mem::replace(&mut state.excerpt, jobs.excerpts.pop().unwrap_or_default());
-        jobs.push(Job::Absorb { mirror, excerpt, mark: None });
+        jobs.push(Job::Gather { mirror, excerpt, absorb: true, mark: None });
         return;
     }
     if !due {
+        if state.excerpt.entities() != Some(0) {
+            // This frame's changes, gathered on the pool until the autosave: the frame's
+            // buffers stay one frame's size (a frame that copied no sheet sends nothing: what
+            // it holds, removals, waits for the next).
+            let excerpt =
+                std::mem::replace(&mut state.excerpt, jobs.excerpts.pop().unwrap_or_default());
+            jobs.push(Job::Gather { mirror, excerpt, absorb: false, mark: None });
+        }
         return;
     }
     state.frames = 0;
@@ -499,22 +552,22 @@ pub(crate) fn pump(world: &mut World, block: bool) {
         match &mut job {
             Job::Seed(..) => {
                 let Job::Seed(mirror, mark) = job else { unreachable!("matched") };
-                jobs.keep_mark(mirror, mark);
+                jobs.keep_mark(mirror, Box::new(Mirror::new(*mark)));
                 jobs.broken = false;
                 continue;
             }
-            Job::Absorb { mirror, .. } | Job::Full { mirror, .. } | Job::Link { mirror, .. }
+            Job::Gather { mirror, .. } | Job::Full { mirror, .. } | Job::Link { mirror, .. }
                 if jobs.chain.as_ref().is_some_and(|(number, _)| number > mirror) =>
             {
                 // Of a mirror a load replaced (asked for before the load was done): the state
                 // it would save is gone.
-                if let Job::Absorb { mut excerpt, .. } | Job::Link { mut excerpt, .. } = job {
+                if let Job::Gather { mut excerpt, .. } | Job::Link { mut excerpt, .. } = job {
                     excerpt.clear();
                     jobs.excerpts.push(excerpt);
                 }
                 continue;
             }
-            Job::Absorb { mirror, mark, .. } => *mark = jobs.mark_for(*mirror),
+            Job::Gather { mirror, mark, .. } => *mark = jobs.mark_for(*mirror),
             Job::Full { mirror, mark, .. } => {
                 *mark = jobs.mark_for(*mirror);
                 jobs.broken = false;
@@ -559,23 +612,26 @@ fn run(job: Job) -> Done {
                 Kept { copy: Some(copy), ..Kept::default() },
             )
         }
-        Job::Seed(mirror, mark) => {
-            Done::Saved(None, Kept { mark: Some((mirror, mark)), ..Kept::default() })
-        }
-        Job::Absorb { mirror, mut excerpt, mark } => {
-            let mark = absorbed(mark, &mut excerpt);
+        Job::Seed(mirror, mark) => Done::Saved(
+            None,
+            Kept { mark: Some((mirror, Box::new(Mirror::new(*mark)))), ..Kept::default() },
+        ),
+        Job::Gather { mirror, mut excerpt, absorb, mark } => {
+            let mark = mark.and_then(|mut mark| {
+                (mark.gather(&mut excerpt) && (!absorb || mark.absorb())).then_some(mark)
+            });
             let kept =
                 Kept { mark: mark.map(|mark| (mirror, mark)), excerpt: Some(excerpt), copy: None };
             Done::Saved(None, kept)
         }
         Job::Full { path, mirror, excerpt, kind, mark } => {
             let mut excerpt = excerpt;
-            let mark = match &mut excerpt {
-                Some(excerpt) => absorbed(mark, excerpt),
-                None => mark,
-            };
+            let mark = mark.and_then(|mut mark| {
+                let gathered = excerpt.as_mut().is_none_or(|excerpt| mark.gather(excerpt));
+                (gathered && mark.absorb()).then_some(mark)
+            });
             let result = match &mark {
-                Some(mark) => save(&path, mark.state()),
+                Some(mark) => save(&path, mark.mark.state()),
                 None => Err(Error::ChainBroken { path: path.clone(), link: 0 }),
             };
             let kept = Kept { mark: mark.map(|mark| (mirror, mark)), excerpt, copy: None };
@@ -584,16 +640,16 @@ fn run(job: Job) -> Done {
         Job::Link { path, mirror, mut excerpt, n, mark, broken } => {
             // The delta, its base's crc32 and the mirror's patching: here, not in the frame.
             let kind = SaveKind::AutosaveLink(n);
-            excerpt.settle();
             let chain_broken = || Err(Error::ChainBroken { path: path.clone(), link: n });
+            let mark = mark.and_then(|mut mark| mark.gather(&mut excerpt).then_some(mark));
             let (result, mark) = match mark {
                 None => (chain_broken(), None),
                 Some(mut mark) if broken => {
                     // Not written, but the mirror moves on.
-                    let fits = mark.absorb(&excerpt);
+                    let fits = mark.absorb();
                     (chain_broken(), fits.then_some(mark))
                 }
-                Some(mut mark) => match mark.take_delta_from(&excerpt) {
+                Some(mut mark) => match mark.link() {
                     None => (chain_broken(), None),
                     Some(patch) => {
                         let result = patch
@@ -617,13 +673,6 @@ fn run(job: Job) -> Done {
             Done::Loaded { path, result }
         }
     }
-}
-
-/// The mirror `mark` moved by `excerpt` (settled here, on the pool, so that the mark does not
-/// settle a copy of it); an excerpt that does not fit loses the mirror: it is built again.
-fn absorbed(mark: Option<Box<Mark>>, excerpt: &mut Excerpt) -> Option<Box<Mark>> {
-    excerpt.settle();
-    mark.and_then(|mut mark| mark.absorb(excerpt).then_some(mark))
 }
 
 /// The most links a chain holds: a load follows no more, and an autosave folds its chain at
@@ -795,7 +844,8 @@ fn finish(world: &mut World, done: Done) {
                     autosave.since = mark.as_ref().map(Mark::since);
                     let mirror = autosave.mirror;
                     if let Some(mark) = mark {
-                        world.resource_mut::<Jobs>().chain = Some((mirror, Box::new(mark)));
+                        world.resource_mut::<Jobs>().chain =
+                            Some((mirror, Box::new(Mirror::new(mark))));
                     }
                 }
                 report
@@ -830,7 +880,7 @@ mod tests {
                 mirror: 1,
                 excerpt: excerpt.clone(),
                 n: 1,
-                mark: mark.map(Box::new),
+                mark: mark.map(|mark| Box::new(Mirror::new(mark))),
                 broken,
             };
             match run(job) {
@@ -847,12 +897,12 @@ mod tests {
         let (saved, kept) = link(Some(mark.clone()), true);
         assert!(matches!(saved.result, Err(Error::ChainBroken { link: 1, .. })));
         assert!(!path.exists());
-        assert_eq!(kept.mark.unwrap().1.state(), &store);
+        assert_eq!(kept.mark.unwrap().1.mark.state(), &store);
         let (saved, kept) = link(Some(mark), false);
         let bytes = std::fs::read(&path).unwrap();
         assert_eq!(saved.result.unwrap(), bytes.len() as u64);
         assert_eq!(bytes, twin.take_delta(&store).to_bytes());
         let (mirror, mark) = kept.mark.expect("the mark comes back");
-        assert_eq!((mirror, mark.state()), (1, &store));
+        assert_eq!((mirror, mark.mark.state()), (1, &store));
     }
 }

@@ -820,3 +820,55 @@ fn a_load_seeds_the_mirror_and_a_failed_autosave_restarts_the_chain() {
     assert_eq!(report.links, 1);
     assert_eq!(store(&fresh), store(&app));
 }
+
+/// Autosaves every third frame, the frames between gathered on the pool (no frame waits for
+/// the pool here, so jobs queue): sheets change, despawn (a frame whose only change is a
+/// despawn sends it with a later one), spawn, and some frames change nothing; each link and
+/// compaction loads back into a fresh app equal to the store at its frame.
+#[test]
+fn frames_between_autosaves_are_gathered_on_the_pool() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("auto.dcmp");
+    let autosave = Autosave { every: Every::Frames(3), path: path.clone(), compact_every: 4 };
+    let mut app = app(dir.path(), DatacompPlugin::default().autosave(autosave));
+    let mut entities = many(&mut app, 200);
+    // The store at each autosave frame (every third, from the third).
+    let (mut states, mut kinds) = (Vec::new(), Vec::new());
+    for frame in 0..30_usize {
+        match frame % 5 {
+            0 => {
+                for i in 0..20 {
+                    set(&mut app, entities[(frame * 13 + i * 7) % entities.len()], "hp", -1.0);
+                }
+            }
+            1 => {
+                let gone = entities.swap_remove(frame * 3 % entities.len());
+                app.world_mut().despawn(gone);
+            }
+            2 => entities.extend(many(&mut app, 2)),
+            3 => {} // nothing changes
+            _ => set(&mut app, entities[frame], "hp", frame as f32),
+        }
+        app.update();
+        if frame % 3 == 2 {
+            states.push(store(&app).clone());
+        }
+        kinds.extend(drain::<Saved>(&mut app).into_iter().map(|s| s.result.map(|_| s.kind)));
+    }
+    flush(app.world_mut());
+    kinds.extend(drain::<Saved>(&mut app).into_iter().map(|s| s.result.map(|_| s.kind)));
+    let kinds: Vec<SaveKind> = kinds.into_iter().map(Result::unwrap).collect();
+    use SaveKind::{AutosaveCompacted as C, AutosaveFull as F, AutosaveLink as L};
+    assert_eq!(kinds, [F, L(1), L(2), L(3), L(4), C(4), L(1), L(2), L(3), L(4), C(4), L(1)]);
+    assert_eq!(states.len(), 10);
+    let mut fresh = self::app(dir.path(), DatacompPlugin::default());
+    let report = load(&mut fresh, &path).result.unwrap();
+    assert_eq!((report.links, report.chain_end.is_none()), (1, true));
+    assert_eq!(store(&fresh), &states[9]);
+    assert_eq!(store(&fresh), store(&app), "nothing changed after the last autosave");
+    // The compacted save is the state of the 9th autosave; its link 1 the 10th.
+    let mut compacted = Store::load(&path).unwrap();
+    assert_eq!(&compacted, &states[8]);
+    StorePatch::load(link_path(&path, 1)).unwrap().apply(&mut compacted).unwrap();
+    assert_eq!(&compacted, &states[9]);
+}

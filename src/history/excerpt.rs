@@ -100,6 +100,10 @@ struct Changed {
     settled: bool,
     /// The tracker's answer, kept for its allocation.
     scratch: Vec<u32>,
+    /// Entries after the last [`compact`](Changed::compact): appending compacts again at
+    /// twice as many (or twice the store's slots), so that an excerpt grown without end
+    /// holds O(the store).
+    kept: usize,
     /// Their blobs, back to back.
     words: Vec<u32>,
     /// The key names, when more than at the `Since`.
@@ -117,6 +121,7 @@ impl Default for Changed {
             live: Vec::new(),
             settled: true,
             scratch: Vec::new(),
+            kept: 0,
             words: Vec::new(),
             names: None,
             data_version: 0,
@@ -269,17 +274,23 @@ impl Mark {
 
     /// The mark's state patched to `changed`'s (settled) slots.
     fn patch(&mut self, changed: &Changed) {
-        // The patch is only applied here, never written: its base's crc32 is not needed; the
-        // blobs are copied as they are, so that the state's save is the store's, byte for byte.
-        let patch = StorePatch::diff_slots(&self.state, changed, (&changed.slots, true), 0, None);
-        patch.apply_trusted(&mut self.state, Placement::Verbatim(changed));
-        // Entities whose contents did not change may have had their bytes moved (an undo's
-        // repack): the same bytes as the store's, whatever the patch held.
-        for live in &changed.live {
-            let words = &changed.words[live.words.0..live.words.1];
-            self.state.set_words_verbatim(live.id, words);
-        }
+        patch_state(&mut self.state, changed);
         self.crc = OnceLock::new();
+    }
+}
+
+/// `state` patched to `changed`'s (settled) slots: the store `changed` was taken from, at that
+/// moment, when `state` is the store where `changed` starts.
+fn patch_state(state: &mut Store, changed: &Changed) {
+    // The patch is only applied here, never written: its base's crc32 is not needed; the
+    // blobs are copied as they are, so that the state's save is the store's, byte for byte.
+    let patch = StorePatch::diff_slots(state, changed, (&changed.slots, true), 0, None);
+    patch.apply_trusted(state, Placement::Verbatim(changed));
+    // Entities whose contents did not change may have had their bytes moved (an undo's
+    // repack): the same bytes as the store's, whatever the patch held.
+    for live in &changed.live {
+        let words = &changed.words[live.words.0..live.words.1];
+        state.set_words_verbatim(live.id, words);
     }
 }
 
@@ -368,6 +379,63 @@ impl Excerpt {
         }
     }
 
+    /// Moves what `later` holds to the end of this excerpt, leaving `later` empty (its
+    /// buffers kept, as [`clear`](Excerpt::clear) leaves them): this one then runs from where
+    /// it started to where `later` ends, as one [`Since::add`] of both would. An empty excerpt
+    /// takes `later`'s buffers (O(1)); else O(later), and now and then a
+    /// [`settle`](Excerpt::settle) that drops the states later ones replaced, so that an
+    /// excerpt appended to without end holds O(the store) (entries for at most about twice
+    /// its slots, or 8,192). `false` (and both unchanged) when `later` does not start where
+    /// this one ends.
+    ///
+    /// So a thread that makes deltas can gather a frame's excerpts as they come, and the
+    /// thread that takes them keeps buffers of one frame's size:
+    ///
+    /// ```
+    /// use datacomp::Store;
+    /// use datacomp::history::Excerpt;
+    ///
+    /// let mut world = Store::new();
+    /// let id = world.insert_entries([("hp", 0.0)]).unwrap();
+    /// let mut mark = world.mark(); // the writer's
+    /// let (mut twin, mut since) = (mark.clone(), mark.since());
+    /// let (mut frame, mut gathered) = (Excerpt::default(), Excerpt::default());
+    /// for hp in 1..=3 {
+    ///     world.get_mut(id).unwrap().set("hp", hp as f32).unwrap();
+    ///     since.add(&world, &mut frame, 0..0); // in the frame
+    ///     assert!(gathered.append(&mut frame)); // on the writer's thread
+    ///     assert_eq!(frame.entities(), Some(0));
+    /// }
+    /// gathered.settle();
+    /// assert_eq!(gathered.entities(), Some(1));
+    /// let link = mark.take_delta_from(&gathered).unwrap();
+    /// assert_eq!(link.to_bytes(), twin.take_delta(&world).to_bytes());
+    /// ```
+    pub fn append(&mut self, later: &mut Excerpt) -> bool {
+        if later.from == (0, 0) {
+            return true;
+        }
+        if self.from == (0, 0) {
+            std::mem::swap(self, later);
+            later.clear();
+            return true;
+        }
+        if later.from != self.to {
+            return false;
+        }
+        match (&mut self.part, &mut later.part) {
+            (_, Part::Whole(_)) => std::mem::swap(&mut self.part, &mut later.part),
+            (Part::Whole(store), Part::Changed(changed)) => {
+                changed.settle();
+                patch_state(store, changed);
+            }
+            (Part::Changed(mine), Part::Changed(theirs)) => mine.append(theirs),
+        }
+        self.to = later.to;
+        later.clear();
+        true
+    }
+
     /// Empties the excerpt, keeping its buffers for the next [`Since::add`].
     pub fn clear(&mut self) {
         (self.from, self.to) = ((0, 0), (0, 0));
@@ -434,14 +502,60 @@ impl Changed {
         self.slots = last.iter().map(|&(slot, _)| slot).collect();
         // The entities of those entries: the last state of a slot may be free.
         self.live.sort_unstable_by_key(|live| (live.slot, live.seq));
-        self.live.retain(|live| {
+        self.live.retain_mut(|live| {
             let i = self.slots.binary_search(&live.slot).expect("INVARIANT: added with its slot");
-            last[i].1 == live.seq
+            let kept = last[i].1 == live.seq;
+            // INVARIANT: a live entry's `seq` is its slot's place in `slots`.
+            live.seq = u32::try_from(i).unwrap_or(u32::MAX);
+            kept
         });
         self.settled = true;
     }
 
+    /// `later`'s entries after these (`later` unchanged), compacted now and then (see
+    /// [`Excerpt::append`]).
+    fn append(&mut self, later: &Changed) {
+        let seq = u32::try_from(self.slots.len()).unwrap_or(u32::MAX);
+        let words = self.words.len();
+        self.slots.extend_from_slice(&later.slots);
+        self.bits.extend_from_slice(&later.bits);
+        self.words.extend_from_slice(&later.words);
+        self.live.extend(later.live.iter().map(|live| Live {
+            seq: live.seq.saturating_add(seq),
+            words: (live.words.0 + words, live.words.1 + words),
+            ..*live
+        }));
+        self.settled = self.slots.is_empty();
+        self.header = later.header;
+        if let Some(names) = &later.names {
+            // Names only grow: the later ones are the store's.
+            self.names = Some(names.clone());
+        }
+        self.data_version = later.data_version;
+        self.has_links = later.has_links;
+        // Compacted at twice the store's slots (and the entries kept last time): an excerpt
+        // of fewer changes than the store has sheets is never sorted before it is settled.
+        let slots = self.header.slots.get() as usize;
+        if self.slots.len() > 2 * self.kept.max(slots).max(4096) {
+            self.compact();
+        }
+    }
+
+    /// Settles, and keeps only the words of the entities kept.
+    fn compact(&mut self) {
+        self.settle();
+        let mut words = Vec::with_capacity(self.live.iter().map(|l| l.words.1 - l.words.0).sum());
+        for live in &mut self.live {
+            let start = words.len();
+            words.extend_from_slice(&self.words[live.words.0..live.words.1]);
+            live.words = (start, words.len());
+        }
+        self.words = words;
+        self.kept = self.slots.len();
+    }
+
     fn clear(&mut self) {
+        self.kept = 0;
         self.slots.clear();
         self.bits.clear();
         self.live.clear();
@@ -501,6 +615,60 @@ impl Target for Changed {
 #[cfg(test)]
 mod tests {
     use crate::store::{Store, StorePatch};
+
+    use super::{Excerpt, Part};
+
+    /// Excerpts appended without end (the same entities changed in every one) stay O(the
+    /// store): the states later ones replaced are dropped now and then; the delta from them
+    /// is `take_delta`'s; an excerpt of another position is refused and changes nothing; a
+    /// whole copy (a restore between) takes the later changes on itself.
+    #[test]
+    fn appended_excerpts_stay_the_size_of_what_changed() {
+        let mut world = Store::new();
+        let ids: Vec<_> =
+            (0..300_u16).map(|i| world.insert_entries([("gold", f32::from(i))]).unwrap()).collect();
+        let mut mark = world.mark();
+        let mut twin = mark.clone();
+        let mut since = mark.since();
+        let (mut frame, mut gathered) = (Excerpt::default(), Excerpt::default());
+        let mut most = 0;
+        for round in 0..100_u16 {
+            for &id in &ids[..100] {
+                world.get_mut(id).unwrap().set("gold", f32::from(round)).unwrap();
+            }
+            since.add(&world, &mut frame, 0..0);
+            assert!(gathered.append(&mut frame));
+            assert_eq!(frame.entities(), Some(0));
+            let Part::Changed(changed) = &gathered.part else { panic!("a whole copy") };
+            // At most twice 4,096 entries and one excerpt's more, and the words of those.
+            assert!(changed.slots.len() <= 2 * 4096 + 100, "round {round}");
+            assert!(changed.words.len() <= changed.live.len() * 8, "round {round}");
+            most = most.max(changed.slots.len());
+        }
+        assert!(most > 8000, "compacted at twice 4,096: {most}");
+        let mut stranger = Store::new().mark().since();
+        let mut other = Excerpt::default();
+        stranger.add(&Store::new(), &mut other, 0..0);
+        let before = gathered.entities();
+        assert!(!gathered.append(&mut other));
+        assert_eq!(gathered.entities(), before);
+
+        // A restore between: the store cannot tell what changed, a whole copy follows.
+        let snapshot = crate::history::Snapshot::new(&world);
+        world.get_mut(ids[0]).unwrap().set("gold", -1.0).unwrap();
+        snapshot.restore(&mut world);
+        since.add(&world, &mut frame, 0..0);
+        assert!(gathered.append(&mut frame));
+        assert_eq!(gathered.entities(), None);
+        world.get_mut(ids[1]).unwrap().set("gold", -2.0).unwrap();
+        world.remove(ids[2]);
+        since.add(&world, &mut frame, 0..0);
+        assert!(gathered.append(&mut frame));
+        assert_eq!(gathered.entities(), None);
+        let delta = mark.take_delta_from(&gathered).unwrap();
+        assert_eq!(delta.to_bytes(), twin.take_delta(&world).to_bytes());
+        assert_eq!(mark.state(), &world);
+    }
 
     /// Excerpts give the deltas `take_delta` gives, byte for byte, through inserts, removals,
     /// slot reuse, new key names, prototype links and data versions; and one of another
