@@ -14,7 +14,7 @@
 //!   crc32, the mark patched, the file written), for the record.
 //!
 //! Run: `cargo bench -p datacomp-bevy-benches --bench autosave_frames` (a quiet machine).
-//! `cargo run --release -p datacomp-bevy-benches --example save_cost -- frames` prints a whole 60-frame
+//! `cargo run --release -p datacomp-bevy-benches --example frame_times` prints a whole 60-frame
 //! run's median and slowest frame.
 
 mod common;

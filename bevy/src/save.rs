@@ -7,7 +7,12 @@
 //! [`Snapshot`], memcpy speed, no allocation per sheet; after the first save, into the buffers
 //! of the last save's copy, which the plugin keeps: a warm memcpy, at the price of one copy's
 //! memory held between saves); the save itself (its crcs, the atomic
-//! write, the fsyncs) runs on the [`IoTaskPool`].
+//! write, the fsyncs) runs on the plugin's own thread (`datacomp saves`), at the lowest
+//! priority the system gives without privileges (nice 19, on Linux): waking it to write never
+//! takes the core the frame runs on, which on a machine of two cores the scheduler otherwise
+//! does (the frame that started a link waited 0.1-4 ms for the link's work: `save_cost
+//! frames`). It still runs at full speed on a core the game leaves idle, and while a game
+//! waits for it ([`flush`], [`AppExit`]).
 //!
 //! An [`Autosave`] never copies the store in a frame. The pool keeps a mirror of it (a
 //! [`Mark`]: the state the last autosave left), and each frame pays only for that frame's work:
@@ -44,6 +49,7 @@
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use bevy_app::AppExit;
@@ -52,7 +58,7 @@ use bevy_ecs::resource::Resource;
 use bevy_ecs::system::{Res, ResMut};
 use bevy_ecs::world::World;
 use bevy_tasks::futures::check_ready;
-use bevy_tasks::{IoTaskPool, Task, TaskPool, block_on};
+use bevy_tasks::{Task, TaskPool, TaskPoolBuilder, block_on};
 use datacomp::history::{Excerpt, Since};
 use datacomp::{LoadError, Mark, Snapshot, Store, StorePatch};
 
@@ -578,10 +584,34 @@ pub(crate) fn pump(world: &mut World, block: bool) {
             }
             Job::Save { .. } | Job::Load { .. } => {}
         }
-        jobs.running = Some(IoTaskPool::get_or_init(TaskPool::new).spawn(async move { run(job) }));
+        jobs.running = Some(pool().spawn(async move { run(job) }));
         if !block {
             return;
         }
+    }
+}
+
+/// The thread the file jobs run on (see the module's docs), started on first use.
+fn pool() -> &'static TaskPool {
+    static POOL: OnceLock<TaskPool> = OnceLock::new();
+    POOL.get_or_init(|| {
+        TaskPoolBuilder::new()
+            .num_threads(1)
+            .thread_name("datacomp saves".to_owned())
+            .on_thread_spawn(lowest_priority)
+            .build()
+    })
+}
+
+/// Gives the calling thread the lowest priority it can take without privileges: nice 19 on
+/// Linux, where a thread's nice value is its own (elsewhere `setpriority` would lower the
+/// whole process: nothing is done there). A thread cannot raise it back, so it is done only
+/// on the plugin's own thread.
+fn lowest_priority() {
+    #[cfg(target_os = "linux")]
+    {
+        // Refused (a sandbox without the call): the thread runs at the priority it has.
+        let _ = rustix::process::setpriority_process(Some(rustix::thread::gettid()), 19);
     }
 }
 

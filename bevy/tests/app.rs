@@ -872,3 +872,29 @@ fn frames_between_autosaves_are_gathered_on_the_pool() {
     StorePatch::load(link_path(&path, 1)).unwrap().apply(&mut compacted).unwrap();
     assert_eq!(&compacted, &states[9]);
 }
+
+/// Saves run on the plugin's own thread at the lowest priority (nice 19), so that waking it
+/// never takes the frame's core.
+#[cfg(target_os = "linux")]
+#[test]
+fn saves_run_on_a_thread_of_their_own_at_the_lowest_priority() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app(dir.path(), DatacompPlugin::default());
+    many(&mut app, 3);
+    save(&mut app, &dir.path().join("world.dcmp")).result.unwrap();
+    let nice: Vec<i64> = std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|task| {
+            let task = task.unwrap().path();
+            let name = std::fs::read_to_string(task.join("comm")).unwrap();
+            name.starts_with("datacomp saves").then(|| {
+                // The fields after the name's closing parenthesis: the 17th is the nice value.
+                let stat = std::fs::read_to_string(task.join("stat")).unwrap();
+                let fields: Vec<&str> =
+                    stat[stat.rfind(')').unwrap() + 1..].split_whitespace().collect();
+                fields[16].parse().unwrap()
+            })
+        })
+        .collect();
+    assert_eq!(nice, [19]);
+}

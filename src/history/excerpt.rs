@@ -381,8 +381,8 @@ impl Excerpt {
 
     /// Moves what `later` holds to the end of this excerpt, leaving `later` empty (its
     /// buffers kept, as [`clear`](Excerpt::clear) leaves them): this one then runs from where
-    /// it started to where `later` ends, as one [`Since::add`] of both would. An empty excerpt
-    /// takes `later`'s buffers (O(1)); else O(later), and now and then a
+    /// it started to where `later` ends, as one [`Since::add`] of both would. O(later) (into
+    /// this excerpt's own buffers; a whole copy is taken over), and now and then a
     /// [`settle`](Excerpt::settle) that drops the states later ones replaced, so that an
     /// excerpt appended to without end holds O(the store) (entries for at most about twice
     /// its slots, or 8,192). `false` (and both unchanged) when `later` does not start where
@@ -416,11 +416,13 @@ impl Excerpt {
             return true;
         }
         if self.from == (0, 0) {
-            std::mem::swap(self, later);
-            later.clear();
-            return true;
-        }
-        if later.from != self.to {
+            // Copied, not swapped: each excerpt's buffers stay where they were grown (taking
+            // them over moved the adding thread's allocations to the appending one, whose
+            // reallocation of them copies under the adder's allocator lock: a frame waited
+            // 11 ms for it in save_cost's run).
+            self.clear();
+            (self.from, self.to) = (later.from, later.from);
+        } else if later.from != self.to {
             return false;
         }
         match (&mut self.part, &mut later.part) {
