@@ -127,6 +127,20 @@ pub enum Error {
         /// Its number in the chain.
         link: u32,
     },
+    /// An autosave (a full save or a link) not written because the plugin's mirror of the
+    /// store was lost (what changed since it did not follow it): the mirror is built again,
+    /// and the next autosave is a full save.
+    MirrorLost {
+        /// The file the autosave would have written.
+        path: PathBuf,
+    },
+    /// An autosave not written because a [`LoadGame`](crate::LoadGame) asked for before it
+    /// replaced the store it would have saved: the next autosave is a full save of the loaded
+    /// one.
+    Replaced {
+        /// The file the autosave would have written.
+        path: PathBuf,
+    },
     /// A [`FromFixture`](crate::FromFixture) names an entity past the fixture's end.
     NoSuchEntity {
         /// The fixture file.
@@ -170,6 +184,17 @@ impl fmt::Display for Error {
                  an earlier link failed)",
                 path.display()
             ),
+            Error::MirrorLost { path } => write!(
+                f,
+                "{}: autosave not written: the mirror of the store it is made from was lost; \
+                 the next autosave is a full save",
+                path.display()
+            ),
+            Error::Replaced { path } => write!(
+                f,
+                "{}: autosave not written: a load replaced the store it would have saved",
+                path.display()
+            ),
             Error::NoSuchEntity { fixture, index, len } => {
                 write!(f, "fixture {fixture} has {len} entities, and no entity {index}")
             }
@@ -190,7 +215,10 @@ impl std::error::Error for Error {
             Error::Damaged { error, .. } => Some(error),
             Error::Migrate { error, .. } => Some(error.as_ref()),
             Error::KeyNames { error, .. } => Some(error),
-            Error::NoSuchEntity { .. } | Error::ChainBroken { .. } => None,
+            Error::NoSuchEntity { .. }
+            | Error::ChainBroken { .. }
+            | Error::MirrorLost { .. }
+            | Error::Replaced { .. } => None,
         }
     }
 }

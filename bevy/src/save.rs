@@ -566,10 +566,24 @@ pub(crate) fn pump(world: &mut World, block: bool) {
                 if jobs.chain.as_ref().is_some_and(|(number, _)| number > mirror) =>
             {
                 // Of a mirror a load replaced (asked for before the load was done): the state
-                // it would save is gone.
-                if let Job::Gather { mut excerpt, .. } | Job::Link { mut excerpt, .. } = job {
-                    excerpt.clear();
-                    jobs.excerpts.push(excerpt);
+                // it would save is gone; an autosave says so.
+                let replaced = match job {
+                    Job::Gather { mut excerpt, .. } => {
+                        excerpt.clear();
+                        jobs.excerpts.push(excerpt);
+                        None
+                    }
+                    Job::Link { mut excerpt, path, n, .. } => {
+                        excerpt.clear();
+                        jobs.excerpts.push(excerpt);
+                        Some((path, SaveKind::AutosaveLink(n)))
+                    }
+                    Job::Full { path, kind, .. } => Some((path, kind)),
+                    _ => unreachable!("matched"),
+                };
+                if let Some((path, kind)) = replaced {
+                    let result = Err(Error::Replaced { path: path.clone() });
+                    world.write_message(Saved { path, kind, result });
                 }
                 continue;
             }
@@ -662,7 +676,7 @@ fn run(job: Job) -> Done {
             });
             let result = match &mark {
                 Some(mark) => save(&path, mark.mark.state()),
-                None => Err(Error::ChainBroken { path: path.clone(), link: 0 }),
+                None => Err(Error::MirrorLost { path: path.clone() }),
             };
             let kept = Kept { mark: mark.map(|mark| (mirror, mark)), excerpt, copy: None };
             Done::Saved(Some(Saved { path, kind, result }), kept)
@@ -671,16 +685,17 @@ fn run(job: Job) -> Done {
             // The delta, its base's crc32 and the mirror's patching: here, not in the frame.
             let kind = SaveKind::AutosaveLink(n);
             let chain_broken = || Err(Error::ChainBroken { path: path.clone(), link: n });
+            let lost = || Err(Error::MirrorLost { path: path.clone() });
             let mark = mark.and_then(|mut mark| mark.gather(&mut excerpt).then_some(mark));
             let (result, mark) = match mark {
-                None => (chain_broken(), None),
+                None => (lost(), None),
                 Some(mut mark) if broken => {
                     // Not written, but the mirror moves on.
                     let fits = mark.absorb();
                     (chain_broken(), fits.then_some(mark))
                 }
                 Some(mut mark) => match mark.link() {
-                    None => (chain_broken(), None),
+                    None => (lost(), None),
                     Some(patch) => {
                         let result = patch
                             .save(&path)
@@ -890,7 +905,7 @@ mod tests {
     use super::*;
 
     /// A link job without the chain's mark, or with a mark the excerpt does not follow,
-    /// writes nothing and says the chain broke (and gives back no mark: it is built again);
+    /// writes nothing and says the mirror was lost (and gives back no mark: it is built again);
     /// with the mark it writes the delta that `take_delta` gives and gives the mark back; a
     /// link after a failed autosave (`broken`) writes nothing but moves the mark on.
     #[test]
@@ -920,7 +935,7 @@ mod tests {
         };
         for mark in [None, Some(stranger)] {
             let (saved, kept) = link(mark, false);
-            assert!(matches!(saved.result, Err(Error::ChainBroken { link: 1, .. })));
+            assert!(matches!(saved.result, Err(Error::MirrorLost { .. })), "{saved:?}");
             assert!(kept.mark.is_none() && kept.excerpt.is_some());
             assert!(!path.exists());
         }

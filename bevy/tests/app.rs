@@ -766,7 +766,8 @@ fn a_chain_starts_from_a_mirror_built_over_frames_with_despawns_mid_build() {
 }
 
 /// A load builds the autosave's mirror on the pool: the next autosave is a full save at once
-/// (no frames of building); a failed autosave makes the next a full save from the mirror.
+/// (no frames of building); an autosave asked for before the load is done says it was
+/// replaced; a failed autosave makes the next a full save from the mirror.
 #[test]
 fn a_load_seeds_the_mirror_and_a_failed_autosave_restarts_the_chain() {
     let dir = tempfile::tempdir().unwrap();
@@ -779,8 +780,16 @@ fn a_load_seeds_the_mirror_and_a_failed_autosave_restarts_the_chain() {
     let autosave = Autosave { every: Every::Frames(1), path: path.clone(), compact_every: 10 };
     let mut app = app(dir.path(), DatacompPlugin::default().autosave(autosave));
     app.world_mut().write_message(LoadGame { path: saved.clone() });
-    // The load's frame (its autosave is of the empty store the app had), then the loaded one's.
-    frame_saves(&mut app);
+    // The load's frame: its autosave, of the empty store the app had, is not written (the load
+    // asked before it replaced that store) and says so; then the loaded store's.
+    app.update();
+    flush(app.world_mut());
+    let replaced = drain::<Saved>(&mut app);
+    assert!(
+        matches!(&replaced[..], [Saved { kind: SaveKind::AutosaveFull, result: Err(Error::Replaced { path: p }), .. }] if *p == path),
+        "{replaced:?}"
+    );
+    assert!(!path.exists());
     assert_eq!(drain::<Loaded>(&mut app).len(), 1);
     assert_eq!(frame_saves(&mut app), [SaveKind::AutosaveFull]);
     assert_eq!(store(&app), store(&source));
