@@ -412,12 +412,12 @@ const REMEMBERED: usize = 64;
 pub(crate) struct Through<'a, R> {
     store: &'a Store,
     own: KeyCursor,
-    // Whether a miss in an entity's own blob reads the remembered read of its prototype with
-    // no other test: the key is read through prototypes (not `$id` or `$abstract`) and the
-    // store's names do not nest, so no own blob can shadow it (`proto::shadows`). Tested once
-    // a miss, where two tests (and the own blob kept for the shadow test) cost a fifth of an
-    // instance's read in a column.
-    plain: bool,
+    // The mask an instance's filter of own keys is tested with (`Link::lacks`): the key's
+    // bit where a miss in an entity's own blob reads the remembered read of its prototype
+    // with no other test, that is where the key is read through prototypes (not `$id` or
+    // `$abstract`) and the store's names do not nest, so that no own blob can shadow it
+    // (`proto::shadows`); else 0, which no filter lacks.
+    lacks: u64,
     // `remembered[p.index() % REMEMBERED]` is `(p, the read of p's resolved entry)`, or
     // `(Id::NULL, anything)`: no prototype is the null handle.
     remembered: Box<[(Id, R); REMEMBERED]>,
@@ -428,12 +428,17 @@ impl<'a, R: Copy> Through<'a, R> {
     pub(crate) fn new(store: &'a Store, key: Key, blank: R) -> Through<'a, R> {
         let remembered = Box::new([(Id::NULL, blank); REMEMBERED]);
         let plain = proto::inherits(key) && !store.names().nested();
-        Through { store, own: KeyCursor::new(key), plain, remembered }
+        let lacks = if plain { proto::lack_mask(key) } else { 0 };
+        Through { store, own: KeyCursor::new(key), lacks, remembered }
     }
 
     /// `read` of [`KeyCursor::find_resolved`] of entity `id`, whose blob is `own`, with
     /// `cursor` (of the same key) for its prototypes. Inlined always: a column's loop is the
     /// caller, and a call a read (where the compiler chose one) cost a third of it.
+    ///
+    /// An instance whose own blob surely lacks the key (the filter beside its link) reads
+    /// the remembered read of its prototype without reading its own blob; another entity
+    /// reads its own blob first.
     #[allow(clippy::inline_always)]
     #[inline(always)]
     pub(crate) fn read(
@@ -443,6 +448,18 @@ impl<'a, R: Copy> Through<'a, R> {
         own: BlobRef<'a>,
         read: impl Fn(Found<'a>) -> R,
     ) -> R {
+        // INVARIANT: the column's entities are live.
+        let link = self.store.links().link_of_live(id.index());
+        if let Some(link) = link
+            && link.lacks(self.lacks)
+        {
+            // A known filter is a link's: its prototype is not null.
+            let p = link.prototype();
+            return match self.remembered[p.index() as usize % REMEMBERED] {
+                (at, known) if at == p => known,
+                _ => self.inherited(cursor, id, p, read),
+            };
+        }
         let words = own.as_words();
         let hit = if layout::len(words) <= FEW_KEYS {
             layout::lookup_few(words, self.own.key)
@@ -452,13 +469,18 @@ impl<'a, R: Copy> Through<'a, R> {
         if let Some((tag, raw)) = hit {
             return read(Found((tag != ValueType::Tombstone as u8).then_some((own, tag, raw))));
         }
-        // INVARIANT: the column's entities are live.
-        let Some(p) = self.store.links().prototype_of_live(id.index()) else {
-            return read(Found(None));
-        };
-        match self.remembered[p.index() as usize % REMEMBERED] {
-            (at, known) if self.plain && at == p => known,
-            _ => self.inherited(cursor, id, p, read),
+        match link {
+            Some(link) if !link.prototype().is_null() => {
+                if link.unknown() {
+                    link.learn(words);
+                }
+                let p = link.prototype();
+                match self.remembered[p.index() as usize % REMEMBERED] {
+                    (at, known) if self.lacks != 0 && at == p => known,
+                    _ => self.inherited(cursor, id, p, read),
+                }
+            }
+            _ => read(Found(None)),
         }
     }
 
