@@ -7,8 +7,8 @@ use crate::blob::BlobRef;
 use crate::blob::layout::{self, Shape};
 use crate::handle_map::Id;
 use crate::key::Key;
-use crate::store::proto::{self, FEW_KEYS};
-use crate::store::{Resolved, Store};
+use crate::store::proto::{self, FEW_KEYS, Link};
+use crate::store::{Resolved, Span, Store};
 use crate::value::{Value, ValueType};
 
 /// A key that remembers its position in the last blob it was found in, and tries that position
@@ -421,6 +421,10 @@ pub(crate) struct Through<'a, R> {
     // `remembered[p.index() % REMEMBERED]` is `(p, the read of p's resolved entry)`, or
     // `(Id::NULL, anything)`: no prototype is the null handle.
     remembered: Box<[(Id, R); REMEMBERED]>,
+    // The links' entries, and what takes a slot of the store's map to its entry:
+    // `links[slot + shift]` (wrapping) is the slot's entity's (`Links::entries`).
+    links: &'a [Link],
+    shift: u32,
 }
 
 impl<'a, R: Copy> Through<'a, R> {
@@ -429,7 +433,10 @@ impl<'a, R: Copy> Through<'a, R> {
         let remembered = Box::new([(Id::NULL, blank); REMEMBERED]);
         let plain = proto::inherits(key) && !store.names().nested();
         let lacks = if plain { proto::lack_mask(key) } else { 0 };
-        Through { store, own: KeyCursor::new(key), lacks, remembered }
+        let (links, first) = store.links().entries();
+        // A live slot `s` holds the handle index `base + s`, whose entry is at `index - first`.
+        let shift = store.index().base().wrapping_sub(first);
+        Through { store, own: KeyCursor::new(key), lacks, remembered, links, shift }
     }
 
     /// `read` of [`KeyCursor::find_resolved`] of entity `id`, whose blob is `own`, with
@@ -455,11 +462,71 @@ impl<'a, R: Copy> Through<'a, R> {
         {
             // A known filter is a link's: its prototype is not null.
             let p = link.prototype();
-            return match self.remembered[p.index() as usize % REMEMBERED] {
-                (at, known) if at == p => known,
-                _ => self.inherited(cursor, id, p, read),
-            };
+            if let (at, known) = self.remembered[p.index() as usize % REMEMBERED]
+                && at == p
+            {
+                return known;
+            }
         }
+        self.own_first(cursor, id, own, link, read)
+    }
+
+    /// [`read`](Through::read) of the live entity in slot `slot` of the store's map, whose
+    /// blob is at `span` of the arena: the instances' common case (the filter beside the
+    /// link, the prototype's remembered read) reads no byte of the entity's blob, slices no
+    /// arena and makes no handle.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    pub(crate) fn read_slot(
+        &mut self,
+        cursor: &KeyCursor,
+        slot: u32,
+        span: Span,
+        read: impl Fn(Found<'a>) -> R,
+    ) -> R {
+        // INVARIANT: the column's entities are live (their entries are theirs).
+        if let Some(link) = self.links.get(slot.wrapping_add(self.shift) as usize)
+            && link.lacks(self.lacks)
+        {
+            let p = link.prototype();
+            if let (at, known) = self.remembered[p.index() as usize % REMEMBERED]
+                && at == p
+            {
+                return known;
+            }
+        }
+        self.own_first_at(cursor, slot, span, read)
+    }
+
+    /// [`own_first`](Through::own_first) of the entity in `slot`, whose blob is at `span`.
+    #[inline(never)]
+    fn own_first_at(
+        &mut self,
+        cursor: &KeyCursor,
+        slot: u32,
+        span: Span,
+        read: impl Fn(Found<'a>) -> R,
+    ) -> R {
+        let store = self.store;
+        let id = store.index().id_of_live_slot(slot);
+        let own = BlobRef::from_valid(&store.arena()[span.range()]).with_names(store.names());
+        let link = store.links().link_of_live(id.index());
+        self.own_first(cursor, id, own, link, read)
+    }
+
+    /// [`read`](Through::read) of an entity that its filter did not send to its prototype's
+    /// remembered read: its own blob first, then through `link` (its entry of the links, if
+    /// they span it), learning its filter where unknown. Out of line, so that the column's
+    /// loop keeps the instances' common case in registers.
+    #[inline]
+    fn own_first(
+        &mut self,
+        cursor: &KeyCursor,
+        id: Id,
+        own: BlobRef<'a>,
+        link: Option<&Link>,
+        read: impl Fn(Found<'a>) -> R,
+    ) -> R {
         let words = own.as_words();
         let hit = if layout::len(words) <= FEW_KEYS {
             layout::lookup_few(words, self.own.key)

@@ -453,6 +453,14 @@ impl Links {
         self.up.get(index.wrapping_sub(self.first) as usize)
     }
 
+    /// The entries and the handle index of the first, for a loop that reads many entries by
+    /// index (a column): entry `i` is the index `first + i`'s ([`link_of_live`]).
+    ///
+    /// [`link_of_live`]: Links::link_of_live
+    pub(crate) fn entries(&self) -> (&[Link], u32) {
+        (&self.up, self.first)
+    }
+
     /// Forgets the own-keys filter of `id`, whose blob changes.
     #[inline]
     pub(crate) fn forget(&self, id: Id) {
