@@ -381,7 +381,9 @@ impl Store {
 
     /// Stamps `id`'s slot as changed, for change tracking (`history`): O(1), and nothing at
     /// all until a mark is taken.
-    #[inline]
+    // Inlined always: a call cost a tenth of a set (measured: `goal_cost set_key`).
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
     pub(crate) fn touch(&mut self, id: Id) {
         // Its own keys may change: the filter its link keeps of them is forgotten.
         self.links.forget(id);
