@@ -180,9 +180,13 @@ impl BlobMut<'_> {
         Ok(true)
     }
 
-    /// After a write: when the blob moved, its old span is garbage.
+    /// After a write: when the blob moved, its old span is garbage. The filter of an
+    /// instance's own keys, which the write forgot (`Store::touch`), is learned again from
+    /// the blob as it is now: an instance written every frame (its health) is read through
+    /// its filter, not first by a scan that learns it.
     #[inline]
     fn wrote(&mut self, moved: bool) {
+        self.store.relearn(self.id);
         if moved {
             self.store.compact_if_wasteful();
         }
@@ -203,7 +207,9 @@ impl BlobMut<'_> {
     /// assert!(entity.is_empty());
     /// ```
     pub fn remove(&mut self, key: impl Into<Key>) -> bool {
-        self.remove_entry(key.into())
+        let removed = self.remove_entry(key.into());
+        self.store.relearn(self.id);
+        removed
     }
 }
 

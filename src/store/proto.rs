@@ -954,6 +954,30 @@ impl Store {
         self.compact_if_wasteful();
     }
 
+    /// Learns the filter of `id`'s own keys if `id` has a prototype and its filter is
+    /// unknown (a write forgot it): for the end of an edit ([`BlobMut`]'s drop). `id` is
+    /// live.
+    ///
+    /// [`BlobMut`]: crate::store::BlobMut
+    #[inline]
+    pub(crate) fn relearn(&self, id: Id) {
+        // Nothing to learn while no entity has a prototype: one test.
+        if !self.links.is_empty() {
+            self.relearn_linked(id);
+        }
+    }
+
+    /// [`relearn`](Store::relearn) in a store with links, out of line.
+    #[inline(never)]
+    fn relearn_linked(&self, id: Id) {
+        if let Some(link) = self.links.link_of_live(id.index())
+            && link.unknown()
+            && let Some(blob) = self.blob(id)
+        {
+            link.learn(blob.as_words());
+        }
+    }
+
     /// The store's prototype links, for reading (saves, deltas, queries).
     pub(crate) fn links(&self) -> &Links {
         &self.links
