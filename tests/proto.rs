@@ -1254,27 +1254,27 @@ fn readers_on_two_threads_share_the_remembered_places() {
     let instances: Vec<Id> = (0..8)
         .map(|i| store.insert_instance(if i % 2 == 0 { forward } else { backward }).unwrap())
         .collect();
-    let store = &store;
-    let wrong: usize = std::thread::scope(|scope| {
-        let readers: Vec<_> = (0..2)
-            .map(|t| {
-                let instances = &instances;
-                scope.spawn(move || {
-                    let mut wrong = 0;
-                    for round in 0..2_000 {
-                        for (i, &id) in instances.iter().enumerate() {
-                            let k = (round * 7 + i * 13 + t * 29) % HINTED;
-                            let read = store.resolved(id).unwrap().get_float(hinted(k));
-                            wrong += usize::from(read != Some(k as f32));
-                        }
-                    }
-                    wrong
-                })
-            })
-            .collect();
-        readers.into_iter().map(|r| r.join().unwrap()).sum()
+    let wrong = on_two_threads(|t| {
+        let mut wrong = 0;
+        for round in 0..2_000 {
+            for (i, &id) in instances.iter().enumerate() {
+                let k = (round * 7 + i * 13 + t * 29) % HINTED;
+                let read = store.resolved(id).unwrap().get_float(hinted(k));
+                wrong += usize::from(read != Some(k as f32));
+            }
+        }
+        wrong
     });
     assert_eq!(wrong, 0);
+}
+
+/// The sum of what `reader` returns on two threads at once, each given its number (0, 1).
+fn on_two_threads(reader: impl Fn(usize) -> usize + Sync) -> usize {
+    let reader = &reader;
+    std::thread::scope(|scope| {
+        let readers: Vec<_> = (0..2).map(|t| scope.spawn(move || reader(t))).collect();
+        readers.into_iter().map(|r| r.join().unwrap()).sum()
+    })
 }
 
 /// The keys of the own-keys-filter test: fewer than the filter's 63 bits, each instance
@@ -1362,9 +1362,9 @@ proptest! {
     /// A resolved read skips an instance's own blob where the filter of its own keys (kept in
     /// memory beside its link, learned by reads, never saved) says the key is not there:
     /// after every kind of change (sets, clears, tombstones, relinks, unlinks, detach, a slot
-    /// reused, a migration's rename, compaction, restore, deltas both ways, merges, loads,
-    /// clones), read after reads that learned the filters, each get, column and cursor
-    /// agrees with the flattened entity.
+    /// reused, a migration's rename, compaction, restore, deltas both ways, undo and redo,
+    /// merges, loads, clones), read after reads that learned the filters, each get, column
+    /// and cursor agrees with the flattened entity.
     #[test]
     fn own_key_filters_never_hide_an_override(ops in prop::collection::vec(filter_op(), 1..40)) {
         let mut store = Store::new();
@@ -1459,28 +1459,19 @@ fn readers_on_two_threads_learn_the_filters_at_once() {
     let expected = |i: usize, k: usize| if k == i % FILTERED { -1.0 } else { k as f32 };
     for _ in 0..20 {
         // A fresh copy each round: a clone's filters start unknown.
-        let store = &store.clone();
-        let wrong: usize = std::thread::scope(|scope| {
-            let readers: Vec<_> = (0..2)
-                .map(|t| {
-                    let instances = &instances;
-                    scope.spawn(move || {
-                        let mut wrong = 0;
-                        for k in 0..FILTERED {
-                            let k = (k + t * 7) % FILTERED;
-                            let column: HashMap<Id, f32> =
-                                store.column::<f32>(filtered(k)).collect();
-                            for (i, &id) in instances.iter().enumerate() {
-                                let get = store.resolved(id).unwrap().get_float(filtered(k));
-                                wrong += usize::from(get != Some(expected(i, k)));
-                                wrong += usize::from(column.get(&id) != Some(&expected(i, k)));
-                            }
-                        }
-                        wrong
-                    })
-                })
-                .collect();
-            readers.into_iter().map(|r| r.join().unwrap()).sum()
+        let store = store.clone();
+        let wrong = on_two_threads(|t| {
+            let mut wrong = 0;
+            for k in 0..FILTERED {
+                let k = (k + t * 7) % FILTERED;
+                let column: HashMap<Id, f32> = store.column::<f32>(filtered(k)).collect();
+                for (i, &id) in instances.iter().enumerate() {
+                    let get = store.resolved(id).unwrap().get_float(filtered(k));
+                    wrong += usize::from(get != Some(expected(i, k)));
+                    wrong += usize::from(column.get(&id) != Some(&expected(i, k)));
+                }
+            }
+            wrong
         });
         assert_eq!(wrong, 0);
     }

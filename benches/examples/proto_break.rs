@@ -48,11 +48,9 @@ fn timed<T>(what: &str, f: impl FnOnce() -> T) -> T {
     out
 }
 
-fn instances() {
-    let mut store = Store::new();
-    let orc = store.insert_entries([("name", "Orc"), ("title", "Brute")]).unwrap();
-    store.get_mut(orc).unwrap().set(HEALTH, 30).unwrap();
-    let ids: Vec<Id> = timed("insert 1M instances, each with one override", || {
+/// 1,000,000 instances of `orc` inserted into `store`, each overriding one key (timed).
+fn million_instances(store: &mut Store, orc: Id) -> Vec<Id> {
+    timed("insert 1M instances, each with one override", || {
         (0..1_000_000)
             .map(|i| {
                 let id = store.insert_instance(orc).unwrap();
@@ -60,7 +58,14 @@ fn instances() {
                 id
             })
             .collect()
-    });
+    })
+}
+
+fn instances() {
+    let mut store = Store::new();
+    let orc = store.insert_entries([("name", "Orc"), ("title", "Brute")]).unwrap();
+    store.get_mut(orc).unwrap().set(HEALTH, 30).unwrap();
+    let ids = million_instances(&mut store, orc);
     let bytes = timed("save", || store.to_bytes());
     println!("save: {} bytes", bytes.len());
     let loaded = timed("load (links checked)", || Store::from_bytes(&bytes).unwrap());
@@ -268,15 +273,7 @@ fn filters() {
         (0..100_000).filter_map(|_| store.resolved(black_box(big))?.get_float(HEALTH)).sum::<f32>()
     });
     assert_eq!(read, 3_000_000.0);
-    let ids: Vec<Id> = timed("insert 1M instances, each with one override", || {
-        (0..1_000_000)
-            .map(|i| {
-                let id = store.insert_instance(orc).unwrap();
-                store.get_mut(id).unwrap().set("level", (i % 90) as f32).unwrap();
-                id
-            })
-            .collect()
-    });
+    let ids = million_instances(&mut store, orc);
     let store = Store::from_bytes(&store.to_bytes()).unwrap();
     let mut store = store;
     for pass in ["first (filters learned)", "second", "third"] {

@@ -457,16 +457,8 @@ impl<'a, R: Copy> Through<'a, R> {
     ) -> R {
         // INVARIANT: the column's entities are live.
         let link = self.store.links().link_of_live(id.index());
-        if let Some(link) = link
-            && link.lacks(self.lacks)
-        {
-            // A known filter is a link's: its prototype is not null.
-            let p = link.prototype();
-            if let (at, known) = self.remembered[p.index() as usize % REMEMBERED]
-                && at == p
-            {
-                return known;
-            }
+        if let Some(known) = self.known(link) {
+            return known;
         }
         self.own_first(cursor, id, own, link, read)
     }
@@ -485,17 +477,25 @@ impl<'a, R: Copy> Through<'a, R> {
         read: impl Fn(Found<'a>) -> R,
     ) -> R {
         // INVARIANT: the column's entities are live (their entries are theirs).
-        if let Some(link) = self.links.get(slot.wrapping_add(self.shift) as usize)
-            && link.lacks(self.lacks)
-        {
-            let p = link.prototype();
-            if let (at, known) = self.remembered[p.index() as usize % REMEMBERED]
-                && at == p
-            {
-                return known;
-            }
+        if let Some(known) = self.known(self.links.get(slot.wrapping_add(self.shift) as usize)) {
+            return known;
         }
         self.own_first_at(cursor, slot, span, read)
+    }
+
+    /// The remembered read of the prototype of the entity whose entry is `link`, if its
+    /// filter says its own blob lacks the key and the read is remembered: the instances'
+    /// common case, which reads no byte of the entity's blob.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    fn known(&self, link: Option<&Link>) -> Option<R> {
+        let link = link.filter(|link| link.lacks(self.lacks))?;
+        // A known filter is a link's: its prototype is not null.
+        let p = link.prototype();
+        match self.remembered[p.index() as usize % REMEMBERED] {
+            (at, known) if at == p => Some(known),
+            _ => None,
+        }
     }
 
     /// [`own_first`](Through::own_first) of the entity in `slot`, whose blob is at `span`.
