@@ -12,7 +12,8 @@
 //!
 //! OP (ours, then its peer): `get_inherited`, `get_own` (a resolved get of an override),
 //! `get_flat` (the inherited key stored in each flattened goblin); `column_instances`,
-//! `column_flat` (one cursor over the 10,000 goblins). Each counts a run after a warm-up
+//! `column_flat` (one cursor over the 10,000 goblins); `set_get` (a write of each goblin's
+//! health, then a resolved get of its inherited key). Each counts a run after a warm-up
 //! run, as criterion times one after others; `OP cold` counts the first run instead. `sizes` prints the save sizes; `times`
 //! a rough paired timing (the fastest of 400 runs of each side, in turn).
 
@@ -88,10 +89,32 @@ fn main() {
         _ => goblins::instances(),
     };
     // A cold run (`OP cold`) counts the first pass, where the reads learn their caches.
-    if std::env::args().nth(2).as_deref() != Some("cold") {
+    let cold = std::env::args().nth(2).as_deref() == Some("cold");
+    if op == "set_get" {
+        let mut store = store;
+        if !cold {
+            black_box(set_get(&mut store, &ids, false));
+        }
+        println!("{}", set_get(&mut store, &ids, true));
+        return;
+    }
+    if !cold {
         black_box(run(&op, &store, &ids, false));
     }
     println!("{}", run(&op, &store, &ids, true));
+}
+
+/// `set_get` over `store`: a frame's write of each goblin's own health, then a read of its
+/// inherited key (what a write costs the read after it), counted or a warm-up.
+fn set_get(store: &mut Store, ids: &[Id], counted: bool) -> f32 {
+    go!(counted, {
+        ids.iter()
+            .filter_map(|&id| {
+                store.get_mut(id)?.set(OWN, 1.0).ok()?;
+                store.resolved(id)?.get_float(INHERITED)
+            })
+            .sum::<f32>()
+    })
 }
 
 /// A rough paired timing for a loaded machine, where criterion's times move 2x: each goal's

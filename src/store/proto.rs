@@ -272,15 +272,22 @@ const UNKNOWN: u64 = 0;
 /// The mark of a known [`OwnKeys`] filter (no key's bit: a key takes one of bits 0 to 62).
 const KNOWN: u64 = 1 << 63;
 
-/// A key's bit in an [`OwnKeys`] filter: one of bits 0 to 62.
+/// A key's bit in an [`OwnKeys`] filter: one of bits 0 to 62, by the hash's top 6 bits (an
+/// Fx hash's best mixed; 63 folded onto 62).
 #[inline]
 pub(crate) const fn key_bit(key: Key) -> u64 {
-    1 << (key.raw() % 63)
+    raw_bit(key.raw())
+}
+
+#[inline]
+const fn raw_bit(raw: u32) -> u64 {
+    let top = raw >> 26;
+    1 << if top > 62 { 62 } else { top }
 }
 
 /// The known filter of the blob `words`: [`KNOWN`] and the bit of each key it holds.
 fn own_keys_of(words: &[u32]) -> u64 {
-    layout::keys(words).iter().fold(KNOWN, |filter, &raw| filter | 1 << (raw % 63))
+    layout::keys(words).iter().fold(KNOWN, |filter, &raw| filter | raw_bit(raw))
 }
 
 /// The mask a read of `key` tests an [`OwnKeys`] filter with ([`Link::lacks`]).
@@ -294,8 +301,9 @@ pub(crate) const fn lack_mask(key: Key) -> u64 {
 /// is clear goes to the prototype without reading the own blob at all (its miss is the
 /// common case of an instance: a scan of its overrides, and a cache line of its own). Never
 /// saved: learned by a read that scanned the blob ([`Link::learn`]), forgotten by every change
-/// of the entity's blob (`Store::touch`) or of many (`Store::touch_all`), and by a new link;
-/// a clone starts unknown. A relaxed atomic word, so that a store stays `Sync`: readers that
+/// of the entity's blob (`Store::touch`) or of many (`Store::touch_all`), and by a new link,
+/// except that an edit through `BlobMut` keeps what was known with the key it wrote; a clone
+/// starts unknown. A relaxed atomic word, so that a store stays `Sync`: readers that
 /// learn at once store the same word (no writer runs beside a reader: writes take `&mut`).
 #[derive(Debug, Default)]
 struct OwnKeys(AtomicU64);
@@ -466,6 +474,23 @@ impl Links {
     pub(crate) fn forget(&self, id: Id) {
         if let Some(link) = self.up.get(id.index().wrapping_sub(self.first) as usize) {
             link.forget();
+        }
+    }
+
+    /// The own-keys filter word of live `id` ([`UNKNOWN`] where `up` does not span it).
+    #[inline]
+    fn own_keys(&self, id: Id) -> u64 {
+        self.link_of_live(id.index()).map_or(UNKNOWN, |link| link.own.0.load(Ordering::Relaxed))
+    }
+
+    /// Stores `word` as the own-keys filter of live `id`, a link's (a known word is only
+    /// ever read from a link's entry, and a null entry's filter stays unknown).
+    #[inline]
+    fn keep(&self, id: Id, word: u64) {
+        if let Some(link) = self.link_of_live(id.index())
+            && !link.prototype.is_null()
+        {
+            link.own.0.store(word, Ordering::Relaxed);
         }
     }
 
@@ -954,27 +979,23 @@ impl Store {
         self.compact_if_wasteful();
     }
 
-    /// Learns the filter of `id`'s own keys if `id` has a prototype and its filter is
-    /// unknown (a write forgot it): for the end of an edit ([`BlobMut`]'s drop). `id` is
-    /// live.
+    /// The filter of `id`'s own keys before a write through [`BlobMut`], to keep with
+    /// [`own_keys_after`](Store::own_keys_after): 0 (unknown) while no entity has a
+    /// prototype, for an entity without one, or where it is not known. `id` is live.
     ///
     /// [`BlobMut`]: crate::store::BlobMut
     #[inline]
-    pub(crate) fn relearn(&self, id: Id) {
-        // Nothing to learn while no entity has a prototype: one test.
-        if !self.links.is_empty() {
-            self.relearn_linked(id);
-        }
+    pub(crate) fn own_keys_before(&self, id: Id) -> u64 {
+        if self.links.is_empty() { UNKNOWN } else { self.links.own_keys(id) }
     }
 
-    /// [`relearn`](Store::relearn) in a store with links, out of line.
-    #[inline(never)]
-    fn relearn_linked(&self, id: Id) {
-        if let Some(link) = self.links.link_of_live(id.index())
-            && link.unknown()
-            && let Some(blob) = self.blob(id)
-        {
-            link.learn(blob.as_words());
+    /// Keeps `own_keys` as `id`'s filter after a write that forgot it: what was known
+    /// before, with the bit of `added`, a key the write may have added (a superset of the
+    /// keys the blob holds now). Nothing if it was not known.
+    #[inline]
+    pub(crate) fn own_keys_after(&self, id: Id, own_keys: u64, added: Option<Key>) {
+        if own_keys & KNOWN != 0 {
+            self.links.keep(id, own_keys | added.map_or(0, key_bit));
         }
     }
 
