@@ -1254,25 +1254,225 @@ fn readers_on_two_threads_share_the_remembered_places() {
     let instances: Vec<Id> = (0..8)
         .map(|i| store.insert_instance(if i % 2 == 0 { forward } else { backward }).unwrap())
         .collect();
-    let store = &store;
-    let wrong: usize = std::thread::scope(|scope| {
-        let readers: Vec<_> = (0..2)
-            .map(|t| {
-                let instances = &instances;
-                scope.spawn(move || {
-                    let mut wrong = 0;
-                    for round in 0..2_000 {
-                        for (i, &id) in instances.iter().enumerate() {
-                            let k = (round * 7 + i * 13 + t * 29) % HINTED;
-                            let read = store.resolved(id).unwrap().get_float(hinted(k));
-                            wrong += usize::from(read != Some(k as f32));
-                        }
-                    }
-                    wrong
-                })
-            })
-            .collect();
-        readers.into_iter().map(|r| r.join().unwrap()).sum()
+    let wrong = on_two_threads(|t| {
+        let mut wrong = 0;
+        for round in 0..2_000 {
+            for (i, &id) in instances.iter().enumerate() {
+                let k = (round * 7 + i * 13 + t * 29) % HINTED;
+                let read = store.resolved(id).unwrap().get_float(hinted(k));
+                wrong += usize::from(read != Some(k as f32));
+            }
+        }
+        wrong
     });
     assert_eq!(wrong, 0);
+}
+
+/// The sum of what `reader` returns on two threads at once, each given its number (0, 1).
+fn on_two_threads(reader: impl Fn(usize) -> usize + Sync) -> usize {
+    let reader = &reader;
+    std::thread::scope(|scope| {
+        let readers: Vec<_> = (0..2).map(|t| scope.spawn(move || reader(t))).collect();
+        readers.into_iter().map(|r| r.join().unwrap()).sum()
+    })
+}
+
+/// The keys of the own-keys-filter test: fewer than the filter's 63 bits, each instance
+/// holding a few of them, so that a filter mostly says "not here".
+const FILTERED: usize = 24;
+
+fn filtered(k: usize) -> Key {
+    Key::path(&["f", &k.to_string()])
+}
+
+/// An operation of the own-keys-filter test, on instance `e % 12` (or entity `e % 15`).
+#[derive(Clone, Debug)]
+enum FilterOp {
+    Set(usize, usize, f32),
+    Clear(usize, usize),
+    RemoveInherited(usize, usize),
+    Relink(usize, usize),
+    Unlink(usize),
+    Detach(usize),
+    /// Removes the instance and inserts another in its slot (the links' entry reused).
+    Replace(usize, usize),
+    Rename(usize),
+    Compact,
+    Mark,
+    Restore,
+    ApplyDelta,
+    UndoDelta,
+    Merge,
+    SaveLoad,
+    Clone,
+    Commit,
+    Undo,
+    Redo,
+}
+
+fn filter_op() -> impl Strategy<Value = FilterOp> {
+    let (e, k) = (0..15_usize, 0..FILTERED);
+    prop_oneof![
+        5 => (e.clone(), k.clone(), 0..100_u8).prop_map(|(e, k, v)| FilterOp::Set(e, k, f32::from(v))),
+        2 => (e.clone(), k.clone()).prop_map(|(e, k)| FilterOp::Clear(e, k)),
+        2 => (e.clone(), k.clone()).prop_map(|(e, k)| FilterOp::RemoveInherited(e, k)),
+        1 => (e.clone(), 0..3_usize).prop_map(|(e, p)| FilterOp::Relink(e, p)),
+        1 => e.clone().prop_map(FilterOp::Unlink),
+        1 => e.clone().prop_map(FilterOp::Detach),
+        1 => (e, 0..3_usize).prop_map(|(e, p)| FilterOp::Replace(e, p)),
+        1 => k.prop_map(FilterOp::Rename),
+        1 => Just(FilterOp::Compact),
+        1 => Just(FilterOp::Mark),
+        1 => Just(FilterOp::Restore),
+        1 => Just(FilterOp::ApplyDelta),
+        1 => Just(FilterOp::UndoDelta),
+        1 => Just(FilterOp::Merge),
+        1 => Just(FilterOp::SaveLoad),
+        1 => Just(FilterOp::Clone),
+        2 => Just(FilterOp::Commit),
+        2 => Just(FilterOp::Undo),
+        1 => Just(FilterOp::Redo),
+    ]
+}
+
+/// Every resolved read of `store`'s `ids` (a get, a column, a cursor) against the flattened
+/// entity, which reads no filter and no hint; each read twice, so that the second one reads
+/// what the first learned.
+fn reads_match_flattened(store: &Store, ids: &[Id], op: &FilterOp) -> Result<(), TestCaseError> {
+    let flat: Vec<datacomp::Blob> = ids.iter().map(|&id| store.flatten(id).unwrap()).collect();
+    for _ in 0..2 {
+        for k in (0..FILTERED).map(filtered) {
+            let column: HashMap<Id, f32> = store.column::<f32>(k).collect();
+            let cursor = KeyCursor::new(k);
+            for (&id, flat) in ids.iter().zip(&flat) {
+                let slow = flat.get_float(k);
+                let sheet = store.resolved(id).unwrap();
+                prop_assert_eq!(sheet.get_float(k), slow, "{} {:?} {:?}", id, k, op);
+                prop_assert_eq!(sheet.get(k), flat.get(k), "{} {:?} {:?}", id, k, op);
+                prop_assert_eq!(column.get(&id).copied(), slow, "{} {:?} {:?}", id, k, op);
+                prop_assert_eq!(cursor.get_resolved(sheet), slow, "{} {:?} {:?}", id, k, op);
+            }
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+    /// A resolved read skips an instance's own blob where the filter of its own keys (kept in
+    /// memory beside its link, learned by reads, never saved) says the key is not there:
+    /// after every kind of change (sets, clears, tombstones, relinks, unlinks, detach, a slot
+    /// reused, a migration's rename, compaction, restore, deltas both ways, undo and redo,
+    /// merges, loads, clones), read after reads that learned the filters, each get, column
+    /// and cursor agrees with the flattened entity.
+    #[test]
+    fn own_key_filters_never_hide_an_override(ops in prop::collection::vec(filter_op(), 1..40)) {
+        let mut store = Store::new();
+        // Three prototypes of every key (in different orders), twelve instances of 0 to 2
+        // overrides each.
+        let bases: Vec<Id> = (0..3)
+            .map(|b| {
+                let keys = (0..FILTERED).map(|k| (filtered((k * (2 * b + 1)) % FILTERED), (100 * b + k) as f32));
+                store.insert_entries(keys).unwrap()
+            })
+            .collect();
+        for i in 0..12 {
+            let id = store.insert_instance(bases[i % 3]).unwrap();
+            for o in 0..i % 3 {
+                store.get_mut(id).unwrap().set(filtered((i * 5 + o * 7) % FILTERED), -(i as f32)).unwrap();
+            }
+        }
+        let mut marked = store.clone();
+        let mut version = 0;
+        let mut history = History::with_max_bytes(1 << 20);
+        history.commit(&store);
+        let live = |store: &Store| store.iter().map(|(id, _)| id).collect::<Vec<Id>>();
+        reads_match_flattened(&store, &live(&store), &FilterOp::Mark)?;
+        for op in &ops {
+            // Entities as the store has them now (a restore or a delta may bring others back).
+            let ids = live(&store);
+            let others: Vec<Id> = ids.iter().copied().filter(|id| !bases.contains(id)).collect();
+            let instance = |e: usize| others[e % others.len()];
+            match *op {
+                FilterOp::Set(e, k, v) => store.get_mut(ids[e % ids.len()]).unwrap().set(filtered(k), v).unwrap(),
+                FilterOp::Clear(e, k) => {
+                    store.clear_override(ids[e % ids.len()], filtered(k)).unwrap();
+                }
+                FilterOp::RemoveInherited(e, k) => store.remove_inherited(instance(e), filtered(k)).unwrap(),
+                FilterOp::Relink(e, p) => store.set_prototype(instance(e), Some(bases[p])).unwrap(),
+                FilterOp::Unlink(e) => store.set_prototype(instance(e), None).unwrap(),
+                FilterOp::Detach(e) => store.detach(instance(e)).unwrap(),
+                FilterOp::Replace(e, p) => {
+                    // The new instance takes a free slot: the one just freed, or another.
+                    prop_assert!(store.remove(instance(e)));
+                    store.insert_instance(bases[p]).unwrap();
+                }
+                FilterOp::Rename(k) => {
+                    version += 2;
+                    let from = format!("f.{k}");
+                    let to = format!("f.{}", (k + 1) % FILTERED);
+                    let remove = datacomp::MigrationStep::to(version - 1).remove(&to);
+                    let rename = datacomp::MigrationStep::to(version).rename(&from, &to);
+                    let migrations = datacomp::Migrations::new(version).step(remove).step(rename);
+                    migrations.apply(&mut store).unwrap();
+                }
+                FilterOp::Compact => store.compact(),
+                FilterOp::Mark => marked = store.clone(),
+                FilterOp::Restore => datacomp::history::Snapshot::new(&marked).restore(&mut store),
+                FilterOp::ApplyDelta => StorePatch::diff(&store, &marked).apply(&mut store).unwrap(),
+                FilterOp::UndoDelta => {
+                    let mut back = marked.clone();
+                    StorePatch::diff(&back, &store).apply(&mut back).unwrap();
+                    store = back;
+                }
+                FilterOp::Merge => store = merge3(&marked, &marked, &store, Side::Theirs).unwrap().0,
+                FilterOp::SaveLoad => store = Store::from_bytes(&store.to_bytes()).unwrap(),
+                FilterOp::Clone => store = store.clone(),
+                FilterOp::Commit => {
+                    history.commit(&store);
+                }
+                FilterOp::Undo => {
+                    history.undo(&mut store);
+                }
+                FilterOp::Redo => {
+                    history.redo(&mut store);
+                }
+            }
+            reads_match_flattened(&store, &live(&store), op)?;
+        }
+    }
+}
+
+/// Two threads read a store whose instances' filters are all unknown: each learns them as it
+/// reads (the two may store a filter at once), and every get and column is right.
+#[test]
+fn readers_on_two_threads_learn_the_filters_at_once() {
+    let mut store = Store::new();
+    let base = store.insert_entries((0..FILTERED).map(|k| (filtered(k), k as f32))).unwrap();
+    let instances: Vec<Id> = (0..64)
+        .map(|i| {
+            let id = store.insert_instance(base).unwrap();
+            store.get_mut(id).unwrap().set(filtered(i % FILTERED), -1.0).unwrap();
+            id
+        })
+        .collect();
+    let expected = |i: usize, k: usize| if k == i % FILTERED { -1.0 } else { k as f32 };
+    for _ in 0..20 {
+        // A fresh copy each round: a clone's filters start unknown.
+        let store = store.clone();
+        let wrong = on_two_threads(|t| {
+            let mut wrong = 0;
+            for k in 0..FILTERED {
+                let k = (k + t * 7) % FILTERED;
+                let column: HashMap<Id, f32> = store.column::<f32>(filtered(k)).collect();
+                for (i, &id) in instances.iter().enumerate() {
+                    let get = store.resolved(id).unwrap().get_float(filtered(k));
+                    wrong += usize::from(get != Some(expected(i, k)));
+                    wrong += usize::from(column.get(&id) != Some(&expected(i, k)));
+                }
+            }
+            wrong
+        });
+        assert_eq!(wrong, 0);
+    }
 }

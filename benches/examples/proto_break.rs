@@ -25,6 +25,11 @@
 //!   imported one by one into one store (the index of `$id`s kept between them).
 //! - `ids`: 1,000,000 entities with a `$id` each exported whole (each name checked once
 //!   against the others), then the last given the first's name: the export refused.
+//! - `filters`: the filters of instances' own keys (in memory, beside each link): an
+//!   instance grown to 100,000 own keys one `set` at a time (a write keeps the filter it
+//!   knew with the key's bit: O(1), no pass over the blob); 1,000,000 instances of one prototype read
+//!   by a column of an inherited key three times (the first pass learns each filter), each
+//!   instance written, and read again (the writes kept them).
 //! - `paths`: a store merge of one entity where ours adds `x` and theirs 100,000 keys under
 //!   it (`x.k0` ...): one path conflict, settled each way.
 
@@ -43,11 +48,9 @@ fn timed<T>(what: &str, f: impl FnOnce() -> T) -> T {
     out
 }
 
-fn instances() {
-    let mut store = Store::new();
-    let orc = store.insert_entries([("name", "Orc"), ("title", "Brute")]).unwrap();
-    store.get_mut(orc).unwrap().set(HEALTH, 30).unwrap();
-    let ids: Vec<Id> = timed("insert 1M instances, each with one override", || {
+/// 1,000,000 instances of `orc` inserted into `store`, each overriding one key (timed).
+fn million_instances(store: &mut Store, orc: Id) -> Vec<Id> {
+    timed("insert 1M instances, each with one override", || {
         (0..1_000_000)
             .map(|i| {
                 let id = store.insert_instance(orc).unwrap();
@@ -55,7 +58,14 @@ fn instances() {
                 id
             })
             .collect()
-    });
+    })
+}
+
+fn instances() {
+    let mut store = Store::new();
+    let orc = store.insert_entries([("name", "Orc"), ("title", "Brute")]).unwrap();
+    store.get_mut(orc).unwrap().set(HEALTH, 30).unwrap();
+    let ids = million_instances(&mut store, orc);
     let bytes = timed("save", || store.to_bytes());
     println!("save: {} bytes", bytes.len());
     let loaded = timed("load (links checked)", || Store::from_bytes(&bytes).unwrap());
@@ -249,6 +259,37 @@ fn paths() {
     }
 }
 
+fn filters() {
+    let mut store = Store::new();
+    let orc = store.insert_entries([("name", "Orc")]).unwrap();
+    store.get_mut(orc).unwrap().set(HEALTH, 30).unwrap();
+    let big = store.insert_instance(orc).unwrap();
+    timed("an instance grown to 100,000 own keys, one set each", || {
+        for k in 0..100_000 {
+            store.get_mut(big).unwrap().set(Key::path(&["k", &k.to_string()]), 1.0).unwrap();
+        }
+    });
+    let read = timed("100,000 inherited gets of it", || {
+        (0..100_000).filter_map(|_| store.resolved(black_box(big))?.get_float(HEALTH)).sum::<f32>()
+    });
+    assert_eq!(read, 3_000_000.0);
+    let ids = million_instances(&mut store, orc);
+    let store = Store::from_bytes(&store.to_bytes()).unwrap();
+    let mut store = store;
+    for pass in ["first (filters learned)", "second", "third"] {
+        let sum = timed(&format!("column of an inherited key over 1M, {pass}"), || {
+            store.column::<f32>(HEALTH).map(|(_, h)| h).sum::<f32>()
+        });
+        assert_eq!(sum, 30.0 * 1_000_002.0, "the orc, the big one, the 1M");
+    }
+    timed("a write to each of the 1M", || {
+        for &id in &ids {
+            store.get_mut(id).unwrap().set("level", 1.0).unwrap();
+        }
+    });
+    timed("column again", || store.column::<f32>(HEALTH).map(|(_, h)| h).sum::<f32>());
+}
+
 fn main() {
     match std::env::args().nth(1).as_deref() {
         Some("instances") => instances(),
@@ -259,8 +300,11 @@ fn main() {
         Some("imports") => imports(),
         Some("ids") => ids(),
         Some("paths") => paths(),
+        Some("filters") => filters(),
         _ => {
-            eprintln!("usage: proto_break instances|chains|cycle|merge|names|imports|ids|paths");
+            eprintln!(
+                "usage: proto_break instances|chains|cycle|merge|names|imports|ids|paths|filters"
+            );
             std::process::exit(2);
         }
     }

@@ -12,7 +12,9 @@
 //!
 //! OP (ours, then its peer): `get_inherited`, `get_own` (a resolved get of an override),
 //! `get_flat` (the inherited key stored in each flattened goblin); `column_instances`,
-//! `column_flat` (one cursor over the 10,000 goblins). `sizes` prints the save sizes; `times`
+//! `column_flat` (one cursor over the 10,000 goblins); `set_get` (a write of each goblin's
+//! health, then a resolved get of its inherited key). Each counts a run after a warm-up
+//! run, as criterion times one after others; `OP cold` counts the first run instead. `sizes` prints the save sizes; `times`
 //! a rough paired timing (the fastest of 400 runs of each side, in turn).
 
 #[path = "../common/goblins.rs"]
@@ -32,23 +34,39 @@ fn measured<R>(mut routine: impl FnMut() -> R) -> R {
     routine()
 }
 
-/// `op` over `store`, each the closure `benches/proto.rs` times.
-fn run(op: &str, store: &Store, ids: &[Id]) -> f32 {
+/// A run left out of the count: the warm-up before the measured run, as criterion's
+/// iterations run after others (the caches a read learns, hints and filters, learned). Its
+/// body differs from `measured`'s, so that the two are not merged into one symbol.
+#[inline(never)]
+fn warm_up<R>(mut routine: impl FnMut() -> R) -> R {
+    black_box(routine())
+}
+
+/// `body` as the closure of `measured` (counted) or of `warm_up`: two closures, each inlined
+/// into its own caller as criterion's `iter` inlines a bench's.
+macro_rules! go {
+    ($counted:expr, $body:expr) => {
+        if $counted { measured(|| $body) } else { warm_up(|| $body) }
+    };
+}
+
+/// `op` over `store`, each the closure `benches/proto.rs` times: counted, or a warm-up.
+fn run(op: &str, store: &Store, ids: &[Id], counted: bool) -> f32 {
     match op {
-        "get_inherited" => measured(|| {
+        "get_inherited" => go!(counted, {
             let store = black_box(store);
             ids.iter().filter_map(|&id| store.resolved(id)?.get_float(INHERITED)).sum::<f32>()
         }),
-        "get_own" => measured(|| {
+        "get_own" => go!(counted, {
             let store = black_box(store);
             ids.iter().filter_map(|&id| store.resolved(id)?.get_float(OWN)).sum::<f32>()
         }),
-        "get_flat" => measured(|| {
+        "get_flat" => go!(counted, {
             let store = black_box(store);
             ids.iter().filter_map(|&id| store.get(id)?.get_float(INHERITED)).sum::<f32>()
         }),
         "column_instances" | "column_flat" => {
-            measured(|| black_box(store).column::<f32>(INHERITED).map(|(_, x)| x).sum::<f32>())
+            go!(counted, { black_box(store).column::<f32>(INHERITED).map(|(_, x)| x).sum::<f32>() })
         }
         other => panic!("unknown operation {other}"),
     }
@@ -70,7 +88,33 @@ fn main() {
         "get_flat" | "column_flat" => goblins::flattened(),
         _ => goblins::instances(),
     };
-    println!("{}", run(&op, &store, &ids));
+    // A cold run (`OP cold`) counts the first pass, where the reads learn their caches.
+    let cold = std::env::args().nth(2).as_deref() == Some("cold");
+    if op == "set_get" {
+        let mut store = store;
+        if !cold {
+            black_box(set_get(&mut store, &ids, false));
+        }
+        println!("{}", set_get(&mut store, &ids, true));
+        return;
+    }
+    if !cold {
+        black_box(run(&op, &store, &ids, false));
+    }
+    println!("{}", run(&op, &store, &ids, true));
+}
+
+/// `set_get` over `store`: a frame's write of each goblin's own health, then a read of its
+/// inherited key (what a write costs the read after it), counted or a warm-up.
+fn set_get(store: &mut Store, ids: &[Id], counted: bool) -> f32 {
+    go!(counted, {
+        ids.iter()
+            .filter_map(|&id| {
+                store.get_mut(id)?.set(OWN, 1.0).ok()?;
+                store.resolved(id)?.get_float(INHERITED)
+            })
+            .sum::<f32>()
+    })
 }
 
 /// A rough paired timing for a loaded machine, where criterion's times move 2x: each goal's
@@ -89,7 +133,7 @@ fn times() {
     for _ in 0..400 {
         for (fastest, &(op, store)) in best.iter_mut().zip(&sides) {
             let start = std::time::Instant::now();
-            black_box(run(op, store, &ids));
+            black_box(run(op, store, &ids, true));
             *fastest = (*fastest).min(start.elapsed().as_nanos());
         }
     }

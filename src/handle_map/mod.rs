@@ -691,6 +691,25 @@ impl<T> HandleMap<T> {
         self.slots[slot].id(self.base + slot as u32)
     }
 
+    /// The handle of live slot `slot`, or [`Id::NULL`] past the slots (which a live slot is
+    /// not): no panic path, so that a handle made and not used costs nothing.
+    #[inline]
+    pub(crate) fn id_of_live_slot(&self, slot: u32) -> Id {
+        self.slots.get(slot as usize).map_or(Id::NULL, |s| s.id(self.base + slot))
+    }
+
+    /// The slot and the item of each live entry, in dense order: for a loop that reads by a
+    /// handle's index (`base() + slot`) and makes the handle only where it needs it
+    /// ([`id_of_live_slot`](HandleMap::id_of_live_slot)).
+    pub(crate) fn slots_and_items(&self) -> impl ExactSizeIterator<Item = (u32, &T)> + '_ {
+        self.meta.iter().copied().zip(&self.items)
+    }
+
+    /// The index of slot 0: a live slot `s` is the handle index `base() + s`.
+    pub(crate) fn base(&self) -> u32 {
+        self.base
+    }
+
     fn push_free(&mut self, slot: u32) {
         // An empty list's tail, NONE, is past every slot: one test for both.
         match self.slots.get_mut(self.free_tail as usize) {

@@ -121,11 +121,16 @@ fn column<'a, T: ColumnValue<'a>>(
             ))
         }
         Some(store) => {
+            // The store's slots and spans, not its handles and blobs: an instance read
+            // through its filter and its prototype's remembered read makes neither.
             let mut through = Through::new(store, key, None);
-            Either::Right(entities.filter_map(
+            let index = store.index();
+            Either::Right(index.slots_and_items().filter_map(
                 #[inline(always)]
-                move |(id, blob)| {
-                    Some((id, through.read(&cursor, id, blob, |found| T::read(&cursor, found))?))
+                move |(slot, &span)| {
+                    let value =
+                        through.read_slot(&cursor, slot, span, |found| T::read(&cursor, found))?;
+                    Some((index.id_of_live_slot(slot), value))
                 },
             ))
         }

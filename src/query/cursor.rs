@@ -7,8 +7,8 @@ use crate::blob::BlobRef;
 use crate::blob::layout::{self, Shape};
 use crate::handle_map::Id;
 use crate::key::Key;
-use crate::store::proto::{self, FEW_KEYS};
-use crate::store::{Resolved, Store};
+use crate::store::proto::{self, FEW_KEYS, Link};
+use crate::store::{Resolved, Span, Store};
 use crate::value::{Value, ValueType};
 
 /// A key that remembers its position in the last blob it was found in, and tries that position
@@ -412,15 +412,19 @@ const REMEMBERED: usize = 64;
 pub(crate) struct Through<'a, R> {
     store: &'a Store,
     own: KeyCursor,
-    // Whether a miss in an entity's own blob reads the remembered read of its prototype with
-    // no other test: the key is read through prototypes (not `$id` or `$abstract`) and the
-    // store's names do not nest, so no own blob can shadow it (`proto::shadows`). Tested once
-    // a miss, where two tests (and the own blob kept for the shadow test) cost a fifth of an
-    // instance's read in a column.
-    plain: bool,
+    // The mask an instance's filter of own keys is tested with (`Link::lacks`): the key's
+    // bit where a miss in an entity's own blob reads the remembered read of its prototype
+    // with no other test, that is where the key is read through prototypes (not `$id` or
+    // `$abstract`) and the store's names do not nest, so that no own blob can shadow it
+    // (`proto::shadows`); else 0, which no filter lacks.
+    lacks: u64,
     // `remembered[p.index() % REMEMBERED]` is `(p, the read of p's resolved entry)`, or
     // `(Id::NULL, anything)`: no prototype is the null handle.
     remembered: Box<[(Id, R); REMEMBERED]>,
+    // The links' entries, and what takes a slot of the store's map to its entry:
+    // `links[slot + shift]` (wrapping) is the slot's entity's (`Links::entries`).
+    links: &'a [Link],
+    shift: u32,
 }
 
 impl<'a, R: Copy> Through<'a, R> {
@@ -428,12 +432,20 @@ impl<'a, R: Copy> Through<'a, R> {
     pub(crate) fn new(store: &'a Store, key: Key, blank: R) -> Through<'a, R> {
         let remembered = Box::new([(Id::NULL, blank); REMEMBERED]);
         let plain = proto::inherits(key) && !store.names().nested();
-        Through { store, own: KeyCursor::new(key), plain, remembered }
+        let lacks = if plain { proto::lack_mask(key) } else { 0 };
+        let (links, first) = store.links().entries();
+        // A live slot `s` holds the handle index `base + s`, whose entry is at `index - first`.
+        let shift = store.index().base().wrapping_sub(first);
+        Through { store, own: KeyCursor::new(key), lacks, remembered, links, shift }
     }
 
     /// `read` of [`KeyCursor::find_resolved`] of entity `id`, whose blob is `own`, with
     /// `cursor` (of the same key) for its prototypes. Inlined always: a column's loop is the
     /// caller, and a call a read (where the compiler chose one) cost a third of it.
+    ///
+    /// An instance whose own blob surely lacks the key (the filter beside its link) reads
+    /// the remembered read of its prototype without reading its own blob; another entity
+    /// reads its own blob first.
     #[allow(clippy::inline_always)]
     #[inline(always)]
     pub(crate) fn read(
@@ -441,6 +453,78 @@ impl<'a, R: Copy> Through<'a, R> {
         cursor: &KeyCursor,
         id: Id,
         own: BlobRef<'a>,
+        read: impl Fn(Found<'a>) -> R,
+    ) -> R {
+        // INVARIANT: the column's entities are live.
+        let link = self.store.links().link_of_live(id.index());
+        if let Some(known) = self.known(link) {
+            return known;
+        }
+        self.own_first(cursor, id, own, link, read)
+    }
+
+    /// [`read`](Through::read) of the live entity in slot `slot` of the store's map, whose
+    /// blob is at `span` of the arena: the instances' common case (the filter beside the
+    /// link, the prototype's remembered read) reads no byte of the entity's blob, slices no
+    /// arena and makes no handle.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    pub(crate) fn read_slot(
+        &mut self,
+        cursor: &KeyCursor,
+        slot: u32,
+        span: Span,
+        read: impl Fn(Found<'a>) -> R,
+    ) -> R {
+        // INVARIANT: the column's entities are live (their entries are theirs).
+        if let Some(known) = self.known(self.links.get(slot.wrapping_add(self.shift) as usize)) {
+            return known;
+        }
+        self.own_first_at(cursor, slot, span, read)
+    }
+
+    /// The remembered read of the prototype of the entity whose entry is `link`, if its
+    /// filter says its own blob lacks the key and the read is remembered: the instances'
+    /// common case, which reads no byte of the entity's blob.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    fn known(&self, link: Option<&Link>) -> Option<R> {
+        let link = link.filter(|link| link.lacks(self.lacks))?;
+        // A known filter is a link's: its prototype is not null.
+        let p = link.prototype();
+        match self.remembered[p.index() as usize % REMEMBERED] {
+            (at, known) if at == p => Some(known),
+            _ => None,
+        }
+    }
+
+    /// [`own_first`](Through::own_first) of the entity in `slot`, whose blob is at `span`.
+    #[inline(never)]
+    fn own_first_at(
+        &mut self,
+        cursor: &KeyCursor,
+        slot: u32,
+        span: Span,
+        read: impl Fn(Found<'a>) -> R,
+    ) -> R {
+        let store = self.store;
+        let id = store.index().id_of_live_slot(slot);
+        let own = BlobRef::from_valid(&store.arena()[span.range()]).with_names(store.names());
+        let link = store.links().link_of_live(id.index());
+        self.own_first(cursor, id, own, link, read)
+    }
+
+    /// [`read`](Through::read) of an entity that its filter did not send to its prototype's
+    /// remembered read: its own blob first, then through `link` (its entry of the links, if
+    /// they span it), learning its filter where unknown. Out of line, so that the column's
+    /// loop keeps the instances' common case in registers.
+    #[inline]
+    fn own_first(
+        &mut self,
+        cursor: &KeyCursor,
+        id: Id,
+        own: BlobRef<'a>,
+        link: Option<&Link>,
         read: impl Fn(Found<'a>) -> R,
     ) -> R {
         let words = own.as_words();
@@ -452,13 +536,18 @@ impl<'a, R: Copy> Through<'a, R> {
         if let Some((tag, raw)) = hit {
             return read(Found((tag != ValueType::Tombstone as u8).then_some((own, tag, raw))));
         }
-        // INVARIANT: the column's entities are live.
-        let Some(p) = self.store.links().prototype_of_live(id.index()) else {
-            return read(Found(None));
-        };
-        match self.remembered[p.index() as usize % REMEMBERED] {
-            (at, known) if self.plain && at == p => known,
-            _ => self.inherited(cursor, id, p, read),
+        match link {
+            Some(link) if !link.prototype().is_null() => {
+                if link.unknown() {
+                    link.learn(words);
+                }
+                let p = link.prototype();
+                match self.remembered[p.index() as usize % REMEMBERED] {
+                    (at, known) if self.lacks != 0 && at == p => known,
+                    _ => self.inherited(cursor, id, p, read),
+                }
+            }
+            _ => read(Found(None)),
         }
     }
 

@@ -164,8 +164,10 @@ impl BlobMut<'_> {
 
     /// Writes `key` in place, or after moving the blob to the arena's end with room.
     fn write(&mut self, key: Key, value: Value<'_>) -> Result<(), BlobError> {
+        let before = self.store.own_keys_before(self.id);
         let moved = self.set_entry(key, value)?;
-        self.wrote(moved);
+        // The keys it held, and perhaps `key`.
+        self.wrote(moved, before, Some(key));
         Ok(())
     }
 
@@ -173,16 +175,23 @@ impl BlobMut<'_> {
     /// changed nothing if not).
     #[inline]
     fn replace(&mut self, key: Key, value: Value<'_>) -> Result<bool, BlobError> {
+        let before = self.store.own_keys_before(self.id);
         let Some(moved) = self.replace_entry(key, value)? else {
             return Ok(false);
         };
-        self.wrote(moved);
+        // The keys it held: a value changed, not a key.
+        self.wrote(moved, before, None);
         Ok(true)
     }
 
-    /// After a write: when the blob moved, its old span is garbage.
+    /// After a write: the filter of an instance's own keys, which the write forgot
+    /// (`Store::touch`), kept as `own_keys` (what it knew before) and the bit of `added`
+    /// (the key written, if it may be new): an instance written every frame is read through
+    /// its filter, not by a scan that learns it again. When the blob moved, its old span is
+    /// garbage.
     #[inline]
-    fn wrote(&mut self, moved: bool) {
+    fn wrote(&mut self, moved: bool, own_keys: u64, added: Option<Key>) {
+        self.store.own_keys_after(self.id, own_keys, added);
         if moved {
             self.store.compact_if_wasteful();
         }
@@ -203,7 +212,11 @@ impl BlobMut<'_> {
     /// assert!(entity.is_empty());
     /// ```
     pub fn remove(&mut self, key: impl Into<Key>) -> bool {
-        self.remove_entry(key.into())
+        let before = self.store.own_keys_before(self.id);
+        let removed = self.remove_entry(key.into());
+        // The keys it held, one fewer perhaps: still a filter of them.
+        self.store.own_keys_after(self.id, before, None);
+        removed
     }
 }
 

@@ -772,7 +772,7 @@ impl StorePatch {
         base.garbage_words = garbage_of(&index, base.arena.len());
         base.index = index;
         base.links = links;
-        base.tracker.touch_all();
+        base.touch_all();
         if let Some(names) = &self.names {
             base.names.clone_from(names);
         }
@@ -890,6 +890,8 @@ impl StorePatch {
             };
             placed += span.words();
             base.index.set_dense(dense, slots[i] as usize, span);
+            // Its blob may be new (or patched in place): its link's filter goes.
+            base.links.forget(id);
         }
         debug_assert!(records.next().is_none(), "every record is of a live entity");
         // Links: a removed entity's go with it; then the patch's.
@@ -907,7 +909,7 @@ impl StorePatch {
         if let Some(names) = &self.names {
             // Names replaced whole: marks must compare them whole (see `Store::names`).
             base.names.clone_from(names);
-            base.tracker.touch_all();
+            base.touch_all();
         }
         base.data_version = self.data_version;
         base.tracker.count_write();

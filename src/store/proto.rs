@@ -205,6 +205,15 @@ impl Hints {
         }
     }
 
+    /// The tag and header value of `key` in the blob `words` at the remembered place, if it
+    /// is there: [`lookup`](Hints::lookup) without the scan.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    pub(crate) fn probe(&self, words: &[u32], key: Key) -> Option<(u8, u32)> {
+        let bits = self.0[key.raw() as usize % HINTS].load(Ordering::Relaxed);
+        layout::lookup_at(words, key, Shape { keys: bits as u32, at: (bits >> 32) as u32 })
+    }
+
     /// The scan after a missed hint, out of line: a read's hot path stays small.
     #[inline(never)]
     fn scan(hint: &AtomicU64, words: &[u32], key: Key) -> Option<(u8, u32)> {
@@ -236,17 +245,17 @@ impl std::fmt::Debug for Hints {
 /// The store's prototype links: each instance's prototype, and each prototype's direct
 /// instances (so that removing one is refused in O(1), and a relink measures the chains below
 /// an entity in O(its descendants)).
-#[derive(Clone, Default, Debug)]
+#[derive(Default, Debug)]
 pub(crate) struct Links {
-    // INVARIANT: `up[i]` is `(instance, prototype)` for the live entity `instance` whose
-    // handle's index is `first + i` if it has a prototype, else `(Id::NULL, Id::NULL)`; every
-    // prototype is a live entity; following `up` from any entity reaches no entity twice and
-    // takes at most `MAX_CHAIN` steps. By index, not in a hash map: a read through a link is
-    // a subtraction, a bounds check and a compare of the handle (the probe of a hash map cost
-    // ~25 instructions a get). Empty while no entity has a prototype. From `first`, not from
+    // INVARIANT: `up[i]` links the live entity `instance` whose handle's index is `first + i`
+    // to its prototype if it has one, else holds `Id::NULL` twice; every prototype is a live
+    // entity; following `up` from any entity reaches no entity twice and takes at most
+    // `MAX_CHAIN` steps. By index, not in a hash map: a read through a link is a subtraction,
+    // a bounds check and a compare of the handle (the probe of a hash map cost ~25
+    // instructions a get). Empty while no entity has a prototype. From `first`, not from
     // index 0: a loaded map's indices may start anywhere up to 2^31 (its `base`), and the
     // live ones span fewer than its slots, so `up` spans at most about twice as many.
-    up: Vec<(Id, Id)>,
+    up: Vec<Link>,
     first: u32,
     // INVARIANT: the number of entries of `up` that are not `Id::NULL`.
     count: usize,
@@ -254,6 +263,117 @@ pub(crate) struct Links {
     down: FxHashMap<Id, Instances>,
     /// Where inherited reads last found each key (guesses, checked on use: no invariant).
     hints: Hints,
+}
+
+/// The [`OwnKeys`] filter that knows nothing: every read scans the own blob. A null link's,
+/// a new link's, and every link's after its entity's blob changes.
+const UNKNOWN: u64 = 0;
+
+/// The mark of a known [`OwnKeys`] filter (no key's bit: a key takes one of bits 0 to 62).
+const KNOWN: u64 = 1 << 63;
+
+/// A key's bit in an [`OwnKeys`] filter: one of bits 0 to 62, by the hash's top 6 bits (an
+/// Fx hash's best mixed; 63 folded onto 62).
+#[inline]
+pub(crate) const fn key_bit(key: Key) -> u64 {
+    raw_bit(key.raw())
+}
+
+#[inline]
+const fn raw_bit(raw: u32) -> u64 {
+    let top = raw >> 26;
+    1 << if top > 62 { 62 } else { top }
+}
+
+/// The known filter of the blob `words`: [`KNOWN`] and the bit of each key it holds.
+fn own_keys_of(words: &[u32]) -> u64 {
+    layout::keys(words).iter().fold(KNOWN, |filter, &raw| filter | raw_bit(raw))
+}
+
+/// The mask a read of `key` tests an [`OwnKeys`] filter with ([`Link::lacks`]).
+#[inline]
+pub(crate) const fn lack_mask(key: Key) -> u64 {
+    key_bit(key) | KNOWN
+}
+
+/// What an instance's own blob may hold, beside its link: [`UNKNOWN`], or [`KNOWN`] and the
+/// [`key_bit`] of each key the blob holds (tombstones too). A resolved read of a key whose bit
+/// is clear goes to the prototype without reading the own blob at all (its miss is the
+/// common case of an instance: a scan of its overrides, and a cache line of its own). Never
+/// saved: learned by a read that scanned the blob ([`Link::learn`]), forgotten by every change
+/// of the entity's blob (`Store::touch`) or of many (`Store::touch_all`), and by a new link,
+/// except that an edit through `BlobMut` keeps what was known with the key it wrote; a clone
+/// starts unknown. A relaxed atomic word, so that a store stays `Sync`: readers that
+/// learn at once store the same word (no writer runs beside a reader: writes take `&mut`).
+#[derive(Debug, Default)]
+struct OwnKeys(AtomicU64);
+
+/// One entry of [`Links::up`]: an instance, its prototype, and the filter of its own keys.
+#[derive(Debug)]
+pub(crate) struct Link {
+    instance: Id,
+    prototype: Id,
+    own: OwnKeys,
+}
+
+impl Clone for Link {
+    /// The same link, its filter unknown: a clone's blobs may be another store's.
+    fn clone(&self) -> Link {
+        Link { instance: self.instance, prototype: self.prototype, own: OwnKeys::default() }
+    }
+}
+
+impl Link {
+    /// A null entry: no link, filter unknown.
+    fn null() -> Link {
+        Link { instance: Id::NULL, prototype: Id::NULL, own: OwnKeys::default() }
+    }
+
+    /// The prototype (`Id::NULL` for a null entry).
+    #[inline]
+    pub(crate) fn prototype(&self) -> Id {
+        self.prototype
+    }
+
+    /// Whether the entity's own blob surely holds no key of `mask` ([`lack_mask`]): the
+    /// filter is known and the key's bit is clear. Never for a null entry (its filter is
+    /// unknown), nor for the mask 0.
+    #[inline]
+    pub(crate) fn lacks(&self, mask: u64) -> bool {
+        self.own.0.load(Ordering::Relaxed) & mask == KNOWN
+    }
+
+    /// Whether the filter is unknown: a read that scanned the own blob `learn`s it.
+    #[inline]
+    pub(crate) fn unknown(&self) -> bool {
+        self.own.0.load(Ordering::Relaxed) == UNKNOWN
+    }
+
+    /// Learns the filter of this link's entity, whose own blob is `words`. Only for a link
+    /// (not a null entry), with the entity's current blob.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn learn(&self, words: &[u32]) {
+        if !self.instance.is_null() {
+            self.own.0.store(own_keys_of(words), Ordering::Relaxed);
+        }
+    }
+
+    fn forget(&self) {
+        self.own.0.store(UNKNOWN, Ordering::Relaxed);
+    }
+}
+
+impl Clone for Links {
+    fn clone(&self) -> Links {
+        Links {
+            up: self.up.clone(),
+            first: self.first,
+            count: self.count,
+            down: self.down.clone(),
+            hints: self.hints.clone(),
+        }
+    }
 }
 
 /// A prototype's direct instances: one inline (a chain's links allocate nothing), or a set.
@@ -325,20 +445,58 @@ impl Links {
     pub(crate) fn prototype(&self, id: Id) -> Option<Id> {
         // An index below `first` wraps past every entry.
         match self.up.get(id.index().wrapping_sub(self.first) as usize) {
-            Some(&(instance, prototype)) if instance == id => Some(prototype),
+            Some(link) if link.instance == id => Some(link.prototype),
             _ => None,
         }
     }
 
-    /// The prototype of the live entity whose handle's index is `index`: as
-    /// [`prototype`](Links::prototype) without the compare of the instance's handle, which
-    /// a live entity's entry needs not (a removal clears its entry before its slot is
-    /// reused), so that a column reads no more of a handle than its index.
+    /// The entry of `up` of the live entity whose handle's index is `index`, if `up` spans
+    /// it: a link, or a null entry (no prototype, filter unknown). Without the compare of
+    /// the instance's handle that [`prototype`](Links::prototype) makes, which a live
+    /// entity's entry needs not (a removal clears its entry before its slot is reused), so
+    /// that a column reads no more of a handle than its index.
     #[inline]
-    pub(crate) fn prototype_of_live(&self, index: u32) -> Option<Id> {
+    pub(crate) fn link_of_live(&self, index: u32) -> Option<&Link> {
         // An index below `first` wraps past every entry.
-        let (_, prototype) = *self.up.get(index.wrapping_sub(self.first) as usize)?;
-        (!prototype.is_null()).then_some(prototype)
+        self.up.get(index.wrapping_sub(self.first) as usize)
+    }
+
+    /// The entries and the handle index of the first, for a loop that reads many entries by
+    /// index (a column): entry `i` is the index `first + i`'s ([`link_of_live`]).
+    ///
+    /// [`link_of_live`]: Links::link_of_live
+    pub(crate) fn entries(&self) -> (&[Link], u32) {
+        (&self.up, self.first)
+    }
+
+    /// Forgets the own-keys filter of `id`, whose blob changes.
+    #[inline]
+    pub(crate) fn forget(&self, id: Id) {
+        if let Some(link) = self.up.get(id.index().wrapping_sub(self.first) as usize) {
+            link.forget();
+        }
+    }
+
+    /// The own-keys filter word of live `id` ([`UNKNOWN`] where `up` does not span it).
+    #[inline]
+    fn own_keys(&self, id: Id) -> u64 {
+        self.link_of_live(id.index()).map_or(UNKNOWN, |link| link.own.0.load(Ordering::Relaxed))
+    }
+
+    /// Stores `word` as the own-keys filter of live `id`, a link's (a known word is only
+    /// ever read from a link's entry, and a null entry's filter stays unknown).
+    #[inline]
+    fn keep(&self, id: Id, word: u64) {
+        if let Some(link) = self.link_of_live(id.index())
+            && !link.prototype.is_null()
+        {
+            link.own.0.store(word, Ordering::Relaxed);
+        }
+    }
+
+    /// Forgets every own-keys filter: many blobs change.
+    pub(crate) fn forget_all(&self) {
+        self.up.iter().for_each(Link::forget);
     }
 
     /// Number of live entities whose prototype is `id`.
@@ -361,7 +519,7 @@ impl Links {
 
     /// Every link, as (instance, prototype), in no particular order.
     pub(crate) fn iter(&self) -> impl Iterator<Item = (Id, Id)> + '_ {
-        self.up.iter().copied().filter(|&(i, _)| !i.is_null())
+        self.up.iter().filter(|l| !l.instance.is_null()).map(|l| (l.instance, l.prototype))
     }
 
     /// Links `instance` to `prototype` (or unlinks it for `None`), keeping the counts. The
@@ -379,18 +537,18 @@ impl Links {
                     let by = (self.first - index).max(self.up.len() as u32);
                     let first = self.first.saturating_sub(by);
                     let moved = (self.first - first) as usize;
-                    self.up.splice(0..0, std::iter::repeat_n((Id::NULL, Id::NULL), moved));
+                    self.up.splice(0..0, std::iter::repeat_with(Link::null).take(moved));
                     self.first = first;
                 }
                 let slot = (index - self.first) as usize;
                 if slot >= self.up.len() {
-                    self.up.resize(slot + 1, (Id::NULL, Id::NULL));
+                    self.up.resize_with(slot + 1, Link::null);
                 }
-                self.up[slot] = (instance, p);
+                self.up[slot] = Link { instance, prototype: p, own: OwnKeys::default() };
                 self.count += usize::from(old.is_none());
             }
             None if old.is_some() => {
-                self.up[(instance.index() - self.first) as usize] = (Id::NULL, Id::NULL);
+                self.up[(instance.index() - self.first) as usize] = Link::null();
                 self.count -= 1;
                 if self.count == 0 {
                     self.up = Vec::new();
@@ -821,6 +979,26 @@ impl Store {
         self.compact_if_wasteful();
     }
 
+    /// The filter of `id`'s own keys before a write through [`BlobMut`], to keep with
+    /// [`own_keys_after`](Store::own_keys_after): 0 (unknown) while no entity has a
+    /// prototype, for an entity without one, or where it is not known. `id` is live.
+    ///
+    /// [`BlobMut`]: crate::store::BlobMut
+    #[inline]
+    pub(crate) fn own_keys_before(&self, id: Id) -> u64 {
+        if self.links.is_empty() { UNKNOWN } else { self.links.own_keys(id) }
+    }
+
+    /// Keeps `own_keys` as `id`'s filter after a write that forgot it: what was known
+    /// before, with the bit of `added`, a key the write may have added (a superset of the
+    /// keys the blob holds now). Nothing if it was not known.
+    #[inline]
+    pub(crate) fn own_keys_after(&self, id: Id, own_keys: u64, added: Option<Key>) {
+        if own_keys & KNOWN != 0 {
+            self.links.keep(id, own_keys | added.map_or(0, key_bit));
+        }
+    }
+
     /// The store's prototype links, for reading (saves, deltas, queries).
     pub(crate) fn links(&self) -> &Links {
         &self.links
@@ -832,6 +1010,7 @@ impl Store {
         if self.links != links {
             self.tracker.touch_all();
         }
+        links.forget_all();
         self.links = links;
     }
 }
@@ -882,10 +1061,23 @@ impl<'a> Resolved<'a> {
         store: &'a Store,
         id: Id,
         key: Key,
+        find: impl FnMut(BlobRef<'a>) -> Option<(u8, u32)>,
+    ) -> Option<(BlobRef<'a>, Id, u8, u32)> {
+        Resolved::walk_from(store, id, store.links.prototype(id)?, key, find)
+    }
+
+    /// [`walk`](Resolved::walk) from `first`, `id`'s prototype.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    fn walk_from(
+        store: &'a Store,
+        id: Id,
+        first: Id,
+        key: Key,
         mut find: impl FnMut(BlobRef<'a>) -> Option<(u8, u32)>,
     ) -> Option<(BlobRef<'a>, Id, u8, u32)> {
-        let mut at = id;
-        while let Some(p) = store.links.prototype(at) {
+        let mut p = first;
+        loop {
             // INVARIANT: a prototype is live (`Links`), so its generation need not be tested.
             let blob = store.prototype_blob(p)?;
             if let Some((tag, raw)) = find(blob) {
@@ -895,9 +1087,8 @@ impl<'a> Resolved<'a> {
                 }
                 return Some((blob, p, tag, raw));
             }
-            at = p;
+            p = store.links.prototype(p)?;
         }
-        None
     }
 
     /// The entity's handle.
@@ -949,33 +1140,90 @@ impl<'a> Resolved<'a> {
         key: Key,
         read: impl Fn(BlobRef<'a>, Id, u8, u32) -> Option<R>,
     ) -> Option<R> {
+        let store = self.store;
+        // INVARIANT: `self.id` is live (`Store::resolved`).
+        let link = store.links.link_of_live(self.id.index());
+        // An instance whose own blob surely lacks the key (its filter: the common miss of an
+        // instance) goes to its prototype without reading that blob.
+        if let Some(link) = link
+            && link.lacks(lack_mask(key))
+        {
+            return Resolved::find_inherited(store, self.id, link.prototype(), key, read);
+        }
         let words = self.own.as_words();
         // An instance's few overrides are scanned in place: the grouped scan's setup and
-        // call cost more than a few keys.
-        let own = if layout::len(words) <= FEW_KEYS {
-            layout::lookup_few(words, key)
-        } else {
-            layout::lookup(words, key)
-        };
-        match own {
-            Some((tag, raw)) => read(self.own, self.id, tag, raw),
-            None => Resolved::find_inherited(self.store, self.id, key, read),
+        // call cost more than a few keys. Each hit returns on its own (joined, the two
+        // lookups' results went through memory).
+        if layout::len(words) <= FEW_KEYS {
+            if let Some((tag, raw)) = layout::lookup_few(words, key) {
+                return read(self.own, self.id, tag, raw);
+            }
+        } else if let Some((tag, raw)) = layout::lookup(words, key) {
+            return read(self.own, self.id, tag, raw);
         }
+        Resolved::own_missed(store, self.id, link?, words, key, read)
     }
 
-    /// [`find_with`](Resolved::find_with) past the entity's own blob: out of line, so that
-    /// an own read costs a lookup and a branch. Given the store and handle alone, in
-    /// registers: `self` was passed through memory, and its fields read back on the way up.
+    /// [`find_with`](Resolved::find_with) past an own blob (`words`) that missed, through
+    /// `link` (the entity's entry of the links: a null one has no prototype): learns the
+    /// filter of its own keys where it is unknown. Out of line: an own read costs its lookup.
     #[inline(never)]
+    fn own_missed<R>(
+        store: &'a Store,
+        id: Id,
+        link: &Link,
+        words: &[u32],
+        key: Key,
+        read: impl Fn(BlobRef<'a>, Id, u8, u32) -> Option<R>,
+    ) -> Option<R> {
+        let p = link.prototype();
+        if p.is_null() {
+            return None;
+        }
+        if link.unknown() {
+            link.learn(words);
+        }
+        Resolved::find_inherited(store, id, p, key, read)
+    }
+
+    /// [`find_with`](Resolved::find_with) past the entity's own blob, from its prototype
+    /// `p`: out of line, so that an own read costs a lookup and a branch. Given the store and
+    /// handles alone, in registers: `self` was passed through memory, and its fields read
+    /// back on the way up. The common case first, lean: the key at its hinted place in `p`,
+    /// read through no shadow; else the walk up the chain.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
     fn find_inherited<R>(
         store: &'a Store,
         id: Id,
+        p: Id,
+        key: Key,
+        read: impl Fn(BlobRef<'a>, Id, u8, u32) -> Option<R>,
+    ) -> Option<R> {
+        // INVARIANT: a prototype is live (`Links`).
+        if let Some(blob) = store.prototype_blob(p)
+            && let Some((tag, raw)) = store.links.hints.probe(blob.as_words(), key)
+            && inherits(key)
+            && !store.names().nested()
+        {
+            return read(blob, p, tag, raw);
+        }
+        Resolved::walk_up(store, id, p, key, read)
+    }
+
+    /// [`find_inherited`](Resolved::find_inherited) where the hint did not answer: the walk.
+    #[cold]
+    #[inline(never)]
+    fn walk_up<R>(
+        store: &'a Store,
+        id: Id,
+        p: Id,
         key: Key,
         read: impl Fn(BlobRef<'a>, Id, u8, u32) -> Option<R>,
     ) -> Option<R> {
         let hints = &store.links.hints;
         let (blob, p, tag, raw) =
-            Resolved::walk(store, id, key, |blob| hints.lookup(blob.as_words(), key))?;
+            Resolved::walk_from(store, id, p, key, |blob| hints.lookup(blob.as_words(), key))?;
         read(blob, p, tag, raw)
     }
 
