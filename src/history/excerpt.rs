@@ -808,4 +808,42 @@ mod tests {
         // The mark holds what a loader of the chain holds (the deltas' bytes, packed).
         assert_eq!(mirror.state().to_bytes(), loaded.to_bytes());
     }
+
+    /// A mark's state read through prototypes (which learns what each instance holds of its
+    /// own) reads the instance's new keys once an excerpt or a delta moved it: a patch forgets
+    /// what reads learned.
+    #[test]
+    fn a_marks_reads_through_prototypes_follow_what_it_absorbs() {
+        let mut world = Store::new();
+        let base = world.insert_entries([("gold", 1.0), ("silver", 2.0)]).unwrap();
+        let instance = world.insert_instance(base).unwrap();
+        let mut mirror = crate::Mark::blank(&world);
+        let mut since = mirror.since();
+        let mut excerpt = Excerpt::default();
+        since.add(&world, &mut excerpt, 0..u32::MAX);
+        excerpt.settle();
+        assert!(mirror.absorb(&excerpt));
+        excerpt.clear();
+        let read = |store: &Store| {
+            let resolved = store.resolved(instance).unwrap();
+            let column: Vec<f32> = store.column::<f32>("gold").map(|(_, x)| x).collect();
+            (resolved.get_float("gold"), resolved.get_float("silver"), column)
+        };
+        assert_eq!(read(mirror.state()), (Some(1.0), Some(2.0), vec![1.0, 1.0]));
+        world.get_mut(instance).unwrap().set("gold", 5.0).unwrap();
+        world.remove_inherited(instance, "silver").unwrap();
+        since.add(&world, &mut excerpt, 0..0);
+        excerpt.settle();
+        assert!(mirror.absorb(&excerpt));
+        excerpt.clear();
+        assert_eq!(read(mirror.state()), (Some(5.0), None, vec![1.0, 5.0]));
+        assert_eq!(read(mirror.state()), read(&world));
+        // And by a delta: the override cleared, the inherited key back.
+        world.clear_override(instance, "gold").unwrap();
+        world.clear_override(instance, "silver").unwrap();
+        since.add(&world, &mut excerpt, 0..0);
+        excerpt.settle();
+        mirror.take_delta_from(&excerpt).unwrap();
+        assert_eq!(read(mirror.state()), (Some(1.0), Some(2.0), vec![1.0, 1.0]));
+    }
 }
