@@ -10,9 +10,9 @@
 //! write, the fsyncs) runs on the plugin's own thread (`datacomp saves`), at the lowest
 //! priority the system gives without privileges (nice 19, on Linux): waking it to write never
 //! takes the core the frame runs on, which on a machine of two cores the scheduler otherwise
-//! does (the frame that started a link waited 0.1-4 ms for the link's work: `save_cost
-//! frames`). It still runs at full speed on a core the game leaves idle, and while a game
-//! waits for it ([`flush`], [`AppExit`]).
+//! does (the frame that started a link waited 0.1-4 ms for the link's work, in the
+//! benchmarks' traces). It still runs at full speed on a core the game leaves idle, and while
+//! a game waits for it ([`flush`], [`AppExit`]).
 //!
 //! An [`Autosave`] never copies the store in a frame. The pool keeps a mirror of it (a
 //! [`Mark`]: the state the last autosave left), and each frame pays only for that frame's work:
