@@ -402,6 +402,12 @@ impl Jobs {
         }
     }
 
+    /// `excerpt`, to send to a job, and in its place a spare one whose job is done (its
+    /// buffers warm), or a new one.
+    fn swap_excerpt(&mut self, excerpt: &mut Excerpt) -> Excerpt {
+        std::mem::replace(excerpt, self.excerpts.pop().unwrap_or_default())
+    }
+
     /// The mirror, for a job of mirror `mirror` (none for an older one's).
     fn mark_for(&mut self, mirror: u64) -> Option<Box<Mirror>> {
         match &self.chain {
@@ -494,27 +500,22 @@ pub(crate) fn autosave(
             Every::Time(every) => state.at.elapsed() >= every,
         };
     let mirror = state.mirror;
-    if state.building.is_some() || (built_now && !due) {
-        // A part of the mirror, sent off (an autosave due waits for the whole mirror).
-        let excerpt =
-            std::mem::replace(&mut state.excerpt, jobs.excerpts.pop().unwrap_or_default());
-        jobs.push(Job::Gather { mirror, excerpt, absorb: true, mark: None });
-        return;
-    }
-    if !due {
-        if state.excerpt.entities() != Some(0) {
-            // This frame's changes, gathered on the pool until the autosave: the frame's
-            // buffers stay one frame's size (a frame that copied no sheet sends nothing: what
-            // it holds, removals, waits for the next).
-            let excerpt =
-                std::mem::replace(&mut state.excerpt, jobs.excerpts.pop().unwrap_or_default());
-            jobs.push(Job::Gather { mirror, excerpt, absorb: false, mark: None });
+    if state.building.is_some() || !due {
+        // No autosave this frame (one due waits for the whole mirror): the frame's excerpt
+        // goes to the pool, absorbed into the mirror while it is built, else gathered there
+        // until the autosave, so that the frame's buffers stay one frame's size. A frame that
+        // builds nothing and copied no sheet sends nothing: what it holds (removals) waits
+        // for the next.
+        let absorb = state.building.is_some() || built_now;
+        if absorb || state.excerpt.entities() != Some(0) {
+            let excerpt = jobs.swap_excerpt(&mut state.excerpt);
+            jobs.push(Job::Gather { mirror, excerpt, absorb, mark: None });
         }
         return;
     }
     state.frames = 0;
     state.at = Instant::now();
-    let excerpt = std::mem::replace(&mut state.excerpt, jobs.excerpts.pop().unwrap_or_default());
+    let excerpt = jobs.swap_excerpt(&mut state.excerpt);
     let path = settings.path.clone();
     if !state.based {
         let kind = SaveKind::AutosaveFull;
