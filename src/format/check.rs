@@ -869,7 +869,18 @@ mod tests {
     fn the_whole_crc_combined_from_chunks_is_the_crc_of_the_whole() {
         let arena: Vec<u8> = (0..5000_u32).map(|i| (i * 7 % 251) as u8).collect();
         for len in [0, 1, 1023, 1024, 1025, 4096, 5000] {
-            let (section, whole) = chunk_crcs(&arena[..len], 1024);
+            let (section, whole) = chunk_crcs(&[&arena[..len]], 1024);
+            // The same arena given in parts that cross the chunks' ends anywhere: the same
+            // section (a save writes a store's live blobs as such parts).
+            for cuts in [vec![], vec![0, 0], vec![1], vec![1023, 1024], vec![7, 1500, 3000]] {
+                let mut parts = Vec::new();
+                let mut from = 0;
+                for cut in cuts.into_iter().map(|cut| cut.min(len)).chain([len]) {
+                    parts.push(&arena[from.min(cut)..cut]);
+                    from = cut;
+                }
+                assert_eq!(chunk_crcs(&parts, 1024), (section.clone(), whole), "{len}: {parts:?}");
+            }
             assert_eq!(whole, crc32fast::hash(&arena[..len]), "{len} bytes");
             assert_eq!(section.len(), 4 + 4 * len.div_ceil(1024));
             assert_eq!(section[..4], 1024_u32.to_le_bytes());
@@ -885,7 +896,7 @@ mod tests {
 
     #[test]
     fn a_malformed_chunk_crc_section_is_an_error() {
-        let (section, _) = chunk_crcs(&[7; 3000], 1024);
+        let (section, _) = chunk_crcs(&[&[7; 3000]], 1024);
         let size = |expected, found| {
             LoadError::File(FileError::SectionSize { section: "arena crcs", expected, found })
         };

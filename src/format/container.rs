@@ -324,23 +324,34 @@ pub(crate) fn write_file<const N: usize>(
     data_version: u32,
     out: impl Write,
 ) -> std::io::Result<()> {
-    write_file_crcs(kind, sections, [None; N], data_version, out)
+    let parts: [&[&[u8]]; N] = std::array::from_fn(|i| std::slice::from_ref(&sections[i]));
+    write_file_crcs(kind, &parts, [None; N], data_version, out)
 }
 
-/// As [`write_file`], with the crcs of some sections given (computed as they were built).
+/// As [`write_file`], each section given as the parts it is written from, one after the
+/// other (a store's live blobs, with no copy that packs them), and the crcs of some sections
+/// given (computed as they were built).
 pub(crate) fn write_file_crcs<const N: usize>(
     kind: &Layout<N>,
-    sections: &[&[u8]; N],
+    sections: &[&[&[u8]]; N],
     crcs: [Option<u32>; N],
     data_version: u32,
     mut out: impl Write,
 ) -> std::io::Result<()> {
     out.write_all(&file_head(kind, sections, crcs, data_version))?;
-    for bytes in sections {
-        out.write_all(bytes)?;
-        out.write_all(&[0; ALIGN][..bytes.len().next_multiple_of(ALIGN) - bytes.len()])?;
+    for parts in sections {
+        for part in *parts {
+            out.write_all(part)?;
+        }
+        let len = parts_len(parts);
+        out.write_all(&[0; ALIGN][..len.next_multiple_of(ALIGN) - len])?;
     }
     Ok(())
+}
+
+/// The bytes of a section written from `parts`.
+fn parts_len(parts: &[&[u8]]) -> usize {
+    parts.iter().map(|part| part.len()).sum()
 }
 
 /// Bytes of a file whose sections have these lengths: the header, the table, and each
@@ -354,21 +365,27 @@ pub(crate) fn file_len<const N: usize>(section_lens: [usize; N]) -> usize {
 /// The header and section table for these sections.
 fn file_head<const N: usize>(
     kind: &Layout<N>,
-    sections: &[&[u8]; N],
+    sections: &[&[&[u8]]; N],
     crcs: [Option<u32>; N],
     data_version: u32,
 ) -> Vec<u8> {
     let table_end = size_of::<FileHeader>() + N * size_of::<SectionEntry>();
     let mut offset = table_end.next_multiple_of(ALIGN);
     let mut table = Vec::with_capacity(N);
-    for (((kind, _), bytes), crc) in kind.sections.iter().zip(sections).zip(crcs) {
+    for (((kind, _), parts), crc) in kind.sections.iter().zip(sections).zip(crcs) {
+        let crc = crc.unwrap_or_else(|| {
+            let mut crc = crc32fast::Hasher::new();
+            parts.iter().for_each(|part| crc.update(part));
+            crc.finalize()
+        });
+        let len = parts_len(parts);
         table.push(SectionEntry {
             kind: U32::new(*kind),
-            crc: U32::new(crc.unwrap_or_else(|| crc32fast::hash(bytes))),
+            crc: U32::new(crc),
             offset: U64::new(offset as u64),
-            len: U64::new(bytes.len() as u64),
+            len: U64::new(len as u64),
         });
-        offset = (offset + bytes.len()).next_multiple_of(ALIGN);
+        offset = (offset + len).next_multiple_of(ALIGN);
     }
     let mut header = FileHeader {
         magic: MAGIC,
@@ -618,14 +635,33 @@ pub(crate) enum ArenaCrc<'a> {
 
 /// The crc32 of each `chunk_bytes` of `arena`, as an `arena crcs` section (the chunk size,
 /// then the crcs), and the crc32 of the whole arena, combined from them.
-pub(crate) fn chunk_crcs(arena: &[u8], chunk_bytes: usize) -> (Vec<u8>, u32) {
-    let mut section = Vec::with_capacity(4 + 4 * arena.len().div_ceil(chunk_bytes));
+pub(crate) fn chunk_crcs(arena: &[&[u8]], chunk_bytes: usize) -> (Vec<u8>, u32) {
+    let len = parts_len(arena);
+    let mut section = Vec::with_capacity(4 + 4 * len.div_ceil(chunk_bytes));
     section.extend_from_slice(&(chunk_bytes as u32).to_le_bytes());
     let mut whole = crc32fast::Hasher::new();
-    for chunk in arena.chunks(chunk_bytes) {
-        let crc = crc32fast::hash(chunk);
+    let (mut chunk, mut filled) = (crc32fast::Hasher::new(), 0);
+    let mut end_chunk = |chunk: &mut crc32fast::Hasher, filled: &mut usize| {
+        let crc = std::mem::take(chunk).finalize();
         section.extend_from_slice(&crc.to_le_bytes());
-        whole.combine(&crc32fast::Hasher::new_with_initial_len(crc, chunk.len() as u64));
+        whole.combine(&crc32fast::Hasher::new_with_initial_len(crc, *filled as u64));
+        *filled = 0;
+    };
+    // The parts split into chunks as their concatenation would be.
+    for part in arena {
+        let mut rest = *part;
+        while !rest.is_empty() {
+            let (now, later) = rest.split_at(rest.len().min(chunk_bytes - filled));
+            chunk.update(now);
+            filled += now.len();
+            rest = later;
+            if filled == chunk_bytes {
+                end_chunk(&mut chunk, &mut filled);
+            }
+        }
+    }
+    if filled > 0 {
+        end_chunk(&mut chunk, &mut filled);
     }
     (section, whole.finalize())
 }

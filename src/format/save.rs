@@ -39,9 +39,8 @@ impl Store {
     /// large writes; no per-entity encoding.
     ///
     /// The arena is written blob after blob in dense order, with no hole and no bytes for an
-    /// empty blob. A store whose arena is already so (a fresh import; a compacted store with
-    /// no empty entity) is written as it is; any other is packed into a copy first, which
-    /// costs its live blobs' bytes of memory while the save runs.
+    /// empty blob, straight from the store's arena: no packed copy is made (a save's memory
+    /// is a list of the arena's runs of blobs that lie back to back, at most one per entity).
     ///
     /// # Errors
     ///
@@ -51,36 +50,30 @@ impl Store {
     }
 
     /// The arena as a save writes it: each blob in dense order, back to back, the empty
-    /// blob's two words left out (a zero-length blob), with the end of each in words. `None`
-    /// for the arena words when the store's own arena is already so (a fresh import, a
-    /// compacted store with no empty blob): it is written as it is, with no copy.
-    fn packed(&self) -> Packed {
+    /// blob's two words left out (a zero-length blob), with the end of each in words; as the
+    /// runs of the store's own arena it is written from (blobs that lie back to back there
+    /// are one run: the whole arena, for a fresh import or a compacted store with no empty
+    /// blob). No copy of the blobs is made.
+    fn packed(&self) -> Packed<'_> {
         let spans = self.index().as_slice();
         let mut ends = Vec::with_capacity(spans.len());
+        let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
         let mut end = 0;
-        let mut in_place = true;
-        let len_of = |span: Span| {
-            let words = &self.arena()[span.range()];
-            if words == layout::EMPTY { 0 } else { words.len() }
-        };
         for &span in spans {
-            let words = len_of(span);
-            in_place &= span.offset() == end && words == span.words();
-            end += words;
+            let range = span.range();
+            // The empty blob is written as no bytes.
+            if self.arena()[range.clone()] != layout::EMPTY {
+                end += range.len();
+                match runs.last_mut() {
+                    Some(run) if run.end == range.start => run.end = range.end,
+                    _ => runs.push(range),
+                }
+            }
             // The arena is at most 2^32 words, so an end fits.
             ends.push(U32::new(end as u32));
         }
-        in_place &= end == self.arena().len();
-        let arena = (!in_place).then(|| {
-            let mut arena = Vec::with_capacity(end);
-            for &span in spans {
-                if len_of(span) != 0 {
-                    arena.extend_from_slice(&self.arena()[span.range()]);
-                }
-            }
-            arena
-        });
-        Packed { ends, arena }
+        let arena = runs.into_iter().map(|run| self.arena()[run].as_bytes()).collect();
+        Packed { ends, arena, words: end }
     }
 
     /// Writes the save file of [`packed`](Store::packed)'s arena and ends.
@@ -89,23 +82,25 @@ impl Store {
         let header = RawHeader { item_size: U32::new(4), ..raw.header };
         // In the order of SAVE's sections; the key tree stays empty until a name is recorded.
         let names = self.names().encode_tree();
-        let arena = packed.arena.as_deref().unwrap_or(self.arena()).as_bytes();
-        let (chunk_crcs, arena_crc) = chunk_crcs(arena, ARENA_CHUNK_BYTES);
-        let ends = packed.ends.as_bytes();
+        let (chunk_crcs, arena_crc) = chunk_crcs(&packed.arena, ARENA_CHUNK_BYTES);
         let lineage = self.lineage().map(u128::to_le_bytes);
         let lineage: &[u8] = lineage.as_ref().map_or(&[], |bytes| bytes);
         let links = self.links().to_dense(self.index());
-        let sections = [
+        let whole = [
             header.as_bytes(),
-            ends,
+            packed.ends.as_bytes(),
             raw.meta,
             raw.slots,
-            arena,
+            &[], // the arena: its runs
             &names,
             &chunk_crcs,
             lineage,
             links.as_bytes(),
         ];
+        let sections: [&[&[u8]]; 9] = std::array::from_fn(|i| match i {
+            4 => &packed.arena[..],
+            _ => std::slice::from_ref(&whole[i]),
+        });
         let mut crcs = [None; 9];
         crcs[4] = Some(arena_crc);
         write_file_crcs(&SAVE_WRITTEN, &sections, crcs, self.data_version(), out)
@@ -130,7 +125,7 @@ impl Store {
         // Room for every section and its padding, so the buffer is allocated once.
         let packed = self.packed();
         let raw = self.index().as_raw_compact();
-        let arena_bytes = 4 * packed.arena.as_ref().map_or(self.arena().len(), Vec::len);
+        let arena_bytes = 4 * packed.words;
         let sections = [
             size_of::<RawHeader>(),
             packed.ends.as_bytes().len(),
@@ -337,9 +332,11 @@ impl LoadOptions {
 }
 
 /// A store's arena as a save writes it: see [`Store::packed`].
-struct Packed {
+struct Packed<'a> {
     /// The end of each blob in the written arena, in words, in dense order.
     ends: Vec<U32>,
-    /// The written arena's words, when they are not the store's arena as it is.
-    arena: Option<Vec<u32>>,
+    /// The written arena: these runs of the store's arena, one after the other.
+    arena: Vec<&'a [u8]>,
+    /// Its length in words.
+    words: usize,
 }
