@@ -38,9 +38,96 @@ pub struct Run {
     pub saves: usize,
     /// Hypervisor steal during the frames, in ticks of 10 ms (see [`steal`]).
     pub steal: Option<u64>,
+    /// Per frame, what the threads did (see [`Trace`]); empty where `/proc` is not.
+    pub traces: Vec<Trace>,
 }
 
-/// A 60-frame run, each frame changing 1,000 sheets (inside the frame, as a game's systems
+/// What the process's threads did during one frame, and before it since the last frame's
+/// end, from `/proc/self/task/*/schedstat` and `stat`: whether a slow frame computed (the
+/// main thread on a CPU all along), waited (off a CPU), faulted pages in, or ran beside the
+/// save thread.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Trace {
+    /// The main thread's µs on a CPU during the frame.
+    pub main_cpu: u64,
+    /// The main thread's minor page faults during the frame.
+    pub main_faults: u64,
+    /// Bevy's compute threads' µs on a CPU during the frame.
+    pub compute_cpu: u64,
+    /// The plugin's save thread's µs on a CPU during the frame, and before it.
+    pub save_during: u64,
+    pub save_before: u64,
+}
+
+/// A thread of this process, by its `/proc/self/task/<tid>` directory.
+struct Thread(std::path::PathBuf);
+
+impl Thread {
+    /// The threads whose name starts with `name`.
+    fn named(name: &str) -> Vec<Thread> {
+        let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return Vec::new() };
+        tasks
+            .flatten()
+            .filter(|task| {
+                std::fs::read_to_string(task.path().join("comm"))
+                    .is_ok_and(|comm| comm.starts_with(name))
+            })
+            .map(|task| Thread(task.path()))
+            .collect()
+    }
+
+    /// The calling thread.
+    fn current() -> Option<Thread> {
+        std::fs::canonicalize("/proc/thread-self").ok().map(Thread)
+    }
+
+    /// µs on a CPU so far (`schedstat`'s first field, in ns).
+    fn cpu(&self) -> u64 {
+        let stat = std::fs::read_to_string(self.0.join("schedstat")).unwrap_or_default();
+        stat.split_whitespace().next().and_then(|ns| ns.parse::<u64>().ok()).unwrap_or(0) / 1000
+    }
+
+    /// Minor page faults so far (`stat`'s 10th field; the name before it is in parentheses).
+    fn faults(&self) -> u64 {
+        let stat = std::fs::read_to_string(self.0.join("stat")).unwrap_or_default();
+        let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+        after.split_whitespace().nth(7).and_then(|n| n.parse().ok()).unwrap_or(0)
+    }
+}
+
+/// The counters a [`Trace`] is the difference of.
+struct Threads {
+    main: Option<Thread>,
+    compute: Vec<Thread>,
+    save: Option<Thread>,
+}
+
+impl Threads {
+    fn find() -> Threads {
+        Threads {
+            main: Thread::current(),
+            compute: Thread::named("Compute Task"),
+            save: Thread::named("datacomp saves").pop(),
+        }
+    }
+
+    /// (main cpu, main faults, compute cpu, save cpu) now.
+    fn read(&self) -> [u64; 4] {
+        [
+            self.main.as_ref().map_or(0, Thread::cpu),
+            self.main.as_ref().map_or(0, Thread::faults),
+            self.compute.iter().map(Thread::cpu).sum(),
+            self.save.as_ref().map_or(0, Thread::cpu),
+        ]
+    }
+}
+
+/// Frames a run makes before its 60 (timed too, and reported apart): a game's first frames
+/// after loading (its buffers' first growth, the first compaction's) are not the frames it
+/// makes for the rest of its life.
+pub const WARM_FRAMES: usize = 30;
+
+/// A 60-frame run (after [`WARM_FRAMES`]), each frame changing 1,000 sheets (inside the frame, as a game's systems
 /// would) and updating the app. Timed (no `blocks`): the frames start 1/60 s apart, as a
 /// game's do, and the pool's jobs run in the time between, as they would in the game: both
 /// runs idle alike between frames (a frame after an idle core is slower: waiting for the
@@ -69,10 +156,13 @@ pub fn run(autosave: bool, dir: &Path, blocks: Option<fn() -> u64>) -> Run {
         }
     }
     let (mut times, mut allocs, mut saves) = (Vec::new(), Vec::new(), 0);
+    let mut traces = Vec::new();
+    let threads = Threads::find();
+    let mut last = threads.read();
     let stolen = steal();
     let period = Duration::from_secs(1) / 60;
     let mut next = Instant::now() + period;
-    for _ in 0..60 {
+    for _ in 0..WARM_FRAMES + 60 {
         if blocks.is_some() {
             flush(app.world_mut());
         } else {
@@ -81,9 +171,19 @@ pub fn run(autosave: bool, dir: &Path, blocks: Option<fn() -> u64>) -> Run {
         }
         saves += app.world_mut().resource_mut::<Messages<Saved>>().drain().count();
         let before = blocks.map(|blocks| blocks());
+        let at_start = threads.read();
         let start = Instant::now();
         measured_frame(&mut app, &mut round);
         times.push(start.elapsed());
+        let at_end = threads.read();
+        traces.push(Trace {
+            main_cpu: at_end[0] - at_start[0],
+            main_faults: at_end[1] - at_start[1],
+            compute_cpu: at_end[2] - at_start[2],
+            save_during: at_end[3] - at_start[3],
+            save_before: at_start[3] - last[3],
+        });
+        last = at_end;
         if let Some((blocks, before)) = blocks.zip(before) {
             allocs.push(blocks() - before);
         }
@@ -91,7 +191,7 @@ pub fn run(autosave: bool, dir: &Path, blocks: Option<fn() -> u64>) -> Run {
     let steal = steal().zip(stolen).map(|(after, before)| after - before);
     flush(app.world_mut());
     saves += app.world_mut().resource_mut::<Messages<Saved>>().drain().count();
-    Run { times, allocs, building, saves, steal }
+    Run { times, allocs, building, saves, steal, traces }
 }
 
 /// The time the hypervisor took from this machine's CPUs so far (`steal` in `/proc/stat`, in
