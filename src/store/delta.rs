@@ -914,8 +914,9 @@ impl StorePatch {
         base.data_version = self.data_version;
         base.tracker.count_write();
         if base.tracker.is_tracking() {
+            let count = base.index.slot_count();
             for &slot in &slots {
-                base.tracker.touch(slot as usize);
+                base.tracker.touch(slot as usize, count);
             }
         }
         base.compact_if_wasteful();

@@ -391,7 +391,7 @@ impl Store {
         if self.tracker.is_tracking()
             && let Some(slot) = self.index.slot_of(id)
         {
-            self.tracker.touch(slot);
+            self.tracker.touch(slot, self.index.slot_count());
         }
     }
 
@@ -606,7 +606,7 @@ impl Store {
             return false;
         };
         for slot in rewrites {
-            self.tracker.touch(slot);
+            self.tracker.touch(slot, self.index.slot_count());
         }
         let Some(span) = self.index.remove(id) else {
             return false;
