@@ -505,14 +505,9 @@ pub(crate) fn autosave(
         // goes to the pool, absorbed into the mirror while it is built, else gathered there
         // until the autosave, so that the frame's buffers stay one frame's size. A frame that
         // builds nothing and copied no sheet sends nothing: what it holds (removals) waits
-        // for the next. Nor does one while the last frame's gathering still waits for a long
-        // job (a compaction): its changes stay in its excerpt, which then holds a few frames'
-        // worth, rather than each such frame taking a new excerpt whose buffers have never
-        // been written (measured: frames after a compaction paid 0.2-0.4 ms to fill them).
+        // for the next.
         let absorb = state.building.is_some() || built_now;
-        let waiting =
-            jobs.waiting.iter().any(|job| matches!(job, Job::Gather { absorb: false, .. }));
-        if absorb || (state.excerpt.entities() != Some(0) && !waiting) {
+        if absorb || state.excerpt.entities() != Some(0) {
             let excerpt = jobs.swap_excerpt(&mut state.excerpt);
             jobs.push(Job::Gather { mirror, excerpt, absorb, mark: None });
         }
@@ -955,71 +950,5 @@ mod tests {
         assert_eq!(bytes, twin.take_delta(&store).to_bytes());
         let (mirror, mark) = kept.mark.expect("the mark comes back");
         assert_eq!((mirror, mark.mark.state()), (1, &store));
-    }
-
-    /// While a long job holds the save thread (here one that waits for the test), the
-    /// frames' gathering waits behind it as one job: the frames after it keep their changes
-    /// in the one excerpt they fill (no new excerpt a frame), and the autosave after the job
-    /// holds every frame's changes: the chain loads back equal to the store.
-    #[test]
-    fn frames_behind_a_long_job_keep_their_changes_in_one_excerpt() {
-        use bevy_app::{App, TaskPoolPlugin};
-        use bevy_ecs::message::Messages;
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("auto.dcmp");
-        let autosave = Autosave { every: Every::Frames(5), path: path.clone(), compact_every: 10 };
-        let mut app = App::new();
-        app.add_plugins((TaskPoolPlugin::default(), crate::DatacompPlugin::default()));
-        app.insert_resource(autosave);
-        app.finish();
-        app.cleanup();
-        let ids: Vec<datacomp::Id> = {
-            let mut data = app.world_mut().resource_mut::<DataStore>();
-            let blob: datacomp::Blob = [("hp", 0.0)].into_iter().collect();
-            (0..100).map(|_| data.store_mut().insert(&blob)).collect()
-        };
-        let set = |app: &mut App, frame: u8| {
-            let mut data = app.world_mut().resource_mut::<DataStore>();
-            let first = usize::from(frame) * 10;
-            for id in &ids[first..first + 10] {
-                data.store_mut().get_mut(*id).unwrap().set("hp", f32::from(frame)).unwrap();
-            }
-        };
-        // The mirror built, and the chain's full save written.
-        let mut saved = Vec::new();
-        while saved.is_empty() {
-            app.update();
-            flush(app.world_mut());
-            saved = app.world_mut().resource_mut::<Messages<Saved>>().drain().collect();
-        }
-        assert!(matches!(&saved[..], [Saved { kind: SaveKind::AutosaveFull, result: Ok(_), .. }]));
-        let (release, wait) = std::sync::mpsc::channel::<()>();
-        let long = pool().spawn(async move {
-            wait.recv().ok();
-            Done::Saved(None, Kept::default())
-        });
-        app.world_mut().resource_mut::<Jobs>().running = Some(long);
-        for frame in 1..5 {
-            set(&mut app, frame);
-            app.update();
-        }
-        let jobs = app.world().resource::<Jobs>();
-        assert!(matches!(jobs.waiting.iter().collect::<Vec<_>>()[..], [Job::Gather { .. }]));
-        let state = app.world().resource::<AutosaveState>();
-        assert_eq!(state.excerpt.entities(), Some(30), "frames 2 to 4 in one excerpt");
-        release.send(()).unwrap();
-        set(&mut app, 5);
-        app.update(); // the autosave: a link from the mirror, frames 1 to 5 gathered
-        flush(app.world_mut());
-        let saved: Vec<Saved> = app.world_mut().resource_mut::<Messages<Saved>>().drain().collect();
-        assert!(matches!(
-            &saved[..],
-            [Saved { kind: SaveKind::AutosaveLink(1), result: Ok(_), .. }]
-        ));
-        let (loaded, report) = load(&path, Damaged::Refuse, None).unwrap();
-        assert_eq!((report.links, report.chain_end.is_none()), (1, true));
-        assert_eq!(&loaded, app.world().resource::<DataStore>().store());
-        assert_eq!(loaded.get(ids[15]).unwrap().get_float("hp"), Some(1.0));
-        assert_eq!(loaded.get(ids[45]).unwrap().get_float("hp"), Some(4.0));
     }
 }
