@@ -57,22 +57,29 @@ impl Store {
     fn packed(&self) -> Packed<'_> {
         let spans = self.index().as_slice();
         let mut ends = Vec::with_capacity(spans.len());
-        let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
+        let mut arena: Vec<&[u8]> = Vec::new();
+        let mut run = 0..0;
         let mut end = 0;
         for &span in spans {
             let range = span.range();
             // The empty blob is written as no bytes.
             if self.arena()[range.clone()] != layout::EMPTY {
                 end += range.len();
-                match runs.last_mut() {
-                    Some(run) if run.end == range.start => run.end = range.end,
-                    _ => runs.push(range),
+                if run.end == range.start {
+                    run.end = range.end;
+                } else {
+                    if !run.is_empty() {
+                        arena.push(self.arena()[run].as_bytes());
+                    }
+                    run = range;
                 }
             }
             // The arena is at most 2^32 words, so an end fits.
             ends.push(U32::new(end as u32));
         }
-        let arena = runs.into_iter().map(|run| self.arena()[run].as_bytes()).collect();
+        if !run.is_empty() {
+            arena.push(self.arena()[run].as_bytes());
+        }
         Packed { ends, arena, words: end }
     }
 
