@@ -127,10 +127,11 @@ impl Threads {
 /// makes for the rest of its life.
 pub const WARM_FRAMES: usize = 30;
 
-/// A 60-frame run (after [`WARM_FRAMES`]), each frame changing 1,000 sheets (inside the frame, as a game's systems
-/// would) and updating the app. Timed (no `blocks`): the frames start 1/60 s apart, as a
-/// game's do, and the pool's jobs run in the time between, as they would in the game: both
-/// runs idle alike between frames (a frame after an idle core is slower: waiting for the
+/// A 60-frame run (after [`WARM_FRAMES`]), each frame changing 1,000 sheets (inside the
+/// frame, as a game's systems would) and updating the app; `times` and `traces` hold the
+/// warm-up frames first. Timed (no `blocks`): the frames start 1/60 s apart, as a game's do,
+/// and the pool's jobs run in the time between, as they would in the game: both runs idle
+/// alike between frames (a frame after an idle core is slower: waiting for the
 /// pool before each frame made every autosave frame ~1.7x the plain run's, which never
 /// waited). Counted (`blocks` counts the allocations so far): the pool's jobs waited for
 /// before each frame, off the clock, so that a frame's count is its own and the ones its end
@@ -170,11 +171,15 @@ pub fn run(autosave: bool, dir: &Path, blocks: Option<fn() -> u64>) -> Run {
             next += period;
         }
         saves += app.world_mut().resource_mut::<Messages<Saved>>().drain().count();
-        let before = blocks.map(|blocks| blocks());
+        // The threads' counters read outside the frame's time and allocations.
         let at_start = threads.read();
+        let before = blocks.map(|blocks| blocks());
         let start = Instant::now();
         measured_frame(&mut app, &mut round);
         times.push(start.elapsed());
+        if let Some((blocks, before)) = blocks.zip(before) {
+            allocs.push(blocks() - before);
+        }
         let at_end = threads.read();
         traces.push(Trace {
             main_cpu: at_end[0] - at_start[0],
@@ -184,9 +189,6 @@ pub fn run(autosave: bool, dir: &Path, blocks: Option<fn() -> u64>) -> Run {
             save_before: at_start[3] - last[3],
         });
         last = at_end;
-        if let Some((blocks, before)) = blocks.zip(before) {
-            allocs.push(blocks() - before);
-        }
     }
     let steal = steal().zip(stolen).map(|(after, before)| after - before);
     flush(app.world_mut());

@@ -150,14 +150,15 @@ fn allocations() {
     let blocks = || dhat::HeapStats::get().total_blocks;
     for autosave in [false, true] {
         let run = frames::run(autosave, dir.path(), Some(blocks));
-        let mut sorted = run.allocs.clone();
+        let allocs = &run.allocs[frames::WARM_FRAMES..];
+        let mut sorted = allocs.to_vec();
         sorted.sort_unstable();
         println!(
             "{}: allocations a frame: median {}, most {}: {:?}",
             if autosave { "autosave every 10 frames" } else { "no autosave" },
             sorted[sorted.len() / 2],
             sorted[sorted.len() - 1],
-            run.allocs,
+            allocs,
         );
     }
 }
