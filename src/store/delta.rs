@@ -373,8 +373,10 @@ fn push_record_head(entities: &mut Vec<u32>, id: Id, kind: u32, words: usize) {
 /// Where [`StorePatch::apply_trusted`] puts changed entities, and from what.
 #[derive(Clone, Copy)]
 pub(crate) enum Placement<'a> {
-    /// At the arena's end, as [`StorePatch::apply`] does: the same bytes as a loader of the
-    /// delta has.
+    /// The bytes [`StorePatch::apply`] gives each entity (a loader of the delta has them), a
+    /// changed entity's into its own span when they are its size (a number changed: the
+    /// common change), else at the arena's end, as `apply` places them all: a mark's state
+    /// that takes delta after delta of such changes grows no garbage.
     AsApply,
     /// In their own span where they still fit.
     InPlace,
@@ -406,14 +408,24 @@ fn patch_in_place(record: &Record<'_>, old: Span, base: &mut Store, scratch: &mu
     if patch::apply_in_place(record.data, &mut base.arena[old.range()]) {
         return old;
     }
+    repatch(record, old, base, scratch, |len| len <= old.words())
+}
+
+/// Patches the base's entity at `old` with the `CHANGED` record into a repacked copy (the
+/// bytes [`place_record`] gives), then writes it into `old` if `fits` its length in words,
+/// else at the arena's end. Returns its span.
+fn repatch(
+    record: &Record<'_>,
+    old: Span,
+    base: &mut Store,
+    scratch: &mut Blob,
+    fits: impl Fn(usize) -> bool,
+) -> Span {
     scratch.repack_from(&base.arena[old.range()], patch::room_needed(record.data));
     patch::apply(record.data, scratch).expect("INVARIANT: a trusted patch applies to its base");
     let words = scratch.as_blob_ref().as_words();
-    let span = if layout::used_bytes(words) / 4 <= old.words() {
-        old
-    } else {
-        base.allocate(layout::used_bytes(words) / 4)
-    };
+    let len = layout::used_bytes(words) / 4;
+    let span = if fits(len) { old } else { base.allocate(len) };
     layout::repack(words, &mut base.arena[span.range()]);
     span
 }
@@ -813,9 +825,10 @@ impl StorePatch {
 
     /// Applies the patch to a store it was made from, trusted (it was made here, from that
     /// store's state, whatever the store's arena layout): O(changed), no base check. With
-    /// [`Placement::AsApply`] the result is the one [`apply`](StorePatch::apply) gives, byte
-    /// for byte; with [`Placement::InPlace`] a changed entity that still fits its span stays
-    /// there, and no garbage is made.
+    /// [`Placement::AsApply`] each entity's bytes are the ones [`apply`](StorePatch::apply)
+    /// gives (and so the save, the deltas from it, and the crc of its contents); with
+    /// [`Placement::InPlace`] a changed entity that still fits its span stays there, and no
+    /// garbage is made.
     ///
     /// The slots to look at are the patch's own: a slot whose bits differ has a slot change,
     /// an entity whose bytes differ has a record, and the base's slots past the target's last
@@ -882,6 +895,9 @@ impl StorePatch {
                     }
                     (Placement::InPlace, Some(old)) if record.kind == CHANGED => {
                         patch_in_place(&record, old, base, &mut scratch)
+                    }
+                    (Placement::AsApply, Some(old)) if record.kind == CHANGED => {
+                        repatch(&record, old, base, &mut scratch, |len| len == old.words())
                     }
                     _ => place_record(&record, kept, base, &mut scratch)
                         .expect("INVARIANT: a trusted patch applies to its base"),
