@@ -463,14 +463,20 @@ impl Changed {
         let all = <[U64]>::ref_from_bytes(raw.slots).expect("INVARIANT: own sections");
         let links = store.links();
         let has_links = !links.is_empty();
+        let (spans, arena) = (store.index().as_slice(), store.arena());
+        let slots = slots.into_iter();
+        let (room, _) = slots.size_hint();
+        self.slots.reserve(room);
+        self.bits.reserve(room);
+        self.live.reserve(room);
         for slot in slots {
             let seq = u32::try_from(self.slots.len()).unwrap_or(u32::MAX);
             self.slots.push(slot);
             self.bits.push(all.get(slot as usize).copied());
             let Some((id, dense)) = store.index().live_at_slot(slot as usize) else { continue };
-            let blob = store.get(id).expect("INVARIANT: live in the index");
+            // Live at the slot: its span is its dense place's (no handle to check).
             let start = self.words.len();
-            self.words.extend_from_slice(blob.as_words());
+            self.words.extend_from_slice(&arena[spans[dense].range()]);
             let prototype = if has_links { links.prototype(id) } else { None };
             let words = (start, self.words.len());
             self.live.push(Live { slot, seq, id, dense, words, prototype });
