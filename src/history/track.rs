@@ -328,7 +328,9 @@ impl Changes {
 
 impl Store {
     /// Marks this moment, so that what changes from here on is found in O(changed): see
-    /// [`Mark`]. Costs one copy of the store's buffers.
+    /// [`Mark`]. Costs one copy of the store's buffers. The store's first write after its
+    /// first mark also allocates and fills its change log, once: 32 bytes a slot (3.2 MB for
+    /// 100,000 entities), so that no later write grows it.
     ///
     /// # Examples
     ///
