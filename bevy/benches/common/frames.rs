@@ -4,19 +4,23 @@
 
 #![allow(dead_code)] // Each example reads its own part of a run.
 
-use std::hint::black_box;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use bevy_app::App;
+use bevy_app::{App, Update};
 use bevy_ecs::message::Messages;
+use bevy_ecs::resource::Resource;
+use bevy_ecs::world::World;
 use datacomp_bevy::{Autosave, DataStore, Every, Saved, Sheet, flush};
 
 use crate::common::{HEALTH, SHEETS, datacomp_app};
 
 /// Changes the health of `count` sheets, starting at `from`.
 pub fn change(app: &mut App, from: usize, count: usize) {
-    let world = app.world_mut();
+    change_world(app.world_mut(), from, count);
+}
+
+fn change_world(world: &mut World, from: usize, count: usize) {
     let sheets: Vec<Sheet> =
         world.query::<&Sheet>().iter(world).skip(from).take(count).copied().collect();
     let mut data = world.resource_mut::<DataStore>();
@@ -24,6 +28,19 @@ pub fn change(app: &mut App, from: usize, count: usize) {
         let health = data.get(&sheet).and_then(|s| s.get_float(HEALTH)).unwrap_or(0.0);
         data.get_mut(&sheet).unwrap().set(HEALTH, health - 1.0).unwrap();
     }
+}
+
+/// The frames a run's [`game`] system ran.
+#[derive(Resource, Default)]
+struct Round(usize);
+
+/// The game's work, a system of its `Update` schedule (inside the frame's schedules, as a
+/// game's systems are): the health of the next 1,000 sheets changed.
+fn game(world: &mut World) {
+    let mut round = world.resource_mut::<Round>();
+    let from = round.0 * 1000 % SHEETS;
+    round.0 += 1;
+    change_world(world, from, 1000);
 }
 
 /// A run's frames.
@@ -127,9 +144,8 @@ impl Threads {
 /// makes for the rest of its life.
 pub const WARM_FRAMES: usize = 30;
 
-/// A 60-frame run (after [`WARM_FRAMES`]), each frame changing 1,000 sheets (inside the
-/// frame, as a game's systems would) and updating the app; `times` and `traces` hold the
-/// warm-up frames first. Timed (no `blocks`): the frames start 1/60 s apart, as a game's do,
+/// A 60-frame run (after [`WARM_FRAMES`]), each frame an update of the app, whose [`game`]
+/// system changes 1,000 sheets; `times` and `traces` hold the warm-up frames first. Timed (no `blocks`): the frames start 1/60 s apart, as a game's do,
 /// and the pool's jobs run in the time between, as they would in the game: both runs idle
 /// alike between frames (a frame after an idle core is slower: waiting for the
 /// pool before each frame made every autosave frame ~1.7x the plain run's, which never
@@ -139,7 +155,7 @@ pub const WARM_FRAMES: usize = 30;
 /// first, timed apart) and the chain's first full save is written.
 pub fn run(autosave: bool, dir: &Path, blocks: Option<fn() -> u64>) -> Run {
     let mut app = datacomp_app(true);
-    let mut round = 0;
+    app.init_resource::<Round>().add_systems(Update, game);
     let mut building = Vec::new();
     if autosave {
         let every =
@@ -147,7 +163,7 @@ pub fn run(autosave: bool, dir: &Path, blocks: Option<fn() -> u64>) -> Run {
         app.insert_resource(every);
         loop {
             let start = Instant::now();
-            warm_frame(&mut app, &mut round);
+            app.update();
             building.push(start.elapsed());
             flush(app.world_mut());
             let saved = app.world_mut().resource_mut::<Messages<Saved>>().drain().count();
@@ -175,7 +191,7 @@ pub fn run(autosave: bool, dir: &Path, blocks: Option<fn() -> u64>) -> Run {
         let at_start = threads.read();
         let before = blocks.map(|blocks| blocks());
         let start = Instant::now();
-        measured_frame(&mut app, &mut round);
+        measured_frame(&mut app);
         times.push(start.elapsed());
         if let Some((blocks, before)) = blocks.zip(before) {
             allocs.push(blocks() - before);
@@ -204,20 +220,9 @@ pub fn steal() -> Option<u64> {
     stat.lines().next()?.split_whitespace().nth(8)?.parse().ok()
 }
 
-/// 1,000 sheets changed, then the app's update: one frame of `run`, the unit callgrind
-/// counts.
+/// One frame of `run`: the app's update (its [`game`] system changes 1,000 sheets), the
+/// unit callgrind counts.
 #[inline(never)]
-pub fn measured_frame(app: &mut App, round: &mut usize) {
-    change(app, (*round * 1000) % SHEETS, 1000);
-    *round += 1;
-    app.update();
-}
-
-/// A frame of `run` before it starts (the mirror's building), not counted.
-#[inline(never)]
-pub fn warm_frame(app: &mut App, round: &mut usize) {
-    // Not the same body as `measured_frame`, which the linker would then fold into this one.
-    *round += 1;
-    change(app, (black_box(*round) - 1) * 1000 % SHEETS, 1000);
+pub fn measured_frame(app: &mut App) {
     app.update();
 }
