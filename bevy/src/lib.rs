@@ -62,10 +62,10 @@ pub mod fixture;
 pub mod save;
 mod store;
 
-use bevy_app::{App, AppExit, Last, Plugin, PreUpdate};
+use bevy_app::{App, AppExit, First, Last, MainScheduleOrder, Plugin, PreUpdate};
 use bevy_asset::{AssetApp, AssetPlugin};
-use bevy_ecs::schedule::IntoScheduleConfigs;
 use bevy_ecs::schedule::common_conditions::on_message;
+use bevy_ecs::schedule::{IntoScheduleConfigs, ScheduleLabel};
 use bevy_ecs::world::World;
 use datacomp::Store;
 
@@ -165,17 +165,23 @@ impl Plugin for DatacompPlugin {
             .add_message::<FixtureConflict>()
             .add_message::<FixtureReloaded>()
             .add_message::<FixtureLinkFailed>()
-            .add_systems(PreUpdate, (save::pump_jobs, relink_if_needed).chain())
+            .add_systems(First, save::finish_jobs)
+            .add_systems(PreUpdate, relink_if_needed)
             .add_systems(
                 Last,
-                (
-                    save::request,
-                    save::autosave,
-                    save::pump_jobs,
-                    save::flush_on_exit.run_if(on_message::<AppExit>),
-                )
+                (save::request, save::autosave, save::flush_on_exit.run_if(on_message::<AppExit>))
                     .chain(),
             );
+        // The frame's very end, after `Last`: the save thread's jobs start there, when the
+        // frame's systems are done (see `save::frame_end`).
+        app.init_schedule(FrameEnd).add_systems(FrameEnd, save::frame_end);
+        match app.world_mut().get_resource_mut::<MainScheduleOrder>() {
+            Some(mut order) => order.insert_after(Last, FrameEnd),
+            // An app without the main schedule's order: the end of `Last`.
+            None => {
+                app.add_systems(Last, save::frame_end.after(save::flush_on_exit));
+            }
+        }
         if let Some(autosave) = &self.autosave {
             app.insert_resource(autosave.clone());
         }
@@ -190,6 +196,10 @@ impl Plugin for DatacompPlugin {
         }
     }
 }
+
+/// The schedule the plugin runs after `Last`, the frame's very end (`save::frame_end`).
+#[derive(ScheduleLabel, Clone, Debug, PartialEq, Eq, Hash)]
+struct FrameEnd;
 
 // The README's setup compiles, as the crate docs' examples do.
 #[cfg(doctest)]

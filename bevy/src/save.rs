@@ -7,12 +7,16 @@
 //! [`Snapshot`], memcpy speed, no allocation per sheet; after the first save, into the buffers
 //! of the last save's copy, which the plugin keeps: a warm memcpy, at the price of one copy's
 //! memory held between saves); the save itself (its crcs, the atomic
-//! write, the fsyncs) runs on the plugin's own thread (`datacomp saves`), at the lowest
-//! priority the system gives without privileges (nice 19, on Linux): waking it to write never
-//! takes the core the frame runs on, which on a machine of two cores the scheduler otherwise
-//! does (the frame that started a link waited 0.1-4 ms for the link's work, in the
-//! benchmarks' traces). It still runs at full speed on a core the game leaves idle, and while
-//! a game waits for it ([`flush`], [`AppExit`]).
+//! write, the fsyncs) runs on the plugin's own thread (`datacomp saves`), and keeps out of
+//! the frames' way three ways: its jobs start at a frame's very end (a schedule of the
+//! plugin's after `Last`), its file writes wait while a frame runs (a gate closed from `First`
+//! to that end, a 256 KB piece at a time), and on Linux it runs under the `SCHED_IDLE` policy
+//! (else at nice 19), so that waking it never takes the core the frame runs on and a frame's
+//! thread takes its core back at once. On a machine of two cores, with nice 19 alone and jobs
+//! started in the frame, a frame now and then lost its core to the save thread for 2-6 ms (a
+//! scheduler trace of `frame_times`: the kernel let the woken save thread run its slice). It
+//! still runs at full speed on a core the game leaves idle, and while a game waits for it
+//! ([`flush`], [`AppExit`]: the gate is then open).
 //!
 //! An [`Autosave`] never copies the store in a frame. The pool keeps a mirror of it (a
 //! [`Mark`]: the state the last autosave left), and each frame pays only for that frame's work:
@@ -48,8 +52,9 @@
 //! chain there, and [`LoadReport::chain_end`] says why.
 
 use std::collections::VecDeque;
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use bevy_app::AppExit;
@@ -59,6 +64,7 @@ use bevy_ecs::system::{Res, ResMut};
 use bevy_ecs::world::World;
 use bevy_tasks::futures::check_ready;
 use bevy_tasks::{Task, TaskPool, TaskPoolBuilder, block_on};
+use datacomp::file::write_atomically;
 use datacomp::history::{Excerpt, Since};
 use datacomp::{LoadError, Mark, Snapshot, Store, StorePatch};
 
@@ -384,6 +390,77 @@ pub(crate) struct Jobs {
     excerpts: Vec<Excerpt>,
     /// An autosave failed: links are not written until the next full save.
     broken: bool,
+    /// Closed while a frame runs: the jobs' writes wait at it.
+    gate: Arc<Gate>,
+}
+
+/// Closed from a frame's start (`First`) to its very end (the plugin's schedule after
+/// `Last`): the pool's file writes wait at it, a piece at a time ([`Paced`]), so that a save's
+/// stream of bytes goes to the file between frames and not beside a frame's systems, whose
+/// memory it would share. A blocking [`pump`] (the game waits for the jobs) opens it. A write
+/// waiting when a frame ends goes, even if the next frame has started already (a game whose
+/// frames follow each other with no time between still writes a piece a frame).
+struct Gate {
+    /// Whether a frame runs, and how many have ended.
+    state: Mutex<(bool, u64)>,
+    ended: Condvar,
+    /// The longest a write waits: a frame that long (or one that never ended: a panic
+    /// between its start and its end) is not one to keep a save from.
+    wait: Duration,
+}
+
+impl Default for Gate {
+    fn default() -> Gate {
+        Gate { state: Mutex::new((false, 0)), ended: Condvar::new(), wait: GATE_WAIT }
+    }
+}
+
+/// A [`Gate`]'s longest wait.
+const GATE_WAIT: Duration = Duration::from_millis(100);
+
+impl Gate {
+    fn set(&self, in_frame: bool) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if state.0 && !in_frame {
+            state.1 = state.1.wrapping_add(1);
+        }
+        state.0 = in_frame;
+        drop(state);
+        if !in_frame {
+            self.ended.notify_all();
+        }
+    }
+
+    /// Returns when no frame runs, or a frame ended since the call (or after the gate's
+    /// longest wait).
+    fn pass(&self) {
+        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let ends = state.1;
+        let wait = |state: &mut (bool, u64)| state.0 && state.1 == ends;
+        let waited = self.ended.wait_timeout_while(state, self.wait, wait);
+        drop(waited.unwrap_or_else(PoisonError::into_inner));
+    }
+}
+
+/// The most bytes a write passes at a time: a frame that starts during one shares the memory
+/// with at most this much copying (~0.1 ms).
+const PIECE: usize = 256 << 10;
+
+/// A file's writer whose writes wait at the [`Gate`], [`PIECE`] bytes at a time.
+struct Paced<'a, W> {
+    out: W,
+    gate: &'a Gate,
+}
+
+impl<W: Write> Write for Paced<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.gate.pass();
+        self.out.write(&buf[..buf.len().min(PIECE)])
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
 }
 
 impl Jobs {
@@ -535,9 +612,27 @@ pub(crate) fn autosave(
     }
 }
 
-/// Finishes the job that is done, and starts the next: without blocking, each frame; blocking
-/// until every job is done, on exit and from [`flush`].
-pub(crate) fn pump(world: &mut World, block: bool) {
+/// How far [`pump`] goes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pump {
+    /// Finishes the job that is done, and starts none (the frame's start: a load is swapped
+    /// in before the game's systems run).
+    Finish,
+    /// Finishes the job that is done and starts the next (the frame's very end).
+    Start,
+    /// Runs every job, blocking until the last is done (the gate opened).
+    Block,
+}
+
+/// Finishes the job that is done, and starts the next as `how` says. A job starts only at a
+/// frame's very end (or when the game waits for the jobs): the pool's work begins when the
+/// frame's is done, not beside its systems.
+fn pump(world: &mut World, how: Pump) {
+    let block = how == Pump::Block;
+    if block {
+        // The game waits for the jobs: nothing to keep their writes from.
+        world.resource::<Jobs>().gate.set(false);
+    }
     loop {
         let mut jobs = world.resource_mut::<Jobs>();
         if let Some(task) = &mut jobs.running {
@@ -554,6 +649,9 @@ pub(crate) fn pump(world: &mut World, block: bool) {
             let Some(done) = done else { return };
             finish(world, done);
             continue;
+        }
+        if how == Pump::Finish {
+            return;
         }
         let Some(mut job) = jobs.waiting.pop_front() else { return };
         match &mut job {
@@ -599,7 +697,8 @@ pub(crate) fn pump(world: &mut World, block: bool) {
             }
             Job::Save { .. } | Job::Load { .. } => {}
         }
-        jobs.running = Some(pool().spawn(async move { run(job) }));
+        let gate = Arc::clone(&jobs.gate);
+        jobs.running = Some(pool().spawn(async move { run(job, &gate) }));
         if !block {
             return;
         }
@@ -618,15 +717,28 @@ fn pool() -> &'static TaskPool {
     })
 }
 
-/// Gives the calling thread the lowest priority it can take without privileges: nice 19 on
-/// Linux, where a thread's nice value is its own (elsewhere `setpriority` would lower the
-/// whole process: nothing is done there). A thread cannot raise it back, so it is done only
-/// on the plugin's own thread.
+/// Gives the calling thread the lowest priority it can take without privileges: on Linux
+/// the `SCHED_IDLE` policy, else nice 19 (elsewhere `setpriority` would lower the whole
+/// process: nothing is done there). A thread cannot raise it back, so it is done only on the
+/// plugin's own thread.
+///
+/// Nice 19 is not enough: the kernel's scheduler (EEVDF) lets a woken nice-19 thread take the
+/// CPU of a nice-0 one and keep it for its slice. In a scheduler trace of `frame_times`, the
+/// main thread that woke the save thread to start a job lost its CPU to it for 2.6-4.4 ms,
+/// inside the frame. A `SCHED_IDLE` thread never takes a CPU from a thread of the normal
+/// policy, and gives its CPU up the moment one wakes there.
 fn lowest_priority() {
     #[cfg(target_os = "linux")]
     {
-        // Refused (a sandbox without the call): the thread runs at the priority it has.
-        let _ = rustix::process::setpriority_process(Some(rustix::thread::gettid()), 19);
+        use thread_priority::{NormalThreadSchedulePolicy, ThreadPriority, ThreadSchedulePolicy};
+        let idle = ThreadSchedulePolicy::Normal(NormalThreadSchedulePolicy::Idle);
+        let thread = thread_priority::thread_native_id();
+        if thread_priority::set_thread_priority_and_policy(thread, ThreadPriority::Min, idle)
+            .is_err()
+        {
+            // Refused (a sandbox without the call): nice 19, or the priority it has.
+            let _ = rustix::process::setpriority_process(Some(rustix::thread::gettid()), 19);
+        }
     }
 }
 
@@ -634,24 +746,32 @@ fn lowest_priority() {
 /// outcomes (a load's store swapped in, [`Saved`] and [`Loaded`] written): for a test, or
 /// before a game quits (the plugin does it on `AppExit` by itself).
 pub fn flush(world: &mut World) {
-    pump(world, true);
+    pump(world, Pump::Block);
 }
 
-/// The frame's end: [`pump`] without blocking.
-pub(crate) fn pump_jobs(world: &mut World) {
-    pump(world, false);
+/// The frame's start (`First`): the gate closed, the job that is done finished.
+pub(crate) fn finish_jobs(world: &mut World) {
+    world.resource::<Jobs>().gate.set(true);
+    pump(world, Pump::Finish);
+}
+
+/// The frame's very end (the plugin's schedule after `Last`, whose only system this is, so
+/// that the frame waits for no other thread after it): the gate opened, the next job started.
+pub(crate) fn frame_end(world: &mut World) {
+    world.resource::<Jobs>().gate.set(false);
+    pump(world, Pump::Start);
 }
 
 /// On `AppExit` (the system runs only then): every write finished before the app goes.
 pub(crate) fn flush_on_exit(world: &mut World) {
-    pump(world, true);
+    pump(world, Pump::Block);
 }
 
-/// A job's work, on the pool.
-fn run(job: Job) -> Done {
+/// A job's work, on the pool: its file writes wait at `gate`.
+fn run(job: Job, gate: &Gate) -> Done {
     match job {
         Job::Save { path, copy, kind } => {
-            let result = save(&path, copy.as_store());
+            let result = save(&path, copy.as_store(), gate);
             Done::Saved(
                 Some(Saved { path, kind, result }),
                 Kept { copy: Some(copy), ..Kept::default() },
@@ -676,7 +796,7 @@ fn run(job: Job) -> Done {
                 (gathered && mark.absorb()).then_some(mark)
             });
             let result = match &mark {
-                Some(mark) => save(&path, mark.mark.state()),
+                Some(mark) => save(&path, mark.mark.state(), gate),
                 None => Err(Error::MirrorLost { path: path.clone() }),
             };
             let kept = Kept { mark: mark.map(|mark| (mirror, mark)), excerpt, copy: None };
@@ -698,8 +818,8 @@ fn run(job: Job) -> Done {
                 Some(mut mark) => match mark.link() {
                     None => (lost(), None),
                     Some(patch) => {
-                        let result = patch
-                            .save(&path)
+                        let paced = |out: &mut dyn Write| patch.write_to(Paced { out, gate });
+                        let result = write_atomically(&path, paced)
                             .map(|()| patch.file_len() as u64)
                             .map_err(|error| Error::File { path: path.clone(), error });
                         (result, Some(mark))
@@ -734,9 +854,9 @@ fn link_number(i: usize) -> u32 {
 
 /// Writes a full save atomically, then removes the links of the chain that followed the file
 /// it replaced.
-fn save(path: &Path, store: &Store) -> Result<u64, Error> {
+fn save(path: &Path, store: &Store, gate: &Gate) -> Result<u64, Error> {
     let fail = |error| Error::File { path: path.to_owned(), error };
-    store.save(path).map_err(fail)?;
+    write_atomically(path, |out| store.write_to(Paced { out, gate })).map_err(fail)?;
     let len = std::fs::metadata(path).map_err(|e| fail(e.into()))?.len();
     for n in 1..=MAX_LINKS {
         match std::fs::remove_file(link_path(path, n)) {
@@ -905,6 +1025,88 @@ fn finish(world: &mut World, done: Done) {
 mod tests {
     use super::*;
 
+    /// A writer that keeps what it is given and the size of each write.
+    #[derive(Default)]
+    struct Recorder {
+        bytes: Vec<u8>,
+        writes: Vec<usize>,
+    }
+
+    impl Write for &mut Recorder {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.bytes.extend_from_slice(buf);
+            self.writes.push(buf.len());
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// A paced writer passes at most `PIECE` bytes a write, in order, through an open gate.
+    #[test]
+    fn paced_writes_go_a_piece_at_a_time() {
+        let gate = Gate::default();
+        let data: Vec<u8> = (0..PIECE * 2 + 10).map(|i| u8::try_from(i % 251).unwrap()).collect();
+        let mut recorder = Recorder::default();
+        Paced { out: &mut recorder, gate: &gate }.write_all(&data).unwrap();
+        assert_eq!(recorder.bytes, data);
+        assert_eq!(recorder.writes, [PIECE, PIECE, 10]);
+    }
+
+    /// While a frame runs (the gate closed) a paced write waits, and it goes on when the frame
+    /// ends; a gate never opened lets it go after the gate's longest wait.
+    #[test]
+    fn paced_writes_wait_for_the_frames_end() {
+        let gate = Gate { wait: Duration::from_mins(1), ..Gate::default() };
+        gate.set(true);
+        let data = vec![7_u8; PIECE + 1];
+        let written = std::sync::atomic::AtomicUsize::new(0);
+        std::thread::scope(|scope| {
+            let writer = scope.spawn(|| {
+                let mut recorder = Recorder::default();
+                for piece in data.chunks(PIECE) {
+                    Paced { out: &mut recorder, gate: &gate }.write_all(piece).unwrap();
+                    written.fetch_add(piece.len(), std::sync::atomic::Ordering::SeqCst);
+                }
+                recorder.bytes
+            });
+            std::thread::sleep(Duration::from_millis(50));
+            assert_eq!(written.load(std::sync::atomic::Ordering::SeqCst), 0, "written in a frame");
+            gate.set(false);
+            assert_eq!(writer.join().unwrap(), data);
+        });
+
+        // A frame that ends and the next that starts at once let a waiting write go.
+        let busy = Gate { wait: Duration::from_secs(10), ..Gate::default() };
+        busy.set(true);
+        let start = Instant::now();
+        std::thread::scope(|scope| {
+            let writer = scope.spawn(|| {
+                let mut recorder = Recorder::default();
+                Paced { out: &mut recorder, gate: &busy }.write_all(b"between").unwrap();
+                recorder.bytes
+            });
+            // Frames back to back until the write went (it waits from before one's end).
+            while !writer.is_finished() {
+                std::thread::sleep(Duration::from_millis(5));
+                busy.set(false);
+                busy.set(true);
+            }
+            assert_eq!(writer.join().unwrap(), b"between");
+        });
+        assert!(start.elapsed() < Duration::from_secs(5), "went only at the longest wait");
+
+        let stuck = Gate { wait: Duration::from_millis(20), ..Gate::default() };
+        stuck.set(true);
+        let mut recorder = Recorder::default();
+        let start = Instant::now();
+        Paced { out: &mut recorder, gate: &stuck }.write_all(b"late").unwrap();
+        assert!(start.elapsed() >= Duration::from_millis(20));
+        assert_eq!(recorder.bytes, b"late");
+    }
+
     /// A link job without the chain's mark, or with a mark the excerpt does not follow,
     /// writes nothing and says the mirror was lost (and gives back no mark: it is built again);
     /// with the mark it writes the delta that `take_delta` gives and gives the mark back; a
@@ -929,7 +1131,7 @@ mod tests {
                 mark: mark.map(|mark| Box::new(Mirror::new(mark))),
                 broken,
             };
-            match run(job) {
+            match run(job, &Gate::default()) {
                 Done::Saved(saved, kept) => (saved.unwrap(), kept),
                 Done::Loaded { .. } => unreachable!("a link job saves"),
             }

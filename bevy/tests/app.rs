@@ -882,8 +882,8 @@ fn frames_between_autosaves_are_gathered_on_the_pool() {
     assert_eq!(&compacted, &states[9]);
 }
 
-/// Saves run on the plugin's own thread at the lowest priority (nice 19), so that waking it
-/// never takes the frame's core.
+/// Saves run on the plugin's own thread at the lowest priority (the `SCHED_IDLE` policy), so
+/// that waking it never takes the frame's core.
 #[cfg(target_os = "linux")]
 #[test]
 fn saves_run_on_a_thread_of_their_own_at_the_lowest_priority() {
@@ -891,19 +891,42 @@ fn saves_run_on_a_thread_of_their_own_at_the_lowest_priority() {
     let mut app = app(dir.path(), DatacompPlugin::default());
     many(&mut app, 3);
     save(&mut app, &dir.path().join("world.dcmp")).result.unwrap();
-    let nice: Vec<i64> = std::fs::read_dir("/proc/self/task")
+    let policy: Vec<i64> = std::fs::read_dir("/proc/self/task")
         .unwrap()
         .filter_map(|task| {
             let task = task.unwrap().path();
             let name = std::fs::read_to_string(task.join("comm")).unwrap();
             name.starts_with("datacomp saves").then(|| {
-                // The fields after the name's closing parenthesis: the 17th is the nice value.
+                // The fields after the name's closing parenthesis: the 39th is the policy.
                 let stat = std::fs::read_to_string(task.join("stat")).unwrap();
                 let fields: Vec<&str> =
                     stat[stat.rfind(')').unwrap() + 1..].split_whitespace().collect();
-                fields[16].parse().unwrap()
+                fields[38].parse().unwrap()
             })
         })
         .collect();
-    assert_eq!(nice, [19]);
+    const SCHED_IDLE: i64 = 5;
+    assert_eq!(policy, [SCHED_IDLE]);
+}
+
+/// A save asked for while the game's frames go on (no `flush`) is written between them: its
+/// writes wait while a frame runs and go on when it ends, and it lands whole.
+#[test]
+fn a_save_is_written_between_frames() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app(dir.path(), DatacompPlugin::default());
+    let entities = many(&mut app, 20_000);
+    let path = dir.path().join("world.dcmp");
+    app.world_mut().write_message(SaveGame { path: path.clone() });
+    let mut saved = Vec::new();
+    update_until(&mut app, "the save", |world| {
+        saved.extend(world.resource_mut::<Messages<Saved>>().drain());
+        !saved.is_empty()
+    });
+    assert_eq!(saved.len(), 1);
+    let bytes = saved[0].result.as_ref().unwrap();
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), *bytes);
+    let loaded = Store::load(&path).unwrap();
+    assert_eq!(&loaded, store(&app));
+    assert_eq!(loaded.len(), entities.len());
 }
