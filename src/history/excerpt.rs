@@ -304,7 +304,7 @@ impl Since {
             Some(mut slots) => {
                 slots.sort_unstable();
                 let mut changed = Box::<Changed>::default();
-                changed.add(store, slots.iter().copied(), self.names);
+                changed.add(store, &slots, 0..0, self.names);
                 // Sorted, and the tracker gives each slot once.
                 changed.settled = true;
                 Part::Changed(changed)
@@ -339,7 +339,7 @@ impl Since {
                 let mut scratch = std::mem::take(&mut changed.scratch);
                 let tracked = store.tracker().changed_since_into(id, epoch, &mut scratch);
                 if tracked {
-                    changed.add(store, scratch.iter().copied().chain(copy.clone()), self.names);
+                    changed.add(store, &scratch, copy.clone(), self.names);
                 }
                 changed.scratch = scratch;
                 tracked
@@ -456,23 +456,24 @@ impl fmt::Debug for Excerpt {
 }
 
 impl Changed {
-    /// Adds the entries at `slots` of `store` (whose key names were `names` long at the
-    /// `Since`), after those added before.
-    fn add(&mut self, store: &Store, slots: impl Iterator<Item = u32>, names: usize) {
+    /// Adds the entries at the slots `tracked`, then at the slots `copy`, of `store` (whose key
+    /// names were `names` long at the `Since`), after those added before.
+    fn add(&mut self, store: &Store, tracked: &[u32], copy: Range<u32>, names: usize) {
         let raw = store.index().as_raw();
         let all = <[U64]>::ref_from_bytes(raw.slots).expect("INVARIANT: own sections");
         let links = store.links();
         let has_links = !links.is_empty();
         let (spans, arena) = (store.index().as_slice(), store.arena());
-        let slots = slots.into_iter();
-        let (room, _) = slots.size_hint();
-        self.slots.reserve(room);
-        self.bits.reserve(room);
-        self.live.reserve(room);
-        for slot in slots {
-            let seq = u32::try_from(self.slots.len()).unwrap_or(u32::MAX);
-            self.slots.push(slot);
-            self.bits.push(all.get(slot as usize).copied());
+        // The slots and their bits first, each a loop of known length (a frame's copy is this
+        // function: no capacity check an entry), then the live entities' blobs.
+        let first = self.slots.len();
+        self.slots.extend_from_slice(tracked);
+        self.slots.extend(copy);
+        let added = &self.slots[first..];
+        self.bits.extend(added.iter().map(|&slot| all.get(slot as usize).copied()));
+        self.live.reserve(added.len());
+        let seqs = (first..).map(|seq| u32::try_from(seq).unwrap_or(u32::MAX));
+        for (seq, &slot) in seqs.zip(added) {
             let Some((id, dense)) = store.index().live_at_slot(slot as usize) else { continue };
             // Live at the slot: its span is its dense place's (no handle to check).
             let start = self.words.len();
