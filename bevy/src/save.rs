@@ -588,6 +588,20 @@ pub(crate) fn autosave(
         // for the next.
         let absorb = state.building.is_some() || built_now;
         if absorb || state.excerpt.entities() != Some(0) {
+            // The save thread far behind (no idle core for it, or a write that does not
+            // return): the frame's changes join the last gather waiting rather than queue one
+            // more, so that a stalled save thread costs O(the store), not O(frames) (an
+            // excerpt appended to compacts itself now and then). Not sooner: the append may
+            // grow the waiting excerpt's buffers in the frame.
+            if !absorb
+                && jobs.waiting.len() >= BEHIND
+                && let Some(Job::Gather { mirror: queued, excerpt, absorb: false, .. }) =
+                    jobs.waiting.back_mut()
+                && *queued == mirror
+                && excerpt.append(&mut state.excerpt)
+            {
+                return;
+            }
             let excerpt = jobs.swap_excerpt(&mut state.excerpt);
             jobs.push(Job::Gather { mirror, excerpt, absorb, mark: None });
         }
@@ -844,6 +858,10 @@ fn run(job: Job, gate: &Gate) -> Done {
     }
 }
 
+/// Jobs waiting at which the save thread counts as far behind: a frame's changes then join
+/// the last gather waiting instead of queueing their own.
+const BEHIND: usize = 8;
+
 /// The most links a chain holds: a load follows no more, and an autosave folds its chain at
 /// this many links whatever `compact_every` says. A load applies its chain with
 /// [`StorePatch::apply_chain`]: the crc32 of the whole state is taken for the first link's
@@ -1045,6 +1063,78 @@ mod tests {
         fn flush(&mut self) -> std::io::Result<()> {
             Ok(())
         }
+    }
+
+    /// While the save thread is stalled (here by a save to a pipe nobody reads yet), frames
+    /// go on and, once `BEHIND` jobs wait, their changes join the last waiting gather instead
+    /// of queueing a job each; once the thread goes on, the autosave that follows holds every
+    /// change.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn frames_behind_a_stalled_save_thread_queue_one_gather() {
+        use bevy_app::{App, TaskPoolPlugin};
+        use std::io::Read;
+
+        use crate::{DatacompPlugin, Sheet};
+
+        let dir = tempfile::tempdir().unwrap();
+        let pipe = dir.path().join("stalled.dcmp");
+        let made = std::process::Command::new("mkfifo").arg(&pipe).status().unwrap();
+        assert!(made.success());
+        let auto = dir.path().join("auto.dcmp");
+        let mut app = App::new();
+        app.add_plugins((TaskPoolPlugin::default(), DatacompPlugin::default()));
+        let every = Every::Frames(u32::MAX);
+        app.insert_resource(Autosave { every, path: auto.clone(), compact_every: 10 });
+        let sheets: Vec<Sheet> = {
+            let mut data = app.world_mut().resource_mut::<DataStore>();
+            (0..2000_u16)
+                .map(|i| data.insert(&[("hp", f32::from(i))].into_iter().collect()))
+                .collect()
+        };
+        // The mirror built (a slice of slots a frame), then the save thread stalled.
+        while app.world().resource::<AutosaveState>().building.is_some()
+            || app.world().resource::<AutosaveState>().since.is_none()
+        {
+            app.update();
+            flush(app.world_mut());
+        }
+        let asked = app.world().resource::<DataStore>().store().clone();
+        app.world_mut().write_message(SaveGame { path: pipe.clone() });
+        app.update();
+        for frame in 0..300_u16 {
+            let mut data = app.world_mut().resource_mut::<DataStore>();
+            for &sheet in sheets.iter().skip(usize::from(frame) * 7 % 2000).take(50) {
+                data.get_mut(&sheet).unwrap().set("hp", -f32::from(frame)).unwrap();
+            }
+            app.update();
+        }
+        let waiting = &app.world().resource::<Jobs>().waiting;
+        let gathers = waiting.iter().filter(|job| matches!(job, Job::Gather { .. })).count();
+        assert_eq!(gathers, BEHIND, "{} jobs waiting", waiting.len());
+
+        // The reader comes: the save and the gathered changes go through, and an autosave
+        // now writes the store as it is.
+        let reader = std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            std::fs::File::open(&pipe).unwrap().read_to_end(&mut bytes).unwrap();
+            bytes
+        });
+        flush(app.world_mut());
+        let piped = reader.join().unwrap();
+        assert!(
+            Store::from_bytes(&piped).unwrap() == asked,
+            "the save holds the store it was asked of"
+        );
+        app.insert_resource(Autosave {
+            every: Every::Frames(1),
+            path: auto.clone(),
+            compact_every: 10,
+        });
+        app.update();
+        flush(app.world_mut());
+        let saved = Store::load(&auto).unwrap();
+        assert!(saved == *app.world().resource::<DataStore>().store(), "the autosave is the store");
     }
 
     /// A paced writer passes at most `PIECE` bytes a write, in order, through an open gate.
