@@ -1071,7 +1071,7 @@ mod tests {
     /// change.
     #[cfg(target_os = "linux")]
     #[test]
-    fn frames_behind_a_stalled_save_thread_queue_one_gather() {
+    fn frames_behind_a_stalled_save_thread_queue_at_most_behind_gathers() {
         use bevy_app::{App, TaskPoolPlugin};
         use std::io::Read;
 
