@@ -449,16 +449,31 @@ impl Gate {
 /// with at most this much copying (~0.1 ms).
 const PIECE: usize = 256 << 10;
 
-/// A file's writer whose writes wait at the [`Gate`], [`PIECE`] bytes at a time.
+/// A file's writer whose writes wait at the [`Gate`], [`PIECE`] bytes at a time: the gate
+/// is passed once a piece, not once a write (a save of a store whose blobs moved writes a run
+/// of the arena per entity).
 struct Paced<'a, W> {
     out: W,
     gate: &'a Gate,
+    /// The bytes that may go before the gate is passed again.
+    left: usize,
+}
+
+impl<'a, W> Paced<'a, W> {
+    fn new(out: W, gate: &'a Gate) -> Paced<'a, W> {
+        Paced { out, gate, left: 0 }
+    }
 }
 
 impl<W: Write> Write for Paced<'_, W> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.gate.pass();
-        self.out.write(&buf[..buf.len().min(PIECE)])
+        if self.left == 0 {
+            self.gate.pass();
+            self.left = PIECE;
+        }
+        let written = self.out.write(&buf[..buf.len().min(self.left)])?;
+        self.left -= written;
+        Ok(written)
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
@@ -835,7 +850,7 @@ fn run(job: Job, gate: &Gate) -> Done {
                 Some(mut mark) => match mark.link() {
                     None => (lost(), None),
                     Some(patch) => {
-                        let paced = |out: &mut dyn Write| patch.write_to(Paced { out, gate });
+                        let paced = |out: &mut dyn Write| patch.write_to(Paced::new(out, gate));
                         let result = write_atomically(&path, paced)
                             .map(|()| patch.file_len() as u64)
                             .map_err(|error| Error::File { path: path.clone(), error });
@@ -877,7 +892,7 @@ fn link_number(i: usize) -> u32 {
 /// it replaced.
 fn save(path: &Path, store: &Store, gate: &Gate) -> Result<u64, Error> {
     let fail = |error| Error::File { path: path.to_owned(), error };
-    write_atomically(path, |out| store.write_to(Paced { out, gate })).map_err(fail)?;
+    write_atomically(path, |out| store.write_to(Paced::new(out, gate))).map_err(fail)?;
     let len = std::fs::metadata(path).map_err(|e| fail(e.into()))?.len();
     for n in 1..=MAX_LINKS {
         match std::fs::remove_file(link_path(path, n)) {
@@ -1143,9 +1158,16 @@ mod tests {
         let gate = Gate::default();
         let data: Vec<u8> = (0..PIECE * 2 + 10).map(|i| u8::try_from(i % 251).unwrap()).collect();
         let mut recorder = Recorder::default();
-        Paced { out: &mut recorder, gate: &gate }.write_all(&data).unwrap();
+        Paced::new(&mut recorder, &gate).write_all(&data).unwrap();
         assert_eq!(recorder.bytes, data);
         assert_eq!(recorder.writes, [PIECE, PIECE, 10]);
+        // Writes smaller than a piece share one: the pieces count bytes, not writes.
+        let mut recorder = Recorder::default();
+        let mut paced = Paced::new(&mut recorder, &gate);
+        paced.write_all(&data[..10]).unwrap();
+        paced.write_all(&data[10..]).unwrap();
+        assert_eq!(recorder.bytes, data);
+        assert_eq!(recorder.writes, [10, PIECE - 10, PIECE, 10]);
     }
 
     /// While a frame runs (the gate closed) a paced write waits, and it goes on when the frame
@@ -1160,7 +1182,7 @@ mod tests {
             let writer = scope.spawn(|| {
                 let mut recorder = Recorder::default();
                 for piece in data.chunks(PIECE) {
-                    Paced { out: &mut recorder, gate: &gate }.write_all(piece).unwrap();
+                    Paced::new(&mut recorder, &gate).write_all(piece).unwrap();
                     written.fetch_add(piece.len(), std::sync::atomic::Ordering::SeqCst);
                 }
                 recorder.bytes
@@ -1178,7 +1200,7 @@ mod tests {
         std::thread::scope(|scope| {
             let writer = scope.spawn(|| {
                 let mut recorder = Recorder::default();
-                Paced { out: &mut recorder, gate: &busy }.write_all(b"between").unwrap();
+                Paced::new(&mut recorder, &busy).write_all(b"between").unwrap();
                 recorder.bytes
             });
             // Frames back to back until the write went (it waits from before one's end).
@@ -1195,7 +1217,7 @@ mod tests {
         stuck.set(true);
         let mut recorder = Recorder::default();
         let start = Instant::now();
-        Paced { out: &mut recorder, gate: &stuck }.write_all(b"late").unwrap();
+        Paced::new(&mut recorder, &stuck).write_all(b"late").unwrap();
         assert!(start.elapsed() >= Duration::from_millis(20));
         assert_eq!(recorder.bytes, b"late");
     }
