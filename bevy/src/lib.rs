@@ -59,6 +59,7 @@
 
 mod error;
 pub mod fixture;
+mod lend;
 pub mod save;
 mod store;
 

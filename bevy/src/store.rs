@@ -2,6 +2,7 @@
 //! is on) and [`Sheet`] (a component linking an entity to its sheet in it).
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use bevy_ecs::component::Component;
 use bevy_ecs::entity::Entity;
@@ -9,6 +10,8 @@ use bevy_ecs::lifecycle::HookContext;
 use bevy_ecs::resource::Resource;
 use bevy_ecs::world::{DeferredWorld, World};
 use datacomp::{Blob, BlobMut, BlobRef, History, Id, Store};
+
+use crate::lend::{Lend, Loan};
 
 /// The world's datacomp [`Store`], one sheet (blob) per entity, as a resource; with a
 /// [`History`] when the plugin was built with [`undo`](crate::DatacompPlugin::undo).
@@ -44,7 +47,13 @@ use datacomp::{Blob, BlobMut, BlobRef, History, Id, Store};
 /// are the ordinary ways.
 #[derive(Resource)]
 pub struct DataStore {
+    /// The store, or an empty one while it is lent (see `lend`).
     store: Store,
+    /// The store lent between frames for the autosave's copy, and the loan: taken back before
+    /// any write ([`store_mut`](DataStore::store_mut)).
+    lent: Option<(Arc<Store>, Arc<Loan>)>,
+    /// An empty store, put in the store's place while it is lent.
+    empty: Option<Store>,
     history: Option<History>,
     /// Whether despawning an entity removes its sheet.
     pub(crate) remove_on_despawn: bool,
@@ -64,35 +73,64 @@ impl DataStore {
     /// A resource holding `store`, without a history; despawning an entity removes its sheet.
     #[must_use]
     pub fn new(store: Store) -> DataStore {
-        DataStore { store, history: None, remove_on_despawn: true, relink: false }
+        let (lent, empty, history) = (None, None, None);
+        DataStore { store, lent, empty, history, remove_on_despawn: true, relink: false }
     }
 
     /// The sheet of `sheet`, to read; `None` if it names no sheet of this store (removed, or
     /// from before a load).
     #[must_use]
     pub fn get(&self, sheet: &Sheet) -> Option<BlobRef<'_>> {
-        self.store.get(sheet.0)
+        self.store().get(sheet.0)
     }
 
     /// The sheet of `sheet`, to write; `None` if it names no sheet of this store.
     pub fn get_mut(&mut self, sheet: &Sheet) -> Option<BlobMut<'_>> {
-        self.store.get_mut(sheet.0)
+        self.store_mut().get_mut(sheet.0)
     }
 
     /// Inserts a sheet, and returns the [`Sheet`] component that links an entity to it.
     pub fn insert(&mut self, blob: &Blob) -> Sheet {
-        Sheet(self.store.insert(blob))
+        Sheet(self.store_mut().insert(blob))
     }
 
     /// The store, to read (queries, columns, exports, saves).
     #[must_use]
     pub fn store(&self) -> &Store {
-        &self.store
+        match &self.lent {
+            Some((store, _)) => store,
+            None => &self.store,
+        }
     }
 
-    /// The store, to write.
+    /// The store, to write. Between frames, with an autosave, the plugin lends the store to
+    /// its copying thread: a write then waits for that copy (a frame's changes, O(changed)),
+    /// or makes it here if it has not begun.
     pub fn store_mut(&mut self) -> &mut Store {
+        if self.lent.is_some() {
+            self.take_back();
+        }
         &mut self.store
+    }
+
+    #[cold]
+    fn take_back(&mut self) {
+        if let Some((store, loan)) = self.lent.take() {
+            loan.wait();
+            // The loan's own `Arc` is gone once its copy is made: no copy of the store here.
+            let empty = std::mem::replace(&mut self.store, Arc::unwrap_or_clone(store));
+            self.empty = Some(empty);
+        }
+    }
+
+    /// Lends the store for `lend`'s copy (its `store` is set here), until the next write.
+    pub(crate) fn lend(&mut self, lend: impl FnOnce(Arc<Store>) -> Lend) -> Arc<Loan> {
+        self.store_mut();
+        let empty = self.empty.take().unwrap_or_default();
+        let store = Arc::new(std::mem::replace(&mut self.store, empty));
+        let loan = Loan::start(lend(Arc::clone(&store)));
+        self.lent = Some((store, Arc::clone(&loan)));
+        loan
     }
 
     /// The undo history, when the plugin keeps one.
@@ -104,6 +142,7 @@ impl DataStore {
     /// Records the store's state as an undo step ([`History::commit`]); `false` when there is
     /// no history or nothing changed.
     pub fn commit(&mut self) -> bool {
+        self.store_mut();
         self.history.as_mut().is_some_and(|h| h.commit(&self.store))
     }
 
@@ -111,6 +150,7 @@ impl DataStore {
     /// entities (spawns one for a sheet brought back, despawns those whose sheet went).
     /// `false` when there is no history or no step.
     pub fn undo(&mut self) -> bool {
+        self.store_mut();
         let moved = self.history.as_mut().is_some_and(|h| h.undo(&mut self.store));
         self.relink |= moved;
         moved
@@ -119,6 +159,7 @@ impl DataStore {
     /// Replays the step the last [`undo`](DataStore::undo) took back, as
     /// [`History::redo`]; re-links as `undo` does.
     pub fn redo(&mut self) -> bool {
+        self.store_mut();
         let moved = self.history.as_mut().is_some_and(|h| h.redo(&mut self.store));
         self.relink |= moved;
         moved
@@ -135,7 +176,7 @@ impl DataStore {
 
     /// Puts `store` in place of the store (a load), starting the history over from it.
     pub(crate) fn replace(&mut self, store: Store) {
-        self.store = store;
+        *self.store_mut() = store;
         if let Some(history) = &mut self.history {
             history.clear();
             history.commit(&self.store);
@@ -162,7 +203,7 @@ impl Sheet {
         if let Some(mut data) = world.get_resource_mut::<DataStore>()
             && data.remove_on_despawn
         {
-            data.store.remove(id);
+            data.store_mut().remove(id);
         }
     }
 }
@@ -185,7 +226,7 @@ pub(crate) fn relink(world: &mut World) -> Relinked {
     {
         let data = world.resource::<DataStore>();
         for (entity, sheet) in sheets.iter(world) {
-            if data.store.contains(sheet.0) {
+            if data.store().contains(sheet.0) {
                 linked.insert(sheet.0);
             } else {
                 stale.push(entity);
@@ -201,7 +242,7 @@ pub(crate) fn relink(world: &mut World) -> Relinked {
     }
     let unlinked: Vec<Sheet> = world
         .resource::<DataStore>()
-        .store
+        .store()
         .iter()
         .filter(|(id, _)| !linked.contains(id))
         .map(|(id, _)| Sheet(id))

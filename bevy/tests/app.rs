@@ -830,12 +830,25 @@ fn a_load_seeds_the_mirror_and_a_failed_autosave_restarts_the_chain() {
     assert_eq!(store(&fresh), store(&app));
 }
 
-/// Autosaves every third frame, the frames between gathered on the pool (no frame waits for
-/// the pool here, so jobs queue): sheets change, despawn (a frame whose only change is a
-/// despawn sends it with a later one), spawn, and some frames change nothing; each link and
-/// compaction loads back into a fresh app equal to the store at its frame.
+/// Autosaves every third frame, the frames between leaving their changes in the store's
+/// change log for the autosave's copy (made between frames; no frame waits for the pool
+/// here, so jobs queue), the writes between frames taking the store back from that copy:
+/// sheets change, despawn, spawn, and some frames change nothing; each link and compaction
+/// loads back into a fresh app equal to the store at its frame.
 #[test]
-fn frames_between_autosaves_are_gathered_on_the_pool() {
+fn frames_between_autosaves_wait_in_the_change_log() {
+    autosave_every_third_frame(false);
+}
+
+/// The same, the frames 2 ms apart: then only the autosave's frame lends the store (the
+/// frames between copy nothing: their changes wait in the change log), and its copy holds
+/// every change since the last.
+#[test]
+fn paced_frames_between_autosaves_copy_nothing() {
+    autosave_every_third_frame(true);
+}
+
+fn autosave_every_third_frame(paced: bool) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("auto.dcmp");
     let autosave = Autosave { every: Every::Frames(3), path: path.clone(), compact_every: 4 };
@@ -857,6 +870,9 @@ fn frames_between_autosaves_are_gathered_on_the_pool() {
             2 => entities.extend(many(&mut app, 2)),
             3 => {} // nothing changes
             _ => set(&mut app, entities[frame], "hp", frame as f32),
+        }
+        if paced {
+            std::thread::sleep(2 * datacomp_bevy::save::PACED);
         }
         app.update();
         if frame % 3 == 2 {
@@ -883,30 +899,56 @@ fn frames_between_autosaves_are_gathered_on_the_pool() {
 }
 
 /// Saves run on the plugin's own thread at the lowest priority (the `SCHED_IDLE` policy), so
-/// that waking it never takes the frame's core.
+/// that waking it never takes the frame's core; the autosave's copies on another, under
+/// `SCHED_BATCH` (a fair share, and no preemption of the thread that wakes it).
 #[cfg(target_os = "linux")]
 #[test]
-fn saves_run_on_a_thread_of_their_own_at_the_lowest_priority() {
+fn saves_and_copies_run_on_threads_of_their_own_that_never_take_the_frames_core() {
     let dir = tempfile::tempdir().unwrap();
     let mut app = app(dir.path(), DatacompPlugin::default());
     many(&mut app, 3);
     save(&mut app, &dir.path().join("world.dcmp")).result.unwrap();
-    let policy: Vec<i64> = std::fs::read_dir("/proc/self/task")
-        .unwrap()
-        .filter_map(|task| {
-            let task = task.unwrap().path();
-            let name = std::fs::read_to_string(task.join("comm")).unwrap();
-            name.starts_with("datacomp saves").then(|| {
-                // The fields after the name's closing parenthesis: the 39th is the policy.
-                let stat = std::fs::read_to_string(task.join("stat")).unwrap();
-                let fields: Vec<&str> =
-                    stat[stat.rfind(')').unwrap() + 1..].split_whitespace().collect();
-                fields[38].parse().unwrap()
+    let path = dir.path().join("auto.dcmp");
+    app.insert_resource(Autosave { every: Every::Frames(1), path, compact_every: 2 });
+    app.update(); // the mirror's first slice: copied between frames
+    app.update();
+    let policy = |thread: &str| -> Vec<i64> {
+        std::fs::read_dir("/proc/self/task")
+            .unwrap()
+            .filter_map(|task| {
+                let task = task.unwrap().path();
+                let name = std::fs::read_to_string(task.join("comm")).unwrap();
+                name.starts_with(thread).then(|| {
+                    // The fields after the name's closing parenthesis: the 39th is the policy.
+                    let stat = std::fs::read_to_string(task.join("stat")).unwrap();
+                    let fields: Vec<&str> =
+                        stat[stat.rfind(')').unwrap() + 1..].split_whitespace().collect();
+                    fields[38].parse().unwrap()
+                })
             })
-        })
-        .collect();
+            .collect()
+    };
+    const SCHED_BATCH: i64 = 3;
     const SCHED_IDLE: i64 = 5;
-    assert_eq!(policy, [SCHED_IDLE]);
+    assert_eq!(policy("datacomp saves"), [SCHED_IDLE]);
+    assert_eq!(policy("datacomp copies"), [SCHED_BATCH]);
+}
+
+/// An app dropped while its store is lent for an autosave's copy (right after the frame that
+/// asked for it) goes without waiting for it, and the copy's thread serves the next app.
+#[test]
+fn an_app_dropped_while_its_store_is_lent_goes() {
+    let dir = tempfile::tempdir().unwrap();
+    for round in 0..3 {
+        let path = dir.path().join(format!("auto{round}.dcmp"));
+        let autosave = Autosave { every: Every::Frames(1), path: path.clone(), compact_every: 2 };
+        let mut app = app(dir.path(), DatacompPlugin::default().autosave(autosave));
+        let entities = many(&mut app, 2000);
+        update_until(&mut app, "the chain's full save", |_| std::fs::exists(&path).unwrap());
+        set(&mut app, entities[7], "hp", -7.0);
+        app.update();
+        drop(app);
+    }
 }
 
 /// A save asked for while the game's frames go on (no `flush`) is written between them: its
