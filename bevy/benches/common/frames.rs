@@ -43,6 +43,11 @@ fn game(world: &mut World) {
     change_world(world, from, 1000);
 }
 
+/// Adds the game's [`game`] system (1,000 sheets changed a frame) to `app`.
+pub fn with_game(app: &mut App) {
+    app.init_resource::<Round>().add_systems(Update, game);
+}
+
 /// A run's frames.
 pub struct Run {
     /// Each frame's time.
@@ -152,10 +157,11 @@ pub const WARM_FRAMES: usize = 30;
 /// waited). Counted (`blocks` counts the allocations so far): the pool's jobs waited for
 /// before each frame, off the clock, so that a frame's count is its own and the ones its end
 /// starts. With autosave, the run starts once the mirror is whole (its building frames run
-/// first, timed apart) and the chain's first full save is written.
-pub fn run(autosave: bool, dir: &Path, blocks: Option<fn() -> u64>) -> Run {
+/// first, timed apart) and the chain's first full save is written. `uncapped`: each frame
+/// starts as the last ends (a game with no time between its frames), not 1/60 s apart.
+pub fn run(autosave: bool, dir: &Path, blocks: Option<fn() -> u64>, uncapped: bool) -> Run {
     let mut app = datacomp_app(true);
-    app.init_resource::<Round>().add_systems(Update, game);
+    with_game(&mut app);
     let mut building = Vec::new();
     if autosave {
         let every =
@@ -182,7 +188,7 @@ pub fn run(autosave: bool, dir: &Path, blocks: Option<fn() -> u64>) -> Run {
     for _ in 0..WARM_FRAMES + 60 {
         if blocks.is_some() {
             flush(app.world_mut());
-        } else {
+        } else if !uncapped {
             std::thread::sleep(next.saturating_duration_since(Instant::now()));
             next += period;
         }

@@ -20,6 +20,9 @@
 //! `valgrind --tool=callgrind --collect-atstart=no --toggle-collect='frame_times::frames::measured_frame'`
 //! (the frames' instructions).
 //!
+//! `--uncapped`: the frames follow each other with no time between (a game that is not paced,
+//! whose next frame takes the store back while the autosave's copy may still run).
+//!
 //! Run: `cargo run --release -p datacomp-bevy-benches --example frame_times [-- -v]`.
 
 #[path = "../common/mod.rs"]
@@ -53,19 +56,22 @@ fn main() {
     let dir = tempfile::tempdir().unwrap();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let verbose = args.iter().any(|a| a == "-v");
+    let uncapped = args.iter().any(|a| a == "--uncapped");
     let (which, repeats): (Vec<bool>, usize) =
-        match args.iter().find(|a| *a != "-v").map(String::as_str) {
+        match args.iter().find(|a| !a.starts_with('-')).map(String::as_str) {
             Some("plain") => (vec![false], 1),
             Some("autosave") => (vec![true], 1),
             None => (vec![false, true], REPEATS),
             Some(other) => {
-                return eprintln!("usage: frame_times [plain|autosave] [-v], not {other}");
+                return eprintln!(
+                    "usage: frame_times [plain|autosave] [-v] [--uncapped], not {other}"
+                );
             }
         };
     let mut runs: Vec<(bool, Run)> = Vec::new();
     for _ in 0..repeats {
         for &autosave in &which {
-            runs.push((autosave, run(autosave, dir.path(), None)));
+            runs.push((autosave, run(autosave, dir.path(), None, uncapped)));
         }
     }
     for (autosave, Run { times, building, saves, steal, traces, .. }) in &runs {

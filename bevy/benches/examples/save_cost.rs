@@ -149,7 +149,7 @@ fn allocations() {
     let _profiler = dhat::Profiler::builder().testing().build();
     let blocks = || dhat::HeapStats::get().total_blocks;
     for autosave in [false, true] {
-        let run = frames::run(autosave, dir.path(), Some(blocks));
+        let run = frames::run(autosave, dir.path(), Some(blocks), false);
         let allocs = &run.allocs[frames::WARM_FRAMES..];
         let mut sorted = allocs.to_vec();
         sorted.sort_unstable();
