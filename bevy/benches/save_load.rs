@@ -7,9 +7,10 @@
 //!   pool, waited for) beside `DynamicWorld` to RON.
 //! - `load/100k_sheets`: `LoadGame` into a fresh app (read, check, swap, one entity spawned per
 //!   sheet) beside RON to `DynamicWorld` written into a fresh world.
-//! - `save_frame/100k_sheets`: the frame that asks for a save (its copy of the store), beside a
-//!   memcpy of the save's bytes into a buffer that exists (`memcpy_warm`) and a new one
-//!   (`memcpy_fresh`). Goal: at most 1.5x a memcpy.
+//! - `save_frame/100k_sheets`: the frame that asks for a save (it lends the store for its
+//!   copy, made between frames) and the next one at 60 frames a second (it takes the store
+//!   back), beside an empty frame (back to back, and after 1/60 s idle) and a memcpy of the save's bytes into a buffer that exists
+//!   (`memcpy_warm`) and a new one (`memcpy_fresh`). Goal: at most 1.5x a memcpy.
 //!
 //! Run: `cargo bench -p datacomp-bevy-benches --bench save_load` (a quiet machine; the RON peer takes
 //! seconds an iteration).
@@ -83,7 +84,38 @@ fn benches(c: &mut Criterion) {
             spent
         });
     });
+    // The next frame of a game at 60 frames a second, which takes the store back from the
+    // copy made in the time between.
+    group.bench_function("datacomp_next_frame", |b| {
+        b.iter_custom(|iters| {
+            let mut spent = Duration::ZERO;
+            for _ in 0..iters {
+                app.world_mut().write_message(SaveGame { path: ours.clone() });
+                app.update();
+                std::thread::sleep(Duration::from_secs(1) / 60);
+                let start = Instant::now();
+                app.update();
+                spent += start.elapsed();
+                flush(app.world_mut()); // the write, off the clock
+                app.world_mut().resource_mut::<Messages<Saved>>().clear();
+            }
+            spent
+        });
+    });
     group.bench_function("empty_frame", |b| b.iter(|| app.update()));
+    // The same after 1/60 s idle: a frame after an idle core is slower (caches, clocks).
+    group.bench_function("empty_frame_after_idle", |b| {
+        b.iter_custom(|iters| {
+            let mut spent = Duration::ZERO;
+            for _ in 0..iters {
+                std::thread::sleep(Duration::from_secs(1) / 60);
+                let start = Instant::now();
+                app.update();
+                spent += start.elapsed();
+            }
+            spent
+        });
+    });
     group.bench_function("memcpy_warm", |b| {
         b.iter(|| warm.copy_from_slice(black_box(&bytes)));
     });

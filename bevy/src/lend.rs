@@ -1,9 +1,10 @@
-//! The autosave's copy of the changed sheets, made between frames: at the very end of a
-//! frame that asks for it (an autosave's, one of the mirror's building, or every frame of a
-//! game whose frames follow each other at once) the plugin lends the store to a thread of its
-//! own (`datacomp copies`), which copies the sheets changed since the last copy
-//! ([`Since::add`]) while the game waits for its next frame; the store comes back at the next
-//! frame's start (`First`), or at the first write before it.
+//! Copies of the store made between frames: at the very end of a frame that asks for one (a
+//! [`SaveGame`](crate::SaveGame)'s copy of the whole store; the autosave's copy of the sheets
+//! changed since its last, in an autosave's frame, one of the mirror's building, or every
+//! frame of a game whose frames follow each other at once) the plugin lends the store to a
+//! thread of its own (`datacomp copies`), which makes them ([`Snapshot`], [`Since::add`])
+//! while the game waits for its next frame; the store comes back at the next frame's start
+//! (`First`), or at the first write before it.
 //!
 //! The frame pays for the loan (the store moved into an `Arc`, the thread woken: ~15 µs), not
 //! for the copy. A frame that starts before the copy is done waits for the rest of it there;
@@ -18,22 +19,36 @@ use std::panic::AssertUnwindSafe;
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
 
-use datacomp::Store;
 use datacomp::history::{Excerpt, Since};
+use datacomp::{Snapshot, Store};
 
-/// What a loan copies: the sheets `since` has not seen (and the slots `copy`), into
-/// `excerpt`; with `scratch`, into it first, then appended to `excerpt` (which compacts
-/// itself: frames' copies added up hold O(the store)).
+/// What a loan copies: the autosave's changes (`autosave`), and the whole store once for
+/// each save asked for in the frame (`saves`: into the buffers given, or new ones).
 pub(crate) struct Lend {
     pub store: Arc<Store>,
+    pub autosave: Option<Changes>,
+    pub saves: Vec<Option<Snapshot>>,
+}
+
+/// The sheets `since` has not seen (and the slots `copy`), copied into `excerpt`; with
+/// `scratch`, into it first, then appended to `excerpt` (which compacts itself: frames'
+/// copies added up hold O(the store)).
+pub(crate) struct Changes {
     pub since: Since,
     pub excerpt: Excerpt,
     pub scratch: Option<Excerpt>,
     pub copy: Range<u32>,
 }
 
-/// A loan's copy made: [`Since::add`]'s outcome.
+/// A loan's copies made.
 pub(crate) struct Copied {
+    pub autosave: Option<ChangesCopied>,
+    /// A copy of the store for each save.
+    pub saves: Vec<Snapshot>,
+}
+
+/// The autosave's copy made: [`Since::add`]'s outcome.
+pub(crate) struct ChangesCopied {
     pub since: Since,
     pub excerpt: Excerpt,
     /// The scratch excerpt, empty, its buffers kept.
@@ -113,18 +128,31 @@ impl Loan {
 }
 
 fn copy(lend: Lend) -> Copied {
-    let Lend { store, mut since, mut excerpt, mut scratch, copy } = lend;
-    let filled = match &mut scratch {
-        Some(scratch) => {
-            let filled = since.add(&store, scratch, copy);
-            // It follows: `excerpt` ends where `since` stood.
-            excerpt.append(scratch);
-            filled
-        }
-        None => since.add(&store, &mut excerpt, copy),
-    };
+    let Lend { store, autosave, saves } = lend;
+    let autosave = autosave.map(|Changes { mut since, mut excerpt, mut scratch, copy }| {
+        let filled = match &mut scratch {
+            Some(scratch) => {
+                let filled = since.add(&store, scratch, copy);
+                // It follows: `excerpt` ends where `since` stood.
+                excerpt.append(scratch);
+                filled
+            }
+            None => since.add(&store, &mut excerpt, copy),
+        };
+        ChangesCopied { since, excerpt, scratch, filled }
+    });
+    let saves = saves
+        .into_iter()
+        .map(|buffers| match buffers {
+            Some(mut snapshot) => {
+                snapshot.copy_from(&store);
+                snapshot
+            }
+            None => Snapshot::new(&store),
+        })
+        .collect();
     drop(store);
-    Copied { since, excerpt, scratch, filled }
+    Copied { autosave, saves }
 }
 
 /// The copying thread's queue, the thread started on first use (`None` where it cannot be).
@@ -190,26 +218,37 @@ mod tests {
         (store, since, mark, base)
     }
 
-    /// A loan's copy holds what changed (its delta makes the store from the mark's state),
-    /// whether the thread or the waiter made it; its `Since` stands at the loan; the waiter
-    /// then holds the store's only `Arc`.
+    /// A loan of `store` for the changes since `since` and `copy`, and `saves` copies.
+    fn lend(store: Arc<Store>, since: &Since, copy: Range<u32>, saves: usize) -> Lend {
+        let (excerpt, scratch) = (Excerpt::default(), None);
+        let autosave = Some(Changes { since: since.clone(), excerpt, scratch, copy });
+        let saves = (0..saves).map(|_| None).collect();
+        Lend { store, autosave, saves }
+    }
+
+    /// A loan's copy holds what changed (its delta makes the store from the mark's state) and
+    /// each save's copy of the store, whether the thread or the waiter made it; its `Since`
+    /// stands at the loan; the waiter then holds the store's only `Arc`.
     #[test]
     fn a_loan_copies_the_changes_and_gives_the_store_back() {
         for via_thread in [true, false] {
             let (store, since, mut mark, mut base) = world();
             let store = Arc::new(store);
-            let excerpt = Excerpt::default();
-            let lend =
-                Lend { store: Arc::clone(&store), since, excerpt, scratch: None, copy: 0..10 };
+            let mut lend = lend(Arc::clone(&store), &since, 0..10, 2);
+            // One save into buffers of a copy made before (of another store).
+            lend.saves[1] = Some(Snapshot::new(&Store::new()));
             let loan = if via_thread {
                 Loan::start(lend)
             } else {
                 // Never handed to the thread: the waiter makes it.
                 Arc::new(Loan { slot: Mutex::new(Slot::Asked(lend)), done: Condvar::new() })
             };
-            let mut copied = loan.take().expect("made");
+            let Copied { autosave, saves } = loan.take().expect("made");
+            let mut copied = autosave.unwrap();
             assert!(loan.take().is_none(), "taken once");
             assert_eq!(Arc::strong_count(&store), 1, "the loan's Arc dropped");
+            assert_eq!(saves.len(), 2);
+            assert!(saves.iter().all(|save| save.as_store() == &*store));
             assert!(!copied.filled, "10 of 100 slots");
             // 15 changed, 10 copied (two of them both: counted twice until settled).
             assert_eq!(copied.excerpt.entities(), Some(15 + 10));
@@ -230,17 +269,11 @@ mod tests {
         let mut data = crate::DataStore::new(store);
         let sheet = crate::Sheet(id);
         for _ in 0..2 {
-            let loan = data.lend(|store| Lend {
-                store,
-                since: since.clone(),
-                excerpt: Excerpt::default(),
-                scratch: None,
-                copy: 0..0,
-            });
+            let loan = data.lend(|store| lend(store, &since, 0..0, 0));
             assert_eq!(data.get(&sheet).unwrap().get_float("hp"), Some(-1.0));
             data.get_mut(&sheet).unwrap().set("hp", 7.0).unwrap();
             assert_eq!(data.get(&sheet).unwrap().get_float("hp"), Some(7.0));
-            assert_eq!(loan.take().unwrap().excerpt.entities(), Some(15));
+            assert_eq!(loan.take().unwrap().autosave.unwrap().excerpt.entities(), Some(15));
             data.get_mut(&sheet).unwrap().set("hp", -1.0).unwrap();
         }
         assert_eq!(data.store().len(), 100);
@@ -251,24 +284,15 @@ mod tests {
     fn loans_waited_for_from_many_threads_are_each_made_once() {
         let (store, since, _, _) = world();
         let store = Arc::new(store);
-        let loans: Vec<Arc<Loan>> = (0..64)
-            .map(|_| {
-                let excerpt = Excerpt::default();
-                let since = since.clone();
-                Loan::start(Lend {
-                    store: Arc::clone(&store),
-                    since,
-                    excerpt,
-                    scratch: None,
-                    copy: 0..0,
-                })
-            })
-            .collect();
+        let loans: Vec<Arc<Loan>> =
+            (0..64).map(|_| Loan::start(lend(Arc::clone(&store), &since, 0..0, 0))).collect();
         let takers: Vec<_> = loans
             .iter()
             .map(|loan| {
                 let loan = Arc::clone(loan);
-                std::thread::spawn(move || loan.take().map(|c| c.excerpt.entities()))
+                std::thread::spawn(move || {
+                    loan.take().and_then(|copied| copied.autosave).map(|c| c.excerpt.entities())
+                })
             })
             .collect();
         for taker in takers {

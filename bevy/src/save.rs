@@ -3,23 +3,25 @@
 //!
 //! # What a frame pays
 //!
-//! A [`SaveGame`] costs its frame one copy of the store's buffers (a
+//! A [`SaveGame`] costs its frame no copy: at its very end the frame lends the store to a
+//! thread of the plugin's (`datacomp copies`), which copies the store's buffers (a
 //! [`Snapshot`], memcpy speed, no allocation per sheet; after the first save, into the buffers
-//! of the last save's copy, which the plugin keeps: a warm memcpy, at the price of one copy's
-//! memory held between saves); the save itself (its crcs, the atomic
-//! write, the fsyncs) runs on the plugin's own thread (`datacomp saves`), and keeps out of
-//! the frames' way three ways: its jobs start at a frame's very end (a schedule of the
-//! plugin's after `Last`), its file writes wait while a frame runs (a gate closed from `First`
-//! to that end, a 256 KB piece at a time), and on Linux it runs under the `SCHED_IDLE` policy
-//! (else at nice 19), so that waking it never takes the core the frame runs on and a frame's
-//! thread takes its core back at once. On a machine of two cores, with nice 19 alone and jobs
-//! started in the frame, a frame now and then lost its core to the save thread for 2-6 ms (a
-//! scheduler trace of `frame_times`: the kernel let the woken save thread run its slice). It
-//! still runs at full speed on a core the game leaves idle, and while a game waits for it
-//! ([`flush`], [`AppExit`]: the gate is then open). The price: on a machine whose every core
-//! other processes keep busy, it waits for them, and so does a game waiting for it (two
-//! nice-0 busy loops beside `frame_times autosave`, which flushes after each of its ~100
-//! building frames: 39 s, 24 s at nice 19, 1.9 s alone).
+//! of the last save's copy, which the plugin keeps) while the game waits for its next frame;
+//! that frame takes the store back at its start (`First`), and a write between frames takes
+//! it back at once (waiting for the copy, or making it if it has not begun). The save itself
+//! (its crcs, the atomic write, the fsyncs) runs on the plugin's save thread (`datacomp
+//! saves`), and keeps out of the frames' way three ways: its jobs start at a frame's very end
+//! (a schedule of the plugin's after `Last`), its file writes wait while a frame runs (a gate
+//! closed from `First` to that end, a 256 KB piece at a time), and on Linux it runs under the
+//! `SCHED_IDLE` policy (else at nice 19), so that waking it never takes the core the frame
+//! runs on and a frame's thread takes its core back at once. On a machine of two cores, with
+//! nice 19 alone and jobs started in the frame, a frame now and then lost its core to the save
+//! thread for 2-6 ms (a scheduler trace of `frame_times`: the kernel let the woken save thread
+//! run its slice). It still runs at full speed on a core the game leaves idle, and while a
+//! game waits for it ([`flush`], [`AppExit`]: the gate is then open). The price: on a machine
+//! whose every core other processes keep busy, it waits for them, and so does a game waiting
+//! for it (two nice-0 busy loops beside `frame_times autosave`, which flushes after each of
+//! its ~100 building frames: 71 s, alone 1.9 s).
 //!
 //! An [`Autosave`] never copies the store in a frame. The pool keeps a mirror of it (a
 //! [`Mark`]: the state the last autosave left); the sheets changed since are copied between
@@ -93,8 +95,9 @@ use crate::error::Error;
 use crate::lend::Loan;
 use crate::store::{DataStore, relink};
 
-/// Asks the plugin to save the [`DataStore`] to `path`: at the end of the frame it is copied
-/// (memcpy speed), then written atomically on a task. [`Saved`] reports the outcome. A save
+/// Asks the plugin to save the [`DataStore`] to `path`: after the frame it is copied (memcpy
+/// speed, between frames: see the module's docs), then written atomically on the plugin's
+/// save thread. [`Saved`] reports the outcome. A save
 /// removes the autosave links beside `path` (`path.1.delta`, ...), which no longer follow it.
 #[derive(Message, Clone, Debug, PartialEq, Eq)]
 pub struct SaveGame {
@@ -269,9 +272,9 @@ pub(crate) struct AutosaveState {
     at: Instant,
     /// This frame's copy, asked for (see [`autosave`]).
     asked: Option<Asked>,
-    /// The copy being made between frames, and the loan of the store it is made from: `since`
-    /// and `excerpt` are the loan's until [`collect`] takes them back.
-    lent: Option<(Asked, Arc<Loan>)>,
+    /// The copy being made between frames (`Jobs::loan`): `since` and `excerpt` are the
+    /// loan's until [`collect`] takes them back.
+    lent: Option<Asked>,
     /// When the last frame ended: the next frame's start tells whether the game leaves time
     /// between its frames.
     ended: Option<Instant>,
@@ -310,20 +313,14 @@ pub(crate) struct LoadPolicy {
 
 /// A file job, run on the I/O pool.
 enum Job {
-    Save {
-        path: PathBuf,
-        copy: Box<Snapshot>,
-        kind: SaveKind,
-    },
+    /// A [`SaveGame`]: its copy of the store (made between frames: `None` until then, and
+    /// the job starts only once it is made).
+    Save { path: PathBuf, copy: Option<Box<Snapshot>>, kind: SaveKind },
     /// A new mirror (`Mark::blank`), number `.0`: the chain's mark from now on.
     Seed(u64, Box<Mark>),
     /// A part of mirror `mirror`'s building (a frame's slice of slots and changes): the
     /// excerpt absorbed into it.
-    Absorb {
-        mirror: u64,
-        excerpt: Excerpt,
-        mark: Option<Box<Mirror>>,
-    },
+    Absorb { mirror: u64, excerpt: Excerpt, mark: Option<Box<Mirror>> },
     /// An autosave's full save: the excerpt (if any) absorbed into the mirror, then its state
     /// written.
     Full {
@@ -434,6 +431,10 @@ pub(crate) struct Jobs {
     broken: bool,
     /// Closed while a frame runs: the jobs' writes wait at it.
     gate: Arc<Gate>,
+    /// Saves waiting for their copy (asked this frame).
+    uncopied: usize,
+    /// The store's loan for the copies the frame asked for (see [`lend`]).
+    loan: Option<Arc<Loan>>,
 }
 
 /// Closed from a frame's start (`First`) to its very end (the plugin's schedule after
@@ -525,17 +526,6 @@ impl Jobs {
         self.waiting.push_back(job);
     }
 
-    /// A copy of `store`, into the spare copy's buffers when there is one.
-    fn copy(&mut self, store: &Store) -> Snapshot {
-        match self.spare.take() {
-            Some(mut copy) => {
-                copy.copy_from(store);
-                copy
-            }
-            None => Snapshot::new(store),
-        }
-    }
-
     /// `excerpt`, to send to a job, and in its place a spare one whose job is done (its
     /// buffers warm), or a new one.
     fn swap_excerpt(&mut self, excerpt: &mut Excerpt) -> Excerpt {
@@ -558,20 +548,21 @@ impl Jobs {
     }
 }
 
-/// Takes a copy of the store for each [`SaveGame`] of this frame and queues its write, then
-/// queues each [`LoadGame`].
+/// Queues a write for each [`SaveGame`] of this frame (its copy of the store made between
+/// frames, [`lend`]), then each [`LoadGame`].
 pub(crate) fn request(
     mut saves: MessageReader<SaveGame>,
     mut loads: MessageReader<LoadGame>,
-    data: Res<DataStore>,
     policy: Res<LoadPolicy>,
     migrations: Option<Res<Migrations>>,
     autosave: Option<Res<Autosave>>,
     mut jobs: ResMut<Jobs>,
 ) {
     for save in saves.read() {
-        let copy = Box::new(jobs.copy(data.store()));
-        jobs.push(Job::Save { path: save.path.clone(), copy, kind: SaveKind::Save });
+        // Its copy is made between frames ([`lend`]), and given to it at the next frame's
+        // start ([`collect`]).
+        jobs.push(Job::Save { path: save.path.clone(), copy: None, kind: SaveKind::Save });
+        jobs.uncopied += 1;
     }
     for load in loads.read() {
         jobs.push(Job::Load {
@@ -654,33 +645,40 @@ pub(crate) struct Asked {
     due: bool,
 }
 
-/// The frame's very end: the store lent for the copy [`autosave`] asked for (unless the
-/// mirror it was for is gone: a load landed, or a job lost it), with the mirror's position
-/// and the excerpt, to the plugin's copying thread (`crate::lend`).
+/// The frame's very end: the store lent, for the copies this frame asked for, to the
+/// plugin's copying thread (`crate::lend`): the autosave's ([`autosave`]; unless the mirror
+/// it was for is gone: a load landed, or a job lost it), with the mirror's position and the
+/// excerpt, and one of the whole store for each [`SaveGame`] ([`request`]).
 fn lend(world: &mut World) {
-    let Some(mut state) = world.get_resource_mut::<AutosaveState>() else { return };
-    state.ended = Some(Instant::now());
-    let Some(asked) = state.asked.take() else { return };
-    if asked.mirror != state.mirror {
+    let autosave = world.get_resource_mut::<AutosaveState>().and_then(|mut state| {
+        state.ended = Some(Instant::now());
+        let asked = state.asked.take()?;
+        if asked.mirror != state.mirror {
+            return None;
+        }
+        let since = state.since.take()?;
+        // A copy after others kept (frames copied one by one, or an autosave kept while the
+        // save thread is behind) is appended to them (the excerpt then compacts itself);
+        // while the mirror is built, each frame's copy goes to the pool as it is.
+        let kept = state.eager || state.excerpt.entities() != Some(0);
+        let gather = kept && state.building.is_none();
+        let scratch = gather.then(|| std::mem::take(&mut state.scratch));
+        let excerpt = std::mem::take(&mut state.excerpt);
+        let copy = asked.copy.clone();
+        state.lent = Some(asked);
+        Some(crate::lend::Changes { since, excerpt, scratch, copy })
+    });
+    let mut jobs = world.resource_mut::<Jobs>();
+    let saves = jobs.uncopied;
+    if autosave.is_none() && saves == 0 {
         return;
     }
-    let Some(since) = state.since.take() else { return };
-    let excerpt = std::mem::take(&mut state.excerpt);
-    // A copy after others kept (frames copied one by one, or an autosave kept while the save
-    // thread is behind) is appended to them (the excerpt then compacts itself); while the
-    // mirror is built, each frame's copy goes to the pool as it is.
-    let kept = state.eager || state.excerpt.entities() != Some(0);
-    let gather = kept && state.building.is_none();
-    let scratch = gather.then(|| std::mem::take(&mut state.scratch));
-    let copy = asked.copy.clone();
-    let loan = world.resource_mut::<DataStore>().lend(|store| crate::lend::Lend {
-        store,
-        since,
-        excerpt,
-        scratch,
-        copy,
-    });
-    world.resource_mut::<AutosaveState>().lent = Some((asked, loan));
+    // The first save into the buffers of the last one's copy (a warm memcpy).
+    let saves: Vec<Option<Snapshot>> =
+        (0..saves).map(|i| if i == 0 { jobs.spare.take() } else { None }).collect();
+    let lend = |store| crate::lend::Lend { store, autosave, saves };
+    let loan = world.resource_mut::<DataStore>().lend(lend);
+    world.resource_mut::<Jobs>().loan = Some(loan);
 }
 
 /// The least time between two frames (from one's end to the next's start) for the game to
@@ -690,17 +688,22 @@ fn lend(world: &mut World) {
 /// frame's copy.
 pub const PACED: Duration = Duration::from_millis(1);
 
-/// The frame's start (and a flush): the lent store taken back (waiting for its copy if it
-/// is not done), and the autosave's jobs for the frame it was lent after queued.
+/// The frame's start (and a flush): the lent store taken back (waiting for its copies if
+/// they are not done), each save's copy given to its job, and the autosave's jobs for the
+/// frame it was lent after queued.
 fn collect(world: &mut World) {
-    let Some(mut state) = world.get_resource_mut::<AutosaveState>() else { return };
-    let Some((asked, loan)) = state.lent.take() else { return };
+    let Some(loan) = world.resource_mut::<Jobs>().loan.take() else { return };
     world.resource_mut::<DataStore>().store_mut();
+    // `None`: the copy panicked (it cannot: a panic caught); the saves are copied here, the
+    // autosave's mirror built again.
     let copied = loan.take();
-    world.resource_scope(|world, mut state: Mut<AutosaveState>| {
-        let mut jobs = world.resource_mut::<Jobs>();
-        let Some(copied) = copied else {
-            // The copy failed (it cannot: a panic caught): the mirror is built again.
+    let (changes, saves) = copied.map_or((None, Vec::new()), |c| (c.autosave, c.saves));
+    give_copies(world, saves);
+    world.resource_scope(|world, mut jobs: Mut<Jobs>| {
+        let jobs = &mut *jobs;
+        let Some(mut state) = world.get_resource_mut::<AutosaveState>() else { return };
+        let Some(asked) = state.lent.take() else { return };
+        let Some(copied) = changes else {
             state.since = None;
             state.building = None;
             return;
@@ -710,7 +713,33 @@ fn collect(world: &mut World) {
         if let Some(scratch) = copied.scratch {
             state.scratch = scratch;
         }
-        queue(&mut state, &mut jobs, &asked, copied.filled);
+        queue(&mut state, jobs, &asked, copied.filled);
+    });
+}
+
+/// Gives the saves waiting for their copy the copies `made` (in the order they were asked
+/// for), and those left a copy made here (the first into the last save's buffers).
+fn give_copies(world: &mut World, made: Vec<Snapshot>) {
+    world.resource_scope(|world, mut jobs: Mut<Jobs>| {
+        if jobs.uncopied == 0 {
+            return;
+        }
+        let store = world.resource::<DataStore>().store();
+        let jobs = &mut *jobs;
+        let mut made = made.into_iter();
+        for job in &mut jobs.waiting {
+            if let Job::Save { copy: copy @ None, .. } = job {
+                let copied = made.next().unwrap_or_else(|| match jobs.spare.take() {
+                    Some(mut spare) => {
+                        spare.copy_from(store);
+                        spare
+                    }
+                    None => Snapshot::new(store),
+                });
+                *copy = Some(Box::new(copied));
+            }
+        }
+        jobs.uncopied = 0;
     });
 }
 
@@ -801,7 +830,9 @@ fn pump(world: &mut World, how: Pump) {
             finish(world, done);
             continue;
         }
-        if how == Pump::Finish {
+        if how == Pump::Finish || matches!(jobs.waiting.front(), Some(Job::Save { copy: None, .. }))
+        {
+            // A save waits for its copy, made between frames.
             return;
         }
         let Some(mut job) = jobs.waiting.pop_front() else { return };
@@ -898,6 +929,8 @@ fn lowest_priority() {
 /// before a game quits (the plugin does it on `AppExit` by itself).
 pub fn flush(world: &mut World) {
     collect(world);
+    // Saves asked in a frame not yet ended (a flush inside it, `AppExit`): copied now.
+    give_copies(world, Vec::new());
     pump(world, Pump::Block);
 }
 
@@ -931,13 +964,15 @@ pub(crate) fn flush_on_exit(world: &mut World) {
 /// A job's work, on the pool: its file writes wait at `gate`.
 fn run(job: Job, gate: &Gate) -> Done {
     match job {
-        Job::Save { path, copy, kind } => {
+        Job::Save { path, copy: Some(copy), kind } => {
             let result = save(&path, copy.as_store(), gate);
             Done::Saved(
                 Some(Saved { path, kind, result }),
                 Kept { copy: Some(copy), ..Kept::default() },
             )
         }
+        // INVARIANT: a save starts once its copy is made (`pump`).
+        Job::Save { copy: None, .. } => Done::Saved(None, Kept::default()),
         Job::Seed(mirror, mark) => Done::Saved(
             None,
             Kept { mark: Some((mirror, Box::new(Mirror::new(*mark)))), ..Kept::default() },
@@ -1251,6 +1286,8 @@ mod tests {
             for &sheet in sheets.iter().skip(usize::from(frame) * 7 % 2000).take(50) {
                 data.get_mut(&sheet).unwrap().set("hp", -f32::from(frame)).unwrap();
             }
+            // Paced: only the autosaves' frames lend the store.
+            std::thread::sleep(2 * PACED);
             app.update();
         }
         // Links, each third with its compaction, until BEHIND wait; then the changes are
@@ -1340,6 +1377,37 @@ mod tests {
         }
         assert_eq!(links, [1, 2, 3, 4, 5, 6]);
         assert!(chain == *app.world().resource::<DataStore>().store(), "every change saved");
+    }
+
+    /// The frame that asks for a save lends the store for its copy, made between frames; the
+    /// next frame gives the copy to the save's job, which writes the store as it was asked.
+    #[test]
+    fn a_saves_copy_is_made_between_frames() {
+        use bevy_app::{App, TaskPoolPlugin};
+
+        use crate::DatacompPlugin;
+
+        let dir = tempfile::tempdir().unwrap();
+        let mut app = App::new();
+        app.add_plugins((TaskPoolPlugin::default(), DatacompPlugin::default()));
+        let sheet = app
+            .world_mut()
+            .resource_mut::<DataStore>()
+            .insert(&[("hp", 1.0)].into_iter().collect());
+        let path = dir.path().join("world.dcmp");
+        app.world_mut().write_message(SaveGame { path: path.clone() });
+        app.update();
+        let asked = app.world().resource::<DataStore>().store().clone();
+        let jobs = app.world().resource::<Jobs>();
+        assert!(jobs.loan.is_some(), "lent for the copy");
+        assert!(matches!(jobs.waiting.front(), Some(Job::Save { copy: None, .. })));
+        // A write between frames takes the store back once the copy is made.
+        let mut data = app.world_mut().resource_mut::<DataStore>();
+        data.get_mut(&sheet).unwrap().set("hp", 2.0).unwrap();
+        app.update();
+        assert!(app.world().resource::<Jobs>().loan.is_none());
+        flush(app.world_mut());
+        assert!(Store::load(&path).unwrap() == asked, "the store as it was asked");
     }
 
     /// A paced writer passes at most `PIECE` bytes a write, in order, through an open gate.

@@ -3,8 +3,8 @@
 //!
 //! - `once OP`: builds the apps, then runs OP once in `measured`, for
 //!   `valgrind --tool=callgrind --toggle-collect=save_cost::measured`. OP is one of
-//!   `request_frame` (the frame that asks for a save: its copy of the store), `empty_frame`,
-//!   `snapshot` (the copy alone), `memcpy_warm`, `memcpy_fresh` (the save's bytes), `write`
+//!   `request_frame` (the frame that asks for a save: it lends the store for its copy, made
+//!   between frames), `empty_frame`, `snapshot` (the copy, made after the frame), `memcpy_warm`, `memcpy_fresh` (the save's bytes), `write`
 //!   (the task's work: a full save to a file), `excerpt` (an autosave link's frame work after
 //!   1,000 sheets changed: `Since::take`), `link_task` (the link's work on the pool:
 //!   `Mark::take_delta_from`, its base's crc32 included), `take_delta` (both at once, as the
