@@ -94,21 +94,43 @@ impl Tracker {
     }
 
     /// Stamps slot `slot` of a store of `slots` slots as changed in the current epoch.
-    #[inline]
+    // Inlined always, its rare paths out of line: a call cost ~25 instructions of its ~50 a
+    // write (callgrind, an autosaving game's 1,000 writes a frame).
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
     pub(crate) fn touch(&mut self, slot: usize, slots: usize) {
         self.writes += 1;
         let epoch = *self.epoch.get_mut();
         if epoch == 0 {
             return;
         }
-        match self.stamps.get_mut(slot) {
-            Some(stamp) if *stamp == epoch => return,
-            Some(stamp) => *stamp = epoch,
-            None => {
-                self.stamps.resize(slot + 1, 0);
-                self.stamps[slot] = epoch;
-            }
+        let Some(stamp) = self.stamps.get_mut(slot) else {
+            return self.touch_past_stamps(slot, slots, epoch);
+        };
+        if *stamp == epoch {
+            return;
         }
+        *stamp = epoch;
+        let trim_at = MIN_LOG.max(2 * self.stamps.len());
+        if self.log.len() == self.log.capacity() || self.log.len() >= trim_at {
+            return self.log_rarely(slot, slots, epoch);
+        }
+        self.log.push_back(Logged { epoch, slot: slot as u32 });
+    }
+
+    /// [`touch`](Tracker::touch) of a slot past the stamps.
+    #[cold]
+    #[inline(never)]
+    fn touch_past_stamps(&mut self, slot: usize, slots: usize, epoch: u64) {
+        self.stamps.resize(slot + 1, 0);
+        self.stamps[slot] = epoch;
+        self.log_rarely(slot, slots, epoch);
+    }
+
+    /// The log's entry for a slot just stamped, the log grown or trimmed first if it must.
+    #[cold]
+    #[inline(never)]
+    fn log_rarely(&mut self, slot: usize, slots: usize, epoch: u64) {
         if self.log.len() == self.log.capacity() {
             self.grow_log(MIN_LOG.max(2 * slots));
         }
