@@ -1225,6 +1225,13 @@ fn finish(world: &mut World, done: Done) {
 mod tests {
     use super::*;
 
+    /// An app with the task pools and the plugin.
+    fn plugin_app() -> bevy_app::App {
+        let mut app = bevy_app::App::new();
+        app.add_plugins((bevy_app::TaskPoolPlugin::default(), crate::DatacompPlugin::default()));
+        app
+    }
+
     /// A writer that keeps what it is given and the size of each write.
     #[derive(Default)]
     struct Recorder {
@@ -1251,18 +1258,16 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn autosaves_behind_a_stalled_save_thread_queue_at_most_behind_jobs() {
-        use bevy_app::{App, TaskPoolPlugin};
         use std::io::Read;
 
-        use crate::{DatacompPlugin, Sheet};
+        use crate::Sheet;
 
         let dir = tempfile::tempdir().unwrap();
         let pipe = dir.path().join("stalled.dcmp");
         let made = std::process::Command::new("mkfifo").arg(&pipe).status().unwrap();
         assert!(made.success());
         let auto = dir.path().join("auto.dcmp");
-        let mut app = App::new();
-        app.add_plugins((TaskPoolPlugin::default(), DatacompPlugin::default()));
+        let mut app = plugin_app();
         let every = Every::Frames(1);
         app.insert_resource(Autosave { every, path: auto.clone(), compact_every: 3 });
         let sheets: Vec<Sheet> = {
@@ -1329,13 +1334,8 @@ mod tests {
     /// once lend it every frame, for their own.
     #[test]
     fn only_the_autosaves_frame_lends_the_store_when_frames_are_paced() {
-        use bevy_app::{App, TaskPoolPlugin};
-
-        use crate::DatacompPlugin;
-
         let dir = tempfile::tempdir().unwrap();
-        let mut app = App::new();
-        app.add_plugins((TaskPoolPlugin::default(), DatacompPlugin::default()));
+        let mut app = plugin_app();
         let sheets: Vec<_> = {
             let mut data = app.world_mut().resource_mut::<DataStore>();
             (0..100_u8)
@@ -1350,7 +1350,7 @@ mod tests {
             app.update();
             flush(app.world_mut());
         }
-        let lent = |app: &mut App, paced: bool| -> Vec<bool> {
+        let lent = |app: &mut bevy_app::App, paced: bool| -> Vec<bool> {
             (0..6)
                 .map(|frame| {
                     let mut data = app.world_mut().resource_mut::<DataStore>();
@@ -1383,13 +1383,8 @@ mod tests {
     /// next frame gives the copy to the save's job, which writes the store as it was asked.
     #[test]
     fn a_saves_copy_is_made_between_frames() {
-        use bevy_app::{App, TaskPoolPlugin};
-
-        use crate::DatacompPlugin;
-
         let dir = tempfile::tempdir().unwrap();
-        let mut app = App::new();
-        app.add_plugins((TaskPoolPlugin::default(), DatacompPlugin::default()));
+        let mut app = plugin_app();
         let sheet = app
             .world_mut()
             .resource_mut::<DataStore>()
