@@ -54,7 +54,10 @@
 //!
 //! When the save thread falls far behind (no idle core for it, or a write that does not
 //! return), an autosave due keeps its changes for the next one rather than queue a job (the
-//! next copies appended to them between frames): a stalled save thread holds O(the store).
+//! next copies appended to them between frames; a [`flush`] or [`AppExit`] queues them): a
+//! stalled save thread holds O(the store) of autosaves. Limits: the save thread is one for
+//! the process (a write that never returns delays every app's saves, and [`AppExit`] waits
+//! for it), and each [`SaveGame`] waiting holds its copy of the store.
 //!
 //! # One writer
 //!
@@ -281,6 +284,9 @@ pub(crate) struct AutosaveState {
     /// The frames follow each other with no time between ([`PACED`]): each frame's changes
     /// are copied (between it and the next), not only the autosave's.
     eager: bool,
+    /// An autosave due was kept (the save thread far behind): `excerpt` holds its changes,
+    /// queued with the next autosave, or at a [`flush`].
+    kept: bool,
 }
 
 impl Default for AutosaveState {
@@ -301,6 +307,7 @@ impl Default for AutosaveState {
             lent: None,
             ended: None,
             eager: false,
+            kept: false,
         }
     }
 }
@@ -433,6 +440,9 @@ pub(crate) struct Jobs {
     gate: Arc<Gate>,
     /// Saves waiting for their copy (asked this frame).
     uncopied: usize,
+    /// The mirrors before this one were of a store a load replaced: their jobs answer
+    /// [`Error::Replaced`] (a load without a mirror of its own leaves no `chain` to tell).
+    replaced: u64,
     /// The store's loan for the copies the frame asked for (see [`lend`]).
     loan: Option<Arc<Loan>>,
 }
@@ -557,12 +567,18 @@ pub(crate) fn request(
     migrations: Option<Res<Migrations>>,
     autosave: Option<Res<Autosave>>,
     mut jobs: ResMut<Jobs>,
+    mut state: ResMut<AutosaveState>,
 ) {
     for save in saves.read() {
         // Its copy is made between frames ([`lend`]), and given to it at the next frame's
         // start ([`collect`]).
         jobs.push(Job::Save { path: save.path.clone(), copy: None, kind: SaveKind::Save });
         jobs.uncopied += 1;
+        if state.path.as_deref() == Some(save.path.as_path()) {
+            // A save over the autosave's full save (it removes the links beside it): the
+            // chain starts again from a full save.
+            (state.based, state.links) = (false, 0);
+        }
     }
     for load in loads.read() {
         jobs.push(Job::Load {
@@ -625,7 +641,7 @@ pub(crate) fn autosave(
         // once however often it changed) for the autosave's copy.
         return;
     }
-    let asked = Asked { mirror: state.mirror, copy, due };
+    let asked = Asked { mirror: state.mirror, copy, due, now: quitting };
     if quitting {
         let Some(since) = &mut state.since else { return };
         let filled = since.add(store, &mut state.excerpt, asked.copy.clone());
@@ -643,6 +659,8 @@ pub(crate) struct Asked {
     copy: Range<u32>,
     /// Whether the autosave is due with it.
     due: bool,
+    /// Queued however far behind the save thread is (the app quits, or waits for the jobs).
+    now: bool,
 }
 
 /// The frame's very end: the store lent, for the copies this frame asked for, to the
@@ -660,7 +678,7 @@ fn lend(world: &mut World) {
         // A copy after others kept (frames copied one by one, or an autosave kept while the
         // save thread is behind) is appended to them (the excerpt then compacts itself);
         // while the mirror is built, each frame's copy goes to the pool as it is.
-        let kept = state.eager || state.excerpt.entities() != Some(0);
+        let kept = state.eager || state.kept || state.excerpt.entities() != Some(0);
         let gather = kept && state.building.is_none();
         let scratch = gather.then(|| std::mem::take(&mut state.scratch));
         let excerpt = std::mem::take(&mut state.excerpt);
@@ -765,7 +783,9 @@ fn queue(state: &mut AutosaveState, jobs: &mut Jobs, asked: &Asked, filled: bool
     }
     state.frames = 0;
     state.at = Instant::now();
-    if jobs.waiting.len() >= BEHIND {
+    state.kept = false;
+    if jobs.waiting.len() >= BEHIND && !asked.now {
+        state.kept = true;
         // The save thread far behind (no idle core for it, or a write that does not return):
         // the changes are kept for the next autosave, the later copies appended to them on
         // the copying thread, so that a stalled save thread holds O(the store), not
@@ -844,7 +864,8 @@ fn pump(world: &mut World, how: Pump) {
                 continue;
             }
             Job::Absorb { mirror, .. } | Job::Full { mirror, .. } | Job::Link { mirror, .. }
-                if jobs.chain.as_ref().is_some_and(|(number, _)| number > mirror) =>
+                if *mirror < jobs.replaced
+                    || jobs.chain.as_ref().is_some_and(|(number, _)| number > mirror) =>
             {
                 // Of a mirror a load replaced (asked for before the load was done): the state
                 // it would save is gone; an autosave says so.
@@ -931,6 +952,15 @@ pub fn flush(world: &mut World) {
     collect(world);
     // Saves asked in a frame not yet ended (a flush inside it, `AppExit`): copied now.
     give_copies(world, Vec::new());
+    // An autosave kept while the save thread was behind: queued now.
+    world.resource_scope(|world, mut jobs: Mut<Jobs>| {
+        if let Some(mut state) = world.get_resource_mut::<AutosaveState>()
+            && state.kept
+        {
+            let asked = Asked { mirror: state.mirror, copy: 0..0, due: true, now: true };
+            queue(&mut state, &mut jobs, &asked, false);
+        }
+    });
     pump(world, Pump::Block);
 }
 
@@ -1204,6 +1234,10 @@ fn finish(world: &mut World, done: Done) {
                 if let Some(mut autosave) = world.get_resource_mut::<AutosaveState>() {
                     // The next autosave is a full one, from the mirror of the loaded store.
                     autosave.mirror += 1;
+                    autosave.kept = false;
+                    let replaced = autosave.mirror;
+                    world.resource_mut::<Jobs>().replaced = replaced;
+                    let mut autosave = world.resource_mut::<AutosaveState>();
                     autosave.building = None;
                     (autosave.based, autosave.links) = (false, 0);
                     autosave.excerpt.clear();

@@ -934,6 +934,101 @@ fn saves_and_copies_run_on_threads_of_their_own_that_never_take_the_frames_core(
     assert_eq!(policy("datacomp copies"), [SCHED_BATCH]);
 }
 
+/// The changes of an autosave kept while the save thread is far behind (here 20 saves wait)
+/// are written on `AppExit`, as every autosave is.
+#[test]
+fn an_exit_writes_the_autosave_kept_while_the_save_thread_was_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("auto.dcmp");
+    let autosave = Autosave { every: Every::Frames(100), path: path.clone(), compact_every: 10 };
+    let mut app = app(dir.path(), DatacompPlugin::default().autosave(autosave));
+    let entities = many(&mut app, 200);
+    update_until(&mut app, "the chain's full save", |world| {
+        flush(world);
+        std::fs::exists(&path).unwrap()
+    });
+    for i in 0..20 {
+        app.world_mut().write_message(SaveGame { path: dir.path().join(format!("s{i}.dcmp")) });
+    }
+    app.update();
+    set(&mut app, entities[5], "hp", -5.0);
+    app.world_mut().write_message(bevy_app::AppExit::Success);
+    app.update();
+    let mut fresh = self::app(dir.path(), DatacompPlugin::default());
+    load(&mut fresh, &path).result.unwrap();
+    assert_eq!(store(&fresh), store(&app), "the exit's autosave holds the last change");
+}
+
+/// A `SaveGame` over the autosave's own file removes its links: the chain starts again from a
+/// full save, and loads back whole.
+#[test]
+fn a_save_over_the_autosaves_file_starts_its_chain_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("auto.dcmp");
+    let autosave = Autosave { every: Every::Frames(1), path: path.clone(), compact_every: 10 };
+    let mut app = app(dir.path(), DatacompPlugin::default().autosave(autosave));
+    let entities = many(&mut app, 50);
+    let mut kinds = Vec::new();
+    for (frame, &entity) in entities.iter().enumerate().take(8) {
+        if frame == 4 {
+            app.world_mut().write_message(SaveGame { path: path.clone() });
+        }
+        set(&mut app, entity, "hp", -1.0);
+        kinds.extend(frame_saves(&mut app));
+    }
+    use SaveKind::{AutosaveFull as F, AutosaveLink as L, Save as S};
+    assert_eq!(kinds, [F, L(1), L(2), L(3), S, F, L(1), L(2), L(3)]);
+    let mut fresh = self::app(dir.path(), DatacompPlugin::default());
+    assert_eq!(load(&mut fresh, &path).result.unwrap().links, 3);
+    assert_eq!(store(&fresh), store(&app));
+}
+
+/// A load asked while the autosave is off, which comes back before the load lands: the
+/// autosaves of the store the load replaces answer `Replaced` (not `MirrorLost`), and the
+/// chain after the load loads back whole.
+#[test]
+fn autosaves_of_a_store_a_load_replaced_say_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("auto.dcmp");
+    let autosave = Autosave { every: Every::Frames(1), path: path.clone(), compact_every: 10 };
+    let mut app = app(dir.path(), DatacompPlugin::default().autosave(autosave.clone()));
+    let entities = many(&mut app, 50);
+    update_until(&mut app, "the chain's full save", |world| {
+        flush(world);
+        std::fs::exists(&path).unwrap()
+    });
+    let saved = dir.path().join("world.dcmp");
+    for _ in 0..3 {
+        app.world_mut().write_message(SaveGame { path: saved.clone() });
+    }
+    app.update();
+    app.world_mut().remove_resource::<Autosave>();
+    app.world_mut().write_message(LoadGame { path: saved.clone() });
+    app.update();
+    app.insert_resource(autosave);
+    for &entity in &entities[..4] {
+        set(&mut app, entity, "hp", -1.0);
+        app.update();
+    }
+    flush(app.world_mut());
+    let answers = drain::<Saved>(&mut app);
+    assert!(
+        !answers.iter().any(|s| matches!(s.result, Err(Error::MirrorLost { .. }))),
+        "{answers:?}"
+    );
+    assert_eq!(drain::<Loaded>(&mut app).len(), 1);
+    // The loaded store's mirror built, its full save, then links.
+    let mut kinds = Vec::new();
+    for &entity in &entities[4..8] {
+        set(&mut app, entity, "hp", -1.0);
+        kinds.extend(frame_saves(&mut app));
+    }
+    assert!(kinds.contains(&SaveKind::AutosaveFull), "{kinds:?}");
+    let mut fresh = self::app(dir.path(), DatacompPlugin::default());
+    load(&mut fresh, &path).result.unwrap();
+    assert_eq!(store(&fresh), store(&app));
+}
+
 /// An app dropped while its store is lent for an autosave's copy (right after the frame that
 /// asked for it) goes without waiting for it, and the copy's thread serves the next app.
 #[test]

@@ -87,6 +87,10 @@ impl Default for Part {
     }
 }
 
+/// Words an appended excerpt holds before the words of replaced states count towards its
+/// compaction (1 MiB).
+const MIN_WORDS: usize = 1 << 18;
+
 /// The changed part of a store.
 #[derive(Clone)]
 struct Changed {
@@ -104,6 +108,10 @@ struct Changed {
     /// twice as many (or twice the store's slots), so that an excerpt grown without end
     /// holds O(the store).
     kept: usize,
+    /// Words of the blobs after the last compaction: appending compacts again at twice as
+    /// many (or [`MIN_WORDS`]), so that a few big entities changed in every excerpt appended
+    /// hold O(their size), not O(appends).
+    kept_words: usize,
     /// Their blobs, back to back.
     words: Vec<u32>,
     /// The key names, when more than at the `Since`.
@@ -122,6 +130,7 @@ impl Default for Changed {
             settled: true,
             scratch: Vec::new(),
             kept: 0,
+            kept_words: 0,
             words: Vec::new(),
             names: None,
             data_version: 0,
@@ -385,7 +394,8 @@ impl Excerpt {
     /// this excerpt's own buffers; a whole copy is taken over), and now and then a
     /// [`settle`](Excerpt::settle) that drops the states later ones replaced, so that an
     /// excerpt appended to without end holds O(the store) (entries for at most about twice
-    /// its slots, or 8,192). `false` (and both unchanged) when `later` does not start where
+    /// its slots, or 8,192; words for at most about twice those of the entities kept, or
+    /// 2 MiB). `false` (and both unchanged) when `later` does not start where
     /// this one ends.
     ///
     /// So a thread that makes deltas can gather a frame's excerpts as they come, and the
@@ -542,10 +552,13 @@ impl Changed {
         }
         self.data_version = later.data_version;
         self.has_links = later.has_links;
-        // Compacted at twice the store's slots (and the entries kept last time): an excerpt
+        // Compacted at twice the store's slots (and the entries kept last time), or twice the
+        // words kept last time (or `MIN_WORDS`): an excerpt
         // of fewer changes than the store has sheets is never sorted before it is settled.
         let slots = self.header.slots.get() as usize;
-        if self.slots.len() > 2 * self.kept.max(slots).max(4096) {
+        if self.slots.len() > 2 * self.kept.max(slots).max(4096)
+            || self.words.len() > 2 * self.kept_words.max(MIN_WORDS)
+        {
             self.compact();
         }
     }
@@ -561,10 +574,12 @@ impl Changed {
         }
         self.words = words;
         self.kept = self.slots.len();
+        self.kept_words = self.words.len();
     }
 
     fn clear(&mut self) {
         self.kept = 0;
+        self.kept_words = 0;
         self.slots.clear();
         self.bits.clear();
         self.live.clear();
@@ -677,6 +692,36 @@ mod tests {
         let delta = mark.take_delta_from(&gathered).unwrap();
         assert_eq!(delta.to_bytes(), twin.take_delta(&world).to_bytes());
         assert_eq!(mark.state(), &world);
+    }
+
+    /// One big entity changed in every excerpt appended: the words of the states later ones
+    /// replaced are dropped at twice the words kept (or 1 MiB), not at twice the entries.
+    #[test]
+    fn appended_excerpts_of_a_big_entity_stay_its_size() {
+        let mut world = Store::new();
+        let big: Vec<f32> = vec![1.0; 100_000]; // 400 KB
+        let id = world.insert_entries([("map", big.as_slice())]).unwrap();
+        let mut mark = world.mark();
+        let mut twin = mark.clone();
+        let mut since = mark.since();
+        let (mut frame, mut gathered) = (Excerpt::default(), Excerpt::default());
+        let (mut most, mut one) = (0, 0);
+        for round in 0..200_u16 {
+            world.get_mut(id).unwrap().set("map[0]", f32::from(round)).unwrap();
+            since.add(&world, &mut frame, 0..0);
+            assert!(gathered.append(&mut frame));
+            let Part::Changed(changed) = &gathered.part else { panic!("a whole copy") };
+            if round == 0 {
+                one = changed.words.len(); // the entity's blob
+            }
+            most = most.max(changed.words.len());
+        }
+        // Compacted past 2 x 2^18 words (200 appends would be 200 blobs): at most that and
+        // one more blob, and not before two blobs.
+        assert!(one > 100_000);
+        assert!((2 * one..=(2 << 18) + one).contains(&most), "{most} words, {one} a blob");
+        let delta = mark.take_delta_from(&gathered).unwrap();
+        assert_eq!(delta.to_bytes(), twin.take_delta(&world).to_bytes());
     }
 
     /// Excerpts give the deltas `take_delta` gives, byte for byte, through inserts, removals,
