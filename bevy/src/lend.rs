@@ -30,13 +30,11 @@ pub(crate) struct Lend {
     pub saves: Vec<Option<Snapshot>>,
 }
 
-/// The sheets `since` has not seen (and the slots `copy`), copied into `excerpt`; with
-/// `scratch`, into it first, then appended to `excerpt` (which compacts itself: frames'
-/// copies added up hold O(the store)).
+/// The sheets `since` has not seen (and the slots `copy`), added to `excerpt` (which, added
+/// to frame after frame, compacts itself: O(the store)).
 pub(crate) struct Changes {
     pub since: Since,
     pub excerpt: Excerpt,
-    pub scratch: Option<Excerpt>,
     pub copy: Range<u32>,
 }
 
@@ -51,8 +49,6 @@ pub(crate) struct Copied {
 pub(crate) struct ChangesCopied {
     pub since: Since,
     pub excerpt: Excerpt,
-    /// The scratch excerpt, empty, its buffers kept.
-    pub scratch: Option<Excerpt>,
     /// Whether the copy range reached the store's last slot.
     pub filled: bool,
 }
@@ -129,17 +125,9 @@ impl Loan {
 
 fn copy(lend: Lend) -> Copied {
     let Lend { store, autosave, saves } = lend;
-    let autosave = autosave.map(|Changes { mut since, mut excerpt, mut scratch, copy }| {
-        let filled = match &mut scratch {
-            Some(scratch) => {
-                let filled = since.add(&store, scratch, copy);
-                // It follows: `excerpt` ends where `since` stood.
-                excerpt.append(scratch);
-                filled
-            }
-            None => since.add(&store, &mut excerpt, copy),
-        };
-        ChangesCopied { since, excerpt, scratch, filled }
+    let autosave = autosave.map(|Changes { mut since, mut excerpt, copy }| {
+        let filled = since.add(&store, &mut excerpt, copy);
+        ChangesCopied { since, excerpt, filled }
     });
     let saves = saves
         .into_iter()
@@ -220,8 +208,8 @@ mod tests {
 
     /// A loan of `store` for the changes since `since` and `copy`, and `saves` copies.
     fn lend(store: Arc<Store>, since: &Since, copy: Range<u32>, saves: usize) -> Lend {
-        let (excerpt, scratch) = (Excerpt::default(), None);
-        let autosave = Some(Changes { since: since.clone(), excerpt, scratch, copy });
+        let excerpt = Excerpt::default();
+        let autosave = Some(Changes { since: since.clone(), excerpt, copy });
         let saves = (0..saves).map(|_| None).collect();
         Lend { store, autosave, saves }
     }

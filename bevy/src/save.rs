@@ -32,8 +32,9 @@
 //! waiting for the copy or making it if it has not begun. The frames between copy nothing:
 //! their changes wait in the store's change log, each sheet once however often it changed.
 //! A game whose frames follow each other with no time between (less than [`PACED`]) has its
-//! frames lend the store every frame instead, each copying its own changes (appended to the
-//! autosave's, [`Excerpt::append`]), so that no frame waits for more than one frame's copy.
+//! frames lend the store every frame instead, each copying its own changes (added to the
+//! autosave's, which compacts itself: [`Since::add`]), so that no frame waits for more than
+//! one frame's copy.
 //! The copying thread runs under Linux's `SCHED_BATCH` policy: a fair share of the CPU, and
 //! waking it does not take the waking frame's core (under the normal policy the frame that
 //! lent the store waited ~30 µs for the copy it had just asked for).
@@ -257,8 +258,6 @@ pub(crate) struct AutosaveState {
     since: Option<Since>,
     /// What changed since the mirror's position, copied for the next autosave.
     excerpt: Excerpt,
-    /// A frame's copy, appended to `excerpt`, when frames are copied one by one (`eager`).
-    scratch: Excerpt,
     /// The mirror's number: a job of an older one does not touch a newer one.
     mirror: u64,
     /// The next slot to copy while the mirror is built.
@@ -294,7 +293,6 @@ impl Default for AutosaveState {
         AutosaveState {
             since: None,
             excerpt: Excerpt::default(),
-            scratch: Excerpt::default(),
             mirror: 0,
             building: None,
             based: false,
@@ -675,16 +673,12 @@ fn lend(world: &mut World) {
             return None;
         }
         let since = state.since.take()?;
-        // A copy after others kept (frames copied one by one, or an autosave kept while the
-        // save thread is behind) is appended to them (the excerpt then compacts itself);
-        // while the mirror is built, each frame's copy goes to the pool as it is.
-        let kept = state.eager || state.kept || state.excerpt.entities() != Some(0);
-        let gather = kept && state.building.is_none();
-        let scratch = gather.then(|| std::mem::take(&mut state.scratch));
+        // Added to the copies kept before (frames copied one by one, or an autosave kept
+        // while the save thread is behind): the excerpt compacts itself now and then.
         let excerpt = std::mem::take(&mut state.excerpt);
         let copy = asked.copy.clone();
         state.lent = Some(asked);
-        Some(crate::lend::Changes { since, excerpt, scratch, copy })
+        Some(crate::lend::Changes { since, excerpt, copy })
     });
     let mut jobs = world.resource_mut::<Jobs>();
     let saves = jobs.uncopied;
@@ -728,9 +722,6 @@ fn collect(world: &mut World) {
         };
         state.since = Some(copied.since);
         state.excerpt = copied.excerpt;
-        if let Some(scratch) = copied.scratch {
-            state.scratch = scratch;
-        }
         queue(&mut state, jobs, &asked, copied.filled);
     });
 }
@@ -1330,8 +1321,8 @@ mod tests {
             app.update();
         }
         // Links, each third with its compaction, until BEHIND wait; then the changes are
-        // kept for the first autosave once the jobs drain, each frame's appended to them
-        // (compacted past 2 x 4,096 entries: `Excerpt::append`).
+        // kept for the first autosave once the jobs drain, each frame's added to them
+        // (compacted past 2 x 4,096 entries: `Since::add`).
         let waiting = &app.world().resource::<Jobs>().waiting;
         let links = waiting.iter().filter(|job| matches!(job, Job::Link { .. })).count();
         assert_eq!((waiting.len(), links), (BEHIND, BEHIND / 4 * 3));

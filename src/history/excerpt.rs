@@ -333,8 +333,9 @@ impl Since {
     /// tell what changed, the excerpt becomes a copy of the whole store (see [`Excerpt`]).
     ///
     /// `excerpt` then runs from where it started (or from this position, if it was empty or
-    /// did not end here, in which case it starts over) to now. Returns whether `copy` reached
-    /// the store's last slot.
+    /// did not end here, in which case it starts over) to now; added to again and again, it
+    /// drops the states later ones replaced now and then, as [`Excerpt::append`] does, and
+    /// holds O(the store). Returns whether `copy` reached the store's last slot.
     pub fn add(&mut self, store: &Store, excerpt: &mut Excerpt, copy: Range<u32>) -> bool {
         if excerpt.from == (0, 0) || excerpt.to != self.at {
             excerpt.clear();
@@ -500,6 +501,11 @@ impl Changed {
         }
         self.data_version = store.data_version();
         self.has_links = has_links;
+        // Added to earlier ones (an excerpt grown frame by frame): the states later ones
+        // replaced dropped now and then, as `append` does.
+        if first > 0 && self.grown() {
+            self.compact();
+        }
     }
 
     /// See [`Excerpt::settle`].
@@ -552,15 +558,19 @@ impl Changed {
         }
         self.data_version = later.data_version;
         self.has_links = later.has_links;
-        // Compacted at twice the store's slots (and the entries kept last time), or twice the
-        // words kept last time (or `MIN_WORDS`): an excerpt
-        // of fewer changes than the store has sheets is never sorted before it is settled.
-        let slots = self.header.slots.get() as usize;
-        if self.slots.len() > 2 * self.kept.max(slots).max(4096)
-            || self.words.len() > 2 * self.kept_words.max(MIN_WORDS)
-        {
+        if self.grown() {
             self.compact();
         }
+    }
+
+    /// Whether the entries or words grew past twice those kept at the last compaction (or
+    /// twice the store's slots, 4,096 entries, [`MIN_WORDS`]): then compacting is O(1) an
+    /// entry added since, amortized, and an excerpt of fewer changes than the store has
+    /// sheets is never sorted before it is settled.
+    fn grown(&self) -> bool {
+        let slots = self.header.slots.get() as usize;
+        self.slots.len() > 2 * self.kept.max(slots).max(4096)
+            || self.words.len() > 2 * self.kept_words.max(MIN_WORDS)
     }
 
     /// Settles, and keeps only the words of the entities kept.
@@ -694,8 +704,9 @@ mod tests {
         assert_eq!(mark.state(), &world);
     }
 
-    /// One big entity changed in every excerpt appended: the words of the states later ones
-    /// replaced are dropped at twice the words kept (or 1 MiB), not at twice the entries.
+    /// One big entity changed in every excerpt appended, or in every `Since::add` to one
+    /// excerpt: the words of the states later ones replaced are dropped at twice the words
+    /// kept (or 2 MiB), not only at twice the entries.
     #[test]
     fn appended_excerpts_of_a_big_entity_stay_its_size() {
         let mut world = Store::new();
@@ -721,6 +732,20 @@ mod tests {
         assert!(one > 100_000);
         assert!((2 * one..=(2 << 18) + one).contains(&most), "{most} words, {one} a blob");
         let delta = mark.take_delta_from(&gathered).unwrap();
+        assert_eq!(delta.to_bytes(), twin.take_delta(&world).to_bytes());
+
+        // The same, each change added to one excerpt by `Since::add`.
+        let mut since = mark.since();
+        let mut added = Excerpt::default();
+        most = 0;
+        for round in 0..200_u16 {
+            world.get_mut(id).unwrap().set("map[1]", f32::from(round)).unwrap();
+            since.add(&world, &mut added, 0..0);
+            let Part::Changed(changed) = &added.part else { panic!("a whole copy") };
+            most = most.max(changed.words.len());
+        }
+        assert!((2 * one..=(2 << 18) + one).contains(&most), "{most} words added");
+        let delta = mark.take_delta_from(&added).unwrap();
         assert_eq!(delta.to_bytes(), twin.take_delta(&world).to_bytes());
     }
 
