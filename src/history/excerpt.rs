@@ -112,6 +112,8 @@ struct Changed {
     /// many (or [`MIN_WORDS`]), so that a few big entities changed in every excerpt appended
     /// hold O(their size), not O(appends).
     kept_words: usize,
+    /// The store's arena words at the last add: the words compact at twice that at least.
+    store_words: usize,
     /// Their blobs, back to back.
     words: Vec<u32>,
     /// The key names, when more than at the `Since`.
@@ -131,6 +133,7 @@ impl Default for Changed {
             scratch: Vec::new(),
             kept: 0,
             kept_words: 0,
+            store_words: 0,
             words: Vec::new(),
             names: None,
             data_version: 0,
@@ -396,7 +399,7 @@ impl Excerpt {
     /// [`settle`](Excerpt::settle) that drops the states later ones replaced, so that an
     /// excerpt appended to without end holds O(the store) (entries for at most about twice
     /// its slots, or 8,192; words for at most about twice those of the entities kept, or
-    /// 2 MiB). `false` (and both unchanged) when `later` does not start where
+    /// of the store's blobs, or 2 MiB). `false` (and both unchanged) when `later` does not start where
     /// this one ends.
     ///
     /// So a thread that makes deltas can gather a frame's excerpts as they come, and the
@@ -501,6 +504,7 @@ impl Changed {
         }
         self.data_version = store.data_version();
         self.has_links = has_links;
+        self.store_words = arena.len();
         // Added to earlier ones (an excerpt grown frame by frame): the states later ones
         // replaced dropped now and then, as `append` does.
         if first > 0 && self.grown() {
@@ -558,19 +562,20 @@ impl Changed {
         }
         self.data_version = later.data_version;
         self.has_links = later.has_links;
+        self.store_words = later.store_words;
         if self.grown() {
             self.compact();
         }
     }
 
     /// Whether the entries or words grew past twice those kept at the last compaction (or
-    /// twice the store's slots, 4,096 entries, [`MIN_WORDS`]): then compacting is O(1) an
-    /// entry added since, amortized, and an excerpt of fewer changes than the store has
-    /// sheets is never sorted before it is settled.
+    /// twice the store's slots and arena words, 4,096 entries, [`MIN_WORDS`]): then
+    /// compacting is O(1) an entry added since, amortized, and an excerpt of fewer changes
+    /// than the store holds is never sorted before it is settled.
     fn grown(&self) -> bool {
         let slots = self.header.slots.get() as usize;
         self.slots.len() > 2 * self.kept.max(slots).max(4096)
-            || self.words.len() > 2 * self.kept_words.max(MIN_WORDS)
+            || self.words.len() > 2 * self.kept_words.max(self.store_words).max(MIN_WORDS)
     }
 
     /// Settles, and keeps only the words of the entities kept.
