@@ -40,7 +40,7 @@
 //! lent the store waited ~30 µs for the copy it had just asked for).
 //!
 //! Measured (`frame_times`, 100,000 sheets, 1,000 changed a frame, an autosave every 10
-//! frames at 60 frames a second): the frames' median 1.02-1.03x the same run's without
+//! frames at 60 frames a second): the frames' median 0.99-1.03x the same run's without
 //! autosave (with the copy in the frame it was 1.11-1.19x: each frame copied its changes and
 //! handed them to the pool). The link's delta ([`Mark::take_delta_from`]: the comparison, the
 //! crc32 of its base, the mirror's patching), every full save and every compaction are made
