@@ -666,6 +666,8 @@ pub(crate) struct Asked {
 /// it was for is gone: a load landed, or a job lost it), with the mirror's position and the
 /// excerpt, and one of the whole store for each [`SaveGame`] ([`request`]).
 fn lend(world: &mut World) {
+    // A loan not taken back (no `First` since: an app that runs its schedules by hand).
+    collect(world);
     let autosave = world.get_resource_mut::<AutosaveState>().and_then(|mut state| {
         state.ended = Some(Instant::now());
         let asked = state.asked.take()?;
