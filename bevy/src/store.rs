@@ -49,8 +49,9 @@ use crate::lend::{Lend, Loan};
 pub struct DataStore {
     /// The store, or an empty one while it is lent (see `lend`).
     store: Store,
-    /// The store lent between frames for the autosave's copy, and the loan: taken back before
-    /// any write ([`store_mut`](DataStore::store_mut)).
+    /// The store lent between frames for the copies the frame asked for (a save's, the
+    /// autosave's), and the loan: taken back before any write
+    /// ([`store_mut`](DataStore::store_mut)).
     lent: Option<(Arc<Store>, Arc<Loan>)>,
     /// An empty store, put in the store's place while it is lent.
     empty: Option<Store>,
@@ -103,9 +104,9 @@ impl DataStore {
         }
     }
 
-    /// The store, to write. Between frames, with an autosave, the plugin lends the store to
-    /// its copying thread: a write then waits for that copy (a frame's changes, O(changed)),
-    /// or makes it here if it has not begun.
+    /// The store, to write. Between frames the plugin may lend the store to its copying
+    /// thread (after a frame that asked for a save, or whose autosave was due): a write then
+    /// waits for that copy, or makes it here if it has not begun.
     pub fn store_mut(&mut self) -> &mut Store {
         if self.lent.is_some() {
             self.take_back();
