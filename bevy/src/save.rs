@@ -780,13 +780,14 @@ fn queue(state: &mut AutosaveState, jobs: &mut Jobs, asked: &Asked, filled: bool
     if jobs.waiting.len() >= BEHIND && !asked.now {
         state.kept = true;
         // The save thread far behind (no idle core for it, or a write that does not return):
-        // the changes are kept for the next autosave, the later copies appended to them on
-        // the copying thread, so that a stalled save thread holds O(the store), not
+        // the changes are kept for the next autosave, the later copies added to them on the
+        // copying thread, so that a stalled save thread holds O(the store), not
         // O(autosaves), and no frame copies them.
         return;
     }
-    let excerpt = jobs.swap_excerpt(&mut state.excerpt);
+    // INVARIANT: `autosave` set the path before it asked for the copy.
     let Some(path) = state.path.clone() else { return };
+    let excerpt = jobs.swap_excerpt(&mut state.excerpt);
     if !state.based {
         let kind = SaveKind::AutosaveFull;
         jobs.push(Job::Full { path, mirror, excerpt: Some(excerpt), kind, mark: None });
