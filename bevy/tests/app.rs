@@ -934,15 +934,27 @@ fn saves_and_copies_run_on_threads_of_their_own_that_never_take_the_frames_core(
     assert_eq!(policy("datacomp copies"), [SCHED_BATCH]);
 }
 
+/// An app autosaving to `dir/auto.dcmp` every `every` frames, with `sheets` entities: (the
+/// app, the autosave's path, the entities).
+fn autosaving(
+    dir: &Path,
+    every: u32,
+    compact_every: u32,
+    sheets: usize,
+) -> (App, PathBuf, Vec<Entity>) {
+    let path = dir.join("auto.dcmp");
+    let autosave = Autosave { every: Every::Frames(every), path: path.clone(), compact_every };
+    let mut app = app(dir, DatacompPlugin::default().autosave(autosave));
+    let entities = many(&mut app, sheets);
+    (app, path, entities)
+}
+
 /// The changes of an autosave kept while the save thread is far behind (here 20 saves wait)
 /// are written on `AppExit`, as every autosave is.
 #[test]
 fn an_exit_writes_the_autosave_kept_while_the_save_thread_was_behind() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("auto.dcmp");
-    let autosave = Autosave { every: Every::Frames(100), path: path.clone(), compact_every: 10 };
-    let mut app = app(dir.path(), DatacompPlugin::default().autosave(autosave));
-    let entities = many(&mut app, 200);
+    let (mut app, path, entities) = autosaving(dir.path(), 100, 10, 200);
     update_until(&mut app, "the chain's full save", |world| {
         flush(world);
         std::fs::exists(&path).unwrap()
@@ -964,10 +976,7 @@ fn an_exit_writes_the_autosave_kept_while_the_save_thread_was_behind() {
 #[test]
 fn a_save_over_the_autosaves_file_starts_its_chain_again() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("auto.dcmp");
-    let autosave = Autosave { every: Every::Frames(1), path: path.clone(), compact_every: 10 };
-    let mut app = app(dir.path(), DatacompPlugin::default().autosave(autosave));
-    let entities = many(&mut app, 50);
+    let (mut app, path, entities) = autosaving(dir.path(), 1, 10, 50);
     let mut kinds = Vec::new();
     for (frame, &entity) in entities.iter().enumerate().take(8) {
         if frame == 4 {
@@ -989,10 +998,8 @@ fn a_save_over_the_autosaves_file_starts_its_chain_again() {
 #[test]
 fn autosaves_of_a_store_a_load_replaced_say_so() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("auto.dcmp");
-    let autosave = Autosave { every: Every::Frames(1), path: path.clone(), compact_every: 10 };
-    let mut app = app(dir.path(), DatacompPlugin::default().autosave(autosave.clone()));
-    let entities = many(&mut app, 50);
+    let (mut app, path, entities) = autosaving(dir.path(), 1, 10, 50);
+    let autosave = app.world().resource::<Autosave>().clone();
     update_until(&mut app, "the chain's full save", |world| {
         flush(world);
         std::fs::exists(&path).unwrap()
