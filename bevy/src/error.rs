@@ -141,6 +141,15 @@ pub enum Error {
         /// The file the autosave would have written.
         path: PathBuf,
     },
+    /// A [`SaveGame`](crate::SaveGame) not taken: the save thread is far behind (this many
+    /// jobs wait: a write that does not return, a disk that does not keep up), and each
+    /// save waiting would hold a copy of the store. Nothing was written; ask again later.
+    Behind {
+        /// The save's file.
+        path: PathBuf,
+        /// The jobs waiting.
+        waiting: usize,
+    },
     /// A [`FromFixture`](crate::FromFixture) names an entity past the fixture's end.
     NoSuchEntity {
         /// The fixture file.
@@ -195,6 +204,12 @@ impl fmt::Display for Error {
                 "{}: autosave not written: a load replaced the store it would have saved",
                 path.display()
             ),
+            Error::Behind { path, waiting } => write!(
+                f,
+                "{}: not saved: the save thread has {waiting} jobs waiting (a write that does \
+                 not return?); ask again later",
+                path.display()
+            ),
             Error::NoSuchEntity { fixture, index, len } => {
                 write!(f, "fixture {fixture} has {len} entities, and no entity {index}")
             }
@@ -216,6 +231,7 @@ impl std::error::Error for Error {
             Error::Migrate { error, .. } => Some(error.as_ref()),
             Error::KeyNames { error, .. } => Some(error),
             Error::NoSuchEntity { .. }
+            | Error::Behind { .. }
             | Error::ChainBroken { .. }
             | Error::MirrorLost { .. }
             | Error::Replaced { .. } => None,

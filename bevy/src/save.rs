@@ -56,9 +56,10 @@
 //! When the save thread falls far behind (no idle core for it, or a write that does not
 //! return), an autosave due keeps its changes for the next one rather than queue a job (the
 //! next copies appended to them between frames; a [`flush`] or [`AppExit`] queues them): a
-//! stalled save thread holds O(the store) of autosaves. Limits: the save thread is one for
-//! the process (a write that never returns delays every app's saves, and [`AppExit`] waits
-//! for it), and each [`SaveGame`] waiting holds its copy of the store.
+//! stalled save thread holds O(the store) of autosaves; a [`SaveGame`] asked then is refused
+//! ([`Error::Behind`]: each waiting save holds a copy of the store). Limit: the save thread is
+//! one for the process (a write that never returns delays every app's saves, and [`AppExit`]
+//! waits for it).
 //!
 //! # One writer
 //!
@@ -85,7 +86,7 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use bevy_app::AppExit;
-use bevy_ecs::message::{Message, MessageReader};
+use bevy_ecs::message::{Message, MessageReader, MessageWriter};
 use bevy_ecs::resource::Resource;
 use bevy_ecs::system::{Res, ResMut};
 use bevy_ecs::world::{Mut, World};
@@ -557,17 +558,28 @@ impl Jobs {
 }
 
 /// Queues a write for each [`SaveGame`] of this frame (its copy of the store made between
-/// frames, [`lend`]), then each [`LoadGame`].
+/// frames, [`lend`]; refused while the save thread is far behind), then each [`LoadGame`].
 pub(crate) fn request(
     mut saves: MessageReader<SaveGame>,
     mut loads: MessageReader<LoadGame>,
-    policy: Res<LoadPolicy>,
-    migrations: Option<Res<Migrations>>,
-    autosave: Option<Res<Autosave>>,
+    mut refused: MessageWriter<Saved>,
+    (policy, migrations, autosave): (
+        Res<LoadPolicy>,
+        Option<Res<Migrations>>,
+        Option<Res<Autosave>>,
+    ),
     mut jobs: ResMut<Jobs>,
     mut state: ResMut<AutosaveState>,
 ) {
     for save in saves.read() {
+        let waiting = jobs.waiting.len();
+        if waiting >= BEHIND {
+            // Each save waiting holds a copy of the store: behind a write that does not
+            // return, they would grow without end.
+            let result = Err(Error::Behind { path: save.path.clone(), waiting });
+            refused.write(Saved { path: save.path.clone(), kind: SaveKind::Save, result });
+            continue;
+        }
         // Its copy is made between frames ([`lend`]), and given to it at the next frame's
         // start ([`collect`]).
         jobs.push(Job::Save { path: save.path.clone(), copy: None, kind: SaveKind::Save });
@@ -1332,6 +1344,21 @@ mod tests {
         collect(app.world_mut());
         let kept = app.world().resource::<AutosaveState>().excerpt.entities().unwrap();
         assert!((1000..=2 * 4096 + 50).contains(&kept), "{kept} entities kept");
+        // A save asked now is refused at once (each would hold a copy of the store).
+        app.world_mut().write_message(SaveGame { path: dir.path().join("refused.dcmp") });
+        app.update();
+        let mut answers = app.world_mut().resource_mut::<bevy_ecs::message::Messages<Saved>>();
+        let answers: Vec<Saved> = answers.drain().collect();
+        assert!(
+            matches!(
+                &answers[..],
+                [Saved { result: Err(Error::Behind { waiting: BEHIND, .. }), .. }]
+            ),
+            "{answers:?}"
+        );
+        let message = answers[0].result.as_ref().unwrap_err().to_string();
+        assert!(message.ends_with("refused.dcmp: not saved: the save thread has 16 jobs waiting (a write that does not return?); ask again later"), "{message}");
+        assert_eq!(app.world().resource::<Jobs>().waiting.len(), BEHIND);
 
         // The reader comes: the save and the gathered changes go through, and an autosave
         // now writes the store as it is.
