@@ -129,18 +129,21 @@ fn copy(lend: Lend) -> Copied {
         let filled = since.add(&store, &mut excerpt, copy);
         ChangesCopied { since, excerpt, filled }
     });
-    let saves = saves
-        .into_iter()
-        .map(|buffers| match buffers {
-            Some(mut snapshot) => {
-                snapshot.copy_from(&store);
-                snapshot
-            }
-            None => Snapshot::new(&store),
-        })
-        .collect();
+    let saves = saves.into_iter().map(|buffers| copy_into(buffers, &store)).collect();
     drop(store);
     Copied { autosave, saves }
+}
+
+/// A copy of `store`, into `buffers` (a copy made before, whose allocations are reused: a
+/// warm memcpy) or new ones.
+pub(crate) fn copy_into(buffers: Option<Snapshot>, store: &Store) -> Snapshot {
+    match buffers {
+        Some(mut snapshot) => {
+            snapshot.copy_from(store);
+            snapshot
+        }
+        None => Snapshot::new(store),
+    }
 }
 
 /// The copying thread's queue, the thread started on first use (`None` where it cannot be).

@@ -55,7 +55,7 @@
 //!
 //! When the save thread falls far behind (no idle core for it, or a write that does not
 //! return), an autosave due keeps its changes for the next one rather than queue a job (the
-//! next copies appended to them between frames; a [`flush`] or [`AppExit`] queues them): a
+//! next copies added to them between frames; a [`flush`] or [`AppExit`] queues them): a
 //! stalled save thread holds O(the store) of autosaves; a [`SaveGame`] asked then is refused
 //! ([`Error::Behind`]: each waiting save holds a copy of the store). Limit: the save thread is
 //! one for the process (a write that never returns delays every app's saves, and [`AppExit`]
@@ -97,7 +97,7 @@ use datacomp::history::{Excerpt, Since};
 use datacomp::{LoadError, Mark, Snapshot, Store, StorePatch};
 
 use crate::error::Error;
-use crate::lend::Loan;
+use crate::lend::{Loan, copy_into};
 use crate::store::{DataStore, relink};
 
 /// Asks the plugin to save the [`DataStore`] to `path`: after the frame it is copied (memcpy
@@ -437,8 +437,6 @@ pub(crate) struct Jobs {
     broken: bool,
     /// Closed while a frame runs: the jobs' writes wait at it.
     gate: Arc<Gate>,
-    /// Saves waiting for their copy (asked this frame).
-    uncopied: usize,
     /// The mirrors before this one were of a store a load replaced: their jobs answer
     /// [`Error::Replaced`] (a load without a mirror of its own leaves no `chain` to tell).
     replaced: u64,
@@ -535,6 +533,11 @@ impl Jobs {
         self.waiting.push_back(job);
     }
 
+    /// The saves waiting for their copy (asked in the frame not yet lent, or lent).
+    fn uncopied(&self) -> usize {
+        self.waiting.iter().filter(|job| matches!(job, Job::Save { copy: None, .. })).count()
+    }
+
     /// `excerpt`, to send to a job, and in its place a spare one whose job is done (its
     /// buffers warm), or a new one.
     fn swap_excerpt(&mut self, excerpt: &mut Excerpt) -> Excerpt {
@@ -583,7 +586,6 @@ pub(crate) fn request(
         // Its copy is made between frames ([`lend`]), and given to it at the next frame's
         // start ([`collect`]).
         jobs.push(Job::Save { path: save.path.clone(), copy: None, kind: SaveKind::Save });
-        jobs.uncopied += 1;
         if state.path.as_deref() == Some(save.path.as_path()) {
             // A save over the autosave's full save (it removes the links beside it): the
             // chain starts again from a full save.
@@ -695,7 +697,7 @@ fn lend(world: &mut World) {
         Some(crate::lend::Changes { since, excerpt, copy })
     });
     let mut jobs = world.resource_mut::<Jobs>();
-    let saves = jobs.uncopied;
+    let saves = jobs.uncopied();
     if autosave.is_none() && saves == 0 {
         return;
     }
@@ -744,7 +746,7 @@ fn collect(world: &mut World) {
 /// for), and those left a copy made here (the first into the last save's buffers).
 fn give_copies(world: &mut World, made: Vec<Snapshot>) {
     world.resource_scope(|world, mut jobs: Mut<Jobs>| {
-        if jobs.uncopied == 0 {
+        if jobs.uncopied() == 0 {
             return;
         }
         let store = world.resource::<DataStore>().store();
@@ -752,17 +754,10 @@ fn give_copies(world: &mut World, made: Vec<Snapshot>) {
         let mut made = made.into_iter();
         for job in &mut jobs.waiting {
             if let Job::Save { copy: copy @ None, .. } = job {
-                let copied = made.next().unwrap_or_else(|| match jobs.spare.take() {
-                    Some(mut spare) => {
-                        spare.copy_from(store);
-                        spare
-                    }
-                    None => Snapshot::new(store),
-                });
+                let copied = made.next().unwrap_or_else(|| copy_into(jobs.spare.take(), store));
                 *copy = Some(Box::new(copied));
             }
         }
-        jobs.uncopied = 0;
     });
 }
 
@@ -1072,9 +1067,10 @@ fn run(job: Job, gate: &Gate) -> Done {
     }
 }
 
-/// Jobs waiting at which the save thread counts as far behind: an autosave's changes then
-/// join the last autosave waiting instead of queueing their own (each job holds at most a
-/// copy of the store's sheets: the queue, at most this many and a compaction).
+/// Jobs waiting at which the save thread counts as far behind: an autosave's changes are then
+/// kept for the next one, and a [`SaveGame`] is refused ([`Error::Behind`]), instead of
+/// queueing (each job holds at most a copy of the store's sheets: the queue, at most this many
+/// and a link's compaction).
 const BEHIND: usize = 16;
 
 /// The most links a chain holds: a load follows no more, and an autosave folds its chain at
@@ -1292,9 +1288,9 @@ mod tests {
     }
 
     /// While the save thread is stalled (here by a save to a pipe nobody reads yet), frames
-    /// go on, autosaving every frame: once `BEHIND` jobs wait, an autosave's changes join the
-    /// last waiting one instead of queueing more; once the thread goes on, the chain holds
-    /// every change.
+    /// go on, autosaving every frame: once `BEHIND` jobs wait, an autosave's changes are kept
+    /// for the next one and a save is refused, instead of queueing more; once the thread goes
+    /// on, the chain holds every change.
     #[cfg(target_os = "linux")]
     #[test]
     fn autosaves_behind_a_stalled_save_thread_queue_at_most_behind_jobs() {

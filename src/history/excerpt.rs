@@ -108,9 +108,9 @@ struct Changed {
     /// twice as many (or twice the store's slots), so that an excerpt grown without end
     /// holds O(the store).
     kept: usize,
-    /// Words of the blobs after the last compaction: appending compacts again at twice as
-    /// many (or [`MIN_WORDS`]), so that a few big entities changed in every excerpt appended
-    /// hold O(their size), not O(appends).
+    /// Words of the blobs after the last compaction: appending (or adding to an excerpt that
+    /// holds entries) compacts again at twice as many (or twice `store_words`, [`MIN_WORDS`]),
+    /// so that a few big entities changed in every excerpt hold O(their size), not O(appends).
     kept_words: usize,
     /// The store's arena words at the last add: the words compact at twice that at least.
     store_words: usize,
@@ -399,8 +399,8 @@ impl Excerpt {
     /// [`settle`](Excerpt::settle) that drops the states later ones replaced, so that an
     /// excerpt appended to without end holds O(the store) (entries for at most about twice
     /// its slots, or 8,192; words for at most about twice those of the entities kept, or
-    /// of the store's blobs, or 2 MiB). `false` (and both unchanged) when `later` does not start where
-    /// this one ends.
+    /// of the store's blobs, or 2 MiB). `false` (and both unchanged) when `later` does not
+    /// start where this one ends.
     ///
     /// So a thread that makes deltas can gather a frame's excerpts as they come, and the
     /// thread that takes them keeps buffers of one frame's size:
